@@ -1,0 +1,10 @@
+//! `clawmux doctor` (placeholder until its work lands).
+
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`doctor` is not built yet")
+}

@@ -1,0 +1,86 @@
+//! One file per subcommand: its clap arguments and the glue that calls the library.
+
+mod card;
+mod decode;
+mod detect;
+mod doctor;
+mod hook;
+mod openspec;
+mod pairing;
+mod prompt;
+mod run;
+mod serve;
+mod sim_agent;
+mod tail;
+mod watch;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Bad usage or bad input: the process exits with code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+#[derive(Parser)]
+#[command(
+    name = "clawmux",
+    version,
+    about = "Drive AI coding agents in tmux panes from chat, without polling"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the bridge daemon (console channel when no Feishu credentials are set).
+    Serve(serve::Args),
+    /// Send one message as the chat would and print the result.
+    Run(run::Args),
+    /// Attach to a running tmux server and print notifications live.
+    Watch(watch::Args),
+    /// Decode a recorded control-mode stream from stdin.
+    Decode(decode::Args),
+    /// Print the detections in a recorded control-mode stream from stdin.
+    Detect(detect::Args),
+    /// Print the paginated Feishu cards for markdown on stdin.
+    Card(card::Args),
+    /// Check the Feishu configuration by fetching a token.
+    Doctor(doctor::Args),
+    /// Read the event log.
+    Tail(tail::Args),
+    /// Render a prompt template.
+    Prompt(prompt::Args),
+    /// Receive a Claude Code hook on stdin and forward it to the daemon.
+    Hook(hook::HookArgs),
+    /// Claude Code hook configuration.
+    Hooks(hook::HooksArgs),
+    /// Approve or list chat pairing requests.
+    Pairing(pairing::Args),
+    /// OpenSpec authoring mirrored to Chorus.
+    Openspec(openspec::Args),
+    /// A simulated Claude Code + GSD agent for tests and demos.
+    SimAgent(sim_agent::Args),
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve(a) => serve::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Watch(a) => watch::run(a),
+        Command::Decode(a) => decode::run(a),
+        Command::Detect(a) => detect::run(a),
+        Command::Card(a) => card::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Tail(a) => tail::run(a),
+        Command::Prompt(a) => prompt::run(a),
+        Command::Hook(a) => hook::run_hook(a),
+        Command::Hooks(a) => hook::run_hooks(a),
+        Command::Pairing(a) => pairing::run(a),
+        Command::Openspec(a) => openspec::run(a),
+        Command::SimAgent(a) => sim_agent::run(a),
+    }
+}

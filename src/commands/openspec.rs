@@ -1,0 +1,10 @@
+//! `clawmux openspec` (placeholder until its work lands).
+
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`openspec` is not built yet")
+}

@@ -1,0 +1,10 @@
+//! `clawmux run` (placeholder until its work lands).
+
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`run` is not built yet")
+}

@@ -1,0 +1,26 @@
+//! clawmux: drive AI coding agents in tmux panes from chat, without polling.
+//!
+//! # Layout
+//! - [`control`]: tmux control-mode protocol, sans-IO: framer, nom line parser, `%output` unescape, block assembly.
+//! - [`tmux`]: tmux process I/O: spawn/attach, FIFO command correlation, quoting, flow control.
+//! - [`pane`]: per-pane state: bytes to clean text (vte), bounded scrollback, screen snapshot (vt100).
+//! - [`detect`]: streaming matchers (completion, approval, error, progress) and pattern profiles.
+//! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
+//! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
+//! - [`store`]: event log, atomic state file, outbox.
+//! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
+//! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
+//! - [`prompts`]: `{{variable}}` prompt templates.
+//! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
+
+pub mod bridge;
+pub mod control;
+pub mod detect;
+pub mod feishu;
+pub mod hooks;
+pub mod openspec;
+pub mod pane;
+pub mod prompts;
+pub mod sim;
+pub mod store;
+pub mod tmux;
