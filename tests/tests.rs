@@ -1,2 +1,4 @@
 //! Integration tests, one binary: real tmux servers and local protocol servers.
-//! Each area adds its own module below.
+//! Each area owns a folder module (`tests/<area>/mod.rs`) registered here.
+
+mod support;

@@ -1,0 +1,3 @@
+//! Shared test fixtures: real tmux servers on private sockets.
+
+pub mod tmux;
