@@ -1,3 +1,5 @@
 //! Shared test fixtures: real tmux servers on private sockets.
 
+#![allow(dead_code)] // each test area uses a different part of the fixtures
+
 pub mod tmux;
