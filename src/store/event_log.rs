@@ -45,12 +45,21 @@ impl EventLog {
     /// Opens (creating) `events.jsonl` in `dir` for appending.
     pub fn open(dir: &Path) -> Result<EventLog, LogError> {
         let path = dir.join(LOG_FILE);
-        let io = |source| LogError::Io { path: path.clone(), source };
+        let io = |source| LogError::Io {
+            path: path.clone(),
+            source,
+        };
         fs::create_dir_all(dir).map_err(io)?;
         let file = open_append(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
-        let writer = Writer { dir: dir.to_path_buf(), file, len };
-        Ok(EventLog { inner: Arc::new(Mutex::new(writer)) })
+        let writer = Writer {
+            dir: dir.to_path_buf(),
+            file,
+            len,
+        };
+        Ok(EventLog {
+            inner: Arc::new(Mutex::new(writer)),
+        })
     }
 
     /// Appends `{"ts":…,"kind":kind,…fields}` as one line with one write, so a
@@ -81,7 +90,10 @@ impl EventLog {
 impl Writer {
     fn write_line(&mut self, line: &[u8]) -> Result<(), LogError> {
         let path = self.dir.join(LOG_FILE);
-        let io = |source| LogError::Io { path: path.clone(), source };
+        let io = |source| LogError::Io {
+            path: path.clone(),
+            source,
+        };
         if self.len > 0 && self.len + line.len() as u64 > MAX_LOG_BYTES {
             rotate(&self.dir).map_err(io)?;
             self.file = open_append(&path).map_err(io)?;
@@ -127,7 +139,11 @@ impl EventRecord {
         };
         let ts_ms = clock::parse_rfc3339(fields.get("ts")?.as_str()?)?;
         let kind = fields.get("kind")?.as_str()?.to_string();
-        Some(EventRecord { ts_ms, kind, fields })
+        Some(EventRecord {
+            ts_ms,
+            kind,
+            fields,
+        })
     }
 
     /// A string field such as `project` or `pane`.
@@ -154,7 +170,8 @@ pub fn read_all(dir: &Path) -> Result<LogContents, LogError> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(source) => return Err(LogError::Io { path, source }),
         };
-        read_lines(BufReader::new(file), &mut out).map_err(|source| LogError::Io { path, source })?;
+        read_lines(BufReader::new(file), &mut out)
+            .map_err(|source| LogError::Io { path, source })?;
     }
     Ok(out)
 }
@@ -170,7 +187,10 @@ fn read_lines(mut reader: impl BufRead, out: &mut LogContents) -> std::io::Resul
             return Ok(consumed);
         }
         consumed += n as u64;
-        match std::str::from_utf8(&buf).ok().and_then(|l| EventRecord::parse(l.trim_end())) {
+        match std::str::from_utf8(&buf)
+            .ok()
+            .and_then(|l| EventRecord::parse(l.trim_end()))
+        {
             Some(r) => out.records.push(r),
             None => out.skipped_lines += 1,
         }
@@ -182,10 +202,15 @@ fn read_lines(mut reader: impl BufRead, out: &mut LogContents) -> std::io::Resul
 /// rotated (it got shorter than `offset`).
 pub fn read_from(dir: &Path, offset: u64) -> Result<(LogContents, u64), LogError> {
     let path = dir.join(LOG_FILE);
-    let io = |source| LogError::Io { path: path.clone(), source };
+    let io = |source| LogError::Io {
+        path: path.clone(),
+        source,
+    };
     let mut file = match File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((LogContents::default(), 0)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((LogContents::default(), 0));
+        }
         Err(e) => return Err(io(e)),
     };
     let len = file.metadata().map_err(io)?.len();
@@ -198,7 +223,9 @@ pub fn read_from(dir: &Path, offset: u64) -> Result<(LogContents, u64), LogError
 
 /// The size of `events.jsonl` now (where `tail -f` starts following).
 pub fn current_len(dir: &Path) -> u64 {
-    fs::metadata(dir.join(LOG_FILE)).map(|m| m.len()).unwrap_or(0)
+    fs::metadata(dir.join(LOG_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -210,8 +237,13 @@ mod tests {
     fn appends_and_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         let log = EventLog::open(dir.path()).unwrap();
-        log.append("command", json!({"project": "demo", "text": "/gsd:progress"})).unwrap();
-        log.append("card", json!({"kind": "forged", "ts": "x"})).unwrap();
+        log.append(
+            "command",
+            json!({"project": "demo", "text": "/gsd:progress"}),
+        )
+        .unwrap();
+        log.append("card", json!({"kind": "forged", "ts": "x"}))
+            .unwrap();
         let got = read_all(dir.path()).unwrap();
         assert_eq!(got.skipped_lines, 0);
         assert_eq!(got.records.len(), 2);
@@ -227,9 +259,18 @@ mod tests {
         let log = EventLog::open(dir.path()).unwrap();
         log.append("a", json!({})).unwrap();
         let mut f = open_append(&dir.path().join(LOG_FILE)).unwrap();
-        f.write_all(b"not json\n{\"ts\":\"2026-11-29T15:00:20Z\",\"kind\":\"b\"}\n{\"ts\":\"2026-1").unwrap();
+        f.write_all(
+            b"not json\n{\"ts\":\"2026-11-29T15:00:20Z\",\"kind\":\"b\"}\n{\"ts\":\"2026-1",
+        )
+        .unwrap();
         let got = read_all(dir.path()).unwrap();
-        assert_eq!(got.records.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(
+            got.records
+                .iter()
+                .map(|r| r.kind.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
         assert_eq!(got.skipped_lines, 1);
         // The torn tail is not consumed: a follower picks it up once completed.
         let (_, offset) = read_from(dir.path(), 0).unwrap();
@@ -247,8 +288,15 @@ mod tests {
         assert!(rotated(dir.path(), 1).exists());
         assert!(!rotated(dir.path(), ROTATED_FILES + 1).exists());
         let got = read_all(dir.path()).unwrap();
-        let ids: Vec<u64> = got.records.iter().filter_map(|r| r.fields["i"].as_u64()).collect();
-        assert!(ids.windows(2).all(|w| w[0] + 1 == w[1]), "in order: {ids:?}");
+        let ids: Vec<u64> = got
+            .records
+            .iter()
+            .filter_map(|r| r.fields["i"].as_u64())
+            .collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] + 1 == w[1]),
+            "in order: {ids:?}"
+        );
         assert_eq!(ids.last(), Some(&39));
         for n in 1..=2 {
             assert!(fs::metadata(rotated(dir.path(), n)).unwrap().len() <= MAX_LOG_BYTES);

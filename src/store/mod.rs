@@ -18,6 +18,8 @@ pub fn state_dir() -> PathBuf {
     if let Some(home) = std::env::var_os("CLAWMUX_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(home);
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".local/state/clawmux")
 }

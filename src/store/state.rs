@@ -84,7 +84,11 @@ pub struct OutboxEntry {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutboxOp {
     /// A new card; its message id is recorded under `handle` when delivered.
-    Send { target: ChatTarget, handle: String, reply_to: Option<String> },
+    Send {
+        target: ChatTarget,
+        handle: String,
+        reply_to: Option<String>,
+    },
     /// Replace the card shown under `handle`.
     Patch { handle: String },
 }
@@ -101,12 +105,19 @@ impl State {
     /// Queues a patch of `handle`, replacing a queued, undelivered patch of the
     /// same card: progress updates coalesce, the latest wins.
     pub fn queue_patch(&mut self, uuid: String, handle: &str, card: Value, now_ms: u64) {
-        let op = OutboxOp::Patch { handle: handle.to_string() };
+        let op = OutboxOp::Patch {
+            handle: handle.to_string(),
+        };
         if let Some(queued) = self.outbox.iter_mut().rev().find(|e| e.op == op) {
             queued.card = card;
             return;
         }
-        self.outbox.push_back(OutboxEntry { uuid, op, card, created_ms: now_ms });
+        self.outbox.push_back(OutboxEntry {
+            uuid,
+            op,
+            card,
+            created_ms: now_ms,
+        });
     }
 }
 
@@ -178,8 +189,17 @@ mod tests {
     #[test]
     fn patches_coalesce_but_sends_do_not() {
         let mut s = State::default();
-        let send = OutboxOp::Send { target: ChatTarget::Console, handle: "h".into(), reply_to: None };
-        s.outbox.push_back(OutboxEntry { uuid: "u0".into(), op: send, card: json!(0), created_ms: 0 });
+        let send = OutboxOp::Send {
+            target: ChatTarget::Console,
+            handle: "h".into(),
+            reply_to: None,
+        };
+        s.outbox.push_back(OutboxEntry {
+            uuid: "u0".into(),
+            op: send,
+            card: json!(0),
+            created_ms: 0,
+        });
         s.queue_patch("u1".into(), "h", json!(1), 1);
         s.queue_patch("u2".into(), "h", json!(2), 2);
         s.queue_patch("u3".into(), "other", json!(3), 3);

@@ -16,7 +16,9 @@ pub const STATE_BACKUPS: usize = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("cannot write {path}: {source} (the previous state is kept; fix the disk and clawmux retries on the next change)")]
+    #[error(
+        "cannot write {path}: {source} (the previous state is kept; fix the disk and clawmux retries on the next change)"
+    )]
     Write {
         path: PathBuf,
         #[source]
@@ -81,7 +83,12 @@ impl StateFile {
                 return Ok((T::default(), Loaded::Fresh));
             }
             Ok(None) => format!("{} is missing", self.path.display()),
-            Err(Problem::Io(source)) => return Err(StateError::Read { path: self.path.clone(), source }),
+            Err(Problem::Io(source)) => {
+                return Err(StateError::Read {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
             Err(Problem::Corrupt(msg)) => format!("{} is corrupt: {msg}", self.path.display()),
         };
         for n in 1..=STATE_BACKUPS {
@@ -101,7 +108,10 @@ impl StateFile {
     pub fn save<T: Serialize>(&self, state: &T) -> Result<(), StateError> {
         let bytes = serde_json::to_vec_pretty(state)?;
         let tmp = self.sibling(".tmp");
-        let werr = |source| StateError::Write { path: self.path.clone(), source };
+        let werr = |source| StateError::Write {
+            path: self.path.clone(),
+            source,
+        };
         if let Err(e) = write_synced(&tmp, &bytes) {
             let _ = fs::remove_file(&tmp);
             return Err(werr(e));
@@ -131,7 +141,9 @@ enum Problem {
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, Problem> {
     match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| Problem::Corrupt(e.to_string())),
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| Problem::Corrupt(e.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Problem::Io(e)),
     }
@@ -141,7 +153,11 @@ fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir)?;
     }
-    let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
     f.write_all(bytes)?;
     f.sync_all()
 }
@@ -178,10 +194,18 @@ mod tests {
         fs::write(f.path(), &full[..full.len() / 2]).unwrap();
         let (s, how) = f.load::<S>().unwrap();
         assert_eq!(s, S { n: 4 });
-        assert!(matches!(how, Loaded::Backup { ref problem, .. } if problem.contains("corrupt")), "{how:?}");
+        assert!(
+            matches!(how, Loaded::Backup { ref problem, .. } if problem.contains("corrupt")),
+            "{how:?}"
+        );
 
         // Every copy bad: a fresh state, and the bad file kept for the operator.
-        for p in [f.path().to_path_buf(), f.backup(1), f.backup(2), f.backup(3)] {
+        for p in [
+            f.path().to_path_buf(),
+            f.backup(1),
+            f.backup(2),
+            f.backup(3),
+        ] {
             fs::write(p, b"{garbage").unwrap();
         }
         let (s, how) = f.load::<S>().unwrap();
