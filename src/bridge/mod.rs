@@ -4,4 +4,6 @@
 
 pub mod config;
 pub mod names;
+pub mod pairing;
+pub mod policy;
 pub mod router;
