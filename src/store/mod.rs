@@ -4,12 +4,14 @@
 
 pub mod clock;
 pub mod event_log;
+pub mod shared;
 pub mod state;
 pub mod state_file;
 
 use std::path::PathBuf;
 
 pub use event_log::{EventLog, EventRecord, LogError};
+pub use shared::SharedState;
 pub use state::State;
 pub use state_file::{StateError, StateFile};
 

@@ -77,6 +77,9 @@ pub struct OutboxEntry {
     pub op: OutboxOp,
     /// The card JSON (schema 2.0).
     pub card: Value,
+    /// The same card as plain text (console channel, event log).
+    #[serde(default)]
+    pub text: String,
     pub created_ms: u64,
 }
 
@@ -102,22 +105,15 @@ impl OutboxOp {
 }
 
 impl State {
-    /// Queues a patch of `handle`, replacing a queued, undelivered patch of the
+    /// Queues a patch (`OutboxOp::Patch`), replacing a queued, undelivered patch of the
     /// same card: progress updates coalesce, the latest wins.
-    pub fn queue_patch(&mut self, uuid: String, handle: &str, card: Value, now_ms: u64) {
-        let op = OutboxOp::Patch {
-            handle: handle.to_string(),
-        };
-        if let Some(queued) = self.outbox.iter_mut().rev().find(|e| e.op == op) {
-            queued.card = card;
+    pub fn queue_patch(&mut self, patch: OutboxEntry) {
+        if let Some(queued) = self.outbox.iter_mut().rev().find(|e| e.op == patch.op) {
+            queued.card = patch.card;
+            queued.text = patch.text;
             return;
         }
-        self.outbox.push_back(OutboxEntry {
-            uuid,
-            op,
-            card,
-            created_ms: now_ms,
-        });
+        self.outbox.push_back(patch);
     }
 }
 
@@ -194,17 +190,23 @@ mod tests {
             handle: "h".into(),
             reply_to: None,
         };
-        s.outbox.push_back(OutboxEntry {
-            uuid: "u0".into(),
-            op: send,
-            card: json!(0),
+        let entry = |uuid: &str, op: &OutboxOp, n: u32| OutboxEntry {
+            uuid: uuid.into(),
+            op: op.clone(),
+            card: json!(n),
+            text: n.to_string(),
             created_ms: 0,
-        });
-        s.queue_patch("u1".into(), "h", json!(1), 1);
-        s.queue_patch("u2".into(), "h", json!(2), 2);
-        s.queue_patch("u3".into(), "other", json!(3), 3);
+        };
+        let patch = |h: &str| OutboxOp::Patch { handle: h.into() };
+        s.outbox.push_back(entry("u0", &send, 0));
+        s.queue_patch(entry("u1", &patch("h"), 1));
+        s.queue_patch(entry("u2", &patch("h"), 2));
+        s.queue_patch(entry("u3", &patch("other"), 3));
         assert_eq!(s.outbox.len(), 3);
-        assert_eq!(s.outbox[1].card, json!(2));
+        assert_eq!(
+            (&s.outbox[1].card, s.outbox[1].text.as_str()),
+            (&json!(2), "2")
+        );
         assert_eq!(s.outbox[1].uuid, "u1");
     }
 
