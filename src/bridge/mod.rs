@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod names;
+pub mod outbox;
 pub mod pairing;
 pub mod policy;
 pub mod router;
