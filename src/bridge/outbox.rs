@@ -131,11 +131,14 @@ mod tests {
     use crate::store::state::ChatTarget;
     use std::sync::{Arc, Mutex};
 
+    /// (uuid, message id it patched)
+    type Delivered = Vec<(String, Option<String>)>;
+
     /// Fails transiently `fail` times, then records what it delivered.
     #[derive(Clone, Default)]
     struct Flaky {
         fail: Arc<Mutex<u32>>,
-        seen: Arc<Mutex<Vec<(String, Option<String>)>>>,
+        seen: Arc<Mutex<Delivered>>,
     }
 
     impl Courier for Flaky {
