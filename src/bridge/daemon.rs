@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::agent_pane::PaneSpec;
 use super::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::Config;
-use super::names::{self, session_name};
+use super::names;
 use super::pairing::Pairing;
 use super::policy::{Decision, Policy};
 use super::project::{
@@ -22,11 +21,10 @@ use super::project::{
     ProjectStatus,
 };
 use super::router::{self, Builtin, Route};
-use crate::detect::{DetectorConfig, Profiles};
-use crate::feishu::card::{self, ActionButton, ApprovalSpec, Card};
-use crate::feishu::paginate::escape_code_block;
+use super::texts::{HELP, button, error_guidance, output_markdown, spec_of};
+use crate::detect::Profiles;
+use crate::feishu::card::{self, Card};
 use crate::hooks::{HookEvent, HookKind};
-use crate::prompts;
 use crate::store::SharedState;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord};
@@ -122,7 +120,9 @@ impl Daemon {
             .shared
             .read(|s| s.approvals.values().map(|a| a.project.clone()).collect());
         for p in projects {
-            self.project(&p);
+            if let Err(e) = self.project(&p) {
+                self.log("failed", json!({"project": p, "error": e}));
+            }
         }
     }
 
@@ -318,7 +318,13 @@ impl Daemon {
             );
             return true;
         }
-        let project = self.project(&approval.project);
+        let project = match self.project(&approval.project) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(&m.target, Some(&m.message_id), "Project unavailable", &e, "");
+                return true;
+            }
+        };
         let text = m.text.clone();
         match project
             .ask(|done| ProjectCmd::Type { text, done })
@@ -394,7 +400,11 @@ impl Daemon {
             "command",
             json!({"project": project, "sender": sender, "text": text, "job": job.id}),
         );
-        if let Err(e) = self.project(project).send(ProjectCmd::Submit(job)).await {
+        let sent = match self.project(project) {
+            Ok(handle) => handle.send(ProjectCmd::Submit(job)).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = sent {
             self.error(target, reply_to, "Project unavailable", &e, "");
         }
     }
@@ -410,51 +420,20 @@ impl Daemon {
     }
 
     /// The actor of `name`, started on first use.
-    fn project(&mut self, name: &str) -> ProjectHandle {
+    fn project(&mut self, name: &str) -> Result<ProjectHandle, String> {
         if let Some(h) = self.projects.get(name) {
-            return h.clone();
+            return Ok(h.clone());
         }
-        let config = &self.setup.config;
         let workspace = self
             .setup
             .shared
             .read(|s| s.projects.get(name).map(|p| PathBuf::from(&p.workspace)))
-            .unwrap_or_else(|| config.workspace_root().join(name));
-        let agent = match config.agent_for(name) {
-            "sim" => self.setup.sim_agent.clone(),
-            other => other.to_string(),
-        };
-        let profile_name = config.profile_for(name);
-        let profile = self
-            .setup
-            .profiles
-            .get(profile_name)
-            .or_else(|_| self.setup.profiles.get("claude"))
-            .unwrap_or_else(|e| unreachable!("built-in profiles load at start-up: {e}"));
-        let spec = PaneSpec {
-            program: config.tmux.command.clone(),
-            socket: config.tmux.socket.clone(),
-            session: session_name(name),
-            workspace: workspace.clone(),
-            agent,
-            width: config.tmux.width,
-            height: config.tmux.height,
-        };
-        let project = name.to_string();
-        let ws = workspace.display().to_string();
-        let setup = ProjectSetup {
-            name: name.to_string(),
-            spec,
-            profile,
-            detector: DetectorConfig {
-                debounce: Duration::from_millis(config.agent.debounce_ms),
-                ..Default::default()
-            },
-            recovery_prompt: Box::new(move |last| recovery_prompt(&project, &ws, last)),
-        };
+            .unwrap_or_else(|| self.setup.config.workspace_root().join(name));
+        let setup = ProjectSetup::new(&self.setup.config, &self.setup.profiles, &self.setup.sim_agent, name, workspace)
+            .map_err(|e| e.to_string())?;
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone());
         self.projects.insert(name.to_string(), handle.clone());
-        handle
+        Ok(handle)
     }
 
     // ---- built-ins -------------------------------------------------------
@@ -490,11 +469,10 @@ impl Daemon {
                     self.error(target, reply_to, "No project selected", "/gsd:cancel", "");
                     return;
                 };
-                let result = self
-                    .project(&project)
-                    .ask(|done| ProjectCmd::Cancel { done })
-                    .await
-                    .and_then(|r| r);
+                let result = match self.project(&project) {
+                    Ok(h) => h.ask(|done| ProjectCmd::Cancel { done }).await.and_then(|r| r),
+                    Err(e) => Err(e),
+                };
                 match result {
                     Ok(()) => {
                         self.log("cancel", json!({"project": project, "sender": sender}));
@@ -738,7 +716,7 @@ impl Daemon {
             ));
         };
         let label = option.label.clone();
-        let project = self.project(&approval.project);
+        let project = self.project(&approval.project)?;
         let running = self.jobs.values().any(|j| j.project == approval.project);
         let follow = (!running).then(|| self.follow_job(approval, &label));
         let (id, key_owned) = (approval.id.clone(), key.to_string());
@@ -893,12 +871,7 @@ impl Daemon {
                         let stage = format!("Finished in {seconds}s");
                         self.patch(h, &card::progress_card(&j.title, &stage, Some(100), ""));
                     }
-                    let output = output.trim();
-                    let md = if output.is_empty() {
-                        "_(no output)_".to_string()
-                    } else {
-                        format!("```\n{}\n```", escape_code_block(output))
-                    };
+                    let md = output_markdown(&output);
                     self.send_all(
                         &j.target,
                         j.reply_to.as_deref(),
@@ -1074,28 +1047,6 @@ fn hook_name(k: &HookKind) -> &str {
     }
 }
 
-fn button(label: &str, value: Value) -> ActionButton {
-    ActionButton {
-        label: label.into(),
-        value,
-    }
-}
-
-fn spec_of(a: &PendingApproval) -> ApprovalSpec {
-    ApprovalSpec {
-        approval_id: a.id.clone(),
-        project: a.project.clone(),
-        session: a.session.clone(),
-        kind: a.kind.clone(),
-        question: a.question.clone(),
-        options: a
-            .options
-            .iter()
-            .map(|o| (o.key.clone(), o.label.clone()))
-            .collect(),
-    }
-}
-
 /// The chat id a target stands for (`console` for the console).
 fn target_id(t: &ChatTarget) -> String {
     match t {
@@ -1131,52 +1082,3 @@ fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
     format!("| {name} | {state} | {progress} | {} |\n", s.queued)
 }
 
-fn recovery_prompt(project: &str, workspace: &str, last: &str) -> String {
-    let vars = [
-        ("project", project),
-        ("workspace", workspace),
-        ("last_command", last),
-        ("reason", "the tmux session was lost"),
-    ];
-    flatten(&render_prompt("context_recovery", &vars))
-}
-
-fn error_guidance(project: &str, command: &str, line: &str, context: &str) -> String {
-    let vars = [
-        ("project", project),
-        ("command", command),
-        ("error_line", line),
-        ("error_context", context),
-    ];
-    render_prompt("error_recovery", &vars)
-}
-
-/// A built-in prompt template rendered (they are embedded, so present).
-fn render_prompt(name: &str, vars: &[(&str, &str)]) -> String {
-    match prompts::Template::builtin(name) {
-        Ok(t) => t.render(vars).text,
-        Err(e) => {
-            tracing::error!("{e}");
-            String::new()
-        }
-    }
-}
-
-/// One line for typing into the agent (Enter would submit early).
-fn flatten(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-const HELP: &str = "\
-**GSD commands** go to the current project's agent as written, e.g. `/gsd:plan-phase 2` or `/gsd-progress`.
-
-**clawmux commands**
-- `/gsd:new-project <name>`: create a project (workspace + session) and use it
-- `/gsd:use <name>`: send messages to that project
-- `/gsd:projects`: list projects and pick one
-- `/gsd:status`: what each project is doing
-- `/gsd:cancel`: press Esc in the agent
-- `/gsd:answer <key>`: answer the pending approval (or press its button)
-- `/gsd:help`: this help
-
-Plain text is typed into the agent as a prompt. Reply to a question's card to answer it in your own words.";

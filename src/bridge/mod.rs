@@ -14,3 +14,5 @@ pub mod pairing;
 pub mod policy;
 pub mod project;
 pub mod router;
+pub mod run_once;
+pub mod texts;

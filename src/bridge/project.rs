@@ -11,6 +11,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::sleep_until;
 
 use super::agent_pane::{AgentPane, PaneSpec};
+use super::config::Config;
+use super::names::session_name;
+use super::texts;
+use crate::detect::{ProfileError, Profiles};
+use std::path::PathBuf;
 use crate::detect::{
     Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
 };
@@ -89,7 +94,7 @@ pub enum ProjectEventKind {
     },
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ApprovalSeen {
     pub id: String,
     pub session: String,
@@ -150,6 +155,41 @@ pub struct ProjectSetup {
     pub detector: DetectorConfig,
     /// Typed into a recreated session before the command is retried.
     pub recovery_prompt: Box<dyn Fn(&str) -> String + Send + Sync>,
+}
+
+impl ProjectSetup {
+    /// The setup of project `name` from the daemon's configuration. An
+    /// unknown per-project profile falls back to the default profile.
+    pub fn new(
+        config: &Config,
+        profiles: &Profiles,
+        sim_agent: &str,
+        name: &str,
+        workspace: PathBuf,
+    ) -> Result<ProjectSetup, ProfileError> {
+        let agent = match config.agent_for(name) {
+            "sim" => sim_agent.to_string(),
+            other => other.to_string(),
+        };
+        let profile = profiles.get(config.profile_for(name)).or_else(|_| profiles.get(&config.agent.profile))?;
+        let spec = PaneSpec {
+            program: config.tmux.command.clone(),
+            socket: config.tmux.socket.clone(),
+            session: session_name(name),
+            workspace: workspace.clone(),
+            agent,
+            width: config.tmux.width,
+            height: config.tmux.height,
+        };
+        let (project, ws) = (name.to_string(), workspace.display().to_string());
+        Ok(ProjectSetup {
+            name: name.to_string(),
+            spec,
+            profile,
+            detector: DetectorConfig { debounce: Duration::from_millis(config.agent.debounce_ms), ..Default::default() },
+            recovery_prompt: Box::new(move |last| texts::recovery_prompt(&project, &ws, last)),
+        })
+    }
 }
 
 /// A handle to a running project actor.
