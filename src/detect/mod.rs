@@ -12,6 +12,7 @@
 //!   [`Detector::next_deadline`] is reached (or after every feed).
 //! - [`PaneWatcher`] combines a [`crate::pane::Pane`] and a [`Detector`]:
 //!   raw pane bytes at a time in, detections out.
+//! - [`StreamWatcher`] does it for every pane of a control-mode stream.
 //!
 //! ```
 //! use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
@@ -26,6 +27,7 @@ mod detector;
 mod lines;
 mod profiles;
 mod screen;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,41 +39,10 @@ pub use detector::{
 };
 pub use lines::ProgressFields;
 pub use profiles::{DEFAULT_PROFILES, Profile, ProfileError, Profiles};
+pub use stream::{DEFAULT_PANE_SIZE, StreamWatcher};
 
+pub use crate::control::PaneId;
 use crate::pane::Pane;
-
-// TEMPORARY: stands in for `crate::control::PaneId` until the control-mode
-// core lands on main; removed at the merge.
-pub use pane_id::PaneId;
-mod pane_id {
-    //! Temporary pane id (`%N`) until `control::PaneId` lands.
-    use serde::{Serialize, Serializer};
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct PaneId(pub u32);
-
-    impl std::fmt::Display for PaneId {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "%{}", self.0)
-        }
-    }
-
-    impl std::str::FromStr for PaneId {
-        type Err = String;
-        fn from_str(s: &str) -> Result<Self, String> {
-            s.strip_prefix('%')
-                .and_then(|n| n.parse().ok())
-                .map(PaneId)
-                .ok_or_else(|| format!("not a pane id: {s:?}"))
-        }
-    }
-
-    impl Serialize for PaneId {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            s.collect_str(self)
-        }
-    }
-}
 
 /// Milliseconds on the caller's clock (any fixed origin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -186,8 +157,10 @@ impl PaneWatcher {
         }
     }
 
-    /// Feeds decoded pane bytes that arrived at `now`.
+    /// Feeds decoded pane bytes that arrived at `now`. What fell due
+    /// before them (a completion, a settled screen) fires first.
     pub fn feed(&mut self, now: Millis, bytes: &[u8], sink: &mut impl FnMut(Detection)) {
+        self.tick(now, sink);
         let lines = self.pane.feed(bytes);
         self.detector.feed(now, &lines, sink);
         self.tick(now, sink);
