@@ -153,15 +153,17 @@ impl Detector {
         screen: impl FnOnce() -> Vec<String>,
         sink: &mut impl FnMut(Detection),
     ) {
-        if self.settle_at.is_some_and(|at| at <= now) {
+        // Detections are stamped with when they became true (the deadline),
+        // which is `now` when the caller ticks on time.
+        if let Some(at) = self.settle_at.filter(|at| *at <= now) {
             self.settle_at = None;
-            self.judge_screen(now, &screen(), sink);
+            self.judge_screen(at, &screen(), sink);
         }
-        if self.complete_at.is_some_and(|at| at <= now) {
+        if let Some(at) = self.complete_at.filter(|at| *at <= now) {
             self.complete_at = None;
             self.in_turn = false;
             let context = self.recent.iter().cloned().collect::<Vec<_>>().join("\n");
-            sink(self.detection(now, DetectionKind::Completed, context));
+            sink(self.detection(at, DetectionKind::Completed, context));
         }
     }
 

@@ -12,6 +12,7 @@
 //!   [`Detector::next_deadline`] is reached (or after every feed).
 //! - [`PaneWatcher`] combines a [`crate::pane::Pane`] and a [`Detector`]:
 //!   raw pane bytes at a time in, detections out.
+//! - [`StreamWatcher`] does it for every pane of a control-mode stream.
 //!
 //! ```
 //! use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
@@ -26,6 +27,7 @@ mod detector;
 mod lines;
 mod profiles;
 mod screen;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,10 +39,10 @@ pub use detector::{
 };
 pub use lines::ProgressFields;
 pub use profiles::{DEFAULT_PROFILES, Profile, ProfileError, Profiles};
-
-use crate::pane::Pane;
+pub use stream::{DEFAULT_PANE_SIZE, StreamWatcher};
 
 pub use crate::control::PaneId;
+use crate::pane::Pane;
 
 /// Milliseconds on the caller's clock (any fixed origin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -155,8 +157,10 @@ impl PaneWatcher {
         }
     }
 
-    /// Feeds decoded pane bytes that arrived at `now`.
+    /// Feeds decoded pane bytes that arrived at `now`. What fell due
+    /// before them (a completion, a settled screen) fires first.
     pub fn feed(&mut self, now: Millis, bytes: &[u8], sink: &mut impl FnMut(Detection)) {
+        self.tick(now, sink);
         let lines = self.pane.feed(bytes);
         self.detector.feed(now, &lines, sink);
         self.tick(now, sink);
