@@ -1,5 +1,6 @@
 //! Integration tests, one binary: real tmux servers and local protocol servers.
 //! Each area owns a folder module (`tests/<area>/mod.rs`) registered here.
 
+mod bridge;
 mod openspec;
 mod support;

@@ -66,6 +66,8 @@ pub struct Daemon {
     panes: HashMap<String, String>,
     jobs: HashMap<String, JobCards>,
     denied_told: HashSet<String>,
+    /// A project actor's id of a prompt -> the persisted approval it is.
+    aliases: HashMap<String, String>,
     events_tx: mpsc::Sender<ProjectEvent>,
     events_rx: mpsc::Receiver<ProjectEvent>,
 }
@@ -81,6 +83,7 @@ impl Daemon {
             panes: HashMap::new(),
             jobs: HashMap::new(),
             denied_told: HashSet::new(),
+            aliases: HashMap::new(),
             events_tx,
             events_rx,
         }
@@ -321,7 +324,13 @@ impl Daemon {
         let project = match self.project(&approval.project) {
             Ok(p) => p,
             Err(e) => {
-                self.error(&m.target, Some(&m.message_id), "Project unavailable", &e, "");
+                self.error(
+                    &m.target,
+                    Some(&m.message_id),
+                    "Project unavailable",
+                    &e,
+                    "",
+                );
                 return true;
             }
         };
@@ -429,8 +438,14 @@ impl Daemon {
             .shared
             .read(|s| s.projects.get(name).map(|p| PathBuf::from(&p.workspace)))
             .unwrap_or_else(|| self.setup.config.workspace_root().join(name));
-        let setup = ProjectSetup::new(&self.setup.config, &self.setup.profiles, &self.setup.sim_agent, name, workspace)
-            .map_err(|e| e.to_string())?;
+        let setup = ProjectSetup::new(
+            &self.setup.config,
+            &self.setup.profiles,
+            &self.setup.sim_agent,
+            name,
+            workspace,
+        )
+        .map_err(|e| e.to_string())?;
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone());
         self.projects.insert(name.to_string(), handle.clone());
         Ok(handle)
@@ -470,7 +485,10 @@ impl Daemon {
                     return;
                 };
                 let result = match self.project(&project) {
-                    Ok(h) => h.ask(|done| ProjectCmd::Cancel { done }).await.and_then(|r| r),
+                    Ok(h) => h
+                        .ask(|done| ProjectCmd::Cancel { done })
+                        .await
+                        .and_then(|r| r),
                     Err(e) => Err(e),
                 };
                 match result {
@@ -719,10 +737,10 @@ impl Daemon {
         let project = self.project(&approval.project)?;
         let running = self.jobs.values().any(|j| j.project == approval.project);
         let follow = (!running).then(|| self.follow_job(approval, &label));
-        let (id, key_owned) = (approval.id.clone(), key.to_string());
         let ask = project.ask(|done| ProjectCmd::Answer {
-            approval_id: id,
-            key: key_owned,
+            approval_id: approval.id.clone(),
+            question: approval.question.clone(),
+            key: key.to_string(),
             follow,
             done,
         });
@@ -891,6 +909,19 @@ impl Daemon {
                 }
             }
             ProjectEventKind::SessionLost { reason, retrying } => {
+                // Its prompts died with the session: close their cards.
+                let stale: Vec<PendingApproval> = self.setup.shared.update(|s| {
+                    let ids: Vec<String> = s
+                        .approvals
+                        .values()
+                        .filter(|a| a.project == project)
+                        .map(|a| a.id.clone())
+                        .collect();
+                    ids.iter().filter_map(|id| s.approvals.remove(id)).collect()
+                });
+                for a in stale {
+                    self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+                }
                 self.log(
                     "session_lost",
                     json!({"project": project, "reason": reason, "retrying": retrying}),
@@ -932,6 +963,23 @@ impl Daemon {
     }
 
     fn on_approval(&mut self, project: &str, job: &Option<Job>, seen: ApprovalSeen) {
+        // A restarted actor finds a prompt that already has a card: same pane,
+        // question and options. Keep the card; remember the actor's id for it.
+        let known = self.setup.shared.read(|s| {
+            s.approvals
+                .values()
+                .find(|a| {
+                    a.project == project
+                        && a.pane == seen.pane
+                        && a.question == seen.question
+                        && a.options == seen.options
+                })
+                .map(|a| a.id.clone())
+        });
+        if let Some(id) = known {
+            self.aliases.insert(seen.id, id);
+            return;
+        }
         self.log("approval", json!({"project": project, "approval": seen.id, "kind": seen.kind, "question": seen.question}));
         let (target, reply_to) = self
             .job_target(job)
@@ -1081,4 +1129,3 @@ fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
     let progress = s.last_progress.as_deref().unwrap_or("");
     format!("| {name} | {state} | {progress} | {} |\n", s.queued)
 }
-

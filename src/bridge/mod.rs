@@ -16,3 +16,4 @@ pub mod project;
 pub mod router;
 pub mod run_once;
 pub mod texts;
+pub mod transcript;

@@ -14,13 +14,14 @@ use super::agent_pane::{AgentPane, PaneSpec};
 use super::config::Config;
 use super::names::session_name;
 use super::texts;
-use crate::detect::{ProfileError, Profiles};
-use std::path::PathBuf;
+use super::transcript::Transcript;
 use crate::detect::{
     Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
 };
+use crate::detect::{ProfileError, Profiles};
 use crate::store::state::{ApprovalOption, ChatTarget};
 use crate::tmux::ClientEvent;
+use std::path::PathBuf;
 
 /// Commands waiting per project at most: more is a runaway script.
 pub const MAX_QUEUED: usize = 32;
@@ -29,6 +30,12 @@ pub const MAX_QUEUED: usize = 32;
 const MAX_ERRORS_PER_JOB: usize = 3;
 /// Recent output shown on a progress card.
 const PROGRESS_TAIL_LINES: usize = 8;
+/// Longest wait for a new agent's idle prompt before typing anyway:
+/// Claude Code starts in a few seconds.
+const AGENT_START_WAIT: Duration = Duration::from_secs(20);
+/// After an answer is typed, its prompt can stay on screen until the agent
+/// redraws: a detection of the same question this soon is not a new prompt.
+const ANSWERED_ECHO: Duration = Duration::from_millis(1500);
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
 
@@ -130,6 +137,9 @@ pub enum ProjectCmd {
     /// the running command so the rest of the turn is reported.
     Answer {
         approval_id: String,
+        /// The prompt's question: after a restart the actor may know the
+        /// same prompt under another id.
+        question: String,
         key: String,
         follow: Option<Job>,
         done: oneshot::Sender<Result<(), String>>,
@@ -171,7 +181,9 @@ impl ProjectSetup {
             "sim" => sim_agent.to_string(),
             other => other.to_string(),
         };
-        let profile = profiles.get(config.profile_for(name)).or_else(|_| profiles.get(&config.agent.profile))?;
+        let profile = profiles
+            .get(config.profile_for(name))
+            .or_else(|_| profiles.get(&config.agent.profile))?;
         let spec = PaneSpec {
             program: config.tmux.command.clone(),
             socket: config.tmux.socket.clone(),
@@ -186,7 +198,10 @@ impl ProjectSetup {
             name: name.to_string(),
             spec,
             profile,
-            detector: DetectorConfig { debounce: Duration::from_millis(config.agent.debounce_ms), ..Default::default() },
+            detector: DetectorConfig {
+                debounce: Duration::from_millis(config.agent.debounce_ms),
+                ..Default::default()
+            },
             recovery_prompt: Box::new(move |last| texts::recovery_prompt(&project, &ws, last)),
         })
     }
@@ -225,7 +240,7 @@ impl ProjectHandle {
 
 struct Running {
     job: Job,
-    mark: crate::pane::Mark,
+    output: Transcript,
     started: Instant,
     deadline: Instant,
     errors: Vec<String>,
@@ -240,6 +255,8 @@ struct Actor {
     running: Option<Running>,
     queue: VecDeque<Job>,
     approval: Option<ApprovalSeen>,
+    /// The question last answered from chat, and when.
+    answered: Option<(String, Instant)>,
     last_progress: Option<String>,
     busy: bool,
     /// The clock detections are measured on.
@@ -255,6 +272,7 @@ impl Actor {
             running: None,
             queue: VecDeque::new(),
             approval: None,
+            answered: None,
             last_progress: None,
             busy: false,
             epoch: Instant::now(),
@@ -335,7 +353,48 @@ impl Actor {
         let pane = agent.pane.to_string();
         self.pane = Some((agent, watcher));
         self.emit(None, ProjectEventKind::Attached { pane }).await;
+        if created {
+            self.wait_until_ready().await;
+        }
         Ok(created)
+    }
+
+    /// A new agent needs a moment before it reads input: wait until it
+    /// shows its idle prompt (at most [`AGENT_START_WAIT`]), so the first
+    /// command is not typed into a program still starting.
+    async fn wait_until_ready(&mut self) {
+        let deadline = Instant::now() + AGENT_START_WAIT;
+        if let Some((_, watcher)) = &mut self.pane {
+            watcher.detector_mut().begin_turn();
+        }
+        let completed = |d: &Detection| matches!(d.kind, DetectionKind::Completed);
+        loop {
+            let detect_at = self
+                .pane
+                .as_ref()
+                .and_then(|(_, w)| w.next_deadline())
+                .map(|m| self.instant(m));
+            let now = self.now();
+            let mut ready = false;
+            tokio::select! {
+                event = next_event(&mut self.pane) => match (event, &mut self.pane) {
+                    (Some(ClientEvent::Output { pane, data }), Some((agent, watcher))) if agent.pane == pane => {
+                        watcher.feed(now, &data, &mut |d| ready |= completed(&d));
+                    }
+                    (Some(ClientEvent::Ended(_)) | None, _) => return,
+                    _ => {}
+                },
+                _ = sleep_opt(detect_at) => {
+                    if let Some((_, watcher)) = &mut self.pane {
+                        watcher.tick(now, &mut |d| ready |= completed(&d));
+                    }
+                }
+                _ = sleep_until(deadline.into()) => return,
+            }
+            if ready {
+                return;
+            }
+        }
     }
 
     async fn on_command(&mut self, cmd: ProjectCmd) {
@@ -361,21 +420,22 @@ impl Actor {
             }
             ProjectCmd::Answer {
                 approval_id,
+                question,
                 key,
                 follow,
                 done,
             } => {
-                let result = self.answer(&approval_id, &key).await;
+                let result = self.answer(&approval_id, &question, &key).await;
                 if result.is_ok()
                     && self.running.is_none()
                     && let (Some(job), Some((_, watcher))) = (follow, &mut self.pane)
                 {
                     watcher.detector_mut().begin_turn();
-                    let (mark, now) = (watcher.pane().mark(), Instant::now());
+                    let now = Instant::now();
                     let deadline = now + job.timeout;
                     self.running = Some(Running {
                         job,
-                        mark,
+                        output: Transcript::default(),
                         started: now,
                         deadline,
                         errors: Vec::new(),
@@ -417,7 +477,7 @@ impl Actor {
     }
 
     /// Types the answer when `approval_id` is still the prompt on screen.
-    async fn answer(&mut self, approval_id: &str, key: &str) -> Result<(), String> {
+    async fn answer(&mut self, approval_id: &str, question: &str, key: &str) -> Result<(), String> {
         if self.pane.is_none() {
             self.attach(false).await?;
         }
@@ -429,11 +489,13 @@ impl Actor {
         // prompt is a conflict.
         if let Some(current) = &self.approval
             && current.id != approval_id
+            && current.question != question
         {
             return Err("another prompt is on screen now; answer that one".into());
         }
         pane.answer(key).await.map_err(|e| e.to_string())?;
         self.approval = None;
+        self.answered = Some((question.to_string(), Instant::now()));
         Ok(())
     }
 
@@ -481,7 +543,6 @@ impl Actor {
             job.text.clone()
         };
         watcher.detector_mut().begin_turn();
-        let mark = watcher.pane().mark();
         if let Err(e) = pane.type_line(&text).await {
             self.pane = None;
             return Err((job, e.to_string()));
@@ -492,7 +553,7 @@ impl Actor {
         self.running = Some(Running {
             deadline: now + job.timeout,
             job,
-            mark,
+            output: Transcript::default(),
             started: now,
             errors: Vec::new(),
             recovery,
@@ -508,10 +569,12 @@ impl Actor {
         let mut detections = Vec::new();
         match event {
             Some(ClientEvent::Output { pane, data }) => {
-                if let Some((agent, watcher)) = &mut self.pane
-                    && agent.pane == pane
+                if self
+                    .pane
+                    .as_ref()
+                    .is_some_and(|(agent, _)| agent.pane == pane)
                 {
-                    watcher.feed(now, &data, &mut |d| detections.push(d));
+                    detections = self.feed_pane(now, &data);
                 }
             }
             Some(ClientEvent::Resync { pane, screen }) => {
@@ -550,6 +613,24 @@ impl Actor {
             Some(_) => {}
         }
         self.on_detections(detections).await;
+    }
+
+    /// Feeds agent output to the pane model and detector; the lines it
+    /// finishes go to the running command's transcript.
+    fn feed_pane(&mut self, now: Millis, data: &[u8]) -> Vec<Detection> {
+        let mut detections = Vec::new();
+        let Some((_, watcher)) = &mut self.pane else {
+            return detections;
+        };
+        let lines = watcher.pane_mut().feed(data);
+        if let Some(running) = &mut self.running {
+            running.output.push(&lines);
+        }
+        watcher
+            .detector_mut()
+            .feed(now, &lines, &mut |d| detections.push(d));
+        watcher.tick(now, &mut |d| detections.push(d));
+        detections
     }
 
     async fn tick(&mut self) {
@@ -604,6 +685,14 @@ impl Actor {
                 options,
             } => {
                 let Some((agent, _)) = &self.pane else { return };
+                // The prompt just answered can still be on screen for a frame.
+                if self
+                    .answered
+                    .as_ref()
+                    .is_some_and(|(q, at)| *q == question && at.elapsed() < ANSWERED_ECHO)
+                {
+                    return;
+                }
                 let seen = ApprovalSeen {
                     id: uuid::Uuid::new_v4().to_string(),
                     session: self.setup.spec.session.clone(),
@@ -654,15 +743,10 @@ impl Actor {
     }
 
     fn tail(&self) -> String {
-        let Some((_, watcher)) = &self.pane else {
-            return String::new();
-        };
-        let text = match &self.running {
-            Some(r) => watcher.pane().text_since(r.mark),
-            None => String::new(),
-        };
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(PROGRESS_TAIL_LINES)..].join("\n")
+        self.running
+            .as_ref()
+            .map(|r| r.output.tail(PROGRESS_TAIL_LINES))
+            .unwrap_or_default()
     }
 
     async fn complete(&mut self) {
@@ -678,10 +762,7 @@ impl Actor {
             }
             return;
         }
-        let output = match &self.pane {
-            Some((_, watcher)) => watcher.pane().text_since(running.mark),
-            None => String::new(),
-        };
+        let output = running.output.text();
         let seconds = running.started.elapsed().as_secs();
         let errors = running.errors.len();
         self.emit(

@@ -12,7 +12,9 @@ use tokio::sync::mpsc;
 
 use super::config::Config;
 use super::names;
-use super::project::{ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup};
+use super::project::{
+    ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
+};
 use crate::detect::Profiles;
 use crate::store::EventLog;
 
@@ -103,7 +105,10 @@ pub async fn run_once(
         approval: None,
         error: None,
     };
-    log.record("command", json!({"project": project, "sender": "run", "text": command}));
+    log.record(
+        "command",
+        json!({"project": project, "sender": "run", "text": command}),
+    );
     let started = match request {
         Request::Message(_) => handle.send(ProjectCmd::Submit(job)).await,
         Request::Answer(key) => answer(&handle, &mut events, &key, job, workspace.as_path()).await,
@@ -114,25 +119,43 @@ pub async fn run_once(
     }
     while let Some(event) = events.recv().await {
         match event.kind {
-            ProjectEventKind::Progress { summary, percent, .. } => {
-                outcome.detections.push(json!({"kind": "progress", "summary": summary, "percent": percent}));
+            ProjectEventKind::Progress {
+                summary, percent, ..
+            } => {
+                outcome
+                    .detections
+                    .push(json!({"kind": "progress", "summary": summary, "percent": percent}));
             }
             ProjectEventKind::Error { line, .. } => {
-                outcome.detections.push(json!({"kind": "error", "line": line}));
+                outcome
+                    .detections
+                    .push(json!({"kind": "error", "line": line}));
             }
             ProjectEventKind::SessionLost { reason, retrying } => {
-                outcome.detections.push(json!({"kind": "session_lost", "reason": reason, "retrying": retrying}));
+                outcome
+                    .detections
+                    .push(json!({"kind": "session_lost", "reason": reason, "retrying": retrying}));
             }
             ProjectEventKind::SessionCreated { recovered } => {
-                outcome.detections.push(json!({"kind": "session_created", "recovered": recovered}));
+                outcome
+                    .detections
+                    .push(json!({"kind": "session_created", "recovered": recovered}));
             }
             ProjectEventKind::Approval(seen) => {
                 outcome.status = Status::Approval;
                 outcome.approval = Some(seen);
                 break;
             }
-            ProjectEventKind::Completed { output, seconds, errors } => {
-                outcome.status = if errors > 0 { Status::Error } else { Status::Completed };
+            ProjectEventKind::Completed {
+                output,
+                seconds,
+                errors,
+            } => {
+                outcome.status = if errors > 0 {
+                    Status::Error
+                } else {
+                    Status::Completed
+                };
                 outcome.output = output;
                 outcome.seconds = seconds;
                 break;
@@ -172,13 +195,29 @@ async fn answer(
     .await
     .ok()
     .flatten()
-    .ok_or_else(|| format!("no approval is waiting in this project (workspace {})", workspace.display()))?;
+    .ok_or_else(|| {
+        format!(
+            "no approval is waiting in this project (workspace {})",
+            workspace.display()
+        )
+    })?;
     if !seen.options.iter().any(|o| o.key == key) {
         let keys: Vec<&str> = seen.options.iter().map(|o| o.key.as_str()).collect();
-        return Err(format!("`{key}` is not one of the options ({})", keys.join(", ")));
+        return Err(format!(
+            "`{key}` is not one of the options ({})",
+            keys.join(", ")
+        ));
     }
-    let (approval_id, key) = (seen.id, key.to_string());
-    handle.ask(|done| ProjectCmd::Answer { approval_id, key, follow: Some(follow), done }).await?
+    let (approval_id, question, key) = (seen.id, seen.question, key.to_string());
+    handle
+        .ask(|done| ProjectCmd::Answer {
+            approval_id,
+            question,
+            key,
+            follow: Some(follow),
+            done,
+        })
+        .await?
 }
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {

@@ -53,17 +53,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let request = match (&args.answer, args.text.is_empty()) {
         (Some(key), true) => Request::Answer(key.clone()),
         (None, false) => Request::Message(args.text.join(" ")),
-        (Some(_), false) => return Err(UsageError("give either --answer KEY or -- TEXT, not both".into()).into()),
-        (None, true) => return Err(UsageError("nothing to send: add -- \"/gsd:progress\" (or --answer KEY)".into()).into()),
+        (Some(_), false) => {
+            return Err(UsageError("give either --answer KEY or -- TEXT, not both".into()).into());
+        }
+        (None, true) => {
+            return Err(UsageError(
+                "nothing to send: add -- \"/gsd:progress\" (or --answer KEY)".into(),
+            )
+            .into());
+        }
     };
     let state_dir = store::state_dir();
     let config = load_config(args.config.as_deref(), &state_dir, args.agent.as_deref())?;
-    let profiles = Profiles::load(config.agent.profiles_file.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    let profiles = Profiles::load(config.agent.profiles_file.as_deref())
+        .map_err(|e| UsageError(e.to_string()))?;
     let log = EventLog::open(&state_dir)?;
     let sim = sim_agent_command()?;
     let runtime = tokio::runtime::Runtime::new()?;
     let outcome = runtime
-        .block_on(run_once::run_once(&config, &profiles, &sim, &args.project, request, &log))
+        .block_on(run_once::run_once(
+            &config,
+            &profiles,
+            &sim,
+            &args.project,
+            request,
+            &log,
+        ))
         .map_err(|e| UsageError(e.to_string()))?;
     println!("{}", render(&outcome, args.format));
     Ok(match outcome.status {
@@ -81,17 +96,30 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
     let cards = cards(outcome);
     match format {
         Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
-        Format::Markdown => cards.iter().map(Card::to_markdown).collect::<Vec<_>>().join("\n\n"),
-        _ => cards.iter().map(Card::to_text).collect::<Vec<_>>().join("\n\n"),
+        Format::Markdown => cards
+            .iter()
+            .map(Card::to_markdown)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => cards
+            .iter()
+            .map(Card::to_text)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
     }
 }
 
 fn cards(o: &Outcome) -> Vec<Card> {
     let title = format!("{}: {}", o.project, o.command);
     match o.status {
-        Status::Completed => card::result_cards(&format!("{title} ({}s)", o.seconds), &output_markdown(&o.output)),
+        Status::Completed => card::result_cards(
+            &format!("{title} ({}s)", o.seconds),
+            &output_markdown(&o.output),
+        ),
         Status::Approval => {
-            let Some(a) = &o.approval else { return Vec::new() };
+            let Some(a) = &o.approval else {
+                return Vec::new();
+            };
             let pending = PendingApproval {
                 id: a.id.clone(),
                 project: o.project.clone(),
@@ -104,24 +132,59 @@ fn cards(o: &Outcome) -> Vec<Card> {
                 card: String::new(),
                 created_ms: 0,
             };
-            let keys: Vec<&str> = a.options.iter().map(|ApprovalOption { key, .. }| key.as_str()).collect();
-            let how = format!("Answer with: clawmux run --project {} --answer {}", o.project, keys.join("|"));
+            let keys: Vec<&str> = a
+                .options
+                .iter()
+                .map(|ApprovalOption { key, .. }| key.as_str())
+                .collect();
+            let how = format!(
+                "Answer with: clawmux run --project {} --answer {}",
+                o.project,
+                keys.join("|")
+            );
             vec![card::approval_card(&texts::spec_of(&pending)).push(Element::note(how))]
         }
         Status::Error => {
-            let errors: Vec<&str> = o.detections.iter().filter_map(|d| d.get("line").and_then(|l| l.as_str())).collect();
-            let guidance = texts::error_guidance(&o.project, &o.command, errors.first().copied().unwrap_or(""), &o.output);
-            let mut cards = vec![card::error_card(&format!("Error: {title}"), &errors.join("\n"), &guidance, Vec::new())];
-            cards.extend(card::result_cards(&format!("{title} ({}s)", o.seconds), &output_markdown(&o.output)));
+            let errors: Vec<&str> = o
+                .detections
+                .iter()
+                .filter_map(|d| d.get("line").and_then(|l| l.as_str()))
+                .collect();
+            let guidance = texts::error_guidance(
+                &o.project,
+                &o.command,
+                errors.first().copied().unwrap_or(""),
+                &o.output,
+            );
+            let mut cards = vec![card::error_card(
+                &format!("Error: {title}"),
+                &errors.join("\n"),
+                &guidance,
+                Vec::new(),
+            )];
+            cards.extend(card::result_cards(
+                &format!("{title} ({}s)", o.seconds),
+                &output_markdown(&o.output),
+            ));
             cards
         }
         Status::Timeout => {
             let t = format!("Timed out after {}s: {title}", o.seconds);
-            vec![card::error_card(&t, &o.output, "The command is still running in its pane.", Vec::new())]
+            vec![card::error_card(
+                &t,
+                &o.output,
+                "The command is still running in its pane.",
+                Vec::new(),
+            )]
         }
         Status::Failed => {
             let error = o.error.as_deref().unwrap_or("unknown failure");
-            vec![card::error_card(&format!("Failed: {title}"), error, "", Vec::new())]
+            vec![card::error_card(
+                &format!("Failed: {title}"),
+                error,
+                "",
+                Vec::new(),
+            )]
         }
     }
 }
