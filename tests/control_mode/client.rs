@@ -3,7 +3,9 @@
 use clawmux::control::{Notification, PaneId};
 use clawmux::tmux::{ClientEvent, TmuxCommand, TmuxError};
 
-use super::{DEADLINE, connect, contains, next_matching, open_pane, output_until};
+use std::time::Duration;
+
+use super::{DEADLINE, connect, connect_with, contains, next_matching, open_pane, output_until};
 use crate::support::tmux::TmuxServer;
 
 /// A pane script: raw tty (no output or input processing), say READY, then
@@ -137,7 +139,8 @@ async fn hostile_text_arrives_literally() {
 #[tokio::test]
 async fn a_paused_pane_is_resynced_and_resumed() {
     let server = TmuxServer::new();
-    let client = connect(&server).await;
+    // pause-after switches tmux to %extended-output, which must decode the same.
+    let client = connect_with(&server, |c| c.pause_after = Some(Duration::from_secs(5))).await;
     let mut events = client.subscribe();
     let pane = open_pane(&client, &raw_pane("printf after")).await;
     output_until(&mut events, pane, b"READY").await;

@@ -1,8 +1,10 @@
 //! Control-mode core against real tmux: the async client (replies, pane
-//! bytes, quoting, flow control, death of tmux) and the `decode` command.
+//! bytes, quoting, flow control, death of tmux) and the `decode` and `watch`
+//! commands.
 
 mod client;
 mod decode_cli;
+mod watch_cli;
 
 use std::time::Duration;
 
@@ -16,6 +18,11 @@ const DEADLINE: Duration = Duration::from_secs(20);
 
 /// A control client that creates a session on `server` (no user config).
 async fn connect(server: &TmuxServer) -> Client {
+    connect_with(server, |_| {}).await
+}
+
+/// [`connect`], with the configuration adjusted by `configure` first.
+async fn connect_with(server: &TmuxServer, configure: impl FnOnce(&mut ClientConfig)) -> Client {
     let mut config = ClientConfig::new_session(NewSession {
         name: Some("main".into()),
         cwd: None,
@@ -24,6 +31,7 @@ async fn connect(server: &TmuxServer) -> Client {
     config.socket = Some(Socket::Name(server.socket.clone()));
     config.config_file = Some("/dev/null".into());
     config.size = Some((120, 40));
+    configure(&mut config);
     tmux::connect(config).await.expect("control client starts")
 }
 
