@@ -2,5 +2,6 @@
 //! Each area owns a folder module (`tests/<area>/mod.rs`) registered here.
 
 mod bridge;
+mod control_mode;
 mod openspec;
 mod support;
