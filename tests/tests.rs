@@ -3,5 +3,6 @@
 
 mod bridge;
 mod control_mode;
+mod detect;
 mod openspec;
 mod support;

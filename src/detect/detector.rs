@@ -24,7 +24,8 @@ pub struct DetectorConfig {
     pub debounce: Duration,
     /// Quiet time before the screen is judged (busy, approvals, idle).
     pub settle: Duration,
-    /// Finished lines kept as context for errors and completions.
+    /// Finished lines kept as context for errors and progress (a
+    /// completion's context is the last twice-as-many screen rows).
     pub context_lines: usize,
 }
 
@@ -66,6 +67,9 @@ pub struct Detector {
     /// completed yet.
     in_turn: bool,
     prompt: Option<Prompt>,
+    /// The last non-empty screen rows when the screen was last judged: the
+    /// context of a completion.
+    screen_tail: String,
     /// Per approval rule: its header was printed since its prompt was last
     /// answered (see `screen::analyse`).
     printed: Vec<bool>,
@@ -87,6 +91,7 @@ impl Detector {
             busy: false,
             in_turn: false,
             prompt: None,
+            screen_tail: String::new(),
             printed: vec![false; rules],
         }
     }
@@ -162,7 +167,7 @@ impl Detector {
         if let Some(at) = self.complete_at.filter(|at| *at <= now) {
             self.complete_at = None;
             self.in_turn = false;
-            let context = self.recent.iter().cloned().collect::<Vec<_>>().join("\n");
+            let context = self.screen_tail.clone();
             sink(self.detection(at, DetectionKind::Completed, context));
         }
     }
@@ -180,7 +185,15 @@ impl Detector {
             }
             None => self.busy = false,
         }
-        if state.prompt != self.prompt {
+        // The same prompt with other rows around it is still the same prompt.
+        let same = |a: &Prompt, b: &Prompt| {
+            (a.kind, &a.question, &a.options) == (b.kind, &b.question, &b.options)
+        };
+        let changed = match (&state.prompt, &self.prompt) {
+            (Some(a), Some(b)) => !same(a, b),
+            (a, b) => a.is_some() != b.is_some(),
+        };
+        if changed {
             if let Some(old) = self.prompt.take() {
                 if let Some(rule) = self
                     .profile
@@ -204,8 +217,9 @@ impl Detector {
                 };
                 sink(self.detection(now, kind, new.context.clone()));
             }
-            self.prompt = state.prompt;
         }
+        self.prompt = state.prompt;
+        self.screen_tail = tail(rows, self.config.context_lines * 2);
         self.complete_at = (self.in_turn && state.idle && self.prompt.is_none())
             .then(|| self.last_output + self.config.debounce);
     }
@@ -239,4 +253,14 @@ impl Detector {
         }
         self.recent.push_back(line.to_owned());
     }
+}
+
+/// The last `n` non-empty rows of `rows`, joined.
+fn tail(rows: &[String], n: usize) -> String {
+    let filled: Vec<&str> = rows
+        .iter()
+        .map(String::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .collect();
+    filled[filled.len().saturating_sub(n)..].join("\n")
 }

@@ -62,13 +62,23 @@ pub(crate) fn analyse(
         .collect();
     let status = &filled[filled.len().saturating_sub(profile.status_rows)..];
     let status_text = status.join("\n");
-    let busy = profile.busy.is_match(&status_text).then(|| {
-        status
-            .iter()
-            .find(|r| profile.busy.is_match(r))
-            .map_or_else(|| status_text.clone(), |r| r.trim().to_owned())
-    });
-    let idle = busy.is_none() && profile.idle.is_match(&status_text);
+    let idle_match = profile.idle.is_match(&status_text);
+    let busy = if profile.busy.is_empty() {
+        // No busy marker (a shell): anything but the prompt is work.
+        (!idle_match && !status.is_empty()).then(|| {
+            status
+                .last()
+                .map_or_else(String::new, |r| r.trim().to_owned())
+        })
+    } else {
+        profile.busy.is_match(&status_text).then(|| {
+            status
+                .iter()
+                .find(|r| profile.busy.is_match(r))
+                .map_or_else(|| status_text.clone(), |r| r.trim().to_owned())
+        })
+    };
+    let idle = busy.is_none() && idle_match;
     let prompt = approval(profile, rows, idle, busy.is_some(), printed);
     ScreenState { busy, idle, prompt }
 }
@@ -104,6 +114,14 @@ fn approval(
         let Some(menu) = find_menu(region) else {
             continue;
         };
+        // A live prompt stops the agent: a spinner still running below the
+        // menu means the menu is just text in the agent's output.
+        if region[menu.last + 1..]
+            .iter()
+            .any(|r| profile.busy.is_match(r))
+        {
+            continue;
+        }
         // The header sits just above the menu, or (AskUserQuestion's footer)
         // just below it; the question is then the row above the menu.
         let question = if header_at < menu.first && menu.first - header_at <= MAX_HEADER_GAP {
@@ -250,6 +268,10 @@ mod tests {
         // Even with a cursor-like marker, the idle box means no live prompt.
         let answer = format!(" Do you want to proceed?\n ❯ 1. Yes\n   2. No\n{IDLE}");
         assert!(state("claude", &answer).prompt.is_none());
+        // A menu printed while the agent still works (spinner below it).
+        let working =
+            " Do you want to proceed?\n ❯ 1. Yes\n   2. No\n✶ Working… (esc to interrupt)";
+        assert!(state("claude", working).prompt.is_none());
         // Header without a menu.
         assert!(
             state("claude", " Do you want to proceed?\n\n esc")

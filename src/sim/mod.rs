@@ -60,6 +60,9 @@ pub struct SimAgent<R, W> {
     input: R,
     out: W,
     options: SimOptions,
+    /// The spinner row kept at the bottom while a turn works, as Claude
+    /// Code keeps its status line under the output.
+    spinner: Option<String>,
 }
 
 /// How a turn ended.
@@ -78,6 +81,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
             input,
             out,
             options,
+            spinner: None,
         }
     }
 
@@ -142,6 +146,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
                 break;
             }
         }
+        self.stop_spinner()?;
         if !matches!(flow, Flow::Eof) {
             let secs = started.elapsed().as_secs().max(1);
             self.write(&format!("\r\n✻ Churned for {secs}s\r\n"))?;
@@ -152,9 +157,9 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
     fn step(&mut self, step: &Step, input: &str) -> io::Result<Flow> {
         let sub = |t: &str| printable(&substitute(t, input));
         match step {
-            Step::Say(t) => self.write(&format!("{}\r\n", sub(t)))?,
+            Step::Say(t) => self.line(&sub(t))?,
             Step::Sleep(d) => self.sleep(*d),
-            Step::Banner(t) => self.write(&format!("\r\n━━━ GSD ► {}\r\n\r\n", sub(t)))?,
+            Step::Banner(t) => self.line(&format!("\r\n━━━ GSD ► {}\r\n", sub(t)))?,
             Step::Spin(d, t) => self.spin(*d, &sub(t))?,
             Step::Flood(n) => self.flood(*n)?,
             Step::Progress {
@@ -166,7 +171,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
                 for pct in (*from..=*to).step_by(usize::from(*step)) {
                     let filled = usize::from(pct) * BAR_CELLS / 100;
                     let bar = format!("{}{}", "█".repeat(filled), "░".repeat(BAR_CELLS - filled));
-                    self.write(&format!("  {} {bar} {pct}%\r\n", sub(text)))?;
+                    self.line(&format!("  {} {bar} {pct}%", sub(text)))?;
                     self.sleep(PROGRESS_STEP);
                 }
             }
@@ -186,15 +191,32 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
         for frame in 0..frames {
             let glyph = GLYPHS[usize::try_from(frame).unwrap_or(0) % GLYPHS.len()];
             let secs = started.elapsed().as_secs();
-            self.write(&format!(
-                "\r\x1b[2K{glyph} {text} ({secs}s · esc to interrupt)"
-            ))?;
+            let row = format!("{glyph} {text} ({secs}s · esc to interrupt)");
+            self.write(&format!("\r\x1b[2K{row}"))?;
+            self.spinner = Some(row);
             self.sleep(SPIN_FRAME);
         }
-        self.write("\r\x1b[2K")
+        Ok(())
+    }
+
+    /// Prints a line above the spinner row, if one is showing.
+    fn line(&mut self, text: &str) -> io::Result<()> {
+        match self.spinner.clone() {
+            Some(row) => self.write(&format!("\r\x1b[2K{text}\r\n{row}")),
+            None => self.write(&format!("{text}\r\n")),
+        }
+    }
+
+    /// Removes the spinner row (a prompt or the end of the turn).
+    fn stop_spinner(&mut self) -> io::Result<()> {
+        match self.spinner.take() {
+            Some(_) => self.write("\r\x1b[2K"),
+            None => Ok(()),
+        }
     }
 
     fn flood(&mut self, n: usize) -> io::Result<()> {
+        self.stop_spinner()?;
         let mut buf = String::new();
         for i in 1..=n {
             buf.push_str(&format!(
@@ -211,6 +233,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
     /// Shows `rows` as a dialog, waits for a key choosing one of `n`
     /// options, erases the dialog. `None` when input ended.
     fn menu(&mut self, rows: &[String], n: usize) -> io::Result<Option<usize>> {
+        self.stop_spinner()?;
         self.write(&rows.join("\r\n"))?;
         let choice = self.read_choice(n)?;
         self.write(&format!("\r\x1b[{}A\x1b[J", rows.len() - 1))?;
@@ -238,6 +261,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
     }
 
     fn permission(&mut self, cmd: &str) -> io::Result<Flow> {
+        self.stop_spinner()?;
         self.write(&format!("⏺ Bash({cmd})\r\n"))?;
         let program = cmd.split_whitespace().next().unwrap_or("");
         let cwd = std::env::current_dir()
@@ -289,6 +313,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
     }
 
     fn checkpoint(&mut self, title: &str, action: &str) -> io::Result<Flow> {
+        self.stop_spinner()?;
         let width = 56;
         let bar = "═".repeat(width);
         let label = format!("  CHECKPOINT: {title}");
