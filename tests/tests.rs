@@ -4,5 +4,6 @@
 mod bridge;
 mod control_mode;
 mod detect;
+mod feishu;
 mod openspec;
 mod support;

@@ -142,6 +142,15 @@ async fn endpoint(config: &FeishuConfig, http: &reqwest::Client) -> Result<Endpo
     })
 }
 
+/// Ask for a long-connection endpoint once (for `clawmux doctor`).
+pub async fn check_endpoint(config: &FeishuConfig) -> Result<(), WsError> {
+    let http = reqwest::Client::builder()
+        .timeout(CONNECT_TIMEOUT)
+        .build()
+        .map_err(|e| WsError::Endpoint(e.to_string()))?;
+    endpoint(config, &http).await.map(|_| ())
+}
+
 fn ping_interval(cc: &ClientConfig) -> Option<Duration> {
     cc.ping_interval.filter(|s| *s > 0).map(Duration::from_secs)
 }
