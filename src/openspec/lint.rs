@@ -42,6 +42,10 @@ use super::text::contains_shall_or_must;
 /// The OpenSpec release whose validator this module reproduces.
 pub const OPENSPEC_VERSION: &str = "1.13.2";
 
+/// The line given for findings about a whole file (its first line), so that
+/// every spec-file finding names a place an editor can jump to.
+const WHOLE_FILE_LINE: usize = 1;
+
 const GUIDE_NO_DELTAS: &str = "No deltas found. Ensure your change has a specs/ directory with capability folders (e.g. specs/http-server/spec.md) containing .md files that use delta headers (## ADDED/MODIFIED/REMOVED/RENAMED Requirements) and that each requirement includes at least one \"#### Scenario:\" block. If this change intentionally modifies no specs (pure refactor, tooling, docs), set \"skip_specs: true\" in the change's .openspec.yaml instead. Tip: run \"openspec change show <change-id> --json --deltas-only\" to inspect parsed deltas.";
 const SKIP_SPECS_CONFLICT: &str = "skip_specs is set in .openspec.yaml but spec files exist under specs/. Remove skip_specs or delete the delta spec files";
 const SKIP_SPECS_ACCEPTED: &str = "skip_specs is set in .openspec.yaml: change declares no spec-level behavior changes, zero deltas accepted";
@@ -218,7 +222,7 @@ impl Linter {
         let root_spec = specs_dir.join("spec.md");
         let has_root_spec = std::fs::metadata(&root_spec).is_ok_and(|m| m.is_file());
         if has_root_spec {
-            self.spec_issue(Level::Error, "spec.md", None,
+            self.spec_issue(Level::Error, "spec.md", Some(WHOLE_FILE_LINE),
                 "Delta spec found at specs/spec.md. Delta specs must live under a capability path (e.g. specs/<capability-path>/spec.md) — a file at the specs/ root is ignored when the change is applied or archived.".into(),
                 "Move it to specs/<capability>/spec.md.");
         }
@@ -240,24 +244,24 @@ impl Linter {
                 if sections.is_empty() {
                     missing_headers.push(entry.clone());
                 } else {
-                    empty_sections.push((entry.clone(), sections));
+                    empty_sections.push((entry.clone(), sections, plan.first_section_line()));
                 }
             }
             total_deltas += plan.entry_count();
             self.check_spec(root, &spec.id, &entry, &plan)?;
         }
-        for (path, expected) in &unread {
-            self.spec_issue(Level::Error, path, None,
+        for (path, expected, line) in &unread {
+            self.spec_issue(Level::Error, path, Some(*line),
                 format!("Delta spec found at specs/{path}. Delta specs must be a spec.md inside a capability folder — this file is ignored when the change is applied or archived. Move its requirements into specs/{expected}."),
                 &format!("Move its requirements into specs/{expected}."));
         }
-        for (entry, sections) in &empty_sections {
-            self.spec_issue(Level::Error, entry, None,
+        for (entry, sections, line) in &empty_sections {
+            self.spec_issue(Level::Error, entry, *line,
                 format!("Delta sections {} were found, but no requirement entries parsed. Ensure each section includes at least one \"### Requirement:\" block (REMOVED may use bullet list syntax).", section_list(sections)),
                 "Add a \"### Requirement: <name>\" block under each section, or delete the empty sections.");
         }
         for entry in &missing_headers {
-            self.spec_issue(Level::Error, entry, None,
+            self.spec_issue(Level::Error, entry, Some(WHOLE_FILE_LINE),
                 "No delta sections found. Add headers such as \"## ADDED Requirements\" or move non-delta notes outside specs/.".into(),
                 "Add a \"## ADDED Requirements\" (or MODIFIED/REMOVED/RENAMED) section header.");
         }
@@ -715,7 +719,7 @@ fn walk_specs(
     dir: &Path,
     segments: &mut Vec<String>,
     found: &mut Vec<SpecFile>,
-    unread: &mut Vec<(String, String)>,
+    unread: &mut Vec<(String, String, usize)>,
 ) -> Result<(), LintError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -751,7 +755,7 @@ fn walk_specs(
             }
         } else if name.to_lowercase().ends_with(".md") {
             let content = read_lossy(&path).map_err(io_err(&path))?;
-            if parse_delta_spec(&content).present.iter().any(|p| *p) {
+            if let Some(line) = parse_delta_spec(&content).first_section_line() {
                 let capability = if segments.is_empty() {
                     name[..name.len() - 3].to_string()
                 } else {
@@ -759,7 +763,7 @@ fn walk_specs(
                 };
                 let mut rel = segments.clone();
                 rel.push(name);
-                unread.push((rel.join("/"), format!("{capability}/spec.md")));
+                unread.push((rel.join("/"), format!("{capability}/spec.md"), line));
             }
         }
     }
