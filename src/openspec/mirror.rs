@@ -190,6 +190,20 @@ fn load_state(path: &Path, proposal: &str) -> Result<MirrorState, MirrorError> {
     Ok(state)
 }
 
+/// The change folder and its mirror record for `proposal`.
+fn open_change(
+    root: &Path,
+    slug: &str,
+    proposal: &str,
+) -> Result<(PathBuf, MirrorState), MirrorError> {
+    let dir = change_dir(root, slug);
+    if !dir.is_dir() {
+        return Err(MirrorError::NoChange(dir));
+    }
+    let state = load_state(&dir.join(STATE_FILE), proposal)?;
+    Ok((dir, state))
+}
+
 /// Writes the record atomically (temp file, then rename).
 fn save_state(path: &Path, state: &MirrorState) -> Result<(), MirrorError> {
     let tmp = path.with_extension("json.tmp");
@@ -219,12 +233,8 @@ pub async fn mirror(
     proposal: &str,
     title: &str,
 ) -> Result<Vec<Action>, MirrorError> {
-    let dir = change_dir(root, slug);
-    if !dir.is_dir() {
-        return Err(MirrorError::NoChange(dir));
-    }
+    let (dir, mut state) = open_change(root, slug, proposal)?;
     let state_path = dir.join(STATE_FILE);
-    let mut state = load_state(&state_path, proposal)?;
     let mut actions = Vec::new();
     for file in mirrored_files(&dir, title)? {
         let content = read_exact(&dir.join(&file.rel))?;
@@ -295,11 +305,7 @@ pub async fn check(
     slug: &str,
     proposal: &str,
 ) -> Result<Vec<Mismatch>, MirrorError> {
-    let dir = change_dir(root, slug);
-    if !dir.is_dir() {
-        return Err(MirrorError::NoChange(dir));
-    }
-    let state = load_state(&dir.join(STATE_FILE), proposal)?;
+    let (dir, state) = open_change(root, slug, proposal)?;
     let tool = "chorus_get_proposal";
     let reply = client
         .call_tool(tool, json!({"proposalUuid": proposal}))

@@ -69,6 +69,19 @@ async fn world(description: &str) -> World {
     }
 }
 
+impl World {
+    async fn archive(&self, root: &Path) -> Result<Outcome, ArchiveError> {
+        archive::archive(
+            &self.client,
+            &OpenSpecCli::default(),
+            root,
+            SLUG,
+            &self.proposal,
+        )
+        .await
+    }
+}
+
 fn described() -> String {
     format!("Add logout.\n\nOpenSpec change slug: {SLUG}\n")
 }
@@ -81,15 +94,7 @@ fn change_exists(root: &Path) -> bool {
 async fn open_tasks_mean_no_archive() {
     let dir = project(DELTA_OK, "## 1. W\n- [x] 1.1 a\n- [ ] 1.2 b\n");
     let w = world(&described()).await;
-    let out = archive::archive(
-        &w.client,
-        &OpenSpecCli::default(),
-        dir.path(),
-        SLUG,
-        &w.proposal,
-    )
-    .await
-    .expect("runs");
+    let out = w.archive(dir.path()).await.expect("runs");
     assert!(
         matches!(&out, Outcome::NotReady(r) if r.contains("1 of 2 tasks")),
         "{out:?}"
@@ -112,15 +117,7 @@ async fn no_slug_line_means_no_archive() {
         "openspec change slug: add-logout",
     ] {
         let w = world(description).await;
-        let out = archive::archive(
-            &w.client,
-            &OpenSpecCli::default(),
-            dir.path(),
-            SLUG,
-            &w.proposal,
-        )
-        .await
-        .expect("runs");
+        let out = w.archive(dir.path()).await.expect("runs");
         assert!(
             matches!(&out, Outcome::NotReady(r) if r.contains("OpenSpec change slug: add-logout")),
             "{out:?}"
@@ -136,15 +133,7 @@ async fn archive_mirrors_the_merged_spec_byte_for_byte() {
     }
     let dir = project(DELTA_OK, "## 1. W\n- [x] 1.1 a\n- [X] 1.2 b\n");
     let w = world(&described()).await;
-    let out = archive::archive(
-        &w.client,
-        &OpenSpecCli::default(),
-        dir.path(),
-        SLUG,
-        &w.proposal,
-    )
-    .await
-    .expect("archive");
+    let out = w.archive(dir.path()).await.expect("archive");
     assert_eq!(
         out,
         Outcome::Archived {
@@ -181,15 +170,10 @@ async fn a_refused_archive_is_commented_on_the_proposal() {
     }
     let dir = project(DELTA_DROPS, "- [x] 1.1 a\n");
     let w = world(&described()).await;
-    let err = archive::archive(
-        &w.client,
-        &OpenSpecCli::default(),
-        dir.path(),
-        SLUG,
-        &w.proposal,
-    )
-    .await
-    .expect_err("archive must refuse to drop a scenario");
+    let err = w
+        .archive(dir.path())
+        .await
+        .expect_err("archive must refuse to drop a scenario");
     assert!(
         matches!(&err, ArchiveError::Failed { step, comment: Ok(()), .. } if step == "openspec archive"),
         "{err}"
@@ -221,15 +205,7 @@ async fn a_failed_document_update_is_commented_and_stops() {
         "chorus_pm_update_document",
         Fault::Status(500, "db down".into()),
     );
-    let err = archive::archive(
-        &w.client,
-        &OpenSpecCli::default(),
-        dir.path(),
-        SLUG,
-        &w.proposal,
-    )
-    .await
-    .expect_err("must halt");
+    let err = w.archive(dir.path()).await.expect_err("must halt");
     let msg = err.to_string();
     assert!(
         msg.contains("HTTP status 500")
@@ -254,15 +230,7 @@ async fn a_missing_document_is_commented_and_a_failed_comment_is_reported() {
         .documents
         .retain(|_, d| d.kind != "spec" || d.project != PROJECT);
     w.server.set_fault("chorus_add_comment", Fault::EmptyOk);
-    let err = archive::archive(
-        &w.client,
-        &OpenSpecCli::default(),
-        dir.path(),
-        SLUG,
-        &w.proposal,
-    )
-    .await
-    .expect_err("must halt");
+    let err = w.archive(dir.path()).await.expect_err("must halt");
     let msg = err.to_string();
     assert!(
         msg.contains("no spec document titled \"Spec: auth\""),

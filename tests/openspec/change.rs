@@ -31,6 +31,15 @@ fn clawmux(path_dir: &Path, args: &[&str], mode: Option<&str>) -> Output {
     cmd.output().expect("run clawmux")
 }
 
+fn assert_success(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -93,12 +102,7 @@ fn new_scaffolds_without_the_cli_and_refuses_bad_or_taken_slugs() {
         ],
         None,
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_success(&o);
     let dir = project.path().join("openspec/changes/add-export-csv");
     assert!(
         std::fs::read_to_string(dir.join("README.md"))
@@ -146,12 +150,7 @@ fn new_delegates_to_the_cli_when_present() {
         &["new", "add-x", "--description", "Two words", "--root", root],
         None,
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_success(&o);
     let args = std::fs::read_to_string(project.path().join("openspec/changes/add-x/stub-args"))
         .expect("args");
     assert_eq!(args, "new\nchange\nadd-x\n--description\nTwo words\n");
