@@ -564,6 +564,27 @@ mod tests {
         assert!(!SCENARIO_PREFIX.is_match("\u{17F}cenario: x"));
     }
 
+    proptest::proptest! {
+        /// The reader never panics and its line numbers stay inside the file,
+        /// whatever the bytes (markdown-ish alphabet to reach deep paths).
+        #[test]
+        fn never_panics_and_lines_are_in_range(
+            text in r"(## |### |#### |Requirement: |Scenario: |ADDED Requirements|REMOVED Requirements|RENAMED Requirements|MODIFIED Requirements|- FROM: `### Requirement: a`|- TO: `### Requirement: b`|```|~~~|SHALL|\r|\n|\u{2028}|\u{A0}|\u{FEFF}|[a-z #`*+-]){0,80}"
+        ) {
+            let plan = parse_delta_spec(&text);
+            let lines = normalize_lines(&text).split('\n').count();
+            let in_range = |l: usize| (1..=lines).contains(&l);
+            for b in plan.added.iter().chain(&plan.modified) {
+                proptest::prop_assert!(in_range(b.line));
+                let _ = (requirement_body(&b.raw), count_scenarios(&b.raw), scenario_names(&b.raw));
+            }
+            proptest::prop_assert!(plan.removed.iter().all(|r| in_range(r.line)));
+            proptest::prop_assert!(plan.orphaned.iter().all(|o| in_range(o.line)));
+            proptest::prop_assert!(plan.section_lines.iter().flatten().all(|l| in_range(*l)));
+            let _ = main_spec_requirements(&text);
+        }
+    }
+
     #[test]
     fn orphans_are_found_outside_delta_sections() {
         let plan = parse_delta_spec("### Requirement: Top\n## Notes\n### Requirement: N\n");
