@@ -21,8 +21,11 @@
 //! - `tasks.md` with list items but no checkbox, and `## N.` numbering
 //!   mistakes (warnings).
 //!
+//! - a folder with no change files of its own that only wraps nested change
+//!   folders is reported as such (OpenSpec's nested-change report).
+//!
 //! Not reproduced: the INFO-only archive dry run (it never changes the
-//! verdict) and the nested-change-folder report.
+//! verdict).
 
 use std::collections::HashSet;
 use std::io::ErrorKind;
@@ -145,6 +148,33 @@ pub fn lint_change(root: &Path, slug: &str, strict: bool) -> Result<Report, Lint
         || !change_dir.is_dir()
     {
         return Err(LintError::NoChange(change_dir));
+    }
+    if let Some(nested) = nested_changes(&change_dir, slug) {
+        let list: Vec<String> = nested
+            .iter()
+            .map(|id| format!("openspec/changes/{id}/"))
+            .collect();
+        let example = nested[0].replace('/', "-");
+        let message = format!(
+            "\"{slug}\" is not a change: it is a folder wrapping {}. A change must be a directory directly under openspec/changes/, so those nested directories are invisible to OpenSpec while the folder around them is reported as a change. Nested paths are supported under openspec/specs/ only. Rename each nested change to a flat name (for example \"{example}\").",
+            list.join(", ")
+        );
+        let issue = Issue {
+            level: Level::Error,
+            path: "file".into(),
+            message,
+            line: None,
+            file: format!("openspec/changes/{slug}"),
+            fix: format!(
+                "Move each nested change to openspec/changes/<flat-name>/, e.g. openspec/changes/{example}/."
+            ),
+        };
+        return Ok(Report {
+            id: slug.to_string(),
+            kind: "change",
+            valid: false,
+            issues: vec![issue],
+        });
     }
     let mut linter = Linter {
         issues: Vec::new(),
@@ -768,6 +798,67 @@ fn walk_specs(
         }
     }
     Ok(())
+}
+
+/// Files whose presence makes a folder a change (OpenSpec's markers).
+const CHANGE_MARKERS: [&str; 4] = [METADATA_FILENAME, "proposal.md", "tasks.md", "design.md"];
+/// How deep OpenSpec looks for changes nested in a wrapper folder.
+const MAX_NESTING_DEPTH: usize = 3;
+
+fn looks_like_change(dir: &Path) -> bool {
+    CHANGE_MARKERS.iter().any(|m| dir.join(m).is_file())
+        || has_any_file(&dir.join("specs")).unwrap_or(false)
+}
+
+/// Non-dot subfolders of `dir` (symlinks not followed), sorted.
+fn subfolders(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The change folders nested inside `dir` when `dir` itself is only a
+/// wrapper (no change files, no files of its own); `None` otherwise.
+fn nested_changes(dir: &Path, slug: &str) -> Option<Vec<String>> {
+    if slug == "archive" || looks_like_change(dir) {
+        return None;
+    }
+    let has_own_file = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            !e.file_name().to_string_lossy().starts_with('.')
+                && !e.file_type().is_ok_and(|t| t.is_dir())
+        });
+    if has_own_file {
+        return None;
+    }
+    fn collect(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>) {
+        if depth > MAX_NESTING_DEPTH {
+            return;
+        }
+        for child in subfolders(dir) {
+            let path = dir.join(&child);
+            let id = format!("{prefix}/{child}");
+            if looks_like_change(&path) {
+                found.push(id);
+            } else {
+                collect(&path, &id, depth + 1, found);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    collect(dir, slug, 1, &mut found);
+    found.sort();
+    (!found.is_empty()).then_some(found)
 }
 
 /// Whether any non-dot file (or symlink) exists below `dir`.
