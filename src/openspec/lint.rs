@@ -62,6 +62,17 @@ pub enum Level {
     Info,
 }
 
+impl Level {
+    /// `ERROR`, `WARNING` or `INFO`, as OpenSpec prints them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "ERROR",
+            Self::Warning => "WARNING",
+            Self::Info => "INFO",
+        }
+    }
+}
+
 /// One finding, in the shape of `openspec validate --json` plus `file` and `fix`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Issue {
@@ -110,8 +121,11 @@ impl Report {
         for issue in &self.issues {
             let at = issue.line.map(|l| format!(":{l}")).unwrap_or_default();
             out.push_str(&format!(
-                "{}{at}: {:?}: {}\n  fix: {}\n",
-                issue.file, issue.level, issue.message, issue.fix
+                "{}{at}: {}: {}\n  fix: {}\n",
+                issue.file,
+                issue.level.as_str(),
+                issue.message,
+                issue.fix
             ));
         }
         let verdict = if self.valid { "is valid" } else { "has issues" };

@@ -84,12 +84,11 @@ fn ours(root: &Path, name: &str, strict: bool) -> (bool, Findings) {
         .iter()
         .filter(|i| i.level != Level::Info)
         .map(|i| {
-            let level = if i.level == Level::Error {
-                "ERROR"
-            } else {
-                "WARNING"
-            };
-            comparable(level.to_string(), i.path.clone(), i.message.clone())
+            comparable(
+                i.level.as_str().to_string(),
+                i.path.clone(),
+                i.message.clone(),
+            )
         })
         .collect();
     found.sort();
@@ -504,7 +503,7 @@ fn cli_lint_exits_1_on_invalid_and_prints_openspec_json() {
     let text = run("three-hash-scenario", &[]);
     assert_eq!(text.status.code(), Some(1));
     let out = String::from_utf8_lossy(&text.stdout);
-    assert!(out.contains("specs/three-hash-scenario-auth/spec.md:2: Error: ADDED \"A\" must include at least one scenario"), "{out}");
+    assert!(out.contains("specs/three-hash-scenario-auth/spec.md:2: ERROR: ADDED \"A\" must include at least one scenario"), "{out}");
 
     let missing = run("no-such-change", &[]);
     assert_eq!(missing.status.code(), Some(2));
