@@ -8,8 +8,10 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use clawmux::openspec::change::{self, Detection};
+use clawmux::openspec::chorus::ChorusClient;
 use clawmux::openspec::cli::{INSTALL_HINT, OpenSpecCli};
 use clawmux::openspec::lint::{LintError, lint_change};
+use clawmux::openspec::{archive, mirror};
 
 use super::UsageError;
 
@@ -51,6 +53,67 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Create or update the Chorus drafts of a change (proposal, design, specs).
+    Mirror {
+        slug: String,
+        /// The Chorus proposal UUID.
+        #[arg(long)]
+        proposal: String,
+        /// Compare the server copies with the files instead of writing.
+        #[arg(long)]
+        check: bool,
+        /// Human title for the PRD and tech-design drafts (default: the slug).
+        #[arg(long)]
+        title: Option<String>,
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        #[command(flatten)]
+        chorus: ChorusArgs,
+    },
+    /// After the last task: `openspec archive <slug> --yes`, then mirror the merged specs.
+    Archive {
+        slug: String,
+        #[arg(long)]
+        proposal: String,
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        #[command(flatten)]
+        chorus: ChorusArgs,
+    },
+    /// Print the proposal description line `OpenSpec change slug: <slug>`.
+    SlugLine { slug: String },
+}
+
+#[derive(clap::Args)]
+struct ChorusArgs {
+    /// Chorus base URL (the MCP endpoint is <url>/api/mcp).
+    #[arg(long = "chorus-url", env = "CHORUS_URL")]
+    url: Option<String>,
+    /// Chorus API key.
+    #[arg(
+        long = "chorus-api-key",
+        env = "CHORUS_API_KEY",
+        hide_env_values = true
+    )]
+    api_key: Option<String>,
+}
+
+impl ChorusArgs {
+    fn client(&self) -> anyhow::Result<ChorusClient> {
+        let (Some(url), Some(key)) = (&self.url, &self.api_key) else {
+            return Err(UsageError(
+                "set CHORUS_URL and CHORUS_API_KEY (or --chorus-url/--chorus-api-key)".into(),
+            )
+            .into());
+        };
+        Ok(ChorusClient::new(url, key)?)
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -103,6 +166,66 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Cmd::Mirror {
+            slug,
+            proposal,
+            check,
+            title,
+            root,
+            chorus,
+        } => {
+            change::validate_slug(&slug).map_err(|e| UsageError(e.to_string()))?;
+            let client = chorus.client()?;
+            let rt = runtime()?;
+            if check {
+                let mismatches = rt.block_on(mirror::check(&client, &root, &slug, &proposal))?;
+                for m in &mismatches {
+                    println!("{}: {}", m.rel, m.detail);
+                }
+                if mismatches.is_empty() {
+                    println!("all mirrored files match the server byte for byte");
+                    return Ok(ExitCode::SUCCESS);
+                }
+                return Ok(ExitCode::from(1));
+            }
+            let title = title.unwrap_or_else(|| slug.clone());
+            for action in rt.block_on(mirror::mirror(&client, &root, &slug, &proposal, &title))? {
+                match action {
+                    mirror::Action::Created { rel, draft_uuid } => {
+                        println!("created {rel} -> draft {draft_uuid}")
+                    }
+                    mirror::Action::Updated { rel, draft_uuid } => {
+                        println!("updated {rel} -> draft {draft_uuid}")
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Archive {
+            slug,
+            proposal,
+            root,
+            chorus,
+        } => {
+            change::validate_slug(&slug).map_err(|e| UsageError(e.to_string()))?;
+            let client = chorus.client()?;
+            let cli = OpenSpecCli::default();
+            match runtime()?.block_on(archive::archive(&client, &cli, &root, &slug, &proposal))? {
+                archive::Outcome::NotReady(reason) => eprintln!("not archiving {slug}: {reason}"),
+                archive::Outcome::Archived { mirrored } => {
+                    for (cap, uuid) in mirrored {
+                        println!("mirrored openspec/specs/{cap}/spec.md -> document {uuid}");
+                    }
+                    println!("archived {slug}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::SlugLine { slug } => {
+            change::validate_slug(&slug).map_err(|e| UsageError(e.to_string()))?;
+            println!("{}", change::slug_line(&slug));
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

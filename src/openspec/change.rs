@@ -8,16 +8,14 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::cli::{CliError, OpenSpecCli};
+use super::text::js_regex;
 
 /// Longest change name OpenSpec accepts, in characters.
 pub const MAX_SLUG_CHARS: usize = 200;
 /// The literal prefix of the provenance line in a proposal description.
 pub const SLUG_LINE_PREFIX: &str = "OpenSpec change slug: ";
 
-static SLUG: LazyLock<Regex> = LazyLock::new(|| {
-    // A constant pattern; compiled in the unit tests.
-    Regex::new(r"^[a-z0-9]+(?:-[a-z0-9]+)*$").unwrap_or_else(|e| panic!("{e}"))
-});
+static SLUG: LazyLock<Regex> = LazyLock::new(|| js_regex(r"^[a-z0-9]+(?:-[a-z0-9]+)*$"));
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SlugError {

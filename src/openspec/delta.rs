@@ -130,8 +130,9 @@ pub struct DeltaPlan {
     pub unpaired_renames: Vec<UnpairedRename>,
     pub orphaned: Vec<OrphanedRequirement>,
     pub skipped_headers: Vec<SkippedHeader>,
-    /// Whether each section header appears, in [`Operation::ALL`] order.
-    pub present: [bool; 4],
+    /// 1-based line of each section's first header, in [`Operation::ALL`]
+    /// order; `None` when the section is absent.
+    pub section_lines: [Option<usize>; 4],
 }
 
 impl DeltaPlan {
@@ -141,7 +142,12 @@ impl DeltaPlan {
     }
 
     pub fn has_section(&self, op: Operation) -> bool {
-        self.present[op as usize]
+        self.section_lines[op as usize].is_some()
+    }
+
+    /// Line of the first delta section header, if any.
+    pub fn first_section_line(&self) -> Option<usize> {
+        self.section_lines.iter().flatten().min().copied()
     }
 }
 
@@ -170,10 +176,10 @@ pub fn parse_delta_spec(content: &str) -> DeltaPlan {
             .iter()
             .filter(|(title, _)| title.to_lowercase() == target)
             .collect();
-        let Some((first_title, _)) = matching.first() else {
+        let Some((first_title, first_body)) = matching.first() else {
             continue;
         };
-        plan.present[op as usize] = true;
+        plan.section_lines[op as usize] = Some(first_body.start_line - 1);
         for (_, body) in &matching {
             match op {
                 Operation::Added | Operation::Modified => {
@@ -540,7 +546,7 @@ mod tests {
         );
         assert_eq!(plan.renamed.len(), 1);
         assert_eq!(plan.unpaired_renames[0].side, RenameSide::To);
-        assert_eq!(plan.present, [true, false, true, true]);
+        assert_eq!(plan.section_lines, [Some(1), None, Some(8), Some(10)]);
     }
 
     #[test]
@@ -556,6 +562,27 @@ mod tests {
         assert!(requirement_name("### REQUIREMENT: x").is_some());
         assert!(SCENARIO_PREFIX.is_match("SCENARIO: x"));
         assert!(!SCENARIO_PREFIX.is_match("\u{17F}cenario: x"));
+    }
+
+    proptest::proptest! {
+        /// The reader never panics and its line numbers stay inside the file,
+        /// whatever the bytes (markdown-ish alphabet to reach deep paths).
+        #[test]
+        fn never_panics_and_lines_are_in_range(
+            text in r"(## |### |#### |Requirement: |Scenario: |ADDED Requirements|REMOVED Requirements|RENAMED Requirements|MODIFIED Requirements|- FROM: `### Requirement: a`|- TO: `### Requirement: b`|```|~~~|SHALL|\r|\n|\u{2028}|\u{A0}|\u{FEFF}|[a-z #`*+-]){0,80}"
+        ) {
+            let plan = parse_delta_spec(&text);
+            let lines = normalize_lines(&text).split('\n').count();
+            let in_range = |l: usize| (1..=lines).contains(&l);
+            for b in plan.added.iter().chain(&plan.modified) {
+                proptest::prop_assert!(in_range(b.line));
+                let _ = (requirement_body(&b.raw), count_scenarios(&b.raw), scenario_names(&b.raw));
+            }
+            proptest::prop_assert!(plan.removed.iter().all(|r| in_range(r.line)));
+            proptest::prop_assert!(plan.orphaned.iter().all(|o| in_range(o.line)));
+            proptest::prop_assert!(plan.section_lines.iter().flatten().all(|l| in_range(*l)));
+            let _ = main_spec_requirements(&text);
+        }
     }
 
     #[test]

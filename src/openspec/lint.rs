@@ -21,8 +21,11 @@
 //! - `tasks.md` with list items but no checkbox, and `## N.` numbering
 //!   mistakes (warnings).
 //!
+//! - a folder with no change files of its own that only wraps nested change
+//!   folders is reported as such (OpenSpec's nested-change report).
+//!
 //! Not reproduced: the INFO-only archive dry run (it never changes the
-//! verdict) and the nested-change-folder report.
+//! verdict).
 
 use std::collections::HashSet;
 use std::io::ErrorKind;
@@ -42,6 +45,10 @@ use super::text::contains_shall_or_must;
 /// The OpenSpec release whose validator this module reproduces.
 pub const OPENSPEC_VERSION: &str = "1.13.2";
 
+/// The line given for findings about a whole file (its first line), so that
+/// every spec-file finding names a place an editor can jump to.
+const WHOLE_FILE_LINE: usize = 1;
+
 const GUIDE_NO_DELTAS: &str = "No deltas found. Ensure your change has a specs/ directory with capability folders (e.g. specs/http-server/spec.md) containing .md files that use delta headers (## ADDED/MODIFIED/REMOVED/RENAMED Requirements) and that each requirement includes at least one \"#### Scenario:\" block. If this change intentionally modifies no specs (pure refactor, tooling, docs), set \"skip_specs: true\" in the change's .openspec.yaml instead. Tip: run \"openspec change show <change-id> --json --deltas-only\" to inspect parsed deltas.";
 const SKIP_SPECS_CONFLICT: &str = "skip_specs is set in .openspec.yaml but spec files exist under specs/. Remove skip_specs or delete the delta spec files";
 const SKIP_SPECS_ACCEPTED: &str = "skip_specs is set in .openspec.yaml: change declares no spec-level behavior changes, zero deltas accepted";
@@ -53,6 +60,17 @@ pub enum Level {
     Error,
     Warning,
     Info,
+}
+
+impl Level {
+    /// `ERROR`, `WARNING` or `INFO`, as OpenSpec prints them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "ERROR",
+            Self::Warning => "WARNING",
+            Self::Info => "INFO",
+        }
+    }
 }
 
 /// One finding, in the shape of `openspec validate --json` plus `file` and `fix`.
@@ -103,8 +121,11 @@ impl Report {
         for issue in &self.issues {
             let at = issue.line.map(|l| format!(":{l}")).unwrap_or_default();
             out.push_str(&format!(
-                "{}{at}: {:?}: {}\n  fix: {}\n",
-                issue.file, issue.level, issue.message, issue.fix
+                "{}{at}: {}: {}\n  fix: {}\n",
+                issue.file,
+                issue.level.as_str(),
+                issue.message,
+                issue.fix
             ));
         }
         let verdict = if self.valid { "is valid" } else { "has issues" };
@@ -141,6 +162,33 @@ pub fn lint_change(root: &Path, slug: &str, strict: bool) -> Result<Report, Lint
         || !change_dir.is_dir()
     {
         return Err(LintError::NoChange(change_dir));
+    }
+    if let Some(nested) = nested_changes(&change_dir, slug) {
+        let list: Vec<String> = nested
+            .iter()
+            .map(|id| format!("openspec/changes/{id}/"))
+            .collect();
+        let example = nested[0].replace('/', "-");
+        let message = format!(
+            "\"{slug}\" is not a change: it is a folder wrapping {}. A change must be a directory directly under openspec/changes/, so those nested directories are invisible to OpenSpec while the folder around them is reported as a change. Nested paths are supported under openspec/specs/ only. Rename each nested change to a flat name (for example \"{example}\").",
+            list.join(", ")
+        );
+        let issue = Issue {
+            level: Level::Error,
+            path: "file".into(),
+            message,
+            line: None,
+            file: format!("openspec/changes/{slug}"),
+            fix: format!(
+                "Move each nested change to openspec/changes/<flat-name>/, e.g. openspec/changes/{example}/."
+            ),
+        };
+        return Ok(Report {
+            id: slug.to_string(),
+            kind: "change",
+            valid: false,
+            issues: vec![issue],
+        });
     }
     let mut linter = Linter {
         issues: Vec::new(),
@@ -218,7 +266,7 @@ impl Linter {
         let root_spec = specs_dir.join("spec.md");
         let has_root_spec = std::fs::metadata(&root_spec).is_ok_and(|m| m.is_file());
         if has_root_spec {
-            self.spec_issue(Level::Error, "spec.md", None,
+            self.spec_issue(Level::Error, "spec.md", Some(WHOLE_FILE_LINE),
                 "Delta spec found at specs/spec.md. Delta specs must live under a capability path (e.g. specs/<capability-path>/spec.md) — a file at the specs/ root is ignored when the change is applied or archived.".into(),
                 "Move it to specs/<capability>/spec.md.");
         }
@@ -240,24 +288,24 @@ impl Linter {
                 if sections.is_empty() {
                     missing_headers.push(entry.clone());
                 } else {
-                    empty_sections.push((entry.clone(), sections));
+                    empty_sections.push((entry.clone(), sections, plan.first_section_line()));
                 }
             }
             total_deltas += plan.entry_count();
             self.check_spec(root, &spec.id, &entry, &plan)?;
         }
-        for (path, expected) in &unread {
-            self.spec_issue(Level::Error, path, None,
+        for (path, expected, line) in &unread {
+            self.spec_issue(Level::Error, path, Some(*line),
                 format!("Delta spec found at specs/{path}. Delta specs must be a spec.md inside a capability folder — this file is ignored when the change is applied or archived. Move its requirements into specs/{expected}."),
                 &format!("Move its requirements into specs/{expected}."));
         }
-        for (entry, sections) in &empty_sections {
-            self.spec_issue(Level::Error, entry, None,
+        for (entry, sections, line) in &empty_sections {
+            self.spec_issue(Level::Error, entry, *line,
                 format!("Delta sections {} were found, but no requirement entries parsed. Ensure each section includes at least one \"### Requirement:\" block (REMOVED may use bullet list syntax).", section_list(sections)),
                 "Add a \"### Requirement: <name>\" block under each section, or delete the empty sections.");
         }
         for entry in &missing_headers {
-            self.spec_issue(Level::Error, entry, None,
+            self.spec_issue(Level::Error, entry, Some(WHOLE_FILE_LINE),
                 "No delta sections found. Add headers such as \"## ADDED Requirements\" or move non-delta notes outside specs/.".into(),
                 "Add a \"## ADDED Requirements\" (or MODIFIED/REMOVED/RENAMED) section header.");
         }
@@ -715,7 +763,7 @@ fn walk_specs(
     dir: &Path,
     segments: &mut Vec<String>,
     found: &mut Vec<SpecFile>,
-    unread: &mut Vec<(String, String)>,
+    unread: &mut Vec<(String, String, usize)>,
 ) -> Result<(), LintError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -751,7 +799,7 @@ fn walk_specs(
             }
         } else if name.to_lowercase().ends_with(".md") {
             let content = read_lossy(&path).map_err(io_err(&path))?;
-            if parse_delta_spec(&content).present.iter().any(|p| *p) {
+            if let Some(line) = parse_delta_spec(&content).first_section_line() {
                 let capability = if segments.is_empty() {
                     name[..name.len() - 3].to_string()
                 } else {
@@ -759,11 +807,72 @@ fn walk_specs(
                 };
                 let mut rel = segments.clone();
                 rel.push(name);
-                unread.push((rel.join("/"), format!("{capability}/spec.md")));
+                unread.push((rel.join("/"), format!("{capability}/spec.md"), line));
             }
         }
     }
     Ok(())
+}
+
+/// Files whose presence makes a folder a change (OpenSpec's markers).
+const CHANGE_MARKERS: [&str; 4] = [METADATA_FILENAME, "proposal.md", "tasks.md", "design.md"];
+/// How deep OpenSpec looks for changes nested in a wrapper folder.
+const MAX_NESTING_DEPTH: usize = 3;
+
+fn looks_like_change(dir: &Path) -> bool {
+    CHANGE_MARKERS.iter().any(|m| dir.join(m).is_file())
+        || has_any_file(&dir.join("specs")).unwrap_or(false)
+}
+
+/// Non-dot subfolders of `dir` (symlinks not followed), sorted.
+fn subfolders(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The change folders nested inside `dir` when `dir` itself is only a
+/// wrapper (no change files, no files of its own); `None` otherwise.
+fn nested_changes(dir: &Path, slug: &str) -> Option<Vec<String>> {
+    if slug == "archive" || looks_like_change(dir) {
+        return None;
+    }
+    let has_own_file = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            !e.file_name().to_string_lossy().starts_with('.')
+                && !e.file_type().is_ok_and(|t| t.is_dir())
+        });
+    if has_own_file {
+        return None;
+    }
+    fn collect(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<String>) {
+        if depth > MAX_NESTING_DEPTH {
+            return;
+        }
+        for child in subfolders(dir) {
+            let path = dir.join(&child);
+            let id = format!("{prefix}/{child}");
+            if looks_like_change(&path) {
+                found.push(id);
+            } else {
+                collect(&path, &id, depth + 1, found);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    collect(dir, slug, 1, &mut found);
+    found.sort();
+    (!found.is_empty()).then_some(found)
 }
 
 /// Whether any non-dot file (or symlink) exists below `dir`.

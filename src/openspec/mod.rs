@@ -8,10 +8,13 @@
 //! - [`metadata`]: `.openspec.yaml` (`skip_specs`, schema).
 //! - [`lint`]: change validation with OpenSpec's verdicts and messages.
 
+pub mod archive;
 pub mod change;
+pub mod chorus;
 pub mod cli;
 pub mod delta;
 pub mod lint;
 pub mod metadata;
+pub mod mirror;
 pub mod tasks;
 pub(crate) mod text;

@@ -654,4 +654,22 @@ pub const CASES: &[Case] = &[
         false,
         false,
     ),
+    case(
+        "nested-wrapper",
+        &[
+            ("change/inner/proposal.md", "# P\n"),
+            ("change/inner/specs/auth/spec.md", GOOD),
+        ],
+        false,
+        false,
+    ),
+    case(
+        "wrapper-with-own-file",
+        &[
+            ("change/notes.txt", "n\n"),
+            ("change/inner/proposal.md", "# P\n"),
+        ],
+        false,
+        false,
+    ),
 ];
