@@ -1,4 +1,5 @@
 //! Integration tests, one binary: real tmux servers and local protocol servers.
 //! Each area owns a folder module (`tests/<area>/mod.rs`) registered here.
 
+mod integ;
 mod support;
