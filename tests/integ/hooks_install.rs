@@ -140,3 +140,26 @@ fn bad_usage_exits_2() {
         assert_eq!(stdout(&out), "");
     }
 }
+
+#[test]
+fn a_symlinked_settings_file_is_written_through_not_replaced() {
+    let project = tempfile::tempdir().unwrap();
+    let dotfiles = tempfile::tempdir().unwrap();
+    let real = dotfiles.path().join("claude-settings.json");
+    std::fs::write(&real, r#"{"model": "opus"}"#).unwrap();
+    std::fs::create_dir(project.path().join(".claude")).unwrap();
+    let link = project.path().join(".claude/settings.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+
+    let out = install(&["--write", "--dir", project.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let written: Value = serde_json::from_slice(&std::fs::read(&real).unwrap()).unwrap();
+    assert_eq!(written["model"], "opus");
+    assert_eq!(written["hooks"], expected_config("clawmux hook")["hooks"]);
+}
