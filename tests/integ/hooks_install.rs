@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{clawmux, stderr, stdout};
+use super::{assert_contains, clawmux, stderr, stdout};
 
 /// REFERENCE §3, verbatim.
 const REFERENCE_SETTINGS: &str = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}],"Notification":[{"matcher":"permission_prompt|idle_prompt","hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}]}}"#;
@@ -63,11 +63,7 @@ fn write_merges_keeps_everything_and_is_idempotent() {
     let out = install(&["--write", "--dir", dir]);
     assert!(out.status.success(), "{}", stderr(&out));
     for event in ["Stop", "Notification", "PermissionRequest", "SessionStart"] {
-        assert!(
-            stdout(&out).contains(&format!("added {event} hook")),
-            "{}",
-            stdout(&out)
-        );
+        assert_contains(&stdout(&out), &format!("added {event} hook"));
     }
     let merged: Value = serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
     assert_eq!(merged["model"], existing["model"]);
@@ -88,11 +84,7 @@ fn write_merges_keeps_everything_and_is_idempotent() {
     let first = std::fs::read(&settings_path).unwrap();
     let out = install(&["--write", "--dir", dir]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("already installed"),
-        "{}",
-        stdout(&out)
-    );
+    assert_contains(&stdout(&out), "already installed");
     assert_eq!(
         std::fs::read(&settings_path).unwrap(),
         first,
@@ -127,7 +119,7 @@ fn a_broken_settings_file_is_reported_and_left_untouched() {
         std::fs::write(&path, broken).unwrap();
         let out = install(&["--write", "--dir", project.path().to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1), "{broken}");
-        assert!(stderr(&out).contains("settings.json"), "{}", stderr(&out));
+        assert_contains(&stderr(&out), "settings.json");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
     }
 }

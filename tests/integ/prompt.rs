@@ -1,6 +1,6 @@
 //! `clawmux prompt`: rendering, `--check`, `--dir` overrides, usage errors.
 
-use super::{clawmux, stderr, stdout};
+use super::{assert_contains, clawmux, stderr, stdout};
 
 fn prompt(args: &[&str]) -> std::process::Output {
     let mut all = vec!["prompt"];
@@ -27,19 +27,13 @@ fn renders_a_builtin_template_with_its_variables() {
         text.starts_with("**shop**: `/gsd:plan-phase 2` stopped with an error.\n"),
         "{text}"
     );
-    assert!(
-        text.contains("> API Error: 401 {\"type\":\"authentication_error\"}\n"),
-        "{text}"
+    assert_contains(
+        &text,
+        "> API Error: 401 {\"type\":\"authentication_error\"}\n",
     );
     // Values are inserted as they are, never rendered again.
-    assert!(
-        text.contains("~~~text\nline one\nline {{two}}\n~~~\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("then send `/gsd:plan-phase 2` again"),
-        "{text}"
-    );
+    assert_contains(&text, "~~~text\nline one\nline {{two}}\n~~~\n");
+    assert_contains(&text, "then send `/gsd:plan-phase 2` again");
     assert_eq!(stderr(&out), "");
 }
 
@@ -58,11 +52,7 @@ fn check_lists_placeholders_without_a_value() {
         stdout(&out),
         "workspace\nreason\nlast_command\nlast_output_tail\n"
     );
-    assert!(
-        stderr(&out).contains("--var projcet is not used"),
-        "{}",
-        stderr(&out)
-    );
+    assert_contains(&stderr(&out), "--var projcet is not used");
 
     let all = [
         "project=p",
@@ -116,27 +106,15 @@ fn a_directory_overrides_templates_file_by_file() {
         "message=status?",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("for the project \"shop\""),
-        "{}",
-        stdout(&out)
-    );
-    assert!(
-        stdout(&out).contains("~~~text\nstatus?\n~~~"),
-        "{}",
-        stdout(&out)
-    );
+    assert_contains(&stdout(&out), "for the project \"shop\"");
+    assert_contains(&stdout(&out), "~~~text\nstatus?\n~~~");
 }
 
 #[test]
 fn unreadable_override_directory_is_a_runtime_error() {
     let out = prompt(&["error_recovery", "--dir", "/nonexistent/clawmux-prompts"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("/nonexistent/clawmux-prompts"),
-        "{}",
-        stderr(&out)
-    );
+    assert_contains(&stderr(&out), "/nonexistent/clawmux-prompts");
 }
 
 #[test]
