@@ -2,4 +2,5 @@
 //! Each area owns a folder module (`tests/<area>/mod.rs`) registered here.
 
 mod integ;
+mod openspec;
 mod support;
