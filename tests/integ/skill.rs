@@ -5,11 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use clawmux::bridge::router::{self, Route};
 use serde_json::Value;
 
 use super::{clawmux, repo_file, stderr, stdout};
 
-/// The main GSD commands (REFERENCE §3): the skill must document each.
+/// The main GSD commands (REFERENCE §3): the skill must document each, as
+/// well as clawmux's own built-ins.
 const GSD_COMMANDS: [&str; 18] = [
     "new-project",
     "discuss-phase",
@@ -89,23 +91,33 @@ fn frontmatter_is_valid_and_declares_name_triggers_and_binary() {
         description.contains("/gsd:") && description.contains("/gsd-"),
         "{description}"
     );
-    let table_commands: Vec<&str> = body
+    let table: Vec<&str> = body
         .lines()
-        .filter_map(|l| l.strip_prefix("| `/gsd:"))
-        .map(|l| l.split([' ', '`']).next().unwrap_or(""))
+        .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+        .filter(|m| m.starts_with("/gsd:"))
         .collect();
-    for name in GSD_COMMANDS {
+    let names: Vec<&str> = table.iter().filter_map(|m| router::gsd_name(m)).collect();
+    for name in GSD_COMMANDS.iter().chain(router::BUILTINS) {
         assert!(
-            table_commands.contains(&name),
-            "/gsd:{name} missing from the command table"
+            names.contains(name),
+            "/gsd:{name} missing from the command tables"
         );
     }
-    for name in &table_commands {
+    for name in &names {
         assert!(
             description.contains(&format!("/gsd:{name},"))
                 || description.contains(&format!("/gsd:{name} ")),
             "the description does not trigger on /gsd:{name}"
         );
+    }
+    // Each documented message, with its placeholders filled in, is one
+    // clawmux knows: a built-in or a command for the agent.
+    for message in table {
+        let filled = fill_placeholders(message);
+        match router::route(&filled) {
+            Route::Builtin(_) | Route::Agent(_) => {}
+            other => panic!("{message} ({filled}) routes to {other:?}"),
+        }
     }
 
     let metadata: Value =
@@ -114,6 +126,16 @@ fn frontmatter_is_valid_and_declares_name_triggers_and_binary() {
         .as_array()
         .expect("metadata.openclaw.requires.bins");
     assert!(bins.iter().any(|b| b == "clawmux"), "{bins:?}");
+}
+
+/// `/gsd:plan-phase <N> [x]` -> `/gsd:plan-phase value`.
+fn fill_placeholders(message: &str) -> String {
+    message
+        .split_whitespace()
+        .filter(|w| !w.starts_with('['))
+        .map(|w| if w.starts_with('<') { "value" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Splits one shell command line into words: quotes are honoured, and the
