@@ -138,3 +138,27 @@ fn unknown_names_and_malformed_vars_are_usage_errors() {
         );
     }
 }
+
+#[test]
+fn command_mapping_only_offers_commands_clawmux_routes() {
+    use clawmux::bridge::router::{Route, route};
+    let text = std::fs::read_to_string(super::repo_file("prompts/command_mapping.md")).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.starts_with("| /gsd:"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert!(rows.len() >= 18, "{} commands", rows.len());
+    for row in rows {
+        let (command, args) = (row[1], row[2]);
+        let message = if args.is_empty() || args.starts_with("optional") {
+            command.to_owned()
+        } else {
+            format!("{command} value")
+        };
+        match route(&message) {
+            Route::Builtin(_) | Route::Agent(_) => {}
+            other => panic!("{message} routes to {other:?}"),
+        }
+    }
+}
