@@ -40,38 +40,7 @@ pub use profiles::{DEFAULT_PROFILES, Profile, ProfileError, Profiles};
 
 use crate::pane::Pane;
 
-// TEMPORARY: stands in for `crate::control::PaneId` until the control-mode
-// core lands on main; removed at the merge.
-pub use pane_id::PaneId;
-mod pane_id {
-    //! Temporary pane id (`%N`) until `control::PaneId` lands.
-    use serde::{Serialize, Serializer};
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub struct PaneId(pub u32);
-
-    impl std::fmt::Display for PaneId {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "%{}", self.0)
-        }
-    }
-
-    impl std::str::FromStr for PaneId {
-        type Err = String;
-        fn from_str(s: &str) -> Result<Self, String> {
-            s.strip_prefix('%')
-                .and_then(|n| n.parse().ok())
-                .map(PaneId)
-                .ok_or_else(|| format!("not a pane id: {s:?}"))
-        }
-    }
-
-    impl Serialize for PaneId {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            s.collect_str(self)
-        }
-    }
-}
+pub use crate::control::PaneId;
 
 /// Milliseconds on the caller's clock (any fixed origin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 
 use rand::Rng;
 use reqwest::{Method, StatusCode};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, oneshot};
 use tokio::time::{Duration, Instant};
@@ -43,7 +44,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_attempts: 6, base_delay: Duration::from_millis(500), max_delay: Duration::from_secs(20) }
+        RetryPolicy {
+            max_attempts: 6,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(20),
+        }
     }
 }
 
@@ -51,7 +56,9 @@ impl RetryPolicy {
     /// Delay before retry number `n` (1-based): exponential, with jitter in
     /// [50 %, 100 %] so many clients do not retry in step.
     fn backoff(&self, n: u32) -> Duration {
-        let exp = self.base_delay.saturating_mul(1 << n.saturating_sub(1).min(16));
+        let exp = self
+            .base_delay
+            .saturating_mul(1 << n.saturating_sub(1).min(16));
         let capped = exp.min(self.max_delay);
         capped.mul_f64(rand::rng().random_range(0.5..=1.0))
     }
@@ -61,7 +68,11 @@ impl RetryPolicy {
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum FeishuError {
     #[error("Feishu error {code}: {msg} (HTTP {http_status})")]
-    Api { code: i64, msg: String, http_status: u16 },
+    Api {
+        code: i64,
+        msg: String,
+        http_status: u16,
+    },
     #[error("HTTP {status} from Feishu: {body}")]
     Http { status: u16, body: String },
     #[error("cannot reach Feishu: {0}")]
@@ -71,7 +82,10 @@ pub enum FeishuError {
     #[error("card JSON is {0} bytes, over Feishu's {MAX_CARD_JSON_BYTES}-byte limit")]
     CardTooLarge(usize),
     #[error("gave up after {attempts} attempts: {last}")]
-    GaveUp { attempts: u32, last: Box<FeishuError> },
+    GaveUp {
+        attempts: u32,
+        last: Box<FeishuError>,
+    },
 }
 
 impl FeishuError {
@@ -149,7 +163,12 @@ impl Api {
             .timeout(REQUEST_TIMEOUT)
             .build()
             .unwrap_or_else(|_| reqwest::Client::new());
-        Api { http, config, retry, token: Mutex::new(None) }
+        Api {
+            http,
+            config,
+            retry,
+            token: Mutex::new(None),
+        }
     }
 
     pub fn config(&self) -> &FeishuConfig {
@@ -165,20 +184,31 @@ impl Api {
         {
             return Ok(t.token.clone());
         }
-        let url = format!("{}/open-apis/auth/v3/tenant_access_token/internal", self.config.base_url());
+        let url = format!(
+            "{}/open-apis/auth/v3/tenant_access_token/internal",
+            self.config.base_url()
+        );
         let body = json!({"app_id": self.config.app_id, "app_secret": self.config.app_secret});
-        let v = match self.run_attempts(|| self.attempt(Method::POST, &url, &body, None)).await {
+        let v = match self
+            .run_attempts(|| self.attempt(Method::POST, &url, &body, None))
+            .await
+        {
             Finished::Value(v) => v,
             Finished::Failed(e) | Finished::InvalidToken(e) => return Err(e),
         };
         let token = v
             .get("tenant_access_token")
             .and_then(Value::as_str)
-            .ok_or_else(|| FeishuError::BadResponse("no tenant_access_token in the token response".into()))?
+            .ok_or_else(|| {
+                FeishuError::BadResponse("no tenant_access_token in the token response".into())
+            })?
             .to_string();
         let expire = Duration::from_secs(v.get("expire").and_then(Value::as_u64).unwrap_or(0));
         let refresh_at = Instant::now() + expire.saturating_sub(TOKEN_REFRESH_MARGIN);
-        *cached = Some(CachedToken { token: token.clone(), refresh_at });
+        *cached = Some(CachedToken {
+            token: token.clone(),
+            refresh_at,
+        });
         Ok(token)
     }
 
@@ -191,19 +221,33 @@ impl Api {
 
     /// Send a card to a chat or user. `uuid` (at most 50 chars) makes the
     /// send idempotent for an hour: keep it when retrying at a higher level.
-    pub async fn send(&self, to: &ReceiveId, card: &Card, uuid: &str) -> Result<MessageId, FeishuError> {
+    pub async fn send(
+        &self,
+        to: &ReceiveId,
+        card: &(impl Serialize + ?Sized),
+        uuid: &str,
+    ) -> Result<MessageId, FeishuError> {
         let content = card_content(card)?;
         let (id_type, id) = to.parts();
         let path = format!("/open-apis/im/v1/messages?receive_id_type={id_type}");
-        let body = json!({"receive_id": id, "msg_type": "interactive", "content": content, "uuid": uuid});
+        let body =
+            json!({"receive_id": id, "msg_type": "interactive", "content": content, "uuid": uuid});
         let data = self.call(Method::POST, &path, &body).await?;
         message_id_of(&data)
     }
 
     /// Reply to a message with a card.
-    pub async fn reply(&self, message_id: &str, card: &Card, uuid: &str) -> Result<MessageId, FeishuError> {
+    pub async fn reply(
+        &self,
+        message_id: &str,
+        card: &(impl Serialize + ?Sized),
+        uuid: &str,
+    ) -> Result<MessageId, FeishuError> {
         let content = card_content(card)?;
-        let path = format!("/open-apis/im/v1/messages/{}/reply", path_segment(message_id));
+        let path = format!(
+            "/open-apis/im/v1/messages/{}/reply",
+            path_segment(message_id)
+        );
         let body = json!({"msg_type": "interactive", "content": content, "uuid": uuid});
         let data = self.call(Method::POST, &path, &body).await?;
         message_id_of(&data)
@@ -211,10 +255,16 @@ impl Api {
 
     /// Replace a card we sent (needs `update_multi: true`, which every [`Card`] has).
     /// Not throttled: use [`ProgressUpdater`] for frequent updates.
-    pub async fn patch(&self, message_id: &str, card: &Card) -> Result<(), FeishuError> {
+    pub async fn patch(
+        &self,
+        message_id: &str,
+        card: &(impl Serialize + ?Sized),
+    ) -> Result<(), FeishuError> {
         let content = card_content(card)?;
         let path = format!("/open-apis/im/v1/messages/{}", path_segment(message_id));
-        self.call(Method::PATCH, &path, &json!({"content": content})).await.map(|_| ())
+        self.call(Method::PATCH, &path, &json!({"content": content}))
+            .await
+            .map(|_| ())
     }
 
     /// An authenticated call: returns `data` of a `code: 0` answer.
@@ -223,7 +273,10 @@ impl Api {
         let mut token_refreshed = false;
         loop {
             let token = self.tenant_token().await?;
-            match self.run_attempts(|| self.attempt(method.clone(), &url, body, Some(&token))).await {
+            match self
+                .run_attempts(|| self.attempt(method.clone(), &url, body, Some(&token)))
+                .await
+            {
                 Finished::Value(v) => return Ok(v.get("data").cloned().unwrap_or(Value::Null)),
                 Finished::InvalidToken(e) if !token_refreshed => {
                     tracing::info!(error = %e, "Feishu token rejected; fetching a new one");
@@ -250,7 +303,10 @@ impl Api {
                 Outcome::InvalidToken(e) => return Finished::InvalidToken(e),
                 Outcome::Retry(e, wait) => {
                     if n >= self.retry.max_attempts {
-                        return Finished::Failed(FeishuError::GaveUp { attempts: n, last: Box::new(e) });
+                        return Finished::Failed(FeishuError::GaveUp {
+                            attempts: n,
+                            last: Box::new(e),
+                        });
                     }
                     let delay = wait.unwrap_or_else(|| self.retry.backoff(n));
                     tracing::debug!(error = %e, ?delay, attempt = n, "retrying Feishu call");
@@ -260,7 +316,13 @@ impl Api {
         }
     }
 
-    async fn attempt(&self, method: Method, url: &str, body: &Value, token: Option<&str>) -> Outcome {
+    async fn attempt(
+        &self,
+        method: Method,
+        url: &str,
+        body: &Value,
+        token: Option<&str>,
+    ) -> Outcome {
         let mut req = self.http.request(method, url).json(body);
         if let Some(t) = token {
             req = req.bearer_auth(t);
@@ -288,7 +350,10 @@ impl Api {
 /// Decide what an HTTP answer means.
 fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome {
     let parsed: Option<Value> = serde_json::from_str(text).ok();
-    let code = parsed.as_ref().and_then(|v| v.get("code")).and_then(Value::as_i64);
+    let code = parsed
+        .as_ref()
+        .and_then(|v| v.get("code"))
+        .and_then(Value::as_i64);
     let msg = parsed
         .as_ref()
         .and_then(|v| v.get("msg"))
@@ -296,7 +361,11 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
         .unwrap_or_default()
         .to_string();
     let http_status = status.as_u16();
-    let api_err = |code| FeishuError::Api { code, msg: msg.clone(), http_status };
+    let api_err = |code| FeishuError::Api {
+        code,
+        msg: msg.clone(),
+        http_status,
+    };
     match code {
         Some(c) if INVALID_TOKEN_CODES.contains(&c) => Outcome::InvalidToken(api_err(c)),
         Some(c) if PERMANENT_CODES.contains(&c) => Outcome::Fail(api_err(c)),
@@ -306,13 +375,19 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
             Outcome::Retry(api_err(RATE_LIMIT_CODE), reset.map(|r| r + jitter))
         }
         _ if status == StatusCode::TOO_MANY_REQUESTS => {
-            let e = FeishuError::Http { status: http_status, body: snippet(text) };
+            let e = FeishuError::Http {
+                status: http_status,
+                body: snippet(text),
+            };
             Outcome::Retry(e, reset)
         }
         _ if status.is_server_error() => {
             let e = match code {
                 Some(c) => api_err(c),
-                None => FeishuError::Http { status: http_status, body: snippet(text) },
+                None => FeishuError::Http {
+                    status: http_status,
+                    body: snippet(text),
+                },
             };
             Outcome::Retry(e, None)
         }
@@ -321,7 +396,10 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
             None => Outcome::Fail(FeishuError::BadResponse(snippet(text))),
         },
         Some(c) => Outcome::Fail(api_err(c)),
-        None => Outcome::Fail(FeishuError::Http { status: http_status, body: snippet(text) }),
+        None => Outcome::Fail(FeishuError::Http {
+            status: http_status,
+            body: snippet(text),
+        }),
     }
 }
 
@@ -336,8 +414,10 @@ fn snippet(text: &str) -> String {
     text[..end].to_string()
 }
 
-fn card_content(card: &Card) -> Result<String, FeishuError> {
-    let content = card.to_json();
+/// The message `content` of a card: a [`Card`], or card JSON kept as a
+/// `serde_json::Value` (the daemon's outbox).
+fn card_content(card: &(impl Serialize + ?Sized)) -> Result<String, FeishuError> {
+    let content = serde_json::to_string(card).unwrap_or_else(|_| String::from("{}"));
     if content.len() > MAX_CARD_JSON_BYTES {
         return Err(FeishuError::CardTooLarge(content.len()));
     }
@@ -353,7 +433,9 @@ fn message_id_of(data: &Value) -> Result<MessageId, FeishuError> {
 
 /// Message ids go into URL paths: keep only the characters Feishu ids use.
 fn path_segment(id: &str) -> String {
-    id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()
+    id.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect()
 }
 
 /// A pending update of one message.
@@ -374,7 +456,10 @@ pub struct ProgressUpdater {
 
 impl ProgressUpdater {
     pub fn new(api: Arc<Api>) -> Self {
-        ProgressUpdater { api, slots: Arc::default() }
+        ProgressUpdater {
+            api,
+            slots: Arc::default(),
+        }
     }
 
     /// Queue `card` as the new content of `message_id` (fire and forget).
@@ -386,14 +471,22 @@ impl ProgressUpdater {
     pub async fn update_and_wait(&self, message_id: &str, card: Card) -> Result<(), FeishuError> {
         let (tx, rx) = oneshot::channel();
         self.enqueue(message_id, card, Some(tx));
-        rx.await.unwrap_or_else(|_| Err(FeishuError::BadResponse("update worker stopped".into())))
+        rx.await
+            .unwrap_or_else(|_| Err(FeishuError::BadResponse("update worker stopped".into())))
     }
 
-    fn enqueue(&self, message_id: &str, card: Card, waiter: Option<oneshot::Sender<Result<(), FeishuError>>>) {
+    fn enqueue(
+        &self,
+        message_id: &str,
+        card: Card,
+        waiter: Option<oneshot::Sender<Result<(), FeishuError>>>,
+    ) {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = slots
-            .entry(message_id.to_string())
-            .or_insert_with(|| Slot { card: None, waiters: Vec::new(), running: false });
+        let slot = slots.entry(message_id.to_string()).or_insert_with(|| Slot {
+            card: None,
+            waiters: Vec::new(),
+            running: false,
+        });
         slot.card = Some(card);
         slot.waiters.extend(waiter);
         if !slot.running {
@@ -409,7 +502,9 @@ impl ProgressUpdater {
         loop {
             let (card, waiters) = {
                 let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-                let Some(slot) = slots.get_mut(&message_id) else { return };
+                let Some(slot) = slots.get_mut(&message_id) else {
+                    return;
+                };
                 match slot.card.take() {
                     Some(card) => (card, std::mem::take(&mut slot.waiters)),
                     None => {
@@ -437,11 +532,23 @@ mod tests {
 
     #[test]
     fn classify_codes() {
-        let ok = classify(StatusCode::OK, None, r#"{"code":0,"data":{"message_id":"om"}}"#);
+        let ok = classify(
+            StatusCode::OK,
+            None,
+            r#"{"code":0,"data":{"message_id":"om"}}"#,
+        );
         assert!(matches!(ok, Outcome::Done(_)));
-        let bad_token = classify(StatusCode::BAD_REQUEST, None, r#"{"code":99991663,"msg":"bad"}"#);
+        let bad_token = classify(
+            StatusCode::BAD_REQUEST,
+            None,
+            r#"{"code":99991663,"msg":"bad"}"#,
+        );
         assert!(matches!(bad_token, Outcome::InvalidToken(_)));
-        let gone = classify(StatusCode::BAD_REQUEST, None, r#"{"code":230011,"msg":"recalled"}"#);
+        let gone = classify(
+            StatusCode::BAD_REQUEST,
+            None,
+            r#"{"code":230011,"msg":"recalled"}"#,
+        );
         assert!(matches!(gone, Outcome::Fail(ref e) if e.is_permanent()));
         let limited = classify(
             StatusCode::TOO_MANY_REQUESTS,
@@ -449,17 +556,32 @@ mod tests {
             r#"{"code":99991400,"msg":"rate"}"#,
         );
         match limited {
-            Outcome::Retry(_, Some(d)) => assert!(d >= Duration::from_secs(2) && d <= Duration::from_millis(2250)),
+            Outcome::Retry(_, Some(d)) => {
+                assert!(d >= Duration::from_secs(2) && d <= Duration::from_millis(2250))
+            }
             _ => panic!("429 must retry after the reset"),
         }
-        assert!(matches!(classify(StatusCode::BAD_GATEWAY, None, "<html>"), Outcome::Retry(_, None)));
-        assert!(matches!(classify(StatusCode::OK, None, "not json"), Outcome::Fail(FeishuError::Http { .. })));
-        assert!(matches!(classify(StatusCode::BAD_REQUEST, None, r#"{"code":10014,"msg":"x"}"#), Outcome::Fail(_)));
+        assert!(matches!(
+            classify(StatusCode::BAD_GATEWAY, None, "<html>"),
+            Outcome::Retry(_, None)
+        ));
+        assert!(matches!(
+            classify(StatusCode::OK, None, "not json"),
+            Outcome::Fail(FeishuError::Http { .. })
+        ));
+        assert!(matches!(
+            classify(StatusCode::BAD_REQUEST, None, r#"{"code":10014,"msg":"x"}"#),
+            Outcome::Fail(_)
+        ));
     }
 
     #[test]
     fn backoff_grows_and_is_capped() {
-        let p = RetryPolicy { max_attempts: 5, base_delay: Duration::from_millis(100), max_delay: Duration::from_millis(300) };
+        let p = RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(300),
+        };
         for _ in 0..50 {
             let d1 = p.backoff(1);
             assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100));

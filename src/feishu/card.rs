@@ -31,7 +31,10 @@ pub struct PlainText {
 
 impl PlainText {
     pub fn new(content: impl Into<String>) -> Self {
-        Self { tag: "plain_text", content: content.into() }
+        Self {
+            tag: "plain_text",
+            content: content.into(),
+        }
     }
 }
 
@@ -120,11 +123,17 @@ pub enum Element {
 
 impl Element {
     pub fn markdown(content: impl Into<String>) -> Self {
-        Element::Markdown { content: content.into(), text_size: None }
+        Element::Markdown {
+            content: content.into(),
+            text_size: None,
+        }
     }
 
     pub fn note(content: impl Into<String>) -> Self {
-        Element::Markdown { content: content.into(), text_size: Some("notation") }
+        Element::Markdown {
+            content: content.into(),
+            text_size: Some("notation"),
+        }
     }
 
     /// A button that sends `value` back as a card action.
@@ -140,7 +149,9 @@ impl Element {
         Element::Button {
             text: PlainText::new(label),
             kind: ButtonKind::Default,
-            behaviors: vec![Behavior::OpenUrl { default_url: url.into() }],
+            behaviors: vec![Behavior::OpenUrl {
+                default_url: url.into(),
+            }],
         }
     }
 
@@ -151,7 +162,11 @@ impl Element {
             flex_mode: "flow",
             columns: items
                 .into_iter()
-                .map(|e| Column { tag: "column", width: "auto", elements: vec![e] })
+                .map(|e| Column {
+                    tag: "column",
+                    width: "auto",
+                    elements: vec![e],
+                })
                 .collect(),
         }
     }
@@ -171,8 +186,14 @@ impl Card {
         Card {
             schema: "2.0",
             config: Config { update_multi: true },
-            header: Header { title: PlainText::new(title), subtitle: None, template },
-            body: Body { elements: Vec::new() },
+            header: Header {
+                title: PlainText::new(title),
+                subtitle: None,
+                template,
+            },
+            body: Body {
+                elements: Vec::new(),
+            },
         }
     }
 
@@ -265,7 +286,11 @@ fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: 
     for e in els {
         match e {
             Element::Markdown { content, .. } => {
-                let text = if markdown { content.clone() } else { unescape_markdown(content) };
+                let text = if markdown {
+                    content.clone()
+                } else {
+                    unescape_markdown(content)
+                };
                 out.push_str(&text);
                 out.push('\n');
             }
@@ -275,7 +300,9 @@ fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: 
                     render_elements(&c.elements, markdown, button_no, out);
                 }
             }
-            Element::Button { text, behaviors, .. } => {
+            Element::Button {
+                text, behaviors, ..
+            } => {
                 *button_no += 1;
                 match behaviors.first() {
                     Some(Behavior::OpenUrl { default_url }) => {
@@ -284,10 +311,19 @@ fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: 
                     _ => out.push_str(&format!("[{button_no}] {}\n", text.content)),
                 }
             }
-            Element::SelectStatic { placeholder, options, initial_option, .. } => {
+            Element::SelectStatic {
+                placeholder,
+                options,
+                initial_option,
+                ..
+            } => {
                 out.push_str(&format!("{}:\n", placeholder.content));
                 for o in options {
-                    let mark = if initial_option.as_deref() == Some(o.value.as_str()) { "*" } else { " " };
+                    let mark = if initial_option.as_deref() == Some(o.value.as_str()) {
+                        "*"
+                    } else {
+                        " "
+                    };
                     out.push_str(&format!(" {mark} {}\n", o.text.content));
                 }
             }
@@ -319,7 +355,10 @@ pub fn info_card(title: &str, markdown: &str) -> Card {
 }
 
 fn first_page(cards: Vec<Card>, title: &str, template: Template) -> Card {
-    cards.into_iter().next().unwrap_or_else(|| Card::new(title, template))
+    cards
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| Card::new(title, template))
 }
 
 /// Work in progress: blue, a progress line and the latest output tail.
@@ -329,12 +368,19 @@ pub fn progress_card(title: &str, stage: &str, percent: Option<u8>, tail: &str) 
     if let Some(p) = percent {
         let p = p.min(100);
         let filled = usize::from(p) / 10;
-        line.push_str(&format!("  `{}{}` {p}%", "█".repeat(filled), "░".repeat(10 - filled)));
+        line.push_str(&format!(
+            "  `{}{}` {p}%",
+            "█".repeat(filled),
+            "░".repeat(10 - filled)
+        ));
     }
     let mut card = Card::new(title, Template::Blue).push(Element::markdown(line));
     if !tail.trim().is_empty() {
         let tail = paginate::last_bytes(tail, PROGRESS_TAIL_BYTES);
-        card = card.push(Element::markdown(format!("```\n{}\n```", escape_code_block(tail))));
+        card = card.push(Element::markdown(format!(
+            "```\n{}\n```",
+            escape_code_block(tail)
+        )));
     }
     card
 }
@@ -389,7 +435,11 @@ pub fn approval_card(spec: &ApprovalSpec) -> Card {
         .iter()
         .enumerate()
         .map(|(i, (key, label))| {
-            let kind = if i == 0 { ButtonKind::Primary } else { ButtonKind::Default };
+            let kind = if i == 0 {
+                ButtonKind::Primary
+            } else {
+                ButtonKind::Default
+            };
             Element::callback_button(label.clone(), kind, approval_value(spec, key))
         })
         .collect();
@@ -431,7 +481,12 @@ pub struct ActionButton {
 pub const ERROR_TEXT_BYTES: usize = 16 * 1024;
 
 /// Red: the raw error in a code block, guidance, and buttons (Retry, Projects, Help…).
-pub fn error_card(title: &str, error_text: &str, guidance_markdown: &str, buttons: Vec<ActionButton>) -> Card {
+pub fn error_card(
+    title: &str,
+    error_text: &str,
+    guidance_markdown: &str,
+    buttons: Vec<ActionButton>,
+) -> Card {
     let err = paginate::last_bytes(error_text, ERROR_TEXT_BYTES);
     let mut card = Card::new(title, Template::Red).push(Element::markdown(format!(
         "```\n{}\n```",
@@ -466,10 +521,17 @@ pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
         placeholder: PlainText::new("Choose a project"),
         options: projects
             .iter()
-            .map(|p| SelectOption { text: PlainText::new(p.clone()), value: p.clone() })
+            .map(|p| SelectOption {
+                text: PlainText::new(p.clone()),
+                value: p.clone(),
+            })
             .collect(),
-        initial_option: current.filter(|c| projects.iter().any(|p| p == c)).map(str::to_string),
-        behaviors: vec![Behavior::Callback { value: json!({"action": "select_project"}) }],
+        initial_option: current
+            .filter(|c| projects.iter().any(|p| p == c))
+            .map(str::to_string),
+        behaviors: vec![Behavior::Callback {
+            value: json!({"action": "select_project"}),
+        }],
     })
 }
 
@@ -520,7 +582,10 @@ mod tests {
 
     #[test]
     fn resolved_and_gone_cards_are_grey_without_buttons() {
-        for card in [approval_resolved_card(&spec(), "alice", "Yes", "12:00"), approval_gone_card(&spec())] {
+        for card in [
+            approval_resolved_card(&spec(), "alice", "Yes", "12:00"),
+            approval_gone_card(&spec()),
+        ] {
             assert_eq!(card.header.template, Template::Grey);
             assert!(card.callback_values().is_empty());
             let json = card.to_json();
@@ -536,7 +601,10 @@ mod tests {
             "Command failed",
             "API Error: 401 ```boom```",
             "Run `/login` in the pane.",
-            vec![ActionButton { label: "Retry".into(), value: json!({"action": "retry"}) }],
+            vec![ActionButton {
+                label: "Retry".into(),
+                value: json!({"action": "retry"}),
+            }],
         );
         let v = serde_json::to_value(&card).unwrap();
         assert_eq!(v["header"]["template"], "red");
@@ -545,8 +613,14 @@ mod tests {
         assert!(code.starts_with("```\n") && code.ends_with("\n```"));
         // The fence inside the error text cannot close our block.
         assert_eq!(code.matches("```").count(), 2, "{code}");
-        assert_eq!(els[1], json!({"tag": "markdown", "content": "Run `/login` in the pane."}));
-        assert_eq!(els[2]["columns"][0]["elements"][0]["behaviors"][0]["value"], json!({"action": "retry"}));
+        assert_eq!(
+            els[1],
+            json!({"tag": "markdown", "content": "Run `/login` in the pane."})
+        );
+        assert_eq!(
+            els[2]["columns"][0]["elements"][0]["behaviors"][0]["value"],
+            json!({"action": "retry"})
+        );
     }
 
     #[test]
@@ -585,8 +659,14 @@ mod tests {
         let card = progress_card("Working", "EXECUTING WAVE 1", Some(40), "line a\nline b");
         let v = serde_json::to_value(&card).unwrap();
         assert_eq!(v["header"]["template"], "blue");
-        assert_eq!(v["body"]["elements"][0]["content"], "**EXECUTING WAVE 1**  `████░░░░░░` 40%");
-        assert_eq!(v["body"]["elements"][1]["content"], "```\nline a\nline b\n```");
+        assert_eq!(
+            v["body"]["elements"][0]["content"],
+            "**EXECUTING WAVE 1**  `████░░░░░░` 40%"
+        );
+        assert_eq!(
+            v["body"]["elements"][1]["content"],
+            "```\nline a\nline b\n```"
+        );
     }
 
     #[test]
@@ -598,7 +678,13 @@ mod tests {
                    "behaviors": [{"type": "open_url", "default_url": "https://example.com"}]})
         );
         let v = serde_json::to_value(Element::note("n")).unwrap();
-        assert_eq!(v, json!({"tag": "markdown", "content": "n", "text_size": "notation"}));
-        assert_eq!(serde_json::to_value(Element::Hr).unwrap(), json!({"tag": "hr"}));
+        assert_eq!(
+            v,
+            json!({"tag": "markdown", "content": "n", "text_size": "notation"})
+        );
+        assert_eq!(
+            serde_json::to_value(Element::Hr).unwrap(),
+            json!({"tag": "hr"})
+        );
     }
 }

@@ -79,7 +79,13 @@ pub enum ToastKind {
 
 impl CardResponse {
     pub fn toast(kind: ToastKind, text: impl Into<String>) -> Self {
-        CardResponse { toast: Some(Toast { kind, text: text.into() }), card: None }
+        CardResponse {
+            toast: Some(Toast {
+                kind,
+                text: text.into(),
+            }),
+            card: None,
+        }
     }
 
     pub fn with_card(mut self, card: Card) -> Self {
@@ -126,7 +132,10 @@ impl Default for MemoryDedupe {
 
 impl MemoryDedupe {
     pub fn with_capacity(capacity: usize) -> Self {
-        MemoryDedupe { inner: Mutex::new((HashSet::new(), VecDeque::new())), capacity: capacity.max(1) }
+        MemoryDedupe {
+            inner: Mutex::new((HashSet::new(), VecDeque::new())),
+            capacity: capacity.max(1),
+        }
     }
 }
 
@@ -153,7 +162,14 @@ impl Dedupe for MemoryDedupe {
 pub(crate) enum Parsed {
     Message(Message),
     /// A card action minus its answer channel.
-    CardAction { event_id: String, operator_open_id: String, value: Value, option: Option<String>, message_id: String, chat_id: String },
+    CardAction {
+        event_id: String,
+        operator_open_id: String,
+        value: Value,
+        option: Option<String>,
+        message_id: String,
+        chat_id: String,
+    },
     /// Another event type: acknowledged and dropped.
     Other(String),
 }
@@ -172,7 +188,9 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 }
 
 fn need(v: &Value, path: &[&str], what: &'static str) -> Result<String, EventError> {
-    str_at(v, path).map(str::to_string).ok_or(EventError::Missing(what))
+    str_at(v, path)
+        .map(str::to_string)
+        .ok_or(EventError::Missing(what))
 }
 
 /// The verification token a payload carries (2.0 `header.token` or top-level `token`).
@@ -192,13 +210,17 @@ pub(crate) fn parse(payload: &Value, fallback_id: &str) -> Result<Parsed, EventE
         None if payload.get("action").is_some() && payload.get("open_message_id").is_some() => {
             parse_card_action_v1(payload, fallback_id)
         }
-        None => Ok(Parsed::Other(str_at(payload, &["type"]).unwrap_or("unknown").to_string())),
+        None => Ok(Parsed::Other(
+            str_at(payload, &["type"]).unwrap_or("unknown").to_string(),
+        )),
     }
 }
 
 fn parse_message(p: &Value) -> Result<Message, EventError> {
     let e = p.get("event").ok_or(EventError::Missing("event"))?;
-    let m = e.get("message").ok_or(EventError::Missing("event.message"))?;
+    let m = e
+        .get("message")
+        .ok_or(EventError::Missing("event.message"))?;
     let message_type = str_at(m, &["message_type"]).unwrap_or("text").to_string();
     let content: Value = str_at(m, &["content"])
         .and_then(|c| serde_json::from_str(c).ok())
@@ -208,7 +230,11 @@ fn parse_message(p: &Value) -> Result<Message, EventError> {
         "post" => post_text(&content),
         _ => String::new(),
     };
-    let mentions = m.get("mentions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mentions = m
+        .get("mentions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut text = raw_text;
     for mention in &mentions {
         if let Some(key) = str_at(mention, &["key"]) {
@@ -220,11 +246,17 @@ fn parse_message(p: &Value) -> Result<Message, EventError> {
         message_id: need(m, &["message_id"], "event.message.message_id")?,
         chat_id: need(m, &["chat_id"], "event.message.chat_id")?,
         chat_type: str_at(m, &["chat_type"]).unwrap_or("p2p").to_string(),
-        sender_open_id: need(e, &["sender", "sender_id", "open_id"], "event.sender.sender_id.open_id")?,
+        sender_open_id: need(
+            e,
+            &["sender", "sender_id", "open_id"],
+            "event.sender.sender_id.open_id",
+        )?,
         message_type,
         text: text.split_whitespace().collect::<Vec<_>>().join(" "),
         mentions_bot: !mentions.is_empty(),
-        parent_id: str_at(m, &["parent_id"]).filter(|s| !s.is_empty()).map(str::to_string),
+        parent_id: str_at(m, &["parent_id"])
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
         create_time: str_at(m, &["create_time"]).unwrap_or_default().to_string(),
     })
 }
@@ -235,10 +267,18 @@ fn post_text(content: &Value) -> String {
     let body = if content.get("content").is_some() {
         content
     } else {
-        content.as_object().and_then(|o| o.values().next()).unwrap_or(&Value::Null)
+        content
+            .as_object()
+            .and_then(|o| o.values().next())
+            .unwrap_or(&Value::Null)
     };
     let mut out = Vec::new();
-    for para in body.get("content").and_then(Value::as_array).into_iter().flatten() {
+    for para in body
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let line: String = para
             .as_array()
             .into_iter()
@@ -255,10 +295,20 @@ fn parse_card_action_v2(p: &Value) -> Result<Parsed, EventError> {
     Ok(Parsed::CardAction {
         event_id: need(p, &["header", "event_id"], "header.event_id")?,
         operator_open_id: need(e, &["operator", "open_id"], "event.operator.open_id")?,
-        value: e.get("action").and_then(|a| a.get("value")).cloned().unwrap_or(Value::Null),
+        value: e
+            .get("action")
+            .and_then(|a| a.get("value"))
+            .cloned()
+            .unwrap_or(Value::Null),
         option: str_at(e, &["action", "option"]).map(str::to_string),
-        message_id: need(e, &["context", "open_message_id"], "event.context.open_message_id")?,
-        chat_id: str_at(e, &["context", "open_chat_id"]).unwrap_or_default().to_string(),
+        message_id: need(
+            e,
+            &["context", "open_message_id"],
+            "event.context.open_message_id",
+        )?,
+        chat_id: str_at(e, &["context", "open_chat_id"])
+            .unwrap_or_default()
+            .to_string(),
     })
 }
 
@@ -266,7 +316,11 @@ fn parse_card_action_v1(p: &Value, fallback_id: &str) -> Result<Parsed, EventErr
     Ok(Parsed::CardAction {
         event_id: format!("card:{fallback_id}"),
         operator_open_id: need(p, &["open_id"], "open_id")?,
-        value: p.get("action").and_then(|a| a.get("value")).cloned().unwrap_or(Value::Null),
+        value: p
+            .get("action")
+            .and_then(|a| a.get("value"))
+            .cloned()
+            .unwrap_or(Value::Null),
         option: str_at(p, &["action", "option"]).map(str::to_string),
         message_id: need(p, &["open_message_id"], "open_message_id")?,
         chat_id: str_at(p, &["open_chat_id"]).unwrap_or_default().to_string(),
@@ -292,11 +346,16 @@ mod tests {
                 }
             }
         });
-        let Parsed::Message(m) = parse(&p, "x").unwrap() else { panic!("not a message") };
+        let Parsed::Message(m) = parse(&p, "x").unwrap() else {
+            panic!("not a message")
+        };
         assert_eq!(m.text, "/gsd:progress now");
         assert!(m.mentions_bot);
         assert_eq!(m.parent_id.as_deref(), Some("om_0"));
-        assert_eq!((m.event_id.as_str(), m.chat_type.as_str()), ("ev1", "group"));
+        assert_eq!(
+            (m.event_id.as_str(), m.chat_type.as_str()),
+            ("ev1", "group")
+        );
         assert_eq!(token_of(&p), Some("tok"));
     }
 
@@ -308,7 +367,9 @@ mod tests {
             "event": {"sender": {"sender_id": {"open_id": "ou"}},
                       "message": {"message_id": "m", "chat_id": "c", "message_type": "post", "content": content.to_string()}}
         });
-        let Parsed::Message(m) = parse(&p, "x").unwrap() else { panic!() };
+        let Parsed::Message(m) = parse(&p, "x").unwrap() else {
+            panic!()
+        };
         assert_eq!(m.text, "/gsd:help");
     }
 
@@ -321,7 +382,13 @@ mod tests {
                       "context": {"open_message_id": "om_1", "open_chat_id": "oc_1"}}
         });
         match parse(&v2, "x").unwrap() {
-            Parsed::CardAction { event_id, value, option, message_id, .. } => {
+            Parsed::CardAction {
+                event_id,
+                value,
+                option,
+                message_id,
+                ..
+            } => {
                 assert_eq!((event_id.as_str(), message_id.as_str()), ("ev2", "om_1"));
                 assert_eq!(value, json!({"k": 1}));
                 assert_eq!(option.as_deref(), Some("web"));
@@ -330,7 +397,9 @@ mod tests {
         }
         let v1 = json!({"open_id": "ou_1", "open_message_id": "om_2", "action": {"value": {"k": 2}, "tag": "button"}});
         match parse(&v1, "frame9").unwrap() {
-            Parsed::CardAction { event_id, value, .. } => {
+            Parsed::CardAction {
+                event_id, value, ..
+            } => {
                 assert_eq!(event_id, "card:frame9");
                 assert_eq!(value, json!({"k": 2}));
             }
@@ -340,16 +409,21 @@ mod tests {
 
     #[test]
     fn missing_fields_are_errors_not_panics() {
-        let p = json!({"header": {"event_type": "im.message.receive_v1"}, "event": {"message": {}}});
+        let p =
+            json!({"header": {"event_type": "im.message.receive_v1"}, "event": {"message": {}}});
         assert!(parse(&p, "x").is_err());
-        assert!(matches!(parse(&json!({"header": {"event_type": "x.y"}}), "x"), Ok(Parsed::Other(_))));
+        assert!(matches!(
+            parse(&json!({"header": {"event_type": "x.y"}}), "x"),
+            Ok(Parsed::Other(_))
+        ));
         assert!(matches!(parse(&json!(42), "x"), Ok(Parsed::Other(_))));
     }
 
     #[test]
     fn response_json() {
         assert_eq!(CardResponse::default().to_json(), json!({}));
-        let r = CardResponse::toast(ToastKind::Success, "ok").with_card(Card::new("t", crate::feishu::card::Template::Grey));
+        let r = CardResponse::toast(ToastKind::Success, "ok")
+            .with_card(Card::new("t", crate::feishu::card::Template::Grey));
         let v = r.to_json();
         assert_eq!(v["toast"], json!({"type": "success", "content": "ok"}));
         assert_eq!(v["card"]["type"], "raw");

@@ -55,18 +55,33 @@ impl Dispatcher {
                 }
                 json!({})
             }
-            Ok(Parsed::CardAction { event_id, operator_open_id, value, option, message_id, chat_id }) => {
+            Ok(Parsed::CardAction {
+                event_id,
+                operator_open_id,
+                value,
+                option,
+                message_id,
+                chat_id,
+            }) => {
                 if !self.dedupe.first_seen(&format!("event:{event_id}")) {
                     return json!({});
                 }
                 let deadline = Instant::now() + CARD_ANSWER_WAIT;
                 let (respond, answer) = oneshot::channel();
-                let action =
-                    CardAction { event_id, operator_open_id, value, option, message_id, chat_id, respond };
+                let action = CardAction {
+                    event_id,
+                    operator_open_id,
+                    value,
+                    option,
+                    message_id,
+                    chat_id,
+                    respond,
+                };
                 match timeout_at(deadline, self.tx.send(IntakeEvent::CardAction(action))).await {
                     Ok(Ok(())) => {}
                     _ => {
-                        let busy = CardResponse::toast(ToastKind::Warning, "Busy, please try again.");
+                        let busy =
+                            CardResponse::toast(ToastKind::Warning, "Busy, please try again.");
                         return busy.to_json();
                     }
                 }
@@ -104,11 +119,19 @@ impl Intake {
         let (tx, rx) = mpsc::channel(INTAKE_CHANNEL_CAPACITY);
         let dispatcher = Arc::new(Dispatcher::new(tx, dedupe));
         let task = tokio::spawn(ws::run(config, dispatcher));
-        Intake { rx, local_addr: None, _task: AbortOnDrop(task) }
+        Intake {
+            rx,
+            local_addr: None,
+            _task: AbortOnDrop(task),
+        }
     }
 
     /// Webhook: an HTTP server on `bind` that Feishu posts events to.
-    pub async fn webhook(config: FeishuConfig, bind: SocketAddr, dedupe: Arc<dyn Dedupe>) -> std::io::Result<Intake> {
+    pub async fn webhook(
+        config: FeishuConfig,
+        bind: SocketAddr,
+        dedupe: Arc<dyn Dedupe>,
+    ) -> std::io::Result<Intake> {
         let (tx, rx) = mpsc::channel(INTAKE_CHANNEL_CAPACITY);
         let dispatcher = Arc::new(Dispatcher::new(tx, dedupe));
         let listener = tokio::net::TcpListener::bind(bind).await?;
@@ -119,7 +142,11 @@ impl Intake {
                 tracing::error!(error = %e, "webhook server stopped");
             }
         });
-        Ok(Intake { rx, local_addr: Some(local_addr), _task: AbortOnDrop(task) })
+        Ok(Intake {
+            rx,
+            local_addr: Some(local_addr),
+            _task: AbortOnDrop(task),
+        })
     }
 
     /// The next event; `None` once the intake has stopped.

@@ -22,7 +22,9 @@ pub mod ws;
 
 pub use api::{Api, FeishuError, MessageId, ProgressUpdater, ReceiveId};
 pub use card::Card;
-pub use event::{CardAction, CardResponse, Dedupe, IntakeEvent, MemoryDedupe, Message, Toast, ToastKind};
+pub use event::{
+    CardAction, CardResponse, Dedupe, IntakeEvent, MemoryDedupe, Message, Toast, ToastKind,
+};
 pub use intake::Intake;
 
 /// Which Feishu deployment to talk to.
@@ -50,7 +52,9 @@ impl Domain {
         match s.trim() {
             "" | "feishu" => Ok(Domain::Feishu),
             "lark" | "larksuite" => Ok(Domain::Lark),
-            url if url.starts_with("http://") || url.starts_with("https://") => Ok(Domain::Custom(url.to_string())),
+            url if url.starts_with("http://") || url.starts_with("https://") => {
+                Ok(Domain::Custom(url.to_string()))
+            }
             other => Err(ConfigError::BadDomain(other.to_string())),
         }
     }
@@ -75,7 +79,10 @@ impl std::fmt::Debug for FeishuConfig {
             .field("app_id", &self.app_id)
             .field("domain", &self.domain)
             .field("encrypt_key", &self.encrypt_key.as_ref().map(|_| "<set>"))
-            .field("verification_token", &self.verification_token.as_ref().map(|_| "<set>"))
+            .field(
+                "verification_token",
+                &self.verification_token.as_ref().map(|_| "<set>"),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -110,7 +117,8 @@ impl FeishuConfig {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let non_empty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
         let app_id = non_empty("FEISHU_APP_ID").ok_or(ConfigError::Missing("FEISHU_APP_ID"))?;
-        let app_secret = non_empty("FEISHU_APP_SECRET").ok_or(ConfigError::Missing("FEISHU_APP_SECRET"))?;
+        let app_secret =
+            non_empty("FEISHU_APP_SECRET").ok_or(ConfigError::Missing("FEISHU_APP_SECRET"))?;
         let domain = Domain::parse(&non_empty("FEISHU_DOMAIN").unwrap_or_default())?;
         Ok(FeishuConfig {
             app_id,
@@ -143,8 +151,12 @@ mod tests {
         assert_eq!(c.base_url(), "https://open.larksuite.com");
         assert_eq!(c.encrypt_key, None);
         assert!(!format!("{c:?}").contains("\"s\""));
-        let missing = FeishuConfig::from_lookup(|k| (k == "FEISHU_APP_ID").then(|| "x".to_string()));
+        let missing =
+            FeishuConfig::from_lookup(|k| (k == "FEISHU_APP_ID").then(|| "x".to_string()));
         assert_eq!(missing, Err(ConfigError::Missing("FEISHU_APP_SECRET")));
-        assert_eq!(Domain::parse("ftp://x"), Err(ConfigError::BadDomain("ftp://x".into())));
+        assert_eq!(
+            Domain::parse("ftp://x"),
+            Err(ConfigError::BadDomain("ftp://x".into()))
+        );
     }
 }

@@ -95,7 +95,11 @@ fn fence_of(line: &[u8]) -> Option<(Fence, &[u8])> {
 
 /// Paginate `markdown` into cards titled `title` (with `[i/N]` when N > 1).
 pub fn paginate(title: &str, template: Template, markdown: &str) -> Vec<Card> {
-    let markdown = if markdown.trim().is_empty() { EMPTY_TEXT } else { markdown };
+    let markdown = if markdown.trim().is_empty() {
+        EMPTY_TEXT
+    } else {
+        markdown
+    };
     let overhead = Card::new(format!("{title} [99999/99999]"), template)
         .push(Element::markdown(""))
         .json_len();
@@ -111,7 +115,11 @@ pub fn paginate(title: &str, template: Template, markdown: &str) -> Vec<Card> {
         .into_iter()
         .enumerate()
         .map(|(i, text)| {
-            let t = if n > 1 { format!("{title} [{}/{n}]", i + 1) } else { title.to_string() };
+            let t = if n > 1 {
+                format!("{title} [{}/{n}]", i + 1)
+            } else {
+                title.to_string()
+            };
             Card::new(t, template).push(Element::markdown(text))
         })
         .collect()
@@ -178,7 +186,11 @@ fn split(text: &str, budget: usize) -> Vec<String> {
 fn is_paragraph_end(bytes: &[u8], segs: &[Seg], c: usize) -> bool {
     let prev = &segs[c - 1];
     let outside = c >= segs.len() || segs[c].fence_before.is_none();
-    outside && prev.newline && bytes[prev.start..prev.end].iter().all(|b| b.is_ascii_whitespace())
+    outside
+        && prev.newline
+        && bytes[prev.start..prev.end]
+            .iter()
+            .all(|b| b.is_ascii_whitespace())
 }
 
 fn render_page(bytes: &[u8], segs: &[Seg], s: usize, c: usize, close: Option<Fence>) -> String {
@@ -215,7 +227,9 @@ fn segments(text: &str, budget: usize) -> Vec<Seg> {
         // Fence state changes after this line.
         match (open, fence_of(line)) {
             (None, Some((f, _))) => open = Some((segs.len(), f)),
-            (Some((_, o)), Some((f, rest))) if f.ch == o.ch && f.len >= o.len && rest.iter().all(u8::is_ascii_whitespace) => {
+            (Some((_, o)), Some((f, rest)))
+                if f.ch == o.ch && f.len >= o.len && rest.iter().all(u8::is_ascii_whitespace) =>
+            {
                 open = None
             }
             _ => {}
@@ -224,13 +238,23 @@ fn segments(text: &str, budget: usize) -> Vec<Seg> {
         // fence line (at most MAX_FENCE_LINE_BYTES, 6x escaped) and a close.
         let piece_budget = budget / 2;
         if json_len(line) <= piece_budget {
-            segs.push(Seg { start: pos, end, newline, fence_before });
+            segs.push(Seg {
+                start: pos,
+                end,
+                newline,
+                fence_before,
+            });
         } else {
             let mut a = pos;
             while a < end {
                 let b = cut_point(text, a, end, piece_budget);
                 let last = b >= end;
-                segs.push(Seg { start: a, end: b, newline: last && newline, fence_before });
+                segs.push(Seg {
+                    start: a,
+                    end: b,
+                    newline: last && newline,
+                    fence_before,
+                });
                 a = b;
             }
         }
@@ -260,7 +284,11 @@ fn cut_point(text: &str, a: usize, end: usize, budget: usize) -> usize {
         b -= 1;
     }
     // An odd run of backslashes before the cut: the last one escapes the next char.
-    let backslashes = bytes[a..b].iter().rev().take_while(|&&c| c == b'\\').count();
+    let backslashes = bytes[a..b]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b'\\')
+        .count();
     if backslashes % 2 == 1 {
         b -= 1;
     }
@@ -320,7 +348,10 @@ pub fn unescape_code_text(text: &str) -> String {
 
 /// Terminal output as markdown that renders literally: one fenced code block.
 pub fn terminal_markdown(output: &str) -> String {
-    format!("```\n{}\n```", escape_code_block(output.trim_end_matches('\n')))
+    format!(
+        "```\n{}\n```",
+        escape_code_block(output.trim_end_matches('\n'))
+    )
 }
 
 /// Escape a short inline string (a name, a stage) so markdown shows it as
@@ -374,8 +405,16 @@ mod tests {
         for c in cards {
             let j = c.to_json();
             assert!(j.len() <= MAX_CARD_JSON_BYTES, "card of {} bytes", j.len());
-            assert!(j.len() <= TARGET_CARD_JSON_BYTES, "card of {} bytes over target", j.len());
-            let fences = c.text().lines().filter(|l| fence_of(l.as_bytes()).is_some()).count();
+            assert!(
+                j.len() <= TARGET_CARD_JSON_BYTES,
+                "card of {} bytes over target",
+                j.len()
+            );
+            let fences = c
+                .text()
+                .lines()
+                .filter(|l| fence_of(l.as_bytes()).is_some())
+                .count();
             assert_eq!(fences % 2, 0, "unbalanced fences in {}", c.text());
         }
     }
@@ -407,16 +446,24 @@ mod tests {
             // Every page but the last ends at a paragraph boundary: the next
             // page starts with a whole paragraph.
             if i + 1 < n {
-                assert!(cards[i + 1].text().starts_with('\n') || cards[i + 1].text().starts_with("word"));
+                assert!(
+                    cards[i + 1].text().starts_with('\n')
+                        || cards[i + 1].text().starts_with("word")
+                );
             }
         }
         // Cuts fall on newlines, which the pages drop (as the final one).
-        assert!(texts(&cards).join("\n") == text.trim_end_matches('\n'), "text lost or changed");
+        assert!(
+            texts(&cards).join("\n") == text.trim_end_matches('\n'),
+            "text lost or changed"
+        );
     }
 
     #[test]
     fn code_fence_is_closed_and_reopened_with_language() {
-        let body: String = (0..3000).map(|i| format!("let x{i} = \"{i}\";\n")).collect();
+        let body: String = (0..3000)
+            .map(|i| format!("let x{i} = \"{i}\";\n"))
+            .collect();
         let text = format!("intro\n\n```rust\n{body}```\nafter");
         let cards = paginate("Code", Template::Blue, &text);
         assert!(cards.len() > 2, "{}", cards.len());
@@ -455,7 +502,11 @@ mod tests {
         assert!(texts(&cards).concat() == line, "text lost or changed");
         for t in texts(&cards) {
             // Pieces start at a unit-internal boundary that is not inside an escape.
-            assert!(!t.starts_with('*') || t.len() < 2 || !t.starts_with("*&"), "{}", &t[..10]);
+            assert!(
+                !t.starts_with('*') || t.len() < 2 || !t.starts_with("*&"),
+                "{}",
+                &t[..10]
+            );
             assert!(!t.starts_with("#42;") && !t.starts_with("42;") && !t.starts_with("2;"));
             assert!(!t.ends_with('\\') || t.ends_with("\\\\"));
         }
@@ -482,7 +533,11 @@ mod tests {
         assert_eq!(unescape_code_text(&esc), raw);
         let md = terminal_markdown(raw);
         let cards = paginate("t", Template::Blue, &md);
-        let fences = cards[0].text().lines().filter(|l| fence_of(l.as_bytes()).is_some()).count();
+        let fences = cards[0]
+            .text()
+            .lines()
+            .filter(|l| fence_of(l.as_bytes()).is_some())
+            .count();
         assert_eq!(fences, 2);
     }
 

@@ -42,14 +42,20 @@ pub struct Frame {
 
 impl Frame {
     pub fn header(&self, key: &str) -> Option<&str> {
-        self.headers.iter().find(|h| h.key == key).map(|h| h.value.as_str())
+        self.headers
+            .iter()
+            .find(|h| h.key == key)
+            .map(|h| h.value.as_str())
     }
 
     pub fn set_header(&mut self, key: &str, value: impl Into<String>) {
         let value = value.into();
         match self.headers.iter_mut().find(|h| h.key == key) {
             Some(h) => h.value = value,
-            None => self.headers.push(Header { key: key.to_string(), value }),
+            None => self.headers.push(Header {
+                key: key.to_string(),
+                value,
+            }),
         }
     }
 
@@ -58,7 +64,10 @@ impl Frame {
         Frame {
             method: METHOD_CONTROL,
             service,
-            headers: vec![Header { key: "type".into(), value: kind.into() }],
+            headers: vec![Header {
+                key: "type".into(),
+                value: kind.into(),
+            }],
             ..Frame::default()
         }
     }
@@ -100,19 +109,30 @@ impl Reassembler {
     /// (immediately for `sum <= 1`).
     pub fn add(&mut self, frame: &Frame, now: Instant) -> Result<Option<Vec<u8>>, FragmentError> {
         let payload = frame.payload.clone().unwrap_or_default();
-        let sum: usize = frame.header("sum").and_then(|s| s.parse().ok()).unwrap_or(1);
+        let sum: usize = frame
+            .header("sum")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
         if sum <= 1 {
             return Ok(Some(payload));
         }
-        let seq: usize = frame.header("seq").and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
+        let seq: usize = frame
+            .header("seq")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(usize::MAX);
         if sum > MAX_FRAGMENTS || seq >= sum {
             return Err(FragmentError::BadIndex { sum, seq });
         }
-        self.partial.retain(|_, p| now.duration_since(p.started) < FRAGMENT_TTL);
+        self.partial
+            .retain(|_, p| now.duration_since(p.started) < FRAGMENT_TTL);
         let id = frame.header("message_id").unwrap_or_default().to_string();
         if !self.partial.contains_key(&id)
             && self.partial.len() >= MAX_PARTIAL_MESSAGES
-            && let Some(oldest) = self.partial.iter().min_by_key(|(_, p)| p.started).map(|(k, _)| k.clone())
+            && let Some(oldest) = self
+                .partial
+                .iter()
+                .min_by_key(|(_, p)| p.started)
+                .map(|(k, _)| k.clone())
         {
             self.partial.remove(&oldest);
         }
@@ -131,7 +151,10 @@ impl Reassembler {
         }
         entry.parts[seq] = Some(payload);
         if entry.parts.iter().all(Option::is_some) {
-            let done = self.partial.remove(&id).map(|p| p.parts.into_iter().flatten().flatten().collect());
+            let done = self
+                .partial
+                .remove(&id)
+                .map(|p| p.parts.into_iter().flatten().flatten().collect());
             return Ok(done);
         }
         Ok(None)
@@ -144,7 +167,11 @@ mod tests {
     use prost::Message as _;
 
     fn frag(id: &str, sum: usize, seq: usize, data: &[u8]) -> Frame {
-        let mut f = Frame { method: METHOD_DATA, payload: Some(data.to_vec()), ..Frame::default() };
+        let mut f = Frame {
+            method: METHOD_DATA,
+            payload: Some(data.to_vec()),
+            ..Frame::default()
+        };
         f.set_header("message_id", id);
         f.set_header("sum", sum.to_string());
         f.set_header("seq", seq.to_string());
@@ -169,8 +196,14 @@ mod tests {
         let mut r = Reassembler::default();
         assert_eq!(r.add(&frag("m", 3, 2, b"c"), now).unwrap(), None);
         assert_eq!(r.add(&frag("m", 3, 0, b"a"), now).unwrap(), None);
-        assert_eq!(r.add(&frag("m", 3, 1, b"b"), now).unwrap(), Some(b"abc".to_vec()));
-        assert_eq!(r.add(&frag("x", 1, 0, b"z"), now).unwrap(), Some(b"z".to_vec()));
+        assert_eq!(
+            r.add(&frag("m", 3, 1, b"b"), now).unwrap(),
+            Some(b"abc".to_vec())
+        );
+        assert_eq!(
+            r.add(&frag("x", 1, 0, b"z"), now).unwrap(),
+            Some(b"z".to_vec())
+        );
         assert!(r.add(&frag("m", 3, 3, b"!"), now).is_err());
     }
 

@@ -46,7 +46,9 @@ pub enum WebhookError {
 impl IntoResponse for WebhookError {
     fn into_response(self) -> Response {
         let status = match self {
-            WebhookError::BadSignature | WebhookError::StaleTimestamp | WebhookError::BadToken => StatusCode::UNAUTHORIZED,
+            WebhookError::BadSignature | WebhookError::StaleTimestamp | WebhookError::BadToken => {
+                StatusCode::UNAUTHORIZED
+            }
             WebhookError::Garbage(_) | WebhookError::Decrypt(_) => StatusCode::BAD_REQUEST,
         };
         (status, self.to_string()).into_response()
@@ -68,19 +70,30 @@ pub(crate) fn router(config: FeishuConfig, dispatcher: Arc<Dispatcher>) -> Route
         .with_state(state)
 }
 
-async fn handle(State(st): State<Arc<WebhookState>>, headers: HeaderMap, body: Bytes) -> Result<Response, WebhookError> {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+async fn handle(
+    State(st): State<Arc<WebhookState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, WebhookError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let key = st.config.encrypt_key.as_deref();
     let signed = match key {
         Some(key) => check_signature(&headers, key, &body, now)?,
         None => false,
     };
-    let outer: Value = serde_json::from_slice(&body).map_err(|e| WebhookError::Garbage(e.to_string()))?;
+    let outer: Value =
+        serde_json::from_slice(&body).map_err(|e| WebhookError::Garbage(e.to_string()))?;
     let payload = match outer.get("encrypt").and_then(Value::as_str) {
         Some(enc) => {
-            let key = key.ok_or_else(|| WebhookError::Decrypt("encrypted body but no encrypt key configured".into()))?;
+            let key = key.ok_or_else(|| {
+                WebhookError::Decrypt("encrypted body but no encrypt key configured".into())
+            })?;
             let plain = decrypt(key, enc)?;
-            serde_json::from_slice(&plain).map_err(|e| WebhookError::Garbage(format!("decrypted body: {e}")))?
+            serde_json::from_slice(&plain)
+                .map_err(|e| WebhookError::Garbage(format!("decrypted body: {e}")))?
         }
         None => outer,
     };
@@ -101,19 +114,34 @@ async fn handle(State(st): State<Arc<WebhookState>>, headers: HeaderMap, body: B
     if key.is_some() && !signed {
         return Err(WebhookError::BadSignature);
     }
-    let fallback = payload.get("token").and_then(Value::as_str).unwrap_or_default().to_string();
+    let fallback = payload
+        .get("token")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let answer = st.dispatcher.handle(&payload, &fallback).await;
     Ok(axum::Json(answer).into_response())
 }
 
 /// Verify `X-Lark-Signature` when present. Ok(false): no signature headers.
-fn check_signature(headers: &HeaderMap, key: &str, body: &[u8], now: u64) -> Result<bool, WebhookError> {
+fn check_signature(
+    headers: &HeaderMap,
+    key: &str,
+    body: &[u8],
+    now: u64,
+) -> Result<bool, WebhookError> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let Some(signature) = get("x-lark-signature") else { return Ok(false) };
+    let Some(signature) = get("x-lark-signature") else {
+        return Ok(false);
+    };
     let ts = get("x-lark-request-timestamp").unwrap_or_default();
     let nonce = get("x-lark-request-nonce").unwrap_or_default();
     let expected = signature_of(ts, nonce, key, body);
-    if !bool::from(expected.as_bytes().ct_eq(signature.trim().to_ascii_lowercase().as_bytes())) {
+    if !bool::from(
+        expected
+            .as_bytes()
+            .ct_eq(signature.trim().to_ascii_lowercase().as_bytes()),
+    ) {
         return Err(WebhookError::BadSignature);
     }
     let ts: u64 = ts.parse().map_err(|_| WebhookError::StaleTimestamp)?;
@@ -139,13 +167,19 @@ pub fn decrypt(encrypt_key: &str, encrypted_b64: &str) -> Result<Vec<u8>, Webhoo
         .decode(encrypted_b64.trim())
         .map_err(|e| WebhookError::Decrypt(format!("base64: {e}")))?;
     if data.len() < 32 || data.len() % 16 != 0 {
-        return Err(WebhookError::Decrypt(format!("{} bytes is not IV + whole blocks", data.len())));
+        return Err(WebhookError::Decrypt(format!(
+            "{} bytes is not IV + whole blocks",
+            data.len()
+        )));
     }
     let key: [u8; 32] = Sha256::digest(encrypt_key.as_bytes()).into();
     let (iv, ct) = data.split_at(16);
     let mut buf = ct.to_vec();
-    let dec = cbc::Decryptor::<aes::Aes256>::new_from_slices(&key, iv).map_err(|e| WebhookError::Decrypt(e.to_string()))?;
-    let plain = dec.decrypt_padded_mut::<Pkcs7>(&mut buf).map_err(|_| WebhookError::Decrypt("bad padding (wrong key?)".into()))?;
+    let dec = cbc::Decryptor::<aes::Aes256>::new_from_slices(&key, iv)
+        .map_err(|e| WebhookError::Decrypt(e.to_string()))?;
+    let plain = dec
+        .decrypt_padded_mut::<Pkcs7>(&mut buf)
+        .map_err(|_| WebhookError::Decrypt("bad padding (wrong key?)".into()))?;
     Ok(plain.to_vec())
 }
 
@@ -177,8 +211,17 @@ mod tests {
         let good = signature_of("1000", "n", "k", b"{}");
         headers.insert("x-lark-signature", good.parse().unwrap());
         assert_eq!(check_signature(&headers, "k", b"{}", 1000), Ok(true));
-        assert_eq!(check_signature(&headers, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS + 1), Err(WebhookError::StaleTimestamp));
-        assert_eq!(check_signature(&headers, "k", b"{ }", 1000), Err(WebhookError::BadSignature));
-        assert_eq!(check_signature(&HeaderMap::new(), "k", b"{}", 1000), Ok(false));
+        assert_eq!(
+            check_signature(&headers, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS + 1),
+            Err(WebhookError::StaleTimestamp)
+        );
+        assert_eq!(
+            check_signature(&headers, "k", b"{ }", 1000),
+            Err(WebhookError::BadSignature)
+        );
+        assert_eq!(
+            check_signature(&HeaderMap::new(), "k", b"{}", 1000),
+            Ok(false)
+        );
     }
 }

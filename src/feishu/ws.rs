@@ -77,7 +77,11 @@ pub(crate) async fn run(config: FeishuConfig, dispatcher: Arc<Dispatcher>) {
                 healthy
             }
         };
-        failures = if healthy { 0 } else { failures.saturating_add(1) };
+        failures = if healthy {
+            0
+        } else {
+            failures.saturating_add(1)
+        };
         sleep(reconnect_delay(failures)).await;
     }
 }
@@ -85,7 +89,9 @@ pub(crate) async fn run(config: FeishuConfig, dispatcher: Arc<Dispatcher>) {
 /// Jittered exponential delay before reconnect attempt after `failures`
 /// unhealthy connections in a row (0: after a healthy one).
 fn reconnect_delay(failures: u32) -> Duration {
-    let exp = RECONNECT_BASE.saturating_mul(1 << failures.min(16)).min(RECONNECT_MAX);
+    let exp = RECONNECT_BASE
+        .saturating_mul(1 << failures.min(16))
+        .min(RECONNECT_MAX);
     exp.mul_f64(rand::rng().random_range(0.5..=1.0))
 }
 
@@ -99,10 +105,17 @@ async fn endpoint(config: &FeishuConfig, http: &reqwest::Client) -> Result<Endpo
         .send()
         .await
         .map_err(|e| WsError::Endpoint(e.to_string()))?;
-    let v: Value = resp.json().await.map_err(|e| WsError::Endpoint(e.to_string()))?;
+    let v: Value = resp
+        .json()
+        .await
+        .map_err(|e| WsError::Endpoint(e.to_string()))?;
     let code = v.get("code").and_then(Value::as_i64).unwrap_or(-1);
     if code != 0 {
-        let msg = v.get("msg").and_then(Value::as_str).unwrap_or_default().to_string();
+        let msg = v
+            .get("msg")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         return Err(WsError::Refused { code, msg });
     }
     let data = v.get("data").cloned().unwrap_or(Value::Null);
@@ -111,14 +124,22 @@ async fn endpoint(config: &FeishuConfig, http: &reqwest::Client) -> Result<Endpo
         .and_then(Value::as_str)
         .ok_or_else(|| WsError::Endpoint("no URL in the endpoint answer".into()))?
         .to_string();
-    let parsed = reqwest::Url::parse(&url).map_err(|e| WsError::Endpoint(format!("bad URL {url:?}: {e}")))?;
+    let parsed = reqwest::Url::parse(&url)
+        .map_err(|e| WsError::Endpoint(format!("bad URL {url:?}: {e}")))?;
     let service_id = parsed
         .query_pairs()
         .find(|(k, _)| k == "service_id")
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(0);
-    let cc: ClientConfig = data.get("ClientConfig").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default();
-    Ok(Endpoint { url, service_id, ping_interval: ping_interval(&cc).unwrap_or(DEFAULT_PING_INTERVAL) })
+    let cc: ClientConfig = data
+        .get("ClientConfig")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_default();
+    Ok(Endpoint {
+        url,
+        service_id,
+        ping_interval: ping_interval(&cc).unwrap_or(DEFAULT_PING_INTERVAL),
+    })
 }
 
 fn ping_interval(cc: &ClientConfig) -> Option<Duration> {
@@ -135,7 +156,11 @@ async fn connect_and_serve(
         Ok(ep) => ep,
         Err(e) => return (false, Err(e)),
     };
-    let connect = tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(ep.url.as_str())).await;
+    let connect = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio_tungstenite::connect_async(ep.url.as_str()),
+    )
+    .await;
     let ws = match connect {
         Ok(Ok((ws, _))) => ws,
         Ok(Err(e)) => return (false, Err(WsError::Socket(e.to_string()))),
@@ -207,12 +232,19 @@ impl Connection {
     }
 
     /// Handle one frame; true if it was a pong.
-    fn on_frame(&mut self, frame: Frame, dispatcher: &Arc<Dispatcher>, out: &mpsc::Sender<Frame>) -> bool {
+    fn on_frame(
+        &mut self,
+        frame: Frame,
+        dispatcher: &Arc<Dispatcher>,
+        out: &mpsc::Sender<Frame>,
+    ) -> bool {
         match (frame.method, frame.header("type")) {
             (METHOD_CONTROL, Some("pong")) => {
                 self.healthy = true;
-                let cc: Option<ClientConfig> =
-                    frame.payload.as_deref().and_then(|p| serde_json::from_slice(p).ok());
+                let cc: Option<ClientConfig> = frame
+                    .payload
+                    .as_deref()
+                    .and_then(|p| serde_json::from_slice(p).ok());
                 if let Some(every) = cc.as_ref().and_then(ping_interval) {
                     self.ping_every = every;
                 }
@@ -247,12 +279,19 @@ async fn send<S>(sink: &mut S, frame: &Frame) -> Result<(), WsError>
 where
     S: futures_util::Sink<WsMessage, Error = tokio_tungstenite::tungstenite::Error> + Unpin,
 {
-    sink.send(WsMessage::binary(frame.encode_to_vec())).await.map_err(|e| WsError::Socket(e.to_string()))
+    sink.send(WsMessage::binary(frame.encode_to_vec()))
+        .await
+        .map_err(|e| WsError::Socket(e.to_string()))
 }
 
 /// Run the handler and build the ack: the same frame with `biz_rt` (handler
 /// time in ms) and `{"code":200,"headers":null,"data":"<base64 answer>"}`.
-async fn answer(dispatcher: &Dispatcher, mut frame: Frame, payload: &[u8], started: Instant) -> Frame {
+async fn answer(
+    dispatcher: &Dispatcher,
+    mut frame: Frame,
+    payload: &[u8],
+    started: Instant,
+) -> Frame {
     let fallback_id = frame.header("message_id").unwrap_or_default().to_string();
     let reply = match serde_json::from_slice::<Value>(payload) {
         Ok(v) => dispatcher.handle(&v, &fallback_id).await,
