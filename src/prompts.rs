@@ -40,9 +40,7 @@ const MAX_PLACEHOLDER_BYTES: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
-    #[error(
-        "unknown prompt {0:?}: expected one of context_recovery, command_mapping, error_recovery"
-    )]
+    #[error("unknown prompt {0:?}: expected one of {names}", names = NAMES.join(", "))]
     Unknown(String),
     #[error("cannot read prompt directory {path}")]
     Dir {

@@ -5,5 +5,6 @@ mod bridge;
 mod control_mode;
 mod detect;
 mod feishu;
+mod integ;
 mod openspec;
 mod support;

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use clawmux::hooks::{self, Envelope, MAX_PAYLOAD_BYTES, settings};
+use clawmux::store;
 
 use super::UsageError;
 
@@ -67,7 +68,7 @@ fn forward_stdin() -> Result<(), hooks::HookError> {
         .map_err(|e| hooks::HookError::Payload(format!("cannot read stdin: {e}")))?;
     let pane = std::env::var("TMUX_PANE").ok();
     let envelope = Envelope::new(&payload, pane.as_deref(), received_at)?;
-    hooks::forward(&hooks::state_dir(), &envelope)
+    hooks::forward(&store::state_dir(), &envelope)
 }
 
 pub fn run_hooks(args: HooksArgs) -> anyhow::Result<ExitCode> {

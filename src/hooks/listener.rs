@@ -116,7 +116,11 @@ fn remove_stale_socket(path: &Path) -> Result<(), HookError> {
             fs::remove_file(path).map_err(HookError::io("remove stale socket", path))
         }
         // Connected, or so busy it did not accept in time: someone is there.
-        Ok(_) | Err(_) => Err(HookError::InUse(path.to_path_buf())),
+        Ok(_) => Err(HookError::InUse(path.to_path_buf())),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(HookError::InUse(path.to_path_buf()))
+        }
+        Err(e) => Err(HookError::io("probe", path)(e)),
     }
 }
 

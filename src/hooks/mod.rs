@@ -4,8 +4,9 @@
 //! `PermissionRequest` and `SessionStart` (see [`settings`] for the
 //! `.claude/settings.json` entries). The command wraps the JSON payload it gets
 //! on stdin in a one-line [`Envelope`] (adding the pane from `TMUX_PANE` and a
-//! timestamp) and [`forward`]s it over a Unix socket in the state directory;
-//! the daemon's [`HookListener`] turns each line into a typed [`HookEvent`].
+//! timestamp) and [`forward`]s it over a Unix socket in the state directory
+//! ([`crate::store::state_dir`]); the daemon's [`HookListener`] turns each
+//! line into a typed [`HookEvent`].
 //! The hook side never waits on the daemon: a short connect timeout, and a
 //! daemon that is down is simply not told.
 
@@ -61,16 +62,6 @@ impl HookError {
             path,
             source,
         }
-    }
-}
-
-/// The state directory: `$CLAWMUX_HOME`, else `~/.local/state/clawmux`.
-pub fn state_dir() -> PathBuf {
-    match std::env::var_os("CLAWMUX_HOME") {
-        Some(home) if !home.is_empty() => PathBuf::from(home),
-        _ => std::env::home_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join(".local/state/clawmux"),
     }
 }
 

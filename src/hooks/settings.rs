@@ -158,7 +158,10 @@ pub fn install(project_dir: &Path, command: &str) -> Result<(PathBuf, MergeRepor
                 reason: e.to_string(),
             })?;
         text.push('\n');
-        write_atomically(&path, text.as_bytes(), permissions)?;
+        // Write through a symlinked settings file (dotfiles) instead of
+        // replacing the link.
+        let target = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        write_atomically(&target, text.as_bytes(), permissions)?;
     }
     Ok((path, report))
 }
