@@ -2,7 +2,7 @@
 //! reimplementation of `openspec validate` for change folders (the delta-spec
 //! lint), the Chorus MCP client, and the mirror and archive flows.
 //!
-//! - [`text`]: JavaScript-compatible text primitives and the code-fence mask.
+//! - `text`: JavaScript-compatible text primitives and the code-fence mask.
 //! - [`delta`]: sans-IO delta-spec reader.
 //! - [`tasks`]: `tasks.md` checkboxes and numbering.
 //! - [`metadata`]: `.openspec.yaml` (`skip_specs`, schema).
