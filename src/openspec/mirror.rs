@@ -2,7 +2,7 @@
 //! the source of truth; each is sent as the exact file bytes inside a JSON
 //! string (serde_json escapes only `"`, `\` and control characters, like
 //! `jq -Rs .`), never re-typed. proposal.md -> `prd`, design.md ->
-//! `tech_design`, each specs/<cap>/spec.md -> `spec`; tasks.md is never
+//! `tech_design`, each `specs/<cap>/spec.md` -> `spec`; tasks.md is never
 //! mirrored (Chorus task drafts own tasks). Draft ids are recorded in
 //! `<change>/.chorus-mirror.json` after every creation, so a rerun (even after
 //! a failure halfway) updates instead of duplicating. `check` compares the
