@@ -86,7 +86,7 @@ fn parse_stat(stat: &str, ticks_per_second: f64) -> Option<Times> {
 }
 
 /// Clock ticks per second of the times in `/proc/<pid>/stat` (`USER_HZ`).
-fn clock_ticks() -> f64 {
+pub fn clock_ticks() -> f64 {
     // SAFETY: sysconf only reads a system constant.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 { hz as f64 } else { 100.0 }

@@ -40,6 +40,16 @@ pub struct MarkerReport {
     pub printed: u64,
 }
 
+/// What the poller did: `rounds` captures of every pane in `seconds`
+/// (fewer than planned when a round takes longer than the interval).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PollerReport {
+    pub rounds: u32,
+    pub seconds: f64,
+    /// Captures that differed from the pane's previous one.
+    pub changes: u64,
+}
+
 /// Writes neutral log lines (no error, progress or prompt text) to stdout
 /// for `seconds`, as fast as the terminal takes them or paced at `rate`
 /// bytes a second, then reports the bytes written to `report`.
@@ -116,9 +126,10 @@ pub fn poller(socket: &str, interval: Duration) -> Result<(), BenchError> {
     let mut last = vec![Vec::new(); panes.len()];
     let stop = stop_on_stdin_end();
     println!("ready");
-    let mut changes = 0u64;
+    let (mut changes, mut rounds) = (0u64, 0u32);
     let start = Instant::now();
     for round in 1u32.. {
+        rounds = round;
         for (pane, last) in panes.iter().zip(&mut last) {
             let capture = Command::new("tmux")
                 .args(["-L", socket, "capture-pane", "-p", "-t", pane])
@@ -137,7 +148,12 @@ pub fn poller(socket: &str, interval: Duration) -> Result<(), BenchError> {
             break;
         }
     }
-    println!("{}", serde_json::json!({ "changes": changes }));
+    let report = PollerReport {
+        rounds,
+        seconds: start.elapsed().as_secs_f64(),
+        changes,
+    };
+    println!("{}", serde_json::json!(report));
     Ok(())
 }
 

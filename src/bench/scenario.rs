@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::BenchError;
 use super::procfs::{own_cpu, peak_rss, tree_cpu};
-use super::roles::{MarkerReport, WriterReport, read_report};
+use super::roles::{MarkerReport, PollerReport, WriterReport, read_report};
 use super::server::BenchServer;
 use super::watcher::WatcherReport;
 
@@ -77,6 +77,9 @@ pub struct IdleCost {
     pub process: f64,
     /// The tmux server.
     pub server: f64,
+    /// Polling only: the mean time a round of captures really took to
+    /// come round, milliseconds (more than the interval on a slow machine).
+    pub poll_round_ms: Option<f64>,
 }
 
 impl IdleCost {
@@ -105,6 +108,9 @@ pub struct Flood {
     /// Per-pane pace, bytes a second (`None`: as fast as possible).
     pub pane_pace: Option<u64>,
     pub no_client: FloodRun,
+    /// The floor any control client pays: `tmux -C` per session with its
+    /// output thrown away unread by anyone (`> /dev/null`).
+    pub bare_client: FloodRun,
     pub watched: FloodRun,
     /// The watcher process and its `tmux -C` clients, CPU seconds.
     pub watcher_cpu: f64,
@@ -155,17 +161,7 @@ fn idle_sessions(settings: &Settings) -> Vec<(String, String)> {
 
 fn idle_clawmux(settings: &Settings) -> Result<(IdleCost, WatcherReport), BenchError> {
     let server = BenchServer::start("idle-clawmux", &idle_sessions(settings), PANE_SIZE)?;
-    let mut watcher = Helper::spawn(
-        settings,
-        &[
-            "watcher",
-            "-L",
-            &server.socket,
-            "--profile",
-            &settings.profile,
-        ],
-    )?;
-    watcher.wait_ready()?;
+    let watcher = Helper::watcher(settings, &server)?;
     let cost = idle_cost(settings, watcher.pid(), &server)?;
     let report = serde_json::from_str(&watcher.finish()?)
         .map_err(|e| BenchError::Role(format!("bad watcher report: {e}")))?;
@@ -181,8 +177,12 @@ fn idle_polling(settings: &Settings) -> Result<IdleCost, BenchError> {
     )?;
     poller.wait_ready()?;
     let cost = idle_cost(settings, poller.pid(), &server)?;
-    poller.finish()?;
-    Ok(cost)
+    let report: PollerReport = serde_json::from_str(&poller.finish()?)
+        .map_err(|e| BenchError::Role(format!("bad poller report: {e}")))?;
+    Ok(IdleCost {
+        poll_round_ms: Some(report.seconds * 1000.0 / f64::from(report.rounds.max(1))),
+        ..cost
+    })
 }
 
 /// CPU seconds per minute of `pid` (with children) and the server over the idle time.
@@ -194,19 +194,22 @@ fn idle_cost(settings: &Settings, pid: u32, server: &BenchServer) -> Result<Idle
     Ok(IdleCost {
         process: (process1 - process0) * per_minute,
         server: (server1 - server0) * per_minute,
+        poll_round_ms: None,
     })
 }
 
 fn flood(settings: &Settings, name: &str, pace: Option<u64>) -> Result<Flood, BenchError> {
-    let no_client = flood_run(settings, pace, None)?;
+    let no_client = flood_run(settings, pace, Attached::Nothing)?;
+    let bare_client = flood_run(settings, pace, Attached::BareControl)?;
     let mut watched = None;
-    let watched_run = flood_run(settings, pace, Some(&mut watched))?;
+    let watched_run = flood_run(settings, pace, Attached::Clawmux(&mut watched))?;
     let (watcher_cpu, watcher_peak_rss, watcher) =
         watched.ok_or_else(|| BenchError::Role("the watcher did not report".into()))?;
     Ok(Flood {
         name: name.into(),
         pane_pace: pace,
         no_client,
+        bare_client,
         watched: watched_run,
         watcher_cpu,
         watcher_peak_rss,
@@ -215,14 +218,25 @@ fn flood(settings: &Settings, name: &str, pace: Option<u64>) -> Result<Flood, Be
     })
 }
 
+/// The watcher's CPU seconds, peak RSS and report.
 type Watched = Option<(f64, u64, WatcherReport)>;
 
-/// One flood: writers and a marker, each in its own session; with
-/// `watched` set, clawmux watches them and its cost is put there.
+/// What is attached to the flooding server.
+enum Attached<'a> {
+    Nothing,
+    /// One `tmux -C attach` per session writing to `/dev/null`: the
+    /// fastest possible control client.
+    BareControl,
+    /// The clawmux watcher; its cost is put here.
+    Clawmux(&'a mut Watched),
+}
+
+/// One flood: writers and a marker, each in its own session, with
+/// `attached` watching them.
 fn flood_run(
     settings: &Settings,
     pace: Option<u64>,
-    watched: Option<&mut Watched>,
+    attached: Attached<'_>,
 ) -> Result<FloodRun, BenchError> {
     let dir = ReportDir::new()?;
     let exe = shell_quote(&settings.exe.to_string_lossy());
@@ -244,29 +258,23 @@ fn flood_run(
             shell_quote(&mark_report.to_string_lossy())
         ),
     ));
-    let tag = if watched.is_some() {
-        "flood-watched"
-    } else {
-        "flood-alone"
+    let tag = match attached {
+        Attached::Nothing => "flood-alone",
+        Attached::BareControl => "flood-bare",
+        Attached::Clawmux(_) => "flood-clawmux",
     };
     let server = BenchServer::start(tag, &sessions, PANE_SIZE)?;
-    let mut watcher = match watched {
-        Some(_) => {
-            let mut w = Helper::spawn(
-                settings,
-                &[
-                    "watcher",
-                    "-L",
-                    &server.socket,
-                    "--profile",
-                    &settings.profile,
-                ],
-            )?;
-            w.wait_ready()?;
-            Some(w)
+    let mut bare = Vec::new();
+    let mut watcher = None;
+    match attached {
+        Attached::Nothing => {}
+        Attached::BareControl => {
+            for (name, _) in &sessions {
+                bare.push(BareClient::attach(&server, name)?);
+            }
         }
-        None => None,
-    };
+        Attached::Clawmux(_) => watcher = Some(Helper::watcher(settings, &server)?),
+    }
     let watcher_cpu0 = watcher.as_ref().map(|w| tree_cpu(w.pid())).transpose()?;
     let server_cpu0 = own_cpu(server.pid)?;
     server.press_enter(&sessions)?;
@@ -286,7 +294,9 @@ fn flood_run(
         std::thread::sleep(REPORT_POLL);
     }
     let server_cpu = own_cpu(server.pid)? - server_cpu0;
-    if let (Some(w), Some(cpu0), Some(out)) = (watcher.take(), watcher_cpu0, watched) {
+    drop(bare);
+    if let (Some(w), Some(cpu0), Attached::Clawmux(out)) = (watcher.take(), watcher_cpu0, attached)
+    {
         let cpu = tree_cpu(w.pid())? - cpu0;
         let rss = peak_rss(w.pid())?;
         let report = serde_json::from_str(&w.finish()?)
@@ -335,6 +345,20 @@ impl Helper {
         })
     }
 
+    /// The clawmux watcher on `server`, attached to every session.
+    fn watcher(settings: &Settings, server: &BenchServer) -> Result<Self, BenchError> {
+        let args = [
+            "watcher",
+            "-L",
+            &server.socket,
+            "--profile",
+            &settings.profile,
+        ];
+        let mut watcher = Helper::spawn(settings, &args)?;
+        watcher.wait_ready()?;
+        Ok(watcher)
+    }
+
     fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -371,6 +395,31 @@ impl Drop for Helper {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// `tmux -C attach` with stdout to `/dev/null` (tmux writes there
+/// itself); detached when dropped.
+struct BareClient(Child);
+
+impl BareClient {
+    fn attach(server: &BenchServer, session: &str) -> Result<Self, BenchError> {
+        Command::new("tmux")
+            .args(["-L", &server.socket, "-C", "attach-session", "-t"])
+            .arg(format!("={session}"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .map(BareClient)
+            .map_err(|e| BenchError::io("starting tmux -C", e))
+    }
+}
+
+impl Drop for BareClient {
+    fn drop(&mut self) {
+        // Closing stdin detaches the client.
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
     }
 }
 

@@ -39,6 +39,7 @@ fn quick_bench_reports_every_row_and_keeps_up() {
     for flood in ["flood max", "flood paced"] {
         for what in [
             "pane MB/s no client",
+            "pane MB/s bare tmux -C",
             "pane MB/s clawmux",
             "pane slowdown",
             "clawmux peak RSS",
@@ -89,7 +90,7 @@ fn quick_bench_reports_every_row_and_keeps_up() {
             "a client ended: {flood}"
         );
         // Writers wrote in both runs, clawmux received output.
-        for run in ["no_client", "watched"] {
+        for run in ["no_client", "bare_client", "watched"] {
             let bytes = flood[run]["pane_bytes"].as_array().expect("pane bytes");
             assert_eq!(bytes.len() as u64, panes);
             assert!(
