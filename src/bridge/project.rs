@@ -482,10 +482,14 @@ impl Actor {
     /// Makes `job` the running command without typing it (it was typed
     /// before a restart); ignored while another command runs.
     fn adopt(&mut self, job: Job) {
+        let now_ms = self.now();
         let (true, Some((_, watcher))) = (self.running.is_none(), &mut self.pane) else {
             return;
         };
         watcher.detector_mut().begin_turn();
+        // Judge the screen soon even if the agent prints nothing more: the
+        // turn may have ended while clawmux was down.
+        watcher.feed(now_ms, b"", &mut |_| {});
         let now = Instant::now();
         let deadline = now + job.timeout;
         self.running = Some(Running {
