@@ -158,8 +158,8 @@ impl Daemon {
 
     // ---- cards ----------------------------------------------------------
 
-    /// Queues a new card; returns its handle (for later patches).
-    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+    /// A new card for the outbox, and its handle (for later patches).
+    fn new_card(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> (String, OutboxEntry) {
         let handle = uuid::Uuid::new_v4().to_string();
         let entry = OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
@@ -172,29 +172,20 @@ impl Daemon {
             text: card.to_text(),
             created_ms: clock::now_ms(),
         };
+        (handle, entry)
+    }
+
+    /// Queues a new card; returns its handle (for later patches).
+    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+        let (handle, entry) = Self::new_card(target, reply_to, card);
         self.setup.shared.update(|s| s.outbox.push_back(entry));
         handle
     }
 
     fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
-        if cards.is_empty() {
-            return;
-        }
-        let now = clock::now_ms();
-        let entries: Vec<OutboxEntry> = cards
+        let entries = cards
             .iter()
-            .map(|card| OutboxEntry {
-                uuid: uuid::Uuid::new_v4().to_string(),
-                op: OutboxOp::Send {
-                    target: target.clone(),
-                    handle: uuid::Uuid::new_v4().to_string(),
-                    reply_to: reply_to.map(String::from),
-                },
-                card: serde_json::to_value(card).unwrap_or(Value::Null),
-                text: card.to_text(),
-                created_ms: now,
-            })
-            .collect();
+            .map(|card| Self::new_card(target, reply_to, card).1);
         self.setup.shared.update(|s| s.outbox.extend(entries));
     }
 
@@ -1071,10 +1062,14 @@ impl Daemon {
                 keys.join("|")
             )));
         }
-        pending.card = self.send(&target, reply_to.as_deref(), &card);
-        self.setup
-            .shared
-            .update(|s| s.approvals.insert(pending.id.clone(), pending));
+        // The approval and its card are saved together: a crash cannot
+        // leave a card without its approval, or an approval without a card.
+        let (handle, entry) = Self::new_card(&target, reply_to.as_deref(), &card);
+        pending.card = handle;
+        self.setup.shared.update(|s| {
+            s.approvals.insert(pending.id.clone(), pending);
+            s.outbox.push_back(entry);
+        });
     }
 
     /// Sends due progress updates: at most one per card per interval.

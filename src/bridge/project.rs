@@ -36,6 +36,9 @@ const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 /// After an answer is typed, its prompt can stay on screen until the agent
 /// redraws: a detection of the same question this soon is not a new prompt.
 const ANSWERED_ECHO: Duration = Duration::from_millis(1500);
+/// Finished lines remembered to tell a redraw from new output: a few
+/// screens' worth.
+const RECENT_LINES: usize = 256;
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
 
@@ -257,6 +260,8 @@ struct Actor {
     running: Option<Running>,
     queue: VecDeque<Job>,
     approval: Option<ApprovalSeen>,
+    /// The last lines the pane finished (see [`Transcript::after`]).
+    recent: VecDeque<String>,
     /// The question last answered from chat, and when.
     answered: Option<(String, Instant)>,
     last_progress: Option<String>,
@@ -275,6 +280,7 @@ impl Actor {
             queue: VecDeque::new(),
             approval: None,
             answered: None,
+            recent: VecDeque::new(),
             last_progress: None,
             busy: false,
             epoch: Instant::now(),
@@ -494,7 +500,7 @@ impl Actor {
         let deadline = now + job.timeout;
         self.running = Some(Running {
             job,
-            output: Transcript::default(),
+            output: Transcript::after(&self.recent),
             started: now,
             deadline,
             errors: Vec::new(),
@@ -579,7 +585,7 @@ impl Actor {
         self.running = Some(Running {
             deadline: now + job.timeout,
             job,
-            output: Transcript::default(),
+            output: Transcript::after(&self.recent),
             started: now,
             errors: Vec::new(),
             recovery,
@@ -652,6 +658,9 @@ impl Actor {
         if let Some(running) = &mut self.running {
             running.output.push(&lines);
         }
+        self.recent.extend(lines.iter().cloned());
+        let excess = self.recent.len().saturating_sub(RECENT_LINES);
+        self.recent.drain(..excess);
         watcher
             .detector_mut()
             .feed(now, &lines, &mut |d| detections.push(d));

@@ -1,6 +1,7 @@
 //! The bridge end to end: real tmux, the simulated agent, the daemon's
 //! router, approvals, progress, policy, state and event log.
 
+mod crash;
 mod feishu_e2e;
 mod harness;
 
