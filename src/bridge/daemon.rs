@@ -27,7 +27,9 @@ use crate::feishu::card::{self, Card};
 use crate::hooks::{HookEvent, HookKind};
 use crate::store::SharedState;
 use crate::store::clock;
-use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord};
+use crate::store::state::{
+    ChatTarget, JobRecord, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord,
+};
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
@@ -47,12 +49,9 @@ pub struct DaemonSetup {
     pub sim_agent: String,
 }
 
-struct JobCards {
-    project: String,
-    target: ChatTarget,
-    reply_to: Option<String>,
-    title: String,
-    progress: Option<String>,
+/// A command's progress card updates: at most one per interval, latest wins.
+#[derive(Default)]
+struct Throttle {
     last_patch: Option<Instant>,
     pending: Option<Card>,
 }
@@ -64,7 +63,9 @@ pub struct Daemon {
     projects: HashMap<String, ProjectHandle>,
     /// Agent pane (`%N`) -> project, for hooks.
     panes: HashMap<String, String>,
-    jobs: HashMap<String, JobCards>,
+    /// Unfinished commands by id (mirrored in the state file).
+    jobs: HashMap<String, JobRecord>,
+    throttles: HashMap<String, Throttle>,
     denied_told: HashSet<String>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<String, String>,
@@ -82,6 +83,7 @@ impl Daemon {
             projects: HashMap::new(),
             panes: HashMap::new(),
             jobs: HashMap::new(),
+            throttles: HashMap::new(),
             denied_told: HashSet::new(),
             aliases: HashMap::new(),
             events_tx,
@@ -95,7 +97,7 @@ impl Daemon {
         mut chat: mpsc::Receiver<ChatEvent>,
         mut hooks: mpsc::Receiver<HookEvent>,
     ) {
-        self.resume_projects();
+        self.resume_projects().await;
         let mut tick = tokio::time::interval(TICK);
         loop {
             tokio::select! {
@@ -117,15 +119,40 @@ impl Daemon {
 
     /// Projects with pending approvals get their actors back at start-up, so
     /// buttons pressed before the restart still work.
-    fn resume_projects(&mut self) {
-        let projects: Vec<String> = self
+    /// Commands not typed yet are sent again; a started one is followed
+    /// to its result (at once, or when its pending approval is answered).
+    async fn resume_projects(&mut self) {
+        let (jobs, approvals) = self
             .setup
             .shared
-            .read(|s| s.approvals.values().map(|a| a.project.clone()).collect());
-        for p in projects {
-            if let Err(e) = self.project(&p) {
+            .read(|s| (s.jobs.clone(), s.approvals.clone()));
+        let mut projects: Vec<String> = approvals.values().map(|a| a.project.clone()).collect();
+        projects.extend(jobs.iter().map(|j| j.project.clone()));
+        projects.sort();
+        projects.dedup();
+        for p in &projects {
+            if let Err(e) = self.project(p) {
                 self.log("failed", json!({"project": p, "error": e}));
             }
+        }
+        for r in jobs {
+            self.jobs.insert(r.id.clone(), r.clone());
+            let Some(handle) = self.projects.get(&r.project).cloned() else {
+                continue;
+            };
+            let job = self.job_of(&r);
+            // A started command runs again in the actor (even while its
+            // prompt waits), so later ones queue behind it.
+            let cmd = if r.started {
+                ProjectCmd::Adopt(job)
+            } else {
+                ProjectCmd::Submit(job)
+            };
+            self.log(
+                "resumed",
+                json!({"project": r.project, "job": r.id, "started": r.started}),
+            );
+            let _ = handle.send(cmd).await;
         }
     }
 
@@ -388,22 +415,22 @@ impl Daemon {
             timeout: self.setup.config.timeout_for(text),
             retried: false,
         };
-        self.jobs.insert(
-            job.id.clone(),
-            JobCards {
-                project: project.to_string(),
-                target: target.clone(),
-                reply_to: reply_to.map(String::from),
-                title: format!("{project}: {text}"),
-                progress: None,
-                last_patch: None,
-                pending: None,
-            },
-        );
+        let record = JobRecord {
+            id: job.id.clone(),
+            project: project.to_string(),
+            text: text.to_string(),
+            target: target.clone(),
+            reply_to: reply_to.map(String::from),
+            progress: None,
+            started: false,
+            created_ms: clock::now_ms(),
+        };
+        self.jobs.insert(job.id.clone(), record.clone());
         self.setup.shared.update(|s| {
             if let Some(p) = s.projects.get_mut(project) {
                 p.last_command = Some(text.to_string());
             }
+            s.jobs.push(record);
         });
         self.log(
             "command",
@@ -735,8 +762,17 @@ impl Daemon {
         };
         let label = option.label.clone();
         let project = self.project(&approval.project)?;
-        let running = self.jobs.values().any(|j| j.project == approval.project);
-        let follow = (!running).then(|| self.follow_job(approval, &label));
+        // The command this prompt belongs to, so a restarted actor reports
+        // the rest of its turn (the actor ignores it when it runs one).
+        let started = self
+            .jobs
+            .values()
+            .filter(|j| j.project == approval.project && j.started);
+        let follow = match started.min_by_key(|j| j.created_ms) {
+            Some(j) => self.job_of(j),
+            None => self.follow_job(approval, &label),
+        };
+        let follow = Some(follow);
         let ask = project.ask(|done| ProjectCmd::Answer {
             approval_id: approval.id.clone(),
             question: approval.question.clone(),
@@ -765,19 +801,39 @@ impl Daemon {
             timeout: self.setup.config.timeout_for(""),
             retried: true,
         };
-        self.jobs.insert(
-            job.id.clone(),
-            JobCards {
-                project: approval.project.clone(),
-                target: approval.target.clone(),
-                reply_to: None,
-                title: format!("{}: {text}", approval.project),
-                progress: None,
-                last_patch: None,
-                pending: None,
-            },
-        );
+        let record = JobRecord {
+            id: job.id.clone(),
+            project: approval.project.clone(),
+            text,
+            target: approval.target.clone(),
+            reply_to: None,
+            progress: None,
+            started: true,
+            created_ms: clock::now_ms(),
+        };
+        self.jobs.insert(job.id.clone(), record.clone());
+        self.setup.shared.update(|s| s.jobs.push(record));
         job
+    }
+
+    /// The actor's form of a recorded command.
+    fn job_of(&self, r: &JobRecord) -> Job {
+        Job {
+            id: r.id.clone(),
+            text: r.text.clone(),
+            target: r.target.clone(),
+            message_id: r.reply_to.clone(),
+            timeout: self.setup.config.timeout_for(&r.text),
+            retried: false,
+        }
+    }
+
+    /// A command is over: forget it (memory and state file).
+    fn finish_job(&mut self, id: &str) -> Option<JobRecord> {
+        self.throttles.remove(id);
+        let job = self.jobs.remove(id)?;
+        self.setup.shared.update(|s| s.jobs.retain(|j| j.id != id));
+        Some(job)
     }
 
     /// The approval is answered: forget it and turn its card grey.
@@ -822,14 +878,22 @@ impl Daemon {
             ProjectEventKind::Started => {
                 self.log("started", json!({"project": project, "job": job_id}));
                 if let Some(id) = &job_id
-                    && let Some(j) = self.jobs.get(id)
+                    && let Some(j) = self.jobs.get(id).cloned()
                 {
-                    let card = card::progress_card(&j.title, "Running…", None, "");
+                    let card = card::progress_card(&title(&j), "Running…", None, "");
                     let handle = self.send(&j.target, j.reply_to.as_deref(), &card);
-                    if let Some(j) = self.jobs.get_mut(id) {
-                        j.progress = Some(handle);
-                        j.last_patch = Some(Instant::now());
-                    }
+                    let record = JobRecord {
+                        progress: Some(handle),
+                        started: true,
+                        ..j
+                    };
+                    self.jobs.insert(id.clone(), record.clone());
+                    self.setup.shared.update(|s| {
+                        if let Some(slot) = s.jobs.iter_mut().find(|x| x.id == record.id) {
+                            *slot = record;
+                        }
+                    });
+                    self.throttles.entry(id.clone()).or_default().last_patch = Some(Instant::now());
                 }
             }
             ProjectEventKind::Progress {
@@ -841,8 +905,11 @@ impl Daemon {
                     "detection",
                     json!({"project": project, "detection": "progress", "summary": summary}),
                 );
-                if let Some(j) = job_id.as_ref().and_then(|id| self.jobs.get_mut(id)) {
-                    j.pending = Some(card::progress_card(&j.title, &summary, percent, &tail));
+                if let Some(id) = &job_id
+                    && let Some(j) = self.jobs.get(id)
+                {
+                    let card = card::progress_card(&title(j), &summary, percent, &tail);
+                    self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
             }
@@ -884,16 +951,16 @@ impl Daemon {
                 errors,
             } => {
                 self.log("completed", json!({"project": project, "job": job_id, "seconds": seconds, "errors": errors}));
-                if let Some(j) = job_id.as_ref().and_then(|id| self.jobs.remove(id)) {
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     if let Some(h) = &j.progress {
                         let stage = format!("Finished in {seconds}s");
-                        self.patch(h, &card::progress_card(&j.title, &stage, Some(100), ""));
+                        self.patch(h, &card::progress_card(&title(&j), &stage, Some(100), ""));
                     }
                     let md = output_markdown(&output);
                     self.send_all(
                         &j.target,
                         j.reply_to.as_deref(),
-                        &card::result_cards(&j.title, &md),
+                        &card::result_cards(&title(&j), &md),
                     );
                 }
             }
@@ -902,8 +969,8 @@ impl Daemon {
                     "timeout",
                     json!({"project": project, "job": job_id, "seconds": seconds}),
                 );
-                if let Some(j) = job_id.as_ref().and_then(|id| self.jobs.remove(id)) {
-                    let title = format!("Timed out after {seconds}s: {}", j.title);
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                    let title = format!("Timed out after {seconds}s: {}", title(&j));
                     let guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.";
                     self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
                 }
@@ -952,7 +1019,7 @@ impl Daemon {
                     "failed",
                     json!({"project": project, "job": job_id, "error": error}),
                 );
-                let job = job_id.as_ref().and_then(|id| self.jobs.remove(id));
+                let job = job_id.as_deref().and_then(|id| self.finish_job(id));
                 let (target, reply_to) = match job {
                     Some(j) => (j.target, j.reply_to),
                     None => (self.chat_of(&project), None),
@@ -1015,15 +1082,15 @@ impl Daemon {
         let interval = Duration::from_secs(self.setup.config.progress.interval_secs);
         let now = Instant::now();
         let mut due = Vec::new();
-        for j in self.jobs.values_mut() {
-            let (Some(handle), Some(_)) = (&j.progress, &j.pending) else {
+        for (id, t) in &mut self.throttles {
+            let Some(handle) = self.jobs.get(id).and_then(|j| j.progress.as_ref()) else {
                 continue;
             };
-            if j.last_patch
-                .is_none_or(|t| now.duration_since(t) >= interval)
-                && let Some(card) = j.pending.take()
+            if t.last_patch
+                .is_none_or(|at| now.duration_since(at) >= interval)
+                && let Some(card) = t.pending.take()
             {
-                j.last_patch = Some(now);
+                t.last_patch = Some(now);
                 due.push((handle.clone(), card));
             }
         }
@@ -1083,6 +1150,11 @@ impl Daemon {
             let _ = h.send(ProjectCmd::HookStop).await;
         }
     }
+}
+
+/// A command's card title.
+fn title(j: &JobRecord) -> String {
+    format!("{}: {}", j.project, j.text)
 }
 
 fn hook_name(k: &HookKind) -> &str {

@@ -152,6 +152,8 @@ pub enum ProjectCmd {
     Cancel {
         done: oneshot::Sender<Result<(), String>>,
     },
+    /// Follow a command typed before a restart to its result.
+    Adopt(Job),
     /// Claude Code's `Stop` hook fired in this pane: the turn is over.
     HookStop,
     Status(oneshot::Sender<ProjectStatus>),
@@ -427,22 +429,23 @@ impl Actor {
             } => {
                 let result = self.answer(&approval_id, &question, &key).await;
                 if result.is_ok()
-                    && self.running.is_none()
-                    && let (Some(job), Some((_, watcher))) = (follow, &mut self.pane)
+                    && let Some(job) = follow
                 {
-                    watcher.detector_mut().begin_turn();
-                    let now = Instant::now();
-                    let deadline = now + job.timeout;
-                    self.running = Some(Running {
-                        job,
-                        output: Transcript::default(),
-                        started: now,
-                        deadline,
-                        errors: Vec::new(),
-                        recovery: false,
-                    });
+                    self.adopt(job);
                 }
                 let _ = done.send(result);
+            }
+            ProjectCmd::Adopt(job) => {
+                if self.pane.is_none()
+                    && let Err(error) = self.attach(false).await
+                {
+                    let error =
+                        format!("the command was running when clawmux restarted, and {error}");
+                    return self
+                        .emit(Some(&job), ProjectEventKind::Failed { error })
+                        .await;
+                }
+                self.adopt(job);
             }
             ProjectCmd::Type { text, done } => {
                 let result = match &self.pane {
@@ -474,6 +477,29 @@ impl Actor {
                 });
             }
         }
+    }
+
+    /// Makes `job` the running command without typing it (it was typed
+    /// before a restart); ignored while another command runs.
+    fn adopt(&mut self, job: Job) {
+        let now_ms = self.now();
+        let (true, Some((_, watcher))) = (self.running.is_none(), &mut self.pane) else {
+            return;
+        };
+        watcher.detector_mut().begin_turn();
+        // Judge the screen soon even if the agent prints nothing more: the
+        // turn may have ended while clawmux was down.
+        watcher.feed(now_ms, b"", &mut |_| {});
+        let now = Instant::now();
+        let deadline = now + job.timeout;
+        self.running = Some(Running {
+            job,
+            output: Transcript::default(),
+            started: now,
+            deadline,
+            errors: Vec::new(),
+            recovery: false,
+        });
     }
 
     /// Types the answer when `approval_id` is still the prompt on screen.
