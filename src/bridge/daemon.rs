@@ -24,7 +24,7 @@ use super::router::{self, Builtin, Route};
 use super::texts::{HELP, button, error_guidance, output_markdown, spec_of};
 use crate::detect::Profiles;
 use crate::feishu::card::{self, Card};
-use crate::hooks::{HookEvent, HookKind};
+use crate::hooks::{HookEvent, HookKind, HookSignal};
 use crate::store::SharedState;
 use crate::store::clock;
 use crate::store::state::{
@@ -1139,10 +1139,13 @@ impl Daemon {
             "hook",
             json!({"project": project, "pane": pane, "event": hook_name(&hook.event)}),
         );
-        if matches!(hook.event, HookKind::Stop { .. })
-            && let Some(h) = self.projects.get(&project)
-        {
-            let _ = h.send(ProjectCmd::HookStop).await;
+        let cmd = match hook.signal() {
+            Some(HookSignal::TurnEnded) => ProjectCmd::HookStop,
+            Some(HookSignal::ApprovalPending) => ProjectCmd::HookApproval,
+            _ => return,
+        };
+        if let Some(h) = self.projects.get(&project) {
+            let _ = h.send(cmd).await;
         }
     }
 }

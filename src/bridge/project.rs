@@ -39,6 +39,8 @@ const ANSWERED_ECHO: Duration = Duration::from_millis(1500);
 /// Finished lines remembered to tell a redraw from new output: a few
 /// screens' worth.
 const RECENT_LINES: usize = 256;
+/// Lines of the lost session's output quoted in the recovery prompt.
+const RECOVERY_TAIL_LINES: usize = 20;
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
 
@@ -159,6 +161,8 @@ pub enum ProjectCmd {
     Adopt(Job),
     /// Claude Code's `Stop` hook fired in this pane: the turn is over.
     HookStop,
+    /// A permission hook fired: a prompt is (about to be) on screen.
+    HookApproval,
     Status(oneshot::Sender<ProjectStatus>),
 }
 
@@ -169,7 +173,7 @@ pub struct ProjectSetup {
     pub profile: Arc<Profile>,
     pub detector: DetectorConfig,
     /// Typed into a recreated session before the command is retried.
-    pub recovery_prompt: Box<dyn Fn(&str) -> String + Send + Sync>,
+    pub recovery_prompt: Box<dyn Fn(&str, &str) -> String + Send + Sync>,
 }
 
 impl ProjectSetup {
@@ -207,7 +211,9 @@ impl ProjectSetup {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
                 ..Default::default()
             },
-            recovery_prompt: Box::new(move |last| texts::recovery_prompt(&project, &ws, last)),
+            recovery_prompt: Box::new(move |last, tail| {
+                texts::recovery_prompt(&project, &ws, last, tail)
+            }),
         })
     }
 }
@@ -472,6 +478,13 @@ impl Actor {
                     self.complete().await;
                 }
             }
+            ProjectCmd::HookApproval => {
+                // Judge the screen now rather than after the next output.
+                let now = self.now();
+                if let Some((_, watcher)) = &mut self.pane {
+                    watcher.feed(now, b"", &mut |_| {});
+                }
+            }
             ProjectCmd::Status(reply) => {
                 let _ = reply.send(ProjectStatus {
                     attached: self.pane.is_some(),
@@ -570,7 +583,11 @@ impl Actor {
             return Err((job, "the agent pane is not attached".into()));
         };
         let text = if recovery {
-            (self.setup.recovery_prompt)(&job.text)
+            {
+                let skip = self.recent.len().saturating_sub(RECOVERY_TAIL_LINES);
+                let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
+                (self.setup.recovery_prompt)(&job.text, &tail.join(" / "))
+            }
         } else {
             job.text.clone()
         };

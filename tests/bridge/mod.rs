@@ -4,6 +4,7 @@
 mod crash;
 mod feishu_e2e;
 mod harness;
+mod hooks;
 
 use std::time::Duration;
 
