@@ -172,8 +172,6 @@ pub struct ProjectSetup {
     pub spec: PaneSpec,
     pub profile: Arc<Profile>,
     pub detector: DetectorConfig,
-    /// Typed into a recreated session before the command is retried.
-    pub recovery_prompt: Box<dyn Fn(&str, &str) -> String + Send + Sync>,
 }
 
 impl ProjectSetup {
@@ -197,12 +195,11 @@ impl ProjectSetup {
             program: config.tmux.command.clone(),
             socket: config.tmux.socket.clone(),
             session: session_name(name),
-            workspace: workspace.clone(),
+            workspace,
             agent,
             width: config.tmux.width,
             height: config.tmux.height,
         };
-        let (project, ws) = (name.to_string(), workspace.display().to_string());
         Ok(ProjectSetup {
             name: name.to_string(),
             spec,
@@ -211,9 +208,6 @@ impl ProjectSetup {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
                 ..Default::default()
             },
-            recovery_prompt: Box::new(move |last, tail| {
-                texts::recovery_prompt(&project, &ws, last, tail)
-            }),
         })
     }
 }
@@ -586,7 +580,8 @@ impl Actor {
             {
                 let skip = self.recent.len().saturating_sub(RECOVERY_TAIL_LINES);
                 let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
-                (self.setup.recovery_prompt)(&job.text, &tail.join(" / "))
+                let workspace = self.setup.spec.workspace.display().to_string();
+                texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail.join(" / "))
             }
         } else {
             job.text.clone()
