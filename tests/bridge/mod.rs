@@ -2,6 +2,7 @@
 //! router, approvals, progress, policy, state and event log.
 
 mod crash;
+mod faults;
 mod feishu_e2e;
 mod harness;
 mod hooks;
