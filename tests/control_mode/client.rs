@@ -234,3 +234,27 @@ async fn attach_to_a_missing_server_fails_clearly() {
         other => panic!("expected a start-up error, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_slow_subscriber_lags_without_holding_up_the_others() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let mut slow = client.subscribe();
+    let mut fast = client.subscribe();
+    let pane = open_pane(&client, "exec yes flood").await;
+    // The fast subscriber keeps receiving while the slow one reads nothing.
+    let mut outputs = 0;
+    while outputs <= clawmux::tmux::EVENT_CAPACITY {
+        next_matching(&mut fast, "output", |e| {
+            matches!(e, ClientEvent::Output { pane: p, .. } if *p == pane)
+        })
+        .await;
+        outputs += 1;
+    }
+    match slow.recv().await {
+        Some(ClientEvent::Lagged { missed }) => assert!(missed > 0),
+        other => panic!("expected Lagged first, got {other:?}"),
+    }
+    // After the notice the slow subscriber simply goes on.
+    assert!(slow.recv().await.is_some());
+}
