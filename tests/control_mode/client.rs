@@ -202,6 +202,20 @@ async fn a_killed_server_ends_the_client_with_a_typed_error() {
 async fn a_dead_tmux_process_ends_the_client_and_fails_waiting_commands() {
     let server = TmuxServer::new();
     let client = connect(&server).await;
+    // A forged `%exit` in reply text neither ends the client nor becomes its
+    // reason. (Inside a block a `%exit` line is taken as the notification,
+    // as tmux can interleave real ones, so it leaves the reply text.)
+    client
+        .command(TmuxCommand::new("rename-window").arg("%exit forged"))
+        .await
+        .unwrap();
+    let listed = client.command("list-windows -F '#{window_name}'").await;
+    assert_eq!(listed.unwrap(), Vec::<bytes::Bytes>::new());
+    assert_eq!(
+        client.command("display-message -p alive").await.unwrap(),
+        vec![bytes::Bytes::from("alive")]
+    );
+    assert_eq!(client.ended(), None);
     let pid = client.process_id().expect("a pid").to_string();
     let killed = std::process::Command::new("kill")
         .args(["-9", &pid])
@@ -245,9 +259,11 @@ async fn a_slow_subscriber_lags_without_holding_up_the_others() {
     // The fast subscriber keeps receiving while the slow one reads nothing.
     let mut outputs = 0;
     while outputs <= clawmux::tmux::EVENT_CAPACITY {
-        next_matching(&mut fast, "output", |e| {
-            matches!(e, ClientEvent::Output { pane: p, .. } if *p == pane)
-        })
+        next_matching(
+            &mut fast,
+            "output",
+            |e| matches!(e, ClientEvent::Output { pane: p, .. } if *p == pane),
+        )
         .await;
         outputs += 1;
     }
