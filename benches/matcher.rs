@@ -45,7 +45,7 @@ fn corpus() -> Vec<String> {
     let mut bytes = 0;
     let mut i = 0usize;
     while bytes < CORPUS_BYTES {
-        let line = if i % 97 == 0 {
+        let line = if i.is_multiple_of(97) {
             rare[(i / 97) % rare.len()].to_owned()
         } else {
             format!("{} #{i}", kinds[i % kinds.len()])
