@@ -109,12 +109,12 @@ fn poll(socket: String, target: String) -> Samples {
             }
         }
         same = if screen == last { same + 1 } else { 1 };
-        if same >= STABLE_POLLS && screen.contains("? for shortcuts") {
-            if let Some(c) = summary.captures_iter(&screen).last() {
-                if seen_turns.insert(c[1].to_owned()) {
-                    samples.completion.push(ms_since(c[1].parse().unwrap_or(0)));
-                }
-            }
+        if same >= STABLE_POLLS
+            && screen.contains("? for shortcuts")
+            && let Some(c) = summary.captures_iter(&screen).last()
+            && seen_turns.insert(c[1].to_owned())
+        {
+            samples.completion.push(ms_since(c[1].parse().unwrap_or(0)));
         }
         last = screen;
         std::thread::sleep(POLL_INTERVAL);
