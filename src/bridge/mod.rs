@@ -2,9 +2,18 @@
 //! detections into cards (results, approvals, progress), applies the access
 //! policy, and keeps state and the event log.
 
+pub mod agent_pane;
+pub mod chat;
 pub mod config;
+pub mod console;
+pub mod daemon;
+pub mod feishu_channel;
 pub mod names;
 pub mod outbox;
 pub mod pairing;
 pub mod policy;
+pub mod project;
 pub mod router;
+pub mod run_once;
+pub mod texts;
+pub mod transcript;

@@ -1,10 +1,58 @@
-//! `clawmux doctor` (placeholder until its work lands).
+//! `clawmux doctor`: checks the Feishu configuration from the environment by
+//! fetching a tenant token and asking for a long-connection endpoint, and
+//! says exactly what is wrong.
 
 use std::process::ExitCode;
+
+use clawmux::feishu::api::RetryPolicy;
+use clawmux::feishu::{Api, FeishuConfig, FeishuError, ws};
+use tokio::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {}
 
 pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`doctor` is not built yet")
+    let config =
+        FeishuConfig::from_env().map_err(|e| anyhow::anyhow!("Feishu is not configured: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(check(config))
+}
+
+async fn check(config: FeishuConfig) -> anyhow::Result<ExitCode> {
+    println!("app {} at {}", config.app_id, config.base_url());
+    // Doctor answers quickly: two attempts, short backoff.
+    let retry = RetryPolicy {
+        max_attempts: 2,
+        base_delay: Duration::from_millis(500),
+        max_delay: Duration::from_secs(1),
+    };
+    let api = Api::with_retry(config.clone(), retry);
+    match api.tenant_token().await {
+        Ok(_) => println!("ok: credentials accepted (tenant access token fetched)"),
+        Err(e) => anyhow::bail!("{}", explain(&config, &e)),
+    }
+    match ws::check_endpoint(&config).await {
+        Ok(()) => println!("ok: long connection endpoint available (events need no public URL)"),
+        Err(e) => println!(
+            "warning: long connection unavailable: {e}; enable \"long connection\" event delivery in the app's console, or use webhook mode"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn explain(config: &FeishuConfig, e: &FeishuError) -> String {
+    match e {
+        FeishuError::Api { code, msg, .. } => format!(
+            "Feishu refused the credentials (code {code}: {msg}): check FEISHU_APP_ID ({}) and FEISHU_APP_SECRET against the app's console page",
+            config.app_id
+        ),
+        FeishuError::Network(m) => format!(
+            "cannot reach {}: {m}: check the network and FEISHU_DOMAIN (feishu, lark or a URL)",
+            config.base_url()
+        ),
+        FeishuError::GaveUp { last, .. } => explain(config, last),
+        other => format!("token request failed: {other}"),
+    }
 }

@@ -7,7 +7,10 @@
 //! ends the block, and only `%pause`, `%continue` and `%exit` are still
 //! taken as notifications inside it.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
+use serde::{Serialize, Serializer};
 
 use super::framer::{Frame, Framer, MAX_LINE_BYTES};
 use super::parse::{Guard, Notification, ParseError, parse_line_counting};
@@ -57,6 +60,49 @@ pub struct Counters {
     pub invalid_lines: u64,
     /// Reply lines dropped past [`MAX_REPLY_BYTES`].
     pub reply_lines_dropped: u64,
+}
+
+/// JSON: notifications as themselves (`{"kind":"output",…}`), the rest as
+/// `reply`, `stray` and `invalid` objects; bytes as lossy UTF-8 text.
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(tag = "kind", rename_all = "kebab-case")]
+        enum Json<'a> {
+            Reply {
+                number: u64,
+                time: u64,
+                flags: u32,
+                ok: bool,
+                lines: Vec<Cow<'a, str>>,
+            },
+            Stray {
+                text: Cow<'a, str>,
+            },
+            Invalid {
+                line: Cow<'a, str>,
+                error: String,
+            },
+        }
+        let json = match self {
+            Event::Notification(n) => return n.serialize(s),
+            Event::Reply(r) => Json::Reply {
+                number: r.number,
+                time: r.time,
+                flags: r.flags,
+                ok: r.ok,
+                lines: r.lines.iter().map(|l| String::from_utf8_lossy(l)).collect(),
+            },
+            Event::Stray(line) => Json::Stray {
+                text: String::from_utf8_lossy(line),
+            },
+            Event::Invalid { line, error } => Json::Invalid {
+                line: String::from_utf8_lossy(line),
+                error: error.to_string(),
+            },
+        };
+        json.serialize(s)
+    }
 }
 
 /// An open reply block.
@@ -401,6 +447,23 @@ mod tests {
             .filter(|e| matches!(e, Event::Reply(r) if !r.ok))
             .count();
         assert_eq!(errors, 1, "the recording has one bad command");
+    }
+
+    #[test]
+    fn events_serialize_as_tagged_json() {
+        let json = |e: &Event| serde_json::to_string(e).unwrap();
+        assert_eq!(
+            json(&reply(3, 1, false, &[b"bad \xff"])),
+            r#"{"kind":"reply","number":3,"time":7,"flags":1,"ok":false,"lines":["bad �"]}"#
+        );
+        assert_eq!(
+            json(&output(2, b"hi")),
+            r#"{"kind":"output","pane":"%2","text":"hi"}"#
+        );
+        assert_eq!(
+            json(&Event::Stray(Bytes::from_static(b"x"))),
+            r#"{"kind":"stray","text":"x"}"#
+        );
     }
 
     proptest::proptest! {

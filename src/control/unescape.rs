@@ -7,61 +7,91 @@ use memchr::memchr;
 
 /// Length of one escape: a backslash and three octal digits.
 const ESCAPE_LEN: usize = 4;
+/// Bytes scanned as one machine word when looking for the next backslash.
+const WORD: usize = 8;
+/// Words scanned inline before handing a long literal run to `memchr`:
+/// runs between escapes are short in terminal output (`\015\012` every
+/// line, `\033` every colour change), where a `memchr` call costs more than
+/// the scan; long runs go to `memchr`'s SIMD loop.
+const INLINE_WORDS: usize = 2;
 
 /// Decodes tmux `%output` data into the exact bytes the pane's program wrote.
 ///
 /// Returns the bytes and how many malformed escapes were seen. A malformed
 /// escape (a backslash not followed by three octal digits worth at most
-/// `\377`) is kept literally, so nothing is lost. Literal runs between
-/// backslashes are copied whole (found with `memchr`), never byte by byte.
+/// `\377`) is kept literally, so nothing is lost. Literal runs are copied
+/// whole, a word or a `memchr` span at a time, never byte by byte.
 pub fn unescape(src: &[u8]) -> (Bytes, usize) {
     let Some(first) = memchr(b'\\', src) else {
         return (Bytes::copy_from_slice(src), 0);
     };
-    let mut out = Vec::with_capacity(src.len());
-    let mut malformed = 0;
-    // `run` is where the literal bytes not yet copied start; `at` a backslash.
-    let mut run = 0;
-    let mut at = first;
-    loop {
-        let next = match octal_byte(src.get(at + 1..at + ESCAPE_LEN)) {
+    // Decoding only shrinks; the slack lets a whole word be copied at the end.
+    let mut out = vec![0u8; src.len() + WORD];
+    out[..first].copy_from_slice(&src[..first]);
+    let (mut read, mut write, mut malformed) = (first, first, 0);
+    // Invariant at the top of the loop: `src[read]` is a backslash.
+    'escapes: loop {
+        match src.get(read..read + ESCAPE_LEN).and_then(escaped_byte) {
             Some(byte) => {
-                out.extend_from_slice(&src[run..at]);
-                out.push(byte);
-                run = at + ESCAPE_LEN;
-                run
+                out[write] = byte;
+                read += ESCAPE_LEN;
             }
             None => {
-                // Left in the literal run, so it is copied as it came.
+                out[write] = b'\\';
+                read += 1;
                 malformed += 1;
-                at + 1
             }
-        };
-        // Escapes often come in pairs (`\015\012`): check the next byte
-        // before paying for a memchr call.
-        if src.get(next) == Some(&b'\\') {
-            at = next;
-            continue;
         }
-        match src.get(next..).and_then(|rest| memchr(b'\\', rest)) {
-            Some(offset) => at = next + offset,
-            None => break,
+        write += 1;
+        // Short literal run: copy a word, advance to its first backslash.
+        for _ in 0..INLINE_WORDS {
+            let Some(word) = src
+                .get(read..read + WORD)
+                .and_then(|w| <[u8; WORD]>::try_from(w).ok())
+            else {
+                break;
+            };
+            out[write..write + WORD].copy_from_slice(&word);
+            let run = backslash_index(word);
+            read += run;
+            write += run;
+            if run < WORD {
+                continue 'escapes;
+            }
+        }
+        // Long run (or the tail): memchr.
+        let rest = &src[read..];
+        let run = memchr(b'\\', rest).unwrap_or(rest.len());
+        out[write..write + run].copy_from_slice(&rest[..run]);
+        read += run;
+        write += run;
+        if read == src.len() {
+            break;
         }
     }
-    out.extend_from_slice(&src[run..]);
+    out.truncate(write);
     (Bytes::from(out), malformed)
 }
 
-/// The byte of three octal digits `0`–`377`, or `None`.
-fn octal_byte(digits: Option<&[u8]>) -> Option<u8> {
-    let &[a, b, c] = digits? else {
-        return None;
-    };
-    let octal = |d: u8| (b'0'..=b'7').contains(&d).then(|| d - b'0');
-    if !(b'0'..=b'3').contains(&a) {
+/// The byte of an escape `\ooo` (`\000`–`\377`), checked in one word.
+fn escaped_byte(escape: &[u8]) -> Option<u8> {
+    let word = u32::from_le_bytes(escape.try_into().ok()?);
+    // Byte 0 is the backslash; digit 1 is `0`-`3`, digits 2 and 3 `0`-`7`.
+    if word & 0xF8F8_FC00 != 0x3030_3000 {
         return None;
     }
-    Some(octal(a)? << 6 | octal(b)? << 3 | octal(c)?)
+    let [_, high, mid, low] = word.to_le_bytes();
+    Some((high & 3) << 6 | (mid & 7) << 3 | (low & 7))
+}
+
+/// Index of the first backslash in an 8-byte word, or 8 if none: the
+/// classic zero-byte test on `word ^ 0x5c5c…` (exact for the lowest match).
+fn backslash_index(word: [u8; WORD]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let x = u64::from_le_bytes(word) ^ (ONES * u64::from(b'\\'));
+    let zero_bytes = x.wrapping_sub(ONES) & !x & HIGHS;
+    (zero_bytes.trailing_zeros() / 8) as usize
 }
 
 /// Escapes bytes the way tmux does for `%output` (the inverse of [`unescape()`]).
@@ -111,11 +141,52 @@ mod tests {
     }
 
     #[test]
+    fn finds_the_first_backslash_in_a_word() {
+        assert_eq!(backslash_index(*b"abcdefgh"), 8);
+        assert_eq!(backslash_index(*b"\\bcdefgh"), 0);
+        assert_eq!(backslash_index(*b"abc\\\\f\\h"), 3);
+        // 0x5d right after the match borrows into a false hit above it only.
+        assert_eq!(backslash_index(*b"\xff\x5b\\\x5d\x00\x00\x00\x5c"), 2);
+        assert_eq!(backslash_index(*b"\x5d\x5d\x5d\x5d\x5d\x5d\x5d\x5c"), 7);
+    }
+
+    #[test]
     fn escape_matches_tmux() {
         assert_eq!(escape(b"a\r\n\\\x7f\xff"), b"a\\015\\012\\134\x7f\xff");
     }
 
+    /// The obvious byte-at-a-time decoder, to check the fast one against.
+    fn reference(src: &[u8]) -> (Vec<u8>, usize) {
+        let (mut out, mut bad, mut i) = (Vec::new(), 0, 0);
+        while i < src.len() {
+            if src[i] == b'\\' {
+                match src.get(i + 1..i + 4) {
+                    Some([a @ b'0'..=b'3', b @ b'0'..=b'7', c @ b'0'..=b'7']) => {
+                        out.push((a - b'0') * 64 + (b - b'0') * 8 + (c - b'0'));
+                        i += 4;
+                        continue;
+                    }
+                    _ => bad += 1,
+                }
+            }
+            out.push(src[i]);
+            i += 1;
+        }
+        (out, bad)
+    }
+
     proptest! {
+        #[test]
+        fn unescape_matches_the_reference_on_any_input(
+            raw in proptest::collection::vec(
+                prop_oneof![Just(b'\\'), b'0'..=b'9', any::<u8>()], 0..300)
+        ) {
+            let (fast, bad) = unescape(&raw);
+            let (want, want_bad) = reference(&raw);
+            prop_assert_eq!(&fast[..], &want[..]);
+            prop_assert_eq!(bad, want_bad);
+        }
+
         #[test]
         fn unescape_inverts_escape(data in proptest::collection::vec(any::<u8>(), 0..512)) {
             let (decoded, bad) = unescape(&escape(&data));

@@ -1,0 +1,597 @@
+//! Feishu Open API client: tenant token cache, send/reply/patch of cards with
+//! retries (jittered backoff on 429/5xx/network, one token refresh on the
+//! invalid-token codes, never on permanent codes) and a per-message update
+//! throttle that coalesces progress updates (latest wins).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex};
+
+use rand::Rng;
+use reqwest::{Method, StatusCode};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, oneshot};
+use tokio::time::{Duration, Instant};
+
+use super::FeishuConfig;
+use super::card::Card;
+use super::paginate::MAX_CARD_JSON_BYTES;
+
+/// A token is refreshed this long before Feishu says it expires.
+pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(180);
+/// Codes meaning the tenant token is invalid or expired: refresh and retry once.
+pub const INVALID_TOKEN_CODES: [i64; 3] = [99991663, 99991664, 99991671];
+/// Rate limited (with HTTP 429).
+pub const RATE_LIMIT_CODE: i64 = 99991400;
+/// Codes that no retry can fix: message too old, recalled or deleted, card rejected.
+pub const PERMANENT_CODES: [i64; 4] = [230031, 230011, 231003, 230099];
+/// Feishu allows at most 5 updates a second to one message.
+pub const MIN_PATCH_INTERVAL: Duration = Duration::from_millis(200);
+/// One HTTP exchange may take this long before it counts as a network error.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest `x-ogw-ratelimit-reset` honoured, so a bad header cannot park us.
+pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// How hard to retry. The defaults suit Feishu; tests shorten the delays.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts per call, the first included.
+    pub max_attempts: u32,
+    /// First backoff delay; doubled each retry, then jittered.
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 6,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(20),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Delay before retry number `n` (1-based): exponential, with jitter in
+    /// [50 %, 100 %] so many clients do not retry in step.
+    fn backoff(&self, n: u32) -> Duration {
+        let exp = self
+            .base_delay
+            .saturating_mul(1 << n.saturating_sub(1).min(16));
+        let capped = exp.min(self.max_delay);
+        capped.mul_f64(rand::rng().random_range(0.5..=1.0))
+    }
+}
+
+/// Errors from the Feishu API, with Feishu's code and message when it sent one.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum FeishuError {
+    #[error("Feishu error {code}: {msg} (HTTP {http_status})")]
+    Api {
+        code: i64,
+        msg: String,
+        http_status: u16,
+    },
+    #[error("HTTP {status} from Feishu: {body}")]
+    Http { status: u16, body: String },
+    #[error("cannot reach Feishu: {0}")]
+    Network(String),
+    #[error("unexpected response from Feishu: {0}")]
+    BadResponse(String),
+    #[error("card JSON is {0} bytes, over Feishu's {MAX_CARD_JSON_BYTES}-byte limit")]
+    CardTooLarge(usize),
+    #[error("gave up after {attempts} attempts: {last}")]
+    GaveUp {
+        attempts: u32,
+        last: Box<FeishuError>,
+    },
+}
+
+impl FeishuError {
+    /// Feishu's error code, if the failure carried one.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            FeishuError::Api { code, .. } => Some(*code),
+            FeishuError::GaveUp { last, .. } => last.code(),
+            _ => None,
+        }
+    }
+
+    /// Retrying cannot help (message gone, card rejected, …).
+    pub fn is_permanent(&self) -> bool {
+        self.code().is_some_and(|c| PERMANENT_CODES.contains(&c))
+    }
+}
+
+/// Where a message goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReceiveId {
+    ChatId(String),
+    OpenId(String),
+}
+
+impl ReceiveId {
+    fn parts(&self) -> (&'static str, &str) {
+        match self {
+            ReceiveId::ChatId(id) => ("chat_id", id),
+            ReceiveId::OpenId(id) => ("open_id", id),
+        }
+    }
+}
+
+/// Feishu's id of a sent message (`om_…`).
+pub type MessageId = String;
+
+struct CachedToken {
+    token: String,
+    refresh_at: Instant,
+}
+
+/// The Feishu Open API client. Cheap to share behind an `Arc`.
+pub struct Api {
+    http: reqwest::Client,
+    config: FeishuConfig,
+    retry: RetryPolicy,
+    token: Mutex<Option<CachedToken>>,
+}
+
+/// What one attempt ended in.
+enum Outcome {
+    Done(Value),
+    /// Retry after the delay (None: the policy's backoff).
+    Retry(FeishuError, Option<Duration>),
+    InvalidToken(FeishuError),
+    Fail(FeishuError),
+}
+
+/// What a run of attempts ended in.
+enum Finished {
+    Value(Value),
+    Failed(FeishuError),
+    /// The token was refused: the caller may refresh it once.
+    InvalidToken(FeishuError),
+}
+
+impl Api {
+    pub fn new(config: FeishuConfig) -> Self {
+        Self::with_retry(config, RetryPolicy::default())
+    }
+
+    pub fn with_retry(config: FeishuConfig, retry: RetryPolicy) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
+        Api {
+            http,
+            config,
+            retry,
+            token: Mutex::new(None),
+        }
+    }
+
+    pub fn config(&self) -> &FeishuConfig {
+        &self.config
+    }
+
+    /// A valid tenant access token, fetched or from the cache. Concurrent
+    /// callers share one fetch.
+    pub async fn tenant_token(&self) -> Result<String, FeishuError> {
+        let mut cached = self.token.lock().await;
+        if let Some(t) = cached.as_ref()
+            && Instant::now() < t.refresh_at
+        {
+            return Ok(t.token.clone());
+        }
+        let url = format!(
+            "{}/open-apis/auth/v3/tenant_access_token/internal",
+            self.config.base_url()
+        );
+        let body = json!({"app_id": self.config.app_id, "app_secret": self.config.app_secret});
+        let v = match self
+            .run_attempts(|| self.attempt(Method::POST, &url, &body, None))
+            .await
+        {
+            Finished::Value(v) => v,
+            Finished::Failed(e) | Finished::InvalidToken(e) => return Err(e),
+        };
+        let token = v
+            .get("tenant_access_token")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                FeishuError::BadResponse("no tenant_access_token in the token response".into())
+            })?
+            .to_string();
+        let expire = Duration::from_secs(v.get("expire").and_then(Value::as_u64).unwrap_or(0));
+        let refresh_at = Instant::now() + expire.saturating_sub(TOKEN_REFRESH_MARGIN);
+        *cached = Some(CachedToken {
+            token: token.clone(),
+            refresh_at,
+        });
+        Ok(token)
+    }
+
+    async fn drop_token(&self, stale: &str) {
+        let mut cached = self.token.lock().await;
+        if cached.as_ref().is_some_and(|t| t.token == stale) {
+            *cached = None;
+        }
+    }
+
+    /// Send a card to a chat or user. `uuid` (at most 50 chars) makes the
+    /// send idempotent for an hour: keep it when retrying at a higher level.
+    pub async fn send(
+        &self,
+        to: &ReceiveId,
+        card: &(impl Serialize + ?Sized),
+        uuid: &str,
+    ) -> Result<MessageId, FeishuError> {
+        let content = card_content(card)?;
+        let (id_type, id) = to.parts();
+        let path = format!("/open-apis/im/v1/messages?receive_id_type={id_type}");
+        let body =
+            json!({"receive_id": id, "msg_type": "interactive", "content": content, "uuid": uuid});
+        let data = self.call(Method::POST, &path, &body).await?;
+        message_id_of(&data)
+    }
+
+    /// Reply to a message with a card.
+    pub async fn reply(
+        &self,
+        message_id: &str,
+        card: &(impl Serialize + ?Sized),
+        uuid: &str,
+    ) -> Result<MessageId, FeishuError> {
+        let content = card_content(card)?;
+        let path = format!(
+            "/open-apis/im/v1/messages/{}/reply",
+            path_segment(message_id)
+        );
+        let body = json!({"msg_type": "interactive", "content": content, "uuid": uuid});
+        let data = self.call(Method::POST, &path, &body).await?;
+        message_id_of(&data)
+    }
+
+    /// Replace a card we sent (needs `update_multi: true`, which every [`Card`] has).
+    /// Not throttled: use [`ProgressUpdater`] for frequent updates.
+    pub async fn patch(
+        &self,
+        message_id: &str,
+        card: &(impl Serialize + ?Sized),
+    ) -> Result<(), FeishuError> {
+        let content = card_content(card)?;
+        let path = format!("/open-apis/im/v1/messages/{}", path_segment(message_id));
+        self.call(Method::PATCH, &path, &json!({"content": content}))
+            .await
+            .map(|_| ())
+    }
+
+    /// An authenticated call: returns `data` of a `code: 0` answer.
+    async fn call(&self, method: Method, path: &str, body: &Value) -> Result<Value, FeishuError> {
+        let url = format!("{}{}", self.config.base_url(), path);
+        let mut token_refreshed = false;
+        loop {
+            let token = self.tenant_token().await?;
+            match self
+                .run_attempts(|| self.attempt(method.clone(), &url, body, Some(&token)))
+                .await
+            {
+                Finished::Value(v) => return Ok(v.get("data").cloned().unwrap_or(Value::Null)),
+                Finished::InvalidToken(e) if !token_refreshed => {
+                    tracing::info!(error = %e, "Feishu token rejected; fetching a new one");
+                    self.drop_token(&token).await;
+                    token_refreshed = true;
+                }
+                Finished::Failed(e) | Finished::InvalidToken(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Run attempts until done, a failure, or the retry budget is spent.
+    async fn run_attempts<F, Fut>(&self, attempt: F) -> Finished
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Outcome>,
+    {
+        let mut n = 0;
+        loop {
+            n += 1;
+            match attempt().await {
+                Outcome::Done(v) => return Finished::Value(v),
+                Outcome::Fail(e) => return Finished::Failed(e),
+                Outcome::InvalidToken(e) => return Finished::InvalidToken(e),
+                Outcome::Retry(e, wait) => {
+                    if n >= self.retry.max_attempts {
+                        return Finished::Failed(FeishuError::GaveUp {
+                            attempts: n,
+                            last: Box::new(e),
+                        });
+                    }
+                    let delay = wait.unwrap_or_else(|| self.retry.backoff(n));
+                    tracing::debug!(error = %e, ?delay, attempt = n, "retrying Feishu call");
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        method: Method,
+        url: &str,
+        body: &Value,
+        token: Option<&str>,
+    ) -> Outcome {
+        let mut req = self.http.request(method, url).json(body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => return Outcome::Retry(FeishuError::Network(e.to_string()), None),
+        };
+        let status = resp.status();
+        let reset = resp
+            .headers()
+            .get("x-ogw-ratelimit-reset")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| Duration::from_secs_f64(s).min(MAX_RATE_LIMIT_WAIT));
+        let text = match resp.text().await {
+            Ok(t) => t,
+            Err(e) => return Outcome::Retry(FeishuError::Network(e.to_string()), None),
+        };
+        classify(status, reset, &text)
+    }
+}
+
+/// Decide what an HTTP answer means.
+fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome {
+    let parsed: Option<Value> = serde_json::from_str(text).ok();
+    let code = parsed
+        .as_ref()
+        .and_then(|v| v.get("code"))
+        .and_then(Value::as_i64);
+    let msg = parsed
+        .as_ref()
+        .and_then(|v| v.get("msg"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let http_status = status.as_u16();
+    let api_err = |code| FeishuError::Api {
+        code,
+        msg: msg.clone(),
+        http_status,
+    };
+    match code {
+        Some(c) if INVALID_TOKEN_CODES.contains(&c) => Outcome::InvalidToken(api_err(c)),
+        Some(c) if PERMANENT_CODES.contains(&c) => Outcome::Fail(api_err(c)),
+        Some(RATE_LIMIT_CODE) => {
+            // Honour the reset, plus jitter so clients do not return in step.
+            let jitter = Duration::from_millis(rand::rng().random_range(0..=250));
+            Outcome::Retry(api_err(RATE_LIMIT_CODE), reset.map(|r| r + jitter))
+        }
+        _ if status == StatusCode::TOO_MANY_REQUESTS => {
+            let e = FeishuError::Http {
+                status: http_status,
+                body: snippet(text),
+            };
+            Outcome::Retry(e, reset)
+        }
+        _ if status.is_server_error() => {
+            let e = match code {
+                Some(c) => api_err(c),
+                None => FeishuError::Http {
+                    status: http_status,
+                    body: snippet(text),
+                },
+            };
+            Outcome::Retry(e, None)
+        }
+        Some(0) => match parsed {
+            Some(v) => Outcome::Done(v),
+            None => Outcome::Fail(FeishuError::BadResponse(snippet(text))),
+        },
+        Some(c) => Outcome::Fail(api_err(c)),
+        None => Outcome::Fail(FeishuError::Http {
+            status: http_status,
+            body: snippet(text),
+        }),
+    }
+}
+
+/// Longest response body quoted in an error, in bytes.
+const ERROR_BODY_BYTES: usize = 300;
+
+fn snippet(text: &str) -> String {
+    let mut end = text.len().min(ERROR_BODY_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+/// The message `content` of a card: a [`Card`], or card JSON kept as a
+/// `serde_json::Value` (the daemon's outbox).
+fn card_content(card: &(impl Serialize + ?Sized)) -> Result<String, FeishuError> {
+    let content = serde_json::to_string(card).unwrap_or_else(|_| String::from("{}"));
+    if content.len() > MAX_CARD_JSON_BYTES {
+        return Err(FeishuError::CardTooLarge(content.len()));
+    }
+    Ok(content)
+}
+
+fn message_id_of(data: &Value) -> Result<MessageId, FeishuError> {
+    data.get("message_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| FeishuError::BadResponse("no message_id in the answer".into()))
+}
+
+/// Message ids go into URL paths: keep only the characters Feishu ids use.
+fn path_segment(id: &str) -> String {
+    id.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect()
+}
+
+/// A pending update of one message.
+struct Slot {
+    card: Option<Card>,
+    /// Told when `card` (or a later card replacing it) was written.
+    waiters: Vec<oneshot::Sender<Result<(), FeishuError>>>,
+    running: bool,
+}
+
+/// Patches cards at most 5 times a second per message; updates that arrive
+/// meanwhile are coalesced, the latest wins. Never blocks the caller.
+#[derive(Clone)]
+pub struct ProgressUpdater {
+    api: Arc<Api>,
+    slots: Arc<StdMutex<HashMap<String, Slot>>>,
+}
+
+impl ProgressUpdater {
+    pub fn new(api: Arc<Api>) -> Self {
+        ProgressUpdater {
+            api,
+            slots: Arc::default(),
+        }
+    }
+
+    /// Queue `card` as the new content of `message_id` (fire and forget).
+    pub fn update(&self, message_id: &str, card: Card) {
+        self.enqueue(message_id, card, None);
+    }
+
+    /// Queue `card` and wait until it (or a later update) is written.
+    pub async fn update_and_wait(&self, message_id: &str, card: Card) -> Result<(), FeishuError> {
+        let (tx, rx) = oneshot::channel();
+        self.enqueue(message_id, card, Some(tx));
+        rx.await
+            .unwrap_or_else(|_| Err(FeishuError::BadResponse("update worker stopped".into())))
+    }
+
+    fn enqueue(
+        &self,
+        message_id: &str,
+        card: Card,
+        waiter: Option<oneshot::Sender<Result<(), FeishuError>>>,
+    ) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = slots.entry(message_id.to_string()).or_insert_with(|| Slot {
+            card: None,
+            waiters: Vec::new(),
+            running: false,
+        });
+        slot.card = Some(card);
+        slot.waiters.extend(waiter);
+        if !slot.running {
+            slot.running = true;
+            let this = self.clone();
+            let id = message_id.to_string();
+            tokio::spawn(async move { this.drain(id).await });
+        }
+    }
+
+    /// Write the latest card, wait out the interval, repeat while more came.
+    async fn drain(self, message_id: String) {
+        loop {
+            let (card, waiters) = {
+                let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(slot) = slots.get_mut(&message_id) else {
+                    return;
+                };
+                match slot.card.take() {
+                    Some(card) => (card, std::mem::take(&mut slot.waiters)),
+                    None => {
+                        slots.remove(&message_id);
+                        return;
+                    }
+                }
+            };
+            let started = Instant::now();
+            let result = self.api.patch(&message_id, &card).await;
+            if let Err(e) = &result {
+                tracing::warn!(message_id, error = %e, "card update failed");
+            }
+            for w in waiters {
+                let _ = w.send(result.clone());
+            }
+            tokio::time::sleep_until(started + MIN_PATCH_INTERVAL).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_codes() {
+        let ok = classify(
+            StatusCode::OK,
+            None,
+            r#"{"code":0,"data":{"message_id":"om"}}"#,
+        );
+        assert!(matches!(ok, Outcome::Done(_)));
+        let bad_token = classify(
+            StatusCode::BAD_REQUEST,
+            None,
+            r#"{"code":99991663,"msg":"bad"}"#,
+        );
+        assert!(matches!(bad_token, Outcome::InvalidToken(_)));
+        let gone = classify(
+            StatusCode::BAD_REQUEST,
+            None,
+            r#"{"code":230011,"msg":"recalled"}"#,
+        );
+        assert!(matches!(gone, Outcome::Fail(ref e) if e.is_permanent()));
+        let limited = classify(
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(Duration::from_secs(2)),
+            r#"{"code":99991400,"msg":"rate"}"#,
+        );
+        match limited {
+            Outcome::Retry(_, Some(d)) => {
+                assert!(d >= Duration::from_secs(2) && d <= Duration::from_millis(2250))
+            }
+            _ => panic!("429 must retry after the reset"),
+        }
+        assert!(matches!(
+            classify(StatusCode::BAD_GATEWAY, None, "<html>"),
+            Outcome::Retry(_, None)
+        ));
+        assert!(matches!(
+            classify(StatusCode::OK, None, "not json"),
+            Outcome::Fail(FeishuError::Http { .. })
+        ));
+        assert!(matches!(
+            classify(StatusCode::BAD_REQUEST, None, r#"{"code":10014,"msg":"x"}"#),
+            Outcome::Fail(_)
+        ));
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let p = RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(300),
+        };
+        for _ in 0..50 {
+            let d1 = p.backoff(1);
+            assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100));
+            let d5 = p.backoff(5);
+            assert!(d5 >= Duration::from_millis(150) && d5 <= Duration::from_millis(300));
+        }
+    }
+
+    #[test]
+    fn path_segments_are_sanitised() {
+        assert_eq!(path_segment("om_ab-1/../x?y"), "om_ab-1xy");
+    }
+}

@@ -1,0 +1,548 @@
+//! Splits long markdown into cards that each fit Feishu's 30 KB card limit,
+//! measuring the serialized JSON (escapes included), not the text.
+//!
+//! Cuts prefer paragraph boundaries, then line boundaries, so a table row is
+//! never cut; a code fence open at a cut is closed on one card and reopened
+//! with the same info string on the next; a line too long for one card is cut
+//! at a UTF-8 boundary outside any markdown escape. Pages carry `[i/N]` in the
+//! title. Also owns the escaping that makes terminal output render literally.
+
+use super::card::{Card, Element, Template};
+
+/// Feishu rejects cards whose JSON is larger than this, in bytes.
+pub const MAX_CARD_JSON_BYTES: usize = 30 * 1024;
+
+/// What a page aims for, in serialized JSON bytes: 2 KB under the limit so a
+/// limit counted as 30 000 bytes, or a slightly larger header, still fits.
+pub const TARGET_CARD_JSON_BYTES: usize = 28 * 1024;
+
+/// A cut at a paragraph boundary is taken only if the page is at least this
+/// full (percent); otherwise cutting at a line boundary wastes less space.
+const MIN_PARAGRAPH_FILL_PERCENT: usize = 50;
+
+/// Longest markdown escape we must not cut: an HTML entity like `&#12345;`.
+const MAX_ENTITY_BYTES: usize = 10;
+
+/// Shown when there is nothing to show (Feishu rejects empty markdown).
+const EMPTY_TEXT: &str = "_(no output)_";
+
+/// Longest line taken as a code fence, in bytes: bounds what reopening a
+/// fence adds to a page (a longer "fence" line is kept as text).
+const MAX_FENCE_LINE_BYTES: usize = 256;
+
+/// Zero-width space: breaks up backtick runs inside code blocks.
+const ZWSP: char = '\u{200B}';
+
+/// JSON-escaped length of each byte, as serde_json writes strings.
+const JSON_LEN: [u8; 256] = {
+    let mut t = [1u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = 6;
+        b += 1;
+    }
+    t[0x08] = 2;
+    t[0x0c] = 2;
+    t[b'\n' as usize] = 2;
+    t[b'\r' as usize] = 2;
+    t[b'\t' as usize] = 2;
+    t[b'"' as usize] = 2;
+    t[b'\\' as usize] = 2;
+    t
+};
+
+fn json_len(s: &[u8]) -> usize {
+    s.iter().map(|&b| JSON_LEN[b as usize] as usize).sum()
+}
+
+/// One piece of input: a whole line, or part of a line too long for a card.
+#[derive(Clone, Copy)]
+struct Seg {
+    start: usize,
+    end: usize,
+    /// A `\n` followed this piece in the input.
+    newline: bool,
+    /// The code fence this segment is in (the opening line itself
+    /// excluded): index of the opening segment and its fence.
+    fence_before: Option<(usize, Fence)>,
+}
+
+/// An open code fence: its character and length, to close it properly.
+#[derive(Clone, Copy)]
+struct Fence {
+    ch: u8,
+    len: usize,
+}
+
+/// If `line` is a fence line (up to 3 spaces, then 3+ backticks or tildes),
+/// its character and run length.
+fn fence_of(line: &[u8]) -> Option<(Fence, &[u8])> {
+    if line.len() > MAX_FENCE_LINE_BYTES {
+        return None;
+    }
+    let indent = line.iter().take(4).take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let ch = *rest.first()?;
+    if ch != b'`' && ch != b'~' {
+        return None;
+    }
+    let len = rest.iter().take_while(|&&b| b == ch).count();
+    (len >= 3).then_some((Fence { ch, len }, &rest[len..]))
+}
+
+/// Paginate `markdown` into cards titled `title` (with `[i/N]` when N > 1).
+pub fn paginate(title: &str, template: Template, markdown: &str) -> Vec<Card> {
+    let markdown = if markdown.trim().is_empty() {
+        EMPTY_TEXT
+    } else {
+        markdown
+    };
+    let overhead = Card::new(format!("{title} [99999/99999]"), template)
+        .push(Element::markdown(""))
+        .json_len();
+    // A title so long that nothing fits is cut first.
+    if overhead + MIN_CONTENT_BYTES > TARGET_CARD_JSON_BYTES {
+        let short = truncate_at_boundary(title, MAX_TITLE_BYTES);
+        return paginate(short, template, markdown);
+    }
+    let budget = TARGET_CARD_JSON_BYTES - overhead;
+    let pages = split(markdown, budget);
+    let n = pages.len();
+    pages
+        .into_iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let t = if n > 1 {
+                format!("{title} [{}/{n}]", i + 1)
+            } else {
+                title.to_string()
+            };
+            Card::new(t, template).push(Element::markdown(text))
+        })
+        .collect()
+}
+
+/// Smallest content budget worth paginating with, in JSON bytes.
+const MIN_CONTENT_BYTES: usize = 4 * 1024;
+/// Title length used when a title leaves less than that, in bytes.
+const MAX_TITLE_BYTES: usize = 200;
+
+/// Split `text` into page texts each at most `budget` JSON-escaped bytes.
+fn split(text: &str, budget: usize) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let segs = segments(text, budget);
+    // cum[i]: JSON length of segments [0, i), each with its trailing newline.
+    let mut cum = Vec::with_capacity(segs.len() + 1);
+    cum.push(0usize);
+    for s in &segs {
+        let l = json_len(&bytes[s.start..s.end]) + if s.newline { 2 } else { 0 };
+        cum.push(cum.last().copied().unwrap_or(0) + l);
+    }
+    let fence_open_len = |s: usize| -> usize {
+        match segs[s].fence_before {
+            Some((open, _)) => json_len(&bytes[segs[open].start..segs[open].end]) + 2,
+            None => 0,
+        }
+    };
+    // Closing needed when the page ends at c while a fence is open: the next
+    // segment is inside a fence, or the last one opened a fence.
+    let close_at = |c: usize| -> Option<Fence> { segs.get(c)?.fence_before.map(|(_, f)| f) };
+    let size = |s: usize, c: usize| -> usize {
+        let close = close_at(c).map_or(0, |f| f.len + 2);
+        // The last segment's trailing newline is not written.
+        let trailing = if segs[c - 1].newline { 2 } else { 0 };
+        fence_open_len(s) + cum[c] - cum[s] - trailing + close
+    };
+
+    let mut pages = Vec::new();
+    let mut s = 0;
+    while s < segs.len() {
+        let mut c = s + 1; // always take at least one segment
+        let mut best_para = None;
+        while c < segs.len() && size(s, c + 1) <= budget {
+            c += 1;
+            if is_paragraph_end(bytes, &segs, c) {
+                best_para = Some(c);
+            }
+        }
+        if c < segs.len()
+            && let Some(p) = best_para
+            && p < c
+            && (cum[p] - cum[s]) * 100 >= budget * MIN_PARAGRAPH_FILL_PERCENT
+        {
+            c = p;
+        }
+        pages.push(render_page(bytes, &segs, s, c, close_at(c)));
+        s = c;
+    }
+    pages
+}
+
+/// A page may end before segment `c` at a paragraph boundary: after a blank
+/// line outside code.
+fn is_paragraph_end(bytes: &[u8], segs: &[Seg], c: usize) -> bool {
+    let prev = &segs[c - 1];
+    let outside = c >= segs.len() || segs[c].fence_before.is_none();
+    outside
+        && prev.newline
+        && bytes[prev.start..prev.end]
+            .iter()
+            .all(|b| b.is_ascii_whitespace())
+}
+
+fn render_page(bytes: &[u8], segs: &[Seg], s: usize, c: usize, close: Option<Fence>) -> String {
+    let mut out: Vec<u8> = Vec::with_capacity(segs[c - 1].end - segs[s].start + 64);
+    if let Some((open, _)) = segs[s].fence_before {
+        out.extend_from_slice(&bytes[segs[open].start..segs[open].end]);
+        out.push(b'\n');
+    }
+    // Segments [s, c) are contiguous in the input: copy the span at once.
+    let end = segs[c - 1].end;
+    out.extend_from_slice(&bytes[segs[s].start..end]);
+    if let Some(f) = close {
+        out.push(b'\n');
+        out.extend(std::iter::repeat_n(f.ch, f.len));
+    }
+    // Cuts are only made at char boundaries, so this is valid UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Lines of `text`, long lines cut into pieces that fit a page together with
+/// a reopened and a closed fence; each with the fence it sits in.
+fn segments(text: &str, budget: usize) -> Vec<Seg> {
+    let bytes = text.as_bytes();
+    let mut segs = Vec::with_capacity(bytes.len() / 40 + 1);
+    let mut open: Option<(usize, Fence)> = None;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let (end, newline) = match memchr::memchr(b'\n', &bytes[pos..]) {
+            Some(i) => (pos + i, true),
+            None => (bytes.len(), false),
+        };
+        let line = &bytes[pos..end];
+        let fence_before = open;
+        // Fence state changes after this line.
+        match (open, fence_of(line)) {
+            (None, Some((f, _))) => open = Some((segs.len(), f)),
+            (Some((_, o)), Some((f, rest)))
+                if f.ch == o.ch && f.len >= o.len && rest.iter().all(u8::is_ascii_whitespace) =>
+            {
+                open = None
+            }
+            _ => {}
+        }
+        // A piece of a long line must fit on a page together with a reopened
+        // fence line (at most MAX_FENCE_LINE_BYTES, 6x escaped) and a close.
+        let piece_budget = budget / 2;
+        if json_len(line) <= piece_budget {
+            segs.push(Seg {
+                start: pos,
+                end,
+                newline,
+                fence_before,
+            });
+        } else {
+            let mut a = pos;
+            while a < end {
+                let b = cut_point(text, a, end, piece_budget);
+                let last = b >= end;
+                segs.push(Seg {
+                    start: a,
+                    end: b,
+                    newline: last && newline,
+                    fence_before,
+                });
+                a = b;
+            }
+        }
+        pos = end + usize::from(newline);
+    }
+    segs
+}
+
+/// The end of a piece starting at `a`: as far as `budget` JSON bytes allow,
+/// backed off to a char boundary and out of any `\x` or `&…;` escape.
+fn cut_point(text: &str, a: usize, end: usize, budget: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut used = 0;
+    let mut b = a;
+    while b < end {
+        let l = JSON_LEN[bytes[b] as usize] as usize;
+        if used + l > budget {
+            break;
+        }
+        used += l;
+        b += 1;
+    }
+    if b >= end {
+        return end;
+    }
+    while b > a && !text.is_char_boundary(b) {
+        b -= 1;
+    }
+    // An odd run of backslashes before the cut: the last one escapes the next char.
+    let backslashes = bytes[a..b]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b'\\')
+        .count();
+    if backslashes % 2 == 1 {
+        b -= 1;
+    }
+    // An entity started but not finished before the cut.
+    let window_start = b.saturating_sub(MAX_ENTITY_BYTES).max(a);
+    if let Some(amp) = bytes[window_start..b].iter().rposition(|&c| c == b'&') {
+        let amp = window_start + amp;
+        if !bytes[amp..b].contains(&b';') && amp > a {
+            b = amp;
+        }
+    }
+    if b == a {
+        // Cannot happen with budget >= 4 bytes; still make progress on a char boundary.
+        b = a + 1;
+        while b < end && !text.is_char_boundary(b) {
+            b += 1;
+        }
+    }
+    b
+}
+
+/// Escape text shown inside a fenced code block so it cannot end the block:
+/// a zero-width space is put after each backtick that another one follows.
+pub fn escape_code_block(text: &str) -> String {
+    if !text.contains("``") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut prev_tick = false;
+    for ch in text.chars() {
+        if ch == '`' && prev_tick {
+            out.push(ZWSP);
+        }
+        out.push(ch);
+        prev_tick = ch == '`';
+    }
+    out
+}
+
+/// Undo [`escape_code_block`] for plain-text rendering.
+pub fn unescape_code_text(text: &str) -> String {
+    if !text.contains(ZWSP) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut prev_tick = false;
+    for ch in text.chars() {
+        if ch == ZWSP && prev_tick {
+            prev_tick = false;
+            continue;
+        }
+        out.push(ch);
+        prev_tick = ch == '`';
+    }
+    out
+}
+
+/// Terminal output as markdown that renders literally: one fenced code block.
+pub fn terminal_markdown(output: &str) -> String {
+    format!(
+        "```\n{}\n```",
+        escape_code_block(output.trim_end_matches('\n'))
+    )
+}
+
+/// Escape a short inline string (a name, a stage) so markdown shows it as
+/// typed: special characters become HTML entities, which Feishu renders.
+pub fn escape_inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '*' | '_' | '~' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\' | '&' | '$' => {
+                out.push_str(&format!("&#{};", ch as u32))
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// The last at most `max` bytes of `text`, starting on a char boundary.
+pub fn last_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+fn truncate_at_boundary(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(cards: &[Card]) -> Vec<String> {
+        cards.iter().map(Card::text).collect()
+    }
+
+    fn assert_card_limits(cards: &[Card]) {
+        for c in cards {
+            let j = c.to_json();
+            assert!(j.len() <= MAX_CARD_JSON_BYTES, "card of {} bytes", j.len());
+            assert!(
+                j.len() <= TARGET_CARD_JSON_BYTES,
+                "card of {} bytes over target",
+                j.len()
+            );
+            let fences = c
+                .text()
+                .lines()
+                .filter(|l| fence_of(l.as_bytes()).is_some())
+                .count();
+            assert_eq!(fences % 2, 0, "unbalanced fences in {}", c.text());
+        }
+    }
+
+    #[test]
+    fn short_text_is_one_card_without_marker() {
+        let cards = paginate("Done", Template::Green, "hello\n\nworld");
+        assert_eq!(cards.len(), 1);
+        assert_eq!(cards[0].header.title.content, "Done");
+        assert_eq!(texts(&cards), vec!["hello\n\nworld"]);
+    }
+
+    #[test]
+    fn empty_text_gets_placeholder() {
+        let cards = paginate("Done", Template::Green, "  \n");
+        assert_eq!(texts(&cards), vec![EMPTY_TEXT]);
+    }
+
+    #[test]
+    fn long_text_splits_at_paragraphs_with_markers() {
+        let para = format!("{}\n", "word ".repeat(100)).repeat(10);
+        let text = vec![para; 30].join("\n");
+        let cards = paginate("Out", Template::Green, &text);
+        assert!(cards.len() > 1);
+        assert_card_limits(&cards);
+        let n = cards.len();
+        for (i, c) in cards.iter().enumerate() {
+            assert_eq!(c.header.title.content, format!("Out [{}/{n}]", i + 1));
+            // Every page but the last ends at a paragraph boundary: the next
+            // page starts with a whole paragraph.
+            if i + 1 < n {
+                assert!(
+                    cards[i + 1].text().starts_with('\n')
+                        || cards[i + 1].text().starts_with("word")
+                );
+            }
+        }
+        // Cuts fall on newlines, which the pages drop (as the final one).
+        assert!(
+            texts(&cards).join("\n") == text.trim_end_matches('\n'),
+            "text lost or changed"
+        );
+    }
+
+    #[test]
+    fn code_fence_is_closed_and_reopened_with_language() {
+        let body: String = (0..3000)
+            .map(|i| format!("let x{i} = \"{i}\";\n"))
+            .collect();
+        let text = format!("intro\n\n```rust\n{body}```\nafter");
+        let cards = paginate("Code", Template::Blue, &text);
+        assert!(cards.len() > 2, "{}", cards.len());
+        assert_card_limits(&cards);
+        for c in &cards[1..] {
+            assert!(c.text().starts_with("```rust\n"), "{}", &c.text()[..20]);
+        }
+        for c in &cards[..cards.len() - 1] {
+            assert!(c.text().ends_with("\n```"));
+        }
+        // Every input line is on some card, whole.
+        let all = texts(&cards).join("\n");
+        for line in text.lines() {
+            assert!(all.contains(line), "lost {line}");
+        }
+    }
+
+    #[test]
+    fn json_escapes_are_measured() {
+        // Quotes and control bytes double or sextuple in JSON: the text is
+        // well under 28 KB but its JSON is not.
+        let text = "\"\u{1}\"\n".repeat(4000);
+        let cards = paginate("Esc", Template::Blue, &text);
+        assert!(cards.len() > 1);
+        assert_card_limits(&cards);
+        assert_eq!(texts(&cards).join("\n"), text.trim_end_matches('\n'));
+    }
+
+    #[test]
+    fn long_line_cut_on_char_boundaries_not_inside_escapes() {
+        let unit = "日本語\\*&#42;";
+        let line = unit.repeat(20_000);
+        let cards = paginate("Long", Template::Blue, &line);
+        assert!(cards.len() > 2);
+        assert_card_limits(&cards);
+        assert!(texts(&cards).concat() == line, "text lost or changed");
+        for t in texts(&cards) {
+            // Pieces start at a unit-internal boundary that is not inside an escape.
+            assert!(
+                !t.starts_with('*') || t.len() < 2 || !t.starts_with("*&"),
+                "{}",
+                &t[..10]
+            );
+            assert!(!t.starts_with("#42;") && !t.starts_with("42;") && !t.starts_with("2;"));
+            assert!(!t.ends_with('\\') || t.ends_with("\\\\"));
+        }
+    }
+
+    #[test]
+    fn table_rows_stay_whole() {
+        let row = format!("| {} | {} |\n", "a".repeat(100), "b".repeat(100));
+        let text = format!("| h1 | h2 |\n|---|---|\n{}", row.repeat(400));
+        let cards = paginate("T", Template::Blue, &text);
+        assert!(cards.len() > 1);
+        for t in texts(&cards) {
+            for l in t.lines() {
+                assert!(l.starts_with('|') && l.ends_with('|'), "cut row: {l}");
+            }
+        }
+    }
+
+    #[test]
+    fn code_block_escape_round_trips() {
+        let raw = "a ``` b\n```\nx`y";
+        let esc = escape_code_block(raw);
+        assert!(!esc.contains("``"));
+        assert_eq!(unescape_code_text(&esc), raw);
+        let md = terminal_markdown(raw);
+        let cards = paginate("t", Template::Blue, &md);
+        let fences = cards[0]
+            .text()
+            .lines()
+            .filter(|l| fence_of(l.as_bytes()).is_some())
+            .count();
+        assert_eq!(fences, 2);
+    }
+
+    #[test]
+    fn inline_escape() {
+        assert_eq!(escape_inline("a*b_[c]"), "a&#42;b&#95;&#91;c&#93;");
+    }
+}

@@ -1,0 +1,227 @@
+//! The webhook intake: an axum router Feishu posts events to. Answers
+//! `url_verification`, decrypts `{"encrypt":…}` bodies (AES-256-CBC, key =
+//! SHA-256 of the encrypt key, IV = first 16 bytes), checks
+//! `X-Lark-Signature` over the raw body in constant time, rejects stale
+//! timestamps. Bad signature: 401; garbage: 400; never a panic.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use aes::cipher::{BlockDecryptMut, KeyIvInit, block_padding::Pkcs7};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use base64::Engine;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::FeishuConfig;
+use super::event::token_of;
+use super::intake::Dispatcher;
+
+/// Largest accepted body, in bytes (events are a few KB).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Signed requests older or newer than this are rejected (replay window), in seconds.
+pub const MAX_TIMESTAMP_SKEW_SECS: u64 = 300;
+
+/// Why a request was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WebhookError {
+    #[error("bad signature")]
+    BadSignature,
+    #[error("stale or missing timestamp")]
+    StaleTimestamp,
+    #[error("verification token mismatch")]
+    BadToken,
+    #[error("body is not a Feishu event: {0}")]
+    Garbage(String),
+    #[error("cannot decrypt: {0}")]
+    Decrypt(String),
+}
+
+impl IntoResponse for WebhookError {
+    fn into_response(self) -> Response {
+        let status = match self {
+            WebhookError::BadSignature | WebhookError::StaleTimestamp | WebhookError::BadToken => {
+                StatusCode::UNAUTHORIZED
+            }
+            WebhookError::Garbage(_) | WebhookError::Decrypt(_) => StatusCode::BAD_REQUEST,
+        };
+        (status, self.to_string()).into_response()
+    }
+}
+
+struct WebhookState {
+    config: FeishuConfig,
+    dispatcher: Arc<Dispatcher>,
+}
+
+/// The router (any path, POST). The daemon may mount it in its own server.
+pub(crate) fn router(config: FeishuConfig, dispatcher: Arc<Dispatcher>) -> Router {
+    let state = Arc::new(WebhookState { config, dispatcher });
+    Router::new()
+        .route("/", post(handle))
+        .route("/{*path}", post(handle))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn handle(
+    State(st): State<Arc<WebhookState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, WebhookError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let key = st.config.encrypt_key.as_deref();
+    let signed = match key {
+        Some(key) => check_signature(&headers, key, &body, now)?,
+        None => false,
+    };
+    let outer: Value =
+        serde_json::from_slice(&body).map_err(|e| WebhookError::Garbage(e.to_string()))?;
+    let payload = match outer.get("encrypt").and_then(Value::as_str) {
+        Some(enc) => {
+            let key = key.ok_or_else(|| {
+                WebhookError::Decrypt("encrypted body but no encrypt key configured".into())
+            })?;
+            let plain = decrypt(key, enc)?;
+            serde_json::from_slice(&plain)
+                .map_err(|e| WebhookError::Garbage(format!("decrypted body: {e}")))?
+        }
+        None => outer,
+    };
+    if !payload.is_object() {
+        return Err(WebhookError::Garbage("not a JSON object".into()));
+    }
+    if let Some(expected) = st.config.verification_token.as_deref() {
+        let got = token_of(&payload).unwrap_or_default();
+        if !bool::from(got.as_bytes().ct_eq(expected.as_bytes())) {
+            return Err(WebhookError::BadToken);
+        }
+    }
+    if payload.get("type").and_then(Value::as_str) == Some("url_verification") {
+        // Feishu does not sign the verification request; the token checks it.
+        let challenge = payload.get("challenge").cloned().unwrap_or(Value::Null);
+        return Ok(axum::Json(json!({"challenge": challenge})).into_response());
+    }
+    if key.is_some() && !signed {
+        return Err(WebhookError::BadSignature);
+    }
+    let fallback = payload
+        .get("token")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let answer = st.dispatcher.handle(&payload, &fallback).await;
+    Ok(axum::Json(answer).into_response())
+}
+
+/// Verify `X-Lark-Signature` when present. Ok(false): no signature headers.
+fn check_signature(
+    headers: &HeaderMap,
+    key: &str,
+    body: &[u8],
+    now: u64,
+) -> Result<bool, WebhookError> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let Some(signature) = get("x-lark-signature") else {
+        return Ok(false);
+    };
+    let ts = get("x-lark-request-timestamp").unwrap_or_default();
+    let nonce = get("x-lark-request-nonce").unwrap_or_default();
+    let expected = signature_of(ts, nonce, key, body);
+    if !bool::from(
+        expected
+            .as_bytes()
+            .ct_eq(signature.trim().to_ascii_lowercase().as_bytes()),
+    ) {
+        return Err(WebhookError::BadSignature);
+    }
+    let ts: u64 = ts.parse().map_err(|_| WebhookError::StaleTimestamp)?;
+    if ts.abs_diff(now) > MAX_TIMESTAMP_SKEW_SECS {
+        return Err(WebhookError::StaleTimestamp);
+    }
+    Ok(true)
+}
+
+/// hex(sha256(timestamp + nonce + encrypt_key + body)).
+pub fn signature_of(timestamp: &str, nonce: &str, encrypt_key: &str, body: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(timestamp.as_bytes());
+    h.update(nonce.as_bytes());
+    h.update(encrypt_key.as_bytes());
+    h.update(body);
+    hex::encode(h.finalize())
+}
+
+/// Decrypt an `encrypt` field.
+pub fn decrypt(encrypt_key: &str, encrypted_b64: &str) -> Result<Vec<u8>, WebhookError> {
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(encrypted_b64.trim())
+        .map_err(|e| WebhookError::Decrypt(format!("base64: {e}")))?;
+    if data.len() < 32 || data.len() % 16 != 0 {
+        return Err(WebhookError::Decrypt(format!(
+            "{} bytes is not IV + whole blocks",
+            data.len()
+        )));
+    }
+    let key: [u8; 32] = Sha256::digest(encrypt_key.as_bytes()).into();
+    let (iv, ct) = data.split_at(16);
+    let mut buf = ct.to_vec();
+    let dec = cbc::Decryptor::<aes::Aes256>::new_from_slices(&key, iv)
+        .map_err(|e| WebhookError::Decrypt(e.to_string()))?;
+    let plain = dec
+        .decrypt_padded_mut::<Pkcs7>(&mut buf)
+        .map_err(|_| WebhookError::Decrypt("bad padding (wrong key?)".into()))?;
+    Ok(plain.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decrypt_rejects_garbage_without_panicking() {
+        assert!(decrypt("k", "%%%").is_err());
+        assert!(decrypt("k", "AAAA").is_err());
+        let b64 = base64::engine::general_purpose::STANDARD.encode([0u8; 48]);
+        assert!(matches!(decrypt("k", &b64), Err(WebhookError::Decrypt(_))));
+    }
+
+    #[test]
+    fn signature_is_hex_sha256_of_concatenation() {
+        let s = signature_of("1", "n", "k", b"{}");
+        let mut h = Sha256::new();
+        h.update(b"1nk{}");
+        assert_eq!(s, hex::encode(h.finalize()));
+    }
+
+    #[test]
+    fn stale_and_forged_signatures_refused() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-lark-request-timestamp", "1000".parse().unwrap());
+        headers.insert("x-lark-request-nonce", "n".parse().unwrap());
+        let good = signature_of("1000", "n", "k", b"{}");
+        headers.insert("x-lark-signature", good.parse().unwrap());
+        assert_eq!(check_signature(&headers, "k", b"{}", 1000), Ok(true));
+        assert_eq!(
+            check_signature(&headers, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS + 1),
+            Err(WebhookError::StaleTimestamp)
+        );
+        assert_eq!(
+            check_signature(&headers, "k", b"{ }", 1000),
+            Err(WebhookError::BadSignature)
+        );
+        assert_eq!(
+            check_signature(&HeaderMap::new(), "k", b"{}", 1000),
+            Ok(false)
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! `feishu::Api` against the fake: tokens, retries, idempotency, throttling.
+
+use std::sync::Arc;
+
+use clawmux::feishu::api::{MIN_PATCH_INTERVAL, RetryPolicy};
+use clawmux::feishu::card::{self, Card, Template};
+use clawmux::feishu::{Api, FeishuError, ProgressUpdater, ReceiveId};
+use tokio::time::Duration;
+
+use super::fake_server::{FakeFeishu, Kind};
+
+/// Short delays so fault tests take milliseconds, not the production seconds.
+fn fast_retry() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 5,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+    }
+}
+
+fn card(text: &str) -> Card {
+    card::info_card("Status", text)
+}
+
+fn chat() -> ReceiveId {
+    ReceiveId::ChatId("oc_1".into())
+}
+
+#[tokio::test]
+async fn send_reply_patch_round_trip() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    let id = api
+        .send(&chat(), &card("hello"), "u-1")
+        .await
+        .expect("send");
+    let reply = api.reply(&id, &card("re"), "u-2").await.expect("reply");
+    api.patch(&id, &card("updated")).await.expect("patch");
+    let rec = fake.sent_cards();
+    assert_eq!(rec.len(), 3);
+    assert_eq!(
+        (rec[0].kind, rec[0].target.as_str(), rec[0].uuid.as_deref()),
+        (Kind::Send, "chat_id:oc_1", Some("u-1"))
+    );
+    assert_eq!(
+        (
+            rec[1].kind,
+            rec[1].target.as_str(),
+            rec[1].message_id.as_str()
+        ),
+        (Kind::Reply, id.as_str(), reply.as_str())
+    );
+    assert_eq!(
+        (rec[2].kind, rec[2].message_id.as_str()),
+        (Kind::Patch, id.as_str())
+    );
+    assert_eq!(rec[2].card_text(), "updated");
+    assert_eq!(rec[0].card["config"]["update_multi"], true);
+    // One token for all three calls.
+    assert_eq!(fake.token_requests(), 1);
+}
+
+#[tokio::test]
+async fn token_refreshed_within_margin_of_expiry() {
+    let fake = FakeFeishu::start().await;
+    // expire = the 180 s margin: every call finds the token due for refresh.
+    fake.set_token_expire(180);
+    let api = Api::with_retry(fake.config(), fast_retry());
+    api.send(&chat(), &card("a"), "u-a").await.expect("send");
+    api.send(&chat(), &card("b"), "u-b").await.expect("send");
+    assert_eq!(fake.token_requests(), 2);
+}
+
+#[tokio::test]
+async fn token_expiring_mid_run_is_refreshed_once() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    let id = api.send(&chat(), &card("a"), "u-a").await.expect("send");
+    fake.expire_tokens();
+    api.patch(&id, &card("b"))
+        .await
+        .expect("patch after expiry");
+    api.send(&chat(), &card("c"), "u-c")
+        .await
+        .expect("send after refresh");
+    assert_eq!(fake.token_requests(), 2);
+    assert_eq!(fake.sent_cards().len(), 3);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_and_uuid_prevents_duplicates() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    api.tenant_token().await.expect("token");
+    fake.fail_next(3);
+    api.send(&chat(), &card("a"), "u-a")
+        .await
+        .expect("send after 3 x 500");
+    // The message was stored but the answer lost: the retry with the same
+    // uuid must not create a second message.
+    fake.fail_after_accept_next(2);
+    let id = api
+        .send(&chat(), &card("b"), "u-b")
+        .await
+        .expect("send after lost answers");
+    let sent: Vec<_> = fake
+        .sent_cards()
+        .into_iter()
+        .filter(|r| r.kind == Kind::Send)
+        .collect();
+    assert_eq!(sent.len(), 2, "exactly one message per uuid");
+    assert_eq!(sent[1].message_id, id);
+    // token + (3 failures + 1) + (stored-then-500, then the uuid hit)
+    assert_eq!(fake.api_attempts(), 1 + 4 + 2);
+}
+
+#[tokio::test]
+async fn rate_limit_waits_for_the_reset_header() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    api.tenant_token().await.expect("token");
+    fake.rate_limit_next(2, 1);
+    api.send(&chat(), &card("a"), "u-a")
+        .await
+        .expect("send after 429s");
+    let times = fake.attempt_times();
+    // token, 429, 429, ok
+    assert_eq!(times.len(), 4);
+    for pair in times[1..].windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_secs(1),
+            "retried after {gap:?}, before x-ogw-ratelimit-reset"
+        );
+    }
+}
+
+#[tokio::test]
+async fn storm_of_429_and_5xx_loses_nothing() {
+    let fake = FakeFeishu::start().await;
+    // More attempts than faults: no single call can exhaust its budget.
+    let api = Arc::new(Api::with_retry(
+        fake.config(),
+        RetryPolicy {
+            max_attempts: 12,
+            ..fast_retry()
+        },
+    ));
+    fake.rate_limit_next(6, 0);
+    fake.fail_next(4);
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let api = Arc::clone(&api);
+        tasks.push(tokio::spawn(async move {
+            api.send(&chat(), &card(&format!("m{i}")), &format!("u-{i}"))
+                .await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("join").expect("every send succeeds");
+    }
+    let mut texts: Vec<String> = fake.sent_cards().iter().map(|r| r.card_text()).collect();
+    texts.sort();
+    let mut expected: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    expected.sort();
+    assert_eq!(texts, expected, "each message exactly once");
+}
+
+#[tokio::test]
+async fn permanent_codes_are_not_retried() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    let id = api.send(&chat(), &card("a"), "u-a").await.expect("send");
+    fake.delete_message(&id);
+    let before = fake.api_attempts();
+    let err = api
+        .patch(&id, &card("b"))
+        .await
+        .expect_err("recalled message");
+    assert_eq!(err.code(), Some(230011));
+    assert!(err.is_permanent());
+    assert_eq!(
+        fake.api_attempts() - before,
+        1,
+        "no retry on a permanent code"
+    );
+}
+
+#[tokio::test]
+async fn persistent_outage_gives_up_after_the_budget() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    api.tenant_token().await.expect("token");
+    fake.fail_for(Duration::from_secs(60));
+    let err = api
+        .send(&chat(), &card("a"), "u-a")
+        .await
+        .expect_err("outage");
+    assert!(
+        matches!(err, FeishuError::GaveUp { attempts: 5, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("HTTP 503"), "{err}");
+}
+
+#[tokio::test]
+async fn bad_credentials_report_feishu_code() {
+    let fake = FakeFeishu::start().await;
+    let mut config = fake.config();
+    config.app_secret = "wrong".into();
+    let err = Api::with_retry(config, fast_retry())
+        .tenant_token()
+        .await
+        .expect_err("bad secret");
+    assert_eq!(err.code(), Some(10014));
+    assert!(err.to_string().contains("app secret invalid"), "{err}");
+}
+
+#[tokio::test]
+async fn oversized_card_is_refused_before_sending() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    let big = Card::new("big", Template::Blue).push(card::Element::markdown("x".repeat(40_000)));
+    let err = api.send(&chat(), &big, "u").await.expect_err("too large");
+    assert!(matches!(err, FeishuError::CardTooLarge(n) if n > 40_000));
+    assert_eq!(fake.api_attempts(), 0);
+}
+
+#[tokio::test]
+async fn progress_updates_are_throttled_and_coalesced() {
+    let fake = FakeFeishu::start().await;
+    let api = Arc::new(Api::with_retry(fake.config(), fast_retry()));
+    let id = api
+        .send(&chat(), &card("start"), "u-p")
+        .await
+        .expect("send");
+    let updater = ProgressUpdater::new(Arc::clone(&api));
+    for i in 0..50 {
+        updater.update(
+            &id,
+            card::progress_card("Working", &format!("step {i}"), Some(i as u8 * 2), ""),
+        );
+    }
+    updater
+        .update_and_wait(&id, card("final"))
+        .await
+        .expect("final update");
+    let patches: Vec<_> = fake
+        .sent_cards()
+        .into_iter()
+        .filter(|r| r.kind == Kind::Patch)
+        .collect();
+    assert!(
+        patches.len() <= 3,
+        "{} patches for 51 updates: not coalesced",
+        patches.len()
+    );
+    assert_eq!(
+        patches.last().map(|p| p.card_text()),
+        Some("final".to_string()),
+        "latest wins"
+    );
+    for pair in patches.windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        // The client starts patches >= 200 ms apart; allow for network jitter.
+        assert!(
+            gap + Duration::from_millis(20) >= MIN_PATCH_INTERVAL,
+            "patches {gap:?} apart"
+        );
+    }
+}

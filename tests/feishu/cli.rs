@@ -1,0 +1,166 @@
+//! `clawmux card` and `clawmux doctor` as processes.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+
+fn clawmux() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_clawmux"))
+}
+
+fn card_cmd(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
+    let mut child = clawmux()
+        .arg("card")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn clawmux");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || input.write_all(&data));
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("writer").expect("write stdin");
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// About 2 MB of mixed markdown: prose, tables, code fences, long lines,
+/// JSON-hostile characters.
+fn two_megabytes() -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < 2 * 1024 * 1024 {
+        match i % 5 {
+            0 => s.push_str(&format!(
+                "## Section {i}\n\nSome *prose* with \"quotes\", tabs\tand back\\slashes {i}.\n\n"
+            )),
+            1 => {
+                s.push_str("| file | lines |\n|---|---|\n");
+                for r in 0..40 {
+                    s.push_str(&format!("| src/mod_{i}_{r}.rs | {r} |\n"));
+                }
+                s.push('\n');
+            }
+            2 => {
+                s.push_str("```rust\n");
+                for r in 0..300 {
+                    s.push_str(&format!("fn f_{i}_{r}() -> &'static str {{ \"{r}\" }}\n"));
+                }
+                s.push_str("```\n\n");
+            }
+            3 => s.push_str(&format!("{} end-{i}\n\n", "日本語のテキスト ".repeat(200))),
+            _ => s.push_str(&format!("- item {i} \u{1}\u{7f} <b>not html</b> &amp;\n")),
+        }
+        i += 1;
+    }
+    s
+}
+
+#[test]
+fn card_pages_two_megabytes_within_limits() {
+    let input = two_megabytes();
+    let (code, stdout, stderr) = card_cmd(
+        &["--title", "Result", "--theme", "success"],
+        input.as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let cards: Vec<Value> = serde_json::from_slice(&stdout).expect("a JSON array");
+    assert!(cards.len() > 60, "{} cards", cards.len());
+    let mut texts = Vec::new();
+    for (i, card) in cards.iter().enumerate() {
+        let json = card.to_string();
+        assert!(json.len() <= 30 * 1024, "card {i} is {} bytes", json.len());
+        assert_eq!(card["schema"], "2.0");
+        assert_eq!(card["header"]["template"], "green");
+        assert_eq!(
+            card["header"]["title"]["content"],
+            format!("Result [{}/{}]", i + 1, cards.len())
+        );
+        assert!(!json.contains("\"tag\":\"action\""));
+        let elements = card["body"]["elements"].as_array().expect("body.elements");
+        let text = elements[0]["content"].as_str().expect("markdown");
+        let fences = text.lines().filter(|l| l.starts_with("```")).count();
+        assert_eq!(fences % 2, 0, "card {i} has unbalanced fences");
+        texts.push(text.to_string());
+    }
+    let all = texts.join("\n");
+    let mut from = 0;
+    for line in input.lines() {
+        // Every line appears, in order (fence lines may be repeated).
+        match all[from..].find(line) {
+            Some(at) => from += at + line.len(),
+            None => panic!("line missing or out of order: {line:?}"),
+        }
+    }
+}
+
+#[test]
+fn card_rejects_non_utf8_and_bad_theme() {
+    let (code, _, stderr) = card_cmd(&[], b"ok \xff\xfe");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not UTF-8"), "{stderr}");
+    let (code, _, stderr) = card_cmd(&["--theme", "purple"], b"x");
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn card_of_short_input_is_one_card() {
+    let (code, stdout, _) = card_cmd(&["--title", "T"], b"hello **world**\n");
+    assert_eq!(code, 0);
+    let cards: Value = serde_json::from_slice(&stdout).expect("json");
+    assert_eq!(cards.as_array().map(Vec::len), Some(1));
+    assert_eq!(cards[0]["header"]["title"]["content"], "T");
+    assert_eq!(cards[0]["header"]["template"], "blue");
+    assert_eq!(
+        cards[0]["body"]["elements"][0]["content"],
+        "hello **world**"
+    );
+}
+
+async fn doctor(fake: &FakeFeishu, secret: &str) -> std::process::Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"));
+    cmd.arg("doctor")
+        .env("FEISHU_APP_ID", APP_ID)
+        .env("FEISHU_APP_SECRET", secret)
+        .env("FEISHU_DOMAIN", fake.base_url())
+        .env_remove("FEISHU_ENCRYPT_KEY");
+    cmd.output().await.expect("run doctor")
+}
+
+#[tokio::test]
+async fn doctor_checks_credentials() {
+    let fake = FakeFeishu::start().await;
+    let ok = doctor(&fake, APP_SECRET).await;
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert_eq!(ok.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("ok: credentials accepted"), "{stdout}");
+    assert!(
+        stdout.contains("ok: long connection endpoint available"),
+        "{stdout}"
+    );
+
+    let bad = doctor(&fake, "wrong").await;
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr.contains("code 10014") && stderr.contains("FEISHU_APP_SECRET"),
+        "{stderr}"
+    );
+
+    let missing = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .arg("doctor")
+        .env_remove("FEISHU_APP_ID")
+        .output()
+        .await
+        .expect("run doctor");
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("FEISHU_APP_ID is not set"));
+}

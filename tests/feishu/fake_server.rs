@@ -1,0 +1,890 @@
+//! A local Feishu: the Open API endpoints and the long-connection WebSocket,
+//! speaking the real wire protocol on 127.0.0.1, with fault knobs. Reusable
+//! by every test area (`crate::feishu::fake_server::FakeFeishu`).
+//!
+//! ```ignore
+//! let fake = FakeFeishu::start().await;
+//! let config = fake.config();                      // FeishuConfig pointing at it
+//! let api = Api::new(config.clone());
+//! let mut intake = Intake::long_connection(config, Arc::new(MemoryDedupe::default()));
+//! let pushed = fake.push_message("oc_chat", "ou_user", "/gsd:progress");
+//! // … intake.recv() yields MessageReceived; the bot answers with api.send(…)
+//! let card = fake.wait_for_card(|r| r.card_text().contains("done"), Duration::from_secs(5)).await;
+//! ```
+//!
+//! What it serves:
+//! - `POST /open-apis/auth/v3/tenant_access_token/internal`: tokens `t-<n>`
+//!   (expiry set by [`FakeFeishu::set_token_expire`]); a wrong secret gets code 10014.
+//! - `POST /open-apis/im/v1/messages`, `POST …/:id/reply`, `PATCH …/:id`:
+//!   recorded ([`FakeFeishu::sent_cards`]), deduped on `uuid` like Feishu,
+//!   card content validated (JSON 2.0, at most 30 KB, no `action` tag:
+//!   otherwise code 230099). A bad token gets code 99991663.
+//! - `POST /callback/ws/endpoint` and a WebSocket speaking `pbbp2` frames:
+//!   answers pings with pongs, pushes events (`type=event`) and card actions
+//!   (`type=card`), whole or in `sum>1` fragments, records acks, and like
+//!   Feishu redelivers unacknowledged events when the client reconnects.
+//!
+//! Faults: [`fail_next`](FakeFeishu::fail_next) (HTTP 500), [`fail_for`](FakeFeishu::fail_for)
+//! (503 for a while), [`fail_after_accept_next`](FakeFeishu::fail_after_accept_next)
+//! (message stored, then 500), [`rate_limit_next`](FakeFeishu::rate_limit_next)
+//! (429 + `x-ogw-ratelimit-reset`), [`expire_tokens`](FakeFeishu::expire_tokens),
+//! [`drop_ws`](FakeFeishu::drop_ws), [`set_pong`](FakeFeishu::set_pong), [`redeliver`](FakeFeishu::redeliver).
+
+#![allow(dead_code)] // a fixture: each test area uses a different part
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{patch, post};
+use base64::Engine;
+use clawmux::feishu::pbbp2::{Frame, METHOD_CONTROL, METHOD_DATA};
+use clawmux::feishu::{Domain, FeishuConfig};
+use futures_util::{SinkExt, StreamExt};
+use prost::Message as _;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+use tokio::time::{Duration, Instant, timeout_at};
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+
+pub const APP_ID: &str = "cli_fake_app";
+pub const APP_SECRET: &str = "fake-secret";
+/// `service_id` in the WebSocket URL; pings must carry it.
+pub const SERVICE_ID: i32 = 33;
+/// Feishu's card size limit, in bytes of JSON.
+const MAX_CARD_BYTES: usize = 30 * 1024;
+
+/// What kind of API call a [`Recorded`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Send,
+    Reply,
+    Patch,
+}
+
+/// One accepted message call.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub kind: Kind,
+    /// The message created (send/reply) or updated (patch).
+    pub message_id: String,
+    /// `receive_id_type` and `receive_id` of a send; the parent of a reply.
+    pub target: String,
+    pub uuid: Option<String>,
+    /// The card, parsed from `content`.
+    pub card: Value,
+    pub at: Instant,
+}
+
+impl Recorded {
+    /// All markdown text of the card, joined by newlines.
+    pub fn card_text(&self) -> String {
+        let mut out = Vec::new();
+        collect_markdown(&self.card, &mut out);
+        out.join("\n")
+    }
+
+    pub fn title(&self) -> &str {
+        self.card["header"]["title"]["content"]
+            .as_str()
+            .unwrap_or_default()
+    }
+}
+
+fn collect_markdown(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            if o.get("tag").and_then(Value::as_str) == Some("markdown")
+                && let Some(c) = o.get("content").and_then(Value::as_str)
+            {
+                out.push(c.to_string());
+            }
+            o.values().for_each(|v| collect_markdown(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| collect_markdown(v, out)),
+        _ => {}
+    }
+}
+
+/// An acknowledgement the client sent for a pushed event.
+#[derive(Debug, Clone)]
+pub struct Ack {
+    /// `code` of the ack payload (200 expected).
+    pub code: i64,
+    /// The handler's answer (decoded from base64 `data`).
+    pub answer: Value,
+    pub biz_rt: Option<String>,
+    /// Time from the (last) push to the ack.
+    pub latency: Duration,
+}
+
+/// An event pushed to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pushed {
+    /// The frame's `message_id` header (acks are matched on it).
+    pub frame_id: String,
+    pub event_id: String,
+    /// The chat message id (`om_…`) of a message event.
+    pub message_id: String,
+}
+
+#[derive(Default)]
+struct State_ {
+    // auth
+    token_seq: u64,
+    valid_tokens: HashSet<String>,
+    token_expire_secs: u64,
+    token_requests: u32,
+    // faults
+    fail_next: u32,
+    fail_until: Option<Instant>,
+    fail_after_accept: u32,
+    rate_limit_next: u32,
+    rate_limit_reset_secs: u64,
+    api_attempts: u32,
+    attempt_times: Vec<Instant>,
+    // messages
+    msg_seq: u64,
+    by_uuid: HashMap<String, String>,
+    existing: HashSet<String>,
+    deleted: HashSet<String>,
+    recorded: Vec<Recorded>,
+    // long connection
+    ping_interval_secs: u64,
+    pong: bool,
+    connections: u32,
+    pings: u32,
+    bad_pings: u32,
+    frame_seq: u64,
+    event_seq: u64,
+    unacked: BTreeMap<String, (Vec<Frame>, Instant)>,
+    /// Every pushed event's frames, for redelivery.
+    history: HashMap<String, Vec<Frame>>,
+    acks: HashMap<String, Vec<Ack>>,
+    current_ws: Option<mpsc::UnboundedSender<WsCmd>>,
+}
+
+enum WsCmd {
+    Send(Vec<Frame>),
+    Drop,
+}
+
+struct Shared {
+    state: Mutex<State_>,
+    changed: Notify,
+    ws_addr: SocketAddr,
+}
+
+impl Shared {
+    /// Look without changing anything (waiters are not woken).
+    fn read<T>(&self, f: impl FnOnce(&State_) -> T) -> T {
+        f(&self.state.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Change the state and wake everyone waiting on it.
+    fn with<T>(&self, f: impl FnOnce(&mut State_) -> T) -> T {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let out = f(&mut s);
+        drop(s);
+        self.changed.notify_waiters();
+        out
+    }
+}
+
+/// The fake Feishu. Stops when dropped.
+pub struct FakeFeishu {
+    shared: Arc<Shared>,
+    http_addr: SocketAddr,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for FakeFeishu {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        self.shared.with(|s| {
+            if let Some(ws) = s.current_ws.take() {
+                let _ = ws.send(WsCmd::Drop);
+            }
+        });
+    }
+}
+
+impl FakeFeishu {
+    /// Start on 127.0.0.1 (ephemeral ports): HTTP API and WebSocket.
+    pub async fn start() -> FakeFeishu {
+        let http = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fake Feishu HTTP");
+        let ws = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fake Feishu WS");
+        let http_addr = http.local_addr().expect("http addr");
+        let ws_addr = ws.local_addr().expect("ws addr");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State_ {
+                token_expire_secs: 7200,
+                ping_interval_secs: 120,
+                pong: true,
+                ..Default::default()
+            }),
+            changed: Notify::new(),
+            ws_addr,
+        });
+        let app = Router::new()
+            .route(
+                "/open-apis/auth/v3/tenant_access_token/internal",
+                post(token),
+            )
+            .route("/open-apis/im/v1/messages", post(send))
+            .route("/open-apis/im/v1/messages/{id}/reply", post(reply))
+            .route("/open-apis/im/v1/messages/{id}", patch(patch_message))
+            .route("/callback/ws/endpoint", post(ws_endpoint))
+            .with_state(Arc::clone(&shared));
+        let http_task = tokio::spawn(async move {
+            let _ = axum::serve(http, app).await;
+        });
+        let ws_shared = Arc::clone(&shared);
+        let ws_task = tokio::spawn(async move {
+            while let Ok((stream, _)) = ws.accept().await {
+                tokio::spawn(serve_ws(Arc::clone(&ws_shared), stream));
+            }
+        });
+        FakeFeishu {
+            shared,
+            http_addr,
+            tasks: vec![http_task, ws_task],
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.http_addr)
+    }
+
+    /// A config with the fake's credentials and URL.
+    pub fn config(&self) -> FeishuConfig {
+        FeishuConfig::new(APP_ID, APP_SECRET, Domain::Custom(self.base_url()))
+    }
+
+    // ---- knobs -----------------------------------------------------------
+
+    /// `expire` (seconds) of the tokens handed out from now on.
+    pub fn set_token_expire(&self, secs: u64) {
+        self.shared.with(|s| s.token_expire_secs = secs);
+    }
+
+    /// Invalidate every token handed out so far (as if they expired).
+    pub fn expire_tokens(&self) {
+        self.shared.with(|s| s.valid_tokens.clear());
+    }
+
+    /// Answer the next `n` API requests with HTTP 500.
+    pub fn fail_next(&self, n: u32) {
+        self.shared.with(|s| s.fail_next = n);
+    }
+
+    /// Answer every API request with HTTP 503 for `d`.
+    pub fn fail_for(&self, d: Duration) {
+        self.shared
+            .with(|s| s.fail_until = Some(Instant::now() + d));
+    }
+
+    /// Store the next `n` sends/replies, then answer HTTP 500 anyway (the
+    /// client cannot know it worked: only `uuid` saves it from a duplicate).
+    pub fn fail_after_accept_next(&self, n: u32) {
+        self.shared.with(|s| s.fail_after_accept = n);
+    }
+
+    /// Answer the next `n` API requests with 429, code 99991400 and
+    /// `x-ogw-ratelimit-reset: reset_secs`.
+    pub fn rate_limit_next(&self, n: u32, reset_secs: u64) {
+        self.shared.with(|s| {
+            s.rate_limit_next = n;
+            s.rate_limit_reset_secs = reset_secs;
+        });
+    }
+
+    /// Mark a message recalled: patches get code 230011.
+    pub fn delete_message(&self, message_id: &str) {
+        self.shared
+            .with(|s| s.deleted.insert(message_id.to_string()));
+    }
+
+    /// `PingInterval` the endpoint announces (seconds).
+    pub fn set_ping_interval(&self, secs: u64) {
+        self.shared.with(|s| s.ping_interval_secs = secs);
+    }
+
+    /// Whether pings get pongs (false: a half-open connection).
+    pub fn set_pong(&self, on: bool) {
+        self.shared.with(|s| s.pong = on);
+    }
+
+    /// Cut the current WebSocket abruptly (no close frame).
+    pub fn drop_ws(&self) {
+        self.shared.with(|s| {
+            if let Some(ws) = s.current_ws.take() {
+                let _ = ws.send(WsCmd::Drop);
+            }
+        });
+    }
+
+    // ---- observations ----------------------------------------------------
+
+    /// Every accepted send, reply and patch, in order.
+    pub fn sent_cards(&self) -> Vec<Recorded> {
+        self.shared.read(|s| s.recorded.clone())
+    }
+
+    pub fn token_requests(&self) -> u32 {
+        self.shared.read(|s| s.token_requests)
+    }
+
+    /// API requests that reached the fault logic (token and messages).
+    pub fn api_attempts(&self) -> u32 {
+        self.shared.read(|s| s.api_attempts)
+    }
+
+    /// When each API request arrived.
+    pub fn attempt_times(&self) -> Vec<Instant> {
+        self.shared.read(|s| s.attempt_times.clone())
+    }
+
+    pub fn connections(&self) -> u32 {
+        self.shared.read(|s| s.connections)
+    }
+
+    /// Pings received, and how many had a wrong `service` or no `type=ping`.
+    pub fn pings(&self) -> (u32, u32) {
+        self.shared.read(|s| (s.pings, s.bad_pings))
+    }
+
+    /// Wait until `f` returns something, or `timeout` passes.
+    pub async fn wait_until<T>(
+        &self,
+        timeout: Duration,
+        mut f: impl FnMut(&FakeFeishu) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let notified = self.shared.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(v) = f(self) {
+                return Some(v);
+            }
+            if timeout_at(deadline, notified).await.is_err() {
+                return f(self);
+            }
+        }
+    }
+
+    /// The first recorded card matching `pred`, waiting up to `timeout`.
+    pub async fn wait_for_card(
+        &self,
+        pred: impl Fn(&Recorded) -> bool,
+        timeout: Duration,
+    ) -> Option<Recorded> {
+        self.wait_until(timeout, |f| f.sent_cards().into_iter().find(|r| pred(r)))
+            .await
+    }
+
+    /// Wait until a WebSocket client is connected (at least `n` connections so far).
+    pub async fn wait_connected(&self, n: u32, timeout: Duration) -> bool {
+        self.wait_until(timeout, |f| {
+            f.shared
+                .read(|s| (s.connections >= n && s.current_ws.is_some()).then_some(()))
+        })
+        .await
+        .is_some()
+    }
+
+    // ---- pushing events --------------------------------------------------
+
+    /// Push `im.message.receive_v1` for a text message in a group chat.
+    pub fn push_message(&self, chat_id: &str, open_id: &str, text: &str) -> Pushed {
+        self.push_message_fragmented(chat_id, open_id, text, 1)
+    }
+
+    /// Same, split into `fragments` frames (`sum`/`seq` headers).
+    pub fn push_message_fragmented(
+        &self,
+        chat_id: &str,
+        open_id: &str,
+        text: &str,
+        fragments: usize,
+    ) -> Pushed {
+        let (event_id, message_id) = self.shared.with(|s| {
+            s.event_seq += 1;
+            (
+                format!("ev_{}", s.event_seq),
+                format!("om_in_{}", s.event_seq),
+            )
+        });
+        let payload = message_event(&event_id, &message_id, chat_id, open_id, text);
+        let frame_id = self.push_payload("event", &payload, fragments);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id,
+        }
+    }
+
+    /// Push a `card.action.trigger` as a `type=card` frame; returns ids.
+    pub fn push_card_action_frame(&self, open_id: &str, message_id: &str, value: Value) -> Pushed {
+        let event_id = self.shared.with(|s| {
+            s.event_seq += 1;
+            format!("ev_{}", s.event_seq)
+        });
+        let payload = card_action_event(&event_id, open_id, message_id, "oc_fake", value);
+        let frame_id = self.push_payload("card", &payload, 1);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id: message_id.to_string(),
+        }
+    }
+
+    /// Push a card click and wait (up to 5 s) for the client's ack; returns
+    /// the handler's answer (`{}`, `{"toast":…}`, `{"card":…}`).
+    pub async fn push_card_action(
+        &self,
+        open_id: &str,
+        message_id: &str,
+        value: Value,
+    ) -> Option<Value> {
+        let pushed = self.push_card_action_frame(open_id, message_id, value);
+        self.wait_ack(&pushed.frame_id, Duration::from_secs(5))
+            .await
+            .map(|a| a.answer)
+    }
+
+    /// Push any event JSON as `type` (`event` or `card`) frames.
+    pub fn push_payload(&self, kind: &str, payload: &Value, fragments: usize) -> String {
+        let bytes = payload.to_string().into_bytes();
+        self.shared.with(|s| {
+            s.frame_seq += 1;
+            let frame_id = format!("frame_{}", s.frame_seq);
+            let frames = fragment(kind, &frame_id, s.frame_seq, &bytes, fragments.max(1));
+            s.unacked
+                .insert(frame_id.clone(), (frames.clone(), Instant::now()));
+            s.history.insert(frame_id.clone(), frames.clone());
+            if let Some(ws) = &s.current_ws {
+                let _ = ws.send(WsCmd::Send(frames));
+            }
+            frame_id
+        })
+    }
+
+    /// Send a pushed event's frames again, acknowledged or not (Feishu's
+    /// duplicate delivery).
+    pub fn redeliver(&self, frame_id: &str) {
+        self.shared.with(|s| {
+            if let (Some(frames), Some(ws)) = (s.history.get(frame_id), &s.current_ws) {
+                let _ = ws.send(WsCmd::Send(frames.clone()));
+            }
+        });
+    }
+
+    /// Acks received for a frame id.
+    pub fn acks(&self, frame_id: &str) -> Vec<Ack> {
+        self.shared
+            .read(|s| s.acks.get(frame_id).cloned().unwrap_or_default())
+    }
+
+    /// Pushed events not acknowledged yet.
+    pub fn unacked(&self) -> usize {
+        self.shared.read(|s| s.unacked.len())
+    }
+
+    pub async fn wait_ack(&self, frame_id: &str, timeout: Duration) -> Option<Ack> {
+        self.wait_until(timeout, |f| f.acks(frame_id).into_iter().next())
+            .await
+    }
+}
+
+/// The JSON of an `im.message.receive_v1` event (schema 2.0).
+pub fn message_event(
+    event_id: &str,
+    message_id: &str,
+    chat_id: &str,
+    open_id: &str,
+    text: &str,
+) -> Value {
+    json!({
+        "schema": "2.0",
+        "header": {"event_id": event_id, "event_type": "im.message.receive_v1", "create_time": "1700000000000",
+                   "token": "", "app_id": APP_ID, "tenant_key": "tk"},
+        "event": {
+            "sender": {"sender_id": {"open_id": open_id, "user_id": "u", "union_id": "on"}, "sender_type": "user", "tenant_key": "tk"},
+            "message": {"message_id": message_id, "chat_id": chat_id, "chat_type": "group", "message_type": "text",
+                        "content": json!({"text": format!("@_user_1 {text}")}).to_string(),
+                        "mentions": [{"key": "@_user_1", "id": {"open_id": "ou_bot"}, "name": "clawmux", "tenant_key": "tk"}],
+                        "create_time": "1700000000000"}
+        }
+    })
+}
+
+/// The JSON of a `card.action.trigger` event (schema 2.0).
+pub fn card_action_event(
+    event_id: &str,
+    open_id: &str,
+    message_id: &str,
+    chat_id: &str,
+    value: Value,
+) -> Value {
+    json!({
+        "schema": "2.0",
+        "header": {"event_id": event_id, "event_type": "card.action.trigger", "token": "", "app_id": APP_ID},
+        "event": {
+            "operator": {"open_id": open_id, "tenant_key": "tk"},
+            "token": "c-token",
+            "action": {"value": value, "tag": "button"},
+            "context": {"open_message_id": message_id, "open_chat_id": chat_id}
+        }
+    })
+}
+
+fn fragment(kind: &str, frame_id: &str, seq_id: u64, bytes: &[u8], n: usize) -> Vec<Frame> {
+    let chunk = bytes.len().div_ceil(n).max(1);
+    let parts: Vec<&[u8]> = if bytes.is_empty() {
+        vec![bytes]
+    } else {
+        bytes.chunks(chunk).collect()
+    };
+    let sum = parts.len();
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut f = Frame {
+                seq_id,
+                log_id: seq_id,
+                service: SERVICE_ID,
+                method: METHOD_DATA,
+                payload: Some(p.to_vec()),
+                ..Frame::default()
+            };
+            f.set_header("type", kind);
+            f.set_header("message_id", frame_id);
+            f.set_header("sum", sum.to_string());
+            f.set_header("seq", i.to_string());
+            f.set_header("trace_id", format!("trace-{frame_id}"));
+            f
+        })
+        .collect()
+}
+
+async fn serve_ws(shared: Arc<Shared>, stream: tokio::net::TcpStream) {
+    let Ok(ws) = tokio_tungstenite::accept_async(stream).await else {
+        return;
+    };
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    // Register, and redeliver what was never acknowledged (as Feishu does).
+    let backlog: Vec<Frame> = shared.with(|s| {
+        s.connections += 1;
+        if let Some(old) = s.current_ws.replace(tx.clone()) {
+            let _ = old.send(WsCmd::Drop);
+        }
+        s.unacked
+            .values()
+            .flat_map(|(frames, _)| frames.clone())
+            .collect()
+    });
+    for f in backlog {
+        if sink
+            .send(WsMessage::binary(f.encode_to_vec()))
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+    loop {
+        tokio::select! {
+            cmd = rx.recv() => match cmd {
+                Some(WsCmd::Send(frames)) => {
+                    for f in frames {
+                        if sink.send(WsMessage::binary(f.encode_to_vec())).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                Some(WsCmd::Drop) | None => return,
+            },
+            msg = source.next() => match msg {
+                Some(Ok(WsMessage::Binary(b))) => {
+                    let Ok(frame) = Frame::decode(b.as_ref()) else { continue };
+                    if let Some(pong) = on_client_frame(&shared, frame) {
+                        let _ = sink.send(WsMessage::binary(pong.encode_to_vec())).await;
+                    }
+                }
+                Some(Ok(_)) => {}
+                _ => {
+                    shared.with(|s| {
+                        if s.current_ws.as_ref().is_some_and(|c| c.same_channel(&tx)) {
+                            s.current_ws = None;
+                        }
+                    });
+                    return;
+                }
+            },
+        }
+    }
+}
+
+/// Record a ping or an ack; returns the pong to send.
+fn on_client_frame(shared: &Shared, frame: Frame) -> Option<Frame> {
+    shared.with(|s| {
+        if frame.method == METHOD_CONTROL {
+            s.pings += 1;
+            if frame.header("type") != Some("ping") || frame.service != SERVICE_ID {
+                s.bad_pings += 1;
+            }
+            if !s.pong {
+                return None;
+            }
+            let mut pong = Frame::control("pong", SERVICE_ID);
+            pong.payload = Some(
+                json!({"PingInterval": s.ping_interval_secs})
+                    .to_string()
+                    .into_bytes(),
+            );
+            return Some(pong);
+        }
+        let id = frame.header("message_id").unwrap_or_default().to_string();
+        let ack_json: Value = frame
+            .payload
+            .as_deref()
+            .and_then(|p| serde_json::from_slice(p).ok())
+            .unwrap_or(Value::Null);
+        let answer = ack_json["data"]
+            .as_str()
+            .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
+            .and_then(|d| serde_json::from_slice(&d).ok())
+            .unwrap_or(Value::Null);
+        let pushed_at = s
+            .unacked
+            .remove(&id)
+            .map(|(_, t)| t)
+            .unwrap_or_else(Instant::now);
+        let ack = Ack {
+            code: ack_json["code"].as_i64().unwrap_or(-1),
+            answer,
+            biz_rt: frame.header("biz_rt").map(str::to_string),
+            latency: pushed_at.elapsed(),
+        };
+        s.acks.entry(id).or_default().push(ack);
+        None
+    })
+}
+
+// ---- HTTP handlers ---------------------------------------------------------
+
+type St = State<Arc<Shared>>;
+
+fn api_json(code: i64, msg: &str, data: Value) -> Response {
+    axum::Json(json!({"code": code, "msg": msg, "data": data})).into_response()
+}
+
+/// Injected faults, in priority order. None: serve normally.
+fn fault(s: &mut State_) -> Option<Response> {
+    s.api_attempts += 1;
+    s.attempt_times.push(Instant::now());
+    if s.rate_limit_next > 0 {
+        s.rate_limit_next -= 1;
+        let mut headers = HeaderMap::new();
+        headers.insert("x-ogw-ratelimit-reset", s.rate_limit_reset_secs.into());
+        let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
+        return Some((StatusCode::TOO_MANY_REQUESTS, headers, body).into_response());
+    }
+    if s.fail_next > 0 {
+        s.fail_next -= 1;
+        return Some((StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response());
+    }
+    if s.fail_until.is_some_and(|t| Instant::now() < t) {
+        return Some((StatusCode::SERVICE_UNAVAILABLE, "unavailable").into_response());
+    }
+    None
+}
+
+fn authorized(s: &State_, headers: &HeaderMap) -> bool {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| s.valid_tokens.contains(t))
+}
+
+fn invalid_token() -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(json!({"code": 99991663, "msg": "Invalid access token for authorization."})),
+    )
+        .into_response()
+}
+
+/// Check a card the way Feishu would; Err is the reason for rejecting it.
+fn validate_card(content: &str) -> Result<Value, &'static str> {
+    if content.len() > MAX_CARD_BYTES {
+        return Err("card too large");
+    }
+    let card: Value = serde_json::from_str(content).map_err(|_| "not JSON")?;
+    if card["schema"] != "2.0" || !card["body"]["elements"].is_array() {
+        return Err("not a 2.0 card");
+    }
+    if content.contains("\"tag\":\"action\"") {
+        return Err("unknown tag action");
+    }
+    Ok(card)
+}
+
+/// Feishu's answer to a rejected card (a permanent error).
+fn card_rejected(why: &str) -> Response {
+    api_json(
+        230099,
+        &format!("Failed to create card content, {why}"),
+        Value::Null,
+    )
+}
+
+async fn token(State(sh): St, body: axum::Json<Value>) -> Response {
+    sh.with(|s| {
+        if let Some(r) = fault(s) {
+            return r;
+        }
+        s.token_requests += 1;
+        if body["app_id"] != APP_ID || body["app_secret"] != APP_SECRET {
+            return axum::Json(json!({"code": 10014, "msg": "app secret invalid"})).into_response();
+        }
+        s.token_seq += 1;
+        let t = format!("t-{}", s.token_seq);
+        s.valid_tokens.insert(t.clone());
+        axum::Json(json!({"code": 0, "msg": "ok", "tenant_access_token": t, "expire": s.token_expire_secs})).into_response()
+    })
+}
+
+/// Store a new message (or find the one with this uuid).
+fn create(sh: &Shared, headers: &HeaderMap, body: &Value, kind: Kind, target: String) -> Response {
+    sh.with(|s| {
+        if let Some(r) = fault(s) {
+            return r;
+        }
+        if !authorized(s, headers) {
+            return invalid_token();
+        }
+        let uuid = body["uuid"].as_str().map(str::to_string);
+        if let Some(id) = uuid.as_ref().and_then(|u| s.by_uuid.get(u)) {
+            return api_json(0, "ok", json!({"message_id": id}));
+        }
+        if body["msg_type"] != "interactive" {
+            return api_json(230001, "unsupported msg_type", Value::Null);
+        }
+        let card = match validate_card(body["content"].as_str().unwrap_or_default()) {
+            Ok(c) => c,
+            Err(why) => return card_rejected(why),
+        };
+        s.msg_seq += 1;
+        let id = format!("om_{}", s.msg_seq);
+        s.existing.insert(id.clone());
+        if let Some(u) = &uuid {
+            s.by_uuid.insert(u.clone(), id.clone());
+        }
+        s.recorded.push(Recorded {
+            kind,
+            message_id: id.clone(),
+            target,
+            uuid,
+            card,
+            at: Instant::now(),
+        });
+        if s.fail_after_accept > 0 {
+            s.fail_after_accept -= 1;
+            return (StatusCode::INTERNAL_SERVER_ERROR, "stored, then failed").into_response();
+        }
+        api_json(0, "ok", json!({"message_id": id}))
+    })
+}
+
+async fn send(
+    State(sh): St,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> Response {
+    let id_type = q.get("receive_id_type").cloned().unwrap_or_default();
+    let target = format!(
+        "{id_type}:{}",
+        body["receive_id"].as_str().unwrap_or_default()
+    );
+    create(&sh, &headers, &body, Kind::Send, target)
+}
+
+async fn reply(
+    State(sh): St,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> Response {
+    create(&sh, &headers, &body, Kind::Reply, id)
+}
+
+async fn patch_message(
+    State(sh): St,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> Response {
+    sh.with(|s| {
+        if let Some(r) = fault(s) {
+            return r;
+        }
+        if !authorized(s, &headers) {
+            return invalid_token();
+        }
+        if s.deleted.contains(&id) {
+            return api_json(230011, "The message was withdrawn.", Value::Null);
+        }
+        if !s.existing.contains(&id) {
+            return api_json(230001, "message not found", Value::Null);
+        }
+        let card = match validate_card(body["content"].as_str().unwrap_or_default()) {
+            Ok(c) => c,
+            Err(why) => return card_rejected(why),
+        };
+        s.recorded.push(Recorded {
+            kind: Kind::Patch,
+            message_id: id.clone(),
+            target: id,
+            uuid: None,
+            card,
+            at: Instant::now(),
+        });
+        api_json(0, "ok", json!({}))
+    })
+}
+
+async fn ws_endpoint(State(sh): St, body: axum::Json<Value>) -> Response {
+    if body["AppID"] != APP_ID || body["AppSecret"] != APP_SECRET {
+        return axum::Json(json!({"code": 1000040343, "msg": "app not found or secret wrong"}))
+            .into_response();
+    }
+    let ping = sh.with(|s| s.ping_interval_secs);
+    let url = format!(
+        "ws://{}/ws?device_id=fake-device&service_id={SERVICE_ID}",
+        sh.ws_addr
+    );
+    axum::Json(json!({
+        "code": 0,
+        "msg": "ok",
+        "data": {"URL": url, "ClientConfig": {"PingInterval": ping, "ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 0}}
+    }))
+    .into_response()
+}

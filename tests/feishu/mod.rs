@@ -1,0 +1,9 @@
+//! Feishu: the API client, both intakes and the `card`/`doctor` commands,
+//! against a local Feishu-protocol server ([`fake_server::FakeFeishu`]).
+
+pub mod fake_server;
+
+mod api;
+mod cli;
+mod long_connection;
+mod webhook;

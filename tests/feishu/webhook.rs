@@ -1,0 +1,260 @@
+//! The webhook intake over real HTTP: verification, encryption, signatures,
+//! garbage, duplicates and card actions.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use aes::cipher::{BlockEncryptMut, KeyIvInit, block_padding::Pkcs7};
+use base64::Engine;
+use clawmux::feishu::event::{CardResponse, ToastKind};
+use clawmux::feishu::webhook::signature_of;
+use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::time::{Duration, timeout};
+
+use super::fake_server::{card_action_event, message_event};
+
+const KEY: &str = "test-encrypt-key";
+const TOKEN: &str = "verify-token";
+
+/// Encrypt like Feishu: AES-256-CBC, key SHA-256(encrypt key), IV prepended, base64.
+fn encrypt(key: &str, plain: &[u8]) -> String {
+    let k: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+    let iv: [u8; 16] = rand::random();
+    let mut buf = plain.to_vec();
+    buf.resize(plain.len() + 16, 0);
+    let ct = cbc::Encryptor::<aes::Aes256>::new_from_slices(&k, &iv)
+        .expect("key and iv sizes")
+        .encrypt_padded_mut::<Pkcs7>(&mut buf, plain.len())
+        .expect("buffer has room for padding")
+        .to_vec();
+    base64::engine::general_purpose::STANDARD.encode([iv.as_slice(), &ct].concat())
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}
+
+struct Hook {
+    intake: Intake,
+    url: String,
+    http: reqwest::Client,
+}
+
+impl Hook {
+    async fn start(encrypt_key: Option<&str>) -> Hook {
+        let mut config =
+            FeishuConfig::new("cli_x", "s", Domain::Custom("http://127.0.0.1:9".into()));
+        config.encrypt_key = encrypt_key.map(str::to_string);
+        config.verification_token = Some(TOKEN.into());
+        let intake = Intake::webhook(
+            config,
+            "127.0.0.1:0".parse().expect("addr"),
+            Arc::new(MemoryDedupe::default()),
+        )
+        .await
+        .expect("bind webhook");
+        let addr = intake.local_addr().expect("webhook address");
+        Hook {
+            intake,
+            url: format!("http://{addr}/webhook/event"),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// POST `body` signed with `ts` (None: no signature headers) and `sign_key`.
+    async fn post(&self, body: &str, signed: Option<(u64, &str)>) -> (u16, String) {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some((ts, key)) = signed {
+            let ts = ts.to_string();
+            req = req
+                .header("X-Lark-Request-Timestamp", &ts)
+                .header("X-Lark-Request-Nonce", "nonce-1")
+                .header(
+                    "X-Lark-Signature",
+                    signature_of(&ts, "nonce-1", key, body.as_bytes()),
+                );
+        }
+        let resp = req.send().await.expect("POST");
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_default())
+    }
+
+    async fn post_encrypted(&self, payload: &Value) -> (u16, String) {
+        let body = json!({"encrypt": encrypt(KEY, payload.to_string().as_bytes())}).to_string();
+        self.post(&body, Some((now(), KEY))).await
+    }
+
+    async fn next(&mut self) -> IntakeEvent {
+        timeout(Duration::from_secs(5), self.intake.recv())
+            .await
+            .expect("no event")
+            .expect("intake stopped")
+    }
+}
+
+fn with_token(mut v: Value) -> Value {
+    v["header"]["token"] = json!(TOKEN);
+    v
+}
+
+#[tokio::test]
+async fn url_verification_plain_and_encrypted() {
+    let plain = Hook::start(None).await;
+    let body =
+        json!({"challenge": "c-123", "token": TOKEN, "type": "url_verification"}).to_string();
+    let (status, text) = plain.post(&body, None).await;
+    assert_eq!(
+        (status, serde_json::from_str::<Value>(&text).ok()),
+        (200, Some(json!({"challenge": "c-123"})))
+    );
+    let bad = json!({"challenge": "c", "token": "wrong", "type": "url_verification"}).to_string();
+    assert_eq!(plain.post(&bad, None).await.0, 401);
+
+    let enc = Hook::start(Some(KEY)).await;
+    let body = json!({"encrypt": encrypt(KEY, body.as_bytes())}).to_string();
+    let (status, text) = enc.post(&body, None).await;
+    assert_eq!(
+        (status, serde_json::from_str::<Value>(&text).ok()),
+        (200, Some(json!({"challenge": "c-123"})))
+    );
+}
+
+#[tokio::test]
+async fn encrypted_signed_message_is_delivered_once() {
+    let mut hook = Hook::start(Some(KEY)).await;
+    let event = with_token(message_event("ev_1", "om_1", "oc_1", "ou_a", "/gsd:help"));
+    assert_eq!(hook.post_encrypted(&event).await.0, 200);
+    let IntakeEvent::MessageReceived(m) = hook.next().await else {
+        panic!("expected a message")
+    };
+    assert_eq!(m.text, "/gsd:help");
+    // Redelivered twice, then a new one: only the new one comes out.
+    assert_eq!(hook.post_encrypted(&event).await.0, 200);
+    assert_eq!(hook.post_encrypted(&event).await.0, 200);
+    let next = with_token(message_event("ev_2", "om_2", "oc_1", "ou_a", "next"));
+    assert_eq!(hook.post_encrypted(&next).await.0, 200);
+    let IntakeEvent::MessageReceived(m) = hook.next().await else {
+        panic!("expected a message")
+    };
+    assert_eq!(m.text, "next");
+    // Same message redelivered under a new event id: still a duplicate.
+    let again = with_token(message_event("ev_3", "om_2", "oc_1", "ou_a", "next"));
+    assert_eq!(hook.post_encrypted(&again).await.0, 200);
+    let last = with_token(message_event("ev_4", "om_4", "oc_1", "ou_a", "last"));
+    assert_eq!(hook.post_encrypted(&last).await.0, 200);
+    let IntakeEvent::MessageReceived(m) = hook.next().await else {
+        panic!("expected a message")
+    };
+    assert_eq!(m.text, "last");
+}
+
+#[tokio::test]
+async fn forged_stale_unsigned_and_garbage_requests_are_refused() {
+    let mut hook = Hook::start(Some(KEY)).await;
+    let event = with_token(message_event("ev_1", "om_1", "oc_1", "ou_a", "forged"));
+    let body = json!({"encrypt": encrypt(KEY, event.to_string().as_bytes())}).to_string();
+    assert_eq!(
+        hook.post(&body, Some((now(), "not-the-key"))).await.0,
+        401,
+        "forged signature"
+    );
+    assert_eq!(
+        hook.post(&body, Some((now() - 3600, KEY))).await.0,
+        401,
+        "stale timestamp"
+    );
+    assert_eq!(hook.post(&body, None).await.0, 401, "unsigned");
+    assert_eq!(
+        hook.post("not json at all", Some((now(), KEY))).await.0,
+        400,
+        "garbage"
+    );
+    assert_eq!(
+        hook.post("[1,2]", Some((now(), KEY))).await.0,
+        400,
+        "not an object"
+    );
+    let wrong_key =
+        json!({"encrypt": encrypt("other-key", event.to_string().as_bytes())}).to_string();
+    assert_eq!(
+        hook.post(&wrong_key, Some((now(), KEY))).await.0,
+        400,
+        "encrypted with another key"
+    );
+    let junk = json!({"encrypt": "!!!not base64"}).to_string();
+    assert_eq!(hook.post(&junk, Some((now(), KEY))).await.0, 400);
+    let bad_token = message_event("ev_9", "om_9", "oc_1", "ou_a", "bad token");
+    assert_eq!(
+        hook.post_encrypted(&bad_token).await.0,
+        401,
+        "wrong verification token"
+    );
+    // None of that reached the bridge; a good event does.
+    let good = with_token(message_event("ev_2", "om_2", "oc_1", "ou_a", "good"));
+    assert_eq!(hook.post_encrypted(&good).await.0, 200);
+    let IntakeEvent::MessageReceived(m) = hook.next().await else {
+        panic!()
+    };
+    assert_eq!(m.text, "good");
+}
+
+#[tokio::test]
+async fn card_action_answered_with_toast_or_empty_in_time() {
+    let mut hook = Hook::start(None).await;
+    let url = hook.url.clone();
+    let post = |payload: Value| {
+        let url = url.clone();
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let r = reqwest::Client::new()
+                .post(url)
+                .json(&payload)
+                .send()
+                .await
+                .expect("POST");
+            let v: Value = r.json().await.expect("json answer");
+            (v, started.elapsed())
+        })
+    };
+    let click = with_token(card_action_event(
+        "ev_c1",
+        "ou_a",
+        "om_card",
+        "oc_1",
+        json!({"action": "retry"}),
+    ));
+    let answer = post(click);
+    let IntakeEvent::CardAction(action) = hook.next().await else {
+        panic!("expected a card action")
+    };
+    assert_eq!(action.value, json!({"action": "retry"}));
+    let _ = action
+        .respond
+        .send(CardResponse::toast(ToastKind::Info, "Retrying"));
+    let (v, _) = answer.await.expect("join");
+    assert_eq!(v, json!({"toast": {"type": "info", "content": "Retrying"}}));
+
+    let slow = with_token(card_action_event(
+        "ev_c2",
+        "ou_a",
+        "om_card",
+        "oc_1",
+        json!({"action": "slow"}),
+    ));
+    let answer = post(slow);
+    let IntakeEvent::CardAction(_held) = hook.next().await else {
+        panic!("expected a card action")
+    };
+    let (v, took) = answer.await.expect("join");
+    assert_eq!(v, json!({}));
+    assert!(took < Duration::from_secs(3), "answered after {took:?}");
+}
