@@ -260,8 +260,10 @@ fn main() {
         std::thread::spawn(move || poll(socket, "lat".to_owned()))
     };
     let mut ours = stream(&socket);
+    // Usually gone already (the emitter exited); make sure, quietly.
     let _ = Command::new("tmux")
         .args(["-L", &socket, "kill-server"])
+        .stderr(Stdio::null())
         .status();
     let mut theirs = poller.join().unwrap_or_default();
     println!(
