@@ -93,6 +93,21 @@ fn fence_of(line: &[u8]) -> Option<(Fence, &[u8])> {
     (len >= 3).then_some((Fence { ch, len }, &rest[len..]))
 }
 
+/// The fence open after `line`, given the one open before it: a fence line
+/// opens one; inside, only a bare run of the same character, at least as
+/// long, closes it.
+fn fence_after(open: Option<Fence>, line: &[u8]) -> Option<Fence> {
+    match (open, fence_of(line)) {
+        (None, Some((f, _))) => Some(f),
+        (Some(o), Some((f, rest)))
+            if f.ch == o.ch && f.len >= o.len && rest.iter().all(u8::is_ascii_whitespace) =>
+        {
+            None
+        }
+        (open, _) => open,
+    }
+}
+
 /// Paginate `markdown` into cards titled `title` (with `[i/N]` when N > 1).
 pub fn paginate(title: &str, template: Template, markdown: &str) -> Vec<Card> {
     let markdown = if markdown.trim().is_empty() {
@@ -133,7 +148,7 @@ const MAX_TITLE_BYTES: usize = 200;
 /// Split `text` into page texts each at most `budget` JSON-escaped bytes.
 fn split(text: &str, budget: usize) -> Vec<String> {
     let bytes = text.as_bytes();
-    let segs = segments(text, budget);
+    let (segs, open_at_end) = segments(text, budget);
     // cum[i]: JSON length of segments [0, i), each with its trailing newline.
     let mut cum = Vec::with_capacity(segs.len() + 1);
     cum.push(0usize);
@@ -149,7 +164,14 @@ fn split(text: &str, budget: usize) -> Vec<String> {
     };
     // Closing needed when the page ends at c while a fence is open: the next
     // segment is inside a fence, or the last one opened a fence.
-    let close_at = |c: usize| -> Option<Fence> { segs.get(c)?.fence_before.map(|(_, f)| f) };
+    // A fence open where a page ends is closed there (at the very end too,
+    // when the input never closed it, so every card is balanced).
+    let close_at = |c: usize| -> Option<Fence> {
+        match segs.get(c) {
+            Some(seg) => seg.fence_before.map(|(_, f)| f),
+            None => open_at_end,
+        }
+    };
     let size = |s: usize, c: usize| -> usize {
         let close = close_at(c).map_or(0, |f| f.len + 2);
         // The last segment's trailing newline is not written.
@@ -211,8 +233,9 @@ fn render_page(bytes: &[u8], segs: &[Seg], s: usize, c: usize, close: Option<Fen
 }
 
 /// Lines of `text`, long lines cut into pieces that fit a page together with
-/// a reopened and a closed fence; each with the fence it sits in.
-fn segments(text: &str, budget: usize) -> Vec<Seg> {
+/// a reopened and a closed fence; each with the fence it sits in. Also the
+/// fence still open at the end of the text.
+fn segments(text: &str, budget: usize) -> (Vec<Seg>, Option<Fence>) {
     let bytes = text.as_bytes();
     let mut segs = Vec::with_capacity(bytes.len() / 40 + 1);
     let mut open: Option<(usize, Fence)> = None;
@@ -224,16 +247,11 @@ fn segments(text: &str, budget: usize) -> Vec<Seg> {
         };
         let line = &bytes[pos..end];
         let fence_before = open;
-        // Fence state changes after this line.
-        match (open, fence_of(line)) {
-            (None, Some((f, _))) => open = Some((segs.len(), f)),
-            (Some((_, o)), Some((f, rest)))
-                if f.ch == o.ch && f.len >= o.len && rest.iter().all(u8::is_ascii_whitespace) =>
-            {
-                open = None
-            }
-            _ => {}
-        }
+        open = match (open, fence_after(open.map(|(_, f)| f), line)) {
+            (None, Some(f)) => Some((segs.len(), f)),
+            (Some(o), Some(_)) => Some(o),
+            (_, None) => None,
+        };
         // A piece of a long line must fit on a page together with a reopened
         // fence line (at most MAX_FENCE_LINE_BYTES, 6x escaped) and a close.
         let piece_budget = budget / 2;
@@ -260,7 +278,7 @@ fn segments(text: &str, budget: usize) -> Vec<Seg> {
         }
         pos = end + usize::from(newline);
     }
-    segs
+    (segs, open.map(|(_, f)| f))
 }
 
 /// The end of a piece starting at `a`: as far as `budget` JSON bytes allow,
@@ -401,6 +419,13 @@ mod tests {
         cards.iter().map(Card::text).collect()
     }
 
+    /// True if every fence opened in `text` is closed.
+    fn balanced(text: &str) -> bool {
+        text.lines()
+            .fold(None, |open, l| fence_after(open, l.as_bytes()))
+            .is_none()
+    }
+
     fn assert_card_limits(cards: &[Card]) {
         for c in cards {
             let j = c.to_json();
@@ -410,12 +435,7 @@ mod tests {
                 "card of {} bytes over target",
                 j.len()
             );
-            let fences = c
-                .text()
-                .lines()
-                .filter(|l| fence_of(l.as_bytes()).is_some())
-                .count();
-            assert_eq!(fences % 2, 0, "unbalanced fences in {}", c.text());
+            assert!(balanced(&c.text()), "unbalanced fences in {}", c.text());
         }
     }
 
@@ -539,6 +559,51 @@ mod tests {
             .filter(|l| fence_of(l.as_bytes()).is_some())
             .count();
         assert_eq!(fences, 2);
+    }
+
+    #[test]
+    fn unclosed_fence_is_closed_on_the_last_card() {
+        let cards = paginate("t", Template::Blue, "text\n```sh\nls");
+        assert_eq!(cards[0].text(), "text\n```sh\nls\n```");
+    }
+
+    use proptest::prelude::*;
+
+    /// Pieces that stress the paginator: fences, tables, escapes, multi-byte
+    /// characters, JSON-expensive bytes and lines longer than a page.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("\n".to_string()),
+            Just("\n\n".to_string()),
+            Just("```rust\n".to_string()),
+            Just("\n```\n".to_string()),
+            Just("~~~\n".to_string()),
+            Just("| a | b |\n".to_string()),
+            Just("日本語".to_string()),
+            Just("\\*&#42;&amp;".to_string()),
+            Just("\"\u{1}\t".to_string()),
+            (1usize..3000).prop_map(|n| "w ".repeat(n)),
+            (1usize..40_000).prop_map(|n| "é".repeat(n)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_input_gives_valid_cards(pieces in proptest::collection::vec(piece(), 0..200)) {
+            let text: String = pieces.concat();
+            let cards = paginate("Prop", Template::Green, &text);
+            prop_assert!(!cards.is_empty());
+            for c in &cards {
+                prop_assert!(c.json_len() <= TARGET_CARD_JSON_BYTES, "card of {} bytes", c.json_len());
+                prop_assert!(balanced(&c.text()));
+            }
+            // Lines short enough to fit a page come out whole.
+            let all = cards.iter().map(Card::text).collect::<Vec<_>>().join("\n");
+            for line in text.lines().filter(|l| l.len() < 4096) {
+                prop_assert!(all.contains(line));
+            }
+        }
     }
 
     #[test]
