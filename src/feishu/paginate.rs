@@ -162,8 +162,6 @@ fn split(text: &str, budget: usize) -> Vec<String> {
             None => 0,
         }
     };
-    // Closing needed when the page ends at c while a fence is open: the next
-    // segment is inside a fence, or the last one opened a fence.
     // A fence open where a page ends is closed there (at the very end too,
     // when the input never closed it, so every card is balanced).
     let close_at = |c: usize| -> Option<Fence> {
