@@ -1,5 +1,10 @@
 //! Integration tests, one binary: real tmux servers and local protocol servers.
 //! Each area owns a folder module (`tests/<area>/mod.rs`) registered here.
 
+mod bridge;
+mod control_mode;
+mod detect;
 mod feishu;
+mod integ;
+mod openspec;
 mod support;

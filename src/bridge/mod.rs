@@ -1,1 +1,19 @@
-//! Placeholder: filled in by the bridge work.
+//! The bridge daemon: routes chat messages to projects' agent panes, turns
+//! detections into cards (results, approvals, progress), applies the access
+//! policy, and keeps state and the event log.
+
+pub mod agent_pane;
+pub mod chat;
+pub mod config;
+pub mod console;
+pub mod daemon;
+pub mod feishu_channel;
+pub mod names;
+pub mod outbox;
+pub mod pairing;
+pub mod policy;
+pub mod project;
+pub mod router;
+pub mod run_once;
+pub mod texts;
+pub mod transcript;

@@ -1,10 +1,75 @@
-//! `clawmux detect` (placeholder until its work lands).
+//! `clawmux detect`: the detections in a recorded control-mode stream on
+//! stdin, one JSON object a line, deterministic.
 
+use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clawmux::detect::{
+    DEFAULT_PANE_SIZE, Detection, DetectorConfig, Millis, Profiles, StreamWatcher,
+};
+
+use super::UsageError;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Pattern profile: shell, claude, gsd, or one from --profiles.
+    #[arg(long, default_value = "gsd")]
+    profile: String,
+    /// A TOML file overriding or extending the built-in profiles.
+    #[arg(long, value_name = "FILE")]
+    profiles: Option<PathBuf>,
+    /// A recording has no timestamps: each `%output` line is taken to arrive
+    /// this many milliseconds after the previous one. The default, longer
+    /// than the debounce, judges the screen after every `%output`.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    gap_ms: u64,
+    /// Completion debounce in milliseconds.
+    #[arg(long, default_value_t = 300, value_name = "MS")]
+    debounce_ms: u64,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`detect` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let profiles =
+        Profiles::load(args.profiles.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    let profile = profiles
+        .get(&args.profile)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let config = DetectorConfig {
+        debounce: Duration::from_millis(args.debounce_ms),
+        ..DetectorConfig::default()
+    };
+    let mut input = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut input)
+        .context("reading the recording from stdin")?;
+
+    let mut watcher = StreamWatcher::new(profile, config.clone(), DEFAULT_PANE_SIZE);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut failed = None;
+    let mut sink = |d: Detection| {
+        if failed.is_none()
+            && let Err(e) = writeln!(out, "{}", d.to_json())
+        {
+            failed = Some(e);
+        }
+    };
+    let mut now = Millis(0);
+    for line in input.split_inclusive(|b| *b == b'\n') {
+        if line.starts_with(b"%output ") || line.starts_with(b"%extended-output ") {
+            now = now + Duration::from_millis(args.gap_ms);
+        }
+        watcher.feed(now, line, &mut sink);
+    }
+    // The recording ended: let every pending settle and debounce fire.
+    let end = now + config.debounce + config.settle;
+    watcher.finish(now, &mut sink);
+    watcher.tick(end, &mut sink);
+    if let Some(e) = failed {
+        return Err(e).context("writing detections to stdout");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,10 +1,43 @@
-//! `clawmux pairing` (placeholder until its work lands).
+//! `clawmux pairing approve|list`: the operator's side of chat pairing.
 
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use clawmux::bridge::pairing::{Pairing, PairingError};
+use clawmux::store::{self, clock};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`pairing` is not built yet")
+use super::UsageError;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Let the sender who received CODE use the bot.
+    Approve { code: String },
+    /// Show pending pairing codes.
+    List,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let pairing = Pairing::new(&store::state_dir());
+    match args.action {
+        Action::Approve { code } => match pairing.approve(&code) {
+            Ok(open_id) => println!("approved {open_id}: they can use the bot now"),
+            Err(e @ PairingError::UnknownCode(_)) => return Err(UsageError(e.to_string()).into()),
+            Err(e) => return Err(e.into()),
+        },
+        Action::List => {
+            for (code, p) in pairing.pending()? {
+                println!(
+                    "{code}  {}  requested {}",
+                    p.open_id,
+                    clock::rfc3339(p.created_ms)
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

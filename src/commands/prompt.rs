@@ -1,10 +1,71 @@
-//! `clawmux prompt` (placeholder until its work lands).
+//! `clawmux prompt NAME [--var key=value]… [--dir DIR] [--check]`: render a
+//! prompt template, or with `--check` list the placeholders left without a
+//! value.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use clawmux::prompts::{self, PromptError, Template};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`prompt` is not built yet")
+use super::UsageError;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// context_recovery, command_mapping or error_recovery.
+    name: String,
+    /// A variable's value (repeatable; a later one for the same key wins).
+    #[arg(long = "var", value_name = "KEY=VALUE")]
+    vars: Vec<String>,
+    /// Read NAME.md from DIR instead of the built-in template when it is there.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Print the placeholders left without a value, one a line, instead of
+    /// the text; exit 1 if there are any.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let vars = args
+        .vars
+        .iter()
+        .map(|v| parse_var(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let template = Template::load(&args.name, args.dir.as_deref()).map_err(|e| match e {
+        PromptError::Unknown(_) => anyhow::Error::from(UsageError(e.to_string())),
+        other => other.into(),
+    })?;
+    let rendered = template.render(&vars);
+    if !args.check {
+        std::io::stdout().write_all(rendered.text.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for key in &rendered.unused {
+        eprintln!(
+            "clawmux: warning: --var {key} is not used by {}",
+            template.name()
+        );
+    }
+    if rendered.unresolved.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for name in &rendered.unresolved {
+        println!("{name}");
+    }
+    eprintln!(
+        "clawmux: {} placeholder(s) of {} have no value; pass --var NAME=VALUE",
+        rendered.unresolved.len(),
+        template.name()
+    );
+    Ok(ExitCode::FAILURE)
+}
+
+fn parse_var(arg: &str) -> Result<(&str, &str), UsageError> {
+    match arg.split_once('=') {
+        Some((key, value)) if prompts::is_variable_name(key) => Ok((key, value)),
+        _ => Err(UsageError(format!(
+            "--var {arg:?} is not KEY=VALUE with KEY made of letters, digits and _"
+        ))),
+    }
 }

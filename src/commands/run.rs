@@ -1,10 +1,21 @@
-//! `clawmux run`: send one message as the chat would and print the result.
+//! `clawmux run`: send one message as the chat would and print the result,
+//! in the format of the channel that relays it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clawmux::bridge::run_once::{self, Outcome, Request, Status};
+use clawmux::bridge::texts::{self, output_markdown};
+use clawmux::detect::Profiles;
+use clawmux::feishu::card::{self, Card, Element};
+use clawmux::store::state::{ApprovalOption, ChatTarget, PendingApproval};
+use clawmux::store::{self, EventLog};
+
+use super::UsageError;
+use super::serve::{load_config, sim_agent_command};
+
 /// How `run` prints its result, per channel.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Markdown, for channels that render it.
     Markdown,
@@ -30,11 +41,150 @@ pub struct Args {
     /// Configuration file (default: $CLAWMUX_HOME/config.toml when present).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Agent for a project created by this run: `claude`, `sim`, or a command line.
+    #[arg(long)]
+    pub agent: Option<String>,
     /// The message, e.g. `/gsd:progress`.
     #[arg(last = true)]
     pub text: Vec<String>,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`run` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let request = match (&args.answer, args.text.is_empty()) {
+        (Some(key), true) => Request::Answer(key.clone()),
+        (None, false) => Request::Message(args.text.join(" ")),
+        (Some(_), false) => {
+            return Err(UsageError("give either --answer KEY or -- TEXT, not both".into()).into());
+        }
+        (None, true) => {
+            return Err(UsageError(
+                "nothing to send: add -- \"/gsd:progress\" (or --answer KEY)".into(),
+            )
+            .into());
+        }
+    };
+    let state_dir = store::state_dir();
+    let config = load_config(args.config.as_deref(), &state_dir, args.agent.as_deref())?;
+    let profiles = Profiles::load(config.agent.profiles_file.as_deref())
+        .map_err(|e| UsageError(e.to_string()))?;
+    let log = EventLog::open(&state_dir)?;
+    let sim = sim_agent_command()?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let outcome = runtime
+        .block_on(run_once::run_once(
+            &config,
+            &profiles,
+            &sim,
+            &args.project,
+            request,
+            &log,
+        ))
+        .map_err(|e| UsageError(e.to_string()))?;
+    println!("{}", render(&outcome, args.format));
+    Ok(match outcome.status {
+        Status::Completed | Status::Approval => ExitCode::SUCCESS,
+        Status::Error | Status::Timeout | Status::Failed => ExitCode::FAILURE,
+    })
+}
+
+/// The outcome in `format`. Every format carries the same content: the
+/// text ones are renderings of the cards.
+pub fn render(outcome: &Outcome, format: Format) -> String {
+    if format == Format::Json {
+        return serde_json::to_string_pretty(outcome).unwrap_or_default();
+    }
+    let cards = cards(outcome);
+    match format {
+        Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
+        Format::Markdown => cards
+            .iter()
+            .map(Card::to_markdown)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => cards
+            .iter()
+            .map(Card::to_text)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}
+
+fn cards(o: &Outcome) -> Vec<Card> {
+    let title = format!("{}: {}", o.project, o.command);
+    match o.status {
+        Status::Completed => card::result_cards(
+            &format!("{title} ({}s)", o.seconds),
+            &output_markdown(&o.output),
+        ),
+        Status::Approval => {
+            let Some(a) = &o.approval else {
+                return Vec::new();
+            };
+            let pending = PendingApproval {
+                id: a.id.clone(),
+                project: o.project.clone(),
+                session: a.session.clone(),
+                pane: a.pane.clone(),
+                kind: a.kind.clone(),
+                question: a.question.clone(),
+                options: a.options.clone(),
+                target: ChatTarget::Console,
+                card: String::new(),
+                created_ms: 0,
+            };
+            let keys: Vec<&str> = a
+                .options
+                .iter()
+                .map(|ApprovalOption { key, .. }| key.as_str())
+                .collect();
+            let how = format!(
+                "Answer with: clawmux run --project {} --answer {}",
+                o.project,
+                keys.join("|")
+            );
+            vec![card::approval_card(&texts::spec_of(&pending)).push(Element::note(how))]
+        }
+        Status::Error => {
+            let errors: Vec<&str> = o
+                .detections
+                .iter()
+                .filter_map(|d| d.get("line").and_then(|l| l.as_str()))
+                .collect();
+            let guidance = texts::error_guidance(
+                &o.project,
+                &o.command,
+                errors.first().copied().unwrap_or(""),
+                &o.output,
+            );
+            let mut cards = vec![card::error_card(
+                &format!("Error: {title}"),
+                &errors.join("\n"),
+                &guidance,
+                Vec::new(),
+            )];
+            cards.extend(card::result_cards(
+                &format!("{title} ({}s)", o.seconds),
+                &output_markdown(&o.output),
+            ));
+            cards
+        }
+        Status::Timeout => {
+            let t = format!("Timed out after {}s: {title}", o.seconds);
+            vec![card::error_card(
+                &t,
+                &o.output,
+                "The command is still running in its pane.",
+                Vec::new(),
+            )]
+        }
+        Status::Failed => {
+            let error = o.error.as_deref().unwrap_or("unknown failure");
+            vec![card::error_card(
+                &format!("Failed: {title}"),
+                error,
+                "",
+                Vec::new(),
+            )]
+        }
+    }
 }

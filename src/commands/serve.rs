@@ -1,7 +1,23 @@
 //! `clawmux serve`: the bridge daemon.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clawmux::bridge::config::Config;
+use clawmux::bridge::daemon::{Daemon, DaemonSetup};
+use clawmux::bridge::{console, feishu_channel, outbox};
+use clawmux::detect::Profiles;
+use clawmux::hooks::HookListener;
+use clawmux::store::state_file::Loaded;
+use clawmux::store::{self, SharedState};
+use tokio::sync::mpsc;
+
+use super::UsageError;
+
+/// Chat events waiting for the daemon at most.
+const CHAT_CAPACITY: usize = 256;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,6 +32,125 @@ pub struct Args {
     pub agent: Option<String>,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`serve` is not built yet")
+/// Loads the config the way `serve` and `run` share: `--config`, else
+/// `$CLAWMUX_HOME/config.toml` when it exists, else the defaults.
+pub fn load_config(
+    path: Option<&Path>,
+    state_dir: &Path,
+    agent: Option<&str>,
+) -> anyhow::Result<Config> {
+    let default = state_dir.join("config.toml");
+    let path = path
+        .map(Path::to_path_buf)
+        .or_else(|| default.exists().then_some(default));
+    let mut config = Config::load(path.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(agent) = agent {
+        config.agent.command = agent.to_string();
+    }
+    if config.agent.command == "claude" && !on_path("claude") {
+        return Err(UsageError(
+            "the agent `claude` (Claude Code) is not installed on this machine. Install it, or try the built-in simulated agent: add `--agent sim`".into(),
+        )
+        .into());
+    }
+    Ok(config)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// The command line that runs this binary's simulated agent in a pane.
+pub fn sim_agent_command() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot find the clawmux binary")?;
+    let exe = exe.to_string_lossy();
+    // tmux runs the command through `sh -c`: quote the path for the shell.
+    Ok(format!("'{}' sim-agent", exe.replace('\'', r"'\''")))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let state_dir = store::state_dir();
+    let config = load_config(args.config.as_deref(), &state_dir, args.agent.as_deref())?;
+    let profiles = Profiles::load(config.agent.profiles_file.as_deref())
+        .map_err(|e| UsageError(e.to_string()))?;
+    profiles
+        .get(&config.agent.profile)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(serve(args, config, profiles, state_dir))
+}
+
+async fn serve(
+    args: Args,
+    config: Config,
+    profiles: Profiles,
+    state_dir: PathBuf,
+) -> anyhow::Result<ExitCode> {
+    let (shared, loaded) = SharedState::open(&state_dir)?;
+    match loaded {
+        Loaded::Backup { backup, problem } => {
+            eprintln!("clawmux: {problem}; using the backup {}", backup.display())
+        }
+        Loaded::Reset { problem } => {
+            eprintln!("clawmux: {problem}; no good backup, starting with empty state")
+        }
+        Loaded::Current | Loaded::Fresh => {}
+    }
+    let (hook_tx, hook_rx) = mpsc::channel(CHAT_CAPACITY);
+    match HookListener::bind(&state_dir) {
+        Ok(mut listener) => {
+            tokio::spawn(async move {
+                while let Some(hook) = listener.next().await {
+                    if hook_tx.send(hook).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        Err(e) => eprintln!("clawmux: Claude Code hooks are off: {e}"),
+    }
+    let (chat_tx, chat_rx) = mpsc::channel(CHAT_CAPACITY);
+    let use_console = args.console || !config.has_feishu();
+    if use_console {
+        let why = if args.console {
+            "--console"
+        } else {
+            "no FEISHU_APP_ID/FEISHU_APP_SECRET"
+        };
+        println!(
+            "clawmux: serving on the console ({why}); agent `{}`, state in {}.\nType /gsd:help, or /gsd:new-project demo to start.",
+            config.agent.command,
+            state_dir.display()
+        );
+        tokio::spawn(outbox::run(shared.clone(), console::ConsoleCourier));
+        tokio::spawn(console::read_lines(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            chat_tx,
+        ));
+    } else {
+        let courier = feishu_channel::start(&config, &shared, chat_tx).await?;
+        tokio::spawn(outbox::run(shared.clone(), courier));
+        eprintln!(
+            "clawmux: serving Feishu ({:?} intake); state in {}",
+            config.feishu.mode,
+            state_dir.display()
+        );
+    }
+    shared.log.record(
+        "serve",
+        serde_json::json!({"console": use_console, "agent": config.agent.command}),
+    );
+    let setup = DaemonSetup {
+        config: Arc::new(config),
+        shared,
+        profiles,
+        state_dir,
+        sim_agent: sim_agent_command()?,
+    };
+    tokio::select! {
+        _ = Daemon::new(setup).run(chat_rx, hook_rx) => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,1 +1,194 @@
-//! Placeholder: filled in by the detect work.
+//! Streaming detection on pane output: busy, completed, approval (and its
+//! disappearance), error and progress, driven by pattern profiles.
+//!
+//! Sans-IO and clock-free: callers pass the time as [`Millis`].
+//!
+//! - [`Profiles`] loads the built-in `shell`, `claude` and `gsd` profiles
+//!   (`profiles.toml`, embedded) and optionally a user TOML file that
+//!   overrides or extends them; a bad pattern is a [`ProfileError`] naming
+//!   the profile, field and pattern.
+//! - [`Detector`] watches one pane: [`Detector::feed`] with the lines a
+//!   chunk of output finished, [`Detector::tick`] when
+//!   [`Detector::next_deadline`] is reached (or after every feed).
+//! - [`PaneWatcher`] combines a [`crate::pane::Pane`] and a [`Detector`]:
+//!   raw pane bytes at a time in, detections out.
+//! - [`StreamWatcher`] does it for every pane of a control-mode stream.
+//!
+//! ```
+//! use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
+//! let profile = Profiles::defaults().unwrap().get("claude").unwrap();
+//! let mut w = PaneWatcher::new("%0".parse().unwrap(), profile, DetectorConfig::default(), 80, 24);
+//! let mut seen = Vec::new();
+//! w.feed(Millis(0), b"API Error: 500 overloaded\r\n", &mut |d| seen.push(d));
+//! assert_eq!(seen[0].to_json(), r#"{"pane":"%0","at_ms":0,"kind":"error","line":"API Error: 500 overloaded","context":"API Error: 500 overloaded"}"#);
+//! ```
+
+mod detector;
+mod lines;
+mod profiles;
+mod screen;
+mod stream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use detector::{
+    DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
+};
+pub use lines::ProgressFields;
+pub use profiles::{DEFAULT_PROFILES, Profile, ProfileError, Profiles};
+pub use stream::{DEFAULT_PANE_SIZE, StreamWatcher};
+
+pub use crate::control::PaneId;
+use crate::pane::Pane;
+
+/// Milliseconds on the caller's clock (any fixed origin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Millis(pub u64);
+
+impl std::ops::Add<Duration> for Millis {
+    type Output = Millis;
+    fn add(self, d: Duration) -> Millis {
+        Millis(
+            self.0
+                .saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        )
+    }
+}
+
+/// Which kind of question the agent is asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// A tool permission prompt (`Do you want to proceed?`).
+    Permission,
+    /// An AskUserQuestion menu.
+    Question,
+    /// ExitPlanMode (`Would you like to proceed?`).
+    Plan,
+    /// A GSD checkpoint (`CHECKPOINT: Verification Required`).
+    Checkpoint,
+}
+
+impl std::fmt::Display for ApprovalKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ApprovalKind::Permission => "permission",
+            ApprovalKind::Question => "question",
+            ApprovalKind::Plan => "plan",
+            ApprovalKind::Checkpoint => "checkpoint",
+        })
+    }
+}
+
+/// One answer to an approval: type `key` into the pane to choose it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalOption {
+    pub key: String,
+    pub label: String,
+}
+
+/// What was detected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DetectionKind {
+    /// The agent started working (a busy marker appeared).
+    Busy,
+    /// The turn is over: idle prompt, no busy marker, quiet for the debounce.
+    Completed,
+    /// The agent waits for an answer.
+    Approval {
+        approval: ApprovalKind,
+        question: String,
+        options: Vec<ApprovalOption>,
+    },
+    /// The approval prompt left the screen (answered in the terminal).
+    ApprovalGone {
+        approval: ApprovalKind,
+        question: String,
+    },
+    /// A line that reports an error.
+    Error { line: String },
+    /// A line that reports progress.
+    Progress(ProgressFields),
+}
+
+/// One detection on one pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Detection {
+    pub pane: PaneId,
+    /// When it was detected, on the caller's clock.
+    pub at_ms: Millis,
+    #[serde(flatten)]
+    pub kind: DetectionKind,
+    /// The text around it: the matched line and those before it, the
+    /// prompt's rows, or the last lines of a completed turn.
+    pub context: String,
+}
+
+impl Detection {
+    /// The detection as one JSON object (the `clawmux detect` line format).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| unreachable!("plain data serializes: {e}"))
+    }
+}
+
+/// A pane and its detector: raw pane bytes in, detections out.
+pub struct PaneWatcher {
+    pane: Pane,
+    detector: Detector,
+}
+
+impl PaneWatcher {
+    /// Watches pane `id` of `cols` x `rows` cells with `profile`.
+    pub fn new(
+        id: PaneId,
+        profile: Arc<Profile>,
+        config: DetectorConfig,
+        cols: u16,
+        rows: u16,
+    ) -> Self {
+        PaneWatcher {
+            pane: Pane::new(cols, rows),
+            detector: Detector::new(id, profile, config),
+        }
+    }
+
+    /// Feeds decoded pane bytes that arrived at `now`. What fell due
+    /// before them (a completion, a settled screen) fires first.
+    pub fn feed(&mut self, now: Millis, bytes: &[u8], sink: &mut impl FnMut(Detection)) {
+        self.tick(now, sink);
+        let lines = self.pane.feed(bytes);
+        self.detector.feed(now, &lines, sink);
+        self.tick(now, sink);
+    }
+
+    /// Fires what is due at `now` (call at [`PaneWatcher::next_deadline`]).
+    pub fn tick(&mut self, now: Millis, sink: &mut impl FnMut(Detection)) {
+        let pane = &self.pane;
+        self.detector.tick(now, || pane.screen_rows(), sink);
+    }
+
+    /// When [`PaneWatcher::tick`] next has work.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.detector.next_deadline()
+    }
+
+    /// The pane (text since a mark, screen snapshot).
+    pub fn pane(&self) -> &Pane {
+        &self.pane
+    }
+
+    /// The pane, e.g. to resize it.
+    pub fn pane_mut(&mut self) -> &mut Pane {
+        &mut self.pane
+    }
+
+    /// The detector, e.g. to call [`Detector::begin_turn`].
+    pub fn detector_mut(&mut self) -> &mut Detector {
+        &mut self.detector
+    }
+}

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 
 use rand::Rng;
 use reqwest::{Method, StatusCode};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, oneshot};
 use tokio::time::{Duration, Instant};
@@ -223,7 +224,7 @@ impl Api {
     pub async fn send(
         &self,
         to: &ReceiveId,
-        card: &Card,
+        card: &(impl Serialize + ?Sized),
         uuid: &str,
     ) -> Result<MessageId, FeishuError> {
         let content = card_content(card)?;
@@ -239,7 +240,7 @@ impl Api {
     pub async fn reply(
         &self,
         message_id: &str,
-        card: &Card,
+        card: &(impl Serialize + ?Sized),
         uuid: &str,
     ) -> Result<MessageId, FeishuError> {
         let content = card_content(card)?;
@@ -254,7 +255,11 @@ impl Api {
 
     /// Replace a card we sent (needs `update_multi: true`, which every [`Card`] has).
     /// Not throttled: use [`ProgressUpdater`] for frequent updates.
-    pub async fn patch(&self, message_id: &str, card: &Card) -> Result<(), FeishuError> {
+    pub async fn patch(
+        &self,
+        message_id: &str,
+        card: &(impl Serialize + ?Sized),
+    ) -> Result<(), FeishuError> {
         let content = card_content(card)?;
         let path = format!("/open-apis/im/v1/messages/{}", path_segment(message_id));
         self.call(Method::PATCH, &path, &json!({"content": content}))
@@ -409,8 +414,10 @@ fn snippet(text: &str) -> String {
     text[..end].to_string()
 }
 
-fn card_content(card: &Card) -> Result<String, FeishuError> {
-    let content = card.to_json();
+/// The message `content` of a card: a [`Card`], or card JSON kept as a
+/// `serde_json::Value` (the daemon's outbox).
+fn card_content(card: &(impl Serialize + ?Sized)) -> Result<String, FeishuError> {
+    let content = serde_json::to_string(card).unwrap_or_else(|_| String::from("{}"));
     if content.len() > MAX_CARD_JSON_BYTES {
         return Err(FeishuError::CardTooLarge(content.len()));
     }

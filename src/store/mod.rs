@@ -1,1 +1,27 @@
-//! Placeholder: filled in by the store work.
+//! Durable state: the append-only event log operators tail, the atomic state
+//! file (projects, chats, pending approvals, dedupe ids, outbox) and where
+//! both live on disk.
+
+pub mod clock;
+pub mod event_log;
+pub mod shared;
+pub mod state;
+pub mod state_file;
+
+use std::path::PathBuf;
+
+pub use event_log::{EventLog, EventRecord, LogError};
+pub use shared::SharedState;
+pub use state::State;
+pub use state_file::{StateError, StateFile};
+
+/// The state directory: `$CLAWMUX_HOME`, else `~/.local/state/clawmux`.
+pub fn state_dir() -> PathBuf {
+    if let Some(home) = std::env::var_os("CLAWMUX_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".local/state/clawmux")
+}

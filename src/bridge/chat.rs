@@ -1,0 +1,73 @@
+//! What the bridge receives from a chat channel (Feishu or the console), in
+//! one channel-neutral form.
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::policy::ChatKind;
+use crate::store::state::ChatTarget;
+
+/// The sender id of the local console user (the operator at the terminal).
+pub const CONSOLE_USER: &str = "console";
+
+#[derive(Debug)]
+pub enum ChatEvent {
+    Message(ChatMessage),
+    Click(CardClick),
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatMessage {
+    /// Feishu's `header.event_id` (dedupe key), or a local id.
+    pub event_id: String,
+    pub message_id: String,
+    pub target: ChatTarget,
+    pub kind: ChatKind,
+    pub sender: String,
+    /// The text with @mentions removed.
+    pub text: String,
+    pub mentions_bot: bool,
+    /// The message this one replies to (e.g. an approval card).
+    pub parent_id: Option<String>,
+}
+
+/// A button press or menu choice on a card.
+#[derive(Debug)]
+pub struct CardClick {
+    pub event_id: String,
+    pub operator: String,
+    /// The callback value we put on the button.
+    pub value: Value,
+    /// The option chosen in a select menu.
+    pub option: Option<String>,
+    pub message_id: String,
+    pub target: ChatTarget,
+    /// Where the immediate answer (toast, new card) goes; Feishu needs it
+    /// within 3 s.
+    pub respond: Option<oneshot::Sender<ClickAnswer>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToastLevel {
+    Success,
+    Info,
+    Warning,
+    Error,
+}
+
+/// The immediate answer to a click.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClickAnswer {
+    pub toast: Option<(ToastLevel, String)>,
+    /// A card to show in place of the clicked one.
+    pub card: Option<Value>,
+}
+
+impl ClickAnswer {
+    pub fn toast(level: ToastLevel, text: impl Into<String>) -> ClickAnswer {
+        ClickAnswer {
+            toast: Some((level, text.into())),
+            card: None,
+        }
+    }
+}

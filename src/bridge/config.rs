@@ -1,0 +1,412 @@
+//! The daemon's configuration: a TOML file (every key optional, unknown keys
+//! rejected with their line) overlaid with the `FEISHU_*` environment
+//! variables. `clawmux.example.toml` at the repository root documents it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Longest command budget accepted in the config: a day; longer is a typo.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("config {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub tmux: TmuxConfig,
+    pub agent: AgentConfig,
+    /// Where project workspaces are created (`~` expands to $HOME).
+    pub workspace_root: String,
+    pub timeouts: TimeoutConfig,
+    pub progress: ProgressConfig,
+    pub policy: PolicyConfig,
+    pub feishu: FeishuSettings,
+    /// Per-project overrides, by project name.
+    pub projects: BTreeMap<String, ProjectConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TmuxConfig {
+    /// The `-L` socket name of the tmux server clawmux manages.
+    pub socket: String,
+    /// Command prefix to run tmux, e.g. `["ssh", "build-host", "tmux"]`.
+    pub command: Vec<String>,
+    /// Fixed pane size, so line wrapping (and detection) is stable.
+    pub width: u16,
+    pub height: u16,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The agent command line: `claude`, `sim` (the built-in simulated
+    /// agent), or any command.
+    pub command: String,
+    /// Detection profile: `claude`, `gsd` or `shell`.
+    pub profile: String,
+    /// A TOML file that overrides or extends the detection profiles.
+    pub profiles_file: Option<PathBuf>,
+    /// Completion debounce: the idle prompt must stay this long.
+    pub debounce_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProjectConfig {
+    pub agent: Option<String>,
+    pub profile: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TimeoutConfig {
+    /// Seconds a command may run before the timeout card.
+    pub default_secs: u64,
+    /// Per GSD command name (`plan-phase`, …), seconds.
+    pub commands: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProgressConfig {
+    /// Minimum seconds between two updates of a progress card.
+    pub interval_secs: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DmPolicy {
+    /// Unknown senders get a code the operator approves with `clawmux pairing approve`.
+    Pairing,
+    Allowlist,
+    Open,
+    Disabled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupPolicy {
+    Allowlist,
+    Open,
+    Disabled,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyConfig {
+    pub dm_policy: DmPolicy,
+    /// Open ids allowed to send (`*` only together with `dm_policy = "open"`).
+    pub allow_from: Vec<String>,
+    pub group_policy: GroupPolicy,
+    /// Group chat ids allowed with `group_policy = "allowlist"`.
+    pub group_allow_from: Vec<String>,
+    /// In groups, act only on messages that mention the bot.
+    pub require_mention: bool,
+    /// Open ids that may answer approvals. Empty: anyone allowed to send.
+    pub approvers: Vec<String>,
+    /// Reply once to a denied sender (otherwise stay silent).
+    pub reply_to_denied: bool,
+    /// Messages a sender may send per minute.
+    pub rate_per_minute: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntakeMode {
+    /// Feishu's long connection (WebSocket): no public URL needed.
+    Websocket,
+    Webhook,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FeishuSettings {
+    /// `feishu`, `lark`, or a base URL (tests).
+    pub domain: String,
+    pub app_id: Option<String>,
+    pub app_secret: Option<String>,
+    pub encrypt_key: Option<String>,
+    pub verification_token: Option<String>,
+    pub mode: IntakeMode,
+    /// Address the webhook server listens on.
+    pub webhook_bind: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tmux: TmuxConfig::default(),
+            agent: AgentConfig::default(),
+            workspace_root: "~/clawmux-projects".into(),
+            timeouts: TimeoutConfig::default(),
+            progress: ProgressConfig::default(),
+            policy: PolicyConfig::default(),
+            feishu: FeishuSettings::default(),
+            projects: BTreeMap::new(),
+        }
+    }
+}
+
+impl Default for TmuxConfig {
+    fn default() -> Self {
+        TmuxConfig {
+            socket: "clawmux".into(),
+            command: vec!["tmux".into()],
+            width: 160,
+            height: 48,
+        }
+    }
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            command: "claude".into(),
+            profile: "gsd".into(),
+            profiles_file: None,
+            debounce_ms: 300,
+        }
+    }
+}
+
+impl Default for TimeoutConfig {
+    fn default() -> Self {
+        let long = [
+            "plan-phase",
+            "execute-phase",
+            "autonomous",
+            "new-project",
+            "map-codebase",
+            "verify-work",
+        ];
+        TimeoutConfig {
+            default_secs: 600,
+            commands: long.iter().map(|c| (c.to_string(), 1800)).collect(),
+        }
+    }
+}
+
+impl Default for ProgressConfig {
+    fn default() -> Self {
+        ProgressConfig { interval_secs: 10 }
+    }
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            dm_policy: DmPolicy::Pairing,
+            allow_from: Vec::new(),
+            group_policy: GroupPolicy::Allowlist,
+            group_allow_from: Vec::new(),
+            require_mention: true,
+            approvers: Vec::new(),
+            reply_to_denied: true,
+            rate_per_minute: 20,
+        }
+    }
+}
+
+impl Default for FeishuSettings {
+    fn default() -> Self {
+        FeishuSettings {
+            domain: "feishu".into(),
+            app_id: None,
+            app_secret: None,
+            encrypt_key: None,
+            verification_token: None,
+            mode: IntakeMode::Websocket,
+            webhook_bind: "127.0.0.1:8787".into(),
+        }
+    }
+}
+
+impl Config {
+    /// Loads `path` (or the defaults when `None`), then the environment.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut config = match path {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+                Config::parse(&text).map_err(|message| ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    message,
+                })?
+            }
+            None => Config::default(),
+        };
+        config.apply_env(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+        let origin = path
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("(defaults)"));
+        config.validate().map_err(|message| ConfigError::Invalid {
+            path: origin,
+            message,
+        })?;
+        Ok(config)
+    }
+
+    /// Parses TOML text; the error names the key and line.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+    }
+
+    /// Environment variables win over the file (secrets stay out of files).
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
+        let f = &mut self.feishu;
+        for (var, slot) in [
+            ("FEISHU_APP_ID", &mut f.app_id),
+            ("FEISHU_APP_SECRET", &mut f.app_secret),
+            ("FEISHU_ENCRYPT_KEY", &mut f.encrypt_key),
+            ("FEISHU_VERIFICATION_TOKEN", &mut f.verification_token),
+        ] {
+            if let Some(v) = get(var) {
+                *slot = Some(v);
+            }
+        }
+        if let Some(d) = get("FEISHU_DOMAIN") {
+            f.domain = d;
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let p = &self.policy;
+        if p.allow_from.iter().any(|a| a == "*") && p.dm_policy != DmPolicy::Open {
+            return Err(
+                "policy.allow_from = [\"*\"] is only allowed with dm_policy = \"open\"".into(),
+            );
+        }
+        if self.tmux.command.is_empty() {
+            return Err("tmux.command must name a program, e.g. [\"tmux\"]".into());
+        }
+        if !(20..=1000).contains(&self.tmux.width) || !(10..=500).contains(&self.tmux.height) {
+            return Err("tmux.width must be 20..=1000 and tmux.height 10..=500".into());
+        }
+        let timeouts =
+            std::iter::once(&self.timeouts.default_secs).chain(self.timeouts.commands.values());
+        if timeouts
+            .into_iter()
+            .any(|&t| t == 0 || t > MAX_TIMEOUT_SECS)
+        {
+            return Err(format!(
+                "timeouts must be between 1 and {MAX_TIMEOUT_SECS} seconds"
+            ));
+        }
+        if self.progress.interval_secs == 0 {
+            return Err(
+                "progress.interval_secs must be at least 1 (Feishu allows 5 updates/s per card)"
+                    .into(),
+            );
+        }
+        if p.rate_per_minute == 0 {
+            return Err("policy.rate_per_minute must be at least 1".into());
+        }
+        for name in self.projects.keys() {
+            super::names::validate_project(name).map_err(|e| format!("[projects.{name}]: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Feishu credentials present: use Feishu, else the console.
+    pub fn has_feishu(&self) -> bool {
+        self.feishu.app_id.is_some() && self.feishu.app_secret.is_some()
+    }
+
+    /// The agent command line for `project`.
+    pub fn agent_for(&self, project: &str) -> &str {
+        self.projects
+            .get(project)
+            .and_then(|p| p.agent.as_deref())
+            .unwrap_or(&self.agent.command)
+    }
+
+    /// The detection profile for `project`.
+    pub fn profile_for(&self, project: &str) -> &str {
+        self.projects
+            .get(project)
+            .and_then(|p| p.profile.as_deref())
+            .unwrap_or(&self.agent.profile)
+    }
+
+    /// The time budget of a message: by its GSD command name, else the default.
+    pub fn timeout_for(&self, text: &str) -> Duration {
+        let secs = super::router::gsd_name(text)
+            .and_then(|name| self.timeouts.commands.get(name))
+            .copied()
+            .unwrap_or(self.timeouts.default_secs);
+        Duration::from_secs(secs)
+    }
+
+    /// The workspace root with `~` expanded.
+    pub fn workspace_root(&self) -> PathBuf {
+        match self.workspace_root.strip_prefix("~/") {
+            Some(rest) => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(rest),
+            None => PathBuf::from(&self.workspace_root),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_defaults() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.tmux.socket, "clawmux");
+        assert_eq!(c.policy.dm_policy, DmPolicy::Pairing);
+        assert!(!c.has_feishu());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_clear_errors() {
+        let e = Config::parse("[policy]\ndm_polcy = \"open\"\n").unwrap_err();
+        assert!(e.contains("dm_polcy") && e.contains("line 2"), "{e}");
+        let e = Config::parse("[policy]\ndm_policy = \"sometimes\"\n").unwrap_err();
+        assert!(e.contains("sometimes"), "{e}");
+    }
+
+    #[test]
+    fn validation_rejects_wildcard_without_open_and_bad_projects() {
+        let mut c = Config::parse("[policy]\nallow_from = [\"*\"]\n").unwrap();
+        assert!(c.validate().unwrap_err().contains("dm_policy = \"open\""));
+        c.policy.dm_policy = DmPolicy::Open;
+        assert!(c.validate().is_ok());
+        let c = Config::parse("[projects.\"Bad Name\"]\nagent = \"sim\"\n").unwrap();
+        assert!(c.validate().unwrap_err().contains("Bad Name"));
+    }
+
+    #[test]
+    fn env_overrides_and_timeouts_by_command() {
+        let mut c =
+            Config::parse("[timeouts]\ndefault_secs = 60\n[timeouts.commands]\nquick = 5\n")
+                .unwrap();
+        c.apply_env(|k| {
+            (k == "FEISHU_APP_ID" || k == "FEISHU_APP_SECRET").then(|| "x".to_string())
+        });
+        assert!(c.has_feishu());
+        assert_eq!(c.timeout_for("/gsd:quick fix it"), Duration::from_secs(5));
+        assert_eq!(c.timeout_for("/gsd-quick"), Duration::from_secs(5));
+        assert_eq!(c.timeout_for("/gsd:progress"), Duration::from_secs(60));
+        assert_eq!(c.timeout_for("hello"), Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,203 @@
+//! The Feishu channel: intake events (long connection or webhook) become
+//! [`ChatEvent`]s, and outbox entries go out through [`Api`]. Dedupe of
+//! redelivered events is persisted in the daemon's state.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
+use super::config::{Config, IntakeMode};
+use super::outbox::{Courier, DeliveryError};
+use super::policy::ChatKind;
+use crate::feishu::api::{Api, FeishuError, ReceiveId};
+use crate::feishu::{
+    CardResponse, Dedupe, Domain, FeishuConfig, Intake, IntakeEvent, Toast, ToastKind,
+};
+use crate::store::SharedState;
+use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    #[error("Feishu configuration: {0}")]
+    Config(String),
+    #[error("cannot listen for Feishu webhooks on {addr}: {source}")]
+    Bind {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The daemon's persisted dedupe set, as the intake's [`Dedupe`].
+struct StateDedupe(SharedState);
+
+impl Dedupe for StateDedupe {
+    fn first_seen(&self, key: &str) -> bool {
+        self.0.update(|s| s.dedupe.first_seen(key))
+    }
+}
+
+/// Builds the Feishu config from the daemon's.
+pub fn feishu_config(config: &Config) -> Result<FeishuConfig, ChannelError> {
+    let f = &config.feishu;
+    let (Some(id), Some(secret)) = (&f.app_id, &f.app_secret) else {
+        return Err(ChannelError::Config(
+            "FEISHU_APP_ID and FEISHU_APP_SECRET must both be set".into(),
+        ));
+    };
+    let domain = Domain::parse(&f.domain).map_err(|e| ChannelError::Config(e.to_string()))?;
+    let mut fc = FeishuConfig::new(id.clone(), secret.clone(), domain);
+    fc.encrypt_key = f.encrypt_key.clone();
+    fc.verification_token = f.verification_token.clone();
+    Ok(fc)
+}
+
+/// Starts the intake (events go to `chat`) and returns the courier.
+pub async fn start(
+    config: &Config,
+    shared: &SharedState,
+    chat: mpsc::Sender<ChatEvent>,
+) -> Result<FeishuCourier, ChannelError> {
+    let fc = feishu_config(config)?;
+    let dedupe: Arc<dyn Dedupe> = Arc::new(StateDedupe(shared.clone()));
+    let intake = match config.feishu.mode {
+        IntakeMode::Websocket => Intake::long_connection(fc.clone(), dedupe),
+        IntakeMode::Webhook => {
+            let addr = &config.feishu.webhook_bind;
+            let bind = addr
+                .parse()
+                .map_err(|e| ChannelError::Config(format!("feishu.webhook_bind `{addr}`: {e}")))?;
+            Intake::webhook(fc.clone(), bind, dedupe)
+                .await
+                .map_err(|source| ChannelError::Bind {
+                    addr: addr.clone(),
+                    source,
+                })?
+        }
+    };
+    tokio::spawn(pump(intake, chat));
+    Ok(FeishuCourier {
+        api: Arc::new(Api::new(fc)),
+    })
+}
+
+async fn pump(mut intake: Intake, chat: mpsc::Sender<ChatEvent>) {
+    while let Some(event) = intake.recv().await {
+        let event = match event {
+            IntakeEvent::MessageReceived(m) => ChatEvent::Message(ChatMessage {
+                event_id: m.event_id,
+                message_id: m.message_id,
+                target: ChatTarget::Chat { id: m.chat_id },
+                kind: if m.chat_type == "p2p" {
+                    ChatKind::Direct
+                } else {
+                    ChatKind::Group
+                },
+                sender: m.sender_open_id,
+                text: m.text,
+                mentions_bot: m.mentions_bot,
+                parent_id: m.parent_id,
+            }),
+            IntakeEvent::CardAction(a) => {
+                let (tx, rx) = oneshot::channel::<ClickAnswer>();
+                let respond = a.respond;
+                // Translate the daemon's answer into Feishu's, whenever it comes.
+                tokio::spawn(async move {
+                    if let Ok(answer) = rx.await {
+                        let _ = respond.send(to_response(answer));
+                    }
+                });
+                ChatEvent::Click(CardClick {
+                    event_id: a.event_id,
+                    operator: a.operator_open_id,
+                    value: a.value,
+                    option: a.option,
+                    message_id: a.message_id,
+                    target: ChatTarget::Chat { id: a.chat_id },
+                    respond: Some(tx),
+                })
+            }
+        };
+        if chat.send(event).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn to_response(answer: ClickAnswer) -> CardResponse {
+    let toast = answer.toast.map(|(level, text)| Toast {
+        kind: match level {
+            ToastLevel::Success => ToastKind::Success,
+            ToastLevel::Info => ToastKind::Info,
+            ToastLevel::Warning => ToastKind::Warning,
+            ToastLevel::Error => ToastKind::Error,
+        },
+        text,
+    });
+    CardResponse { toast, card: None }
+}
+
+/// Sends outbox entries with the Feishu API.
+pub struct FeishuCourier {
+    api: Arc<Api>,
+}
+
+impl Courier for FeishuCourier {
+    async fn deliver(
+        &self,
+        entry: &OutboxEntry,
+        message_id: Option<&str>,
+    ) -> Result<Option<String>, DeliveryError> {
+        let result = match (&entry.op, message_id) {
+            (
+                OutboxOp::Send {
+                    reply_to: Some(parent),
+                    ..
+                },
+                _,
+            ) => self
+                .api
+                .reply(parent, &entry.card, &entry.uuid)
+                .await
+                .map(Some),
+            (
+                OutboxOp::Send {
+                    target: ChatTarget::Chat { id },
+                    ..
+                },
+                _,
+            ) => self
+                .api
+                .send(&ReceiveId::ChatId(id.clone()), &entry.card, &entry.uuid)
+                .await
+                .map(Some),
+            (
+                OutboxOp::Send {
+                    target: ChatTarget::Console,
+                    ..
+                },
+                _,
+            ) => {
+                return Err(DeliveryError::Permanent(
+                    "a console card cannot go to Feishu".into(),
+                ));
+            }
+            (OutboxOp::Patch { .. }, Some(id)) => {
+                self.api.patch(id, &entry.card).await.map(|()| None)
+            }
+            (OutboxOp::Patch { .. }, None) => {
+                return Err(DeliveryError::Permanent("no message to patch".into()));
+            }
+        };
+        result.map_err(classify)
+    }
+}
+
+fn classify(e: FeishuError) -> DeliveryError {
+    if e.is_permanent() {
+        DeliveryError::Permanent(e.to_string())
+    } else {
+        DeliveryError::Transient(e.to_string())
+    }
+}

@@ -1,0 +1,128 @@
+//! Validation of what chat users name and type: project names, and text
+//! that will be typed into a pane.
+
+/// Longest message typed into an agent: GSD commands are short; a long paste
+/// belongs in a file, and tmux's command line has its own limits.
+pub const MAX_TYPED_CHARS: usize = 4000;
+/// Longest project name (matches `^[a-z0-9][a-z0-9._-]{0,63}$`).
+pub const MAX_PROJECT_NAME: usize = 64;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("project name is empty; use lowercase letters, digits, `.`, `_` or `-`, e.g. `my-app`")]
+    Empty,
+    #[error("project name `{0}` is too long (at most {MAX_PROJECT_NAME} characters)")]
+    TooLong(String),
+    #[error(
+        "project name `{name}` must start with a lowercase letter or digit and contain only a-z, 0-9, `.`, `_`, `-` (found {found:?})"
+    )]
+    BadChar { name: String, found: char },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TextError {
+    #[error("the message is empty")]
+    Empty,
+    #[error(
+        "the message is {0} characters long; at most {MAX_TYPED_CHARS} can be typed into the agent"
+    )]
+    TooLong(usize),
+    #[error(
+        "the message contains a control character ({0:?}); only printable text is typed into the agent"
+    )]
+    Control(char),
+}
+
+/// Checks a project name against `^[a-z0-9][a-z0-9._-]{0,63}$`.
+pub fn validate_project(name: &str) -> Result<(), NameError> {
+    let first = name.chars().next().ok_or(NameError::Empty)?;
+    if name.len() > MAX_PROJECT_NAME {
+        return Err(NameError::TooLong(name.chars().take(80).collect()));
+    }
+    let ok_first = first.is_ascii_lowercase() || first.is_ascii_digit();
+    let bad = name.chars().enumerate().find(|&(i, c)| {
+        !(c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && matches!(c, '.' | '_' | '-')))
+    });
+    match bad {
+        Some((_, found)) => Err(NameError::BadChar {
+            name: name.into(),
+            found,
+        }),
+        None if !ok_first => Err(NameError::BadChar {
+            name: name.into(),
+            found: first,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The tmux session of a project. tmux turns `.` into `_` in session names,
+/// so `.` is spelled `,` (never valid in a project name): distinct projects
+/// keep distinct sessions.
+pub fn session_name(project: &str) -> String {
+    format!("cm-{}", project.replace('.', ","))
+}
+
+/// Checks text before it is typed into a pane: printable, bounded.
+pub fn validate_typed_text(text: &str) -> Result<(), TextError> {
+    if text.trim().is_empty() {
+        return Err(TextError::Empty);
+    }
+    let n = text.chars().count();
+    if n > MAX_TYPED_CHARS {
+        return Err(TextError::TooLong(n));
+    }
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(TextError::Control(c)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_names() {
+        for ok in ["a", "my-app", "app.v2", "x_1", "0day", &"a".repeat(64)] {
+            assert_eq!(validate_project(ok), Ok(()), "{ok}");
+        }
+        assert_eq!(validate_project(""), Err(NameError::Empty));
+        assert!(matches!(
+            validate_project(&"a".repeat(65)),
+            Err(NameError::TooLong(_))
+        ));
+        for bad in [
+            "-a", ".a", "_a", "A", "a b", "a/b", "a;b", "é", "a$(x)", "a\n",
+        ] {
+            assert!(
+                matches!(validate_project(bad), Err(NameError::BadChar { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn session_names_stay_distinct() {
+        assert_ne!(session_name("a.b"), session_name("a_b"));
+        assert_eq!(session_name("a.b"), "cm-a,b");
+    }
+
+    #[test]
+    fn typed_text() {
+        assert_eq!(
+            validate_typed_text("/gsd:plan-phase 2 ; C-c $(x) 'q\""),
+            Ok(())
+        );
+        assert_eq!(validate_typed_text("  "), Err(TextError::Empty));
+        assert_eq!(
+            validate_typed_text("a\u{1b}[2J"),
+            Err(TextError::Control('\u{1b}'))
+        );
+        assert_eq!(validate_typed_text("a\nb"), Err(TextError::Control('\n')));
+        assert!(matches!(
+            validate_typed_text(&"x".repeat(MAX_TYPED_CHARS + 1)),
+            Err(TextError::TooLong(_))
+        ));
+    }
+}

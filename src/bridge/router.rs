@@ -1,0 +1,223 @@
+//! Chat text -> what to do: a clawmux built-in, text typed into the agent,
+//! or an unknown `/gsd` command with the nearest known suggestion.
+//! Both spellings are accepted: `/gsd:<name>` and `/gsd-<name>`.
+
+/// Commands clawmux answers itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Builtin {
+    Help,
+    Use(String),
+    NewProject(String),
+    Projects,
+    Status,
+    Cancel,
+    /// Answer the pending approval with an option key (for text channels).
+    Answer(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Builtin(Builtin),
+    /// Typed into the current project's agent pane exactly as written.
+    Agent(String),
+    /// A `/gsd` command nobody knows; `suggestion` is the nearest known one.
+    Unknown {
+        command: String,
+        suggestion: Option<String>,
+    },
+    /// A built-in used wrongly (missing argument …).
+    Usage(String),
+}
+
+/// GSD commands typed into the agent (REFERENCE §3 and GSD releases).
+pub const GSD_COMMANDS: &[&str] = &[
+    "new-project",
+    "discuss-phase",
+    "plan-phase",
+    "execute-phase",
+    "verify-work",
+    "ship",
+    "progress",
+    "next",
+    "quick",
+    "map-codebase",
+    "pause-work",
+    "resume-work",
+    "autonomous",
+    "settings",
+    "debug",
+    "health",
+    "stats",
+    "add-phase",
+    "insert-phase",
+    "remove-phase",
+    "research-phase",
+    "list-phase-assumptions",
+    "new-milestone",
+    "complete-milestone",
+    "audit-milestone",
+    "plan-milestone-gaps",
+    "add-todo",
+    "check-todos",
+    "add-tests",
+    "set-profile",
+    "cleanup",
+    "update",
+    "do",
+    "note",
+];
+
+/// clawmux's own commands.
+pub const BUILTINS: &[&str] = &[
+    "help",
+    "use",
+    "new-project",
+    "projects",
+    "status",
+    "cancel",
+    "answer",
+];
+
+/// The GSD command name of a message (`plan-phase` for `/gsd:plan-phase 2`).
+pub fn gsd_name(text: &str) -> Option<&str> {
+    let rest = text.trim_start();
+    let rest = rest
+        .strip_prefix("/gsd:")
+        .or_else(|| rest.strip_prefix("/gsd-"))?;
+    let name = rest.split(char::is_whitespace).next().unwrap_or("");
+    (!name.is_empty()).then_some(name)
+}
+
+pub fn route(text: &str) -> Route {
+    let text = text.trim();
+    let Some(name) = gsd_name(text) else {
+        return Route::Agent(text.to_string());
+    };
+    let args = text
+        .split_once(char::is_whitespace)
+        .map(|(_, a)| a.trim())
+        .unwrap_or("");
+    let one_arg = |what: &str, usage: &str| match args.split_whitespace().collect::<Vec<_>>()[..] {
+        [arg] => Ok(arg.to_string()),
+        _ => Err(Route::Usage(format!("{what}: `{usage}`"))),
+    };
+    let builtin = match name {
+        "help" => Ok(Builtin::Help),
+        "projects" => Ok(Builtin::Projects),
+        "status" => Ok(Builtin::Status),
+        "cancel" => Ok(Builtin::Cancel),
+        "use" => one_arg("say which project", "/gsd:use <project>").map(Builtin::Use),
+        "new-project" => {
+            one_arg("name the new project", "/gsd:new-project <name>").map(Builtin::NewProject)
+        }
+        "answer" => one_arg("say which option", "/gsd:answer <key>").map(Builtin::Answer),
+        _ if GSD_COMMANDS.contains(&name) => return Route::Agent(text.to_string()),
+        _ => {
+            let command = text.split_whitespace().next().unwrap_or(text).to_string();
+            return Route::Unknown {
+                command,
+                suggestion: nearest(name),
+            };
+        }
+    };
+    builtin.map(Route::Builtin).unwrap_or_else(|usage| usage)
+}
+
+/// The known command closest to `name`, if it is close enough to be a typo.
+fn nearest(name: &str) -> Option<String> {
+    let (best, dist) = BUILTINS
+        .iter()
+        .chain(GSD_COMMANDS)
+        .map(|known| (*known, edit_distance(name, known)))
+        .min_by_key(|&(_, d)| d)?;
+    (dist <= name.len().max(3) / 2).then(|| format!("/gsd:{best}"))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_spellings_reach_the_agent_verbatim() {
+        assert_eq!(
+            route("/gsd:plan-phase 2"),
+            Route::Agent("/gsd:plan-phase 2".into())
+        );
+        assert_eq!(
+            route("  /gsd-plan-phase 2 "),
+            Route::Agent("/gsd-plan-phase 2".into())
+        );
+        assert_eq!(
+            route("fix the bug; C-c"),
+            Route::Agent("fix the bug; C-c".into())
+        );
+    }
+
+    #[test]
+    fn builtins_and_their_arguments() {
+        assert_eq!(route("/gsd:help"), Route::Builtin(Builtin::Help));
+        assert_eq!(route("/gsd-status"), Route::Builtin(Builtin::Status));
+        assert_eq!(
+            route("/gsd:use demo"),
+            Route::Builtin(Builtin::Use("demo".into()))
+        );
+        assert_eq!(
+            route("/gsd:new-project app"),
+            Route::Builtin(Builtin::NewProject("app".into()))
+        );
+        assert_eq!(
+            route("/gsd:answer 2"),
+            Route::Builtin(Builtin::Answer("2".into()))
+        );
+        assert!(matches!(route("/gsd:use"), Route::Usage(u) if u.contains("/gsd:use <project>")));
+        assert!(matches!(route("/gsd:use a b"), Route::Usage(_)));
+    }
+
+    #[test]
+    fn unknown_commands_suggest_the_nearest() {
+        assert_eq!(
+            route("/gsd:plan-phse 2"),
+            Route::Unknown {
+                command: "/gsd:plan-phse".into(),
+                suggestion: Some("/gsd:plan-phase".into())
+            }
+        );
+        assert_eq!(
+            route("/gsd-projcts"),
+            Route::Unknown {
+                command: "/gsd-projcts".into(),
+                suggestion: Some("/gsd:projects".into())
+            }
+        );
+        assert_eq!(
+            route("/gsd:zzzzzzzzzz"),
+            Route::Unknown {
+                command: "/gsd:zzzzzzzzzz".into(),
+                suggestion: None
+            }
+        );
+    }
+
+    #[test]
+    fn gsd_names() {
+        assert_eq!(gsd_name("/gsd:plan-phase 2"), Some("plan-phase"));
+        assert_eq!(gsd_name("/gsd-quick"), Some("quick"));
+        assert_eq!(gsd_name("/gsd:"), None);
+        assert_eq!(gsd_name("hello /gsd:x"), None);
+    }
+}

@@ -1,0 +1,229 @@
+//! One message from a shell, without the daemon: what `clawmux run` (and
+//! the OpenClaw skill) does. It drives the project's agent pane like a chat
+//! message would and returns when the turn completes, asks for approval,
+//! fails or times out.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::config::Config;
+use super::names;
+use super::project::{
+    ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
+};
+use crate::detect::Profiles;
+use crate::store::EventLog;
+
+/// How long `--answer` waits for the prompt to be recognised on screen
+/// after attaching (the detector settles in milliseconds).
+const APPROVAL_WAIT: Duration = Duration::from_secs(2);
+/// Project events buffered for one run.
+const EVENT_CAPACITY: usize = 64;
+
+/// What to do.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// Type a message, e.g. `/gsd:progress`.
+    Message(String),
+    /// Answer the approval on screen with this option key.
+    Answer(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Completed,
+    Approval,
+    Error,
+    Timeout,
+    Failed,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub status: Status,
+    pub project: String,
+    pub command: String,
+    /// The clean text the turn produced (the screen, for a timeout).
+    pub output: String,
+    pub seconds: u64,
+    /// Progress, error and session events seen on the way.
+    pub detections: Vec<Value>,
+    pub approval: Option<ApprovalSeen>,
+    /// Why the run failed.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Runs `request` in `project` and waits for the outcome.
+pub async fn run_once(
+    config: &Config,
+    profiles: &Profiles,
+    sim_agent: &str,
+    project: &str,
+    request: Request,
+    log: &EventLog,
+) -> Result<Outcome, RunError> {
+    names::validate_project(project).map_err(|e| RunError::Invalid(e.to_string()))?;
+    let command = match &request {
+        Request::Message(text) => {
+            names::validate_typed_text(text).map_err(|e| RunError::Invalid(e.to_string()))?;
+            text.clone()
+        }
+        Request::Answer(key) => format!("answer {key}"),
+    };
+    let workspace = config.workspace_root().join(project);
+    let setup = ProjectSetup::new(config, profiles, sim_agent, project, workspace.clone())
+        .map_err(|e| RunError::Invalid(e.to_string()))?;
+    let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
+    let handle = ProjectHandle::spawn(setup, tx);
+    let job = Job {
+        id: uuid::Uuid::new_v4().to_string(),
+        text: command.clone(),
+        target: crate::store::state::ChatTarget::Console,
+        message_id: None,
+        timeout: config.timeout_for(&command),
+        retried: false,
+    };
+    let mut outcome = Outcome {
+        status: Status::Failed,
+        project: project.to_string(),
+        command: command.clone(),
+        output: String::new(),
+        seconds: 0,
+        detections: Vec::new(),
+        approval: None,
+        error: None,
+    };
+    log.record(
+        "command",
+        json!({"project": project, "sender": "run", "text": command}),
+    );
+    let started = match request {
+        Request::Message(_) => handle.send(ProjectCmd::Submit(job)).await,
+        Request::Answer(key) => answer(&handle, &mut events, &key, job, workspace.as_path()).await,
+    };
+    if let Err(error) = started {
+        outcome.error = Some(error);
+        return Ok(finish(outcome, log));
+    }
+    while let Some(event) = events.recv().await {
+        match event.kind {
+            ProjectEventKind::Progress {
+                summary, percent, ..
+            } => {
+                outcome
+                    .detections
+                    .push(json!({"kind": "progress", "summary": summary, "percent": percent}));
+            }
+            ProjectEventKind::Error { line, .. } => {
+                outcome
+                    .detections
+                    .push(json!({"kind": "error", "line": line}));
+            }
+            ProjectEventKind::SessionLost { reason, retrying } => {
+                outcome
+                    .detections
+                    .push(json!({"kind": "session_lost", "reason": reason, "retrying": retrying}));
+            }
+            ProjectEventKind::SessionCreated { recovered } => {
+                outcome
+                    .detections
+                    .push(json!({"kind": "session_created", "recovered": recovered}));
+            }
+            ProjectEventKind::Approval(seen) => {
+                outcome.status = Status::Approval;
+                outcome.approval = Some(seen);
+                break;
+            }
+            ProjectEventKind::Completed {
+                output,
+                seconds,
+                errors,
+            } => {
+                outcome.status = if errors > 0 {
+                    Status::Error
+                } else {
+                    Status::Completed
+                };
+                outcome.output = output;
+                outcome.seconds = seconds;
+                break;
+            }
+            ProjectEventKind::TimedOut { screen, seconds } => {
+                outcome.status = Status::Timeout;
+                outcome.output = screen;
+                outcome.seconds = seconds;
+                break;
+            }
+            ProjectEventKind::Failed { error } => {
+                outcome.error = Some(error);
+                break;
+            }
+            _ => {}
+        }
+    }
+    Ok(finish(outcome, log))
+}
+
+/// Finds the approval on screen and types `key` for it.
+async fn answer(
+    handle: &ProjectHandle,
+    events: &mut mpsc::Receiver<ProjectEvent>,
+    key: &str,
+    follow: Job,
+    workspace: &Path,
+) -> Result<(), String> {
+    let seen = tokio::time::timeout(APPROVAL_WAIT, async {
+        while let Some(event) = events.recv().await {
+            if let ProjectEventKind::Approval(seen) = event.kind {
+                return Some(seen);
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+    .ok_or_else(|| {
+        format!(
+            "no approval is waiting in this project (workspace {})",
+            workspace.display()
+        )
+    })?;
+    if !seen.options.iter().any(|o| o.key == key) {
+        let keys: Vec<&str> = seen.options.iter().map(|o| o.key.as_str()).collect();
+        return Err(format!(
+            "`{key}` is not one of the options ({})",
+            keys.join(", ")
+        ));
+    }
+    let (approval_id, question, key) = (seen.id, seen.question, key.to_string());
+    handle
+        .ask(|done| ProjectCmd::Answer {
+            approval_id,
+            question,
+            key,
+            follow: Some(follow),
+            done,
+        })
+        .await?
+}
+
+fn finish(outcome: Outcome, log: &EventLog) -> Outcome {
+    log.record(
+        "run",
+        json!({"project": outcome.project, "status": outcome.status, "seconds": outcome.seconds, "error": outcome.error}),
+    );
+    outcome
+}

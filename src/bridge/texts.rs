@@ -1,0 +1,91 @@
+//! The words of the bridge: card texts (help, command output as markdown,
+//! approval specs) and the prompt templates it types into agents.
+
+use serde_json::Value;
+
+use crate::feishu::card::{ActionButton, ApprovalSpec};
+use crate::feishu::paginate::escape_code_block;
+use crate::prompts;
+use crate::store::state::PendingApproval;
+
+/// Terminal output as markdown that renders literally: a code block.
+pub fn output_markdown(output: &str) -> String {
+    let output = output.trim();
+    if output.is_empty() {
+        "_(no output)_".to_string()
+    } else {
+        format!("```\n{}\n```", escape_code_block(output))
+    }
+}
+
+pub fn button(label: &str, value: Value) -> ActionButton {
+    ActionButton {
+        label: label.into(),
+        value,
+    }
+}
+
+pub fn spec_of(a: &PendingApproval) -> ApprovalSpec {
+    ApprovalSpec {
+        approval_id: a.id.clone(),
+        project: a.project.clone(),
+        session: a.session.clone(),
+        kind: a.kind.clone(),
+        question: a.question.clone(),
+        options: a
+            .options
+            .iter()
+            .map(|o| (o.key.clone(), o.label.clone()))
+            .collect(),
+    }
+}
+
+pub fn recovery_prompt(project: &str, workspace: &str, last: &str) -> String {
+    let vars = [
+        ("project", project),
+        ("workspace", workspace),
+        ("last_command", last),
+        ("reason", "the tmux session was lost"),
+    ];
+    flatten(&render_prompt("context_recovery", &vars))
+}
+
+pub fn error_guidance(project: &str, command: &str, line: &str, context: &str) -> String {
+    let vars = [
+        ("project", project),
+        ("command", command),
+        ("error_line", line),
+        ("error_context", context),
+    ];
+    render_prompt("error_recovery", &vars)
+}
+
+/// A built-in prompt template rendered (they are embedded, so present).
+pub fn render_prompt(name: &str, vars: &[(&str, &str)]) -> String {
+    match prompts::Template::builtin(name) {
+        Ok(t) => t.render(vars).text,
+        Err(e) => {
+            tracing::error!("{e}");
+            String::new()
+        }
+    }
+}
+
+/// One line for typing into the agent (Enter would submit early).
+pub fn flatten(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+pub const HELP: &str = "\
+**GSD commands** go to the current project's agent as written, e.g. `/gsd:plan-phase 2` or `/gsd-progress`.
+
+**clawmux commands**
+- `/gsd:new-project <name>`: create a project (workspace + session) and use it
+- `/gsd:use <name>`: send messages to that project
+- `/gsd:projects`: list projects and pick one
+- `/gsd:status`: what each project is doing
+- `/gsd:cancel`: press Esc in the agent
+- `/gsd:answer <key>`: answer the pending approval (or press its button)
+- `/gsd:help`: this help
+
+Plain text is typed into the agent as a prompt. Reply to a question's card to answer it in your own words.";

@@ -1,0 +1,113 @@
+//! What a command printed: the pane's finished lines since it was typed,
+//! without the agent's screen furniture (input box, rules, spinner frames,
+//! shortcut hints). TUIs redraw above the cursor, so this is built from the
+//! stream of finished lines rather than from a position in the scrollback.
+
+use std::collections::VecDeque;
+
+/// Output kept per command: the result card shows the end of a long run.
+pub const MAX_TRANSCRIPT_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, Default, Clone)]
+pub struct Transcript {
+    lines: VecDeque<String>,
+    bytes: usize,
+    /// Lines dropped from the front by the size bound.
+    pub dropped: usize,
+}
+
+impl Transcript {
+    /// Appends finished lines, skipping furniture; drops the oldest past the bound.
+    pub fn push(&mut self, lines: &[String]) {
+        for line in lines.iter().filter(|l| !is_furniture(l)) {
+            self.bytes += line.len() + 1;
+            self.lines.push_back(line.clone());
+        }
+        while self.bytes > MAX_TRANSCRIPT_BYTES {
+            let Some(old) = self.lines.pop_front() else {
+                break;
+            };
+            self.bytes -= old.len() + 1;
+            self.dropped += 1;
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.bytes + 64);
+        if self.dropped > 0 {
+            out.push_str(&format!("[… {} earlier lines not kept]\n", self.dropped));
+        }
+        for line in &self.lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The last `n` lines.
+    pub fn tail(&self, n: usize) -> String {
+        let skip = self.lines.len().saturating_sub(n);
+        self.lines
+            .iter()
+            .skip(skip)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Claude Code's (and the simulated agent's) redrawn chrome: horizontal
+/// rules, the empty input prompt, hints and mode lines, spinner frames.
+fn is_furniture(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty()
+        || t.chars()
+            .all(|c| matches!(c, '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | ' '))
+        || t == "❯"
+        || t == ">"
+        || t.contains("esc to interrupt")
+        || t.contains("ctrl+c to interrupt")
+        || t.starts_with("? for shortcuts")
+        || t.starts_with("⏵⏵")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn keeps_output_drops_furniture() {
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "> /gsd:progress",
+            "✶ Working… (1s · esc to interrupt)",
+            "⏺ Progress: ████░░ 60%",
+            "────────────",
+            "❯",
+            "  ? for shortcuts",
+            "",
+            "❯ 1. Yes",
+        ]));
+        assert_eq!(
+            t.text(),
+            "> /gsd:progress\n⏺ Progress: ████░░ 60%\n❯ 1. Yes\n"
+        );
+        assert_eq!(t.tail(1), "❯ 1. Yes");
+    }
+
+    #[test]
+    fn bounded() {
+        let mut t = Transcript::default();
+        let big = "x".repeat(1000);
+        for _ in 0..2000 {
+            t.push(std::slice::from_ref(&big));
+        }
+        assert!(t.bytes <= MAX_TRANSCRIPT_BYTES);
+        assert!(t.dropped > 0);
+        assert!(t.text().starts_with("[… "));
+    }
+}

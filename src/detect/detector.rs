@@ -1,0 +1,266 @@
+//! The per-pane detector state machine, sans-IO: finished lines and screen
+//! snapshots in, [`Detection`]s out, time injected as [`Millis`].
+//!
+//! Line detections (error, progress) fire as soon as their line is
+//! finished. Screen detections (busy, approval, completion) are evaluated
+//! once the output has been quiet for `settle` (a frame drawn in several
+//! writes is judged whole, so a half-drawn menu is never reported), and a
+//! turn is completed when the idle prompt has stayed on screen, with no busy
+//! marker, for `debounce` after the last output.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::lines::LineHit;
+use super::profiles::Profile;
+use super::screen::{self, Prompt};
+use super::{Detection, DetectionKind, Millis, PaneId};
+
+/// Detector timing and context knobs.
+#[derive(Debug, Clone)]
+pub struct DetectorConfig {
+    /// Quiet time with the idle prompt showing before a turn is completed.
+    pub debounce: Duration,
+    /// Quiet time before the screen is judged (busy, approvals, idle).
+    pub settle: Duration,
+    /// Finished lines kept as context for errors and progress (a
+    /// completion's context is the last twice-as-many screen rows).
+    pub context_lines: usize,
+}
+
+/// Default completion debounce: Claude Code redraws its spinner every
+/// ~100 ms, so 300 ms of an idle prompt with no output is a finished turn.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(300);
+/// Default settle time: one frame arrives within this even when tmux
+/// splits it into several `%output` lines.
+pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2);
+/// Default number of context lines.
+pub const DEFAULT_CONTEXT_LINES: usize = 5;
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        DetectorConfig {
+            debounce: DEFAULT_DEBOUNCE,
+            settle: DEFAULT_SETTLE,
+            context_lines: DEFAULT_CONTEXT_LINES,
+        }
+    }
+}
+
+/// Watches one pane's text and screen.
+pub struct Detector {
+    pane: PaneId,
+    profile: Arc<Profile>,
+    config: DetectorConfig,
+    /// The last `context_lines` finished lines.
+    recent: VecDeque<String>,
+    /// Reused buffer: the current batch of lines joined by `\n`.
+    batch: String,
+    last_output: Millis,
+    /// When the screen is due to be judged.
+    settle_at: Option<Millis>,
+    /// When the turn completes unless more output comes.
+    complete_at: Option<Millis>,
+    busy: bool,
+    /// A turn began (busy seen, or [`Detector::begin_turn`]) and has not
+    /// completed yet.
+    in_turn: bool,
+    prompt: Option<Prompt>,
+    /// The last non-empty screen rows when the screen was last judged: the
+    /// context of a completion.
+    screen_tail: String,
+    /// Per approval rule: its header was printed since its prompt was last
+    /// answered (see `screen::analyse`).
+    printed: Vec<bool>,
+}
+
+impl Detector {
+    /// A detector for `pane` using `profile`.
+    pub fn new(pane: PaneId, profile: Arc<Profile>, config: DetectorConfig) -> Self {
+        let rules = profile.approvals.len();
+        Detector {
+            pane,
+            profile,
+            config,
+            recent: VecDeque::new(),
+            batch: String::new(),
+            last_output: Millis(0),
+            settle_at: None,
+            complete_at: None,
+            busy: false,
+            in_turn: false,
+            prompt: None,
+            screen_tail: String::new(),
+            printed: vec![false; rules],
+        }
+    }
+
+    /// Says a turn has begun (a command was just sent), so its completion is
+    /// reported even if the agent never shows a busy marker.
+    pub fn begin_turn(&mut self) {
+        self.in_turn = true;
+    }
+
+    /// New output arrived at `now`; `lines` are the lines it finished (from
+    /// [`crate::pane::Pane::feed`]). Emits line detections at once and
+    /// schedules the screen to be judged after the settle time.
+    pub fn feed(&mut self, now: Millis, lines: &[String], sink: &mut impl FnMut(Detection)) {
+        self.last_output = now;
+        self.settle_at = Some(now + self.config.settle);
+        self.complete_at = None;
+        if lines.is_empty() {
+            return;
+        }
+        self.batch.clear();
+        for (i, line) in lines.iter().enumerate() {
+            if i > 0 {
+                self.batch.push('\n');
+            }
+            self.batch.push_str(line);
+        }
+        let mut hits = Vec::new();
+        self.profile
+            .lines
+            .scan(&self.batch, |i, h| hits.push((i, h)));
+        let mut hits = hits.into_iter().peekable();
+        for (i, line) in lines.iter().enumerate() {
+            while let Some((_, hit)) = hits.next_if(|(at, _)| *at == i) {
+                let kind = match hit {
+                    LineHit::Error => DetectionKind::Error { line: line.clone() },
+                    LineHit::Progress(fields) => DetectionKind::Progress(fields),
+                    LineHit::Header(rule) => {
+                        self.printed[rule] = true;
+                        continue;
+                    }
+                };
+                let context = self.context_with(line);
+                sink(self.detection(now, kind, context));
+            }
+            self.remember(line);
+        }
+    }
+
+    /// The next time [`Detector::tick`] has work, if any.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        match (self.settle_at, self.complete_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Does what is due at `now`: judges the screen (`screen` gives its
+    /// rows, as [`crate::pane::Pane::screen_rows`]) and reports a completed
+    /// turn.
+    pub fn tick(
+        &mut self,
+        now: Millis,
+        screen: impl FnOnce() -> Vec<String>,
+        sink: &mut impl FnMut(Detection),
+    ) {
+        // Detections are stamped with when they became true (the deadline),
+        // which is `now` when the caller ticks on time.
+        if let Some(at) = self.settle_at.filter(|at| *at <= now) {
+            self.settle_at = None;
+            self.judge_screen(at, &screen(), sink);
+        }
+        if let Some(at) = self.complete_at.filter(|at| *at <= now) {
+            self.complete_at = None;
+            self.in_turn = false;
+            let context = self.screen_tail.clone();
+            sink(self.detection(at, DetectionKind::Completed, context));
+        }
+    }
+
+    fn judge_screen(&mut self, now: Millis, rows: &[String], sink: &mut impl FnMut(Detection)) {
+        let printed = &self.printed;
+        let state = screen::analyse(&self.profile, rows, |rule| printed[rule]);
+        match &state.busy {
+            Some(line) => {
+                if !self.busy {
+                    sink(self.detection(now, DetectionKind::Busy, line.clone()));
+                }
+                self.busy = true;
+                self.in_turn = true;
+            }
+            None => self.busy = false,
+        }
+        // The same prompt with other rows around it is still the same prompt.
+        let same = |a: &Prompt, b: &Prompt| {
+            (a.kind, &a.question, &a.options) == (b.kind, &b.question, &b.options)
+        };
+        let changed = match (&state.prompt, &self.prompt) {
+            (Some(a), Some(b)) => !same(a, b),
+            (a, b) => a.is_some() != b.is_some(),
+        };
+        if changed {
+            if let Some(old) = self.prompt.take() {
+                if let Some(rule) = self
+                    .profile
+                    .approvals
+                    .iter()
+                    .position(|r| r.kind == old.kind)
+                {
+                    self.printed[rule] = false;
+                }
+                let kind = DetectionKind::ApprovalGone {
+                    approval: old.kind,
+                    question: old.question,
+                };
+                sink(self.detection(now, kind, old.context));
+            }
+            if let Some(new) = &state.prompt {
+                let kind = DetectionKind::Approval {
+                    approval: new.kind,
+                    question: new.question.clone(),
+                    options: new.options.clone(),
+                };
+                sink(self.detection(now, kind, new.context.clone()));
+            }
+        }
+        self.prompt = state.prompt;
+        self.screen_tail = tail(rows, self.config.context_lines * 2);
+        self.complete_at = (self.in_turn && state.idle && self.prompt.is_none())
+            .then(|| self.last_output + self.config.debounce);
+    }
+
+    fn detection(&self, at: Millis, kind: DetectionKind, context: String) -> Detection {
+        Detection {
+            pane: self.pane,
+            at_ms: at,
+            kind,
+            context,
+        }
+    }
+
+    /// The recent lines followed by `line`.
+    fn context_with(&self, line: &str) -> String {
+        let mut out = String::new();
+        for l in &self.recent {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out
+    }
+
+    fn remember(&mut self, line: &str) {
+        if self.config.context_lines == 0 {
+            return;
+        }
+        if self.recent.len() == self.config.context_lines {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(line.to_owned());
+    }
+}
+
+/// The last `n` non-empty rows of `rows`, joined.
+fn tail(rows: &[String], n: usize) -> String {
+    let filled: Vec<&str> = rows
+        .iter()
+        .map(String::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .collect();
+    filled[filled.len().saturating_sub(n)..].join("\n")
+}

@@ -1,0 +1,412 @@
+//! Pattern profiles: the TOML schema, the built-in defaults
+//! (`profiles.toml`, embedded), user overrides, `extends` resolution and
+//! compilation into regexes. Every bad pattern is reported at load time
+//! with the profile and field it came from.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use regex::{Regex, RegexSet};
+use serde::Deserialize;
+
+use super::ApprovalKind;
+use super::lines::LineMatcher;
+
+/// The built-in profiles, also the reference for the file format.
+pub const DEFAULT_PROFILES: &str = include_str!("profiles.toml");
+
+/// How deep `extends` chains may go: a guard against cycles.
+const MAX_EXTENDS_DEPTH: usize = 16;
+
+/// A profile could not be loaded or compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot read profiles file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("profiles file {origin} is not valid: {source}")]
+    Toml {
+        origin: String,
+        source: Box<toml::de::Error>,
+    },
+    #[error("profile {profile:?}, {field}: bad pattern {pattern:?}: {source}")]
+    Pattern {
+        profile: String,
+        field: String,
+        pattern: String,
+        source: Box<regex::Error>,
+    },
+    #[error("profile {profile:?} extends unknown profile {parent:?}")]
+    UnknownParent { profile: String, parent: String },
+    #[error("profile {profile:?}: `extends` chain is longer than {MAX_EXTENDS_DEPTH} (a cycle?)")]
+    ExtendsTooDeep { profile: String },
+    #[error("unknown profile {name:?} (known: {known})")]
+    UnknownProfile { name: String, known: String },
+}
+
+/// One approval rule as written in TOML.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    kind: ApprovalKind,
+    header: String,
+    #[serde(default = "yes")]
+    menu: bool,
+    #[serde(default)]
+    options: Vec<super::ApprovalOption>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One profile as written in TOML: every field optional so that a user
+/// file can override just one of them.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileSpec {
+    extends: Option<String>,
+    status_rows: Option<usize>,
+    approval_rows: Option<usize>,
+    busy: Option<Vec<String>>,
+    idle: Option<Vec<String>>,
+    error_keywords: Option<Vec<String>>,
+    errors: Option<Vec<String>>,
+    error_guards: Option<Vec<String>>,
+    progress: Option<Vec<String>>,
+    approvals: Option<Vec<RuleSpec>>,
+}
+
+impl ProfileSpec {
+    /// `self` over `base`: given fields win, approvals merge by kind.
+    fn over(&self, base: &ProfileSpec) -> ProfileSpec {
+        let approvals = match (&base.approvals, &self.approvals) {
+            (Some(b), Some(o)) => {
+                let mut merged: Vec<RuleSpec> = b
+                    .iter()
+                    .filter(|r| !o.iter().any(|x| x.kind == r.kind))
+                    .cloned()
+                    .collect();
+                merged.extend(o.iter().cloned());
+                Some(merged)
+            }
+            (b, o) => o.clone().or_else(|| b.clone()),
+        };
+        ProfileSpec {
+            extends: None,
+            status_rows: self.status_rows.or(base.status_rows),
+            approval_rows: self.approval_rows.or(base.approval_rows),
+            busy: self.busy.clone().or_else(|| base.busy.clone()),
+            idle: self.idle.clone().or_else(|| base.idle.clone()),
+            error_keywords: self
+                .error_keywords
+                .clone()
+                .or_else(|| base.error_keywords.clone()),
+            errors: self.errors.clone().or_else(|| base.errors.clone()),
+            error_guards: self
+                .error_guards
+                .clone()
+                .or_else(|| base.error_guards.clone()),
+            progress: self.progress.clone().or_else(|| base.progress.clone()),
+            approvals,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfilesFile {
+    #[serde(default)]
+    profiles: BTreeMap<String, ProfileSpec>,
+}
+
+/// A compiled approval rule.
+#[derive(Debug)]
+pub(crate) struct ApprovalRule {
+    pub(crate) kind: ApprovalKind,
+    pub(crate) header: Regex,
+    pub(crate) menu: bool,
+    pub(crate) options: Vec<super::ApprovalOption>,
+}
+
+/// A compiled profile, shared by every detector that uses it.
+#[derive(Debug)]
+pub struct Profile {
+    pub(crate) name: String,
+    /// Rows at the bottom of the screen where busy/idle markers are looked for.
+    pub(crate) status_rows: usize,
+    /// Rows at the bottom of the screen where approval prompts are looked for.
+    pub(crate) approval_rows: usize,
+    pub(crate) busy: RegexSet,
+    pub(crate) idle: RegexSet,
+    pub(crate) lines: LineMatcher,
+    pub(crate) approvals: Vec<ApprovalRule>,
+}
+
+impl Profile {
+    /// The profile's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Rows searched for busy/idle markers when a profile does not say.
+const DEFAULT_STATUS_ROWS: usize = 12;
+/// Rows searched for approval prompts when a profile does not say.
+const DEFAULT_APPROVAL_ROWS: usize = 20;
+
+/// The loaded, compiled profiles by name.
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    by_name: BTreeMap<String, Arc<Profile>>,
+}
+
+impl Profiles {
+    /// The built-in profiles (`shell`, `claude`, `gsd`).
+    pub fn defaults() -> Result<Self, ProfileError> {
+        Self::load(None)
+    }
+
+    /// The built-in profiles, overridden and extended by the TOML file at
+    /// `user` when given.
+    pub fn load(user: Option<&Path>) -> Result<Self, ProfileError> {
+        let user = match user {
+            Some(path) => Some((
+                path.display().to_string(),
+                std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+                    path: path.to_owned(),
+                    source,
+                })?,
+            )),
+            None => None,
+        };
+        Self::from_toml_layers(user.as_ref().map(|(o, s)| (o.as_str(), s.as_str())))
+    }
+
+    /// The defaults with an optional user layer given as TOML text
+    /// (`origin` names it in errors).
+    pub fn from_toml_layers(user: Option<(&str, &str)>) -> Result<Self, ProfileError> {
+        let mut specs = parse("built-in profiles.toml", DEFAULT_PROFILES)?;
+        if let Some((origin, text)) = user {
+            for (name, spec) in parse(origin, text)? {
+                let merged = match specs.get(&name) {
+                    Some(base) => {
+                        let mut m = spec.over(base);
+                        m.extends = spec.extends.clone().or_else(|| base.extends.clone());
+                        m
+                    }
+                    None => spec,
+                };
+                specs.insert(name, merged);
+            }
+        }
+        let mut by_name = BTreeMap::new();
+        for name in specs.keys() {
+            let resolved = resolve(name, &specs)?;
+            by_name.insert(name.clone(), Arc::new(compile(name, &resolved)?));
+        }
+        Ok(Profiles { by_name })
+    }
+
+    /// The profile called `name`.
+    pub fn get(&self, name: &str) -> Result<Arc<Profile>, ProfileError> {
+        self.by_name
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ProfileError::UnknownProfile {
+                name: name.to_owned(),
+                known: self.names().collect::<Vec<_>>().join(", "),
+            })
+    }
+
+    /// Every profile name, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+}
+
+fn parse(origin: &str, text: &str) -> Result<BTreeMap<String, ProfileSpec>, ProfileError> {
+    toml::from_str::<ProfilesFile>(text)
+        .map(|f| f.profiles)
+        .map_err(|source| ProfileError::Toml {
+            origin: origin.to_owned(),
+            source: Box::new(source),
+        })
+}
+
+/// Follows `extends` to a flat spec.
+fn resolve(name: &str, specs: &BTreeMap<String, ProfileSpec>) -> Result<ProfileSpec, ProfileError> {
+    let mut chain = Vec::new();
+    let mut current = name;
+    loop {
+        let spec = &specs[current];
+        chain.push(spec);
+        let Some(parent) = &spec.extends else { break };
+        if chain.len() > MAX_EXTENDS_DEPTH {
+            return Err(ProfileError::ExtendsTooDeep {
+                profile: name.to_owned(),
+            });
+        }
+        if !specs.contains_key(parent) {
+            return Err(ProfileError::UnknownParent {
+                profile: current.to_owned(),
+                parent: parent.clone(),
+            });
+        }
+        current = parent;
+    }
+    Ok(chain
+        .iter()
+        .rev()
+        .fold(ProfileSpec::default(), |acc, spec| spec.over(&acc)))
+}
+
+/// Compiles one pattern, naming its origin on failure.
+pub(crate) fn regex(profile: &str, field: &str, pattern: &str) -> Result<Regex, ProfileError> {
+    Regex::new(pattern).map_err(|source| ProfileError::Pattern {
+        profile: profile.to_owned(),
+        field: field.to_owned(),
+        pattern: pattern.to_owned(),
+        source: Box::new(source),
+    })
+}
+
+fn regex_set(profile: &str, field: &str, patterns: &[String]) -> Result<RegexSet, ProfileError> {
+    // Compile one by one first so the error names the bad pattern.
+    for p in patterns {
+        regex(profile, field, p)?;
+    }
+    RegexSet::new(patterns).map_err(|source| ProfileError::Pattern {
+        profile: profile.to_owned(),
+        field: field.to_owned(),
+        pattern: patterns.join(" | "),
+        source: Box::new(source),
+    })
+}
+
+/// The error-keyword list as one case-insensitive, word-bounded pattern.
+fn keywords_pattern(keywords: &[String]) -> Option<String> {
+    let words: Vec<String> = keywords
+        .iter()
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| regex::escape(k.trim()))
+        .collect();
+    (!words.is_empty()).then(|| format!("(?i)(?-u:\\b)(?:{})(?-u:\\b)", words.join("|")))
+}
+
+fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
+    let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
+    let mut errors = list(&spec.errors);
+    errors.extend(keywords_pattern(&list(&spec.error_keywords)));
+    let approvals: Vec<ApprovalRule> = spec
+        .approvals
+        .iter()
+        .flatten()
+        .map(|r| {
+            Ok(ApprovalRule {
+                kind: r.kind,
+                header: regex(name, &format!("approvals.{}.header", r.kind), &r.header)?,
+                menu: r.menu,
+                options: r.options.clone(),
+            })
+        })
+        .collect::<Result<_, ProfileError>>()?;
+    let headers: Vec<(usize, String)> = approvals
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.menu)
+        .map(|(i, r)| (i, r.header.as_str().to_owned()))
+        .collect();
+    let lines = LineMatcher::new(
+        name,
+        &errors,
+        &list(&spec.error_guards),
+        &list(&spec.progress),
+        &headers,
+    )?;
+    Ok(Profile {
+        name: name.to_owned(),
+        status_rows: spec.status_rows.unwrap_or(DEFAULT_STATUS_ROWS).max(1),
+        approval_rows: spec.approval_rows.unwrap_or(DEFAULT_APPROVAL_ROWS).max(1),
+        busy: regex_set(name, "busy", &list(&spec.busy))?,
+        idle: regex_set(name, "idle", &list(&spec.idle))?,
+        lines,
+        approvals,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_compile_and_inherit() {
+        let p = Profiles::defaults().unwrap();
+        assert_eq!(p.names().collect::<Vec<_>>(), ["claude", "gsd", "shell"]);
+        let gsd = p.get("gsd").unwrap();
+        let kinds: Vec<_> = gsd.approvals.iter().map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                ApprovalKind::Permission,
+                ApprovalKind::Plan,
+                ApprovalKind::Question,
+                ApprovalKind::Checkpoint
+            ]
+        );
+        assert_eq!(gsd.status_rows, 12);
+        assert!(gsd.busy.is_match("✶ Working… (esc to interrupt)"));
+        assert!(p.get("shell").unwrap().busy.is_empty());
+    }
+
+    #[test]
+    fn bad_pattern_names_profile_and_field() {
+        let err = Profiles::from_toml_layers(Some((
+            "user.toml",
+            "[profiles.claude]\nbusy = ['ok', '(unclosed']\n",
+        )))
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("\"claude\""), "{msg}");
+        assert!(msg.contains("busy"), "{msg}");
+        assert!(msg.contains("(unclosed"), "{msg}");
+    }
+
+    #[test]
+    fn user_layer_overrides_and_adds() {
+        let p = Profiles::from_toml_layers(Some((
+            "user.toml",
+            "[profiles.claude]\nbusy = ['thinking']\n[profiles.mine]\nextends = 'gsd'\nstatus_rows = 3\n",
+        )))
+        .unwrap();
+        assert!(p.get("claude").unwrap().busy.is_match("thinking"));
+        assert!(!p.get("claude").unwrap().busy.is_match("esc to interrupt"));
+        let mine = p.get("mine").unwrap();
+        assert_eq!(mine.status_rows, 3);
+        assert_eq!(mine.approvals.len(), 4);
+        assert!(matches!(
+            p.get("nope"),
+            Err(ProfileError::UnknownProfile { .. })
+        ));
+    }
+
+    #[test]
+    fn unknown_field_and_parent_and_cycle_are_errors() {
+        let bad = |t: &str| Profiles::from_toml_layers(Some(("u.toml", t))).unwrap_err();
+        assert!(matches!(
+            bad("[profiles.x]\nbusyy = []\n"),
+            ProfileError::Toml { .. }
+        ));
+        assert!(matches!(
+            bad("[profiles.x]\nextends = 'y'\n"),
+            ProfileError::UnknownParent { .. }
+        ));
+        assert!(matches!(
+            bad("[profiles.x]\nextends = 'y'\n[profiles.y]\nextends = 'x'\n"),
+            ProfileError::ExtendsTooDeep { .. }
+        ));
+    }
+}

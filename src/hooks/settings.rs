@@ -1,0 +1,341 @@
+//! The Claude Code hook configuration clawmux needs, and merging it into a
+//! project's `.claude/settings.json` without disturbing anything else there.
+//!
+//! Shape (REFERENCE §3): `{"hooks": {"<Event>": [{"matcher"?, "hooks":
+//! [{"type": "command", "command": "clawmux hook", "timeout": 5}]}]}}`.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::HookError;
+
+/// Seconds Claude Code lets the hook run before killing it. `clawmux hook`
+/// returns in milliseconds; this is only a ceiling.
+pub const HOOK_TIMEOUT_SECS: u64 = 5;
+
+/// The notifications that carry a signal (REFERENCE §3).
+pub const NOTIFICATION_MATCHER: &str = "permission_prompt|idle_prompt";
+
+/// The events clawmux listens to, with their matcher.
+pub const HOOK_EVENTS: [(&str, Option<&str>); 4] = [
+    ("Stop", None),
+    ("Notification", Some(NOTIFICATION_MATCHER)),
+    ("PermissionRequest", None),
+    ("SessionStart", None),
+];
+
+/// Largest settings file read; real ones are a few KiB.
+const MAX_SETTINGS_BYTES: u64 = 4 << 20;
+
+/// The hook command line: `clawmux hook`, or `<bin> hook` with `bin`
+/// shell-quoted when it needs to be.
+pub fn hook_command(bin: Option<&Path>) -> String {
+    match bin {
+        None => "clawmux hook".to_owned(),
+        Some(bin) => format!("{} hook", shell_quote(&bin.to_string_lossy())),
+    }
+}
+
+/// The `{"hooks": …}` object for `command`.
+pub fn hooks_config(command: &str) -> Value {
+    let hooks: Map<String, Value> = HOOK_EVENTS
+        .iter()
+        .map(|&(event, matcher)| (event.to_owned(), json!([matcher_group(matcher, command)])))
+        .collect();
+    json!({ "hooks": hooks })
+}
+
+fn matcher_group(matcher: Option<&str>, command: &str) -> Value {
+    let mut group = Map::new();
+    if let Some(m) = matcher {
+        group.insert("matcher".into(), m.into());
+    }
+    group.insert(
+        "hooks".into(),
+        json!([{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}]),
+    );
+    Value::Object(group)
+}
+
+/// What a merge changed, by event name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct MergeReport {
+    /// Events that had no clawmux hook and got one.
+    pub added: Vec<&'static str>,
+    /// Events whose clawmux hook ran another command (e.g. another `--bin`).
+    pub updated: Vec<&'static str>,
+}
+
+impl MergeReport {
+    pub fn changed(&self) -> bool {
+        !self.added.is_empty() || !self.updated.is_empty()
+    }
+}
+
+/// Adds clawmux's hooks to a parsed settings object, keeping every other
+/// key, group and hook. Running it twice changes nothing the second time.
+/// `Err` names the part of `settings` that has an unexpected shape, and
+/// `settings` is left as it was.
+pub fn merge_into(settings: &mut Value, command: &str) -> Result<MergeReport, String> {
+    let mut merged = settings.clone();
+    let report = merge(&mut merged, command)?;
+    *settings = merged;
+    Ok(report)
+}
+
+fn merge(settings: &mut Value, command: &str) -> Result<MergeReport, String> {
+    let root = settings
+        .as_object_mut()
+        .ok_or("the file is not a JSON object")?;
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or("\"hooks\" is not an object")?;
+    let mut report = MergeReport::default();
+    for &(event, matcher) in &HOOK_EVENTS {
+        let groups = hooks
+            .entry(event)
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .ok_or_else(|| format!("\"hooks.{event}\" is not an array"))?;
+        let ours = groups
+            .iter_mut()
+            .filter_map(|g| g.get_mut("hooks")?.as_array_mut())
+            .flatten()
+            .filter_map(|h| h.get_mut("command"))
+            .find(|c| c.as_str().is_some_and(is_clawmux_hook));
+        match ours {
+            Some(existing) if existing.as_str() == Some(command) => {}
+            Some(existing) => {
+                *existing = command.into();
+                report.updated.push(event);
+            }
+            None => {
+                groups.push(matcher_group(matcher, command));
+                report.added.push(event);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Merges clawmux's hooks into `project_dir/.claude/settings.json`
+/// (created if missing), writing atomically and only when something changed.
+/// Returns the file path and what changed.
+pub fn install(project_dir: &Path, command: &str) -> Result<(PathBuf, MergeReport), HookError> {
+    if !project_dir.is_dir() {
+        return Err(HookError::Settings {
+            path: project_dir.to_path_buf(),
+            reason: "not a directory".into(),
+        });
+    }
+    let dir = project_dir.join(".claude");
+    let path = dir.join("settings.json");
+    let (mut settings, permissions) = match fs::File::open(&path) {
+        Ok(file) => {
+            let permissions = file
+                .metadata()
+                .map_err(HookError::io("stat", &path))?
+                .permissions();
+            (read_settings(file, &path)?, Some(permissions))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (json!({}), None),
+        Err(e) => return Err(HookError::io("open", &path)(e)),
+    };
+    let report = merge_into(&mut settings, command).map_err(|reason| HookError::Settings {
+        path: path.clone(),
+        reason,
+    })?;
+    if report.changed() {
+        fs::create_dir_all(&dir).map_err(HookError::io("create", &dir))?;
+        let mut text =
+            serde_json::to_string_pretty(&settings).map_err(|e| HookError::Settings {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        text.push('\n');
+        // Write through a symlinked settings file (dotfiles) instead of
+        // replacing the link.
+        let target = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        write_atomically(&target, text.as_bytes(), permissions)?;
+    }
+    Ok((path, report))
+}
+
+fn read_settings(file: fs::File, path: &Path) -> Result<Value, HookError> {
+    let mut text = String::new();
+    file.take(MAX_SETTINGS_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(HookError::io("read", path))?;
+    let invalid = |reason: String| HookError::Settings {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if text.len() as u64 > MAX_SETTINGS_BYTES {
+        return Err(invalid(format!("larger than {MAX_SETTINGS_BYTES} bytes")));
+    }
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        invalid(format!(
+            "not valid JSON ({e}); fix or remove it, nothing was changed"
+        ))
+    })
+}
+
+/// Temp file in the same directory, fsync, rename: readers see the old file
+/// or the new one, never half of it.
+fn write_atomically(
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<fs::Permissions>,
+) -> Result<(), HookError> {
+    let tmp = path.with_extension("json.clawmux-tmp");
+    let result = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        if let Some(p) = permissions {
+            file.set_permissions(p)?;
+        }
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(HookError::io("write", path))
+}
+
+/// Whether a hook command line runs `clawmux hook` (any path to clawmux).
+fn is_clawmux_hook(command: &str) -> bool {
+    command.strip_suffix(" hook").is_some_and(|program| {
+        let program = shell_unquote(program.trim());
+        Path::new(&program)
+            .file_name()
+            .is_some_and(|n| n == "clawmux")
+    })
+}
+
+/// POSIX single quotes, only when `s` has characters the shell would act on.
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%,".contains(&b));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+fn shell_unquote(s: &str) -> String {
+    match s.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
+        Some(inner) => inner.replace(r"'\''", "'"),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_matches_the_reference_shape() {
+        let config = hooks_config("clawmux hook");
+        let reference: Value = serde_json::from_str(
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}],"Notification":[{"matcher":"permission_prompt|idle_prompt","hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}]}}"#,
+        )
+        .unwrap();
+        for event in ["Stop", "Notification"] {
+            assert_eq!(config["hooks"][event], reference["hooks"][event], "{event}");
+        }
+        for event in ["PermissionRequest", "SessionStart"] {
+            assert_eq!(
+                config["hooks"][event], reference["hooks"]["Stop"],
+                "{event}"
+            );
+        }
+        assert_eq!(config["hooks"].as_object().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn bin_paths_are_quoted_for_the_shell_and_recognised_again() {
+        assert_eq!(
+            hook_command(Some(Path::new("/usr/local/bin/clawmux"))),
+            "/usr/local/bin/clawmux hook"
+        );
+        let odd = hook_command(Some(Path::new("/opt/my tools/it's/clawmux")));
+        assert_eq!(odd, r"'/opt/my tools/it'\''s/clawmux' hook");
+        for cmd in ["clawmux hook", "/usr/local/bin/clawmux hook", &odd] {
+            assert!(is_clawmux_hook(cmd), "{cmd}");
+        }
+        for cmd in [
+            "other hook",
+            "clawmux hooks",
+            "clawmux serve",
+            "notclawmux hook",
+        ] {
+            assert!(!is_clawmux_hook(cmd), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn merge_keeps_everything_and_is_idempotent() {
+        let mut settings = json!({
+            "permissions": {"allow": ["Bash(git status)"]},
+            "hooks": {
+                "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}]}]
+            }
+        });
+        let before = settings.clone();
+        let report = merge_into(&mut settings, "clawmux hook").unwrap();
+        assert_eq!(
+            report.added,
+            ["Stop", "Notification", "PermissionRequest", "SessionStart"]
+        );
+        assert_eq!(settings["permissions"], before["permissions"]);
+        assert_eq!(
+            settings["hooks"]["PreToolUse"],
+            before["hooks"]["PreToolUse"]
+        );
+        assert_eq!(settings["hooks"]["Stop"][0], before["hooks"]["Stop"][0]);
+        assert_eq!(
+            settings["hooks"]["Stop"][1]["hooks"][0]["command"],
+            "clawmux hook"
+        );
+
+        let once = settings.clone();
+        assert_eq!(
+            merge_into(&mut settings, "clawmux hook").unwrap(),
+            MergeReport::default()
+        );
+        assert_eq!(settings, once);
+
+        let report = merge_into(&mut settings, "/opt/clawmux hook").unwrap();
+        assert_eq!(report.updated.len(), 4);
+        assert!(report.added.is_empty());
+        assert_eq!(
+            settings["hooks"]["Stop"][1]["hooks"][0]["command"],
+            "/opt/clawmux hook"
+        );
+    }
+
+    #[test]
+    fn merge_refuses_unexpected_shapes() {
+        for bad in [
+            json!([]),
+            json!({"hooks": []}),
+            json!({"hooks": {"SessionStart": {}}}),
+        ] {
+            let mut settings = bad.clone();
+            assert!(merge_into(&mut settings, "clawmux hook").is_err(), "{bad}");
+            assert_eq!(settings, bad);
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! What `state.json` holds: projects, each chat's current project, pending
+//! approvals, delivered card ids, the outbox of cards not yet delivered, and
+//! the ids of chat events already handled.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Chat event ids remembered for dedupe: Feishu redelivers within minutes,
+/// so a few thousand recent ids are plenty and keep the file small.
+pub const DEDUPE_CAPACITY: usize = 4096;
+
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct State {
+    /// Project name -> what clawmux knows of it.
+    pub projects: BTreeMap<String, ProjectRecord>,
+    /// Chat id -> the project its messages go to.
+    pub chats: BTreeMap<String, String>,
+    /// Approval id -> a prompt waiting for an answer from chat.
+    pub approvals: BTreeMap<String, PendingApproval>,
+    /// Card handle -> the chat message that shows it, once delivered.
+    pub cards: BTreeMap<String, String>,
+    /// Cards to deliver, oldest first.
+    pub outbox: VecDeque<OutboxEntry>,
+    /// Chat commands not finished yet, oldest first: after a restart they
+    /// are typed (if they never were) or followed to their result.
+    pub jobs: Vec<JobRecord>,
+    /// Recently handled chat event and message ids.
+    pub dedupe: DedupeIds,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProjectRecord {
+    pub workspace: String,
+    pub created_ms: u64,
+    pub last_command: Option<String>,
+}
+
+/// A chat command on its way through a project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub id: String,
+    pub project: String,
+    pub text: String,
+    pub target: ChatTarget,
+    /// The chat message it came from; its cards reply to it.
+    pub reply_to: Option<String>,
+    /// The handle of its progress card, once started.
+    pub progress: Option<String>,
+    /// Typed into the pane already.
+    pub started: bool,
+    pub created_ms: u64,
+}
+
+/// Where a card goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChatTarget {
+    /// A chat (`chat_id`), group or p2p.
+    Chat { id: String },
+    /// The local console.
+    Console,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalOption {
+    pub key: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    pub id: String,
+    pub project: String,
+    /// The tmux session the prompt is in (a check against stale clicks).
+    pub session: String,
+    /// The pane (`%N`) to type the answer into.
+    pub pane: String,
+    pub kind: String,
+    pub question: String,
+    pub options: Vec<ApprovalOption>,
+    pub target: ChatTarget,
+    /// The handle of the approval card (see [`State::cards`]).
+    pub card: String,
+    pub created_ms: u64,
+}
+
+/// One card delivery. `uuid` is Feishu's idempotency key: the same entry
+/// retried (or resent after a crash) is delivered once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutboxEntry {
+    pub uuid: String,
+    pub op: OutboxOp,
+    /// The card JSON (schema 2.0).
+    pub card: Value,
+    /// The same card as plain text (console channel, event log).
+    #[serde(default)]
+    pub text: String,
+    pub created_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutboxOp {
+    /// A new card; its message id is recorded under `handle` when delivered.
+    Send {
+        target: ChatTarget,
+        handle: String,
+        reply_to: Option<String>,
+    },
+    /// Replace the card shown under `handle`.
+    Patch { handle: String },
+}
+
+impl OutboxOp {
+    pub fn handle(&self) -> &str {
+        match self {
+            OutboxOp::Send { handle, .. } | OutboxOp::Patch { handle } => handle,
+        }
+    }
+}
+
+impl State {
+    /// Queues a patch (`OutboxOp::Patch`), replacing a queued, undelivered patch of the
+    /// same card: progress updates coalesce, the latest wins.
+    pub fn queue_patch(&mut self, patch: OutboxEntry) {
+        if let Some(queued) = self.outbox.iter_mut().rev().find(|e| e.op == patch.op) {
+            queued.card = patch.card;
+            queued.text = patch.text;
+            return;
+        }
+        self.outbox.push_back(patch);
+    }
+}
+
+/// A bounded set of recently seen ids, oldest evicted first.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DedupeIds {
+    order: VecDeque<String>,
+    seen: HashSet<String>,
+}
+
+impl DedupeIds {
+    /// Records `id`; true the first time it is seen.
+    pub fn first_seen(&mut self, id: &str) -> bool {
+        if self.seen.contains(id) {
+            return false;
+        }
+        if self.order.len() == DEDUPE_CAPACITY
+            && let Some(old) = self.order.pop_front()
+        {
+            self.seen.remove(&old);
+        }
+        self.order.push_back(id.to_string());
+        self.seen.insert(id.to_string());
+        true
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.seen.contains(id)
+    }
+}
+
+impl Serialize for DedupeIds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.order.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for DedupeIds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let ids = Vec::<String>::deserialize(d)?;
+        let mut set = DedupeIds::default();
+        let skip = ids.len().saturating_sub(DEDUPE_CAPACITY);
+        for id in ids.into_iter().skip(skip) {
+            set.first_seen(&id);
+        }
+        Ok(set)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn dedupe_is_bounded_and_survives_serialization() {
+        let mut d = DedupeIds::default();
+        assert!(d.first_seen("a"));
+        assert!(!d.first_seen("a"));
+        for i in 0..DEDUPE_CAPACITY {
+            d.first_seen(&i.to_string());
+        }
+        assert!(!d.contains("a"), "oldest evicted");
+        let back: DedupeIds = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(back, d);
+        assert!(back.contains(&(DEDUPE_CAPACITY - 1).to_string()));
+    }
+
+    #[test]
+    fn patches_coalesce_but_sends_do_not() {
+        let mut s = State::default();
+        let send = OutboxOp::Send {
+            target: ChatTarget::Console,
+            handle: "h".into(),
+            reply_to: None,
+        };
+        let entry = |uuid: &str, op: &OutboxOp, n: u32| OutboxEntry {
+            uuid: uuid.into(),
+            op: op.clone(),
+            card: json!(n),
+            text: n.to_string(),
+            created_ms: 0,
+        };
+        let patch = |h: &str| OutboxOp::Patch { handle: h.into() };
+        s.outbox.push_back(entry("u0", &send, 0));
+        s.queue_patch(entry("u1", &patch("h"), 1));
+        s.queue_patch(entry("u2", &patch("h"), 2));
+        s.queue_patch(entry("u3", &patch("other"), 3));
+        assert_eq!(s.outbox.len(), 3);
+        assert_eq!(
+            (&s.outbox[1].card, s.outbox[1].text.as_str()),
+            (&json!(2), "2")
+        );
+        assert_eq!(s.outbox[1].uuid, "u1");
+    }
+
+    #[test]
+    fn old_or_partial_files_load_with_defaults() {
+        let s: State = serde_json::from_str(r#"{"chats":{"oc_1":"demo"}}"#).unwrap();
+        assert_eq!(s.chats["oc_1"], "demo");
+        assert!(s.outbox.is_empty());
+    }
+}

@@ -1,0 +1,523 @@
+//! The async control client: one `tmux -C` process, a writer task that
+//! sends commands in order, and a reader task that decodes the stream,
+//! answers commands FIFO and fans notifications out to subscribers.
+//!
+//! Commands and replies: tmux runs a client's stdin commands in order and
+//! answers each with one `flags=1` block, so the oldest waiting command gets
+//! the next such block. `flags=0` blocks (the start-up command, hooks) answer
+//! nobody. The reader never waits on anyone: replies go through oneshot
+//! channels, events through bounded broadcast queues (see [`super::events`]).
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::command::TmuxCommand;
+use super::config::ClientConfig;
+use super::error::TmuxError;
+use super::events::{ClientEvent, EVENT_CAPACITY, Subscription};
+use crate::control::{Decoder, Event, Notification, PaneId, Reply, SessionId};
+
+/// Bytes read from tmux's stdout at a time: several full `%output` lines
+/// (tmux writes at most ~32 KiB escaped per line) per system call.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// Commands queued for the writer task before `command()` waits: far more
+/// than any caller has in flight; back-pressure beyond that is fine.
+const COMMAND_QUEUE: usize = 256;
+/// Last bytes of tmux's stderr kept to explain a failure.
+const STDERR_TAIL_BYTES: usize = 4096;
+/// How long to wait for the process to exit after its stdout closed, before
+/// killing it: tmux exits at once; a stuck `ssh` must not hang the client.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// Pause between typing chat text and pressing Enter: text and Enter in one
+/// read look like a paste to Claude Code and would not be submitted.
+pub const TEXT_ENTER_GAP: Duration = Duration::from_millis(150);
+
+/// A handle on one tmux control client; cheap to clone. When the last
+/// handle is dropped the control client detaches (the tmux server and its
+/// sessions stay).
+#[derive(Clone, Debug)]
+pub struct Client {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    commands: mpsc::Sender<Queued>,
+    events: broadcast::WeakSender<ClientEvent>,
+    end: watch::Receiver<Option<TmuxError>>,
+    session: std::sync::OnceLock<(SessionId, String)>,
+    pid: Option<u32>,
+    _stop: DropGuard,
+}
+
+/// A command on its way to tmux.
+#[derive(Debug)]
+struct Queued {
+    line: String,
+    reply: oneshot::Sender<Result<Vec<Bytes>, TmuxError>>,
+}
+
+/// Commands written to tmux, waiting for their block; closed at the end.
+#[derive(Debug, Default)]
+struct Pending {
+    waiting: VecDeque<Queued>,
+    closed: Option<TmuxError>,
+}
+
+/// Starts `tmux -C` as configured and waits for its start-up block and
+/// `%session-changed` before returning.
+pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
+    let argv = config.argv();
+    let (program, args) = argv.split_first().ok_or_else(|| TmuxError::Spawn {
+        program: String::new(),
+        reason: "empty program".into(),
+    })?;
+    let mut child = Command::new(program)
+        .args(args)
+        .env("LANG", "C.UTF-8")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| TmuxError::Spawn {
+            program: program.clone(),
+            reason: e.to_string(),
+        })?;
+    let pid = child.id();
+    let (stdin, stdout, stderr) =
+        match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => {
+                return Err(TmuxError::Spawn {
+                    program: program.clone(),
+                    reason: "no pipes to the child".into(),
+                });
+            }
+        };
+
+    let pending = Arc::new(Mutex::new(Pending::default()));
+    let (events, _) = broadcast::channel(EVENT_CAPACITY);
+    let (end_tx, end_rx) = watch::channel(None);
+    let (ready_tx, ready_rx) = oneshot::channel();
+    let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
+    let stop = CancellationToken::new();
+    let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+
+    tokio::spawn(keep_tail(stderr, stderr_tail.clone()));
+    tokio::spawn(write_commands(command_rx, stdin, pending.clone()));
+    let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
+        let reader = Reader {
+            pending,
+            events: events.clone(),
+            startup: Some(Startup {
+                ready: ready_tx,
+                block_done: false,
+                session: None,
+            }),
+            exit: None,
+            shared: weak.clone(),
+        };
+        tokio::spawn(reader.run(stdout, child, stop.clone(), end_tx, stderr_tail));
+        Shared {
+            commands,
+            events: events.downgrade(),
+            end: end_rx,
+            session: std::sync::OnceLock::new(),
+            pid,
+            _stop: stop.drop_guard(),
+        }
+    });
+    drop(events);
+
+    let seconds = config.startup_timeout.as_secs();
+    let session = match tokio::time::timeout(config.startup_timeout, ready_rx).await {
+        Ok(Ok(Ok(session))) => session,
+        Ok(Ok(Err(error))) => return Err(error),
+        Ok(Err(_)) => return Err(TmuxError::Io("the reader stopped during start-up".into())),
+        Err(_) => return Err(TmuxError::StartupTimeout { seconds }),
+    };
+    let _ = shared.session.set(session);
+    let client = Client { shared };
+    client.configure(&config).await?;
+    Ok(client)
+}
+
+impl Client {
+    /// Settings that need a running client: size and flow control.
+    async fn configure(&self, config: &ClientConfig) -> Result<(), TmuxError> {
+        if let Some((w, h)) = config.size {
+            self.command(
+                TmuxCommand::new("refresh-client")
+                    .arg("-C")
+                    .arg(format!("{w}x{h}")),
+            )
+            .await?;
+        }
+        if let Some(after) = config.pause_after {
+            let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+            self.command(
+                TmuxCommand::new("refresh-client")
+                    .arg("-f")
+                    .arg(format!("pause-after={}", seconds.max(1))),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Sends one command and waits for its reply lines. A `%error` reply is
+    /// [`TmuxError::Command`] with tmux's message; the end of the client is
+    /// its typed reason, never a hang.
+    pub async fn command(&self, command: impl Into<TmuxCommand>) -> Result<Vec<Bytes>, TmuxError> {
+        let command = command.into();
+        let line = command.line()?.to_string();
+        let (reply, answer) = oneshot::channel();
+        if self
+            .shared
+            .commands
+            .send(Queued { line, reply })
+            .await
+            .is_err()
+        {
+            return Err(self.end_reason());
+        }
+        answer.await.unwrap_or_else(|_| Err(self.end_reason()))
+    }
+
+    /// Types `text` literally into `pane` (`send-keys -l`), then presses
+    /// Enter in a separate command [`TEXT_ENTER_GAP`] later.
+    pub async fn send_text(&self, pane: PaneId, text: &str) -> Result<(), TmuxError> {
+        if !text.is_empty() {
+            self.command(
+                TmuxCommand::new("send-keys")
+                    .target_pane(pane)
+                    .arg("-l")
+                    .arg("--")
+                    .arg(text),
+            )
+            .await?;
+            tokio::time::sleep(TEXT_ENTER_GAP).await;
+        }
+        self.send_keys(pane, &["Enter"]).await
+    }
+
+    /// Presses keys by name (`Escape`, `Enter`, `1`, `C-c`) in `pane`.
+    pub async fn send_keys(&self, pane: PaneId, keys: &[&str]) -> Result<(), TmuxError> {
+        self.command(TmuxCommand::new("send-keys").target_pane(pane).args(keys))
+            .await
+            .map(drop)
+    }
+
+    /// The pane's screen with colours (`capture-pane -p -e`), rows joined by `\r\n`.
+    pub async fn capture_screen(&self, pane: PaneId) -> Result<Bytes, TmuxError> {
+        let rows = self
+            .command(
+                TmuxCommand::new("capture-pane")
+                    .arg("-p")
+                    .arg("-e")
+                    .target_pane(pane),
+            )
+            .await?;
+        Ok(join_rows(&rows))
+    }
+
+    /// A new subscriber to every event from now on (see [`super::events`]
+    /// for the overflow policy).
+    pub fn subscribe(&self) -> Subscription {
+        let events = self.shared.events.upgrade().map(|tx| tx.subscribe());
+        Subscription::new(events, self.shared.end.clone())
+    }
+
+    /// The session this client is attached to (from start-up).
+    pub fn session(&self) -> (SessionId, &str) {
+        match self.shared.session.get() {
+            Some((id, name)) => (*id, name),
+            None => (SessionId(0), ""),
+        }
+    }
+
+    /// The process id of the `tmux -C` client (or its command prefix).
+    pub fn process_id(&self) -> Option<u32> {
+        self.shared.pid
+    }
+
+    /// Why the client ended, if it has.
+    pub fn ended(&self) -> Option<TmuxError> {
+        self.shared.end.borrow().clone()
+    }
+
+    /// Waits until the client ends and says why.
+    pub async fn closed(&self) -> TmuxError {
+        let mut end = self.shared.end.clone();
+        match end.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_else(|| self.end_reason()),
+            Err(_) => self.end_reason(),
+        }
+    }
+
+    fn end_reason(&self) -> TmuxError {
+        self.ended()
+            .unwrap_or_else(|| TmuxError::Io("the client's tasks stopped".into()))
+    }
+}
+
+fn join_rows(rows: &[Bytes]) -> Bytes {
+    let mut screen = BytesMut::new();
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            screen.extend_from_slice(b"\r\n");
+        }
+        screen.extend_from_slice(row);
+    }
+    screen.freeze()
+}
+
+/// The writer task: registers each command as waiting, then writes it, so a
+/// reply can never arrive before its command is registered, and a caller
+/// that gives up mid-way can never leave half a line on tmux's stdin.
+async fn write_commands(
+    mut commands: mpsc::Receiver<Queued>,
+    mut stdin: ChildStdin,
+    pending: Arc<Mutex<Pending>>,
+) {
+    while let Some(queued) = commands.recv().await {
+        let mut line = Vec::with_capacity(queued.line.len() + 1);
+        line.extend_from_slice(queued.line.as_bytes());
+        line.push(b'\n');
+        {
+            let mut pending = lock(&pending);
+            if let Some(end) = &pending.closed {
+                let _ = queued.reply.send(Err(end.clone()));
+                continue;
+            }
+            pending.waiting.push_back(queued);
+        }
+        if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+            // tmux is gone: the reader sees the end and fails every waiting command.
+            break;
+        }
+    }
+    // Dropping stdin here detaches the control client (EOF on its input).
+}
+
+/// Keeps the last [`STDERR_TAIL_BYTES`] of a stream.
+async fn keep_tail(mut stream: impl AsyncRead + Unpin, tail: Arc<Mutex<Vec<u8>>>) {
+    let mut buf = [0u8; 1024];
+    while let Ok(n @ 1..) = stream.read(&mut buf).await {
+        let mut tail = lock(&tail);
+        tail.extend_from_slice(&buf[..n]);
+        let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+        tail.drain(..excess);
+    }
+}
+
+/// Locks a mutex; a panic elsewhere while holding it leaves plain data
+/// (queues, bytes) that is still consistent, so poisoning is ignored.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Start-up progress: the argv command's block and `%session-changed`.
+struct Startup {
+    ready: oneshot::Sender<Result<(SessionId, String), TmuxError>>,
+    block_done: bool,
+    session: Option<(SessionId, String)>,
+}
+
+/// The reader task's state.
+struct Reader {
+    pending: Arc<Mutex<Pending>>,
+    events: broadcast::Sender<ClientEvent>,
+    startup: Option<Startup>,
+    /// `%exit` seen, with its reason.
+    exit: Option<Option<String>>,
+    /// For the `%pause` resync, which sends commands of its own.
+    shared: Weak<Shared>,
+}
+
+impl Reader {
+    async fn run(
+        mut self,
+        mut stdout: impl AsyncRead + Unpin,
+        mut child: Child,
+        stop: CancellationToken,
+        end: watch::Sender<Option<TmuxError>>,
+        stderr_tail: Arc<Mutex<Vec<u8>>>,
+    ) {
+        let mut decoder = Decoder::new();
+        let mut buf = vec![0u8; READ_CHUNK_BYTES];
+        let mut io_error = None;
+        loop {
+            let read = tokio::select! {
+                _ = stop.cancelled() => break,
+                read = stdout.read(&mut buf) => read,
+            };
+            match read {
+                Ok(0) => break,
+                Ok(n) => decoder.feed(&buf[..n], &mut |event| self.on_event(event)),
+                Err(e) => {
+                    io_error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        decoder.finish(&mut |event| self.on_event(event));
+        let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => {
+                let _ = child.kill().await;
+                "killed: it did not exit after its output closed".to_string()
+            }
+        };
+        let reason = match (self.exit.take(), io_error) {
+            (Some(reason), _) => TmuxError::Exited { reason },
+            (None, Some(e)) => TmuxError::Io(e),
+            (None, None) => TmuxError::ProcessDied {
+                status,
+                stderr: String::from_utf8_lossy(&lock(&stderr_tail))
+                    .trim()
+                    .to_string(),
+            },
+        };
+        self.end(reason, &end);
+    }
+
+    /// Fails every waiting command and start-up, tells every subscriber.
+    fn end(mut self, reason: TmuxError, end: &watch::Sender<Option<TmuxError>>) {
+        let waiting = {
+            let mut pending = lock(&self.pending);
+            pending.closed = Some(reason.clone());
+            std::mem::take(&mut pending.waiting)
+        };
+        for queued in waiting {
+            let _ = queued.reply.send(Err(reason.clone()));
+        }
+        if let Some(startup) = self.startup.take() {
+            let _ = startup.ready.send(Err(reason.clone()));
+        }
+        // Set the end before the event stream closes: a late subscriber reads it there.
+        end.send_replace(Some(reason.clone()));
+        self.emit(ClientEvent::Ended(reason));
+    }
+
+    fn emit(&self, event: ClientEvent) {
+        // No subscribers is fine: events are not stored for later.
+        let _ = self.events.send(event);
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::Notification(n) => self.on_notification(n),
+            Event::Reply(reply) if reply.flags == 1 => self.on_reply(reply),
+            Event::Reply(reply) => self.on_startup_block(reply),
+            Event::Stray(line) => {
+                tracing::warn!(line = %String::from_utf8_lossy(&line), "tmux wrote a stray line");
+                self.emit(ClientEvent::Stray(line));
+            }
+            Event::Invalid { line, error } => {
+                tracing::warn!(%error, line = %String::from_utf8_lossy(&line), "bad line from tmux");
+                self.emit(ClientEvent::Invalid { line, error });
+            }
+        }
+    }
+
+    fn on_notification(&mut self, notification: Notification) {
+        match notification {
+            Notification::Output { pane, data }
+            | Notification::ExtendedOutput { pane, data, .. } => {
+                return self.emit(ClientEvent::Output { pane, data });
+            }
+            Notification::Pause { pane } => {
+                tokio::spawn(resync(self.shared.clone(), self.events.clone(), pane));
+            }
+            Notification::Exit { ref reason } => self.exit = Some(reason.clone()),
+            Notification::SessionChanged { id, ref name } => {
+                if let Some(startup) = &mut self.startup {
+                    startup.session = Some((id, name.clone()));
+                    self.check_started();
+                }
+            }
+            _ => {}
+        }
+        self.emit(ClientEvent::Notification(notification));
+    }
+
+    fn on_reply(&mut self, reply: Reply) {
+        let Some(queued) = lock(&self.pending).waiting.pop_front() else {
+            tracing::warn!(number = reply.number, "a reply nobody asked for");
+            return;
+        };
+        let result = if reply.ok {
+            Ok(reply.lines)
+        } else {
+            Err(TmuxError::command(&queued.line, &reply.lines))
+        };
+        // The caller may have given up waiting: that is fine.
+        let _ = queued.reply.send(result);
+    }
+
+    /// A `flags=0` block: the start-up command's, or a hook's (ignored).
+    fn on_startup_block(&mut self, reply: Reply) {
+        let Some(startup) = &mut self.startup else {
+            return;
+        };
+        if !reply.ok {
+            let message = TmuxError::command("", &reply.lines).to_string();
+            if let Some(startup) = self.startup.take() {
+                let _ = startup.ready.send(Err(TmuxError::Startup { message }));
+            }
+            return;
+        }
+        startup.block_done = true;
+        self.check_started();
+    }
+
+    fn check_started(&mut self) {
+        if let Some(Startup {
+            block_done: true,
+            session: Some(_),
+            ..
+        }) = &self.startup
+            && let Some(startup) = self.startup.take()
+            && let Some(session) = startup.session
+        {
+            let _ = startup.ready.send(Ok(session));
+        }
+    }
+}
+
+/// After `%pause`: capture the screen, resume output, publish the screen.
+async fn resync(shared: Weak<Shared>, events: broadcast::Sender<ClientEvent>, pane: PaneId) {
+    let Some(shared) = shared.upgrade() else {
+        return;
+    };
+    let client = Client { shared };
+    let screen = client.capture_screen(pane).await;
+    let resumed = client
+        .command(
+            TmuxCommand::new("refresh-client")
+                .arg("-A")
+                .arg(format!("{pane}:continue")),
+        )
+        .await;
+    match (screen, resumed) {
+        (Ok(screen), Ok(_)) => {
+            let _ = events.send(ClientEvent::Resync { pane, screen });
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!(%pane, error = %e, "resync after %pause failed")
+        }
+    }
+}

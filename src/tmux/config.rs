@@ -1,0 +1,188 @@
+//! How to start a control client: program or command prefix, socket, and
+//! whether to create a session or attach to one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which tmux server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Socket {
+    /// `-L NAME`: a named socket in tmux's socket directory.
+    Name(String),
+    /// `-S PATH`: a socket path.
+    Path(PathBuf),
+}
+
+/// A session created by the control client itself (`new-session`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewSession {
+    /// `-s NAME`.
+    pub name: Option<String>,
+    /// `-c DIR`: the first pane's working directory.
+    pub cwd: Option<PathBuf>,
+    /// The first pane's shell command (tmux runs it with `sh -c`).
+    pub command: Option<String>,
+}
+
+/// What the control client does when it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// `new-session`: create a session and attach to it.
+    NewSession(NewSession),
+    /// `attach-session [-t TARGET]`: attach to an existing session.
+    Attach { target: Option<String> },
+}
+
+/// Everything [`connect`](super::connect) needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// The program and its leading arguments: `["tmux"]`, or a prefix such as
+    /// `["ssh", "host", "tmux"]` for a remote server.
+    pub program: Vec<String>,
+    /// Whether the prefix hands tmux's arguments to a POSIX shell (as `ssh`
+    /// does): they are then shell-quoted so they arrive intact.
+    pub remote_shell: bool,
+    /// `-L` or `-S`; `None` is tmux's default server.
+    pub socket: Option<Socket>,
+    /// `-f FILE` (tests use `/dev/null` to skip the user's configuration).
+    pub config_file: Option<PathBuf>,
+    pub start: Start,
+    /// The control client's size (`refresh-client -C WxH`), so line
+    /// wrapping in the panes is stable.
+    pub size: Option<(u16, u16)>,
+    /// `pause-after`: a pane whose backlog is older than this is paused and
+    /// later resynchronised (`None`: tmux's default, `%exit too far behind`
+    /// after 300 s). tmux counts whole seconds; this is rounded up.
+    pub pause_after: Option<Duration>,
+    /// How long start-up may take before [`TmuxError::StartupTimeout`](super::TmuxError).
+    pub startup_timeout: Duration,
+}
+
+/// Default start-up bound: long enough for an `ssh` handshake on a slow
+/// link, short enough that a wrong host never hangs the caller.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(15);
+
+impl ClientConfig {
+    /// Local `tmux`, default server, the given start.
+    pub fn new(start: Start) -> Self {
+        ClientConfig {
+            program: vec!["tmux".into()],
+            remote_shell: false,
+            socket: None,
+            config_file: None,
+            start,
+            size: None,
+            pause_after: None,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        }
+    }
+
+    /// Attach to a running session (`None`: tmux picks the most recent).
+    pub fn attach(target: Option<&str>) -> Self {
+        Self::new(Start::Attach {
+            target: target.map(str::to_string),
+        })
+    }
+
+    /// Create a session.
+    pub fn new_session(session: NewSession) -> Self {
+        Self::new(Start::NewSession(session))
+    }
+
+    /// The program and its full argument list.
+    pub(crate) fn argv(&self) -> Vec<String> {
+        let mut tmux: Vec<String> = vec!["-u".into()];
+        match &self.socket {
+            Some(Socket::Name(name)) => tmux.extend(["-L".into(), name.clone()]),
+            Some(Socket::Path(path)) => {
+                tmux.extend(["-S".into(), path.to_string_lossy().into_owned()])
+            }
+            None => {}
+        }
+        if let Some(file) = &self.config_file {
+            tmux.extend(["-f".into(), file.to_string_lossy().into_owned()]);
+        }
+        tmux.push("-C".into());
+        match &self.start {
+            Start::NewSession(s) => {
+                tmux.push("new-session".into());
+                if let Some(name) = &s.name {
+                    tmux.extend(["-s".into(), name.clone()]);
+                }
+                if let Some(cwd) = &s.cwd {
+                    tmux.extend(["-c".into(), cwd.to_string_lossy().into_owned()]);
+                }
+                if let Some((w, h)) = self.size {
+                    tmux.extend(["-x".into(), w.to_string(), "-y".into(), h.to_string()]);
+                }
+                tmux.extend(s.command.clone());
+            }
+            Start::Attach { target } => {
+                tmux.push("attach-session".into());
+                if let Some(target) = target {
+                    tmux.extend(["-t".into(), target.clone()]);
+                }
+            }
+        }
+        if self.remote_shell {
+            tmux = tmux.iter().map(|a| shell_quote(a)).collect();
+        }
+        self.program.iter().cloned().chain(tmux).collect()
+    }
+}
+
+/// POSIX shell single-quoting.
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_local_and_remote_argv() {
+        let mut config = ClientConfig::new_session(NewSession {
+            name: Some("p".into()),
+            cwd: None,
+            command: Some("sh -c 'echo hi'".into()),
+        });
+        config.socket = Some(Socket::Name("s".into()));
+        config.size = Some((120, 40));
+        assert_eq!(
+            config.argv(),
+            [
+                "tmux",
+                "-u",
+                "-L",
+                "s",
+                "-C",
+                "new-session",
+                "-s",
+                "p",
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "sh -c 'echo hi'"
+            ]
+        );
+        let mut remote = ClientConfig::attach(Some("p"));
+        remote.program = vec!["ssh".into(), "host".into(), "tmux".into()];
+        remote.remote_shell = true;
+        assert_eq!(
+            remote.argv(),
+            [
+                "ssh",
+                "host",
+                "tmux",
+                "'-u'",
+                "'-C'",
+                "'attach-session'",
+                "'-t'",
+                "'p'"
+            ]
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

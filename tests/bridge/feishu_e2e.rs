@@ -1,0 +1,217 @@
+//! The bridge against the local Feishu-protocol server: messages arrive over
+//! the long connection (pbbp2 frames), cards leave through the HTTP API,
+//! clicks come back as `type=card` frames.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clawmux::bridge::config::{Config, GroupPolicy};
+use clawmux::bridge::daemon::{Daemon, DaemonSetup};
+use clawmux::bridge::{feishu_channel, outbox};
+use clawmux::detect::Profiles;
+use clawmux::store::SharedState;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::harness::test_config;
+use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
+use crate::support::tmux::TmuxServer;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Live {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.tasks.iter().for_each(|t| t.abort());
+    }
+}
+
+fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeishu) -> Config {
+    let mut config = test_config(&tmux.socket, home);
+    config.feishu.domain = fake.base_url();
+    config.feishu.app_id = Some(fake.config().app_id);
+    config.feishu.app_secret = Some(fake.config().app_secret);
+    config.policy.group_policy = GroupPolicy::Allowlist;
+    config.policy.group_allow_from = vec!["oc_1".into(), "oc_fake".into()];
+    config
+}
+
+async fn start(config: &Config, home: &std::path::Path) -> Live {
+    let (shared, _) = SharedState::open(home).expect("state");
+    let (chat_tx, chat_rx) = mpsc::channel(64);
+    let (_hook_tx, hook_rx) = mpsc::channel(4);
+    let courier = feishu_channel::start(config, &shared, chat_tx)
+        .await
+        .expect("feishu channel");
+    let setup = DaemonSetup {
+        config: Arc::new(config.clone()),
+        shared: shared.clone(),
+        profiles: Profiles::defaults().expect("profiles"),
+        state_dir: home.to_path_buf(),
+        sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+    };
+    let daemon = tokio::spawn(async move {
+        let _keep = _hook_tx;
+        Daemon::new(setup).run(chat_rx, hook_rx).await
+    });
+    Live {
+        tasks: vec![daemon, tokio::spawn(outbox::run(shared, courier))],
+    }
+}
+
+async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
+    match fake.wait_for_card(&pred, WAIT).await {
+        Some(c) => c,
+        None => {
+            let seen: Vec<String> = fake
+                .sent_cards()
+                .iter()
+                .map(|c| format!("{:?} {}: {}", c.kind, c.title(), c.card_text()))
+                .collect();
+            panic!("no card {what}; sent:\n{}", seen.join("\n"))
+        }
+    }
+}
+
+fn button(card: &Value, label: &str) -> Value {
+    fn walk<'a>(v: &'a Value, label: &str) -> Option<&'a Value> {
+        if v.get("tag").and_then(Value::as_str) == Some("button")
+            && v.pointer("/text/content").and_then(Value::as_str) == Some(label)
+        {
+            return v.pointer("/behaviors/0/value");
+        }
+        match v {
+            Value::Array(a) => a.iter().find_map(|i| walk(i, label)),
+            Value::Object(o) => o.values().find_map(|i| walk(i, label)),
+            _ => None,
+        }
+    }
+    walk(card, label)
+        .cloned()
+        .unwrap_or_else(|| panic!("no button {label} in {card}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_to_pane_to_cards_over_the_feishu_protocol() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let mut live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await, "long connection up");
+
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "project ready", |c| {
+        c.card_text().contains("Created **demo**")
+    })
+    .await;
+    card(&fake, "first result", |c| {
+        c.kind == Kind::Reply && c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    let asked = fake.push_message("oc_1", "ou_alice", "/gsd:plan-phase 2");
+    let approval = card(&fake, "approval", |c| c.title() == "Approval needed").await;
+    assert_eq!(
+        approval.target, asked.message_id,
+        "the approval replies to the command"
+    );
+    card(&fake, "a progress update", |c| {
+        c.kind == Kind::Patch && c.card_text().contains("PLANNING PHASE 2")
+    })
+    .await;
+
+    // A click from someone who may not approve: refused with a toast.
+    let yes = button(&approval.card, "Yes");
+    let refused = fake
+        .push_card_action("ou_bob", &approval.message_id, yes.clone())
+        .await
+        .expect("ack");
+    assert_eq!(refused["toast"]["type"], "error", "{refused}");
+
+    // Restart clawmux between the card and the click: the button still works.
+    drop(live);
+    live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(2, WAIT).await, "reconnected");
+    let answer = fake
+        .push_card_action("ou_alice", &approval.message_id, yes.clone())
+        .await
+        .expect("ack");
+    assert_eq!(answer["toast"]["type"], "success", "{answer}");
+    let resolved = card(&fake, "resolved", |c| {
+        c.kind == Kind::Patch && c.message_id == approval.message_id
+    })
+    .await;
+    assert!(
+        resolved.card_text().contains("chose **Yes**"),
+        "{}",
+        resolved.card_text()
+    );
+    let again = fake
+        .push_card_action("ou_alice", &approval.message_id, yes)
+        .await
+        .expect("ack");
+    assert_eq!(again["toast"]["type"], "warning", "single use: {again}");
+
+    card(&fake, "result", |c| {
+        c.kind != Kind::Patch && c.card_text().contains("Created 2 plans for phase 2")
+    })
+    .await;
+
+    // Every card Feishu got is within its limits and schema 2.0.
+    for c in fake.sent_cards() {
+        assert_eq!(c.card["schema"], "2.0");
+        assert!(c.card.to_string().len() <= 30 * 1024);
+    }
+    drop(live);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_deliveries_run_once_and_feishu_errors_lose_nothing() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    // Feishu answers 500 for a while and rate-limits: cards wait, then go once.
+    fake.fail_for(Duration::from_secs(3));
+    let pushed = fake.push_message("oc_1", "ou_alice", "say hi");
+    fake.redeliver(&pushed.frame_id);
+    card(&fake, "the echo", |c| {
+        c.card_text().contains("You said: say hi")
+    })
+    .await;
+    fake.rate_limit_next(2, 1);
+    fake.push_message("oc_1", "ou_alice", "say bye");
+    card(&fake, "the second echo", |c| {
+        c.card_text().contains("You said: say bye")
+    })
+    .await;
+
+    let echoes = fake
+        .sent_cards()
+        .iter()
+        .filter(|c| c.card_text().contains("You said: say hi"))
+        .count();
+    assert_eq!(echoes, 1, "a redelivered message runs once");
+    let mut uuids: Vec<String> = fake
+        .sent_cards()
+        .iter()
+        .filter_map(|c| c.uuid.clone())
+        .collect();
+    let n = uuids.len();
+    uuids.sort();
+    uuids.dedup();
+    assert_eq!(uuids.len(), n, "no card was sent twice");
+}

@@ -1,0 +1,244 @@
+//! A daemon under test: the real bridge (project actors, tmux, sim-agent,
+//! state and event log) with a recording chat channel instead of Feishu.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clawmux::bridge::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer};
+use clawmux::bridge::config::{Config, DmPolicy};
+use clawmux::bridge::daemon::{Daemon, DaemonSetup};
+use clawmux::bridge::outbox::{self, Courier, DeliveryError};
+use clawmux::bridge::policy::ChatKind;
+use clawmux::detect::Profiles;
+use clawmux::hooks::HookEvent;
+use clawmux::store::SharedState;
+use clawmux::store::event_log::{self, EventRecord};
+use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::support::tmux::TmuxServer;
+
+/// How long a test waits for a card before failing with what it saw.
+pub const CARD_WAIT: Duration = Duration::from_secs(20);
+
+/// Records delivered cards; sends get `om_<handle>` as their message id.
+struct Recorder(mpsc::UnboundedSender<OutboxEntry>);
+
+impl Courier for Recorder {
+    async fn deliver(
+        &self,
+        entry: &OutboxEntry,
+        _id: Option<&str>,
+    ) -> Result<Option<String>, DeliveryError> {
+        let _ = self.0.send(entry.clone());
+        Ok(match &entry.op {
+            OutboxOp::Send { handle, .. } => Some(format!("om_{handle}")),
+            OutboxOp::Patch { .. } => None,
+        })
+    }
+}
+
+pub struct Bridge {
+    pub tmux: TmuxServer,
+    pub home: tempfile::TempDir,
+    pub config: Config,
+    chat: mpsc::Sender<ChatEvent>,
+    pub hooks: mpsc::Sender<HookEvent>,
+    cards: mpsc::UnboundedReceiver<OutboxEntry>,
+    /// Every card delivered so far, in order.
+    pub seen: Vec<OutboxEntry>,
+    tasks: Vec<JoinHandle<()>>,
+    next_id: u64,
+}
+
+/// The test's configuration: two allowed users, one approver, fast progress.
+pub fn test_config(socket: &str, home: &Path) -> Config {
+    let mut config = Config::parse("").expect("defaults parse");
+    config.tmux.socket = socket.to_string();
+    config.tmux.width = 120;
+    config.tmux.height = 40;
+    config.workspace_root = home.join("ws").display().to_string();
+    config.agent.command = "sim".into();
+    config.progress.interval_secs = 1;
+    config.policy.dm_policy = DmPolicy::Allowlist;
+    config.policy.allow_from = vec!["ou_alice".into(), "ou_bob".into()];
+    config.policy.approvers = vec!["ou_alice".into()];
+    config
+}
+
+impl Bridge {
+    pub async fn start() -> Bridge {
+        let tmux = TmuxServer::new();
+        let home = tempfile::tempdir().expect("temp dir");
+        let config = test_config(&tmux.socket, home.path());
+        Bridge::start_with(tmux, home, config).await
+    }
+
+    pub async fn start_with(tmux: TmuxServer, home: tempfile::TempDir, config: Config) -> Bridge {
+        let (cards_tx, cards) = mpsc::unbounded_channel();
+        let (chat, hooks, tasks) = spawn_daemon(&config, home.path(), cards_tx);
+        Bridge {
+            tmux,
+            home,
+            config,
+            chat,
+            hooks,
+            cards,
+            seen: Vec::new(),
+            tasks,
+            next_id: 0,
+        }
+    }
+
+    /// Stops the daemon (as a crash would: no shutdown work) and starts a
+    /// new one on the same state directory and tmux server.
+    pub async fn restart(&mut self) {
+        for t in self.tasks.drain(..) {
+            t.abort();
+            let _ = t.await;
+        }
+        let (cards_tx, cards) = mpsc::unbounded_channel();
+        let (chat, hooks, tasks) = spawn_daemon(&self.config, self.home.path(), cards_tx);
+        (self.chat, self.hooks, self.cards, self.tasks) = (chat, hooks, cards, tasks);
+    }
+
+    fn id(&mut self) -> String {
+        self.next_id += 1;
+        format!("t{}", self.next_id)
+    }
+
+    /// A direct message from `sender` in chat `chat`.
+    pub async fn say(&mut self, chat: &str, sender: &str, text: &str) -> String {
+        let id = self.id();
+        let message = ChatMessage {
+            event_id: format!("ev_{id}"),
+            message_id: format!("om_in_{id}"),
+            target: ChatTarget::Chat { id: chat.into() },
+            kind: ChatKind::Direct,
+            sender: sender.into(),
+            text: text.into(),
+            mentions_bot: false,
+            parent_id: None,
+        };
+        self.chat
+            .send(ChatEvent::Message(message))
+            .await
+            .expect("daemon runs");
+        format!("om_in_{id}")
+    }
+
+    /// Clicks a button with callback `value` as `operator`; returns the answer.
+    pub async fn click(&mut self, chat: &str, operator: &str, value: Value) -> ClickAnswer {
+        let id = self.id();
+        let (tx, rx) = oneshot::channel();
+        let click = CardClick {
+            event_id: format!("ev_{id}"),
+            operator: operator.into(),
+            value,
+            option: None,
+            message_id: "om_card".into(),
+            target: ChatTarget::Chat { id: chat.into() },
+            respond: Some(tx),
+        };
+        self.chat
+            .send(ChatEvent::Click(click))
+            .await
+            .expect("daemon runs");
+        tokio::time::timeout(Duration::from_secs(5), rx)
+            .await
+            .expect("answered in time")
+            .expect("answered")
+    }
+
+    /// Waits for a delivered card whose text satisfies `pred`.
+    pub async fn card(&mut self, what: &str, pred: impl Fn(&OutboxEntry) -> bool) -> OutboxEntry {
+        if let Some(e) = self.seen.iter().find(|e| pred(e)) {
+            return e.clone();
+        }
+        let deadline = tokio::time::Instant::now() + CARD_WAIT;
+        loop {
+            match tokio::time::timeout_at(deadline, self.cards.recv()).await {
+                Ok(Some(e)) => {
+                    self.seen.push(e.clone());
+                    if pred(&e) {
+                        return e;
+                    }
+                }
+                _ => {
+                    let texts: Vec<&str> = self.seen.iter().map(|e| e.text.as_str()).collect();
+                    let events: Vec<String> = self
+                        .events()
+                        .iter()
+                        .map(|r| format!("{} {:?}", r.kind, r.fields))
+                        .collect();
+                    panic!(
+                        "no card {what} within {CARD_WAIT:?}; cards so far:\n{}\nevent log:\n{}",
+                        texts.join("\n---\n"),
+                        events.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// Waits for a card whose text contains `needle`.
+    pub async fn card_with(&mut self, needle: &str) -> OutboxEntry {
+        self.card(&format!("containing {needle:?}"), |e| {
+            e.text.contains(needle)
+        })
+        .await
+    }
+
+    /// Every event-log record so far.
+    pub fn events(&self) -> Vec<EventRecord> {
+        event_log::read_all(self.home.path())
+            .expect("event log reads")
+            .records
+    }
+}
+
+fn spawn_daemon(
+    config: &Config,
+    home: &Path,
+    cards: mpsc::UnboundedSender<OutboxEntry>,
+) -> (
+    mpsc::Sender<ChatEvent>,
+    mpsc::Sender<HookEvent>,
+    Vec<JoinHandle<()>>,
+) {
+    let (shared, _) = SharedState::open(home).expect("state opens");
+    let setup = DaemonSetup {
+        config: Arc::new(config.clone()),
+        shared: shared.clone(),
+        profiles: Profiles::defaults().expect("default profiles"),
+        state_dir: home.to_path_buf(),
+        sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+    };
+    let (chat_tx, chat_rx) = mpsc::channel(64);
+    let (hook_tx, hook_rx) = mpsc::channel(64);
+    let daemon = tokio::spawn(Daemon::new(setup).run(chat_rx, hook_rx));
+    let outbox = tokio::spawn(outbox::run(shared, Recorder(cards)));
+    (chat_tx, hook_tx, vec![daemon, outbox])
+}
+
+/// The callback value of the button labelled `label` on a card.
+pub fn button_value(card: &OutboxEntry, label: &str) -> Value {
+    fn walk<'a>(v: &'a Value, label: &str) -> Option<&'a Value> {
+        if v.get("tag").and_then(Value::as_str) == Some("button")
+            && v.pointer("/text/content").and_then(Value::as_str) == Some(label)
+        {
+            return v.pointer("/behaviors/0/value");
+        }
+        match v {
+            Value::Array(items) => items.iter().find_map(|i| walk(i, label)),
+            Value::Object(map) => map.values().find_map(|i| walk(i, label)),
+            _ => None,
+        }
+    }
+    walk(&card.card, label)
+        .cloned()
+        .unwrap_or_else(|| panic!("no button {label:?} on card:\n{}", card.text))
+}

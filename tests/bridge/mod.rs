@@ -1,0 +1,336 @@
+//! The bridge end to end: real tmux, the simulated agent, the daemon's
+//! router, approvals, progress, policy, state and event log.
+
+mod feishu_e2e;
+mod harness;
+
+use std::time::Duration;
+
+use clawmux::bridge::chat::ToastLevel;
+use clawmux::store::state::{ChatTarget, OutboxOp};
+use serde_json::json;
+
+use harness::{Bridge, button_value};
+
+fn is_send(e: &clawmux::store::state::OutboxEntry) -> bool {
+    matches!(e.op, OutboxOp::Send { .. })
+}
+
+fn target(e: &clawmux::store::state::OutboxEntry) -> Option<&ChatTarget> {
+    match &e.op {
+        OutboxOp::Send { target, .. } => Some(target),
+        OutboxOp::Patch { .. } => None,
+    }
+}
+
+/// Creates project `name` from chat `chat` and waits for its first turn.
+async fn new_project(b: &mut Bridge, chat: &str, user: &str, name: &str) {
+    b.say(chat, user, &format!("/gsd:new-project {name}")).await;
+    b.card(&format!("{name} ready"), |e| {
+        e.text.contains(&format!("Created **{name}**"))
+    })
+    .await;
+    b.card(&format!("{name} first result"), |e| {
+        is_send(e)
+            && e.text.contains("You said: /gsd:new-project")
+            && e.text.contains(&format!("{name}: /gsd:new-project"))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_progress_approval_click_result() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 2").await;
+
+    let progress = b
+        .card("a progress update", |e| {
+            matches!(e.op, OutboxOp::Patch { .. }) && e.text.contains("PLANNING PHASE 2")
+        })
+        .await;
+    assert!(
+        progress.text.contains("demo: /gsd:plan-phase 2"),
+        "{}",
+        progress.text
+    );
+    let approval = b.card_with("Approval needed").await;
+    assert!(
+        approval.text.contains("Do you want to proceed?"),
+        "{}",
+        approval.text
+    );
+    for label in [
+        "[1] Yes",
+        "[3] No, and tell Claude what to do differently (esc)",
+    ] {
+        assert!(
+            approval.text.contains(label),
+            "{label} in {}",
+            approval.text
+        );
+    }
+    let yes = button_value(&approval, "Yes");
+
+    // Someone allowed to talk but not to approve: refused, nothing typed.
+    let refused = b.click("oc_1", "ou_bob", yes.clone()).await;
+    assert_eq!(
+        refused.toast.as_ref().map(|t| t.0),
+        Some(ToastLevel::Error),
+        "{refused:?}"
+    );
+    assert!(
+        b.tmux
+            .capture("=cm-demo:")
+            .contains("Do you want to proceed?")
+    );
+
+    let answered = b.click("oc_1", "ou_alice", yes.clone()).await;
+    assert_eq!(
+        answered.toast,
+        Some((ToastLevel::Success, "Answered: Yes".into()))
+    );
+    b.card("the resolved approval", |e| {
+        e.text.contains("chose **Yes**")
+    })
+    .await;
+    let again = b.click("oc_1", "ou_alice", yes).await;
+    assert_eq!(
+        again.toast.as_ref().map(|t| t.0),
+        Some(ToastLevel::Warning),
+        "single use: {again:?}"
+    );
+
+    let result = b
+        .card("the result", |e| {
+            is_send(e) && e.text.contains("Plans verified [3/3]")
+        })
+        .await;
+    assert!(result.text.contains("Selected: Yes"), "{}", result.text);
+    assert_eq!(
+        target(&result),
+        Some(&ChatTarget::Chat { id: "oc_1".into() })
+    );
+
+    let kinds: Vec<String> = b.events().into_iter().map(|r| r.kind).collect();
+    for kind in [
+        "command",
+        "approval",
+        "denied",
+        "approval_answered",
+        "completed",
+        "card",
+    ] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} logged: {kinds:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_survives_a_daemon_restart() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 3").await;
+    let approval = b.card_with("Approval needed").await;
+    let yes = button_value(&approval, "Yes");
+
+    b.restart().await;
+    let answered = b.click("oc_1", "ou_alice", yes).await;
+    assert_eq!(
+        answered.toast,
+        Some((ToastLevel::Success, "Answered: Yes".into()))
+    );
+    b.card("the resolved approval", |e| {
+        e.text.contains("chose **Yes**")
+    })
+    .await;
+    b.card("the rest of the turn", |e| {
+        is_send(e) && e.text.contains("Created 2 plans for phase 3")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tmux_server_killed_mid_command_is_recovered_and_retried_once() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 4").await;
+    let first = b.card_with("Approval needed").await;
+    b.tmux.run(&["kill-server"]);
+
+    b.card_with("Session lost").await;
+    // The old prompt is gone with its server: its card says so.
+    b.card("the stale approval closed", |e| {
+        e.text.contains("Approval no longer pending")
+    })
+    .await;
+    // The agent got the context back, then the command again: a new prompt.
+    let second = b
+        .card("a second approval", |e| {
+            e.text.contains("Approval needed") && e.uuid != first.uuid
+        })
+        .await;
+    assert!(
+        b.tmux
+            .capture("=cm-demo:")
+            .contains("Do you want to proceed?")
+    );
+    let typed = b
+        .tmux
+        .ok(&["capture-pane", "-p", "-S", "-", "-t", "=cm-demo:"]);
+    assert!(
+        typed.contains("You said: ") && typed.contains("demo"),
+        "recovery prompt typed:\n{typed}"
+    );
+    let yes = button_value(&second, "Yes");
+    assert_eq!(
+        b.click("oc_1", "ou_alice", yes).await.toast.map(|t| t.0),
+        Some(ToastLevel::Success)
+    );
+    b.card("the result after recovery", |e| {
+        is_send(e) && e.text.contains("Created 2 plans for phase 4")
+    })
+    .await;
+    assert!(b.events().iter().any(|r| r.kind == "session_lost"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denied_sender_gets_one_polite_reply_and_is_logged() {
+    let mut b = Bridge::start().await;
+    b.say("oc_x", "ou_mallory", "/gsd:new-project evil").await;
+    b.say("oc_x", "ou_mallory", "/gsd:help").await;
+    b.card_with("not allowed to use this bot").await;
+    // Let the daemon handle the second message, then check nothing more came.
+    b.say("oc_1", "ou_alice", "/gsd:help").await;
+    b.card_with("clawmux help").await;
+    let replies = b
+        .seen
+        .iter()
+        .filter(|e| e.text.contains("not allowed"))
+        .count();
+    assert_eq!(replies, 1);
+    let denied = b
+        .events()
+        .into_iter()
+        .filter(|r| r.kind == "denied")
+        .count();
+    assert_eq!(denied, 2);
+    assert!(
+        !b.home.path().join("ws/evil").exists(),
+        "nothing was created"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_callbacks_change_nothing() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 5").await;
+    let approval = b.card_with("Approval needed").await;
+    let mut forged = button_value(&approval, "Yes");
+
+    forged["approval_id"] = json!("not-a-real-approval");
+    let a = b.click("oc_1", "ou_alice", forged.clone()).await;
+    assert_eq!(a.toast.map(|t| t.0), Some(ToastLevel::Warning));
+
+    let mut other = button_value(&approval, "Yes");
+    other["project"] = json!("other");
+    let a = b.click("oc_1", "ou_alice", other).await;
+    assert_eq!(a.toast.map(|t| t.0), Some(ToastLevel::Error));
+
+    let mut bad_key = button_value(&approval, "Yes");
+    bad_key["option"] = json!("C-c");
+    let a = b.click("oc_1", "ou_alice", bad_key).await;
+    assert_eq!(a.toast.map(|t| t.0), Some(ToastLevel::Error));
+
+    let a = b
+        .click("oc_1", "ou_alice", json!({"action": "rm -rf"}))
+        .await;
+    assert_eq!(a.toast.map(|t| t.0), Some(ToastLevel::Error));
+
+    // The prompt is still waiting, untouched.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        b.tmux
+            .capture("=cm-demo:")
+            .contains("Do you want to proceed?")
+    );
+    let yes = button_value(&approval, "Yes");
+    assert_eq!(
+        b.click("oc_1", "ou_alice", yes).await.toast.map(|t| t.0),
+        Some(ToastLevel::Success)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_chats_drive_two_projects_at_once() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "one").await;
+    new_project(&mut b, "oc_2", "ou_bob", "two").await;
+    b.say("oc_1", "ou_alice", "hello from one").await;
+    b.say("oc_2", "ou_bob", "hello from two").await;
+    let r1 = b
+        .card("one's result", |e| {
+            is_send(e) && e.text.contains("You said: hello from one")
+        })
+        .await;
+    let r2 = b
+        .card("two's result", |e| {
+            is_send(e) && e.text.contains("You said: hello from two")
+        })
+        .await;
+    assert_eq!(target(&r1), Some(&ChatTarget::Chat { id: "oc_1".into() }));
+    assert_eq!(target(&r2), Some(&ChatTarget::Chat { id: "oc_2".into() }));
+    assert!(!r1.text.contains("hello from two") && !r2.text.contains("hello from one"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_chat_text_arrives_literally() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    let hostile = r#"C-c Enter ; kill-server $(touch /tmp/pwned) #{pane_id} '"\ %0 ~ `id` Escape"#;
+    b.say("oc_1", "ou_alice", hostile).await;
+    let result = b
+        .card("the echo", |e| {
+            is_send(e) && e.text.contains("You said: C-c")
+        })
+        .await;
+    assert!(
+        result.text.contains(&format!("You said: {hostile}")),
+        "{}",
+        result.text
+    );
+    assert!(!std::path::Path::new("/tmp/pwned").exists());
+    assert!(
+        b.tmux
+            .run(&["has-session", "-t", "=cm-demo:"])
+            .status
+            .success(),
+        "server alive"
+    );
+
+    // Control characters are refused before reaching tmux.
+    b.say("oc_1", "ou_alice", "bad\u{1b}[2Jtext").await;
+    b.card_with("control character").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_commands_bad_names_and_queueing() {
+    let mut b = Bridge::start().await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phse 2").await;
+    b.card_with("/gsd:plan-phase").await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project Bad_Name").await;
+    b.card_with("Invalid project name").await;
+    b.say("oc_1", "ou_alice", "/gsd:progress").await;
+    b.card_with("No project selected").await;
+
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 6").await;
+    b.card_with("Approval needed").await;
+    b.say("oc_1", "ou_alice", "queued one").await;
+    b.card_with("number 1 in the queue").await;
+    b.say("oc_1", "ou_alice", "/gsd:status").await;
+    b.card("status", |e| {
+        e.text.contains("| demo | awaiting approval |")
+    })
+    .await;
+}

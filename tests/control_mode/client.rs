@@ -1,0 +1,236 @@
+//! The async client against real tmux servers.
+
+use clawmux::control::{Notification, PaneId};
+use clawmux::tmux::{ClientEvent, TmuxCommand, TmuxError};
+
+use std::time::Duration;
+
+use super::{DEADLINE, connect, connect_with, contains, next_matching, open_pane, output_until};
+use crate::support::tmux::TmuxServer;
+
+/// A pane script: raw tty (no output or input processing), say READY, then
+/// wait for one key before going on, so the test controls the timing.
+fn raw_pane(after_key: &str) -> String {
+    format!("stty raw -echo; printf READY; head -c 1 >/dev/null; {after_key}; exec sleep 3600")
+}
+
+#[tokio::test]
+async fn every_byte_value_round_trips_through_a_pane() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let mut events = client.subscribe();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("all-bytes");
+    let all: Vec<u8> = (0..=255).collect();
+    std::fs::write(&file, &all).unwrap();
+    let script = raw_pane(&format!(
+        "printf '<<<'; cat '{}'; printf '>>>'",
+        file.display()
+    ));
+    let pane = open_pane(&client, &script).await;
+    output_until(&mut events, pane, b"READY").await;
+    client.send_keys(pane, &["x"]).await.unwrap();
+    let seen = output_until(&mut events, pane, b">>>").await;
+    let start = memchr::memmem::find(&seen, b"<<<").unwrap() + 3;
+    let end = memchr::memmem::rfind(&seen, b">>>").unwrap();
+    assert_eq!(&seen[start..end], &all[..]);
+}
+
+#[tokio::test]
+async fn a_utf8_character_split_across_two_output_lines_is_whole() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let mut events = client.subscribe();
+    // "€" is E2 82 AC: the pane writes E2, waits for a key, writes the rest.
+    let script = raw_pane("printf 'A\\342'; head -c 1 >/dev/null; printf '\\202\\254B'");
+    let pane = open_pane(&client, &script).await;
+    output_until(&mut events, pane, b"READY").await;
+    client.send_keys(pane, &["x"]).await.unwrap();
+    let first = output_until(&mut events, pane, b"A\xe2").await;
+    assert!(first.ends_with(b"A\xe2"), "{first:?}");
+    client.send_keys(pane, &["y"]).await.unwrap();
+    let second = output_until(&mut events, pane, b"B").await;
+    assert_eq!(second, b"\x82\xacB", "the rest arrived in its own %output");
+    let mut whole = first;
+    whole.extend_from_slice(&second);
+    assert!(String::from_utf8_lossy(&whole).ends_with("A€B"));
+}
+
+#[tokio::test]
+async fn a_window_named_like_output_never_leaks_into_the_pane() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let pane: PaneId = String::from_utf8_lossy(
+        &client
+            .command("display-message -p '#{pane_id}'")
+            .await
+            .unwrap()[0],
+    )
+    .parse()
+    .unwrap();
+    let evil = format!("%output {pane} evil");
+    client
+        .command(TmuxCommand::new("rename-window").arg(&evil))
+        .await
+        .unwrap();
+    let mut events = client.subscribe();
+    let lines = client
+        .command("list-windows -F '#{window_name}'")
+        .await
+        .unwrap();
+    assert_eq!(lines, vec![bytes::Bytes::from(evil.clone())]);
+    // Every line before the reply was decoded (and published) before it.
+    while let Some(event) = events.try_recv() {
+        if let ClientEvent::Output { data, .. } = &event {
+            assert!(!contains(data, b"evil"), "reply text leaked: {event:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_bad_command_is_an_error_and_the_queue_goes_on() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let (bad, good) = tokio::join!(
+        client.command("bogus-command"),
+        client.command("display-message -p ok")
+    );
+    match bad {
+        Err(TmuxError::Command { message, .. }) => {
+            assert!(
+                message.contains("unknown command: bogus-command"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a command error, got {other:?}"),
+    }
+    assert_eq!(good.unwrap(), vec![bytes::Bytes::from_static(b"ok")]);
+    let refused = client.command("display-message a ; kill-server").await;
+    assert!(matches!(refused, Err(TmuxError::InvalidCommand { .. })));
+}
+
+#[tokio::test]
+async fn hostile_text_arrives_literally() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let hostile = "-l C-c Enter ; kill-server $(rm -rf ~) #{pane_id} '\"\\ %0 $HOME ~ é世界\tend";
+
+    // As an argument: stored in a user option, read back unchanged.
+    client
+        .command(TmuxCommand::new("set-option").args(["-g", "@hostile", hostile]))
+        .await
+        .unwrap();
+    let back = client
+        .command("display-message -p '#{@hostile}'")
+        .await
+        .unwrap();
+    assert_eq!(back, vec![bytes::Bytes::from(hostile)]);
+
+    // As chat text: typed into a raw `cat`, which echoes exactly what it got.
+    let mut events = client.subscribe();
+    let pane = open_pane(&client, "stty raw -echo; printf READY; exec cat").await;
+    output_until(&mut events, pane, b"READY").await;
+    client.send_text(pane, hostile).await.unwrap();
+    let typed = output_until(&mut events, pane, b"end\r").await;
+    assert_eq!(String::from_utf8_lossy(&typed), format!("{hostile}\r"));
+    assert!(server.run(&["has-session", "-t", "main"]).status.success());
+}
+
+#[tokio::test]
+async fn a_paused_pane_is_resynced_and_resumed() {
+    let server = TmuxServer::new();
+    // pause-after switches tmux to %extended-output, which must decode the same.
+    let client = connect_with(&server, |c| c.pause_after = Some(Duration::from_secs(5))).await;
+    let mut events = client.subscribe();
+    let pane = open_pane(&client, &raw_pane("printf after")).await;
+    output_until(&mut events, pane, b"READY").await;
+    client
+        .command(
+            TmuxCommand::new("refresh-client")
+                .arg("-A")
+                .arg(format!("{pane}:pause")),
+        )
+        .await
+        .unwrap();
+    next_matching(
+        &mut events,
+        "pause",
+        |e| matches!(e, ClientEvent::Notification(Notification::Pause { pane: p }) if *p == pane),
+    )
+    .await;
+    let resync = next_matching(
+        &mut events,
+        "resync",
+        |e| matches!(e, ClientEvent::Resync { pane: p, .. } if *p == pane),
+    )
+    .await;
+    let ClientEvent::Resync { screen, .. } = resync else {
+        unreachable!()
+    };
+    assert!(contains(&screen, b"READY"), "{screen:?}");
+    client.send_keys(pane, &["x"]).await.unwrap();
+    output_until(&mut events, pane, b"after").await;
+}
+
+#[tokio::test]
+async fn a_killed_server_ends_the_client_with_a_typed_error() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let mut events = client.subscribe();
+    let pane = open_pane(&client, "exec yes flood").await;
+    output_until(&mut events, pane, b"flood\r\nflood").await;
+    let pid = client.command("display-message -p '#{pid}'").await.unwrap();
+    let pid = String::from_utf8_lossy(&pid[0]).into_owned();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let ended = next_matching(&mut events, "ended", |e| matches!(e, ClientEvent::Ended(_))).await;
+    let ClientEvent::Ended(reason) = ended else {
+        unreachable!()
+    };
+    assert!(reason.is_client_end(), "{reason:?}");
+    let after = tokio::time::timeout(DEADLINE, client.command("display-message -p x"))
+        .await
+        .expect("a command after the end fails at once");
+    assert_eq!(after, Err(reason.clone()));
+    assert_eq!(client.closed().await, reason);
+}
+
+#[tokio::test]
+async fn a_dead_tmux_process_ends_the_client_and_fails_waiting_commands() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let pid = client.process_id().expect("a pid").to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let reason = tokio::time::timeout(DEADLINE, client.closed())
+        .await
+        .expect("the end is noticed");
+    assert!(
+        matches!(reason, TmuxError::ProcessDied { .. }),
+        "{reason:?}"
+    );
+    // A subscriber that arrives after the end still hears about it, once.
+    let mut events = client.subscribe();
+    assert_eq!(events.recv().await, Some(ClientEvent::Ended(reason)));
+    assert_eq!(events.recv().await, None);
+}
+
+#[tokio::test]
+async fn attach_to_a_missing_server_fails_clearly() {
+    let server = TmuxServer::new();
+    let mut config = clawmux::tmux::ClientConfig::attach(None);
+    config.socket = Some(clawmux::tmux::Socket::Name(server.socket.clone()));
+    config.config_file = Some("/dev/null".into());
+    match clawmux::tmux::connect(config).await {
+        Err(TmuxError::Startup { message }) => {
+            assert!(message.contains("no sessions"), "{message}")
+        }
+        other => panic!("expected a start-up error, got {other:?}"),
+    }
+}

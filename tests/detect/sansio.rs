@@ -1,0 +1,242 @@
+//! Sans-IO detection: chunking invariance over a whole sim-agent session,
+//! and the completion debounce under an injected clock.
+
+use std::io::Write;
+use std::time::Duration;
+
+use clawmux::detect::{
+    ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profiles,
+};
+use clawmux::sim::{DEFAULT_SCRIPT, Script, SimAgent, SimOptions};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Time between two writes of the agent in the replay: longer than the
+/// debounce, so every frame is judged and every turn completes.
+const FRAME_GAP_MS: u64 = 400;
+
+/// Records each `write` call as one chunk, as the terminal would get it.
+#[derive(Default)]
+struct Chunks(Vec<Vec<u8>>);
+
+impl Write for Chunks {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.push(buf.to_vec());
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The writes of a whole sim-agent session driven by `input`.
+fn session(input: &str) -> Vec<Vec<u8>> {
+    let mut out = Chunks::default();
+    let options = SimOptions {
+        speed: 1000.0,
+        cols: 80,
+        tty: None,
+    };
+    SimAgent::new(
+        Script::parse(DEFAULT_SCRIPT).unwrap(),
+        input.as_bytes(),
+        &mut out,
+        options,
+    )
+    .run()
+    .unwrap();
+    out.0
+}
+
+const INPUT: &str = "/gsd:plan-phase 2\n1/gsd:execute-phase 3\napproved\nplease fail\n/gsd:discuss-phase 1\n2hello there\n";
+
+fn watcher() -> PaneWatcher {
+    let profile = Profiles::defaults().unwrap().get("gsd").unwrap();
+    PaneWatcher::new(
+        "%1".parse().unwrap(),
+        profile,
+        DetectorConfig::default(),
+        80,
+        30,
+    )
+}
+
+/// Feeds frame `i` at `i * FRAME_GAP_MS`, each frame cut by `split`.
+fn replay(frames: &[Vec<u8>], mut split: impl FnMut(&[u8]) -> Vec<Vec<u8>>) -> Vec<Detection> {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    for (i, frame) in frames.iter().enumerate() {
+        let now = Millis(i as u64 * FRAME_GAP_MS);
+        for part in split(frame) {
+            w.feed(now, &part, &mut |d| seen.push(d));
+        }
+    }
+    w.tick(Millis(u64::MAX / 2), &mut |d| seen.push(d));
+    seen
+}
+
+fn random_split(rng: &mut StdRng, bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut parts = Vec::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let n = rng.random_range(1..=rest.len().min(40));
+        parts.push(rest[..n].to_vec());
+        rest = &rest[n..];
+    }
+    parts
+}
+
+fn count(seen: &[Detection], pred: impl Fn(&DetectionKind) -> bool) -> usize {
+    seen.iter().filter(|d| pred(&d.kind)).count()
+}
+
+#[test]
+fn whole_session_detections() {
+    let seen = replay(&session(INPUT), |f| vec![f.to_vec()]);
+    let approvals: Vec<ApprovalKind> = seen
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Approval { approval, .. } => Some(*approval),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        approvals,
+        [
+            ApprovalKind::Permission,
+            ApprovalKind::Checkpoint,
+            ApprovalKind::Question
+        ]
+    );
+    let gone = count(&seen, |k| matches!(k, DetectionKind::ApprovalGone { .. }));
+    assert_eq!(gone, 3);
+    let errors = count(&seen, |k| matches!(k, DetectionKind::Error { .. }));
+    assert_eq!(errors, 1, "{seen:#?}");
+    // plan-phase, execute-phase (after the checkpoint), fail, discuss, hello.
+    assert_eq!(
+        count(&seen, |k| *k == DetectionKind::Completed),
+        5,
+        "{seen:#?}"
+    );
+}
+
+#[test]
+fn detections_do_not_depend_on_chunking() {
+    let frames = session(INPUT);
+    let reference = replay(&frames, |f| vec![f.to_vec()]);
+    let bytewise = replay(&frames, |f| f.iter().map(|b| vec![*b]).collect());
+    assert_eq!(reference, bytewise);
+    for seed in 0..20 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let split = replay(&frames, |f| random_split(&mut rng, f));
+        assert_eq!(reference, split, "seed {seed}");
+    }
+}
+
+#[test]
+fn line_detections_do_not_depend_on_frame_boundaries() {
+    let frames = session(INPUT);
+    let lines_only = |seen: Vec<Detection>| -> Vec<DetectionKind> {
+        seen.into_iter()
+            .map(|d| d.kind)
+            .filter(|k| matches!(k, DetectionKind::Error { .. } | DetectionKind::Progress(_)))
+            .collect()
+    };
+    let reference = lines_only(replay(&frames, |f| vec![f.to_vec()]));
+    assert!(reference.len() >= 10, "{reference:#?}");
+    let all: Vec<u8> = frames.concat();
+    for seed in 0..10 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let cut: Vec<Vec<u8>> = random_split(&mut rng, &all);
+        let seen = replay(&cut, |f| vec![f.to_vec()]);
+        assert_eq!(reference, lines_only(seen), "seed {seed}");
+    }
+}
+
+const IDLE_BOX: &str = "\r\n──────────\r\n❯ \r\n──────────\r\n  ? for shortcuts\x1b[2A\r\x1b[2C";
+
+fn feed(w: &mut PaneWatcher, t: u64, bytes: &str, seen: &mut Vec<Detection>) {
+    w.feed(Millis(t), bytes.as_bytes(), &mut |d| seen.push(d));
+}
+
+fn tick(w: &mut PaneWatcher, t: u64, seen: &mut Vec<Detection>) {
+    w.tick(Millis(t), &mut |d| seen.push(d));
+}
+
+#[test]
+fn completion_waits_for_the_debounce_and_restarts_on_output() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(
+        &mut w,
+        0,
+        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
+        &mut seen,
+    );
+    assert_eq!(w.next_deadline(), Some(Millis(2)));
+    tick(&mut w, 2, &mut seen);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].kind, DetectionKind::Busy);
+    feed(
+        &mut w,
+        100,
+        &format!("\r\x1b[2K✻ Churned for 1s\r\n{IDLE_BOX}"),
+        &mut seen,
+    );
+    tick(&mut w, 102, &mut seen);
+    assert_eq!(w.next_deadline(), Some(Millis(400)));
+    tick(&mut w, 399, &mut seen);
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    // A redraw (the cursor moves) restarts the wait.
+    feed(&mut w, 350, "\x1b[1C", &mut seen);
+    tick(&mut w, 649, &mut seen);
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    tick(&mut w, 650, &mut seen);
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    assert_eq!(seen[1].kind, DetectionKind::Completed);
+    assert_eq!(seen[1].at_ms, Millis(650));
+    assert!(seen[1].context.contains("Churned"));
+    assert_eq!(w.next_deadline(), None);
+    // Nothing more: a turn completes once.
+    tick(&mut w, 100_000, &mut seen);
+    assert_eq!(seen.len(), 2);
+}
+
+#[test]
+fn summary_line_alone_is_not_completion() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(
+        &mut w,
+        0,
+        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
+        &mut seen,
+    );
+    feed(&mut w, 100, "\r\x1b[2K✻ Churned for 51s\r\n", &mut seen);
+    tick(&mut w, 1_000_000, &mut seen);
+    let kinds: Vec<_> = seen.iter().map(|d| d.kind.clone()).collect();
+    assert_eq!(kinds, [DetectionKind::Busy]);
+}
+
+#[test]
+fn debounce_is_configurable() {
+    let profile = Profiles::defaults().unwrap().get("claude").unwrap();
+    let config = DetectorConfig {
+        debounce: Duration::from_millis(50),
+        ..DetectorConfig::default()
+    };
+    let mut w = PaneWatcher::new("%2".parse().unwrap(), profile, config, 80, 24);
+    let mut seen = Vec::new();
+    feed(
+        &mut w,
+        0,
+        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
+        &mut seen,
+    );
+    feed(&mut w, 100, &format!("\r\x1b[2K{IDLE_BOX}"), &mut seen);
+    tick(&mut w, 149, &mut seen);
+    assert_eq!(seen.len(), 1);
+    tick(&mut w, 150, &mut seen);
+    assert_eq!(seen[1].kind, DetectionKind::Completed);
+    assert_eq!(seen[1].at_ms, Millis(150));
+}
