@@ -30,6 +30,10 @@ const EMPTY_TEXT: &str = "_(no output)_";
 /// fence adds to a page (a longer "fence" line is kept as text).
 const MAX_FENCE_LINE_BYTES: usize = 256;
 
+/// Largest table header (header + delimiter row, JSON bytes) repeated on
+/// the next card when a table is cut; a bigger one is not repeated.
+const MAX_TABLE_HEADER_BYTES: usize = 2 * 1024;
+
 /// Zero-width space: breaks up backtick runs inside code blocks.
 const ZWSP: char = '\u{200B}';
 
@@ -65,6 +69,9 @@ struct Seg {
     /// The code fence this segment is in (the opening line itself
     /// excluded): index of the opening segment and its fence.
     fence_before: Option<(usize, Fence)>,
+    /// For a table body row: index of the table's header row (the
+    /// delimiter row follows it), repeated atop a page that starts here.
+    table_header: Option<usize>,
 }
 
 /// An open code fence: its character and length, to close it properly.
@@ -156,10 +163,14 @@ fn split(text: &str, budget: usize) -> Vec<String> {
         let l = json_len(&bytes[s.start..s.end]) + if s.newline { 2 } else { 0 };
         cum.push(cum.last().copied().unwrap_or(0) + l);
     }
-    let fence_open_len = |s: usize| -> usize {
-        match segs[s].fence_before {
-            Some((open, _)) => json_len(&bytes[segs[open].start..segs[open].end]) + 2,
-            None => 0,
+    let line_len = |i: usize| json_len(&bytes[segs[i].start..segs[i].end]) + 2;
+    // What a page starting at `s` repeats: the open fence line, or the
+    // header and delimiter rows of the table it cuts.
+    let reopen_len = |s: usize| -> usize {
+        match (segs[s].fence_before, segs[s].table_header) {
+            (Some((open, _)), _) => line_len(open),
+            (None, Some(h)) => line_len(h) + line_len(h + 1),
+            (None, None) => 0,
         }
     };
     // A fence open where a page ends is closed there (at the very end too,
@@ -174,7 +185,7 @@ fn split(text: &str, budget: usize) -> Vec<String> {
         let close = close_at(c).map_or(0, |f| f.len + 2);
         // The last segment's trailing newline is not written.
         let trailing = if segs[c - 1].newline { 2 } else { 0 };
-        fence_open_len(s) + cum[c] - cum[s] - trailing + close
+        reopen_len(s) + cum[c] - cum[s] - trailing + close
     };
 
     let mut pages = Vec::new();
@@ -215,8 +226,13 @@ fn is_paragraph_end(bytes: &[u8], segs: &[Seg], c: usize) -> bool {
 
 fn render_page(bytes: &[u8], segs: &[Seg], s: usize, c: usize, close: Option<Fence>) -> String {
     let mut out: Vec<u8> = Vec::with_capacity(segs[c - 1].end - segs[s].start + 64);
-    if let Some((open, _)) = segs[s].fence_before {
-        out.extend_from_slice(&bytes[segs[open].start..segs[open].end]);
+    let repeat = match (segs[s].fence_before, segs[s].table_header) {
+        (Some((open, _)), _) => open..open + 1,
+        (None, Some(h)) => h..h + 2,
+        (None, None) => 0..0,
+    };
+    for seg in &segs[repeat] {
+        out.extend_from_slice(&bytes[seg.start..seg.end]);
         out.push(b'\n');
     }
     // Segments [s, c) are contiguous in the input: copy the span at once.
@@ -231,12 +247,14 @@ fn render_page(bytes: &[u8], segs: &[Seg], s: usize, c: usize, close: Option<Fen
 }
 
 /// Lines of `text`, long lines cut into pieces that fit a page together with
-/// a reopened and a closed fence; each with the fence it sits in. Also the
-/// fence still open at the end of the text.
+/// a reopened and a closed fence; each with the fence or table it sits in.
+/// Also the fence still open at the end of the text.
 fn segments(text: &str, budget: usize) -> (Vec<Seg>, Option<Fence>) {
     let bytes = text.as_bytes();
-    let mut segs = Vec::with_capacity(bytes.len() / 40 + 1);
+    let mut segs: Vec<Seg> = Vec::with_capacity(bytes.len() / 40 + 1);
     let mut open: Option<(usize, Fence)> = None;
+    // Header row index of the table whose body we are in.
+    let mut table: Option<usize> = None;
     let mut pos = 0;
     while pos < bytes.len() {
         let (end, newline) = match memchr::memchr(b'\n', &bytes[pos..]) {
@@ -251,14 +269,36 @@ fn segments(text: &str, budget: usize) -> (Vec<Seg>, Option<Fence>) {
             (_, None) => None,
         };
         // A piece of a long line must fit on a page together with a reopened
-        // fence line (at most MAX_FENCE_LINE_BYTES, 6x escaped) and a close.
+        // fence line (at most MAX_FENCE_LINE_BYTES, 6x escaped) and a close,
+        // or a table header (at most MAX_TABLE_HEADER_BYTES).
         let piece_budget = budget / 2;
-        if json_len(line) <= piece_budget {
+        let line_json = json_len(line);
+        let plain = fence_before.is_none() && open.is_none() && line_json <= piece_budget;
+        let is_row = plain && line.contains(&b'|') && !line.iter().all(u8::is_ascii_whitespace);
+        table = match table {
+            Some(h) if is_row => Some(h),
+            Some(_) => None,
+            None => segs.len().checked_sub(1).filter(|&h| {
+                let head = &segs[h];
+                is_row
+                    && is_delimiter_row(line)
+                    && head.newline
+                    && head.fence_before.is_none()
+                    && head.table_header.is_none()
+                    && bytes[head.start..head.end].contains(&b'|')
+                    && json_len(&bytes[head.start..head.end]) + line_json + 4
+                        <= MAX_TABLE_HEADER_BYTES
+            }),
+        };
+        // The delimiter row itself is not a body row.
+        let table_header = table.filter(|&h| h + 1 < segs.len());
+        if line_json <= piece_budget {
             segs.push(Seg {
                 start: pos,
                 end,
                 newline,
                 fence_before,
+                table_header,
             });
         } else {
             let mut a = pos;
@@ -270,6 +310,7 @@ fn segments(text: &str, budget: usize) -> (Vec<Seg>, Option<Fence>) {
                     end: b,
                     newline: last && newline,
                     fence_before,
+                    table_header: None,
                 });
                 a = b;
             }
@@ -277,6 +318,23 @@ fn segments(text: &str, budget: usize) -> (Vec<Seg>, Option<Fence>) {
         pos = end + usize::from(newline);
     }
     (segs, open.map(|(_, f)| f))
+}
+
+/// A GFM table delimiter row: cells of `-` with optional `:` ends, split by `|`.
+fn is_delimiter_row(line: &[u8]) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let t = line.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    line.contains('|')
+        && t.split('|').all(|cell| {
+            let c = cell.trim();
+            let c = c.strip_prefix(':').unwrap_or(c);
+            let c = c.strip_suffix(':').unwrap_or(c);
+            !c.is_empty() && c.bytes().all(|b| b == b'-')
+        })
 }
 
 /// The end of a piece starting at `a`: as far as `budget` JSON bytes allow,
@@ -537,10 +595,20 @@ mod tests {
         let cards = paginate("T", Template::Blue, &text);
         assert!(cards.len() > 1);
         for t in texts(&cards) {
+            assert!(
+                t.starts_with("| h1 | h2 |\n|---|---|\n| a"),
+                "header not repeated"
+            );
             for l in t.lines() {
                 assert!(l.starts_with('|') && l.ends_with('|'), "cut row: {l}");
             }
         }
+        // Apart from the repeated headers, the text is the input.
+        let body: Vec<String> = texts(&cards)
+            .iter()
+            .map(|t| t.splitn(3, '\n').nth(2).unwrap_or_default().to_string())
+            .collect();
+        assert!(format!("| h1 | h2 |\n|---|---|\n{}", body.join("\n")) == text.trim_end());
     }
 
     #[test]
@@ -577,6 +645,7 @@ mod tests {
             Just("\n```\n".to_string()),
             Just("~~~\n".to_string()),
             Just("| a | b |\n".to_string()),
+            Just("|---|---|\n".to_string()),
             Just("日本語".to_string()),
             Just("\\*&#42;&amp;".to_string()),
             Just("\"\u{1}\t".to_string()),
@@ -602,6 +671,15 @@ mod tests {
                 prop_assert!(all.contains(line));
             }
         }
+    }
+
+    #[test]
+    fn delimiter_rows() {
+        assert!(is_delimiter_row(b"|---|:--:|"));
+        assert!(is_delimiter_row(b" --- | ---: "));
+        assert!(!is_delimiter_row(b"| a | b |"));
+        assert!(!is_delimiter_row(b"---"));
+        assert!(!is_delimiter_row(b"|---||"));
     }
 
     #[test]
