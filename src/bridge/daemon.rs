@@ -33,9 +33,10 @@ use crate::store::state::{
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
-/// How long a click waits for the pane before answering Feishu (which
-/// needs an answer within 3 s).
-const CLICK_BUDGET: Duration = Duration::from_millis(2000);
+/// How long a status request waits for a project actor.
+const STATUS_BUDGET: Duration = Duration::from_millis(2000);
+/// How long typing an answer may take (the actor may be attaching).
+const ANSWER_BUDGET: Duration = Duration::from_secs(10);
 /// Console answers to denied senders are sent once per sender per run.
 const TICK: Duration = Duration::from_millis(500);
 
@@ -651,7 +652,7 @@ impl Daemon {
         let mut md = String::from("| project | state | progress | queued |\n|---|---|---|---|\n");
         for name in names {
             let status = match self.projects.get(&name) {
-                Some(h) => tokio::time::timeout(CLICK_BUDGET, h.ask(ProjectCmd::Status))
+                Some(h) => tokio::time::timeout(STATUS_BUDGET, h.ask(ProjectCmd::Status))
                     .await
                     .ok()
                     .and_then(Result::ok),
@@ -671,7 +672,7 @@ impl Daemon {
             json!({"operator": c.operator, "action": action, "value": c.value}),
         );
         let answer = match action {
-            "approval" => self.click_approval(&c).await,
+            "approval" => return self.click_approval(c).await,
             "select_project" => match &c.option {
                 Some(p) => {
                     self.use_project(&c.target, None, p);
@@ -698,7 +699,8 @@ impl Daemon {
         }
     }
 
-    async fn click_approval(&mut self, c: &CardClick) -> ClickAnswer {
+    /// Answers Feishu at once (it allows 3 s), then types the answer.
+    async fn click_approval(&mut self, mut c: CardClick) {
         let field = |k: &str| {
             c.value
                 .get(k)
@@ -713,45 +715,96 @@ impl Daemon {
             field("option"),
         );
         let pending = self.setup.shared.read(|s| s.approvals.get(&id).cloned());
-        let Some(approval) = pending else {
-            return ClickAnswer::toast(ToastLevel::Warning, "This approval was already answered.");
+        let checked = match pending {
+            None => Err((
+                ToastLevel::Warning,
+                "This approval was already answered.".to_string(),
+            )),
+            Some(a) if a.project != project || a.session != session => {
+                let why = json!({"operator": c.operator, "reason": "approval does not match its project", "value": c.value});
+                self.log("denied", why);
+                Err((
+                    ToastLevel::Error,
+                    "This button does not match its approval.".to_string(),
+                ))
+            }
+            Some(a) => match self.check_answer(&a, &key, &c.operator) {
+                Ok(label) => Ok((a, label)),
+                Err(e) => Err((ToastLevel::Error, e)),
+            },
         };
-        if approval.project != project || approval.session != session {
-            self.log("denied", json!({"operator": c.operator, "reason": "approval does not match its project", "value": c.value}));
-            return ClickAnswer::toast(
-                ToastLevel::Error,
-                "This button does not match its approval.",
+        let respond = |c: &mut CardClick, answer: ClickAnswer| {
+            if let Some(respond) = c.respond.take() {
+                let _ = respond.send(answer);
+            }
+        };
+        let (approval, label) = match checked {
+            Ok(ok) => ok,
+            Err((level, text)) => return respond(&mut c, ClickAnswer::toast(level, text)),
+        };
+        respond(
+            &mut c,
+            ClickAnswer::toast(ToastLevel::Success, format!("Answered: {label}")),
+        );
+        // Clicks are handled one at a time: a second click finds the
+        // approval resolved (or still pending if typing failed).
+        if let Err(e) = self.type_answer(&approval, &key, &c.operator, &label).await {
+            self.error(
+                &c.target,
+                None,
+                "Could not answer the approval",
+                &e,
+                "Press the button again, or answer in the terminal.",
             );
-        }
-        match self.answer(&approval, &key, &c.operator).await {
-            Ok(label) => ClickAnswer::toast(ToastLevel::Success, format!("Answered: {label}")),
-            Err(e) => ClickAnswer::toast(ToastLevel::Error, e),
         }
     }
 
-    /// Types `key` for `approval` if `who` may approve; marks it resolved.
-    async fn answer(
-        &mut self,
+    /// May `who` answer `approval` with `key`? The option's label if so.
+    fn check_answer(
+        &self,
         approval: &PendingApproval,
         key: &str,
         who: &str,
     ) -> Result<String, String> {
         let paired = self.pairing.allowed().unwrap_or_default();
         if who != CONSOLE_USER && !self.policy.may_approve(who, &paired) {
-            self.log(
-                "denied",
-                json!({"operator": who, "reason": "not an approver", "approval": approval.id}),
-            );
+            let why =
+                json!({"operator": who, "reason": "not an approver", "approval": approval.id});
+            self.log("denied", why);
             return Err("You are not allowed to answer approvals.".into());
         }
-        let Some(option) = approval.options.iter().find(|o| o.key == key) else {
-            let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
-            return Err(format!(
-                "`{key}` is not one of the options ({})",
-                keys.join(", ")
-            ));
-        };
-        let label = option.label.clone();
+        match approval.options.iter().find(|o| o.key == key) {
+            Some(option) => Ok(option.label.clone()),
+            None => {
+                let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
+                Err(format!(
+                    "`{key}` is not one of the options ({})",
+                    keys.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Checks and types `key` for `approval`; marks it resolved.
+    async fn answer(
+        &mut self,
+        approval: &PendingApproval,
+        key: &str,
+        who: &str,
+    ) -> Result<String, String> {
+        let label = self.check_answer(approval, key, who)?;
+        self.type_answer(approval, key, who, &label).await?;
+        Ok(label)
+    }
+
+    /// Types a checked answer into the approval's pane; marks it resolved.
+    async fn type_answer(
+        &mut self,
+        approval: &PendingApproval,
+        key: &str,
+        who: &str,
+        label: &str,
+    ) -> Result<(), String> {
         let project = self.project(&approval.project)?;
         // The command this prompt belongs to, so a restarted actor reports
         // the rest of its turn (the actor ignores it when it runs one).
@@ -761,23 +814,21 @@ impl Daemon {
             .filter(|j| j.project == approval.project && j.started);
         let follow = match started.min_by_key(|j| j.created_ms) {
             Some(j) => self.job_of(j),
-            None => self.follow_job(approval, &label),
+            None => self.follow_job(approval, label),
         };
-        let follow = Some(follow);
         let ask = project.ask(|done| ProjectCmd::Answer {
             approval_id: approval.id.clone(),
             question: approval.question.clone(),
             key: key.to_string(),
-            follow,
+            follow: Some(follow),
             done,
         });
-        let typed = tokio::time::timeout(CLICK_BUDGET, ask)
+        tokio::time::timeout(ANSWER_BUDGET, ask)
             .await
-            .map_err(|_| "The agent pane did not answer in time; try again.".to_string())?
-            .and_then(|r| r);
-        typed?;
-        self.resolve(approval, who, &label);
-        Ok(label)
+            .map_err(|_| "The agent pane did not take the answer in time.".to_string())?
+            .and_then(|r| r)?;
+        self.resolve(approval, who, label);
+        Ok(())
     }
 
     /// The command a project adopts when an approval is answered while it
