@@ -274,3 +274,19 @@ async fn a_slow_subscriber_lags_without_holding_up_the_others() {
     // After the notice the slow subscriber simply goes on.
     assert!(slow.recv().await.is_some());
 }
+
+#[tokio::test]
+async fn a_prefix_that_dies_at_start_up_reports_its_stderr() {
+    // The prefix stands for `ssh host tmux`; this one fails like a bad host.
+    let mut config = clawmux::tmux::ClientConfig::attach(None);
+    config.program = ["sh", "-c", "echo 'ssh: no such host' >&2; exit 255", "sh"]
+        .map(String::from)
+        .to_vec();
+    match clawmux::tmux::connect(config).await {
+        Err(TmuxError::ProcessDied { status, stderr }) => {
+            assert!(status.contains("255"), "{status}");
+            assert_eq!(stderr, "ssh: no such host");
+        }
+        other => panic!("expected ProcessDied, got {other:?}"),
+    }
+}
