@@ -6,5 +6,6 @@ mod control_mode;
 mod detect;
 mod feishu;
 mod integ;
+mod load;
 mod openspec;
 mod support;

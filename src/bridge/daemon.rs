@@ -24,7 +24,7 @@ use super::router::{self, Builtin, Route};
 use super::texts::{HELP, button, error_guidance, output_markdown, spec_of};
 use crate::detect::Profiles;
 use crate::feishu::card::{self, Card};
-use crate::hooks::{HookEvent, HookKind};
+use crate::hooks::{HookEvent, HookKind, HookSignal};
 use crate::store::SharedState;
 use crate::store::clock;
 use crate::store::state::{
@@ -158,8 +158,8 @@ impl Daemon {
 
     // ---- cards ----------------------------------------------------------
 
-    /// Queues a new card; returns its handle (for later patches).
-    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+    /// A new card for the outbox, and its handle (for later patches).
+    fn new_card(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> (String, OutboxEntry) {
         let handle = uuid::Uuid::new_v4().to_string();
         let entry = OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
@@ -172,29 +172,20 @@ impl Daemon {
             text: card.to_text(),
             created_ms: clock::now_ms(),
         };
+        (handle, entry)
+    }
+
+    /// Queues a new card; returns its handle (for later patches).
+    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+        let (handle, entry) = Self::new_card(target, reply_to, card);
         self.setup.shared.update(|s| s.outbox.push_back(entry));
         handle
     }
 
     fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
-        if cards.is_empty() {
-            return;
-        }
-        let now = clock::now_ms();
-        let entries: Vec<OutboxEntry> = cards
+        let entries = cards
             .iter()
-            .map(|card| OutboxEntry {
-                uuid: uuid::Uuid::new_v4().to_string(),
-                op: OutboxOp::Send {
-                    target: target.clone(),
-                    handle: uuid::Uuid::new_v4().to_string(),
-                    reply_to: reply_to.map(String::from),
-                },
-                card: serde_json::to_value(card).unwrap_or(Value::Null),
-                text: card.to_text(),
-                created_ms: now,
-            })
-            .collect();
+            .map(|card| Self::new_card(target, reply_to, card).1);
         self.setup.shared.update(|s| s.outbox.extend(entries));
     }
 
@@ -1071,10 +1062,14 @@ impl Daemon {
                 keys.join("|")
             )));
         }
-        pending.card = self.send(&target, reply_to.as_deref(), &card);
-        self.setup
-            .shared
-            .update(|s| s.approvals.insert(pending.id.clone(), pending));
+        // The approval and its card are saved together: a crash cannot
+        // leave a card without its approval, or an approval without a card.
+        let (handle, entry) = Self::new_card(&target, reply_to.as_deref(), &card);
+        pending.card = handle;
+        self.setup.shared.update(|s| {
+            s.approvals.insert(pending.id.clone(), pending);
+            s.outbox.push_back(entry);
+        });
     }
 
     /// Sends due progress updates: at most one per card per interval.
@@ -1144,10 +1139,13 @@ impl Daemon {
             "hook",
             json!({"project": project, "pane": pane, "event": hook_name(&hook.event)}),
         );
-        if matches!(hook.event, HookKind::Stop { .. })
-            && let Some(h) = self.projects.get(&project)
-        {
-            let _ = h.send(ProjectCmd::HookStop).await;
+        let cmd = match hook.signal() {
+            Some(HookSignal::TurnEnded) => ProjectCmd::HookStop,
+            Some(HookSignal::ApprovalPending) => ProjectCmd::HookApproval,
+            _ => return,
+        };
+        if let Some(h) = self.projects.get(&project) {
+            let _ = h.send(cmd).await;
         }
     }
 }

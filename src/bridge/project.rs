@@ -36,6 +36,11 @@ const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 /// After an answer is typed, its prompt can stay on screen until the agent
 /// redraws: a detection of the same question this soon is not a new prompt.
 const ANSWERED_ECHO: Duration = Duration::from_millis(1500);
+/// Finished lines remembered to tell a redraw from new output: a few
+/// screens' worth.
+const RECENT_LINES: usize = 256;
+/// Lines of the lost session's output quoted in the recovery prompt.
+const RECOVERY_TAIL_LINES: usize = 20;
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
 
@@ -156,6 +161,8 @@ pub enum ProjectCmd {
     Adopt(Job),
     /// Claude Code's `Stop` hook fired in this pane: the turn is over.
     HookStop,
+    /// A permission hook fired: a prompt is (about to be) on screen.
+    HookApproval,
     Status(oneshot::Sender<ProjectStatus>),
 }
 
@@ -165,8 +172,6 @@ pub struct ProjectSetup {
     pub spec: PaneSpec,
     pub profile: Arc<Profile>,
     pub detector: DetectorConfig,
-    /// Typed into a recreated session before the command is retried.
-    pub recovery_prompt: Box<dyn Fn(&str) -> String + Send + Sync>,
 }
 
 impl ProjectSetup {
@@ -190,12 +195,11 @@ impl ProjectSetup {
             program: config.tmux.command.clone(),
             socket: config.tmux.socket.clone(),
             session: session_name(name),
-            workspace: workspace.clone(),
+            workspace,
             agent,
             width: config.tmux.width,
             height: config.tmux.height,
         };
-        let (project, ws) = (name.to_string(), workspace.display().to_string());
         Ok(ProjectSetup {
             name: name.to_string(),
             spec,
@@ -204,7 +208,6 @@ impl ProjectSetup {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
                 ..Default::default()
             },
-            recovery_prompt: Box::new(move |last| texts::recovery_prompt(&project, &ws, last)),
         })
     }
 }
@@ -257,6 +260,8 @@ struct Actor {
     running: Option<Running>,
     queue: VecDeque<Job>,
     approval: Option<ApprovalSeen>,
+    /// The last lines the pane finished (see [`Transcript::after`]).
+    recent: VecDeque<String>,
     /// The question last answered from chat, and when.
     answered: Option<(String, Instant)>,
     last_progress: Option<String>,
@@ -275,6 +280,7 @@ impl Actor {
             queue: VecDeque::new(),
             approval: None,
             answered: None,
+            recent: VecDeque::new(),
             last_progress: None,
             busy: false,
             epoch: Instant::now(),
@@ -466,6 +472,13 @@ impl Actor {
                     self.complete().await;
                 }
             }
+            ProjectCmd::HookApproval => {
+                // Judge the screen now rather than after the next output.
+                let now = self.now();
+                if let Some((_, watcher)) = &mut self.pane {
+                    watcher.feed(now, b"", &mut |_| {});
+                }
+            }
             ProjectCmd::Status(reply) => {
                 let _ = reply.send(ProjectStatus {
                     attached: self.pane.is_some(),
@@ -494,7 +507,7 @@ impl Actor {
         let deadline = now + job.timeout;
         self.running = Some(Running {
             job,
-            output: Transcript::default(),
+            output: Transcript::after(&self.recent),
             started: now,
             deadline,
             errors: Vec::new(),
@@ -564,7 +577,12 @@ impl Actor {
             return Err((job, "the agent pane is not attached".into()));
         };
         let text = if recovery {
-            (self.setup.recovery_prompt)(&job.text)
+            {
+                let skip = self.recent.len().saturating_sub(RECOVERY_TAIL_LINES);
+                let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
+                let workspace = self.setup.spec.workspace.display().to_string();
+                texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail.join(" / "))
+            }
         } else {
             job.text.clone()
         };
@@ -579,7 +597,7 @@ impl Actor {
         self.running = Some(Running {
             deadline: now + job.timeout,
             job,
-            output: Transcript::default(),
+            output: Transcript::after(&self.recent),
             started: now,
             errors: Vec::new(),
             recovery,
@@ -652,6 +670,9 @@ impl Actor {
         if let Some(running) = &mut self.running {
             running.output.push(&lines);
         }
+        self.recent.extend(lines.iter().cloned());
+        let excess = self.recent.len().saturating_sub(RECENT_LINES);
+        self.recent.drain(..excess);
         watcher
             .detector_mut()
             .feed(now, &lines, &mut |d| detections.push(d));

@@ -1,5 +1,6 @@
 //! One file per subcommand: its clap arguments and the glue that calls the library.
 
+mod bench;
 mod card;
 mod decode;
 mod detect;
@@ -64,6 +65,8 @@ enum Command {
     Openspec(openspec::Args),
     /// A simulated Claude Code + GSD agent for tests and demos.
     SimAgent(sim_agent::Args),
+    /// Load bench on real tmux servers: idle cost, floods, detection latency.
+    Bench(bench::Args),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -82,5 +85,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pairing(a) => pairing::run(a),
         Command::Openspec(a) => openspec::run(a),
         Command::SimAgent(a) => sim_agent::run(a),
+        Command::Bench(a) => bench::run(a),
     }
 }

@@ -340,7 +340,7 @@ struct Reader {
     pending: Arc<Mutex<Pending>>,
     events: broadcast::Sender<ClientEvent>,
     startup: Option<Startup>,
-    /// `%exit` seen, with its reason.
+    /// `%exit` seen as the last event so far, with its reason.
     exit: Option<Option<String>>,
     /// For the `%pause` resync, which sends commands of its own.
     shared: Weak<Shared>,
@@ -418,6 +418,9 @@ impl Reader {
     }
 
     fn on_event(&mut self, event: Event) {
+        // tmux writes nothing after a real `%exit`; one followed by more of
+        // the stream was reply text (a `%exit` line can sit inside a block).
+        self.exit = None;
         match event {
             Event::Notification(n) => self.on_notification(n),
             Event::Reply(reply) if reply.flags == 1 => self.on_reply(reply),

@@ -1,0 +1,177 @@
+//! `clawmux bench`: the load bench (idle cost, floods, detection latency)
+//! on real tmux servers, and the hidden roles it runs as helper processes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clawmux::bench::{self, Settings, roles, watcher};
+use clawmux::detect::Profiles;
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::UsageError;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A smoke run of a few seconds per part instead of about four minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Also print everything measured as one JSON object after the table.
+    #[arg(long)]
+    json: bool,
+    #[command(subcommand)]
+    role: Option<Role>,
+}
+
+/// The helper processes the bench starts (not for direct use).
+#[derive(clap::Subcommand)]
+enum Role {
+    /// Watch every session of a tmux server as the daemon does.
+    #[command(hide = true)]
+    Watcher {
+        #[arg(short = 'L')]
+        socket: String,
+        #[arg(long, default_value = "gsd")]
+        profile: String,
+    },
+    /// The polling baseline: capture-pane of every pane on an interval.
+    #[command(hide = true)]
+    Poller {
+        #[arg(short = 'L')]
+        socket: String,
+        #[arg(long, default_value_t = 500)]
+        interval_ms: u64,
+    },
+    /// Flood the terminal after Enter, report bytes written.
+    #[command(hide = true)]
+    Writer {
+        #[arg(long)]
+        seconds: f64,
+        /// Bytes a second (default: as fast as possible).
+        #[arg(long)]
+        rate: Option<u64>,
+        #[arg(long)]
+        report: PathBuf,
+    },
+    /// Print a time-stamped marker line every second after Enter.
+    #[command(hide = true)]
+    Marker {
+        #[arg(long)]
+        seconds: f64,
+        #[arg(long)]
+        report: PathBuf,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.role {
+        None => run_bench(args.quick, args.json),
+        Some(Role::Watcher { socket, profile }) => run_watcher(&socket, &profile),
+        Some(Role::Poller {
+            socket,
+            interval_ms,
+        }) => {
+            roles::poller(&socket, Duration::from_millis(interval_ms))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Role::Writer {
+            seconds,
+            rate,
+            report,
+        }) => {
+            check_seconds(seconds)?;
+            roles::writer(seconds, rate, &report)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Role::Marker { seconds, report }) => {
+            check_seconds(seconds)?;
+            roles::marker(seconds, &report)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn check_seconds(seconds: f64) -> anyhow::Result<()> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(UsageError(format!(
+            "--seconds must be a positive number, not {seconds}"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn run_bench(quick: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe()?;
+    let settings = if quick {
+        Settings::quick(exe)
+    } else {
+        Settings::full(exe)
+    };
+    eprintln!("clawmux bench: {}", machine());
+    let results = bench::run_all(&settings, &mut |part| eprintln!("clawmux bench: {part}…"))?;
+    let rows = bench::rows(&results);
+    println!("machine: {}", machine());
+    print!("{}", bench::table(&rows));
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "rows": rows, "results": results })
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_watcher(socket: &str, profile: &str) -> anyhow::Result<ExitCode> {
+    let profile = Profiles::defaults()?
+        .get(profile)
+        .map_err(|e| UsageError(e.to_string()))?;
+    // The daemon's runtime: multi-threaded, one worker per CPU.
+    let runtime = tokio::runtime::Runtime::new()?;
+    let report = runtime.block_on(async {
+        // The bench closes our stdin to stop us.
+        let stop = CancellationToken::new();
+        let stopper = stop.clone();
+        tokio::spawn(async move {
+            let mut sink = Vec::new();
+            let _ = tokio::io::stdin().read_to_end(&mut sink).await;
+            stopper.cancel();
+        });
+        watcher::watch(socket, profile, bench::scenario::PANE_SIZE, stop).await
+    })?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// CPUs, memory and tmux version, for the README line.
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or("?".into(), |kb| {
+            format!("{:.1} GiB", kb as f64 / 1024.0 / 1024.0)
+        });
+    let tmux = std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|_| "tmux ?".into());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_default();
+    format!(
+        "{cpus} CPUs ({cpu}), {mem} RAM, {tmux}, {}",
+        std::env::consts::OS
+    )
+}
