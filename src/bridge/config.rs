@@ -375,7 +375,10 @@ mod tests {
         let c = Config::parse(example).unwrap();
         c.validate().unwrap();
         let d = Config::default();
-        assert_eq!((c.tmux.width, c.tmux.height, c.progress.interval_secs), (d.tmux.width, d.tmux.height, d.progress.interval_secs));
+        assert_eq!(
+            (c.tmux.width, c.tmux.height, c.progress.interval_secs),
+            (d.tmux.width, d.tmux.height, d.progress.interval_secs)
+        );
         assert_eq!(c.timeouts.commands, d.timeouts.commands);
         assert_eq!(c.policy.rate_per_minute, d.policy.rate_per_minute);
     }

@@ -270,6 +270,16 @@ impl Daemon {
         ) {
             Decision::Allow => true,
             Decision::Ignore => false,
+            Decision::Limited => {
+                self.log("denied", json!({"sender": m.sender, "chat": chat_id, "reason": "rate limit", "text": m.text}));
+                let text = "You are sending messages faster than this bot accepts; this one was dropped. Try again in a minute.";
+                self.send(
+                    &m.target,
+                    Some(&m.message_id),
+                    &card::info_card("Slow down", text),
+                );
+                false
+            }
             Decision::Pair => match self.pairing.request(&m.sender) {
                 Ok(code) => {
                     self.log("pairing", json!({"sender": m.sender, "code": code}));

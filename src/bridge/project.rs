@@ -262,7 +262,8 @@ struct Actor {
     approval: Option<ApprovalSeen>,
     /// The last lines the pane finished (see [`Transcript::after`]).
     recent: VecDeque<String>,
-    /// The question last answered from chat, and when.
+    /// A question answered from chat before the detector reported it, and
+    /// when (see [`Actor::answer`]).
     answered: Option<(String, Instant)>,
     last_progress: Option<String>,
     busy: bool,
@@ -533,8 +534,12 @@ impl Actor {
             return Err("another prompt is on screen now; answer that one".into());
         }
         pane.answer(key).await.map_err(|e| e.to_string())?;
-        self.approval = None;
-        self.answered = Some((question.to_string(), Instant::now()));
+        // A prompt the detector already reported goes away by itself (it
+        // emits ApprovalGone). One it has not reported yet (answered right
+        // after a restart) may still be detected for a frame: skip that once.
+        if self.approval.take().is_none() {
+            self.answered = Some((question.to_string(), Instant::now()));
+        }
         Ok(())
     }
 
@@ -733,10 +738,9 @@ impl Actor {
             } => {
                 let Some((agent, _)) = &self.pane else { return };
                 // The prompt just answered can still be on screen for a frame.
-                if self
-                    .answered
-                    .as_ref()
-                    .is_some_and(|(q, at)| *q == question && at.elapsed() < ANSWERED_ECHO)
+                if let Some((q, at)) = self.answered.take()
+                    && q == question
+                    && at.elapsed() < ANSWERED_ECHO
                 {
                     return;
                 }

@@ -12,7 +12,7 @@ use crate::support::tmux::TmuxServer;
 const WAIT: Duration = Duration::from_secs(20);
 
 /// The daemon process, killed on drop.
-struct Serve(Child);
+pub struct Serve(pub Child);
 
 impl Drop for Serve {
     fn drop(&mut self) {
@@ -21,7 +21,7 @@ impl Drop for Serve {
     }
 }
 
-fn serve(home: &Path, fake: &FakeFeishu) -> Serve {
+pub fn serve(home: &Path, fake: &FakeFeishu) -> Serve {
     let config = fake.config();
     let log = std::fs::File::options()
         .create(true)
@@ -42,7 +42,13 @@ fn serve(home: &Path, fake: &FakeFeishu) -> Serve {
     Serve(child)
 }
 
-fn write_config(home: &Path, socket: &str) {
+pub fn write_config(home: &Path, socket: &str) {
+    write_config_for(home, socket, &["oc_1", "oc_fake"]);
+}
+
+/// The daemon's config file, allowing these group chats.
+pub fn write_config_for(home: &Path, socket: &str, chats: &[&str]) {
+    let chats: Vec<String> = chats.iter().map(|c| format!("{c:?}")).collect();
     let config = format!(
         r#"workspace_root = "{ws}"
 [tmux]
@@ -57,10 +63,12 @@ interval_secs = 1
 dm_policy = "allowlist"
 allow_from = ["ou_alice"]
 group_policy = "allowlist"
-group_allow_from = ["oc_1", "oc_fake"]
+group_allow_from = [{chats}]
 approvers = ["ou_alice"]
+rate_per_minute = 600
 "#,
-        ws = home.join("ws").display()
+        ws = home.join("ws").display(),
+        chats = chats.join(", ")
     );
     std::fs::write(home.join("config.toml"), config).unwrap();
 }
