@@ -370,6 +370,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_example_config_is_valid_and_is_the_defaults() {
+        let example = include_str!("../../clawmux.example.toml");
+        let c = Config::parse(example).unwrap();
+        c.validate().unwrap();
+        let d = Config::default();
+        assert_eq!(
+            (c.tmux.width, c.tmux.height, c.progress.interval_secs),
+            (d.tmux.width, d.tmux.height, d.progress.interval_secs)
+        );
+        assert_eq!(c.timeouts.commands, d.timeouts.commands);
+        assert_eq!(c.policy.rate_per_minute, d.policy.rate_per_minute);
+    }
+
+    #[test]
     fn empty_file_is_the_defaults() {
         let c = Config::parse("").unwrap();
         assert_eq!(c.tmux.socket, "clawmux");

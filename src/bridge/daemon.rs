@@ -24,16 +24,19 @@ use super::router::{self, Builtin, Route};
 use super::texts::{HELP, button, error_guidance, output_markdown, spec_of};
 use crate::detect::Profiles;
 use crate::feishu::card::{self, Card};
-use crate::hooks::{HookEvent, HookKind};
+use crate::hooks::{HookEvent, HookKind, HookSignal};
 use crate::store::SharedState;
 use crate::store::clock;
-use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord};
+use crate::store::state::{
+    ChatTarget, JobRecord, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord,
+};
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
-/// How long a click waits for the pane before answering Feishu (which
-/// needs an answer within 3 s).
-const CLICK_BUDGET: Duration = Duration::from_millis(2000);
+/// How long a status request waits for a project actor.
+const STATUS_BUDGET: Duration = Duration::from_millis(2000);
+/// How long typing an answer may take (the actor may be attaching).
+const ANSWER_BUDGET: Duration = Duration::from_secs(10);
 /// Console answers to denied senders are sent once per sender per run.
 const TICK: Duration = Duration::from_millis(500);
 
@@ -47,12 +50,9 @@ pub struct DaemonSetup {
     pub sim_agent: String,
 }
 
-struct JobCards {
-    project: String,
-    target: ChatTarget,
-    reply_to: Option<String>,
-    title: String,
-    progress: Option<String>,
+/// A command's progress card updates: at most one per interval, latest wins.
+#[derive(Default)]
+struct Throttle {
     last_patch: Option<Instant>,
     pending: Option<Card>,
 }
@@ -64,7 +64,9 @@ pub struct Daemon {
     projects: HashMap<String, ProjectHandle>,
     /// Agent pane (`%N`) -> project, for hooks.
     panes: HashMap<String, String>,
-    jobs: HashMap<String, JobCards>,
+    /// Unfinished commands by id (mirrored in the state file).
+    jobs: HashMap<String, JobRecord>,
+    throttles: HashMap<String, Throttle>,
     denied_told: HashSet<String>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<String, String>,
@@ -82,6 +84,7 @@ impl Daemon {
             projects: HashMap::new(),
             panes: HashMap::new(),
             jobs: HashMap::new(),
+            throttles: HashMap::new(),
             denied_told: HashSet::new(),
             aliases: HashMap::new(),
             events_tx,
@@ -95,7 +98,7 @@ impl Daemon {
         mut chat: mpsc::Receiver<ChatEvent>,
         mut hooks: mpsc::Receiver<HookEvent>,
     ) {
-        self.resume_projects();
+        self.resume_projects().await;
         let mut tick = tokio::time::interval(TICK);
         loop {
             tokio::select! {
@@ -117,22 +120,47 @@ impl Daemon {
 
     /// Projects with pending approvals get their actors back at start-up, so
     /// buttons pressed before the restart still work.
-    fn resume_projects(&mut self) {
-        let projects: Vec<String> = self
+    /// Commands not typed yet are sent again; a started one is followed
+    /// to its result (at once, or when its pending approval is answered).
+    async fn resume_projects(&mut self) {
+        let (jobs, approvals) = self
             .setup
             .shared
-            .read(|s| s.approvals.values().map(|a| a.project.clone()).collect());
-        for p in projects {
-            if let Err(e) = self.project(&p) {
+            .read(|s| (s.jobs.clone(), s.approvals.clone()));
+        let mut projects: Vec<String> = approvals.values().map(|a| a.project.clone()).collect();
+        projects.extend(jobs.iter().map(|j| j.project.clone()));
+        projects.sort();
+        projects.dedup();
+        for p in &projects {
+            if let Err(e) = self.project(p) {
                 self.log("failed", json!({"project": p, "error": e}));
             }
+        }
+        for r in jobs {
+            self.jobs.insert(r.id.clone(), r.clone());
+            let Some(handle) = self.projects.get(&r.project).cloned() else {
+                continue;
+            };
+            let job = self.job_of(&r);
+            // A started command runs again in the actor (even while its
+            // prompt waits), so later ones queue behind it.
+            let cmd = if r.started {
+                ProjectCmd::Adopt(job)
+            } else {
+                ProjectCmd::Submit(job)
+            };
+            self.log(
+                "resumed",
+                json!({"project": r.project, "job": r.id, "started": r.started}),
+            );
+            let _ = handle.send(cmd).await;
         }
     }
 
     // ---- cards ----------------------------------------------------------
 
-    /// Queues a new card; returns its handle (for later patches).
-    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+    /// A new card for the outbox, and its handle (for later patches).
+    fn new_card(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> (String, OutboxEntry) {
         let handle = uuid::Uuid::new_v4().to_string();
         let entry = OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
@@ -145,29 +173,20 @@ impl Daemon {
             text: card.to_text(),
             created_ms: clock::now_ms(),
         };
+        (handle, entry)
+    }
+
+    /// Queues a new card; returns its handle (for later patches).
+    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+        let (handle, entry) = Self::new_card(target, reply_to, card);
         self.setup.shared.update(|s| s.outbox.push_back(entry));
         handle
     }
 
     fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
-        if cards.is_empty() {
-            return;
-        }
-        let now = clock::now_ms();
-        let entries: Vec<OutboxEntry> = cards
+        let entries = cards
             .iter()
-            .map(|card| OutboxEntry {
-                uuid: uuid::Uuid::new_v4().to_string(),
-                op: OutboxOp::Send {
-                    target: target.clone(),
-                    handle: uuid::Uuid::new_v4().to_string(),
-                    reply_to: reply_to.map(String::from),
-                },
-                card: serde_json::to_value(card).unwrap_or(Value::Null),
-                text: card.to_text(),
-                created_ms: now,
-            })
-            .collect();
+            .map(|card| Self::new_card(target, reply_to, card).1);
         self.setup.shared.update(|s| s.outbox.extend(entries));
     }
 
@@ -251,6 +270,16 @@ impl Daemon {
         ) {
             Decision::Allow => true,
             Decision::Ignore => false,
+            Decision::Limited => {
+                self.log("denied", json!({"sender": m.sender, "chat": chat_id, "reason": "rate limit", "text": m.text}));
+                let text = "You are sending messages faster than this bot accepts; this one was dropped. Try again in a minute.";
+                self.send(
+                    &m.target,
+                    Some(&m.message_id),
+                    &card::info_card("Slow down", text),
+                );
+                false
+            }
             Decision::Pair => match self.pairing.request(&m.sender) {
                 Ok(code) => {
                     self.log("pairing", json!({"sender": m.sender, "code": code}));
@@ -388,22 +417,22 @@ impl Daemon {
             timeout: self.setup.config.timeout_for(text),
             retried: false,
         };
-        self.jobs.insert(
-            job.id.clone(),
-            JobCards {
-                project: project.to_string(),
-                target: target.clone(),
-                reply_to: reply_to.map(String::from),
-                title: format!("{project}: {text}"),
-                progress: None,
-                last_patch: None,
-                pending: None,
-            },
-        );
+        let record = JobRecord {
+            id: job.id.clone(),
+            project: project.to_string(),
+            text: text.to_string(),
+            target: target.clone(),
+            reply_to: reply_to.map(String::from),
+            progress: None,
+            started: false,
+            created_ms: clock::now_ms(),
+        };
+        self.jobs.insert(job.id.clone(), record.clone());
         self.setup.shared.update(|s| {
             if let Some(p) = s.projects.get_mut(project) {
                 p.last_command = Some(text.to_string());
             }
+            s.jobs.push(record);
         });
         self.log(
             "command",
@@ -633,7 +662,7 @@ impl Daemon {
         let mut md = String::from("| project | state | progress | queued |\n|---|---|---|---|\n");
         for name in names {
             let status = match self.projects.get(&name) {
-                Some(h) => tokio::time::timeout(CLICK_BUDGET, h.ask(ProjectCmd::Status))
+                Some(h) => tokio::time::timeout(STATUS_BUDGET, h.ask(ProjectCmd::Status))
                     .await
                     .ok()
                     .and_then(Result::ok),
@@ -653,7 +682,7 @@ impl Daemon {
             json!({"operator": c.operator, "action": action, "value": c.value}),
         );
         let answer = match action {
-            "approval" => self.click_approval(&c).await,
+            "approval" => return self.click_approval(c).await,
             "select_project" => match &c.option {
                 Some(p) => {
                     self.use_project(&c.target, None, p);
@@ -680,7 +709,8 @@ impl Daemon {
         }
     }
 
-    async fn click_approval(&mut self, c: &CardClick) -> ClickAnswer {
+    /// Answers Feishu at once (it allows 3 s), then types the answer.
+    async fn click_approval(&mut self, mut c: CardClick) {
         let field = |k: &str| {
             c.value
                 .get(k)
@@ -695,62 +725,120 @@ impl Daemon {
             field("option"),
         );
         let pending = self.setup.shared.read(|s| s.approvals.get(&id).cloned());
-        let Some(approval) = pending else {
-            return ClickAnswer::toast(ToastLevel::Warning, "This approval was already answered.");
+        let checked = match pending {
+            None => Err((
+                ToastLevel::Warning,
+                "This approval was already answered.".to_string(),
+            )),
+            Some(a) if a.project != project || a.session != session => {
+                let why = json!({"operator": c.operator, "reason": "approval does not match its project", "value": c.value});
+                self.log("denied", why);
+                Err((
+                    ToastLevel::Error,
+                    "This button does not match its approval.".to_string(),
+                ))
+            }
+            Some(a) => match self.check_answer(&a, &key, &c.operator) {
+                Ok(label) => Ok((a, label)),
+                Err(e) => Err((ToastLevel::Error, e)),
+            },
         };
-        if approval.project != project || approval.session != session {
-            self.log("denied", json!({"operator": c.operator, "reason": "approval does not match its project", "value": c.value}));
-            return ClickAnswer::toast(
-                ToastLevel::Error,
-                "This button does not match its approval.",
+        let respond = |c: &mut CardClick, answer: ClickAnswer| {
+            if let Some(respond) = c.respond.take() {
+                let _ = respond.send(answer);
+            }
+        };
+        let (approval, label) = match checked {
+            Ok(ok) => ok,
+            Err((level, text)) => return respond(&mut c, ClickAnswer::toast(level, text)),
+        };
+        respond(
+            &mut c,
+            ClickAnswer::toast(ToastLevel::Success, format!("Answered: {label}")),
+        );
+        // Clicks are handled one at a time: a second click finds the
+        // approval resolved (or still pending if typing failed).
+        if let Err(e) = self.type_answer(&approval, &key, &c.operator, &label).await {
+            self.error(
+                &c.target,
+                None,
+                "Could not answer the approval",
+                &e,
+                "Press the button again, or answer in the terminal.",
             );
-        }
-        match self.answer(&approval, &key, &c.operator).await {
-            Ok(label) => ClickAnswer::toast(ToastLevel::Success, format!("Answered: {label}")),
-            Err(e) => ClickAnswer::toast(ToastLevel::Error, e),
         }
     }
 
-    /// Types `key` for `approval` if `who` may approve; marks it resolved.
-    async fn answer(
-        &mut self,
+    /// May `who` answer `approval` with `key`? The option's label if so.
+    fn check_answer(
+        &self,
         approval: &PendingApproval,
         key: &str,
         who: &str,
     ) -> Result<String, String> {
         let paired = self.pairing.allowed().unwrap_or_default();
         if who != CONSOLE_USER && !self.policy.may_approve(who, &paired) {
-            self.log(
-                "denied",
-                json!({"operator": who, "reason": "not an approver", "approval": approval.id}),
-            );
+            let why =
+                json!({"operator": who, "reason": "not an approver", "approval": approval.id});
+            self.log("denied", why);
             return Err("You are not allowed to answer approvals.".into());
         }
-        let Some(option) = approval.options.iter().find(|o| o.key == key) else {
-            let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
-            return Err(format!(
-                "`{key}` is not one of the options ({})",
-                keys.join(", ")
-            ));
-        };
-        let label = option.label.clone();
+        match approval.options.iter().find(|o| o.key == key) {
+            Some(option) => Ok(option.label.clone()),
+            None => {
+                let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
+                Err(format!(
+                    "`{key}` is not one of the options ({})",
+                    keys.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Checks and types `key` for `approval`; marks it resolved.
+    async fn answer(
+        &mut self,
+        approval: &PendingApproval,
+        key: &str,
+        who: &str,
+    ) -> Result<String, String> {
+        let label = self.check_answer(approval, key, who)?;
+        self.type_answer(approval, key, who, &label).await?;
+        Ok(label)
+    }
+
+    /// Types a checked answer into the approval's pane; marks it resolved.
+    async fn type_answer(
+        &mut self,
+        approval: &PendingApproval,
+        key: &str,
+        who: &str,
+        label: &str,
+    ) -> Result<(), String> {
         let project = self.project(&approval.project)?;
-        let running = self.jobs.values().any(|j| j.project == approval.project);
-        let follow = (!running).then(|| self.follow_job(approval, &label));
+        // The command this prompt belongs to, so a restarted actor reports
+        // the rest of its turn (the actor ignores it when it runs one).
+        let started = self
+            .jobs
+            .values()
+            .filter(|j| j.project == approval.project && j.started);
+        let follow = match started.min_by_key(|j| j.created_ms) {
+            Some(j) => self.job_of(j),
+            None => self.follow_job(approval, label),
+        };
         let ask = project.ask(|done| ProjectCmd::Answer {
             approval_id: approval.id.clone(),
             question: approval.question.clone(),
             key: key.to_string(),
-            follow,
+            follow: Some(follow),
             done,
         });
-        let typed = tokio::time::timeout(CLICK_BUDGET, ask)
+        tokio::time::timeout(ANSWER_BUDGET, ask)
             .await
-            .map_err(|_| "The agent pane did not answer in time; try again.".to_string())?
-            .and_then(|r| r);
-        typed?;
-        self.resolve(approval, who, &label);
-        Ok(label)
+            .map_err(|_| "The agent pane did not take the answer in time.".to_string())?
+            .and_then(|r| r)?;
+        self.resolve(approval, who, label);
+        Ok(())
     }
 
     /// The command a project adopts when an approval is answered while it
@@ -765,19 +853,39 @@ impl Daemon {
             timeout: self.setup.config.timeout_for(""),
             retried: true,
         };
-        self.jobs.insert(
-            job.id.clone(),
-            JobCards {
-                project: approval.project.clone(),
-                target: approval.target.clone(),
-                reply_to: None,
-                title: format!("{}: {text}", approval.project),
-                progress: None,
-                last_patch: None,
-                pending: None,
-            },
-        );
+        let record = JobRecord {
+            id: job.id.clone(),
+            project: approval.project.clone(),
+            text,
+            target: approval.target.clone(),
+            reply_to: None,
+            progress: None,
+            started: true,
+            created_ms: clock::now_ms(),
+        };
+        self.jobs.insert(job.id.clone(), record.clone());
+        self.setup.shared.update(|s| s.jobs.push(record));
         job
+    }
+
+    /// The actor's form of a recorded command.
+    fn job_of(&self, r: &JobRecord) -> Job {
+        Job {
+            id: r.id.clone(),
+            text: r.text.clone(),
+            target: r.target.clone(),
+            message_id: r.reply_to.clone(),
+            timeout: self.setup.config.timeout_for(&r.text),
+            retried: false,
+        }
+    }
+
+    /// A command is over: forget it (memory and state file).
+    fn finish_job(&mut self, id: &str) -> Option<JobRecord> {
+        self.throttles.remove(id);
+        let job = self.jobs.remove(id)?;
+        self.setup.shared.update(|s| s.jobs.retain(|j| j.id != id));
+        Some(job)
     }
 
     /// The approval is answered: forget it and turn its card grey.
@@ -822,14 +930,22 @@ impl Daemon {
             ProjectEventKind::Started => {
                 self.log("started", json!({"project": project, "job": job_id}));
                 if let Some(id) = &job_id
-                    && let Some(j) = self.jobs.get(id)
+                    && let Some(j) = self.jobs.get(id).cloned()
                 {
-                    let card = card::progress_card(&j.title, "Running…", None, "");
+                    let card = card::progress_card(&title(&j), "Running…", None, "");
                     let handle = self.send(&j.target, j.reply_to.as_deref(), &card);
-                    if let Some(j) = self.jobs.get_mut(id) {
-                        j.progress = Some(handle);
-                        j.last_patch = Some(Instant::now());
-                    }
+                    let record = JobRecord {
+                        progress: Some(handle),
+                        started: true,
+                        ..j
+                    };
+                    self.jobs.insert(id.clone(), record.clone());
+                    self.setup.shared.update(|s| {
+                        if let Some(slot) = s.jobs.iter_mut().find(|x| x.id == record.id) {
+                            *slot = record;
+                        }
+                    });
+                    self.throttles.entry(id.clone()).or_default().last_patch = Some(Instant::now());
                 }
             }
             ProjectEventKind::Progress {
@@ -841,8 +957,11 @@ impl Daemon {
                     "detection",
                     json!({"project": project, "detection": "progress", "summary": summary}),
                 );
-                if let Some(j) = job_id.as_ref().and_then(|id| self.jobs.get_mut(id)) {
-                    j.pending = Some(card::progress_card(&j.title, &summary, percent, &tail));
+                if let Some(id) = &job_id
+                    && let Some(j) = self.jobs.get(id)
+                {
+                    let card = card::progress_card(&title(j), &summary, percent, &tail);
+                    self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
             }
@@ -884,16 +1003,16 @@ impl Daemon {
                 errors,
             } => {
                 self.log("completed", json!({"project": project, "job": job_id, "seconds": seconds, "errors": errors}));
-                if let Some(j) = job_id.as_ref().and_then(|id| self.jobs.remove(id)) {
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     if let Some(h) = &j.progress {
                         let stage = format!("Finished in {seconds}s");
-                        self.patch(h, &card::progress_card(&j.title, &stage, Some(100), ""));
+                        self.patch(h, &card::progress_card(&title(&j), &stage, Some(100), ""));
                     }
                     let md = output_markdown(&output);
                     self.send_all(
                         &j.target,
                         j.reply_to.as_deref(),
-                        &card::result_cards(&j.title, &md),
+                        &card::result_cards(&title(&j), &md),
                     );
                 }
             }
@@ -902,8 +1021,8 @@ impl Daemon {
                     "timeout",
                     json!({"project": project, "job": job_id, "seconds": seconds}),
                 );
-                if let Some(j) = job_id.as_ref().and_then(|id| self.jobs.remove(id)) {
-                    let title = format!("Timed out after {seconds}s: {}", j.title);
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                    let title = format!("Timed out after {seconds}s: {}", title(&j));
                     let guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.";
                     self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
                 }
@@ -952,7 +1071,7 @@ impl Daemon {
                     "failed",
                     json!({"project": project, "job": job_id, "error": error}),
                 );
-                let job = job_id.as_ref().and_then(|id| self.jobs.remove(id));
+                let job = job_id.as_deref().and_then(|id| self.finish_job(id));
                 let (target, reply_to) = match job {
                     Some(j) => (j.target, j.reply_to),
                     None => (self.chat_of(&project), None),
@@ -1004,10 +1123,14 @@ impl Daemon {
                 keys.join("|")
             )));
         }
-        pending.card = self.send(&target, reply_to.as_deref(), &card);
-        self.setup
-            .shared
-            .update(|s| s.approvals.insert(pending.id.clone(), pending));
+        // The approval and its card are saved together: a crash cannot
+        // leave a card without its approval, or an approval without a card.
+        let (handle, entry) = Self::new_card(&target, reply_to.as_deref(), &card);
+        pending.card = handle;
+        self.setup.shared.update(|s| {
+            s.approvals.insert(pending.id.clone(), pending);
+            s.outbox.push_back(entry);
+        });
     }
 
     /// Sends due progress updates: at most one per card per interval.
@@ -1015,15 +1138,15 @@ impl Daemon {
         let interval = Duration::from_secs(self.setup.config.progress.interval_secs);
         let now = Instant::now();
         let mut due = Vec::new();
-        for j in self.jobs.values_mut() {
-            let (Some(handle), Some(_)) = (&j.progress, &j.pending) else {
+        for (id, t) in &mut self.throttles {
+            let Some(handle) = self.jobs.get(id).and_then(|j| j.progress.as_ref()) else {
                 continue;
             };
-            if j.last_patch
-                .is_none_or(|t| now.duration_since(t) >= interval)
-                && let Some(card) = j.pending.take()
+            if t.last_patch
+                .is_none_or(|at| now.duration_since(at) >= interval)
+                && let Some(card) = t.pending.take()
             {
-                j.last_patch = Some(now);
+                t.last_patch = Some(now);
                 due.push((handle.clone(), card));
             }
         }
@@ -1077,12 +1200,20 @@ impl Daemon {
             "hook",
             json!({"project": project, "pane": pane, "event": hook_name(&hook.event)}),
         );
-        if matches!(hook.event, HookKind::Stop { .. })
-            && let Some(h) = self.projects.get(&project)
-        {
-            let _ = h.send(ProjectCmd::HookStop).await;
+        let cmd = match hook.signal() {
+            Some(HookSignal::TurnEnded) => ProjectCmd::HookStop,
+            Some(HookSignal::ApprovalPending) => ProjectCmd::HookApproval,
+            _ => return,
+        };
+        if let Some(h) = self.projects.get(&project) {
+            let _ = h.send(cmd).await;
         }
     }
+}
+
+/// A command's card title.
+fn title(j: &JobRecord) -> String {
+    format!("{}: {}", j.project, j.text)
 }
 
 fn hook_name(k: &HookKind) -> &str {

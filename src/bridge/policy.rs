@@ -31,6 +31,8 @@ pub enum Decision {
     },
     /// Ignored silently (a group message that does not mention the bot).
     Ignore,
+    /// Allowed, but over the per-minute rate limit.
+    Limited,
 }
 
 pub struct Policy {

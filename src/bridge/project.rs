@@ -36,6 +36,11 @@ const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 /// After an answer is typed, its prompt can stay on screen until the agent
 /// redraws: a detection of the same question this soon is not a new prompt.
 const ANSWERED_ECHO: Duration = Duration::from_millis(1500);
+/// Finished lines remembered to tell a redraw from new output: a few
+/// screens' worth.
+const RECENT_LINES: usize = 256;
+/// Lines of the lost session's output quoted in the recovery prompt.
+const RECOVERY_TAIL_LINES: usize = 20;
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
 
@@ -152,8 +157,12 @@ pub enum ProjectCmd {
     Cancel {
         done: oneshot::Sender<Result<(), String>>,
     },
+    /// Follow a command typed before a restart to its result.
+    Adopt(Job),
     /// Claude Code's `Stop` hook fired in this pane: the turn is over.
     HookStop,
+    /// A permission hook fired: a prompt is (about to be) on screen.
+    HookApproval,
     Status(oneshot::Sender<ProjectStatus>),
 }
 
@@ -163,8 +172,6 @@ pub struct ProjectSetup {
     pub spec: PaneSpec,
     pub profile: Arc<Profile>,
     pub detector: DetectorConfig,
-    /// Typed into a recreated session before the command is retried.
-    pub recovery_prompt: Box<dyn Fn(&str) -> String + Send + Sync>,
 }
 
 impl ProjectSetup {
@@ -188,12 +195,11 @@ impl ProjectSetup {
             program: config.tmux.command.clone(),
             socket: config.tmux.socket.clone(),
             session: session_name(name),
-            workspace: workspace.clone(),
+            workspace,
             agent,
             width: config.tmux.width,
             height: config.tmux.height,
         };
-        let (project, ws) = (name.to_string(), workspace.display().to_string());
         Ok(ProjectSetup {
             name: name.to_string(),
             spec,
@@ -202,7 +208,6 @@ impl ProjectSetup {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
                 ..Default::default()
             },
-            recovery_prompt: Box::new(move |last| texts::recovery_prompt(&project, &ws, last)),
         })
     }
 }
@@ -255,7 +260,10 @@ struct Actor {
     running: Option<Running>,
     queue: VecDeque<Job>,
     approval: Option<ApprovalSeen>,
-    /// The question last answered from chat, and when.
+    /// The last lines the pane finished (see [`Transcript::after`]).
+    recent: VecDeque<String>,
+    /// A question answered from chat before the detector reported it, and
+    /// when (see [`Actor::answer`]).
     answered: Option<(String, Instant)>,
     last_progress: Option<String>,
     busy: bool,
@@ -273,6 +281,7 @@ impl Actor {
             queue: VecDeque::new(),
             approval: None,
             answered: None,
+            recent: VecDeque::new(),
             last_progress: None,
             busy: false,
             epoch: Instant::now(),
@@ -427,22 +436,23 @@ impl Actor {
             } => {
                 let result = self.answer(&approval_id, &question, &key).await;
                 if result.is_ok()
-                    && self.running.is_none()
-                    && let (Some(job), Some((_, watcher))) = (follow, &mut self.pane)
+                    && let Some(job) = follow
                 {
-                    watcher.detector_mut().begin_turn();
-                    let now = Instant::now();
-                    let deadline = now + job.timeout;
-                    self.running = Some(Running {
-                        job,
-                        output: Transcript::default(),
-                        started: now,
-                        deadline,
-                        errors: Vec::new(),
-                        recovery: false,
-                    });
+                    self.adopt(job);
                 }
                 let _ = done.send(result);
+            }
+            ProjectCmd::Adopt(job) => {
+                if self.pane.is_none()
+                    && let Err(error) = self.attach(false).await
+                {
+                    let error =
+                        format!("the command was running when clawmux restarted, and {error}");
+                    return self
+                        .emit(Some(&job), ProjectEventKind::Failed { error })
+                        .await;
+                }
+                self.adopt(job);
             }
             ProjectCmd::Type { text, done } => {
                 let result = match &self.pane {
@@ -463,6 +473,13 @@ impl Actor {
                     self.complete().await;
                 }
             }
+            ProjectCmd::HookApproval => {
+                // Judge the screen now rather than after the next output.
+                let now = self.now();
+                if let Some((_, watcher)) = &mut self.pane {
+                    watcher.feed(now, b"", &mut |_| {});
+                }
+            }
             ProjectCmd::Status(reply) => {
                 let _ = reply.send(ProjectStatus {
                     attached: self.pane.is_some(),
@@ -474,6 +491,29 @@ impl Actor {
                 });
             }
         }
+    }
+
+    /// Makes `job` the running command without typing it (it was typed
+    /// before a restart); ignored while another command runs.
+    fn adopt(&mut self, job: Job) {
+        let now_ms = self.now();
+        let (true, Some((_, watcher))) = (self.running.is_none(), &mut self.pane) else {
+            return;
+        };
+        watcher.detector_mut().begin_turn();
+        // Judge the screen soon even if the agent prints nothing more: the
+        // turn may have ended while clawmux was down.
+        watcher.feed(now_ms, b"", &mut |_| {});
+        let now = Instant::now();
+        let deadline = now + job.timeout;
+        self.running = Some(Running {
+            job,
+            output: Transcript::after(&self.recent),
+            started: now,
+            deadline,
+            errors: Vec::new(),
+            recovery: false,
+        });
     }
 
     /// Types the answer when `approval_id` is still the prompt on screen.
@@ -494,8 +534,12 @@ impl Actor {
             return Err("another prompt is on screen now; answer that one".into());
         }
         pane.answer(key).await.map_err(|e| e.to_string())?;
-        self.approval = None;
-        self.answered = Some((question.to_string(), Instant::now()));
+        // A prompt the detector already reported goes away by itself (it
+        // emits ApprovalGone). One it has not reported yet (answered right
+        // after a restart) may still be detected for a frame: skip that once.
+        if self.approval.take().is_none() {
+            self.answered = Some((question.to_string(), Instant::now()));
+        }
         Ok(())
     }
 
@@ -538,7 +582,12 @@ impl Actor {
             return Err((job, "the agent pane is not attached".into()));
         };
         let text = if recovery {
-            (self.setup.recovery_prompt)(&job.text)
+            {
+                let skip = self.recent.len().saturating_sub(RECOVERY_TAIL_LINES);
+                let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
+                let workspace = self.setup.spec.workspace.display().to_string();
+                texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail.join(" / "))
+            }
         } else {
             job.text.clone()
         };
@@ -553,7 +602,7 @@ impl Actor {
         self.running = Some(Running {
             deadline: now + job.timeout,
             job,
-            output: Transcript::default(),
+            output: Transcript::after(&self.recent),
             started: now,
             errors: Vec::new(),
             recovery,
@@ -626,6 +675,9 @@ impl Actor {
         if let Some(running) = &mut self.running {
             running.output.push(&lines);
         }
+        self.recent.extend(lines.iter().cloned());
+        let excess = self.recent.len().saturating_sub(RECENT_LINES);
+        self.recent.drain(..excess);
         watcher
             .detector_mut()
             .feed(now, &lines, &mut |d| detections.push(d));
@@ -686,10 +738,9 @@ impl Actor {
             } => {
                 let Some((agent, _)) = &self.pane else { return };
                 // The prompt just answered can still be on screen for a frame.
-                if self
-                    .answered
-                    .as_ref()
-                    .is_some_and(|(q, at)| *q == question && at.elapsed() < ANSWERED_ECHO)
+                if let Some((q, at)) = self.answered.take()
+                    && q == question
+                    && at.elapsed() < ANSWERED_ECHO
                 {
                     return;
                 }

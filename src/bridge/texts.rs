@@ -40,14 +40,22 @@ pub fn spec_of(a: &PendingApproval) -> ApprovalSpec {
     }
 }
 
-pub fn recovery_prompt(project: &str, workspace: &str, last: &str) -> String {
+/// The context-recovery prompt typed into a recreated session, on one
+/// line (Enter would submit it early) and within what may be typed.
+pub fn recovery_prompt(project: &str, workspace: &str, last: &str, tail: &str) -> String {
     let vars = [
         ("project", project),
         ("workspace", workspace),
         ("last_command", last),
+        ("last_output_tail", tail),
         ("reason", "the tmux session was lost"),
     ];
-    flatten(&render_prompt("context_recovery", &vars))
+    let text = flatten(&render_prompt("context_recovery", &vars));
+    let limit = crate::bridge::names::MAX_TYPED_CHARS;
+    match text.char_indices().nth(limit) {
+        Some((cut, _)) => text[..cut].to_string(),
+        None => text,
+    }
 }
 
 pub fn error_guidance(project: &str, command: &str, line: &str, context: &str) -> String {

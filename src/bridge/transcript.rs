@@ -3,7 +3,7 @@
 //! shortcut hints). TUIs redraw above the cursor, so this is built from the
 //! stream of finished lines rather than from a position in the scrollback.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 /// Output kept per command: the result card shows the end of a long run.
 pub const MAX_TRANSCRIPT_BYTES: usize = 1024 * 1024;
@@ -14,12 +14,26 @@ pub struct Transcript {
     bytes: usize,
     /// Lines dropped from the front by the size bound.
     pub dropped: usize,
+    /// Lines the pane showed before the command: a TUI redrawing its
+    /// screen finishes them again, but they are not this command's output.
+    earlier: HashSet<String>,
 }
 
 impl Transcript {
+    /// A transcript that ignores the lines the pane finished just before.
+    pub fn after<'a>(earlier: impl IntoIterator<Item = &'a String>) -> Transcript {
+        Transcript {
+            earlier: earlier.into_iter().cloned().collect(),
+            ..Transcript::default()
+        }
+    }
+
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
-        for line in lines.iter().filter(|l| !is_furniture(l)) {
+        for line in lines
+            .iter()
+            .filter(|l| !is_furniture(l) && !self.earlier.contains(*l))
+        {
             self.bytes += line.len() + 1;
             self.lines.push_back(line.clone());
         }
@@ -97,6 +111,18 @@ mod tests {
             "> /gsd:progress\n⏺ Progress: ████░░ 60%\n❯ 1. Yes\n"
         );
         assert_eq!(t.tail(1), "❯ 1. Yes");
+    }
+
+    #[test]
+    fn lines_from_before_the_command_are_not_output() {
+        let before = lines(&["⏺ Plans verified [3/3]", "  Created 2 plans"]);
+        let mut t = Transcript::after(&before);
+        t.push(&lines(&[
+            "> say hi",
+            "  Created 2 plans",
+            "⏺ You said: say hi",
+        ]));
+        assert_eq!(t.text(), "> say hi\n⏺ You said: say hi\n");
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! `clawmux detect`: the detections in a recorded control-mode stream on
 //! stdin, one JSON object a line, deterministic.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use clawmux::control::MAX_LINE_BYTES;
 use clawmux::detect::{
     DEFAULT_PANE_SIZE, Detection, DetectorConfig, Millis, Profiles, StreamWatcher,
 };
@@ -41,10 +42,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         debounce: Duration::from_millis(args.debounce_ms),
         ..DetectorConfig::default()
     };
-    let mut input = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut input)
-        .context("reading the recording from stdin")?;
 
     let mut watcher = StreamWatcher::new(profile, config.clone(), DEFAULT_PANE_SIZE);
     let stdout = std::io::stdout();
@@ -58,11 +55,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let mut now = Millis(0);
-    for line in input.split_inclusive(|b| *b == b'\n') {
-        if line.starts_with(b"%output ") || line.starts_with(b"%extended-output ") {
+    let mut input = std::io::stdin().lock();
+    let mut line = Vec::new();
+    let mut at_line_start = true;
+    loop {
+        line.clear();
+        // Bounded reads: an over-long line arrives in pieces (the decoder
+        // drops it), never as one unbounded buffer.
+        let n = (&mut input)
+            .take(MAX_LINE_BYTES as u64)
+            .read_until(b'\n', &mut line)
+            .context("reading the recording from stdin")?;
+        if n == 0 {
+            break;
+        }
+        if at_line_start
+            && (line.starts_with(b"%output ") || line.starts_with(b"%extended-output "))
+        {
             now = now + Duration::from_millis(args.gap_ms);
         }
-        watcher.feed(now, line, &mut sink);
+        at_line_start = line.ends_with(b"\n");
+        watcher.feed(now, &line, &mut sink);
     }
     // The recording ended: let every pending settle and debounce fire.
     let end = now + config.debounce + config.settle;

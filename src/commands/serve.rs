@@ -47,6 +47,13 @@ pub fn load_config(
     if let Some(agent) = agent {
         config.agent.command = agent.to_string();
     }
+    let tmux = &config.tmux.command[0];
+    if !on_path(tmux) && !Path::new(tmux).is_file() {
+        return Err(UsageError(format!(
+            "`{tmux}` is not installed (clawmux runs agents in tmux). Install it, e.g. `sudo apt-get install tmux`"
+        ))
+        .into());
+    }
     if config.agent.command == "claude" && !on_path("claude") {
         return Err(UsageError(
             "the agent `claude` (Claude Code) is not installed on this machine. Install it, or try the built-in simulated agent: add `--agent sim`".into(),

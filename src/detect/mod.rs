@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
 };
-pub use lines::ProgressFields;
+pub use lines::{LineHit, ProgressFields};
 pub use profiles::{DEFAULT_PROFILES, Profile, ProfileError, Profiles};
 pub use stream::{DEFAULT_PANE_SIZE, StreamWatcher};
 

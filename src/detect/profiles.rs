@@ -11,7 +11,7 @@ use regex::{Regex, RegexSet};
 use serde::Deserialize;
 
 use super::ApprovalKind;
-use super::lines::LineMatcher;
+use super::lines::{LineHit, LineMatcher};
 
 /// The built-in profiles, also the reference for the file format.
 pub const DEFAULT_PROFILES: &str = include_str!("profiles.toml");
@@ -151,6 +151,18 @@ impl Profile {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Runs every line pattern over `batch` (lines joined by `\n`) in one
+    /// pass and calls `hit(line_index, what)` for each matching line.
+    pub fn scan_lines(&self, batch: &str, hit: impl FnMut(usize, LineHit)) {
+        self.lines.scan(batch, hit);
+    }
+
+    /// Every line pattern (errors with the keyword pattern, guards,
+    /// progress, menu-less approval headers), as compiled.
+    pub fn line_patterns(&self) -> Vec<&str> {
+        self.lines.patterns().collect()
+    }
 }
 
 /// Rows searched for busy/idle markers when a profile does not say.
@@ -287,20 +299,8 @@ fn regex_set(profile: &str, field: &str, patterns: &[String]) -> Result<RegexSet
     })
 }
 
-/// The error-keyword list as one case-insensitive, word-bounded pattern.
-fn keywords_pattern(keywords: &[String]) -> Option<String> {
-    let words: Vec<String> = keywords
-        .iter()
-        .filter(|k| !k.trim().is_empty())
-        .map(|k| regex::escape(k.trim()))
-        .collect();
-    (!words.is_empty()).then(|| format!("(?i)(?-u:\\b)(?:{})(?-u:\\b)", words.join("|")))
-}
-
 fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
     let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
-    let mut errors = list(&spec.errors);
-    errors.extend(keywords_pattern(&list(&spec.error_keywords)));
     let approvals: Vec<ApprovalRule> = spec
         .approvals
         .iter()
@@ -322,7 +322,8 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         .collect();
     let lines = LineMatcher::new(
         name,
-        &errors,
+        &list(&spec.errors),
+        &list(&spec.error_keywords),
         &list(&spec.error_guards),
         &list(&spec.progress),
         &headers,

@@ -289,7 +289,7 @@ fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: 
                 let text = if markdown {
                     content.clone()
                 } else {
-                    unescape_markdown(content)
+                    paginate::unescape_code_text(content)
                 };
                 out.push_str(&text);
                 out.push('\n');
@@ -329,11 +329,6 @@ fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: 
             }
         }
     }
-}
-
-/// Undo the escaping `paginate` applies inside code blocks, for plain text.
-fn unescape_markdown(s: &str) -> String {
-    paginate::unescape_code_text(s)
 }
 
 // ---------------------------------------------------------------------------
@@ -477,6 +472,15 @@ pub struct ActionButton {
     pub value: Value,
 }
 
+impl ActionButton {
+    pub fn new(label: impl Into<String>, value: Value) -> Self {
+        ActionButton {
+            label: label.into(),
+            value,
+        }
+    }
+}
+
 /// Longest raw error text an error card shows, in bytes (the tail is kept).
 pub const ERROR_TEXT_BYTES: usize = 16 * 1024;
 
@@ -601,10 +605,7 @@ mod tests {
             "Command failed",
             "API Error: 401 ```boom```",
             "Run `/login` in the pane.",
-            vec![ActionButton {
-                label: "Retry".into(),
-                value: json!({"action": "retry"}),
-            }],
+            vec![ActionButton::new("Retry", json!({"action": "retry"}))],
         );
         let v = serde_json::to_value(&card).unwrap();
         assert_eq!(v["header"]["template"], "red");

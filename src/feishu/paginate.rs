@@ -30,6 +30,10 @@ const EMPTY_TEXT: &str = "_(no output)_";
 /// fence adds to a page (a longer "fence" line is kept as text).
 const MAX_FENCE_LINE_BYTES: usize = 256;
 
+/// Largest table header (header + delimiter row, JSON bytes) repeated on
+/// the next card when a table is cut; a bigger one is not repeated.
+const MAX_TABLE_HEADER_BYTES: usize = 2 * 1024;
+
 /// Zero-width space: breaks up backtick runs inside code blocks.
 const ZWSP: char = '\u{200B}';
 
@@ -65,6 +69,9 @@ struct Seg {
     /// The code fence this segment is in (the opening line itself
     /// excluded): index of the opening segment and its fence.
     fence_before: Option<(usize, Fence)>,
+    /// For a table body row: index of the table's header row (the
+    /// delimiter row follows it), repeated atop a page that starts here.
+    table_header: Option<usize>,
 }
 
 /// An open code fence: its character and length, to close it properly.
@@ -91,6 +98,21 @@ fn fence_of(line: &[u8]) -> Option<(Fence, &[u8])> {
     }
     let len = rest.iter().take_while(|&&b| b == ch).count();
     (len >= 3).then_some((Fence { ch, len }, &rest[len..]))
+}
+
+/// The fence open after `line`, given the one open before it: a fence line
+/// opens one; inside, only a bare run of the same character, at least as
+/// long, closes it.
+fn fence_after(open: Option<Fence>, line: &[u8]) -> Option<Fence> {
+    match (open, fence_of(line)) {
+        (None, Some((f, _))) => Some(f),
+        (Some(o), Some((f, rest)))
+            if f.ch == o.ch && f.len >= o.len && rest.iter().all(u8::is_ascii_whitespace) =>
+        {
+            None
+        }
+        (open, _) => open,
+    }
 }
 
 /// Paginate `markdown` into cards titled `title` (with `[i/N]` when N > 1).
@@ -133,7 +155,7 @@ const MAX_TITLE_BYTES: usize = 200;
 /// Split `text` into page texts each at most `budget` JSON-escaped bytes.
 fn split(text: &str, budget: usize) -> Vec<String> {
     let bytes = text.as_bytes();
-    let segs = segments(text, budget);
+    let (segs, open_at_end) = segments(text, budget);
     // cum[i]: JSON length of segments [0, i), each with its trailing newline.
     let mut cum = Vec::with_capacity(segs.len() + 1);
     cum.push(0usize);
@@ -141,20 +163,29 @@ fn split(text: &str, budget: usize) -> Vec<String> {
         let l = json_len(&bytes[s.start..s.end]) + if s.newline { 2 } else { 0 };
         cum.push(cum.last().copied().unwrap_or(0) + l);
     }
-    let fence_open_len = |s: usize| -> usize {
-        match segs[s].fence_before {
-            Some((open, _)) => json_len(&bytes[segs[open].start..segs[open].end]) + 2,
-            None => 0,
+    let line_len = |i: usize| json_len(&bytes[segs[i].start..segs[i].end]) + 2;
+    // What a page starting at `s` repeats: the open fence line, or the
+    // header and delimiter rows of the table it cuts.
+    let reopen_len = |s: usize| -> usize {
+        match (segs[s].fence_before, segs[s].table_header) {
+            (Some((open, _)), _) => line_len(open),
+            (None, Some(h)) => line_len(h) + line_len(h + 1),
+            (None, None) => 0,
         }
     };
-    // Closing needed when the page ends at c while a fence is open: the next
-    // segment is inside a fence, or the last one opened a fence.
-    let close_at = |c: usize| -> Option<Fence> { segs.get(c)?.fence_before.map(|(_, f)| f) };
+    // A fence open where a page ends is closed there (at the very end too,
+    // when the input never closed it, so every card is balanced).
+    let close_at = |c: usize| -> Option<Fence> {
+        match segs.get(c) {
+            Some(seg) => seg.fence_before.map(|(_, f)| f),
+            None => open_at_end,
+        }
+    };
     let size = |s: usize, c: usize| -> usize {
         let close = close_at(c).map_or(0, |f| f.len + 2);
         // The last segment's trailing newline is not written.
         let trailing = if segs[c - 1].newline { 2 } else { 0 };
-        fence_open_len(s) + cum[c] - cum[s] - trailing + close
+        reopen_len(s) + cum[c] - cum[s] - trailing + close
     };
 
     let mut pages = Vec::new();
@@ -195,8 +226,13 @@ fn is_paragraph_end(bytes: &[u8], segs: &[Seg], c: usize) -> bool {
 
 fn render_page(bytes: &[u8], segs: &[Seg], s: usize, c: usize, close: Option<Fence>) -> String {
     let mut out: Vec<u8> = Vec::with_capacity(segs[c - 1].end - segs[s].start + 64);
-    if let Some((open, _)) = segs[s].fence_before {
-        out.extend_from_slice(&bytes[segs[open].start..segs[open].end]);
+    let repeat = match (segs[s].fence_before, segs[s].table_header) {
+        (Some((open, _)), _) => open..open + 1,
+        (None, Some(h)) => h..h + 2,
+        (None, None) => 0..0,
+    };
+    for seg in &segs[repeat] {
+        out.extend_from_slice(&bytes[seg.start..seg.end]);
         out.push(b'\n');
     }
     // Segments [s, c) are contiguous in the input: copy the span at once.
@@ -211,11 +247,14 @@ fn render_page(bytes: &[u8], segs: &[Seg], s: usize, c: usize, close: Option<Fen
 }
 
 /// Lines of `text`, long lines cut into pieces that fit a page together with
-/// a reopened and a closed fence; each with the fence it sits in.
-fn segments(text: &str, budget: usize) -> Vec<Seg> {
+/// a reopened and a closed fence; each with the fence or table it sits in.
+/// Also the fence still open at the end of the text.
+fn segments(text: &str, budget: usize) -> (Vec<Seg>, Option<Fence>) {
     let bytes = text.as_bytes();
-    let mut segs = Vec::with_capacity(bytes.len() / 40 + 1);
+    let mut segs: Vec<Seg> = Vec::with_capacity(bytes.len() / 40 + 1);
     let mut open: Option<(usize, Fence)> = None;
+    // Header row index of the table whose body we are in.
+    let mut table: Option<usize> = None;
     let mut pos = 0;
     while pos < bytes.len() {
         let (end, newline) = match memchr::memchr(b'\n', &bytes[pos..]) {
@@ -224,25 +263,42 @@ fn segments(text: &str, budget: usize) -> Vec<Seg> {
         };
         let line = &bytes[pos..end];
         let fence_before = open;
-        // Fence state changes after this line.
-        match (open, fence_of(line)) {
-            (None, Some((f, _))) => open = Some((segs.len(), f)),
-            (Some((_, o)), Some((f, rest)))
-                if f.ch == o.ch && f.len >= o.len && rest.iter().all(u8::is_ascii_whitespace) =>
-            {
-                open = None
-            }
-            _ => {}
-        }
+        open = match (open, fence_after(open.map(|(_, f)| f), line)) {
+            (None, Some(f)) => Some((segs.len(), f)),
+            (Some(o), Some(_)) => Some(o),
+            (_, None) => None,
+        };
         // A piece of a long line must fit on a page together with a reopened
-        // fence line (at most MAX_FENCE_LINE_BYTES, 6x escaped) and a close.
+        // fence line (at most MAX_FENCE_LINE_BYTES, 6x escaped) and a close,
+        // or a table header (at most MAX_TABLE_HEADER_BYTES).
         let piece_budget = budget / 2;
-        if json_len(line) <= piece_budget {
+        let line_json = json_len(line);
+        let plain = fence_before.is_none() && open.is_none() && line_json <= piece_budget;
+        let is_row = plain && line.contains(&b'|') && !line.iter().all(u8::is_ascii_whitespace);
+        table = match table {
+            Some(h) if is_row => Some(h),
+            Some(_) => None,
+            None => segs.len().checked_sub(1).filter(|&h| {
+                let head = &segs[h];
+                is_row
+                    && is_delimiter_row(line)
+                    && head.newline
+                    && head.fence_before.is_none()
+                    && head.table_header.is_none()
+                    && bytes[head.start..head.end].contains(&b'|')
+                    && json_len(&bytes[head.start..head.end]) + line_json + 4
+                        <= MAX_TABLE_HEADER_BYTES
+            }),
+        };
+        // The delimiter row itself is not a body row.
+        let table_header = table.filter(|&h| h + 1 < segs.len());
+        if line_json <= piece_budget {
             segs.push(Seg {
                 start: pos,
                 end,
                 newline,
                 fence_before,
+                table_header,
             });
         } else {
             let mut a = pos;
@@ -254,13 +310,31 @@ fn segments(text: &str, budget: usize) -> Vec<Seg> {
                     end: b,
                     newline: last && newline,
                     fence_before,
+                    table_header: None,
                 });
                 a = b;
             }
         }
         pos = end + usize::from(newline);
     }
-    segs
+    (segs, open.map(|(_, f)| f))
+}
+
+/// A GFM table delimiter row: cells of `-` with optional `:` ends, split by `|`.
+fn is_delimiter_row(line: &[u8]) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let t = line.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    line.contains('|')
+        && t.split('|').all(|cell| {
+            let c = cell.trim();
+            let c = c.strip_prefix(':').unwrap_or(c);
+            let c = c.strip_suffix(':').unwrap_or(c);
+            !c.is_empty() && c.bytes().all(|b| b == b'-')
+        })
 }
 
 /// The end of a piece starting at `a`: as far as `budget` JSON bytes allow,
@@ -401,6 +475,13 @@ mod tests {
         cards.iter().map(Card::text).collect()
     }
 
+    /// True if every fence opened in `text` is closed.
+    fn balanced(text: &str) -> bool {
+        text.lines()
+            .fold(None, |open, l| fence_after(open, l.as_bytes()))
+            .is_none()
+    }
+
     fn assert_card_limits(cards: &[Card]) {
         for c in cards {
             let j = c.to_json();
@@ -410,12 +491,7 @@ mod tests {
                 "card of {} bytes over target",
                 j.len()
             );
-            let fences = c
-                .text()
-                .lines()
-                .filter(|l| fence_of(l.as_bytes()).is_some())
-                .count();
-            assert_eq!(fences % 2, 0, "unbalanced fences in {}", c.text());
+            assert!(balanced(&c.text()), "unbalanced fences in {}", c.text());
         }
     }
 
@@ -519,10 +595,20 @@ mod tests {
         let cards = paginate("T", Template::Blue, &text);
         assert!(cards.len() > 1);
         for t in texts(&cards) {
+            assert!(
+                t.starts_with("| h1 | h2 |\n|---|---|\n| a"),
+                "header not repeated"
+            );
             for l in t.lines() {
                 assert!(l.starts_with('|') && l.ends_with('|'), "cut row: {l}");
             }
         }
+        // Apart from the repeated headers, the text is the input.
+        let body: Vec<String> = texts(&cards)
+            .iter()
+            .map(|t| t.splitn(3, '\n').nth(2).unwrap_or_default().to_string())
+            .collect();
+        assert!(format!("| h1 | h2 |\n|---|---|\n{}", body.join("\n")) == text.trim_end());
     }
 
     #[test]
@@ -539,6 +625,61 @@ mod tests {
             .filter(|l| fence_of(l.as_bytes()).is_some())
             .count();
         assert_eq!(fences, 2);
+    }
+
+    #[test]
+    fn unclosed_fence_is_closed_on_the_last_card() {
+        let cards = paginate("t", Template::Blue, "text\n```sh\nls");
+        assert_eq!(cards[0].text(), "text\n```sh\nls\n```");
+    }
+
+    use proptest::prelude::*;
+
+    /// Pieces that stress the paginator: fences, tables, escapes, multi-byte
+    /// characters, JSON-expensive bytes and lines longer than a page.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("\n".to_string()),
+            Just("\n\n".to_string()),
+            Just("```rust\n".to_string()),
+            Just("\n```\n".to_string()),
+            Just("~~~\n".to_string()),
+            Just("| a | b |\n".to_string()),
+            Just("|---|---|\n".to_string()),
+            Just("日本語".to_string()),
+            Just("\\*&#42;&amp;".to_string()),
+            Just("\"\u{1}\t".to_string()),
+            (1usize..3000).prop_map(|n| "w ".repeat(n)),
+            (1usize..40_000).prop_map(|n| "é".repeat(n)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_input_gives_valid_cards(pieces in proptest::collection::vec(piece(), 0..200)) {
+            let text: String = pieces.concat();
+            let cards = paginate("Prop", Template::Green, &text);
+            prop_assert!(!cards.is_empty());
+            for c in &cards {
+                prop_assert!(c.json_len() <= TARGET_CARD_JSON_BYTES, "card of {} bytes", c.json_len());
+                prop_assert!(balanced(&c.text()));
+            }
+            // Lines short enough to fit a page come out whole.
+            let all = cards.iter().map(Card::text).collect::<Vec<_>>().join("\n");
+            for line in text.lines().filter(|l| l.len() < 4096) {
+                prop_assert!(all.contains(line));
+            }
+        }
+    }
+
+    #[test]
+    fn delimiter_rows() {
+        assert!(is_delimiter_row(b"|---|:--:|"));
+        assert!(is_delimiter_row(b" --- | ---: "));
+        assert!(!is_delimiter_row(b"| a | b |"));
+        assert!(!is_delimiter_row(b"---"));
+        assert!(!is_delimiter_row(b"|---||"));
     }
 
     #[test]

@@ -221,6 +221,19 @@ mod tests {
     }
 
     #[test]
+    fn huge_cursor_moves_stay_bounded() {
+        let mut pane = Pane::new(80, 5);
+        pane.feed(b"a\x1b[65535Bb\x1b[65535;65535Hc\x1b[65535Cd\r\n");
+        let text = pane.text_since(Mark { line: 0 });
+        assert!(text.lines().count() <= 3 * 5, "{text:?}");
+        assert!(
+            text.len() <= 3 * 5 + MAX_LINE_CHARS * 4,
+            "{} bytes",
+            text.len()
+        );
+    }
+
+    #[test]
     fn screen_matches_capture_pane_shape() {
         let mut pane = Pane::new(20, 4);
         pane.feed(b"1\r\n2\r\n3\r\n4\r\n5");

@@ -110,6 +110,9 @@ impl TextModel {
     }
 
     fn move_to_row(&mut self, row: usize) {
+        // A terminal stops at its bottom row: a huge cursor-down must not
+        // allocate a huge live region.
+        let row = row.min(self.row + self.live_rows);
         if row != self.row {
             self.finish_row();
         }

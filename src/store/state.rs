@@ -24,6 +24,9 @@ pub struct State {
     pub cards: BTreeMap<String, String>,
     /// Cards to deliver, oldest first.
     pub outbox: VecDeque<OutboxEntry>,
+    /// Chat commands not finished yet, oldest first: after a restart they
+    /// are typed (if they never were) or followed to their result.
+    pub jobs: Vec<JobRecord>,
     /// Recently handled chat event and message ids.
     pub dedupe: DedupeIds,
 }
@@ -34,6 +37,22 @@ pub struct ProjectRecord {
     pub workspace: String,
     pub created_ms: u64,
     pub last_command: Option<String>,
+}
+
+/// A chat command on its way through a project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub id: String,
+    pub project: String,
+    pub text: String,
+    pub target: ChatTarget,
+    /// The chat message it came from; its cards reply to it.
+    pub reply_to: Option<String>,
+    /// The handle of its progress card, once started.
+    pub progress: Option<String>,
+    /// Typed into the pane already.
+    pub started: bool,
+    pub created_ms: u64,
 }
 
 /// Where a card goes.

@@ -110,9 +110,7 @@ pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
     let (ready_tx, ready_rx) = oneshot::channel();
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let stop = CancellationToken::new();
-    let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-
-    tokio::spawn(keep_tail(stderr, stderr_tail.clone()));
+    let stderr_tail = tokio::spawn(keep_tail(stderr));
     tokio::spawn(write_commands(command_rx, stdin, pending.clone()));
     let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
         let reader = Reader {
@@ -309,15 +307,16 @@ async fn write_commands(
     // Dropping stdin here detaches the control client (EOF on its input).
 }
 
-/// Keeps the last [`STDERR_TAIL_BYTES`] of a stream.
-async fn keep_tail(mut stream: impl AsyncRead + Unpin, tail: Arc<Mutex<Vec<u8>>>) {
+/// The last [`STDERR_TAIL_BYTES`] of a stream, once it closes.
+async fn keep_tail(mut stream: impl AsyncRead + Unpin) -> Vec<u8> {
+    let mut tail = Vec::new();
     let mut buf = [0u8; 1024];
     while let Ok(n @ 1..) = stream.read(&mut buf).await {
-        let mut tail = lock(&tail);
         tail.extend_from_slice(&buf[..n]);
         let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
         tail.drain(..excess);
     }
+    tail
 }
 
 /// Locks a mutex; a panic elsewhere while holding it leaves plain data
@@ -340,7 +339,7 @@ struct Reader {
     pending: Arc<Mutex<Pending>>,
     events: broadcast::Sender<ClientEvent>,
     startup: Option<Startup>,
-    /// `%exit` seen, with its reason.
+    /// `%exit` seen as the last event so far, with its reason.
     exit: Option<Option<String>>,
     /// For the `%pause` resync, which sends commands of its own.
     shared: Weak<Shared>,
@@ -353,7 +352,7 @@ impl Reader {
         mut child: Child,
         stop: CancellationToken,
         end: watch::Sender<Option<TmuxError>>,
-        stderr_tail: Arc<Mutex<Vec<u8>>>,
+        stderr_tail: tokio::task::JoinHandle<Vec<u8>>,
     ) {
         let mut decoder = Decoder::new();
         let mut buf = vec![0u8; READ_CHUNK_BYTES];
@@ -384,12 +383,15 @@ impl Reader {
         let reason = match (self.exit.take(), io_error) {
             (Some(reason), _) => TmuxError::Exited { reason },
             (None, Some(e)) => TmuxError::Io(e),
-            (None, None) => TmuxError::ProcessDied {
-                status,
-                stderr: String::from_utf8_lossy(&lock(&stderr_tail))
-                    .trim()
-                    .to_string(),
-            },
+            (None, None) => {
+                // A prefix's children (ssh) may hold stderr open: bounded wait.
+                let tail = tokio::time::timeout(EXIT_GRACE, stderr_tail).await;
+                let tail = tail.ok().and_then(Result::ok).unwrap_or_default();
+                TmuxError::ProcessDied {
+                    status,
+                    stderr: String::from_utf8_lossy(&tail).trim().to_string(),
+                }
+            }
         };
         self.end(reason, &end);
     }
@@ -418,6 +420,9 @@ impl Reader {
     }
 
     fn on_event(&mut self, event: Event) {
+        // tmux writes nothing after a real `%exit`; one followed by more of
+        // the stream was reply text (a `%exit` line can sit inside a block).
+        self.exit = None;
         match event {
             Event::Notification(n) => self.on_notification(n),
             Event::Reply(reply) if reply.flags == 1 => self.on_reply(reply),

@@ -96,10 +96,20 @@ impl Bridge {
     /// Stops the daemon (as a crash would: no shutdown work) and starts a
     /// new one on the same state directory and tmux server.
     pub async fn restart(&mut self) {
+        self.stop().await;
+        self.resume().await;
+    }
+
+    /// Stops the daemon as a crash would.
+    pub async fn stop(&mut self) {
         for t in self.tasks.drain(..) {
             t.abort();
             let _ = t.await;
         }
+    }
+
+    /// Starts a daemon on the existing state directory.
+    pub async fn resume(&mut self) {
         let (cards_tx, cards) = mpsc::unbounded_channel();
         let (chat, hooks, tasks) = spawn_daemon(&self.config, self.home.path(), cards_tx);
         (self.chat, self.hooks, self.cards, self.tasks) = (chat, hooks, cards, tasks);

@@ -1,8 +1,12 @@
 //! The bridge end to end: real tmux, the simulated agent, the daemon's
 //! router, approvals, progress, policy, state and event log.
 
+mod crash;
+mod faults;
 mod feishu_e2e;
 mod harness;
+mod hooks;
+mod soak;
 
 use std::time::Duration;
 

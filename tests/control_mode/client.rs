@@ -202,6 +202,20 @@ async fn a_killed_server_ends_the_client_with_a_typed_error() {
 async fn a_dead_tmux_process_ends_the_client_and_fails_waiting_commands() {
     let server = TmuxServer::new();
     let client = connect(&server).await;
+    // A forged `%exit` in reply text neither ends the client nor becomes its
+    // reason. (Inside a block a `%exit` line is taken as the notification,
+    // as tmux can interleave real ones, so it leaves the reply text.)
+    client
+        .command(TmuxCommand::new("rename-window").arg("%exit forged"))
+        .await
+        .unwrap();
+    let listed = client.command("list-windows -F '#{window_name}'").await;
+    assert_eq!(listed.unwrap(), Vec::<bytes::Bytes>::new());
+    assert_eq!(
+        client.command("display-message -p alive").await.unwrap(),
+        vec![bytes::Bytes::from("alive")]
+    );
+    assert_eq!(client.ended(), None);
     let pid = client.process_id().expect("a pid").to_string();
     let killed = std::process::Command::new("kill")
         .args(["-9", &pid])
@@ -232,5 +246,47 @@ async fn attach_to_a_missing_server_fails_clearly() {
             assert!(message.contains("no sessions"), "{message}")
         }
         other => panic!("expected a start-up error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_slow_subscriber_lags_without_holding_up_the_others() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let mut slow = client.subscribe();
+    let mut fast = client.subscribe();
+    let pane = open_pane(&client, "exec yes flood").await;
+    // The fast subscriber keeps receiving while the slow one reads nothing.
+    let mut outputs = 0;
+    while outputs <= clawmux::tmux::EVENT_CAPACITY {
+        next_matching(
+            &mut fast,
+            "output",
+            |e| matches!(e, ClientEvent::Output { pane: p, .. } if *p == pane),
+        )
+        .await;
+        outputs += 1;
+    }
+    match slow.recv().await {
+        Some(ClientEvent::Lagged { missed }) => assert!(missed > 0),
+        other => panic!("expected Lagged first, got {other:?}"),
+    }
+    // After the notice the slow subscriber simply goes on.
+    assert!(slow.recv().await.is_some());
+}
+
+#[tokio::test]
+async fn a_prefix_that_dies_at_start_up_reports_its_stderr() {
+    // The prefix stands for `ssh host tmux`; this one fails like a bad host.
+    let mut config = clawmux::tmux::ClientConfig::attach(None);
+    config.program = ["sh", "-c", "echo 'ssh: no such host' >&2; exit 255", "sh"]
+        .map(String::from)
+        .to_vec();
+    match clawmux::tmux::connect(config).await {
+        Err(TmuxError::ProcessDied { status, stderr }) => {
+            assert!(status.contains("255"), "{status}");
+            assert_eq!(stderr, "ssh: no such host");
+        }
+        other => panic!("expected ProcessDied, got {other:?}"),
     }
 }

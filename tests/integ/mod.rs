@@ -6,6 +6,7 @@ mod hooks;
 mod hooks_install;
 mod prompt;
 mod skill;
+mod skill_flow;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

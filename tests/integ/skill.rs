@@ -140,7 +140,7 @@ fn fill_placeholders(message: &str) -> String {
 
 /// Splits one shell command line into words: quotes are honoured, and the
 /// line ends at a comment or a shell operator.
-fn shell_words(line: &str) -> Vec<String> {
+pub(super) fn shell_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = line.chars();
@@ -255,7 +255,7 @@ fn possible_values(help: &str, flag: &str) -> Option<Vec<String>> {
     (!values.is_empty()).then_some(values)
 }
 
-fn check_command_line(words: &[String]) -> String {
+pub(super) fn check_command_line(words: &[String]) -> String {
     let shown = format!("clawmux {}", words.join(" "));
     let mut path: Vec<&str> = Vec::new();
     let mut rest = words;

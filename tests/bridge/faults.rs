@@ -1,0 +1,113 @@
+//! Faults around the daemon: the agent's process dies, the state file is
+//! corrupt at start-up, the disk refuses writes. Each time: nothing lost,
+//! and the user or operator is told.
+
+use clawmux::bridge::chat::ToastLevel;
+
+use super::harness::{Bridge, button_value};
+
+async fn project_with_approval(b: &mut Bridge, phase: u32) -> clawmux::store::state::OutboxEntry {
+    b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
+    b.card("first result", |e| {
+        e.text.contains("You said: /gsd:new-project")
+    })
+    .await;
+    b.say("oc_1", "ou_alice", &format!("/gsd:plan-phase {phase}"))
+        .await;
+    b.card_with("Approval needed").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_process_killed_mid_command() {
+    let mut b = Bridge::start().await;
+    let first = project_with_approval(&mut b, 7).await;
+    let pid = b
+        .tmux
+        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
+    let status = std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    b.card_with("Session lost").await;
+    let second = b
+        .card("a new approval", |e| {
+            e.text.contains("Approval needed") && e.uuid != first.uuid
+        })
+        .await;
+    let yes = button_value(&second, "Yes");
+    assert_eq!(
+        b.click("oc_1", "ou_alice", yes).await.toast.map(|t| t.0),
+        Some(ToastLevel::Success)
+    );
+    b.card("the result", |e| {
+        e.text.contains("Created 2 plans for phase 7") && e.text.contains("```")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corrupt_state_file_falls_back_to_a_backup() {
+    let mut b = Bridge::start().await;
+    let approval = project_with_approval(&mut b, 8).await;
+    b.stop().await;
+    let state = b.home.path().join("state.json");
+    let bytes = std::fs::read(&state).unwrap();
+    std::fs::write(&state, &bytes[..bytes.len() / 3]).unwrap();
+    b.resume().await;
+
+    let yes = button_value(&approval, "Yes");
+    assert_eq!(
+        b.click("oc_1", "ou_alice", yes).await.toast.map(|t| t.0),
+        Some(ToastLevel::Success)
+    );
+    b.card("the result", |e| {
+        e.text.contains("Created 2 plans for phase 8") && e.text.contains("```")
+    })
+    .await;
+    assert!(
+        b.events().iter().any(|r| r.kind == "state_recovered"),
+        "the operator is told"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_writes_failing_lose_nothing_and_are_reported() {
+    let mut b = Bridge::start().await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
+    b.card("first result", |e| {
+        e.text.contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    // The disk refuses the state file (the temp path cannot be created).
+    let blocker = b.home.path().join("state.json.tmp");
+    // (A save may be in flight: wait for its temp file to be renamed.)
+    while let Err(e) = std::fs::create_dir(&blocker) {
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    b.say("oc_1", "ou_alice", "while the disk is full").await;
+    b.card("the echo", |e| {
+        e.text.contains("You said: while the disk is full") && e.text.contains("```")
+    })
+    .await;
+    assert!(
+        b.events().iter().any(|r| r.kind == "state_error"),
+        "the operator is told"
+    );
+
+    std::fs::remove_dir(&blocker).unwrap();
+    b.say("oc_1", "ou_alice", "after the disk is back").await;
+    b.card("the next echo", |e| {
+        e.text.contains("You said: after the disk is back") && e.text.contains("```")
+    })
+    .await;
+    assert!(b.events().iter().any(|r| r.kind == "state_saved"));
+    let saved = std::fs::read_to_string(b.home.path().join("state.json")).unwrap();
+    assert!(
+        saved.contains("\"demo\""),
+        "the state written again holds everything"
+    );
+}

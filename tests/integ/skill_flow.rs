@@ -1,0 +1,78 @@
+//! The skill's approval flow, run as SKILL.md tells the agent to, against
+//! the simulated Claude Code + GSD agent in a real (private) tmux server:
+//! a command that stops at a permission prompt, the answer taken from the
+//! result's `Answer with:` line, then a Feishu-format result.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use super::skill::{check_command_line, shell_words};
+use super::{assert_contains, clawmux, stderr, stdout};
+use crate::support::tmux::TmuxServer;
+
+/// `clawmux run --project shop …` with this test's state dir and tmux server.
+fn run(home: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["run", "--project", "shop", "--agent", "sim"];
+    all.extend_from_slice(args);
+    clawmux(&all)
+        .env("CLAWMUX_HOME", home)
+        .output()
+        .expect("run clawmux")
+}
+
+#[test]
+fn approval_answered_from_the_answer_with_line_then_a_card() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = format!(
+        "workspace_root = \"{}\"\n[tmux]\nsocket = \"{}\"\n",
+        home.path().join("projects").display(),
+        tmux.socket
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+
+    let out = run(
+        home.path(),
+        &["--format", "markdown", "--", "/gsd:plan-phase 2"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_contains(&text, "[1] Yes");
+    let answer_line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Answer with: clawmux "))
+        .unwrap_or_else(|| panic!("no `Answer with:` line in:\n{text}"));
+    // The line the agent copies names real flags.
+    check_command_line(&shell_words(answer_line));
+    let keys = answer_line.rsplit(' ').next().unwrap_or("");
+    let first = keys.split('|').next().unwrap_or("");
+    assert_eq!(keys.split('|').count(), 3, "{answer_line}");
+
+    let out = run(home.path(), &["--format", "markdown", "--answer", first]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_contains(&stdout(&out), "Created 2 plans for phase 2");
+
+    let out = run(home.path(), &["--format", "card", "--", "/gsd-progress"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let cards: Value = serde_json::from_str(&stdout(&out)).expect("a JSON array of cards");
+    let cards = cards.as_array().expect("an array");
+    assert!(!cards.is_empty());
+    for card in cards {
+        assert_eq!(card["schema"], "2.0", "{card}");
+    }
+    assert_contains(&cards[0].to_string(), "Project status");
+}
+
+#[test]
+fn a_bad_project_name_runs_nothing_and_says_why() {
+    let home = tempfile::tempdir().unwrap();
+    let out = clawmux(&["run", "--project", "My App", "--", "/gsd:progress"])
+        .env("CLAWMUX_HOME", home.path())
+        .output()
+        .expect("run clawmux");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "");
+    assert!(stderr(&out).starts_with("clawmux: "), "{}", stderr(&out));
+}
