@@ -188,3 +188,89 @@ fn cards(o: &Outcome) -> Vec<Card> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clawmux::bridge::project::ApprovalSeen;
+
+    fn outcome(status: Status) -> Outcome {
+        Outcome {
+            status,
+            project: "shop".into(),
+            command: "/gsd:plan-phase 2".into(),
+            output: "⏺ Plans verified [3/3]\n  Created 2 plans for phase 2 <b>*x*</b>\n".into(),
+            seconds: 4,
+            detections: vec![
+                serde_json::json!({"kind": "progress", "summary": "2/3", "percent": null}),
+            ],
+            approval: (status == Status::Approval).then(|| ApprovalSeen {
+                id: "a1".into(),
+                session: "cm-shop".into(),
+                pane: "%0".into(),
+                kind: "permission".into(),
+                question: "Do you want to proceed?".into(),
+                options: vec![
+                    ApprovalOption {
+                        key: "1".into(),
+                        label: "Yes".into(),
+                    },
+                    ApprovalOption {
+                        key: "3".into(),
+                        label: "No".into(),
+                    },
+                ],
+            }),
+            error: None,
+        }
+    }
+
+    /// Every format carries the same facts: output lines, or the question,
+    /// every option and how to answer.
+    #[test]
+    fn formats_side_by_side() {
+        let done = outcome(Status::Completed);
+        for format in [Format::Markdown, Format::Plain, Format::Card, Format::Json] {
+            let text = render(&done, format);
+            for needle in [
+                "Plans verified [3/3]",
+                "Created 2 plans for phase 2",
+                "shop: /gsd:plan-phase 2",
+            ] {
+                assert!(
+                    text.contains(needle),
+                    "{format:?} lacks {needle:?}:\n{text}"
+                );
+            }
+        }
+        let plain = render(&done, Format::Plain);
+        assert!(
+            !plain.contains("```") && !plain.contains("**"),
+            "plain has no markup:\n{plain}"
+        );
+        let cards: serde_json::Value = serde_json::from_str(&render(&done, Format::Card)).unwrap();
+        assert_eq!(cards[0]["schema"], "2.0");
+        let json: serde_json::Value = serde_json::from_str(&render(&done, Format::Json)).unwrap();
+        assert_eq!(json["status"], "completed");
+        assert_eq!(json["detections"][0]["kind"], "progress");
+
+        let asking = outcome(Status::Approval);
+        for format in [Format::Markdown, Format::Plain, Format::Card, Format::Json] {
+            let text = render(&asking, format);
+            for needle in ["Do you want to proceed?", "Yes", "No"] {
+                assert!(
+                    text.contains(needle),
+                    "{format:?} lacks {needle:?}:\n{text}"
+                );
+            }
+            if format != Format::Json {
+                assert!(
+                    text.contains("--answer 1|3"),
+                    "{format:?} says how to answer:\n{text}"
+                );
+            }
+        }
+        let json: serde_json::Value = serde_json::from_str(&render(&asking, Format::Json)).unwrap();
+        assert_eq!(json["approval"]["options"][1]["key"], "3");
+    }
+}

@@ -16,6 +16,14 @@ use vte::{Params, Perform};
 /// as if the terminal had wrapped it.
 pub const MAX_LINE_CHARS: usize = 16 * 1024;
 
+/// Heap cost of a line in the log besides its text: the `String` header in
+/// the queue and the allocator's bookkeeping.
+const LINE_OVERHEAD_BYTES: usize = 40;
+
+fn held_bytes(line: &str) -> usize {
+    line.len() + LINE_OVERHEAD_BYTES
+}
+
 /// Tab stops every 8 columns, as in every terminal tmux emulates.
 const TAB_WIDTH: usize = 8;
 
@@ -38,7 +46,7 @@ impl LiveLine {
 pub(crate) struct TextModel {
     live_rows: usize,
     scrollback_bytes: usize,
-    /// Final lines, oldest first; `log_bytes` is the sum of their lengths.
+    /// Final lines, oldest first; `log_bytes` is what they hold on the heap.
     log: VecDeque<String>,
     log_bytes: usize,
     /// Absolute number of the first line in `log` (lines dropped before it
@@ -132,14 +140,17 @@ impl TextModel {
         }
     }
 
-    fn push_log(&mut self, text: String) {
-        self.log_bytes += text.len() + 1;
+    fn push_log(&mut self, mut text: String) {
+        // Count what the line really holds on the heap, so the bound is
+        // on memory, not just on characters.
+        text.shrink_to_fit();
+        self.log_bytes += held_bytes(&text);
         self.log.push_back(text);
         while self.log_bytes > self.scrollback_bytes {
             let Some(old) = self.log.pop_front() else {
                 break;
             };
-            self.log_bytes -= old.len() + 1;
+            self.log_bytes -= held_bytes(&old);
             self.log_first += 1;
         }
     }

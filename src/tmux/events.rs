@@ -18,10 +18,12 @@ use super::error::TmuxError;
 use crate::control::{Notification, PaneId, ParseError};
 
 /// Events a subscriber can be behind by before it loses the oldest. At
-/// tmux's 8 KiB per `%output` line this is up to 32 MiB of pane output in
+/// tmux's 8 KiB per `%output` line this is up to 8 MiB of pane output in
 /// flight: a busy subscriber rides out a burst, a stuck one cannot grow
-/// memory without bound.
-pub const EVENT_CAPACITY: usize = 4096;
+/// memory without bound (and a lagging one resyncs from the screen). The
+/// queue's slots are allocated up front, per client: one client per
+/// project session, so this also bounds the daemon's resident size.
+pub const EVENT_CAPACITY: usize = 1024;
 
 /// One event from the tmux control client.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-struct Live {
+pub struct Live {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -29,7 +29,7 @@ impl Drop for Live {
     }
 }
 
-fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeishu) -> Config {
+pub fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeishu) -> Config {
     let mut config = test_config(&tmux.socket, home);
     config.feishu.domain = fake.base_url();
     config.feishu.app_id = Some(fake.config().app_id);
@@ -39,7 +39,7 @@ fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeishu) -
     config
 }
 
-async fn start(config: &Config, home: &std::path::Path) -> Live {
+pub async fn start(config: &Config, home: &std::path::Path) -> Live {
     let (shared, _) = SharedState::open(home).expect("state");
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (_hook_tx, hook_rx) = mpsc::channel(4);

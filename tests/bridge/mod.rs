@@ -6,6 +6,7 @@ mod faults;
 mod feishu_e2e;
 mod harness;
 mod hooks;
+mod latency;
 mod soak;
 
 use std::time::Duration;
