@@ -1,12 +1,18 @@
 //! `clawmux watch`: attach a control client to a running tmux server and
-//! print what happens, live, one line an event (flushed at once).
+//! print what happens, live, one line an event (flushed at once): the
+//! notifications, and the detections the panes' output gives.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use clawmux::tmux::{self, ClientConfig, ClientEvent, Socket, TmuxError};
+use clawmux::control::PaneId;
+use clawmux::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profiles};
+use clawmux::tmux::{self, ClientConfig, ClientEvent, Socket, TmuxCommand, TmuxError};
+
+use super::UsageError;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,6 +28,9 @@ pub struct Args {
     /// One JSON object a line: `{"ts":…,"kind":…,"pane":"%3",…}`.
     #[arg(long)]
     json: bool,
+    /// Detection profile for the detections printed next to the output.
+    #[arg(long, default_value = "gsd")]
+    profile: String,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -41,18 +50,51 @@ async fn watch(args: Args) -> anyhow::Result<ExitCode> {
     let client = tmux::connect(config)
         .await
         .map_err(|e| anyhow::anyhow!("{e} (is a tmux server running on that socket?)"))?;
+    let profile = Profiles::defaults()?
+        .get(&args.profile)
+        .map_err(|e| UsageError(e.to_string()))?;
     let mut events = client.subscribe();
     let (id, name) = client.session();
     eprintln!("clawmux: watching session {name} ({id}); Ctrl-C to stop");
     let stdout = io::stdout();
+    let epoch = Instant::now();
+    let mut panes: HashMap<PaneId, PaneWatcher> = HashMap::new();
+    let mut found = Vec::new();
     loop {
+        let next = panes.values().filter_map(PaneWatcher::next_deadline).min();
+        let wake = next.map(|m| epoch + Duration::from_millis(m.0));
         let event = tokio::select! {
             _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
             event = events.recv() => event,
+            _ = sleep_until(wake) => {
+                let now = Millis(epoch.elapsed().as_millis() as u64);
+                panes.values_mut().for_each(|w| w.tick(now, &mut |d| found.push(d)));
+                print_detections(&mut stdout.lock(), &mut found, args.json)?;
+                continue;
+            }
         };
         let Some(event) = event else {
             return Ok(ExitCode::SUCCESS);
         };
+        if let ClientEvent::Output { pane, data } = &event {
+            if !panes.contains_key(pane) {
+                let (cols, rows) = pane_size(&client, *pane).await;
+                panes.insert(
+                    *pane,
+                    PaneWatcher::new(
+                        *pane,
+                        profile.clone(),
+                        DetectorConfig::default(),
+                        cols,
+                        rows,
+                    ),
+                );
+            }
+            let now = Millis(epoch.elapsed().as_millis() as u64);
+            if let Some(watcher) = panes.get_mut(pane) {
+                watcher.feed(now, data, &mut |d| found.push(d));
+            }
+        }
         let mut out = stdout.lock();
         if args.json {
             let mut json = serde_json::to_value(&event)?;
@@ -63,6 +105,7 @@ async fn watch(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             writeln!(out, "{}", human(&event)?)?;
         }
+        print_detections(&mut out, &mut found, args.json)?;
         out.flush()?;
         if let ClientEvent::Ended(end) = event {
             return match end {
@@ -81,6 +124,50 @@ fn human(event: &ClientEvent) -> anyhow::Result<String> {
         }
         other => serde_json::to_string(other)?,
     })
+}
+
+/// Prints (and clears) the detections found, as JSON lines or readably.
+fn print_detections(
+    out: &mut impl Write,
+    found: &mut Vec<Detection>,
+    json: bool,
+) -> io::Result<()> {
+    for d in found.drain(..) {
+        if json {
+            let mut value = serde_json::to_value(&d).unwrap_or_default();
+            if let Some(object) = value.as_object_mut() {
+                object.insert("ts".into(), now_ms().into());
+            }
+            writeln!(out, "{value}")?;
+        } else {
+            writeln!(out, "{} detected {}", d.pane, d.to_json())?;
+        }
+    }
+    out.flush()
+}
+
+/// The pane's size, so its screen model wraps like the real one.
+async fn pane_size(client: &tmux::Client, pane: PaneId) -> (u16, u16) {
+    let cmd = TmuxCommand::new("display-message")
+        .args(["-p"])
+        .target_pane(pane)
+        .arg("#{pane_width} #{pane_height}");
+    let reply = client.command(cmd).await.unwrap_or_default();
+    let text = reply
+        .first()
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .unwrap_or_default();
+    let mut dims = text
+        .split_whitespace()
+        .filter_map(|n| n.parse::<u16>().ok());
+    (dims.next().unwrap_or(80), dims.next().unwrap_or(24))
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 fn now_ms() -> u64 {

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use clawmux::bridge::config::ProjectConfig;
 use clawmux::tmux::{self, ClientConfig, ClientEvent, Socket};
 
 use super::feishu_e2e::{feishu_config, start};
-use crate::feishu::fake_server::FakeFeishu;
+use crate::feishu::fake_server::{FakeFeishu, Recorded};
 use crate::support::tmux::TmuxServer;
 
 const SAMPLES: usize = 30;
@@ -35,6 +36,17 @@ async fn seen(events: &mut tmux::Subscription, buf: &mut String, needle: &str) -
     }
 }
 
+/// A second control client on `session`, to see what the pane shows.
+async fn observe(server: &TmuxServer, session: &str) -> tmux::Subscription {
+    let mut observer = ClientConfig::attach(Some(session));
+    observer.socket = Some(Socket::Name(server.socket.clone()));
+    let client = tmux::connect(observer).await.expect("observer attaches");
+    let events = client.subscribe();
+    // The subscription outlives this handle; the client ends with the test.
+    std::mem::forget(client);
+    events
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -45,9 +57,38 @@ async fn chat_to_keys_and_prompt_to_card() {
     let fake = FakeFeishu::start().await;
     let server = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
-    let config = feishu_config(&server, home.path(), &fake);
+    let mut config = feishu_config(&server, home.path(), &fake);
+    // Keys are timed in a shell, whose line editor echoes every key as it
+    // arrives (the simulated agent draws its input box on its own schedule).
+    let shell = ProjectConfig {
+        agent: Some("bash --norc --noprofile".into()),
+        profile: Some("shell".into()),
+    };
+    config.projects.insert("keys".into(), shell);
+    config.policy.rate_per_minute = 1000;
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project keys");
+    let ready =
+        |c: &Recorded| c.title() == "keys: /gsd:new-project" && c.card_text().contains("```");
+    fake.wait_for_card(ready, WAIT).await.expect("shell ready");
+    let mut keys = observe(&server, "=cm-keys").await;
+    let mut buf = String::new();
+    let mut to_keys = Vec::new();
+    for n in 0..SAMPLES {
+        let text = format!("echo key-{n}");
+        let sent = Instant::now();
+        fake.push_message("oc_1", "ou_alice", &text);
+        to_keys.push(seen(&mut keys, &mut buf, &text).await - sent);
+        let title = format!("keys: {text}");
+        fake.wait_for_card(
+            |c| c.title() == title && c.card_text().contains("```"),
+            WAIT,
+        )
+        .await
+        .expect("echoed");
+    }
+
     fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
     fake.wait_for_card(
         |c| c.card_text().contains("You said: /gsd:new-project"),
@@ -55,33 +96,22 @@ async fn chat_to_keys_and_prompt_to_card() {
     )
     .await
     .expect("project");
-
-    let mut observer = ClientConfig::attach(Some("=cm-demo"));
-    observer.socket = Some(Socket::Name(server.socket.clone()));
-    let observer = tmux::connect(observer).await.expect("observer attaches");
-    let mut events = observer.subscribe();
-    let mut buf = String::new();
-
-    let (mut to_keys, mut to_card) = (Vec::new(), Vec::new());
+    let mut events = observe(&server, "=cm-demo").await;
+    let mut to_card = Vec::new();
     for n in 0..SAMPLES {
         let text = format!("/gsd:plan-phase {}", 100 + n);
-        let sent = Instant::now();
         fake.push_message("oc_1", "ou_alice", &text);
-        to_keys.push(seen(&mut events, &mut buf, &text).await - sent);
         let prompt = seen(&mut events, &mut buf, "Do you want to proceed?").await;
-        let phase = format!("make build-check-phase-{}", 100 + n);
+        // The n-th approval card of the run is this command's.
         let card = fake
-            .wait_for_card(
-                |c| c.title() == "Approval needed" && c.card_text().contains(&phase),
-                WAIT,
-            )
-            .await
-            .or_else(|| {
-                let all = fake.sent_cards();
-                all.into_iter()
-                    .rev()
-                    .find(|c| c.title() == "Approval needed")
+            .wait_until(WAIT, |f| {
+                let mut approvals = f
+                    .sent_cards()
+                    .into_iter()
+                    .filter(|c| c.title() == "Approval needed");
+                approvals.nth(n)
             })
+            .await
             .expect("approval card");
         to_card.push(card.at.saturating_duration_since(prompt));
         let yes = card
