@@ -9,9 +9,10 @@
 //! - a `vt100` screen, which gives a `capture-pane -p` equivalent
 //!   ([`Pane::screen`]) without asking tmux.
 //!
-//! Partial UTF-8 and partial escape sequences are carried across `feed`
-//! calls by the parsers, so the results do not depend on how tmux cut the
-//! bytes into `%output` lines.
+//! Partial escape sequences are carried across `feed` calls by the
+//! parsers, and a partial UTF-8 character by the pane (vte 0.15 mishandles
+//! one), so the results do not depend on how tmux cut the bytes into
+//! `%output` lines.
 //!
 //! ```
 //! use clawmux::pane::Pane;
