@@ -157,9 +157,10 @@ impl Dedupe for MemoryDedupe {
     }
 }
 
-/// What a payload turned out to be.
+/// What a payload turned out to be (public for the fuzz target only).
+#[doc(hidden)]
 #[derive(Debug)]
-pub(crate) enum Parsed {
+pub enum Parsed {
     Message(Message),
     /// A card action minus its answer channel.
     CardAction {
@@ -199,8 +200,10 @@ pub(crate) fn token_of(v: &Value) -> Option<&str> {
 }
 
 /// Parse an event payload. `fallback_id` names an old-style card callback,
-/// which carries no event id (the frame's message id is used).
-pub(crate) fn parse(payload: &Value, fallback_id: &str) -> Result<Parsed, EventError> {
+/// which carries no event id (the frame's message id is used). Public for
+/// the fuzz target only.
+#[doc(hidden)]
+pub fn parse(payload: &Value, fallback_id: &str) -> Result<Parsed, EventError> {
     let event_type = str_at(payload, &["header", "event_type"]);
     match event_type {
         Some("im.message.receive_v1") => parse_message(payload).map(Parsed::Message),

@@ -9,9 +9,10 @@
 //! - a `vt100` screen, which gives a `capture-pane -p` equivalent
 //!   ([`Pane::screen`]) without asking tmux.
 //!
-//! Partial UTF-8 and partial escape sequences are carried across `feed`
-//! calls by the parsers, so the results do not depend on how tmux cut the
-//! bytes into `%output` lines.
+//! Partial escape sequences are carried across `feed` calls by the
+//! parsers, and a partial UTF-8 character by the pane (vte 0.15 mishandles
+//! one), so the results do not depend on how tmux cut the bytes into
+//! `%output` lines.
 //!
 //! ```
 //! use clawmux::pane::Pane;
@@ -38,8 +39,13 @@ pub struct Mark {
     line: u64,
 }
 
+/// Most bytes of a UTF-8 character that can be cut off (4-byte chars).
+const MAX_CUT_CHAR_BYTES: usize = 3;
+
 /// The state of one tmux pane.
 pub struct Pane {
+    /// An incomplete UTF-8 character at the end of the last feed.
+    held: Vec<u8>,
     parser: vte::Parser,
     text: text::TextModel,
     screen: vt100::Parser,
@@ -55,6 +61,7 @@ impl Pane {
     /// Like [`Pane::new`] with a text log of at most `scrollback_bytes`.
     pub fn with_scrollback(cols: u16, rows: u16, scrollback_bytes: usize) -> Self {
         Pane {
+            held: Vec::new(),
             parser: vte::Parser::new(),
             text: text::TextModel::new(usize::from(rows), scrollback_bytes),
             screen: vt100::Parser::new(non_zero(rows), non_zero(cols), 0),
@@ -64,8 +71,24 @@ impl Pane {
     /// Feeds decoded pane bytes; returns the lines finished by them (clean
     /// text, trailing blanks trimmed, empty lines skipped), in order.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.parser.advance(&mut self.text, bytes);
-        self.screen.process(bytes);
+        // vte 0.15 mishandles a character whose UTF-8 bytes are cut across
+        // `advance` calls: it prints a C1 control it would execute, and
+        // skips the characters after it when another cut character follows
+        // within 3 bytes (found by fuzzing). So a character cut at the end
+        // of `bytes` is held back and handed over whole with the next feed.
+        let joined;
+        let bytes = if self.held.is_empty() {
+            bytes
+        } else {
+            let mut held = std::mem::take(&mut self.held);
+            held.extend_from_slice(bytes);
+            joined = held;
+            &joined
+        };
+        let (now, later) = bytes.split_at(bytes.len() - cut_char_len(bytes));
+        self.parser.advance(&mut self.text, now);
+        self.screen.process(now);
+        self.held = later.to_vec();
         std::mem::take(&mut self.text.finished)
     }
 
@@ -118,6 +141,23 @@ impl Pane {
     }
 }
 
+/// Length of the incomplete UTF-8 character that ends `bytes` (0 if none):
+/// a lead byte and fewer continuation bytes than it announces.
+fn cut_char_len(bytes: &[u8]) -> usize {
+    let tail = bytes.len().saturating_sub(MAX_CUT_CHAR_BYTES);
+    let is_continuation = |b: u8| b & 0xC0 == 0x80;
+    let Some(lead) = (tail..bytes.len())
+        .rev()
+        .find(|&i| !is_continuation(bytes[i]))
+    else {
+        return 0;
+    };
+    match std::str::from_utf8(&bytes[lead..]) {
+        Err(e) if e.valid_up_to() == 0 && e.error_len().is_none() => bytes.len() - lead,
+        _ => 0,
+    }
+}
+
 /// Terminal sizes are at least one cell.
 fn non_zero(n: u16) -> std::num::NonZeroU16 {
     std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN)
@@ -142,6 +182,44 @@ mod tests {
         assert_eq!(whole.text_since(mark), bytewise.text_since(mark));
         assert_eq!(whole.screen(), bytewise.screen());
         (lines, whole.text_since(mark), whole.screen())
+    }
+
+    /// Feeds `bytes` cut at `i` and `j` and checks the result is the same
+    /// as fed whole.
+    fn assert_cuts_invariant(bytes: &[u8]) {
+        let mut whole = Pane::new(40, 8);
+        let mark = whole.mark();
+        let lines = whole.feed(bytes);
+        for i in 0..=bytes.len() {
+            for j in i..=bytes.len() {
+                let mut cut = Pane::new(40, 8);
+                let mut cut_lines = cut.feed(&bytes[..i]);
+                cut_lines.extend(cut.feed(&bytes[i..j]));
+                cut_lines.extend(cut.feed(&bytes[j..]));
+                let at = format!("cut at {i} and {j}");
+                assert_eq!(lines, cut_lines, "{at}");
+                assert_eq!(whole.text_since(mark), cut.text_since(mark), "{at}");
+                assert_eq!(whole.screen(), cut.screen(), "{at}");
+            }
+        }
+    }
+
+    /// Found by the `pane_detect` fuzz target: a C1 control (U+0087) whose
+    /// UTF-8 bytes were cut across feeds was printed, not executed.
+    #[test]
+    fn c1_control_cut_across_feeds_is_not_printed() {
+        assert_cuts_invariant(b"a\xc2\x87b\r\n");
+        // The fuzzer's input, from its second 32-byte frame on.
+        assert_cuts_invariant(b" navi[3/7]\xc2\x87\x87\x87\x87\x87\xb7\x01\x00\x00\x08cancel\r\n");
+    }
+
+    /// Found by the `pane_detect` fuzz target: a character cut across feeds
+    /// followed, within 3 bytes, by another cut one lost the characters
+    /// between them (`x ·↑/y`).
+    #[test]
+    fn chars_after_a_cut_char_are_kept() {
+        assert_cuts_invariant("x \u{b7} \u{2191}/y\r\n".as_bytes());
+        assert_cuts_invariant(b"\xe2\x94\x80\xf0\x9f\x98\x80a\xc3\xa9\xc3\xa9\xe2to\xc2\r\n");
     }
 
     #[test]
