@@ -103,10 +103,21 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
             .join("\n\n"),
         _ => cards
             .iter()
-            .map(Card::to_text)
+            .map(|c| plain(&c.to_text()))
             .collect::<Vec<_>>()
             .join("\n\n"),
     }
+}
+
+/// A card's text without markdown: no code fences, no bold markers (for
+/// channels that would show them as characters).
+fn plain(text: &str) -> String {
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .map(|l| l.replace("**", ""))
+        .collect();
+    lines.join("\n")
 }
 
 fn cards(o: &Outcome) -> Vec<Card> {
@@ -235,7 +246,8 @@ mod tests {
             for needle in [
                 "Plans verified [3/3]",
                 "Created 2 plans for phase 2",
-                "shop: /gsd:plan-phase 2",
+                "shop",
+                "/gsd:plan-phase 2",
             ] {
                 assert!(
                     text.contains(needle),
