@@ -35,10 +35,6 @@ pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(300);
 /// Default settle time: one frame arrives within this even when tmux
 /// splits it into several `%output` lines.
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2);
-/// Shortest gap between two judgements of the screen while output keeps
-/// coming: prompts still show within tens of milliseconds, and a flooding
-/// pane costs one screen scan per interval instead of one per chunk.
-pub const MIN_JUDGE_INTERVAL: Duration = Duration::from_millis(25);
 /// Default number of context lines.
 pub const DEFAULT_CONTEXT_LINES: usize = 5;
 
@@ -64,8 +60,6 @@ pub struct Detector {
     last_output: Millis,
     /// When the screen is due to be judged.
     settle_at: Option<Millis>,
-    /// When it was last judged.
-    last_judged: Option<Millis>,
     /// When the turn completes unless more output comes.
     complete_at: Option<Millis>,
     busy: bool,
@@ -93,7 +87,6 @@ impl Detector {
             batch: String::new(),
             last_output: Millis(0),
             settle_at: None,
-            last_judged: None,
             complete_at: None,
             busy: false,
             in_turn: false,
@@ -114,12 +107,7 @@ impl Detector {
     /// schedules the screen to be judged after the settle time.
     pub fn feed(&mut self, now: Millis, lines: &[String], sink: &mut impl FnMut(Detection)) {
         self.last_output = now;
-        // While output streams, judge the screen at most every
-        // MIN_JUDGE_INTERVAL: a flood would otherwise re-render and rescan
-        // the whole screen for every chunk.
-        let settled = now + self.config.settle;
-        let earliest = self.last_judged.map(|t| t + MIN_JUDGE_INTERVAL);
-        self.settle_at = Some(earliest.map_or(settled, |e| e.max(settled)));
+        self.settle_at = Some(now + self.config.settle);
         self.complete_at = None;
         if lines.is_empty() {
             return;
@@ -174,7 +162,6 @@ impl Detector {
         // which is `now` when the caller ticks on time.
         if let Some(at) = self.settle_at.filter(|at| *at <= now) {
             self.settle_at = None;
-            self.last_judged = Some(at);
             self.judge_screen(at, &screen(), sink);
         }
         if let Some(at) = self.complete_at.filter(|at| *at <= now) {
