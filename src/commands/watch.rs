@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use clawmux::control::PaneId;
 use clawmux::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profiles};
+use clawmux::store::clock::now_ms;
 use clawmux::tmux::{self, ClientConfig, ClientEvent, Socket, TmuxCommand, TmuxError};
 
 use super::UsageError;
@@ -168,11 +169,4 @@ async fn sleep_until(at: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

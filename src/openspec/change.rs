@@ -154,25 +154,15 @@ pub fn new_change(
     Ok(dir)
 }
 
-/// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).
+/// Today's UTC date as `YYYY-MM-DD`.
 pub(crate) fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    civil_date(i64::try_from(secs / 86_400).unwrap_or(0))
+    crate::store::clock::date(crate::store::clock::now_ms())
 }
 
-fn civil_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+/// The date `days` after the Unix epoch.
+#[cfg(test)]
+fn civil_date(days: u64) -> String {
+    crate::store::clock::date(days * 86_400_000)
 }
 
 #[cfg(test)]
