@@ -3,11 +3,12 @@
 //! memory can be read from `/proc`.
 //!
 //! Per session, as `bridge::project` does: attach a control client with the
-//! daemon's settings ([`PaneSpec::attach`]: fixed size, `pause-after`), feed a
-//! [`PaneWatcher`] (text and screen model + detector) from the pane's
-//! output, tick it at its deadlines, and start again from the screen after a
-//! `%pause` resync or a lag. On top, it counts what the bench reports:
-//! bytes, `%pause`, `%exit`, lags, and how late each marker line was detected.
+//! daemon's settings ([`PaneSpec::attach`]: fixed size, `pause-after`, the
+//! flood guard), feed a [`PaneWatcher`] (text and screen model + detector)
+//! from the pane's output, tick it at its deadlines, and start again from
+//! the screen after a `%pause` resync, a flood snapshot or a lag. On top, it
+//! counts what the bench reports: bytes, `%pause`, flood switches and
+//! snapshots, `%exit`, lags, and how late each marker line was detected.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -35,6 +36,12 @@ pub struct WatcherReport {
     pub detections: u64,
     /// `%pause` notifications (tmux dropped a pane's backlog).
     pub pauses: u64,
+    /// Times the flood guard switched a pane to snapshots of its screen,
+    /// and the snapshots published (`Resync` events).
+    #[serde(default)]
+    pub flood_switches: u64,
+    #[serde(default)]
+    pub snapshots: u64,
     /// `%exit` reasons (`too far behind` is the failure to avoid).
     pub exits: Vec<String>,
     /// Clients that ended, and why.
@@ -51,6 +58,8 @@ impl WatcherReport {
         self.output_bytes += other.output_bytes;
         self.detections += other.detections;
         self.pauses += other.pauses;
+        self.flood_switches += other.flood_switches;
+        self.snapshots += other.snapshots;
         self.exits.extend(other.exits);
         self.ended.extend(other.ended);
         self.lagged += other.lagged;
@@ -143,6 +152,7 @@ async fn watch_pane(
                 pane.feed(now, &data, &mut |d| seen.on(&d));
             }
             Some(ClientEvent::Resync { pane: id, screen }) if id == agent.pane => {
+                report.snapshots += 1;
                 pane.feed(now, b"\x1b[H\x1b[2J", &mut |_| {});
                 pane.feed(now, &screen, &mut |d| seen.on(&d));
             }
@@ -154,6 +164,7 @@ async fn watch_pane(
                 }
             }
             Some(ClientEvent::Notification(Notification::Pause { .. })) => report.pauses += 1,
+            Some(ClientEvent::Flood { flooding: true, .. }) => report.flood_switches += 1,
             Some(ClientEvent::Notification(Notification::Exit { reason })) => {
                 report.exits.push(reason.unwrap_or_default());
             }

@@ -14,7 +14,9 @@ use bytes::Bytes;
 use tokio::process::Command;
 
 use crate::control::PaneId;
-use crate::tmux::{Client, ClientConfig, Socket, Start, Subscription, TmuxCommand, TmuxError};
+use crate::tmux::{
+    Client, ClientConfig, FloodLimits, Socket, Start, Subscription, TmuxCommand, TmuxError,
+};
 
 /// Where and how to run a project's agent.
 #[derive(Debug, Clone)]
@@ -116,6 +118,7 @@ impl PaneSpec {
         config.socket = Some(Socket::Name(self.socket.clone()));
         config.size = Some((self.width, self.height));
         config.pause_after = Some(PAUSE_AFTER);
+        config.flood = Some(FloodLimits::default());
         let client = crate::tmux::connect(config).await?;
         let events = client.subscribe();
         let target = format!("={}", self.session);

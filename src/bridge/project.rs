@@ -15,6 +15,7 @@ use super::config::Config;
 use super::names::session_name;
 use super::texts;
 use super::transcript::Transcript;
+use crate::control::Notification;
 use crate::detect::{
     Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
 };
@@ -634,7 +635,26 @@ impl Actor {
                     watcher.feed(now, &screen, &mut |d| detections.push(d));
                 }
             }
+            Some(ClientEvent::Flood {
+                pane,
+                flooding: true,
+            }) if self
+                .pane
+                .as_ref()
+                .is_some_and(|(agent, _)| agent.pane == pane) =>
+            {
+                self.mark_gap();
+            }
+            Some(ClientEvent::Notification(Notification::Pause { pane }))
+                if self
+                    .pane
+                    .as_ref()
+                    .is_some_and(|(agent, _)| agent.pane == pane) =>
+            {
+                self.mark_gap();
+            }
             Some(ClientEvent::Lagged { .. }) => {
+                self.mark_gap();
                 // Events were lost: start again from the screen tmux has.
                 let screen = match &self.pane {
                     Some((agent, _)) => agent.capture().await.ok(),
@@ -662,6 +682,13 @@ impl Actor {
             Some(_) => {}
         }
         self.on_detections(detections).await;
+    }
+
+    /// The running command's output goes on without some of its lines.
+    fn mark_gap(&mut self) {
+        if let Some(running) = &mut self.running {
+            running.output.gap();
+        }
     }
 
     /// Feeds agent output to the pane model and detector; the lines it

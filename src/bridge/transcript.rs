@@ -7,6 +7,8 @@ use std::collections::{HashSet, VecDeque};
 
 /// Output kept per command: the result card shows the end of a long run.
 pub const MAX_TRANSCRIPT_BYTES: usize = 1024 * 1024;
+/// Stands for lines that went by unseen (see [`Transcript::gap`]).
+pub const GAP_LINE: &str = "[… output too fast to follow: lines skipped, the screen was watched]";
 
 #[derive(Debug, Default, Clone)]
 pub struct Transcript {
@@ -30,19 +32,30 @@ impl Transcript {
 
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
-        for line in lines
-            .iter()
-            .filter(|l| !is_furniture(l) && !self.earlier.contains(*l))
-        {
-            self.bytes += line.len() + 1;
-            self.lines.push_back(line.clone());
+        for line in lines {
+            if !is_furniture(line) && !self.earlier.contains(line) {
+                self.push_line(line.clone());
+            }
         }
+    }
+
+    fn push_line(&mut self, line: String) {
+        self.bytes += line.len() + 1;
+        self.lines.push_back(line);
         while self.bytes > MAX_TRANSCRIPT_BYTES {
             let Some(old) = self.lines.pop_front() else {
                 break;
             };
             self.bytes -= old.len() + 1;
             self.dropped += 1;
+        }
+    }
+
+    /// Marks where lines went by unseen: the pane flooded (only its
+    /// screen was watched) or output was lost and resynchronised.
+    pub fn gap(&mut self) {
+        if self.lines.back().map(String::as_str) != Some(GAP_LINE) {
+            self.push_line(GAP_LINE.to_string());
         }
     }
 
@@ -123,6 +136,17 @@ mod tests {
             "⏺ You said: say hi",
         ]));
         assert_eq!(t.text(), "> say hi\n⏺ You said: say hi\n");
+    }
+
+    #[test]
+    fn a_gap_is_marked_once_between_lines() {
+        let mut t = Transcript::default();
+        t.push(&lines(&["before"]));
+        t.gap();
+        t.gap();
+        t.push(&lines(&["after"]));
+        t.gap();
+        assert_eq!(t.text(), format!("before\n{GAP_LINE}\nafter\n{GAP_LINE}\n"));
     }
 
     #[test]

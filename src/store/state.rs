@@ -2,7 +2,7 @@
 //! approvals, delivered card ids, the outbox of cards not yet delivered, and
 //! the ids of chat events already handled.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -10,6 +10,11 @@ use serde_json::Value;
 /// Chat event ids remembered for dedupe: Feishu redelivers within minutes,
 /// so a few thousand recent ids are plenty and keep the file small.
 pub const DEDUPE_CAPACITY: usize = 4096;
+/// Delivered cards whose message ids are kept: only recent cards are
+/// patched (progress, approvals), and a command makes a handful, so this
+/// covers hundreds of commands while keeping `state.json` (rewritten on
+/// every change) from growing for ever.
+pub const CARDS_CAPACITY: usize = 2048;
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -21,7 +26,7 @@ pub struct State {
     /// Approval id -> a prompt waiting for an answer from chat.
     pub approvals: BTreeMap<String, PendingApproval>,
     /// Card handle -> the chat message that shows it, once delivered.
-    pub cards: BTreeMap<String, String>,
+    pub cards: DeliveredCards,
     /// Cards to deliver, oldest first.
     pub outbox: VecDeque<OutboxEntry>,
     /// Chat commands not finished yet, oldest first: after a restart they
@@ -182,10 +187,102 @@ impl<'de> Deserialize<'de> for DedupeIds {
     }
 }
 
+/// The most recent [`CARDS_CAPACITY`] delivered cards: handle -> message
+/// id. Stored as a JSON object in delivery order (a state file from before,
+/// with its keys sorted, still loads).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DeliveredCards {
+    order: VecDeque<String>,
+    ids: HashMap<String, String>,
+}
+
+impl DeliveredCards {
+    pub fn get(&self, handle: &str) -> Option<&String> {
+        self.ids.get(handle)
+    }
+
+    /// Records a delivered card; the oldest is forgotten past the capacity.
+    pub fn insert(&mut self, handle: String, message_id: String) {
+        if self.ids.insert(handle.clone(), message_id).is_none() {
+            self.order.push_back(handle);
+        }
+        while self.order.len() > CARDS_CAPACITY {
+            if let Some(old) = self.order.pop_front() {
+                self.ids.remove(&old);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
+impl Serialize for DeliveredCards {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.order.len()))?;
+        for handle in &self.order {
+            if let Some(id) = self.ids.get(handle) {
+                map.serialize_entry(handle, id)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for DeliveredCards {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct InOrder;
+        impl<'de> serde::de::Visitor<'de> for InOrder {
+            type Value = DeliveredCards;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of card handles to message ids")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<DeliveredCards, A::Error> {
+                let mut cards = DeliveredCards::default();
+                while let Some((handle, id)) = map.next_entry::<String, String>()? {
+                    cards.insert(handle, id);
+                }
+                Ok(cards)
+            }
+        }
+        d.deserialize_map(InOrder)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn delivered_cards_are_bounded_and_keep_their_order_in_json() {
+        let mut cards = DeliveredCards::default();
+        for i in 0..CARDS_CAPACITY + 10 {
+            cards.insert(format!("h{i}"), format!("om_{i}"));
+        }
+        cards.insert("h20".into(), "om_again".into());
+        assert_eq!(cards.len(), CARDS_CAPACITY);
+        assert_eq!(cards.get("h9"), None, "oldest forgotten");
+        assert_eq!(cards.get("h10").map(String::as_str), Some("om_10"));
+        assert_eq!(cards.get("h20").map(String::as_str), Some("om_again"));
+        let json = serde_json::to_string(&cards).unwrap();
+        assert!(json.starts_with(r#"{"h10":"om_10","h11""#), "{}", &json[..40]);
+        let back: DeliveredCards = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, cards);
+        // A state file from before (a sorted object) loads as it is.
+        let old: DeliveredCards = serde_json::from_str(r#"{"a":"om_1","b":"om_2"}"#).unwrap();
+        assert_eq!(old.get("b").map(String::as_str), Some("om_2"));
+        assert!(serde_json::from_str::<DeliveredCards>(r#"{"a":1}"#).is_err());
+    }
 
     #[test]
     fn dedupe_is_bounded_and_survives_serialization() {

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -23,6 +23,7 @@ use super::command::TmuxCommand;
 use super::config::ClientConfig;
 use super::error::TmuxError;
 use super::events::{ClientEvent, EVENT_CAPACITY, Subscription};
+use super::flood::FloodGuard;
 use crate::control::{Decoder, Event, Notification, PaneId, Reply, SessionId};
 
 /// Bytes read from tmux's stdout at a time: several full `%output` lines
@@ -63,6 +64,19 @@ struct Shared {
 struct Queued {
     line: String,
     reply: oneshot::Sender<Result<Vec<Bytes>, TmuxError>>,
+    /// A `capture-pane` whose screen the reader publishes as
+    /// [`ClientEvent::Resync`] in stream order: after the output tmux sent
+    /// before it, before the output sent after it.
+    snapshot: Option<Snapshot>,
+}
+
+/// A screen capture to publish.
+#[derive(Debug, Clone, Copy)]
+struct Snapshot {
+    pane: PaneId,
+    /// Publish even if it equals the last snapshot (after `%pause`, output
+    /// was lost); otherwise only a changed screen is published.
+    always: bool,
 }
 
 /// Commands written to tmux, waiting for their block; closed at the end.
@@ -111,6 +125,9 @@ pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
     let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let stop = CancellationToken::new();
     let stderr_tail = tokio::spawn(keep_tail(stderr));
+    let flood = config
+        .flood
+        .map(|limits| Arc::new(Mutex::new(FloodGuard::new(limits))));
     tokio::spawn(write_commands(command_rx, stdin, pending.clone()));
     let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
         let reader = Reader {
@@ -123,6 +140,7 @@ pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
             }),
             exit: None,
             shared: weak.clone(),
+            flood,
         };
         tokio::spawn(reader.run(stdout, child, stop.clone(), end_tx, stderr_tail));
         Shared {
@@ -176,13 +194,24 @@ impl Client {
     /// [`TmuxError::Command`] with tmux's message; the end of the client is
     /// its typed reason, never a hang.
     pub async fn command(&self, command: impl Into<TmuxCommand>) -> Result<Vec<Bytes>, TmuxError> {
-        let command = command.into();
+        self.request(command.into(), None).await
+    }
+
+    async fn request(
+        &self,
+        command: TmuxCommand,
+        snapshot: Option<Snapshot>,
+    ) -> Result<Vec<Bytes>, TmuxError> {
         let line = command.line()?.to_string();
         let (reply, answer) = oneshot::channel();
         if self
             .shared
             .commands
-            .send(Queued { line, reply })
+            .send(Queued {
+                line,
+                reply,
+                snapshot,
+            })
             .await
             .is_err()
         {
@@ -217,15 +246,28 @@ impl Client {
 
     /// The pane's screen with colours (`capture-pane -p -e`), rows joined by `\r\n`.
     pub async fn capture_screen(&self, pane: PaneId) -> Result<Bytes, TmuxError> {
-        let rows = self
-            .command(
-                TmuxCommand::new("capture-pane")
-                    .arg("-p")
-                    .arg("-e")
-                    .target_pane(pane),
-            )
-            .await?;
+        let rows = self.command(capture_command(pane)).await?;
         Ok(join_rows(&rows))
+    }
+
+    /// Captures the pane's screen and has the reader publish it in stream
+    /// order (see [`Queued::snapshot`]).
+    async fn snapshot(&self, pane: PaneId, always: bool) -> Result<Bytes, TmuxError> {
+        let snapshot = Snapshot { pane, always };
+        let rows = self.request(capture_command(pane), Some(snapshot)).await?;
+        Ok(join_rows(&rows))
+    }
+
+    /// Sets `pane`'s output to this client to `pause` or `continue` with
+    /// `refresh-client -A`.
+    async fn set_pane_output(&self, pane: PaneId, state: &str) -> Result<(), TmuxError> {
+        self.command(
+            TmuxCommand::new("refresh-client")
+                .arg("-A")
+                .arg(format!("{pane}:{state}")),
+        )
+        .await
+        .map(drop)
     }
 
     /// A new subscriber to every event from now on (see [`super::events`]
@@ -266,6 +308,13 @@ impl Client {
         self.ended()
             .unwrap_or_else(|| TmuxError::Io("the client's tasks stopped".into()))
     }
+}
+
+fn capture_command(pane: PaneId) -> TmuxCommand {
+    TmuxCommand::new("capture-pane")
+        .arg("-p")
+        .arg("-e")
+        .target_pane(pane)
 }
 
 fn join_rows(rows: &[Bytes]) -> Bytes {
@@ -341,8 +390,10 @@ struct Reader {
     startup: Option<Startup>,
     /// `%exit` seen as the last event so far, with its reason.
     exit: Option<Option<String>>,
-    /// For the `%pause` resync, which sends commands of its own.
+    /// For the `%pause` resync and the flood guard, which send commands of
+    /// their own.
     shared: Weak<Shared>,
+    flood: Option<Arc<Mutex<FloodGuard>>>,
 }
 
 impl Reader {
@@ -442,10 +493,17 @@ impl Reader {
         match notification {
             Notification::Output { pane, data }
             | Notification::ExtendedOutput { pane, data, .. } => {
+                self.guard_flood(pane, data.len());
                 return self.emit(ClientEvent::Output { pane, data });
             }
+            Notification::Pause { pane } | Notification::Continue { pane }
+                if self.in_snapshots(pane) =>
+            {
+                // The flood guard's own: its `Flood` events say so.
+                return;
+            }
             Notification::Pause { pane } => {
-                tokio::spawn(resync(self.shared.clone(), self.events.clone(), pane));
+                tokio::spawn(resync(self.shared.clone(), pane));
             }
             Notification::Exit { ref reason } => self.exit = Some(reason.clone()),
             Notification::SessionChanged { id, ref name } => {
@@ -465,12 +523,56 @@ impl Reader {
             return;
         };
         let result = if reply.ok {
+            if let Some(snapshot) = queued.snapshot {
+                self.publish_snapshot(snapshot, &reply.lines);
+            }
             Ok(reply.lines)
         } else {
             Err(TmuxError::command(&queued.line, &reply.lines))
         };
         // The caller may have given up waiting: that is fine.
         let _ = queued.reply.send(result);
+    }
+
+    fn publish_snapshot(&self, snapshot: Snapshot, rows: &[Bytes]) {
+        let Snapshot { pane, always } = snapshot;
+        let screen = join_rows(rows);
+        let changed = match &self.flood {
+            Some(guard) => lock(guard).screen_changed(pane, &screen),
+            None => true,
+        };
+        if always || changed {
+            self.emit(ClientEvent::Resync { pane, screen });
+        }
+    }
+
+    fn in_snapshots(&self, pane: PaneId) -> bool {
+        self.flood
+            .as_ref()
+            .is_some_and(|guard| lock(guard).in_snapshots(pane))
+    }
+
+    /// Counts a pane's output; one going over the limit is switched to
+    /// snapshots.
+    fn guard_flood(&self, pane: PaneId, bytes: usize) {
+        let Some(guard) = &self.flood else {
+            return;
+        };
+        let wait = lock(guard).on_output(pane, bytes, Instant::now());
+        if let Some(wait) = wait {
+            tracing::debug!(%pane, "pane floods: watching its screen instead");
+            self.emit(ClientEvent::Flood {
+                pane,
+                flooding: true,
+            });
+            tokio::spawn(watch_by_snapshots(
+                self.shared.clone(),
+                self.events.clone(),
+                guard.clone(),
+                pane,
+                wait,
+            ));
+        }
     }
 
     /// A `flags=0` block: the start-up command's, or a hook's (ignored).
@@ -503,26 +605,88 @@ impl Reader {
     }
 }
 
-/// After `%pause`: capture the screen, resume output, publish the screen.
-async fn resync(shared: Weak<Shared>, events: broadcast::Sender<ClientEvent>, pane: PaneId) {
+/// After `%pause`: resume output, then publish the screen in stream order,
+/// so output after the capture applies on top of it.
+async fn resync(shared: Weak<Shared>, pane: PaneId) {
     let Some(shared) = shared.upgrade() else {
         return;
     };
     let client = Client { shared };
-    let screen = client.capture_screen(pane).await;
-    let resumed = client
-        .command(
-            TmuxCommand::new("refresh-client")
-                .arg("-A")
-                .arg(format!("{pane}:continue")),
-        )
-        .await;
-    match (screen, resumed) {
-        (Ok(screen), Ok(_)) => {
-            let _ = events.send(ClientEvent::Resync { pane, screen });
+    let resynced = match client.set_pane_output(pane, "continue").await {
+        Ok(()) => client.snapshot(pane, true).await.map(drop),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = resynced {
+        tracing::warn!(%pane, error = %e, "resync after %pause failed")
+    }
+}
+
+/// Watches a flooding pane through snapshots: its output to this client is
+/// paused, its screen captured every `snapshot_every` and published when it
+/// changed, until the screen stays the same (the flood is over) or `wait`
+/// has passed; then output continues, one more snapshot is published in
+/// stream order, and [`ClientEvent::Flood`] says so.
+///
+/// Paused, not `off`: tmux before 3.7 keeps a pane's queued output when it
+/// is turned off and later reads it from a buffer that has moved on, which
+/// kills the server (`fatalx("not enough data")`, tmux issue 5054); pausing
+/// discards the queue. A paused pane does not hold tmux back from reading
+/// it, so its program runs at full speed. The client's handle is held only
+/// while a command is in flight, so dropping the last one still detaches.
+async fn watch_by_snapshots(
+    shared: Weak<Shared>,
+    events: broadcast::Sender<ClientEvent>,
+    guard: Arc<Mutex<FloodGuard>>,
+    pane: PaneId,
+    wait: Duration,
+) {
+    let client = || shared.upgrade().map(|shared| Client { shared });
+    let limits = lock(&guard).limits();
+    let watched = async {
+        let ended = || TmuxError::Io("the client was dropped".into());
+        client()
+            .ok_or_else(ended)?
+            .set_pane_output(pane, "pause")
+            .await?;
+        let started = Instant::now();
+        let mut last = None;
+        let mut quiet = 0;
+        while quiet < limits.quiet_snapshots && started.elapsed() < wait {
+            tokio::time::sleep(limits.snapshot_every).await;
+            let screen = client().ok_or_else(ended)?.snapshot(pane, false).await?;
+            if last.as_ref() == Some(&screen) {
+                quiet += 1;
+            } else {
+                (last, quiet) = (Some(screen), 0);
+            }
         }
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::warn!(%pane, error = %e, "resync after %pause failed")
+        let client = client().ok_or_else(ended)?;
+        client.set_pane_output(pane, "continue").await?;
+        client.snapshot(pane, false).await.map(drop)
+    };
+    match watched.await {
+        Ok(()) => {
+            lock(&guard).streaming_again(pane, Instant::now());
+            let _ = events.send(ClientEvent::Flood {
+                pane,
+                flooding: false,
+            });
+        }
+        Err(e) => {
+            tracing::debug!(%pane, error = %e, "stopped watching a flooding pane");
+            // Never leave a pane switched off: try once more (a closed pane
+            // or an ended client fail again, harmlessly).
+            let on = match client() {
+                Some(client) => client.set_pane_output(pane, "continue").await.is_ok(),
+                None => false,
+            };
+            lock(&guard).forget(pane);
+            if on {
+                let _ = events.send(ClientEvent::Flood {
+                    pane,
+                    flooding: false,
+                });
+            }
         }
     }
 }

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::flood::FloodLimits;
+
 /// Which tmux server to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Socket {
@@ -54,6 +56,10 @@ pub struct ClientConfig {
     /// later resynchronised (`None`: tmux's default, `%exit too far behind`
     /// after 300 s). tmux counts whole seconds; this is rounded up.
     pub pause_after: Option<Duration>,
+    /// Watch a pane that writes faster than this through snapshots of its
+    /// screen instead of streaming it (see [`super::flood`]); `None`
+    /// streams every byte whatever it costs the pane.
+    pub flood: Option<FloodLimits>,
     /// How long start-up may take before [`TmuxError::StartupTimeout`](super::TmuxError).
     pub startup_timeout: Duration,
 }
@@ -73,6 +79,7 @@ impl ClientConfig {
             start,
             size: None,
             pause_after: None,
+            flood: None,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
         }
     }

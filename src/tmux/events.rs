@@ -36,6 +36,10 @@ pub enum ClientEvent {
     /// by `\r\n`) captured before output was resumed; output written while
     /// the pane was paused is lost, so replace the pane's state with this.
     Resync { pane: PaneId, screen: Bytes },
+    /// The flood guard (see [`super::FloodLimits`]) switched `pane` to
+    /// snapshots of its screen (`flooding`), published as `Resync`, or back
+    /// to streaming. Output in between was not streamed.
+    Flood { pane: PaneId, flooding: bool },
     /// A non-`%` line outside a reply (e.g. a configuration error).
     Stray(Bytes),
     /// A line tmux sent that did not parse; the stream went on.
@@ -47,7 +51,7 @@ pub enum ClientEvent {
 }
 
 /// JSON: `{"kind":"output","pane":"%3","text":…}` for output, notifications
-/// as themselves, then `resync`, `stray`, `invalid`, `lagged`, `ended`.
+/// as themselves, then `resync`, `flood`, `stray`, `invalid`, `lagged`, `ended`.
 impl Serialize for ClientEvent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
@@ -55,6 +59,7 @@ impl Serialize for ClientEvent {
         enum Json<'a> {
             Output { pane: PaneId, text: Cow<'a, str> },
             Resync { pane: PaneId, text: Cow<'a, str> },
+            Flood { pane: PaneId, flooding: bool },
             Stray { text: Cow<'a, str> },
             Invalid { line: Cow<'a, str>, error: String },
             Lagged { missed: u64 },
@@ -69,6 +74,10 @@ impl Serialize for ClientEvent {
             ClientEvent::Resync { pane, screen } => Json::Resync {
                 pane: *pane,
                 text: String::from_utf8_lossy(screen),
+            },
+            ClientEvent::Flood { pane, flooding } => Json::Flood {
+                pane: *pane,
+                flooding: *flooding,
             },
             ClientEvent::Stray(line) => Json::Stray {
                 text: String::from_utf8_lossy(line),

@@ -4,6 +4,7 @@
 
 mod client;
 mod decode_cli;
+mod flood;
 mod watch_cli;
 
 use std::time::Duration;
