@@ -1,20 +1,35 @@
 //! Delivers the outbox in order: one entry at a time, retried with backoff
 //! while the failure is transient, dropped (and logged) when permanent. An
 //! entry leaves the outbox only after delivery, so a crash resends it with
-//! the same uuid and Feishu shows it once.
+//! the same uuid and Feishu shows it once. The event log tells the operator
+//! when deliveries start failing (`card_retry`) and when they work again
+//! (`card_delivery_recovered`).
 
 use std::future::Future;
 use std::time::Duration;
 
 use serde_json::json;
+use tokio::time::Instant;
 
 use crate::store::SharedState;
 use crate::store::state::{OutboxEntry, OutboxOp};
 
 /// First retry delay after a transient failure; doubles up to the cap.
 const RETRY_FIRST: Duration = Duration::from_millis(500);
-/// Longest wait between retries: Feishu's rate-limit windows are seconds.
-const RETRY_CAP: Duration = Duration::from_secs(30);
+/// Longest wait between retries. It bounds how long cards sit after Feishu
+/// is back: 30 s could add half a minute to a one-minute outage. Each
+/// delivery attempt already spends 5-15 s in the API client's own retries
+/// (6 tries with backoff, honouring rate-limit resets), so with 10 s an
+/// outage still sees only about one request every 2-3 s.
+const RETRY_CAP: Duration = Duration::from_secs(10);
+
+/// Transient failures since the last successful delivery. A permanent
+/// failure does not end it: Feishu answering is not cards getting through.
+struct Outage {
+    /// When the first failed attempt started.
+    since: Instant,
+    failed_attempts: u32,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeliveryError {
@@ -40,6 +55,7 @@ pub trait Courier: Send + Sync + 'static {
 /// Runs forever, delivering whatever the outbox holds.
 pub async fn run(shared: SharedState, courier: impl Courier) {
     let mut delay = RETRY_FIRST;
+    let mut outage: Option<Outage> = None;
     loop {
         let next = shared.read(|s| {
             s.outbox.front().cloned().map(|e| {
@@ -61,16 +77,32 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
             );
             continue;
         }
+        let attempted = Instant::now();
         match courier.deliver(&entry, message_id.as_deref()).await {
             Ok(sent_id) => {
                 delay = RETRY_FIRST;
                 finish(&shared, &entry, sent_id, None);
+                if let Some(o) = outage.take() {
+                    // `queued`: cards still waiting behind this one.
+                    let queued = shared.read(|s| s.outbox.len());
+                    shared.log.record(
+                        "card_delivery_recovered",
+                        json!({"uuid": entry.uuid, "outage_ms": o.since.elapsed().as_millis() as u64,
+                               "failed_attempts": o.failed_attempts, "queued": queued}),
+                    );
+                }
             }
             Err(DeliveryError::Permanent(why)) => {
                 delay = RETRY_FIRST;
                 finish(&shared, &entry, None, Some(&why));
             }
             Err(DeliveryError::Transient(why)) => {
+                outage
+                    .get_or_insert(Outage {
+                        since: attempted,
+                        failed_attempts: 0,
+                    })
+                    .failed_attempts += 1;
                 shared.log.record("card_retry", json!({"uuid": entry.uuid, "error": why, "retry_in_ms": delay.as_millis() as u64}));
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(RETRY_CAP);
@@ -211,12 +243,7 @@ mod tests {
                 ("b".to_string(), Some("om_a".to_string()))
             ]
         );
-        let kinds: Vec<String> = crate::store::event_log::read_all(dir.path())
-            .unwrap()
-            .records
-            .into_iter()
-            .map(|r| r.kind)
-            .collect();
+        let kinds: Vec<String> = records(dir.path()).into_iter().map(|r| r.kind).collect();
         assert_eq!(
             kinds,
             [
@@ -224,9 +251,67 @@ mod tests {
                 "card_retry",
                 "card_retry",
                 "card",
+                "card_delivery_recovered",
                 "card",
                 "card_dropped"
             ]
+        );
+    }
+
+    fn records(dir: &std::path::Path) -> Vec<crate::store::event_log::EventRecord> {
+        crate::store::event_log::read_all(dir).unwrap().records
+    }
+
+    fn send(uuid: &str) -> OutboxEntry {
+        let op = OutboxOp::Send {
+            target: ChatTarget::Console,
+            handle: format!("h-{uuid}"),
+            reply_to: None,
+        };
+        entry(uuid, op)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_long_outage_backs_off_to_the_cap_and_its_end_is_logged_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (shared, _) = SharedState::open(dir.path()).unwrap();
+        let courier = Flaky::default();
+        *courier.fail.lock().unwrap() = 8;
+        shared.update(|s| s.outbox.extend([send("a"), send("b")]));
+        let task = tokio::spawn(run(shared.clone(), courier.clone()));
+        while shared.read(|s| !s.outbox.is_empty()) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // A later delivery that works at once is no recovery.
+        shared.update(|s| s.outbox.push_back(send("c")));
+        while shared.read(|s| !s.outbox.is_empty()) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        task.abort();
+
+        let log = records(dir.path());
+        let waits: Vec<u64> = log
+            .iter()
+            .filter(|r| r.kind == "card_retry")
+            .map(|r| r.fields["retry_in_ms"].as_u64().unwrap())
+            .collect();
+        assert_eq!(waits, [500, 1000, 2000, 4000, 8000, 10000, 10000, 10000]);
+        let recovered: Vec<_> = log
+            .iter()
+            .filter(|r| r.kind == "card_delivery_recovered")
+            .collect();
+        assert_eq!(recovered.len(), 1, "{log:?}");
+        let fields = &recovered[0].fields;
+        // The courier answers at once, so the outage is the sum of the waits.
+        assert_eq!(fields["outage_ms"], waits.iter().sum::<u64>());
+        assert_eq!(fields["failed_attempts"], 8);
+        assert_eq!(fields["uuid"], "a");
+        assert_eq!(fields["queued"], 1, "b still waits");
+        let kinds: Vec<&str> = log.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(
+            kinds[8..],
+            ["card", "card_delivery_recovered", "card", "card"],
+            "the end of the outage follows the first card through"
         );
     }
 }

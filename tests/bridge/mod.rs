@@ -7,6 +7,7 @@ mod feishu_e2e;
 mod harness;
 mod hooks;
 mod latency;
+mod outage;
 mod soak;
 
 use std::time::Duration;

@@ -27,7 +27,9 @@
 //! Faults: [`fail_next`](FakeFeishu::fail_next) (HTTP 500), [`fail_for`](FakeFeishu::fail_for)
 //! (503 for a while), [`fail_after_accept_next`](FakeFeishu::fail_after_accept_next)
 //! (message stored, then 500), [`rate_limit_next`](FakeFeishu::rate_limit_next)
-//! (429 + `x-ogw-ratelimit-reset`), [`expire_tokens`](FakeFeishu::expire_tokens),
+//! (429 + `x-ogw-ratelimit-reset`), [`outage_for`](FakeFeishu::outage_for)
+//! (Feishu down: 500 and 429 in turn, token requests included),
+//! [`expire_tokens`](FakeFeishu::expire_tokens),
 //! [`drop_ws`](FakeFeishu::drop_ws), [`set_pong`](FakeFeishu::set_pong), [`redeliver`](FakeFeishu::redeliver).
 
 #![allow(dead_code)] // a fixture: each test area uses a different part
@@ -146,6 +148,11 @@ struct State_ {
     fail_after_accept: u32,
     rate_limit_next: u32,
     rate_limit_reset_secs: u64,
+    outage_until: Option<Instant>,
+    outage_reset_secs: u64,
+    /// Answers the outage gave: HTTP 500s and 429s.
+    outage_500s: u32,
+    outage_429s: u32,
     api_attempts: u32,
     attempt_times: Vec<Instant>,
     // messages
@@ -310,6 +317,16 @@ impl FakeFeishu {
         });
     }
 
+    /// Feishu down for `d`: every API request (token requests included) is
+    /// answered with HTTP 500 and 429 in turn, the 429 as
+    /// [`rate_limit_next`](Self::rate_limit_next) gives it (`reset_secs`).
+    pub fn outage_for(&self, d: Duration, reset_secs: u64) {
+        self.shared.with(|s| {
+            s.outage_until = Some(Instant::now() + d);
+            s.outage_reset_secs = reset_secs;
+        });
+    }
+
     /// Mark a message recalled: patches get code 230011.
     pub fn delete_message(&self, message_id: &str) {
         self.shared
@@ -349,6 +366,11 @@ impl FakeFeishu {
     /// API requests that reached the fault logic (token and messages).
     pub fn api_attempts(&self) -> u32 {
         self.shared.read(|s| s.api_attempts)
+    }
+
+    /// What the outage answered so far: (HTTP 500s, HTTP 429s).
+    pub fn outage_answers(&self) -> (u32, u32) {
+        self.shared.read(|s| (s.outage_500s, s.outage_429s))
     }
 
     /// When each API request arrived.
@@ -700,19 +722,37 @@ fn fault(s: &mut State_) -> Option<Response> {
     s.attempt_times.push(Instant::now());
     if s.rate_limit_next > 0 {
         s.rate_limit_next -= 1;
-        let mut headers = HeaderMap::new();
-        headers.insert("x-ogw-ratelimit-reset", s.rate_limit_reset_secs.into());
-        let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
-        return Some((StatusCode::TOO_MANY_REQUESTS, headers, body).into_response());
+        return Some(rate_limited(s.rate_limit_reset_secs));
     }
     if s.fail_next > 0 {
         s.fail_next -= 1;
-        return Some((StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response());
+        return Some(internal_error());
+    }
+    if s.outage_until.is_some_and(|t| Instant::now() < t) {
+        return Some(if s.outage_500s <= s.outage_429s {
+            s.outage_500s += 1;
+            internal_error()
+        } else {
+            s.outage_429s += 1;
+            rate_limited(s.outage_reset_secs)
+        });
     }
     if s.fail_until.is_some_and(|t| Instant::now() < t) {
         return Some((StatusCode::SERVICE_UNAVAILABLE, "unavailable").into_response());
     }
     None
+}
+
+fn internal_error() -> Response {
+    (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+}
+
+/// Feishu's rate-limit answer: 429, code 99991400, and when to come back.
+fn rate_limited(reset_secs: u64) -> Response {
+    let mut headers = HeaderMap::new();
+    headers.insert("x-ogw-ratelimit-reset", reset_secs.into());
+    let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
+    (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response()
 }
 
 fn authorized(s: &State_, headers: &HeaderMap) -> bool {
