@@ -275,7 +275,11 @@ mod tests {
         assert_eq!(cards.get("h10").map(String::as_str), Some("om_10"));
         assert_eq!(cards.get("h20").map(String::as_str), Some("om_again"));
         let json = serde_json::to_string(&cards).unwrap();
-        assert!(json.starts_with(r#"{"h10":"om_10","h11""#), "{}", &json[..40]);
+        assert!(
+            json.starts_with(r#"{"h10":"om_10","h11""#),
+            "{}",
+            &json[..40]
+        );
         let back: DeliveredCards = serde_json::from_str(&json).unwrap();
         assert_eq!(back, cards);
         // A state file from before (a sorted object) loads as it is.

@@ -113,7 +113,9 @@ async fn a_minute_of_500_and_429_loses_nothing_and_sends_nothing_twice() {
         .iter()
         .find(|e| e.text.contains("Approval needed"))
         .expect("approval made");
-    let approval_id = &message_ids[approval.op.handle()];
+    let approval_id = message_ids
+        .get(approval.op.handle())
+        .expect("the approval card was delivered");
     let answer = fake
         .push_card_action("ou_alice", approval_id, button_value(approval, "Yes"))
         .await
