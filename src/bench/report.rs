@@ -166,7 +166,7 @@ fn flood_rows(f: &Flood, panes: usize) -> Vec<Row> {
         row(
             name("output received"),
             format!(
-                "{:.1} of {:.1} MB written streamed ({:.0}%; the tty adds a CR a line), {} detections",
+                "{:.1} MB streamed of {:.1} MB written ({:.0}%; the tty adds a CR a line), {} detections",
                 w.output_bytes as f64 / 1e6,
                 written as f64 / 1e6,
                 w.output_bytes as f64 / written.max(1) as f64 * 100.0,

@@ -164,7 +164,10 @@ async fn watch_pane(
                 }
             }
             Some(ClientEvent::Notification(Notification::Pause { .. })) => report.pauses += 1,
-            Some(ClientEvent::Flood { flooding: true, .. }) => report.flood_switches += 1,
+            Some(ClientEvent::Flood { pane: id, flooding }) if id == agent.pane => {
+                report.flood_switches += u64::from(flooding);
+                pane.detector_mut().set_flooding(now, flooding);
+            }
             Some(ClientEvent::Notification(Notification::Exit { reason })) => {
                 report.exits.push(reason.unwrap_or_default());
             }

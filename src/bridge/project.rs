@@ -635,15 +635,23 @@ impl Actor {
                     watcher.feed(now, &screen, &mut |d| detections.push(d));
                 }
             }
-            Some(ClientEvent::Flood {
-                pane,
-                flooding: true,
-            }) if self
-                .pane
-                .as_ref()
-                .is_some_and(|(agent, _)| agent.pane == pane) =>
+            Some(ClientEvent::Flood { pane, flooding })
+                if self
+                    .pane
+                    .as_ref()
+                    .is_some_and(|(agent, _)| agent.pane == pane) =>
             {
-                self.mark_gap();
+                if let Some((_, watcher)) = &mut self.pane {
+                    watcher.detector_mut().set_flooding(now, flooding);
+                }
+                if flooding {
+                    self.mark_gap();
+                } else if let (Some((_, watcher)), Some(running)) = (&self.pane, &mut self.running)
+                {
+                    // The flood is over: what it left on the screen (the
+                    // snapshot the pane model holds) is the end of its output.
+                    running.output.fill_gap(&watcher.pane().screen_rows());
+                }
             }
             Some(ClientEvent::Notification(Notification::Pause { pane }))
                 if self
@@ -840,7 +848,12 @@ impl Actor {
             }
             return;
         }
-        let output = running.output.text();
+        let mut output = running.output;
+        if let Some((_, watcher)) = &self.pane {
+            // Done while still watched through snapshots (see `Flood`).
+            output.fill_gap(&watcher.pane().screen_rows());
+        }
+        let output = output.text();
         let seconds = running.started.elapsed().as_secs();
         let errors = running.errors.len();
         self.emit(

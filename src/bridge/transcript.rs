@@ -59,6 +59,14 @@ impl Transcript {
         }
     }
 
+    /// When nothing was streamed since the last gap: the screen's rows as
+    /// the output that went by (the end of a flood is on its screen).
+    pub fn fill_gap(&mut self, rows: &[String]) {
+        if self.lines.back().map(String::as_str) == Some(GAP_LINE) {
+            self.push(rows);
+        }
+    }
+
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(self.bytes + 64);
         if self.dropped > 0 {
@@ -147,6 +155,18 @@ mod tests {
         t.push(&lines(&["after"]));
         t.gap();
         assert_eq!(t.text(), format!("before\n{GAP_LINE}\nafter\n{GAP_LINE}\n"));
+    }
+
+    #[test]
+    fn only_a_gap_at_the_end_is_filled_from_the_screen() {
+        let mut t = Transcript::default();
+        t.push(&lines(&["a"]));
+        t.fill_gap(&lines(&["a", "b"]));
+        assert_eq!(t.text(), "a\n", "no gap, nothing to fill");
+        t.gap();
+        t.fill_gap(&lines(&["y", "z"]));
+        t.fill_gap(&lines(&["y", "z"]));
+        assert_eq!(t.text(), format!("a\n{GAP_LINE}\ny\nz\n"));
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub struct Detector {
     /// When the turn completes unless more output comes.
     complete_at: Option<Millis>,
     busy: bool,
+    /// Watched through snapshots of its screen (see [`Detector::set_flooding`]).
+    flooding: bool,
     /// A turn began (busy seen, or [`Detector::begin_turn`]) and has not
     /// completed yet.
     in_turn: bool,
@@ -89,6 +91,7 @@ impl Detector {
             settle_at: None,
             complete_at: None,
             busy: false,
+            flooding: false,
             in_turn: false,
             prompt: None,
             screen_tail: String::new(),
@@ -100,6 +103,20 @@ impl Detector {
     /// reported even if the agent never shows a busy marker.
     pub fn begin_turn(&mut self) {
         self.in_turn = true;
+    }
+
+    /// The pane floods and is watched through snapshots of its screen
+    /// (`tmux::FloodLimits`) from `now`, or is streamed again. The time
+    /// between snapshots is not silence, so no turn completes while it
+    /// floods; when it streams again the screen is judged and the debounce
+    /// starts over, as after new output.
+    pub fn set_flooding(&mut self, now: Millis, flooding: bool) {
+        self.flooding = flooding;
+        self.complete_at = None;
+        if !flooding {
+            self.last_output = now;
+            self.settle_at = Some(now + self.config.settle);
+        }
     }
 
     /// New output arrived at `now`; `lines` are the lines it finished (from
@@ -220,7 +237,7 @@ impl Detector {
         }
         self.prompt = state.prompt;
         self.screen_tail = tail(rows, self.config.context_lines * 2);
-        self.complete_at = (self.in_turn && state.idle && self.prompt.is_none())
+        self.complete_at = (self.in_turn && state.idle && self.prompt.is_none() && !self.flooding)
             .then(|| self.last_output + self.config.debounce);
     }
 

@@ -64,19 +64,20 @@ struct Shared {
 struct Queued {
     line: String,
     reply: oneshot::Sender<Result<Vec<Bytes>, TmuxError>>,
-    /// A `capture-pane` whose screen the reader publishes as
-    /// [`ClientEvent::Resync`] in stream order: after the output tmux sent
-    /// before it, before the output sent after it.
-    snapshot: Option<Snapshot>,
+    /// What the reader publishes when the reply arrives: in stream order,
+    /// after the output tmux sent before it, before the output after it.
+    on_reply: Option<OnReply>,
 }
 
-/// A screen capture to publish.
 #[derive(Debug, Clone, Copy)]
-struct Snapshot {
-    pane: PaneId,
-    /// Publish even if it equals the last snapshot (after `%pause`, output
-    /// was lost); otherwise only a changed screen is published.
-    always: bool,
+enum OnReply {
+    /// A `capture-pane`: its screen as [`ClientEvent::Resync`]; `always`
+    /// even if it equals the last snapshot (after `%pause` output was
+    /// lost), otherwise only a changed screen.
+    Snapshot { pane: PaneId, always: bool },
+    /// The flood guard paused (`flooding`) or continued the pane:
+    /// [`ClientEvent::Flood`].
+    Flood { pane: PaneId, flooding: bool },
 }
 
 /// Commands written to tmux, waiting for their block; closed at the end.
@@ -200,7 +201,7 @@ impl Client {
     async fn request(
         &self,
         command: TmuxCommand,
-        snapshot: Option<Snapshot>,
+        on_reply: Option<OnReply>,
     ) -> Result<Vec<Bytes>, TmuxError> {
         let line = command.line()?.to_string();
         let (reply, answer) = oneshot::channel();
@@ -210,7 +211,7 @@ impl Client {
             .send(Queued {
                 line,
                 reply,
-                snapshot,
+                on_reply,
             })
             .await
             .is_err()
@@ -246,28 +247,40 @@ impl Client {
 
     /// The pane's screen with colours (`capture-pane -p -e`), rows joined by `\r\n`.
     pub async fn capture_screen(&self, pane: PaneId) -> Result<Bytes, TmuxError> {
-        let rows = self.command(capture_command(pane)).await?;
+        let rows = self
+            .command(
+                TmuxCommand::new("capture-pane")
+                    .arg("-p")
+                    .arg("-e")
+                    .target_pane(pane),
+            )
+            .await?;
         Ok(join_rows(&rows))
     }
 
     /// Captures the pane's screen and has the reader publish it in stream
-    /// order (see [`Queued::snapshot`]).
+    /// order (see [`Queued::on_reply`]).
+    /// Text only: detection reads no colours, and `-e` makes tmux (the
+    /// bottleneck in a flood) work six times as hard per capture.
     async fn snapshot(&self, pane: PaneId, always: bool) -> Result<Bytes, TmuxError> {
-        let snapshot = Snapshot { pane, always };
-        let rows = self.request(capture_command(pane), Some(snapshot)).await?;
+        let on_reply = OnReply::Snapshot { pane, always };
+        let capture = TmuxCommand::new("capture-pane").arg("-p").target_pane(pane);
+        let rows = self.request(capture, Some(on_reply)).await?;
         Ok(join_rows(&rows))
     }
 
     /// Sets `pane`'s output to this client to `pause` or `continue` with
-    /// `refresh-client -A`.
-    async fn set_pane_output(&self, pane: PaneId, state: &str) -> Result<(), TmuxError> {
-        self.command(
-            TmuxCommand::new("refresh-client")
-                .arg("-A")
-                .arg(format!("{pane}:{state}")),
-        )
-        .await
-        .map(drop)
+    /// `refresh-client -A`, then publishes `on_reply` in stream order.
+    async fn set_pane_output(
+        &self,
+        pane: PaneId,
+        state: &str,
+        on_reply: Option<OnReply>,
+    ) -> Result<(), TmuxError> {
+        let command = TmuxCommand::new("refresh-client")
+            .arg("-A")
+            .arg(format!("{pane}:{state}"));
+        self.request(command, on_reply).await.map(drop)
     }
 
     /// A new subscriber to every event from now on (see [`super::events`]
@@ -308,13 +321,6 @@ impl Client {
         self.ended()
             .unwrap_or_else(|| TmuxError::Io("the client's tasks stopped".into()))
     }
-}
-
-fn capture_command(pane: PaneId) -> TmuxCommand {
-    TmuxCommand::new("capture-pane")
-        .arg("-p")
-        .arg("-e")
-        .target_pane(pane)
 }
 
 fn join_rows(rows: &[Bytes]) -> Bytes {
@@ -523,8 +529,12 @@ impl Reader {
             return;
         };
         let result = if reply.ok {
-            if let Some(snapshot) = queued.snapshot {
-                self.publish_snapshot(snapshot, &reply.lines);
+            match queued.on_reply {
+                Some(OnReply::Snapshot { pane, always }) => {
+                    self.publish_snapshot(pane, always, &reply.lines)
+                }
+                Some(OnReply::Flood { pane, flooding }) => self.publish_flood(pane, flooding),
+                None => {}
             }
             Ok(reply.lines)
         } else {
@@ -534,8 +544,7 @@ impl Reader {
         let _ = queued.reply.send(result);
     }
 
-    fn publish_snapshot(&self, snapshot: Snapshot, rows: &[Bytes]) {
-        let Snapshot { pane, always } = snapshot;
+    fn publish_snapshot(&self, pane: PaneId, always: bool, rows: &[Bytes]) {
         let screen = join_rows(rows);
         let changed = match &self.flood {
             Some(guard) => lock(guard).screen_changed(pane, &screen),
@@ -544,6 +553,13 @@ impl Reader {
         if always || changed {
             self.emit(ClientEvent::Resync { pane, screen });
         }
+    }
+
+    fn publish_flood(&self, pane: PaneId, flooding: bool) {
+        if let (false, Some(guard)) = (flooding, &self.flood) {
+            lock(guard).streaming_again(pane, Instant::now());
+        }
+        self.emit(ClientEvent::Flood { pane, flooding });
     }
 
     fn in_snapshots(&self, pane: PaneId) -> bool {
@@ -561,13 +577,8 @@ impl Reader {
         let wait = lock(guard).on_output(pane, bytes, Instant::now());
         if let Some(wait) = wait {
             tracing::debug!(%pane, "pane floods: watching its screen instead");
-            self.emit(ClientEvent::Flood {
-                pane,
-                flooding: true,
-            });
             tokio::spawn(watch_by_snapshots(
                 self.shared.clone(),
-                self.events.clone(),
                 guard.clone(),
                 pane,
                 wait,
@@ -612,7 +623,7 @@ async fn resync(shared: Weak<Shared>, pane: PaneId) {
         return;
     };
     let client = Client { shared };
-    let resynced = match client.set_pane_output(pane, "continue").await {
+    let resynced = match client.set_pane_output(pane, "continue", None).await {
         Ok(()) => client.snapshot(pane, true).await.map(drop),
         Err(e) => Err(e),
     };
@@ -624,8 +635,9 @@ async fn resync(shared: Weak<Shared>, pane: PaneId) {
 /// Watches a flooding pane through snapshots: its output to this client is
 /// paused, its screen captured every `snapshot_every` and published when it
 /// changed, until the screen stays the same (the flood is over) or `wait`
-/// has passed; then output continues, one more snapshot is published in
-/// stream order, and [`ClientEvent::Flood`] says so.
+/// has passed; then one last snapshot, and output continues. The reader
+/// publishes [`ClientEvent::Flood`] on the pause's and the continue's
+/// replies, so every event between the two is about the screen only.
 ///
 /// Paused, not `off`: tmux before 3.7 keeps a pane's queued output when it
 /// is turned off and later reads it from a buffer that has moved on, which
@@ -635,19 +647,18 @@ async fn resync(shared: Weak<Shared>, pane: PaneId) {
 /// while a command is in flight, so dropping the last one still detaches.
 async fn watch_by_snapshots(
     shared: Weak<Shared>,
-    events: broadcast::Sender<ClientEvent>,
     guard: Arc<Mutex<FloodGuard>>,
     pane: PaneId,
     wait: Duration,
 ) {
     let client = || shared.upgrade().map(|shared| Client { shared });
     let limits = lock(&guard).limits();
+    let flood = |flooding| Some(OnReply::Flood { pane, flooding });
     let watched = async {
         let ended = || TmuxError::Io("the client was dropped".into());
-        client()
-            .ok_or_else(ended)?
-            .set_pane_output(pane, "pause")
-            .await?;
+        let paused = client().ok_or_else(ended)?;
+        paused.set_pane_output(pane, "pause", flood(true)).await?;
+        drop(paused);
         let started = Instant::now();
         let mut last = None;
         let mut quiet = 0;
@@ -661,32 +672,16 @@ async fn watch_by_snapshots(
             }
         }
         let client = client().ok_or_else(ended)?;
-        client.set_pane_output(pane, "continue").await?;
-        client.snapshot(pane, false).await.map(drop)
+        client.snapshot(pane, false).await?;
+        client.set_pane_output(pane, "continue", flood(false)).await
     };
-    match watched.await {
-        Ok(()) => {
-            lock(&guard).streaming_again(pane, Instant::now());
-            let _ = events.send(ClientEvent::Flood {
-                pane,
-                flooding: false,
-            });
+    if let Err(e) = watched.await {
+        tracing::debug!(%pane, error = %e, "stopped watching a flooding pane");
+        // Never leave a pane paused: try once more (a closed pane or an
+        // ended client fail again, harmlessly).
+        if let Some(client) = client() {
+            let _ = client.set_pane_output(pane, "continue", flood(false)).await;
         }
-        Err(e) => {
-            tracing::debug!(%pane, error = %e, "stopped watching a flooding pane");
-            // Never leave a pane switched off: try once more (a closed pane
-            // or an ended client fail again, harmlessly).
-            let on = match client() {
-                Some(client) => client.set_pane_output(pane, "continue").await.is_ok(),
-                None => false,
-            };
-            lock(&guard).forget(pane);
-            if on {
-                let _ = events.send(ClientEvent::Flood {
-                    pane,
-                    flooding: false,
-                });
-            }
-        }
+        lock(&guard).forget(pane);
     }
 }

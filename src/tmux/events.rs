@@ -32,9 +32,10 @@ pub enum ClientEvent {
     Output { pane: PaneId, data: Bytes },
     /// Any other notification (`%pause` and `%exit` included, for the record).
     Notification(Notification),
-    /// After `%pause`: the pane's screen (`capture-pane -p -e`, rows joined
-    /// by `\r\n`) captured before output was resumed; output written while
-    /// the pane was paused is lost, so replace the pane's state with this.
+    /// The pane's screen as text (`capture-pane -p`, rows joined by `\r\n`),
+    /// in stream order: after tmux's `%pause` (output written while paused
+    /// is lost) and while the flood guard watches the pane (see `Flood`).
+    /// Replace the pane's state with it.
     Resync { pane: PaneId, screen: Bytes },
     /// The flood guard (see [`super::FloodLimits`]) switched `pane` to
     /// snapshots of its screen (`flooding`), published as `Resync`, or back

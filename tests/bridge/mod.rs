@@ -13,6 +13,7 @@ mod soak;
 use std::time::Duration;
 
 use clawmux::bridge::chat::ToastLevel;
+use clawmux::bridge::transcript::GAP_LINE;
 use clawmux::store::state::{ChatTarget, OutboxOp};
 use serde_json::json;
 
@@ -339,4 +340,19 @@ async fn unknown_commands_bad_names_and_queueing() {
         e.text.contains("| demo | awaiting approval |")
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_command_reports_its_end_and_marks_what_it_skipped() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    // 20000 lines as fast as the pane takes them: the flood guard watches
+    // the screen instead of streaming them.
+    b.say("oc_1", "ou_alice", "print a flood").await;
+    let result = b
+        .card("the flood's result", |e| {
+            is_send(e) && e.text.contains("20000 │ generated output line")
+        })
+        .await;
+    assert!(result.text.contains(GAP_LINE), "{}", result.text);
 }

@@ -203,6 +203,38 @@ fn completion_waits_for_the_debounce_and_restarts_on_output() {
 }
 
 #[test]
+fn no_completion_while_the_pane_floods() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(
+        &mut w,
+        0,
+        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
+        &mut seen,
+    );
+    w.detector_mut().set_flooding(Millis(10), true);
+    // A snapshot that looks idle, then nothing for a long time: snapshots
+    // only come when the screen changed, so this is not silence.
+    feed(
+        &mut w,
+        100,
+        &format!("\x1b[H\x1b[2J✻ Churned for 1s\r\n{IDLE_BOX}"),
+        &mut seen,
+    );
+    tick(&mut w, 100_000, &mut seen);
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    // Streamed again: the debounce counts from then.
+    w.detector_mut().set_flooding(Millis(100_000), false);
+    assert_eq!(w.next_deadline(), Some(Millis(100_002)));
+    tick(&mut w, 100_002, &mut seen);
+    tick(&mut w, 100_299, &mut seen);
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    tick(&mut w, 100_300, &mut seen);
+    assert_eq!(seen[1].kind, DetectionKind::Completed);
+    assert_eq!(seen[1].at_ms, Millis(100_300));
+}
+
+#[test]
 fn summary_line_alone_is_not_completion() {
     let mut w = watcher();
     let mut seen = Vec::new();
