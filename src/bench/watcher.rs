@@ -25,7 +25,7 @@ use super::roles::{MARK_PREFIX, unix_nanos};
 use crate::bridge::agent_pane::{AgentPane, PaneSpec};
 use crate::control::Notification;
 use crate::detect::{Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile};
-use crate::tmux::ClientEvent;
+use crate::tmux::{ClientEvent, FloodLimits};
 
 /// What the watcher saw, summed over its sessions.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -91,6 +91,7 @@ pub async fn watch(
             agent: String::new(),
             width,
             height,
+            flood: Some(FloodLimits::default()),
         };
         let agent = spec
             .attach()

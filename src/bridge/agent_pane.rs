@@ -31,6 +31,8 @@ pub struct PaneSpec {
     pub agent: String,
     pub width: u16,
     pub height: u16,
+    /// The flood guard's settings (`None`: stream every byte).
+    pub flood: Option<FloodLimits>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +120,7 @@ impl PaneSpec {
         config.socket = Some(Socket::Name(self.socket.clone()));
         config.size = Some((self.width, self.height));
         config.pause_after = Some(PAUSE_AFTER);
-        config.flood = Some(FloodLimits::default());
+        config.flood = self.flood;
         let client = crate::tmux::connect(config).await?;
         let events = client.subscribe();
         let target = format!("={}", self.session);

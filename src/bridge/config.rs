@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::tmux::FloodLimits;
+
 /// Longest command budget accepted in the config: a day; longer is a typo.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
 
@@ -48,6 +50,18 @@ pub struct TmuxConfig {
     /// Fixed pane size, so line wrapping (and detection) is stable.
     pub width: u16,
     pub height: u16,
+    /// A pane writing faster than this (bytes a second) is watched through
+    /// its screen instead of streamed (see `tmux::FloodLimits`); 0 streams
+    /// every byte, whatever it costs the agent's speed.
+    pub flood_bytes_per_second: u64,
+}
+
+impl TmuxConfig {
+    /// The flood guard's settings, if on.
+    pub fn flood_limits(&self) -> Option<FloodLimits> {
+        (self.flood_bytes_per_second > 0)
+            .then(|| FloodLimits::per_second(self.flood_bytes_per_second))
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -168,6 +182,7 @@ impl Default for TmuxConfig {
             command: vec!["tmux".into()],
             width: 160,
             height: 48,
+            flood_bytes_per_second: FloodLimits::default().per_second_rate(),
         }
     }
 }
@@ -381,6 +396,23 @@ mod tests {
         );
         assert_eq!(c.timeouts.commands, d.timeouts.commands);
         assert_eq!(c.policy.rate_per_minute, d.policy.rate_per_minute);
+        assert_eq!(c.tmux.flood_bytes_per_second, d.tmux.flood_bytes_per_second);
+    }
+
+    #[test]
+    fn the_flood_limit_is_a_rate_and_zero_turns_the_guard_off() {
+        let c = Config::parse("[tmux]\nflood_bytes_per_second = 1048576\n").unwrap();
+        let limits = c.tmux.flood_limits().unwrap();
+        assert_eq!(
+            limits.bytes,
+            256 * 1024,
+            "a quarter of it per 250 ms window"
+        );
+        assert_eq!(limits.per_second_rate(), 1024 * 1024);
+        let default = Config::default().tmux.flood_limits().unwrap();
+        assert_eq!(default, FloodLimits::default());
+        let off = Config::parse("[tmux]\nflood_bytes_per_second = 0\n").unwrap();
+        assert_eq!(off.tmux.flood_limits(), None);
     }
 
     #[test]

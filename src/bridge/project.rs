@@ -200,6 +200,7 @@ impl ProjectSetup {
             agent,
             width: config.tmux.width,
             height: config.tmux.height,
+            flood: config.tmux.flood_limits(),
         };
         Ok(ProjectSetup {
             name: name.to_string(),

@@ -259,9 +259,9 @@ impl Client {
     }
 
     /// Captures the pane's screen and has the reader publish it in stream
-    /// order (see [`Queued::on_reply`]).
-    /// Text only: detection reads no colours, and `-e` makes tmux (the
-    /// bottleneck in a flood) work six times as hard per capture.
+    /// order (see [`Queued::on_reply`]). Text only: detection reads no
+    /// colours, and `-e` makes tmux (the bottleneck in a flood) work six
+    /// times as hard per capture.
     async fn snapshot(&self, pane: PaneId, always: bool) -> Result<Bytes, TmuxError> {
         let on_reply = OnReply::Snapshot { pane, always };
         let capture = TmuxCommand::new("capture-pane").arg("-p").target_pane(pane);
@@ -546,11 +546,13 @@ impl Reader {
 
     fn publish_snapshot(&self, pane: PaneId, always: bool, rows: &[Bytes]) {
         let screen = join_rows(rows);
-        let changed = match &self.flood {
-            Some(guard) => lock(guard).screen_changed(pane, &screen),
-            None => true,
-        };
-        if always || changed {
+        // The guard remembers flood snapshots only, to publish their changes.
+        let publish = always
+            || self
+                .flood
+                .as_ref()
+                .is_none_or(|guard| lock(guard).screen_changed(pane, &screen));
+        if publish {
             self.emit(ClientEvent::Resync { pane, screen });
         }
     }

@@ -61,6 +61,22 @@ impl Default for FloodLimits {
     }
 }
 
+impl FloodLimits {
+    /// The defaults with the limit set to `bytes` a second.
+    pub fn per_second(bytes: u64) -> Self {
+        let limits = FloodLimits::default();
+        FloodLimits {
+            bytes: (u128::from(bytes) * limits.window.as_millis() / 1000) as u64,
+            ..limits
+        }
+    }
+
+    /// The limit in bytes a second.
+    pub fn per_second_rate(&self) -> u64 {
+        (u128::from(self.bytes) * 1000 / self.window.as_millis().max(1)) as u64
+    }
+}
+
 /// What the guard knows of one pane.
 #[derive(Debug)]
 struct PaneFlow {

@@ -17,6 +17,7 @@ use clawmux::bridge::transcript::GAP_LINE;
 use clawmux::store::state::{ChatTarget, OutboxOp};
 use serde_json::json;
 
+use crate::support::tmux::TmuxServer;
 use harness::{Bridge, button_value};
 
 fn is_send(e: &clawmux::store::state::OutboxEntry) -> bool {
@@ -344,10 +345,15 @@ async fn unknown_commands_bad_names_and_queueing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flooding_command_reports_its_end_and_marks_what_it_skipped() {
-    let mut b = Bridge::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = harness::test_config(&tmux.socket, home.path());
+    // Low enough that even a slow, loaded machine floods past it.
+    config.tmux.flood_bytes_per_second = 16 * 1024;
+    let mut b = Bridge::start_with(tmux, home, config).await;
     new_project(&mut b, "oc_1", "ou_alice", "demo").await;
-    // 20000 lines as fast as the pane takes them: the flood guard watches
-    // the screen instead of streaming them.
+    // 20000 lines as fast as the pane takes them (1.6 MB): the flood guard
+    // watches the screen instead of streaming them.
     b.say("oc_1", "ou_alice", "print a flood").await;
     let result = b
         .card("the flood's result", |e| {
