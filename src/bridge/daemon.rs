@@ -967,6 +967,8 @@ impl Daemon {
             }
             ProjectEventKind::Approval(seen) => self.on_approval(&project, &e.job, seen),
             ProjectEventKind::ApprovalGone { approval_id } => {
+                // A prompt re-detected after a restart kept its first id.
+                let approval_id = self.aliases.remove(&approval_id).unwrap_or(approval_id);
                 let pending = self
                     .setup
                     .shared
@@ -1096,6 +1098,10 @@ impl Daemon {
                 .map(|a| a.id.clone())
         });
         if let Some(id) = known {
+            self.log(
+                "approval_found_again",
+                json!({"project": project, "approval": id}),
+            );
             self.aliases.insert(seen.id, id);
             return;
         }

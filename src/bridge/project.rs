@@ -504,8 +504,9 @@ impl Actor {
         };
         watcher.detector_mut().begin_turn();
         // Judge the screen soon even if the agent prints nothing more: the
-        // turn may have ended while clawmux was down.
-        watcher.feed(now_ms, b"", &mut |_| {});
+        // turn may have ended, or be waiting at a prompt, since clawmux went
+        // down. (Not by feeding nothing: what fell due would be dropped.)
+        watcher.detector_mut().judge_soon(now_ms);
         let now = Instant::now();
         let deadline = now + job.timeout;
         self.running = Some(Running {

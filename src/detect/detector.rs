@@ -115,8 +115,14 @@ impl Detector {
         self.complete_at = None;
         if !flooding {
             self.last_output = now;
-            self.settle_at = Some(now + self.config.settle);
+            self.judge_soon(now);
         }
+    }
+
+    /// Judges the screen at the next tick even if nothing new arrives
+    /// (e.g. a turn adopted after a restart may have ended meanwhile).
+    pub fn judge_soon(&mut self, now: Millis) {
+        self.settle_at = Some(now + self.config.settle);
     }
 
     /// New output arrived at `now`; `lines` are the lines it finished (from

@@ -134,6 +134,44 @@ async fn command_progress_approval_click_result() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_answered_in_the_terminal_after_a_restart_closes_its_card() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 4").await;
+    b.card_with("Approval needed").await;
+    b.restart().await;
+    // The restarted actor finds the prompt again (a new id for it), then
+    // someone at the terminal answers it.
+    let found = tokio::time::timeout(Duration::from_secs(20), async {
+        while !b.events().iter().any(|r| r.kind == "approval_found_again") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(
+        found.is_ok(),
+        "the restarted daemon found the prompt again: {:?}",
+        b.events().iter().map(|r| (r.kind.clone(), r.fields.clone())).collect::<Vec<_>>()
+    );
+    assert!(
+        b.tmux
+            .run(&["send-keys", "-t", "=cm-demo:", "1"])
+            .status
+            .success()
+    );
+    let gone = b
+        .card("the card closed", |e| {
+            matches!(e.op, OutboxOp::Patch { .. }) && e.text.contains("Answered in the terminal")
+        })
+        .await;
+    assert!(
+        gone.text.contains("Approval no longer pending"),
+        "{}",
+        gone.text
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approval_survives_a_daemon_restart() {
     let mut b = Bridge::start().await;
     new_project(&mut b, "oc_1", "ou_alice", "demo").await;
