@@ -93,6 +93,8 @@ fn flood_rows(f: &Flood, panes: usize) -> Vec<Row> {
     let slowdown = 1.0 - f.watched.pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
     let bare_slowdown =
         1.0 - f.bare_client.pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
+    let paused_slowdown =
+        1.0 - f.paused_client.pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
     let vs_bare = 1.0 - f.watched.pane_rate / f.bare_client.pane_rate.max(f64::MIN_POSITIVE);
     let worst = 1.0 - f.watched.slowest_pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
     let w = &f.watcher;
@@ -121,6 +123,15 @@ fn flood_rows(f: &Flood, panes: usize) -> Vec<Row> {
                 f.bare_client.pane_rate / 1e6,
                 f.bare_client.slowest_pane_rate / 1e6,
                 bare_slowdown * 100.0
+            ),
+        ),
+        row(
+            name("pane MB/s paused tmux -C"),
+            format!(
+                "{:.2} mean, {:.2} slowest ({:.1}% slower than no client)",
+                f.paused_client.pane_rate / 1e6,
+                f.paused_client.slowest_pane_rate / 1e6,
+                paused_slowdown * 100.0
             ),
         ),
         row(

@@ -2,7 +2,7 @@
 //! floods with and without clawmux attached. Each run gets its own tmux
 //! server; helper roles are this same program (`clawmux bench <role>`).
 
-use std::io::{BufRead, BufReader, Lines};
+use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -35,6 +35,10 @@ pub struct Settings {
     pub poll_ms: u64,
     pub flood_panes: usize,
     pub flood_seconds: f64,
+    /// Each variant's flood time is cut into this many rounds, run in turn
+    /// with the other variants', so a shared machine's background load
+    /// drifting during the run weighs on every variant alike.
+    pub flood_rounds: u32,
     /// The paced flood's total rate over all panes, bytes a second.
     pub paced_bytes_per_second: u64,
     /// Detection profile of the watcher (the daemon's default is `gsd`).
@@ -52,6 +56,7 @@ impl Settings {
             poll_ms: 500,
             flood_panes: 20,
             flood_seconds: 30.0,
+            flood_rounds: 3,
             paced_bytes_per_second: 10_000_000,
             profile: "gsd".into(),
         }
@@ -64,6 +69,7 @@ impl Settings {
             idle_seconds: 3.0,
             flood_panes: 4,
             flood_seconds: 3.5,
+            flood_rounds: 1,
             ..Settings::full(exe)
         }
     }
@@ -88,8 +94,8 @@ impl IdleCost {
     }
 }
 
-/// One flood run's panes.
-#[derive(Debug, Clone, Serialize)]
+/// One flood variant's panes, over its rounds.
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct FloodRun {
     /// Bytes each writer wrote, by pane.
     pub pane_bytes: Vec<u64>,
@@ -101,6 +107,23 @@ pub struct FloodRun {
     pub markers_printed: u64,
 }
 
+impl FloodRun {
+    /// Adds a round: bytes, CPU and markers add up, rates average over
+    /// the rounds (`rounds` counts the one being added).
+    fn add_round(&mut self, round: FloodRun, rounds: u32) {
+        let n = f64::from(rounds.max(1));
+        let mean = |sum: f64, new: f64| sum + (new - sum) / n;
+        self.pane_rate = mean(self.pane_rate, round.pane_rate);
+        self.slowest_pane_rate = mean(self.slowest_pane_rate, round.slowest_pane_rate);
+        self.pane_bytes.resize(round.pane_bytes.len(), 0);
+        for (sum, bytes) in self.pane_bytes.iter_mut().zip(round.pane_bytes) {
+            *sum += bytes;
+        }
+        self.server_cpu += round.server_cpu;
+        self.markers_printed += round.markers_printed;
+    }
+}
+
 /// One flood variant: without a client, then with clawmux watching.
 #[derive(Debug, Clone, Serialize)]
 pub struct Flood {
@@ -108,9 +131,12 @@ pub struct Flood {
     /// Per-pane pace, bytes a second (`None`: as fast as possible).
     pub pane_pace: Option<u64>,
     pub no_client: FloodRun,
-    /// The floor any control client pays: `tmux -C` per session with its
-    /// output thrown away unread by anyone (`> /dev/null`).
+    /// What streaming costs: `tmux -C` per session with its output thrown
+    /// away unread by anyone (`> /dev/null`).
     pub bare_client: FloodRun,
+    /// What being attached at all costs: `tmux -C` per session with its
+    /// pane paused at once (no output flows).
+    pub paused_client: FloodRun,
     pub watched: FloodRun,
     /// The watcher process and its `tmux -C` clients, CPU seconds.
     pub watcher_cpu: f64,
@@ -199,23 +225,40 @@ fn idle_cost(settings: &Settings, pid: u32, server: &BenchServer) -> Result<Idle
 }
 
 fn flood(settings: &Settings, name: &str, pace: Option<u64>) -> Result<Flood, BenchError> {
-    let no_client = flood_run(settings, pace, Attached::Nothing)?;
-    let bare_client = flood_run(settings, pace, Attached::BareControl)?;
-    let mut watched = None;
-    let watched_run = flood_run(settings, pace, Attached::Clawmux(&mut watched))?;
-    let (watcher_cpu, watcher_peak_rss, watcher) =
-        watched.ok_or_else(|| BenchError::Role("the watcher did not report".into()))?;
-    Ok(Flood {
+    let rounds = settings.flood_rounds.max(1);
+    let round = Settings {
+        flood_seconds: settings.flood_seconds / f64::from(rounds),
+        ..settings.clone()
+    };
+    let mut flood = Flood {
         name: name.into(),
         pane_pace: pace,
-        no_client,
-        bare_client,
-        watched: watched_run,
-        watcher_cpu,
-        watcher_peak_rss,
-        watcher,
+        no_client: FloodRun::default(),
+        bare_client: FloodRun::default(),
+        paused_client: FloodRun::default(),
+        watched: FloodRun::default(),
+        watcher_cpu: 0.0,
+        watcher_peak_rss: 0,
+        watcher: WatcherReport::default(),
         seconds: settings.flood_seconds,
-    })
+    };
+    for n in 1..=rounds {
+        let run = flood_run(&round, pace, Attached::Nothing)?;
+        flood.no_client.add_round(run, n);
+        let run = flood_run(&round, pace, Attached::BareControl)?;
+        flood.bare_client.add_round(run, n);
+        let run = flood_run(&round, pace, Attached::PausedControl)?;
+        flood.paused_client.add_round(run, n);
+        let mut watched = None;
+        let run = flood_run(&round, pace, Attached::Clawmux(&mut watched))?;
+        flood.watched.add_round(run, n);
+        let (cpu, rss, report) =
+            watched.ok_or_else(|| BenchError::Role("the watcher did not report".into()))?;
+        flood.watcher_cpu += cpu;
+        flood.watcher_peak_rss = flood.watcher_peak_rss.max(rss);
+        flood.watcher.add(report);
+    }
+    Ok(flood)
 }
 
 /// The watcher's CPU seconds, peak RSS and report.
@@ -227,6 +270,8 @@ enum Attached<'a> {
     /// One `tmux -C attach` per session writing to `/dev/null`: the
     /// fastest possible control client.
     BareControl,
+    /// The same, each pausing its pane at once: attached, nothing flows.
+    PausedControl,
     /// The clawmux watcher; its cost is put here.
     Clawmux(&'a mut Watched),
 }
@@ -261,6 +306,7 @@ fn flood_run(
     let tag = match attached {
         Attached::Nothing => "flood-alone",
         Attached::BareControl => "flood-bare",
+        Attached::PausedControl => "flood-paused",
         Attached::Clawmux(_) => "flood-clawmux",
     };
     let server = BenchServer::start(tag, &sessions, PANE_SIZE)?;
@@ -270,7 +316,12 @@ fn flood_run(
         Attached::Nothing => {}
         Attached::BareControl => {
             for (name, _) in &sessions {
-                bare.push(BareClient::attach(&server, name)?);
+                bare.push(BareClient::attach(&server, name, false)?);
+            }
+        }
+        Attached::PausedControl => {
+            for (name, _) in &sessions {
+                bare.push(BareClient::attach(&server, name, true)?);
             }
         }
         Attached::Clawmux(_) => watcher = Some(Helper::watcher(settings, &server)?),
@@ -403,15 +454,31 @@ impl Drop for Helper {
 struct BareClient(Child);
 
 impl BareClient {
-    fn attach(server: &BenchServer, session: &str) -> Result<Self, BenchError> {
-        Command::new("tmux")
+    /// Attaches to `session`; `paused`: pauses its pane at once.
+    fn attach(server: &BenchServer, session: &str, paused: bool) -> Result<Self, BenchError> {
+        let mut child = Command::new("tmux")
             .args(["-L", &server.socket, "-C", "attach-session", "-t"])
             .arg(format!("={session}"))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
-            .map(BareClient)
-            .map_err(|e| BenchError::io("starting tmux -C", e))
+            .map_err(|e| BenchError::io("starting tmux -C", e))?;
+        if paused {
+            let pane = server.ok(&[
+                "display-message",
+                "-p",
+                "-t",
+                &format!("={session}:"),
+                "#{pane_id}",
+            ])?;
+            let line = format!("refresh-client -A '{}:pause'\n", pane.trim());
+            if let Some(stdin) = child.stdin.as_mut() {
+                stdin
+                    .write_all(line.as_bytes())
+                    .map_err(|e| BenchError::io("pausing a pane", e))?;
+            }
+        }
+        Ok(BareClient(child))
     }
 }
 

@@ -53,7 +53,7 @@ pub struct WatcherReport {
 }
 
 impl WatcherReport {
-    fn add(&mut self, other: WatcherReport) {
+    pub(super) fn add(&mut self, other: WatcherReport) {
         self.sessions += other.sessions;
         self.output_bytes += other.output_bytes;
         self.detections += other.detections;

@@ -405,8 +405,8 @@ mod tests {
         let limits = c.tmux.flood_limits().unwrap();
         assert_eq!(
             limits.bytes,
-            256 * 1024,
-            "a quarter of it per 250 ms window"
+            128 * 1024,
+            "an eighth of it per 125 ms window"
         );
         assert_eq!(limits.per_second_rate(), 1024 * 1024);
         let default = Config::default().tmux.flood_limits().unwrap();

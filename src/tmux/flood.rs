@@ -43,19 +43,19 @@ impl Default for FloodLimits {
         FloodLimits {
             // 256 KiB/s. Claude Code's busiest redraws stay far below it; a
             // program writing flat out crosses it within a fraction of the
-            // window even while tmux throttles it (about 0.5 MB/s each with
-            // 20 such panes on two cores).
-            bytes: 64 * 1024,
-            window: Duration::from_millis(250),
-            // Detection within a fifth of a second, at five `capture-pane`
+            // short window even while tmux throttles it (about 0.5 MB/s each
+            // with 20 such panes on two cores), so it is throttled briefly.
+            bytes: 32 * 1024,
+            window: Duration::from_millis(125),
+            // Detection within a quarter of a second, at four `capture-pane`
             // calls a second for each flooding pane.
-            snapshot_every: Duration::from_millis(200),
+            snapshot_every: Duration::from_millis(250),
             quiet_snapshots: 2,
             // Each probe streams the pane for the part of a window it takes
-            // to cross the limit again: at 4 s doubling to 32 s that is a
-            // few per cent of the pane's time at the start of a long flood,
-            // and less later.
-            probe_first: Duration::from_secs(4),
+            // to cross the limit again: at 8 s doubling to 32 s that is
+            // about one per cent of the pane's time at the start of a long
+            // flood, and less later.
+            probe_first: Duration::from_secs(8),
             probe_cap: Duration::from_secs(32),
         }
     }
@@ -216,7 +216,7 @@ mod tests {
         assert_eq!(guard.on_output(P, 600, t0), None);
         assert_eq!(
             guard.on_output(P, 600, ms(t0, 50)),
-            Some(Duration::from_secs(4))
+            Some(Duration::from_secs(8))
         );
         assert!(guard.in_snapshots(P));
         // Late bytes while switched over do not switch it again.
@@ -248,10 +248,10 @@ mod tests {
             guard.streaming_again(P, now);
             now += Duration::from_millis(10);
         }
-        assert_eq!(waits, [4, 8, 16, 32, 32, 32]);
+        assert_eq!(waits, [8, 16, 32, 32, 32, 32]);
         // Calm for longer than the first probe: the next flood starts over.
-        now += Duration::from_secs(5);
-        assert_eq!(guard.on_output(P, 2000, now), Some(Duration::from_secs(4)));
+        now += Duration::from_secs(9);
+        assert_eq!(guard.on_output(P, 2000, now), Some(Duration::from_secs(8)));
     }
 
     #[test]

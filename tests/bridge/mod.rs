@@ -151,7 +151,10 @@ async fn a_prompt_answered_in_the_terminal_after_a_restart_closes_its_card() {
     assert!(
         found.is_ok(),
         "the restarted daemon found the prompt again: {:?}",
-        b.events().iter().map(|r| (r.kind.clone(), r.fields.clone())).collect::<Vec<_>>()
+        b.events()
+            .iter()
+            .map(|r| (r.kind.clone(), r.fields.clone()))
+            .collect::<Vec<_>>()
     );
     assert!(
         b.tmux
