@@ -2,7 +2,7 @@
 //! target next to it where it has one.
 
 use super::procfs;
-use super::scenario::{Flood, Results};
+use super::scenario::{Flood, FloodRun, Results};
 
 /// The targets.
 pub const MAX_FLOOD_RSS_BYTES: u64 = 64 * 1024 * 1024;
@@ -91,10 +91,15 @@ fn flood_rows(f: &Flood, panes: usize) -> Vec<Row> {
     };
     let name = |what: &str| format!("{} ({pace}, {} s): {what}", f.name, f.seconds);
     let slowdown = 1.0 - f.watched.pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
-    let bare_slowdown =
-        1.0 - f.bare_client.pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
-    let paused_slowdown =
-        1.0 - f.paused_client.pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
+    // A client variant's rates, and how much slower than no client.
+    let floor = |run: &FloodRun| {
+        format!(
+            "{:.2} mean, {:.2} slowest ({:.1}% slower than no client)",
+            run.pane_rate / 1e6,
+            run.slowest_pane_rate / 1e6,
+            (1.0 - run.pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE)) * 100.0
+        )
+    };
     let vs_bare = 1.0 - f.watched.pane_rate / f.bare_client.pane_rate.max(f64::MIN_POSITIVE);
     let worst = 1.0 - f.watched.slowest_pane_rate / f.no_client.pane_rate.max(f64::MIN_POSITIVE);
     let w = &f.watcher;
@@ -116,24 +121,8 @@ fn flood_rows(f: &Flood, panes: usize) -> Vec<Row> {
                 f.no_client.slowest_pane_rate / 1e6
             ),
         ),
-        row(
-            name("pane MB/s bare tmux -C"),
-            format!(
-                "{:.2} mean, {:.2} slowest ({:.1}% slower than no client)",
-                f.bare_client.pane_rate / 1e6,
-                f.bare_client.slowest_pane_rate / 1e6,
-                bare_slowdown * 100.0
-            ),
-        ),
-        row(
-            name("pane MB/s paused tmux -C"),
-            format!(
-                "{:.2} mean, {:.2} slowest ({:.1}% slower than no client)",
-                f.paused_client.pane_rate / 1e6,
-                f.paused_client.slowest_pane_rate / 1e6,
-                paused_slowdown * 100.0
-            ),
-        ),
+        row(name("pane MB/s bare tmux -C"), floor(&f.bare_client)),
+        row(name("pane MB/s paused tmux -C"), floor(&f.paused_client)),
         row(
             name("pane MB/s clawmux"),
             format!(
