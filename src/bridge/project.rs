@@ -15,7 +15,7 @@ use super::config::Config;
 use super::names::session_name;
 use super::texts;
 use super::transcript::Transcript;
-use crate::control::Notification;
+use crate::control::{Notification, PaneId};
 use crate::detect::{
     Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
 };
@@ -621,11 +621,7 @@ impl Actor {
         let mut detections = Vec::new();
         match event {
             Some(ClientEvent::Output { pane, data }) => {
-                if self
-                    .pane
-                    .as_ref()
-                    .is_some_and(|(agent, _)| agent.pane == pane)
-                {
+                if self.is_agent_pane(pane) {
                     detections = self.feed_pane(now, &data);
                 }
             }
@@ -637,12 +633,7 @@ impl Actor {
                     watcher.feed(now, &screen, &mut |d| detections.push(d));
                 }
             }
-            Some(ClientEvent::Flood { pane, flooding })
-                if self
-                    .pane
-                    .as_ref()
-                    .is_some_and(|(agent, _)| agent.pane == pane) =>
-            {
+            Some(ClientEvent::Flood { pane, flooding }) if self.is_agent_pane(pane) => {
                 if let Some((_, watcher)) = &mut self.pane {
                     watcher.detector_mut().set_flooding(now, flooding);
                 }
@@ -656,10 +647,7 @@ impl Actor {
                 }
             }
             Some(ClientEvent::Notification(Notification::Pause { pane }))
-                if self
-                    .pane
-                    .as_ref()
-                    .is_some_and(|(agent, _)| agent.pane == pane) =>
+                if self.is_agent_pane(pane) =>
             {
                 self.mark_gap();
             }
@@ -692,6 +680,12 @@ impl Actor {
             Some(_) => {}
         }
         self.on_detections(detections).await;
+    }
+
+    fn is_agent_pane(&self, pane: PaneId) -> bool {
+        self.pane
+            .as_ref()
+            .is_some_and(|(agent, _)| agent.pane == pane)
     }
 
     /// The running command's output goes on without some of its lines.
@@ -852,7 +846,8 @@ impl Actor {
         }
         let mut output = running.output;
         if let Some((_, watcher)) = &self.pane {
-            // Done while still watched through snapshots (see `Flood`).
+            // A hook's Stop can end the turn while the pane is still
+            // watched through snapshots (see `Flood`).
             output.fill_gap(&watcher.pane().screen_rows());
         }
         let output = output.text();
