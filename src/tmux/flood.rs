@@ -51,10 +51,9 @@ impl Default for FloodLimits {
             // calls a second for each flooding pane.
             snapshot_every: Duration::from_millis(250),
             quiet_snapshots: 2,
-            // Each probe streams the pane for the part of a window it takes
-            // to cross the limit again: at 8 s doubling to 32 s that is
-            // about one per cent of the pane's time at the start of a long
-            // flood, and less later.
+            // Each probe streams the pane only until it crosses the limit
+            // again, a fraction of one window; probing at 8 s doubling to
+            // 32 s keeps those moments rare in a long flood.
             probe_first: Duration::from_secs(8),
             probe_cap: Duration::from_secs(32),
         }

@@ -82,15 +82,10 @@ async fn card(
     match fake.wait_for_card(&pred, WAIT).await {
         Some(c) => c,
         None => {
-            let seen: Vec<String> = fake
-                .sent_cards()
-                .iter()
-                .map(|c| format!("{}: {}", c.title(), c.card_text()))
-                .collect();
             let log = std::fs::read_to_string(home.join("serve.log")).unwrap_or_default();
             panic!(
                 "no card {what}; sent:\n{}\nserve log:\n{log}",
-                seen.join("\n")
+                fake.listing()
             )
         }
     }

@@ -3,10 +3,11 @@
 //! and the user or operator is told.
 
 use clawmux::bridge::chat::ToastLevel;
+use clawmux::store::state::OutboxEntry;
 
 use super::harness::{Bridge, button_value};
 
-async fn project_with_approval(b: &mut Bridge, phase: u32) -> clawmux::store::state::OutboxEntry {
+async fn project_with_approval(b: &mut Bridge, phase: u32) -> OutboxEntry {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     b.card("first result", |e| {
         e.text.contains("You said: /gsd:new-project")
@@ -36,13 +37,19 @@ async fn agent_process_killed_mid_command() {
             e.text.contains("Approval needed") && e.uuid != first.uuid
         })
         .await;
-    let yes = button_value(&second, "Yes");
+    approve_and_see_result(&mut b, &second, 7).await;
+}
+
+/// Clicks Yes on `approval`: answered at once, then the phase's result card.
+async fn approve_and_see_result(b: &mut Bridge, approval: &OutboxEntry, phase: u32) {
+    let yes = button_value(approval, "Yes");
     assert_eq!(
         b.click("oc_1", "ou_alice", yes).await.toast.map(|t| t.0),
         Some(ToastLevel::Success)
     );
+    let done = format!("Created 2 plans for phase {phase}");
     b.card("the result", |e| {
-        e.text.contains("Created 2 plans for phase 7") && e.text.contains("```")
+        e.text.contains(&done) && e.text.contains("```")
     })
     .await;
 }
@@ -57,15 +64,7 @@ async fn corrupt_state_file_falls_back_to_a_backup() {
     std::fs::write(&state, &bytes[..bytes.len() / 3]).unwrap();
     b.resume().await;
 
-    let yes = button_value(&approval, "Yes");
-    assert_eq!(
-        b.click("oc_1", "ou_alice", yes).await.toast.map(|t| t.0),
-        Some(ToastLevel::Success)
-    );
-    b.card("the result", |e| {
-        e.text.contains("Created 2 plans for phase 8") && e.text.contains("```")
-    })
-    .await;
+    approve_and_see_result(&mut b, &approval, 8).await;
     assert!(
         b.events().iter().any(|r| r.kind == "state_recovered"),
         "the operator is told"

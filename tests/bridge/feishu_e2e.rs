@@ -66,12 +66,7 @@ async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -
     match fake.wait_for_card(&pred, WAIT).await {
         Some(c) => c,
         None => {
-            let seen: Vec<String> = fake
-                .sent_cards()
-                .iter()
-                .map(|c| format!("{:?} {}: {}", c.kind, c.title(), c.card_text()))
-                .collect();
-            panic!("no card {what}; sent:\n{}", seen.join("\n"))
+            panic!("no card {what}; sent:\n{}", fake.listing())
         }
     }
 }
@@ -205,13 +200,9 @@ async fn duplicate_deliveries_run_once_and_feishu_errors_lose_nothing() {
         .filter(|c| c.card_text().contains("You said: say hi"))
         .count();
     assert_eq!(echoes, 1, "a redelivered message runs once");
-    let mut uuids: Vec<String> = fake
-        .sent_cards()
-        .iter()
-        .filter_map(|c| c.uuid.clone())
-        .collect();
-    let n = uuids.len();
-    uuids.sort();
-    uuids.dedup();
-    assert_eq!(uuids.len(), n, "no card was sent twice");
+    assert_eq!(
+        fake.duplicate_uuids(),
+        Vec::<String>::new(),
+        "no card was sent twice"
+    );
 }

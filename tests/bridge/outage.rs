@@ -127,7 +127,7 @@ async fn a_minute_of_500_and_429_loses_nothing_and_sends_nothing_twice() {
         ("the queued message's result", "You said: queued while down"),
     ] {
         let found = fake.wait_for_card(|c| text(c).contains(needle), WAIT).await;
-        assert!(found.is_some(), "{what}:\n{}", listing(&fake.sent_cards()));
+        assert!(found.is_some(), "{what}:\n{}", fake.listing());
     }
     state_until(home, "everything delivered", |s| {
         s.jobs.is_empty() && s.outbox.is_empty()
@@ -136,11 +136,12 @@ async fn a_minute_of_500_and_429_loses_nothing_and_sends_nothing_twice() {
 
     // Each card once; each message typed during the outage ran once.
     let sent = fake.sent_cards();
-    let mut uuids: Vec<&str> = sent.iter().filter_map(|c| c.uuid.as_deref()).collect();
-    let n = uuids.len();
-    uuids.sort_unstable();
-    uuids.dedup();
-    assert_eq!(uuids.len(), n, "a card sent twice:\n{}", listing(&sent));
+    assert_eq!(
+        fake.duplicate_uuids(),
+        Vec::<String>::new(),
+        "a card sent twice:\n{}",
+        fake.listing()
+    );
     let log = events(home);
     for text in [
         "say hi while Feishu is down",
@@ -164,7 +165,7 @@ async fn a_minute_of_500_and_429_loses_nothing_and_sends_nothing_twice() {
             .iter()
             .filter(|c| c.kind != Kind::Patch && text(c).contains(needle))
             .count();
-        assert_eq!(cards, 1, "{needle:?} once:\n{}", listing(&sent));
+        assert_eq!(cards, 1, "{needle:?} once:\n{}", fake.listing());
     }
 
     // The operator's view: failures named, the recovery logged, nothing dropped.
@@ -248,12 +249,4 @@ fn events(home: &Path) -> Vec<EventRecord> {
 /// A card's title and text.
 fn text(c: &Recorded) -> String {
     format!("{}: {}", c.title(), c.card_text())
-}
-
-fn listing(cards: &[Recorded]) -> String {
-    cards
-        .iter()
-        .map(|c| format!("{:?} {}", c.kind, text(c)))
-        .collect::<Vec<_>>()
-        .join("\n----\n")
 }

@@ -159,16 +159,9 @@ async fn soak_five_projects_with_approvals() {
         last <= first + first / 5 + 4096,
         "memory grew: {first} KiB -> {last} KiB"
     );
-    let dup_uuids = {
-        let mut u: Vec<String> = fake
-            .sent_cards()
-            .iter()
-            .filter_map(|c| c.uuid.clone())
-            .collect();
-        let n = u.len();
-        u.sort();
-        u.dedup();
-        n - u.len()
-    };
-    assert_eq!(dup_uuids, 0, "no card sent twice");
+    assert_eq!(
+        fake.duplicate_uuids(),
+        Vec::<String>::new(),
+        "no card sent twice"
+    );
 }

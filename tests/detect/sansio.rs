@@ -153,6 +153,8 @@ fn line_detections_do_not_depend_on_frame_boundaries() {
     }
 }
 
+/// Claude Code's busy line at the start of a turn.
+const SPINNER: &str = "\r\x1b[2K✶ Working… (0s · esc to interrupt)";
 const IDLE_BOX: &str = "\r\n──────────\r\n❯ \r\n──────────\r\n  ? for shortcuts\x1b[2A\r\x1b[2C";
 
 fn feed(w: &mut PaneWatcher, t: u64, bytes: &str, seen: &mut Vec<Detection>) {
@@ -167,12 +169,7 @@ fn tick(w: &mut PaneWatcher, t: u64, seen: &mut Vec<Detection>) {
 fn completion_waits_for_the_debounce_and_restarts_on_output() {
     let mut w = watcher();
     let mut seen = Vec::new();
-    feed(
-        &mut w,
-        0,
-        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
-        &mut seen,
-    );
+    feed(&mut w, 0, SPINNER, &mut seen);
     assert_eq!(w.next_deadline(), Some(Millis(2)));
     tick(&mut w, 2, &mut seen);
     assert_eq!(seen.len(), 1);
@@ -206,12 +203,7 @@ fn completion_waits_for_the_debounce_and_restarts_on_output() {
 fn no_completion_while_the_pane_floods() {
     let mut w = watcher();
     let mut seen = Vec::new();
-    feed(
-        &mut w,
-        0,
-        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
-        &mut seen,
-    );
+    feed(&mut w, 0, SPINNER, &mut seen);
     w.detector_mut().set_flooding(Millis(10), true);
     // A snapshot that looks idle, then nothing for a long time: snapshots
     // only come when the screen changed, so this is not silence.
@@ -238,12 +230,7 @@ fn no_completion_while_the_pane_floods() {
 fn summary_line_alone_is_not_completion() {
     let mut w = watcher();
     let mut seen = Vec::new();
-    feed(
-        &mut w,
-        0,
-        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
-        &mut seen,
-    );
+    feed(&mut w, 0, SPINNER, &mut seen);
     feed(&mut w, 100, "\r\x1b[2K✻ Churned for 51s\r\n", &mut seen);
     tick(&mut w, 1_000_000, &mut seen);
     let kinds: Vec<_> = seen.iter().map(|d| d.kind.clone()).collect();
@@ -259,12 +246,7 @@ fn debounce_is_configurable() {
     };
     let mut w = PaneWatcher::new("%2".parse().unwrap(), profile, config, 80, 24);
     let mut seen = Vec::new();
-    feed(
-        &mut w,
-        0,
-        "\r\x1b[2K✶ Working… (0s · esc to interrupt)",
-        &mut seen,
-    );
+    feed(&mut w, 0, SPINNER, &mut seen);
     feed(&mut w, 100, &format!("\r\x1b[2K{IDLE_BOX}"), &mut seen);
     tick(&mut w, 149, &mut seen);
     assert_eq!(seen.len(), 1);

@@ -359,6 +359,32 @@ impl FakeFeishu {
         self.shared.read(|s| s.recorded.clone())
     }
 
+    /// Every card received, a line each (for a failing test's message).
+    pub fn listing(&self) -> String {
+        self.sent_cards()
+            .iter()
+            .map(|c| format!("{:?} {}: {}", c.kind, c.title(), c.card_text()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The `uuid`s received more than once (a card sent twice).
+    pub fn duplicate_uuids(&self) -> Vec<String> {
+        let mut uuids: Vec<String> = self
+            .sent_cards()
+            .into_iter()
+            .filter_map(|c| c.uuid)
+            .collect();
+        uuids.sort_unstable();
+        let mut twice: Vec<String> = uuids
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0].clone())
+            .collect();
+        twice.dedup();
+        twice
+    }
+
     pub fn token_requests(&self) -> u32 {
         self.shared.read(|s| s.token_requests)
     }
