@@ -134,8 +134,9 @@ pub struct Flood {
     /// What streaming costs: `tmux -C` per session with its output thrown
     /// away unread by anyone (`> /dev/null`).
     pub bare_client: FloodRun,
-    /// What being attached at all costs: `tmux -C` per session with its
-    /// pane paused at once (no output flows).
+    /// What attaching a client per session costs (the design clawmux left
+    /// for its watch session): `tmux -C` per session with its pane paused
+    /// at once (no output flows).
     pub paused_client: FloodRun,
     pub watched: FloodRun,
     /// The watcher process and its `tmux -C` clients, CPU seconds.

@@ -2,16 +2,16 @@
 //! for every session of a tmux server, in its own process so its CPU and
 //! memory can be read from `/proc`.
 //!
-//! Per session, as `bridge::project` does: attach a control client with the
-//! daemon's settings ([`PaneSpec::attach`]: fixed size, `pause-after`, the
-//! flood guard), feed a [`PaneWatcher`] (text and screen model + detector)
+//! Per session, as `bridge::project` does: attach its pane through the
+//! server's watch session ([`WatchSession::attach`]: one control client
+//! with the daemon's settings: fixed size, `pause-after`, the flood guard),
+//! feed a [`PaneWatcher`] (text and screen model + detector)
 //! from the pane's output, tick it at its deadlines, and start again from
 //! the screen after a `%pause` resync, a flood snapshot or a lag. On top, it
 //! counts what the bench reports: bytes, `%pause`, flood switches and
 //! snapshots, `%exit`, lags, and how late each marker line was detected.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -23,9 +23,11 @@ use tokio_util::sync::CancellationToken;
 use super::BenchError;
 use super::roles::{MARK_PREFIX, unix_nanos};
 use crate::bridge::agent_pane::{AgentPane, PaneSpec};
+use crate::bridge::config::TmuxConfig;
+use crate::bridge::watch_session::{WATCH_SESSION, WatchSession};
 use crate::control::Notification;
 use crate::detect::{Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile};
-use crate::tmux::{ClientEvent, FloodLimits};
+use crate::tmux::ClientEvent;
 
 /// What the watcher saw, summed over its sessions.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -81,20 +83,19 @@ pub async fn watch(
         .await
         .map_err(|e| BenchError::io("running tmux list-sessions", e))?;
     let start = Instant::now();
+    let tmux = TmuxConfig {
+        socket: socket.into(),
+        width,
+        height,
+        ..TmuxConfig::default()
+    };
+    let watch = WatchSession::new(&tmux);
     let mut attached = Vec::new();
-    for session in String::from_utf8_lossy(&listed.stdout).lines() {
-        let spec = PaneSpec {
-            program: vec!["tmux".into()],
-            socket: socket.into(),
-            session: session.into(),
-            workspace: PathBuf::new(),
-            agent: String::new(),
-            width,
-            height,
-            flood: Some(FloodLimits::default()),
-        };
-        let agent = spec
-            .attach()
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    for session in listed.lines().filter(|s| *s != WATCH_SESSION) {
+        let spec = PaneSpec::on_server(&tmux, session.into());
+        let (agent, _) = watch
+            .attach(&spec, false)
             .await
             .map_err(|e| BenchError::Role(format!("attaching session {session}: {e}")))?;
         let mut pane = PaneWatcher::new(
@@ -121,6 +122,11 @@ pub async fn watch(
             .map_err(|e| BenchError::Role(format!("a pane task failed: {e}")))?;
         report.add(one);
     }
+    // Every pane's task sees the shared client's `%exit` and end.
+    for reasons in [&mut report.exits, &mut report.ended] {
+        reasons.sort();
+        reasons.dedup();
+    }
     Ok(report)
 }
 
@@ -144,7 +150,7 @@ async fn watch_pane(
                 pane.tick(now(start), &mut |d| seen.on(&d));
                 continue;
             }
-            event = agent.events.recv() => event,
+            event = agent.recv() => event,
         };
         let now = now(start);
         match event {
@@ -164,7 +170,11 @@ async fn watch_pane(
                     pane.feed(now, &screen, &mut |d| seen.on(&d));
                 }
             }
-            Some(ClientEvent::Notification(Notification::Pause { .. })) => report.pauses += 1,
+            Some(ClientEvent::Notification(Notification::Pause { pane: id }))
+                if id == agent.pane =>
+            {
+                report.pauses += 1
+            }
             Some(ClientEvent::Flood { pane: id, flooding }) if id == agent.pane => {
                 report.flood_switches += u64::from(flooding);
                 pane.detector_mut().set_flooding(now, flooding);

@@ -1,6 +1,6 @@
 //! One project's tmux session and the agent pane in it: created on first use
-//! (working directory = the workspace, fixed size), attached in control mode,
-//! typed into literally.
+//! (working directory = the workspace, fixed size), watched through the
+//! server's watch session ([`super::watch_session`]), typed into literally.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,9 +13,11 @@ const PAUSE_AFTER: Duration = Duration::from_secs(5);
 use bytes::Bytes;
 use tokio::process::Command;
 
-use crate::control::PaneId;
+use super::config::TmuxConfig;
+use crate::control::{Notification, PaneId, WindowId};
 use crate::tmux::{
-    Client, ClientConfig, FloodLimits, Socket, Start, Subscription, TmuxCommand, TmuxError,
+    Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
+    TmuxError,
 };
 
 /// Where and how to run a project's agent.
@@ -41,18 +43,38 @@ pub enum PaneError {
     Tmux(#[from] TmuxError),
     #[error("could not run tmux to create session {session}: {reason}")]
     Create { session: String, reason: String },
+    #[error("session {0} does not exist")]
+    NoSession(String),
     #[error("session {0} has no pane")]
     NoPane(String),
 }
 
-/// An attached agent pane.
+/// An attached agent pane: the server's shared control client, and this
+/// pane's view of its events.
 pub struct AgentPane {
     pub client: Client,
     pub pane: PaneId,
-    pub events: Subscription,
+    /// The pane's window, as linked into the watch session.
+    pub window: WindowId,
+    events: Subscription,
 }
 
 impl PaneSpec {
+    /// `session` on the configured server, with its pane size and flood
+    /// guard; no agent or workspace yet.
+    pub fn on_server(tmux: &TmuxConfig, session: String) -> PaneSpec {
+        PaneSpec {
+            program: tmux.command.clone(),
+            socket: tmux.socket.clone(),
+            session,
+            workspace: PathBuf::new(),
+            agent: String::new(),
+            width: tmux.width,
+            height: tmux.height,
+            flood: tmux.flood_limits(),
+        }
+    }
+
     fn tmux(&self) -> Command {
         let mut cmd = Command::new(&self.program[0]);
         cmd.args(&self.program[1..])
@@ -73,34 +95,30 @@ impl PaneSpec {
         out.is_ok_and(|o| o.status.success())
     }
 
-    /// Creates the session running the agent (detached, fixed size).
-    pub async fn create_session(&self) -> Result<(), PaneError> {
+    /// Creates the session running the agent (detached, fixed size), in
+    /// the workspace.
+    pub(super) async fn create_session(&self) -> Result<(), PaneError> {
+        std::fs::create_dir_all(&self.workspace).map_err(|e| PaneError::Create {
+            session: self.session.clone(),
+            reason: format!("cannot create workspace {}: {e}", self.workspace.display()),
+        })?;
+        self.new_session(&[]).await
+    }
+
+    /// `new-session -d` of this spec's session, size and command, with
+    /// `extra` options before the command.
+    pub(super) async fn new_session(&self, extra: &[&str]) -> Result<(), PaneError> {
         let err = |reason: String| PaneError::Create {
             session: self.session.clone(),
             reason,
         };
-        std::fs::create_dir_all(&self.workspace).map_err(|e| {
-            err(format!(
-                "cannot create workspace {}: {e}",
-                self.workspace.display()
-            ))
-        })?;
         let (w, h) = (self.width.to_string(), self.height.to_string());
         let workspace = self.workspace.to_string_lossy();
         let out = self
             .tmux()
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &self.session,
-                "-c",
-                &workspace,
-                "-x",
-                &w,
-                "-y",
-                &h,
-            ])
+            .args(["new-session", "-d", "-s", &self.session, "-c", &workspace])
+            .args(["-x", &w, "-y", &h])
+            .args(extra)
             .arg(&self.agent)
             .output()
             .await
@@ -111,8 +129,9 @@ impl PaneSpec {
         Ok(())
     }
 
-    /// Attaches in control mode and finds the agent pane.
-    pub async fn attach(&self) -> Result<AgentPane, PaneError> {
+    /// Attaches a control client to this spec's session, with the
+    /// daemon's settings: fixed size, `pause-after`, the flood guard.
+    pub(super) async fn connect(&self) -> Result<Client, TmuxError> {
         let mut config = ClientConfig::new(Start::Attach {
             target: Some(format!("={}", self.session)),
         });
@@ -121,26 +140,69 @@ impl PaneSpec {
         config.size = Some((self.width, self.height));
         config.pause_after = Some(PAUSE_AFTER);
         config.flood = self.flood;
-        let client = crate::tmux::connect(config).await?;
-        let events = client.subscribe();
+        crate::tmux::connect(config).await
+    }
+
+    /// The session's first pane and its window, asked through `client`.
+    pub(super) async fn first_pane(
+        &self,
+        client: &Client,
+    ) -> Result<(WindowId, PaneId), PaneError> {
         let target = format!("={}", self.session);
-        let lines = client
-            .command(TmuxCommand::new("list-panes").args(["-s", "-t", &target, "-F", "#{pane_id}"]))
-            .await?;
-        let pane = lines
+        let list = TmuxCommand::new("list-panes").args([
+            "-s",
+            "-t",
+            &target,
+            "-F",
+            "#{window_id} #{pane_id}",
+        ]);
+        let lines = client.command(list).await?;
+        lines
             .first()
             .and_then(|l| std::str::from_utf8(l).ok())
-            .and_then(|s| s.trim().parse::<PaneId>().ok())
-            .ok_or_else(|| PaneError::NoPane(self.session.clone()))?;
-        Ok(AgentPane {
-            client,
-            pane,
-            events,
-        })
+            .and_then(|s| s.trim().split_once(' '))
+            .and_then(|(w, p)| Some((w.parse().ok()?, p.parse().ok()?)))
+            .ok_or_else(|| PaneError::NoPane(self.session.clone()))
     }
 }
 
 impl AgentPane {
+    pub(super) fn new(
+        client: Client,
+        window: WindowId,
+        pane: PaneId,
+        events: Subscription,
+    ) -> Self {
+        AgentPane {
+            client,
+            pane,
+            window,
+            events,
+        }
+    }
+
+    /// The next event about this pane (see [`Client::subscribe_pane`]).
+    /// The pane's window leaving the watch session (it closed) ends the
+    /// stream as [`TmuxError::PaneClosed`].
+    pub async fn recv(&mut self) -> Option<ClientEvent> {
+        let event = self.events.recv().await?;
+        match event {
+            // tmux says `%unlinked-window-close` once the window has left
+            // the watch session (so also when it closed), and, confusingly,
+            // `%window-close` when it left another session but is still in
+            // the watch session.
+            ClientEvent::Notification(Notification::UnlinkedWindowClose { window })
+                if window == self.window =>
+            {
+                Some(ClientEvent::Ended(TmuxError::PaneClosed {
+                    pane: self.pane,
+                    window,
+                }))
+            }
+            event => Some(event),
+        }
+    }
+
     /// Types `text` literally (`send-keys -l`), then Enter separately.
     pub async fn type_line(&self, text: &str) -> Result<(), TmuxError> {
         self.client.send_text(self.pane, text).await

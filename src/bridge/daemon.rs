@@ -22,6 +22,7 @@ use super::project::{
 };
 use super::router::{self, Builtin, Route};
 use super::texts::{HELP, button, error_guidance, output_markdown, spec_of};
+use super::watch_session::WatchSession;
 use crate::detect::Profiles;
 use crate::feishu::card::{self, Card};
 use crate::hooks::{HookEvent, HookKind, HookSignal};
@@ -70,6 +71,8 @@ pub struct Daemon {
     denied_told: HashSet<String>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<String, String>,
+    /// The tmux server's watch session, shared by every project.
+    watch: Arc<WatchSession>,
     events_tx: mpsc::Sender<ProjectEvent>,
     events_rx: mpsc::Receiver<ProjectEvent>,
 }
@@ -77,6 +80,7 @@ pub struct Daemon {
 impl Daemon {
     pub fn new(setup: DaemonSetup) -> Daemon {
         let (events_tx, events_rx) = mpsc::channel(PROJECT_EVENT_CAPACITY);
+        let watch = Arc::new(WatchSession::new(&setup.config.tmux));
         Daemon {
             policy: Policy::new(setup.config.policy.clone()),
             pairing: Pairing::new(&setup.state_dir),
@@ -87,6 +91,7 @@ impl Daemon {
             throttles: HashMap::new(),
             denied_told: HashSet::new(),
             aliases: HashMap::new(),
+            watch,
             events_tx,
             events_rx,
         }
@@ -473,6 +478,7 @@ impl Daemon {
             &self.setup.sim_agent,
             name,
             workspace,
+            self.watch.clone(),
         )
         .map_err(|e| e.to_string())?;
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone());

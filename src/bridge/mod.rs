@@ -17,3 +17,4 @@ pub mod router;
 pub mod run_once;
 pub mod texts;
 pub mod transcript;
+pub mod watch_session;

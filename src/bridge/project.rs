@@ -15,13 +15,14 @@ use super::config::Config;
 use super::names::session_name;
 use super::texts;
 use super::transcript::Transcript;
+use super::watch_session::WatchSession;
 use crate::control::{Notification, PaneId};
 use crate::detect::{
     Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
 };
 use crate::detect::{ProfileError, Profiles};
 use crate::store::state::{ApprovalOption, ChatTarget};
-use crate::tmux::ClientEvent;
+use crate::tmux::{ClientEvent, TmuxError};
 use std::path::PathBuf;
 
 /// Commands waiting per project at most: more is a runaway script.
@@ -171,6 +172,8 @@ pub enum ProjectCmd {
 pub struct ProjectSetup {
     pub name: String,
     pub spec: PaneSpec,
+    /// The server's watch session, shared by every project on it.
+    pub watch: Arc<WatchSession>,
     pub profile: Arc<Profile>,
     pub detector: DetectorConfig,
 }
@@ -184,6 +187,7 @@ impl ProjectSetup {
         sim_agent: &str,
         name: &str,
         workspace: PathBuf,
+        watch: Arc<WatchSession>,
     ) -> Result<ProjectSetup, ProfileError> {
         let agent = match config.agent_for(name) {
             "sim" => sim_agent.to_string(),
@@ -193,18 +197,14 @@ impl ProjectSetup {
             .get(config.profile_for(name))
             .or_else(|_| profiles.get(&config.agent.profile))?;
         let spec = PaneSpec {
-            program: config.tmux.command.clone(),
-            socket: config.tmux.socket.clone(),
-            session: session_name(name),
             workspace,
             agent,
-            width: config.tmux.width,
-            height: config.tmux.height,
-            flood: config.tmux.flood_limits(),
+            ..PaneSpec::on_server(&config.tmux, session_name(name))
         };
         Ok(ProjectSetup {
             name: name.to_string(),
             spec,
+            watch,
             profile,
             detector: DetectorConfig {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
@@ -341,15 +341,8 @@ impl Actor {
             return Ok(false);
         }
         let spec = &self.setup.spec;
-        let mut created = false;
-        if !spec.session_exists().await {
-            if !create {
-                return Err(format!("session {} does not exist", spec.session));
-            }
-            spec.create_session().await.map_err(|e| e.to_string())?;
-            created = true;
-        }
-        let agent = spec.attach().await.map_err(|e| e.to_string())?;
+        let (agent, created) =
+            (self.setup.watch.attach(spec, create).await).map_err(|e| e.to_string())?;
         let mut watcher = PaneWatcher::new(
             agent.pane,
             self.setup.profile.clone(),
@@ -666,7 +659,7 @@ impl Actor {
             Some(ClientEvent::Ended(err)) => {
                 self.pane = None;
                 if let Some(running) = self.running.take() {
-                    self.lost(running.job, err.to_string()).await;
+                    self.reattach_or_lose(running, err).await;
                 }
                 return;
             }
@@ -686,6 +679,23 @@ impl Actor {
         self.pane
             .as_ref()
             .is_some_and(|(agent, _)| agent.pane == pane)
+    }
+
+    /// The pane's events ended under a running command. When only the
+    /// watching client went (the agent's session lives on), a new one takes
+    /// over and the command is followed on; otherwise the session is lost.
+    async fn reattach_or_lose(&mut self, mut running: Running, err: TmuxError) {
+        if err.is_client_end() && self.attach(false).await.is_ok() {
+            let now = self.now();
+            if let Some((_, watcher)) = &mut self.pane {
+                watcher.detector_mut().begin_turn();
+                watcher.detector_mut().judge_soon(now);
+            }
+            running.output.gap();
+            self.running = Some(running);
+            return;
+        }
+        self.lost(running.job, err.to_string()).await;
     }
 
     /// The running command's output goes on without some of its lines.
@@ -768,6 +778,14 @@ impl Actor {
                 options,
             } => {
                 let Some((agent, _)) = &self.pane else { return };
+                // The prompt reported already, seen again (a new client).
+                if self
+                    .approval
+                    .as_ref()
+                    .is_some_and(|a| a.question == question)
+                {
+                    return;
+                }
                 // The prompt just answered can still be on screen for a frame.
                 if let Some((q, at)) = self.answered.take()
                     && q == question
@@ -941,7 +959,7 @@ fn describe(p: &ProgressFields) -> String {
 
 async fn next_event(pane: &mut Option<(AgentPane, PaneWatcher)>) -> Option<ClientEvent> {
     match pane {
-        Some((agent, _)) => agent.events.recv().await,
+        Some((agent, _)) => agent.recv().await,
         None => std::future::pending().await,
     }
 }

@@ -4,6 +4,7 @@
 //! fails or times out.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -15,6 +16,7 @@ use super::names;
 use super::project::{
     ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
 };
+use super::watch_session::WatchSession;
 use crate::detect::Profiles;
 use crate::store::EventLog;
 
@@ -83,8 +85,16 @@ pub async fn run_once(
         Request::Answer(key) => format!("answer {key}"),
     };
     let workspace = config.workspace_root().join(project);
-    let setup = ProjectSetup::new(config, profiles, sim_agent, project, workspace.clone())
-        .map_err(|e| RunError::Invalid(e.to_string()))?;
+    let watch = Arc::new(WatchSession::new(&config.tmux));
+    let setup = ProjectSetup::new(
+        config,
+        profiles,
+        sim_agent,
+        project,
+        workspace.clone(),
+        watch,
+    )
+    .map_err(|e| RunError::Invalid(e.to_string()))?;
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx);
     let job = Job {

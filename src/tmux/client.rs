@@ -6,9 +6,12 @@
 //! answers each with one `flags=1` block, so the oldest waiting command gets
 //! the next such block. `flags=0` blocks (the start-up command, hooks) answer
 //! nobody. The reader never waits on anyone: replies go through oneshot
-//! channels, events through bounded broadcast queues (see [`super::events`]).
+//! channels, events through bounded broadcast queues (see [`super::events`]):
+//! one with every event, and one per pane subscribed to, with that pane's
+//! events and those about no pane, so that many panes can share a client
+//! without each subscriber reading (and falling behind on) all of them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -53,6 +56,7 @@ pub struct Client {
 struct Shared {
     commands: mpsc::Sender<Queued>,
     events: broadcast::WeakSender<ClientEvent>,
+    routes: Arc<Mutex<Routes>>,
     end: watch::Receiver<Option<TmuxError>>,
     session: std::sync::OnceLock<(SessionId, String)>,
     pid: Option<u32>,
@@ -78,6 +82,14 @@ enum OnReply {
     /// The flood guard paused (`flooding`) or continued the pane:
     /// [`ClientEvent::Flood`].
     Flood { pane: PaneId, flooding: bool },
+}
+
+/// The per-pane event queues (see the module doc), by pane; `None` is the
+/// queue of events about no pane only. Closed at the end.
+#[derive(Debug, Default)]
+struct Routes {
+    queues: HashMap<Option<PaneId>, broadcast::Sender<ClientEvent>>,
+    closed: bool,
 }
 
 /// Commands written to tmux, waiting for their block; closed at the end.
@@ -120,6 +132,7 @@ pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
         };
 
     let pending = Arc::new(Mutex::new(Pending::default()));
+    let routes = Arc::new(Mutex::new(Routes::default()));
     let (events, _) = broadcast::channel(EVENT_CAPACITY);
     let (end_tx, end_rx) = watch::channel(None);
     let (ready_tx, ready_rx) = oneshot::channel();
@@ -134,6 +147,7 @@ pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
         let reader = Reader {
             pending,
             events: events.clone(),
+            routes: routes.clone(),
             startup: Some(Startup {
                 ready: ready_tx,
                 block_done: false,
@@ -147,6 +161,7 @@ pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
         Shared {
             commands,
             events: events.downgrade(),
+            routes,
             end: end_rx,
             session: std::sync::OnceLock::new(),
             pid,
@@ -290,6 +305,29 @@ impl Client {
         Subscription::new(events, self.shared.end.clone())
     }
 
+    /// A new subscriber to `pane`'s events and to those about no pane
+    /// (see [`ClientEvent::pane`]), from now on.
+    pub fn subscribe_pane(&self, pane: PaneId) -> Subscription {
+        self.subscribe_route(Some(pane))
+    }
+
+    /// A new subscriber to the events about no pane only, from now on:
+    /// notifications such as `%sessions-changed`, lags, the end.
+    pub fn subscribe_general(&self) -> Subscription {
+        self.subscribe_route(None)
+    }
+
+    fn subscribe_route(&self, route: Option<PaneId>) -> Subscription {
+        let mut routes = lock(&self.shared.routes);
+        let events = (!routes.closed).then(|| {
+            let queue = routes.queues.entry(route);
+            queue
+                .or_insert_with(|| broadcast::channel(EVENT_CAPACITY).0)
+                .subscribe()
+        });
+        Subscription::new(events, self.shared.end.clone())
+    }
+
     /// The session this client is attached to (from start-up).
     pub fn session(&self) -> (SessionId, &str) {
         match self.shared.session.get() {
@@ -393,6 +431,7 @@ struct Startup {
 struct Reader {
     pending: Arc<Mutex<Pending>>,
     events: broadcast::Sender<ClientEvent>,
+    routes: Arc<Mutex<Routes>>,
     startup: Option<Startup>,
     /// `%exit` seen as the last event so far, with its reason.
     exit: Option<Option<String>>,
@@ -469,9 +508,31 @@ impl Reader {
         // Set the end before the event stream closes: a late subscriber reads it there.
         end.send_replace(Some(reason.clone()));
         self.emit(ClientEvent::Ended(reason));
+        let mut routes = lock(&self.routes);
+        routes.closed = true;
+        routes.queues.clear();
     }
 
+    /// Sends `event` to every-event subscribers and to its route: a pane's
+    /// event to that pane's, others to all. A queue nobody reads any more
+    /// is dropped.
     fn emit(&self, event: ClientEvent) {
+        {
+            let mut routes = lock(&self.routes);
+            match event.pane() {
+                Some(pane) => {
+                    let route = Some(pane);
+                    let gone = (routes.queues.get(&route))
+                        .is_some_and(|queue| queue.send(event.clone()).is_err());
+                    if gone {
+                        routes.queues.remove(&route);
+                    }
+                }
+                None => routes
+                    .queues
+                    .retain(|_, queue| queue.send(event.clone()).is_ok()),
+            }
+        }
         // No subscribers is fine: events are not stored for later.
         let _ = self.events.send(event);
     }
@@ -635,8 +696,8 @@ async fn resync(shared: Weak<Shared>, pane: PaneId) {
 }
 
 /// Watches a flooding pane through snapshots: its output to this client is
-/// paused, its screen captured every `snapshot_every` and published when it
-/// changed, until the screen stays the same (the flood is over) or `wait`
+/// paused, its screen captured (see [`super::FloodLimits::snapshot_every`]) and
+/// published when it changed, until the screen stays the same (the flood is over) or `wait`
 /// has passed; then one last snapshot, and output continues. The reader
 /// publishes [`ClientEvent::Flood`] on the pause's and the continue's
 /// replies, so every event between the two is about the screen only.
@@ -664,14 +725,17 @@ async fn watch_by_snapshots(
         let started = Instant::now();
         let mut last = None;
         let mut quiet = 0;
+        let mut every = limits.snapshot_every;
         while quiet < limits.quiet_snapshots && started.elapsed() < wait {
-            tokio::time::sleep(limits.snapshot_every).await;
+            tokio::time::sleep(every).await;
             let screen = client().ok_or_else(ended)?.snapshot(pane, false).await?;
-            if last.as_ref() == Some(&screen) {
-                quiet += 1;
-            } else {
+            let changed = last.as_ref() != Some(&screen);
+            if changed {
                 (last, quiet) = (Some(screen), 0);
+            } else {
+                quiet += 1;
             }
+            every = limits.next_snapshot_wait(every, changed);
         }
         let client = client().ok_or_else(ended)?;
         client.snapshot(pane, false).await?;

@@ -2,6 +2,8 @@
 
 use bytes::Bytes;
 
+use crate::control::{PaneId, WindowId};
+
 /// A failure talking to tmux. `Clone` so the end of a client can be told to
 /// every subscriber and every waiting command.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,6 +24,10 @@ pub enum TmuxError {
     ProcessDied { status: String, stderr: String },
     #[error("I/O error talking to tmux: {0}")]
     Io(String),
+    /// The pane's window closed (its program exited, or it was killed);
+    /// the client goes on.
+    #[error("pane {pane} is gone: its window {window} closed")]
+    PaneClosed { pane: PaneId, window: WindowId },
 }
 
 impl TmuxError {

@@ -21,8 +21,8 @@ use crate::control::{Notification, PaneId, ParseError};
 /// tmux's 8 KiB per `%output` line this is up to 8 MiB of pane output in
 /// flight: a busy subscriber rides out a burst, a stuck one cannot grow
 /// memory without bound (and a lagging one resyncs from the screen). The
-/// queue's slots are allocated up front, per client: one client per
-/// project session, so this also bounds the daemon's resident size.
+/// queue's slots are allocated up front, per queue (every event, and one
+/// per pane subscribed to), so this also bounds the daemon's resident size.
 pub const EVENT_CAPACITY: usize = 1024;
 
 /// One event from the tmux control client.
@@ -49,6 +49,23 @@ pub enum ClientEvent {
     Lagged { missed: u64 },
     /// The client ended; no event follows.
     Ended(TmuxError),
+}
+
+impl ClientEvent {
+    /// The pane this event is about, if it is about one pane.
+    pub fn pane(&self) -> Option<PaneId> {
+        match self {
+            ClientEvent::Output { pane, .. }
+            | ClientEvent::Resync { pane, .. }
+            | ClientEvent::Flood { pane, .. }
+            | ClientEvent::Notification(
+                Notification::Pause { pane }
+                | Notification::Continue { pane }
+                | Notification::PaneModeChanged { pane },
+            ) => Some(*pane),
+            _ => None,
+        }
+    }
 }
 
 /// JSON: `{"kind":"output","pane":"%3","text":…}` for output, notifications

@@ -26,8 +26,12 @@ pub struct FloodLimits {
     /// goes to snapshots.
     pub bytes: u64,
     pub window: Duration,
-    /// How often a flooding pane's screen is captured.
+    /// How often a flooding pane's screen is captured: every
+    /// `snapshot_every` at first and after a screen that held still (to
+    /// confirm the end quickly), the wait doubling up to `snapshot_cap`
+    /// while the screen keeps changing.
     pub snapshot_every: Duration,
+    pub snapshot_cap: Duration,
     /// After this many snapshots in a row showing the same screen the pane
     /// has calmed down and is streamed again.
     pub quiet_snapshots: u32,
@@ -47,9 +51,11 @@ impl Default for FloodLimits {
             // with 20 such panes on two cores), so it is throttled briefly.
             bytes: 32 * 1024,
             window: Duration::from_millis(125),
-            // Detection within a quarter of a second, at four `capture-pane`
-            // calls a second for each flooding pane.
+            // A flood's end is seen within a second and a quarter. Each
+            // capture is work for tmux, the bottleneck of a flood: a pane
+            // that keeps changing is captured once a second, not four times.
             snapshot_every: Duration::from_millis(250),
+            snapshot_cap: Duration::from_secs(1),
             quiet_snapshots: 2,
             // Each probe streams the pane only until it crosses the limit
             // again, a fraction of one window; probing at 8 s doubling to
@@ -67,6 +73,16 @@ impl FloodLimits {
         FloodLimits {
             bytes: (u128::from(bytes) * limits.window.as_millis() / 1000) as u64,
             ..limits
+        }
+    }
+
+    /// The wait before the next snapshot, after one taken `waited` after
+    /// its predecessor that `changed` the screen or not.
+    pub fn next_snapshot_wait(&self, waited: Duration, changed: bool) -> Duration {
+        if changed {
+            (waited * 2).min(self.snapshot_cap).max(self.snapshot_every)
+        } else {
+            self.snapshot_every
         }
     }
 
@@ -195,6 +211,18 @@ mod tests {
 
     fn ms(start: Instant, n: u64) -> Instant {
         start + Duration::from_millis(n)
+    }
+
+    #[test]
+    fn snapshots_back_off_while_the_screen_changes_and_hurry_once_it_holds() {
+        let l = FloodLimits::default();
+        let mut waits = vec![l.snapshot_every];
+        for changed in [true, true, true, true, false, true] {
+            let last = *waits.last().unwrap();
+            waits.push(l.next_snapshot_wait(last, changed));
+        }
+        let ms: Vec<u128> = waits.iter().map(Duration::as_millis).collect();
+        assert_eq!(ms, [250, 500, 1000, 1000, 1000, 250, 500]);
     }
 
     #[test]

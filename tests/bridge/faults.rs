@@ -1,11 +1,13 @@
-//! Faults around the daemon: the agent's process dies, the state file is
-//! corrupt at start-up, the disk refuses writes. Each time: nothing lost,
+//! Faults around the daemon: the agent's process dies, its session is
+//! killed, the watching control client dies, the state file is corrupt at
+//! start-up, the disk refuses writes. Each time: nothing lost,
 //! and the user or operator is told.
 
 use clawmux::bridge::chat::ToastLevel;
 use clawmux::store::state::OutboxEntry;
 
 use super::harness::{Bridge, button_value};
+use super::is_send;
 
 async fn project_with_approval(b: &mut Bridge, phase: u32) -> OutboxEntry {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
@@ -38,6 +40,72 @@ async fn agent_process_killed_mid_command() {
         })
         .await;
     approve_and_see_result(&mut b, &second, 7).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_project_session_takes_its_agent_along_and_is_recovered() {
+    let mut b = Bridge::start().await;
+    let first = project_with_approval(&mut b, 5).await;
+    let pid = b
+        .tmux
+        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
+    let agent = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    assert!(agent.exists());
+    // The agent's window is also linked into the watch session; killing
+    // the session the user sees must still end the agent.
+    b.tmux.ok(&["kill-session", "-t", "=cm-demo"]);
+
+    b.card_with("Session lost").await;
+    let second = b
+        .card("a new approval", |e| {
+            e.text.contains("Approval needed") && e.uuid != first.uuid
+        })
+        .await;
+    assert!(!agent.exists(), "the old agent still runs");
+    approve_and_see_result(&mut b, &second, 5).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_watch_client_is_replaced_and_the_command_followed_on() {
+    let mut b = Bridge::start().await;
+    let approval = project_with_approval(&mut b, 4).await;
+    let agent = b
+        .tmux
+        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
+    let client = b.tmux.ok(&["list-clients", "-F", "#{client_pid}"]);
+    let status = std::process::Command::new("kill")
+        .args(["-9", client.trim()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The running command's actor attaches a new client at once.
+    let mut clients = String::new();
+    for _ in 0..400 {
+        clients = b.tmux.ok(&["list-clients", "-F", "#{client_pid}"]);
+        if !clients.is_empty() && clients != client {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(clients.lines().count(), 1, "{clients}");
+    assert_ne!(clients, client);
+
+    // The click reaches the same agent, through the new client.
+    approve_and_see_result(&mut b, &approval, 4).await;
+    let now = b
+        .tmux
+        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
+    assert_eq!(now, agent, "the agent was restarted");
+    let texts: Vec<&str> = b.seen.iter().map(|e| e.text.as_str()).collect();
+    assert!(
+        !texts.iter().any(|t| t.contains("Session lost")),
+        "{texts:?}"
+    );
+    let prompts = b
+        .seen
+        .iter()
+        .filter(|e| is_send(e) && e.text.contains("Approval needed"));
+    assert_eq!(prompts.count(), 1, "the prompt was sent again: {texts:?}");
 }
 
 /// Clicks Yes on `approval`: answered at once, then the phase's result card.

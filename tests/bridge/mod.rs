@@ -330,6 +330,27 @@ async fn two_chats_drive_two_projects_at_once() {
     assert_eq!(target(&r1), Some(&ChatTarget::Chat { id: "oc_1".into() }));
     assert_eq!(target(&r2), Some(&ChatTarget::Chat { id: "oc_2".into() }));
     assert!(!r1.text.contains("hello from two") && !r2.text.contains("hello from one"));
+
+    // One control client watches both: it is attached to the watch
+    // session, which holds both agent windows besides its own.
+    let clients = (b.tmux).ok(&[
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{session_name}",
+    ]);
+    assert_eq!(clients.trim(), "1 clawmux-watch");
+    let format = "#{window_linked_sessions_list}";
+    let watched = (b.tmux).ok(&["list-windows", "-t", "=clawmux-watch", "-F", format]);
+    let mut watched: Vec<&str> = watched.lines().collect();
+    watched.sort();
+    assert_eq!(
+        watched,
+        [
+            "clawmux-watch",
+            "cm-one,clawmux-watch",
+            "cm-two,clawmux-watch"
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -290,3 +290,46 @@ async fn a_prefix_that_dies_at_start_up_reports_its_stderr() {
         other => panic!("expected ProcessDied, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_pane_subscriber_gets_its_pane_and_the_events_about_no_pane_only() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let mut all = client.subscribe();
+    let a = open_pane(&client, &raw_pane("printf AAA")).await;
+    let b = open_pane(&client, &raw_pane("printf BBB")).await;
+    let mut only_a = client.subscribe_pane(a);
+    let mut general = client.subscribe_general();
+    output_until(&mut all, a, b"READY").await;
+    output_until(&mut all, b, b"READY").await;
+    client.send_keys(b, &["x"]).await.unwrap();
+    output_until(&mut all, b, b"BBB").await;
+    client.send_keys(a, &["x"]).await.unwrap();
+    output_until(&mut all, a, b"AAA").await;
+    server.new_session("other", "exec sleep 3600");
+    let sessions_changed =
+        |e: &ClientEvent| matches!(e, ClientEvent::Notification(Notification::SessionsChanged));
+    next_matching(&mut all, "%sessions-changed", sessions_changed).await;
+
+    // Up to the notification: a's output, nothing of b's.
+    let mut from_a = Vec::new();
+    loop {
+        let event = next_matching(&mut only_a, "any event", |_| true).await;
+        if sessions_changed(&event) {
+            break;
+        }
+        assert!(event.pane().is_none_or(|p| p == a), "{event:?}");
+        if let ClientEvent::Output { data, .. } = event {
+            from_a.extend_from_slice(&data);
+        }
+    }
+    assert!(contains(&from_a, b"AAA"), "{from_a:?}");
+    // The general subscriber: no pane's events at all.
+    loop {
+        let event = next_matching(&mut general, "any event", |_| true).await;
+        if sessions_changed(&event) {
+            break;
+        }
+        assert_eq!(event.pane(), None, "{event:?}");
+    }
+}

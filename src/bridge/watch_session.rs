@@ -1,0 +1,184 @@
+//! The watch session: one hidden session per tmux server, `clawmux-watch`,
+//! into which every project's agent window is linked, so that one control
+//! client sees every agent pane.
+//!
+//! Why one client: tmux works for every attached control client whenever
+//! it reads a pane, even a client the pane's output is paused for. With 20
+//! panes writing flat out on tmux 3.3a, one paused client per session
+//! slowed them by 10–20%; one client for all of them by nothing measurable
+//! (the README's load table). Attaching also races tmux before 3.7, which
+//! crashes when a notification reaches a control client still starting up
+//! (tmux issue 4980): sessions are created and the client attached one at a
+//! time, under one lock, so clawmux never causes that race itself.
+//!
+//! Lifetimes stay the user's. A linked window lives while any session holds
+//! it, so a project window would outlive its killed session here; the watch
+//! client therefore unlinks (and so closes) every window only the watch
+//! session holds, when it starts and on every `%sessions-changed`. The
+//! session's own window runs `cat`, which waits on its terminal forever
+//! without using the CPU.
+
+use std::path::PathBuf;
+
+use tokio::sync::Mutex;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::agent_pane::{AgentPane, PaneError, PaneSpec};
+use super::config::TmuxConfig;
+use crate::control::{Notification, WindowId};
+use crate::tmux::{Client, ClientEvent, TmuxCommand, TmuxError};
+
+/// The watch session's name: never a project's (those are `cm-…`).
+pub const WATCH_SESSION: &str = "clawmux-watch";
+/// The name of the watch session's own window, the one never swept.
+const IDLE_WINDOW: &str = "clawmux-idle";
+
+/// The watch session of one tmux server, attached on first use.
+pub struct WatchSession {
+    /// The watch session itself, on the projects' server.
+    spec: PaneSpec,
+    /// The attached client, and the guard that stops its sweeper.
+    client: Mutex<Option<(Client, DropGuard)>>,
+}
+
+impl WatchSession {
+    /// The watch session on the configured server; its client has the
+    /// configured size and flood guard.
+    pub fn new(tmux: &TmuxConfig) -> WatchSession {
+        let spec = PaneSpec {
+            workspace: PathBuf::from("/"),
+            agent: "cat".into(),
+            ..PaneSpec::on_server(tmux, WATCH_SESSION.into())
+        };
+        WatchSession {
+            spec,
+            client: Mutex::new(None),
+        }
+    }
+
+    /// Attaches `spec`'s agent pane, creating its session first if it does
+    /// not exist and `create` is set. True when it was created.
+    pub async fn attach(
+        &self,
+        spec: &PaneSpec,
+        create: bool,
+    ) -> Result<(AgentPane, bool), PaneError> {
+        let mut slot = self.client.lock().await;
+        let mut created = false;
+        if !spec.session_exists().await {
+            if !create {
+                return Err(PaneError::NoSession(spec.session.clone()));
+            }
+            spec.create_session().await?;
+            created = true;
+        }
+        let client = self.connected(&mut slot).await?;
+        let (window, pane) = spec.first_pane(&client).await?;
+        let events = client.subscribe_pane(pane);
+        link(&client, window).await?;
+        Ok((AgentPane::new(client, window, pane, events), created))
+    }
+
+    /// The attached client: the one in `slot` while it lives, else a new
+    /// one (creating the watch session if needed) with its sweeper.
+    async fn connected(&self, slot: &mut Option<(Client, DropGuard)>) -> Result<Client, PaneError> {
+        if let Some((client, _)) = slot.as_ref().filter(|(c, _)| c.ended().is_none()) {
+            return Ok(client.clone());
+        }
+        if !self.spec.session_exists().await {
+            // `-n` also turns automatic renaming off, so the name stays.
+            self.spec.new_session(&["-n", IDLE_WINDOW]).await?;
+        }
+        let client = self.spec.connect().await?;
+        let stop = CancellationToken::new();
+        tokio::spawn(sweep_orphans(client.clone(), stop.clone()));
+        *slot = Some((client.clone(), stop.drop_guard()));
+        Ok(client)
+    }
+}
+
+/// Links `window` into the watch session, unless it is there already
+/// (tmux would link it twice).
+async fn link(client: &Client, window: WindowId) -> Result<(), TmuxError> {
+    let session = format!("={WATCH_SESSION}");
+    let list = TmuxCommand::new("list-windows").args(["-t", &session, "-F", "#{window_id}"]);
+    let id = window.to_string();
+    if client
+        .command(list)
+        .await?
+        .iter()
+        .any(|l| l == id.as_bytes())
+    {
+        return Ok(());
+    }
+    let target = format!("{session}:");
+    let link = TmuxCommand::new("link-window").args(["-d", "-s", &id, "-t", &target]);
+    client.command(link).await.map(drop)
+}
+
+/// Sweeps at start and after every change to the server's sessions (or a
+/// lag, which may have hidden one), until the client ends or `stop`.
+async fn sweep_orphans(client: Client, stop: CancellationToken) {
+    let mut events = client.subscribe_general();
+    loop {
+        if let Err(error) = sweep(&client).await {
+            tracing::warn!(%error, "could not sweep the watch session");
+        }
+        loop {
+            let event = tokio::select! {
+                () = stop.cancelled() => return,
+                event = events.recv() => event,
+            };
+            match event {
+                Some(
+                    ClientEvent::Notification(Notification::SessionsChanged)
+                    | ClientEvent::Lagged { .. },
+                ) => break,
+                Some(ClientEvent::Ended(_)) | None => return,
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// Unlinks every window only the watch session holds (its project session
+/// is gone), but its own; tmux then closes it.
+async fn sweep(client: &Client) -> Result<(), TmuxError> {
+    let session = format!("={WATCH_SESSION}");
+    let format = "#{window_id} #{window_linked_sessions} #{window_name}";
+    let list = TmuxCommand::new("list-windows").args(["-t", &session, "-F", format]);
+    for window in client.command(list).await?.iter().filter_map(|l| orphan(l)) {
+        tracing::info!(%window, "closing an agent window whose session is gone");
+        let target = format!("{session}:{window}");
+        let unlink = TmuxCommand::new("unlink-window").args(["-k", "-t", &target]);
+        client.command(unlink).await?;
+    }
+    Ok(())
+}
+
+/// The window of a `list-windows` line when it is linked nowhere else and
+/// is not the idle window.
+fn orphan(line: &[u8]) -> Option<WindowId> {
+    let line = std::str::from_utf8(line).ok()?;
+    let mut fields = line.splitn(3, ' ');
+    let (window, linked, name) = (fields.next()?, fields.next()?, fields.next()?);
+    (linked == "1" && name != IDLE_WINDOW)
+        .then(|| window.parse().ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_windows_held_by_the_watch_session_alone_are_orphans() {
+        assert_eq!(orphan(b"@4 1 claude"), Some(WindowId(4)));
+        assert_eq!(orphan(b"@4 1 two words"), Some(WindowId(4)));
+        assert_eq!(orphan(b"@4 2 claude"), None);
+        assert_eq!(orphan(b"@0 1 clawmux-idle"), None);
+        assert_eq!(orphan(b"@x 1 claude"), None);
+        assert_eq!(orphan(b"garbage"), None);
+        assert_eq!(orphan(&[0xff, b' ', b'1']), None);
+    }
+}
