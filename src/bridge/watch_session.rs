@@ -5,11 +5,12 @@
 //! Why one client: tmux works for every attached control client whenever
 //! it reads a pane, even a client the pane's output is paused for. With 20
 //! panes writing flat out on tmux 3.3a, one paused client per session
-//! slowed them by 10–20%; one client for all of them by nothing measurable
-//! (the README's load table). Attaching also races tmux before 3.7, which
-//! crashes when a notification reaches a control client still starting up
-//! (tmux issue 4980): sessions are created and the client attached one at a
-//! time, under one lock, so clawmux never causes that race itself.
+//! slowed them by 4–6% in `clawmux bench` and by 10–20% in runs by hand;
+//! one client for all of them, by nothing those runs could measure.
+//! Attaching also races tmux before 3.7, which crashes when a notification
+//! reaches a control client still starting up (tmux issue 4980): sessions
+//! are created and the client attached one at a time, under one lock, so
+//! clawmux's own commands never race its attaching.
 //!
 //! Lifetimes stay the user's. A linked window lives while any session holds
 //! it, so a project window would outlive its killed session here; the watch

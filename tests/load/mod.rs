@@ -78,7 +78,7 @@ fn quick_bench_reports_every_row_and_keeps_up() {
     let panes = settings["flood_panes"].as_u64().expect("flood panes");
     for flood in results["floods"].as_array().expect("floods") {
         let w = &flood["watcher"];
-        // One control client per session: the writers and the marker.
+        // Every session's pane was watched: the writers and the marker.
         assert_eq!(w["sessions"].as_u64(), Some(panes + 1), "{flood}");
         assert!(
             !w["exits"].to_string().contains("too far behind"),
