@@ -20,25 +20,37 @@ async fn project_with_approval(b: &mut Bridge, phase: u32) -> OutboxEntry {
     b.card_with("Approval needed").await
 }
 
+/// The process id of the agent in project demo's pane.
+fn agent_pid(b: &Bridge) -> String {
+    let pid = b
+        .tmux
+        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
+    pid.trim().to_string()
+}
+
+fn kill_9(pid: &str) {
+    let status = std::process::Command::new("kill")
+        .args(["-9", pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The user is told the session was lost; the recreated agent asks again.
+async fn lost_then_asked_again(b: &mut Bridge, first: &OutboxEntry) -> OutboxEntry {
+    b.card_with("Session lost").await;
+    b.card("a new approval", |e| {
+        e.text.contains("Approval needed") && e.uuid != first.uuid
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_process_killed_mid_command() {
     let mut b = Bridge::start().await;
     let first = project_with_approval(&mut b, 7).await;
-    let pid = b
-        .tmux
-        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
-    let status = std::process::Command::new("kill")
-        .args(["-9", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-
-    b.card_with("Session lost").await;
-    let second = b
-        .card("a new approval", |e| {
-            e.text.contains("Approval needed") && e.uuid != first.uuid
-        })
-        .await;
+    kill_9(&agent_pid(&b));
+    let second = lost_then_asked_again(&mut b, &first).await;
     approve_and_see_result(&mut b, &second, 7).await;
 }
 
@@ -46,21 +58,12 @@ async fn agent_process_killed_mid_command() {
 async fn a_killed_project_session_takes_its_agent_along_and_is_recovered() {
     let mut b = Bridge::start().await;
     let first = project_with_approval(&mut b, 5).await;
-    let pid = b
-        .tmux
-        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
-    let agent = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    let agent = std::path::PathBuf::from(format!("/proc/{}", agent_pid(&b)));
     assert!(agent.exists());
     // The agent's window is also linked into the watch session; killing
     // the session the user sees must still end the agent.
     b.tmux.ok(&["kill-session", "-t", "=cm-demo"]);
-
-    b.card_with("Session lost").await;
-    let second = b
-        .card("a new approval", |e| {
-            e.text.contains("Approval needed") && e.uuid != first.uuid
-        })
-        .await;
+    let second = lost_then_asked_again(&mut b, &first).await;
     assert!(!agent.exists(), "the old agent still runs");
     approve_and_see_result(&mut b, &second, 5).await;
 }
@@ -69,33 +72,25 @@ async fn a_killed_project_session_takes_its_agent_along_and_is_recovered() {
 async fn a_killed_watch_client_is_replaced_and_the_command_followed_on() {
     let mut b = Bridge::start().await;
     let approval = project_with_approval(&mut b, 4).await;
-    let agent = b
-        .tmux
-        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
+    let agent = agent_pid(&b);
     let client = b.tmux.ok(&["list-clients", "-F", "#{client_pid}"]);
-    let status = std::process::Command::new("kill")
-        .args(["-9", client.trim()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let client = client.trim();
+    kill_9(client);
     // The running command's actor attaches a new client at once.
     let mut clients = String::new();
     for _ in 0..400 {
         clients = b.tmux.ok(&["list-clients", "-F", "#{client_pid}"]);
-        if !clients.is_empty() && clients != client {
+        if !clients.is_empty() && clients.trim() != client {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(clients.lines().count(), 1, "{clients}");
-    assert_ne!(clients, client);
+    assert_ne!(clients.trim(), client);
 
     // The click reaches the same agent, through the new client.
     approve_and_see_result(&mut b, &approval, 4).await;
-    let now = b
-        .tmux
-        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_pid}"]);
-    assert_eq!(now, agent, "the agent was restarted");
+    assert_eq!(agent_pid(&b), agent, "the agent was restarted");
     let texts: Vec<&str> = b.seen.iter().map(|e| e.text.as_str()).collect();
     assert!(
         !texts.iter().any(|t| t.contains("Session lost")),
