@@ -127,7 +127,9 @@ impl Daemon {
     /// buttons pressed before the restart still work.
     /// Commands not typed yet are sent again; a started one is followed
     /// to its result (at once, or when its pending approval is answered).
+    /// Agent windows whose sessions were killed meanwhile are closed.
     async fn resume_projects(&mut self) {
+        self.watch.resume().await;
         let (jobs, approvals) = self
             .setup
             .shared

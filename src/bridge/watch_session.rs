@@ -15,7 +15,8 @@
 //! Lifetimes stay the user's. A linked window lives while any session holds
 //! it, so a project window would outlive its killed session here; the watch
 //! client therefore unlinks (and so closes) every window only the watch
-//! session holds, when it starts and on every `%sessions-changed`. The
+//! session holds, when it attaches (at the daemon's start, if an earlier run
+//! left the session) and on every `%sessions-changed`. The
 //! session's own window runs `cat`, which waits on its terminal forever
 //! without using the CPU.
 
@@ -54,6 +55,18 @@ impl WatchSession {
         WatchSession {
             spec,
             client: Mutex::new(None),
+        }
+    }
+
+    /// Attaches now when an earlier run left the watch session, so that
+    /// windows whose sessions were killed meanwhile are closed now rather
+    /// than at the next attach.
+    pub async fn resume(&self) {
+        let mut slot = self.client.lock().await;
+        if self.spec.session_exists().await
+            && let Err(error) = self.connected(&mut slot).await
+        {
+            tracing::warn!(%error, "could not attach to the watch session");
         }
     }
 

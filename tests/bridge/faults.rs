@@ -69,6 +69,37 @@ async fn a_killed_project_session_takes_its_agent_along_and_is_recovered() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_killed_while_clawmux_is_down_loses_its_agent_at_restart() {
+    let mut b = Bridge::start().await;
+    project_with_approval(&mut b, 3).await;
+    let agent = std::path::PathBuf::from(format!("/proc/{}", agent_pid(&b)));
+    b.stop().await;
+    until(
+        || b.tmux.ok(&["list-clients"]).is_empty(),
+        "the client detached",
+    )
+    .await;
+    b.tmux.ok(&["kill-session", "-t", "=cm-demo"]);
+    // Nobody watches: the window lives on in the watch session alone.
+    assert!(agent.exists());
+
+    b.resume().await;
+    until(|| !agent.exists(), "the orphaned agent ended").await;
+    b.card_with("session cm-demo does not exist").await;
+}
+
+/// Waits (20 s at most) until `done`.
+async fn until(done: impl Fn() -> bool, what: &str) {
+    for _ in 0..400 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("not within 20 s: {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_watch_client_is_replaced_and_the_command_followed_on() {
     let mut b = Bridge::start().await;
     let approval = project_with_approval(&mut b, 4).await;
@@ -77,16 +108,10 @@ async fn a_killed_watch_client_is_replaced_and_the_command_followed_on() {
     let client = client.trim();
     kill_9(client);
     // The running command's actor attaches a new client at once.
-    let mut clients = String::new();
-    for _ in 0..400 {
-        clients = b.tmux.ok(&["list-clients", "-F", "#{client_pid}"]);
-        if !clients.is_empty() && clients.trim() != client {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert_eq!(clients.lines().count(), 1, "{clients}");
-    assert_ne!(clients.trim(), client);
+    let clients = || b.tmux.ok(&["list-clients", "-F", "#{client_pid}"]);
+    let replaced = || !["", client].contains(&clients().trim());
+    until(replaced, "a new client").await;
+    assert_eq!(clients().lines().count(), 1, "{}", clients());
 
     // The click reaches the same agent, through the new client.
     approve_and_see_result(&mut b, &approval, 4).await;
