@@ -12,7 +12,7 @@
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
-//! - [`bench`]: load bench on real tmux servers (idle cost vs polling, floods, detection latency).
+//! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
 pub mod bench;
 pub mod bridge;

@@ -298,7 +298,7 @@ impl Client {
         self.request(command, on_reply).await.map(drop)
     }
 
-    /// A new subscriber to every event from now on (see [`super::events`]
+    /// A new subscriber to every event from now on (see [`Subscription`]
     /// for the overflow policy).
     pub fn subscribe(&self) -> Subscription {
         let events = self.shared.events.upgrade().map(|tx| tx.subscribe());

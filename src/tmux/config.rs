@@ -57,7 +57,7 @@ pub struct ClientConfig {
     /// after 300 s). tmux counts whole seconds; this is rounded up.
     pub pause_after: Option<Duration>,
     /// Watch a pane that writes faster than this through snapshots of its
-    /// screen instead of streaming it (see [`super::flood`]); `None`
+    /// screen instead of streaming it (see [`FloodLimits`]); `None`
     /// streams every byte whatever it costs the pane.
     pub flood: Option<FloodLimits>,
     /// How long start-up may take before [`TmuxError::StartupTimeout`](super::TmuxError).

@@ -113,7 +113,9 @@ impl Serialize for ClientEvent {
     }
 }
 
-/// A subscriber's end of the event stream.
+/// A subscriber's end of the event stream. One that falls more than
+/// [`EVENT_CAPACITY`] events behind loses the oldest and is told so with
+/// [`ClientEvent::Lagged`].
 #[derive(Debug)]
 pub struct Subscription {
     events: Option<broadcast::Receiver<ClientEvent>>,
