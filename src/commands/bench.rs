@@ -20,6 +20,9 @@ pub struct Args {
     /// Also print everything measured as one JSON object after the table.
     #[arg(long)]
     json: bool,
+    /// Panes in each flood (default 20; the paced flood's total rate stays).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=500))]
+    flood_panes: Option<u16>,
     #[command(subcommand)]
     role: Option<Role>,
 }
@@ -66,7 +69,7 @@ enum Role {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.role {
-        None => run_bench(args.quick, args.json),
+        None => run_bench(args.quick, args.json, args.flood_panes),
         Some(Role::Watcher { socket, profile }) => run_watcher(&socket, &profile),
         Some(Role::Poller {
             socket,
@@ -102,13 +105,16 @@ fn check_seconds(seconds: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_bench(quick: bool, json: bool) -> anyhow::Result<ExitCode> {
+fn run_bench(quick: bool, json: bool, flood_panes: Option<u16>) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
-    let settings = if quick {
+    let mut settings = if quick {
         Settings::quick(exe)
     } else {
         Settings::full(exe)
     };
+    if let Some(panes) = flood_panes {
+        settings.flood_panes = usize::from(panes);
+    }
     eprintln!("clawmux bench: {}", machine());
     let results = bench::run_all(&settings, &mut |part| eprintln!("clawmux bench: {part}…"))?;
     let rows = bench::rows(&results);

@@ -26,6 +26,12 @@ pub struct FloodLimits {
     /// goes to snapshots.
     pub bytes: u64,
     pub window: Duration,
+    /// All streamed panes together: when they write more than this within
+    /// one `window`, every pane that wrote more than `bytes / 8` of it goes
+    /// to snapshots too. Many panes flooding at once each stay under
+    /// `bytes` (tmux shares its time among them), yet streaming them all
+    /// slows every one.
+    pub total_bytes: u64,
     /// How often a flooding pane's screen is captured: every
     /// `snapshot_every` at first and after a screen that held still (to
     /// confirm the end quickly), the wait doubling up to `snapshot_cap`
@@ -51,6 +57,8 @@ impl Default for FloodLimits {
             // with 20 such panes on two cores), so it is throttled briefly.
             bytes: 32 * 1024,
             window: Duration::from_millis(125),
+            // 2 MiB/s: eight panes at the limit.
+            total_bytes: 8 * 32 * 1024,
             // A flood's end is seen within a second and a quarter. Each
             // capture is work for tmux, the bottleneck of a flood: a pane
             // that keeps changing is captured once a second, not four times.
@@ -70,8 +78,10 @@ impl FloodLimits {
     /// The defaults with the limit set to `bytes` a second.
     pub fn per_second(bytes: u64) -> Self {
         let limits = FloodLimits::default();
+        let bytes = (u128::from(bytes) * limits.window.as_millis() / 1000) as u64;
         FloodLimits {
-            bytes: (u128::from(bytes) * limits.window.as_millis() / 1000) as u64,
+            bytes,
+            total_bytes: bytes.saturating_mul(8),
             ..limits
         }
     }
@@ -111,6 +121,9 @@ struct PaneFlow {
 pub struct FloodGuard {
     limits: FloodLimits,
     panes: HashMap<PaneId, PaneFlow>,
+    /// The streamed panes' bytes in the current window, all together.
+    total_start: Option<Instant>,
+    total_bytes: u64,
 }
 
 impl FloodGuard {
@@ -118,6 +131,8 @@ impl FloodGuard {
         FloodGuard {
             limits,
             panes: HashMap::new(),
+            total_start: None,
+            total_bytes: 0,
         }
     }
 
@@ -147,7 +162,16 @@ impl FloodGuard {
             flow.window_bytes = 0;
         }
         flow.window_bytes = flow.window_bytes.saturating_add(bytes as u64);
-        if flow.window_bytes <= limits.bytes {
+        if self
+            .total_start
+            .is_none_or(|start| now.saturating_duration_since(start) >= limits.window)
+        {
+            (self.total_start, self.total_bytes) = (Some(now), 0);
+        }
+        self.total_bytes = self.total_bytes.saturating_add(bytes as u64);
+        let together =
+            self.total_bytes > limits.total_bytes && flow.window_bytes > limits.bytes / 8;
+        if flow.window_bytes <= limits.bytes && !together {
             return None;
         }
         flow.snapshots = true;
@@ -205,6 +229,7 @@ mod tests {
         FloodLimits {
             bytes: 1000,
             window: Duration::from_millis(100),
+            total_bytes: 8000,
             ..FloodLimits::default()
         }
     }
@@ -223,6 +248,45 @@ mod tests {
         }
         let ms: Vec<u128> = waits.iter().map(Duration::as_millis).collect();
         assert_eq!(ms, [250, 500, 1000, 1000, 1000, 250, 500]);
+    }
+
+    #[test]
+    fn many_panes_under_the_rate_each_switch_when_together_over_the_total() {
+        let t0 = Instant::now();
+        let mut guard = FloodGuard::new(limits());
+        // 20 panes at 500 bytes per 100 ms each (half the limit), and one
+        // writing 100 (under an eighth of it): 10,100 bytes a window.
+        let mut switched = Vec::new();
+        for tick in 0..20u64 {
+            for pane in 0..20 {
+                if guard
+                    .on_output(PaneId(pane), 50, ms(t0, tick * 10))
+                    .is_some()
+                {
+                    switched.push(pane);
+                }
+            }
+            assert_eq!(
+                guard.on_output(P.max(PaneId(99)), 10, ms(t0, tick * 10)),
+                None
+            );
+        }
+        switched.sort();
+        assert_eq!(switched, (0..20).collect::<Vec<_>>());
+        assert!(!guard.in_snapshots(PaneId(99)));
+    }
+
+    #[test]
+    fn a_few_busy_panes_under_the_total_stream_on() {
+        let t0 = Instant::now();
+        let mut guard = FloodGuard::new(limits());
+        // 8 panes at 900 bytes per 100 ms: 7,200 together, under 8,000.
+        for tick in 0..1000u64 {
+            for pane in 0..8 {
+                let at = ms(t0, tick * 10);
+                assert_eq!(guard.on_output(PaneId(pane), 90, at), None, "at {tick}");
+            }
+        }
     }
 
     #[test]
