@@ -69,6 +69,8 @@ async fn soak_five_projects_with_approvals() {
     let (mut rounds, mut samples) = (0u32, Vec::new());
     while started.elapsed() < Duration::from_secs(secs) {
         rounds += 1;
+        // This round's cards come after these.
+        let from = fake.recorded_count();
         for (i, chat) in chats.iter().enumerate() {
             fake.push_message(
                 chat,
@@ -80,15 +82,13 @@ async fn soak_five_projects_with_approvals() {
             let phase = rounds * 10 + i as u32;
             let wanted = format!("p{i} · ");
             let approval = fake
-                .wait_for_card(
+                .wait_for_card_from(
+                    from,
                     |c| {
-                        c.title() == "Approval needed"
+                        c.kind != Kind::Patch
+                            && c.title() == "Approval needed"
                             && subtitle(&c.card).starts_with(&wanted)
                             && c.card_text().contains("Do you want to proceed?")
-                            && !fake
-                                .sent_cards()
-                                .iter()
-                                .any(|p| p.kind == Kind::Patch && p.message_id == c.message_id)
                     },
                     ROUND_WAIT,
                 )
@@ -123,7 +123,8 @@ async fn soak_five_projects_with_approvals() {
             );
             let done = format!("Created 2 plans for phase {phase}");
             let result = fake
-                .wait_for_card(
+                .wait_for_card_from(
+                    from,
                     |c| c.kind != Kind::Patch && c.card_text().contains(&done),
                     ROUND_WAIT,
                 )
@@ -136,7 +137,7 @@ async fn soak_five_projects_with_approvals() {
                 "{:>5}s round {rounds}: serve RSS {} KiB, cards so far {}",
                 started.elapsed().as_secs(),
                 rss_kib(pid),
-                fake.sent_cards().len()
+                fake.recorded_count()
             );
         }
     }

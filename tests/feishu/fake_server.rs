@@ -443,6 +443,27 @@ impl FakeFeishu {
             .await
     }
 
+    /// The first card matching `pred` among those recorded from index
+    /// `from` on, waiting up to `timeout`; scans only those (a long run
+    /// records thousands).
+    pub async fn wait_for_card_from(
+        &self,
+        from: usize,
+        pred: impl Fn(&Recorded) -> bool,
+        timeout: Duration,
+    ) -> Option<Recorded> {
+        self.wait_until(timeout, |f| {
+            f.shared
+                .read(|s| s.recorded.iter().skip(from).find(|r| pred(r)).cloned())
+        })
+        .await
+    }
+
+    /// Cards recorded so far.
+    pub fn recorded_count(&self) -> usize {
+        self.shared.read(|s| s.recorded.len())
+    }
+
     /// Wait until a WebSocket client is connected (at least `n` connections so far).
     pub async fn wait_connected(&self, n: u32, timeout: Duration) -> bool {
         self.wait_until(timeout, |f| {
