@@ -170,11 +170,8 @@ async fn watch_pane(
                     pane.feed(now, &screen, &mut |d| seen.on(&d));
                 }
             }
-            Some(ClientEvent::Notification(Notification::Pause { pane: id }))
-                if id == agent.pane =>
-            {
-                report.pauses += 1
-            }
+            // The pane's own queue (`subscribe_pane`): its `%pause` only.
+            Some(ClientEvent::Notification(Notification::Pause { .. })) => report.pauses += 1,
             Some(ClientEvent::Flood { pane: id, flooding }) if id == agent.pane => {
                 report.flood_switches += u64::from(flooding);
                 pane.detector_mut().set_flooding(now, flooding);

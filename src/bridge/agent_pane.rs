@@ -55,7 +55,7 @@ pub struct AgentPane {
     pub client: Client,
     pub pane: PaneId,
     /// The pane's window, as linked into the watch session.
-    pub window: WindowId,
+    window: WindowId,
     events: Subscription,
 }
 

@@ -19,6 +19,10 @@ use bytes::Bytes;
 
 use crate::control::PaneId;
 
+/// The streamed panes together may write as much as this many panes at
+/// the limit (see [`FloodLimits::total_bytes`]).
+const TOTAL_PANES: u64 = 8;
+
 /// When a pane counts as flooding, and how it is watched meanwhile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FloodLimits {
@@ -27,8 +31,8 @@ pub struct FloodLimits {
     pub bytes: u64,
     pub window: Duration,
     /// All streamed panes together: when they write more than this within
-    /// one `window`, every pane that wrote more than `bytes / 8` of it goes
-    /// to snapshots too. Many panes flooding at once each stay under
+    /// one `window`, every pane that wrote more than `bytes / 8` within
+    /// it goes to snapshots too. Many panes flooding at once each stay under
     /// `bytes` (tmux shares its time among them), yet streaming them all
     /// slows every one.
     pub total_bytes: u64,
@@ -57,8 +61,8 @@ impl Default for FloodLimits {
             // with 20 such panes on two cores), so it is throttled briefly.
             bytes: 32 * 1024,
             window: Duration::from_millis(125),
-            // 2 MiB/s: eight panes at the limit.
-            total_bytes: 8 * 32 * 1024,
+            // 2 MiB/s.
+            total_bytes: TOTAL_PANES * 32 * 1024,
             // A flood's end is seen within a second and a quarter. Each
             // capture is work for tmux, the bottleneck of a flood: a pane
             // that keeps changing is captured once a second, not four times.
@@ -81,7 +85,7 @@ impl FloodLimits {
         let bytes = (u128::from(bytes) * limits.window.as_millis() / 1000) as u64;
         FloodLimits {
             bytes,
-            total_bytes: bytes.saturating_mul(8),
+            total_bytes: bytes.saturating_mul(TOTAL_PANES),
             ..limits
         }
     }
@@ -266,10 +270,7 @@ mod tests {
                     switched.push(pane);
                 }
             }
-            assert_eq!(
-                guard.on_output(P.max(PaneId(99)), 10, ms(t0, tick * 10)),
-                None
-            );
+            assert_eq!(guard.on_output(PaneId(99), 10, ms(t0, tick * 10)), None);
         }
         switched.sort();
         assert_eq!(switched, (0..20).collect::<Vec<_>>());
