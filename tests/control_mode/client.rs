@@ -296,14 +296,17 @@ async fn a_pane_subscriber_gets_its_pane_and_the_events_about_no_pane_only() {
     let server = TmuxServer::new();
     let client = connect(&server).await;
     let mut all = client.subscribe();
+    // The two panes start at once: each is waited for on its own copy of
+    // the stream, so one pane's READY is not consumed waiting for the other.
+    let mut all_b = client.subscribe();
     let a = open_pane(&client, &raw_pane("printf AAA")).await;
     let b = open_pane(&client, &raw_pane("printf BBB")).await;
     let mut only_a = client.subscribe_pane(a);
     let mut general = client.subscribe_general();
     output_until(&mut all, a, b"READY").await;
-    output_until(&mut all, b, b"READY").await;
+    output_until(&mut all_b, b, b"READY").await;
     client.send_keys(b, &["x"]).await.unwrap();
-    output_until(&mut all, b, b"BBB").await;
+    output_until(&mut all_b, b, b"BBB").await;
     client.send_keys(a, &["x"]).await.unwrap();
     output_until(&mut all, a, b"AAA").await;
     server.new_session("other", "exec sleep 3600");
