@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
 
 use super::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::{Config, IntakeMode};
@@ -53,12 +54,14 @@ pub fn feishu_config(config: &Config) -> Result<FeishuConfig, ChannelError> {
     Ok(fc)
 }
 
-/// Starts the intake (events go to `chat`) and returns the courier.
+/// Starts the intake (events go to `chat`) and returns the courier, and
+/// the intake's task: it ends, and the connection with it, when `chat`
+/// closes; aborting it stops the intake at once.
 pub async fn start(
     config: &Config,
     shared: &SharedState,
     chat: mpsc::Sender<ChatEvent>,
-) -> Result<FeishuCourier, ChannelError> {
+) -> Result<(FeishuCourier, JoinHandle<()>), ChannelError> {
     let fc = feishu_config(config)?;
     let dedupe: Arc<dyn Dedupe> = Arc::new(StateDedupe(shared.clone()));
     let intake = match config.feishu.mode {
@@ -76,14 +79,22 @@ pub async fn start(
                 })?
         }
     };
-    tokio::spawn(pump(intake, chat));
-    Ok(FeishuCourier {
+    let pump = tokio::spawn(pump(intake, chat));
+    let courier = FeishuCourier {
         api: Arc::new(Api::new(fc)),
-    })
+    };
+    Ok((courier, pump))
 }
 
 async fn pump(mut intake: Intake, chat: mpsc::Sender<ChatEvent>) {
-    while let Some(event) = intake.recv().await {
+    loop {
+        // With the daemon gone, the intake goes too: a connection left
+        // open would take (and acknowledge) events nobody handles.
+        let event = tokio::select! {
+            event = intake.recv() => event,
+            () = chat.closed() => return,
+        };
+        let Some(event) = event else { return };
         let event = match event {
             IntakeEvent::MessageReceived(m) => ChatEvent::Message(ChatMessage {
                 event_id: m.event_id,

@@ -136,7 +136,7 @@ async fn serve(
             chat_tx,
         ));
     } else {
-        let courier = feishu_channel::start(&config, &shared, chat_tx).await?;
+        let (courier, _intake) = feishu_channel::start(&config, &shared, chat_tx).await?;
         tokio::spawn(outbox::run(shared.clone(), courier));
         eprintln!(
             "clawmux: serving Feishu ({:?} intake); state in {}",

@@ -23,6 +23,17 @@ pub struct Live {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
+impl Live {
+    /// Stops the daemon, its intake and its outbox, and waits until they
+    /// are gone: a restart must not race the old connection.
+    pub async fn stop(mut self) {
+        for task in std::mem::take(&mut self.tasks) {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
 impl Drop for Live {
     fn drop(&mut self) {
         self.tasks.iter().for_each(|t| t.abort());
@@ -43,7 +54,7 @@ pub async fn start(config: &Config, home: &std::path::Path) -> Live {
     let (shared, _) = SharedState::open(home).expect("state");
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (_hook_tx, hook_rx) = mpsc::channel(4);
-    let courier = feishu_channel::start(config, &shared, chat_tx)
+    let (courier, intake) = feishu_channel::start(config, &shared, chat_tx)
         .await
         .expect("feishu channel");
     let setup = DaemonSetup {
@@ -58,7 +69,7 @@ pub async fn start(config: &Config, home: &std::path::Path) -> Live {
         Daemon::new(setup).run(chat_rx, hook_rx).await
     });
     Live {
-        tasks: vec![daemon, tokio::spawn(outbox::run(shared, courier))],
+        tasks: vec![daemon, intake, tokio::spawn(outbox::run(shared, courier))],
     }
 }
 
@@ -128,7 +139,7 @@ async fn chat_to_pane_to_cards_over_the_feishu_protocol() {
     assert_eq!(refused["toast"]["type"], "error", "{refused}");
 
     // Restart clawmux between the card and the click: the button still works.
-    drop(live);
+    live.stop().await;
     live = start(&config, home.path()).await;
     assert!(fake.wait_connected(2, WAIT).await, "reconnected");
     let answer = fake
