@@ -190,6 +190,23 @@ impl Daemon {
         handle
     }
 
+    /// Sends `card` for job `id` and marks its record (given the card's
+    /// handle) in one state update: after a restart, both or neither.
+    fn send_for_job(&mut self, id: &str, card: &Card, mark: impl FnOnce(&mut JobRecord, &str)) {
+        let Some(job) = self.jobs.get_mut(id) else {
+            return;
+        };
+        let (handle, entry) = Self::new_card(&job.target, job.reply_to.as_deref(), card);
+        mark(job, &handle);
+        let record = job.clone();
+        self.setup.shared.update(|s| {
+            s.outbox.push_back(entry);
+            if let Some(slot) = s.jobs.iter_mut().find(|x| x.id == record.id) {
+                *slot = record;
+            }
+        });
+    }
+
     fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
         let entries = cards
             .iter()
@@ -432,6 +449,7 @@ impl Daemon {
             reply_to: reply_to.map(String::from),
             progress: None,
             started: false,
+            queued: false,
             created_ms: clock::now_ms(),
         };
         self.jobs.insert(job.id.clone(), record.clone());
@@ -869,6 +887,7 @@ impl Daemon {
             reply_to: None,
             progress: None,
             started: true,
+            queued: false,
             created_ms: clock::now_ms(),
         };
         self.jobs.insert(job.id.clone(), record.clone());
@@ -924,34 +943,27 @@ impl Daemon {
                     "queued",
                     json!({"project": project, "job": job_id, "position": position}),
                 );
-                if let Some((target, reply_to)) = self.job_target(&e.job) {
+                // A command resumed after a restart queues again: its chat
+                // was told already.
+                if let Some(id) = &job_id
+                    && self.jobs.get(id).is_some_and(|j| !j.queued)
+                {
                     let text = format!(
                         "The agent is busy; your command is number {position} in the queue."
                     );
-                    self.send(
-                        &target,
-                        reply_to.as_deref(),
-                        &card::info_card("Queued", &text),
-                    );
+                    let card = card::info_card("Queued", &text);
+                    self.send_for_job(id, &card, |j, _| j.queued = true);
                 }
             }
             ProjectEventKind::Started => {
                 self.log("started", json!({"project": project, "job": job_id}));
                 if let Some(id) = &job_id
-                    && let Some(j) = self.jobs.get(id).cloned()
+                    && let Some(j) = self.jobs.get(id)
                 {
-                    let card = card::progress_card(&title(&j), "Running…", None, "");
-                    let handle = self.send(&j.target, j.reply_to.as_deref(), &card);
-                    let record = JobRecord {
-                        progress: Some(handle),
-                        started: true,
-                        ..j
-                    };
-                    self.jobs.insert(id.clone(), record.clone());
-                    self.setup.shared.update(|s| {
-                        if let Some(slot) = s.jobs.iter_mut().find(|x| x.id == record.id) {
-                            *slot = record;
-                        }
+                    let card = card::progress_card(&title(j), "Running…", None, "");
+                    self.send_for_job(id, &card, |j, handle| {
+                        j.started = true;
+                        j.progress = Some(handle.to_string());
                     });
                     self.throttles.entry(id.clone()).or_default().last_patch = Some(Instant::now());
                 }

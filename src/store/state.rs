@@ -57,6 +57,9 @@ pub struct JobRecord {
     pub progress: Option<String>,
     /// Typed into the pane already.
     pub started: bool,
+    /// Its chat was told it waits in the queue (not again after a restart).
+    #[serde(default)]
+    pub queued: bool,
     pub created_ms: u64,
 }
 
@@ -332,5 +335,10 @@ mod tests {
         let s: State = serde_json::from_str(r#"{"chats":{"oc_1":"demo"}}"#).unwrap();
         assert_eq!(s.chats["oc_1"], "demo");
         assert!(s.outbox.is_empty());
+        // A job recorded before `queued` existed.
+        let job = r#"{"jobs":[{"id":"j","project":"p","text":"t","target":{"type":"console"},
+            "reply_to":null,"progress":null,"started":false,"created_ms":1}]}"#;
+        let s: State = serde_json::from_str(job).unwrap();
+        assert!(!s.jobs[0].queued);
     }
 }

@@ -199,6 +199,28 @@ async fn approval_survives_a_daemon_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_queued_before_a_restart_runs_after_it_and_is_announced_once() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 3").await;
+    let approval = b.card_with("Approval needed").await;
+    b.say("oc_1", "ou_alice", "waiting its turn").await;
+    b.card_with("number 1 in the queue").await;
+
+    // Resumed, the command queues again behind the adopted one: its chat
+    // was told already, so no second "Queued" card.
+    b.restart().await;
+    b.click("oc_1", "ou_alice", button_value(&approval, "Yes"))
+        .await;
+    b.card("the queued command's result", |e| {
+        is_send(e) && e.text.contains("You said: waiting its turn")
+    })
+    .await;
+    let queued = b.seen.iter().filter(|e| e.text.contains("in the queue"));
+    assert_eq!(queued.count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tmux_server_killed_mid_command_is_recovered_and_retried_once() {
     let mut b = Bridge::start().await;
     new_project(&mut b, "oc_1", "ou_alice", "demo").await;
