@@ -99,12 +99,17 @@ fn count(fake: &FakeFeishu, needle: &str) -> usize {
         .count()
 }
 
-fn outbox_len(home: &Path) -> usize {
+/// The texts of the cards in the outbox, as the state file on disk has them.
+fn outbox(home: &Path) -> Vec<String> {
     let state: serde_json::Value = std::fs::read(home.join("state.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
-    state["outbox"].as_array().map_or(0, Vec::len)
+    let entries = state["outbox"].as_array().cloned().unwrap_or_default();
+    entries
+        .iter()
+        .map(|e| e["text"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,8 +134,14 @@ async fn sigkill_with_a_pending_approval_and_a_full_outbox() {
     fake.fail_for(Duration::from_secs(600));
     fake.push_message("oc_1", "ou_alice", "held while down");
     let deadline = Instant::now() + WAIT;
-    while outbox_len(home) == 0 {
-        assert!(Instant::now() < deadline, "the outbox never held a card");
+    while !outbox(home)
+        .iter()
+        .any(|t| t.contains("number 1 in the queue"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the outbox never held the queued card"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     drop(daemon); // SIGKILL
@@ -180,7 +191,7 @@ async fn sigkill_with_a_pending_approval_and_a_full_outbox() {
         );
     }
     let deadline = Instant::now() + WAIT;
-    while outbox_len(home) > 0 {
+    while !outbox(home).is_empty() {
         assert!(Instant::now() < deadline, "the outbox drains");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
