@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::sleep_until;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::agent_pane::{AgentPane, PaneSpec};
 use super::config::Config;
@@ -218,13 +219,19 @@ impl ProjectSetup {
 #[derive(Clone)]
 pub struct ProjectHandle {
     tx: mpsc::Sender<ProjectCmd>,
+    /// The actor stops with its last handle (its daemon stopped): left
+    /// running, it would go on recreating lost sessions for nobody.
+    _actor: Arc<AbortOnDropHandle<()>>,
 }
 
 impl ProjectHandle {
     pub fn spawn(setup: ProjectSetup, events: mpsc::Sender<ProjectEvent>) -> ProjectHandle {
         let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
-        tokio::spawn(Actor::new(setup, events).run(rx));
-        ProjectHandle { tx }
+        let actor = tokio::spawn(Actor::new(setup, events).run(rx));
+        ProjectHandle {
+            tx,
+            _actor: Arc::new(AbortOnDropHandle::new(actor)),
+        }
     }
 
     pub async fn send(&self, cmd: ProjectCmd) -> Result<(), String> {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout_at};
+use tokio_util::task::AbortOnDropHandle;
 
 use super::FeishuConfig;
 use super::event::{self, CardAction, CardResponse, Dedupe, IntakeEvent, Parsed, ToastKind};
@@ -96,20 +96,12 @@ impl Dispatcher {
     }
 }
 
-/// Aborts the background task when the intake is dropped.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// Chat events from Feishu. Drop it to stop receiving.
 pub struct Intake {
     rx: mpsc::Receiver<IntakeEvent>,
     local_addr: Option<SocketAddr>,
-    _task: AbortOnDrop,
+    /// The connection or server: stopped when the intake is dropped.
+    _task: AbortOnDropHandle<()>,
 }
 
 impl Intake {
@@ -122,7 +114,7 @@ impl Intake {
         Intake {
             rx,
             local_addr: None,
-            _task: AbortOnDrop(task),
+            _task: AbortOnDropHandle::new(task),
         }
     }
 
@@ -145,7 +137,7 @@ impl Intake {
         Ok(Intake {
             rx,
             local_addr: Some(local_addr),
-            _task: AbortOnDrop(task),
+            _task: AbortOnDropHandle::new(task),
         })
     }
 

@@ -54,6 +54,14 @@ pub struct Bridge {
     next_id: u64,
 }
 
+impl Drop for Bridge {
+    /// The daemon stops before its tmux server is killed (fields drop after
+    /// this): left running, it would start a new server to recover.
+    fn drop(&mut self) {
+        self.tasks.iter().for_each(JoinHandle::abort);
+    }
+}
+
 /// The test's configuration: two allowed users, one approver, fast progress.
 pub fn test_config(socket: &str, home: &Path) -> Config {
     let mut config = Config::parse("").expect("defaults parse");
