@@ -5,8 +5,9 @@
 //! Why one client: tmux works for every attached control client whenever
 //! it reads a pane, even a client the pane's output is paused for. With 20
 //! panes writing flat out on tmux 3.3a, one paused client per session
-//! slowed them by up to 6% in `clawmux bench` and by 10–21% in runs by hand;
-//! one client for all of them, by -6% to +4%: within those runs' noise.
+//! slowed them by as much as 10% in `clawmux bench` (it varies from run to
+//! run) and by 10–21% in runs by hand; one client for all of them, by -6% to
+//! +4%: within those runs' noise.
 //! Attaching also races tmux before 3.7, which crashes when a notification
 //! reaches a control client still starting up (tmux issue 4980): sessions
 //! are created and the client attached one at a time, under one lock, so
