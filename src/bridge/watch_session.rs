@@ -17,7 +17,7 @@
 //! it, so a project window would outlive its killed session here; the watch
 //! client therefore unlinks (and so closes) every window only the watch
 //! session holds, when it attaches (at the daemon's start, if an earlier run
-//! left the session) and on every `%sessions-changed`. The
+//! left the session), on every `%sessions-changed` and after a lag. The
 //! session's own window runs `cat`, which waits on its terminal forever
 //! without using the CPU.
 
@@ -177,9 +177,10 @@ fn orphan(line: &[u8]) -> Option<WindowId> {
     let line = std::str::from_utf8(line).ok()?;
     let mut fields = line.splitn(3, ' ');
     let (window, linked, name) = (fields.next()?, fields.next()?, fields.next()?);
-    (linked == "1" && name != IDLE_WINDOW)
-        .then(|| window.parse().ok())
-        .flatten()
+    if linked != "1" || name == IDLE_WINDOW {
+        return None;
+    }
+    window.parse().ok()
 }
 
 #[cfg(test)]

@@ -522,7 +522,9 @@ impl Reader {
             match event.pane() {
                 Some(pane) => {
                     let route = Some(pane);
-                    let gone = (routes.queues.get(&route))
+                    let gone = routes
+                        .queues
+                        .get(&route)
                         .is_some_and(|queue| queue.send(event.clone()).is_err());
                     if gone {
                         routes.queues.remove(&route);
@@ -696,9 +698,10 @@ async fn resync(shared: Weak<Shared>, pane: PaneId) {
 }
 
 /// Watches a flooding pane through snapshots: its output to this client is
-/// paused, its screen captured (see [`super::FloodLimits::snapshot_every`]) and
-/// published when it changed, until the screen stays the same (the flood is over) or `wait`
-/// has passed; then one last snapshot, and output continues. The reader
+/// paused, its screen captured (see [`super::FloodLimits::snapshot_every`])
+/// and published when it changed, until the screen stays the same (the
+/// flood is over) or `wait` has passed; then one last snapshot, and output
+/// continues. The reader
 /// publishes [`ClientEvent::Flood`] on the pause's and the continue's
 /// replies, so every event between the two is about the screen only.
 ///

@@ -4,8 +4,9 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::harness::until;
 use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
 use crate::support::tmux::TmuxServer;
 
@@ -133,17 +134,12 @@ async fn sigkill_with_a_pending_approval_and_a_full_outbox() {
     // Feishu goes down; the next command's cards pile up in the outbox.
     fake.fail_for(Duration::from_secs(600));
     fake.push_message("oc_1", "ou_alice", "held while down");
-    let deadline = Instant::now() + WAIT;
-    while !outbox(home)
-        .iter()
-        .any(|t| t.contains("number 1 in the queue"))
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the outbox never held the queued card"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let queued = || {
+        outbox(home)
+            .iter()
+            .any(|t| t.contains("number 1 in the queue"))
+    };
+    until(queued, "the queued card in the outbox").await;
     drop(daemon); // SIGKILL
 
     fake.fail_for(Duration::ZERO);
@@ -190,9 +186,5 @@ async fn sigkill_with_a_pending_approval_and_a_full_outbox() {
             all.join("\n----\n")
         );
     }
-    let deadline = Instant::now() + WAIT;
-    while !outbox(home).is_empty() {
-        assert!(Instant::now() < deadline, "the outbox drains");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until(|| outbox(home).is_empty(), "the outbox drains").await;
 }

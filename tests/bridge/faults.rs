@@ -6,7 +6,7 @@
 use clawmux::bridge::chat::ToastLevel;
 use clawmux::store::state::OutboxEntry;
 
-use super::harness::{Bridge, button_value};
+use super::harness::{Bridge, button_value, until};
 use super::is_send;
 
 async fn project_with_approval(b: &mut Bridge, phase: u32) -> OutboxEntry {
@@ -86,17 +86,6 @@ async fn a_session_killed_while_clawmux_is_down_loses_its_agent_at_restart() {
     b.resume().await;
     until(|| !agent.exists(), "the orphaned agent ended").await;
     b.card_with("session cm-demo does not exist").await;
-}
-
-/// Waits (20 s at most) until `done`.
-async fn until(done: impl Fn() -> bool, what: &str) {
-    for _ in 0..400 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("not within 20 s: {what}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -62,6 +62,18 @@ impl Drop for Bridge {
     }
 }
 
+/// Waits until `done`, checking every 50 ms; fails after [`CARD_WAIT`].
+pub async fn until(done: impl Fn() -> bool, what: &str) {
+    let deadline = tokio::time::Instant::now() + CARD_WAIT;
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not within {CARD_WAIT:?}: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The test's configuration: two allowed users, one approver, fast progress.
 pub fn test_config(socket: &str, home: &Path) -> Config {
     let mut config = Config::parse("").expect("defaults parse");
