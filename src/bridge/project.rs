@@ -36,9 +36,6 @@ const PROGRESS_TAIL_LINES: usize = 8;
 /// Longest wait for a new agent's idle prompt before typing anyway:
 /// Claude Code starts in a few seconds.
 const AGENT_START_WAIT: Duration = Duration::from_secs(20);
-/// After an answer is typed, its prompt can stay on screen until the agent
-/// redraws: a detection of the same question this soon is not a new prompt.
-const ANSWERED_ECHO: Duration = Duration::from_millis(1500);
 /// Finished lines remembered to tell a redraw from new output: a few
 /// screens' worth.
 const RECENT_LINES: usize = 256;
@@ -271,9 +268,6 @@ struct Actor {
     approval: Option<ApprovalSeen>,
     /// The last lines the pane finished (see [`Transcript::after`]).
     recent: VecDeque<String>,
-    /// A question answered from chat before the detector reported it, and
-    /// when (see [`Actor::answer`]).
-    answered: Option<(String, Instant)>,
     last_progress: Option<String>,
     busy: bool,
     /// The clock detections are measured on.
@@ -289,7 +283,6 @@ impl Actor {
             running: None,
             queue: VecDeque::new(),
             approval: None,
-            answered: None,
             recent: VecDeque::new(),
             last_progress: None,
             busy: false,
@@ -524,9 +517,6 @@ impl Actor {
         if self.pane.is_none() {
             self.attach(false).await?;
         }
-        let Some((pane, _)) = &self.pane else {
-            return Err("the agent pane is not attached".into());
-        };
         // After a restart the actor has not seen the prompt itself; the
         // daemon checked the persisted approval, so only a different live
         // prompt is a conflict.
@@ -536,13 +526,15 @@ impl Actor {
         {
             return Err("another prompt is on screen now; answer that one".into());
         }
+        let Some((pane, watcher)) = &mut self.pane else {
+            return Err("the agent pane is not attached".into());
+        };
         pane.answer(key).await.map_err(|e| e.to_string())?;
-        // A prompt the detector already reported goes away by itself (it
-        // emits ApprovalGone). One it has not reported yet (answered right
-        // after a restart) may still be detected for a frame: skip that once.
-        if self.approval.take().is_none() {
-            self.answered = Some((question.to_string(), Instant::now()));
-        }
+        // The prompt stays on screen until the agent redraws; a watcher that
+        // has not reported it yet (after a restart or a new client) must not
+        // take it for a new one.
+        watcher.detector_mut().answered(question);
+        self.approval = None;
         Ok(())
     }
 
@@ -790,13 +782,6 @@ impl Actor {
                     .approval
                     .as_ref()
                     .is_some_and(|a| a.question == question)
-                {
-                    return;
-                }
-                // The prompt just answered can still be on screen for a frame.
-                if let Some((q, at)) = self.answered.take()
-                    && q == question
-                    && at.elapsed() < ANSWERED_ECHO
                 {
                     return;
                 }

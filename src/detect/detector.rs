@@ -69,6 +69,9 @@ pub struct Detector {
     /// completed yet.
     in_turn: bool,
     prompt: Option<Prompt>,
+    /// A question answered before this detector reported its prompt (see
+    /// [`Detector::answered`]).
+    answered: Option<String>,
     /// The last non-empty screen rows when the screen was last judged: the
     /// context of a completion.
     screen_tail: String,
@@ -94,6 +97,7 @@ impl Detector {
             flooding: false,
             in_turn: false,
             prompt: None,
+            answered: None,
             screen_tail: String::new(),
             printed: vec![false; rules],
         }
@@ -103,6 +107,18 @@ impl Detector {
     /// reported even if the agent never shows a busy marker.
     pub fn begin_turn(&mut self) {
         self.in_turn = true;
+    }
+
+    /// The prompt asking `question` was answered (typed from chat). When
+    /// this detector has not reported that prompt (it started after the
+    /// prompt appeared: a restart, a new client), the next judged screen
+    /// may still show it until the agent redraws; it is then taken as the
+    /// prompt already reported, not a new one. A judged screen without it
+    /// forgets the question, so the same question asked again is reported.
+    pub fn answered(&mut self, question: &str) {
+        if self.prompt.as_ref().is_none_or(|p| p.question != question) {
+            self.answered = Some(question.to_string());
+        }
     }
 
     /// The pane floods and is watched through snapshots of its screen
@@ -207,6 +223,16 @@ impl Detector {
                 self.in_turn = true;
             }
             None => self.busy = false,
+        }
+        // The prompt answered before it was reported, still on screen: known.
+        if let Some(question) = self.answered.take()
+            && self.prompt.is_none()
+            && state
+                .prompt
+                .as_ref()
+                .is_some_and(|p| p.question == question)
+        {
+            self.prompt = state.prompt.clone();
         }
         // The same prompt with other rows around it is still the same prompt.
         let same = |a: &Prompt, b: &Prompt| {

@@ -254,3 +254,43 @@ fn debounce_is_configurable() {
     assert_eq!(seen[1].kind, DetectionKind::Completed);
     assert_eq!(seen[1].at_ms, Millis(150));
 }
+
+/// A permission prompt as Claude Code draws it (the screen starts here).
+const PERMISSION: &str = "\x1b[H\x1b[2J⏺ Bash(make check)\r\n\r\n Bash command\r\n   make check\r\n\r\n Do you want to proceed?\r\n ❯ 1. Yes\r\n   2. No, and tell Claude what to do differently (esc)\r\n";
+/// What follows an answer: the prompt is gone.
+const ANSWERED: &str = "\x1b[H\x1b[2J⏺ Bash(make check)\r\n  ⎿  Selected: Yes\r\n";
+
+fn approvals(seen: &[Detection]) -> usize {
+    count(seen, |k| matches!(k, DetectionKind::Approval { .. }))
+}
+
+#[test]
+fn a_prompt_answered_before_it_was_judged_is_not_reported_as_new() {
+    // A fresh watcher (a restart, a new client) starts from the screen,
+    // and the prompt on it is answered before the screen is judged.
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, PERMISSION, &mut seen);
+    w.detector_mut().answered("Do you want to proceed?");
+    // However late the agent redraws, the prompt still shown is the old one.
+    tick(&mut w, 10_000, &mut seen);
+    assert_eq!(approvals(&seen), 0, "{seen:#?}");
+    feed(&mut w, 20_000, ANSWERED, &mut seen);
+    tick(&mut w, 20_010, &mut seen);
+    // The same question asked again is a new prompt.
+    feed(&mut w, 30_000, PERMISSION, &mut seen);
+    tick(&mut w, 30_010, &mut seen);
+    assert_eq!(approvals(&seen), 1, "{seen:#?}");
+}
+
+#[test]
+fn an_answered_question_is_forgotten_once_a_judged_screen_lacks_it() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, ANSWERED, &mut seen);
+    w.detector_mut().answered("Do you want to proceed?");
+    tick(&mut w, 10, &mut seen);
+    feed(&mut w, 1_000, PERMISSION, &mut seen);
+    tick(&mut w, 1_010, &mut seen);
+    assert_eq!(approvals(&seen), 1, "{seen:#?}");
+}
