@@ -21,8 +21,10 @@ use tokio::task::JoinHandle;
 
 use crate::support::tmux::TmuxServer;
 
-/// How long a test waits for a card before failing with what it saw.
-pub const CARD_WAIT: Duration = Duration::from_secs(20);
+/// How long a test waits for a card before failing with what it saw. A card
+/// takes milliseconds; the margin is for a CI machine whose neighbours take
+/// its CPU and disk for a while (a card once came later than 20 s there).
+pub const CARD_WAIT: Duration = Duration::from_secs(60);
 
 /// Records delivered cards; sends get `om_<handle>` as their message id.
 struct Recorder(mpsc::UnboundedSender<OutboxEntry>);
@@ -197,19 +199,7 @@ impl Bridge {
                         return e;
                     }
                 }
-                _ => {
-                    let texts: Vec<&str> = self.seen.iter().map(|e| e.text.as_str()).collect();
-                    let events: Vec<String> = self
-                        .events()
-                        .iter()
-                        .map(|r| format!("{} {:?}", r.kind, r.fields))
-                        .collect();
-                    panic!(
-                        "no card {what} within {CARD_WAIT:?}; cards so far:\n{}\nevent log:\n{}",
-                        texts.join("\n---\n"),
-                        events.join("\n")
-                    );
-                }
+                _ => panic!("no card {what} within {CARD_WAIT:?}\n{}", self.report()),
             }
         }
     }
@@ -220,6 +210,31 @@ impl Bridge {
             e.text.contains(needle)
         })
         .await
+    }
+
+    /// What a failed wait shows: the cards so far (each cut short), then
+    /// the event log with times relative to now, so a late or missing step
+    /// is visible at the end of the output.
+    fn report(&self) -> String {
+        let cards: Vec<String> = self
+            .seen
+            .iter()
+            .map(|e| e.text.chars().take(300).collect())
+            .collect();
+        let now = clawmux::store::clock::now_ms();
+        let events: Vec<String> = self
+            .events()
+            .iter()
+            .map(|r| {
+                let ago = now.saturating_sub(r.ts_ms);
+                format!("-{ago}ms {} {:?}", r.kind, r.fields)
+            })
+            .collect();
+        format!(
+            "cards so far:\n{}\nevent log:\n{}",
+            cards.join("\n---\n"),
+            events.join("\n")
+        )
     }
 
     /// Every event-log record so far.
