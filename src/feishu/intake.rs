@@ -21,6 +21,7 @@ pub const INTAKE_CHANNEL_CAPACITY: usize = 256;
 /// How long a card action waits for the bridge's answer: Feishu wants one
 /// within 3 s, and the ack still has to travel.
 pub const CARD_ANSWER_WAIT: Duration = Duration::from_millis(2500);
+const _: () = assert!(CARD_ANSWER_WAIT.as_millis() < 3000, "Feishu's limit is 3 s");
 
 /// Turns event payloads into [`IntakeEvent`]s and computes Feishu's answer.
 pub(crate) struct Dispatcher {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use clawmux::feishu::card::{self, Template};
 use clawmux::feishu::event::{CardResponse, ToastKind};
+use clawmux::feishu::intake::CARD_ANSWER_WAIT;
 use clawmux::feishu::{Dedupe, Intake, IntakeEvent, MemoryDedupe};
 use serde_json::json;
 use tokio::time::{Duration, Instant, timeout};
@@ -116,7 +117,7 @@ async fn card_frames_are_handled_and_answered() {
 }
 
 #[tokio::test]
-async fn unanswered_card_action_is_acked_within_three_seconds() {
+async fn unanswered_card_action_is_acked_at_the_answer_wait() {
     let fake = FakeFeishu::start().await;
     let (mut intake, _) = connected(&fake).await;
     let pushed = fake.push_card_action_frame("ou_a", "om_card", json!({"action": "slow"}));
@@ -125,11 +126,13 @@ async fn unanswered_card_action_is_acked_within_three_seconds() {
         panic!("expected a card action")
     };
     let ack = fake
-        .wait_ack(&pushed.frame_id, Duration::from_secs(3))
+        .wait_ack(&pushed.frame_id, Duration::from_secs(30))
         .await
-        .expect("ack within 3 s");
+        .expect("acked");
     assert_eq!(ack.answer, json!({}));
-    assert!(ack.latency < Duration::from_secs(3), "{:?}", ack.latency);
+    // Acked when the wait ended (under Feishu's 3 s: a compile-time check in
+    // the intake), not before.
+    assert!(ack.latency >= CARD_ANSWER_WAIT, "{:?}", ack.latency);
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use aes::cipher::{BlockEncryptMut, KeyIvInit, block_padding::Pkcs7};
 use base64::Engine;
 use clawmux::feishu::event::{CardResponse, ToastKind};
+use clawmux::feishu::intake::CARD_ANSWER_WAIT;
 use clawmux::feishu::webhook::signature_of;
 use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe};
 use serde_json::{Value, json};
@@ -256,5 +257,7 @@ async fn card_action_answered_with_toast_or_empty_in_time() {
     };
     let (v, took) = answer.await.expect("join");
     assert_eq!(v, json!({}));
-    assert!(took < Duration::from_secs(3), "answered after {took:?}");
+    // Answered by the wait's end (under Feishu's 3 s: a compile-time check
+    // in the intake), not before, and not left open.
+    assert!(took >= CARD_ANSWER_WAIT, "answered after {took:?}");
 }
