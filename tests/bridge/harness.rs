@@ -179,7 +179,7 @@ impl Bridge {
             .send(ChatEvent::Click(click))
             .await
             .expect("daemon runs");
-        tokio::time::timeout(Duration::from_secs(5), rx)
+        tokio::time::timeout(CARD_WAIT, rx)
             .await
             .expect("answered in time")
             .expect("answered")

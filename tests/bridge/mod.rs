@@ -142,20 +142,8 @@ async fn a_prompt_answered_in_the_terminal_after_a_restart_closes_its_card() {
     b.restart().await;
     // The restarted actor finds the prompt again (a new id for it), then
     // someone at the terminal answers it.
-    let found = tokio::time::timeout(Duration::from_secs(20), async {
-        while !b.events().iter().any(|r| r.kind == "approval_found_again") {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-    assert!(
-        found.is_ok(),
-        "the restarted daemon found the prompt again: {:?}",
-        b.events()
-            .iter()
-            .map(|r| (r.kind.clone(), r.fields.clone()))
-            .collect::<Vec<_>>()
-    );
+    let found_again = || b.events().iter().any(|r| r.kind == "approval_found_again");
+    harness::until(found_again, "the restarted daemon found the prompt again").await;
     assert!(
         b.tmux
             .run(&["send-keys", "-t", "=cm-demo:", "1"])
