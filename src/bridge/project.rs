@@ -586,7 +586,7 @@ impl Actor {
         } else {
             job.text.clone()
         };
-        watcher.detector_mut().begin_turn();
+        watcher.detector_mut().typed(&text);
         if let Err(e) = pane.type_line(&text).await {
             self.pane = None;
             return Err((job, e.to_string()));

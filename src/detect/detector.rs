@@ -68,6 +68,8 @@ pub struct Detector {
     /// A turn began (busy seen, or [`Detector::begin_turn`]) and has not
     /// completed yet.
     in_turn: bool,
+    /// The command typed to begin this turn (see [`Detector::typed`]).
+    typed: Option<String>,
     prompt: Option<Prompt>,
     /// A question answered before this detector reported its prompt (see
     /// [`Detector::answered`]).
@@ -96,6 +98,7 @@ impl Detector {
             busy: false,
             flooding: false,
             in_turn: false,
+            typed: None,
             prompt: None,
             answered: None,
             screen_tail: String::new(),
@@ -107,6 +110,15 @@ impl Detector {
     /// reported even if the agent never shows a busy marker.
     pub fn begin_turn(&mut self) {
         self.in_turn = true;
+    }
+
+    /// A command was typed: a turn begins, and it cannot complete while the
+    /// input box still shows the command. A loaded machine can leave typed
+    /// text in the box (echoed by the terminal) for longer than the debounce
+    /// before the agent takes it; the box then looks idle.
+    pub fn typed(&mut self, command: &str) {
+        self.begin_turn();
+        self.typed = Some(command.to_owned());
     }
 
     /// The prompt asking `question` was answered (typed from chat). When
@@ -269,8 +281,15 @@ impl Detector {
         }
         self.prompt = state.prompt;
         self.screen_tail = tail(rows, self.config.context_lines * 2);
-        self.complete_at = (self.in_turn && state.idle && self.prompt.is_none() && !self.flooding)
-            .then(|| self.last_output + self.config.debounce);
+        // The box shows the typed command, or (wrapped) its beginning.
+        let untaken = (self.typed.as_deref())
+            .zip(state.input.as_deref())
+            .is_some_and(|(typed, shown)| {
+                !shown.is_empty() && typed.trim_start().starts_with(shown)
+            });
+        self.complete_at =
+            (self.in_turn && state.idle && !untaken && self.prompt.is_none() && !self.flooding)
+                .then(|| self.last_output + self.config.debounce);
     }
 
     fn detection(&self, at: Millis, kind: DetectionKind, context: String) -> Detection {

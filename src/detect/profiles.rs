@@ -73,6 +73,7 @@ struct ProfileSpec {
     approval_rows: Option<usize>,
     busy: Option<Vec<String>>,
     idle: Option<Vec<String>>,
+    input: Option<String>,
     error_keywords: Option<Vec<String>>,
     errors: Option<Vec<String>>,
     error_guards: Option<Vec<String>>,
@@ -101,6 +102,7 @@ impl ProfileSpec {
             approval_rows: self.approval_rows.or(base.approval_rows),
             busy: self.busy.clone().or_else(|| base.busy.clone()),
             idle: self.idle.clone().or_else(|| base.idle.clone()),
+            input: self.input.clone().or_else(|| base.input.clone()),
             error_keywords: self
                 .error_keywords
                 .clone()
@@ -142,6 +144,8 @@ pub struct Profile {
     pub(crate) approval_rows: usize,
     pub(crate) busy: RegexSet,
     pub(crate) idle: RegexSet,
+    /// The input box's text (group 1), where the profile has one.
+    pub(crate) input: Option<Regex>,
     pub(crate) lines: LineMatcher,
     pub(crate) approvals: Vec<ApprovalRule>,
 }
@@ -334,6 +338,9 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         approval_rows: spec.approval_rows.unwrap_or(DEFAULT_APPROVAL_ROWS).max(1),
         busy: regex_set(name, "busy", &list(&spec.busy))?,
         idle: regex_set(name, "idle", &list(&spec.idle))?,
+        input: (spec.input.as_ref())
+            .map(|p| regex(name, "input", p))
+            .transpose()?,
         lines,
         approvals,
     })

@@ -44,6 +44,8 @@ pub(crate) struct ScreenState {
     /// The row holding the busy marker.
     pub(crate) busy: Option<String>,
     pub(crate) idle: bool,
+    /// The text in the input box (see the profile's `input`), trimmed.
+    pub(crate) input: Option<String>,
     pub(crate) prompt: Option<Prompt>,
 }
 
@@ -79,8 +81,17 @@ pub(crate) fn analyse(
         })
     };
     let idle = busy.is_none() && idle_match;
+    let input = (profile.input.as_ref())
+        .and_then(|re| re.captures(&status_text))
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str().trim().to_owned());
     let prompt = approval(profile, rows, idle, busy.is_some(), printed);
-    ScreenState { busy, idle, prompt }
+    ScreenState {
+        busy,
+        idle,
+        input,
+        prompt,
+    }
 }
 
 fn approval(
@@ -297,6 +308,20 @@ mod tests {
         );
         assert!(state("shell", "out\nbash-5.2#").idle);
         assert!(!state("shell", "bash-5.2# sleep 3").idle);
+    }
+
+    #[test]
+    fn the_input_box_text() {
+        assert_eq!(state("claude", IDLE).input.as_deref(), Some(""));
+        let typed = IDLE.replace("❯ ", "❯ /gsd:plan-phase 2  ");
+        assert_eq!(
+            state("claude", &typed).input.as_deref(),
+            Some("/gsd:plan-phase 2")
+        );
+        // A submitted command in the history is not in the box.
+        let history = IDLE.replace("⏺ Done.", "❯ /gsd:plan-phase 2");
+        assert_eq!(state("claude", &history).input.as_deref(), Some(""));
+        assert_eq!(state("shell", "bash-5.2# ls").input, None);
     }
 
     #[test]

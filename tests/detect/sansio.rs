@@ -294,3 +294,40 @@ fn an_answered_question_is_forgotten_once_a_judged_screen_lacks_it() {
     tick(&mut w, 1_010, &mut seen);
     assert_eq!(approvals(&seen), 1, "{seen:#?}");
 }
+
+/// The idle box after a finished turn, with the terminal's echo of a typed
+/// command in it (the agent has not read the command yet).
+fn box_with_echo(command: &str) -> String {
+    format!("\r\x1b[2K✻ Churned for 1s\r\n{IDLE_BOX}{command}\r\n")
+}
+
+#[test]
+fn a_typed_command_still_in_the_input_box_does_not_end_the_turn() {
+    let command = "/gsd:plan-phase 2";
+    // A turn begun without saying what was typed: this screen looks idle.
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    w.detector_mut().begin_turn();
+    feed(&mut w, 0, &box_with_echo(command), &mut seen);
+    tick(&mut w, 10_000, &mut seen);
+    assert_eq!(count(&seen, |k| *k == DetectionKind::Completed), 1);
+
+    // Typed: however long the agent takes to read it, the turn goes on.
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    w.detector_mut().typed(command);
+    feed(&mut w, 0, &box_with_echo(command), &mut seen);
+    tick(&mut w, 10_000, &mut seen);
+    assert!(seen.is_empty(), "{seen:#?}");
+    // The agent takes it (the box empties), works, and is idle again.
+    feed(
+        &mut w,
+        10_100,
+        &format!("\r\x1b[3A\x1b[J> {command}\r\n{SPINNER}"),
+        &mut seen,
+    );
+    feed(&mut w, 10_200, &box_with_echo(""), &mut seen);
+    tick(&mut w, 20_000, &mut seen);
+    let kinds: Vec<_> = seen.iter().map(|d| d.kind.clone()).collect();
+    assert_eq!(kinds, [DetectionKind::Busy, DetectionKind::Completed]);
+}
