@@ -78,7 +78,11 @@ enum OnReply {
     /// A `capture-pane`: its screen as [`ClientEvent::Resync`]; `always`
     /// even if it equals the last snapshot (after `%pause` output was
     /// lost), otherwise only a changed screen.
-    Snapshot { pane: PaneId, always: bool },
+    Snapshot {
+        pane: PaneId,
+        always: bool,
+        cursor: Option<Cursor>,
+    },
     /// The flood guard paused (`flooding`) or continued the pane:
     /// [`ClientEvent::Flood`].
     Flood { pane: PaneId, flooding: bool },
@@ -260,8 +264,10 @@ impl Client {
             .map(drop)
     }
 
-    /// The pane's screen with colours (`capture-pane -p -e`), rows joined by `\r\n`.
+    /// The pane's screen with colours (`capture-pane -p -e`), rows joined by
+    /// `\r\n`, then a move to where its cursor is (see [`screen_bytes`]).
     pub async fn capture_screen(&self, pane: PaneId) -> Result<Bytes, TmuxError> {
+        let cursor = self.cursor(pane).await?;
         let rows = self
             .command(
                 TmuxCommand::new("capture-pane")
@@ -270,7 +276,18 @@ impl Client {
                     .target_pane(pane),
             )
             .await?;
-        Ok(join_rows(&rows))
+        Ok(screen_bytes(&rows, cursor))
+    }
+
+    /// Where `pane`'s cursor is, asked just before a capture: `None` if
+    /// tmux's answer does not parse.
+    async fn cursor(&self, pane: PaneId) -> Result<Option<Cursor>, TmuxError> {
+        let display = TmuxCommand::new("display-message")
+            .arg("-p")
+            .target_pane(pane)
+            .arg("#{cursor_x} #{cursor_y}");
+        let reply = self.command(display).await?;
+        Ok(reply.first().and_then(|line| Cursor::parse(line)))
     }
 
     /// Captures the pane's screen and has the reader publish it in stream
@@ -278,10 +295,15 @@ impl Client {
     /// colours, and `-e` makes tmux (the bottleneck in a flood) work six
     /// times as hard per capture.
     async fn snapshot(&self, pane: PaneId, always: bool) -> Result<Bytes, TmuxError> {
-        let on_reply = OnReply::Snapshot { pane, always };
+        let cursor = self.cursor(pane).await?;
+        let on_reply = OnReply::Snapshot {
+            pane,
+            always,
+            cursor,
+        };
         let capture = TmuxCommand::new("capture-pane").arg("-p").target_pane(pane);
         let rows = self.request(capture, Some(on_reply)).await?;
-        Ok(join_rows(&rows))
+        Ok(screen_bytes(&rows, cursor))
     }
 
     /// Sets `pane`'s output to this client to `pause` or `continue` with
@@ -361,13 +383,39 @@ impl Client {
     }
 }
 
-fn join_rows(rows: &[Bytes]) -> Bytes {
+/// A cursor position as tmux gives it (`#{cursor_x} #{cursor_y}`, from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cursor {
+    x: u16,
+    y: u16,
+}
+
+impl Cursor {
+    fn parse(line: &[u8]) -> Option<Cursor> {
+        let text = std::str::from_utf8(line).ok()?;
+        let (x, y) = text.trim().split_once(' ')?;
+        Some(Cursor {
+            x: x.parse().ok()?,
+            y: y.parse().ok()?,
+        })
+    }
+}
+
+/// Captured rows joined by `\r\n`, then a move to `cursor`: fed after a
+/// clear, it leaves a terminal model as the pane is, cursor included, so
+/// the output that follows (a program's echo, a relative move) lands
+/// where it does in the pane.
+fn screen_bytes(rows: &[Bytes], cursor: Option<Cursor>) -> Bytes {
     let mut screen = BytesMut::new();
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {
             screen.extend_from_slice(b"\r\n");
         }
         screen.extend_from_slice(row);
+    }
+    if let Some(Cursor { x, y }) = cursor {
+        let to = format!("\x1b[{};{}H", u32::from(y) + 1, u32::from(x) + 1);
+        screen.extend_from_slice(to.as_bytes());
     }
     screen.freeze()
 }
@@ -593,9 +641,11 @@ impl Reader {
         };
         let result = if reply.ok {
             match queued.on_reply {
-                Some(OnReply::Snapshot { pane, always }) => {
-                    self.publish_snapshot(pane, always, &reply.lines)
-                }
+                Some(OnReply::Snapshot {
+                    pane,
+                    always,
+                    cursor,
+                }) => self.publish_snapshot(pane, always, &reply.lines, cursor),
                 Some(OnReply::Flood { pane, flooding }) => self.publish_flood(pane, flooding),
                 None => {}
             }
@@ -607,8 +657,8 @@ impl Reader {
         let _ = queued.reply.send(result);
     }
 
-    fn publish_snapshot(&self, pane: PaneId, always: bool, rows: &[Bytes]) {
-        let screen = join_rows(rows);
+    fn publish_snapshot(&self, pane: PaneId, always: bool, rows: &[Bytes], cursor: Option<Cursor>) {
+        let screen = screen_bytes(rows, cursor);
         // The guard remembers flood snapshots only, to publish their changes.
         let publish = always
             || self

@@ -336,3 +336,34 @@ async fn a_pane_subscriber_gets_its_pane_and_the_events_about_no_pane_only() {
         assert_eq!(event.pane(), None, "{event:?}");
     }
 }
+
+#[tokio::test]
+async fn a_captured_screen_puts_a_model_s_cursor_where_the_pane_s_is() {
+    let server = TmuxServer::new();
+    let client = connect(&server).await;
+    let mut events = client.subscribe();
+    let pane = open_pane(&client, &raw_pane("printf 'first\\r\\nsecond\\033[1;3H'")).await;
+    output_until(&mut events, pane, b"READY").await;
+    client.send_keys(pane, &["x"]).await.unwrap();
+    output_until(&mut events, pane, b"second").await;
+    let size = client
+        .command(TmuxCommand::new("display-message").args([
+            "-p",
+            "-t",
+            &pane.to_string(),
+            "#{pane_width} #{pane_height}",
+        ]))
+        .await
+        .unwrap();
+    let size = String::from_utf8_lossy(&size[0]).into_owned();
+    let (cols, rows) = size.split_once(' ').unwrap();
+    let mut model = clawmux::pane::Pane::new(cols.parse().unwrap(), rows.parse().unwrap());
+
+    let screen = client.capture_screen(pane).await.unwrap();
+    model.feed(&screen);
+    // What the program writes next lands where it does in the pane.
+    model.feed(b"X");
+    let rows = model.screen_rows();
+    assert_eq!(rows[0], "REXDYfirst");
+    assert_eq!(rows[1], "second");
+}
