@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
 
 use super::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::Config;
@@ -49,6 +50,10 @@ pub struct DaemonSetup {
     pub state_dir: PathBuf,
     /// The command that runs the simulated agent (`clawmux sim-agent`).
     pub sim_agent: String,
+    /// Where the project actors run. An actor stops with its daemon; after
+    /// stopping the daemon, closing this and waiting on it makes sure none
+    /// is still at work (recreating a session the operator just removed).
+    pub actors: TaskTracker,
 }
 
 /// A command's progress card updates: at most one per interval, latest wins.
@@ -501,7 +506,7 @@ impl Daemon {
             self.watch.clone(),
         )
         .map_err(|e| e.to_string())?;
-        let handle = ProjectHandle::spawn(setup, self.events_tx.clone());
+        let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.to_string(), handle.clone());
         Ok(handle)
     }

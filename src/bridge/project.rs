@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::sleep_until;
-use tokio_util::task::AbortOnDropHandle;
+use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 use super::agent_pane::{AgentPane, PaneSpec};
 use super::config::Config;
@@ -222,9 +222,15 @@ pub struct ProjectHandle {
 }
 
 impl ProjectHandle {
-    pub fn spawn(setup: ProjectSetup, events: mpsc::Sender<ProjectEvent>) -> ProjectHandle {
+    /// Starts the actor on `actors`, so whoever stops its daemon can wait
+    /// until it is gone.
+    pub fn spawn(
+        setup: ProjectSetup,
+        events: mpsc::Sender<ProjectEvent>,
+        actors: &TaskTracker,
+    ) -> ProjectHandle {
         let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
-        let actor = tokio::spawn(Actor::new(setup, events).run(rx));
+        let actor = actors.spawn(Actor::new(setup, events).run(rx));
         ProjectHandle {
             tx,
             _actor: Arc::new(AbortOnDropHandle::new(actor)),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
 
 use super::config::Config;
 use super::names;
@@ -96,7 +97,7 @@ pub async fn run_once(
     )
     .map_err(|e| RunError::Invalid(e.to_string()))?;
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
-    let handle = ProjectHandle::spawn(setup, tx);
+    let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let job = Job {
         id: uuid::Uuid::new_v4().to_string(),
         text: command.clone(),

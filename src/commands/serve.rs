@@ -13,6 +13,7 @@ use clawmux::hooks::HookListener;
 use clawmux::store::state_file::Loaded;
 use clawmux::store::{self, SharedState};
 use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
 
 use super::UsageError;
 
@@ -154,6 +155,7 @@ async fn serve(
         profiles,
         state_dir,
         sim_agent: sim_agent_command()?,
+        actors: TaskTracker::new(),
     };
     tokio::select! {
         _ = Daemon::new(setup).run(chat_rx, hook_rx) => {}

@@ -13,32 +13,12 @@ use clawmux::store::SharedState;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::harness::test_config;
+use super::harness::{Running, test_config};
 use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
 use crate::support::tmux::TmuxServer;
+use tokio_util::task::TaskTracker;
 
 const WAIT: Duration = Duration::from_secs(20);
-
-pub struct Live {
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Live {
-    /// Stops the daemon, its intake and its outbox, and waits until they
-    /// are gone: a restart must not race the old connection.
-    pub async fn stop(mut self) {
-        for task in std::mem::take(&mut self.tasks) {
-            task.abort();
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        self.tasks.iter().for_each(|t| t.abort());
-    }
-}
 
 pub fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeishu) -> Config {
     let mut config = test_config(&tmux.socket, home);
@@ -50,7 +30,7 @@ pub fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeish
     config
 }
 
-pub async fn start(config: &Config, home: &std::path::Path) -> Live {
+pub async fn start(config: &Config, home: &std::path::Path) -> Running {
     let (shared, _) = SharedState::open(home).expect("state");
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (_hook_tx, hook_rx) = mpsc::channel(4);
@@ -63,13 +43,17 @@ pub async fn start(config: &Config, home: &std::path::Path) -> Live {
         profiles: Profiles::defaults().expect("profiles"),
         state_dir: home.to_path_buf(),
         sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+        actors: TaskTracker::new(),
     };
+    let actors = setup.actors.clone();
     let daemon = tokio::spawn(async move {
         let _keep = _hook_tx;
         Daemon::new(setup).run(chat_rx, hook_rx).await
     });
-    Live {
-        tasks: vec![daemon, intake, tokio::spawn(outbox::run(shared, courier))],
+    let outbox = tokio::spawn(outbox::run(shared, courier));
+    Running {
+        tasks: vec![daemon, intake, outbox],
+        actors,
     }
 }
 

@@ -18,6 +18,7 @@ use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
+use tokio_util::task::TaskTracker;
 
 use crate::support::tmux::TmuxServer;
 
@@ -52,7 +53,7 @@ pub struct Bridge {
     cards: mpsc::UnboundedReceiver<OutboxEntry>,
     /// Every card delivered so far, in order.
     pub seen: Vec<OutboxEntry>,
-    tasks: Vec<JoinHandle<()>>,
+    daemon: Running,
     next_id: u64,
 }
 
@@ -60,7 +61,42 @@ impl Drop for Bridge {
     /// The daemon stops before its tmux server is killed (fields drop after
     /// this): left running, it would start a new server to recover.
     fn drop(&mut self) {
+        self.daemon.stop_now();
+    }
+}
+
+/// A daemon's tasks (it, its outbox, maybe its intake) and its actors.
+pub struct Running {
+    pub tasks: Vec<JoinHandle<()>>,
+    pub actors: TaskTracker,
+}
+
+impl Running {
+    /// Stops them all as a crash would (no shutdown work) and waits until
+    /// they are gone, actors included: an actor still at work could
+    /// recreate a session (and the tmux server) a test just removed.
+    pub async fn stop(&mut self) {
+        for t in self.tasks.drain(..) {
+            t.abort();
+            let _ = t.await;
+        }
+        self.actors.close();
+        self.actors.wait().await;
+    }
+
+    /// [`Running::stop`] from a `Drop` (the tests run on multi-thread
+    /// runtimes).
+    pub fn stop_now(&mut self) {
         self.tasks.iter().for_each(JoinHandle::abort);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            tokio::task::block_in_place(|| runtime.block_on(self.stop()));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop_now();
     }
 }
 
@@ -101,7 +137,7 @@ impl Bridge {
 
     pub async fn start_with(tmux: TmuxServer, home: tempfile::TempDir, config: Config) -> Bridge {
         let (cards_tx, cards) = mpsc::unbounded_channel();
-        let (chat, hooks, tasks) = spawn_daemon(&config, home.path(), cards_tx);
+        let (chat, hooks, daemon) = spawn_daemon(&config, home.path(), cards_tx);
         Bridge {
             tmux,
             home,
@@ -110,7 +146,7 @@ impl Bridge {
             hooks,
             cards,
             seen: Vec::new(),
-            tasks,
+            daemon,
             next_id: 0,
         }
     }
@@ -124,17 +160,14 @@ impl Bridge {
 
     /// Stops the daemon as a crash would.
     pub async fn stop(&mut self) {
-        for t in self.tasks.drain(..) {
-            t.abort();
-            let _ = t.await;
-        }
+        self.daemon.stop().await;
     }
 
     /// Starts a daemon on the existing state directory.
     pub async fn resume(&mut self) {
         let (cards_tx, cards) = mpsc::unbounded_channel();
-        let (chat, hooks, tasks) = spawn_daemon(&self.config, self.home.path(), cards_tx);
-        (self.chat, self.hooks, self.cards, self.tasks) = (chat, hooks, cards, tasks);
+        let (chat, hooks, daemon) = spawn_daemon(&self.config, self.home.path(), cards_tx);
+        (self.chat, self.hooks, self.cards, self.daemon) = (chat, hooks, cards, daemon);
     }
 
     fn id(&mut self) -> String {
@@ -249,11 +282,7 @@ fn spawn_daemon(
     config: &Config,
     home: &Path,
     cards: mpsc::UnboundedSender<OutboxEntry>,
-) -> (
-    mpsc::Sender<ChatEvent>,
-    mpsc::Sender<HookEvent>,
-    Vec<JoinHandle<()>>,
-) {
+) -> (mpsc::Sender<ChatEvent>, mpsc::Sender<HookEvent>, Running) {
     let (shared, _) = SharedState::open(home).expect("state opens");
     let setup = DaemonSetup {
         config: Arc::new(config.clone()),
@@ -261,12 +290,15 @@ fn spawn_daemon(
         profiles: Profiles::defaults().expect("default profiles"),
         state_dir: home.to_path_buf(),
         sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+        actors: TaskTracker::new(),
     };
+    let actors = setup.actors.clone();
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (hook_tx, hook_rx) = mpsc::channel(64);
     let daemon = tokio::spawn(Daemon::new(setup).run(chat_rx, hook_rx));
     let outbox = tokio::spawn(outbox::run(shared, Recorder(cards)));
-    (chat_tx, hook_tx, vec![daemon, outbox])
+    let tasks = vec![daemon, outbox];
+    (chat_tx, hook_tx, Running { tasks, actors })
 }
 
 /// The callback value of the button labelled `label` on a card.
