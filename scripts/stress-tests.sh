@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Runs the whole test suite ROUNDS times (default 4) while two busy loops
-# hold the CPUs, the way a loaded CI machine does: races that an idle
-# machine hides show up here. Prints each round's results; fails if any
+# Runs the whole test suite ROUNDS times (default 4) while a busy loop holds
+# a CPU and a writer keeps the disk busy (3 GB files in $TMPDIR, one at a
+# time), the way a loaded CI machine with noisy neighbours is: races that an
+# idle machine hides show up here. Prints each round's results; fails if any
 # round fails. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-4}"
 cargo build --tests --quiet
+scratch="$(mktemp -d -t clawmux-stress-disk.XXXXXX)"
 hogs=()
-trap 'kill "${hogs[@]}" 2>/dev/null || true' EXIT
-for _ in 1 2; do
-  sh -c 'while :; do :; done' &
-  hogs+=($!)
-done
+trap 'kill "${hogs[@]}" 2>/dev/null || true; rm -rf "$scratch"' EXIT
+sh -c 'while :; do :; done' &
+hogs+=($!)
+sh -c "while :; do dd if=/dev/zero of='$scratch/fill' bs=1M count=3000 2>/dev/null; rm -f '$scratch/fill'; done" &
+hogs+=($!)
 failed=0
 for round in $(seq "$rounds"); do
   log="$(mktemp -t clawmux-stress.XXXXXX)"
