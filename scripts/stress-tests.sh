@@ -9,11 +9,13 @@ cd "$(dirname "$0")/.."
 rounds="${1:-4}"
 cargo build --tests --quiet
 scratch="$(mktemp -d -t clawmux-stress-disk.XXXXXX)"
+# Each load runs in its own process group, so the trap stops its children
+# (a dd mid-file) too.
 hogs=()
-trap 'kill "${hogs[@]}" 2>/dev/null || true; rm -rf "$scratch"' EXIT
-sh -c 'while :; do :; done' &
+trap 'for h in "${hogs[@]}"; do kill -- "-$h" 2>/dev/null || true; done; rm -rf "$scratch"' EXIT
+setsid sh -c 'while :; do :; done' &
 hogs+=($!)
-sh -c "while :; do dd if=/dev/zero of='$scratch/fill' bs=1M count=3000 2>/dev/null; rm -f '$scratch/fill'; done" &
+setsid sh -c "while :; do dd if=/dev/zero of='$scratch/fill' bs=1M count=3000 2>/dev/null; rm -f '$scratch/fill'; done" &
 hogs+=($!)
 failed=0
 for round in $(seq "$rounds"); do
