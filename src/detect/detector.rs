@@ -4,9 +4,11 @@
 //! Line detections (error, progress) fire as soon as their line is
 //! finished. Screen detections (busy, approval, completion) are evaluated
 //! once the output has been quiet for `settle` (a frame drawn in several
-//! writes is judged whole, so a half-drawn menu is never reported), and a
-//! turn is completed when the idle prompt has stayed on screen, with no busy
-//! marker, for `debounce` after the last output.
+//! writes is judged whole, so a half-drawn menu is never reported), a new
+//! approval prompt once it has been still for `prompt_quiet` (a frame split
+//! by a loaded machine can show a quoted menu at the bottom for a moment),
+//! and a turn is completed when the idle prompt has stayed on screen, with
+//! no busy marker, for `debounce` after the last output.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -24,6 +26,10 @@ pub struct DetectorConfig {
     pub debounce: Duration,
     /// Quiet time before the screen is judged (busy, approvals, idle).
     pub settle: Duration,
+    /// Quiet time before a new approval prompt is reported: a prompt waits
+    /// for its answer, so it is still; text that only looks like one for a
+    /// moment (half a frame) is not.
+    pub prompt_quiet: Duration,
     /// Finished lines kept as context for errors and progress (a
     /// completion's context is the last twice-as-many screen rows).
     pub context_lines: usize,
@@ -35,6 +41,10 @@ pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(300);
 /// Default settle time: one frame arrives within this even when tmux
 /// splits it into several `%output` lines.
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2);
+/// Default prompt quiet time: a frame split across reads on a loaded
+/// machine was seen to finish 12 ms later; an approval card 50 ms later is
+/// still far quicker than a person.
+pub const DEFAULT_PROMPT_QUIET: Duration = Duration::from_millis(50);
 /// Default number of context lines.
 pub const DEFAULT_CONTEXT_LINES: usize = 5;
 
@@ -43,6 +53,7 @@ impl Default for DetectorConfig {
         DetectorConfig {
             debounce: DEFAULT_DEBOUNCE,
             settle: DEFAULT_SETTLE,
+            prompt_quiet: DEFAULT_PROMPT_QUIET,
             context_lines: DEFAULT_CONTEXT_LINES,
         }
     }
@@ -211,9 +222,16 @@ impl Detector {
     ) {
         // Detections are stamped with when they became true (the deadline),
         // which is `now` when the caller ticks on time.
-        if let Some(at) = self.settle_at.filter(|at| *at <= now) {
+        // A judgment can put off a new prompt's to a time already past:
+        // judge again, on the same screen.
+        let mut screen = Some(screen);
+        let mut rows: Option<Vec<String>> = None;
+        while let Some(at) = self.settle_at.filter(|at| *at <= now) {
             self.settle_at = None;
-            self.judge_screen(at, &screen(), sink);
+            if rows.is_none() {
+                rows = screen.take().map(|screen| screen());
+            }
+            self.judge_screen(at, rows.as_deref().unwrap_or_default(), sink);
         }
         if let Some(at) = self.complete_at.filter(|at| *at <= now) {
             self.complete_at = None;
@@ -254,6 +272,13 @@ impl Detector {
             (Some(a), Some(b)) => !same(a, b),
             (a, b) => a.is_some() != b.is_some(),
         };
+        // A new prompt is judged again once it has been still long enough.
+        let still_at = self.last_output + self.config.prompt_quiet;
+        if changed && state.prompt.is_some() && now < still_at {
+            self.settle_at = Some(still_at);
+            self.complete_at = None;
+            return;
+        }
         if changed {
             if let Some(old) = self.prompt.take() {
                 if let Some(rule) = self

@@ -279,7 +279,7 @@ fn a_prompt_answered_before_it_was_judged_is_not_reported_as_new() {
     tick(&mut w, 20_010, &mut seen);
     // The same question asked again is a new prompt.
     feed(&mut w, 30_000, PERMISSION, &mut seen);
-    tick(&mut w, 30_010, &mut seen);
+    tick(&mut w, 31_000, &mut seen);
     assert_eq!(approvals(&seen), 1, "{seen:#?}");
 }
 
@@ -291,7 +291,7 @@ fn an_answered_question_is_forgotten_once_a_judged_screen_lacks_it() {
     w.detector_mut().answered("Do you want to proceed?");
     tick(&mut w, 10, &mut seen);
     feed(&mut w, 1_000, PERMISSION, &mut seen);
-    tick(&mut w, 1_010, &mut seen);
+    tick(&mut w, 2_000, &mut seen);
     assert_eq!(approvals(&seen), 1, "{seen:#?}");
 }
 
@@ -330,4 +330,42 @@ fn a_typed_command_still_in_the_input_box_does_not_end_the_turn() {
     tick(&mut w, 20_000, &mut seen);
     let kinds: Vec<_> = seen.iter().map(|d| d.kind.clone()).collect();
     assert_eq!(kinds, [DetectionKind::Busy, DetectionKind::Completed]);
+}
+
+/// A spinner, then a quoted menu whose write also carried the spinner row,
+/// split so that the row comes 12 ms later (as seen on a loaded machine).
+fn split_frame(w: &mut PaneWatcher, seen: &mut Vec<Detection>) {
+    feed(w, 0, SPINNER, seen);
+    let quoted = "\r\x1b[2K Do you want to proceed?\r\n ❯ 1. Yes\r\n   2. No, quoted\r\n";
+    feed(w, 100, quoted, seen);
+    feed(w, 112, SPINNER, seen);
+    tick(w, 10_000, seen);
+}
+
+#[test]
+fn half_a_frame_that_looks_like_a_prompt_is_not_one() {
+    // Judged as soon as the output settles, the half frame is a prompt.
+    let profile = Profiles::defaults().unwrap().get("gsd").unwrap();
+    let config = DetectorConfig {
+        prompt_quiet: Duration::ZERO,
+        ..DetectorConfig::default()
+    };
+    let mut hasty = PaneWatcher::new("%1".parse().unwrap(), profile, config, 80, 30);
+    let mut seen = Vec::new();
+    split_frame(&mut hasty, &mut seen);
+    assert_eq!(approvals(&seen), 1, "{seen:#?}");
+
+    // Waiting until a prompt is still, it is not one.
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    split_frame(&mut w, &mut seen);
+    assert_eq!(approvals(&seen), 0, "{seen:#?}");
+    // A real prompt is still once drawn: reported when it has been still
+    // for the quiet time.
+    feed(&mut w, 20_000, PERMISSION, &mut seen);
+    tick(&mut w, 20_049, &mut seen);
+    assert_eq!(approvals(&seen), 0, "{seen:#?}");
+    tick(&mut w, 20_050, &mut seen);
+    assert_eq!(approvals(&seen), 1, "{seen:#?}");
+    assert_eq!(seen.last().map(|d| d.at_ms), Some(Millis(20_050)));
 }
