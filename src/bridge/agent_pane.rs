@@ -186,6 +186,27 @@ impl AgentPane {
     /// stream as [`TmuxError::PaneClosed`].
     pub async fn recv(&mut self) -> Option<ClientEvent> {
         let event = self.events.recv().await?;
+        Some(self.ended_if_closed(event))
+    }
+
+    /// [`AgentPane::recv`] without waiting: `None` when nothing is queued.
+    pub fn try_recv(&mut self) -> Option<ClientEvent> {
+        let event = self.events.try_recv()?;
+        Some(self.ended_if_closed(event))
+    }
+
+    /// Returns once tmux has answered a command sent now. The client
+    /// publishes in stream order, so every event about the pane that tmux
+    /// sent before the answer is then in this pane's queue.
+    pub async fn sync(&self) -> Result<(), TmuxError> {
+        let cmd = TmuxCommand::new("display-message")
+            .arg("-p")
+            .target_pane(self.pane)
+            .arg("#{pane_id}");
+        self.client.command(cmd).await.map(drop)
+    }
+
+    fn ended_if_closed(&self, event: ClientEvent) -> ClientEvent {
         match event {
             // tmux says `%unlinked-window-close` once the window has left
             // the watch session (so also when it closed), and, confusingly,
@@ -194,12 +215,12 @@ impl AgentPane {
             ClientEvent::Notification(Notification::UnlinkedWindowClose { window })
                 if window == self.window =>
             {
-                Some(ClientEvent::Ended(TmuxError::PaneClosed {
+                ClientEvent::Ended(TmuxError::PaneClosed {
                     pane: self.pane,
                     window,
-                }))
+                })
             }
-            event => Some(event),
+            event => event,
         }
     }
 

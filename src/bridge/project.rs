@@ -23,7 +23,7 @@ use crate::detect::{
 };
 use crate::detect::{ProfileError, Profiles};
 use crate::store::state::{ApprovalOption, ChatTarget};
-use crate::tmux::{ClientEvent, TmuxError};
+use crate::tmux::{ClientEvent, EVENT_CAPACITY, TmuxError};
 use std::path::PathBuf;
 
 /// Commands waiting per project at most: more is a runaway script.
@@ -471,7 +471,11 @@ impl Actor {
             }
             ProjectCmd::HookStop => {
                 if self.running.is_some() && self.approval.is_none() {
-                    self.complete().await;
+                    self.catch_up().await;
+                    // Catching up can end the turn, or show a prompt.
+                    if self.running.is_some() && self.approval.is_none() {
+                        self.complete().await;
+                    }
                 }
             }
             ProjectCmd::HookApproval => {
@@ -684,6 +688,24 @@ impl Actor {
         self.pane
             .as_ref()
             .is_some_and(|(agent, _)| agent.pane == pane)
+    }
+
+    /// Takes in the pane's output that tmux sent before now. A hook comes
+    /// another way and can overtake that output; a turn completed without
+    /// it would miss its last lines.
+    async fn catch_up(&mut self) {
+        let Some((agent, _)) = &self.pane else { return };
+        if agent.sync().await.is_err() {
+            return;
+        }
+        // What was queued by then, at most: a pane still writing cannot
+        // hold the hook up.
+        for _ in 0..EVENT_CAPACITY {
+            let Some(event) = self.pane.as_mut().and_then(|(agent, _)| agent.try_recv()) else {
+                return;
+            };
+            self.on_client_event(Some(event)).await;
+        }
     }
 
     /// The pane's events ended under a running command. When only the
