@@ -51,14 +51,12 @@ fn session(input: &str) -> Vec<Vec<u8>> {
 const INPUT: &str = "/gsd:plan-phase 2\n1/gsd:execute-phase 3\napproved\nplease fail\n/gsd:discuss-phase 1\n2hello there\n";
 
 fn watcher() -> PaneWatcher {
+    watcher_with(DetectorConfig::default())
+}
+
+fn watcher_with(config: DetectorConfig) -> PaneWatcher {
     let profile = Profiles::defaults().unwrap().get("gsd").unwrap();
-    PaneWatcher::new(
-        "%1".parse().unwrap(),
-        profile,
-        DetectorConfig::default(),
-        80,
-        30,
-    )
+    PaneWatcher::new("%1".parse().unwrap(), profile, config, 80, 30)
 }
 
 /// Feeds frame `i` at `i * FRAME_GAP_MS`, each frame cut by `split`.
@@ -257,6 +255,8 @@ fn debounce_is_configurable() {
 
 /// A permission prompt as Claude Code draws it (the screen starts here).
 const PERMISSION: &str = "\x1b[H\x1b[2J⏺ Bash(make check)\r\n\r\n Bash command\r\n   make check\r\n\r\n Do you want to proceed?\r\n ❯ 1. Yes\r\n   2. No, and tell Claude what to do differently (esc)\r\n";
+/// The question [`PERMISSION`] asks.
+const QUESTION: &str = "Do you want to proceed?";
 /// What follows an answer: the prompt is gone.
 const ANSWERED: &str = "\x1b[H\x1b[2J⏺ Bash(make check)\r\n  ⎿  Selected: Yes\r\n";
 
@@ -271,7 +271,7 @@ fn a_prompt_answered_before_it_was_judged_is_not_reported_as_new() {
     let mut w = watcher();
     let mut seen = Vec::new();
     feed(&mut w, 0, PERMISSION, &mut seen);
-    w.detector_mut().answered("Do you want to proceed?");
+    w.detector_mut().answered(QUESTION);
     // However late the agent redraws, the prompt still shown is the old one.
     tick(&mut w, 10_000, &mut seen);
     assert_eq!(approvals(&seen), 0, "{seen:#?}");
@@ -288,7 +288,7 @@ fn an_answered_question_is_forgotten_once_a_judged_screen_lacks_it() {
     let mut w = watcher();
     let mut seen = Vec::new();
     feed(&mut w, 0, ANSWERED, &mut seen);
-    w.detector_mut().answered("Do you want to proceed?");
+    w.detector_mut().answered(QUESTION);
     tick(&mut w, 10, &mut seen);
     feed(&mut w, 1_000, PERMISSION, &mut seen);
     tick(&mut w, 2_000, &mut seen);
@@ -345,12 +345,10 @@ fn split_frame(w: &mut PaneWatcher, seen: &mut Vec<Detection>) {
 #[test]
 fn half_a_frame_that_looks_like_a_prompt_is_not_one() {
     // Judged as soon as the output settles, the half frame is a prompt.
-    let profile = Profiles::defaults().unwrap().get("gsd").unwrap();
-    let config = DetectorConfig {
+    let mut hasty = watcher_with(DetectorConfig {
         prompt_quiet: Duration::ZERO,
         ..DetectorConfig::default()
-    };
-    let mut hasty = PaneWatcher::new("%1".parse().unwrap(), profile, config, 80, 30);
+    });
     let mut seen = Vec::new();
     split_frame(&mut hasty, &mut seen);
     assert_eq!(approvals(&seen), 1, "{seen:#?}");
