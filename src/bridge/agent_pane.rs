@@ -229,6 +229,19 @@ impl AgentPane {
         self.client.send_text(self.pane, text).await
     }
 
+    /// Types `text` literally (`send-keys -l`), without Enter.
+    pub async fn type_text(&self, text: &str) -> Result<(), TmuxError> {
+        let cmd = TmuxCommand::new("send-keys")
+            .target_pane(self.pane)
+            .args(["-l", "--", text]);
+        self.client.command(cmd).await.map(drop)
+    }
+
+    /// Presses Enter.
+    pub async fn press_enter(&self) -> Result<(), TmuxError> {
+        self.client.send_keys(self.pane, &["Enter"]).await
+    }
+
     /// Answers a prompt: a one-character option key (`1`) selects and
     /// confirms by itself; a word (`approved`) is typed and submitted.
     /// Either way the key is typed literally, never read as a key name.

@@ -18,8 +18,8 @@ use super::names;
 use super::pairing::Pairing;
 use super::policy::{Decision, Policy};
 use super::project::{
-    ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
-    ProjectStatus,
+    ApprovalSeen, Job, ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectHandle,
+    ProjectSetup, ProjectStatus, Reply,
 };
 use super::router::{self, Builtin, Route};
 use super::texts::{HELP, button, error_guidance, output_markdown, spec_of};
@@ -29,16 +29,10 @@ use crate::feishu::card::{self, Card};
 use crate::hooks::{HookEvent, HookKind, HookSignal};
 use crate::store::SharedState;
 use crate::store::clock;
-use crate::store::state::{
-    ChatTarget, JobRecord, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord,
-};
+use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord};
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
-/// How long a status request waits for a project actor.
-const STATUS_BUDGET: Duration = Duration::from_millis(2000);
-/// How long typing an answer may take (the actor may be attaching).
-const ANSWER_BUDGET: Duration = Duration::from_secs(10);
 /// Console answers to denied senders are sent once per sender per run.
 const TICK: Duration = Duration::from_millis(500);
 
@@ -70,8 +64,11 @@ pub struct Daemon {
     projects: HashMap<String, ProjectHandle>,
     /// Agent pane (`%N`) -> project, for hooks.
     panes: HashMap<String, String>,
-    /// Unfinished commands by id (mirrored in the state file).
-    jobs: HashMap<String, JobRecord>,
+    /// What each project last said it is doing (for `/gsd:status`,
+    /// answered without asking the projects).
+    statuses: HashMap<String, ProjectStatus>,
+    /// Approvals whose answer is being typed: a second click waits.
+    answering: HashSet<String>,
     throttles: HashMap<String, Throttle>,
     denied_told: HashSet<String>,
     /// A project actor's id of a prompt -> the persisted approval it is.
@@ -92,7 +89,8 @@ impl Daemon {
             setup,
             projects: HashMap::new(),
             panes: HashMap::new(),
-            jobs: HashMap::new(),
+            statuses: HashMap::new(),
+            answering: HashSet::new(),
             throttles: HashMap::new(),
             denied_told: HashSet::new(),
             aliases: HashMap::new(),
@@ -145,27 +143,22 @@ impl Daemon {
         projects.dedup();
         for p in &projects {
             if let Err(e) = self.project(p) {
-                self.log("failed", json!({"project": p, "error": e}));
+                self.log("failed", json!({"project": p, "error": e.to_string()}));
             }
         }
-        for r in jobs {
-            self.jobs.insert(r.id.clone(), r.clone());
-            let Some(handle) = self.projects.get(&r.project).cloned() else {
+        for job in jobs {
+            let Some(handle) = self.projects.get(&job.project).cloned() else {
                 continue;
             };
-            let job = self.job_of(&r);
             // A started command runs again in the actor (even while its
             // prompt waits), so later ones queue behind it.
-            let cmd = if r.started {
-                ProjectCmd::Adopt(job)
-            } else {
-                ProjectCmd::Submit(job)
-            };
             self.log(
                 "resumed",
-                json!({"project": r.project, "job": r.id, "started": r.started}),
+                json!({"project": job.project, "job": job.id, "started": job.started, "typing": job.typing.is_some()}),
             );
-            let _ = handle.send(cmd).await;
+            if let Err(e) = handle.send(ProjectCmd::Resume(job)) {
+                self.log("failed", json!({"error": e.to_string()}));
+            }
         }
     }
 
@@ -197,19 +190,22 @@ impl Daemon {
 
     /// Sends `card` for job `id` and marks its record (given the card's
     /// handle) in one state update: after a restart, both or neither.
-    fn send_for_job(&mut self, id: &str, card: &Card, mark: impl FnOnce(&mut JobRecord, &str)) {
-        let Some(job) = self.jobs.get_mut(id) else {
-            return;
-        };
-        let (handle, entry) = Self::new_card(&job.target, job.reply_to.as_deref(), card);
-        mark(job, &handle);
-        let record = job.clone();
+    fn send_for_job(&mut self, id: &str, card: &Card, mark: impl FnOnce(&mut Job, &str)) {
         self.setup.shared.update(|s| {
+            let Some(job) = s.jobs.iter_mut().find(|j| j.id == id) else {
+                return;
+            };
+            let (handle, entry) = Self::new_card(&job.target, job.reply_to.as_deref(), card);
+            mark(job, &handle);
             s.outbox.push_back(entry);
-            if let Some(slot) = s.jobs.iter_mut().find(|x| x.id == record.id) {
-                *slot = record;
-            }
         });
+    }
+
+    /// The unfinished command `id`, as the state file has it.
+    fn job(&self, id: &str) -> Option<Job> {
+        self.setup
+            .shared
+            .read(|s| s.jobs.iter().find(|j| j.id == id).cloned())
     }
 
     fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
@@ -379,27 +375,25 @@ impl Daemon {
             );
             return true;
         }
-        let project = match self.project(&approval.project) {
-            Ok(p) => p,
-            Err(e) => {
-                self.error(
-                    &m.target,
-                    Some(&m.message_id),
-                    "Project unavailable",
-                    &e,
-                    "",
-                );
-                return true;
-            }
+        // The outcome comes back as `Replied`.
+        let cmd = ProjectCmd::Type {
+            approval_id: approval.id.clone(),
+            text: m.text.clone(),
+            by: m.sender.clone(),
+            reply: Reply {
+                target: m.target.clone(),
+                reply_to: Some(m.message_id.clone()),
+            },
         };
-        let text = m.text.clone();
-        match project
-            .ask(|done| ProjectCmd::Type { text, done })
-            .await
-            .and_then(|r| r)
-        {
-            Ok(()) => self.resolve(&approval, &m.sender, &m.text),
-            Err(e) => self.error(&m.target, Some(&m.message_id), "Could not answer", &e, ""),
+        if let Err(e) = self.project(&approval.project).and_then(|p| p.send(cmd)) {
+            let text = e.to_string();
+            self.error(
+                &m.target,
+                Some(&m.message_id),
+                "Could not answer",
+                &text,
+                "",
+            );
         }
         true
     }
@@ -438,42 +432,50 @@ impl Daemon {
         text: &str,
         sender: &str,
     ) {
-        let job = Job {
-            id: uuid::Uuid::new_v4().to_string(),
-            text: text.to_string(),
-            target: target.clone(),
-            message_id: reply_to.map(String::from),
-            timeout: self.setup.config.timeout_for(text),
-            retried: false,
-        };
-        let record = JobRecord {
-            id: job.id.clone(),
-            project: project.to_string(),
-            text: text.to_string(),
-            target: target.clone(),
-            reply_to: reply_to.map(String::from),
-            progress: None,
-            started: false,
-            queued: false,
-            created_ms: clock::now_ms(),
-        };
-        self.jobs.insert(job.id.clone(), record.clone());
+        let job = self.new_job(project, text, target, reply_to, false);
         self.setup.shared.update(|s| {
             if let Some(p) = s.projects.get_mut(project) {
                 p.last_command = Some(text.to_string());
             }
-            s.jobs.push(record);
+            s.jobs.push(job.clone());
         });
         self.log(
             "command",
             json!({"project": project, "sender": sender, "text": text, "job": job.id}),
         );
-        let sent = match self.project(project) {
-            Ok(handle) => handle.send(ProjectCmd::Submit(job)).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            self.error(target, reply_to, "Project unavailable", &e, "");
+        let id = job.id.clone();
+        if let Err(e) = self
+            .project(project)
+            .and_then(|h| h.send(ProjectCmd::Submit(job)))
+        {
+            self.finish_job(&id);
+            self.error(target, reply_to, "Project unavailable", &e.to_string(), "");
+        }
+    }
+
+    /// A new command record (not saved yet).
+    fn new_job(
+        &self,
+        project: &str,
+        text: &str,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        started: bool,
+    ) -> Job {
+        Job {
+            id: uuid::Uuid::new_v4().to_string(),
+            project: project.to_string(),
+            text: text.to_string(),
+            target: target.clone(),
+            reply_to: reply_to.map(String::from),
+            progress: None,
+            started,
+            queued: false,
+            typing: None,
+            retried: started,
+            timeout_secs: self.setup.config.timeout_for(text).as_secs(),
+            deadline_ms: None,
+            created_ms: clock::now_ms(),
         }
     }
 
@@ -488,7 +490,7 @@ impl Daemon {
     }
 
     /// The actor of `name`, started on first use.
-    fn project(&mut self, name: &str) -> Result<ProjectHandle, String> {
+    fn project(&mut self, name: &str) -> Result<ProjectHandle, ProjectError> {
         if let Some(h) = self.projects.get(name) {
             return Ok(h.clone());
         }
@@ -504,8 +506,9 @@ impl Daemon {
             name,
             workspace,
             self.watch.clone(),
+            Some(self.setup.shared.clone()),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ProjectError::Profile(e.to_string()))?;
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.to_string(), handle.clone());
         Ok(handle)
@@ -538,26 +541,22 @@ impl Daemon {
             }
             Builtin::Use(name) => self.use_project(target, reply_to, &name),
             Builtin::NewProject(name) => self.new_project(target, reply_to, &name, sender).await,
-            Builtin::Status => self.status(target, reply_to).await,
+            Builtin::Status => self.status(target, reply_to),
             Builtin::Cancel => {
                 let Some(project) = self.current_project(target) else {
                     self.error(target, reply_to, "No project selected", "/gsd:cancel", "");
                     return;
                 };
-                let result = match self.project(&project) {
-                    Ok(h) => h
-                        .ask(|done| ProjectCmd::Cancel { done })
-                        .await
-                        .and_then(|r| r),
-                    Err(e) => Err(e),
+                // The outcome comes back as `Cancelled`.
+                let cmd = ProjectCmd::Cancel {
+                    by: sender.to_string(),
+                    reply: Reply {
+                        target: target.clone(),
+                        reply_to: reply_to.map(String::from),
+                    },
                 };
-                match result {
-                    Ok(()) => {
-                        self.log("cancel", json!({"project": project, "sender": sender}));
-                        let text = format!("Sent Esc to the agent of **{project}**.");
-                        self.send(target, reply_to, &card::info_card("Cancelled", &text));
-                    }
-                    Err(e) => self.error(target, reply_to, "Nothing to cancel", &e, ""),
+                if let Err(e) = self.project(&project).and_then(|h| h.send(cmd)) {
+                    self.error(target, reply_to, "Could not cancel", &e.to_string(), "");
                 }
             }
             Builtin::Answer(key) => {
@@ -582,7 +581,13 @@ impl Daemon {
                     );
                     return;
                 };
-                let answer = self.answer(&approval, &key, sender).await;
+                let reply = Reply {
+                    target: target.clone(),
+                    reply_to: reply_to.map(String::from),
+                };
+                let answer = self
+                    .check_answer(&approval, &key, sender)
+                    .and_then(|label| self.type_answer(&approval, &key, sender, &label, reply));
                 if let Err(e) = answer {
                     self.error(target, reply_to, "Could not answer", &e, "");
                 }
@@ -677,7 +682,7 @@ impl Daemon {
         }
     }
 
-    async fn status(&mut self, target: &ChatTarget, reply_to: Option<&str>) {
+    fn status(&mut self, target: &ChatTarget, reply_to: Option<&str>) {
         let names: Vec<String> = self
             .setup
             .shared
@@ -692,14 +697,7 @@ impl Daemon {
         }
         let mut md = String::from("| project | state | progress | queued |\n|---|---|---|---|\n");
         for name in names {
-            let status = match self.projects.get(&name) {
-                Some(h) => tokio::time::timeout(STATUS_BUDGET, h.ask(ProjectCmd::Status))
-                    .await
-                    .ok()
-                    .and_then(Result::ok),
-                None => None,
-            };
-            md.push_str(&status_row(&name, status.as_ref()));
+            md.push_str(&status_row(&name, self.statuses.get(&name)));
         }
         self.send(target, reply_to, &card::info_card("Status", &md));
     }
@@ -769,6 +767,10 @@ impl Daemon {
                     "This button does not match its approval.".to_string(),
                 ))
             }
+            Some(a) if self.answering.contains(&a.id) => Err((
+                ToastLevel::Info,
+                "This approval is being answered.".to_string(),
+            )),
             Some(a) => match self.check_answer(&a, &key, &c.operator) {
                 Ok(label) => Ok((a, label)),
                 Err(e) => Err((ToastLevel::Error, e)),
@@ -787,9 +789,13 @@ impl Daemon {
             &mut c,
             ClickAnswer::toast(ToastLevel::Success, format!("Answered: {label}")),
         );
-        // Clicks are handled one at a time: a second click finds the
-        // approval resolved (or still pending if typing failed).
-        if let Err(e) = self.type_answer(&approval, &key, &c.operator, &label).await {
+        // A second click finds the approval being answered, then resolved
+        // (or pending again if typing failed).
+        let reply = Reply {
+            target: c.target.clone(),
+            reply_to: None,
+        };
+        if let Err(e) = self.type_answer(&approval, &key, &c.operator, &label, reply) {
             self.error(
                 &c.target,
                 None,
@@ -826,49 +832,40 @@ impl Daemon {
         }
     }
 
-    /// Checks and types `key` for `approval`; marks it resolved.
-    async fn answer(
-        &mut self,
-        approval: &PendingApproval,
-        key: &str,
-        who: &str,
-    ) -> Result<String, String> {
-        let label = self.check_answer(approval, key, who)?;
-        self.type_answer(approval, key, who, &label).await?;
-        Ok(label)
-    }
-
-    /// Types a checked answer into the approval's pane; marks it resolved.
-    async fn type_answer(
+    /// Has a checked answer typed into the approval's pane; the outcome
+    /// comes back as `Answered`, which resolves the approval.
+    fn type_answer(
         &mut self,
         approval: &PendingApproval,
         key: &str,
         who: &str,
         label: &str,
+        reply: Reply,
     ) -> Result<(), String> {
-        let project = self.project(&approval.project)?;
+        let project = self.project(&approval.project).map_err(|e| e.to_string())?;
         // The command this prompt belongs to, so a restarted actor reports
         // the rest of its turn (the actor ignores it when it runs one).
-        let started = self
-            .jobs
-            .values()
-            .filter(|j| j.project == approval.project && j.started);
-        let follow = match started.min_by_key(|j| j.created_ms) {
-            Some(j) => self.job_of(j),
+        let started = self.setup.shared.read(|s| {
+            (s.jobs.iter())
+                .filter(|j| j.project == approval.project && j.started)
+                .min_by_key(|j| j.created_ms)
+                .cloned()
+        });
+        let follow = match started {
+            Some(j) => j,
             None => self.follow_job(approval, label),
         };
-        let ask = project.ask(|done| ProjectCmd::Answer {
+        let cmd = ProjectCmd::Answer {
             approval_id: approval.id.clone(),
             question: approval.question.clone(),
             key: key.to_string(),
             follow: Some(follow),
-            done,
-        });
-        tokio::time::timeout(ANSWER_BUDGET, ask)
-            .await
-            .map_err(|_| "The agent pane did not take the answer in time.".to_string())?
-            .and_then(|r| r)?;
-        self.resolve(approval, who, label);
+            by: who.to_string(),
+            label: label.to_string(),
+            reply,
+        };
+        project.send(cmd).map_err(|e| e.to_string())?;
+        self.answering.insert(approval.id.clone());
         Ok(())
     }
 
@@ -876,48 +873,18 @@ impl Daemon {
     /// runs none (after a restart): its result goes where the approval went.
     fn follow_job(&mut self, approval: &PendingApproval, label: &str) -> Job {
         let text = format!("answer: {label}");
-        let job = Job {
-            id: uuid::Uuid::new_v4().to_string(),
-            text: text.clone(),
-            target: approval.target.clone(),
-            message_id: None,
-            timeout: self.setup.config.timeout_for(""),
-            retried: true,
-        };
-        let record = JobRecord {
-            id: job.id.clone(),
-            project: approval.project.clone(),
-            text,
-            target: approval.target.clone(),
-            reply_to: None,
-            progress: None,
-            started: true,
-            queued: false,
-            created_ms: clock::now_ms(),
-        };
-        self.jobs.insert(job.id.clone(), record.clone());
-        self.setup.shared.update(|s| s.jobs.push(record));
+        let job = self.new_job(&approval.project, &text, &approval.target, None, true);
+        self.setup.shared.update(|s| s.jobs.push(job.clone()));
         job
     }
 
-    /// The actor's form of a recorded command.
-    fn job_of(&self, r: &JobRecord) -> Job {
-        Job {
-            id: r.id.clone(),
-            text: r.text.clone(),
-            target: r.target.clone(),
-            message_id: r.reply_to.clone(),
-            timeout: self.setup.config.timeout_for(&r.text),
-            retried: false,
-        }
-    }
-
     /// A command is over: forget it (memory and state file).
-    fn finish_job(&mut self, id: &str) -> Option<JobRecord> {
+    fn finish_job(&mut self, id: &str) -> Option<Job> {
         self.throttles.remove(id);
-        let job = self.jobs.remove(id)?;
-        self.setup.shared.update(|s| s.jobs.retain(|j| j.id != id));
-        Some(job)
+        self.setup.shared.update(|s| {
+            let at = s.jobs.iter().position(|j| j.id == id)?;
+            Some(s.jobs.remove(at))
+        })
     }
 
     /// The approval is answered: forget it and turn its card grey.
@@ -951,7 +918,7 @@ impl Daemon {
                 // A command resumed after a restart queues again: its chat
                 // was told already.
                 if let Some(id) = &job_id
-                    && self.jobs.get(id).is_some_and(|j| !j.queued)
+                    && self.job(id).is_some_and(|j| !j.queued)
                 {
                     let text = format!(
                         "The agent is busy; your command is number {position} in the queue."
@@ -963,9 +930,9 @@ impl Daemon {
             ProjectEventKind::Started => {
                 self.log("started", json!({"project": project, "job": job_id}));
                 if let Some(id) = &job_id
-                    && let Some(j) = self.jobs.get(id)
+                    && let Some(j) = self.job(id)
                 {
-                    let card = card::progress_card(&title(j), "Running…", None, "");
+                    let card = card::progress_card(&title(&j), "Running…", None, "");
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.to_string());
@@ -983,9 +950,9 @@ impl Daemon {
                     json!({"project": project, "detection": "progress", "summary": summary}),
                 );
                 if let Some(id) = &job_id
-                    && let Some(j) = self.jobs.get(id)
+                    && let Some(j) = self.job(id)
                 {
-                    let card = card::progress_card(&title(j), &summary, percent, &tail);
+                    let card = card::progress_card(&title(&j), &summary, percent, &tail);
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
@@ -1087,6 +1054,91 @@ impl Daemon {
                     );
                 }
             }
+            ProjectEventKind::Status(status) => {
+                self.statuses.insert(project, status);
+            }
+            ProjectEventKind::Answered {
+                approval_id,
+                by,
+                label,
+                reply,
+                result,
+            } => {
+                self.answering.remove(&approval_id);
+                let approval = self
+                    .setup
+                    .shared
+                    .read(|s| s.approvals.get(&approval_id).cloned());
+                match (result, approval) {
+                    (Ok(()), Some(a)) => self.resolve(&a, &by, &label),
+                    (Ok(()), None) => {}
+                    (Err(e), _) => self.error(
+                        &reply.target,
+                        reply.reply_to.as_deref(),
+                        "Could not answer the approval",
+                        &e.to_string(),
+                        "Press the button again, or answer in the terminal.",
+                    ),
+                }
+            }
+            ProjectEventKind::Replied {
+                approval_id,
+                by,
+                text,
+                reply,
+                result,
+            } => {
+                let approval = self
+                    .setup
+                    .shared
+                    .read(|s| s.approvals.get(&approval_id).cloned());
+                match (result, approval) {
+                    (Ok(()), Some(a)) => self.resolve(&a, &by, &text),
+                    (Ok(()), None) => {}
+                    (Err(e), _) => self.error(
+                        &reply.target,
+                        reply.reply_to.as_deref(),
+                        "Could not answer",
+                        &e.to_string(),
+                        "",
+                    ),
+                }
+            }
+            ProjectEventKind::Cancelled { by, reply, result } => {
+                let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
+                match result {
+                    Ok(()) => {
+                        self.log("cancel", json!({"project": project, "sender": by}));
+                        let text = format!("Sent Esc to the agent of **{project}**.");
+                        self.send(target, reply_to, &card::info_card("Cancelled", &text));
+                    }
+                    Err(ProjectError::NothingToCancel) => {
+                        let text = format!(
+                            "Nothing is running in **{project}**, so nothing was sent to its agent."
+                        );
+                        self.send(
+                            target,
+                            reply_to,
+                            &card::info_card("Nothing to cancel", &text),
+                        );
+                    }
+                    Err(e) => self.error(target, reply_to, "Could not cancel", &e.to_string(), ""),
+                }
+            }
+            ProjectEventKind::Resubmitted => {
+                self.log(
+                    "enter_pressed_again",
+                    json!({"project": project, "job": job_id}),
+                );
+            }
+            ProjectEventKind::NotSubmitted { screen } => {
+                self.log("not_submitted", json!({"project": project, "job": job_id}));
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                    let title = format!("Not submitted: {}", title(&j));
+                    let guidance = "The agent left your command in its input box after Enter was pressed twice. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
+                    self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
+                }
+            }
             ProjectEventKind::SessionCreated { recovered } => {
                 self.log(
                     "session_created",
@@ -1094,6 +1146,7 @@ impl Daemon {
                 );
             }
             ProjectEventKind::Failed { error } => {
+                let error = error.to_string();
                 self.log(
                     "failed",
                     json!({"project": project, "job": job_id, "error": error}),
@@ -1169,8 +1222,13 @@ impl Daemon {
         let interval = Duration::from_secs(self.setup.config.progress.interval_secs);
         let now = Instant::now();
         let mut due = Vec::new();
+        let shared = &self.setup.shared;
         for (id, t) in &mut self.throttles {
-            let Some(handle) = self.jobs.get(id).and_then(|j| j.progress.as_ref()) else {
+            let progress = |s: &crate::store::State| {
+                let job = s.jobs.iter().find(|j| j.id == *id)?;
+                job.progress.clone()
+            };
+            let Some(handle) = shared.read(progress) else {
                 continue;
             };
             if t.last_patch
@@ -1188,7 +1246,7 @@ impl Daemon {
 
     fn job_target(&self, job: &Option<Job>) -> Option<(ChatTarget, Option<String>)> {
         let job = job.as_ref()?;
-        Some((job.target.clone(), job.message_id.clone()))
+        Some((job.target.clone(), job.reply_to.clone()))
     }
 
     /// Where news of a project goes when no command asked: the first chat
@@ -1237,13 +1295,13 @@ impl Daemon {
             _ => return,
         };
         if let Some(h) = self.projects.get(&project) {
-            let _ = h.send(cmd).await;
+            let _ = h.send(cmd);
         }
     }
 }
 
 /// A command's card title.
-fn title(j: &JobRecord) -> String {
+fn title(j: &Job) -> String {
     format!("{}: {}", j.project, j.text)
 }
 

@@ -4,27 +4,33 @@
 //! chat itself.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot};
+use serde_json::json;
+use tokio::sync::mpsc;
 use tokio::time::sleep_until;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 use super::agent_pane::{AgentPane, PaneSpec};
 use super::config::Config;
+use super::crash_point::crash_point;
 use super::names::session_name;
 use super::texts;
 use super::transcript::Transcript;
+use super::typing::{self, Receipt, Resume};
 use super::watch_session::WatchSession;
 use crate::control::{Notification, PaneId};
 use crate::detect::{
     Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
 };
 use crate::detect::{ProfileError, Profiles};
-use crate::store::state::{ApprovalOption, ChatTarget};
-use crate::tmux::{ClientEvent, EVENT_CAPACITY, TmuxError};
-use std::path::PathBuf;
+use crate::store::SharedState;
+use crate::store::clock;
+pub use crate::store::state::Job;
+use crate::store::state::{ApprovalOption, ChatTarget, TypingIntent};
+use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
 
 /// Commands waiting per project at most: more is a runaway script.
 pub const MAX_QUEUED: usize = 32;
@@ -44,17 +50,30 @@ const RECOVERY_TAIL_LINES: usize = 20;
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
 
-/// A chat command for the agent.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub id: String,
-    pub text: String,
-    pub target: ChatTarget,
-    /// The chat message it came from (cards reply to it).
-    pub message_id: Option<String>,
-    pub timeout: Duration,
-    /// Already retried once after the session was lost.
-    pub retried: bool,
+/// Why a project could not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProjectError {
+    #[error("the project stopped")]
+    Stopped,
+    #[error("the project is not keeping up with its commands; try again in a moment")]
+    Overloaded,
+    #[error("{MAX_QUEUED} commands are already waiting; try again later")]
+    QueueFull,
+    #[error("the agent pane is not attached")]
+    NotAttached,
+    #[error("another prompt is on screen now; answer that one")]
+    OtherPrompt,
+    #[error("nothing is running")]
+    NothingToCancel,
+    /// tmux could not be reached or refused a command.
+    #[error("{0}")]
+    Pane(String),
+    #[error("the session was lost again ({reason}); not retrying")]
+    LostAgain { reason: String },
+    #[error("the command was running when clawmux restarted, and {0}")]
+    NotResumed(Box<ProjectError>),
+    #[error("{0}")]
+    Profile(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +82,7 @@ pub enum ProjectEventKind {
     Queued {
         position: usize,
     },
-    /// Typed into the pane.
+    /// Typed into the pane (or found there after a restart).
     Started,
     Progress {
         summary: String,
@@ -87,6 +106,14 @@ pub enum ProjectEventKind {
         screen: String,
         seconds: u64,
     },
+    /// The typed command stayed in the agent's input box through every
+    /// Enter: the agent did not take it.
+    NotSubmitted {
+        screen: String,
+    },
+    /// Enter was pressed once more: the typed command was still in the
+    /// input box after [`typing::RECEIPT_WAIT`].
+    Resubmitted,
     /// The session or tmux server is gone.
     SessionLost {
         reason: String,
@@ -98,12 +125,36 @@ pub enum ProjectEventKind {
     },
     /// The command could not be run at all.
     Failed {
-        error: String,
+        error: ProjectError,
     },
     /// The agent pane this project uses (for hook routing).
     Attached {
         pane: String,
     },
+    /// An answer to an approval was typed (or could not be).
+    Answered {
+        approval_id: String,
+        by: String,
+        label: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
+    /// Free text answering a question was typed (or could not be).
+    Replied {
+        approval_id: String,
+        by: String,
+        text: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
+    /// `/gsd:cancel`: Esc was sent, or there was nothing to cancel.
+    Cancelled {
+        by: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
+    /// What the project is doing now (sent when it changes).
+    Status(ProjectStatus),
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -125,7 +176,7 @@ pub struct ProjectEvent {
 }
 
 /// What a project is doing, for `/gsd:status`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProjectStatus {
     pub attached: bool,
     pub running: Option<String>,
@@ -135,8 +186,23 @@ pub struct ProjectStatus {
     pub queued: usize,
 }
 
+/// Where the outcome of a request from chat is told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub target: ChatTarget,
+    /// The chat message the request came in (the answer replies to it).
+    pub reply_to: Option<String>,
+}
+
+/// What a project actor is asked to do. None of these waits for an answer:
+/// outcomes come back as [`ProjectEvent`]s, so the daemon never waits on a
+/// project (one stuck project cannot hold up the others' chats).
 pub enum ProjectCmd {
     Submit(Job),
+    /// A command from before a restart: typed if it never was, resolved
+    /// from the screen if its typing was cut short, followed to its result
+    /// if it started.
+    Resume(Job),
     /// Type an option key for the approval `approval_id`. When no command
     /// is running (a restart, or `clawmux run --answer`), `follow` becomes
     /// the running command so the rest of the turn is reported.
@@ -147,23 +213,26 @@ pub enum ProjectCmd {
         question: String,
         key: String,
         follow: Option<Job>,
-        done: oneshot::Sender<Result<(), String>>,
+        /// Who answered, and the option's label (for [`ProjectEventKind::Answered`]).
+        by: String,
+        label: String,
+        reply: Reply,
     },
     /// Free text answering a question (a reply to its card).
     Type {
+        approval_id: String,
         text: String,
-        done: oneshot::Sender<Result<(), String>>,
+        by: String,
+        reply: Reply,
     },
     Cancel {
-        done: oneshot::Sender<Result<(), String>>,
+        by: String,
+        reply: Reply,
     },
-    /// Follow a command typed before a restart to its result.
-    Adopt(Job),
     /// Claude Code's `Stop` hook fired in this pane: the turn is over.
     HookStop,
     /// A permission hook fired: a prompt is (about to be) on screen.
     HookApproval,
-    Status(oneshot::Sender<ProjectStatus>),
 }
 
 /// Everything the actor needs that does not change.
@@ -174,6 +243,9 @@ pub struct ProjectSetup {
     pub watch: Arc<WatchSession>,
     pub profile: Arc<Profile>,
     pub detector: DetectorConfig,
+    /// Where the actor records its intent before typing a command (the
+    /// daemon's state); `None` for `clawmux run`, which keeps no state.
+    pub journal: Option<SharedState>,
 }
 
 impl ProjectSetup {
@@ -186,6 +258,7 @@ impl ProjectSetup {
         name: &str,
         workspace: PathBuf,
         watch: Arc<WatchSession>,
+        journal: Option<SharedState>,
     ) -> Result<ProjectSetup, ProfileError> {
         let agent = match config.agent_for(name) {
             "sim" => sim_agent.to_string(),
@@ -208,6 +281,7 @@ impl ProjectSetup {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
                 ..Default::default()
             },
+            journal,
         })
     }
 }
@@ -237,21 +311,14 @@ impl ProjectHandle {
         }
     }
 
-    pub async fn send(&self, cmd: ProjectCmd) -> Result<(), String> {
-        self.tx
-            .send(cmd)
-            .await
-            .map_err(|_| "the project stopped".to_string())
-    }
-
-    /// Sends a command that answers through a oneshot and waits for it.
-    pub async fn ask<T>(
-        &self,
-        make: impl FnOnce(oneshot::Sender<T>) -> ProjectCmd,
-    ) -> Result<T, String> {
-        let (done, answer) = oneshot::channel();
-        self.send(make(done)).await?;
-        answer.await.map_err(|_| "the project stopped".to_string())
+    /// Hands `cmd` to the actor without waiting: the actor sends its
+    /// events to whoever sends it commands, so waiting here for room could
+    /// wait for ever on an actor that waits for us.
+    pub fn send(&self, cmd: ProjectCmd) -> Result<(), ProjectError> {
+        self.tx.try_send(cmd).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => ProjectError::Overloaded,
+            mpsc::error::TrySendError::Closed(_) => ProjectError::Stopped,
+        })
     }
 }
 
@@ -265,17 +332,37 @@ struct Running {
     recovery: bool,
 }
 
+/// A command waiting for its turn; `recovery` types the context-recovery
+/// prompt first (its session was recreated).
+struct Waiting {
+    job: Job,
+    recovery: bool,
+}
+
+/// Typed text whose taking by the agent is still to be confirmed.
+struct ReceiptCheck {
+    text: String,
+    enters: u8,
+    at: Instant,
+}
+
 struct Actor {
     setup: ProjectSetup,
     events: mpsc::Sender<ProjectEvent>,
     pane: Option<(AgentPane, PaneWatcher)>,
     running: Option<Running>,
-    queue: VecDeque<Job>,
+    queue: VecDeque<Waiting>,
+    /// A new agent is starting: nothing is typed until it shows its idle
+    /// prompt, or until this deadline.
+    starting: Option<Instant>,
+    receipt: Option<ReceiptCheck>,
     approval: Option<ApprovalSeen>,
     /// The last lines the pane finished (see [`Transcript::after`]).
     recent: VecDeque<String>,
     last_progress: Option<String>,
     busy: bool,
+    /// The status last reported to the daemon.
+    reported: Option<ProjectStatus>,
     /// The clock detections are measured on.
     epoch: Instant,
 }
@@ -288,10 +375,13 @@ impl Actor {
             pane: None,
             running: None,
             queue: VecDeque::new(),
+            starting: None,
+            receipt: None,
             approval: None,
             recent: VecDeque::new(),
             last_progress: None,
             busy: false,
+            reported: None,
             epoch: Instant::now(),
         }
     }
@@ -314,6 +404,19 @@ impl Actor {
         let _ = self.events.send(event).await;
     }
 
+    /// Changes the persisted record of job `id` (no-op without a journal,
+    /// or once the job is finished). The state is saved before this
+    /// returns, so a record made here precedes what is done next.
+    fn record(&self, id: &str, change: impl FnOnce(&mut Job)) {
+        if let Some(journal) = &self.setup.journal {
+            journal.update(|s| {
+                if let Some(job) = s.jobs.iter_mut().find(|j| j.id == id) {
+                    change(job);
+                }
+            });
+        }
+    }
+
     async fn run(mut self, mut rx: mpsc::Receiver<ProjectCmd>) {
         // Attach at once when the session exists (a restart with pending
         // approvals, hooks, status), without creating one.
@@ -327,6 +430,7 @@ impl Actor {
                 .and_then(|(_, w)| w.next_deadline())
                 .map(|m| self.instant(m));
             let timeout_at = self.running.as_ref().map(|r| r.deadline);
+            let receipt_at = self.receipt.as_ref().map(|r| r.at);
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.on_command(cmd).await,
@@ -335,20 +439,25 @@ impl Actor {
                 event = next_event(&mut self.pane) => self.on_client_event(event).await,
                 _ = sleep_opt(detect_at) => self.tick().await,
                 _ = sleep_opt(timeout_at) => self.on_timeout().await,
+                // The agent never showed its prompt: type anyway.
+                _ = sleep_opt(self.starting) => self.starting = None,
+                _ = sleep_opt(receipt_at) => self.check_receipt().await,
             }
             self.drain_queue().await;
+            self.report_status().await;
         }
     }
 
     /// Makes sure a session exists and is attached; creates it when
-    /// `create`. True when a session was created.
-    async fn attach(&mut self, create: bool) -> Result<bool, String> {
+    /// `create`. True when a session was created: its agent is then
+    /// starting, and nothing is typed until it is ready (see `starting`).
+    async fn attach(&mut self, create: bool) -> Result<bool, ProjectError> {
         if self.pane.is_some() {
             return Ok(false);
         }
         let spec = &self.setup.spec;
-        let (agent, created) =
-            (self.setup.watch.attach(spec, create).await).map_err(|e| e.to_string())?;
+        let (agent, created) = (self.setup.watch.attach(spec, create).await)
+            .map_err(|e| ProjectError::Pane(e.to_string()))?;
         let mut watcher = PaneWatcher::new(
             agent.pane,
             self.setup.profile.clone(),
@@ -360,114 +469,80 @@ impl Actor {
         if let Ok(screen) = agent.capture().await {
             watcher.feed(self.now(), &screen, &mut |_| {});
         }
+        if created {
+            // Its idle prompt, once shown, completes this "turn".
+            watcher.detector_mut().begin_turn();
+            self.starting = Some(Instant::now() + AGENT_START_WAIT);
+        }
         let pane = agent.pane.to_string();
         self.pane = Some((agent, watcher));
         self.emit(None, ProjectEventKind::Attached { pane }).await;
-        if created {
-            self.wait_until_ready().await;
-        }
         Ok(created)
-    }
-
-    /// A new agent needs a moment before it reads input: wait until it
-    /// shows its idle prompt (at most [`AGENT_START_WAIT`]), so the first
-    /// command is not typed into a program still starting.
-    async fn wait_until_ready(&mut self) {
-        let deadline = Instant::now() + AGENT_START_WAIT;
-        if let Some((_, watcher)) = &mut self.pane {
-            watcher.detector_mut().begin_turn();
-        }
-        let completed = |d: &Detection| matches!(d.kind, DetectionKind::Completed);
-        loop {
-            let detect_at = self
-                .pane
-                .as_ref()
-                .and_then(|(_, w)| w.next_deadline())
-                .map(|m| self.instant(m));
-            let now = self.now();
-            let mut ready = false;
-            tokio::select! {
-                event = next_event(&mut self.pane) => match (event, &mut self.pane) {
-                    (Some(ClientEvent::Output { pane, data }), Some((agent, watcher))) if agent.pane == pane => {
-                        watcher.feed(now, &data, &mut |d| ready |= completed(&d));
-                    }
-                    (Some(ClientEvent::Ended(_)) | None, _) => return,
-                    _ => {}
-                },
-                _ = sleep_opt(detect_at) => {
-                    if let Some((_, watcher)) = &mut self.pane {
-                        watcher.tick(now, &mut |d| ready |= completed(&d));
-                    }
-                }
-                _ = sleep_until(deadline.into()) => return,
-            }
-            if ready {
-                return;
-            }
-        }
     }
 
     async fn on_command(&mut self, cmd: ProjectCmd) {
         match cmd {
-            ProjectCmd::Submit(job) => {
-                if self.running.is_some() {
-                    if self.queue.len() >= MAX_QUEUED {
-                        let error = format!(
-                            "{} commands are already waiting; try again later",
-                            MAX_QUEUED
-                        );
-                        self.emit(Some(&job), ProjectEventKind::Failed { error })
-                            .await;
-                        return;
-                    }
-                    self.queue.push_back(job.clone());
-                    let position = self.queue.len();
-                    self.emit(Some(&job), ProjectEventKind::Queued { position })
-                        .await;
-                } else {
-                    self.start(job).await;
-                }
-            }
+            ProjectCmd::Submit(job) => self.submit(job).await,
+            ProjectCmd::Resume(job) => self.resume(job).await,
             ProjectCmd::Answer {
                 approval_id,
                 question,
                 key,
                 follow,
-                done,
+                by,
+                label,
+                reply,
             } => {
                 let result = self.answer(&approval_id, &question, &key).await;
                 if result.is_ok()
                     && let Some(job) = follow
                 {
-                    self.adopt(job);
+                    self.follow(job);
                 }
-                let _ = done.send(result);
-            }
-            ProjectCmd::Adopt(job) => {
-                if self.pane.is_none()
-                    && let Err(error) = self.attach(false).await
-                {
-                    let error =
-                        format!("the command was running when clawmux restarted, and {error}");
-                    return self
-                        .emit(Some(&job), ProjectEventKind::Failed { error })
-                        .await;
-                }
-                self.adopt(job);
-            }
-            ProjectCmd::Type { text, done } => {
-                let result = match &self.pane {
-                    Some((p, _)) => p.type_line(&text).await.map_err(|e| e.to_string()),
-                    None => Err("the agent pane is not attached".into()),
+                let kind = ProjectEventKind::Answered {
+                    approval_id,
+                    by,
+                    label,
+                    reply,
+                    result,
                 };
-                let _ = done.send(result);
+                self.emit(None, kind).await;
             }
-            ProjectCmd::Cancel { done } => {
+            ProjectCmd::Type {
+                approval_id,
+                text,
+                by,
+                reply,
+            } => {
                 let result = match &self.pane {
-                    Some((p, _)) => p.escape().await.map_err(|e| e.to_string()),
-                    None => Err("nothing is running".into()),
+                    Some((p, _)) => {
+                        (p.type_line(&text).await).map_err(|e| ProjectError::Pane(e.to_string()))
+                    }
+                    None => Err(ProjectError::NotAttached),
                 };
-                let _ = done.send(result);
+                let kind = ProjectEventKind::Replied {
+                    approval_id,
+                    by,
+                    text,
+                    reply,
+                    result,
+                };
+                self.emit(None, kind).await;
+            }
+            ProjectCmd::Cancel { by, reply } => {
+                // Esc with nothing to stop would wait in the agent's input
+                // and spoil the next command.
+                let idle = self.running.is_none() && self.approval.is_none() && !self.busy;
+                let result = match &self.pane {
+                    Some(_) if idle => Err(ProjectError::NothingToCancel),
+                    Some((p, _)) => p
+                        .escape()
+                        .await
+                        .map_err(|e| ProjectError::Pane(e.to_string())),
+                    None => Err(ProjectError::NothingToCancel),
+                };
+                self.emit(None, ProjectEventKind::Cancelled { by, reply, result })
+                    .await;
             }
             ProjectCmd::HookStop => {
                 if self.running.is_some() && self.approval.is_none() {
@@ -485,24 +560,91 @@ impl Actor {
                     watcher.feed(now, b"", &mut |_| {});
                 }
             }
-            ProjectCmd::Status(reply) => {
-                let _ = reply.send(ProjectStatus {
-                    attached: self.pane.is_some(),
-                    running: self.running.as_ref().map(|r| r.job.text.clone()),
-                    busy: self.busy,
-                    awaiting_approval: self.approval.as_ref().map(|a| a.question.clone()),
-                    last_progress: self.last_progress.clone(),
-                    queued: self.queue.len(),
-                });
+        }
+    }
+
+    async fn submit(&mut self, job: Job) {
+        if self.running.is_none() && self.starting.is_none() {
+            return self.start(job, false).await;
+        }
+        if self.queue.len() >= MAX_QUEUED {
+            let error = ProjectError::QueueFull;
+            return self
+                .emit(Some(&job), ProjectEventKind::Failed { error })
+                .await;
+        }
+        self.queue.push_back(Waiting {
+            job: job.clone(),
+            recovery: false,
+        });
+        // A command waiting for a starting agent is next, not queued.
+        let position = self.queue.len() - usize::from(self.running.is_none());
+        self.emit(Some(&job), ProjectEventKind::Queued { position })
+            .await;
+    }
+
+    /// A command recorded before a restart.
+    async fn resume(&mut self, job: Job) {
+        if job.started {
+            if let Err(error) = self.attach(false).await {
+                let error = ProjectError::NotResumed(Box::new(error));
+                return self
+                    .emit(Some(&job), ProjectEventKind::Failed { error })
+                    .await;
             }
+            return self.follow(job);
+        }
+        let Some(intent) = job.typing else {
+            return self.submit(job).await;
+        };
+        // Its typing may have been cut short: what the screen shows
+        // decides. With no session left, nothing typed can be there.
+        if self.running.is_some() || self.attach(false).await.is_err() {
+            return self.submit(job).await;
+        }
+        let Some((pane, watcher)) = &self.pane else {
+            return self.submit(job).await;
+        };
+        let look = watcher.look();
+        let decision = typing::resume(&look, &job.text, intent.screen);
+        self.setup.journal.as_ref().inspect(|j| {
+            j.log.record(
+                "typing_resumed",
+                json!({"project": self.setup.name, "job": job.id, "decision": format!("{decision:?}")}),
+            )
+        });
+        match decision {
+            Resume::Type => self.submit(job).await,
+            Resume::Submit => {
+                if let Err(e) = pane.press_enter().await {
+                    self.pane = None;
+                    return self.lost(job, e.to_string()).await;
+                }
+                let text = job.text.clone();
+                self.begin(job, false, Some(text));
+            }
+            Resume::Follow => self.begin(job, false, None),
+        }
+        if let Some(r) = &self.running {
+            let job = r.job.clone();
+            self.emit(Some(&job), ProjectEventKind::Started).await;
         }
     }
 
     /// Makes `job` the running command without typing it (it was typed
     /// before a restart); ignored while another command runs.
-    fn adopt(&mut self, job: Job) {
+    fn follow(&mut self, job: Job) {
+        if self.running.is_some() || self.pane.is_none() {
+            return;
+        }
+        self.begin(job, false, None);
+    }
+
+    /// Makes `job` the running command. `typed` is text just submitted
+    /// whose taking is to be confirmed from the screen.
+    fn begin(&mut self, job: Job, recovery: bool, typed: Option<String>) {
         let now_ms = self.now();
-        let (true, Some((_, watcher))) = (self.running.is_none(), &mut self.pane) else {
+        let Some((_, watcher)) = &mut self.pane else {
             return;
         };
         watcher.detector_mut().begin_turn();
@@ -511,19 +653,38 @@ impl Actor {
         // down. (Not by feeding nothing: what fell due would be dropped.)
         watcher.detector_mut().judge_soon(now_ms);
         let now = Instant::now();
-        let deadline = now + job.timeout;
+        // A deadline recorded before a restart still holds.
+        let deadline = match job.deadline_ms {
+            Some(at) => now + Duration::from_millis(at.saturating_sub(clock::now_ms())),
+            None => {
+                let timeout = Duration::from_secs(job.timeout_secs);
+                let at = clock::now_ms().saturating_add(timeout.as_millis() as u64);
+                self.record(&job.id, |j| j.deadline_ms = Some(at));
+                now + timeout
+            }
+        };
+        self.receipt = typed.map(|text| ReceiptCheck {
+            text,
+            enters: 1,
+            at: now + typing::RECEIPT_WAIT,
+        });
         self.running = Some(Running {
             job,
             output: Transcript::after(&self.recent),
             started: now,
             deadline,
             errors: Vec::new(),
-            recovery: false,
+            recovery,
         });
     }
 
     /// Types the answer when `approval_id` is still the prompt on screen.
-    async fn answer(&mut self, approval_id: &str, question: &str, key: &str) -> Result<(), String> {
+    async fn answer(
+        &mut self,
+        approval_id: &str,
+        question: &str,
+        key: &str,
+    ) -> Result<(), ProjectError> {
         if self.pane.is_none() {
             self.attach(false).await?;
         }
@@ -534,12 +695,12 @@ impl Actor {
             && current.id != approval_id
             && current.question != question
         {
-            return Err("another prompt is on screen now; answer that one".into());
+            return Err(ProjectError::OtherPrompt);
         }
         let Some((pane, watcher)) = &mut self.pane else {
-            return Err("the agent pane is not attached".into());
+            return Err(ProjectError::NotAttached);
         };
-        pane.answer(key).await.map_err(|e| e.to_string())?;
+        (pane.answer(key).await).map_err(|e| ProjectError::Pane(e.to_string()))?;
         // The prompt stays on screen until the agent redraws; a watcher that
         // has not reported it yet (after a restart or a new client) must not
         // take it for a new one.
@@ -548,7 +709,7 @@ impl Actor {
         Ok(())
     }
 
-    async fn start(&mut self, job: Job) {
+    async fn start(&mut self, job: Job, recovery: bool) {
         let created = match self.attach(true).await {
             Ok(created) => created,
             Err(error) => {
@@ -560,62 +721,137 @@ impl Actor {
         if created {
             self.emit(
                 Some(&job),
-                ProjectEventKind::SessionCreated { recovered: false },
+                ProjectEventKind::SessionCreated {
+                    recovered: recovery,
+                },
             )
             .await;
         }
-        if let Err((job, reason)) = self.type_job(job, false).await {
-            self.lost(job, reason).await;
+        if self.starting.is_some() {
+            // Typed once the new agent shows its prompt (`drain_queue`).
+            self.queue.push_front(Waiting { job, recovery });
+            return;
+        }
+        if let Err((job, reason)) = self.type_job(job, recovery).await {
+            if recovery {
+                let error = ProjectError::Pane(reason);
+                self.emit(Some(&job), ProjectEventKind::Failed { error })
+                    .await;
+            } else {
+                self.lost(job, reason).await;
+            }
         }
     }
 
-    /// Starts queued commands while nothing runs.
+    /// Starts waiting commands while nothing runs and no agent is starting.
     async fn drain_queue(&mut self) {
-        while self.running.is_none() {
-            let Some(job) = self.queue.pop_front() else {
+        while self.running.is_none() && self.starting.is_none() {
+            let Some(next) = self.queue.pop_front() else {
                 return;
             };
-            self.start(job).await;
+            Box::pin(self.start(next.job, next.recovery)).await;
         }
     }
 
     /// Types the job (or, for `recovery`, the context-recovery prompt) and
-    /// makes it the running command. On a typing failure the pane is
-    /// dropped and the job handed back.
+    /// makes it the running command. The intent is recorded first, with a
+    /// fingerprint of the screen, so a crash at any point is resolved from
+    /// the screen on resume (see [`typing::resume`]). On a typing failure
+    /// the pane is dropped and the job handed back.
     async fn type_job(&mut self, job: Job, recovery: bool) -> Result<(), (Job, String)> {
-        let Some((pane, watcher)) = &mut self.pane else {
-            return Err((job, "the agent pane is not attached".into()));
-        };
         let text = if recovery {
-            {
-                let skip = self.recent.len().saturating_sub(RECOVERY_TAIL_LINES);
-                let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
-                let workspace = self.setup.spec.workspace.display().to_string();
-                texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail.join(" / "))
-            }
+            let skip = self.recent.len().saturating_sub(RECOVERY_TAIL_LINES);
+            let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
+            let workspace = self.setup.spec.workspace.display().to_string();
+            texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail.join(" / "))
         } else {
             job.text.clone()
         };
+        let Some((_, watcher)) = &self.pane else {
+            return Err((job, ProjectError::NotAttached.to_string()));
+        };
+        if !recovery {
+            let screen = typing::fingerprint(&watcher.pane().screen_rows());
+            self.record(&job.id, |j| j.typing = Some(TypingIntent { screen }));
+        }
+        crash_point("typing_recorded");
+        let Some((pane, watcher)) = &mut self.pane else {
+            return Err((job, ProjectError::NotAttached.to_string()));
+        };
         watcher.detector_mut().typed(&text);
-        if let Err(e) = pane.type_line(&text).await {
+        let typed = async {
+            pane.type_text(&text).await?;
+            crash_point("text_typed");
+            // Text and Enter together can be taken as a paste and not
+            // submitted.
+            tokio::time::sleep(TEXT_ENTER_GAP).await;
+            pane.press_enter().await
+        };
+        if let Err(e) = typed.await {
             self.pane = None;
             return Err((job, e.to_string()));
         }
-        let now = Instant::now();
+        crash_point("enter_pressed");
         self.approval = None;
         let started = (!recovery).then(|| job.clone());
-        self.running = Some(Running {
-            deadline: now + job.timeout,
-            job,
-            output: Transcript::after(&self.recent),
-            started: now,
-            errors: Vec::new(),
-            recovery,
-        });
+        self.begin(job, recovery, Some(text));
         if let Some(job) = started {
             self.emit(Some(&job), ProjectEventKind::Started).await;
         }
         Ok(())
+    }
+
+    /// Confirms from the screen that the agent took the typed text: Enter
+    /// once more while it sits in the input box, then the chat is told.
+    async fn check_receipt(&mut self) {
+        let Some(mut check) = self.receipt.take() else {
+            return;
+        };
+        let (Some((pane, watcher)), Some(_)) = (&self.pane, &self.running) else {
+            return;
+        };
+        match typing::receipt(&watcher.look(), &check.text, check.enters) {
+            Receipt::Taken => {}
+            Receipt::Wait => {
+                check.at = Instant::now() + typing::RECEIPT_WAIT;
+                self.receipt = Some(check);
+            }
+            Receipt::PressEnter => {
+                if pane.press_enter().await.is_ok() {
+                    check.enters += 1;
+                    check.at = Instant::now() + typing::RECEIPT_WAIT;
+                    self.receipt = Some(check);
+                    let job = self.running.as_ref().map(|r| r.job.clone());
+                    self.emit(job.as_ref(), ProjectEventKind::Resubmitted).await;
+                }
+            }
+            Receipt::NotSubmitted => {
+                let screen = watcher.pane().screen();
+                if let Some(running) = self.running.take() {
+                    self.emit(
+                        Some(&running.job),
+                        ProjectEventKind::NotSubmitted { screen },
+                    )
+                    .await;
+                }
+            }
+        }
+    }
+
+    /// Tells the daemon what the project is doing, when that changed.
+    async fn report_status(&mut self) {
+        let status = ProjectStatus {
+            attached: self.pane.is_some(),
+            running: self.running.as_ref().map(|r| r.job.text.clone()),
+            busy: self.busy,
+            awaiting_approval: self.approval.as_ref().map(|a| a.question.clone()),
+            last_progress: self.last_progress.clone(),
+            queued: self.queue.len(),
+        };
+        if self.reported.as_ref() != Some(&status) {
+            self.reported = Some(status.clone());
+            self.emit(None, ProjectEventKind::Status(status)).await;
+        }
     }
 
     async fn on_client_event(&mut self, event: Option<ClientEvent>) {
@@ -778,6 +1014,8 @@ impl Actor {
             DetectionKind::Busy => self.busy = true,
             DetectionKind::Completed => {
                 self.busy = false;
+                // A new agent showed its prompt: it is ready for input.
+                self.starting = None;
                 if self.running.is_some() && self.approval.is_none() {
                     self.complete().await;
                 }
@@ -877,6 +1115,7 @@ impl Actor {
         if running.recovery {
             // The agent has its context back: now the real command, once.
             if let Err((job, error)) = self.type_job(running.job, false).await {
+                let error = ProjectError::Pane(error);
                 self.emit(Some(&job), ProjectEventKind::Failed { error })
                     .await;
             }
@@ -923,6 +1162,7 @@ impl Actor {
     async fn lost(&mut self, job: Job, reason: String) {
         self.approval = None;
         self.busy = false;
+        self.receipt = None;
         let retrying = !job.retried;
         self.emit(
             Some(&job),
@@ -933,29 +1173,17 @@ impl Actor {
         )
         .await;
         if !retrying {
-            let error = format!("the session was lost again ({reason}); not retrying");
+            let error = ProjectError::LostAgain { reason };
             return self
                 .emit(Some(&job), ProjectEventKind::Failed { error })
                 .await;
         }
+        self.record(&job.id, |j| j.retried = true);
         let job = Job {
             retried: true,
             ..job
         };
-        if let Err(error) = self.attach(true).await {
-            return self
-                .emit(Some(&job), ProjectEventKind::Failed { error })
-                .await;
-        }
-        self.emit(
-            Some(&job),
-            ProjectEventKind::SessionCreated { recovered: true },
-        )
-        .await;
-        if let Err((job, error)) = self.type_job(job, true).await {
-            self.emit(Some(&job), ProjectEventKind::Failed { error })
-                .await;
-        }
+        Box::pin(self.start(job, true)).await;
     }
 }
 

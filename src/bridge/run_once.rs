@@ -16,10 +16,12 @@ use super::config::Config;
 use super::names;
 use super::project::{
     ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
+    Reply,
 };
 use super::watch_session::WatchSession;
 use crate::detect::Profiles;
 use crate::store::EventLog;
+use crate::store::state::ChatTarget;
 
 /// How long `--answer` waits for the prompt to be recognised on screen
 /// after attaching (the detector settles in milliseconds).
@@ -94,17 +96,25 @@ pub async fn run_once(
         project,
         workspace.clone(),
         watch,
+        None,
     )
     .map_err(|e| RunError::Invalid(e.to_string()))?;
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let job = Job {
         id: uuid::Uuid::new_v4().to_string(),
+        project: project.to_string(),
         text: command.clone(),
-        target: crate::store::state::ChatTarget::Console,
-        message_id: None,
-        timeout: config.timeout_for(&command),
+        target: ChatTarget::Console,
+        reply_to: None,
+        progress: None,
+        started: false,
+        queued: false,
+        typing: None,
         retried: false,
+        timeout_secs: config.timeout_for(&command).as_secs(),
+        deadline_ms: None,
+        created_ms: crate::store::clock::now_ms(),
     };
     let mut outcome = Outcome {
         status: Status::Failed,
@@ -121,7 +131,7 @@ pub async fn run_once(
         json!({"project": project, "sender": "run", "text": command}),
     );
     let started = match request {
-        Request::Message(_) => handle.send(ProjectCmd::Submit(job)).await,
+        Request::Message(_) => (handle.send(ProjectCmd::Submit(job))).map_err(|e| e.to_string()),
         Request::Answer(key) => answer(&handle, &mut events, &key, job, workspace.as_path()).await,
     };
     if let Err(error) = started {
@@ -177,8 +187,16 @@ pub async fn run_once(
                 outcome.seconds = seconds;
                 break;
             }
-            ProjectEventKind::Failed { error } => {
-                outcome.error = Some(error);
+            ProjectEventKind::Failed { error }
+            | ProjectEventKind::Answered {
+                result: Err(error), ..
+            } => {
+                outcome.error = Some(error.to_string());
+                break;
+            }
+            ProjectEventKind::NotSubmitted { screen } => {
+                outcome.error = Some("the agent did not take the command".into());
+                outcome.output = screen;
                 break;
             }
             _ => {}
@@ -219,16 +237,24 @@ async fn answer(
             keys.join(", ")
         ));
     }
-    let (approval_id, question, key) = (seen.id, seen.question, key.to_string());
-    handle
-        .ask(|done| ProjectCmd::Answer {
-            approval_id,
-            question,
-            key,
-            follow: Some(follow),
-            done,
-        })
-        .await?
+    let label = (seen.options.iter())
+        .find(|o| o.key == key)
+        .map(|o| o.label.clone())
+        .unwrap_or_default();
+    // The outcome comes back as `Answered`.
+    let cmd = ProjectCmd::Answer {
+        approval_id: seen.id,
+        question: seen.question,
+        key: key.to_string(),
+        follow: Some(follow),
+        by: "run".to_string(),
+        label,
+        reply: Reply {
+            target: ChatTarget::Console,
+            reply_to: None,
+        },
+    };
+    handle.send(cmd).map_err(|e| e.to_string())
 }
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {

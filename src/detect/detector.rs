@@ -117,6 +117,11 @@ impl Detector {
         }
     }
 
+    /// The profile this detector uses.
+    pub(crate) fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
     /// Says a turn has begun (a command was just sent), so its completion is
     /// reported even if the agent never shows a busy marker.
     pub fn begin_turn(&mut self) {

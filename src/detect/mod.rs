@@ -191,4 +191,33 @@ impl PaneWatcher {
     pub fn detector_mut(&mut self) -> &mut Detector {
         &mut self.detector
     }
+
+    /// What the screen shows now, judged at once rather than after the
+    /// settle time (deciding whether typed text reached the agent).
+    pub fn look(&self) -> ScreenLook {
+        let rows = self.pane.screen_rows();
+        // A menu-less prompt (a checkpoint) on screen counts however old
+        // it is: typing into what may be a question is never safe.
+        let state = screen::analyse(self.detector.profile(), &rows, |_| true);
+        ScreenLook {
+            busy: state.busy.is_some(),
+            dialog: state.prompt.is_some(),
+            input: state.input,
+            rows,
+        }
+    }
+}
+
+/// What a pane's screen shows, as far as typing into it is concerned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScreenLook {
+    /// The agent is working (busy marker).
+    pub busy: bool,
+    /// An approval prompt or dialog waits for an answer.
+    pub dialog: bool,
+    /// The text in the agent's input box, trimmed; `None` when the profile
+    /// reads no input box (a shell).
+    pub input: Option<String>,
+    /// The visible rows.
+    pub rows: Vec<String>,
 }

@@ -31,7 +31,7 @@ pub struct State {
     pub outbox: VecDeque<OutboxEntry>,
     /// Chat commands not finished yet, oldest first: after a restart they
     /// are typed (if they never were) or followed to their result.
-    pub jobs: Vec<JobRecord>,
+    pub jobs: Vec<Job>,
     /// Recently handled chat event and message ids.
     pub dedupe: DedupeIds,
 }
@@ -44,9 +44,12 @@ pub struct ProjectRecord {
     pub last_command: Option<String>,
 }
 
-/// A chat command on its way through a project.
+/// A chat command on its way through a project: what the daemon tracks and
+/// what a project actor runs. Persisted, so after a restart a command not
+/// typed yet is typed, one whose typing was cut short is resolved from the
+/// screen, and a started one is followed to its result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobRecord {
+pub struct Job {
     pub id: String,
     pub project: String,
     pub text: String,
@@ -55,12 +58,39 @@ pub struct JobRecord {
     pub reply_to: Option<String>,
     /// The handle of its progress card, once started.
     pub progress: Option<String>,
-    /// Typed into the pane already.
+    /// Typed into the pane and submitted.
     pub started: bool,
     /// Its chat was told it waits in the queue (not again after a restart).
     #[serde(default)]
     pub queued: bool,
+    /// The intent to type it was recorded before the first key: keys may
+    /// have reached the pane even though `started` is not set yet.
+    #[serde(default)]
+    pub typing: Option<TypingIntent>,
+    /// Already retried once after its session was lost.
+    #[serde(default)]
+    pub retried: bool,
+    /// How long it may run, from when it starts.
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u64,
+    /// When it times out (ms since the Unix epoch), set when it starts and
+    /// kept across restarts.
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
     pub created_ms: u64,
+}
+
+/// The default command timeout, for records written before it was kept.
+fn default_timeout_secs() -> u64 {
+    600
+}
+
+/// What was on screen when clawmux decided to type a command: on resume, a
+/// screen that has not changed since says no key reached the pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypingIntent {
+    /// A hash of the visible rows, taken just before typing.
+    pub screen: u64,
 }
 
 /// Where a card goes.

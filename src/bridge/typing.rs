@@ -1,0 +1,218 @@
+//! Typing a command exactly once, sans-IO: the decisions a project makes
+//! from what the agent's screen shows, apart from the keys themselves.
+//!
+//! - Before the first key, the intent is recorded with a fingerprint of the
+//!   screen ([`fingerprint`]). After a crash, [`resume`] reads the screen
+//!   and says whether the command must be typed, only submitted (its text
+//!   sits in the input box), or followed (the agent took it). It never
+//!   types into a pane showing a dialog: a digit in the text would choose
+//!   an option nobody chose.
+//! - After typing, [`receipt`] says whether the agent took the input: the
+//!   input box no longer shows it. While it still does, Enter is pressed
+//!   once more, then the chat is told it was not submitted.
+
+use std::time::Duration;
+
+pub use crate::detect::ScreenLook;
+
+/// How long the agent has to take typed input before Enter is pressed
+/// again: Claude Code reads a line within milliseconds; a loaded machine
+/// was seen to take a second.
+pub const RECEIPT_WAIT: Duration = Duration::from_secs(3);
+
+/// Enter presses for one command at most (the first and one more).
+pub const MAX_ENTERS: u8 = 2;
+
+/// What to do with a command whose typing a crash may have cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// Nothing of it reached the agent: type it.
+    Type,
+    /// Its text sits in the input box: press Enter only.
+    Submit,
+    /// The agent took it (or a dialog waits): type nothing, follow it.
+    Follow,
+}
+
+/// A hash of `rows` (FNV-1a): the same screen gives the same value in any
+/// run of the same build.
+pub fn fingerprint(rows: &[String]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for row in rows {
+        for b in row.trim_end().bytes().chain([b'\n']) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// Does the input box show `text` (or, wrapped onto more rows, its start)?
+pub fn in_input_box(look: &ScreenLook, text: &str) -> bool {
+    look.input
+        .as_deref()
+        .is_some_and(|shown| !shown.is_empty() && text.trim_start().starts_with(shown))
+}
+
+/// Decides how to resume a command whose intent to type was recorded when
+/// the screen's fingerprint was `before`.
+pub fn resume(look: &ScreenLook, text: &str, before: u64) -> Resume {
+    if look.dialog || look.busy {
+        return Resume::Follow;
+    }
+    if in_input_box(look, text) {
+        return Resume::Submit;
+    }
+    if fingerprint(&look.rows) == before {
+        return Resume::Type;
+    }
+    // The screen changed since the intent. With an input box, an empty box
+    // and the command in the transcript say the agent took it; without
+    // one (a shell), any trace of the text on screen does.
+    let text = text.trim();
+    let traced = look.rows.iter().any(|row| {
+        let row = row.trim();
+        row.strip_prefix('❯')
+            .or_else(|| row.strip_prefix('>'))
+            .map(str::trim)
+            .is_some_and(|shown| !shown.is_empty() && text.starts_with(shown))
+            || (look.input.is_none() && row.contains(text))
+    });
+    if traced { Resume::Follow } else { Resume::Type }
+}
+
+/// The verdict on typed input after [`RECEIPT_WAIT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Receipt {
+    /// The agent took it (or the screen cannot tell: no input box).
+    Taken,
+    /// Still in the input box: press Enter once more.
+    PressEnter,
+    /// Still in the input box after every Enter: tell the chat.
+    NotSubmitted,
+    /// Still there, but a dialog came up meanwhile: never press a key into
+    /// it; the dialog is reported as usual.
+    Wait,
+}
+
+/// Has the agent taken `text`, after `enters` presses of Enter?
+pub fn receipt(look: &ScreenLook, text: &str, enters: u8) -> Receipt {
+    if !in_input_box(look, text) {
+        Receipt::Taken
+    } else if look.dialog {
+        Receipt::Wait
+    } else if enters < MAX_ENTERS {
+        Receipt::PressEnter
+    } else {
+        Receipt::NotSubmitted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CMD: &str = "/gsd:plan-phase 2";
+
+    fn look(rows: &[&str], input: Option<&str>) -> ScreenLook {
+        ScreenLook {
+            rows: rows.iter().map(|r| r.to_string()).collect(),
+            input: input.map(str::to_owned),
+            ..Default::default()
+        }
+    }
+
+    fn idle(history: &[&str], input: &str) -> ScreenLook {
+        let mut rows: Vec<String> = history.iter().map(|r| r.to_string()).collect();
+        rows.extend(["─".repeat(40), format!("❯ {input}"), "─".repeat(40)]);
+        ScreenLook {
+            rows,
+            input: Some(input.to_owned()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn an_unchanged_screen_means_nothing_was_typed() {
+        let before = idle(&["● Ready."], "");
+        let at = fingerprint(&before.rows);
+        assert_eq!(resume(&before, CMD, at), Resume::Type);
+        // The same command run before: its trace is old, the screen is as
+        // it was when the intent was recorded, so it is typed.
+        let again = idle(&[&format!("❯ {CMD}"), "● Planned."], "");
+        assert_eq!(resume(&again, CMD, fingerprint(&again.rows)), Resume::Type);
+    }
+
+    #[test]
+    fn text_in_the_box_is_submitted_not_typed_again() {
+        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let typed = idle(&["● Ready."], CMD);
+        assert_eq!(resume(&typed, CMD, before), Resume::Submit);
+        // Wrapped: the box shows the start of a long command.
+        let long = format!("{CMD} {}", "x".repeat(200));
+        let wrapped = idle(&["● Ready."], &long[..60]);
+        assert_eq!(resume(&wrapped, &long, before), Resume::Submit);
+    }
+
+    #[test]
+    fn a_taken_command_is_followed() {
+        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let done = idle(&["● Ready.", &format!("❯ {CMD}"), "● Planned."], "");
+        assert_eq!(resume(&done, CMD, before), Resume::Follow);
+        let mut busy = idle(&["● Ready.", &format!("❯ {CMD}")], "");
+        busy.busy = true;
+        assert_eq!(resume(&busy, CMD, before), Resume::Follow);
+    }
+
+    #[test]
+    fn never_types_into_a_dialog() {
+        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let dialog = ScreenLook {
+            dialog: true,
+            ..look(&[" Do you want to proceed?", " ❯ 1. Yes", "   2. No"], None)
+        };
+        assert_eq!(resume(&dialog, CMD, before), Resume::Follow);
+        // Even when the screen is the one the intent saw.
+        assert_eq!(
+            resume(&dialog, CMD, fingerprint(&dialog.rows)),
+            Resume::Follow
+        );
+        assert_eq!(receipt(&dialog, CMD, 1), Receipt::Taken);
+        let mut stuck = idle(&[], CMD);
+        stuck.dialog = true;
+        assert_eq!(receipt(&stuck, CMD, 1), Receipt::Wait);
+    }
+
+    #[test]
+    fn a_changed_screen_with_no_trace_is_typed() {
+        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let other = idle(&["● Ready.", "  ⎿ Tip: try /help"], "");
+        assert_eq!(resume(&other, CMD, before), Resume::Type);
+    }
+
+    #[test]
+    fn a_shell_is_followed_when_the_text_shows() {
+        let before = fingerprint(&look(&["$ "], None).rows);
+        let shown = look(&[&format!("$ {CMD}"), "planned", "$ "], None);
+        assert_eq!(resume(&shown, CMD, before), Resume::Follow);
+        let other = look(&["$ ls", "a b", "$ "], None);
+        assert_eq!(resume(&other, CMD, before), Resume::Type);
+        assert_eq!(receipt(&shown, CMD, 1), Receipt::Taken);
+    }
+
+    #[test]
+    fn enter_is_pressed_once_more_then_the_chat_is_told() {
+        let stuck = idle(&[], CMD);
+        assert_eq!(receipt(&stuck, CMD, 1), Receipt::PressEnter);
+        assert_eq!(receipt(&stuck, CMD, 2), Receipt::NotSubmitted);
+        assert_eq!(receipt(&idle(&[], ""), CMD, 1), Receipt::Taken);
+    }
+
+    #[test]
+    fn fingerprints_ignore_trailing_blanks_only() {
+        let a = fingerprint(&["a  ".to_string(), "b".to_string()]);
+        assert_eq!(a, fingerprint(&["a".to_string(), "b".to_string()]));
+        assert_ne!(a, fingerprint(&["ab".to_string()]));
+        assert_ne!(a, fingerprint(&["b".to_string(), "a".to_string()]));
+    }
+}
