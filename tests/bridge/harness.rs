@@ -101,7 +101,7 @@ impl Drop for Running {
 }
 
 /// Waits until `done`, checking every 50 ms; fails after [`CARD_WAIT`].
-pub async fn until(done: impl Fn() -> bool, what: &str) {
+pub async fn until(mut done: impl FnMut() -> bool, what: &str) {
     let deadline = tokio::time::Instant::now() + CARD_WAIT;
     while !done() {
         assert!(

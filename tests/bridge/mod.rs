@@ -8,7 +8,9 @@ mod harness;
 mod hooks;
 mod latency;
 mod outage;
+mod receipts;
 mod soak;
+mod typing_crash;
 
 use std::time::Duration;
 

@@ -1,0 +1,69 @@
+//! Delivery receipts: after typing, the screen must show that the agent
+//! took the command (its input box emptied). An agent that ignores the
+//! first Enter gets one more; one that never takes the input leaves the
+//! chat told, with the screen.
+
+use std::path::PathBuf;
+
+use super::harness::{Bridge, test_config};
+use crate::support::tmux::TmuxServer;
+
+fn stubborn_agent(ignore: &str) -> String {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/bridge/agents/stubborn_agent.py");
+    format!("python3 {} {ignore}", script.display())
+}
+
+async fn bridge_with_agent(ignore: &str) -> Bridge {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = test_config(&tmux.socket, home.path());
+    config.agent.command = stubborn_agent(ignore);
+    config.agent.profile = "claude".into();
+    Bridge::start_with(tmux, home, config).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ignored_enter_is_pressed_again_and_the_command_runs() {
+    let mut b = bridge_with_agent("1").await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
+    let result = b.card_with("You said: /gsd:new-project").await;
+    assert!(
+        result.text.contains("demo: /gsd:new-project"),
+        "{}",
+        result.text
+    );
+    let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "enter_pressed_again").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert!(!kinds.iter().any(|k| k == "not_submitted"), "{kinds:?}");
+    let screen = b.tmux.capture("cm-demo");
+    assert_eq!(
+        screen.matches("● You said: /gsd:new-project").count(),
+        1,
+        "{screen}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_the_agent_never_takes_is_reported_with_the_screen() {
+    let mut b = bridge_with_agent("never").await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
+    let card = b.card_with("Not submitted").await;
+    assert!(
+        card.text.contains("demo: /gsd:new-project"),
+        "{}",
+        card.text
+    );
+    assert!(
+        card.text.contains("❯ /gsd:new-project"),
+        "the screen: {}",
+        card.text
+    );
+    let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
+    assert!(kinds.iter().any(|k| k == "not_submitted"), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k == "completed"), "{kinds:?}");
+}
