@@ -1337,7 +1337,9 @@ fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
     let Some(s) = status else {
         return format!("| {name} | not attached | | |\n");
     };
-    let state = if s.awaiting_approval.is_some() {
+    let state = if s.starting {
+        "starting its agent"
+    } else if s.awaiting_approval.is_some() {
         "awaiting approval"
     } else if s.busy || s.running.is_some() {
         "busy"

@@ -179,6 +179,8 @@ pub struct ProjectEvent {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProjectStatus {
     pub attached: bool,
+    /// A new agent is starting: commands wait until it is ready.
+    pub starting: bool,
     pub running: Option<String>,
     pub busy: bool,
     pub awaiting_approval: Option<String>,
@@ -842,6 +844,7 @@ impl Actor {
     async fn report_status(&mut self) {
         let status = ProjectStatus {
             attached: self.pane.is_some(),
+            starting: self.starting.is_some(),
             running: self.running.as_ref().map(|r| r.job.text.clone()),
             busy: self.busy,
             awaiting_approval: self.approval.as_ref().map(|a| a.question.clone()),

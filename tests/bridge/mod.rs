@@ -449,3 +449,66 @@ async fn a_flooding_command_reports_its_end_and_marks_what_it_skipped() {
     let shown = result.matches("generated output line").count();
     assert!(shown < 10_000, "{shown} of 20000 lines were streamed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_with_nothing_running_types_nothing() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:cancel").await;
+    let card = b.card_with("Nothing to cancel").await;
+    assert!(
+        card.text.contains("Nothing is running in **demo**"),
+        "{}",
+        card.text
+    );
+    // An Esc sent anyway would wait in the agent's input and ride along
+    // with the next command.
+    b.say("oc_1", "ou_alice", "hello").await;
+    b.card("hello's result", |e| {
+        is_send(e) && e.text.contains("You said: hello\n")
+    })
+    .await;
+    let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
+    assert!(!kinds.iter().any(|k| k == "cancel"), "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_stuck_starting_holds_up_no_other_chat() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = harness::test_config(&tmux.socket, home.path());
+    // An agent that never shows its prompt: its project stays starting.
+    config.projects.insert(
+        "stuck".into(),
+        clawmux::bridge::config::ProjectConfig {
+            agent: Some("sleep 600".into()),
+            profile: Some("claude".into()),
+        },
+    );
+    let mut b = Bridge::start_with(tmux, home, config).await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project stuck").await;
+    b.card_with("Created **stuck**").await;
+    // While it starts, another chat gets its status (the project's state
+    // comes as soon as its actor reports it) and its own project.
+    let mut asked = 0;
+    loop {
+        b.say("oc_2", "ou_bob", "/gsd:status").await;
+        asked += 1;
+        let status = b
+            .card("a status", |e| {
+                e.text.matches("| stuck |").count() == 1 && e.text.contains("== Status")
+            })
+            .await;
+        if status.text.contains("| stuck | starting its agent |") {
+            break;
+        }
+        assert!(
+            status.text.contains("| stuck | not attached |") && asked < 50,
+            "{}",
+            status.text
+        );
+        b.seen.retain(|e| !e.text.contains("== Status"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    new_project(&mut b, "oc_2", "ou_bob", "quick").await;
+}
