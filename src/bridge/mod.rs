@@ -6,6 +6,7 @@ pub mod agent_pane;
 pub mod chat;
 pub mod config;
 pub mod console;
+pub mod core;
 pub mod crash_point;
 pub mod daemon;
 pub mod feishu_channel;

@@ -288,6 +288,12 @@ impl ProjectSetup {
     }
 }
 
+/// A command a project actor could not take, handed back with why.
+pub struct Refused {
+    pub cmd: ProjectCmd,
+    pub error: ProjectError,
+}
+
 /// A handle to a running project actor.
 #[derive(Clone)]
 pub struct ProjectHandle {
@@ -313,13 +319,17 @@ impl ProjectHandle {
         }
     }
 
-    /// Hands `cmd` to the actor without waiting: the actor sends its
+    /// Hands `cmd` to the actor without waiting (the actor sends its
     /// events to whoever sends it commands, so waiting here for room could
-    /// wait for ever on an actor that waits for us.
-    pub fn send(&self, cmd: ProjectCmd) -> Result<(), ProjectError> {
-        self.tx.try_send(cmd).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => ProjectError::Overloaded,
-            mpsc::error::TrySendError::Closed(_) => ProjectError::Stopped,
+    /// wait for ever on an actor that waits for us); a refused command is
+    /// handed back.
+    pub fn send(&self, cmd: ProjectCmd) -> Result<(), Box<Refused>> {
+        self.tx.try_send(cmd).map_err(|e| {
+            let (cmd, error) = match e {
+                mpsc::error::TrySendError::Full(cmd) => (cmd, ProjectError::Overloaded),
+                mpsc::error::TrySendError::Closed(cmd) => (cmd, ProjectError::Stopped),
+            };
+            Box::new(Refused { cmd, error })
         })
     }
 }

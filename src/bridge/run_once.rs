@@ -131,7 +131,9 @@ pub async fn run_once(
         json!({"project": project, "sender": "run", "text": command}),
     );
     let started = match request {
-        Request::Message(_) => (handle.send(ProjectCmd::Submit(job))).map_err(|e| e.to_string()),
+        Request::Message(_) => {
+            (handle.send(ProjectCmd::Submit(job))).map_err(|r| r.error.to_string())
+        }
         Request::Answer(key) => answer(&handle, &mut events, &key, job, workspace.as_path()).await,
     };
     if let Err(error) = started {
@@ -254,7 +256,7 @@ async fn answer(
             reply_to: None,
         },
     };
-    handle.send(cmd).map_err(|e| e.to_string())
+    handle.send(cmd).map_err(|r| r.error.to_string())
 }
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {

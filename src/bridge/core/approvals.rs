@@ -1,0 +1,317 @@
+//! Approvals: a prompt the agent shows becomes a card with its options;
+//! it is answered by a button, a reply to the card, or `/gsd:answer`, by an
+//! approver only, once; its card turns grey when answered or gone.
+
+use serde_json::{Value, json};
+
+use super::Core;
+use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
+use crate::bridge::names;
+use crate::bridge::project::{ApprovalSeen, ProjectCmd, ProjectEventKind, Reply};
+use crate::bridge::texts::spec_of;
+use crate::feishu::card;
+use crate::store::clock;
+use crate::store::state::{ChatTarget, Job, PendingApproval};
+
+impl Core {
+    /// A reply to a question's card answers the question with its text.
+    pub(super) fn answer_by_reply(&mut self, m: &ChatMessage) -> bool {
+        let Some(parent) = &m.parent_id else {
+            return false;
+        };
+        let found = self.shared.read(|s| {
+            s.approvals
+                .values()
+                .find(|a| s.cards.get(&a.card) == Some(parent))
+                .cloned()
+        });
+        let Some(approval) = found else { return false };
+        if let Err(e) = names::validate_typed_text(&m.text) {
+            self.error(
+                &m.target,
+                Some(&m.message_id),
+                "Cannot type that",
+                &e.to_string(),
+                "",
+            );
+            return true;
+        }
+        let paired = self.pairing.allowed().unwrap_or_default();
+        if !self.policy.may_approve(&m.sender, &paired) {
+            self.log(
+                "denied",
+                json!({"sender": m.sender, "reason": "not an approver", "approval": approval.id}),
+            );
+            return true;
+        }
+        // The outcome comes back as `Replied`.
+        let cmd = ProjectCmd::Type {
+            approval_id: approval.id.clone(),
+            text: m.text.clone(),
+            by: m.sender.clone(),
+            reply: Reply {
+                target: m.target.clone(),
+                reply_to: Some(m.message_id.clone()),
+            },
+        };
+        self.tell_project(&approval.project, cmd);
+        true
+    }
+
+    /// Answers Feishu at once (it allows 3 s), then types the answer.
+    pub(super) fn click_approval(&mut self, c: CardClick) {
+        let field = |k: &str| {
+            c.value
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let (id, project, session, key) = (
+            field("approval_id"),
+            field("project"),
+            field("session"),
+            field("option"),
+        );
+        let pending = self.shared.read(|s| s.approvals.get(&id).cloned());
+        let checked = match pending {
+            None => Err((
+                ToastLevel::Warning,
+                "This approval was already answered.".to_string(),
+            )),
+            Some(a) if a.project != project || a.session != session => {
+                let why = json!({"operator": c.operator, "reason": "approval does not match its project", "value": c.value});
+                self.log("denied", why);
+                Err((
+                    ToastLevel::Error,
+                    "This button does not match its approval.".to_string(),
+                ))
+            }
+            Some(a) if self.answering.contains(&a.id) => Err((
+                ToastLevel::Info,
+                "This approval is being answered.".to_string(),
+            )),
+            Some(a) => match self.check_answer(&a, &key, &c.operator) {
+                Ok(label) => Ok((a, label)),
+                Err(e) => Err((ToastLevel::Error, e)),
+            },
+        };
+        let (approval, label) = match checked {
+            Ok(ok) => ok,
+            Err((level, text)) => return self.respond(&c, ClickAnswer::toast(level, text)),
+        };
+        let toast = ClickAnswer::toast(ToastLevel::Success, format!("Answered: {label}"));
+        self.respond(&c, toast);
+        // A second click finds the approval being answered, then resolved
+        // (or pending again if typing failed).
+        let reply = Reply {
+            target: c.target.clone(),
+            reply_to: None,
+        };
+        self.type_answer(&approval, &key, &c.operator, &label, reply);
+    }
+
+    /// May `who` answer `approval` with `key`? The option's label if so.
+    pub(super) fn check_answer(
+        &self,
+        approval: &PendingApproval,
+        key: &str,
+        who: &str,
+    ) -> Result<String, String> {
+        let paired = self.pairing.allowed().unwrap_or_default();
+        if who != CONSOLE_USER && !self.policy.may_approve(who, &paired) {
+            let why =
+                json!({"operator": who, "reason": "not an approver", "approval": approval.id});
+            self.log("denied", why);
+            return Err("You are not allowed to answer approvals.".into());
+        }
+        match approval.options.iter().find(|o| o.key == key) {
+            Some(option) => Ok(option.label.clone()),
+            None => {
+                let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
+                Err(format!(
+                    "`{key}` is not one of the options ({})",
+                    keys.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Has a checked answer typed into the approval's pane; the outcome
+    /// comes back as `Answered`, which resolves the approval.
+    pub(super) fn type_answer(
+        &mut self,
+        approval: &PendingApproval,
+        key: &str,
+        who: &str,
+        label: &str,
+        reply: Reply,
+    ) {
+        // The command this prompt belongs to, so a restarted actor reports
+        // the rest of its turn (the actor ignores it when it runs one).
+        let started = self.shared.read(|s| {
+            (s.jobs.iter())
+                .filter(|j| j.project == approval.project && j.started)
+                .min_by_key(|j| j.created_ms)
+                .cloned()
+        });
+        let follow = match started {
+            Some(j) => j,
+            None => self.follow_job(approval, label),
+        };
+        let cmd = ProjectCmd::Answer {
+            approval_id: approval.id.clone(),
+            question: approval.question.clone(),
+            key: key.to_string(),
+            follow: Some(follow),
+            by: who.to_string(),
+            label: label.to_string(),
+            reply,
+        };
+        self.answering.insert(approval.id.clone());
+        self.tell_project(&approval.project, cmd);
+    }
+
+    /// The command a project adopts when an approval is answered while it
+    /// runs none (after a restart): its result goes where the approval went.
+    pub(super) fn follow_job(&mut self, approval: &PendingApproval, label: &str) -> Job {
+        let text = format!("answer: {label}");
+        let job = self.new_job(&approval.project, &text, &approval.target, None, true);
+        self.shared.update(|s| s.jobs.push(job.clone()));
+        job
+    }
+
+    /// The approval is answered: forget it and turn its card grey.
+    pub(super) fn resolve(&mut self, approval: &PendingApproval, who: &str, choice: &str) {
+        self.shared.update(|s| s.approvals.remove(&approval.id));
+        self.log("approval_answered", json!({"project": approval.project, "approval": approval.id, "by": who, "choice": choice}));
+        let when = clock::rfc3339(clock::now_ms());
+        self.patch(
+            &approval.card,
+            &card::approval_resolved_card(&spec_of(approval), who, choice, &when),
+        );
+    }
+
+    pub(super) fn on_approval(&mut self, project: &str, job: &Option<Job>, seen: ApprovalSeen) {
+        // A restarted actor finds a prompt that already has a card: same pane,
+        // question and options. Keep the card; remember the actor's id for it.
+        let known = self.shared.read(|s| {
+            s.approvals
+                .values()
+                .find(|a| {
+                    a.project == project
+                        && a.pane == seen.pane
+                        && a.question == seen.question
+                        && a.options == seen.options
+                })
+                .map(|a| a.id.clone())
+        });
+        if let Some(id) = known {
+            self.log(
+                "approval_found_again",
+                json!({"project": project, "approval": id}),
+            );
+            self.aliases.insert(seen.id, id);
+            return;
+        }
+        self.log("approval", json!({"project": project, "approval": seen.id, "kind": seen.kind, "question": seen.question}));
+        let (target, reply_to) = self
+            .job_target(job)
+            .unwrap_or_else(|| (self.chat_of(project), None));
+        let mut pending = PendingApproval {
+            id: seen.id,
+            project: project.to_string(),
+            session: seen.session,
+            pane: seen.pane,
+            kind: seen.kind,
+            question: seen.question,
+            options: seen.options,
+            target: target.clone(),
+            card: String::new(),
+            created_ms: clock::now_ms(),
+        };
+        let mut card = card::approval_card(&spec_of(&pending));
+        if target == ChatTarget::Console {
+            let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
+            card = card.push(crate::feishu::card::Element::note(format!(
+                "Answer with /gsd:answer {}",
+                keys.join("|")
+            )));
+        }
+        // The approval and its card are saved together: a crash cannot
+        // leave a card without its approval, or an approval without a card.
+        let (handle, entry) = Self::new_card(&target, reply_to.as_deref(), &card);
+        pending.card = handle;
+        self.shared.update(|s| {
+            s.approvals.insert(pending.id.clone(), pending);
+            s.outbox.push_back(entry);
+        });
+    }
+
+    /// A project's news about a prompt or an answer.
+    pub(super) fn on_approval_event(
+        &mut self,
+        project: &str,
+        job: &Option<Job>,
+        kind: ProjectEventKind,
+    ) {
+        let project = project.to_string();
+        match kind {
+            ProjectEventKind::Approval(seen) => self.on_approval(&project, job, seen),
+            ProjectEventKind::ApprovalGone { approval_id } => {
+                // A prompt re-detected after a restart kept its first id.
+                let approval_id = self.aliases.remove(&approval_id).unwrap_or(approval_id);
+                let pending = self.shared.update(|s| s.approvals.remove(&approval_id));
+                if let Some(a) = pending {
+                    self.log(
+                        "approval_gone",
+                        json!({"project": project, "approval": approval_id}),
+                    );
+                    self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+                }
+            }
+            ProjectEventKind::Answered {
+                approval_id,
+                by,
+                label,
+                reply,
+                result,
+            } => {
+                self.answering.remove(&approval_id);
+                let approval = self.shared.read(|s| s.approvals.get(&approval_id).cloned());
+                match (result, approval) {
+                    (Ok(()), Some(a)) => self.resolve(&a, &by, &label),
+                    (Ok(()), None) => {}
+                    (Err(e), _) => self.error(
+                        &reply.target,
+                        reply.reply_to.as_deref(),
+                        "Could not answer the approval",
+                        &e.to_string(),
+                        "Press the button again, or answer in the terminal.",
+                    ),
+                }
+            }
+            ProjectEventKind::Replied {
+                approval_id,
+                by,
+                text,
+                reply,
+                result,
+            } => {
+                let approval = self.shared.read(|s| s.approvals.get(&approval_id).cloned());
+                match (result, approval) {
+                    (Ok(()), Some(a)) => self.resolve(&a, &by, &text),
+                    (Ok(()), None) => {}
+                    (Err(e), _) => self.error(
+                        &reply.target,
+                        reply.reply_to.as_deref(),
+                        "Could not answer",
+                        &e.to_string(),
+                        "",
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+}

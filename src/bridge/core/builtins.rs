@@ -1,0 +1,218 @@
+//! The commands clawmux answers itself: help, projects, use, new-project,
+//! status, cancel and answer.
+
+use serde_json::json;
+
+use super::{Core, status_row, target_id};
+use crate::bridge::names;
+use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
+use crate::bridge::router::Builtin;
+use crate::bridge::texts::HELP;
+use crate::feishu::card;
+use crate::store::clock;
+use crate::store::state::{ChatTarget, ProjectRecord};
+
+impl Core {
+    pub(super) fn builtin(
+        &mut self,
+        b: Builtin,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        sender: &str,
+    ) {
+        match b {
+            Builtin::Help => {
+                self.send(target, reply_to, &card::info_card("clawmux help", HELP));
+            }
+            Builtin::Projects => {
+                let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
+                let current = self.current_project(target);
+                self.send(
+                    target,
+                    reply_to,
+                    &card::projects_card(&names, current.as_deref()),
+                );
+            }
+            Builtin::Use(name) => self.use_project(target, reply_to, &name),
+            Builtin::NewProject(name) => self.new_project(target, reply_to, &name, sender),
+            Builtin::Status => self.status(target, reply_to),
+            Builtin::Cancel => {
+                let Some(project) = self.current_project(target) else {
+                    self.error(target, reply_to, "No project selected", "/gsd:cancel", "");
+                    return;
+                };
+                // The outcome comes back as `Cancelled`.
+                let cmd = ProjectCmd::Cancel {
+                    by: sender.to_string(),
+                    reply: Reply {
+                        target: target.clone(),
+                        reply_to: reply_to.map(String::from),
+                    },
+                };
+                self.tell_project(&project, cmd);
+            }
+            Builtin::Answer(key) => {
+                let Some(project) = self.current_project(target) else {
+                    self.error(target, reply_to, "No project selected", "/gsd:answer", "");
+                    return;
+                };
+                let pending = self.shared.read(|s| {
+                    s.approvals
+                        .values()
+                        .filter(|a| a.project == project)
+                        .max_by_key(|a| a.created_ms)
+                        .cloned()
+                });
+                let Some(approval) = pending else {
+                    self.error(
+                        target,
+                        reply_to,
+                        "No approval pending",
+                        &format!("/gsd:answer {key}"),
+                        "",
+                    );
+                    return;
+                };
+                let reply = Reply {
+                    target: target.clone(),
+                    reply_to: reply_to.map(String::from),
+                };
+                match self.check_answer(&approval, &key, sender) {
+                    Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
+                    Err(e) => self.error(target, reply_to, "Could not answer", &e, ""),
+                }
+            }
+        }
+    }
+
+    pub(super) fn use_project(&mut self, target: &ChatTarget, reply_to: Option<&str>, name: &str) {
+        if let Err(e) = names::validate_project(name) {
+            self.error(
+                target,
+                reply_to,
+                "Invalid project name",
+                name,
+                &e.to_string(),
+            );
+            return;
+        }
+        let exists = self.shared.read(|s| s.projects.contains_key(name));
+        if !exists {
+            let guidance = format!(
+                "Create it with `/gsd:new-project {name}`, or list projects with `/gsd:projects`."
+            );
+            self.error(target, reply_to, "No such project", name, &guidance);
+            return;
+        }
+        let chat = target_id(target);
+        self.shared
+            .update(|s| s.chats.insert(chat, name.to_string()));
+        self.log("use", json!({"project": name, "chat": target_id(target)}));
+        self.send(
+            target,
+            reply_to,
+            &card::info_card(
+                "Project selected",
+                &format!("Messages now go to **{name}**."),
+            ),
+        );
+    }
+
+    pub(super) fn new_project(
+        &mut self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        name: &str,
+        sender: &str,
+    ) {
+        if let Err(e) = names::validate_project(name) {
+            self.error(
+                target,
+                reply_to,
+                "Invalid project name",
+                name,
+                &e.to_string(),
+            );
+            return;
+        }
+        let workspace = self.config.workspace_root().join(name);
+        if let Err(e) = std::fs::create_dir_all(&workspace) {
+            let text = format!("{}: {e}", workspace.display());
+            self.error(target, reply_to, "Cannot create the workspace", &text, "");
+            return;
+        }
+        let chat = target_id(target);
+        let ws = workspace.display().to_string();
+        let existed = self.shared.update(|s| {
+            s.chats.insert(chat, name.to_string());
+            let existed = s.projects.contains_key(name);
+            s.projects
+                .entry(name.to_string())
+                .or_insert_with(|| ProjectRecord {
+                    workspace: ws.clone(),
+                    created_ms: clock::now_ms(),
+                    last_command: None,
+                });
+            existed
+        });
+        self.log(
+            "project",
+            json!({"project": name, "workspace": ws, "created": !existed}),
+        );
+        let text = if existed {
+            format!("**{name}** already exists; messages now go to it.")
+        } else {
+            format!("Created **{name}** in `{ws}`. Starting the agent and GSD's project setup…")
+        };
+        self.send(target, reply_to, &card::info_card("Project ready", &text));
+        if !existed {
+            self.run_in(name, target, reply_to, "/gsd:new-project", sender);
+        }
+    }
+
+    pub(super) fn status(&mut self, target: &ChatTarget, reply_to: Option<&str>) {
+        let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
+        if names.is_empty() {
+            self.send(
+                target,
+                reply_to,
+                &card::info_card("Status", "No projects yet: `/gsd:new-project <name>`."),
+            );
+            return;
+        }
+        let mut md = String::from("| project | state | progress | queued |\n|---|---|---|---|\n");
+        for name in names {
+            md.push_str(&status_row(&name, self.statuses.get(&name)));
+        }
+        self.send(target, reply_to, &card::info_card("Status", &md));
+    }
+
+    /// The outcome of `/gsd:cancel`.
+    pub(super) fn cancelled(
+        &mut self,
+        project: &str,
+        by: &str,
+        reply: &Reply,
+        result: Result<(), ProjectError>,
+    ) {
+        let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        match result {
+            Ok(()) => {
+                self.log("cancel", json!({"project": project, "sender": by}));
+                let text = format!("Sent Esc to the agent of **{project}**.");
+                self.send(target, reply_to, &card::info_card("Cancelled", &text));
+            }
+            Err(ProjectError::NothingToCancel) => {
+                let text = format!(
+                    "Nothing is running in **{project}**, so nothing was sent to its agent."
+                );
+                self.send(
+                    target,
+                    reply_to,
+                    &card::info_card("Nothing to cancel", &text),
+                );
+            }
+            Err(e) => self.error(target, reply_to, "Could not cancel", &e.to_string(), ""),
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Commands from chat to a project's agent, and their lifecycle as the
+//! project reports it: queued, started, progress, errors, the result,
+//! timeouts, lost sessions, input the agent did not take.
+
+use serde_json::json;
+
+use super::{Core, title};
+use crate::bridge::names;
+use crate::bridge::project::{ProjectCmd, ProjectEventKind};
+use crate::bridge::texts::{error_guidance, output_markdown, spec_of};
+use crate::feishu::card;
+use crate::store::clock;
+use crate::store::state::{ChatTarget, Job, PendingApproval};
+
+impl Core {
+    pub(super) fn submit(
+        &mut self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        text: &str,
+        sender: &str,
+    ) {
+        if let Err(e) = names::validate_typed_text(text) {
+            self.error(
+                target,
+                reply_to,
+                "Cannot send that to the agent",
+                &e.to_string(),
+                "",
+            );
+            return;
+        }
+        let Some(project) = self.current_project(target) else {
+            let guidance =
+                "Create one with `/gsd:new-project <name>` or pick one with `/gsd:use <name>`.";
+            self.error(target, reply_to, "No project selected", text, guidance);
+            return;
+        };
+        self.run_in(&project, target, reply_to, text, sender);
+    }
+
+    pub(super) fn run_in(
+        &mut self,
+        project: &str,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        text: &str,
+        sender: &str,
+    ) {
+        let job = self.new_job(project, text, target, reply_to, false);
+        self.shared.update(|s| {
+            if let Some(p) = s.projects.get_mut(project) {
+                p.last_command = Some(text.to_string());
+            }
+            s.jobs.push(job.clone());
+        });
+        self.log(
+            "command",
+            json!({"project": project, "sender": sender, "text": text, "job": job.id}),
+        );
+        self.tell_project(project, ProjectCmd::Submit(job));
+    }
+
+    /// A new command record (not saved yet).
+    pub(super) fn new_job(
+        &self,
+        project: &str,
+        text: &str,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        started: bool,
+    ) -> Job {
+        Job {
+            id: uuid::Uuid::new_v4().to_string(),
+            project: project.to_string(),
+            text: text.to_string(),
+            target: target.clone(),
+            reply_to: reply_to.map(String::from),
+            progress: None,
+            started,
+            queued: false,
+            typing: None,
+            retried: started,
+            timeout_secs: self.config.timeout_for(text).as_secs(),
+            deadline_ms: None,
+            created_ms: clock::now_ms(),
+        }
+    }
+
+    /// A command is over: forget it (memory and state file).
+    pub(super) fn finish_job(&mut self, id: &str) -> Option<Job> {
+        self.throttles.remove(id);
+        self.shared.update(|s| {
+            let at = s.jobs.iter().position(|j| j.id == id)?;
+            Some(s.jobs.remove(at))
+        })
+    }
+
+    /// A project's news about a command.
+    pub(super) fn on_job_event(
+        &mut self,
+        project: &str,
+        job: &Option<Job>,
+        kind: ProjectEventKind,
+    ) {
+        let project = project.to_string();
+        let job_id = job.as_ref().map(|j| j.id.clone());
+        match kind {
+            ProjectEventKind::Queued { position } => {
+                self.log(
+                    "queued",
+                    json!({"project": project, "job": job_id, "position": position}),
+                );
+                // A command resumed after a restart queues again: its chat
+                // was told already.
+                if let Some(id) = &job_id
+                    && self.job(id).is_some_and(|j| !j.queued)
+                {
+                    let text = format!(
+                        "The agent is busy; your command is number {position} in the queue."
+                    );
+                    let card = card::info_card("Queued", &text);
+                    self.send_for_job(id, &card, |j, _| j.queued = true);
+                }
+            }
+            ProjectEventKind::Started => {
+                self.log("started", json!({"project": project, "job": job_id}));
+                if let Some(id) = &job_id
+                    && let Some(j) = self.job(id)
+                {
+                    let card = card::progress_card(&title(&j), "Running…", None, "");
+                    self.send_for_job(id, &card, |j, handle| {
+                        j.started = true;
+                        j.progress = Some(handle.to_string());
+                    });
+                    self.throttles.entry(id.clone()).or_default().last_patch = Some(self.now);
+                }
+            }
+            ProjectEventKind::Progress {
+                summary,
+                percent,
+                tail,
+            } => {
+                self.log(
+                    "detection",
+                    json!({"project": project, "detection": "progress", "summary": summary}),
+                );
+                if let Some(id) = &job_id
+                    && let Some(j) = self.job(id)
+                {
+                    let card = card::progress_card(&title(&j), &summary, percent, &tail);
+                    self.throttles.entry(id.clone()).or_default().pending = Some(card);
+                }
+                self.flush_progress();
+            }
+            ProjectEventKind::Error { line, context } => {
+                self.log(
+                    "detection",
+                    json!({"project": project, "detection": "error", "line": line}),
+                );
+                let (target, reply_to) = self
+                    .job_target(job)
+                    .unwrap_or_else(|| (self.chat_of(&project), None));
+                let command = job.as_ref().map(|j| j.text.as_str()).unwrap_or("");
+                let guidance = error_guidance(&project, command, &line, &context);
+                self.error(
+                    &target,
+                    reply_to.as_deref(),
+                    "The agent reported an error",
+                    &context,
+                    &guidance,
+                );
+            }
+            ProjectEventKind::Completed {
+                output,
+                seconds,
+                errors,
+            } => {
+                self.log("completed", json!({"project": project, "job": job_id, "seconds": seconds, "errors": errors}));
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                    if let Some(h) = &j.progress {
+                        let stage = format!("Finished in {seconds}s");
+                        self.patch(h, &card::progress_card(&title(&j), &stage, Some(100), ""));
+                    }
+                    let md = output_markdown(&output);
+                    self.send_all(
+                        &j.target,
+                        j.reply_to.as_deref(),
+                        &card::result_cards(&title(&j), &md),
+                    );
+                }
+            }
+            ProjectEventKind::TimedOut { screen, seconds } => {
+                self.log(
+                    "timeout",
+                    json!({"project": project, "job": job_id, "seconds": seconds}),
+                );
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                    let title = format!("Timed out after {seconds}s: {}", title(&j));
+                    let guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.";
+                    self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
+                }
+            }
+            ProjectEventKind::SessionLost { reason, retrying } => {
+                // Its prompts died with the session: close their cards.
+                let stale: Vec<PendingApproval> = self.shared.update(|s| {
+                    let ids: Vec<String> = s
+                        .approvals
+                        .values()
+                        .filter(|a| a.project == project)
+                        .map(|a| a.id.clone())
+                        .collect();
+                    ids.iter().filter_map(|id| s.approvals.remove(id)).collect()
+                });
+                for a in stale {
+                    self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+                }
+                self.log(
+                    "session_lost",
+                    json!({"project": project, "reason": reason, "retrying": retrying}),
+                );
+                if let Some((target, reply_to)) = self.job_target(job) {
+                    let text = if retrying {
+                        format!(
+                            "The tmux session of **{project}** was lost ({reason}). Recreating it, restoring context, and retrying your command once."
+                        )
+                    } else {
+                        format!("The tmux session of **{project}** was lost again ({reason}).")
+                    };
+                    self.send(
+                        &target,
+                        reply_to.as_deref(),
+                        &card::info_card("Session lost", &text),
+                    );
+                }
+            }
+            ProjectEventKind::Resubmitted => {
+                self.log(
+                    "enter_pressed_again",
+                    json!({"project": project, "job": job_id}),
+                );
+            }
+            ProjectEventKind::NotSubmitted { screen } => {
+                self.log("not_submitted", json!({"project": project, "job": job_id}));
+                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                    let title = format!("Not submitted: {}", title(&j));
+                    let guidance = "The agent left your command in its input box after Enter was pressed twice. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
+                    self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
+                }
+            }
+            ProjectEventKind::SessionCreated { recovered } => {
+                self.log(
+                    "session_created",
+                    json!({"project": project, "recovered": recovered}),
+                );
+            }
+            ProjectEventKind::Failed { error } => {
+                let error = error.to_string();
+                self.log(
+                    "failed",
+                    json!({"project": project, "job": job_id, "error": error}),
+                );
+                let job = job_id.as_deref().and_then(|id| self.finish_job(id));
+                let (target, reply_to) = match job {
+                    Some(j) => (j.target, j.reply_to),
+                    None => (self.chat_of(&project), None),
+                };
+                self.error(&target, reply_to.as_deref(), "Command failed", &error, "");
+            }
+            // Dispatched to the other concerns by `on_project_event`.
+            ProjectEventKind::Attached { .. }
+            | ProjectEventKind::Status(_)
+            | ProjectEventKind::Cancelled { .. }
+            | ProjectEventKind::Approval(_)
+            | ProjectEventKind::ApprovalGone { .. }
+            | ProjectEventKind::Answered { .. }
+            | ProjectEventKind::Replied { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! The bridge's core, sans-IO: chat messages, clicks, project events, hooks
+//! and clock ticks in ([`Input`]), cards and log lines written to the state
+//! and [`Effect`]s out (commands for project actors, answers to clicks).
+//! It never waits: `Core::handle` returns at once, so one slow project
+//! cannot hold up another chat. The async shell around it
+//! ([`super::daemon`]) runs the project actors and carries effects out.
+//!
+//! - [`admission`]: the access policy and pairing.
+//! - [`jobs`]: commands from chat to a project and their lifecycle cards.
+//! - [`approvals`]: approval cards, answers by button, reply or command.
+//! - [`builtins`]: the commands clawmux answers itself.
+//! - [`progress`]: progress card updates, at most one per interval.
+
+mod admission;
+mod approvals;
+mod builtins;
+mod jobs;
+mod progress;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
+use super::config::Config;
+use super::pairing::Pairing;
+use super::policy::Policy;
+use super::project::{ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus};
+use super::router::{self, Builtin, Route};
+use super::texts::button;
+use crate::feishu::card::{self, Card};
+use crate::hooks::{HookEvent, HookKind, HookSignal};
+use crate::store::SharedState;
+use crate::store::clock;
+use crate::store::state::{ChatTarget, Job, OutboxEntry, OutboxOp};
+
+use progress::Throttle;
+
+/// What the core is given.
+#[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "handled one at a time, moved once"
+)]
+pub enum Input {
+    Message(ChatMessage),
+    /// A button click; its answer comes back as [`Effect::Respond`].
+    Click(CardClick),
+    Project(ProjectEvent),
+    Hook(HookEvent),
+    /// Time passed (due progress updates go out).
+    Tick,
+}
+
+/// What the shell must do for the core.
+#[derive(Debug)]
+#[expect(clippy::large_enum_variant, reason = "a few per input, moved once")]
+pub enum Effect {
+    /// Hand `cmd` to project `project`'s actor (started on first use).
+    /// If it cannot be handed over, the shell gives it back to
+    /// [`Core::undeliverable`].
+    Project { project: String, cmd: ProjectCmd },
+    /// Answer the click `event_id` (Feishu waits at most 3 s for it).
+    Respond {
+        event_id: String,
+        answer: ClickAnswer,
+    },
+}
+
+impl std::fmt::Debug for ProjectCmd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ProjectCmd::Submit(_) => "Submit",
+            ProjectCmd::Resume(_) => "Resume",
+            ProjectCmd::Answer { .. } => "Answer",
+            ProjectCmd::Type { .. } => "Type",
+            ProjectCmd::Cancel { .. } => "Cancel",
+            ProjectCmd::HookStop => "HookStop",
+            ProjectCmd::HookApproval => "HookApproval",
+        })
+    }
+}
+
+pub struct Core {
+    config: Arc<Config>,
+    shared: SharedState,
+    policy: Policy,
+    pairing: Pairing,
+    /// Agent pane (`%N`) -> project, for hooks.
+    panes: HashMap<String, String>,
+    /// What each project last said it is doing (for `/gsd:status`,
+    /// answered without asking the projects).
+    statuses: HashMap<String, ProjectStatus>,
+    /// Approvals whose answer is being typed: a second click waits.
+    answering: HashSet<String>,
+    throttles: HashMap<String, Throttle>,
+    denied_told: HashSet<String>,
+    /// A project actor's id of a prompt -> the persisted approval it is.
+    aliases: HashMap<String, String>,
+    /// The time of the input being handled.
+    now: Instant,
+    effects: Vec<Effect>,
+}
+
+impl Core {
+    /// A core over `shared` (the state and event log); `state_dir` holds
+    /// the pairing files.
+    pub fn new(config: Arc<Config>, shared: SharedState, state_dir: &std::path::Path) -> Core {
+        Core {
+            policy: Policy::new(config.policy.clone()),
+            pairing: Pairing::new(state_dir),
+            config,
+            shared,
+            panes: HashMap::new(),
+            statuses: HashMap::new(),
+            answering: HashSet::new(),
+            throttles: HashMap::new(),
+            denied_told: HashSet::new(),
+            aliases: HashMap::new(),
+            now: Instant::now(),
+            effects: Vec::new(),
+        }
+    }
+
+    /// Handles one input at `now`; returns what the shell must do.
+    pub fn handle(&mut self, now: Instant, input: Input) -> Vec<Effect> {
+        self.now = now;
+        match input {
+            Input::Message(m) => self.on_message(m),
+            Input::Click(c) => self.on_click(c),
+            Input::Project(e) => self.on_project_event(e),
+            Input::Hook(h) => self.on_hook(h),
+            Input::Tick => self.flush_progress(),
+        }
+        std::mem::take(&mut self.effects)
+    }
+
+    /// `cmd` could not be handed to `project`: whoever asked is told, and
+    /// what it started is undone.
+    pub fn undeliverable(&mut self, project: &str, cmd: ProjectCmd, error: &ProjectError) {
+        let error = error.to_string();
+        self.log("failed", json!({"project": project, "error": error}));
+        let reply = match cmd {
+            ProjectCmd::Submit(job) | ProjectCmd::Resume(job) => {
+                self.finish_job(&job.id);
+                Some((job.target, job.reply_to))
+            }
+            ProjectCmd::Answer {
+                approval_id, reply, ..
+            } => {
+                self.answering.remove(&approval_id);
+                Some((reply.target, reply.reply_to))
+            }
+            ProjectCmd::Type { reply, .. } | ProjectCmd::Cancel { reply, .. } => {
+                Some((reply.target, reply.reply_to))
+            }
+            ProjectCmd::HookStop | ProjectCmd::HookApproval => None,
+        };
+        if let Some((target, reply_to)) = reply {
+            self.error(
+                &target,
+                reply_to.as_deref(),
+                "Project unavailable",
+                &error,
+                "",
+            );
+        }
+    }
+
+    /// The projects a restart must bring back: those with unfinished
+    /// commands or pending approvals (so their buttons still work), and
+    /// the commands to resume, oldest first.
+    pub fn to_resume(&self) -> (Vec<String>, Vec<Job>) {
+        let (jobs, approvals) = self.shared.read(|s| (s.jobs.clone(), s.approvals.clone()));
+        let mut projects: Vec<String> = approvals.values().map(|a| a.project.clone()).collect();
+        projects.extend(jobs.iter().map(|j| j.project.clone()));
+        projects.sort();
+        projects.dedup();
+        (projects, jobs)
+    }
+
+    fn tell_project(&mut self, project: &str, cmd: ProjectCmd) {
+        self.effects.push(Effect::Project {
+            project: project.to_string(),
+            cmd,
+        });
+    }
+
+    fn respond(&mut self, click: &CardClick, answer: ClickAnswer) {
+        self.effects.push(Effect::Respond {
+            event_id: click.event_id.clone(),
+            answer,
+        });
+    }
+
+    fn log(&self, kind: &str, fields: Value) {
+        self.shared.log.record(kind, fields);
+    }
+
+    /// A new card for the outbox, and its handle (for later patches).
+    fn new_card(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> (String, OutboxEntry) {
+        let handle = uuid::Uuid::new_v4().to_string();
+        let entry = OutboxEntry {
+            uuid: uuid::Uuid::new_v4().to_string(),
+            op: OutboxOp::Send {
+                target: target.clone(),
+                handle: handle.clone(),
+                reply_to: reply_to.map(String::from),
+            },
+            card: serde_json::to_value(card).unwrap_or(Value::Null),
+            text: card.to_text(),
+            created_ms: clock::now_ms(),
+        };
+        (handle, entry)
+    }
+
+    /// Queues a new card; returns its handle (for later patches).
+    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+        let (handle, entry) = Self::new_card(target, reply_to, card);
+        self.shared.update(|s| s.outbox.push_back(entry));
+        handle
+    }
+
+    /// Sends `card` for job `id` and marks its record (given the card's
+    /// handle) in one state update: after a restart, both or neither.
+    fn send_for_job(&mut self, id: &str, card: &Card, mark: impl FnOnce(&mut Job, &str)) {
+        self.shared.update(|s| {
+            let Some(job) = s.jobs.iter_mut().find(|j| j.id == id) else {
+                return;
+            };
+            let (handle, entry) = Self::new_card(&job.target, job.reply_to.as_deref(), card);
+            mark(job, &handle);
+            s.outbox.push_back(entry);
+        });
+    }
+
+    /// The unfinished command `id`, as the state file has it.
+    fn job(&self, id: &str) -> Option<Job> {
+        self.shared
+            .read(|s| s.jobs.iter().find(|j| j.id == id).cloned())
+    }
+
+    fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
+        let entries = cards
+            .iter()
+            .map(|card| Self::new_card(target, reply_to, card).1);
+        self.shared.update(|s| s.outbox.extend(entries));
+    }
+
+    fn patch(&self, handle: &str, card: &Card) {
+        let entry = OutboxEntry {
+            uuid: uuid::Uuid::new_v4().to_string(),
+            op: OutboxOp::Patch {
+                handle: handle.to_string(),
+            },
+            card: serde_json::to_value(card).unwrap_or(Value::Null),
+            text: card.to_text(),
+            created_ms: clock::now_ms(),
+        };
+        self.shared.update(|s| s.queue_patch(entry));
+    }
+
+    fn error(
+        &self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        title: &str,
+        text: &str,
+        guidance: &str,
+    ) {
+        let buttons = vec![
+            button("Projects", json!({"action": "projects"})),
+            button("Help", json!({"action": "help"})),
+        ];
+        self.send(
+            target,
+            reply_to,
+            &card::error_card(title, text, guidance, buttons),
+        );
+    }
+
+    fn on_message(&mut self, m: ChatMessage) {
+        if !self.admit(&m) {
+            return;
+        }
+        self.log(
+            "message",
+            json!({"sender": m.sender, "text": m.text, "chat": target_id(&m.target)}),
+        );
+        let reply_to = Some(m.message_id.as_str()).filter(|_| m.target != ChatTarget::Console);
+        if self.answer_by_reply(&m) {
+            return;
+        }
+        match router::route(&m.text) {
+            Route::Usage(usage) => self.error(&m.target, reply_to, "Missing argument", &usage, ""),
+            Route::Unknown {
+                command,
+                suggestion,
+            } => {
+                let hint = match suggestion {
+                    Some(s) => format!("Did you mean `{s}`? Send `/gsd:help` for the list."),
+                    None => "Send `/gsd:help` for the commands clawmux knows.".into(),
+                };
+                self.error(&m.target, reply_to, "Unknown command", &command, &hint);
+            }
+            Route::Builtin(b) => self.builtin(b, &m.target, reply_to, &m.sender),
+            Route::Agent(text) => self.submit(&m.target, reply_to, &text, &m.sender),
+        }
+    }
+
+    fn current_project(&self, target: &ChatTarget) -> Option<String> {
+        let chat = target_id(target);
+        self.shared.read(|s| {
+            s.chats
+                .get(&chat)
+                .filter(|p| s.projects.contains_key(*p))
+                .cloned()
+        })
+    }
+
+    fn on_click(&mut self, c: CardClick) {
+        let action = c.value.get("action").and_then(Value::as_str).unwrap_or("");
+        self.log(
+            "click",
+            json!({"operator": c.operator, "action": action, "value": c.value}),
+        );
+        let answer = match action {
+            "approval" => return self.click_approval(c),
+            "select_project" => match &c.option {
+                Some(p) => {
+                    self.use_project(&c.target, None, p);
+                    ClickAnswer::toast(ToastLevel::Success, format!("Now using {p}"))
+                }
+                None => ClickAnswer::toast(ToastLevel::Warning, "No project chosen"),
+            },
+            "help" | "projects" | "status" => {
+                let b = match action {
+                    "help" => Builtin::Help,
+                    "projects" => Builtin::Projects,
+                    _ => Builtin::Status,
+                };
+                self.builtin(b, &c.target, None, &c.operator);
+                ClickAnswer::toast(ToastLevel::Info, "Sent")
+            }
+            _ => {
+                self.log("denied", json!({"operator": c.operator, "reason": "unknown card action", "value": c.value}));
+                ClickAnswer::toast(ToastLevel::Error, "This button is not recognised")
+            }
+        };
+        self.respond(&c, answer);
+    }
+
+    fn on_project_event(&mut self, e: ProjectEvent) {
+        let project = e.project.clone();
+        match e.kind {
+            ProjectEventKind::Attached { pane } => {
+                self.panes.retain(|_, p| *p != project);
+                self.panes.insert(pane, project);
+            }
+            ProjectEventKind::Status(status) => {
+                self.statuses.insert(project, status);
+            }
+            ProjectEventKind::Cancelled { by, reply, result } => {
+                self.cancelled(&project, &by, &reply, result)
+            }
+            kind @ (ProjectEventKind::Approval(_)
+            | ProjectEventKind::ApprovalGone { .. }
+            | ProjectEventKind::Answered { .. }
+            | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),
+            kind => self.on_job_event(&project, &e.job, kind),
+        }
+    }
+
+    fn job_target(&self, job: &Option<Job>) -> Option<(ChatTarget, Option<String>)> {
+        let job = job.as_ref()?;
+        Some((job.target.clone(), job.reply_to.clone()))
+    }
+
+    /// Where news of a project goes when no command asked: the first chat
+    /// that uses it, else the console.
+    fn chat_of(&self, project: &str) -> ChatTarget {
+        self.shared.read(|s| {
+            s.chats
+                .iter()
+                .find(|(_, p)| *p == project)
+                .map(|(chat, _)| target_of(chat))
+                .unwrap_or(ChatTarget::Console)
+        })
+    }
+
+    fn on_hook(&mut self, hook: HookEvent) {
+        let Some(pane) = &hook.tmux_pane else { return };
+        let Some(project) = self.panes.get(pane).cloned() else {
+            self.log(
+                "hook_ignored",
+                json!({"pane": pane, "reason": "not a clawmux pane"}),
+            );
+            return;
+        };
+        let workspace = self
+            .shared
+            .read(|s| s.projects.get(&project).map(|p| p.workspace.clone()));
+        if let (Some(cwd), Some(ws)) = (&hook.cwd, &workspace)
+            && !cwd.starts_with(ws)
+        {
+            self.log(
+                "hook_ignored",
+                json!({"pane": pane, "reason": "cwd is not the project's workspace"}),
+            );
+            return;
+        }
+        self.log(
+            "hook",
+            json!({"project": project, "pane": pane, "event": hook_name(&hook.event)}),
+        );
+        let cmd = match hook.signal() {
+            Some(HookSignal::TurnEnded) => ProjectCmd::HookStop,
+            Some(HookSignal::ApprovalPending) => ProjectCmd::HookApproval,
+            _ => return,
+        };
+        self.tell_project(&project, cmd);
+    }
+}
+
+/// A command's card title.
+fn title(j: &Job) -> String {
+    format!("{}: {}", j.project, j.text)
+}
+
+fn hook_name(k: &HookKind) -> &str {
+    match k {
+        HookKind::Stop { .. } => "Stop",
+        HookKind::Notification { .. } => "Notification",
+        HookKind::PermissionRequest { .. } => "PermissionRequest",
+        HookKind::SessionStart { .. } => "SessionStart",
+        HookKind::Other(name) => name,
+    }
+}
+
+/// The chat id a target stands for (`console` for the console).
+fn target_id(t: &ChatTarget) -> String {
+    match t {
+        ChatTarget::Chat { id } => id.clone(),
+        ChatTarget::Console => CONSOLE_USER.to_string(),
+    }
+}
+
+fn target_of(chat: &str) -> ChatTarget {
+    if chat == CONSOLE_USER {
+        ChatTarget::Console
+    } else {
+        ChatTarget::Chat {
+            id: chat.to_string(),
+        }
+    }
+}
+
+fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
+    let Some(s) = status else {
+        return format!("| {name} | not attached | | |\n");
+    };
+    let state = if s.starting {
+        "starting its agent"
+    } else if s.awaiting_approval.is_some() {
+        "awaiting approval"
+    } else if s.busy || s.running.is_some() {
+        "busy"
+    } else if s.attached {
+        "idle"
+    } else {
+        "not attached"
+    };
+    let progress = s.last_progress.as_deref().unwrap_or("");
+    format!("| {name} | {state} | {progress} | {} |\n", s.queued)
+}

@@ -1,0 +1,343 @@
+//! The core alone: inputs in, cards in the state and effects out, on an
+//! injected clock. No tmux, no agent: what the tmux harness reaches in
+//! seconds, here in milliseconds.
+
+use std::time::Duration;
+
+use super::*;
+use crate::bridge::chat::{ChatMessage, ToastLevel};
+use crate::bridge::config::DmPolicy;
+use crate::bridge::policy::ChatKind;
+use crate::bridge::project::{ApprovalSeen, Reply};
+use crate::store::state::{ApprovalOption, OutboxEntry};
+
+struct World {
+    core: Core,
+    shared: SharedState,
+    clock: Instant,
+    next: u32,
+    _dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::parse("").unwrap();
+        config.workspace_root = dir.path().join("ws").display().to_string();
+        config.progress.interval_secs = 1;
+        config.policy.dm_policy = DmPolicy::Allowlist;
+        config.policy.allow_from = vec!["ou_alice".into(), "ou_bob".into()];
+        config.policy.approvers = vec!["ou_alice".into()];
+        let (shared, _) = SharedState::open(dir.path()).unwrap();
+        World {
+            core: Core::new(Arc::new(config), shared.clone(), dir.path()),
+            shared,
+            clock: Instant::now(),
+            next: 0,
+            _dir: dir,
+        }
+    }
+
+    fn at(&mut self, after: Duration, input: Input) -> Vec<Effect> {
+        self.core.handle(self.clock + after, input)
+    }
+
+    fn say(&mut self, sender: &str, text: &str) -> Vec<Effect> {
+        self.next += 1;
+        let m = ChatMessage {
+            event_id: format!("ev{}", self.next),
+            message_id: format!("om{}", self.next),
+            target: chat(),
+            kind: ChatKind::Direct,
+            sender: sender.into(),
+            text: text.into(),
+            mentions_bot: false,
+            parent_id: None,
+        };
+        self.at(Duration::ZERO, Input::Message(m))
+    }
+
+    fn click(&mut self, operator: &str, value: Value) -> Vec<Effect> {
+        self.next += 1;
+        let c = CardClick {
+            event_id: format!("click{}", self.next),
+            operator: operator.into(),
+            value,
+            option: None,
+            message_id: "om_card".into(),
+            target: chat(),
+            respond: None,
+        };
+        self.at(Duration::ZERO, Input::Click(c))
+    }
+
+    fn event(&mut self, job: Option<&Job>, kind: ProjectEventKind) -> Vec<Effect> {
+        let e = ProjectEvent {
+            project: "demo".into(),
+            job: job.cloned(),
+            kind,
+        };
+        self.at(Duration::ZERO, Input::Project(e))
+    }
+
+    fn outbox(&self) -> Vec<OutboxEntry> {
+        self.shared.read(|s| s.outbox.iter().cloned().collect())
+    }
+
+    fn texts(&self) -> String {
+        let texts: Vec<String> = self.outbox().into_iter().map(|e| e.text).collect();
+        texts.join("\n----\n")
+    }
+
+    fn kinds(&self) -> Vec<String> {
+        let log = crate::store::event_log::read_all(self._dir.path()).unwrap();
+        log.records.into_iter().map(|r| r.kind).collect()
+    }
+
+    /// Creates project `demo` and returns its first command.
+    fn with_project(&mut self) -> Job {
+        let effects = self.say("ou_alice", "/gsd:new-project demo");
+        submitted(&effects).remove(0)
+    }
+}
+
+fn chat() -> ChatTarget {
+    ChatTarget::Chat { id: "oc_1".into() }
+}
+
+fn submitted(effects: &[Effect]) -> Vec<Job> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Project {
+                cmd: ProjectCmd::Submit(job),
+                ..
+            } => Some(job.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn toast(effects: &[Effect]) -> Option<(ToastLevel, String)> {
+    effects.iter().find_map(|e| match e {
+        Effect::Respond { answer, .. } => answer.toast.clone(),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_command_is_recorded_then_handed_to_its_project() {
+    let mut w = World::new();
+    let job = w.with_project();
+    assert_eq!(
+        (job.project.as_str(), job.text.as_str()),
+        ("demo", "/gsd:new-project")
+    );
+    assert!(w.texts().contains("Created **demo**"), "{}", w.texts());
+    // The record is on disk before the project is asked to type it.
+    assert_eq!(w.shared.read(|s| s.jobs.clone()), vec![job.clone()]);
+    let effects = w.say("ou_alice", "hello");
+    let job = &submitted(&effects)[0];
+    assert_eq!(job.text, "hello");
+    assert!(job.typing.is_none() && !job.started);
+}
+
+#[test]
+fn a_stranger_gets_nothing_done() {
+    let mut w = World::new();
+    assert!(w.say("ou_eve", "/gsd:new-project demo").is_empty());
+    assert!(
+        w.shared
+            .read(|s| s.jobs.is_empty() && s.projects.is_empty())
+    );
+    assert!(w.kinds().contains(&"denied".to_string()));
+}
+
+#[test]
+fn a_command_s_cards_follow_its_lifecycle() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(Some(&job), ProjectEventKind::Started);
+    assert!(w.texts().contains("Running…"), "{}", w.texts());
+    let output = "● Project initialised".to_string();
+    let done = ProjectEventKind::Completed {
+        output,
+        seconds: 2,
+        errors: 0,
+    };
+    w.event(Some(&job), done);
+    assert!(w.texts().contains("Project initialised"), "{}", w.texts());
+    assert!(w.shared.read(|s| s.jobs.is_empty()), "the job is over");
+}
+
+#[test]
+fn progress_updates_wait_for_the_interval_on_the_injected_clock() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(Some(&job), ProjectEventKind::Started);
+    let progress = |summary: &str| ProjectEventKind::Progress {
+        summary: summary.into(),
+        percent: None,
+        tail: String::new(),
+    };
+    let patches = |w: &World| {
+        w.outbox()
+            .iter()
+            .filter(|e| matches!(e.op, OutboxOp::Patch { .. }))
+            .map(|e| e.text.clone())
+            .collect::<Vec<_>>()
+    };
+    let e = ProjectEvent {
+        project: "demo".into(),
+        job: Some(job.clone()),
+        kind: progress("first"),
+    };
+    w.at(Duration::from_millis(100), Input::Project(e));
+    w.at(Duration::from_millis(600), Input::Tick);
+    assert!(
+        patches(&w).is_empty(),
+        "within the interval: {:?}",
+        patches(&w)
+    );
+    w.at(Duration::from_millis(1100), Input::Tick);
+    let sent = patches(&w);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(sent[0].contains("first"), "{sent:?}");
+}
+
+fn approval() -> ApprovalSeen {
+    ApprovalSeen {
+        id: "ap1".into(),
+        session: "cm-demo".into(),
+        pane: "%1".into(),
+        kind: "permission".into(),
+        question: "Do you want to proceed?".into(),
+        options: ["Yes", "No"]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| ApprovalOption {
+                key: (i + 1).to_string(),
+                label: l.to_string(),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn an_approval_is_answered_once_by_an_approver() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(Some(&job), ProjectEventKind::Approval(approval()));
+    assert!(
+        w.texts().contains("Do you want to proceed?"),
+        "{}",
+        w.texts()
+    );
+    let value = json!({"action": "approval", "approval_id": "ap1", "project": "demo", "session": "cm-demo", "option": "1"});
+
+    let bob = w.click("ou_bob", value.clone());
+    assert_eq!(toast(&bob).map(|t| t.0), Some(ToastLevel::Error));
+    assert!(bob.iter().all(|e| !matches!(e, Effect::Project { .. })));
+
+    let alice = w.click("ou_alice", value.clone());
+    assert_eq!(
+        toast(&alice),
+        Some((ToastLevel::Success, "Answered: Yes".into()))
+    );
+    let answers: Vec<&str> = alice
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Project {
+                cmd: ProjectCmd::Answer { key, .. },
+                ..
+            } => Some(key.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, ["1"]);
+    // Pressed again before the answer is typed: nothing is typed twice.
+    let again = w.click("ou_alice", value.clone());
+    assert_eq!(toast(&again).map(|t| t.0), Some(ToastLevel::Info));
+    assert!(again.iter().all(|e| !matches!(e, Effect::Project { .. })));
+
+    let answered = ProjectEventKind::Answered {
+        approval_id: "ap1".into(),
+        by: "ou_alice".into(),
+        label: "Yes".into(),
+        reply: Reply {
+            target: chat(),
+            reply_to: None,
+        },
+        result: Ok(()),
+    };
+    w.event(None, answered);
+    assert!(w.shared.read(|s| s.approvals.is_empty()));
+    let late = w.click("ou_alice", value);
+    assert_eq!(toast(&late).map(|t| t.0), Some(ToastLevel::Warning));
+}
+
+#[test]
+fn cancel_with_nothing_running_says_so() {
+    let mut w = World::new();
+    w.with_project();
+    let effects = w.say("ou_alice", "/gsd:cancel");
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Project {
+            cmd: ProjectCmd::Cancel { .. },
+            ..
+        }]
+    ));
+    let outcome = ProjectEventKind::Cancelled {
+        by: "ou_alice".into(),
+        reply: Reply {
+            target: chat(),
+            reply_to: None,
+        },
+        result: Err(ProjectError::NothingToCancel),
+    };
+    w.event(None, outcome);
+    assert!(w.texts().contains("Nothing to cancel"), "{}", w.texts());
+    assert!(!w.kinds().contains(&"cancel".to_string()));
+}
+
+#[test]
+fn status_is_what_the_projects_last_reported() {
+    let mut w = World::new();
+    w.with_project();
+    let status = ProjectStatus {
+        attached: true,
+        starting: true,
+        ..Default::default()
+    };
+    w.event(None, ProjectEventKind::Status(status));
+    let effects = w.say("ou_alice", "/gsd:status");
+    assert!(effects.is_empty(), "no project is asked");
+    assert!(
+        w.texts().contains("| demo | starting its agent |"),
+        "{}",
+        w.texts()
+    );
+}
+
+#[test]
+fn a_command_its_project_refuses_is_ended_and_told() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.core
+        .undeliverable("demo", ProjectCmd::Submit(job), &ProjectError::Overloaded);
+    assert!(w.shared.read(|s| s.jobs.is_empty()));
+    assert!(w.texts().contains("not keeping up"), "{}", w.texts());
+}
+
+#[test]
+fn a_queued_command_is_announced_once_across_restarts() {
+    let mut w = World::new();
+    let job = w.with_project();
+    let queued = || ProjectEventKind::Queued { position: 1 };
+    w.event(Some(&job), queued());
+    // A new core on the same state: the command resumed queues again.
+    w.core = Core::new(w.core.config.clone(), w.shared.clone(), w._dir.path());
+    w.event(Some(&job), queued());
+    assert_eq!(w.texts().matches("number 1 in the queue").count(), 1);
+}
