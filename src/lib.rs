@@ -1,5 +1,9 @@
 //! clawmux: drive AI coding agents in tmux panes from chat, without polling.
 //!
+//! The repository's `docs/ARCHITECTURE.md` describes the data flow between
+//! these modules, the invariants they keep, and the tmux, Feishu and Claude
+//! Code facts they rely on.
+//!
 //! # Layout
 //! - [`control`]: tmux control-mode protocol, sans-IO: framer, nom line parser, `%output` unescape, block assembly.
 //! - [`tmux`]: tmux process I/O: spawn/attach, FIFO command correlation, quoting, flow control.
