@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
@@ -22,7 +21,7 @@ use super::project::{
 use super::watch_session::WatchSession;
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
-use crate::store::SharedState;
+use crate::store::{LogEvent, SharedState};
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
@@ -132,13 +131,20 @@ impl Daemon {
         let (projects, jobs) = self.core.to_resume();
         for p in &projects {
             if let Err(e) = self.project(p) {
-                let fields = json!({"project": p, "error": e.to_string()});
-                self.setup.shared.log.record("failed", fields);
+                self.setup.shared.log.event(&LogEvent::Failed {
+                    project: p.clone(),
+                    job: None,
+                    error: e.to_string(),
+                });
             }
         }
         for job in jobs {
-            let fields = json!({"project": job.project, "job": job.id, "started": job.started, "typing": job.typing.is_some()});
-            self.setup.shared.log.record("resumed", fields);
+            self.setup.shared.log.event(&LogEvent::Resumed {
+                project: job.project.clone(),
+                job: job.id.clone(),
+                started: job.started,
+                typing: job.typing.is_some(),
+            });
             let project = job.project.clone();
             self.carry_out(vec![Effect::Project {
                 project,

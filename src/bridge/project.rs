@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::sleep_until;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
@@ -26,10 +25,10 @@ use crate::detect::{
     Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
 };
 use crate::detect::{ProfileError, Profiles};
-use crate::store::SharedState;
 use crate::store::clock;
 pub use crate::store::state::Job;
 use crate::store::state::{ApprovalOption, ChatTarget, TypingIntent};
+use crate::store::{LogEvent, SharedState};
 use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
 
 /// Commands waiting per project at most: more is a runaway script.
@@ -619,12 +618,13 @@ impl Actor {
         };
         let look = watcher.look();
         let decision = typing::resume(&look, &job.text, intent.screen);
-        self.setup.journal.as_ref().inspect(|j| {
-            j.log.record(
-                "typing_resumed",
-                json!({"project": self.setup.name, "job": job.id, "decision": format!("{decision:?}")}),
-            )
-        });
+        if let Some(journal) = &self.setup.journal {
+            journal.log.event(&LogEvent::TypingResumed {
+                project: self.setup.name.clone(),
+                job: job.id.clone(),
+                decision: format!("{decision:?}"),
+            });
+        }
         match decision {
             Resume::Type => self.submit(job).await,
             Resume::Submit => {

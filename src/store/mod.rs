@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod event_log;
+pub mod log_event;
 pub mod shared;
 pub mod state;
 pub mod state_file;
@@ -11,6 +12,7 @@ pub mod state_file;
 use std::path::PathBuf;
 
 pub use event_log::{EventLog, EventRecord, LogError};
+pub use log_event::{Denial, LogEvent};
 pub use shared::SharedState;
 pub use state::State;
 pub use state_file::{StateError, StateFile};

@@ -1,7 +1,7 @@
 //! Who may use the bot: the access policy, pairing codes for unknown
 //! senders, and the one polite answer a denied sender gets.
 
-use serde_json::json;
+use crate::store::{Denial, LogEvent};
 
 use super::{Core, target_id};
 use crate::bridge::chat::ChatMessage;
@@ -28,7 +28,13 @@ impl Core {
             Decision::Allow => true,
             Decision::Ignore => false,
             Decision::Limited => {
-                self.log("denied", json!({"sender": m.sender, "chat": chat_id, "reason": "rate limit", "text": m.text}));
+                self.log(LogEvent::Denied(Denial {
+                    sender: Some(m.sender.clone()),
+                    chat: Some(chat_id),
+                    reason: "rate limit".into(),
+                    text: Some(m.text.clone()),
+                    ..Default::default()
+                }));
                 let text = "You are sending messages faster than this bot accepts; this one was dropped. Try again in a minute.";
                 self.send(
                     &m.target,
@@ -39,7 +45,10 @@ impl Core {
             }
             Decision::Pair => match self.pairing.request(&m.sender) {
                 Ok(code) => {
-                    self.log("pairing", json!({"sender": m.sender, "code": code}));
+                    self.log(LogEvent::Pairing {
+                        sender: m.sender.clone(),
+                        code: code.clone(),
+                    });
                     let text = format!(
                         "I don't know you yet. Your pairing code is **{code}**.\nAsk the operator to run `clawmux pairing approve {code}`."
                     );
@@ -51,18 +60,22 @@ impl Core {
                     false
                 }
                 Err(e) => {
-                    self.log(
-                        "denied",
-                        json!({"sender": m.sender, "reason": format!("pairing failed: {e}")}),
-                    );
+                    self.log(LogEvent::Denied(Denial {
+                        sender: Some(m.sender.clone()),
+                        reason: format!("pairing failed: {e}"),
+                        ..Default::default()
+                    }));
                     false
                 }
             },
             Decision::Deny { reason } => {
-                self.log(
-                    "denied",
-                    json!({"sender": m.sender, "chat": chat_id, "reason": reason, "text": m.text}),
-                );
+                self.log(LogEvent::Denied(Denial {
+                    sender: Some(m.sender.clone()),
+                    chat: Some(chat_id),
+                    reason: reason.to_string(),
+                    text: Some(m.text.clone()),
+                    ..Default::default()
+                }));
                 if self.policy.reply_to_denied() && self.denied_told.insert(m.sender.clone()) {
                     let text =
                         "Sorry, you are not allowed to use this bot. Ask its operator for access.";

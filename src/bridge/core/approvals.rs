@@ -2,7 +2,7 @@
 //! it is answered by a button, a reply to the card, or `/gsd:answer`, by an
 //! approver only, once; its card turns grey when answered or gone.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Core;
 use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
@@ -12,6 +12,7 @@ use crate::bridge::texts::spec_of;
 use crate::feishu::card;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval};
+use crate::store::{Denial, LogEvent};
 
 impl Core {
     /// A reply to a question's card answers the question with its text.
@@ -38,10 +39,12 @@ impl Core {
         }
         let paired = self.pairing.allowed().unwrap_or_default();
         if !self.policy.may_approve(&m.sender, &paired) {
-            self.log(
-                "denied",
-                json!({"sender": m.sender, "reason": "not an approver", "approval": approval.id}),
-            );
+            self.log(LogEvent::Denied(Denial {
+                sender: Some(m.sender.clone()),
+                reason: "not an approver".into(),
+                approval: Some(approval.id.clone()),
+                ..Default::default()
+            }));
             return true;
         }
         // The outcome comes back as `Replied`.
@@ -80,8 +83,12 @@ impl Core {
                 "This approval was already answered.".to_string(),
             )),
             Some(a) if a.project != project || a.session != session => {
-                let why = json!({"operator": c.operator, "reason": "approval does not match its project", "value": c.value});
-                self.log("denied", why);
+                self.log(LogEvent::Denied(Denial {
+                    operator: Some(c.operator.clone()),
+                    reason: "approval does not match its project".into(),
+                    value: Some(c.value.clone()),
+                    ..Default::default()
+                }));
                 Err((
                     ToastLevel::Error,
                     "This button does not match its approval.".to_string(),
@@ -120,9 +127,12 @@ impl Core {
     ) -> Result<String, String> {
         let paired = self.pairing.allowed().unwrap_or_default();
         if who != CONSOLE_USER && !self.policy.may_approve(who, &paired) {
-            let why =
-                json!({"operator": who, "reason": "not an approver", "approval": approval.id});
-            self.log("denied", why);
+            self.log(LogEvent::Denied(Denial {
+                operator: Some(who.to_string()),
+                reason: "not an approver".into(),
+                approval: Some(approval.id.clone()),
+                ..Default::default()
+            }));
             return Err("You are not allowed to answer approvals.".into());
         }
         match approval.options.iter().find(|o| o.key == key) {
@@ -184,7 +194,12 @@ impl Core {
     /// The approval is answered: forget it and turn its card grey.
     pub(super) fn resolve(&mut self, approval: &PendingApproval, who: &str, choice: &str) {
         self.shared.update(|s| s.approvals.remove(&approval.id));
-        self.log("approval_answered", json!({"project": approval.project, "approval": approval.id, "by": who, "choice": choice}));
+        self.log(LogEvent::ApprovalAnswered {
+            project: approval.project.clone(),
+            approval: approval.id.clone(),
+            by: who.to_string(),
+            choice: choice.to_string(),
+        });
         let when = clock::rfc3339(clock::now_ms());
         self.patch(
             &approval.card,
@@ -207,14 +222,19 @@ impl Core {
                 .map(|a| a.id.clone())
         });
         if let Some(id) = known {
-            self.log(
-                "approval_found_again",
-                json!({"project": project, "approval": id}),
-            );
+            self.log(LogEvent::ApprovalFoundAgain {
+                project: project.to_string(),
+                approval: id.clone(),
+            });
             self.aliases.insert(seen.id, id);
             return;
         }
-        self.log("approval", json!({"project": project, "approval": seen.id, "kind": seen.kind, "question": seen.question}));
+        self.log(LogEvent::Approval {
+            project: project.to_string(),
+            approval: seen.id.clone(),
+            prompt_kind: seen.kind.clone(),
+            question: seen.question.clone(),
+        });
         let (target, reply_to) = self
             .job_target(job)
             .unwrap_or_else(|| (self.chat_of(project), None));
@@ -263,10 +283,10 @@ impl Core {
                 let approval_id = self.aliases.remove(&approval_id).unwrap_or(approval_id);
                 let pending = self.shared.update(|s| s.approvals.remove(&approval_id));
                 if let Some(a) = pending {
-                    self.log(
-                        "approval_gone",
-                        json!({"project": project, "approval": approval_id}),
-                    );
+                    self.log(LogEvent::ApprovalGone {
+                        project: project.clone(),
+                        approval: approval_id.clone(),
+                    });
                     self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
                 }
             }

@@ -1,14 +1,13 @@
 //! The commands clawmux answers itself: help, projects, use, new-project,
 //! status, cancel and answer.
 
-use serde_json::json;
-
 use super::{Core, status_row, target_id};
 use crate::bridge::names;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
 use crate::feishu::card;
+use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, ProjectRecord};
 
@@ -107,7 +106,10 @@ impl Core {
         let chat = target_id(target);
         self.shared
             .update(|s| s.chats.insert(chat, name.to_string()));
-        self.log("use", json!({"project": name, "chat": target_id(target)}));
+        self.log(LogEvent::Use {
+            project: name.to_string(),
+            chat: target_id(target),
+        });
         self.send(
             target,
             reply_to,
@@ -155,10 +157,11 @@ impl Core {
                 });
             existed
         });
-        self.log(
-            "project",
-            json!({"project": name, "workspace": ws, "created": !existed}),
-        );
+        self.log(LogEvent::Project {
+            project: name.to_string(),
+            workspace: ws.clone(),
+            created: !existed,
+        });
         let text = if existed {
             format!("**{name}** already exists; messages now go to it.")
         } else {
@@ -198,7 +201,10 @@ impl Core {
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
         match result {
             Ok(()) => {
-                self.log("cancel", json!({"project": project, "sender": by}));
+                self.log(LogEvent::Cancel {
+                    project: project.to_string(),
+                    sender: by.to_string(),
+                });
                 let text = format!("Sent Esc to the agent of **{project}**.");
                 self.send(target, reply_to, &card::info_card("Cancelled", &text));
             }

@@ -2,13 +2,12 @@
 //! project reports it: queued, started, progress, errors, the result,
 //! timeouts, lost sessions, input the agent did not take.
 
-use serde_json::json;
-
 use super::{Core, title};
 use crate::bridge::names;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind};
 use crate::bridge::texts::{error_guidance, output_markdown, spec_of};
 use crate::feishu::card;
+use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval};
 
@@ -54,10 +53,12 @@ impl Core {
             }
             s.jobs.push(job.clone());
         });
-        self.log(
-            "command",
-            json!({"project": project, "sender": sender, "text": text, "job": job.id}),
-        );
+        self.log(LogEvent::Command {
+            project: project.to_string(),
+            sender: sender.to_string(),
+            text: text.to_string(),
+            job: Some(job.id.clone()),
+        });
         self.tell_project(project, ProjectCmd::Submit(job));
     }
 
@@ -107,10 +108,11 @@ impl Core {
         let job_id = job.as_ref().map(|j| j.id.clone());
         match kind {
             ProjectEventKind::Queued { position } => {
-                self.log(
-                    "queued",
-                    json!({"project": project, "job": job_id, "position": position}),
-                );
+                self.log(LogEvent::Queued {
+                    project: project.clone(),
+                    job: job_id.clone(),
+                    position,
+                });
                 // A command resumed after a restart queues again: its chat
                 // was told already.
                 if let Some(id) = &job_id
@@ -124,7 +126,10 @@ impl Core {
                 }
             }
             ProjectEventKind::Started => {
-                self.log("started", json!({"project": project, "job": job_id}));
+                self.log(LogEvent::Started {
+                    project: project.clone(),
+                    job: job_id.clone(),
+                });
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
@@ -141,10 +146,12 @@ impl Core {
                 percent,
                 tail,
             } => {
-                self.log(
-                    "detection",
-                    json!({"project": project, "detection": "progress", "summary": summary}),
-                );
+                self.log(LogEvent::Detection {
+                    project: project.clone(),
+                    detection: "progress".into(),
+                    summary: Some(summary.clone()),
+                    line: None,
+                });
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
@@ -154,10 +161,12 @@ impl Core {
                 self.flush_progress();
             }
             ProjectEventKind::Error { line, context } => {
-                self.log(
-                    "detection",
-                    json!({"project": project, "detection": "error", "line": line}),
-                );
+                self.log(LogEvent::Detection {
+                    project: project.clone(),
+                    detection: "error".into(),
+                    summary: None,
+                    line: Some(line.clone()),
+                });
                 let (target, reply_to) = self
                     .job_target(job)
                     .unwrap_or_else(|| (self.chat_of(&project), None));
@@ -176,7 +185,12 @@ impl Core {
                 seconds,
                 errors,
             } => {
-                self.log("completed", json!({"project": project, "job": job_id, "seconds": seconds, "errors": errors}));
+                self.log(LogEvent::Completed {
+                    project: project.clone(),
+                    job: job_id.clone(),
+                    seconds,
+                    errors,
+                });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     if let Some(h) = &j.progress {
                         let stage = format!("Finished in {seconds}s");
@@ -191,10 +205,11 @@ impl Core {
                 }
             }
             ProjectEventKind::TimedOut { screen, seconds } => {
-                self.log(
-                    "timeout",
-                    json!({"project": project, "job": job_id, "seconds": seconds}),
-                );
+                self.log(LogEvent::Timeout {
+                    project: project.clone(),
+                    job: job_id.clone(),
+                    seconds,
+                });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     let title = format!("Timed out after {seconds}s: {}", title(&j));
                     let guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.";
@@ -215,10 +230,11 @@ impl Core {
                 for a in stale {
                     self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
                 }
-                self.log(
-                    "session_lost",
-                    json!({"project": project, "reason": reason, "retrying": retrying}),
-                );
+                self.log(LogEvent::SessionLost {
+                    project: project.clone(),
+                    reason: reason.clone(),
+                    retrying,
+                });
                 if let Some((target, reply_to)) = self.job_target(job) {
                     let text = if retrying {
                         format!(
@@ -235,13 +251,16 @@ impl Core {
                 }
             }
             ProjectEventKind::Resubmitted => {
-                self.log(
-                    "enter_pressed_again",
-                    json!({"project": project, "job": job_id}),
-                );
+                self.log(LogEvent::EnterPressedAgain {
+                    project: project.clone(),
+                    job: job_id.clone(),
+                });
             }
             ProjectEventKind::NotSubmitted { screen } => {
-                self.log("not_submitted", json!({"project": project, "job": job_id}));
+                self.log(LogEvent::NotSubmitted {
+                    project: project.clone(),
+                    job: job_id.clone(),
+                });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     let title = format!("Not submitted: {}", title(&j));
                     let guidance = "The agent left your command in its input box after Enter was pressed twice. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
@@ -249,17 +268,18 @@ impl Core {
                 }
             }
             ProjectEventKind::SessionCreated { recovered } => {
-                self.log(
-                    "session_created",
-                    json!({"project": project, "recovered": recovered}),
-                );
+                self.log(LogEvent::SessionCreated {
+                    project: project.clone(),
+                    recovered,
+                });
             }
             ProjectEventKind::Failed { error } => {
                 let error = error.to_string();
-                self.log(
-                    "failed",
-                    json!({"project": project, "job": job_id, "error": error}),
-                );
+                self.log(LogEvent::Failed {
+                    project: project.clone(),
+                    job: job_id.clone(),
+                    error: error.clone(),
+                });
                 let job = job_id.as_deref().and_then(|id| self.finish_job(id));
                 let (target, reply_to) = match job {
                     Some(j) => (j.target, j.reply_to),

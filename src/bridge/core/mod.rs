@@ -34,9 +34,9 @@ use super::router::{self, Builtin, Route};
 use super::texts::button;
 use crate::feishu::card::{self, Card};
 use crate::hooks::{HookEvent, HookKind, HookSignal};
-use crate::store::SharedState;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, OutboxEntry, OutboxOp};
+use crate::store::{Denial, LogEvent, SharedState};
 
 use progress::Throttle;
 
@@ -143,7 +143,11 @@ impl Core {
     /// what it started is undone.
     pub fn undeliverable(&mut self, project: &str, cmd: ProjectCmd, error: &ProjectError) {
         let error = error.to_string();
-        self.log("failed", json!({"project": project, "error": error}));
+        self.log(LogEvent::Failed {
+            project: project.to_string(),
+            job: None,
+            error: error.clone(),
+        });
         let reply = match cmd {
             ProjectCmd::Submit(job) | ProjectCmd::Resume(job) => {
                 self.finish_job(&job.id);
@@ -197,8 +201,8 @@ impl Core {
         });
     }
 
-    fn log(&self, kind: &str, fields: Value) {
-        self.shared.log.record(kind, fields);
+    fn log(&self, event: LogEvent) {
+        self.shared.log.event(&event);
     }
 
     /// A new card for the outbox, and its handle (for later patches).
@@ -287,10 +291,11 @@ impl Core {
         if !self.admit(&m) {
             return;
         }
-        self.log(
-            "message",
-            json!({"sender": m.sender, "text": m.text, "chat": target_id(&m.target)}),
-        );
+        self.log(LogEvent::Message {
+            sender: m.sender.clone(),
+            text: m.text.clone(),
+            chat: target_id(&m.target),
+        });
         let reply_to = Some(m.message_id.as_str()).filter(|_| m.target != ChatTarget::Console);
         if self.answer_by_reply(&m) {
             return;
@@ -324,10 +329,11 @@ impl Core {
 
     fn on_click(&mut self, c: CardClick) {
         let action = c.value.get("action").and_then(Value::as_str).unwrap_or("");
-        self.log(
-            "click",
-            json!({"operator": c.operator, "action": action, "value": c.value}),
-        );
+        self.log(LogEvent::Click {
+            operator: c.operator.clone(),
+            action: action.to_string(),
+            value: c.value.clone(),
+        });
         let answer = match action {
             "approval" => return self.click_approval(c),
             "select_project" => match &c.option {
@@ -347,7 +353,12 @@ impl Core {
                 ClickAnswer::toast(ToastLevel::Info, "Sent")
             }
             _ => {
-                self.log("denied", json!({"operator": c.operator, "reason": "unknown card action", "value": c.value}));
+                self.log(LogEvent::Denied(Denial {
+                    operator: Some(c.operator.clone()),
+                    reason: "unknown card action".into(),
+                    value: Some(c.value.clone()),
+                    ..Default::default()
+                }));
                 ClickAnswer::toast(ToastLevel::Error, "This button is not recognised")
             }
         };
@@ -395,10 +406,10 @@ impl Core {
     fn on_hook(&mut self, hook: HookEvent) {
         let Some(pane) = &hook.tmux_pane else { return };
         let Some(project) = self.panes.get(pane).cloned() else {
-            self.log(
-                "hook_ignored",
-                json!({"pane": pane, "reason": "not a clawmux pane"}),
-            );
+            self.log(LogEvent::HookIgnored {
+                pane: pane.clone(),
+                reason: "not a clawmux pane".into(),
+            });
             return;
         };
         let workspace = self
@@ -407,16 +418,17 @@ impl Core {
         if let (Some(cwd), Some(ws)) = (&hook.cwd, &workspace)
             && !cwd.starts_with(ws)
         {
-            self.log(
-                "hook_ignored",
-                json!({"pane": pane, "reason": "cwd is not the project's workspace"}),
-            );
+            self.log(LogEvent::HookIgnored {
+                pane: pane.clone(),
+                reason: "cwd is not the project's workspace".into(),
+            });
             return;
         }
-        self.log(
-            "hook",
-            json!({"project": project, "pane": pane, "event": hook_name(&hook.event)}),
-        );
+        self.log(LogEvent::Hook {
+            project: project.clone(),
+            pane: pane.clone(),
+            event: hook_name(&hook.event).to_string(),
+        });
         let cmd = match hook.signal() {
             Some(HookSignal::TurnEnded) => ProjectCmd::HookStop,
             Some(HookSignal::ApprovalPending) => ProjectCmd::HookApproval,
