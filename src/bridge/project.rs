@@ -575,7 +575,7 @@ impl Actor {
     }
 
     async fn submit(&mut self, job: Job) {
-        if self.running.is_none() && self.starting.is_none() {
+        if self.ready() {
             return self.start(job, false).await;
         }
         if self.queue.len() >= MAX_QUEUED {
@@ -588,8 +588,10 @@ impl Actor {
             job: job.clone(),
             recovery: false,
         });
-        // A command waiting for a starting agent is next, not queued.
-        let position = self.queue.len() - usize::from(self.running.is_none());
+        // The first command waiting for a starting agent is as good as
+        // running: the others wait behind it.
+        let first_starts = self.running.is_none() && self.starting.is_some();
+        let position = self.queue.len() - usize::from(first_starts);
         self.emit(Some(&job), ProjectEventKind::Queued { position })
             .await;
     }
@@ -665,14 +667,20 @@ impl Actor {
         // down. (Not by feeding nothing: what fell due would be dropped.)
         watcher.detector_mut().judge_soon(now_ms);
         let now = Instant::now();
-        // A deadline recorded before a restart still holds.
-        let deadline = match job.deadline_ms {
-            Some(at) => now + Duration::from_millis(at.saturating_sub(clock::now_ms())),
+        let now_ms = clock::now_ms();
+        let timeout = Duration::from_secs(job.timeout_secs);
+        // A deadline recorded before a restart still holds, and the time
+        // the command ran before it counts.
+        let (started, deadline) = match job.deadline_ms {
+            Some(at) => {
+                let left = Duration::from_millis(at.saturating_sub(now_ms));
+                let ran = timeout.saturating_sub(left);
+                (now.checked_sub(ran).unwrap_or(now), now + left)
+            }
             None => {
-                let timeout = Duration::from_secs(job.timeout_secs);
-                let at = clock::now_ms().saturating_add(timeout.as_millis() as u64);
+                let at = now_ms.saturating_add(timeout.as_millis() as u64);
                 self.record(&job.id, |j| j.deadline_ms = Some(at));
-                now + timeout
+                (now, now + timeout)
             }
         };
         self.receipt = typed.map(|text| ReceiptCheck {
@@ -683,7 +691,7 @@ impl Actor {
         self.running = Some(Running {
             job,
             output: Transcript::after(&self.recent),
-            started: now,
+            started,
             deadline,
             errors: Vec::new(),
             recovery,
@@ -755,9 +763,16 @@ impl Actor {
         }
     }
 
-    /// Starts waiting commands while nothing runs and no agent is starting.
+    /// May a command be typed now? Not while one runs, while a new agent
+    /// starts, or while a prompt waits for its answer (keys typed into it
+    /// would choose an option nobody chose).
+    fn ready(&self) -> bool {
+        self.running.is_none() && self.starting.is_none() && self.approval.is_none()
+    }
+
+    /// Starts waiting commands while the agent is ready for them.
     async fn drain_queue(&mut self) {
-        while self.running.is_none() && self.starting.is_none() {
+        while self.ready() {
             let Some(next) = self.queue.pop_front() else {
                 return;
             };

@@ -171,8 +171,31 @@ async fn approval_survives_a_daemon_restart() {
     b.say("oc_1", "ou_alice", "/gsd:plan-phase 3").await;
     let approval = b.card_with("Approval needed").await;
     let yes = button_value(&approval, "Yes");
+    // The command's deadline as the state file on disk has it.
+    let deadline = |b: &Bridge| {
+        let state = std::fs::read(b.home.path().join("state.json")).unwrap();
+        let state: serde_json::Value = serde_json::from_slice(&state).unwrap();
+        let jobs = state["jobs"].as_array().cloned().unwrap_or_default();
+        let job = jobs.iter().find(|j| j["text"] == "/gsd:plan-phase 3")?;
+        job["deadline_ms"].as_u64()
+    };
+    let before = deadline(&b);
+    assert!(
+        before.is_some(),
+        "a started command has its deadline on disk"
+    );
 
     b.restart().await;
+    harness::until(
+        || b.events().iter().any(|e| e.kind == "resumed"),
+        "the command resumed",
+    )
+    .await;
+    assert_eq!(
+        deadline(&b),
+        before,
+        "a restart does not restart the timeout"
+    );
     let answered = b.click("oc_1", "ou_alice", yes).await;
     assert_eq!(
         answered.toast,
@@ -511,4 +534,37 @@ async fn a_project_stuck_starting_holds_up_no_other_chat() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     new_project(&mut b, "oc_2", "ou_bob", "quick").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_waits_while_a_prompt_nobody_answered_is_on_screen() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    // Someone at the terminal starts a command that asks for permission.
+    b.tmux
+        .ok(&["send-keys", "-t", "cm-demo", "-l", "/gsd:plan-phase 4"]);
+    b.tmux.ok(&["send-keys", "-t", "cm-demo", "Enter"]);
+    let approval = b.card_with("Approval needed").await;
+    // A chat command now must not be typed into that prompt.
+    b.say("oc_1", "ou_alice", "hello").await;
+    b.card_with("number 1 in the queue").await;
+    let screen = b.tmux.capture("cm-demo");
+    assert!(
+        screen.contains("Do you want to proceed?") && !screen.contains("hello"),
+        "{screen}"
+    );
+    let yes = button_value(&approval, "Yes");
+    b.click("oc_1", "ou_alice", yes).await;
+    b.card("the queued command's result", |e| {
+        is_send(e) && e.text.contains("You said: hello")
+    })
+    .await;
+    let history = b
+        .tmux
+        .ok(&["capture-pane", "-p", "-S", "-", "-t", "cm-demo"]);
+    assert_eq!(
+        history.matches("Created 2 plans for phase 4").count(),
+        1,
+        "{history}"
+    );
 }
