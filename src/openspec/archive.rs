@@ -1,7 +1,7 @@
 //! Archiving a finished change and mirroring the merged specs back to Chorus.
 //!
-//! When is "the last task verified"? Chorus's MCP surface in REFERENCE.md §4
-//! has no task listing, and in OpenSpec the task list of a change is its
+//! When is "the last task verified"? Chorus's MCP tools (proposals, drafts,
+//! documents, comments) have no task listing, and in OpenSpec the task list of a change is its
 //! `tasks.md`, the file `openspec archive` itself checks. So the trigger is:
 //! `tasks.md` has at least one checkbox task and every one is checked
 //! (OpenSpec's own task-line rule), AND the Chorus proposal's description

@@ -10,7 +10,8 @@
 //!
 //! Reading drafts back uses `chorus_get_proposal {proposalUuid}` and its
 //! `documentDrafts[]` (`uuid`, `content`), a tool of the Chorus server not
-//! listed in REFERENCE.md §4; documents use `chorus_get_document`.
+//! besides the proposal and document tools this module names; documents use
+//! `chorus_get_document`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{clawmux, repo_file, stderr, stdout};
 
-/// The main GSD commands (REFERENCE §3): the skill must document each, as
+/// The main GSD commands (as GSD releases name them): the skill must document each, as
 /// well as clawmux's own built-ins.
 const GSD_COMMANDS: [&str; 18] = [
     "new-project",
