@@ -9,8 +9,8 @@
 //! server copy byte for byte, allowing the one trailing newline Chorus adds.
 //!
 //! Reading drafts back uses `chorus_get_proposal {proposalUuid}` and its
-//! `documentDrafts[]` (`uuid`, `content`), a tool of the Chorus server not
-//! besides the proposal and document tools this module names; documents use
+//! `documentDrafts[]` (`uuid`, `content`), a tool of the Chorus server
+//! besides the proposal and document tools named above; documents use
 //! `chorus_get_document`.
 
 use std::collections::BTreeMap;
