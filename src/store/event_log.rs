@@ -3,13 +3,16 @@
 //! mid-write) and go on.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
 use super::clock;
+pub use super::log_read::{
+    LogContents, MAX_RECORD_BYTES, ReadStats, current_len, follow_from, read_all, read_from, stream,
+};
 
 /// Rotate `events.jsonl` once it passes this size: big enough for weeks of
 /// normal use, small enough to grep.
@@ -109,7 +112,7 @@ fn open_append(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
-fn rotated(dir: &Path, n: usize) -> PathBuf {
+pub(super) fn rotated(dir: &Path, n: usize) -> PathBuf {
     dir.join(format!("{LOG_FILE}.{n}"))
 }
 
@@ -150,82 +153,6 @@ impl EventRecord {
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields.get(name).and_then(Value::as_str)
     }
-}
-
-/// What reading the log found: the records, and how many lines were skipped.
-#[derive(Debug, Default)]
-pub struct LogContents {
-    pub records: Vec<EventRecord>,
-    pub skipped_lines: usize,
-}
-
-/// Reads every record, oldest rotated file first. A missing log is empty.
-pub fn read_all(dir: &Path) -> Result<LogContents, LogError> {
-    let mut out = LogContents::default();
-    let mut files: Vec<PathBuf> = (1..=ROTATED_FILES).rev().map(|n| rotated(dir, n)).collect();
-    files.push(dir.join(LOG_FILE));
-    for path in files {
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source) => return Err(LogError::Io { path, source }),
-        };
-        read_lines(BufReader::new(file), &mut out)
-            .map_err(|source| LogError::Io { path, source })?;
-    }
-    Ok(out)
-}
-
-fn read_lines(mut reader: impl BufRead, out: &mut LogContents) -> std::io::Result<u64> {
-    let mut consumed = 0;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 || buf.last() != Some(&b'\n') {
-            // End of file, or a line still being written (or torn): not ours yet.
-            return Ok(consumed);
-        }
-        consumed += n as u64;
-        match std::str::from_utf8(&buf)
-            .ok()
-            .and_then(|l| EventRecord::parse(l.trim_end()))
-        {
-            Some(r) => out.records.push(r),
-            None => out.skipped_lines += 1,
-        }
-    }
-}
-
-/// Follows `events.jsonl` from `offset` like `tail -f`: returns the complete
-/// lines written since, and the new offset. Starts over when the file was
-/// rotated (it got shorter than `offset`).
-pub fn read_from(dir: &Path, offset: u64) -> Result<(LogContents, u64), LogError> {
-    let path = dir.join(LOG_FILE);
-    let io = |source| LogError::Io {
-        path: path.clone(),
-        source,
-    };
-    let mut file = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((LogContents::default(), 0));
-        }
-        Err(e) => return Err(io(e)),
-    };
-    let len = file.metadata().map_err(io)?.len();
-    let start = if len < offset { 0 } else { offset };
-    file.seek(SeekFrom::Start(start)).map_err(io)?;
-    let mut out = LogContents::default();
-    let consumed = read_lines(BufReader::new(file), &mut out).map_err(io)?;
-    Ok((out, start + consumed))
-}
-
-/// The size of `events.jsonl` now (where `tail -f` starts following).
-pub fn current_len(dir: &Path) -> u64 {
-    fs::metadata(dir.join(LOG_FILE))
-        .map(|m| m.len())
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod event_log;
+pub mod log_read;
 pub mod shared;
 pub mod state;
 pub mod state_file;
