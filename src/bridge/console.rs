@@ -4,6 +4,8 @@
 
 use std::io::Write;
 
+use crate::text_escape::{Keep, escape_controls};
+
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::mpsc;
 
@@ -41,6 +43,13 @@ pub async fn read_lines(input: impl AsyncBufRead + Unpin, chat: mpsc::Sender<Cha
     }
 }
 
+/// A card as printed: its text (agent output, chat text) with control
+/// characters made visible, so it cannot drive the operator's terminal.
+fn card_text(mark: &str, text: &str) -> String {
+    let text = escape_controls(text.trim_end(), Keep::LinesAndTabs);
+    format!("{mark}\n{text}\n└─\n")
+}
+
 /// Prints cards to stdout.
 pub struct ConsoleCourier;
 
@@ -55,9 +64,24 @@ impl Courier for ConsoleCourier {
             OutboxOp::Patch { .. } => ("├─ (updated)", None),
         };
         let mut out = std::io::stdout().lock();
-        let written =
-            writeln!(out, "{mark}\n{}\n└─", entry.text.trim_end()).and_then(|_| out.flush());
+        let written = out
+            .write_all(card_text(mark, &entry.text).as_bytes())
+            .and_then(|_| out.flush());
         written.map_err(|e| DeliveryError::Transient(format!("stdout: {e}")))?;
         Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn card_text_keeps_lines_and_escapes_controls() {
+        let shown = card_text("┌─", "Done\x1b]2;pwned\x07\n\tline \x1b[2J\u{9b}1m\rX\n\n");
+        assert_eq!(
+            shown,
+            "┌─\nDone\\x1b]2;pwned\\x07\n\tline \\x1b[2J\\u{9b}1m\\x0dX\n└─\n"
+        );
     }
 }
