@@ -2,6 +2,7 @@
 //! state files, bounded memory on large logs, and the event log on a full disk.
 
 mod serve_stop;
+mod tail_log;
 
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus};
