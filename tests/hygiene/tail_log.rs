@@ -47,6 +47,7 @@ fn big_log(home: &std::path::Path, recent: usize) -> usize {
 
 /// Runs `clawmux tail <args>` to its end; returns the stdout lines and the
 /// child's peak resident memory in bytes.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
 fn tail_rss(home: &std::path::Path, args: &[&str]) -> (usize, Vec<String>, u64) {
     let mut all = vec!["tail"];
     all.extend_from_slice(args);
