@@ -2,17 +2,17 @@
 //! rewritten, rotated by size. Readers skip a torn or corrupt line (a crash
 //! mid-write) and go on.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
-use super::clock;
 pub use super::log_read::{
     LogContents, MAX_RECORD_BYTES, ReadStats, current_len, follow_from, read_all, read_from, stream,
 };
+use super::{clock, private};
 
 /// Rotate `events.jsonl` once it passes this size: big enough for weeks of
 /// normal use, small enough to grep.
@@ -52,7 +52,7 @@ impl EventLog {
             path: path.clone(),
             source,
         };
-        fs::create_dir_all(dir).map_err(io)?;
+        private::create_dir(dir).map_err(io)?;
         let file = open_append(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let writer = Writer {
@@ -108,8 +108,9 @@ impl Writer {
     }
 }
 
+/// The log holds every chat message: created 0600 (see [`private`]).
 fn open_append(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+    private::open_append(path)
 }
 
 pub(super) fn rotated(dir: &Path, n: usize) -> PathBuf {

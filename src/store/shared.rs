@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio::sync::Notify;
 
 use super::state_file::Loaded;
-use super::{EventLog, LogError, State, StateError, StateFile};
+use super::{EventLog, LogError, State, StateError, StateFile, private};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -40,7 +40,23 @@ impl SharedState {
     /// Opens `state.json` and `events.jsonl` in `dir`. A corrupt state file
     /// falls back to a backup; that is logged and returned for the operator.
     pub fn open(dir: &Path) -> Result<(SharedState, Loaded), OpenError> {
+        // Checked before anything is written: a wider mode is tightened
+        // (when ours) and reported once the log is open.
+        let findings = private::check(dir);
         let log = EventLog::open(dir)?;
+        for finding in &findings {
+            tracing::warn!("{finding}");
+            log.record(
+                "state_permissions",
+                json!({
+                    "path": finding.path.display().to_string(),
+                    "mode": format!("{:o}", finding.mode),
+                    "wanted": format!("{:o}", finding.wanted),
+                    "tightened": finding.tightened,
+                    "problem": finding.problem,
+                }),
+            );
+        }
         let file = StateFile::new(dir.join("state.json"));
         let (state, loaded) = file.load::<State>()?;
         match &loaded {

@@ -3,12 +3,14 @@
 //! `NAME.1` … `NAME.N`; a corrupt or truncated file falls back to the newest
 //! good backup and says so.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+use super::private;
 
 /// Backups kept next to the state file: enough to survive a bad write and a
 /// bad write of the fallback, cheap to rotate on every save.
@@ -151,13 +153,10 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, Problem> {
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)?;
+        private::create_dir(dir)?;
     }
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
+    // The state holds chat ids, card text and pending approvals: 0600.
+    let mut f = private::create(path)?;
     f.write_all(bytes)?;
     f.sync_all()
 }
@@ -181,6 +180,10 @@ mod tests {
         f.save(&S { n: 2 }).unwrap();
         assert_eq!(f.load::<S>().unwrap(), (S { n: 2 }, Loaded::Current));
         assert!(!f.sibling(".tmp").exists());
+        use std::os::unix::fs::MetadataExt;
+        for p in [f.path().to_path_buf(), f.backup(1)] {
+            assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o600, "{p:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Area `hygiene`: clean stops of the real `clawmux serve` binary, private
 //! state files, bounded memory on large logs, and the event log on a full disk.
 
+mod private_state;
 mod serve_stop;
 mod tail_log;
 
@@ -19,7 +20,12 @@ const WAIT: Duration = Duration::from_secs(20);
 /// `clawmux <args>` with its state in `home` and nothing of the caller's
 /// environment (log filter, tmux pane, Feishu credentials) leaking in.
 fn clawmux(home: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
+    clawmux_via(BIN, home, args)
+}
+
+/// [`clawmux`] through another program (e.g. `sh` to set a umask first).
+fn clawmux_via(program: &str, home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(program);
     cmd.args(args)
         .env("CLAWMUX_HOME", home)
         .env_remove("CLAWMUX_LOG")
