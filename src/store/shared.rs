@@ -138,6 +138,8 @@ mod tests {
     #[test]
     fn changes_survive_reopen_and_failed_saves_are_retried() {
         let dir = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let (s, loaded) = SharedState::open(dir.path()).unwrap();
         assert_eq!(loaded, Loaded::Fresh);
         s.update(|st| st.chats.insert("oc_1".into(), "demo".into()));
@@ -156,6 +158,6 @@ mod tests {
         assert_eq!(again.read(|st| st.chats.len()), 2);
         let log = super::super::event_log::read_all(dir.path()).unwrap();
         let kinds: Vec<_> = log.records.iter().map(|r| r.kind.as_str()).collect();
-        assert_eq!(kinds, ["state_error", "state_saved"]);
+        assert_eq!(kinds, ["state_error", "state_saved"], "{:?}", log.records);
     }
 }
