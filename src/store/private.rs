@@ -31,9 +31,11 @@ pub fn create_dir(dir: &Path) -> io::Result<()> {
     fs::set_permissions(dir, Permissions::from_mode(DIR_MODE))
 }
 
-/// Opens `path` for appending, creating it with [`FILE_MODE`].
+/// Opens `path` for appending (and reading, to check its end), creating
+/// it with [`FILE_MODE`].
 pub fn open_append(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
+        .read(true)
         .create(true)
         .append(true)
         .mode(FILE_MODE)

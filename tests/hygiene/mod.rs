@@ -1,6 +1,7 @@
 //! Area `hygiene`: clean stops of the real `clawmux serve` binary, private
 //! state files, bounded memory on large logs, and the event log on a full disk.
 
+mod disk_full;
 mod private_state;
 mod serve_stop;
 mod tail_log;
