@@ -206,7 +206,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn delivers_in_order_through_transient_failures() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = private_tempdir();
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         let courier = Flaky::default();
         *courier.fail.lock().unwrap() = 3;
@@ -258,6 +258,15 @@ mod tests {
         );
     }
 
+    /// A temp dir already 0700, so opening the state in it logs nothing
+    /// about its mode.
+    fn private_tempdir() -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        dir
+    }
+
     fn records(dir: &std::path::Path) -> Vec<crate::store::event_log::EventRecord> {
         crate::store::event_log::read_all(dir).unwrap().records
     }
@@ -273,7 +282,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_long_outage_backs_off_to_the_cap_and_its_end_is_logged_once() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = private_tempdir();
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         let courier = Flaky::default();
         *courier.fail.lock().unwrap() = 8;
