@@ -91,6 +91,9 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
                                "failed_attempts": o.failed_attempts, "queued": queued}),
                     );
                 }
+                // The delivered card's message id is on disk before the next
+                // card goes out (state writes are asynchronous).
+                shared.flush().await;
             }
             Err(DeliveryError::Permanent(why)) => {
                 delay = RETRY_FIRST;

@@ -1,9 +1,10 @@
 //! Atomic JSON files with backups: write a temp file, fsync, rename over the
-//! old one, fsync the directory. Backups are older generations, not the last
-//! updates: `NAME.1` … `NAME.N` rotate at most once per [`BACKUP_INTERVAL_MS`]
-//! (and at the first save of a process), so a bad state written in a burst of
-//! changes cannot push every good copy out. A corrupt or truncated file falls
-//! back to the newest good backup and says so.
+//! old one, fsync the directory. `NAME.1` is the version the last save
+//! replaced; `NAME.2` … `NAME.N` are older generations, rotated at most once
+//! per [`BACKUP_INTERVAL_MS`] (and at the first save of a process), so a bad
+//! state written in a burst of changes cannot push every good copy out. A
+//! corrupt or truncated file falls back to the newest good backup and says
+//! so.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -19,8 +20,9 @@ use super::{clock, private};
 /// Backups kept next to the state file: enough to survive a bad write and a
 /// bad write of the fallback.
 pub const STATE_BACKUPS: usize = 3;
-/// Backups rotate at most this often (milliseconds): a minute, so the
-/// three backups span minutes of history however busy the daemon is.
+/// Older generations (`NAME.2` …) rotate at most this often (milliseconds):
+/// a minute, so the backups span minutes of history however busy the
+/// daemon is.
 pub const BACKUP_INTERVAL_MS: u64 = 60_000;
 /// "Never rotated in this process."
 const NEVER: u64 = u64::MAX;
@@ -141,18 +143,25 @@ impl StateFile {
             let _ = fs::remove_file(&tmp);
             return Err(werr(e));
         }
-        let last = self.last_rotation.load(Ordering::Relaxed);
-        let due = last == NEVER || now_ms.saturating_sub(last) >= BACKUP_INTERVAL_MS;
-        if due && self.path.exists() {
-            for n in (1..STATE_BACKUPS).rev() {
-                let from = self.backup(n);
-                if from.exists() {
-                    fs::rename(&from, self.backup(n + 1)).map_err(werr)?;
+        if self.path.exists() {
+            let last = self.last_rotation.load(Ordering::Relaxed);
+            if last == NEVER || now_ms.saturating_sub(last) >= BACKUP_INTERVAL_MS {
+                // `.1` becomes an older generation: .2 -> .3, .1 -> .2.
+                for n in (1..STATE_BACKUPS).rev() {
+                    let from = self.backup(n);
+                    if from.exists() {
+                        fs::rename(&from, self.backup(n + 1)).map_err(werr)?;
+                    }
                 }
+                self.last_rotation.store(now_ms, Ordering::Relaxed);
             }
-            // A hard link keeps the current file in place until the rename.
-            fs::hard_link(&self.path, self.backup(1)).map_err(werr)?;
-            self.last_rotation.store(now_ms, Ordering::Relaxed);
+            // `.1` is always the version this save replaces. A hard link
+            // keeps the current file in place until the rename below; the
+            // link is made aside and renamed so `.1` is never missing.
+            let link = self.sibling(".1.tmp");
+            let _ = fs::remove_file(&link);
+            fs::hard_link(&self.path, &link).map_err(werr)?;
+            fs::rename(&link, self.backup(1)).map_err(werr)?;
         }
         fs::rename(&tmp, &self.path).map_err(werr)?;
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -212,21 +221,22 @@ mod tests {
         let f = StateFile::new(dir.path().join("state.json"));
         let t0 = 1_000_000;
         save_at(&f, 1, t0);
-        // First rotation of the process: the state it found is kept.
         save_at(&f, 2, t0 + 10);
-        // A burst of changes within the minute leaves the backups alone.
+        // A burst of changes within the minute: `.1` follows the last
+        // save, the older generations are left alone.
         for n in 3..=50 {
             save_at(&f, n, t0 + 20 + u64::from(n));
         }
-        assert_eq!((backup_of(&f, 1), backup_of(&f, 2)), (Some(1), None));
+        assert_eq!((backup_of(&f, 1), backup_of(&f, 2)), (Some(49), None));
         save_at(&f, 51, t0 + 10 + BACKUP_INTERVAL_MS);
-        assert_eq!((backup_of(&f, 1), backup_of(&f, 2)), (Some(50), Some(1)));
+        assert_eq!((backup_of(&f, 1), backup_of(&f, 2)), (Some(50), Some(49)));
         save_at(&f, 52, t0 + 10 + BACKUP_INTERVAL_MS + 1);
         save_at(&f, 53, t0 + 10 + 2 * BACKUP_INTERVAL_MS);
         assert_eq!(
             (backup_of(&f, 1), backup_of(&f, 2), backup_of(&f, 3)),
-            (Some(52), Some(50), Some(1))
+            (Some(52), Some(51), Some(49))
         );
+        assert!(!f.sibling(".1.tmp").exists());
         assert_eq!(f.load::<S>().unwrap(), (S { n: 53 }, Loaded::Current));
         // Compact JSON.
         assert_eq!(fs::read(f.path()).unwrap(), br#"{"n":53}"#);
