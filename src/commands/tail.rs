@@ -8,8 +8,6 @@ use clawmux::store::event_log::{self, ReadStats};
 use clawmux::store::{self, EventRecord, clock};
 use clawmux::text_escape::{Keep, escape_controls};
 
-use super::UsageError;
-
 /// How often `-f` looks for new lines: quick enough for a human watching.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
 
@@ -70,16 +68,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             written = print_record(&mut out, &r, args.json);
         }
     };
-    let stats =
-        event_log::stream(&dir, since_ms, &mut print).map_err(|e| UsageError(e.to_string()))?;
-    written?;
+    // An unreadable log is a runtime failure (exit 1), not bad usage.
+    let stats = event_log::stream(&dir, since_ms, &mut print)?;
+    if let Some(code) = stopped(written)? {
+        return Ok(code);
+    }
     report_skipped(&stats);
     if !args.follow {
         return Ok(ExitCode::SUCCESS);
     }
     let mut offset = stats.end_offset;
     loop {
-        out.flush()?;
+        if let Some(code) = stopped(out.flush())? {
+            return Ok(code);
+        }
         std::thread::sleep(FOLLOW_POLL);
         let mut written = Ok(());
         let stats = event_log::follow_from(&dir, offset, &mut |r| {
@@ -87,9 +89,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 written = print_record(&mut out, &r, args.json);
             }
         })?;
-        written?;
+        if let Some(code) = stopped(written)? {
+            return Ok(code);
+        }
         report_skipped(&stats);
         offset = stats.end_offset;
+    }
+}
+
+/// A write to stdout: the reader going away (`clawmux tail | head`) ends
+/// the command successfully; any other error is a failure.
+fn stopped(written: std::io::Result<()>) -> std::io::Result<Option<ExitCode>> {
+    match written {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Some(ExitCode::SUCCESS)),
+        Err(e) => Err(e),
     }
 }
 

@@ -2,7 +2,7 @@
 //! `--since` scans back from the end), `-f` follows, a torn last line is
 //! skipped until it is complete.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::process::Stdio;
 
@@ -153,4 +153,34 @@ fn follow_prints_new_records_and_waits_for_a_torn_line_to_complete() {
         !err.contains("skipped"),
         "the torn line was not counted as bad: {err}"
     );
+}
+
+#[test]
+fn exit_codes_a_closed_reader_and_an_unreadable_log() {
+    let home = tempfile::tempdir().unwrap();
+    let now = clock::now_ms();
+    let log: String = (0..20_000).map(|i| record(now + i, "many", "x")).collect();
+    fs::write(home.path().join("events.jsonl"), log).unwrap();
+    // `clawmux tail | head -1`: the reader goes away, tail ends with 0.
+    let mut child = clawmux(home.path(), &["tail"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("many"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+
+    // The log cannot be read (a directory in its place): a runtime failure.
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir(home.path().join("events.jsonl")).unwrap();
+    let out = clawmux(home.path(), &["tail"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("clawmux: event log "), "{err}");
 }
