@@ -15,6 +15,7 @@
 //! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
+//! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
 //! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
@@ -29,4 +30,5 @@ pub mod pane;
 pub mod prompts;
 pub mod sim;
 pub mod store;
+pub mod text_escape;
 pub mod tmux;

@@ -58,6 +58,8 @@ pub enum PromptError {
     TooLarge { path: PathBuf },
     #[error("prompt template {path} is not UTF-8")]
     NotUtf8 { path: PathBuf },
+    #[error("prompt template {path} is a directory, not a file")]
+    IsDir { path: PathBuf },
 }
 
 /// A template's text and where it came from.
@@ -96,6 +98,11 @@ impl Template {
         })?;
         let path = dir.join(format!("{name}.md"));
         let file = match fs::File::open(&path) {
+            // Opening a directory succeeds on Linux and only the read fails:
+            // say what is wrong instead of passing on the OS error.
+            Ok(file) if file.metadata().is_ok_and(|m| m.is_dir()) => {
+                return Err(PromptError::IsDir { path });
+            }
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(template),
             Err(source) => return Err(PromptError::Read { path, source }),

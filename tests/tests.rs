@@ -5,6 +5,7 @@ mod bridge;
 mod control_mode;
 mod detect;
 mod feishu;
+mod hygiene;
 mod integ;
 mod load;
 mod openspec;

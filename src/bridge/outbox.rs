@@ -67,6 +67,10 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
             shared.outbox_ready().await;
             continue;
         };
+        // What the card stands for (an approval, a job's progress handle) is
+        // on disk before the card goes out: a crash cannot leave a card
+        // that the restarted daemon knows nothing of.
+        shared.flush().await;
         if matches!(entry.op, OutboxOp::Patch { .. }) && message_id.is_none() {
             // The card it patches was never delivered (dropped): nothing to update.
             finish(
@@ -91,6 +95,9 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
                                "failed_attempts": o.failed_attempts, "queued": queued}),
                     );
                 }
+                // The delivered card's message id is on disk before the next
+                // card goes out (state writes are asynchronous).
+                shared.flush().await;
             }
             Err(DeliveryError::Permanent(why)) => {
                 delay = RETRY_FIRST;
@@ -206,7 +213,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn delivers_in_order_through_transient_failures() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = private_tempdir();
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         let courier = Flaky::default();
         *courier.fail.lock().unwrap() = 3;
@@ -258,6 +265,15 @@ mod tests {
         );
     }
 
+    /// A temp dir already 0700, so opening the state in it logs nothing
+    /// about its mode.
+    fn private_tempdir() -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        dir
+    }
+
     fn records(dir: &std::path::Path) -> Vec<crate::store::event_log::EventRecord> {
         crate::store::event_log::read_all(dir).unwrap().records
     }
@@ -273,7 +289,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_long_outage_backs_off_to_the_cap_and_its_end_is_logged_once() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = private_tempdir();
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         let courier = Flaky::default();
         *courier.fail.lock().unwrap() = 8;

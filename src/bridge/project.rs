@@ -416,8 +416,7 @@ impl Actor {
     }
 
     /// Changes the persisted record of job `id` (no-op without a journal,
-    /// or once the job is finished). The state is saved before this
-    /// returns, so a record made here precedes what is done next.
+    /// or once the job is finished).
     fn record(&self, id: &str, change: impl FnOnce(&mut Job)) {
         if let Some(journal) = &self.setup.journal {
             journal.update(|s| {
@@ -797,9 +796,15 @@ impl Actor {
         let Some((_, watcher)) = &self.pane else {
             return Err((job, ProjectError::NotAttached.to_string()));
         };
-        if !recovery {
+        if !recovery && let Some(journal) = &self.setup.journal {
             let screen = typing::fingerprint(&watcher.pane().screen_rows());
-            self.record(&job.id, |j| j.typing = Some(TypingIntent { screen }));
+            // On disk before the first key.
+            (journal.update_durable(|s| {
+                if let Some(j) = s.jobs.iter_mut().find(|j| j.id == job.id) {
+                    j.typing = Some(TypingIntent { screen });
+                }
+            }))
+            .await;
         }
         crash_point("typing_recorded");
         let Some((pane, watcher)) = &mut self.pane else {

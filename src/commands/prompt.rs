@@ -32,10 +32,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|v| parse_var(v))
         .collect::<Result<Vec<_>, _>>()?;
-    let template = Template::load(&args.name, args.dir.as_deref()).map_err(|e| match e {
-        PromptError::Unknown(_) => anyhow::Error::from(UsageError(e.to_string())),
-        other => other.into(),
-    })?;
+    // Every load error is about the input (the name, the --dir or a file in
+    // it): bad input exits 2, and the cause is folded into one line once.
+    let template =
+        Template::load(&args.name, args.dir.as_deref()).map_err(|e| UsageError(describe(&e)))?;
     let rendered = template.render(&vars);
     if !args.check {
         std::io::stdout().write_all(rendered.text.as_bytes())?;
@@ -59,6 +59,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         template.name()
     );
     Ok(ExitCode::FAILURE)
+}
+
+/// The error and its cause on one line, e.g. `cannot read prompt directory
+/// /x: No such file or directory (os error 2)`.
+fn describe(err: &PromptError) -> String {
+    match std::error::Error::source(err) {
+        Some(cause) => format!("{err}: {cause}"),
+        None => err.to_string(),
+    }
 }
 
 fn parse_var(arg: &str) -> Result<(&str, &str), UsageError> {

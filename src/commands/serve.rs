@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clawmux::bridge::config::Config;
@@ -86,7 +87,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .get(&config.agent.profile)
         .map_err(|e| UsageError(e.to_string()))?;
     let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(serve(args, config, profiles, state_dir))
+    let result = runtime.block_on(serve(args, config, profiles, state_dir));
+    // Dropping a runtime waits for its blocking tasks without limit; a stop
+    // must not hang on one (a blocking read, a stuck write).
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    result
+}
+
+/// How long a stop waits for the runtime's blocking tasks before the
+/// process exits anyway.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(300);
+
+/// Why the daemon stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The daemon's loop ended (its chat channel closed).
+    Finished,
+    Signal(&'static str),
+    /// End of input on the console (Ctrl-D).
+    EndOfInput,
+}
+
+/// Resolves at the first of SIGINT, SIGTERM and SIGHUP. Handlers are
+/// installed before the daemon starts, so an early signal is not lost.
+fn stop_signals() -> anyhow::Result<impl Future<Output = Stop>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut hup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => Stop::Signal("SIGINT"),
+            _ = term.recv() => Stop::Signal("SIGTERM"),
+            _ = hup.recv() => Stop::Signal("SIGHUP"),
+        }
+    })
+}
+
+/// After end of input, how long the daemon may go on handling the lines
+/// read before it (it normally returns at once when they are handled).
+const EOF_GRACE: Duration = Duration::from_secs(2);
+
+async fn eof_then_grace(eof: impl Future<Output = ()>) {
+    eof.await;
+    tokio::time::sleep(EOF_GRACE).await;
 }
 
 async fn serve(
@@ -95,6 +139,7 @@ async fn serve(
     profiles: Profiles,
     state_dir: PathBuf,
 ) -> anyhow::Result<ExitCode> {
+    let signals = stop_signals()?;
     let (shared, loaded) = SharedState::open(&state_dir)?;
     match loaded {
         Loaded::Backup { backup, problem } => {
@@ -120,6 +165,7 @@ async fn serve(
     }
     let (chat_tx, chat_rx) = mpsc::channel(CHAT_CAPACITY);
     let use_console = args.console || !config.has_feishu();
+    let mut end_of_input = None;
     if use_console {
         let why = if args.console {
             "--console"
@@ -132,10 +178,7 @@ async fn serve(
             state_dir.display()
         );
         tokio::spawn(outbox::run(shared.clone(), console::ConsoleCourier));
-        tokio::spawn(console::read_lines(
-            tokio::io::BufReader::new(tokio::io::stdin()),
-            chat_tx,
-        ));
+        end_of_input = Some(console::spawn_stdin_reader(chat_tx));
     } else {
         let (courier, _intake) = feishu_channel::start(&config, &shared, chat_tx).await?;
         tokio::spawn(outbox::run(shared.clone(), courier));
@@ -157,9 +200,31 @@ async fn serve(
         sim_agent: sim_agent_command()?,
         actors: TaskTracker::new(),
     };
-    tokio::select! {
-        _ = Daemon::new(setup).run(chat_rx, hook_rx) => {}
-        _ = tokio::signal::ctrl_c() => {}
+    let log = setup.shared.log.clone();
+    let eof = async {
+        match end_of_input {
+            // Also a reader that could not start: the console takes no input.
+            Some(done) => {
+                let _ = done.await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    let stop = tokio::select! {
+        _ = Daemon::new(setup).run(chat_rx, hook_rx) => Stop::Finished,
+        stop = signals => stop,
+        // The daemon also ends once it has drained the closed chat channel;
+        // this stops it even while it is busy with a project.
+        () = eof_then_grace(eof) => Stop::EndOfInput,
+    };
+    let reason = match stop {
+        Stop::Finished => "finished",
+        Stop::Signal(name) => name,
+        Stop::EndOfInput => "end of input",
+    };
+    log.record("serve_stopped", serde_json::json!({"reason": reason}));
+    if use_console {
+        eprintln!("clawmux: stopped ({reason})");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,9 +4,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clawmux::store::{self, EventRecord, clock, event_log};
-
-use super::UsageError;
+use clawmux::store::event_log::{self, ReadStats};
+use clawmux::store::{self, EventRecord, clock};
+use clawmux::text_escape::{Keep, escape_controls};
 
 /// How often `-f` looks for new lines: quick enough for a human watching.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
@@ -60,45 +60,93 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             && since_ms.is_none_or(|t| r.ts_ms >= t)
     };
     let mut out = std::io::stdout().lock();
-    let mut offset = event_log::current_len(&dir);
-    let contents = event_log::read_all(&dir).map_err(|e| UsageError(e.to_string()))?;
-    if contents.skipped_lines > 0 {
-        eprintln!(
-            "clawmux: skipped {} torn or unreadable line(s) in the event log",
-            contents.skipped_lines
-        );
+    // Records are printed as they are read: memory stays bounded whatever
+    // the size of the log, and `--since` starts reading near the end.
+    let mut written = Ok(());
+    let mut print = |r: EventRecord| {
+        if written.is_ok() && keep(&r) {
+            written = print_record(&mut out, &r, args.json);
+        }
+    };
+    // An unreadable log is a runtime failure (exit 1), not bad usage.
+    let stats = event_log::stream(&dir, since_ms, &mut print)?;
+    if let Some(code) = stopped(written)? {
+        return Ok(code);
     }
-    for r in contents.records.iter().filter(|r| keep(r)) {
-        print_record(&mut out, r, args.json)?;
-    }
+    report_skipped(&stats);
     if !args.follow {
         return Ok(ExitCode::SUCCESS);
     }
+    let mut offset = stats.end_offset;
     loop {
-        out.flush()?;
-        std::thread::sleep(FOLLOW_POLL);
-        let (new, next) = event_log::read_from(&dir, offset)?;
-        offset = next;
-        for r in new.records.iter().filter(|r| keep(r)) {
-            print_record(&mut out, r, args.json)?;
+        if let Some(code) = stopped(out.flush())? {
+            return Ok(code);
         }
+        std::thread::sleep(FOLLOW_POLL);
+        let mut written = Ok(());
+        let stats = event_log::follow_from(&dir, offset, &mut |r| {
+            if written.is_ok() && keep(&r) {
+                written = print_record(&mut out, &r, args.json);
+            }
+        })?;
+        if let Some(code) = stopped(written)? {
+            return Ok(code);
+        }
+        report_skipped(&stats);
+        offset = stats.end_offset;
     }
 }
 
+/// A write to stdout: the reader going away (`clawmux tail | head`) ends
+/// the command successfully; any other error is a failure.
+fn stopped(written: std::io::Result<()>) -> std::io::Result<Option<ExitCode>> {
+    match written {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Some(ExitCode::SUCCESS)),
+        Err(e) => Err(e),
+    }
+}
+
+fn report_skipped(stats: &ReadStats) {
+    if stats.skipped_lines > 0 {
+        eprintln!(
+            "clawmux: skipped {} torn or unreadable line(s) in the event log",
+            stats.skipped_lines
+        );
+    }
+    if stats.too_long > 0 {
+        eprintln!(
+            "clawmux: skipped {} line(s) longer than {} bytes in the event log",
+            stats.too_long,
+            event_log::MAX_RECORD_BYTES
+        );
+    }
+}
+
+/// One record: raw JSON (already escaped, printed byte for byte as stored
+/// fields), or one readable line whose outside text has its control
+/// characters made visible.
 fn print_record(out: &mut impl Write, r: &EventRecord, json: bool) -> std::io::Result<()> {
     if json {
         return writeln!(out, "{}", serde_json::Value::Object(r.fields.clone()));
     }
-    write!(out, "{} {:<10}", clock::rfc3339(r.ts_ms), r.kind)?;
+    let line = readable(r);
+    writeln!(out, "{}", escape_controls(&line, Keep::Nothing))
+}
+
+fn readable(r: &EventRecord) -> String {
+    use std::fmt::Write as _;
+    let mut line = format!("{} {:<10}", clock::rfc3339(r.ts_ms), r.kind);
     for (k, v) in r.fields.iter().filter(|(k, _)| *k != "ts" && *k != "kind") {
-        match v.as_str() {
+        // Infallible: writing to a String.
+        let _ = match v.as_str() {
             Some(s) if !s.contains(char::is_whitespace) && !s.is_empty() => {
-                write!(out, " {k}={s}")?
+                write!(line, " {k}={s}")
             }
-            _ => write!(out, " {k}={v}")?,
-        }
+            _ => write!(line, " {k}={v}"),
+        };
     }
-    writeln!(out)
+    line
 }
 
 #[cfg(test)]
@@ -113,5 +161,27 @@ mod tests {
         assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86_400)));
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("m").is_err());
+    }
+
+    #[test]
+    fn readable_lines_make_control_characters_visible() {
+        let line = r#"{"ts":"2026-11-29T15:00:20.000Z","kind":"command","project":"x\u001b[2J","text":"hi \u001b]2;pwned\u0007 there\u009b"}"#;
+        let r = EventRecord::parse(line).unwrap();
+        let mut out = Vec::new();
+        print_record(&mut out, &r, false).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.trim_end().chars().any(char::is_control), "{text:?}");
+        assert!(text.contains("project=x\\x1b[2J"), "{text}");
+        assert!(text.contains("\\u{9b}"), "{text}");
+        // JSON output stays JSON: the same record, escaped by JSON itself.
+        let mut out = Vec::new();
+        print_record(&mut out, &r, true).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r"\u001b]2;pwned\u0007"), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(line).unwrap()
+        );
     }
 }

@@ -13,6 +13,8 @@ use clawmux::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profiles};
 use clawmux::store::clock::now_ms;
 use clawmux::tmux::{self, ClientConfig, ClientEvent, Socket, TmuxCommand, TmuxError};
 
+use clawmux::text_escape::{Keep, escape_controls};
+
 use super::UsageError;
 
 #[derive(clap::Args)]
@@ -104,7 +106,7 @@ async fn watch(args: Args) -> anyhow::Result<ExitCode> {
             }
             writeln!(out, "{json}")?;
         } else {
-            writeln!(out, "{}", human(&event)?)?;
+            writeln!(out, "{}", readable(&event)?)?;
         }
         print_detections(&mut out, &mut found, args.json)?;
         out.flush()?;
@@ -117,7 +119,14 @@ async fn watch(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// One readable line: pane output as escaped text, the rest as compact JSON.
+/// [`human`] with every control character made visible: JSON escapes C0
+/// controls but leaves DEL and C1 controls (U+009B is CSI to some
+/// terminals) as they are.
+fn readable(event: &ClientEvent) -> anyhow::Result<String> {
+    Ok(escape_controls(&human(event)?, Keep::Nothing).into_owned())
+}
+
+/// One line: pane output as escaped text, the rest as compact JSON.
 fn human(event: &ClientEvent) -> anyhow::Result<String> {
     Ok(match event {
         ClientEvent::Output { pane, data } => {
@@ -141,7 +150,8 @@ fn print_detections(
             }
             writeln!(out, "{value}")?;
         } else {
-            writeln!(out, "{} detected {}", d.pane, d.to_json())?;
+            let line = format!("{} detected {}", d.pane, d.to_json());
+            writeln!(out, "{}", escape_controls(&line, Keep::Nothing))?;
         }
     }
     out.flush()
@@ -168,5 +178,29 @@ async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable_lines_hold_no_control_characters() {
+        let hostile: &[u8] = b"\x1b]2;title\x07\x1b[2J\xc2\x9b31m\x7fok\r\n";
+        for event in [
+            ClientEvent::Output {
+                pane: PaneId(3),
+                data: bytes::Bytes::from_static(hostile),
+            },
+            ClientEvent::Stray(bytes::Bytes::from_static(hostile)),
+        ] {
+            let line = readable(&event).unwrap();
+            assert!(!line.chars().any(char::is_control), "{line:?}");
+            assert!(line.contains("ok"), "{line}");
+        }
+        // Without the escaping, JSON would have let C1 and DEL through.
+        let raw = human(&ClientEvent::Stray(bytes::Bytes::from_static(hostile))).unwrap();
+        assert!(raw.contains('\u{9b}'), "{raw:?}");
     }
 }

@@ -15,11 +15,18 @@ use serde::{Serialize, Serializer};
 use super::framer::{Frame, Framer, MAX_LINE_BYTES};
 use super::parse::{Guard, Notification, ParseError, parse_line_counting};
 
-/// Most reply text kept for one block, in bytes. The largest reply clawmux
-/// asks for is a `capture-pane` of the default 2000-line history, a few MiB
-/// with colours; past this limit the rest of the block is dropped and
-/// counted so a runaway reply cannot exhaust memory.
+/// Most memory one reply block may hold, in bytes: its text plus
+/// [`REPLY_LINE_OVERHEAD_BYTES`] a line, so empty lines count too. The
+/// largest reply clawmux asks for is a `capture-pane` of the default
+/// 2000-line history, a few MiB with colours.
 pub const MAX_REPLY_BYTES: usize = 64 << 20;
+/// Most lines one reply block may hold: a `capture-pane` of a 100,000-line
+/// history (far above tmux's default 2000) still fits.
+pub const MAX_REPLY_LINES: usize = 1 << 17;
+/// What a kept line costs besides its text, in bytes: its handle in the
+/// block (a `Bytes`, 32 bytes) and the allocator's header and rounding of
+/// its copy. Charged so that a flood of empty lines is bounded by bytes too.
+pub const REPLY_LINE_OVERHEAD_BYTES: usize = 64;
 
 /// One decoded item of the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,8 +52,22 @@ pub struct Reply {
     pub flags: u32,
     /// `%end` (true) or `%error` (false).
     pub ok: bool,
-    /// The reply text, one entry a line, raw (not escaped by tmux).
+    /// The reply text, one entry a line, raw (not escaped by tmux). For an
+    /// overflowed block, one line saying so (see [`Reply::dropped_lines`]).
     pub lines: Vec<Bytes>,
+    /// Lines dropped because the block passed [`MAX_REPLY_LINES`] or
+    /// [`MAX_REPLY_BYTES`]. The policy: the whole body is dropped (a
+    /// truncated screen or listing would be taken for the real one), the
+    /// reply is reported as failed (`ok` false) with a line saying why, and
+    /// the stream goes on.
+    pub dropped_lines: u64,
+}
+
+/// The one line an overflowed reply carries.
+fn overflow_marker(dropped: u64) -> Bytes {
+    Bytes::from(format!(
+        "clawmux: reply too large ({dropped} lines dropped; limits {MAX_REPLY_LINES} lines, {MAX_REPLY_BYTES} bytes)"
+    ))
 }
 
 /// What the decoder has dropped or repaired so far.
@@ -58,7 +79,7 @@ pub struct Counters {
     pub malformed_escapes: u64,
     /// Lines that did not parse, reported as [`Event::Invalid`].
     pub invalid_lines: u64,
-    /// Reply lines dropped past [`MAX_REPLY_BYTES`].
+    /// Reply lines dropped past [`MAX_REPLY_LINES`] or [`MAX_REPLY_BYTES`].
     pub reply_lines_dropped: u64,
 }
 
@@ -75,6 +96,8 @@ impl Serialize for Event {
                 flags: u32,
                 ok: bool,
                 lines: Vec<Cow<'a, str>>,
+                #[serde(skip_serializing_if = "is_zero")]
+                dropped_lines: u64,
             },
             Stray {
                 text: Cow<'a, str>,
@@ -92,6 +115,7 @@ impl Serialize for Event {
                 flags: r.flags,
                 ok: r.ok,
                 lines: r.lines.iter().map(|l| String::from_utf8_lossy(l)).collect(),
+                dropped_lines: r.dropped_lines,
             },
             Event::Stray(line) => Json::Stray {
                 text: String::from_utf8_lossy(line),
@@ -105,12 +129,19 @@ impl Serialize for Event {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// An open reply block.
 #[derive(Debug)]
 struct Block {
     guard: Guard,
     lines: Vec<Bytes>,
+    /// Memory held: text plus [`REPLY_LINE_OVERHEAD_BYTES`] a line.
     bytes: usize,
+    /// Lines dropped since the block overflowed (0 while it has not).
+    dropped: u64,
 }
 
 /// Bytes in, [`Event`]s out; carries partial lines and open blocks across calls.
@@ -124,6 +155,12 @@ pub struct Decoder {
 impl Decoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Memory the open reply block holds, in bytes (text plus
+    /// [`REPLY_LINE_OVERHEAD_BYTES`] a line); never above [`MAX_REPLY_BYTES`].
+    pub fn buffered_reply_bytes(&self) -> usize {
+        self.block.as_ref().map_or(0, |b| b.bytes)
     }
 
     /// What was dropped or repaired so far.
@@ -229,27 +266,49 @@ fn in_block(
     match kind {
         InBlock::Close { ok } => {
             if let Some(open) = block.take() {
+                let overflowed = open.dropped > 0;
                 sink(Event::Reply(Reply {
                     number: open.guard.number,
                     time: open.guard.time,
                     flags: open.guard.flags,
-                    ok,
-                    lines: open.lines,
+                    ok: ok && !overflowed,
+                    lines: if overflowed {
+                        vec![overflow_marker(open.dropped)]
+                    } else {
+                        open.lines
+                    },
+                    dropped_lines: open.dropped,
                 }));
             }
         }
         InBlock::Notification(n) => sink(Event::Notification(n)),
         InBlock::Text => {
             if let Some(open) = block {
-                if open.bytes + line.len() > MAX_REPLY_BYTES {
-                    counters.reply_lines_dropped += 1;
-                } else {
-                    open.bytes += line.len();
-                    open.lines.push(Bytes::copy_from_slice(line));
-                }
+                keep_reply_line(open, counters, line);
             }
         }
     }
+}
+
+/// Keeps one reply line, or drops the whole body once a limit is passed.
+fn keep_reply_line(open: &mut Block, counters: &mut Counters, line: &[u8]) {
+    if open.dropped > 0 {
+        open.dropped += 1;
+        counters.reply_lines_dropped += 1;
+        return;
+    }
+    let cost = line.len() + REPLY_LINE_OVERHEAD_BYTES;
+    if open.lines.len() < MAX_REPLY_LINES && open.bytes + cost <= MAX_REPLY_BYTES {
+        open.bytes += cost;
+        open.lines.push(Bytes::copy_from_slice(line));
+        return;
+    }
+    let dropped = open.lines.len() as u64 + 1;
+    open.dropped = dropped;
+    counters.reply_lines_dropped += dropped;
+    // Free the body now, not when the block closes (it may never close).
+    open.lines = Vec::new();
+    open.bytes = 0;
 }
 
 fn outside_block(
@@ -264,6 +323,7 @@ fn outside_block(
                 guard,
                 lines: Vec::new(),
                 bytes: 0,
+                dropped: 0,
             });
             return;
         }
@@ -320,7 +380,62 @@ mod tests {
             flags,
             ok,
             lines: lines.iter().map(|l| Bytes::from_static(l)).collect(),
+            dropped_lines: 0,
         })
+    }
+
+    #[test]
+    fn empty_lines_in_an_open_block_are_bounded_by_lines() {
+        let mut decoder = Decoder::new();
+        let mut events = Vec::new();
+        decoder.feed(b"%begin 7 9 1\n", &mut |e| events.push(e));
+        let empties = vec![b'\n'; 64 << 10];
+        let mut fed = 0usize;
+        while fed < 3 * MAX_REPLY_LINES {
+            decoder.feed(&empties, &mut |e| events.push(e));
+            fed += empties.len();
+            assert!(decoder.buffered_reply_bytes() <= MAX_REPLY_LINES * REPLY_LINE_OVERHEAD_BYTES);
+        }
+        assert_eq!(
+            decoder.buffered_reply_bytes(),
+            0,
+            "the body was dropped at once"
+        );
+        decoder.feed(b"%end 7 9 1\n%output %1 after\n", &mut |e| events.push(e));
+        let Event::Reply(r) = &events[0] else {
+            panic!("{:?}", events[0]);
+        };
+        assert!(!r.ok);
+        assert_eq!(r.dropped_lines, fed as u64);
+        assert_eq!(r.lines.len(), 1);
+        assert!(r.lines[0].starts_with(b"clawmux: reply too large"));
+        assert_eq!(events[1], output(1, b"after"), "the stream goes on");
+        assert_eq!(decoder.counters().reply_lines_dropped, fed as u64);
+    }
+
+    #[test]
+    fn long_lines_in_an_open_block_are_bounded_by_bytes() {
+        let mut decoder = Decoder::new();
+        let mut events = Vec::new();
+        decoder.feed(b"%begin 7 9 1\n", &mut |e| events.push(e));
+        let mut line = vec![b'x'; MAX_LINE_BYTES - 1];
+        line.push(b'\n');
+        let lines = MAX_REPLY_BYTES / MAX_LINE_BYTES + 2;
+        for _ in 0..lines {
+            decoder.feed(&line, &mut |e| events.push(e));
+            assert!(decoder.buffered_reply_bytes() <= MAX_REPLY_BYTES);
+        }
+        decoder.feed(b"%end 7 9 1\n", &mut |e| events.push(e));
+        assert!(
+            matches!(&events[..], [Event::Reply(r)] if !r.ok && r.dropped_lines == lines as u64)
+        );
+        // A block within the limits after it is whole again.
+        decoder.feed(b"%begin 7 10 1\nok\n%end 7 10 1\n", &mut |e| events.push(e));
+        assert_eq!(events[1], reply_n(10, &[b"ok"]));
+    }
+
+    fn reply_n(number: u64, lines: &[&'static [u8]]) -> Event {
+        reply(number, 1, true, lines)
     }
 
     #[test]

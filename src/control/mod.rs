@@ -12,7 +12,9 @@ mod ids;
 mod parse;
 mod unescape;
 
-pub use decoder::{Counters, Decoder, Event, MAX_REPLY_BYTES, Reply};
+pub use decoder::{
+    Counters, Decoder, Event, MAX_REPLY_BYTES, MAX_REPLY_LINES, REPLY_LINE_OVERHEAD_BYTES, Reply,
+};
 pub use framer::{Frame, Framer, MAX_LINE_BYTES};
 pub use ids::{IdError, PaneId, SessionId, WindowId};
 pub use parse::{Guard, Notification, ParseError, parse_line};

@@ -2,14 +2,19 @@
 //! rewritten, rotated by size. Readers skip a torn or corrupt line (a crash
 //! mid-write) and go on.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
 
-use super::clock;
+pub use super::log_read::{
+    LogContents, MAX_RECORD_BYTES, ReadStats, current_len, follow_from, read_all, read_from, stream,
+};
+use super::{clock, private};
 
 /// Rotate `events.jsonl` once it passes this size: big enough for weeks of
 /// normal use, small enough to grep.
@@ -29,16 +34,41 @@ pub enum LogError {
     },
 }
 
+/// Whether records reach the file. It changes from `Ok` to `Failing` once
+/// per outage (the first failed write) and back once a write succeeds, so a
+/// watcher can tell the chat once; see [`EventLog::subscribe_health`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogHealth {
+    Ok,
+    /// Writes fail (disk full, I/O error): records are counted, not lost
+    /// silently, and the count is written with the next record that fits.
+    Failing {
+        first_error: String,
+        since_ms: u64,
+    },
+}
+
 /// A shared handle to the event log; clones append to the same file.
 #[derive(Clone)]
 pub struct EventLog {
     inner: Arc<Mutex<Writer>>,
+    health: watch::Receiver<LogHealth>,
 }
 
 struct Writer {
     dir: PathBuf,
-    file: File,
+    /// `None` while the file could not be (re)opened.
+    file: Option<File>,
     len: u64,
+    /// The end of the file must be checked before the next write: at open
+    /// (a crash may have torn the last line) and after a failed write (it
+    /// may have written part of its line).
+    check_tail: bool,
+    /// Records that could not be written since the last one that was.
+    failed: u64,
+    first_error: Option<String>,
+    failing_since_ms: u64,
+    health: watch::Sender<LogHealth>,
 }
 
 impl EventLog {
@@ -49,16 +79,23 @@ impl EventLog {
             path: path.clone(),
             source,
         };
-        fs::create_dir_all(dir).map_err(io)?;
+        private::create_dir(dir).map_err(io)?;
         let file = open_append(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
+        let (health, health_rx) = watch::channel(LogHealth::Ok);
         let writer = Writer {
             dir: dir.to_path_buf(),
-            file,
+            file: Some(file),
             len,
+            check_tail: true,
+            failed: 0,
+            first_error: None,
+            failing_since_ms: 0,
+            health,
         };
         Ok(EventLog {
             inner: Arc::new(Mutex::new(writer)),
+            health: health_rx,
         })
     }
 
@@ -66,50 +103,156 @@ impl EventLog {
     /// crash leaves at most one torn line at the end. Failures are returned
     /// for the caller to report; the log never panics its caller.
     pub fn append(&self, kind: &str, fields: Value) -> Result<(), LogError> {
-        let mut record = Map::new();
-        record.insert("ts".into(), Value::String(clock::rfc3339(clock::now_ms())));
-        record.insert("kind".into(), Value::String(kind.into()));
-        if let Value::Object(fields) = fields {
-            record.extend(fields.into_iter().filter(|(k, _)| k != "ts" && k != "kind"));
-        }
-        let mut line = Value::Object(record).to_string();
-        line.push('\n');
+        let line = line(kind, fields);
         let mut w = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         w.write_line(line.as_bytes())
     }
 
-    /// Appends and reports a failure through `tracing` instead of returning it:
-    /// for callers where the log must never stop the work.
+    /// Appends without returning a failure: for callers where the log must
+    /// never stop the work. The first failure of an outage is reported
+    /// through `tracing` and [`EventLog::health`]; the rest are counted.
     pub fn record(&self, kind: &str, fields: Value) {
-        if let Err(err) = self.append(kind, fields) {
-            tracing::error!("{err}");
-        }
+        let _ = self.append(kind, fields);
     }
+
+    /// Whether records reach the file now.
+    pub fn health(&self) -> LogHealth {
+        self.health.borrow().clone()
+    }
+
+    /// Records that failed to be written since the last one that was.
+    pub fn failed_records(&self) -> u64 {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).failed
+    }
+
+    /// Changes of [`EventLog::health`]: the daemon tells the chat once when
+    /// it turns `Failing`, and again when it is `Ok`.
+    pub fn subscribe_health(&self) -> watch::Receiver<LogHealth> {
+        self.health.clone()
+    }
+}
+
+/// One record as its line: `ts` and `kind` first, the fields after (they
+/// cannot override either).
+fn line(kind: &str, fields: Value) -> String {
+    let mut record = Map::new();
+    record.insert("ts".into(), Value::String(clock::rfc3339(clock::now_ms())));
+    record.insert("kind".into(), Value::String(kind.into()));
+    if let Value::Object(fields) = fields {
+        record.extend(fields.into_iter().filter(|(k, _)| k != "ts" && k != "kind"));
+    }
+    let mut line = Value::Object(record).to_string();
+    line.push('\n');
+    line
 }
 
 impl Writer {
     fn write_line(&mut self, line: &[u8]) -> Result<(), LogError> {
+        match self.try_write(line) {
+            Ok(()) => Ok(()),
+            Err(source) => {
+                self.failed += 1;
+                self.check_tail = true;
+                if self.first_error.is_none() {
+                    let now = clock::now_ms();
+                    let error = source.to_string();
+                    tracing::error!(
+                        "event log {}: {error}; records are counted until a write succeeds",
+                        self.dir.join(LOG_FILE).display()
+                    );
+                    self.failing_since_ms = now;
+                    self.health.send_replace(LogHealth::Failing {
+                        first_error: error.clone(),
+                        since_ms: now,
+                    });
+                    self.first_error = Some(error);
+                }
+                Err(LogError::Io {
+                    path: self.dir.join(LOG_FILE),
+                    source,
+                })
+            }
+        }
+    }
+
+    /// One write of: a repair mark if the tail was torn, the count of
+    /// records lost since the last good write, and `line`.
+    fn try_write(&mut self, line: &[u8]) -> std::io::Result<()> {
         let path = self.dir.join(LOG_FILE);
-        let io = |source| LogError::Io {
-            path: path.clone(),
-            source,
-        };
-        if self.len > 0 && self.len + line.len() as u64 > MAX_LOG_BYTES {
-            rotate(&self.dir).map_err(io)?;
-            self.file = open_append(&path).map_err(io)?;
+        let mut buf = Vec::with_capacity(line.len() + 256);
+        if self.check_tail || self.file.is_none() {
+            // Reopened: the operator may have moved the log away to free space.
+            let file = open_append(&path)?;
+            self.len = file.metadata()?.len();
+            if torn_tail(&file, self.len)? {
+                // The fragment becomes a line of its own (readers skip it),
+                // so it cannot swallow the record written after it.
+                buf.push(b'\n');
+                buf.extend_from_slice(
+                    self::line(
+                        "log_repaired",
+                        json!({"note": "the line before this one was cut short (a crash or a failed write) and is skipped by readers"}),
+                    )
+                    .as_bytes(),
+                );
+            }
+            self.file = Some(file);
+        }
+        if self.failed > 0 {
+            buf.extend_from_slice(
+                self::line(
+                    "log_write_failed",
+                    json!({
+                        "count": self.failed,
+                        "first_error": self.first_error,
+                        "since": clock::rfc3339(self.failing_since_ms),
+                    }),
+                )
+                .as_bytes(),
+            );
+        }
+        buf.extend_from_slice(line);
+        if self.len > 0 && self.len + buf.len() as u64 > MAX_LOG_BYTES {
+            rotate(&self.dir)?;
+            self.file = Some(open_append(&path)?);
             self.len = 0;
         }
-        self.file.write_all(line).map_err(io)?;
-        self.len += line.len() as u64;
+        let Some(file) = self.file.as_mut() else {
+            return Err(std::io::Error::other("the event log is not open"));
+        };
+        file.write_all(&buf)?;
+        self.len += buf.len() as u64;
+        self.check_tail = false;
+        if self.failed > 0 {
+            tracing::warn!(
+                "event log {} is written again; {} record(s) could not be written meanwhile",
+                path.display(),
+                self.failed
+            );
+            self.failed = 0;
+            self.first_error = None;
+            self.health.send_replace(LogHealth::Ok);
+        }
         Ok(())
     }
 }
 
-fn open_append(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+/// Whether the file's last byte is not a newline (a torn last line).
+fn torn_tail(file: &File, len: u64) -> std::io::Result<bool> {
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
 }
 
-fn rotated(dir: &Path, n: usize) -> PathBuf {
+/// The log holds every chat message: created 0600 (see [`private`]).
+fn open_append(path: &Path) -> std::io::Result<File> {
+    private::open_append(path)
+}
+
+pub(super) fn rotated(dir: &Path, n: usize) -> PathBuf {
     dir.join(format!("{LOG_FILE}.{n}"))
 }
 
@@ -150,82 +293,6 @@ impl EventRecord {
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields.get(name).and_then(Value::as_str)
     }
-}
-
-/// What reading the log found: the records, and how many lines were skipped.
-#[derive(Debug, Default)]
-pub struct LogContents {
-    pub records: Vec<EventRecord>,
-    pub skipped_lines: usize,
-}
-
-/// Reads every record, oldest rotated file first. A missing log is empty.
-pub fn read_all(dir: &Path) -> Result<LogContents, LogError> {
-    let mut out = LogContents::default();
-    let mut files: Vec<PathBuf> = (1..=ROTATED_FILES).rev().map(|n| rotated(dir, n)).collect();
-    files.push(dir.join(LOG_FILE));
-    for path in files {
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source) => return Err(LogError::Io { path, source }),
-        };
-        read_lines(BufReader::new(file), &mut out)
-            .map_err(|source| LogError::Io { path, source })?;
-    }
-    Ok(out)
-}
-
-fn read_lines(mut reader: impl BufRead, out: &mut LogContents) -> std::io::Result<u64> {
-    let mut consumed = 0;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
-        if n == 0 || buf.last() != Some(&b'\n') {
-            // End of file, or a line still being written (or torn): not ours yet.
-            return Ok(consumed);
-        }
-        consumed += n as u64;
-        match std::str::from_utf8(&buf)
-            .ok()
-            .and_then(|l| EventRecord::parse(l.trim_end()))
-        {
-            Some(r) => out.records.push(r),
-            None => out.skipped_lines += 1,
-        }
-    }
-}
-
-/// Follows `events.jsonl` from `offset` like `tail -f`: returns the complete
-/// lines written since, and the new offset. Starts over when the file was
-/// rotated (it got shorter than `offset`).
-pub fn read_from(dir: &Path, offset: u64) -> Result<(LogContents, u64), LogError> {
-    let path = dir.join(LOG_FILE);
-    let io = |source| LogError::Io {
-        path: path.clone(),
-        source,
-    };
-    let mut file = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((LogContents::default(), 0));
-        }
-        Err(e) => return Err(io(e)),
-    };
-    let len = file.metadata().map_err(io)?.len();
-    let start = if len < offset { 0 } else { offset };
-    file.seek(SeekFrom::Start(start)).map_err(io)?;
-    let mut out = LogContents::default();
-    let consumed = read_lines(BufReader::new(file), &mut out).map_err(io)?;
-    Ok((out, start + consumed))
-}
-
-/// The size of `events.jsonl` now (where `tail -f` starts following).
-pub fn current_len(dir: &Path) -> u64 {
-    fs::metadata(dir.join(LOG_FILE))
-        .map(|m| m.len())
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -315,5 +382,74 @@ mod tests {
         log.append("two", json!({})).unwrap();
         let (next, _) = read_from(dir.path(), offset + 1000).unwrap();
         assert_eq!(next.records[0].kind, "two");
+    }
+
+    fn kinds(dir: &Path) -> Vec<String> {
+        read_all(dir)
+            .unwrap()
+            .records
+            .into_iter()
+            .map(|r| r.kind)
+            .collect()
+    }
+
+    #[test]
+    fn a_torn_tail_is_repaired_before_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = EventLog::open(dir.path()).unwrap();
+        log.append("a", json!({})).unwrap();
+        drop(log);
+        // A crash cut the last record short.
+        let mut f = open_append(&dir.path().join(LOG_FILE)).unwrap();
+        f.write_all(b"{\"ts\":\"2026-11-29T15:00:2").unwrap();
+        let log = EventLog::open(dir.path()).unwrap();
+        log.append("b", json!({})).unwrap();
+        log.append("c", json!({})).unwrap();
+        assert_eq!(kinds(dir.path()), ["a", "log_repaired", "b", "c"]);
+        assert_eq!(read_all(dir.path()).unwrap().skipped_lines, 1);
+    }
+
+    #[test]
+    fn failed_writes_are_counted_reported_once_and_written_with_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let log = EventLog::open(dir.path()).unwrap();
+        log.append("before", json!({})).unwrap();
+        let mut health = log.subscribe_health();
+        health.mark_unchanged();
+        // A real failing file: every write to /dev/full is ENOSPC.
+        let kept = dir.path().join("kept.jsonl");
+        fs::rename(&path, &kept).unwrap();
+        std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+        // The writer reopens the path once a write failed; make the current
+        // handle fail too by forcing that reopen.
+        log.inner.lock().unwrap().check_tail = true;
+        for i in 0..3 {
+            let err = log.append("lost", json!({"i": i})).unwrap_err();
+            assert!(err.to_string().contains("No space left"), "{err}");
+        }
+        assert_eq!(log.failed_records(), 3);
+        assert!(health.has_changed().unwrap(), "told once");
+        let LogHealth::Failing { first_error, .. } = health.borrow_and_update().clone() else {
+            panic!("not failing");
+        };
+        assert!(first_error.contains("No space left"), "{first_error}");
+        // Space is back (the operator moved the full file away).
+        fs::remove_file(&path).unwrap();
+        fs::rename(&kept, &path).unwrap();
+        log.append("after", json!({})).unwrap();
+        assert!(health.has_changed().unwrap());
+        assert_eq!(*health.borrow_and_update(), LogHealth::Ok);
+        assert_eq!(log.failed_records(), 0);
+        let got = read_all(dir.path()).unwrap();
+        let kinds: Vec<_> = got.records.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, ["before", "log_write_failed", "after"]);
+        assert_eq!(got.records[1].fields["count"], 3);
+        assert!(
+            got.records[1]
+                .field("first_error")
+                .is_some_and(|e| e.contains("No space left"))
+        );
+        assert_eq!(got.skipped_lines, 0);
     }
 }

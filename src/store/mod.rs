@@ -1,10 +1,12 @@
 //! Durable state: the append-only event log operators tail, the atomic state
 //! file (projects, chats, pending approvals, dedupe ids, outbox) and where
-//! both live on disk.
+//! both live on disk (a 0700 directory of 0600 files, see [`private`]).
 
 pub mod clock;
 pub mod event_log;
 pub mod log_event;
+pub mod log_read;
+pub mod private;
 pub mod shared;
 pub mod state;
 pub mod state_file;

@@ -1,16 +1,20 @@
-//! The daemon's one copy of [`State`], shared between its tasks: every
-//! change is saved before the lock is released, so what a task did survives
-//! a crash. A failed save (disk full) keeps the change in memory, tells the
-//! operator, and is retried with the next change.
+//! The daemon's one copy of [`State`], shared between its tasks. A change is
+//! made in memory under a lock and its snapshot (compact JSON) handed to a
+//! saver thread, so no async worker ever waits on an fsync; a task that must
+//! know its change is on disk before it acts (before typing into a pane)
+//! awaits [`SharedState::update_durable`] or [`SharedState::flush`]. A
+//! failed save (disk full) keeps the change in memory, tells the operator
+//! once, and is retried with the next change. The last handle dropped
+//! writes what is pending.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use serde_json::json;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use super::state_file::Loaded;
-use super::{EventLog, LogError, State, StateError, StateFile};
+use super::{EventLog, LogError, State, StateError, StateFile, clock, private};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -27,20 +31,63 @@ pub struct SharedState {
     inner: Arc<Mutex<Inner>>,
     pub log: EventLog,
     outbox_ready: Arc<Notify>,
+    saver: Arc<Saver>,
 }
 
 struct Inner {
     state: State,
-    file: StateFile,
+    /// Changes made so far (the generation the next save carries).
+    changes: u64,
+}
+
+/// The state file's writer: a thread of its own, so the fsyncs never run
+/// on an async worker. It writes the newest snapshot queued (older ones are
+/// skipped: the newest holds them) and says which change it got to.
+struct Saver {
+    queue: Arc<SaveQueue>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    attempted: watch::Receiver<u64>,
+}
+
+#[derive(Default)]
+struct SaveQueue {
+    slot: Mutex<Slot>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Slot {
+    /// The newest snapshot not written yet: its change number and JSON.
+    pending: Option<(u64, Vec<u8>)>,
+    /// The newest change whose save was attempted (written, or failed).
+    attempted: u64,
     /// The last save failed: the file is behind memory.
     unsaved: bool,
+    /// No handle is left: write what is pending, then end.
+    closed: bool,
 }
 
 impl SharedState {
     /// Opens `state.json` and `events.jsonl` in `dir`. A corrupt state file
     /// falls back to a backup; that is logged and returned for the operator.
     pub fn open(dir: &Path) -> Result<(SharedState, Loaded), OpenError> {
+        // Checked before anything is written: a wider mode is tightened
+        // (when ours) and reported once the log is open.
+        let findings = private::check(dir);
         let log = EventLog::open(dir)?;
+        for finding in &findings {
+            tracing::warn!("{finding}");
+            log.record(
+                "state_permissions",
+                json!({
+                    "path": finding.path.display().to_string(),
+                    "mode": format!("{:o}", finding.mode),
+                    "wanted": format!("{:o}", finding.wanted),
+                    "tightened": finding.tightened,
+                    "problem": finding.problem,
+                }),
+            );
+        }
         let file = StateFile::new(dir.join("state.json"));
         let (state, loaded) = file.load::<State>()?;
         match &loaded {
@@ -51,15 +98,15 @@ impl SharedState {
             Loaded::Reset { problem } => log.record("state_reset", json!({"problem": problem})),
             Loaded::Current | Loaded::Fresh => {}
         }
-        let inner = Inner {
-            state,
-            file,
-            unsaved: false,
-        };
+        let saver = Saver::start(file, log.clone()).map_err(|source| StateError::Write {
+            path: dir.join("state.json"),
+            source,
+        })?;
         let shared = SharedState {
-            inner: Arc::new(Mutex::new(inner)),
+            inner: Arc::new(Mutex::new(Inner { state, changes: 0 })),
             log,
             outbox_ready: Arc::new(Notify::new()),
+            saver: Arc::new(saver),
         };
         Ok((shared, loaded))
     }
@@ -69,28 +116,19 @@ impl SharedState {
         f(&self.lock().state)
     }
 
-    /// Changes the state and saves it. Wakes the outbox when it has entries.
+    /// Changes the state and queues it for saving (compact JSON, written by
+    /// the saver thread; see [`SharedState::flush`] to wait for the disk).
+    /// Wakes the outbox when it has entries.
     pub fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let mut inner = self.lock();
         let out = f(&mut inner.state);
-        let saved = inner.file.save(&inner.state);
-        match saved {
-            Ok(()) if inner.unsaved => {
-                inner.unsaved = false;
-                self.log.record(
-                    "state_saved",
-                    json!({"note": "state file written again after an error"}),
-                );
-            }
-            Ok(()) => {}
-            Err(err) => {
-                if !inner.unsaved {
-                    tracing::error!("{err}");
-                    self.log
-                        .record("state_error", json!({"error": err.to_string()}));
-                }
-                inner.unsaved = true;
-            }
+        inner.changes += 1;
+        let change = inner.changes;
+        match serde_json::to_vec(&inner.state) {
+            Ok(bytes) => self.saver.queue(change, bytes),
+            Err(err) => self
+                .log
+                .record("state_error", json!({"error": err.to_string()})),
         }
         let has_outbox = !inner.state.outbox.is_empty();
         drop(inner);
@@ -100,6 +138,29 @@ impl SharedState {
         out
     }
 
+    /// [`SharedState::update`], then waits until the change is on disk (or
+    /// its save failed, see [`SharedState::unsaved`]): for a change that
+    /// must survive a crash before the caller acts on it.
+    pub async fn update_durable<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let out = self.update(f);
+        self.flush().await;
+        out
+    }
+
+    /// Waits until every change made so far was written (or failed to be).
+    pub async fn flush(&self) {
+        let target = self.lock().changes;
+        let mut attempted = self.saver.attempted.clone();
+        // An error means the saver is gone: nothing more will be written.
+        let _ = attempted.wait_for(|done| *done >= target).await;
+    }
+
+    /// [`SharedState::flush`] for code off the runtime (tests, shutdown).
+    pub fn flush_blocking(&self) {
+        let target = self.lock().changes;
+        self.saver.wait_blocking(target);
+    }
+
     /// Waits until the outbox may have work.
     pub async fn outbox_ready(&self) {
         self.outbox_ready.notified().await
@@ -107,11 +168,110 @@ impl SharedState {
 
     /// True while the state file is behind memory (the last save failed).
     pub fn unsaved(&self) -> bool {
-        self.lock().unsaved
+        self.saver.queue.lock().unsaved
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SaveQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Saver {
+    fn start(file: StateFile, log: EventLog) -> std::io::Result<Saver> {
+        let queue = Arc::new(SaveQueue::default());
+        let (attempted_tx, attempted) = watch::channel(0);
+        let q = queue.clone();
+        let thread = std::thread::Builder::new()
+            .name("state-saver".into())
+            .spawn(move || save_loop(&q, &file, &log, &attempted_tx))?;
+        Ok(Saver {
+            queue,
+            thread: Mutex::new(Some(thread)),
+            attempted,
+        })
+    }
+
+    fn queue(&self, change: u64, bytes: Vec<u8>) {
+        self.queue.lock().pending = Some((change, bytes));
+        self.queue.changed.notify_all();
+    }
+
+    fn wait_blocking(&self, target: u64) {
+        let mut slot = self.queue.lock();
+        while slot.attempted < target && !slot.closed {
+            slot = self
+                .queue
+                .changed
+                .wait(slot)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Drop for Saver {
+    /// The last handle is gone: the pending snapshot is written before the
+    /// state can be opened again.
+    fn drop(&mut self) {
+        self.queue.lock().closed = true;
+        self.queue.changed.notify_all();
+        let thread = self
+            .thread
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn save_loop(queue: &SaveQueue, file: &StateFile, log: &EventLog, attempted: &watch::Sender<u64>) {
+    loop {
+        let (change, bytes, unsaved) = {
+            let mut slot = queue.lock();
+            loop {
+                if let Some((change, bytes)) = slot.pending.take() {
+                    break (change, bytes, slot.unsaved);
+                }
+                if slot.closed {
+                    return;
+                }
+                slot = queue.changed.wait(slot).unwrap_or_else(|p| p.into_inner());
+            }
+        };
+        let saved = file.save_bytes(&bytes, clock::now_ms());
+        let now_unsaved = match saved {
+            Ok(()) => {
+                if unsaved {
+                    log.record(
+                        "state_saved",
+                        json!({"note": "state file written again after an error"}),
+                    );
+                }
+                false
+            }
+            Err(err) => {
+                // Reported once per outage; retried with the next change.
+                if !unsaved {
+                    tracing::error!("{err}");
+                    log.record("state_error", json!({"error": err.to_string()}));
+                }
+                true
+            }
+        };
+        {
+            let mut slot = queue.lock();
+            slot.attempted = change;
+            slot.unsaved = now_unsaved;
+        }
+        queue.changed.notify_all();
+        attempted.send_replace(change);
     }
 }
 
@@ -122,24 +282,61 @@ mod tests {
     #[test]
     fn changes_survive_reopen_and_failed_saves_are_retried() {
         let dir = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let (s, loaded) = SharedState::open(dir.path()).unwrap();
         assert_eq!(loaded, Loaded::Fresh);
         s.update(|st| st.chats.insert("oc_1".into(), "demo".into()));
+        s.flush_blocking();
         let (again, _) = SharedState::open(dir.path()).unwrap();
         assert_eq!(again.read(|st| st.chats["oc_1"].clone()), "demo");
 
         // Make saving fail (the temp path is taken by a directory).
         std::fs::create_dir(dir.path().join("state.json.tmp")).unwrap();
         s.update(|st| st.chats.insert("oc_2".into(), "other".into()));
+        s.flush_blocking();
         assert!(s.unsaved());
         assert_eq!(s.read(|st| st.chats.len()), 2, "kept in memory");
         std::fs::remove_dir(dir.path().join("state.json.tmp")).unwrap();
         s.update(|_| ());
+        s.flush_blocking();
         assert!(!s.unsaved());
         let (again, _) = SharedState::open(dir.path()).unwrap();
         assert_eq!(again.read(|st| st.chats.len()), 2);
         let log = super::super::event_log::read_all(dir.path()).unwrap();
         let kinds: Vec<_> = log.records.iter().map(|r| r.kind.as_str()).collect();
-        assert_eq!(kinds, ["state_error", "state_saved"]);
+        assert_eq!(kinds, ["state_error", "state_saved"], "{:?}", log.records);
+    }
+
+    fn on_disk(dir: &Path) -> State {
+        let bytes = std::fs::read(dir.join("state.json")).unwrap();
+        assert!(!bytes.contains(&b'\n'), "compact JSON");
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn durable_updates_are_on_disk_when_awaited() {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = SharedState::open(dir.path()).unwrap();
+        for i in 0..200 {
+            s.update(|st| st.chats.insert(format!("oc_{i}"), "p".into()));
+        }
+        s.update_durable(|st| st.chats.insert("last".into(), "q".into()))
+            .await;
+        let disk = on_disk(dir.path());
+        assert_eq!(disk.chats.len(), 201);
+        assert_eq!(disk.chats["last"], "q");
+    }
+
+    #[test]
+    fn the_last_handle_writes_what_is_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = SharedState::open(dir.path()).unwrap();
+        let clone = s.clone();
+        s.update(|st| st.chats.insert("oc_1".into(), "demo".into()));
+        drop(s);
+        clone.update(|st| st.chats.insert("oc_2".into(), "demo".into()));
+        drop(clone);
+        assert_eq!(on_disk(dir.path()).chats.len(), 2);
     }
 }

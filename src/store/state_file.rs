@@ -1,18 +1,31 @@
 //! Atomic JSON files with backups: write a temp file, fsync, rename over the
-//! old one, fsync the directory. The previous versions are kept as
-//! `NAME.1` … `NAME.N`; a corrupt or truncated file falls back to the newest
-//! good backup and says so.
+//! old one, fsync the directory. `NAME.1` is the version the last save
+//! replaced; `NAME.2` … `NAME.N` are older generations, rotated at most once
+//! per [`BACKUP_INTERVAL_MS`] (and at the first save of a process), so a bad
+//! state written in a burst of changes cannot push every good copy out. A
+//! corrupt or truncated file falls back to the newest good backup and says
+//! so.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::{clock, private};
+
 /// Backups kept next to the state file: enough to survive a bad write and a
-/// bad write of the fallback, cheap to rotate on every save.
+/// bad write of the fallback.
 pub const STATE_BACKUPS: usize = 3;
+/// Older generations (`NAME.2` …) rotate at most this often (milliseconds):
+/// a minute, so the backups span minutes of history however busy the
+/// daemon is.
+pub const BACKUP_INTERVAL_MS: u64 = 60_000;
+/// "Never rotated in this process."
+const NEVER: u64 = u64::MAX;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -48,15 +61,22 @@ pub enum Loaded {
     Reset { problem: String },
 }
 
-/// One JSON state file, e.g. `state.json`.
+/// One JSON state file, e.g. `state.json`. Clones share when the backups
+/// were last rotated.
 #[derive(Clone, Debug)]
 pub struct StateFile {
     path: PathBuf,
+    /// When the backups were last rotated (ms, the caller's clock), or
+    /// [`NEVER`].
+    last_rotation: Arc<AtomicU64>,
 }
 
 impl StateFile {
     pub fn new(path: impl Into<PathBuf>) -> StateFile {
-        StateFile { path: path.into() }
+        StateFile {
+            path: path.into(),
+            last_rotation: Arc::new(AtomicU64::new(NEVER)),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -103,28 +123,45 @@ impl StateFile {
         Ok((T::default(), Loaded::Reset { problem }))
     }
 
-    /// Writes `state` atomically and rotates the backups. On failure (disk
-    /// full, …) the previous file is untouched and the temp file removed.
+    /// Writes `state` (compact JSON) atomically, now by the wall clock.
     pub fn save<T: Serialize>(&self, state: &T) -> Result<(), StateError> {
-        let bytes = serde_json::to_vec_pretty(state)?;
+        let bytes = serde_json::to_vec(state)?;
+        self.save_bytes(&bytes, clock::now_ms())
+    }
+
+    /// Writes `bytes` atomically at `now_ms` (the caller's clock), rotating
+    /// the backups first when [`BACKUP_INTERVAL_MS`] has passed since the
+    /// last rotation. On failure (disk full, …) the previous file is
+    /// untouched and the temp file removed.
+    pub fn save_bytes(&self, bytes: &[u8], now_ms: u64) -> Result<(), StateError> {
         let tmp = self.sibling(".tmp");
         let werr = |source| StateError::Write {
             path: self.path.clone(),
             source,
         };
-        if let Err(e) = write_synced(&tmp, &bytes) {
+        if let Err(e) = write_synced(&tmp, bytes) {
             let _ = fs::remove_file(&tmp);
             return Err(werr(e));
         }
         if self.path.exists() {
-            for n in (1..STATE_BACKUPS).rev() {
-                let from = self.backup(n);
-                if from.exists() {
-                    fs::rename(&from, self.backup(n + 1)).map_err(werr)?;
+            let last = self.last_rotation.load(Ordering::Relaxed);
+            if last == NEVER || now_ms.saturating_sub(last) >= BACKUP_INTERVAL_MS {
+                // `.1` becomes an older generation: .2 -> .3, .1 -> .2.
+                for n in (1..STATE_BACKUPS).rev() {
+                    let from = self.backup(n);
+                    if from.exists() {
+                        fs::rename(&from, self.backup(n + 1)).map_err(werr)?;
+                    }
                 }
+                self.last_rotation.store(now_ms, Ordering::Relaxed);
             }
-            // A hard link keeps the current file in place until the rename.
-            fs::hard_link(&self.path, self.backup(1)).map_err(werr)?;
+            // `.1` is always the version this save replaces. A hard link
+            // keeps the current file in place until the rename below; the
+            // link is made aside and renamed so `.1` is never missing.
+            let link = self.sibling(".1.tmp");
+            let _ = fs::remove_file(&link);
+            fs::hard_link(&self.path, &link).map_err(werr)?;
+            fs::rename(&link, self.backup(1)).map_err(werr)?;
         }
         fs::rename(&tmp, &self.path).map_err(werr)?;
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -151,13 +188,10 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, Problem> {
 
 fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)?;
+        private::create_dir(dir)?;
     }
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
+    // The state holds chat ids, card text and pending approvals: 0600.
+    let mut f = private::create(path)?;
     f.write_all(bytes)?;
     f.sync_all()
 }
@@ -172,6 +206,42 @@ mod tests {
         n: u32,
     }
 
+    fn save_at(f: &StateFile, n: u32, now_ms: u64) {
+        f.save_bytes(&serde_json::to_vec(&S { n }).unwrap(), now_ms)
+            .unwrap();
+    }
+
+    fn backup_of(f: &StateFile, i: usize) -> Option<u32> {
+        read_json::<S>(&f.backup(i)).ok().flatten().map(|s| s.n)
+    }
+
+    #[test]
+    fn backups_are_generations_at_most_a_minute_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = StateFile::new(dir.path().join("state.json"));
+        let t0 = 1_000_000;
+        save_at(&f, 1, t0);
+        save_at(&f, 2, t0 + 10);
+        // A burst of changes within the minute: `.1` follows the last
+        // save, the older generations are left alone.
+        for n in 3..=50 {
+            save_at(&f, n, t0 + 20 + u64::from(n));
+        }
+        assert_eq!((backup_of(&f, 1), backup_of(&f, 2)), (Some(49), None));
+        save_at(&f, 51, t0 + 10 + BACKUP_INTERVAL_MS);
+        assert_eq!((backup_of(&f, 1), backup_of(&f, 2)), (Some(50), Some(49)));
+        save_at(&f, 52, t0 + 10 + BACKUP_INTERVAL_MS + 1);
+        save_at(&f, 53, t0 + 10 + 2 * BACKUP_INTERVAL_MS);
+        assert_eq!(
+            (backup_of(&f, 1), backup_of(&f, 2), backup_of(&f, 3)),
+            (Some(52), Some(51), Some(49))
+        );
+        assert!(!f.sibling(".1.tmp").exists());
+        assert_eq!(f.load::<S>().unwrap(), (S { n: 53 }, Loaded::Current));
+        // Compact JSON.
+        assert_eq!(fs::read(f.path()).unwrap(), br#"{"n":53}"#);
+    }
+
     #[test]
     fn fresh_then_saved_then_loaded() {
         let dir = tempfile::tempdir().unwrap();
@@ -181,14 +251,19 @@ mod tests {
         f.save(&S { n: 2 }).unwrap();
         assert_eq!(f.load::<S>().unwrap(), (S { n: 2 }, Loaded::Current));
         assert!(!f.sibling(".tmp").exists());
+        use std::os::unix::fs::MetadataExt;
+        for p in [f.path().to_path_buf(), f.backup(1)] {
+            assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o600, "{p:?}");
+        }
     }
 
     #[test]
     fn corrupt_or_truncated_falls_back_to_newest_good_backup() {
         let dir = tempfile::tempdir().unwrap();
         let f = StateFile::new(dir.path().join("state.json"));
+        // A save a minute: every save makes a generation.
         for n in 1..=5 {
-            f.save(&S { n }).unwrap();
+            save_at(&f, n, u64::from(n) * BACKUP_INTERVAL_MS);
         }
         let full = fs::read(f.path()).unwrap();
         fs::write(f.path(), &full[..full.len() / 2]).unwrap();

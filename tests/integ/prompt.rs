@@ -111,10 +111,26 @@ fn a_directory_overrides_templates_file_by_file() {
 }
 
 #[test]
-fn unreadable_override_directory_is_a_runtime_error() {
+fn unreadable_override_directory_is_bad_input() {
     let out = prompt(&["error_recovery", "--dir", "/nonexistent/clawmux-prompts"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert_contains(&stderr(&out), "/nonexistent/clawmux-prompts");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "clawmux: cannot read prompt directory /nonexistent/clawmux-prompts: No such file or directory (os error 2)\n"
+    );
+
+    // The template path is a directory: one plain sentence, exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("error_recovery.md")).unwrap();
+    let out = prompt(&["error_recovery", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.ends_with("error_recovery.md is a directory, not a file\n"),
+        "{err}"
+    );
+    assert_eq!(err.matches("directory").count(), 1, "{err}");
+    assert_eq!(stdout(&out), "");
 }
 
 #[test]

@@ -1,0 +1,61 @@
+//! Area `hygiene`: clean stops of the real `clawmux serve` binary, private
+//! state files, bounded memory on large logs, and the event log on a full disk.
+
+mod disk_full;
+mod private_state;
+mod serve_stop;
+mod tail_log;
+
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The binary under test.
+const BIN: &str = env!("CARGO_BIN_EXE_clawmux");
+
+/// How long a child may take to do what a test waits for before the test
+/// fails (a failure bound, not a speed requirement).
+const WAIT: Duration = Duration::from_secs(20);
+
+/// `clawmux <args>` with its state in `home` and nothing of the caller's
+/// environment (log filter, tmux pane, Feishu credentials) leaking in.
+fn clawmux(home: &Path, args: &[&str]) -> Command {
+    clawmux_via(BIN, home, args)
+}
+
+/// [`clawmux`] through another program (e.g. `sh` to set a umask first).
+fn clawmux_via(program: &str, home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("CLAWMUX_HOME", home)
+        .env_remove("CLAWMUX_LOG")
+        .env_remove("TMUX_PANE")
+        .env_remove("TMUX")
+        .env_remove("FEISHU_APP_ID")
+        .env_remove("FEISHU_APP_SECRET");
+    cmd
+}
+
+/// Waits for `child` to exit, at most [`WAIT`]; `None` if it did not (the
+/// child is then killed so the test leaves nothing behind).
+fn wait_exit(mut child: Child) -> Option<ExitStatus> {
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    match rx.recv_timeout(WAIT) {
+        Ok(status) => {
+            let _ = waiter.join();
+            status.ok()
+        }
+        Err(_) => {
+            // SAFETY: kill(2) on the pid of our own child, which the waiter
+            // thread has not reaped (it would have reported).
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            let _ = waiter.join();
+            None
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! `clawmux serve --console` stops on SIGINT, SIGTERM and end of input,
+//! while its stdin is held open and idle (a blocking read on it must not
+//! keep the process alive).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::time::Instant;
+
+use clawmux::store::event_log;
+
+use super::{WAIT, clawmux, wait_exit};
+use crate::support::tmux::TmuxServer;
+
+struct Served {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    home: tempfile::TempDir,
+    _tmux: TmuxServer,
+}
+
+/// Starts `serve --console --agent sim` on a private tmux socket and waits
+/// until it says it is serving (its signal handlers are in place by then).
+fn serve() -> Served {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "workspace_root = {:?}\n[tmux]\nsocket = {:?}\n",
+            home.path().join("ws").display().to_string(),
+            tmux.socket
+        ),
+    )
+    .expect("config written");
+    let mut child = clawmux(home.path(), &["serve", "--console", "--agent", "sim"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("clawmux serve starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if line.starts_with("clawmux: serving on the console") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(WAIT)
+        .expect("serve printed that it is serving on the console");
+    let stdin = child.stdin.take();
+    Served {
+        child,
+        stdin,
+        home,
+        _tmux: tmux,
+    }
+}
+
+fn stop_reason(home: &std::path::Path) -> Option<String> {
+    event_log::read_all(home)
+        .expect("event log reads")
+        .records
+        .iter()
+        .rev()
+        .find(|r| r.kind == "serve_stopped")
+        .and_then(|r| r.field("reason").map(str::to_string))
+}
+
+fn stops_on_signal(signal: libc::c_int, name: &str) {
+    let served = serve();
+    let pid = served.child.id() as libc::pid_t;
+    let started = Instant::now();
+    // SAFETY: kill(2) on our own, not yet reaped child.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let status = wait_exit(served.child).unwrap_or_else(|| panic!("still running after {name}"));
+    eprintln!("{name}: exited {status:?} after {:?}", started.elapsed());
+    assert_eq!(status.code(), Some(0), "{name}: {status:?}");
+    assert_eq!(stop_reason(served.home.path()).as_deref(), Some(name));
+    // stdin was held open (and idle) the whole time.
+    drop(served.stdin);
+}
+
+#[test]
+fn sigint_stops_serve_with_stdin_open_and_idle() {
+    stops_on_signal(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigterm_stops_serve_with_stdin_open_and_idle() {
+    stops_on_signal(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn end_of_input_stops_serve_after_its_last_line() {
+    let mut served = serve();
+    let mut stdin = served.stdin.take().expect("piped stdin");
+    stdin.write_all(b"/gsd:help\n").expect("line written");
+    drop(stdin);
+    let status = wait_exit(served.child).expect("exits after end of input");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let reason = stop_reason(served.home.path());
+    assert!(
+        matches!(reason.as_deref(), Some("finished" | "end of input")),
+        "{reason:?}"
+    );
+    // The line read before the end was handled as a message.
+    let log = event_log::read_all(served.home.path()).expect("event log reads");
+    assert!(
+        log.records
+            .iter()
+            .any(|r| r.fields.values().any(|v| v.as_str() == Some("/gsd:help"))),
+        "{:?}",
+        log.records.iter().map(|r| &r.kind).collect::<Vec<_>>()
+    );
+}

@@ -1,0 +1,186 @@
+//! `clawmux tail` on a large log: memory stays bounded (records are streamed,
+//! `--since` scans back from the end), `-f` follows, a torn last line is
+//! skipped until it is complete.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::process::Stdio;
+
+use clawmux::store::clock;
+
+use super::{WAIT, clawmux};
+
+/// Size of the large log: well above what a streaming reader holds.
+const BIG_LOG_BYTES: u64 = 64 << 20;
+/// Peak memory allowed for reading it: half its size. Loading the log whole
+/// (as records) costs several times its size.
+const MAX_RSS_BYTES: u64 = BIG_LOG_BYTES / 2;
+
+fn record(ts_ms: u64, kind: &str, pad: &str) -> String {
+    format!(
+        "{{\"ts\":\"{}\",\"kind\":\"{kind}\",\"project\":\"p\",\"text\":\"{pad}\"}}\n",
+        clock::rfc3339(ts_ms)
+    )
+}
+
+/// Writes a log of [`BIG_LOG_BYTES`] of old records, then `recent` records
+/// from the last minute; returns how many old records it wrote.
+fn big_log(home: &std::path::Path, recent: usize) -> usize {
+    let now = clock::now_ms();
+    let old_ts = now - 30 * 86_400_000;
+    let pad = "x".repeat(4000);
+    let mut w = BufWriter::new(File::create(home.join("events.jsonl")).unwrap());
+    let (mut written, mut n) = (0u64, 0usize);
+    while written < BIG_LOG_BYTES {
+        let line = record(old_ts + n as u64, "old", &pad);
+        w.write_all(line.as_bytes()).unwrap();
+        written += line.len() as u64;
+        n += 1;
+    }
+    for i in 0..recent {
+        w.write_all(record(now - 1_000 + i as u64, "recent", "hi").as_bytes())
+            .unwrap();
+    }
+    w.flush().unwrap();
+    n
+}
+
+/// Runs `clawmux tail <args>` to its end; returns the stdout lines and the
+/// child's peak resident memory in bytes.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
+fn tail_rss(home: &std::path::Path, args: &[&str]) -> (usize, Vec<String>, u64) {
+    let mut all = vec!["tail"];
+    all.extend_from_slice(args);
+    let mut child = clawmux(home, &all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut count, mut last) = (0usize, Vec::new());
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            count += 1;
+            last.push(line);
+            if last.len() > 5 {
+                last.remove(0);
+            }
+        }
+        (count, last)
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, which nothing else reaps.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    let (count, last) = reader.join().unwrap();
+    // ru_maxrss is in KiB on Linux.
+    (count, last, usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn tail_of_a_large_log_streams_in_bounded_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let old = big_log(home.path(), 3);
+
+    let (count, last, rss) = tail_rss(home.path(), &["--since", "1h"]);
+    eprintln!(
+        "tail --since 1h: {count} lines, peak RSS {} KiB",
+        rss / 1024
+    );
+    assert_eq!(count, 3);
+    assert!(last.iter().all(|l| l.contains("recent")), "{last:?}");
+    assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
+
+    let (count, last, rss) = tail_rss(home.path(), &["--kind", "recent", "--json"]);
+    eprintln!("tail (whole log): peak RSS {} KiB", rss / 1024);
+    assert_eq!(count, 3, "{last:?}");
+    assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
+
+    let (count, _, _) = tail_rss(home.path(), &[]);
+    assert_eq!(count, old + 3);
+}
+
+#[test]
+fn follow_prints_new_records_and_waits_for_a_torn_line_to_complete() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("events.jsonl");
+    let now = clock::now_ms();
+    // An existing log whose last line is torn (a crash, or being written).
+    let torn = record(now, "late", "second half");
+    let (head, rest) = torn.split_at(20);
+    std::fs::write(&path, record(now, "first", "a") + head).unwrap();
+
+    let mut child = clawmux(home.path(), &["tail", "-f"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let first = rx.recv_timeout(WAIT).expect("the existing record");
+    assert!(first.contains("first"), "{first}");
+
+    // The torn line is completed, then a new record follows.
+    let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(rest.as_bytes()).unwrap();
+    f.write_all(record(now, "next", "b").as_bytes()).unwrap();
+    drop(f);
+    let late = rx.recv_timeout(WAIT).expect("the completed line");
+    let next = rx.recv_timeout(WAIT).expect("the new record");
+    assert!(
+        late.contains("late") && late.contains("second half"),
+        "{late}"
+    );
+    assert!(next.contains("next"), "{next}");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(
+        !err.contains("skipped"),
+        "the torn line was not counted as bad: {err}"
+    );
+}
+
+#[test]
+fn exit_codes_a_closed_reader_and_an_unreadable_log() {
+    let home = tempfile::tempdir().unwrap();
+    let now = clock::now_ms();
+    let log: String = (0..20_000).map(|i| record(now + i, "many", "x")).collect();
+    fs::write(home.path().join("events.jsonl"), log).unwrap();
+    // `clawmux tail | head -1`: the reader goes away, tail ends with 0.
+    let mut child = clawmux(home.path(), &["tail"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("many"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+
+    // The log cannot be read (a directory in its place): a runtime failure.
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir(home.path().join("events.jsonl")).unwrap();
+    let out = clawmux(home.path(), &["tail"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("clawmux: event log "), "{err}");
+}
