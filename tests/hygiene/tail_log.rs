@@ -45,41 +45,47 @@ fn big_log(home: &std::path::Path, recent: usize) -> usize {
     n
 }
 
-/// Runs `clawmux tail <args>` to its end; returns the stdout lines and the
-/// child's peak resident memory in bytes.
-#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
+/// Runs `clawmux tail <args>` to its end; returns how many lines it
+/// printed, the last five, and its peak resident memory in bytes.
+///
+/// The child is started by a small python process and its peak memory read
+/// there: Linux carries the peak of the address space a child was spawned
+/// from (`posix_spawn` shares the parent's) across `exec`, so spawned
+/// straight from this test binary, whose memory other tests inflate, the
+/// child would be charged with the test binary's.
 fn tail_rss(home: &std::path::Path, args: &[&str]) -> (usize, Vec<String>, u64) {
-    let mut all = vec!["tail"];
-    all.extend_from_slice(args);
-    let mut child = clawmux(home, &all)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let (mut count, mut last) = (0usize, Vec::new());
-        for line in BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            count += 1;
-            last.push(line);
-            if last.len() > 5 {
-                last.remove(0);
-            }
-        }
-        (count, last)
-    });
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, which nothing else reaps.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(rc, pid);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    let (count, last) = reader.join().unwrap();
+    let out = home.join("tail.out");
+    let mut command = vec![env!("CARGO_BIN_EXE_clawmux"), "tail"];
+    command.extend_from_slice(args);
+    let script = "import resource, subprocess, sys\n\
+        with open(sys.argv[1], 'wb') as out:\n\
+        \x20   code = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL).returncode\n\
+        print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n";
+    let run = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&out)
+        .args(&command)
+        .env("CLAWMUX_HOME", home)
+        .output()
+        .expect("python3 runs");
+    let report = String::from_utf8_lossy(&run.stdout).into_owned();
+    let mut fields = report.split_whitespace();
+    assert_eq!(
+        fields.next(),
+        Some("0"),
+        "tail failed: {report} {:?}",
+        run.stderr
+    );
     // ru_maxrss is in KiB on Linux.
-    (count, last, usage.ru_maxrss as u64 * 1024)
+    let rss_kib: u64 = fields
+        .next()
+        .and_then(|f| f.parse().ok())
+        .expect("ru_maxrss");
+    let printed = BufReader::new(File::open(&out).unwrap());
+    let lines: Vec<String> = printed.lines().map(Result::unwrap).collect();
+    let last = lines[lines.len().saturating_sub(5)..].to_vec();
+    (lines.len(), last, rss_kib * 1024)
 }
 
 #[test]
