@@ -78,6 +78,7 @@ impl Daemon {
     ) {
         self.resume_projects().await;
         let mut tick = tokio::time::interval(TICK);
+        let mut log_health = self.setup.shared.log.subscribe_health();
         loop {
             let input = tokio::select! {
                 event = chat.recv() => match event {
@@ -93,6 +94,9 @@ impl Daemon {
                 Some(event) = self.events_rx.recv() => Input::Project(event),
                 Some(hook) = hooks.recv() => Input::Hook(hook),
                 _ = tick.tick() => Input::Tick,
+                Ok(()) = log_health.changed() => {
+                    Input::LogHealth(log_health.borrow_and_update().clone())
+                }
             };
             let effects = self.core.handle(Instant::now(), input);
             self.carry_out(effects);

@@ -35,6 +35,7 @@ use super::texts::button;
 use crate::feishu::card::{self, Card};
 use crate::hooks::{HookEvent, HookKind, HookSignal};
 use crate::store::clock;
+use crate::store::event_log::LogHealth;
 use crate::store::state::{ChatTarget, Job, OutboxEntry, OutboxOp};
 use crate::store::{Denial, LogEvent, SharedState};
 
@@ -54,6 +55,8 @@ pub enum Input {
     Hook(HookEvent),
     /// Time passed (due progress updates go out).
     Tick,
+    /// The event log started or stopped failing to write (disk full).
+    LogHealth(LogHealth),
 }
 
 /// What the shell must do for the core.
@@ -135,6 +138,7 @@ impl Core {
             Input::Project(e) => self.on_project_event(e),
             Input::Hook(h) => self.on_hook(h),
             Input::Tick => self.flush_progress(),
+            Input::LogHealth(health) => self.on_log_health(health),
         }
         std::mem::take(&mut self.effects)
     }
@@ -199,6 +203,28 @@ impl Core {
             event_id: click.event_id.clone(),
             answer,
         });
+    }
+
+    /// Every chat that uses a project hears once that the event log stopped
+    /// (or started again) writing: its records are counted meanwhile, but
+    /// an operator tailing it sees nothing.
+    fn on_log_health(&mut self, health: LogHealth) {
+        let text = match health {
+            LogHealth::Failing { first_error, .. } => format!(
+                "clawmux cannot write its event log ({first_error}). Commands still run; the records missed are counted and the count is written once the disk has room."
+            ),
+            LogHealth::Ok => "clawmux writes its event log again.".to_string(),
+        };
+        let mut chats: Vec<String> = self.shared.read(|s| s.chats.keys().cloned().collect());
+        chats.sort();
+        chats.dedup();
+        for chat in chats {
+            self.send(
+                &target_of(&chat),
+                None,
+                &card::info_card("Event log", &text),
+            );
+        }
     }
 
     fn log(&self, event: LogEvent) {

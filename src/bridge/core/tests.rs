@@ -341,3 +341,22 @@ fn a_queued_command_is_announced_once_across_restarts() {
     w.event(Some(&job), queued());
     assert_eq!(w.texts().matches("number 1 in the queue").count(), 1);
 }
+
+#[test]
+fn a_failing_event_log_is_told_to_every_chat_once_per_outage() {
+    let mut w = World::new();
+    w.with_project();
+    let failing = LogHealth::Failing {
+        first_error: "No space left on device".into(),
+        since_ms: 0,
+    };
+    w.at(Duration::ZERO, Input::LogHealth(failing));
+    assert_eq!(w.texts().matches("cannot write its event log").count(), 1);
+    assert!(
+        w.texts().contains("No space left on device"),
+        "{}",
+        w.texts()
+    );
+    w.at(Duration::ZERO, Input::LogHealth(LogHealth::Ok));
+    assert_eq!(w.texts().matches("writes its event log again").count(), 1);
+}
