@@ -45,11 +45,12 @@ fn big_log(home: &std::path::Path, recent: usize) -> usize {
     n
 }
 
-/// Runs `clawmux tail <args>` to its end; returns the stdout lines and the
-/// child's peak resident memory in bytes.
-#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its rusage
-fn tail_rss(home: &std::path::Path, args: &[&str]) -> (usize, Vec<String>, u64) {
-    let mut all = vec!["tail"];
+/// Runs `clawmux tail -f <args>` until it has printed `expect` lines (the
+/// whole log has been read by then), and returns those lines and the
+/// child's peak resident memory in bytes (`VmHWM` of its own address space:
+/// `ru_maxrss` would include the test process it was spawned from).
+fn tail_rss(home: &std::path::Path, args: &[&str], expect: usize) -> (Vec<String>, u64) {
+    let mut all = vec!["tail", "-f"];
     all.extend_from_slice(args);
     let mut child = clawmux(home, &all)
         .stdout(Stdio::piped())
@@ -57,29 +58,27 @@ fn tail_rss(home: &std::path::Path, args: &[&str]) -> (usize, Vec<String>, u64) 
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let (mut count, mut last) = (0usize, Vec::new());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            count += 1;
-            last.push(line);
-            if last.len() > 5 {
-                last.remove(0);
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
             }
         }
-        (count, last)
     });
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, which nothing else reaps.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(rc, pid);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    let (count, last) = reader.join().unwrap();
-    // ru_maxrss is in KiB on Linux.
-    (count, last, usage.ru_maxrss as u64 * 1024)
+    let lines: Vec<String> = (0..expect)
+        .map(|_| rx.recv_timeout(WAIT).expect("tail printed the records"))
+        .collect();
+    let status = fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let hwm_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    (lines, hwm_kib * 1024)
 }
 
 #[test]
@@ -87,22 +86,20 @@ fn tail_of_a_large_log_streams_in_bounded_memory() {
     let home = tempfile::tempdir().unwrap();
     let old = big_log(home.path(), 3);
 
-    let (count, last, rss) = tail_rss(home.path(), &["--since", "1h"]);
-    eprintln!(
-        "tail --since 1h: {count} lines, peak RSS {} KiB",
-        rss / 1024
-    );
-    assert_eq!(count, 3);
-    assert!(last.iter().all(|l| l.contains("recent")), "{last:?}");
+    let (lines, rss) = tail_rss(home.path(), &["--since", "1h"], 3);
+    eprintln!("tail --since 1h: peak RSS {} KiB", rss / 1024);
+    assert!(lines.iter().all(|l| l.contains("recent")), "{lines:?}");
     assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
 
-    let (count, last, rss) = tail_rss(home.path(), &["--kind", "recent", "--json"]);
+    // The whole log read, only the last records printed.
+    let (lines, rss) = tail_rss(home.path(), &["--kind", "recent", "--json"], 3);
     eprintln!("tail (whole log): peak RSS {} KiB", rss / 1024);
-    assert_eq!(count, 3, "{last:?}");
+    assert!(lines.iter().all(|l| l.contains("recent")), "{lines:?}");
     assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
 
-    let (count, _, _) = tail_rss(home.path(), &[]);
-    assert_eq!(count, old + 3);
+    // Everything printed, in order.
+    let (lines, _) = tail_rss(home.path(), &[], old + 3);
+    assert!(lines[0].contains("old") && lines[old].contains("recent"));
 }
 
 #[test]
