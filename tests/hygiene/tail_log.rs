@@ -181,3 +181,36 @@ fn exit_codes_a_closed_reader_and_an_unreadable_log() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("clawmux: event log "), "{err}");
 }
+
+#[test]
+fn hostile_chat_text_reaches_the_terminal_escaped() {
+    let home = tempfile::tempdir().unwrap();
+    let line = serde_json::json!({
+        "ts": clock::rfc3339(clock::now_ms()),
+        "kind": "command",
+        "project": "demo",
+        "text": "hi \u{1b}]2;owned\u{7}\u{1b}[2J\u{9b}31m\u{202e}there",
+    });
+    fs::write(home.path().join("events.jsonl"), format!("{line}\n")).unwrap();
+    let out = clawmux(home.path(), &["tail"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text
+            .trim_end_matches('\n')
+            .chars()
+            .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+        "{text:?}"
+    );
+    // Text with spaces is shown as a JSON string (C0 escaped by JSON), and
+    // what JSON lets through (C1, bidi overrides) is escaped too.
+    assert!(
+        text.contains(r#"text="hi \u001b]2;owned\u0007\u001b[2J\u{9b}31m\u{202e}there""#),
+        "{text}"
+    );
+    // --json stays the stored JSON: control characters escaped by JSON.
+    let out = clawmux(home.path(), &["tail", "--json"]).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json, line);
+    assert!(!out.stdout.contains(&0x1b));
+}
