@@ -67,10 +67,6 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
             shared.outbox_ready().await;
             continue;
         };
-        // What the card stands for (an approval, a job's progress handle) is
-        // on disk before the card goes out: a crash cannot leave a card
-        // that the restarted daemon knows nothing of.
-        shared.flush().await;
         if matches!(entry.op, OutboxOp::Patch { .. }) && message_id.is_none() {
             // The card it patches was never delivered (dropped): nothing to update.
             finish(
@@ -81,6 +77,11 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
             );
             continue;
         }
+        // State writes are asynchronous: the entry (and the message ids of
+        // the cards before it) must be on disk before the card goes out, or
+        // a crash could lose the entry and a restart make the card anew
+        // under another uuid. Returns at once when nothing changed.
+        shared.flush().await;
         let attempted = Instant::now();
         match courier.deliver(&entry, message_id.as_deref()).await {
             Ok(sent_id) => {
@@ -95,9 +96,6 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
                                "failed_attempts": o.failed_attempts, "queued": queued}),
                     );
                 }
-                // The delivered card's message id is on disk before the next
-                // card goes out (state writes are asynchronous).
-                shared.flush().await;
             }
             Err(DeliveryError::Permanent(why)) => {
                 delay = RETRY_FIRST;

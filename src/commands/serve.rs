@@ -128,6 +128,18 @@ fn stop_signals() -> anyhow::Result<impl Future<Output = Stop>> {
 /// read before it (it normally returns at once when they are handled).
 const EOF_GRACE: Duration = Duration::from_secs(2);
 
+/// After end of input on the console, how long the cards still queued may
+/// take to be printed.
+const OUTBOX_DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How often the drain looks at the outbox (the console prints at once).
+const OUTBOX_DRAIN_POLL: Duration = Duration::from_millis(20);
+
+async fn outbox_drained(shared: &SharedState) {
+    while shared.read(|s| !s.outbox.is_empty()) {
+        tokio::time::sleep(OUTBOX_DRAIN_POLL).await;
+    }
+}
+
 async fn eof_then_grace(eof: impl Future<Output = ()>) {
     eof.await;
     tokio::time::sleep(EOF_GRACE).await;
@@ -201,6 +213,7 @@ async fn serve(
         actors: TaskTracker::new(),
     };
     let log = setup.shared.log.clone();
+    let shared = setup.shared.clone();
     let eof = async {
         match end_of_input {
             // Also a reader that could not start: the console takes no input.
@@ -222,6 +235,12 @@ async fn serve(
         Stop::Signal(name) => name,
         Stop::EndOfInput => "end of input",
     };
+    if use_console && stop != Stop::Signal("SIGINT") && stop != Stop::Signal("SIGTERM") {
+        // `echo /gsd:help | clawmux serve --console`: the cards made for the
+        // last lines are printed before the process ends (a bounded wait; what
+        // is left stays in the outbox for the next start).
+        let _ = tokio::time::timeout(OUTBOX_DRAIN_GRACE, outbox_drained(&shared)).await;
+    }
     log.record("serve_stopped", serde_json::json!({"reason": reason}));
     if use_console {
         eprintln!("clawmux: stopped ({reason})");

@@ -13,6 +13,8 @@ use crate::support::tmux::TmuxServer;
 
 struct Served {
     child: Child,
+    /// Lines printed on stdout after the "serving" line.
+    stdout: std::sync::mpsc::Receiver<String>,
     stdin: Option<ChildStdin>,
     home: tempfile::TempDir,
     _tmux: TmuxServer,
@@ -43,16 +45,23 @@ fn serve() -> Served {
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { return };
-            if line.starts_with("clawmux: serving on the console") {
-                let _ = tx.send(());
+            if tx.send(line).is_err() {
+                return;
             }
         }
     });
-    rx.recv_timeout(WAIT)
-        .expect("serve printed that it is serving on the console");
+    loop {
+        let line = rx
+            .recv_timeout(WAIT)
+            .expect("serve printed that it is serving on the console");
+        if line.starts_with("clawmux: serving on the console") {
+            break;
+        }
+    }
     let stdin = child.stdin.take();
     Served {
         child,
+        stdout: rx,
         stdin,
         home,
         _tmux: tmux,
@@ -97,7 +106,10 @@ fn sigterm_stops_serve_with_stdin_open_and_idle() {
 fn end_of_input_stops_serve_after_its_last_line() {
     let mut served = serve();
     let mut stdin = served.stdin.take().expect("piped stdin");
-    stdin.write_all(b"/gsd:help\n").expect("line written");
+    // The last line holds a terminal escape: its card is printed escaped.
+    stdin
+        .write_all(b"/gsd:help\n/gsd:\x1b]2;title\x07x\n")
+        .expect("lines written");
     drop(stdin);
     let status = wait_exit(served.child).expect("exits after end of input");
     assert_eq!(status.code(), Some(0), "{status:?}");
@@ -106,6 +118,22 @@ fn end_of_input_stops_serve_after_its_last_line() {
         matches!(reason.as_deref(), Some("finished" | "end of input")),
         "{reason:?}"
     );
+    // Both lines were answered on the console before the process ended.
+    // Every line up to the end of its stdout (the reader thread ends there).
+    let mut printed = Vec::new();
+    while let Ok(line) = served.stdout.recv_timeout(WAIT) {
+        printed.push(line);
+    }
+    let printed = printed.join("\n");
+    assert!(
+        printed.contains("/gsd:new-project"),
+        "the help card:\n{printed}"
+    );
+    assert!(
+        printed.contains(r"/gsd:\x1b]2;title\x07x"),
+        "the unknown-command card, escaped:\n{printed}"
+    );
+    assert!(!printed.contains('\x1b'), "{printed:?}");
     // The line read before the end was handled as a message.
     let log = event_log::read_all(served.home.path()).expect("event log reads");
     assert!(

@@ -45,47 +45,40 @@ fn big_log(home: &std::path::Path, recent: usize) -> usize {
     n
 }
 
-/// Runs `clawmux tail <args>` to its end; returns how many lines it
-/// printed, the last five, and its peak resident memory in bytes.
-///
-/// The child is started by a small python process and its peak memory read
-/// there: Linux carries the peak of the address space a child was spawned
-/// from (`posix_spawn` shares the parent's) across `exec`, so spawned
-/// straight from this test binary, whose memory other tests inflate, the
-/// child would be charged with the test binary's.
-fn tail_rss(home: &std::path::Path, args: &[&str]) -> (usize, Vec<String>, u64) {
-    let out = home.join("tail.out");
-    let mut command = vec![env!("CARGO_BIN_EXE_clawmux"), "tail"];
-    command.extend_from_slice(args);
-    let script = "import resource, subprocess, sys\n\
-        with open(sys.argv[1], 'wb') as out:\n\
-        \x20   code = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL).returncode\n\
-        print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n";
-    let run = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(&out)
-        .args(&command)
-        .env("CLAWMUX_HOME", home)
-        .output()
-        .expect("python3 runs");
-    let report = String::from_utf8_lossy(&run.stdout).into_owned();
-    let mut fields = report.split_whitespace();
-    assert_eq!(
-        fields.next(),
-        Some("0"),
-        "tail failed: {report} {:?}",
-        run.stderr
-    );
-    // ru_maxrss is in KiB on Linux.
-    let rss_kib: u64 = fields
-        .next()
-        .and_then(|f| f.parse().ok())
-        .expect("ru_maxrss");
-    let printed = BufReader::new(File::open(&out).unwrap());
-    let lines: Vec<String> = printed.lines().map(Result::unwrap).collect();
-    let last = lines[lines.len().saturating_sub(5)..].to_vec();
-    (lines.len(), last, rss_kib * 1024)
+/// Runs `clawmux tail -f <args>` until it has printed `expect` lines (the
+/// whole log has been read by then), and returns those lines and the
+/// child's peak resident memory in bytes (`VmHWM` of its own address space:
+/// `ru_maxrss` would include the test process it was spawned from).
+fn tail_rss(home: &std::path::Path, args: &[&str], expect: usize) -> (Vec<String>, u64) {
+    let mut all = vec!["tail", "-f"];
+    all.extend_from_slice(args);
+    let mut child = clawmux(home, &all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let lines: Vec<String> = (0..expect)
+        .map(|_| rx.recv_timeout(WAIT).expect("tail printed the records"))
+        .collect();
+    let status = fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let hwm_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    (lines, hwm_kib * 1024)
 }
 
 #[test]
@@ -93,22 +86,20 @@ fn tail_of_a_large_log_streams_in_bounded_memory() {
     let home = tempfile::tempdir().unwrap();
     let old = big_log(home.path(), 3);
 
-    let (count, last, rss) = tail_rss(home.path(), &["--since", "1h"]);
-    eprintln!(
-        "tail --since 1h: {count} lines, peak RSS {} KiB",
-        rss / 1024
-    );
-    assert_eq!(count, 3);
-    assert!(last.iter().all(|l| l.contains("recent")), "{last:?}");
+    let (lines, rss) = tail_rss(home.path(), &["--since", "1h"], 3);
+    eprintln!("tail --since 1h: peak RSS {} KiB", rss / 1024);
+    assert!(lines.iter().all(|l| l.contains("recent")), "{lines:?}");
     assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
 
-    let (count, last, rss) = tail_rss(home.path(), &["--kind", "recent", "--json"]);
+    // The whole log read, only the last records printed.
+    let (lines, rss) = tail_rss(home.path(), &["--kind", "recent", "--json"], 3);
     eprintln!("tail (whole log): peak RSS {} KiB", rss / 1024);
-    assert_eq!(count, 3, "{last:?}");
+    assert!(lines.iter().all(|l| l.contains("recent")), "{lines:?}");
     assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
 
-    let (count, _, _) = tail_rss(home.path(), &[]);
-    assert_eq!(count, old + 3);
+    // Everything printed, in order.
+    let (lines, _) = tail_rss(home.path(), &[], old + 3);
+    assert!(lines[0].contains("old") && lines[old].contains("recent"));
 }
 
 #[test]
@@ -189,4 +180,37 @@ fn exit_codes_a_closed_reader_and_an_unreadable_log() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("clawmux: event log "), "{err}");
+}
+
+#[test]
+fn hostile_chat_text_reaches_the_terminal_escaped() {
+    let home = tempfile::tempdir().unwrap();
+    let line = serde_json::json!({
+        "ts": clock::rfc3339(clock::now_ms()),
+        "kind": "command",
+        "project": "demo",
+        "text": "hi \u{1b}]2;owned\u{7}\u{1b}[2J\u{9b}31m\u{202e}there",
+    });
+    fs::write(home.path().join("events.jsonl"), format!("{line}\n")).unwrap();
+    let out = clawmux(home.path(), &["tail"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text
+            .trim_end_matches('\n')
+            .chars()
+            .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+        "{text:?}"
+    );
+    // Text with spaces is shown as a JSON string (C0 escaped by JSON), and
+    // what JSON lets through (C1, bidi overrides) is escaped too.
+    assert!(
+        text.contains(r#"text="hi \u001b]2;owned\u0007\u001b[2J\u{9b}31m\u{202e}there""#),
+        "{text}"
+    );
+    // --json stays the stored JSON: control characters escaped by JSON.
+    let out = clawmux(home.path(), &["tail", "--json"]).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json, line);
+    assert!(!out.stdout.contains(&0x1b));
 }
