@@ -17,16 +17,20 @@
 //!
 //! Steps:
 //! - `say TEXT`: print a line (spaces after the first one are kept).
-//! - `spin MS TEXT`: a spinner line `✶ TEXT (Ns · esc to interrupt)` redrawn
-//!   in place for MS ms, then erased.
+//! - `spin MS TEXT`: a spinner row `✶ TEXT (Ns · ↑ N tokens)` above the
+//!   input box, whose footer says `esc to interrupt`, redrawn in place for
+//!   MS ms, then erased.
 //! - `sleep MS`: wait.
 //! - `banner TEXT`: print `━━━ GSD ► TEXT` between blank lines.
 //! - `permission COMMAND`: a Claude Code permission prompt for
 //!   `Bash(COMMAND)` with a three-option menu; waits for one key (a digit
 //!   chooses, Enter takes the highlighted option, Esc the last), erases the
-//!   prompt and prints the choice.
+//!   prompt and prints the outcome (`No` ends the turn, `Interrupted`).
 //! - `question TEXT | OPTION | OPTION…`: an AskUserQuestion menu, answered
-//!   the same way.
+//!   the same way; `LABEL: DESCRIPTION` draws the description under its
+//!   label, and `Chat about this` follows an inner rule.
+//! - `plan STEP | STEP…`: the ExitPlanMode dialog with the plan's steps;
+//!   `3` (Tell Claude what to change) ends the turn.
 //! - `checkpoint TITLE | ACTION`: a GSD checkpoint block (`CHECKPOINT:
 //!   TITLE`, `→ YOUR ACTION: ACTION`, `Type "approved" or describe issues`),
 //!   then the idle prompt; the next input line is the answer, printed back,
@@ -69,6 +73,8 @@ pub enum Step {
     Banner(String),
     Permission(String),
     Question(String, Vec<String>),
+    /// ExitPlanMode: the plan's steps.
+    Plan(Vec<String>),
     Checkpoint(String, String),
     Flood(usize),
     Progress {
@@ -163,6 +169,13 @@ impl Script {
                     }
                     let q = p.remove(0);
                     Step::Question(q, p)
+                }
+                "plan" => {
+                    let p = parts(rest);
+                    if p.iter().all(String::is_empty) {
+                        return Err(err("`plan STEP | STEP…` needs a step"));
+                    }
+                    Step::Plan(p)
                 }
                 "checkpoint" => match parts(rest).as_slice() {
                     [title, action] => Step::Checkpoint(title.clone(), action.clone()),
