@@ -510,7 +510,7 @@ mod tests {
         pane.feed(out.as_bytes());
         let screen = pane.screen();
         assert!(
-            screen.contains("⏺ You said: hello $(rm -rf) 'q' \"x\""),
+            screen.contains("● You said: hello $(rm -rf) 'q' \"x\""),
             "{screen}"
         );
         assert!(screen.contains("✻ Churned for 1s"), "{screen}");

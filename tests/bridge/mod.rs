@@ -68,10 +68,7 @@ async fn command_progress_approval_click_result() {
         "{}",
         approval.text
     );
-    for label in [
-        "[1] Yes",
-        "[3] No",
-    ] {
+    for label in ["[1] Yes", "[3] No"] {
         assert!(
             approval.text.contains(label),
             "{label} in {}",
