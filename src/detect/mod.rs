@@ -43,7 +43,7 @@ pub use detector::{
 pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS};
 pub use lines::{LineHit, ProgressFields};
 pub use profiles::{DEFAULT_PROFILES, MAX_PROFILES_BYTES, Profile, ProfileError, Profiles};
-pub use stream::{DEFAULT_PANE_SIZE, StreamWatcher};
+pub use stream::{DEFAULT_PANE_SIZE, MAX_PANES_PER_STREAM, StreamCounts, StreamWatcher};
 
 pub use crate::control::PaneId;
 use crate::pane::Pane;
