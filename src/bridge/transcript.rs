@@ -59,13 +59,15 @@ impl Transcript {
     }
 
     /// Follows the agent's blocks: a `●` row opens one, rows indented by
-    /// two or more continue it, anything else (a rule, the prompt echo, a
-    /// dialog's rows, the turn summary) closes it.
+    /// two or more continue it, and any other row that is not furniture
+    /// (the prompt echo, a dialog's rows) closes it. Furniture (the spinner
+    /// and input box, redrawn under the growing output) changes nothing. A
+    /// tool's `⎿` result row belongs to the last block even after a dialog.
     fn read_answer(&mut self, line: &str) {
         let line = line.replace('\u{a0}', " ");
         let t = line.trim_start();
-        if t.is_empty() {
-            return; // paragraphs inside a block
+        if t.is_empty() || is_furniture(&line) {
+            return;
         }
         if line.starts_with(['●', '⏺']) {
             self.in_block = true;
@@ -80,25 +82,26 @@ impl Transcript {
             self.answer.push(header);
             return;
         }
-        let indented = line.starts_with("  ");
-        if !self.in_block || !indented || is_furniture(&line) {
-            self.in_block = self.in_block && indented && !is_footer(t);
+        let result = t.starts_with('⎿');
+        if !line.starts_with("  ") || (!self.in_block && !(result && self.answer.has_block())) {
+            self.in_block = false;
             self.in_tip = false;
             return;
         }
-        if t.starts_with("⎿") && t.trim_start_matches('⎿').trim_start().starts_with("Tip:") {
+        let after = t.trim_start_matches('⎿').trim_start();
+        if result && after.starts_with("Tip:") {
             self.in_tip = true;
             return;
         }
-        if self.in_tip && !t.starts_with('⎿') {
-            return;
-        }
-        // A tool's transient status, replaced by its result.
-        if t.starts_with('⎿') && matches!(t.trim_start_matches('⎿').trim(), "Waiting…" | "Running…")
-        {
-            return;
+        if self.in_tip && !result {
+            return; // a tip's wrapped rows
         }
         self.in_tip = false;
+        // A tool's transient status, replaced by its result.
+        if result && matches!(after.trim_end(), "Waiting…" | "Running…") {
+            return;
+        }
+        self.in_block = true;
         self.answer.push(line.trim_end().to_owned());
     }
 
@@ -196,6 +199,11 @@ impl Bounded {
         }
     }
 
+    /// Some `●` block was kept.
+    fn has_block(&self) -> bool {
+        self.lines.iter().any(|l| l.starts_with(['●', '⏺']))
+    }
+
     /// Drops the last block if it starts with `header`.
     fn truncate_from_last(&mut self, header: &str) {
         let Some(at) = self.lines.iter().rposition(|l| l.starts_with(['●', '⏺'])) else {
@@ -263,6 +271,9 @@ fn is_footer(t: &str) -> bool {
         || t.contains("← for agents")
         || t.starts_with("⏵⏵")
         || t.starts_with("⏸")
+        // Notices Claude Code shows under the footer.
+        || t.starts_with("tmux focus-events off")
+        || t.starts_with("Context left until auto-compact")
 }
 
 /// Claude Code's (and the simulated agent's) redrawn chrome: horizontal
