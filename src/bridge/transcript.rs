@@ -83,7 +83,8 @@ impl Transcript {
             return;
         }
         let result = t.starts_with('⎿');
-        if !line.starts_with("  ") || (!self.in_block && !(result && self.answer.has_block())) {
+        let continues = self.in_block || (result && self.answer.has_block());
+        if !line.starts_with("  ") || !continues {
             self.in_block = false;
             self.in_tip = false;
             return;

@@ -216,7 +216,7 @@ fn approval(
         return Some(Prompt {
             kind: rule.kind,
             question: region[header_at].trim().to_owned(),
-            body: dialog::bound(&region[header_at + 1..].join("\n").trim().to_owned()),
+            body: dialog::bound(region[header_at + 1..].join("\n").trim()),
             options: rule.options.clone(),
             context: region[header_at..].join("\n").trim_end().to_owned(),
         });
