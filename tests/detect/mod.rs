@@ -5,6 +5,7 @@
 mod cli;
 mod live;
 mod real;
+mod recorded;
 mod sansio;
 
 use clawmux::detect::{ApprovalKind, Detection, DetectionKind};
