@@ -74,14 +74,15 @@ fn kinds(seen: &[Detection]) -> Vec<String> {
         .collect()
 }
 
-fn approval(
-    seen: &[Detection],
-) -> (
+/// An approval's kind, question, body and (key, label, description)s.
+type Asked = (
     ApprovalKind,
     String,
     String,
     Vec<(String, String, Option<String>)>,
-) {
+);
+
+fn approval(seen: &[Detection]) -> Asked {
     seen.iter()
         .find_map(|d| match &d.kind {
             DetectionKind::Approval {
