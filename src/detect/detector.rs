@@ -45,6 +45,11 @@ pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2);
 /// machine was seen to finish 12 ms later; an approval card 50 ms later is
 /// still far quicker than a person.
 pub const DEFAULT_PROMPT_QUIET: Duration = Duration::from_millis(50);
+/// Longest a new dialog whose body is still a placeholder (`…` where the
+/// diff goes) waits for the body before it is reported anyway: Claude Code
+/// computes the diff after drawing the dialog; a card should show it, but a
+/// slow diff must not hold the card back for long.
+pub const MAX_LOADING_WAIT: Duration = Duration::from_millis(250);
 /// Default number of context lines.
 pub const DEFAULT_CONTEXT_LINES: usize = 5;
 
@@ -95,6 +100,8 @@ pub struct Detector {
     retry: Option<String>,
     /// How the turn on the last judged idle screen ended (agent profiles).
     turn_end: Option<TurnEnd>,
+    /// When a new dialog with a placeholder body was first seen.
+    loading_since: Option<Millis>,
 }
 
 impl Detector {
@@ -120,6 +127,7 @@ impl Detector {
             printed: vec![false; rules],
             retry: None,
             turn_end: None,
+            loading_since: None,
         }
     }
 
@@ -311,6 +319,16 @@ impl Detector {
             self.complete_at = None;
             return;
         }
+        // A new dialog still drawing its body waits a little for it.
+        if changed && state.prompt.as_ref().is_some_and(|p| p.loading) {
+            let until = *self.loading_since.get_or_insert(now) + MAX_LOADING_WAIT;
+            if now < until {
+                self.settle_at = Some(until);
+                self.complete_at = None;
+                return;
+            }
+        }
+        self.loading_since = None;
         if changed {
             if let Some(old) = self.prompt.take() {
                 if let Some(rule) = self

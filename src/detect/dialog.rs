@@ -69,6 +69,8 @@ pub(crate) struct Dialog {
     pub(crate) context: String,
     /// The title row (`Bash command`, `Edit file`, …) when there is one.
     pub(crate) title: String,
+    /// The body still shows a placeholder (`…`) where the diff will be.
+    pub(crate) loading: bool,
 }
 
 /// One screen row made readable: NBSP as space, box borders removed.
@@ -224,6 +226,7 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
         .map(String::as_str)
         .filter(|r| !is_rule(r) && !is_edge(r))
         .collect();
+    let loading = body_rows.iter().any(|r| r.trim() == "…");
     let title = body_rows
         .iter()
         .find(|r| !r.trim().is_empty())
@@ -260,6 +263,7 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
         footer: below.join("\n"),
         context,
         title,
+        loading,
     })
 }
 

@@ -24,6 +24,8 @@ pub(crate) struct Prompt {
     pub(crate) body: String,
     pub(crate) options: Vec<ApprovalOption>,
     pub(crate) context: String,
+    /// Part of the body is still being drawn (see `Detector`).
+    pub(crate) loading: bool,
 }
 
 /// How the turn on screen ended, read from its last block.
@@ -219,6 +221,7 @@ fn approval(
             body: dialog::bound(region[header_at + 1..].join("\n").trim()),
             options: rule.options.clone(),
             context: region[header_at..].join("\n").trim_end().to_owned(),
+            loading: false,
         });
     }
     let menu_rules = profile.approvals.iter().filter(|r| r.menu);
@@ -242,6 +245,7 @@ fn approval(
         body: d.body,
         options: d.options,
         context: d.context,
+        loading: d.loading,
     })
 }
 

@@ -3,7 +3,8 @@
 //! one byte at a time: the same detections either way, and the right ones.
 
 use clawmux::detect::{
-    ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profiles,
+    ApprovalKind, Detection, DetectionKind, DetectorConfig, MAX_LOADING_WAIT, Millis, PaneWatcher,
+    Profiles,
 };
 
 /// The size the screens were captured at.
@@ -236,4 +237,74 @@ fn a_half_drawn_frame_does_not_end_the_turn() {
     // Plan mode's footer with `esc to interrupt` is busy too.
     let seen = detect(&[real!("plan-mode-busy")]);
     assert_eq!(names(&seen), ["busy"]);
+}
+
+#[test]
+fn a_dialog_waits_a_little_for_its_diff() {
+    // Claude Code draws the edit dialog with `…` where the diff goes, then
+    // the diff: the approval carries the diff.
+    let edit = real!("edit");
+    let loading: String = {
+        let rows: Vec<&str> = edit.lines().collect();
+        let first = rows
+            .iter()
+            .position(|r| r.starts_with(" 1  fn main"))
+            .unwrap();
+        let last = rows.iter().position(|r| r.starts_with(" 3  }")).unwrap();
+        let mut out: Vec<&str> = rows[..first].to_vec();
+        out.push("…");
+        out.extend_from_slice(&rows[last + 1..]);
+        out.join("\n")
+    };
+    let profile = Profiles::defaults().unwrap().get("claude").unwrap();
+    for bytewise in [false, true] {
+        let mut w = PaneWatcher::new(
+            "%7".parse().unwrap(),
+            profile.clone(),
+            DetectorConfig::default(),
+            COLS,
+            ROWS,
+        );
+        let mut seen = Vec::new();
+        let mut feed = |w: &mut PaneWatcher, t: u64, screen: &str, seen: &mut Vec<Detection>| {
+            let bytes = draw(screen);
+            if bytewise {
+                for b in &bytes {
+                    w.feed(Millis(t), std::slice::from_ref(b), &mut |d| seen.push(d));
+                }
+            } else {
+                w.feed(Millis(t), &bytes, &mut |d| seen.push(d));
+            }
+        };
+        feed(&mut w, 0, real!("busy-spinner"), &mut seen);
+        feed(&mut w, 1000, &loading, &mut seen);
+        // Still for longer than the prompt's quiet time: not reported yet.
+        w.tick(Millis(1100), &mut |d| seen.push(d));
+        feed(&mut w, 1150, edit, &mut seen);
+        w.tick(Millis(5000), &mut |d| seen.push(d));
+        let kinds: Vec<&str> = seen.iter().map(|d| name(&d.kind)).collect();
+        assert_eq!(kinds, ["busy", "approval"]);
+        let DetectionKind::Approval { body, .. } = &seen[1].kind else {
+            unreachable!()
+        };
+        assert!(
+            body.contains("2 +    println!(\"hello, world\");"),
+            "{body}"
+        );
+        // A diff that never comes holds the card back only so long.
+        let mut w = PaneWatcher::new(
+            "%7".parse().unwrap(),
+            profile.clone(),
+            DetectorConfig::default(),
+            COLS,
+            ROWS,
+        );
+        let mut seen = Vec::new();
+        feed(&mut w, 0, real!("busy-spinner"), &mut seen);
+        feed(&mut w, 1000, &loading, &mut seen);
+        w.tick(Millis(5000), &mut |d| seen.push(d));
+        let approval = seen.iter().find(|d| name(&d.kind) == "approval").unwrap();
+        assert!(approval.at_ms.0 >= 1000 + MAX_LOADING_WAIT.as_millis() as u64);
+        assert!(approval.at_ms.0 <= 1000 + 2 * MAX_LOADING_WAIT.as_millis() as u64);
+    }
 }
