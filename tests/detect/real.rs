@@ -266,7 +266,7 @@ fn a_dialog_waits_a_little_for_its_diff() {
             ROWS,
         );
         let mut seen = Vec::new();
-        let mut feed = |w: &mut PaneWatcher, t: u64, screen: &str, seen: &mut Vec<Detection>| {
+        let feed = |w: &mut PaneWatcher, t: u64, screen: &str, seen: &mut Vec<Detection>| {
             let bytes = draw(screen);
             if bytewise {
                 for b in &bytes {
