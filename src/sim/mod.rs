@@ -22,6 +22,9 @@ pub use term::DEFAULT_COLS;
 
 /// Spinner frame interval: Claude Code redraws its spinner about this often.
 const SPIN_FRAME: Duration = Duration::from_millis(80);
+/// How long each retry row shows (the real backoff is seconds; the sim
+/// only has to show each attempt).
+const RETRY_PAUSE: Duration = Duration::from_millis(400);
 /// Pause between progress lines, so each arrives as its own update.
 const PROGRESS_STEP: Duration = Duration::from_millis(100);
 /// Widest idle-box rule drawn, in columns.
@@ -174,6 +177,16 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
             Step::Banner(t) => self.line(&format!("\r\n━━━ GSD ► {}\r\n", sub(t)))?,
             Step::Spin(d, t) => self.spin(*d, &sub(t))?,
             Step::Flood(n) => self.flood(*n)?,
+            Step::Retry(n) => {
+                for attempt in 1..=*n {
+                    let row = format!("✻ API error · Retrying in 1s · attempt {attempt}/{n}");
+                    let erase = self.erase_block();
+                    let block = self.busy_block(&row);
+                    self.write(&format!("{erase}{block}"))?;
+                    self.spinner = Some(row);
+                    self.sleep(RETRY_PAUSE);
+                }
+            }
             Step::Progress {
                 from,
                 to,

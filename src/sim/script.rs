@@ -36,6 +36,8 @@
 //!   then the idle prompt; the next input line is the answer, printed back,
 //!   and the handler goes on.
 //! - `flood N`: print N numbered lines as fast as possible.
+//! - `retry N`: the spinner row says the API failed and is retried,
+//!   `✻ API error · Retrying in 1s · attempt K/N` for K = 1..=N.
 //! - `progress FROM TO STEP TEXT`: print `TEXT ███░░ NN%` lines from FROM to
 //!   TO percent.
 
@@ -77,6 +79,8 @@ pub enum Step {
     Plan(Vec<String>),
     Checkpoint(String, String),
     Flood(usize),
+    /// API retries shown in the spinner row: attempts 1..=N.
+    Retry(u8),
     Progress {
         from: u8,
         to: u8,
@@ -158,6 +162,12 @@ impl Script {
                     let (t, text) = rest.split_once(' ').unwrap_or((rest, "Working…"));
                     Step::Spin(ms(t)?, text.trim().to_owned())
                 }
+                "retry" => Step::Retry(
+                    rest.parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| err(&format!("{rest:?} is not a retry count (1-255)")))?,
+                ),
                 "flood" => Step::Flood(
                     rest.parse()
                         .map_err(|_| err(&format!("{rest:?} is not a line count")))?,

@@ -228,6 +228,24 @@ fn api_error_is_an_error_then_completed() {
 }
 
 #[test]
+fn retries_are_a_status_not_an_error() {
+    let mut live = Live::sim("", "claude");
+    live.type_line("a flaky request");
+    let done = live.completed();
+    assert!(done.context.contains("third attempt"), "{done:?}");
+    let stages: Vec<&str> = live
+        .seen
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Progress(p) => p.stage.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stages, ["retrying 1/2", "retrying 2/2"], "{:#?}", live.seen);
+    assert!(live.errors().is_empty(), "{:#?}", live.seen);
+}
+
+#[test]
 fn lookalikes_are_neither_approvals_nor_errors() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/detect/example.sim");
     let mut live = Live::sim(&format!("--script {script}"), "gsd");
