@@ -274,8 +274,9 @@ struct Menu {
 }
 
 /// Reads options numbered 1, 2, … from row `start`: description rows
-/// (indented under the label, not a wrap of it), blank rows, and an inner
-/// rule before more options.
+/// (indented under the label, or, right under their option, indented at
+/// all: a multi-select list indents them less), a label's wrapped rows,
+/// blank rows, and an inner rule before more options.
 fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
     let mut options: Vec<ApprovalOption> = Vec::new();
     let mut cursors = 0;
@@ -283,9 +284,11 @@ fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
     let mut label_col = 0;
     let mut prev_len = 0;
     let mut prev_was_label = false;
+    let mut after_blank = false;
     let mut i = start;
     while i < rows.len() && options.len() < MAX_OPTIONS {
         let row = &rows[i];
+        let blank_before = std::mem::replace(&mut after_blank, row.trim().is_empty());
         if let Some(c) = OPTION_ROW.captures(row) {
             if c["key"] != (options.len() + 1).to_string() {
                 break;
@@ -313,7 +316,8 @@ fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
             if !more {
                 break;
             }
-        } else if indent(row) >= label_col && label_col > 0 {
+        } else if label_col > 0 && (indent(row) >= label_col || (!blank_before && indent(row) > 0))
+        {
             let Some(o) = options.last_mut() else { break };
             let text = row.trim();
             let first_word = text

@@ -440,6 +440,42 @@ mod tests {
     }
 
     #[test]
+    fn real_question_with_two_tabs_and_a_multi_select() {
+        let p = prompt(real!("question-two-tabs"));
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(
+            p.question,
+            "Which database should we use for the new reporting service?"
+        );
+        assert_eq!(
+            options(&p),
+            [
+                (
+                    "1",
+                    "Postgres",
+                    Some("Relational server, strong consistency")
+                ),
+                ("2", "SQLite", Some("Embedded file, zero setup")),
+                ("3", "Type something.", None),
+                ("4", "Chat about this", None),
+            ]
+        );
+        // The multi-select tab indents descriptions less than the labels.
+        let p = prompt(real!("question-multi-select"));
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(p.question, "Which features do you want?");
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "[✔] Auth", Some("Login and sessions")),
+                ("2", "[ ] Export", Some("CSV and JSON export")),
+                ("3", "[ ] Type something", Some("Submit")),
+                ("4", "Chat about this", None),
+            ]
+        );
+    }
+
+    #[test]
     fn real_plan_dialog_question_shares_its_line() {
         let p = prompt(real!("plan"));
         assert_eq!(p.kind, ApprovalKind::Plan);

@@ -164,6 +164,18 @@ fn edit_create_question_and_plan_dialogs() {
             3,
         ),
         (
+            real!("question-two-tabs"),
+            ApprovalKind::Question,
+            "Which database should we use for the new reporting service?",
+            4,
+        ),
+        (
+            real!("question-multi-select"),
+            ApprovalKind::Question,
+            "Which features do you want?",
+            4,
+        ),
+        (
             real!("exit-plan"),
             ApprovalKind::Plan,
             "Claude wants to exit plan mode",
