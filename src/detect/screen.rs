@@ -360,6 +360,37 @@ mod tests {
     }
 
     #[test]
+    fn real_wrapped_command_and_option_on_a_narrow_pane() {
+        let p = prompt(real!("permission-wrapped-60-cols"));
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        assert_eq!(p.question, "Do you want to proceed?");
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Yes", None),
+                (
+                    "2",
+                    "Yes, and don't ask again for similar commands in /tmp/detect-cc/proj",
+                    None
+                ),
+                ("3", "No", None),
+            ]
+        );
+        assert!(
+            p.body
+                .contains("cp command with flags requires manual approval"),
+            "{}",
+            p.body
+        );
+        assert!(
+            p.body
+                .contains("  /tmp/detect-cc/proj/some/rather/deep/directory/tree &&"),
+            "{}",
+            p.body
+        );
+    }
+
+    #[test]
     fn boxed_permission_prompt() {
         let boxed = "\
 ⏺ Bash(rm -rf build)
