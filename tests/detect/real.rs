@@ -320,3 +320,75 @@ fn a_dialog_waits_a_little_for_its_diff() {
         assert!(approval.at_ms.0 <= 1000 + 2 * MAX_LOADING_WAIT.as_millis() as u64);
     }
 }
+
+#[test]
+fn shuffled_real_rows_never_panic_and_dialogs_stay_well_formed() {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    let all: Vec<&str> = [
+        real!("permission-bash"),
+        real!("question"),
+        real!("question-multi-select"),
+        real!("plan"),
+        real!("edit"),
+        real!("quote-idle"),
+        real!("busy-spinner"),
+        real!("error-401"),
+        real!("permission-wrapped-60-cols"),
+    ]
+    .iter()
+    .flat_map(|s| s.lines())
+    .collect();
+    let decorations = [
+        "",
+        "│ ",
+        "╭",
+        "  ",
+        "❯ ",
+        "\u{a0}",
+        " │",
+        "╰──╯",
+        "1. ",
+        "é",
+    ];
+    let profile = Profiles::defaults().unwrap().get("claude").unwrap();
+    let mut rng = StdRng::seed_from_u64(13);
+    for round in 0..300 {
+        let n = rng.random_range(1..60);
+        let screen: String = (0..n)
+            .map(|_| {
+                let row = all[rng.random_range(0..all.len())];
+                let d = decorations[rng.random_range(0..decorations.len())];
+                let cut = rng.random_range(0..=row.chars().count());
+                let row: String = row.chars().take(cut.max(row.chars().count() / 2)).collect();
+                format!("{d}{row}\n")
+            })
+            .collect();
+        let mut w = PaneWatcher::new(
+            "%1".parse().unwrap(),
+            profile.clone(),
+            DetectorConfig::default(),
+            COLS,
+            ROWS,
+        );
+        let mut seen = Vec::new();
+        w.feed(Millis(0), &draw(&screen), &mut |d| seen.push(d));
+        w.tick(Millis(10_000), &mut |d| seen.push(d));
+        for d in &seen {
+            if let DetectionKind::Approval {
+                question,
+                body,
+                options,
+                ..
+            } = &d.kind
+            {
+                assert!(!question.is_empty(), "round {round}: {screen}");
+                assert!(options.len() >= 2, "round {round}: {screen}");
+                assert!(body.len() <= clawmux::detect::MAX_BODY_BYTES);
+                for (i, o) in options.iter().enumerate() {
+                    assert_eq!(o.key, (i + 1).to_string(), "round {round}: {screen}");
+                }
+            }
+        }
+    }
+}
