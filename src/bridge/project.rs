@@ -1074,6 +1074,7 @@ impl Actor {
                 approval,
                 question,
                 options,
+                ..
             } => {
                 let Some((agent, _)) = &self.pane else { return };
                 // The prompt reported already, seen again (a new client).
@@ -1113,6 +1114,8 @@ impl Actor {
                     .await;
                 }
             }
+            // How a turn ended besides an error: the completion follows.
+            DetectionKind::Interrupted { .. } | DetectionKind::Rejected { .. } => {}
             DetectionKind::Error { line } => {
                 let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {
                     return;

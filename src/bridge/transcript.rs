@@ -2,6 +2,13 @@
 //! without the agent's screen furniture (input box, rules, spinner frames,
 //! shortcut hints). TUIs redraw above the cursor, so this is built from the
 //! stream of finished lines rather than from a position in the scrollback.
+//!
+//! For an agent the result is its answer: the turn's `●` blocks (answers,
+//! tool calls and their `⎿` summaries), without the echoed prompt, spinner
+//! rows, tips, the `✻ Worked for 1s` row, the footer or copies of answered
+//! dialogs ([`Transcript::text`]); everything else stays available
+//! ([`Transcript::raw`]). A command the agent refused (`Unknown command:
+//! /gsd:new-project`) is told apart ([`Transcript::rejected`]).
 
 use std::collections::{HashSet, VecDeque};
 
@@ -16,6 +23,14 @@ pub struct Transcript {
     bytes: usize,
     /// Lines dropped from the front by the size bound.
     pub dropped: usize,
+    /// The agent's answer: its `●` blocks, bounded like `lines`.
+    answer: Bounded,
+    /// The last line read is inside a `●` block.
+    in_block: bool,
+    /// The last line read is a tip (its wrapped rows follow, indented).
+    in_tip: bool,
+    /// The agent's refusal of the command, if it refused.
+    rejected: Option<String>,
     /// Lines the pane showed before the command: a TUI redrawing its
     /// screen finishes them again, but they are not this command's output.
     earlier: HashSet<String>,
@@ -33,10 +48,62 @@ impl Transcript {
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
         for line in lines {
-            if !is_furniture(line) && !self.earlier.contains(line) {
+            if self.earlier.contains(line) {
+                continue;
+            }
+            self.read_answer(line);
+            if !is_furniture(line) {
                 self.push_line(line.clone());
             }
         }
+    }
+
+    /// Follows the agent's blocks: a `●` row opens one, rows indented by
+    /// two or more continue it, and any other row that is not furniture
+    /// (the prompt echo, a dialog's rows) closes it. Furniture (the spinner
+    /// and input box, redrawn under the growing output) changes nothing. A
+    /// tool's `⎿` result row belongs to the last block even after a dialog.
+    fn read_answer(&mut self, line: &str) {
+        let line = line.replace('\u{a0}', " ");
+        let t = line.trim_start();
+        if t.is_empty() || is_furniture(&line) {
+            return;
+        }
+        if line.starts_with(['●', '⏺']) {
+            self.in_block = true;
+            self.in_tip = false;
+            let header = line.trim_end().to_owned();
+            if self.rejected.is_none() && is_refusal(&header) {
+                self.rejected = Some(header.clone());
+            }
+            // The block drawn again (the agent redrew it with its result):
+            // the new copy replaces the old.
+            self.answer.truncate_from_last(&header);
+            self.answer.push(header);
+            return;
+        }
+        let result = t.starts_with('⎿');
+        let continues = self.in_block || (result && self.answer.has_block());
+        if !line.starts_with("  ") || !continues {
+            self.in_block = false;
+            self.in_tip = false;
+            return;
+        }
+        let after = t.trim_start_matches('⎿').trim_start();
+        if result && after.starts_with("Tip:") {
+            self.in_tip = true;
+            return;
+        }
+        if self.in_tip && !result {
+            return; // a tip's wrapped rows
+        }
+        self.in_tip = false;
+        // A tool's transient status, replaced by its result.
+        if result && matches!(after.trim_end(), "Waiting…" | "Running…") {
+            return;
+        }
+        self.in_block = true;
+        self.answer.push(line.trim_end().to_owned());
     }
 
     fn push_line(&mut self, line: String) {
@@ -57,6 +124,10 @@ impl Transcript {
         if self.lines.back().map(String::as_str) != Some(GAP_LINE) {
             self.push_line(GAP_LINE.to_string());
         }
+        if self.answer.lines.back().map(String::as_str) != Some(GAP_LINE) {
+            self.answer.push(GAP_LINE.to_string());
+        }
+        self.in_block = false;
     }
 
     /// When nothing was streamed since the last gap: the screen's rows as
@@ -67,7 +138,24 @@ impl Transcript {
         }
     }
 
+    /// The result: the agent's answer when it gave one (its `●` blocks),
+    /// otherwise every line kept (a shell's output).
     pub fn text(&self) -> String {
+        if self.answer.lines.iter().any(|l| l != GAP_LINE) {
+            return self.answer.text();
+        }
+        self.raw()
+    }
+
+    /// The agent refused the command itself (`● Unknown command: …`): the
+    /// row saying so.
+    pub fn rejected(&self) -> Option<&str> {
+        self.rejected.as_deref()
+    }
+
+    /// Every line kept, furniture aside (the screen's text, for a collapsed
+    /// panel or a shell).
+    pub fn raw(&self) -> String {
         let mut out = String::with_capacity(self.bytes + 64);
         if self.dropped > 0 {
             out.push_str(&format!("[… {} earlier lines not kept]\n", self.dropped));
@@ -91,19 +179,115 @@ impl Transcript {
     }
 }
 
+/// Lines kept in the answer, in bytes: the same bound as the transcript.
+#[derive(Debug, Default, Clone)]
+struct Bounded {
+    lines: VecDeque<String>,
+    bytes: usize,
+    dropped: usize,
+}
+
+impl Bounded {
+    fn push(&mut self, line: String) {
+        self.bytes += line.len() + 1;
+        self.lines.push_back(line);
+        while self.bytes > MAX_TRANSCRIPT_BYTES {
+            let Some(old) = self.lines.pop_front() else {
+                break;
+            };
+            self.bytes -= old.len() + 1;
+            self.dropped += 1;
+        }
+    }
+
+    /// Some `●` block was kept.
+    fn has_block(&self) -> bool {
+        self.lines.iter().any(|l| l.starts_with(['●', '⏺']))
+    }
+
+    /// Drops the last block if it starts with `header`.
+    fn truncate_from_last(&mut self, header: &str) {
+        let Some(at) = self.lines.iter().rposition(|l| l.starts_with(['●', '⏺'])) else {
+            return;
+        };
+        if self.lines[at] == header {
+            for old in self.lines.drain(at..) {
+                self.bytes -= old.len() + 1;
+            }
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::with_capacity(self.bytes + 64);
+        if self.dropped > 0 {
+            out.push_str(&format!("[… {} earlier lines not kept]\n", self.dropped));
+        }
+        for line in &self.lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `● Unknown command: /gsd:new-project`: the agent refused the command.
+fn is_refusal(line: &str) -> bool {
+    let t = line.trim_start_matches(['●', '⏺']).trim_start();
+    t.starts_with("Unknown command: ") || t.starts_with("Unknown slash command: ")
+}
+
+/// Claude Code's spinner row while it works (`✢ Verb… (1s · ↑ 174
+/// tokens)`, `✻ API error · Retrying in 1s · attempt 1/2`) and its turn
+/// summary (`✻ Worked for 1s`).
+fn is_spinner(t: &str) -> bool {
+    let mut chars = t.chars();
+    let glyph = chars.next();
+    let rest = chars.as_str();
+    matches!(glyph, Some('✻' | '✢' | '✽' | '✶' | '✳' | '·' | '*'))
+        && rest.starts_with(' ')
+        && (rest.contains('…') || rest.contains(" · Retrying in ") || is_summary(rest.trim()))
+}
+
+/// `Worked for 1s`, `Churned for 2m 3s`: a verb, `for`, a duration.
+fn is_summary(rest: &str) -> bool {
+    let mut words = rest.split_whitespace();
+    let (Some(_verb), Some("for")) = (words.next(), words.next()) else {
+        return false;
+    };
+    let duration: Vec<&str> = words.collect();
+    !duration.is_empty()
+        && duration.iter().all(|w| {
+            w.trim_end_matches(['s', 'm', 'h'])
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+}
+
+/// The input box's footer rows.
+fn is_footer(t: &str) -> bool {
+    t.starts_with("? for shortcuts")
+        || t.contains("esc to interrupt")
+        || t.contains("ctrl+c to interrupt")
+        || t.contains("(shift+tab to cycle)")
+        || t.contains("← for agents")
+        || t.starts_with("⏵⏵")
+        || t.starts_with("⏸")
+        // Notices Claude Code shows under the footer.
+        || t.starts_with("tmux focus-events off")
+        || t.starts_with("Context left until auto-compact")
+}
+
 /// Claude Code's (and the simulated agent's) redrawn chrome: horizontal
 /// rules, the empty input prompt, hints and mode lines, spinner frames.
 fn is_furniture(line: &str) -> bool {
     let t = line.trim();
     t.is_empty()
         || t.chars()
-            .all(|c| matches!(c, '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | ' '))
+            .all(|c| matches!(c, '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | ' ' | '\u{a0}'))
         || t == "❯"
         || t == ">"
-        || t.contains("esc to interrupt")
-        || t.contains("ctrl+c to interrupt")
-        || t.starts_with("? for shortcuts")
-        || t.starts_with("⏵⏵")
+        || is_footer(t)
+        || is_spinner(t)
 }
 
 #[cfg(test)]
@@ -128,10 +312,68 @@ mod tests {
             "❯ 1. Yes",
         ]));
         assert_eq!(
-            t.text(),
+            t.raw(),
             "> /gsd:progress\n⏺ Progress: ████░░ 60%\n❯ 1. Yes\n"
         );
+        assert_eq!(t.text(), "⏺ Progress: ████░░ 60%\n");
         assert_eq!(t.tail(1), "❯ 1. Yes");
+    }
+
+    /// The rows of a real Claude Code 2.1.197 screen from the echo of
+    /// `prompt` on (the turn's lines, as the pane finishes them).
+    fn turn(screen: &str, prompt: &str) -> Vec<String> {
+        let rows: Vec<String> = screen.lines().map(str::to_owned).collect();
+        let at = rows
+            .iter()
+            .rposition(|r| r == &format!("❯ {prompt}"))
+            .unwrap();
+        rows[at..].to_vec()
+    }
+
+    #[test]
+    fn the_result_of_a_real_turn_is_its_answer() {
+        let mut t = Transcript::default();
+        let screen = include_str!("../../tests/detect/screens/quote-idle.txt");
+        t.push(&turn(screen, "quote some errors"));
+        assert_eq!(
+            t.text(),
+            "● Here is what I found:\n  Error: cannot open file\n  API Error: 529 Overloaded\n  Fatal errors: none.\n  - fn map_error(e: Error)\n  The tool asks: Do you want to proceed?\n  1. Yes\n  2. No\n"
+        );
+        assert!(t.raw().contains("❯ quote some errors"), "{}", t.raw());
+        assert_eq!(t.rejected(), None);
+    }
+
+    #[test]
+    fn spinner_tips_and_dialog_copies_are_not_the_answer() {
+        let mut t = Transcript::default();
+        let busy = include_str!("../../tests/detect/screens/busy-spinner.txt");
+        let dialog = include_str!("../../tests/detect/screens/permission-bash.txt");
+        let after = include_str!("../../tests/detect/screens/interrupted-after-no.txt");
+        for screen in [busy, dialog, after] {
+            t.push(&turn(screen, "clean the build"));
+        }
+        assert_eq!(
+            t.text(),
+            "● Bash(rm -rf build && touch done.txt)\n  ⎿  Interrupted · What should Claude do instead?\n"
+        );
+        let raw = t.raw();
+        assert!(raw.contains("Do you want to proceed?"), "{raw}");
+        assert!(!raw.contains("Crunching"), "{raw}");
+        assert!(!raw.contains("esc to interrupt"), "{raw}");
+    }
+
+    #[test]
+    fn a_command_the_agent_refused_is_told_apart() {
+        let mut t = Transcript::default();
+        let screen = include_str!("../../tests/detect/screens/unknown-command.txt");
+        let rows: Vec<String> = screen.lines().map(str::to_owned).collect();
+        let at = rows
+            .iter()
+            .rposition(|r| r.starts_with("● Unknown"))
+            .unwrap();
+        t.push(&rows[at..]);
+        assert_eq!(t.rejected(), Some("● Unknown command: /gsd:new-project"));
+        assert_eq!(t.text(), "● Unknown command: /gsd:new-project\n");
     }
 
     #[test]
@@ -143,7 +385,8 @@ mod tests {
             "  Created 2 plans",
             "⏺ You said: say hi",
         ]));
-        assert_eq!(t.text(), "> say hi\n⏺ You said: say hi\n");
+        assert_eq!(t.raw(), "> say hi\n⏺ You said: say hi\n");
+        assert_eq!(t.text(), "⏺ You said: say hi\n");
     }
 
     #[test]

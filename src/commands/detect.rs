@@ -1,5 +1,7 @@
 //! `clawmux detect`: the detections in a recorded control-mode stream on
-//! stdin, one JSON object a line, deterministic.
+//! stdin, one JSON object a line, deterministic. Input with no control-mode
+//! line is bad input (exit 2); lines that were not control mode, and panes
+//! past the per-stream bound, are counted on stderr.
 
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -9,10 +11,12 @@ use std::time::Duration;
 use anyhow::Context;
 use clawmux::control::MAX_LINE_BYTES;
 use clawmux::detect::{
-    DEFAULT_PANE_SIZE, Detection, DetectorConfig, Millis, Profiles, StreamWatcher,
+    DEFAULT_PANE_SIZE, Detection, DetectorConfig, MAX_PANES_PER_STREAM, Millis, Profiles,
+    StreamWatcher,
 };
 
 use super::UsageError;
+use super::decode::escape_json_line;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -49,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut failed = None;
     let mut sink = |d: Detection| {
         if failed.is_none()
-            && let Err(e) = writeln!(out, "{}", d.to_json())
+            && let Err(e) = writeln!(out, "{}", escape_json_line(&d.to_json()))
         {
             failed = Some(e);
         }
@@ -83,6 +87,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     watcher.tick(end, &mut sink);
     if let Some(e) = failed {
         return Err(e).context("writing detections to stdout");
+    }
+    let counts = watcher.counts();
+    if counts.refused_outputs > 0 {
+        eprintln!(
+            "clawmux detect: more than {MAX_PANES_PER_STREAM} panes: {} outputs of other panes were not watched",
+            counts.refused_outputs
+        );
+    }
+    if counts.control_events == 0 {
+        return Err(UsageError(format!(
+            "the input holds no control-mode line ({} other lines): not a `tmux -C` recording",
+            counts.non_protocol_lines
+        ))
+        .into());
+    }
+    if counts.non_protocol_lines > 0 {
+        eprintln!(
+            "clawmux detect: {} lines were not control mode (skipped)",
+            counts.non_protocol_lines
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -14,9 +14,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::lines::LineHit;
+use super::lines::{LineHit, ProgressFields};
 use super::profiles::Profile;
-use super::screen::{self, Prompt};
+use super::screen::{self, Prompt, TurnEnd};
 use super::{Detection, DetectionKind, Millis, PaneId};
 
 /// Detector timing and context knobs.
@@ -45,6 +45,11 @@ pub const DEFAULT_SETTLE: Duration = Duration::from_millis(2);
 /// machine was seen to finish 12 ms later; an approval card 50 ms later is
 /// still far quicker than a person.
 pub const DEFAULT_PROMPT_QUIET: Duration = Duration::from_millis(50);
+/// Longest a new dialog whose body is still a placeholder (`…` where the
+/// diff goes) waits for the body before it is reported anyway: Claude Code
+/// computes the diff after drawing the dialog; a card should show it, but a
+/// slow diff must not hold the card back for long.
+pub const MAX_LOADING_WAIT: Duration = Duration::from_millis(250);
 /// Default number of context lines.
 pub const DEFAULT_CONTEXT_LINES: usize = 5;
 
@@ -91,6 +96,12 @@ pub struct Detector {
     /// Per approval rule: its header was printed since its prompt was last
     /// answered (see `screen::analyse`).
     printed: Vec<bool>,
+    /// The retry status last reported this turn (`retrying 1/2`).
+    retry: Option<String>,
+    /// How the turn on the last judged idle screen ended (agent profiles).
+    turn_end: Option<TurnEnd>,
+    /// When a new dialog with a placeholder body was first seen.
+    loading_since: Option<Millis>,
 }
 
 impl Detector {
@@ -114,6 +125,9 @@ impl Detector {
             answered: None,
             screen_tail: String::new(),
             printed: vec![false; rules],
+            retry: None,
+            turn_end: None,
+            loading_since: None,
         }
     }
 
@@ -241,6 +255,20 @@ impl Detector {
         if let Some(at) = self.complete_at.filter(|at| *at <= now) {
             self.complete_at = None;
             self.in_turn = false;
+            self.retry = None;
+            // How it ended comes first: the agent's error, the user's
+            // interruption or the agent's refusal, then the completion.
+            if let Some(end) = self.turn_end.take() {
+                let ends = [
+                    end.error.map(|line| DetectionKind::Error { line }),
+                    end.interrupted
+                        .map(|line| DetectionKind::Interrupted { line }),
+                    end.rejected.map(|line| DetectionKind::Rejected { line }),
+                ];
+                for kind in ends.into_iter().flatten() {
+                    sink(self.detection(at, kind, end.context.clone()));
+                }
+            }
             let context = self.screen_tail.clone();
             sink(self.detection(at, DetectionKind::Completed, context));
         }
@@ -258,6 +286,18 @@ impl Detector {
                 self.in_turn = true;
             }
             None => self.busy = false,
+        }
+        // A retry is the agent's status while it works, reported once.
+        if let Some(retry) = &state.retry
+            && self.retry.as_ref() != Some(retry)
+        {
+            self.retry = Some(retry.clone());
+            let fields = ProgressFields {
+                stage: Some(retry.clone()),
+                ..ProgressFields::default()
+            };
+            let context = state.busy.clone().unwrap_or_default();
+            sink(self.detection(now, DetectionKind::Progress(fields), context));
         }
         // The prompt answered before it was reported, still on screen: known.
         if let Some(question) = self.answered.take()
@@ -284,6 +324,16 @@ impl Detector {
             self.complete_at = None;
             return;
         }
+        // A new dialog still drawing its body waits a little for it.
+        if changed && state.prompt.as_ref().is_some_and(|p| p.loading) {
+            let until = *self.loading_since.get_or_insert(now) + MAX_LOADING_WAIT;
+            if now < until {
+                self.settle_at = Some(until);
+                self.complete_at = None;
+                return;
+            }
+        }
+        self.loading_since = None;
         if changed {
             if let Some(old) = self.prompt.take() {
                 if let Some(rule) = self
@@ -304,12 +354,14 @@ impl Detector {
                 let kind = DetectionKind::Approval {
                     approval: new.kind,
                     question: new.question.clone(),
+                    body: new.body.clone(),
                     options: new.options.clone(),
                 };
                 sink(self.detection(now, kind, new.context.clone()));
             }
         }
         self.prompt = state.prompt;
+        self.turn_end = state.turn_end;
         self.screen_tail = tail(rows, self.config.context_lines * 2);
         // The box shows the typed command, or (wrapped) its beginning.
         let untaken = (self.typed.as_deref())

@@ -365,18 +365,24 @@ mod tests {
             "errors: 0, warnings: 2",                  // 3 guarded
             "API Error: 500 Internal server error",    // 4 error
             "terrorism is not a keyword match",        // 5 no word boundary
-            "Please run /login · API key invalid",     // 6 error
+            "Please run /login · API key invalid",     // 6 no shell keyword
             "test result: FAILED. 1 passed; 1 failed", // 7 error
             "all good",                                // 8
             "Traceback (most recent call last):",      // 9 error
         ]
         .join("\n");
-        let lines: Vec<usize> = hits("claude", &text)
-            .into_iter()
-            .filter(|(_, h)| *h == LineHit::Error)
-            .map(|(i, _)| i)
-            .collect();
-        assert_eq!(lines, [0, 4, 6, 7, 9]);
+        let errors = |profile| -> Vec<usize> {
+            hits(profile, &text)
+                .into_iter()
+                .filter(|(_, h)| *h == LineHit::Error)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        assert_eq!(errors("shell"), [0, 4, 7, 9]);
+        // An agent's errors are its own rows at the end of a turn (see
+        // `screen`): words in its output are never errors.
+        assert_eq!(errors("claude"), Vec::<usize>::new());
+        assert_eq!(errors("gsd"), Vec::<usize>::new());
     }
 
     #[test]

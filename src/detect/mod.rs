@@ -1,5 +1,7 @@
 //! Streaming detection on pane output: busy, completed, approval (and its
-//! disappearance), error and progress, driven by pattern profiles.
+//! disappearance), error, interruption, refusal and progress, driven by
+//! pattern profiles and, for agents, by the structure of their screen
+//! (`dialog`, `screen`).
 //!
 //! Sans-IO and clock-free: callers pass the time as [`Millis`].
 //!
@@ -16,14 +18,15 @@
 //!
 //! ```
 //! use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
-//! let profile = Profiles::defaults().unwrap().get("claude").unwrap();
+//! let profile = Profiles::defaults().unwrap().get("shell").unwrap();
 //! let mut w = PaneWatcher::new("%0".parse().unwrap(), profile, DetectorConfig::default(), 80, 24);
 //! let mut seen = Vec::new();
-//! w.feed(Millis(0), b"API Error: 500 overloaded\r\n", &mut |d| seen.push(d));
-//! assert_eq!(seen[0].to_json(), r#"{"pane":"%0","at_ms":0,"kind":"error","line":"API Error: 500 overloaded","context":"API Error: 500 overloaded"}"#);
+//! w.feed(Millis(0), b"make: *** Error 2\r\n", &mut |d| seen.push(d));
+//! assert_eq!(seen[0].to_json(), r#"{"pane":"%0","at_ms":0,"kind":"error","line":"make: *** Error 2","context":"make: *** Error 2"}"#);
 //! ```
 
 mod detector;
+mod dialog;
 mod lines;
 mod profiles;
 mod screen;
@@ -36,10 +39,12 @@ use serde::{Deserialize, Serialize};
 
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
+    MAX_LOADING_WAIT,
 };
+pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS};
 pub use lines::{LineHit, ProgressFields};
-pub use profiles::{DEFAULT_PROFILES, Profile, ProfileError, Profiles};
-pub use stream::{DEFAULT_PANE_SIZE, StreamWatcher};
+pub use profiles::{DEFAULT_PROFILES, MAX_PROFILES_BYTES, Profile, ProfileError, Profiles};
+pub use stream::{DEFAULT_PANE_SIZE, MAX_PANES_PER_STREAM, StreamCounts, StreamWatcher};
 
 pub use crate::control::PaneId;
 use crate::pane::Pane;
@@ -64,21 +69,30 @@ impl std::ops::Add<Duration> for Millis {
 pub enum ApprovalKind {
     /// A tool permission prompt (`Do you want to proceed?`).
     Permission,
+    /// A file edit (`Do you want to make this edit to <file>?`).
+    Edit,
+    /// A new file (`Do you want to create <file>?`).
+    Create,
     /// An AskUserQuestion menu.
     Question,
     /// ExitPlanMode (`Would you like to proceed?`).
     Plan,
     /// A GSD checkpoint (`CHECKPOINT: Verification Required`).
     Checkpoint,
+    /// A live menu no rule names: still a question for the person.
+    Dialog,
 }
 
 impl std::fmt::Display for ApprovalKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             ApprovalKind::Permission => "permission",
+            ApprovalKind::Edit => "edit",
+            ApprovalKind::Create => "create",
             ApprovalKind::Question => "question",
             ApprovalKind::Plan => "plan",
             ApprovalKind::Checkpoint => "checkpoint",
+            ApprovalKind::Dialog => "dialog",
         })
     }
 }
@@ -89,6 +103,9 @@ impl std::fmt::Display for ApprovalKind {
 pub struct ApprovalOption {
     pub key: String,
     pub label: String,
+    /// The text the dialog shows under the option, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// What was detected.
@@ -103,6 +120,10 @@ pub enum DetectionKind {
     Approval {
         approval: ApprovalKind,
         question: String,
+        /// What is asked about (the command, the file and diff, the plan,
+        /// the options' descriptions), at most [`MAX_BODY_ROWS`] rows and
+        /// [`MAX_BODY_BYTES`] bytes, cut with [`BODY_CUT`].
+        body: String,
         options: Vec<ApprovalOption>,
     },
     /// The approval prompt left the screen (answered in the terminal).
@@ -110,8 +131,15 @@ pub enum DetectionKind {
         approval: ApprovalKind,
         question: String,
     },
-    /// A line that reports an error.
+    /// A line that reports an error (for an agent profile: the agent's
+    /// own error row at the end of a turn).
     Error { line: String },
+    /// The user stopped the turn (answered No, pressed Esc): reported just
+    /// before the turn's completion; their answer, not an error.
+    Interrupted { line: String },
+    /// The agent refused the command itself (`Unknown command: …`):
+    /// reported just before the turn's completion.
+    Rejected { line: String },
     /// A line that reports progress.
     Progress(ProgressFields),
 }

@@ -16,6 +16,10 @@ use super::lines::{LineHit, LineMatcher};
 /// The built-in profiles, also the reference for the file format.
 pub const DEFAULT_PROFILES: &str = include_str!("profiles.toml");
 
+/// Largest profiles file read: a hand-written file is a few KiB; anything
+/// bigger (or endless, `/dev/zero`) is refused before it fills memory.
+pub const MAX_PROFILES_BYTES: u64 = 1024 * 1024;
+
 /// How deep `extends` chains may go: a guard against cycles.
 const MAX_EXTENDS_DEPTH: usize = 16;
 
@@ -27,6 +31,8 @@ pub enum ProfileError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("profiles file {path} is larger than {MAX_PROFILES_BYTES} bytes: not a profiles file")]
+    TooLarge { path: PathBuf },
     #[error("profiles file {origin} is not valid: {source}")]
     Toml {
         origin: String,
@@ -78,6 +84,11 @@ struct ProfileSpec {
     errors: Option<Vec<String>>,
     error_guards: Option<Vec<String>>,
     progress: Option<Vec<String>>,
+    spinner: Option<Vec<String>>,
+    retry: Option<String>,
+    turn_errors: Option<Vec<String>>,
+    turn_interrupted: Option<Vec<String>>,
+    turn_rejected: Option<Vec<String>>,
     approvals: Option<Vec<RuleSpec>>,
 }
 
@@ -113,6 +124,20 @@ impl ProfileSpec {
                 .clone()
                 .or_else(|| base.error_guards.clone()),
             progress: self.progress.clone().or_else(|| base.progress.clone()),
+            spinner: self.spinner.clone().or_else(|| base.spinner.clone()),
+            retry: self.retry.clone().or_else(|| base.retry.clone()),
+            turn_errors: self
+                .turn_errors
+                .clone()
+                .or_else(|| base.turn_errors.clone()),
+            turn_interrupted: self
+                .turn_interrupted
+                .clone()
+                .or_else(|| base.turn_interrupted.clone()),
+            turn_rejected: self
+                .turn_rejected
+                .clone()
+                .or_else(|| base.turn_rejected.clone()),
             approvals,
         }
     }
@@ -148,6 +173,18 @@ pub struct Profile {
     pub(crate) input: Option<Regex>,
     pub(crate) lines: LineMatcher,
     pub(crate) approvals: Vec<ApprovalRule>,
+    /// The agent's spinner row while it works (not its after-turn summary).
+    /// A profile with spinner patterns reads busy and idle from the screen's
+    /// structure (spinner row, input box, footer) and dialogs from it too.
+    pub(crate) spinner: RegexSet,
+    /// A spinner row saying the agent retries (groups `attempt`, `of`).
+    pub(crate) retry: Option<Regex>,
+    /// Rows of the turn's own output that mean the turn failed.
+    pub(crate) turn_errors: RegexSet,
+    /// Rows that mean the user stopped the turn (answered No, pressed Esc).
+    pub(crate) turn_interrupted: RegexSet,
+    /// Rows that mean the agent refused the command itself.
+    pub(crate) turn_rejected: RegexSet,
 }
 
 impl Profile {
@@ -190,13 +227,7 @@ impl Profiles {
     /// `user` when given.
     pub fn load(user: Option<&Path>) -> Result<Self, ProfileError> {
         let user = match user {
-            Some(path) => Some((
-                path.display().to_string(),
-                std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
-                    path: path.to_owned(),
-                    source,
-                })?,
-            )),
+            Some(path) => Some((path.display().to_string(), read_capped(path)?)),
             None => None,
         };
         Self::from_toml_layers(user.as_ref().map(|(o, s)| (o.as_str(), s.as_str())))
@@ -242,6 +273,31 @@ impl Profiles {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)
     }
+}
+
+/// The file at `path` as text, refused past [`MAX_PROFILES_BYTES`].
+fn read_capped(path: &Path) -> Result<String, ProfileError> {
+    use std::io::Read;
+    let read = |source| ProfileError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PROFILES_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read)?;
+    if bytes.len() as u64 > MAX_PROFILES_BYTES {
+        return Err(ProfileError::TooLarge {
+            path: path.to_owned(),
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        read(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8: {e}"),
+        ))
+    })
 }
 
 fn parse(origin: &str, text: &str) -> Result<BTreeMap<String, ProfileSpec>, ProfileError> {
@@ -343,6 +399,13 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
             .transpose()?,
         lines,
         approvals,
+        spinner: regex_set(name, "spinner", &list(&spec.spinner))?,
+        retry: (spec.retry.as_ref())
+            .map(|p| regex(name, "retry", p))
+            .transpose()?,
+        turn_errors: regex_set(name, "turn_errors", &list(&spec.turn_errors))?,
+        turn_interrupted: regex_set(name, "turn_interrupted", &list(&spec.turn_interrupted))?,
+        turn_rejected: regex_set(name, "turn_rejected", &list(&spec.turn_rejected))?,
     })
 }
 
@@ -359,9 +422,11 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                ApprovalKind::Permission,
+                ApprovalKind::Edit,
+                ApprovalKind::Create,
                 ApprovalKind::Plan,
                 ApprovalKind::Question,
+                ApprovalKind::Permission,
                 ApprovalKind::Checkpoint
             ]
         );
@@ -394,7 +459,7 @@ mod tests {
         assert!(!p.get("claude").unwrap().busy.is_match("esc to interrupt"));
         let mine = p.get("mine").unwrap();
         assert_eq!(mine.status_rows, 3);
-        assert_eq!(mine.approvals.len(), 4);
+        assert_eq!(mine.approvals.len(), 6);
         assert!(matches!(
             p.get("nope"),
             Err(ProfileError::UnknownProfile { .. })

@@ -1,40 +1,43 @@
 //! Screen analysis: what the visible screen says right now: is the agent
-//! busy, is its idle prompt showing, is an approval prompt waiting.
+//! busy, is its idle prompt showing, is a dialog waiting, and how did the
+//! turn on it end.
 //!
-//! An approval with a menu needs its header AND a numbered menu with the
-//! selection cursor (`❯ 1. Yes`) at the bottom of the screen, and no idle
-//! prompt: an answer that merely quotes "Do you want to proceed?", or even a
-//! numbered list, is not a prompt.
+//! For an agent profile (one with `spinner` patterns) busy and idle are
+//! read from the structure Claude Code draws: the spinner row above the
+//! input box, the box itself (`─` rule, `❯ ` row, `─` rule) and the footer
+//! under it, which says `esc to interrupt` while the agent works. Idle
+//! needs the whole box with its footer and no spinner, so a frame drawn
+//! halfway (the footer not there yet) is neither busy nor idle and cannot
+//! end a turn. A dialog is the live menu at the bottom with no input box
+//! under it (see `dialog`), so an answer that quotes a prompt, or a numbered
+//! list, is not one.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
+use super::dialog::{self, clean, is_input_row, is_rule};
 use super::profiles::Profile;
 use super::{ApprovalKind, ApprovalOption};
-
-/// Most non-empty rows allowed under a menu (footer, hints): more means the
-/// menu is old output, not the live prompt.
-const MAX_FOOTER_ROWS: usize = 3;
-
-/// Most rows between an approval header and the first option.
-const MAX_HEADER_GAP: usize = 6;
-
-/// Fewest options a menu has (a one-line "1. foo" is a list, not a menu).
-const MIN_OPTIONS: usize = 2;
-
-/// A menu option row: optional cursor, number, `.`, label.
-static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?P<cursor>[❯›>]\s*)?(?P<key>\d{1,2})\.\s+(?P<label>\S.*?)\s*$")
-        .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
-});
 
 /// An approval prompt as read from the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Prompt {
     pub(crate) kind: ApprovalKind,
     pub(crate) question: String,
+    pub(crate) body: String,
     pub(crate) options: Vec<ApprovalOption>,
+    pub(crate) context: String,
+    /// Part of the body is still being drawn (see `Detector`).
+    pub(crate) loading: bool,
+}
+
+/// How the turn on screen ended, read from its last block.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct TurnEnd {
+    /// The agent's own error row.
+    pub(crate) error: Option<String>,
+    /// The user stopped the turn (the row saying so).
+    pub(crate) interrupted: Option<String>,
+    /// The agent refused the command (the row saying so).
+    pub(crate) rejected: Option<String>,
+    /// The turn's last rows, as context.
     pub(crate) context: String,
 }
 
@@ -47,6 +50,10 @@ pub(crate) struct ScreenState {
     /// The text in the input box (see the profile's `input`), trimmed.
     pub(crate) input: Option<String>,
     pub(crate) prompt: Option<Prompt>,
+    /// The spinner row says the agent retries: `retrying N/M`.
+    pub(crate) retry: Option<String>,
+    /// Set when idle, for an agent profile.
+    pub(crate) turn_end: Option<TurnEnd>,
 }
 
 /// Analyses `rows` (the visible screen, trailing empty rows dropped).
@@ -57,6 +64,7 @@ pub(crate) fn analyse(
     rows: &[String],
     printed: impl Fn(usize) -> bool,
 ) -> ScreenState {
+    let rows: Vec<String> = rows.iter().map(|r| clean(r)).collect();
     let filled: Vec<&str> = rows
         .iter()
         .map(String::as_str)
@@ -65,32 +73,125 @@ pub(crate) fn analyse(
     let status = &filled[filled.len().saturating_sub(profile.status_rows)..];
     let status_text = status.join("\n");
     let idle_match = profile.idle.is_match(&status_text);
-    let busy = if profile.busy.is_empty() {
-        // No busy marker (a shell): anything but the prompt is work.
-        (!idle_match && !status.is_empty()).then(|| {
-            status
-                .last()
-                .map_or_else(String::new, |r| r.trim().to_owned())
-        })
-    } else {
-        profile.busy.is_match(&status_text).then(|| {
-            status
-                .iter()
-                .find(|r| profile.busy.is_match(r))
-                .map_or_else(|| status_text.clone(), |r| r.trim().to_owned())
-        })
-    };
-    let idle = busy.is_none() && idle_match;
     let input = (profile.input.as_ref())
         .and_then(|re| re.captures(&status_text))
         .and_then(|c| c.get(1))
         .map(|m| m.as_str().trim().to_owned());
-    let prompt = approval(profile, rows, idle, busy.is_some(), printed);
+    let structured = !profile.spinner.is_empty();
+    let (busy, idle, spinner) = if structured {
+        let input_box = input_box(&rows);
+        let above = input_box.as_ref().map_or(rows.len(), |b| b.top);
+        let spinner = spinner_row(profile, &rows[..above]);
+        let footer_busy = input_box
+            .as_ref()
+            .and_then(|b| b.footer.iter().find(|f| profile.busy.is_match(f)).cloned());
+        let busy = spinner.clone().or(footer_busy);
+        let complete = input_box.as_ref().is_some_and(|b| !b.footer.is_empty());
+        let idle = busy.is_none() && complete && idle_match;
+        (busy, idle, spinner)
+    } else if profile.busy.is_empty() {
+        // No busy marker (a shell): anything but the prompt is work.
+        let busy = (!idle_match && !status.is_empty()).then(|| {
+            status
+                .last()
+                .map_or_else(String::new, |r| r.trim().to_owned())
+        });
+        (busy.clone(), busy.is_none() && idle_match, None)
+    } else {
+        let busy = profile.busy.is_match(&status_text).then(|| {
+            status
+                .iter()
+                .find(|r| profile.busy.is_match(r))
+                .map_or_else(|| status_text.clone(), |r| r.trim().to_owned())
+        });
+        (busy.clone(), busy.is_none() && idle_match, None)
+    };
+    let retry = spinner
+        .as_deref()
+        .zip(profile.retry.as_ref())
+        .and_then(|(row, re)| re.captures(row))
+        .map(|c| {
+            let n = |g: &str| c.name(g).map_or("?", |m| m.as_str()).to_owned();
+            format!("retrying {}/{}", n("attempt"), n("of"))
+        });
+    let prompt = approval(profile, &rows, idle, busy.is_some(), printed);
+    let turn_end = (structured && idle).then(|| turn_end(profile, &rows));
     ScreenState {
         busy,
         idle,
         input,
         prompt,
+        retry,
+        turn_end,
+    }
+}
+
+/// Claude Code's input box: where it starts and the footer rows under it.
+struct InputBox {
+    /// The rule above the `❯ ` row.
+    top: usize,
+    footer: Vec<String>,
+}
+
+/// The input box at the bottom of `rows`: a rule, the `❯ ` row (and its
+/// wrapped rows), a rule, then the footer. `footer` is empty while the
+/// frame is drawn halfway.
+fn input_box(rows: &[String]) -> Option<InputBox> {
+    let prompt = rows
+        .iter()
+        .enumerate()
+        .rposition(|(i, r)| i > 0 && is_input_row(r) && is_rule(&rows[i - 1]))?;
+    let bottom = prompt + rows[prompt..].iter().position(|r| is_rule(r))?;
+    let footer = rows[bottom + 1..]
+        .iter()
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty())
+        .collect();
+    Some(InputBox {
+        top: prompt - 1,
+        footer,
+    })
+}
+
+/// The spinner row among the last `status_rows` non-empty rows of `rows`
+/// (the task list can sit under it).
+fn spinner_row(profile: &Profile, rows: &[String]) -> Option<String> {
+    rows.iter()
+        .rev()
+        .filter(|r| !r.trim().is_empty())
+        .take(profile.status_rows)
+        .find(|r| profile.spinner.is_match(r))
+        .map(|r| r.trim().to_owned())
+}
+
+/// How the turn above the input box ended: its last block (from the last
+/// answer, tool or prompt row at column 0) holds the agent's error row, the
+/// user's interruption or the agent's refusal.
+fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
+    let end = input_box(rows).map_or(rows.len(), |b| b.top);
+    let rows = &rows[..end];
+    // The turn's summary row (`✻ Worked for 1s`) closes it; it is not output.
+    let last = rows
+        .iter()
+        .rposition(|r| r.starts_with(['●', '⏺', '❯']))
+        .unwrap_or(0);
+    let block: Vec<&str> = rows[last..]
+        .iter()
+        .map(String::as_str)
+        .filter(|r| !r.trim().is_empty() && !profile.spinner.is_match(r))
+        .collect();
+    let find = |set: &regex::RegexSet| {
+        block
+            .iter()
+            .rev()
+            .find(|r| set.is_match(r))
+            .map(|r| r.trim().to_owned())
+    };
+    TurnEnd {
+        error: find(&profile.turn_errors),
+        interrupted: find(&profile.turn_interrupted),
+        rejected: find(&profile.turn_rejected),
+        context: block.join("\n"),
     }
 }
 
@@ -101,112 +202,50 @@ fn approval(
     busy: bool,
     printed: impl Fn(usize) -> bool,
 ) -> Option<Prompt> {
+    // A GSD checkpoint: a header printed this turn, no menu, agent waiting.
     let first = rows.len().saturating_sub(profile.approval_rows);
     let region = &rows[first..];
     for (index, rule) in profile.approvals.iter().enumerate() {
+        if rule.menu {
+            continue;
+        }
         let Some(header_at) = region.iter().rposition(|r| rule.header.is_match(r)) else {
             continue;
         };
-        let header = region[header_at].trim().to_owned();
-        if !rule.menu {
-            if busy || !printed(index) {
-                continue;
-            }
-            return Some(Prompt {
-                kind: rule.kind,
-                question: header,
-                options: rule.options.clone(),
-                context: region[header_at..].join("\n").trim_end().to_owned(),
-            });
-        }
-        if idle {
+        if busy || !printed(index) {
             continue;
         }
-        let Some(menu) = find_menu(region) else {
-            continue;
-        };
-        // A live prompt stops the agent: a spinner still running below the
-        // menu means the menu is just text in the agent's output.
-        if region[menu.last + 1..]
-            .iter()
-            .any(|r| profile.busy.is_match(r))
-        {
-            continue;
-        }
-        // The header sits just above the menu, or (AskUserQuestion's footer)
-        // just below it; the question is then the row above the menu.
-        let question = if header_at < menu.first && menu.first - header_at <= MAX_HEADER_GAP {
-            header
-        } else if header_at > menu.last && header_at - menu.last <= MAX_FOOTER_ROWS + 1 {
-            match region[..menu.first]
-                .iter()
-                .rev()
-                .find(|r| !r.trim().is_empty())
-            {
-                Some(q) => q.trim().to_owned(),
-                None => continue,
-            }
-        } else {
-            continue;
-        };
-        let top = header_at.min(menu.first);
         return Some(Prompt {
             kind: rule.kind,
-            question,
-            options: menu.options,
-            context: region[top..].join("\n").trim_end().to_owned(),
+            question: region[header_at].trim().to_owned(),
+            body: dialog::bound(region[header_at + 1..].join("\n").trim()),
+            options: rule.options.clone(),
+            context: region[header_at..].join("\n").trim_end().to_owned(),
+            loading: false,
         });
     }
-    None
-}
-
-struct Menu {
-    first: usize,
-    last: usize,
-    options: Vec<ApprovalOption>,
-}
-
-/// The live numbered menu at the bottom of `region`: options numbered from
-/// 1 without gaps, exactly one carrying the cursor, at most
-/// [`MAX_FOOTER_ROWS`] non-empty rows below it.
-fn find_menu(region: &[String]) -> Option<Menu> {
-    // Start from the last "1." row: an earlier list in the output is not it.
-    let first = region
-        .iter()
-        .rposition(|r| OPTION_ROW.captures(r).is_some_and(|c| &c["key"] == "1"))?;
-    let mut options: Vec<ApprovalOption> = Vec::new();
-    let mut cursors = 0;
-    let mut last = first;
-    for (i, row) in region.iter().enumerate().skip(first) {
-        if let Some(c) = OPTION_ROW.captures(row) {
-            if c["key"] != (options.len() + 1).to_string() {
-                break;
-            }
-            cursors += usize::from(c.name("cursor").is_some());
-            options.push(ApprovalOption {
-                key: c["key"].to_owned(),
-                label: c["label"].to_owned(),
-            });
-            last = i;
-        } else if row.starts_with("     ") && !row.trim().is_empty() && !options.is_empty() {
-            // A long label wrapped onto an indented row.
-            if let Some(o) = options.last_mut() {
-                o.label.push(' ');
-                o.label.push_str(row.trim());
-            }
-            last = i;
-        } else if !row.trim().is_empty() || i > last + 1 {
-            break;
-        }
+    let menu_rules = profile.approvals.iter().filter(|r| r.menu);
+    if idle || menu_rules.clone().next().is_none() {
+        return None;
     }
-    let below = region[last + 1..]
-        .iter()
-        .filter(|r| !r.trim().is_empty())
-        .count();
-    (options.len() >= MIN_OPTIONS && cursors == 1 && below <= MAX_FOOTER_ROWS).then_some(Menu {
-        first,
-        last,
-        options,
+    let d = dialog::find(rows, |r| {
+        profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
+    })?;
+    let kind = menu_rules
+        .clone()
+        .find(|r| {
+            [d.title.as_str(), d.question.as_str(), d.footer.as_str()]
+                .iter()
+                .any(|t| t.lines().any(|l| r.header.is_match(l)))
+        })
+        .map_or(ApprovalKind::Dialog, |r| r.kind);
+    Some(Prompt {
+        kind,
+        question: d.question,
+        body: d.body,
+        options: d.options,
+        context: d.context,
+        loading: d.loading,
     })
 }
 
@@ -214,6 +253,13 @@ fn find_menu(region: &[String]) -> Option<Menu> {
 mod tests {
     use super::super::Profiles;
     use super::*;
+
+    /// A screen captured from the real Claude Code 2.1.197 (tests/detect/screens).
+    macro_rules! real {
+        ($name:literal) => {
+            include_str!(concat!("../../tests/detect/screens/", $name, ".txt"))
+        };
+    }
 
     fn screen(text: &str) -> Vec<String> {
         text.lines().map(str::to_owned).collect()
@@ -224,6 +270,18 @@ mod tests {
         analyse(&p, &screen(text), |_| true)
     }
 
+    fn prompt(text: &str) -> Prompt {
+        state("claude", text).prompt.expect("a dialog")
+    }
+
+    fn options(p: &Prompt) -> Vec<(&str, &str, Option<&str>)> {
+        p.options
+            .iter()
+            .map(|o| (o.key.as_str(), o.label.as_str(), o.description.as_deref()))
+            .collect()
+    }
+
+    // An older screen: no rule above the dialog, ⏺ answers.
     const PERMISSION: &str = "\
 ⏺ Bash(rm -rf build)
 
@@ -248,40 +306,277 @@ mod tests {
   ? for shortcuts";
 
     #[test]
-    fn permission_prompt() {
+    fn permission_prompt_of_an_older_screen() {
         let s = state("claude", PERMISSION);
         let p = s.prompt.unwrap();
         assert_eq!(p.kind, ApprovalKind::Permission);
         assert_eq!(p.question, "Do you want to proceed?");
-        let keys: Vec<_> = p
-            .options
-            .iter()
-            .map(|o| (o.key.as_str(), o.label.as_str()))
-            .collect();
         assert_eq!(
-            keys,
+            options(&p),
             [
-                ("1", "Yes"),
-                ("2", "Yes, and don't ask again for rm commands in /tmp/proj"),
-                ("3", "No, and tell Claude what to do differently (esc)")
+                ("1", "Yes", None),
+                (
+                    "2",
+                    "Yes, and don't ask again for rm commands in /tmp/proj",
+                    None
+                ),
+                (
+                    "3",
+                    "No, and tell Claude what to do differently (esc)",
+                    None
+                )
             ]
         );
+        assert_eq!(p.body, "Bash command\n  rm -rf build");
         assert!(!s.idle);
         assert!(s.busy.is_none());
     }
 
     #[test]
+    fn real_bash_permission() {
+        let p = prompt(real!("permission-bash"));
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        assert_eq!(p.question, "Do you want to proceed?");
+        assert_eq!(
+            p.body,
+            "Bash command\n\n  rm -rf build && touch done.txt\n  Remove the build directory"
+        );
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Yes", None),
+                (
+                    "2",
+                    "Yes, and don't ask again for rm -rf build and touch done.txt commands in /tmp/detect-cc/proj",
+                    None
+                ),
+                ("3", "No", None)
+            ]
+        );
+        assert!(
+            p.context
+                .ends_with("Esc to cancel · Tab to amend · ctrl+e to explain")
+        );
+    }
+
+    #[test]
+    fn real_wrapped_command_and_option_on_a_narrow_pane() {
+        let p = prompt(real!("permission-wrapped-60-cols"));
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        assert_eq!(p.question, "Do you want to proceed?");
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Yes", None),
+                (
+                    "2",
+                    "Yes, and don't ask again for similar commands in /tmp/detect-cc/proj",
+                    None
+                ),
+                ("3", "No", None),
+            ]
+        );
+        assert!(
+            p.body
+                .contains("cp command with flags requires manual approval"),
+            "{}",
+            p.body
+        );
+        assert!(
+            p.body
+                .contains("  /tmp/detect-cc/proj/some/rather/deep/directory/tree &&"),
+            "{}",
+            p.body
+        );
+    }
+
+    #[test]
+    fn boxed_permission_prompt() {
+        let boxed = "\
+⏺ Bash(rm -rf build)
+
+╭──────────────────────────────────────────────╮
+│ Bash command                                 │
+│                                              │
+│   rm -rf build                               │
+│   Remove the build directory                 │
+│                                              │
+│ Do you want to proceed?                      │
+│ ❯ 1. Yes                                     │
+│   2. No, and tell Claude what to do (esc)    │
+╰──────────────────────────────────────────────╯
+   Esc to cancel";
+        let p = prompt(boxed);
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        assert_eq!(p.question, "Do you want to proceed?");
+        assert_eq!(
+            p.body,
+            "Bash command\n\n  rm -rf build\n  Remove the build directory"
+        );
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Yes", None),
+                ("2", "No, and tell Claude what to do (esc)", None)
+            ]
+        );
+    }
+
+    #[test]
+    fn real_edit_and_create() {
+        let p = prompt(real!("edit"));
+        assert_eq!(p.kind, ApprovalKind::Edit);
+        assert_eq!(p.question, "Do you want to make this edit to main.rs?");
+        assert_eq!(
+            p.body,
+            "Edit file\nmain.rs\n1  fn main() {\n2 -    println!(\"hello\");\n2 +    println!(\"hello, world\");\n3  }"
+        );
+        assert_eq!(
+            options(&p)[1],
+            (
+                "2",
+                "Yes, allow all edits during this session (shift+tab)",
+                None
+            )
+        );
+        let p = prompt(real!("create"));
+        assert_eq!(p.kind, ApprovalKind::Create);
+        assert_eq!(p.question, "Do you want to create notes.md?");
+        assert!(p.body.starts_with("Create file\nnotes.md\n"), "{}", p.body);
+        assert!(p.body.contains("# Notes"), "{}", p.body);
+        assert_eq!(p.options.len(), 3);
+    }
+
+    #[test]
+    fn real_question_with_descriptions_and_the_option_below_the_rule() {
+        let p = prompt(real!("question"));
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(p.question, "Which scope should phase 2 cover?");
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Minimal", Some("Only the parser, no CLI changes")),
+                ("2", "Full", Some("Parser, CLI and docs")),
+                ("3", "Staged", Some("Parser now, the rest next week")),
+                ("4", "Type something.", None),
+                ("5", "Chat about this", None),
+            ]
+        );
+        assert!(p.body.starts_with("☐ Scope"), "{}", p.body);
+        assert!(
+            p.body.contains("2. Full: Parser, CLI and docs"),
+            "{}",
+            p.body
+        );
+    }
+
+    #[test]
+    fn real_question_with_two_tabs_and_a_multi_select() {
+        let p = prompt(real!("question-two-tabs"));
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(
+            p.question,
+            "Which database should we use for the new reporting service?"
+        );
+        assert_eq!(
+            options(&p),
+            [
+                (
+                    "1",
+                    "Postgres",
+                    Some("Relational server, strong consistency")
+                ),
+                ("2", "SQLite", Some("Embedded file, zero setup")),
+                ("3", "Type something.", None),
+                ("4", "Chat about this", None),
+            ]
+        );
+        // The multi-select tab indents descriptions less than the labels.
+        let p = prompt(real!("question-multi-select"));
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(p.question, "Which features do you want?");
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "[✔] Auth", Some("Login and sessions")),
+                ("2", "[ ] Export", Some("CSV and JSON export")),
+                ("3", "[ ] Type something", Some("Submit")),
+                ("4", "Chat about this", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn real_plan_dialog_question_shares_its_line() {
+        let p = prompt(real!("plan"));
+        assert_eq!(p.kind, ApprovalKind::Plan);
+        assert_eq!(
+            p.question,
+            "Claude has written up a plan and is ready to execute. Would you like to proceed?"
+        );
+        assert_eq!(
+            p.body,
+            "Ready to code?\n\nHere is Claude's plan:\nPlan\n\n1. Write the parser\n2. Add tests\n3. Update the docs"
+        );
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Yes, and use auto mode", None),
+                ("2", "Yes, manually approve edits", None),
+                (
+                    "3",
+                    "Tell Claude what to change",
+                    Some("shift+tab to approve with this feedback")
+                ),
+            ]
+        );
+        // The dialog without a plan file.
+        let p = prompt(real!("exit-plan"));
+        assert_eq!(p.kind, ApprovalKind::Plan);
+        assert_eq!(p.question, "Claude wants to exit plan mode");
+        assert_eq!(p.body, "Exit plan mode?");
+    }
+
+    #[test]
+    fn an_unknown_dialog_is_still_a_dialog() {
+        let d = "\
+● Fetch(https://example.com)
+
+────────────────────────────────────────
+ Fetch
+
+ Claude wants to fetch content from example.com
+
+ Shall this go ahead today?
+ ❯ 1. Sure
+   2. Never
+
+ Esc to cancel";
+        let p = prompt(d);
+        assert_eq!(p.kind, ApprovalKind::Dialog);
+        assert_eq!(p.question, "Shall this go ahead today?");
+        assert_eq!(
+            p.body,
+            "Fetch\n\nClaude wants to fetch content from example.com"
+        );
+        assert_eq!(p.options.len(), 2);
+    }
+
+    #[test]
     fn quoted_prompt_in_an_answer_is_not_an_approval() {
+        let s = state("claude", real!("quote-idle"));
+        assert!(s.prompt.is_none());
+        assert!(s.idle);
         let answer = format!(
             "⏺ The tool asks: Do you want to proceed?\n  Then pick:\n  1. Yes\n  2. No\n\n{IDLE}"
         );
         assert!(state("claude", &answer).prompt.is_none());
-        // Even with a cursor-like marker, the idle box means no live prompt.
+        // Even with a cursor-like marker, the input box means no live prompt.
         let answer = format!(" Do you want to proceed?\n ❯ 1. Yes\n   2. No\n{IDLE}");
         assert!(state("claude", &answer).prompt.is_none());
         // A menu printed while the agent still works (spinner below it).
         let working =
-            " Do you want to proceed?\n ❯ 1. Yes\n   2. No\n✶ Working… (esc to interrupt)";
+            " Do you want to proceed?\n ❯ 1. Yes\n   2. No\n✶ Working… (3s · ↑ 12 tokens)";
         assert!(state("claude", working).prompt.is_none());
         // Header without a menu.
         assert!(
@@ -311,6 +606,125 @@ mod tests {
     }
 
     #[test]
+    fn real_busy_from_spinner_or_footer() {
+        for name in [real!("busy-spinner"), real!("busy-spinner-first")] {
+            let s = state("claude", name);
+            assert!(!s.idle);
+            assert_eq!(
+                s.busy.as_deref(),
+                Some("✻ Crunching…")
+                    .filter(|_| name.contains("✻ Crunching…"))
+                    .or(s.busy.as_deref())
+            );
+            assert!(
+                s.busy.as_deref().unwrap().ends_with("Crunching…"),
+                "{:?}",
+                s.busy
+            );
+            assert!(s.prompt.is_none());
+        }
+        // The spinner row alone (footer not drawn yet) is busy.
+        let rows = screen(real!("busy-spinner"));
+        let footer = rows
+            .iter()
+            .rposition(|r| r.contains("esc to interrupt"))
+            .unwrap();
+        let half: Vec<String> = rows[..footer].to_vec();
+        let s = analyse(
+            &Profiles::defaults().unwrap().get("claude").unwrap(),
+            &half,
+            |_| true,
+        );
+        assert!(s.busy.is_some() && !s.idle);
+        // The footer alone (spinner row not drawn yet) is busy.
+        let no_spinner: Vec<String> = rows
+            .iter()
+            .filter(|r| !r.contains("Crunching"))
+            .cloned()
+            .collect();
+        let s = analyse(
+            &Profiles::defaults().unwrap().get("claude").unwrap(),
+            &no_spinner,
+            |_| true,
+        );
+        assert_eq!(s.busy.as_deref(), Some("esc to interrupt · ← for agents"));
+        // Neither drawn yet: not busy, and not idle either.
+        let neither: Vec<String> = half
+            .iter()
+            .filter(|r| !r.contains("Crunching"))
+            .cloned()
+            .collect();
+        let s = analyse(
+            &Profiles::defaults().unwrap().get("claude").unwrap(),
+            &neither,
+            |_| true,
+        );
+        assert!(s.busy.is_none() && !s.idle);
+        // Plan mode's footer says it too.
+        let s = state("claude", real!("plan-mode-busy"));
+        assert!(!s.idle && s.busy.is_some());
+        // After the turn: `✻ Worked for 0s` is not busy.
+        let s = state("claude", real!("quote-idle"));
+        assert!(s.idle && s.busy.is_none());
+    }
+
+    #[test]
+    fn real_retry_is_a_status_and_real_errors_end_the_turn() {
+        let s = state("claude", real!("retry-500"));
+        assert!(s.busy.is_some() && !s.idle);
+        assert_eq!(s.retry.as_deref(), Some("retrying 1/1"));
+        assert!(s.turn_end.is_none());
+        let end = |name: &str| state("claude", name).turn_end.expect("idle");
+        let e = end(real!("error-500"));
+        assert!(
+            e.error
+                .unwrap()
+                .starts_with("● API Error: 500 Internal server error.")
+        );
+        assert!(e.interrupted.is_none() && e.rejected.is_none());
+        let e = end(real!("error-529"));
+        assert!(e.error.unwrap().starts_with("● API Error: 529 Overloaded."));
+        let e = end(real!("error-401"));
+        assert_eq!(
+            e.error.as_deref(),
+            Some("⎿  Invalid API key · Fix external API key")
+        );
+        let e = end(real!("interrupted-after-no"));
+        assert_eq!(e.error, None);
+        assert_eq!(
+            e.interrupted.as_deref(),
+            Some("⎿  Interrupted · What should Claude do instead?")
+        );
+        let e = end(real!("unknown-command"));
+        assert_eq!(
+            e.rejected.as_deref(),
+            Some("● Unknown command: /gsd:new-project")
+        );
+        assert_eq!(e.error, None);
+    }
+
+    #[test]
+    fn quoted_errors_in_the_answer_are_not_the_agents() {
+        let e = state("claude", real!("quote-idle")).turn_end.expect("idle");
+        assert_eq!(
+            e,
+            TurnEnd {
+                context: e.context.clone(),
+                ..TurnEnd::default()
+            }
+        );
+        let answer = format!(
+            "● Here is the log:\n  API Error: 529 Overloaded\n  Error: cannot open file\n  Fatal errors: none.\n  + fn map_error(e: Error)\n  ⎿ quoted\n\n✻ Worked for 1s\n\n{IDLE}"
+        );
+        let e = state("claude", &answer).turn_end.expect("idle");
+        assert_eq!(e.error, None, "{e:?}");
+        // An error of an earlier turn is not this turn's.
+        let later =
+            format!("● API Error: 500 Internal server error.\n\n❯ again\n\n● Fine now.\n\n{IDLE}");
+        assert_eq!(state("claude", &later).turn_end.unwrap().error, None);
+    }
+
+    #[test]
     fn the_input_box_text() {
         assert_eq!(state("claude", IDLE).input.as_deref(), Some(""));
         let typed = IDLE.replace("❯ ", "❯ /gsd:plan-phase 2  ");
@@ -322,10 +736,15 @@ mod tests {
         let history = IDLE.replace("⏺ Done.", "❯ /gsd:plan-phase 2");
         assert_eq!(state("claude", &history).input.as_deref(), Some(""));
         assert_eq!(state("shell", "bash-5.2# ls").input, None);
+        // The real box has a no-break space after `❯`.
+        assert_eq!(
+            state("claude", real!("quote-idle")).input.as_deref(),
+            Some("")
+        );
     }
 
     #[test]
-    fn ask_user_question() {
+    fn ask_user_question_of_an_older_screen() {
         let q = "\
 ← ☐ Scope  ✔ Submit →
 
@@ -340,6 +759,24 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         assert_eq!(p.kind, ApprovalKind::Question);
         assert_eq!(p.question, "Which scope should phase 2 cover?");
         assert_eq!(p.options.len(), 3);
+    }
+
+    #[test]
+    fn the_body_is_bounded() {
+        let long: String = (0..200).map(|i| format!("   line {i}\n")).collect();
+        let d = format!(
+            "────────────────────\n Bash command\n{long}\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n\n Esc to cancel"
+        );
+        let p = prompt(&d);
+        assert!(p.body.lines().count() <= dialog::MAX_BODY_ROWS + 1);
+        assert!(p.body.ends_with(dialog::BODY_CUT));
+        let wide = format!(
+            "────────────────────\n Bash command\n   {}\n Do you want to proceed?\n ❯ 1. Yes\n   2. No",
+            "é".repeat(5000)
+        );
+        let p = prompt(&wide);
+        assert!(p.body.len() <= dialog::MAX_BODY_BYTES, "{}", p.body.len());
+        assert!(p.body.ends_with(dialog::BODY_CUT), "{:?}", p.body);
     }
 
     #[test]

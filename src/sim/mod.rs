@@ -1,8 +1,10 @@
 //! A simulated Claude Code + GSD agent for tests and demos: it draws what
-//! the real one draws in a terminal (idle input box, spinner with `esc to
-//! interrupt`, permission prompt and AskUserQuestion menus that wait for a
-//! key, GSD banners, checkpoints, progress, API errors, output floods),
-//! driven by a small [`Script`].
+//! Claude Code 2.1.197 draws in a terminal (the input box, kept under a
+//! `✢ Verb… (1s · ↑ 174 tokens)` spinner row while busy with `esc to
+//! interrupt` in its footer only; `●` answers; the permission, edit-free
+//! AskUserQuestion (descriptions, an inner rule, `Chat about this`) and
+//! plan dialogs without a box, waiting for a key; GSD banners, checkpoints,
+//! progress, API errors, output floods), driven by a small [`Script`].
 //!
 //! Input: one line at a time (typed with `tmux send-keys -l` then `Enter`);
 //! menus read a single key in raw mode. Output: ANSI to the terminal. End of
@@ -20,6 +22,9 @@ pub use term::DEFAULT_COLS;
 
 /// Spinner frame interval: Claude Code redraws its spinner about this often.
 const SPIN_FRAME: Duration = Duration::from_millis(80);
+/// How long each retry row shows (the real backoff is seconds; the sim
+/// only has to show each attempt).
+const RETRY_PAUSE: Duration = Duration::from_millis(400);
 /// Pause between progress lines, so each arrives as its own update.
 const PROGRESS_STEP: Duration = Duration::from_millis(100);
 /// Widest idle-box rule drawn, in columns.
@@ -28,6 +33,12 @@ const MAX_RULE_COLS: usize = 100;
 const BAR_CELLS: usize = 10;
 /// Spinner glyphs, as Claude Code cycles them.
 const GLYPHS: [&str; 6] = ["✶", "✻", "✽", "✢", "·", "✳"];
+/// Rows of the busy block: spinner, blank, rule, prompt, rule, footer.
+const BUSY_ROWS: usize = 6;
+/// Tokens the spinner row claims per frame (it only has to look alive).
+const TOKENS_PER_FRAME: u64 = 12;
+/// The row after `⎿` in Claude Code has a space and a no-break space.
+const RESULT: &str = "  ⎿ \u{a0}";
 
 /// How the agent runs.
 #[derive(Debug, Clone)]
@@ -113,12 +124,16 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
         std::thread::sleep(d.div_f64(speed));
     }
 
+    fn rule(&self) -> String {
+        "─".repeat(usize::from(self.options.cols).clamp(3, MAX_RULE_COLS))
+    }
+
     /// Draws the idle box, reads one line, replaces the box with the line.
     fn prompt(&mut self) -> io::Result<Option<String>> {
-        let rule = "─".repeat(usize::from(self.options.cols).clamp(3, MAX_RULE_COLS));
+        let rule = self.rule();
         // Blank, rule, prompt, rule, hint; then the cursor goes to the prompt.
         self.write(&format!(
-            "\r\n{rule}\r\n❯ \r\n{rule}\r\n  ? for shortcuts\x1b[2A\r\x1b[2C"
+            "\r\n{rule}\r\n❯\u{a0}\r\n{rule}\r\n  ? for shortcuts\x1b[2A\r\x1b[2C"
         ))?;
         let mut line = String::new();
         if self.input.read_line(&mut line)? == 0 {
@@ -128,7 +143,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
         let line = line.trim_end_matches(['\r', '\n']).to_owned();
         // A terminal echoed the Enter, so the cursor is one row lower.
         let up = if self.options.tty.is_some() { 3 } else { 2 };
-        self.write(&format!("\r\x1b[{up}A\x1b[J> {}\r\n", printable(&line)))?;
+        self.write(&format!("\r\x1b[{up}A\x1b[J❯ {}\r\n", printable(&line)))?;
         Ok(Some(line))
     }
 
@@ -162,6 +177,16 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
             Step::Banner(t) => self.line(&format!("\r\n━━━ GSD ► {}\r\n", sub(t)))?,
             Step::Spin(d, t) => self.spin(*d, &sub(t))?,
             Step::Flood(n) => self.flood(*n)?,
+            Step::Retry(n) => {
+                for attempt in 1..=*n {
+                    let row = format!("✻ API error · Retrying in 1s · attempt {attempt}/{n}");
+                    let erase = self.erase_block();
+                    let block = self.busy_block(&row);
+                    self.write(&format!("{erase}{block}"))?;
+                    self.spinner = Some(row);
+                    self.sleep(RETRY_PAUSE);
+                }
+            }
             Step::Progress {
                 from,
                 to,
@@ -180,6 +205,10 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
                 let options: Vec<String> = options.iter().map(|o| sub(o)).collect();
                 return self.question(&sub(q), &options);
             }
+            Step::Plan(steps) => {
+                let steps: Vec<String> = steps.iter().map(|s| sub(s)).collect();
+                return self.plan(&steps);
+            }
             Step::Checkpoint(title, action) => return self.checkpoint(&sub(title), &sub(action)),
         }
         Ok(Flow::Continue)
@@ -188,31 +217,60 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
     fn spin(&mut self, d: Duration, text: &str) -> io::Result<()> {
         let started = Instant::now();
         let frames = (d.as_millis() / SPIN_FRAME.as_millis()).max(1);
+        let verb = if text.ends_with('…') {
+            text.to_owned()
+        } else {
+            format!("{text}…")
+        };
         for frame in 0..frames {
             let glyph = GLYPHS[usize::try_from(frame).unwrap_or(0) % GLYPHS.len()];
             let secs = started.elapsed().as_secs();
-            let row = format!("{glyph} {text} ({secs}s · esc to interrupt)");
-            self.write(&format!("\r\x1b[2K{row}"))?;
+            let tokens = (u64::try_from(frame).unwrap_or(0) + 1) * TOKENS_PER_FRAME;
+            let row = format!("{glyph} {verb} ({secs}s · ↑ {tokens} tokens)");
+            let erase = self.erase_block();
+            let block = self.busy_block(&row);
+            self.write(&format!("{erase}{block}"))?;
             self.spinner = Some(row);
             self.sleep(SPIN_FRAME);
         }
         Ok(())
     }
 
-    /// Prints a line above the spinner row, if one is showing.
+    /// The spinner row over the input box, whose footer says the agent
+    /// works; the cursor is left at the end of the footer.
+    fn busy_block(&self, spinner: &str) -> String {
+        let rule = self.rule();
+        format!("{spinner}\r\n\r\n{rule}\r\n❯\u{a0}\r\n{rule}\r\n  esc to interrupt")
+    }
+
+    /// Moves to the start of the busy block, if one shows, and erases it.
+    fn erase_block(&self) -> String {
+        match self.spinner {
+            Some(_) => format!("\r\x1b[{}A\x1b[J", BUSY_ROWS - 1),
+            None => "\r\x1b[2K".to_owned(),
+        }
+    }
+
+    /// Prints a line above the busy block, if one is showing.
     fn line(&mut self, text: &str) -> io::Result<()> {
         match self.spinner.clone() {
-            Some(row) => self.write(&format!("\r\x1b[2K{text}\r\n{row}")),
+            Some(row) => {
+                let erase = self.erase_block();
+                let block = self.busy_block(&row);
+                self.write(&format!("{erase}{text}\r\n{block}"))
+            }
             None => self.write(&format!("{text}\r\n")),
         }
     }
 
-    /// Removes the spinner row (a prompt or the end of the turn).
+    /// Removes the busy block (a dialog or the end of the turn).
     fn stop_spinner(&mut self) -> io::Result<()> {
-        match self.spinner.take() {
-            Some(_) => self.write("\r\x1b[2K"),
-            None => Ok(()),
+        if self.spinner.is_some() {
+            let erase = self.erase_block();
+            self.spinner = None;
+            self.write(&erase)?;
         }
+        Ok(())
     }
 
     fn flood(&mut self, n: usize) -> io::Result<()> {
@@ -262,7 +320,7 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
 
     fn permission(&mut self, cmd: &str) -> io::Result<Flow> {
         self.stop_spinner()?;
-        self.write(&format!("⏺ Bash({cmd})\r\n"))?;
+        self.write(&format!("● Bash({cmd})\r\n{RESULT}Waiting…\r\n"))?;
         let program = cmd.split_whitespace().next().unwrap_or("");
         let cwd = std::env::current_dir()
             .map(|d| d.display().to_string())
@@ -270,45 +328,126 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
         let options = [
             "Yes".to_owned(),
             format!("Yes, and don't ask again for {program} commands in {cwd}"),
-            "No, and tell Claude what to do differently (esc)".to_owned(),
+            "No".to_owned(),
         ];
         let mut rows = vec![
             String::new(),
+            self.rule(),
             " Bash command".to_owned(),
+            String::new(),
             format!("   {cmd}"),
             "   Run the project's check".to_owned(),
             String::new(),
             " Do you want to proceed?".to_owned(),
         ];
-        rows.extend(menu_rows(" ", &options));
-        rows.extend([String::new(), " Esc to cancel · Tab to amend".to_owned()]);
-        let Some(choice) = self.menu(&rows, options.len())? else {
-            return Ok(Flow::Eof);
-        };
-        self.write(&format!("  ⎿  Selected: {}\r\n", options[choice]))?;
-        Ok(if choice == options.len() - 1 {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        })
-    }
-
-    fn question(&mut self, question: &str, options: &[String]) -> io::Result<Flow> {
-        let mut rows = vec![
-            "← ☐ Scope  ✔ Submit →".to_owned(),
-            String::new(),
-            question.to_owned(),
-            String::new(),
-        ];
-        rows.extend(menu_rows("", options));
+        rows.extend(menu_rows(" ", &options, &[]));
         rows.extend([
             String::new(),
-            "Enter to select · Tab/Arrow keys to navigate · Esc to cancel".to_owned(),
+            " Esc to cancel · Tab to amend · ctrl+e to explain".to_owned(),
         ]);
         let Some(choice) = self.menu(&rows, options.len())? else {
             return Ok(Flow::Eof);
         };
-        self.write(&format!("  ⎿  {question} → {}\r\n", options[choice]))?;
+        // The `Waiting…` row becomes the outcome.
+        self.write("\x1b[1A\r\x1b[2K")?;
+        if choice == options.len() - 1 {
+            self.write(&format!(
+                "{RESULT}Interrupted · What should Claude do instead?\r\n"
+            ))?;
+            return Ok(Flow::Stop);
+        }
+        self.write(&format!("{RESULT}Ran {cmd}: ok\r\n"))?;
+        Ok(Flow::Continue)
+    }
+
+    fn question(&mut self, question: &str, options: &[String]) -> io::Result<Flow> {
+        self.stop_spinner()?;
+        let (labels, descriptions): (Vec<String>, Vec<String>) = options
+            .iter()
+            .map(|o| match o.split_once(": ") {
+                Some((l, d)) => (l.trim().to_owned(), d.trim().to_owned()),
+                None => (o.clone(), String::new()),
+            })
+            .unzip();
+        let rule = self.rule();
+        let mut rows = vec![
+            String::new(),
+            rule.clone(),
+            " ☐ Scope".to_owned(),
+            String::new(),
+            question.to_owned(),
+            String::new(),
+        ];
+        rows.extend(menu_rows("", &labels, &descriptions));
+        let chat = "Chat about this";
+        rows.extend([
+            rule,
+            format!("  {}. {chat}", labels.len() + 1),
+            String::new(),
+            "Enter to select · ↑/↓ to navigate · Esc to cancel".to_owned(),
+        ]);
+        let Some(choice) = self.menu(&rows, labels.len() + 1)? else {
+            return Ok(Flow::Eof);
+        };
+        let answer = labels.get(choice).map_or(chat, String::as_str);
+        self.write(&format!(
+            "● User answered Claude's questions:\r\n{RESULT}· {question} → {answer}\r\n"
+        ))?;
+        Ok(Flow::Continue)
+    }
+
+    fn plan(&mut self, steps: &[String]) -> io::Result<Flow> {
+        self.stop_spinner()?;
+        self.write(&format!("● Updated plan\r\n{RESULT}/plan to preview\r\n"))?;
+        let rule = self.rule();
+        let dashed = "╌".repeat(usize::from(self.options.cols).clamp(3, MAX_RULE_COLS));
+        let mut rows = vec![
+            String::new(),
+            rule.clone(),
+            " Ready to code?".to_owned(),
+            String::new(),
+            " Here is Claude's plan:".to_owned(),
+            dashed.clone(),
+            " Plan".to_owned(),
+            String::new(),
+        ];
+        rows.extend(
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!(" {}. {s}", i + 1)),
+        );
+        rows.extend([
+            dashed,
+            String::new(),
+            rule,
+            " Claude has written up a plan and is ready to execute. Would you like to proceed?"
+                .to_owned(),
+            String::new(),
+        ]);
+        let options = [
+            "Yes, and use auto mode".to_owned(),
+            "Yes, manually approve edits".to_owned(),
+            "Tell Claude what to change".to_owned(),
+        ];
+        let hints = [
+            String::new(),
+            String::new(),
+            "shift+tab to approve with this feedback".to_owned(),
+        ];
+        rows.extend(menu_rows(" ", &options, &hints));
+        rows.extend([
+            String::new(),
+            " ctrl+g to edit in Vim · ~/.claude/plans/sim-plan.md".to_owned(),
+        ]);
+        let Some(choice) = self.menu(&rows, options.len())? else {
+            return Ok(Flow::Eof);
+        };
+        if choice == options.len() - 1 {
+            self.write(&format!("{RESULT}User rejected Claude's plan\r\n"))?;
+            return Ok(Flow::Stop);
+        }
+        self.write("● User approved Claude's plan\r\n")?;
         Ok(Flow::Continue)
     }
 
@@ -334,16 +473,20 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
     }
 }
 
-/// Menu rows with the cursor on the first option.
-fn menu_rows(indent: &str, options: &[String]) -> Vec<String> {
-    options
-        .iter()
-        .enumerate()
-        .map(|(i, o)| {
-            let cursor = if i == 0 { "❯" } else { " " };
-            format!("{indent}{cursor} {}. {o}", i + 1)
-        })
-        .collect()
+/// Menu rows with the cursor on the first option; a non-empty
+/// `descriptions[i]` goes on the row under option `i`, under its label.
+fn menu_rows(indent: &str, options: &[String], descriptions: &[String]) -> Vec<String> {
+    let mut rows = Vec::new();
+    for (i, o) in options.iter().enumerate() {
+        let cursor = if i == 0 { "❯" } else { " " };
+        let number = format!("{}.", i + 1);
+        rows.push(format!("{indent}{cursor} {number} {o}"));
+        if let Some(d) = descriptions.get(i).filter(|d| !d.is_empty()) {
+            let pad = " ".repeat(indent.chars().count() + 2 + number.chars().count() + 1);
+            rows.push(format!("{pad}{d}"));
+        }
+    }
+    rows
 }
 
 /// `text` with control characters shown as `?`, so echoing user input can
@@ -380,7 +523,7 @@ mod tests {
         pane.feed(out.as_bytes());
         let screen = pane.screen();
         assert!(
-            screen.contains("⏺ You said: hello $(rm -rf) 'q' \"x\""),
+            screen.contains("● You said: hello $(rm -rf) 'q' \"x\""),
             "{screen}"
         );
         assert!(screen.contains("✻ Churned for 1s"), "{screen}");
@@ -395,13 +538,14 @@ mod tests {
         let screen = pane.screen();
         assert!(!screen.contains("Do you want to proceed?"), "{screen}");
         assert!(
-            screen.contains("⎿  Selected: Yes, and don't ask again for make commands"),
+            screen.contains("⎿ \u{a0}Ran make build-check-phase-2: ok"),
             "{screen}"
         );
+        assert!(!screen.contains("Waiting…"), "{screen}");
         assert!(screen.contains("Plans verified [3/3]"), "{screen}");
-        // "No" stops the turn.
+        // "No" stops the turn, as Claude Code does.
         let out = run("/gsd:plan-phase 2\n3");
-        assert!(out.contains("Selected: No"));
+        assert!(out.contains("Interrupted · What should Claude do instead?"));
         assert!(!out.contains("Plans verified"));
     }
 }

@@ -17,21 +17,27 @@
 //!
 //! Steps:
 //! - `say TEXT`: print a line (spaces after the first one are kept).
-//! - `spin MS TEXT`: a spinner line `✶ TEXT (Ns · esc to interrupt)` redrawn
-//!   in place for MS ms, then erased.
+//! - `spin MS TEXT`: a spinner row `✶ TEXT (Ns · ↑ N tokens)` above the
+//!   input box, whose footer says `esc to interrupt`, redrawn in place for
+//!   MS ms, then erased.
 //! - `sleep MS`: wait.
 //! - `banner TEXT`: print `━━━ GSD ► TEXT` between blank lines.
 //! - `permission COMMAND`: a Claude Code permission prompt for
 //!   `Bash(COMMAND)` with a three-option menu; waits for one key (a digit
 //!   chooses, Enter takes the highlighted option, Esc the last), erases the
-//!   prompt and prints the choice.
+//!   prompt and prints the outcome (`No` ends the turn, `Interrupted`).
 //! - `question TEXT | OPTION | OPTION…`: an AskUserQuestion menu, answered
-//!   the same way.
+//!   the same way; `LABEL: DESCRIPTION` draws the description under its
+//!   label, and `Chat about this` follows an inner rule.
+//! - `plan STEP | STEP…`: the ExitPlanMode dialog with the plan's steps;
+//!   `3` (Tell Claude what to change) ends the turn.
 //! - `checkpoint TITLE | ACTION`: a GSD checkpoint block (`CHECKPOINT:
 //!   TITLE`, `→ YOUR ACTION: ACTION`, `Type "approved" or describe issues`),
 //!   then the idle prompt; the next input line is the answer, printed back,
 //!   and the handler goes on.
 //! - `flood N`: print N numbered lines as fast as possible.
+//! - `retry N`: the spinner row says the API failed and is retried,
+//!   `✻ API error · Retrying in 1s · attempt K/N` for K = 1..=N.
 //! - `progress FROM TO STEP TEXT`: print `TEXT ███░░ NN%` lines from FROM to
 //!   TO percent.
 
@@ -69,8 +75,12 @@ pub enum Step {
     Banner(String),
     Permission(String),
     Question(String, Vec<String>),
+    /// ExitPlanMode: the plan's steps.
+    Plan(Vec<String>),
     Checkpoint(String, String),
     Flood(usize),
+    /// API retries shown in the spinner row: attempts 1..=N.
+    Retry(u8),
     Progress {
         from: u8,
         to: u8,
@@ -152,6 +162,12 @@ impl Script {
                     let (t, text) = rest.split_once(' ').unwrap_or((rest, "Working…"));
                     Step::Spin(ms(t)?, text.trim().to_owned())
                 }
+                "retry" => Step::Retry(
+                    rest.parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| err(&format!("{rest:?} is not a retry count (1-255)")))?,
+                ),
                 "flood" => Step::Flood(
                     rest.parse()
                         .map_err(|_| err(&format!("{rest:?} is not a line count")))?,
@@ -163,6 +179,13 @@ impl Script {
                     }
                     let q = p.remove(0);
                     Step::Question(q, p)
+                }
+                "plan" => {
+                    let p = parts(rest);
+                    if p.iter().all(String::is_empty) {
+                        return Err(err("`plan STEP | STEP…` needs a step"));
+                    }
+                    Step::Plan(p)
                 }
                 "checkpoint" => match parts(rest).as_slice() {
                     [title, action] => Step::Checkpoint(title.clone(), action.clone()),

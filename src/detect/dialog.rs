@@ -1,0 +1,408 @@
+//! Structural dialog reading: the live selectable menu at the bottom of an
+//! agent's screen, its question, body and footer, whatever the words are.
+//!
+//! Claude Code draws a dialog in place of its input box: a `─` rule, a
+//! title and what is asked about (a command, a diff, a plan), the question,
+//! a numbered menu with a `❯` cursor on one option (descriptions indented
+//! under their option, sometimes more options after an inner `─` rule),
+//! and a footer. Older versions drew the same inside a `╭│╰` box. Reading
+//! the structure rather than phrases means a reworded dialog is still seen
+//! (as kind `dialog` when no rule names it), and a menu quoted in an answer
+//! is not: the input box is then below it.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::ApprovalOption;
+
+/// Rows at the bottom of the screen searched for a dialog: the tallest
+/// dialog (a plan or a diff) fits in a 60-row pane.
+pub const MAX_DIALOG_ROWS: usize = 60;
+
+/// Most non-empty rows allowed under the last option (footer, hints): more
+/// means the menu is old output, not the live dialog.
+const MAX_FOOTER_ROWS: usize = 3;
+
+/// Fewest options a menu has (a one-line "1. foo" is a list, not a menu).
+const MIN_OPTIONS: usize = 2;
+
+/// Most options read from one menu (numbers are one or two digits).
+const MAX_OPTIONS: usize = 99;
+
+/// Most rows of one question (a long one wraps on a narrow pane).
+const MAX_QUESTION_ROWS: usize = 4;
+
+/// Columns a wrapped label row may stop short of the widest row (the
+/// agent pads its rows); a shorter row followed by an indented one is
+/// followed by a description, not a wrap.
+const WRAP_SLACK: usize = 3;
+
+/// Shortest run of `─` taken as a rule (a dialog's rule spans the pane).
+const MIN_RULE_CHARS: usize = 10;
+
+/// The body kept for a dialog: a diff or plan can be long, a card cannot.
+pub const MAX_BODY_ROWS: usize = 40;
+/// The body kept for a dialog, in bytes (see [`MAX_BODY_ROWS`]).
+pub const MAX_BODY_BYTES: usize = 4096;
+/// Marks a body cut to [`MAX_BODY_ROWS`] / [`MAX_BODY_BYTES`].
+pub const BODY_CUT: &str = "[…]";
+
+/// A menu option row: optional cursor, number, `.`, label.
+static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<indent>\s*)(?P<cursor>[❯›>]\s*)?(?P<key>\d{1,2})\.\s+(?P<label>\S.*?)\s*$")
+        .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
+});
+
+/// A dialog as read from the screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Dialog {
+    /// The text asking (a whole paragraph, joined).
+    pub(crate) question: String,
+    /// What is asked about: the rows between the dialog's top and its
+    /// question, de-indented, bounded.
+    pub(crate) body: String,
+    pub(crate) options: Vec<ApprovalOption>,
+    /// The hint rows under the menu.
+    pub(crate) footer: String,
+    /// The dialog's rows (top to footer), borders stripped.
+    pub(crate) context: String,
+    /// The title row (`Bash command`, `Edit file`, …) when there is one.
+    pub(crate) title: String,
+    /// The body still shows a placeholder (`…`) where the diff will be.
+    pub(crate) loading: bool,
+}
+
+/// One screen row made readable: NBSP as space, box borders removed.
+/// `None` for a row that is only a box edge.
+pub(crate) fn clean(row: &str) -> String {
+    let row = row.replace('\u{a0}', " ");
+    let t = row.trim_start();
+    if let Some(inner) = t.strip_prefix('│') {
+        let inner = inner.trim_end();
+        let inner = inner.strip_suffix('│').unwrap_or(inner);
+        // Keep the inside's own indent: the box itself adds one column.
+        return inner
+            .strip_prefix(' ')
+            .unwrap_or(inner)
+            .trim_end()
+            .to_owned();
+    }
+    row.trim_end().to_owned()
+}
+
+/// A `─` rule (or a box's top edge `╭──╮`), the separator Claude Code draws
+/// above its input box and its dialogs.
+pub(crate) fn is_rule(row: &str) -> bool {
+    let t = row.trim();
+    let inner = t
+        .strip_prefix('╭')
+        .and_then(|s| s.strip_suffix('╮'))
+        .unwrap_or(t);
+    inner.chars().count() >= MIN_RULE_CHARS && inner.chars().all(|c| c == '─')
+}
+
+/// A box's bottom edge or a dashed rule: drawn, not read.
+fn is_edge(row: &str) -> bool {
+    let t = row.trim();
+    !t.is_empty()
+        && (t.chars().all(|c| matches!(c, '╌' | '┄' | '┈'))
+            || (t.starts_with('╰') && t.ends_with('╯')))
+}
+
+/// The input box's prompt row (`❯ ` at column 0, not a menu option).
+pub(crate) fn is_input_row(row: &str) -> bool {
+    (row.starts_with('❯') || row.starts_with("> ")) && !OPTION_ROW.is_match(row)
+}
+
+/// A row of the agent's transcript above a dialog: an answer or tool
+/// block, a prompt echo, a turn summary.
+fn is_transcript_row(row: &str) -> bool {
+    row.starts_with(['●', '⏺', '✻', '❯']) || row.trim_start().starts_with('⎿')
+}
+
+fn indent(row: &str) -> usize {
+    row.chars().take_while(|c| *c == ' ').count()
+}
+
+/// Reads the live dialog at the bottom of `rows` (the visible screen).
+/// `busy(row)` says whether a row shows the agent working (a spinner):
+/// a menu above one is output, not a dialog.
+pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialog> {
+    let first = rows.len().saturating_sub(MAX_DIALOG_ROWS);
+    let rows: Vec<String> = rows[first..].iter().map(|r| clean(r)).collect();
+    let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);
+    // The cursor row of the bottom-most menu.
+    let cursor = rows.iter().rposition(|r| {
+        OPTION_ROW
+            .captures(r)
+            .is_some_and(|c| c.name("cursor").is_some())
+    })?;
+    // Nothing under a live dialog but its own rows: no input box, no spinner.
+    if rows[cursor + 1..]
+        .iter()
+        .any(|r| is_input_row(r) || busy(r))
+    {
+        return None;
+    }
+    // Up from the cursor to option 1.
+    let mut start = None;
+    for i in (0..=cursor).rev() {
+        let r = &rows[i];
+        if let Some(c) = OPTION_ROW.captures(r) {
+            if &c["key"] == "1" {
+                start = Some(i);
+                break;
+            }
+        } else if !r.trim().is_empty() && indent(r) == 0 {
+            break;
+        }
+        if cursor - i > MAX_DIALOG_ROWS {
+            break;
+        }
+    }
+    let start = start?;
+    let menu = read_menu(&rows, start, width)?;
+    if menu.cursors != 1 || menu.options.len() < MIN_OPTIONS {
+        return None;
+    }
+    let below: Vec<&str> = rows[menu.last + 1..]
+        .iter()
+        .map(|r| r.trim())
+        .filter(|r| !r.is_empty() && !is_rule(r) && !is_edge(r))
+        .collect();
+    if below.len() > MAX_FOOTER_ROWS {
+        return None;
+    }
+    // The question: the paragraph right above the menu.
+    let mut q_end = start;
+    while q_end > 0 && rows[q_end - 1].trim().is_empty() {
+        q_end -= 1;
+    }
+    let mut q_start = q_end;
+    // A wrapped question keeps its indent; the body above it is indented
+    // differently or set off by a blank row.
+    let q_indent = q_end.checked_sub(1).map(|i| indent(&rows[i]));
+    while q_start > 0 && q_end - q_start < MAX_QUESTION_ROWS {
+        let r = &rows[q_start - 1];
+        if r.trim().is_empty()
+            || is_rule(r)
+            || is_edge(r)
+            || is_transcript_row(r)
+            || Some(indent(r)) != q_indent
+        {
+            break;
+        }
+        q_start -= 1;
+    }
+    let question = rows[q_start..q_end]
+        .iter()
+        .map(|r| r.trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if question.is_empty() {
+        return None;
+    }
+    // The top: the highest rule between the question and the transcript
+    // above it (or, without a rule, the row after the transcript).
+    let mut rule = None;
+    let mut stop = q_start;
+    while stop > 0 && q_start - stop < MAX_DIALOG_ROWS {
+        let r = &rows[stop - 1];
+        if is_transcript_row(r) {
+            break;
+        }
+        if is_rule(r) {
+            rule = Some(stop - 1);
+        }
+        stop -= 1;
+    }
+    let (top, body_from) = match rule {
+        Some(r) => (r, r + 1),
+        None => (stop, stop),
+    };
+    let body_rows: Vec<&str> = rows[body_from..q_start]
+        .iter()
+        .map(String::as_str)
+        .filter(|r| !is_rule(r) && !is_edge(r))
+        .collect();
+    let loading = body_rows.iter().any(|r| r.trim() == "…");
+    let title = body_rows
+        .iter()
+        .find(|r| !r.trim().is_empty())
+        .map(|r| r.trim().to_owned())
+        .unwrap_or_default();
+    let mut body = dedent(&body_rows);
+    let described: Vec<String> = menu
+        .options
+        .iter()
+        .filter_map(|o| {
+            o.description
+                .as_ref()
+                .map(|d| format!("{}. {}: {}", o.key, o.label, d))
+        })
+        .collect();
+    // A list of choices explained one by one (not a lone hint).
+    if described.len() >= MIN_OPTIONS {
+        if !body.is_empty() {
+            body.push_str("\n\n");
+        }
+        body.push_str(&described.join("\n"));
+    }
+    let context = rows[top..]
+        .iter()
+        .map(|r| r.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_owned();
+    Some(Dialog {
+        question,
+        body: bound(&body),
+        options: menu.options,
+        footer: below.join("\n"),
+        context,
+        title,
+        loading,
+    })
+}
+
+struct Menu {
+    options: Vec<ApprovalOption>,
+    cursors: usize,
+    last: usize,
+}
+
+/// Reads options numbered 1, 2, … from row `start`: description rows
+/// (indented under the label, or, right under their option, indented at
+/// all: a multi-select list indents them less), a label's wrapped rows,
+/// blank rows, and an inner rule before more options.
+fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
+    let mut options: Vec<ApprovalOption> = Vec::new();
+    let mut cursors = 0;
+    let mut last = start;
+    let mut label_col = 0;
+    let mut prev_len = 0;
+    let mut prev_was_label = false;
+    let mut after_blank = false;
+    let mut i = start;
+    while i < rows.len() && options.len() < MAX_OPTIONS {
+        let row = &rows[i];
+        let blank_before = std::mem::replace(&mut after_blank, row.trim().is_empty());
+        if let Some(c) = OPTION_ROW.captures(row) {
+            if c["key"] != (options.len() + 1).to_string() {
+                break;
+            }
+            cursors += usize::from(c.name("cursor").is_some());
+            label_col = row[..c.name("label").map_or(0, |m| m.start())]
+                .chars()
+                .count();
+            options.push(ApprovalOption {
+                key: c["key"].to_owned(),
+                label: c["label"].to_owned(),
+                description: None,
+            });
+            prev_len = row.chars().count();
+            prev_was_label = true;
+            last = i;
+        } else if row.trim().is_empty() {
+            prev_was_label = false;
+        } else if is_rule(row) {
+            // An inner rule: more options may follow it.
+            let next = rows[i + 1..].iter().find(|r| !r.trim().is_empty());
+            let more = next
+                .and_then(|r| OPTION_ROW.captures(r))
+                .is_some_and(|c| c["key"] == (options.len() + 1).to_string());
+            if !more {
+                break;
+            }
+        } else if label_col > 0 && (indent(row) >= label_col || (!blank_before && indent(row) > 0))
+        {
+            let Some(o) = options.last_mut() else { break };
+            let text = row.trim();
+            let first_word = text
+                .split_whitespace()
+                .next()
+                .map_or(0, |w| w.chars().count());
+            // Word wrap: the previous row could not take this row's first word.
+            let wrapped = prev_was_label && prev_len + 1 + first_word + WRAP_SLACK > width;
+            if wrapped {
+                o.label.push(' ');
+                o.label.push_str(text);
+            } else {
+                let d = o.description.get_or_insert_with(String::new);
+                if !d.is_empty() {
+                    d.push(' ');
+                }
+                d.push_str(text);
+                prev_was_label = false;
+            }
+            prev_len = row.chars().count();
+            last = i;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    (!options.is_empty()).then_some(Menu {
+        options,
+        cursors,
+        last,
+    })
+}
+
+/// `rows` without their common indent and blank edges.
+fn dedent(rows: &[&str]) -> String {
+    let common = rows
+        .iter()
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| indent(r))
+        .min()
+        .unwrap_or(0);
+    let lines: Vec<&str> = rows
+        .iter()
+        .map(|r| {
+            if r.trim().is_empty() {
+                ""
+            } else {
+                &r[common..]
+            }
+        })
+        .collect();
+    lines.join("\n").trim_matches('\n').to_owned()
+}
+
+/// `text` cut to [`MAX_BODY_ROWS`] rows and [`MAX_BODY_BYTES`] bytes (on a
+/// character boundary), with [`BODY_CUT`] where it was cut.
+pub(crate) fn bound(text: &str) -> String {
+    let mut out = String::new();
+    let mut cut = false;
+    for (n, line) in text.lines().enumerate() {
+        if n == MAX_BODY_ROWS {
+            cut = true;
+            break;
+        }
+        let room = MAX_BODY_BYTES.saturating_sub(out.len() + BODY_CUT.len() + 2);
+        if line.len() + 1 > room {
+            let mut end = room.min(line.len());
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            if n > 0 {
+                out.push('\n');
+            }
+            out.push_str(&line[..end]);
+            cut = true;
+            break;
+        }
+        if n > 0 {
+            out.push('\n');
+        }
+        out.push_str(line);
+    }
+    if cut {
+        out.push('\n');
+        out.push_str(BODY_CUT);
+    }
+    out
+}
