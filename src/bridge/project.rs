@@ -100,10 +100,15 @@ pub enum ProjectEventKind {
         output: String,
         seconds: u64,
         errors: usize,
+        ending: TurnEnding,
     },
     TimedOut {
         screen: String,
         seconds: u64,
+        /// Nothing on the screen was recognised during the command (no
+        /// busy marker, prompt, progress or idle box): the agent's screen
+        /// may have changed beyond what detection knows.
+        unrecognised: bool,
     },
     /// The typed command stayed in the agent's input box through every
     /// Enter: the agent did not take it.
@@ -154,6 +159,16 @@ pub enum ProjectEventKind {
     },
     /// What the project is doing now (sent when it changes).
     Status(ProjectStatus),
+}
+
+/// How a turn ended, besides its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnding {
+    Finished,
+    /// The user stopped it (answered No, pressed Esc): the agent's row.
+    Interrupted(String),
+    /// The agent refused the command itself (`Unknown command: …`).
+    Rejected(String),
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -339,6 +354,9 @@ struct Running {
     started: Instant,
     deadline: Instant,
     errors: Vec<String>,
+    ending: TurnEnding,
+    /// Detection recognised something on screen during the command.
+    recognised: bool,
     /// Internal turn (the recovery prompt): no cards, then `job` is retried.
     recovery: bool,
 }
@@ -693,6 +711,8 @@ impl Actor {
             started,
             deadline,
             errors: Vec::new(),
+            ending: TurnEnding::Finished,
+            recognised: false,
             recovery,
         });
     }
@@ -1043,6 +1063,9 @@ impl Actor {
             .as_ref()
             .filter(|r| !r.recovery)
             .map(|r| r.job.clone());
+        if let Some(running) = &mut self.running {
+            running.recognised = true;
+        }
         match d.kind {
             DetectionKind::Busy => self.busy = true,
             DetectionKind::Completed => {
@@ -1115,7 +1138,16 @@ impl Actor {
                 }
             }
             // How a turn ended besides an error: the completion follows.
-            DetectionKind::Interrupted { .. } | DetectionKind::Rejected { .. } => {}
+            DetectionKind::Interrupted { line } => {
+                if let Some(running) = &mut self.running {
+                    running.ending = TurnEnding::Interrupted(line);
+                }
+            }
+            DetectionKind::Rejected { line } => {
+                if let Some(running) = &mut self.running {
+                    running.ending = TurnEnding::Rejected(line);
+                }
+            }
             DetectionKind::Error { line } => {
                 let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {
                     return;
@@ -1172,6 +1204,7 @@ impl Actor {
                 output,
                 seconds,
                 errors,
+                ending: running.ending,
             },
         )
         .await;
@@ -1188,7 +1221,11 @@ impl Actor {
         let seconds = running.started.elapsed().as_secs();
         self.emit(
             Some(&running.job),
-            ProjectEventKind::TimedOut { screen, seconds },
+            ProjectEventKind::TimedOut {
+                screen,
+                seconds,
+                unrecognised: !running.recognised,
+            },
         )
         .await;
     }

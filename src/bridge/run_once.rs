@@ -16,7 +16,7 @@ use super::config::Config;
 use super::names;
 use super::project::{
     ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
-    Reply,
+    Reply, TurnEnding,
 };
 use super::watch_session::WatchSession;
 use crate::detect::Profiles;
@@ -173,17 +173,30 @@ pub async fn run_once(
                 output,
                 seconds,
                 errors,
+                ending,
             } => {
                 outcome.status = if errors > 0 {
                     Status::Error
                 } else {
                     Status::Completed
                 };
+                match ending {
+                    TurnEnding::Finished => {}
+                    TurnEnding::Interrupted(line) => {
+                        (outcome.detections).push(json!({"kind": "interrupted", "line": line}));
+                    }
+                    TurnEnding::Rejected(line) => {
+                        outcome.status = Status::Error;
+                        outcome.error = Some(format!("the agent refused the command: {line}"));
+                    }
+                }
                 outcome.output = output;
                 outcome.seconds = seconds;
                 break;
             }
-            ProjectEventKind::TimedOut { screen, seconds } => {
+            ProjectEventKind::TimedOut {
+                screen, seconds, ..
+            } => {
                 outcome.status = Status::Timeout;
                 outcome.output = screen;
                 outcome.seconds = seconds;

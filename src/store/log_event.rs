@@ -154,6 +154,13 @@ pub enum LogEvent {
         pane: String,
         event: String,
     },
+    /// A command timed out with nothing on its pane recognised (no busy
+    /// marker, prompt, progress or idle box): the agent's screen may have
+    /// changed beyond what detection knows (`clawmux doctor --agent`).
+    DetectionDrift {
+        project: String,
+        job: Option<String>,
+    },
     /// A hook was not acted on.
     HookIgnored { pane: String, reason: String },
 }

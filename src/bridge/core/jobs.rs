@@ -4,7 +4,7 @@
 
 use super::{Core, title};
 use crate::bridge::names;
-use crate::bridge::project::{ProjectCmd, ProjectEventKind};
+use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::{error_guidance, output_markdown, spec_of};
 use crate::feishu::card;
 use crate::store::LogEvent;
@@ -184,6 +184,7 @@ impl Core {
                 output,
                 seconds,
                 errors,
+                ending,
             } => {
                 self.log(LogEvent::Completed {
                     project: project.clone(),
@@ -192,19 +193,49 @@ impl Core {
                     errors,
                 });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                    let stage = match &ending {
+                        TurnEnding::Finished => format!("Finished in {seconds}s"),
+                        TurnEnding::Interrupted(_) => format!("Stopped after {seconds}s"),
+                        TurnEnding::Rejected(_) => "Refused by the agent".to_string(),
+                    };
                     if let Some(h) = &j.progress {
-                        let stage = format!("Finished in {seconds}s");
                         self.patch(h, &card::progress_card(&title(&j), &stage, Some(100), ""));
                     }
-                    let md = output_markdown(&output);
-                    self.send_all(
-                        &j.target,
-                        j.reply_to.as_deref(),
-                        &card::result_cards(&title(&j), &md),
-                    );
+                    let (target, reply_to) = (&j.target, j.reply_to.as_deref());
+                    match ending {
+                        TurnEnding::Rejected(line) => {
+                            let guidance = "The agent did not run it. For a `/gsd:` command, check that GSD is installed for this project's agent; `/gsd:help` lists what clawmux answers itself.";
+                            let title = format!("The agent refused: {}", title(&j));
+                            self.error(target, reply_to, &title, &line, guidance);
+                        }
+                        TurnEnding::Interrupted(line) => {
+                            let text = format!(
+                                "{line}\n\nThe agent waits for what to do instead: send it as a message."
+                            );
+                            let title = format!("Stopped: {}", title(&j));
+                            self.send(target, reply_to, &card::info_card(&title, &text));
+                        }
+                        TurnEnding::Finished => {
+                            let md = output_markdown(&output);
+                            self.send_all(target, reply_to, &card::result_cards(&title(&j), &md));
+                        }
+                    }
                 }
             }
-            ProjectEventKind::TimedOut { screen, seconds } => {
+            ProjectEventKind::TimedOut {
+                screen,
+                seconds,
+                unrecognised,
+            } => {
+                if unrecognised {
+                    // Nothing on screen was recognised for a whole command:
+                    // the agent's screen may have drifted from what
+                    // detection knows.
+                    self.log(LogEvent::DetectionDrift {
+                        project: project.clone(),
+                        job: job_id.clone(),
+                    });
+                }
                 self.log(LogEvent::Timeout {
                     project: project.clone(),
                     job: job_id.clone(),
@@ -212,8 +243,11 @@ impl Core {
                 });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     let title = format!("Timed out after {seconds}s: {}", title(&j));
-                    let guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.";
-                    self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
+                    let mut guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.".to_string();
+                    if unrecognised {
+                        guidance.push_str(" clawmux recognised nothing on this screen during the command: the agent's screen may have changed; the operator can check with `clawmux doctor --agent`.");
+                    }
+                    self.error(&j.target, j.reply_to.as_deref(), &title, &screen, &guidance);
                 }
             }
             ProjectEventKind::SessionLost { reason, retrying } => {

@@ -8,7 +8,7 @@ use super::*;
 use crate::bridge::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
 use crate::bridge::policy::ChatKind;
-use crate::bridge::project::{ApprovalSeen, Reply};
+use crate::bridge::project::{ApprovalSeen, Reply, TurnEnding};
 use crate::store::state::{ApprovalOption, OutboxEntry};
 
 struct World {
@@ -164,6 +164,7 @@ fn a_command_s_cards_follow_its_lifecycle() {
         output,
         seconds: 2,
         errors: 0,
+        ending: TurnEnding::Finished,
     };
     w.event(Some(&job), done);
     assert!(w.texts().contains("Project initialised"), "{}", w.texts());
@@ -359,4 +360,65 @@ fn a_failing_event_log_is_told_to_every_chat_once_per_outage() {
     );
     w.at(Duration::ZERO, Input::LogHealth(LogHealth::Ok));
     assert_eq!(w.texts().matches("writes its event log again").count(), 1);
+}
+
+#[test]
+fn a_refused_or_stopped_command_is_not_reported_as_finished() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(Some(&job), ProjectEventKind::Started);
+    let refused = ProjectEventKind::Completed {
+        output: String::new(),
+        seconds: 1,
+        errors: 0,
+        ending: TurnEnding::Rejected("Unknown command: /gsd:new-project".into()),
+    };
+    w.event(Some(&job), refused);
+    let texts = w.texts();
+    assert!(
+        texts.contains("The agent refused: demo: /gsd:new-project"),
+        "{texts}"
+    );
+    assert!(
+        texts.contains("Unknown command: /gsd:new-project"),
+        "{texts}"
+    );
+    assert!(!texts.contains("Finished"), "{texts}");
+
+    let job = submitted(&w.say("ou_alice", "rm -rf build")).remove(0);
+    let stopped = ProjectEventKind::Completed {
+        output: String::new(),
+        seconds: 1,
+        errors: 0,
+        ending: TurnEnding::Interrupted("Interrupted · What should Claude do instead?".into()),
+    };
+    w.event(Some(&job), stopped);
+    let texts = w.texts();
+    assert!(texts.contains("Stopped: demo: rm -rf build"), "{texts}");
+    assert!(
+        !texts.contains("error"),
+        "the user's own No is not an error: {texts}"
+    );
+}
+
+#[test]
+fn a_timeout_with_nothing_recognised_raises_the_drift_alarm() {
+    let mut w = World::new();
+    let job = w.with_project();
+    let timed_out = |unrecognised| ProjectEventKind::TimedOut {
+        screen: "???".into(),
+        seconds: 600,
+        unrecognised,
+    };
+    w.event(Some(&job), timed_out(true));
+    assert!(w.kinds().contains(&"detection_drift".to_string()));
+    assert!(
+        w.texts().contains("clawmux doctor --agent"),
+        "{}",
+        w.texts()
+    );
+    let job = submitted(&w.say("ou_alice", "again")).remove(0);
+    w.event(Some(&job), timed_out(false));
+    let drifts = w.kinds().iter().filter(|k| *k == "detection_drift").count();
+    assert_eq!(drifts, 1);
 }
