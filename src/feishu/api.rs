@@ -15,16 +15,50 @@ use tokio::time::{Duration, Instant};
 
 use super::FeishuConfig;
 use super::card::Card;
-use super::paginate::MAX_CARD_JSON_BYTES;
+use super::paginate::MAX_REQUEST_BODY_BYTES;
 
 /// A token is refreshed this long before Feishu says it expires.
 pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(180);
 /// Codes meaning the tenant token is invalid or expired: refresh and retry once.
 pub const INVALID_TOKEN_CODES: [i64; 3] = [99991663, 99991664, 99991671];
-/// Rate limited (with HTTP 429).
+/// App-wide rate limit (Feishu documents HTTP 400 with it; 429 is seen
+/// too), usually with `x-ogw-ratelimit-reset`.
 pub const RATE_LIMIT_CODE: i64 = 99991400;
-/// Codes that no retry can fix: message too old, recalled or deleted, card rejected.
-pub const PERMANENT_CODES: [i64; 4] = [230031, 230011, 231003, 230099];
+/// Message frequency limit of a chat (HTTP 400): back off and retry.
+pub const FREQUENCY_LIMIT_CODE: i64 = 230020;
+/// Codes that no retry can fix, from Feishu's message API error tables:
+/// 230001 bad parameters, 230002 bot not in the chat, 230003/230010/230027
+/// no permission, 230021/230022 the chat refuses the bot (muted,
+/// dissolved), 230025 content too long, 230028 stopped by DLP, 230031 the
+/// message is older than 14 days, 230011/231003 recalled or deleted,
+/// 230099 card content rejected.
+pub const PERMANENT_CODES: [i64; 13] = [
+    230001, 230002, 230003, 230010, 230027, 230021, 230022, 230025, 230028, 230031, 230011, 231003,
+    230099,
+];
+
+/// What a Feishu failure calls for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// No retry can fix it: move the delivery aside.
+    Permanent,
+    /// Feishu asks us to slow down: wait (the reset, or a backoff) and retry.
+    RateLimited,
+    /// The tenant token was refused: fetch a new one and retry once.
+    Token,
+    /// Network, 5xx, an unclassified answer: retry with backoff.
+    Transient,
+}
+
+/// The class of a Feishu answer code.
+pub fn class_of_code(code: i64) -> ErrorClass {
+    match code {
+        c if PERMANENT_CODES.contains(&c) => ErrorClass::Permanent,
+        RATE_LIMIT_CODE | FREQUENCY_LIMIT_CODE => ErrorClass::RateLimited,
+        c if INVALID_TOKEN_CODES.contains(&c) => ErrorClass::Token,
+        _ => ErrorClass::Transient,
+    }
+}
 /// Feishu allows at most 5 updates a second to one message.
 pub const MIN_PATCH_INTERVAL: Duration = Duration::from_millis(200);
 /// One HTTP exchange may take this long before it counts as a network error.
@@ -79,7 +113,7 @@ pub enum FeishuError {
     Network(String),
     #[error("unexpected response from Feishu: {0}")]
     BadResponse(String),
-    #[error("card JSON is {0} bytes, over Feishu's {MAX_CARD_JSON_BYTES}-byte limit")]
+    #[error("request body is {0} bytes, over Feishu's {MAX_REQUEST_BODY_BYTES}-byte limit")]
     CardTooLarge(usize),
     #[error("gave up after {attempts} attempts: {last}")]
     GaveUp {
@@ -100,7 +134,28 @@ impl FeishuError {
 
     /// Retrying cannot help (message gone, card rejected, …).
     pub fn is_permanent(&self) -> bool {
-        self.code().is_some_and(|c| PERMANENT_CODES.contains(&c))
+        self.class() == ErrorClass::Permanent
+    }
+
+    /// What this failure calls for.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            FeishuError::CardTooLarge(_) => ErrorClass::Permanent,
+            FeishuError::GaveUp { last, .. } => last.class(),
+            _ => match self.code() {
+                Some(c) => class_of_code(c),
+                None => ErrorClass::Transient,
+            },
+        }
+    }
+
+    /// Feishu's message for the failure, when it sent one.
+    pub fn feishu_msg(&self) -> Option<&str> {
+        match self {
+            FeishuError::Api { msg, .. } => Some(msg),
+            FeishuError::GaveUp { last, .. } => last.feishu_msg(),
+            _ => None,
+        }
     }
 }
 
@@ -227,11 +282,12 @@ impl Api {
         card: &(impl Serialize + ?Sized),
         uuid: &str,
     ) -> Result<MessageId, FeishuError> {
-        let content = card_content(card)?;
+        let content = card_content(card);
         let (id_type, id) = to.parts();
         let path = format!("/open-apis/im/v1/messages?receive_id_type={id_type}");
         let body =
             json!({"receive_id": id, "msg_type": "interactive", "content": content, "uuid": uuid});
+        check_body(&body)?;
         let data = self.call(Method::POST, &path, &body).await?;
         message_id_of(&data)
     }
@@ -243,12 +299,13 @@ impl Api {
         card: &(impl Serialize + ?Sized),
         uuid: &str,
     ) -> Result<MessageId, FeishuError> {
-        let content = card_content(card)?;
+        let content = card_content(card);
         let path = format!(
             "/open-apis/im/v1/messages/{}/reply",
             path_segment(message_id)
         );
         let body = json!({"msg_type": "interactive", "content": content, "uuid": uuid});
+        check_body(&body)?;
         let data = self.call(Method::POST, &path, &body).await?;
         message_id_of(&data)
     }
@@ -260,11 +317,10 @@ impl Api {
         message_id: &str,
         card: &(impl Serialize + ?Sized),
     ) -> Result<(), FeishuError> {
-        let content = card_content(card)?;
+        let body = json!({"content": card_content(card)});
+        check_body(&body)?;
         let path = format!("/open-apis/im/v1/messages/{}", path_segment(message_id));
-        self.call(Method::PATCH, &path, &json!({"content": content}))
-            .await
-            .map(|_| ())
+        self.call(Method::PATCH, &path, &body).await.map(|_| ())
     }
 
     /// An authenticated call: returns `data` of a `code: 0` answer.
@@ -367,12 +423,13 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
         http_status,
     };
     match code {
-        Some(c) if INVALID_TOKEN_CODES.contains(&c) => Outcome::InvalidToken(api_err(c)),
-        Some(c) if PERMANENT_CODES.contains(&c) => Outcome::Fail(api_err(c)),
-        Some(RATE_LIMIT_CODE) => {
-            // Honour the reset, plus jitter so clients do not return in step.
+        Some(c) if class_of_code(c) == ErrorClass::Token => Outcome::InvalidToken(api_err(c)),
+        Some(c) if class_of_code(c) == ErrorClass::Permanent => Outcome::Fail(api_err(c)),
+        Some(c) if class_of_code(c) == ErrorClass::RateLimited => {
+            // Honour the reset, plus jitter so clients do not return in step;
+            // without one (230020 has none) the policy's backoff.
             let jitter = Duration::from_millis(rand::rng().random_range(0..=250));
-            Outcome::Retry(api_err(RATE_LIMIT_CODE), reset.map(|r| r + jitter))
+            Outcome::Retry(api_err(c), reset.map(|r| r + jitter))
         }
         _ if status == StatusCode::TOO_MANY_REQUESTS => {
             let e = FeishuError::Http {
@@ -416,12 +473,19 @@ fn snippet(text: &str) -> String {
 
 /// The message `content` of a card: a [`Card`], or card JSON kept as a
 /// `serde_json::Value` (the daemon's outbox).
-fn card_content(card: &(impl Serialize + ?Sized)) -> Result<String, FeishuError> {
-    let content = serde_json::to_string(card).unwrap_or_else(|_| String::from("{}"));
-    if content.len() > MAX_CARD_JSON_BYTES {
-        return Err(FeishuError::CardTooLarge(content.len()));
+fn card_content(card: &(impl Serialize + ?Sized)) -> String {
+    serde_json::to_string(card).unwrap_or_else(|_| String::from("{}"))
+}
+
+/// Refuses a request body over Feishu's limit before sending it: Feishu
+/// would refuse it too (230025), and the builders keep under it, so this
+/// only catches a card built some other way.
+fn check_body(body: &Value) -> Result<(), FeishuError> {
+    let len = serde_json::to_vec(body).map(|b| b.len()).unwrap_or(0);
+    if len > MAX_REQUEST_BODY_BYTES {
+        return Err(FeishuError::CardTooLarge(len));
     }
-    Ok(content)
+    Ok(())
 }
 
 fn message_id_of(data: &Value) -> Result<MessageId, FeishuError> {
