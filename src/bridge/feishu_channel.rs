@@ -11,7 +11,8 @@ use super::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::{Config, IntakeMode};
 use super::outbox::{Courier, DeliveryError};
 use super::policy::ChatKind;
-use crate::feishu::api::{Api, FeishuError, ReceiveId};
+use crate::feishu::api::{Api, ErrorClass, FeishuError, ReceiveId};
+use crate::feishu::pace::Pacer;
 use crate::feishu::{
     CardResponse, Dedupe, Domain, FeishuConfig, Intake, IntakeEvent, Toast, ToastKind,
 };
@@ -80,9 +81,7 @@ pub async fn start(
         }
     };
     let pump = tokio::spawn(pump(intake, chat));
-    let courier = FeishuCourier {
-        api: Arc::new(Api::new(fc)),
-    };
+    let courier = FeishuCourier::new(Arc::new(Api::new(fc)));
     Ok((courier, pump))
 }
 
@@ -149,9 +148,34 @@ fn to_response(answer: ClickAnswer) -> CardResponse {
     CardResponse { toast, card: None }
 }
 
-/// Sends outbox entries with the Feishu API.
+/// Sends outbox entries with the Feishu API, paced within Feishu's limits.
 pub struct FeishuCourier {
     api: Arc<Api>,
+    pacer: Pacer,
+}
+
+impl FeishuCourier {
+    pub fn new(api: Arc<Api>) -> Self {
+        FeishuCourier {
+            api,
+            pacer: Pacer::new(),
+        }
+    }
+}
+
+/// The pacing key of an entry: its chat, or for an update the message.
+fn pace_key<'a>(entry: &'a OutboxEntry, message_id: Option<&'a str>) -> &'a str {
+    match (&entry.op, message_id) {
+        (
+            OutboxOp::Send {
+                target: ChatTarget::Chat { id },
+                ..
+            },
+            _,
+        ) => id,
+        (_, Some(id)) => id,
+        _ => entry.op.handle(),
+    }
 }
 
 impl Courier for FeishuCourier {
@@ -160,6 +184,7 @@ impl Courier for FeishuCourier {
         entry: &OutboxEntry,
         message_id: Option<&str>,
     ) -> Result<Option<String>, DeliveryError> {
+        self.pacer.wait(pace_key(entry, message_id)).await;
         let result = match (&entry.op, message_id) {
             (
                 OutboxOp::Send {
@@ -190,25 +215,34 @@ impl Courier for FeishuCourier {
                 },
                 _,
             ) => {
-                return Err(DeliveryError::Permanent(
-                    "a console card cannot go to Feishu".into(),
+                return Err(DeliveryError::permanent(
+                    "a console card cannot go to Feishu",
                 ));
             }
             (OutboxOp::Patch { .. }, Some(id)) => {
                 self.api.patch(id, &entry.card).await.map(|()| None)
             }
             (OutboxOp::Patch { .. }, None) => {
-                return Err(DeliveryError::Permanent("no message to patch".into()));
+                return Err(DeliveryError::permanent("no message to patch"));
             }
         };
         result.map_err(classify)
     }
 }
 
-fn classify(e: FeishuError) -> DeliveryError {
-    if e.is_permanent() {
-        DeliveryError::Permanent(e.to_string())
-    } else {
-        DeliveryError::Transient(e.to_string())
+/// What the outbox does about a failed call: move it aside (permanent),
+/// count Feishu's refusals of it (an unclassified code Feishu answered
+/// with), or retry (network, 5xx, rate limits the client gave up on).
+pub fn classify(e: FeishuError) -> DeliveryError {
+    match (e.class(), &e) {
+        (ErrorClass::Permanent, _) => DeliveryError::Permanent {
+            code: e.code(),
+            msg: e.feishu_msg().map_or_else(|| e.to_string(), str::to_string),
+        },
+        (ErrorClass::Transient, FeishuError::Api { code, msg, .. }) => DeliveryError::Refused {
+            code: *code,
+            msg: msg.clone(),
+        },
+        _ => DeliveryError::Transient(e.to_string()),
     }
 }

@@ -34,6 +34,23 @@ pub struct State {
     pub jobs: Vec<JobRecord>,
     /// Recently handled chat event and message ids.
     pub dedupe: DedupeIds,
+    /// Deliveries Feishu refused for good, newest last (at most
+    /// [`DEAD_LETTER_CAPACITY`]): moved aside so later cards go out.
+    pub dead_letters: VecDeque<DeadLetter>,
+}
+
+/// Dead letters kept for the operator to inspect: enough to see a pattern,
+/// small enough for `state.json`, which is rewritten on every change.
+pub const DEAD_LETTER_CAPACITY: usize = 64;
+
+/// An outbox entry that can never be delivered, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub entry: OutboxEntry,
+    /// Feishu's error code, when it sent one.
+    pub code: Option<i64>,
+    pub error: String,
+    pub at_ms: u64,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
