@@ -16,6 +16,10 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant, timeout_at};
 
+use std::sync::Arc;
+
+use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe};
+
 use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
 
 /// The Node SDK version the local server was checked against.
@@ -201,4 +205,121 @@ async fn the_official_node_ws_client_works_against_the_local_server() {
     assert_eq!(pings.1, 0, "malformed pings from the Node SDK");
     assert_eq!(fake.unacked(), 0);
     child.kill().await.ok();
+}
+
+const VECTOR_KEY: &str = "vector-encrypt-key";
+const VECTOR_TOKEN: &str = "vector-verification-token";
+
+/// Every webhook vector the Python SDK judged (both signature schemes,
+/// forgeries, url_verification for both) gets the same verdict from
+/// clawmux's webhook: accepted ones answered 200 with their event
+/// delivered, refused ones 401.
+#[tokio::test]
+async fn webhook_verdicts_agree_with_the_official_python_sdk() {
+    let Some(py) = python_sdk("webhook_verdicts_agree_with_the_official_python_sdk") else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/webhook_vectors.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([VECTOR_KEY, VECTOR_TOKEN])
+        .env("PYTHONPATH", &py)
+        .env("PYTHONNOUSERSITE", "1")
+        .output()
+        .expect("run the vector script");
+    assert!(
+        out.status.success(),
+        "vector script failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vectors: Value = serde_json::from_slice(&out.stdout).expect("vectors are JSON");
+    assert_eq!(vectors["sdk"], format!("lark-oapi {PYTHON_SDK_VERSION}"));
+    let vectors = vectors["vectors"].as_array().expect("a list").clone();
+    assert!(vectors.len() >= 10, "{vectors:?}");
+
+    let mut config = FeishuConfig::new(
+        APP_ID,
+        APP_SECRET,
+        Domain::Custom("http://127.0.0.1:9".into()),
+    );
+    config.encrypt_key = Some(VECTOR_KEY.into());
+    config.verification_token = Some(VECTOR_TOKEN.into());
+    let mut intake = Intake::webhook(
+        config,
+        "127.0.0.1:0".parse().expect("addr"),
+        Arc::new(MemoryDedupe::default()),
+    )
+    .await
+    .expect("bind webhook");
+    let url = format!(
+        "http://{}/webhook/event",
+        intake.local_addr().expect("addr")
+    );
+    // Delivered events, as (kind, message id); card actions answered at once.
+    let (seen_tx, mut seen) = mpsc::channel::<(String, String)>(16);
+    tokio::spawn(async move {
+        while let Some(ev) = intake.recv().await {
+            let item = match ev {
+                IntakeEvent::MessageReceived(m) => ("message".to_string(), m.message_id),
+                IntakeEvent::CardAction(a) => {
+                    let _ = a.respond.send(Default::default());
+                    ("card".to_string(), a.message_id)
+                }
+            };
+            if seen_tx.send(item).await.is_err() {
+                return;
+            }
+        }
+    });
+
+    let http = reqwest::Client::new();
+    for v in &vectors {
+        let name = v["name"].as_str().unwrap_or_default();
+        let mut req = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header(
+                "X-Lark-Request-Timestamp",
+                v["timestamp"].as_str().unwrap_or_default(),
+            )
+            .header(
+                "X-Lark-Request-Nonce",
+                v["nonce"].as_str().unwrap_or_default(),
+            )
+            .body(v["body"].as_str().unwrap_or_default().to_string());
+        let signature = v["signature"].as_str().unwrap_or_default();
+        if !signature.is_empty() {
+            req = req.header("X-Lark-Signature", signature);
+        }
+        let resp = req.send().await.expect("post a vector");
+        let status = resp.status().as_u16();
+        let answer = resp.text().await.unwrap_or_default();
+        if v["sdk_accepts"] == true {
+            assert_eq!(
+                status, 200,
+                "{name}: the SDK accepts it, clawmux answered {status} {answer}"
+            );
+            let sdk_answer: Value =
+                serde_json::from_str(v["sdk_answer"].as_str().unwrap_or("")).unwrap_or(Value::Null);
+            if let Some(challenge) = sdk_answer.get("challenge") {
+                let ours: Value = serde_json::from_str(&answer).expect("a JSON answer");
+                assert_eq!(ours["challenge"], *challenge, "{name}");
+            }
+            if let Some(kind) = v["event"].as_str() {
+                let kind = if kind == "card_v1" { "card" } else { kind };
+                let got = timeout_at(Instant::now() + Duration::from_secs(10), seen.recv())
+                    .await
+                    .expect("the event is delivered")
+                    .expect("intake running");
+                assert_eq!(got.0, kind, "{name}");
+            }
+        } else {
+            assert_eq!(
+                status, 401,
+                "{name}: the SDK refuses it, clawmux answered {status} {answer}"
+            );
+        }
+    }
+    // Nothing refused slipped through.
+    assert!(seen.try_recv().is_err(), "an extra event was delivered");
 }
