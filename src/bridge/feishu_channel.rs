@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Duration;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::{Config, IntakeMode};
@@ -80,12 +82,59 @@ pub async fn start(
                 })?
         }
     };
-    let pump = tokio::spawn(pump(intake, chat));
-    let courier = FeishuCourier::new(Arc::new(Api::new(fc)));
+    let api = Arc::new(Api::new(fc));
+    let (bot_tx, bot_rx) = watch::channel(None);
+    let fetch = AbortOnDropHandle::new(tokio::spawn(fetch_bot_id(Arc::clone(&api), bot_tx)));
+    let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch));
+    let courier = FeishuCourier::new(api);
     Ok((courier, pump))
 }
 
-async fn pump(mut intake: Intake, chat: mpsc::Sender<ChatEvent>) {
+/// Wait between asks for the bot's open_id while Feishu does not answer.
+const BOT_INFO_RETRY: Duration = Duration::from_secs(30);
+/// Longest a group message that mentions someone waits for the bot's
+/// open_id at startup (it decides whether the bot was addressed).
+const BOT_INFO_WAIT: Duration = Duration::from_secs(5);
+
+/// Asks for the bot's open_id until Feishu answers (the API client caches it).
+async fn fetch_bot_id(api: Arc<Api>, tx: watch::Sender<Option<String>>) {
+    loop {
+        match api.bot_open_id().await {
+            Ok(id) => {
+                tracing::info!(open_id = %id, "the bot's open_id");
+                let _ = tx.send(Some(id));
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot get the bot's open_id (bot info); mentions typed `bot` count until then");
+                tokio::time::sleep(BOT_INFO_RETRY).await;
+            }
+        }
+    }
+}
+
+/// Whether a message addresses the bot: a mention of the bot's own
+/// open_id (not of a colleague). At startup it waits a moment for the id.
+async fn mentions_bot(
+    m: &crate::feishu::Message,
+    bot: &mut watch::Receiver<Option<String>>,
+) -> bool {
+    if m.mentions.is_empty() {
+        return false;
+    }
+    if bot.borrow().is_none() {
+        let _ = tokio::time::timeout(BOT_INFO_WAIT, bot.wait_for(Option::is_some)).await;
+    }
+    let id = bot.borrow().clone();
+    m.mentions(id.as_deref())
+}
+
+async fn pump(
+    mut intake: Intake,
+    chat: mpsc::Sender<ChatEvent>,
+    mut bot: watch::Receiver<Option<String>>,
+    _fetch: AbortOnDropHandle<()>,
+) {
     loop {
         // With the daemon gone, the intake goes too: a connection left
         // open would take (and acknowledge) events nobody handles.
@@ -95,20 +144,23 @@ async fn pump(mut intake: Intake, chat: mpsc::Sender<ChatEvent>) {
         };
         let Some(event) = event else { return };
         let event = match event {
-            IntakeEvent::MessageReceived(m) => ChatEvent::Message(ChatMessage {
-                event_id: m.event_id,
-                message_id: m.message_id,
-                target: ChatTarget::Chat { id: m.chat_id },
-                kind: if m.chat_type == "p2p" {
-                    ChatKind::Direct
-                } else {
-                    ChatKind::Group
-                },
-                sender: m.sender_open_id,
-                text: m.text,
-                mentions_bot: m.mentions_bot,
-                parent_id: m.parent_id,
-            }),
+            IntakeEvent::MessageReceived(m) => {
+                let mentions_bot = mentions_bot(&m, &mut bot).await;
+                ChatEvent::Message(ChatMessage {
+                    event_id: m.event_id,
+                    message_id: m.message_id,
+                    target: ChatTarget::Chat { id: m.chat_id },
+                    kind: if m.chat_type == "p2p" {
+                        ChatKind::Direct
+                    } else {
+                        ChatKind::Group
+                    },
+                    sender: m.sender_open_id,
+                    text: m.text,
+                    mentions_bot,
+                    parent_id: m.parent_id,
+                })
+            }
             IntakeEvent::CardAction(a) => {
                 let (tx, rx) = oneshot::channel::<ClickAnswer>();
                 let respond = a.respond;

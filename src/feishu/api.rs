@@ -189,6 +189,8 @@ pub struct Api {
     config: FeishuConfig,
     retry: RetryPolicy,
     token: Mutex<Option<CachedToken>>,
+    /// The bot's own open_id, once asked (it never changes for an app).
+    bot_open_id: Mutex<Option<String>>,
 }
 
 /// What one attempt ended in.
@@ -223,6 +225,7 @@ impl Api {
             config,
             retry,
             token: Mutex::new(None),
+            bot_open_id: Mutex::new(None),
         }
     }
 
@@ -323,8 +326,42 @@ impl Api {
         self.call(Method::PATCH, &path, &body).await.map(|_| ())
     }
 
+    /// The bot's own open_id (`GET /open-apis/bot/v3/info`), asked once
+    /// and cached: it tells a mention of the bot from one of a colleague.
+    pub async fn bot_open_id(&self) -> Result<String, FeishuError> {
+        let mut cached = self.bot_open_id.lock().await;
+        if let Some(id) = cached.as_ref() {
+            return Ok(id.clone());
+        }
+        // The answer carries `bot` at the top level, not under `data`.
+        let v = self
+            .call_full(Method::GET, "/open-apis/bot/v3/info", &Value::Null)
+            .await?;
+        let id = v
+            .pointer("/bot/open_id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| FeishuError::BadResponse("no bot.open_id in the bot info".into()))?
+            .to_string();
+        *cached = Some(id.clone());
+        Ok(id)
+    }
+
     /// An authenticated call: returns `data` of a `code: 0` answer.
     async fn call(&self, method: Method, path: &str, body: &Value) -> Result<Value, FeishuError> {
+        self.call_full(method, path, body)
+            .await
+            .map(|v| v.get("data").cloned().unwrap_or(Value::Null))
+    }
+
+    /// An authenticated call: the whole `code: 0` answer. A `Null` body
+    /// sends none (GET).
+    async fn call_full(
+        &self,
+        method: Method,
+        path: &str,
+        body: &Value,
+    ) -> Result<Value, FeishuError> {
         let url = format!("{}{}", self.config.base_url(), path);
         let mut token_refreshed = false;
         loop {
@@ -333,7 +370,7 @@ impl Api {
                 .run_attempts(|| self.attempt(method.clone(), &url, body, Some(&token)))
                 .await
             {
-                Finished::Value(v) => return Ok(v.get("data").cloned().unwrap_or(Value::Null)),
+                Finished::Value(v) => return Ok(v),
                 Finished::InvalidToken(e) if !token_refreshed => {
                     tracing::info!(error = %e, "Feishu token rejected; fetching a new one");
                     self.drop_token(&token).await;
@@ -379,7 +416,10 @@ impl Api {
         body: &Value,
         token: Option<&str>,
     ) -> Outcome {
-        let mut req = self.http.request(method, url).json(body);
+        let mut req = self.http.request(method, url);
+        if !body.is_null() {
+            req = req.json(body);
+        }
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }

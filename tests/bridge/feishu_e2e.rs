@@ -1,6 +1,6 @@
 //! The bridge against the local Feishu-protocol server: messages arrive over
 //! the long connection (pbbp2 frames), cards leave through the HTTP API,
-//! clicks come back as `type=card` frames.
+//! clicks come back as `type=event` frames (as real Feishu sends them).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -199,5 +199,90 @@ async fn duplicate_deliveries_run_once_and_feishu_errors_lose_nothing() {
         fake.duplicate_uuids(),
         Vec::<String>::new(),
         "no card was sent twice"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_message_mentioning_a_colleague_is_ignored() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    assert!(config.policy.require_mention, "groups need a mention");
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+
+    // "@colleague /gsd:new-project other": not addressed to the bot.
+    let ignored =
+        fake.push_message_mentioning("oc_1", "ou_alice", "/gsd:new-project other", "ou_colleague");
+    assert!(
+        fake.wait_ack(&ignored.frame_id, WAIT).await.is_some(),
+        "acked all the same"
+    );
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "project ready", |c| {
+        c.card_text().contains("Created **demo**")
+    })
+    .await;
+    // Messages are handled in order and cards go out in order: a card for
+    // the first message would have come before this one.
+    let listing = fake.listing();
+    assert!(
+        !listing.contains("other"),
+        "the colleague's mention woke the bot:\n{listing}"
+    );
+    assert!(fake.bot_info_requests() >= 1, "the bot's open_id was asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_feishu_refuses_for_good_does_not_hold_up_the_next() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    // The next message call is refused for good (content too long).
+    fake.reject_next(&[(230025, "The message content is too long.")]);
+    fake.push_message("oc_1", "ou_alice", "say hi");
+    fake.push_message("oc_1", "ou_alice", "say bye");
+    card(&fake, "the second echo", |c| {
+        c.card_text().contains("You said: say bye")
+    })
+    .await;
+    let notice = card(&fake, "the chat told", |c| {
+        c.title() == "A card was not delivered"
+    })
+    .await;
+    assert!(
+        notice.card_text().contains("230025"),
+        "{}",
+        notice.card_text()
+    );
+    // The refused card is kept aside in the state, and was tried once:
+    // Feishu never stored its uuid.
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join("state.json")).expect("state.json"),
+    )
+    .expect("state JSON");
+    let dead = state["dead_letters"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0]["code"], 230025);
+    let uuid = dead[0]["entry"]["uuid"].as_str().unwrap_or_default();
+    assert!(
+        fake.sent_cards()
+            .iter()
+            .all(|c| c.uuid.as_deref() != Some(uuid)),
+        "the refused card was sent after all:\n{}",
+        fake.listing()
     );
 }

@@ -606,6 +606,34 @@ impl FakeFeishu {
         }
     }
 
+    /// Push a group message that @-mentions someone else (`mentioned`),
+    /// not the bot.
+    pub fn push_message_mentioning(
+        &self,
+        chat_id: &str,
+        open_id: &str,
+        text: &str,
+        mentioned: &str,
+    ) -> Pushed {
+        let (event_id, message_id) = self.shared.with(|s| {
+            s.event_seq += 1;
+            (
+                format!("ev_{}", s.event_seq),
+                format!("om_in_{}", s.event_seq),
+            )
+        });
+        let mut payload = message_event(&event_id, &message_id, chat_id, open_id, text);
+        payload["event"]["message"]["mentions"] = json!([{"key": "@_user_1",
+            "id": {"open_id": mentioned, "union_id": "on_x", "user_id": "x"},
+            "name": "colleague", "tenant_key": "tk", "mentioned_type": "user"}]);
+        let frame_id = self.push_payload("event", &payload, 1);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id,
+        }
+    }
+
     /// Push a `card.action.trigger` as real Feishu does: a `type=event`
     /// frame (the official SDKs drop `type=card` frames unacknowledged).
     pub fn push_card_action_frame(&self, open_id: &str, message_id: &str, value: Value) -> Pushed {
