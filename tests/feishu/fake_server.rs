@@ -784,6 +784,7 @@ async fn serve_ws(shared: Arc<Shared>, stream: tokio::net::TcpStream) {
     use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
     let refusal = shared.read(|s| s.refuse_handshake.clone());
     // A refused handshake carries Feishu's `handshake-*` headers.
+    #[allow(clippy::result_large_err)] // tungstenite's callback signature
     let check = move |_: &Request, ok: Response| -> Result<Response, ErrorResponse> {
         match &refusal {
             None => Ok(ok),
@@ -1031,6 +1032,7 @@ fn too_long(len: usize) -> Response {
 }
 
 /// The JSON of a request body, or Feishu's answer to a body it refuses.
+#[allow(clippy::result_large_err)] // the Err is the answer, sent at once
 fn parse_body(raw: &[u8]) -> Result<Value, Response> {
     if raw.len() > MAX_BODY_BYTES {
         return Err(too_long(raw.len()));
