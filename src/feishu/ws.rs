@@ -4,8 +4,8 @@
 //! data frame (`type=event` and `type=card`) with `biz_rt` and the handler's
 //! answer, and reconnects as the official SDKs do: after a connection ends,
 //! first a random wait in [0, ReconnectNonce), then a try every
-//! ReconnectInterval, giving up after ReconnectCount tries when that is
-//! >= 0. The endpoint's ClientConfig sets the four values and every pong
+//! ReconnectInterval, giving up after ReconnectCount tries unless that is
+//! negative. The endpoint's ClientConfig sets the four values and every pong
 //! updates them. Fatal refusals (wrong credentials, forbidden, connection
 //! limit) stop the client with a clear error instead of retrying for ever.
 
