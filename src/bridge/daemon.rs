@@ -212,13 +212,6 @@ impl Daemon {
         });
     }
 
-    fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
-        let entries = cards
-            .iter()
-            .map(|card| Self::new_card(target, reply_to, card).1);
-        self.setup.shared.update(|s| s.outbox.extend(entries));
-    }
-
     fn patch(&self, handle: &str, card: &Card) {
         let entry = OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
@@ -1036,11 +1029,16 @@ impl Daemon {
                         self.patch(h, &card::progress_card(&title(&j), &stage, Some(100), ""));
                     }
                     let md = output_markdown(&output);
-                    self.send_all(
+                    let entries = crate::bridge::long_result::result_entries(
+                        &self.setup.state_dir,
+                        self.setup.config.feishu.long_result_bytes,
                         &j.target,
                         j.reply_to.as_deref(),
-                        &card::result_cards(&title(&j), &md),
+                        &title(&j),
+                        &output,
+                        &md,
                     );
+                    self.setup.shared.update(|s| s.outbox.extend(entries));
                 }
             }
             ProjectEventKind::TimedOut { screen, seconds } => {

@@ -222,9 +222,14 @@ fn pace_key<'a>(entry: &'a OutboxEntry, message_id: Option<&'a str>) -> &'a str 
             OutboxOp::Send {
                 target: ChatTarget::Chat { id },
                 ..
+            }
+            | OutboxOp::File {
+                target: ChatTarget::Chat { id },
+                ..
             },
             _,
         ) => id,
+        (OutboxOp::React { message_id, .. }, _) => message_id,
         (_, Some(id)) => id,
         _ => entry.op.handle(),
     }
@@ -277,9 +282,55 @@ impl Courier for FeishuCourier {
             (OutboxOp::Patch { .. }, None) => {
                 return Err(DeliveryError::permanent("no message to patch"));
             }
+            (
+                OutboxOp::File {
+                    target,
+                    reply_to,
+                    path,
+                    file_name,
+                    ..
+                },
+                _,
+            ) => {
+                let ChatTarget::Chat { id } = target else {
+                    return Err(DeliveryError::permanent(
+                        "a console file cannot go to Feishu",
+                    ));
+                };
+                let bytes = read_outbox_file(path)?;
+                let sent = async {
+                    let key = self.api.upload_file("stream", file_name, &bytes).await?;
+                    self.api
+                        .send_file(
+                            &ReceiveId::ChatId(id.clone()),
+                            reply_to.as_deref(),
+                            &key,
+                            &entry.uuid,
+                        )
+                        .await
+                }
+                .await;
+                if sent.is_ok() {
+                    // Delivered: the copy kept for retries is not needed.
+                    let _ = std::fs::remove_file(path);
+                }
+                sent.map(Some)
+            }
+            (
+                OutboxOp::React {
+                    message_id, emoji, ..
+                },
+                _,
+            ) => self.api.add_reaction(message_id, emoji).await.map(|_| None),
         };
         result.map_err(classify)
     }
+}
+
+/// The file an outbox entry sends; gone or unreadable is permanent (a
+/// retry cannot bring it back).
+fn read_outbox_file(path: &str) -> Result<Vec<u8>, DeliveryError> {
+    std::fs::read(path).map_err(|e| DeliveryError::permanent(format!("file {path}: {e}")))
 }
 
 /// What the outbox does about a failed call: move it aside (permanent),

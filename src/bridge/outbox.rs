@@ -186,6 +186,10 @@ fn dead_letter(
         OutboxOp::Send {
             target: ChatTarget::Chat { id },
             ..
+        }
+        | OutboxOp::File {
+            target: ChatTarget::Chat { id },
+            ..
         } => Some(id.clone()),
         _ => None,
     };
@@ -291,6 +295,8 @@ fn op_name(op: &OutboxOp) -> &'static str {
         } => "reply",
         OutboxOp::Send { .. } => "send",
         OutboxOp::Patch { .. } => "patch",
+        OutboxOp::File { .. } => "file",
+        OutboxOp::React { .. } => "react",
     }
 }
 

@@ -115,6 +115,8 @@ pub enum FeishuError {
     BadResponse(String),
     #[error("request body is {0} bytes, over Feishu's {MAX_REQUEST_BODY_BYTES}-byte limit")]
     CardTooLarge(usize),
+    #[error("file is {0} bytes, over Feishu's {MAX_UPLOAD_BYTES}-byte limit for file messages")]
+    FileTooLarge(usize),
     #[error("gave up after {attempts} attempts: {last}")]
     GaveUp {
         attempts: u32,
@@ -140,7 +142,7 @@ impl FeishuError {
     /// What this failure calls for.
     pub fn class(&self) -> ErrorClass {
         match self {
-            FeishuError::CardTooLarge(_) => ErrorClass::Permanent,
+            FeishuError::CardTooLarge(_) | FeishuError::FileTooLarge(_) => ErrorClass::Permanent,
             FeishuError::GaveUp { last, .. } => last.class(),
             _ => match self.code() {
                 Some(c) => class_of_code(c),
@@ -347,6 +349,96 @@ impl Api {
         Ok(id)
     }
 
+    /// Upload a file for a file message (`POST /open-apis/im/v1/files`,
+    /// multipart: file_type, file_name, file); returns its `file_key`.
+    /// `file_type` is Feishu's: `stream` for any file, or opus, mp4, pdf,
+    /// doc, xls, ppt.
+    pub async fn upload_file(
+        &self,
+        file_type: &str,
+        file_name: &str,
+        bytes: &[u8],
+    ) -> Result<String, FeishuError> {
+        if bytes.len() > MAX_UPLOAD_BYTES {
+            return Err(FeishuError::FileTooLarge(bytes.len()));
+        }
+        let boundary = format!("clawmux-{}", uuid::Uuid::new_v4().simple());
+        let body = multipart(&boundary, file_type, file_name, bytes);
+        let content_type = format!("multipart/form-data; boundary={boundary}");
+        let url = format!("{}/open-apis/im/v1/files", self.config.base_url());
+        let mut token_refreshed = false;
+        loop {
+            let token = self.tenant_token().await?;
+            let attempt = || {
+                let req = self
+                    .http
+                    .post(&url)
+                    .header(reqwest::header::CONTENT_TYPE, &content_type)
+                    .body(body.clone());
+                self.finish_attempt(req, Some(&token))
+            };
+            match self.run_attempts(attempt).await {
+                Finished::Value(v) => {
+                    return v
+                        .pointer("/data/file_key")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| {
+                            FeishuError::BadResponse("no file_key in the answer".into())
+                        });
+                }
+                Finished::InvalidToken(_) if !token_refreshed => {
+                    self.drop_token(&token).await;
+                    token_refreshed = true;
+                }
+                Finished::Failed(e) | Finished::InvalidToken(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Send an uploaded file as a file message, as a reply to `reply_to`
+    /// when given (threaded under the user's message), else to `to`.
+    pub async fn send_file(
+        &self,
+        to: &ReceiveId,
+        reply_to: Option<&str>,
+        file_key: &str,
+        uuid: &str,
+    ) -> Result<MessageId, FeishuError> {
+        let content = json!({"file_key": file_key}).to_string();
+        let data = match reply_to {
+            Some(parent) => {
+                let path = format!("/open-apis/im/v1/messages/{}/reply", path_segment(parent));
+                let body = json!({"msg_type": "file", "content": content, "uuid": uuid});
+                self.call(Method::POST, &path, &body).await?
+            }
+            None => {
+                let (id_type, id) = to.parts();
+                let path = format!("/open-apis/im/v1/messages?receive_id_type={id_type}");
+                let body =
+                    json!({"receive_id": id, "msg_type": "file", "content": content, "uuid": uuid});
+                self.call(Method::POST, &path, &body).await?
+            }
+        };
+        message_id_of(&data)
+    }
+
+    /// Add a reaction (`emoji_type`, e.g. `OnIt`, `DONE`) to a message;
+    /// returns the reaction id.
+    pub async fn add_reaction(&self, message_id: &str, emoji: &str) -> Result<String, FeishuError> {
+        let path = format!(
+            "/open-apis/im/v1/messages/{}/reactions",
+            path_segment(message_id)
+        );
+        let body = json!({"reaction_type": {"emoji_type": emoji}});
+        let data = self.call(Method::POST, &path, &body).await?;
+        Ok(data
+            .get("reaction_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string())
+    }
+
     /// An authenticated call: returns `data` of a `code: 0` answer.
     async fn call(&self, method: Method, path: &str, body: &Value) -> Result<Value, FeishuError> {
         self.call_full(method, path, body)
@@ -420,6 +512,14 @@ impl Api {
         if !body.is_null() {
             req = req.json(body);
         }
+        self.finish_attempt(req, token).await
+    }
+
+    async fn finish_attempt(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        token: Option<&str>,
+    ) -> Outcome {
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }
@@ -498,6 +598,39 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
             body: snippet(text),
         }),
     }
+}
+
+/// Largest file Feishu takes for a file message, in bytes (30 MB).
+pub const MAX_UPLOAD_BYTES: usize = 30 * 1024 * 1024;
+
+/// A multipart/form-data body with the three fields the file upload takes.
+fn multipart(boundary: &str, file_type: &str, file_name: &str, bytes: &[u8]) -> Vec<u8> {
+    // Quotes and line breaks would end the header value early.
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c == '"' || c.is_control() { '_' } else { c })
+            .collect()
+    };
+    let mut out = Vec::with_capacity(bytes.len() + 512);
+    for (name, value) in [("file_type", file_type), ("file_name", file_name)] {
+        out.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{}\r\n",
+                clean(value)
+            )
+            .as_bytes(),
+        );
+    }
+    out.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+            clean(file_name)
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    out
 }
 
 /// Longest response body quoted in an error, in bytes.

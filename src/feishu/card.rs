@@ -426,6 +426,57 @@ fn code_block_tail(text: &str, budget: usize) -> String {
     wrap("")
 }
 
+/// The head of `text` as a fenced code block costing at most `budget`
+/// body bytes (see [`code_block_tail`]).
+fn code_block_head(text: &str, budget: usize) -> String {
+    const MAX_ROUNDS: usize = 16;
+    let wrap = |t: &str| format!("```\n{t}\n```");
+    let room = budget.saturating_sub(body_text_len(wrap("").as_bytes()));
+    let mut take = room;
+    for _ in 0..MAX_ROUNDS {
+        let escaped = escape_code_block(first_body_bytes(text, take));
+        let cost = body_text_len(escaped.as_bytes());
+        if cost <= room {
+            return wrap(&escaped);
+        }
+        take = take.saturating_sub(cost - room);
+    }
+    wrap("")
+}
+
+/// Lines of output a result summary shows from each end.
+pub const SUMMARY_LINES: usize = 20;
+/// Body bytes each end of a result summary may use.
+pub const SUMMARY_PART_BYTES: usize = 8 * 1024;
+
+/// Green: a long result in brief, its first and last lines and its size,
+/// saying the whole output follows as the file `file_name`.
+pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
+    let lines: Vec<&str> = output.lines().collect();
+    let n = lines.len();
+    let counts = format!(
+        "**{n} lines, {} bytes.** The whole output is in the file `{}` below.",
+        output.len(),
+        paginate::escape_inline(short(file_name))
+    );
+    let mut card = Card::new(short_title(title), Template::Green).push(Element::markdown(counts));
+    if n <= 2 * SUMMARY_LINES {
+        let room = room_on(&card, 2 * SUMMARY_PART_BYTES);
+        return card.push(Element::markdown(code_block_tail(output, room)));
+    }
+    let head = lines[..SUMMARY_LINES].join("\n");
+    let tail = lines[n - SUMMARY_LINES..].join("\n");
+    card = card.push(Element::note(format!("First {SUMMARY_LINES} lines:")));
+    let room = room_on(&card, SUMMARY_PART_BYTES);
+    card = card.push(Element::markdown(code_block_head(&head, room)));
+    card = card.push(Element::note(format!(
+        "… {} lines not shown … last {SUMMARY_LINES} lines:",
+        n - 2 * SUMMARY_LINES
+    )));
+    let room = room_on(&card, SUMMARY_PART_BYTES);
+    card.push(Element::markdown(code_block_tail(&tail, room)))
+}
+
 /// Body bytes left for text on `card` (as built so far) up to `cap`.
 fn room_on(card: &Card, cap: usize) -> usize {
     TARGET_BODY_BYTES.saturating_sub(body_len(card)).min(cap)
@@ -835,6 +886,7 @@ mod tests {
             assert_fits(&error_card(&other, &text, &other, buttons))?;
             assert_fits(&projects_card(&projects, projects.first().map(String::as_str)))?;
             assert_fits(&info_card(&other, &text))?;
+            assert_fits(&summary_card(&other, &text, small))?;
             for c in result_cards(small, &text) {
                 assert_fits(&c)?;
             }

@@ -138,12 +138,32 @@ pub enum OutboxOp {
     },
     /// Replace the card shown under `handle`.
     Patch { handle: String },
+    /// A file message: the file at `path` (kept out of the state file) is
+    /// uploaded, then sent as `file_name`; its message id recorded under
+    /// `handle`.
+    File {
+        target: ChatTarget,
+        handle: String,
+        reply_to: Option<String>,
+        path: String,
+        file_name: String,
+    },
+    /// A reaction (`emoji`, Feishu's emoji type) on the chat message
+    /// `message_id`, e.g. on a command when it is taken and when it ends.
+    React {
+        handle: String,
+        message_id: String,
+        emoji: String,
+    },
 }
 
 impl OutboxOp {
     pub fn handle(&self) -> &str {
         match self {
-            OutboxOp::Send { handle, .. } | OutboxOp::Patch { handle } => handle,
+            OutboxOp::Send { handle, .. }
+            | OutboxOp::Patch { handle }
+            | OutboxOp::File { handle, .. }
+            | OutboxOp::React { handle, .. } => handle,
         }
     }
 }

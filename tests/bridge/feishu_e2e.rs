@@ -286,3 +286,56 @@ async fn a_card_feishu_refuses_for_good_does_not_hold_up_the_next() {
         fake.listing()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_result_is_one_summary_card_and_one_file() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    let before = fake.sent_cards().len();
+    let asked = fake.push_message("oc_1", "ou_alice", "print a flood");
+    let file = card(&fake, "the output as a file", |c| c.kind == Kind::File).await;
+    assert_eq!(
+        file.target, asked.message_id,
+        "the file replies to the command"
+    );
+    let files = fake.files();
+    assert_eq!(files.len(), 1, "one file uploaded");
+    let (key, name, bytes) = &files[0];
+    assert_eq!(file.card["file_key"], key.as_str());
+    assert!(name.ends_with(".txt"), "{name}");
+    let text = String::from_utf8_lossy(bytes);
+    assert!(text.contains("20000"), "the whole flood is in the file");
+    // Apart from progress updates, the result is one summary card and the file.
+    let result: Vec<Recorded> = fake.sent_cards()[before..]
+        .iter()
+        .filter(|c| c.kind != Kind::Patch && c.title() != "Queued")
+        .filter(|c| !c.card_text().contains("Running"))
+        .cloned()
+        .collect();
+    let kinds: Vec<(Kind, String)> = result
+        .iter()
+        .map(|c| (c.kind, c.title().to_string()))
+        .collect();
+    assert_eq!(result.len(), 2, "{kinds:?}\n{}", fake.listing());
+    assert!(
+        result[0].card_text().contains("lines,"),
+        "{}",
+        result[0].card_text()
+    );
+    assert_eq!(result[1].kind, Kind::File);
+    println!(
+        "output file: {} bytes; summary card: {} bytes of JSON",
+        bytes.len(),
+        result[0].card.to_string().len()
+    );
+}
