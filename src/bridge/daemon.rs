@@ -959,10 +959,15 @@ impl Daemon {
                     && let Some(j) = self.jobs.get(id)
                 {
                     let card = card::progress_card(&title(j), "Running…", None, "");
+                    let taken = crate::bridge::long_result::taken_reaction(
+                        &j.target,
+                        j.reply_to.as_deref(),
+                    );
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.to_string());
                     });
+                    self.setup.shared.update(|s| s.outbox.extend(taken));
                     self.throttles.entry(id.clone()).or_default().last_patch = Some(Instant::now());
                 }
             }
@@ -1038,7 +1043,11 @@ impl Daemon {
                         &output,
                         &md,
                     );
-                    self.setup.shared.update(|s| s.outbox.extend(entries));
+                    let done =
+                        crate::bridge::long_result::done_reaction(&j.target, j.reply_to.as_deref());
+                    self.setup
+                        .shared
+                        .update(|s| s.outbox.extend(entries.into_iter().chain(done)));
                 }
             }
             ProjectEventKind::TimedOut { screen, seconds } => {

@@ -321,7 +321,18 @@ impl Courier for FeishuCourier {
                     message_id, emoji, ..
                 },
                 _,
-            ) => self.api.add_reaction(message_id, emoji).await.map(|_| None),
+            ) => {
+                // A reaction is feedback, not content: one Feishu refusal
+                // (no reaction permission, message gone) sets it aside.
+                return match self.api.add_reaction(message_id, emoji).await {
+                    Ok(_) => Ok(None),
+                    Err(e @ FeishuError::Api { .. }) => Err(DeliveryError::Permanent {
+                        code: e.code(),
+                        msg: e.to_string(),
+                    }),
+                    Err(e) => Err(classify(e)),
+                };
+            }
         };
         result.map_err(classify)
     }

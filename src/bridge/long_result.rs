@@ -84,6 +84,23 @@ pub fn reaction_entry(message_id: &str, emoji: &str) -> OutboxEntry {
     }
 }
 
+/// The "taken" reaction on a chat command's message (none on the console).
+pub fn taken_reaction(target: &ChatTarget, message_id: Option<&str>) -> Option<OutboxEntry> {
+    reaction_for(target, message_id, EMOJI_TAKEN)
+}
+
+/// The "finished" reaction on a chat command's message (none on the console).
+pub fn done_reaction(target: &ChatTarget, message_id: Option<&str>) -> Option<OutboxEntry> {
+    reaction_for(target, message_id, EMOJI_DONE)
+}
+
+fn reaction_for(target: &ChatTarget, message_id: Option<&str>, emoji: &str) -> Option<OutboxEntry> {
+    match (target, message_id) {
+        (ChatTarget::Chat { .. }, Some(m)) => Some(reaction_entry(m, emoji)),
+        _ => None,
+    }
+}
+
 /// Feishu's emoji type for "taken, working on it".
 pub const EMOJI_TAKEN: &str = "OnIt";
 /// Feishu's emoji type for "finished".
