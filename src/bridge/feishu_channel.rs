@@ -85,7 +85,11 @@ pub async fn start(
     let api = Arc::new(Api::new(fc));
     let (bot_tx, bot_rx) = watch::channel(None);
     let fetch = AbortOnDropHandle::new(tokio::spawn(fetch_bot_id(Arc::clone(&api), bot_tx)));
-    let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch));
+    let images = Images {
+        api: Arc::clone(&api),
+        shared: shared.clone(),
+    };
+    let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch, images));
     let courier = FeishuCourier::new(api);
     Ok((courier, pump))
 }
@@ -129,11 +133,104 @@ async fn mentions_bot(
     m.mentions(id.as_deref())
 }
 
+/// Saves images users send into their project's workspace, so the agent
+/// can be pointed at them.
+struct Images {
+    api: Arc<Api>,
+    shared: SharedState,
+}
+
+/// Where images from chat go, under the project workspace.
+const IMAGES_DIR: &str = ".clawmux/images";
+
+impl Images {
+    /// The text typed for an image message: where it was saved, or why not.
+    async fn save(&self, m: &crate::feishu::Message, image_key: &str) -> String {
+        let workspace = self.shared.read(|s| {
+            s.chats
+                .get(&m.chat_id)
+                .and_then(|p| s.projects.get(p))
+                .map(|r| r.workspace.clone())
+        });
+        let Some(workspace) = workspace else {
+            return "(an image was sent, but this chat has no project to save it in)".into();
+        };
+        let bytes = match self.api.download_image(&m.message_id, image_key).await {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(error = %e, message_id = %m.message_id, "cannot download an image from chat");
+                return format!("(an image was sent, but it could not be downloaded: {e})");
+            }
+        };
+        let dir = std::path::Path::new(&workspace).join(IMAGES_DIR);
+        let name: String = m
+            .message_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        let path = dir.join(format!("{name}.{}", image_ext(&bytes)));
+        match write_private(&dir, &path, &bytes) {
+            Ok(()) => format!("Image from chat saved at {}", path.display()),
+            Err(e) => {
+                tracing::warn!(error = %e, path = %path.display(), "cannot save an image from chat");
+                format!("(an image was sent, but it could not be saved: {e})")
+            }
+        }
+    }
+}
+
+/// The file extension an image's first bytes say.
+fn image_ext(bytes: &[u8]) -> &'static str {
+    match bytes {
+        [0x89, b'P', b'N', b'G', ..] => "png",
+        [0xff, 0xd8, 0xff, ..] => "jpg",
+        [b'G', b'I', b'F', b'8', ..] => "gif",
+        [
+            b'R',
+            b'I',
+            b'F',
+            b'F',
+            _,
+            _,
+            _,
+            _,
+            b'W',
+            b'E',
+            b'B',
+            b'P',
+            ..,
+        ] => "webp",
+        _ => "bin",
+    }
+}
+
+/// A 0700 directory and a 0600 file (what users send is private).
+fn write_private(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(bytes)
+}
+
 async fn pump(
     mut intake: Intake,
     chat: mpsc::Sender<ChatEvent>,
     mut bot: watch::Receiver<Option<String>>,
     _fetch: AbortOnDropHandle<()>,
+    images: Images,
 ) {
     loop {
         // With the daemon gone, the intake goes too: a connection left
@@ -146,6 +243,10 @@ async fn pump(
         let event = match event {
             IntakeEvent::MessageReceived(m) => {
                 let mentions_bot = mentions_bot(&m, &mut bot).await;
+                let text = match &m.image_key {
+                    Some(key) => images.save(&m, key).await,
+                    None => m.text.clone(),
+                };
                 ChatEvent::Message(ChatMessage {
                     event_id: m.event_id,
                     message_id: m.message_id,
@@ -156,7 +257,7 @@ async fn pump(
                         ChatKind::Group
                     },
                     sender: m.sender_open_id,
-                    text: m.text,
+                    text,
                     mentions_bot,
                     parent_id: m.parent_id,
                 })

@@ -423,6 +423,57 @@ impl Api {
         message_id_of(&data)
     }
 
+    /// Download an image a user sent (`GET /open-apis/im/v1/messages/
+    /// :message_id/resources/:file_key?type=image`), at most
+    /// [`MAX_IMAGE_BYTES`]. One try, with one token refresh.
+    pub async fn download_image(
+        &self,
+        message_id: &str,
+        image_key: &str,
+    ) -> Result<Vec<u8>, FeishuError> {
+        let url = format!(
+            "{}/open-apis/im/v1/messages/{}/resources/{}?type=image",
+            self.config.base_url(),
+            path_segment(message_id),
+            path_segment(image_key)
+        );
+        let mut token_refreshed = false;
+        loop {
+            let token = self.tenant_token().await?;
+            let resp = self
+                .http
+                .get(&url)
+                .bearer_auth(&token)
+                .send()
+                .await
+                .map_err(|e| FeishuError::Network(e.to_string()))?;
+            let status = resp.status();
+            let is_json = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("application/json"));
+            if status.is_success() && !is_json {
+                return read_bounded(resp, MAX_IMAGE_BYTES).await;
+            }
+            let text = resp.text().await.unwrap_or_default();
+            match classify(status, None, &text) {
+                Outcome::InvalidToken(_) if !token_refreshed => {
+                    self.drop_token(&token).await;
+                    token_refreshed = true;
+                }
+                Outcome::Fail(e) | Outcome::Retry(e, _) | Outcome::InvalidToken(e) => {
+                    return Err(e);
+                }
+                Outcome::Done(_) => {
+                    return Err(FeishuError::BadResponse(
+                        "a JSON answer instead of the image".into(),
+                    ));
+                }
+            }
+        }
+    }
+
     /// Add a reaction (`emoji_type`, e.g. `OnIt`, `DONE`) to a message;
     /// returns the reaction id.
     pub async fn add_reaction(&self, message_id: &str, emoji: &str) -> Result<String, FeishuError> {
@@ -598,6 +649,26 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
             body: snippet(text),
         }),
     }
+}
+
+/// Largest image taken from chat, in bytes: Feishu's own limit for images
+/// is 10 MB, and a bigger answer is not an image we asked for.
+pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+
+/// A response body of at most `max` bytes.
+async fn read_bounded(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, FeishuError> {
+    let mut out = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| FeishuError::Network(e.to_string()))?
+    {
+        if out.len() + chunk.len() > max {
+            return Err(FeishuError::FileTooLarge(out.len() + chunk.len()));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
 }
 
 /// Largest file Feishu takes for a file message, in bytes (30 MB).

@@ -37,6 +37,8 @@ pub struct Message {
     pub mentions_bot: bool,
     /// Who was @-mentioned.
     pub mentions: Vec<Mention>,
+    /// The `image_key` of an image message (`message_type: image`).
+    pub image_key: Option<String>,
     /// Set when the message replies to another (e.g. one of our cards).
     pub parent_id: Option<String>,
     /// Milliseconds since the epoch, as Feishu sent it.
@@ -268,7 +270,11 @@ fn parse_message(p: &Value) -> Result<Message, EventError> {
             text = text.replace(key, "");
         }
     }
+    let image_key = (message_type == "image")
+        .then(|| str_at(&content, &["image_key"]).map(str::to_string))
+        .flatten();
     Ok(Message {
+        image_key,
         event_id: need(p, &["header", "event_id"], "header.event_id")?,
         message_id: need(m, &["message_id"], "event.message.message_id")?,
         chat_id: need(m, &["chat_id"], "event.message.chat_id")?,

@@ -339,3 +339,38 @@ async fn a_long_result_is_one_summary_card_and_one_file() {
         result[0].card.to_string().len()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_from_chat_is_saved_in_the_workspace_and_its_path_typed() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    let png = [&[0x89, b'P', b'N', b'G', 0x0d, 0x0a][..], &[7u8; 100]].concat();
+    let pushed = fake.push_image_message("oc_1", "ou_alice", &png);
+    let echo = card(&fake, "the path typed for the agent", |c| {
+        c.card_text().contains("You said: Image from chat saved at")
+    })
+    .await;
+    let path = config
+        .workspace_root()
+        .join("demo/.clawmux/images")
+        .join(format!("{}.png", pushed.message_id));
+    assert_eq!(std::fs::read(&path).expect("saved image"), png);
+    assert!(
+        echo.card_text().contains(&path.display().to_string()),
+        "{}",
+        echo.card_text()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}

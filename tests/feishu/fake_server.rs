@@ -606,6 +606,29 @@ impl FakeFeishu {
         }
     }
 
+    /// Push an image message (`message_type: image`, in a group, with the
+    /// bot mentioned) whose image [`add_image`](Self::add_image) serves.
+    pub fn push_image_message(&self, chat_id: &str, open_id: &str, image: &[u8]) -> Pushed {
+        let (event_id, message_id) = self.shared.with(|s| {
+            s.event_seq += 1;
+            (
+                format!("ev_{}", s.event_seq),
+                format!("om_in_{}", s.event_seq),
+            )
+        });
+        let key = format!("img_v3_{event_id}");
+        self.add_image(&message_id, &key, image);
+        let mut payload = message_event(&event_id, &message_id, chat_id, open_id, "");
+        payload["event"]["message"]["message_type"] = json!("image");
+        payload["event"]["message"]["content"] = json!(json!({"image_key": key}).to_string());
+        let frame_id = self.push_payload("event", &payload, 1);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id,
+        }
+    }
+
     /// Push a group message that @-mentions someone else (`mentioned`),
     /// not the bot.
     pub fn push_message_mentioning(
