@@ -444,6 +444,15 @@ fn code_block_head(text: &str, budget: usize) -> String {
     wrap("")
 }
 
+/// Blue: what a project's pane shows right now (`/gsd:screen`), as a code
+/// block; a screen too large for a card keeps its bottom rows.
+pub fn screen_card(project: &str, screen: &str) -> Card {
+    let title = format!("Screen of {}", short(project));
+    let card = Card::new(title, Template::Blue);
+    let room = room_on(&card, TARGET_BODY_BYTES);
+    card.push(Element::markdown(code_block_tail(screen.trim_end(), room)))
+}
+
 /// Lines of output a result summary shows from each end.
 pub const SUMMARY_LINES: usize = 20;
 /// Body bytes each end of a result summary may use.
@@ -477,9 +486,13 @@ pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
     card.push(Element::markdown(code_block_tail(&tail, room)))
 }
 
-/// Body bytes left for text on `card` (as built so far) up to `cap`.
+/// Body bytes left for the text of one more markdown element on `card`
+/// (as built so far), up to `cap`: the element's own JSON is counted.
 fn room_on(card: &Card, cap: usize) -> usize {
-    TARGET_BODY_BYTES.saturating_sub(body_len(card)).min(cap)
+    let with_element = card.clone().push(Element::markdown(""));
+    TARGET_BODY_BYTES
+        .saturating_sub(body_len(&with_element))
+        .min(cap)
 }
 
 /// What an approval card asks.
@@ -802,6 +815,15 @@ mod tests {
     }
 
     #[test]
+    fn screen_card_shows_the_pane_as_code() {
+        let v = serde_json::to_value(screen_card("web", "❯ ls\n```x```\n\n")).unwrap();
+        assert_eq!(v["header"]["title"]["content"], "Screen of web");
+        let code = v["body"]["elements"][0]["content"].as_str().unwrap();
+        assert!(code.starts_with("```\n❯ ls\n") && code.ends_with("\n```"), "{code}");
+        assert_eq!(code.matches("```").count(), 2, "{code}");
+    }
+
+    #[test]
     fn link_button_and_note_shape() {
         let v = serde_json::to_value(Element::link_button("Docs", "https://example.com")).unwrap();
         assert_eq!(
@@ -887,6 +909,7 @@ mod tests {
             assert_fits(&projects_card(&projects, projects.first().map(String::as_str)))?;
             assert_fits(&info_card(&other, &text))?;
             assert_fits(&summary_card(&other, &text, small))?;
+            assert_fits(&screen_card(&project, &text))?;
             for c in result_cards(small, &text) {
                 assert_fits(&c)?;
             }
