@@ -884,6 +884,65 @@ mod tests {
     }
 
     #[test]
+    fn documented_codes_are_classified() {
+        for c in PERMANENT_CODES {
+            assert_eq!(class_of_code(c), ErrorClass::Permanent, "{c}");
+            let answer = format!(r#"{{"code":{c},"msg":"m"}}"#);
+            assert!(matches!(
+                classify(StatusCode::BAD_REQUEST, None, &answer),
+                Outcome::Fail(ref e) if e.is_permanent()
+            ));
+        }
+        for c in INVALID_TOKEN_CODES {
+            assert_eq!(class_of_code(c), ErrorClass::Token, "{c}");
+        }
+        // 230020 (HTTP 400) backs off with the policy's delay; 99991400 with
+        // HTTP 400, as documented, honours the reset header.
+        assert!(matches!(
+            classify(
+                StatusCode::BAD_REQUEST,
+                None,
+                r#"{"code":230020,"msg":"freq"}"#
+            ),
+            Outcome::Retry(_, None)
+        ));
+        assert!(matches!(
+            classify(
+                StatusCode::BAD_REQUEST,
+                Some(Duration::from_secs(3)),
+                r#"{"code":99991400,"msg":"rate"}"#
+            ),
+            Outcome::Retry(_, Some(d)) if d >= Duration::from_secs(3)
+        ));
+        assert!(FeishuError::CardTooLarge(40_000).is_permanent());
+        let gave_up = FeishuError::GaveUp {
+            attempts: 6,
+            last: Box::new(FeishuError::Api {
+                code: 230020,
+                msg: "freq".into(),
+                http_status: 400,
+            }),
+        };
+        assert_eq!(gave_up.class(), ErrorClass::RateLimited);
+        assert_eq!(class_of_code(239_999), ErrorClass::Transient, "unknown");
+    }
+
+    #[test]
+    fn multipart_body_has_the_three_fields_and_cannot_be_broken_by_a_name() {
+        let body = multipart("B", "stream", "a\"b\r\nc.txt", b"\x00data");
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.starts_with(
+            "--B\r\nContent-Disposition: form-data; name=\"file_type\"\r\n\r\nstream\r\n"
+        ));
+        assert!(
+            text.contains("name=\"file_name\"\r\n\r\na_b__c.txt\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("filename=\"a_b__c.txt\""));
+        assert!(text.ends_with("\x00data\r\n--B--\r\n"));
+    }
+
+    #[test]
     fn backoff_grows_and_is_capped() {
         let p = RetryPolicy {
             max_attempts: 5,

@@ -819,7 +819,10 @@ mod tests {
         let v = serde_json::to_value(screen_card("web", "❯ ls\n```x```\n\n")).unwrap();
         assert_eq!(v["header"]["title"]["content"], "Screen of web");
         let code = v["body"]["elements"][0]["content"].as_str().unwrap();
-        assert!(code.starts_with("```\n❯ ls\n") && code.ends_with("\n```"), "{code}");
+        assert!(
+            code.starts_with("```\n❯ ls\n") && code.ends_with("\n```"),
+            "{code}"
+        );
         assert_eq!(code.matches("```").count(), 2, "{code}");
     }
 
