@@ -1,5 +1,7 @@
 //! The long-connection intake against the fake's pbbp2 WebSocket: acks,
-//! fragments, `type=card` frames, duplicates, drops and half-open sockets.
+//! fragments, card actions (as `type=event` frames, as Feishu sends them,
+//! and older `type=card` frames), duplicates, drops, half-open sockets, and
+//! the reconnect policy.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -115,6 +117,27 @@ async fn card_frames_are_handled_and_answered() {
         json!({"type": "success", "content": "Sent 1"})
     );
     assert_eq!(answer["card"]["data"]["header"]["template"], "grey");
+}
+
+#[tokio::test]
+async fn an_older_type_card_frame_is_still_handled_and_acked() {
+    let fake = FakeFeishu::start().await;
+    let (mut intake, _) = connected(&fake).await;
+    let payload = super::fake_server::card_action_event(
+        "ev_card_frame",
+        "ou_a",
+        "om_card",
+        "oc_1",
+        json!({"action": "x"}),
+    );
+    let frame_id = fake.push_payload("card", &payload, 1);
+    let IntakeEvent::CardAction(action) = next_event(&mut intake).await else {
+        panic!("expected a card action")
+    };
+    assert_eq!(action.event_id, "ev_card_frame");
+    let _ = action.respond.send(CardResponse::default());
+    let ack = fake.wait_ack(&frame_id, WAIT).await.expect("acked");
+    assert_eq!(ack.code, 200);
 }
 
 #[tokio::test]
