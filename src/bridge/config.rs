@@ -158,6 +158,9 @@ pub struct FeishuSettings {
     pub mode: IntakeMode,
     /// Address the webhook server listens on.
     pub webhook_bind: String,
+    /// Results longer than this (bytes) reach a chat as a summary card and
+    /// a file; 0 sends every result as cards.
+    pub long_result_bytes: usize,
 }
 
 impl Default for Config {
@@ -246,6 +249,7 @@ impl Default for FeishuSettings {
             verification_token: None,
             mode: IntakeMode::Websocket,
             webhook_bind: "127.0.0.1:8787".into(),
+            long_result_bytes: super::long_result::DEFAULT_LONG_RESULT_BYTES,
         }
     }
 }

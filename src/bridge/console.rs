@@ -154,6 +154,8 @@ impl Courier for ConsoleCourier {
         let (mark, id) = match &entry.op {
             OutboxOp::Send { handle, .. } => ("┌─", Some(handle.clone())),
             OutboxOp::Patch { .. } => ("├─ (updated)", None),
+            OutboxOp::File { handle, .. } => ("┌─ (file)", Some(handle.clone())),
+            OutboxOp::React { .. } => return Ok(None),
         };
         let mut out = std::io::stdout().lock();
         let written = out

@@ -4,14 +4,17 @@
 
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Duration;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::{Config, IntakeMode};
 use super::outbox::{Courier, DeliveryError};
 use super::policy::ChatKind;
-use crate::feishu::api::{Api, FeishuError, ReceiveId};
+use crate::feishu::api::{Api, ErrorClass, FeishuError, ReceiveId};
+use crate::feishu::pace::Pacer;
 use crate::feishu::{
     CardResponse, Dedupe, Domain, FeishuConfig, Intake, IntakeEvent, Toast, ToastKind,
 };
@@ -79,14 +82,156 @@ pub async fn start(
                 })?
         }
     };
-    let pump = tokio::spawn(pump(intake, chat));
-    let courier = FeishuCourier {
-        api: Arc::new(Api::new(fc)),
+    let api = Arc::new(Api::new(fc));
+    let (bot_tx, bot_rx) = watch::channel(None);
+    let fetch = AbortOnDropHandle::new(tokio::spawn(fetch_bot_id(Arc::clone(&api), bot_tx)));
+    let images = Images {
+        api: Arc::clone(&api),
+        shared: shared.clone(),
     };
+    let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch, images));
+    let courier = FeishuCourier::new(api);
     Ok((courier, pump))
 }
 
-async fn pump(mut intake: Intake, chat: mpsc::Sender<ChatEvent>) {
+/// Wait between asks for the bot's open_id while Feishu does not answer.
+const BOT_INFO_RETRY: Duration = Duration::from_secs(30);
+/// Longest a group message that mentions someone waits for the bot's
+/// open_id at startup (it decides whether the bot was addressed).
+const BOT_INFO_WAIT: Duration = Duration::from_secs(5);
+
+/// Asks for the bot's open_id until Feishu answers (the API client caches it).
+async fn fetch_bot_id(api: Arc<Api>, tx: watch::Sender<Option<String>>) {
+    loop {
+        match api.bot_open_id().await {
+            Ok(id) => {
+                tracing::info!(open_id = %id, "the bot's open_id");
+                let _ = tx.send(Some(id));
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot get the bot's open_id (bot info); mentions typed `bot` count until then");
+                tokio::time::sleep(BOT_INFO_RETRY).await;
+            }
+        }
+    }
+}
+
+/// Whether a message addresses the bot: a mention of the bot's own
+/// open_id (not of a colleague). At startup it waits a moment for the id.
+async fn mentions_bot(
+    m: &crate::feishu::Message,
+    bot: &mut watch::Receiver<Option<String>>,
+) -> bool {
+    if m.mentions.is_empty() {
+        return false;
+    }
+    if bot.borrow().is_none() {
+        let _ = tokio::time::timeout(BOT_INFO_WAIT, bot.wait_for(Option::is_some)).await;
+    }
+    let id = bot.borrow().clone();
+    m.mentions(id.as_deref())
+}
+
+/// Saves images users send into their project's workspace, so the agent
+/// can be pointed at them.
+struct Images {
+    api: Arc<Api>,
+    shared: SharedState,
+}
+
+/// Where images from chat go, under the project workspace.
+const IMAGES_DIR: &str = ".clawmux/images";
+
+impl Images {
+    /// The text typed for an image message: where it was saved, or why not.
+    async fn save(&self, m: &crate::feishu::Message, image_key: &str) -> String {
+        let workspace = self.shared.read(|s| {
+            s.chats
+                .get(&m.chat_id)
+                .and_then(|p| s.projects.get(p))
+                .map(|r| r.workspace.clone())
+        });
+        let Some(workspace) = workspace else {
+            return "(an image was sent, but this chat has no project to save it in)".into();
+        };
+        let bytes = match self.api.download_image(&m.message_id, image_key).await {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(error = %e, message_id = %m.message_id, "cannot download an image from chat");
+                return format!("(an image was sent, but it could not be downloaded: {e})");
+            }
+        };
+        let dir = std::path::Path::new(&workspace).join(IMAGES_DIR);
+        let name: String = m
+            .message_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        let path = dir.join(format!("{name}.{}", image_ext(&bytes)));
+        match write_private(&dir, &path, &bytes) {
+            Ok(()) => format!("Image from chat saved at {}", path.display()),
+            Err(e) => {
+                tracing::warn!(error = %e, path = %path.display(), "cannot save an image from chat");
+                format!("(an image was sent, but it could not be saved: {e})")
+            }
+        }
+    }
+}
+
+/// The file extension an image's first bytes say.
+fn image_ext(bytes: &[u8]) -> &'static str {
+    match bytes {
+        [0x89, b'P', b'N', b'G', ..] => "png",
+        [0xff, 0xd8, 0xff, ..] => "jpg",
+        [b'G', b'I', b'F', b'8', ..] => "gif",
+        [
+            b'R',
+            b'I',
+            b'F',
+            b'F',
+            _,
+            _,
+            _,
+            _,
+            b'W',
+            b'E',
+            b'B',
+            b'P',
+            ..,
+        ] => "webp",
+        _ => "bin",
+    }
+}
+
+/// A 0700 directory and a 0600 file (what users send is private).
+fn write_private(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(bytes)
+}
+
+async fn pump(
+    mut intake: Intake,
+    chat: mpsc::Sender<ChatEvent>,
+    mut bot: watch::Receiver<Option<String>>,
+    _fetch: AbortOnDropHandle<()>,
+    images: Images,
+) {
     loop {
         // With the daemon gone, the intake goes too: a connection left
         // open would take (and acknowledge) events nobody handles.
@@ -96,20 +241,27 @@ async fn pump(mut intake: Intake, chat: mpsc::Sender<ChatEvent>) {
         };
         let Some(event) = event else { return };
         let event = match event {
-            IntakeEvent::MessageReceived(m) => ChatEvent::Message(ChatMessage {
-                event_id: m.event_id,
-                message_id: m.message_id,
-                target: ChatTarget::Chat { id: m.chat_id },
-                kind: if m.chat_type == "p2p" {
-                    ChatKind::Direct
-                } else {
-                    ChatKind::Group
-                },
-                sender: m.sender_open_id,
-                text: m.text,
-                mentions_bot: m.mentions_bot,
-                parent_id: m.parent_id,
-            }),
+            IntakeEvent::MessageReceived(m) => {
+                let mentions_bot = mentions_bot(&m, &mut bot).await;
+                let text = match &m.image_key {
+                    Some(key) => images.save(&m, key).await,
+                    None => m.text.clone(),
+                };
+                ChatEvent::Message(ChatMessage {
+                    event_id: m.event_id,
+                    message_id: m.message_id,
+                    target: ChatTarget::Chat { id: m.chat_id },
+                    kind: if m.chat_type == "p2p" {
+                        ChatKind::Direct
+                    } else {
+                        ChatKind::Group
+                    },
+                    sender: m.sender_open_id,
+                    text,
+                    mentions_bot,
+                    parent_id: m.parent_id,
+                })
+            }
             IntakeEvent::CardAction(a) => {
                 let (tx, rx) = oneshot::channel::<ClickAnswer>();
                 let respond = a.respond;
@@ -149,9 +301,39 @@ fn to_response(answer: ClickAnswer) -> CardResponse {
     CardResponse { toast, card: None }
 }
 
-/// Sends outbox entries with the Feishu API.
+/// Sends outbox entries with the Feishu API, paced within Feishu's limits.
 pub struct FeishuCourier {
     api: Arc<Api>,
+    pacer: Pacer,
+}
+
+impl FeishuCourier {
+    pub fn new(api: Arc<Api>) -> Self {
+        FeishuCourier {
+            api,
+            pacer: Pacer::new(),
+        }
+    }
+}
+
+/// The pacing key of an entry: its chat, or for an update the message.
+fn pace_key<'a>(entry: &'a OutboxEntry, message_id: Option<&'a str>) -> &'a str {
+    match (&entry.op, message_id) {
+        (
+            OutboxOp::Send {
+                target: ChatTarget::Chat { id },
+                ..
+            }
+            | OutboxOp::File {
+                target: ChatTarget::Chat { id },
+                ..
+            },
+            _,
+        ) => id,
+        (OutboxOp::React { message_id, .. }, _) => message_id,
+        (_, Some(id)) => id,
+        _ => entry.op.handle(),
+    }
 }
 
 impl Courier for FeishuCourier {
@@ -160,6 +342,7 @@ impl Courier for FeishuCourier {
         entry: &OutboxEntry,
         message_id: Option<&str>,
     ) -> Result<Option<String>, DeliveryError> {
+        self.pacer.wait(pace_key(entry, message_id)).await;
         let result = match (&entry.op, message_id) {
             (
                 OutboxOp::Send {
@@ -190,25 +373,91 @@ impl Courier for FeishuCourier {
                 },
                 _,
             ) => {
-                return Err(DeliveryError::Permanent(
-                    "a console card cannot go to Feishu".into(),
+                return Err(DeliveryError::permanent(
+                    "a console card cannot go to Feishu",
                 ));
             }
             (OutboxOp::Patch { .. }, Some(id)) => {
                 self.api.patch(id, &entry.card).await.map(|()| None)
             }
             (OutboxOp::Patch { .. }, None) => {
-                return Err(DeliveryError::Permanent("no message to patch".into()));
+                return Err(DeliveryError::permanent("no message to patch"));
+            }
+            (
+                OutboxOp::File {
+                    target,
+                    reply_to,
+                    path,
+                    file_name,
+                    ..
+                },
+                _,
+            ) => {
+                let ChatTarget::Chat { id } = target else {
+                    return Err(DeliveryError::permanent(
+                        "a console file cannot go to Feishu",
+                    ));
+                };
+                let bytes = read_outbox_file(path)?;
+                let sent = async {
+                    let key = self.api.upload_file("stream", file_name, &bytes).await?;
+                    self.api
+                        .send_file(
+                            &ReceiveId::ChatId(id.clone()),
+                            reply_to.as_deref(),
+                            &key,
+                            &entry.uuid,
+                        )
+                        .await
+                }
+                .await;
+                if sent.is_ok() {
+                    // Delivered: the copy kept for retries is not needed.
+                    let _ = std::fs::remove_file(path);
+                }
+                sent.map(Some)
+            }
+            (
+                OutboxOp::React {
+                    message_id, emoji, ..
+                },
+                _,
+            ) => {
+                // A reaction is feedback, not content: one Feishu refusal
+                // (no reaction permission, message gone) sets it aside.
+                return match self.api.add_reaction(message_id, emoji).await {
+                    Ok(_) => Ok(None),
+                    Err(e @ FeishuError::Api { .. }) => Err(DeliveryError::Permanent {
+                        code: e.code(),
+                        msg: e.to_string(),
+                    }),
+                    Err(e) => Err(classify(e)),
+                };
             }
         };
         result.map_err(classify)
     }
 }
 
-fn classify(e: FeishuError) -> DeliveryError {
-    if e.is_permanent() {
-        DeliveryError::Permanent(e.to_string())
-    } else {
-        DeliveryError::Transient(e.to_string())
+/// The file an outbox entry sends; gone or unreadable is permanent (a
+/// retry cannot bring it back).
+fn read_outbox_file(path: &str) -> Result<Vec<u8>, DeliveryError> {
+    std::fs::read(path).map_err(|e| DeliveryError::permanent(format!("file {path}: {e}")))
+}
+
+/// What the outbox does about a failed call: move it aside (permanent),
+/// count Feishu's refusals of it (an unclassified code Feishu answered
+/// with), or retry (network, 5xx, rate limits the client gave up on).
+pub fn classify(e: FeishuError) -> DeliveryError {
+    match (e.class(), &e) {
+        (ErrorClass::Permanent, _) => DeliveryError::Permanent {
+            code: e.code(),
+            msg: e.feishu_msg().map_or_else(|| e.to_string(), str::to_string),
+        },
+        (ErrorClass::Transient, FeishuError::Api { code, msg, .. }) => DeliveryError::Refused {
+            code: *code,
+            msg: msg.clone(),
+        },
+        _ => DeliveryError::Transient(e.to_string()),
     }
 }

@@ -1,18 +1,24 @@
 //! Delivers the outbox in order: one entry at a time, retried with backoff
-//! while the failure is transient, dropped (and logged) when permanent. An
-//! entry leaves the outbox only after delivery, so a crash resends it with
-//! the same uuid and Feishu shows it once. The event log tells the operator
-//! when deliveries start failing (`card_retry`) and when they work again
+//! while the failure is transient. A permanent failure never blocks the
+//! queue: the entry moves aside at once (a dead letter in the state,
+//! `card_dead_letter` in the event log, and the chat or the operator told
+//! once), so the next card waits at most that one attempt. An entry leaves
+//! the outbox only after delivery, so a crash resends it with the same uuid
+//! and Feishu shows it once. The event log tells the operator when
+//! deliveries start failing (`card_retry`) and when they work again
 //! (`card_delivery_recovered`).
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::time::Instant;
 
+use crate::feishu::card;
 use crate::store::SharedState;
-use crate::store::state::{OutboxEntry, OutboxOp};
+use crate::store::clock;
+use crate::store::state::{ChatTarget, DEAD_LETTER_CAPACITY, DeadLetter, OutboxEntry, OutboxOp};
 
 /// First retry delay after a transient failure; doubles up to the cap.
 const RETRY_FIRST: Duration = Duration::from_millis(500);
@@ -31,14 +37,42 @@ struct Outage {
     failed_attempts: u32,
 }
 
+/// Answers from Feishu refusing one entry with a code no table classifies,
+/// after which it counts as permanent: Feishu is up (it answers), so
+/// retrying the same request for ever would only hold up the queue.
+const MAX_REFUSALS: u32 = 3;
+
+/// Handles of the cards that tell a chat a card was lost start with this;
+/// a lost notice is not announced again.
+const NOTICE_HANDLE_PREFIX: &str = "dead-letter-notice-";
+
+/// Feishu codes saying the chat itself cannot be reached (bot not in it,
+/// no permission, the chat refuses it): the notice goes to the operator.
+const CHAT_UNREACHABLE_CODES: [i64; 6] = [230002, 230003, 230010, 230027, 230021, 230022];
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeliveryError {
     /// Worth retrying: network, 5xx, rate limits.
     #[error("{0}")]
     Transient(String),
-    /// Never going to work: rejected card, deleted message, …
-    #[error("{0}")]
-    Permanent(String),
+    /// Feishu answered with a code no table classifies: retried, then
+    /// moved aside after [`MAX_REFUSALS`] answers like it.
+    #[error("Feishu error {code}: {msg}")]
+    Refused { code: i64, msg: String },
+    /// Never going to work: rejected card, deleted message, bot not in
+    /// the chat, too large, …
+    #[error("{msg}")]
+    Permanent { code: Option<i64>, msg: String },
+}
+
+impl DeliveryError {
+    /// A permanent failure without a Feishu code.
+    pub fn permanent(msg: impl Into<String>) -> Self {
+        DeliveryError::Permanent {
+            code: None,
+            msg: msg.into(),
+        }
+    }
 }
 
 /// A channel that shows cards: the console or Feishu.
@@ -56,6 +90,10 @@ pub trait Courier: Send + Sync + 'static {
 pub async fn run(shared: SharedState, courier: impl Courier) {
     let mut delay = RETRY_FIRST;
     let mut outage: Option<Outage> = None;
+    // (uuid, refusals) of the head entry while Feishu refuses it.
+    let mut refused: Option<(String, u32)> = None;
+    // (chat, code) already told about a lost card: told once per process.
+    let mut told: HashSet<(String, Option<i64>)> = HashSet::new();
     loop {
         let next = shared.read(|s| {
             s.outbox.front().cloned().map(|e| {
@@ -97,9 +135,31 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
                     );
                 }
             }
-            Err(DeliveryError::Permanent(why)) => {
+            Err(DeliveryError::Permanent { code, msg }) => {
                 delay = RETRY_FIRST;
-                finish(&shared, &entry, None, Some(&why));
+                refused = None;
+                dead_letter(&shared, &entry, code, &msg, &mut told);
+            }
+            Err(DeliveryError::Refused { code, msg }) => {
+                let n = match &mut refused {
+                    Some((uuid, n)) if *uuid == entry.uuid => {
+                        *n += 1;
+                        *n
+                    }
+                    _ => {
+                        refused = Some((entry.uuid.clone(), 1));
+                        1
+                    }
+                };
+                if n >= MAX_REFUSALS {
+                    refused = None;
+                    delay = RETRY_FIRST;
+                    dead_letter(&shared, &entry, Some(code), &msg, &mut told);
+                } else {
+                    shared.log.record("card_retry", json!({"uuid": entry.uuid, "error": format!("Feishu error {code}: {msg}"), "retry_in_ms": delay.as_millis() as u64}));
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(RETRY_CAP);
+                }
             }
             Err(DeliveryError::Transient(why)) => {
                 outage
@@ -114,6 +174,87 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
             }
         }
     }
+}
+
+/// Moves an entry Feishu will never take out of the queue: into the dead
+/// letters, logged with Feishu's code and message, and the chat told (or,
+/// when the chat cannot be reached, the operator through the log) once per
+/// chat and code.
+fn dead_letter(
+    shared: &SharedState,
+    entry: &OutboxEntry,
+    code: Option<i64>,
+    msg: &str,
+    told: &mut HashSet<(String, Option<i64>)>,
+) {
+    let chat = match &entry.op {
+        OutboxOp::Send {
+            target: ChatTarget::Chat { id },
+            ..
+        }
+        | OutboxOp::File {
+            target: ChatTarget::Chat { id },
+            ..
+        } => Some(id.clone()),
+        _ => None,
+    };
+    let is_notice = entry.op.handle().starts_with(NOTICE_HANDLE_PREFIX);
+    let reachable = !code.is_some_and(|c| CHAT_UNREACHABLE_CODES.contains(&c));
+    let tell_chat = chat
+        .clone()
+        .filter(|_| reachable && !is_notice)
+        .filter(|c| told.insert((c.clone(), code)));
+    let notice = tell_chat.map(|chat| {
+        let what = match code {
+            Some(c) => format!("Feishu refused a card (error {c}: {msg})."),
+            None => format!("A card could not be delivered: {msg}."),
+        };
+        let card = card::info_card(
+            "A card was not delivered",
+            &format!(
+                "{}\n\nLater cards are not affected. The operator can see it in the event log (`card_dead_letter`).",
+                crate::feishu::paginate::escape_inline(&what)
+            ),
+        );
+        OutboxEntry {
+            uuid: format!("dl-{}", entry.uuid.chars().take(40).collect::<String>()),
+            op: OutboxOp::Send {
+                target: ChatTarget::Chat { id: chat },
+                handle: format!("{NOTICE_HANDLE_PREFIX}{}", entry.uuid),
+                reply_to: None,
+            },
+            card: serde_json::to_value(&card).unwrap_or(serde_json::Value::Null),
+            text: card.to_text(),
+            created_ms: clock::now_ms(),
+        }
+    });
+    let told_chat = notice.is_some();
+    shared.update(|s| {
+        if s.outbox.front().is_some_and(|f| f.uuid == entry.uuid) {
+            s.outbox.pop_front();
+        }
+        if s.dead_letters.len() >= DEAD_LETTER_CAPACITY {
+            s.dead_letters.pop_front();
+        }
+        s.dead_letters.push_back(DeadLetter {
+            entry: entry.clone(),
+            code,
+            error: msg.to_string(),
+            at_ms: clock::now_ms(),
+        });
+        if let Some(n) = notice {
+            s.outbox.push_back(n);
+        }
+    });
+    let told_whom = if told_chat { "chat" } else { "operator" };
+    if !told_chat {
+        tracing::error!(uuid = %entry.uuid, ?code, error = msg, chat = ?chat, "Feishu refused a card for good; it was moved aside");
+    }
+    shared.log.record(
+        "card_dead_letter",
+        json!({"uuid": entry.uuid, "handle": entry.op.handle(), "op": op_name(&entry.op),
+               "code": code, "error": msg, "chat": chat, "told": told_whom}),
+    );
 }
 
 /// Removes a delivered (or undeliverable) entry, records the message id.
@@ -159,6 +300,8 @@ fn op_name(op: &OutboxOp) -> &'static str {
         } => "reply",
         OutboxOp::Send { .. } => "send",
         OutboxOp::Patch { .. } => "patch",
+        OutboxOp::File { .. } => "file",
+        OutboxOp::React { .. } => "react",
     }
 }
 
@@ -327,5 +470,131 @@ mod tests {
             ["card", "card_delivery_recovered", "card", "card"],
             "the end of the outage follows the first card through"
         );
+    }
+
+    /// Refuses every entry whose uuid starts with "bad" with `error`;
+    /// records every attempt (uuid) in order.
+    #[derive(Clone)]
+    struct Picky {
+        error: DeliveryError,
+        attempts: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Courier for Picky {
+        async fn deliver(
+            &self,
+            e: &OutboxEntry,
+            _id: Option<&str>,
+        ) -> Result<Option<String>, DeliveryError> {
+            self.attempts.lock().unwrap().push(e.uuid.clone());
+            if e.uuid.starts_with("bad") {
+                return Err(self.error.clone());
+            }
+            Ok(Some(format!("om_{}", e.uuid)))
+        }
+    }
+
+    fn to_chat(uuid: &str) -> OutboxEntry {
+        let op = OutboxOp::Send {
+            target: ChatTarget::Chat { id: "oc_1".into() },
+            handle: format!("h-{uuid}"),
+            reply_to: None,
+        };
+        entry(uuid, op)
+    }
+
+    async fn drain(shared: &SharedState) {
+        while shared.read(|s| !s.outbox.is_empty()) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_permanent_failure_delays_the_next_card_by_one_attempt_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (shared, _) = SharedState::open(dir.path()).unwrap();
+        let courier = Picky {
+            error: DeliveryError::Permanent {
+                code: Some(230025),
+                msg: "content too long".into(),
+            },
+            attempts: Arc::default(),
+        };
+        shared.update(|s| {
+            s.outbox.extend([
+                to_chat("bad-1"),
+                to_chat("good-1"),
+                to_chat("bad-2"),
+                to_chat("good-2"),
+            ])
+        });
+        let task = tokio::spawn(run(shared.clone(), courier.clone()));
+        drain(&shared).await;
+        task.abort();
+        let attempts = courier.attempts.lock().unwrap().clone();
+        // Each bad card is tried once; the chat is told once (same chat, same code).
+        assert_eq!(
+            attempts,
+            ["bad-1", "good-1", "bad-2", "good-2", "dl-bad-1"],
+            "{attempts:?}"
+        );
+        let dead = shared.read(|s| s.dead_letters.clone());
+        let dead: Vec<(&str, Option<i64>)> = dead
+            .iter()
+            .map(|d| (d.entry.uuid.as_str(), d.code))
+            .collect();
+        assert_eq!(dead, [("bad-1", Some(230025)), ("bad-2", Some(230025))]);
+        let log = records(dir.path());
+        let letters: Vec<_> = log
+            .iter()
+            .filter(|r| r.kind == "card_dead_letter")
+            .collect();
+        assert_eq!(letters.len(), 2);
+        assert_eq!(letters[0].fields["code"], 230025);
+        assert_eq!(letters[0].fields["error"], "content too long");
+        assert_eq!(letters[0].fields["told"], "chat");
+        assert_eq!(letters[1].fields["told"], "operator");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unreachable_chat_is_not_sent_a_notice_and_a_failing_notice_is_not_announced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (shared, _) = SharedState::open(dir.path()).unwrap();
+        let courier = Picky {
+            error: DeliveryError::Permanent {
+                code: Some(230002),
+                msg: "bot not in chat".into(),
+            },
+            attempts: Arc::default(),
+        };
+        shared.update(|s| s.outbox.extend([to_chat("bad-1"), to_chat("good-1")]));
+        let task = tokio::spawn(run(shared.clone(), courier.clone()));
+        drain(&shared).await;
+        task.abort();
+        assert_eq!(*courier.attempts.lock().unwrap(), ["bad-1", "good-1"]);
+        let log = records(dir.path());
+        let letter = log.iter().find(|r| r.kind == "card_dead_letter").unwrap();
+        assert_eq!(letter.fields["told"], "operator");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unclassified_refusal_is_retried_then_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let (shared, _) = SharedState::open(dir.path()).unwrap();
+        let courier = Picky {
+            error: DeliveryError::Refused {
+                code: 239999,
+                msg: "something new".into(),
+            },
+            attempts: Arc::default(),
+        };
+        shared.update(|s| s.outbox.extend([send("bad-1"), send("good-1")]));
+        let task = tokio::spawn(run(shared.clone(), courier.clone()));
+        drain(&shared).await;
+        task.abort();
+        let attempts = courier.attempts.lock().unwrap().clone();
+        assert_eq!(attempts, ["bad-1", "bad-1", "bad-1", "good-1"]);
+        let dead = shared.read(|s| s.dead_letters.len());
+        assert_eq!(dead, 1);
     }
 }

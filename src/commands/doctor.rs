@@ -1,6 +1,7 @@
 //! `clawmux doctor`: checks the Feishu configuration from the environment by
-//! fetching a tenant token and asking for a long-connection endpoint, and
-//! says exactly what is wrong.
+//! fetching a tenant token, asking for a long-connection endpoint and
+//! opening it, and says exactly what is wrong. A refusal Feishu means for
+//! good (forbidden, authentication, connection limit) fails the check.
 
 use std::process::ExitCode;
 
@@ -35,6 +36,10 @@ async fn check(config: FeishuConfig) -> anyhow::Result<ExitCode> {
     }
     match ws::check_endpoint(&config).await {
         Ok(()) => println!("ok: long connection endpoint available (events need no public URL)"),
+        Err(e) if e.is_fatal() => anyhow::bail!(
+            "Feishu refuses the long connection for good: {e}: {}",
+            e.advice()
+        ),
         Err(e) => println!(
             "warning: long connection unavailable: {e}; enable \"long connection\" event delivery in the app's console, or use webhook mode"
         ),

@@ -15,16 +15,50 @@ use tokio::time::{Duration, Instant};
 
 use super::FeishuConfig;
 use super::card::Card;
-use super::paginate::MAX_CARD_JSON_BYTES;
+use super::paginate::MAX_REQUEST_BODY_BYTES;
 
 /// A token is refreshed this long before Feishu says it expires.
 pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(180);
 /// Codes meaning the tenant token is invalid or expired: refresh and retry once.
 pub const INVALID_TOKEN_CODES: [i64; 3] = [99991663, 99991664, 99991671];
-/// Rate limited (with HTTP 429).
+/// App-wide rate limit (Feishu documents HTTP 400 with it; 429 is seen
+/// too), usually with `x-ogw-ratelimit-reset`.
 pub const RATE_LIMIT_CODE: i64 = 99991400;
-/// Codes that no retry can fix: message too old, recalled or deleted, card rejected.
-pub const PERMANENT_CODES: [i64; 4] = [230031, 230011, 231003, 230099];
+/// Message frequency limit of a chat (HTTP 400): back off and retry.
+pub const FREQUENCY_LIMIT_CODE: i64 = 230020;
+/// Codes that no retry can fix, from Feishu's message API error tables:
+/// 230001 bad parameters, 230002 bot not in the chat, 230003/230010/230027
+/// no permission, 230021/230022 the chat refuses the bot (muted,
+/// dissolved), 230025 content too long, 230028 stopped by DLP, 230031 the
+/// message is older than 14 days, 230011/231003 recalled or deleted,
+/// 230099 card content rejected.
+pub const PERMANENT_CODES: [i64; 13] = [
+    230001, 230002, 230003, 230010, 230027, 230021, 230022, 230025, 230028, 230031, 230011, 231003,
+    230099,
+];
+
+/// What a Feishu failure calls for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// No retry can fix it: move the delivery aside.
+    Permanent,
+    /// Feishu asks us to slow down: wait (the reset, or a backoff) and retry.
+    RateLimited,
+    /// The tenant token was refused: fetch a new one and retry once.
+    Token,
+    /// Network, 5xx, an unclassified answer: retry with backoff.
+    Transient,
+}
+
+/// The class of a Feishu answer code.
+pub fn class_of_code(code: i64) -> ErrorClass {
+    match code {
+        c if PERMANENT_CODES.contains(&c) => ErrorClass::Permanent,
+        RATE_LIMIT_CODE | FREQUENCY_LIMIT_CODE => ErrorClass::RateLimited,
+        c if INVALID_TOKEN_CODES.contains(&c) => ErrorClass::Token,
+        _ => ErrorClass::Transient,
+    }
+}
 /// Feishu allows at most 5 updates a second to one message.
 pub const MIN_PATCH_INTERVAL: Duration = Duration::from_millis(200);
 /// One HTTP exchange may take this long before it counts as a network error.
@@ -79,8 +113,10 @@ pub enum FeishuError {
     Network(String),
     #[error("unexpected response from Feishu: {0}")]
     BadResponse(String),
-    #[error("card JSON is {0} bytes, over Feishu's {MAX_CARD_JSON_BYTES}-byte limit")]
+    #[error("request body is {0} bytes, over Feishu's {MAX_REQUEST_BODY_BYTES}-byte limit")]
     CardTooLarge(usize),
+    #[error("file is {0} bytes, over Feishu's {MAX_UPLOAD_BYTES}-byte limit for file messages")]
+    FileTooLarge(usize),
     #[error("gave up after {attempts} attempts: {last}")]
     GaveUp {
         attempts: u32,
@@ -100,7 +136,28 @@ impl FeishuError {
 
     /// Retrying cannot help (message gone, card rejected, …).
     pub fn is_permanent(&self) -> bool {
-        self.code().is_some_and(|c| PERMANENT_CODES.contains(&c))
+        self.class() == ErrorClass::Permanent
+    }
+
+    /// What this failure calls for.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            FeishuError::CardTooLarge(_) | FeishuError::FileTooLarge(_) => ErrorClass::Permanent,
+            FeishuError::GaveUp { last, .. } => last.class(),
+            _ => match self.code() {
+                Some(c) => class_of_code(c),
+                None => ErrorClass::Transient,
+            },
+        }
+    }
+
+    /// Feishu's message for the failure, when it sent one.
+    pub fn feishu_msg(&self) -> Option<&str> {
+        match self {
+            FeishuError::Api { msg, .. } => Some(msg),
+            FeishuError::GaveUp { last, .. } => last.feishu_msg(),
+            _ => None,
+        }
     }
 }
 
@@ -134,6 +191,8 @@ pub struct Api {
     config: FeishuConfig,
     retry: RetryPolicy,
     token: Mutex<Option<CachedToken>>,
+    /// The bot's own open_id, once asked (it never changes for an app).
+    bot_open_id: Mutex<Option<String>>,
 }
 
 /// What one attempt ended in.
@@ -168,6 +227,7 @@ impl Api {
             config,
             retry,
             token: Mutex::new(None),
+            bot_open_id: Mutex::new(None),
         }
     }
 
@@ -227,11 +287,12 @@ impl Api {
         card: &(impl Serialize + ?Sized),
         uuid: &str,
     ) -> Result<MessageId, FeishuError> {
-        let content = card_content(card)?;
+        let content = card_content(card);
         let (id_type, id) = to.parts();
         let path = format!("/open-apis/im/v1/messages?receive_id_type={id_type}");
         let body =
             json!({"receive_id": id, "msg_type": "interactive", "content": content, "uuid": uuid});
+        check_body(&body)?;
         let data = self.call(Method::POST, &path, &body).await?;
         message_id_of(&data)
     }
@@ -243,12 +304,13 @@ impl Api {
         card: &(impl Serialize + ?Sized),
         uuid: &str,
     ) -> Result<MessageId, FeishuError> {
-        let content = card_content(card)?;
+        let content = card_content(card);
         let path = format!(
             "/open-apis/im/v1/messages/{}/reply",
             path_segment(message_id)
         );
         let body = json!({"msg_type": "interactive", "content": content, "uuid": uuid});
+        check_body(&body)?;
         let data = self.call(Method::POST, &path, &body).await?;
         message_id_of(&data)
     }
@@ -260,15 +322,189 @@ impl Api {
         message_id: &str,
         card: &(impl Serialize + ?Sized),
     ) -> Result<(), FeishuError> {
-        let content = card_content(card)?;
+        let body = json!({"content": card_content(card)});
+        check_body(&body)?;
         let path = format!("/open-apis/im/v1/messages/{}", path_segment(message_id));
-        self.call(Method::PATCH, &path, &json!({"content": content}))
-            .await
-            .map(|_| ())
+        self.call(Method::PATCH, &path, &body).await.map(|_| ())
+    }
+
+    /// The bot's own open_id (`GET /open-apis/bot/v3/info`), asked once
+    /// and cached: it tells a mention of the bot from one of a colleague.
+    pub async fn bot_open_id(&self) -> Result<String, FeishuError> {
+        let mut cached = self.bot_open_id.lock().await;
+        if let Some(id) = cached.as_ref() {
+            return Ok(id.clone());
+        }
+        // The answer carries `bot` at the top level, not under `data`.
+        let v = self
+            .call_full(Method::GET, "/open-apis/bot/v3/info", &Value::Null)
+            .await?;
+        let id = v
+            .pointer("/bot/open_id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| FeishuError::BadResponse("no bot.open_id in the bot info".into()))?
+            .to_string();
+        *cached = Some(id.clone());
+        Ok(id)
+    }
+
+    /// Upload a file for a file message (`POST /open-apis/im/v1/files`,
+    /// multipart: file_type, file_name, file); returns its `file_key`.
+    /// `file_type` is Feishu's: `stream` for any file, or opus, mp4, pdf,
+    /// doc, xls, ppt.
+    pub async fn upload_file(
+        &self,
+        file_type: &str,
+        file_name: &str,
+        bytes: &[u8],
+    ) -> Result<String, FeishuError> {
+        if bytes.len() > MAX_UPLOAD_BYTES {
+            return Err(FeishuError::FileTooLarge(bytes.len()));
+        }
+        let boundary = format!("clawmux-{}", uuid::Uuid::new_v4().simple());
+        let body = multipart(&boundary, file_type, file_name, bytes);
+        let content_type = format!("multipart/form-data; boundary={boundary}");
+        let url = format!("{}/open-apis/im/v1/files", self.config.base_url());
+        let mut token_refreshed = false;
+        loop {
+            let token = self.tenant_token().await?;
+            let attempt = || {
+                let req = self
+                    .http
+                    .post(&url)
+                    .header(reqwest::header::CONTENT_TYPE, &content_type)
+                    .body(body.clone());
+                self.finish_attempt(req, Some(&token))
+            };
+            match self.run_attempts(attempt).await {
+                Finished::Value(v) => {
+                    return v
+                        .pointer("/data/file_key")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| {
+                            FeishuError::BadResponse("no file_key in the answer".into())
+                        });
+                }
+                Finished::InvalidToken(_) if !token_refreshed => {
+                    self.drop_token(&token).await;
+                    token_refreshed = true;
+                }
+                Finished::Failed(e) | Finished::InvalidToken(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Send an uploaded file as a file message, as a reply to `reply_to`
+    /// when given (threaded under the user's message), else to `to`.
+    pub async fn send_file(
+        &self,
+        to: &ReceiveId,
+        reply_to: Option<&str>,
+        file_key: &str,
+        uuid: &str,
+    ) -> Result<MessageId, FeishuError> {
+        let content = json!({"file_key": file_key}).to_string();
+        let data = match reply_to {
+            Some(parent) => {
+                let path = format!("/open-apis/im/v1/messages/{}/reply", path_segment(parent));
+                let body = json!({"msg_type": "file", "content": content, "uuid": uuid});
+                self.call(Method::POST, &path, &body).await?
+            }
+            None => {
+                let (id_type, id) = to.parts();
+                let path = format!("/open-apis/im/v1/messages?receive_id_type={id_type}");
+                let body =
+                    json!({"receive_id": id, "msg_type": "file", "content": content, "uuid": uuid});
+                self.call(Method::POST, &path, &body).await?
+            }
+        };
+        message_id_of(&data)
+    }
+
+    /// Download an image a user sent (`GET /open-apis/im/v1/messages/
+    /// :message_id/resources/:file_key?type=image`), at most
+    /// [`MAX_IMAGE_BYTES`]. One try, with one token refresh.
+    pub async fn download_image(
+        &self,
+        message_id: &str,
+        image_key: &str,
+    ) -> Result<Vec<u8>, FeishuError> {
+        let url = format!(
+            "{}/open-apis/im/v1/messages/{}/resources/{}?type=image",
+            self.config.base_url(),
+            path_segment(message_id),
+            path_segment(image_key)
+        );
+        let mut token_refreshed = false;
+        loop {
+            let token = self.tenant_token().await?;
+            let resp = self
+                .http
+                .get(&url)
+                .bearer_auth(&token)
+                .send()
+                .await
+                .map_err(|e| FeishuError::Network(e.to_string()))?;
+            let status = resp.status();
+            let is_json = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("application/json"));
+            if status.is_success() && !is_json {
+                return read_bounded(resp, MAX_IMAGE_BYTES).await;
+            }
+            let text = resp.text().await.unwrap_or_default();
+            match classify(status, None, &text) {
+                Outcome::InvalidToken(_) if !token_refreshed => {
+                    self.drop_token(&token).await;
+                    token_refreshed = true;
+                }
+                Outcome::Fail(e) | Outcome::Retry(e, _) | Outcome::InvalidToken(e) => {
+                    return Err(e);
+                }
+                Outcome::Done(_) => {
+                    return Err(FeishuError::BadResponse(
+                        "a JSON answer instead of the image".into(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Add a reaction (`emoji_type`, e.g. `OnIt`, `DONE`) to a message;
+    /// returns the reaction id.
+    pub async fn add_reaction(&self, message_id: &str, emoji: &str) -> Result<String, FeishuError> {
+        let path = format!(
+            "/open-apis/im/v1/messages/{}/reactions",
+            path_segment(message_id)
+        );
+        let body = json!({"reaction_type": {"emoji_type": emoji}});
+        let data = self.call(Method::POST, &path, &body).await?;
+        Ok(data
+            .get("reaction_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string())
     }
 
     /// An authenticated call: returns `data` of a `code: 0` answer.
     async fn call(&self, method: Method, path: &str, body: &Value) -> Result<Value, FeishuError> {
+        self.call_full(method, path, body)
+            .await
+            .map(|v| v.get("data").cloned().unwrap_or(Value::Null))
+    }
+
+    /// An authenticated call: the whole `code: 0` answer. A `Null` body
+    /// sends none (GET).
+    async fn call_full(
+        &self,
+        method: Method,
+        path: &str,
+        body: &Value,
+    ) -> Result<Value, FeishuError> {
         let url = format!("{}{}", self.config.base_url(), path);
         let mut token_refreshed = false;
         loop {
@@ -277,7 +513,7 @@ impl Api {
                 .run_attempts(|| self.attempt(method.clone(), &url, body, Some(&token)))
                 .await
             {
-                Finished::Value(v) => return Ok(v.get("data").cloned().unwrap_or(Value::Null)),
+                Finished::Value(v) => return Ok(v),
                 Finished::InvalidToken(e) if !token_refreshed => {
                     tracing::info!(error = %e, "Feishu token rejected; fetching a new one");
                     self.drop_token(&token).await;
@@ -323,7 +559,18 @@ impl Api {
         body: &Value,
         token: Option<&str>,
     ) -> Outcome {
-        let mut req = self.http.request(method, url).json(body);
+        let mut req = self.http.request(method, url);
+        if !body.is_null() {
+            req = req.json(body);
+        }
+        self.finish_attempt(req, token).await
+    }
+
+    async fn finish_attempt(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        token: Option<&str>,
+    ) -> Outcome {
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }
@@ -367,12 +614,13 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
         http_status,
     };
     match code {
-        Some(c) if INVALID_TOKEN_CODES.contains(&c) => Outcome::InvalidToken(api_err(c)),
-        Some(c) if PERMANENT_CODES.contains(&c) => Outcome::Fail(api_err(c)),
-        Some(RATE_LIMIT_CODE) => {
-            // Honour the reset, plus jitter so clients do not return in step.
+        Some(c) if class_of_code(c) == ErrorClass::Token => Outcome::InvalidToken(api_err(c)),
+        Some(c) if class_of_code(c) == ErrorClass::Permanent => Outcome::Fail(api_err(c)),
+        Some(c) if class_of_code(c) == ErrorClass::RateLimited => {
+            // Honour the reset, plus jitter so clients do not return in step;
+            // without one (230020 has none) the policy's backoff.
             let jitter = Duration::from_millis(rand::rng().random_range(0..=250));
-            Outcome::Retry(api_err(RATE_LIMIT_CODE), reset.map(|r| r + jitter))
+            Outcome::Retry(api_err(c), reset.map(|r| r + jitter))
         }
         _ if status == StatusCode::TOO_MANY_REQUESTS => {
             let e = FeishuError::Http {
@@ -403,6 +651,59 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
     }
 }
 
+/// Largest image taken from chat, in bytes: Feishu's own limit for images
+/// is 10 MB, and a bigger answer is not an image we asked for.
+pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+
+/// A response body of at most `max` bytes.
+async fn read_bounded(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, FeishuError> {
+    let mut out = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| FeishuError::Network(e.to_string()))?
+    {
+        if out.len() + chunk.len() > max {
+            return Err(FeishuError::FileTooLarge(out.len() + chunk.len()));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// Largest file Feishu takes for a file message, in bytes (30 MB).
+pub const MAX_UPLOAD_BYTES: usize = 30 * 1024 * 1024;
+
+/// A multipart/form-data body with the three fields the file upload takes.
+fn multipart(boundary: &str, file_type: &str, file_name: &str, bytes: &[u8]) -> Vec<u8> {
+    // Quotes and line breaks would end the header value early.
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c == '"' || c.is_control() { '_' } else { c })
+            .collect()
+    };
+    let mut out = Vec::with_capacity(bytes.len() + 512);
+    for (name, value) in [("file_type", file_type), ("file_name", file_name)] {
+        out.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{}\r\n",
+                clean(value)
+            )
+            .as_bytes(),
+        );
+    }
+    out.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+            clean(file_name)
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    out
+}
+
 /// Longest response body quoted in an error, in bytes.
 const ERROR_BODY_BYTES: usize = 300;
 
@@ -416,12 +717,19 @@ fn snippet(text: &str) -> String {
 
 /// The message `content` of a card: a [`Card`], or card JSON kept as a
 /// `serde_json::Value` (the daemon's outbox).
-fn card_content(card: &(impl Serialize + ?Sized)) -> Result<String, FeishuError> {
-    let content = serde_json::to_string(card).unwrap_or_else(|_| String::from("{}"));
-    if content.len() > MAX_CARD_JSON_BYTES {
-        return Err(FeishuError::CardTooLarge(content.len()));
+fn card_content(card: &(impl Serialize + ?Sized)) -> String {
+    serde_json::to_string(card).unwrap_or_else(|_| String::from("{}"))
+}
+
+/// Refuses a request body over Feishu's limit before sending it: Feishu
+/// would refuse it too (230025), and the builders keep under it, so this
+/// only catches a card built some other way.
+fn check_body(body: &Value) -> Result<(), FeishuError> {
+    let len = serde_json::to_vec(body).map(|b| b.len()).unwrap_or(0);
+    if len > MAX_REQUEST_BODY_BYTES {
+        return Err(FeishuError::CardTooLarge(len));
     }
-    Ok(content)
+    Ok(())
 }
 
 fn message_id_of(data: &Value) -> Result<MessageId, FeishuError> {
@@ -573,6 +881,65 @@ mod tests {
             classify(StatusCode::BAD_REQUEST, None, r#"{"code":10014,"msg":"x"}"#),
             Outcome::Fail(_)
         ));
+    }
+
+    #[test]
+    fn documented_codes_are_classified() {
+        for c in PERMANENT_CODES {
+            assert_eq!(class_of_code(c), ErrorClass::Permanent, "{c}");
+            let answer = format!(r#"{{"code":{c},"msg":"m"}}"#);
+            assert!(matches!(
+                classify(StatusCode::BAD_REQUEST, None, &answer),
+                Outcome::Fail(ref e) if e.is_permanent()
+            ));
+        }
+        for c in INVALID_TOKEN_CODES {
+            assert_eq!(class_of_code(c), ErrorClass::Token, "{c}");
+        }
+        // 230020 (HTTP 400) backs off with the policy's delay; 99991400 with
+        // HTTP 400, as documented, honours the reset header.
+        assert!(matches!(
+            classify(
+                StatusCode::BAD_REQUEST,
+                None,
+                r#"{"code":230020,"msg":"freq"}"#
+            ),
+            Outcome::Retry(_, None)
+        ));
+        assert!(matches!(
+            classify(
+                StatusCode::BAD_REQUEST,
+                Some(Duration::from_secs(3)),
+                r#"{"code":99991400,"msg":"rate"}"#
+            ),
+            Outcome::Retry(_, Some(d)) if d >= Duration::from_secs(3)
+        ));
+        assert!(FeishuError::CardTooLarge(40_000).is_permanent());
+        let gave_up = FeishuError::GaveUp {
+            attempts: 6,
+            last: Box::new(FeishuError::Api {
+                code: 230020,
+                msg: "freq".into(),
+                http_status: 400,
+            }),
+        };
+        assert_eq!(gave_up.class(), ErrorClass::RateLimited);
+        assert_eq!(class_of_code(239_999), ErrorClass::Transient, "unknown");
+    }
+
+    #[test]
+    fn multipart_body_has_the_three_fields_and_cannot_be_broken_by_a_name() {
+        let body = multipart("B", "stream", "a\"b\r\nc.txt", b"\x00data");
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.starts_with(
+            "--B\r\nContent-Disposition: form-data; name=\"file_type\"\r\n\r\nstream\r\n"
+        ));
+        assert!(
+            text.contains("name=\"file_name\"\r\n\r\na_b__c.txt\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("filename=\"a_b__c.txt\""));
+        assert!(text.ends_with("\x00data\r\n--B--\r\n"));
     }
 
     #[test]

@@ -8,7 +8,10 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::paginate::{self, escape_code_block};
+use super::paginate::{
+    self, TARGET_BODY_BYTES, body_len, body_text_len, escape_code_block, first_body_bytes,
+    last_body_bytes,
+};
 
 /// Header colour. Feishu names, see REFERENCE.md §2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -359,6 +362,7 @@ fn first_page(cards: Vec<Card>, title: &str, template: Template) -> Card {
 /// Work in progress: blue, a progress line and the latest output tail.
 /// `percent` is shown as a bar when known.
 pub fn progress_card(title: &str, stage: &str, percent: Option<u8>, tail: &str) -> Card {
+    let stage = first_body_bytes(stage, MAX_INLINE_BODY_BYTES);
     let mut line = format!("**{}**", paginate::escape_inline(stage));
     if let Some(p) = percent {
         let p = p.min(100);
@@ -369,20 +373,127 @@ pub fn progress_card(title: &str, stage: &str, percent: Option<u8>, tail: &str) 
             "░".repeat(10 - filled)
         ));
     }
-    let mut card = Card::new(title, Template::Blue).push(Element::markdown(line));
+    let mut card = Card::new(short_title(title), Template::Blue).push(Element::markdown(line));
     if !tail.trim().is_empty() {
-        let tail = paginate::last_bytes(tail, PROGRESS_TAIL_BYTES);
-        card = card.push(Element::markdown(format!(
-            "```\n{}\n```",
-            escape_code_block(tail)
+        card = card.push(Element::markdown(code_block_tail(
+            tail,
+            PROGRESS_TAIL_BYTES,
         )));
     }
     card
 }
 
-/// How much recent output a progress card shows, in bytes: enough context,
-/// far below the 30 KB card limit.
+/// How much recent output a progress card shows, in request body bytes:
+/// enough context, far below the 30 KB limit.
 pub const PROGRESS_TAIL_BYTES: usize = 4 * 1024;
+
+/// Longest title, in body bytes (longer ones are cut).
+pub const MAX_TITLE_BODY_BYTES: usize = 512;
+/// Longest inline text (a stage, a name, a button label), in body bytes
+/// before markdown escaping (which at most multiplies it by 6).
+pub const MAX_INLINE_BODY_BYTES: usize = 256;
+/// Most buttons or menu options one card carries.
+pub const MAX_BUTTONS: usize = 10;
+/// Longest guidance text under an error, in body bytes.
+pub const GUIDANCE_BODY_BYTES: usize = 4 * 1024;
+
+fn short_title(title: &str) -> &str {
+    first_body_bytes(title, MAX_TITLE_BODY_BYTES)
+}
+
+fn short(text: &str) -> &str {
+    first_body_bytes(text, MAX_INLINE_BODY_BYTES)
+}
+
+/// The tail of `text` as a fenced code block costing at most `budget` body
+/// bytes. Escaping adds zero-width spaces, so the tail is taken, escaped,
+/// measured, and taken shorter by the excess until it fits.
+fn code_block_tail(text: &str, budget: usize) -> String {
+    /// Rounds of shortening before giving up on the text (each removes at
+    /// least the excess, so a few suffice).
+    const MAX_ROUNDS: usize = 16;
+    let wrap = |t: &str| format!("```\n{t}\n```");
+    let room = budget.saturating_sub(body_text_len(wrap("").as_bytes()));
+    let mut take = room;
+    for _ in 0..MAX_ROUNDS {
+        let escaped = escape_code_block(last_body_bytes(text, take));
+        let cost = body_text_len(escaped.as_bytes());
+        if cost <= room {
+            return wrap(&escaped);
+        }
+        take = take.saturating_sub(cost - room);
+    }
+    wrap("")
+}
+
+/// The head of `text` as a fenced code block costing at most `budget`
+/// body bytes (see [`code_block_tail`]).
+fn code_block_head(text: &str, budget: usize) -> String {
+    const MAX_ROUNDS: usize = 16;
+    let wrap = |t: &str| format!("```\n{t}\n```");
+    let room = budget.saturating_sub(body_text_len(wrap("").as_bytes()));
+    let mut take = room;
+    for _ in 0..MAX_ROUNDS {
+        let escaped = escape_code_block(first_body_bytes(text, take));
+        let cost = body_text_len(escaped.as_bytes());
+        if cost <= room {
+            return wrap(&escaped);
+        }
+        take = take.saturating_sub(cost - room);
+    }
+    wrap("")
+}
+
+/// Blue: what a project's pane shows right now (`/gsd:screen`), as a code
+/// block; a screen too large for a card keeps its bottom rows.
+pub fn screen_card(project: &str, screen: &str) -> Card {
+    let title = format!("Screen of {}", short(project));
+    let card = Card::new(title, Template::Blue);
+    let room = room_on(&card, TARGET_BODY_BYTES);
+    card.push(Element::markdown(code_block_tail(screen.trim_end(), room)))
+}
+
+/// Lines of output a result summary shows from each end.
+pub const SUMMARY_LINES: usize = 20;
+/// Body bytes each end of a result summary may use.
+pub const SUMMARY_PART_BYTES: usize = 8 * 1024;
+
+/// Green: a long result in brief, its first and last lines and its size,
+/// saying the whole output follows as the file `file_name`.
+pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
+    let lines: Vec<&str> = output.lines().collect();
+    let n = lines.len();
+    let counts = format!(
+        "**{n} lines, {} bytes.** The whole output is in the file `{}` below.",
+        output.len(),
+        paginate::escape_inline(short(file_name))
+    );
+    let mut card = Card::new(short_title(title), Template::Green).push(Element::markdown(counts));
+    if n <= 2 * SUMMARY_LINES {
+        let room = room_on(&card, 2 * SUMMARY_PART_BYTES);
+        return card.push(Element::markdown(code_block_tail(output, room)));
+    }
+    let head = lines[..SUMMARY_LINES].join("\n");
+    let tail = lines[n - SUMMARY_LINES..].join("\n");
+    card = card.push(Element::note(format!("First {SUMMARY_LINES} lines:")));
+    let room = room_on(&card, SUMMARY_PART_BYTES);
+    card = card.push(Element::markdown(code_block_head(&head, room)));
+    card = card.push(Element::note(format!(
+        "… {} lines not shown … last {SUMMARY_LINES} lines:",
+        n - 2 * SUMMARY_LINES
+    )));
+    let room = room_on(&card, SUMMARY_PART_BYTES);
+    card.push(Element::markdown(code_block_tail(&tail, room)))
+}
+
+/// Body bytes left for the text of one more markdown element on `card`
+/// (as built so far), up to `cap`: the element's own JSON is counted.
+fn room_on(card: &Card, cap: usize) -> usize {
+    let with_element = card.clone().push(Element::markdown(""));
+    TARGET_BODY_BYTES
+        .saturating_sub(body_len(&with_element))
+        .min(cap)
+}
 
 /// What an approval card asks.
 #[derive(Debug, Clone, PartialEq)]
@@ -398,18 +509,29 @@ pub struct ApprovalSpec {
 }
 
 impl ApprovalSpec {
-    fn subtitle(&self) -> String {
-        format!("{} · {} · {}", self.project, self.session, self.kind)
-    }
-
-    fn question_md(&self) -> String {
-        let q = paginate::last_bytes(&self.question, APPROVAL_QUESTION_BYTES);
-        format!("```\n{}\n```", escape_code_block(q))
+    fn subtitle_short(&self) -> String {
+        format!(
+            "{} · {} · {}",
+            short(&self.project),
+            short(&self.session),
+            short(&self.kind)
+        )
     }
 }
 
-/// Longest question text an approval card shows, in bytes (the tail is kept:
-/// the question is at the bottom of the screen).
+/// Puts the question (its tail, as a code block) at `at` on `card`, with
+/// what room the rest of the card leaves.
+fn with_question(card: Card, at: usize, question: &str) -> Card {
+    let room = room_on(&card, APPROVAL_QUESTION_BYTES);
+    let mut card = card;
+    card.body
+        .elements
+        .insert(at, Element::markdown(code_block_tail(question, room)));
+    card
+}
+
+/// Longest question text an approval card shows, in body bytes (the tail is
+/// kept: the question is at the bottom of the screen).
 pub const APPROVAL_QUESTION_BYTES: usize = 16 * 1024;
 
 /// The callback value of an approval button.
@@ -428,6 +550,7 @@ pub fn approval_card(spec: &ApprovalSpec) -> Card {
     let buttons = spec
         .options
         .iter()
+        .take(MAX_BUTTONS)
         .enumerate()
         .map(|(i, (key, label))| {
             let kind = if i == 0 {
@@ -435,34 +558,34 @@ pub fn approval_card(spec: &ApprovalSpec) -> Card {
             } else {
                 ButtonKind::Default
             };
-            Element::callback_button(label.clone(), kind, approval_value(spec, key))
+            Element::callback_button(short(label), kind, approval_value(spec, key))
         })
         .collect();
-    Card::new("Approval needed", Template::Orange)
-        .subtitle(spec.subtitle())
-        .push(Element::markdown(spec.question_md()))
-        .push(Element::row(buttons))
+    let card = Card::new("Approval needed", Template::Orange)
+        .subtitle(spec.subtitle_short())
+        .push(Element::row(buttons));
+    with_question(card, 0, &spec.question)
 }
 
 /// Grey: the approval was answered from chat; buttons removed.
 pub fn approval_resolved_card(spec: &ApprovalSpec, who: &str, choice: &str, when: &str) -> Card {
-    Card::new("Approval answered", Template::Grey)
-        .subtitle(spec.subtitle())
-        .push(Element::markdown(spec.question_md()))
+    let card = Card::new("Approval answered", Template::Grey)
+        .subtitle(spec.subtitle_short())
         .push(Element::note(format!(
             "{} chose **{}** at {}",
-            paginate::escape_inline(who),
-            paginate::escape_inline(choice),
-            paginate::escape_inline(when)
-        )))
+            paginate::escape_inline(short(who)),
+            paginate::escape_inline(short(choice)),
+            paginate::escape_inline(short(when))
+        )));
+    with_question(card, 0, &spec.question)
 }
 
 /// Grey: the prompt disappeared (answered in the terminal); buttons removed.
 pub fn approval_gone_card(spec: &ApprovalSpec) -> Card {
-    Card::new("Approval no longer pending", Template::Grey)
-        .subtitle(spec.subtitle())
-        .push(Element::markdown(spec.question_md()))
-        .push(Element::note("Answered in the terminal."))
+    let card = Card::new("Approval no longer pending", Template::Grey)
+        .subtitle(spec.subtitle_short())
+        .push(Element::note("Answered in the terminal."));
+    with_question(card, 0, &spec.question)
 }
 
 /// A guidance button on an error card: label and callback value.
@@ -481,7 +604,7 @@ impl ActionButton {
     }
 }
 
-/// Longest raw error text an error card shows, in bytes (the tail is kept).
+/// Longest error text an error card shows, in body bytes (the tail is kept).
 pub const ERROR_TEXT_BYTES: usize = 16 * 1024;
 
 /// Red: the raw error in a code block, guidance, and buttons (Retry, Projects, Help…).
@@ -491,21 +614,23 @@ pub fn error_card(
     guidance_markdown: &str,
     buttons: Vec<ActionButton>,
 ) -> Card {
-    let err = paginate::last_bytes(error_text, ERROR_TEXT_BYTES);
-    let mut card = Card::new(title, Template::Red).push(Element::markdown(format!(
-        "```\n{}\n```",
-        escape_code_block(err)
-    )));
+    let mut card = Card::new(short_title(title), Template::Red);
     if !guidance_markdown.trim().is_empty() {
-        card = card.push(Element::markdown(guidance_markdown));
+        let guidance = first_body_bytes(guidance_markdown, GUIDANCE_BODY_BYTES);
+        card = card.push(Element::markdown(guidance));
     }
     if !buttons.is_empty() {
         let row = buttons
             .into_iter()
-            .map(|b| Element::callback_button(b.label, ButtonKind::Default, b.value))
+            .take(MAX_BUTTONS)
+            .map(|b| Element::callback_button(short(&b.label), ButtonKind::Default, b.value))
             .collect();
         card = card.push(Element::row(row));
     }
+    let room = room_on(&card, ERROR_TEXT_BYTES);
+    card.body
+        .elements
+        .insert(0, Element::markdown(code_block_tail(error_text, room)));
     card
 }
 
@@ -517,27 +642,46 @@ pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
         return card.push(Element::markdown("No projects configured."));
     }
     let current_md = match current {
-        Some(c) => format!("Current project: **{}**", paginate::escape_inline(c)),
+        Some(c) => format!("Current project: **{}**", paginate::escape_inline(short(c))),
         None => "No current project.".to_string(),
     };
     card = card.push(Element::markdown(current_md));
-    card.push(Element::SelectStatic {
-        placeholder: PlainText::new("Choose a project"),
-        options: projects
-            .iter()
-            .map(|p| SelectOption {
-                text: PlainText::new(p.clone()),
-                value: p.clone(),
-            })
-            .collect(),
-        initial_option: current
-            .filter(|c| projects.iter().any(|p| p == c))
-            .map(str::to_string),
-        behaviors: vec![Behavior::Callback {
-            value: json!({"action": "select_project"}),
-        }],
-    })
+    // Options are values to send back, so they are never cut: a list too
+    // long for one card shows the first ones that fit and says so.
+    let mut shown = projects.len().min(MAX_PROJECT_OPTIONS);
+    loop {
+        let menu = Element::SelectStatic {
+            placeholder: PlainText::new("Choose a project"),
+            options: projects[..shown]
+                .iter()
+                .map(|p| SelectOption {
+                    text: PlainText::new(p.clone()),
+                    value: p.clone(),
+                })
+                .collect(),
+            initial_option: current
+                .filter(|c| projects[..shown].iter().any(|p| p == c))
+                .map(str::to_string),
+            behaviors: vec![Behavior::Callback {
+                value: json!({"action": "select_project"}),
+            }],
+        };
+        let mut out = card.clone().push(menu);
+        if shown < projects.len() {
+            out = out.push(Element::note(format!(
+                "{} more not shown: `/gsd:status` lists them all.",
+                projects.len() - shown
+            )));
+        }
+        if shown == 0 || body_len(&out) <= TARGET_BODY_BYTES {
+            return out;
+        }
+        shown /= 2;
+    }
 }
+
+/// Most projects a projects menu offers.
+pub const MAX_PROJECT_OPTIONS: usize = 100;
 
 #[cfg(test)]
 mod tests {
@@ -671,6 +815,18 @@ mod tests {
     }
 
     #[test]
+    fn screen_card_shows_the_pane_as_code() {
+        let v = serde_json::to_value(screen_card("web", "❯ ls\n```x```\n\n")).unwrap();
+        assert_eq!(v["header"]["title"]["content"], "Screen of web");
+        let code = v["body"]["elements"][0]["content"].as_str().unwrap();
+        assert!(
+            code.starts_with("```\n❯ ls\n") && code.ends_with("\n```"),
+            "{code}"
+        );
+        assert_eq!(code.matches("```").count(), 2, "{code}");
+    }
+
+    #[test]
     fn link_button_and_note_shape() {
         let v = serde_json::to_value(Element::link_button("Docs", "https://example.com")).unwrap();
         assert_eq!(
@@ -687,5 +843,79 @@ mod tests {
             serde_json::to_value(Element::Hr).unwrap(),
             json!({"tag": "hr"})
         );
+    }
+
+    use crate::feishu::paginate::MAX_REQUEST_BODY_BYTES;
+    use proptest::prelude::*;
+
+    /// Text that is expensive once escaped twice: quotes, backslashes,
+    /// control bytes, JSON log lines, backtick runs, multi-byte characters.
+    fn hostile() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("\"".to_string()),
+            Just("\\".to_string()),
+            Just("\u{1}".to_string()),
+            Just("\n".to_string()),
+            Just("```".to_string()),
+            Just("日本語".to_string()),
+            Just("*_[]<>&|".to_string()),
+            Just(r#"{"level":"error","msg":"\"x\" at C:\\a\\b"}"#.to_string()),
+            Just("plain words ".to_string()),
+        ];
+        (proptest::collection::vec(piece, 1..8), 1usize..6000)
+            .prop_map(|(pieces, n)| pieces.concat().repeat(n))
+    }
+
+    /// A name as the bridge validates them: at most 64 bytes.
+    fn name() -> impl Strategy<Value = String> {
+        "[a-z0-9\"\\\u{1}-]{1,64}"
+    }
+
+    fn assert_fits(card: &Card) -> Result<(), TestCaseError> {
+        let b = body_len(card);
+        prop_assert!(b <= TARGET_BODY_BYTES, "body of {b} bytes");
+        let body = json!({"receive_id": "oc_".repeat(33), "msg_type": "interactive",
+            "content": card.to_json(), "uuid": "u".repeat(50)})
+        .to_string();
+        prop_assert!(
+            body.len() <= MAX_REQUEST_BODY_BYTES,
+            "request of {} bytes",
+            body.len()
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn every_builder_fits_on_hostile_text(
+            text in hostile(), other in hostile(), small in hostile(),
+            id in name(), project in name(), session in name(),
+            labels in proptest::collection::vec(hostile(), 0..14),
+            projects in proptest::collection::vec(name(), 0..400),
+        ) {
+            let small = crate::feishu::paginate::first_body_bytes(&small, 3000);
+            let spec = ApprovalSpec {
+                approval_id: id.clone(),
+                project: project.clone(),
+                session: session.clone(),
+                kind: small.to_string(),
+                question: text.clone(),
+                options: labels.iter().enumerate().map(|(i, l)| (i.to_string(), l.clone())).collect(),
+            };
+            assert_fits(&approval_card(&spec))?;
+            assert_fits(&approval_resolved_card(&spec, small, &other, small))?;
+            assert_fits(&approval_gone_card(&spec))?;
+            assert_fits(&progress_card(&other, small, Some(50), &text))?;
+            let buttons = labels.iter().map(|l| ActionButton::new(l.clone(), json!({"action": "retry", "project": project}))).collect();
+            assert_fits(&error_card(&other, &text, &other, buttons))?;
+            assert_fits(&projects_card(&projects, projects.first().map(String::as_str)))?;
+            assert_fits(&info_card(&other, &text))?;
+            assert_fits(&summary_card(&other, &text, small))?;
+            assert_fits(&screen_card(&project, &text))?;
+            for c in result_cards(small, &text) {
+                assert_fits(&c)?;
+            }
+        }
     }
 }

@@ -33,11 +33,37 @@ pub struct Message {
     pub text: String,
     /// The message @-mentions someone (in a group, only messages that
     /// mention the bot reach it unless the app may read all messages).
+    /// Whether the bot is among them is [`Message::mentions`]' job.
     pub mentions_bot: bool,
+    /// Who was @-mentioned.
+    pub mentions: Vec<Mention>,
+    /// The `image_key` of an image message (`message_type: image`).
+    pub image_key: Option<String>,
     /// Set when the message replies to another (e.g. one of our cards).
     pub parent_id: Option<String>,
     /// Milliseconds since the epoch, as Feishu sent it.
     pub create_time: String,
+}
+
+/// One @-mention in a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// `mentions[].id.open_id` (empty if Feishu sent none).
+    pub open_id: String,
+    /// `mentioned_type` (`user`, `bot`, …) when Feishu sends it.
+    pub mentioned_type: Option<String>,
+}
+
+impl Message {
+    /// Whether the bot was @-mentioned: its open_id among the mentions.
+    /// Without its open_id (bot info not answered yet), a mention typed
+    /// `bot` counts, and an untyped one does not.
+    pub fn mentions(&self, bot_open_id: Option<&str>) -> bool {
+        self.mentions.iter().any(|m| match bot_open_id {
+            Some(bot) => m.open_id == bot,
+            None => m.mentioned_type.as_deref() == Some("bot"),
+        })
+    }
 }
 
 /// A click on a card button or a choice in a card menu.
@@ -244,7 +270,11 @@ fn parse_message(p: &Value) -> Result<Message, EventError> {
             text = text.replace(key, "");
         }
     }
+    let image_key = (message_type == "image")
+        .then(|| str_at(&content, &["image_key"]).map(str::to_string))
+        .flatten();
     Ok(Message {
+        image_key,
         event_id: need(p, &["header", "event_id"], "header.event_id")?,
         message_id: need(m, &["message_id"], "event.message.message_id")?,
         chat_id: need(m, &["chat_id"], "event.message.chat_id")?,
@@ -257,6 +287,15 @@ fn parse_message(p: &Value) -> Result<Message, EventError> {
         message_type,
         text: text.split_whitespace().collect::<Vec<_>>().join(" "),
         mentions_bot: !mentions.is_empty(),
+        mentions: mentions
+            .iter()
+            .map(|m| Mention {
+                open_id: str_at(m, &["id", "open_id"])
+                    .unwrap_or_default()
+                    .to_string(),
+                mentioned_type: str_at(m, &["mentioned_type"]).map(str::to_string),
+            })
+            .collect(),
         parent_id: str_at(m, &["parent_id"])
             .filter(|s| !s.is_empty())
             .map(str::to_string),
@@ -354,6 +393,9 @@ mod tests {
         };
         assert_eq!(m.text, "/gsd:progress now");
         assert!(m.mentions_bot);
+        assert!(m.mentions(Some("ou_bot")));
+        assert!(!m.mentions(Some("ou_other_bot")), "a colleague's mention");
+        assert!(!m.mentions(None), "untyped, and the bot's id unknown");
         assert_eq!(m.parent_id.as_deref(), Some("om_0"));
         assert_eq!(
             (m.event_id.as_str(), m.chat_type.as_str()),

@@ -106,12 +106,17 @@ pub struct Intake {
 }
 
 impl Intake {
-    /// Long connection (WebSocket; needs no public URL). Reconnects forever.
+    /// Long connection (WebSocket; needs no public URL). Reconnects as
+    /// Feishu's policy says; on a fatal refusal it logs why and what to do,
+    /// and the intake ends ([`recv`](Self::recv) gives `None`).
     /// Must be called inside a tokio runtime.
     pub fn long_connection(config: FeishuConfig, dedupe: Arc<dyn Dedupe>) -> Intake {
         let (tx, rx) = mpsc::channel(INTAKE_CHANNEL_CAPACITY);
         let dispatcher = Arc::new(Dispatcher::new(tx, dedupe));
-        let task = tokio::spawn(ws::run(config, dispatcher));
+        let task = tokio::spawn(async move {
+            // Logged with its advice where it happens.
+            let _fatal = ws::run(config, dispatcher).await;
+        });
         Intake {
             rx,
             local_addr: None,

@@ -10,11 +10,13 @@
 //! - [`ws`]: the long-connection client (endpoint, pings, acks, reconnect).
 //! - [`webhook`]: the HTTP callback server (decryption, signatures).
 //! - [`intake`]: one stream of events whichever way they arrive.
+//! - [`pace`]: send pacing within Feishu's per-chat and per-app limits.
 
 pub mod api;
 pub mod card;
 pub mod event;
 pub mod intake;
+pub mod pace;
 pub mod paginate;
 pub mod pbbp2;
 pub mod webhook;

@@ -3,6 +3,12 @@
 //! SHA-256 of the encrypt key, IV = first 16 bytes), checks
 //! `X-Lark-Signature` over the raw body in constant time, rejects stale
 //! timestamps. Bad signature: 401; garbage: 400; never a panic.
+//!
+//! Two signature schemes: events and 2.0 callbacks (`schema` set, or an
+//! encrypted body) are signed hex(sha256(timestamp + nonce + encrypt_key +
+//! body)), checked when an encrypt key is configured; old (1.0) card
+//! callbacks are signed hex(sha1(timestamp + nonce + verification_token +
+//! body)), checked when a verification token is configured.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use base64::Engine;
 use serde_json::{Value, json};
+use sha1::{Digest as _, Sha1};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -80,17 +87,22 @@ async fn handle(
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let key = st.config.encrypt_key.as_deref();
-    let signed = match key {
-        Some(key) => check_signature(&headers, key, &body, now)?,
-        None => false,
-    };
-    let payload = decode_body(&body, key, st.config.verification_token.as_deref())?;
+    let token = st.config.verification_token.as_deref();
+    let payload = decode_body(&body, key, token)?;
     if payload.get("type").and_then(Value::as_str) == Some("url_verification") {
         // Feishu does not sign the verification request; the token checks it.
         let challenge = payload.get("challenge").cloned().unwrap_or(Value::Null);
         return Ok(axum::Json(json!({"challenge": challenge})).into_response());
     }
-    if key.is_some() && !signed {
+    let scheme = match (scheme_of(&body, &payload), key, token) {
+        (Scheme::Event, Some(key), _) => Some((Scheme::Event, key)),
+        (Scheme::CardV1, _, Some(token)) => Some((Scheme::CardV1, token)),
+        // Nothing configured to check this scheme with (as the SDKs do).
+        _ => None,
+    };
+    if let Some((scheme, secret)) = scheme
+        && !check_signature(&headers, scheme, secret, &body, now)?
+    {
         return Err(WebhookError::BadSignature);
     }
     let fallback = payload
@@ -137,10 +149,38 @@ pub fn decode_body(
     Ok(payload)
 }
 
-/// Verify `X-Lark-Signature` when present. Ok(false): no signature headers.
+/// How a request is signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// Events and 2.0 callbacks: sha256 with the encrypt key.
+    Event,
+    /// Old (1.0) card callbacks: sha1 with the verification token.
+    CardV1,
+}
+
+/// The scheme of a request: an encrypted body or one with `schema` is an
+/// event or 2.0 callback; a plain body shaped like an old card callback
+/// (`action` and `open_message_id` at the top) is a 1.0 card callback.
+pub fn scheme_of(raw: &[u8], payload: &Value) -> Scheme {
+    let encrypted = serde_json::from_slice::<Value>(raw)
+        .ok()
+        .is_some_and(|v| v.get("encrypt").is_some());
+    let old_card = payload.get("schema").is_none()
+        && payload.get("action").is_some()
+        && payload.get("open_message_id").is_some();
+    if !encrypted && old_card {
+        Scheme::CardV1
+    } else {
+        Scheme::Event
+    }
+}
+
+/// Verify `X-Lark-Signature` with `secret` (the encrypt key or the
+/// verification token, by scheme). Ok(false): no signature headers.
 fn check_signature(
     headers: &HeaderMap,
-    key: &str,
+    scheme: Scheme,
+    secret: &str,
     body: &[u8],
     now: u64,
 ) -> Result<bool, WebhookError> {
@@ -150,7 +190,10 @@ fn check_signature(
     };
     let ts = get("x-lark-request-timestamp").unwrap_or_default();
     let nonce = get("x-lark-request-nonce").unwrap_or_default();
-    let expected = signature_of(ts, nonce, key, body);
+    let expected = match scheme {
+        Scheme::Event => signature_of(ts, nonce, secret, body),
+        Scheme::CardV1 => card_v1_signature_of(ts, nonce, secret, body),
+    };
     if !bool::from(
         expected
             .as_bytes()
@@ -171,6 +214,21 @@ pub fn signature_of(timestamp: &str, nonce: &str, encrypt_key: &str, body: &[u8]
     h.update(timestamp.as_bytes());
     h.update(nonce.as_bytes());
     h.update(encrypt_key.as_bytes());
+    h.update(body);
+    hex::encode(h.finalize())
+}
+
+/// hex(sha1(timestamp + nonce + verification_token + body)): old card callbacks.
+pub fn card_v1_signature_of(
+    timestamp: &str,
+    nonce: &str,
+    verification_token: &str,
+    body: &[u8],
+) -> String {
+    let mut h = Sha1::new();
+    h.update(timestamp.as_bytes());
+    h.update(nonce.as_bytes());
+    h.update(verification_token.as_bytes());
     h.update(body);
     hex::encode(h.finalize())
 }
@@ -224,17 +282,23 @@ mod tests {
         headers.insert("x-lark-request-nonce", "n".parse().unwrap());
         let good = signature_of("1000", "n", "k", b"{}");
         headers.insert("x-lark-signature", good.parse().unwrap());
-        assert_eq!(check_signature(&headers, "k", b"{}", 1000), Ok(true));
+        let ev = Scheme::Event;
+        assert_eq!(check_signature(&headers, ev, "k", b"{}", 1000), Ok(true));
         assert_eq!(
-            check_signature(&headers, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS + 1),
+            check_signature(&headers, ev, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS + 1),
             Err(WebhookError::StaleTimestamp)
         );
         assert_eq!(
-            check_signature(&headers, "k", b"{ }", 1000),
+            check_signature(&headers, ev, "k", b"{ }", 1000),
+            Err(WebhookError::BadSignature)
+        );
+        // The right secret in the wrong scheme is a forgery.
+        assert_eq!(
+            check_signature(&headers, Scheme::CardV1, "k", b"{}", 1000),
             Err(WebhookError::BadSignature)
         );
         assert_eq!(
-            check_signature(&HeaderMap::new(), "k", b"{}", 1000),
+            check_signature(&HeaderMap::new(), ev, "k", b"{}", 1000),
             Ok(false)
         );
     }

@@ -2,7 +2,12 @@
 //! `pbbp2` frames over the WebSocket (pings every `PingInterval`, a missing
 //! pong means a half-open socket), reassembles fragments, acknowledges every
 //! data frame (`type=event` and `type=card`) with `biz_rt` and the handler's
-//! answer, and reconnects with jittered backoff.
+//! answer, and reconnects as the official SDKs do: after a connection ends,
+//! first a random wait in [0, ReconnectNonce), then a try every
+//! ReconnectInterval, giving up after ReconnectCount tries unless that is
+//! negative. The endpoint's ClientConfig sets the four values and every pong
+//! updates them. Fatal refusals (wrong credentials, forbidden, connection
+//! limit) stop the client with a clear error instead of retrying for ever.
 
 use std::sync::Arc;
 
@@ -25,10 +30,24 @@ pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(120);
 /// Longest wait for a pong before the socket counts as half-open (capped by
 /// the ping interval, so short test intervals detect it quickly).
 pub const PONG_TIMEOUT: Duration = Duration::from_secs(30);
-/// First reconnect delay; doubled per failed attempt, jittered.
-pub const RECONNECT_BASE: Duration = Duration::from_millis(500);
-/// Longest reconnect delay.
-pub const RECONNECT_MAX: Duration = Duration::from_secs(30);
+/// Tries after a connection ends before giving up, until Feishu says
+/// (ReconnectCount; negative: for ever). The SDKs' default.
+pub const DEFAULT_RECONNECT_COUNT: i64 = -1;
+/// Wait between tries until Feishu says (ReconnectInterval). The SDKs' default.
+pub const DEFAULT_RECONNECT_INTERVAL: Duration = Duration::from_secs(120);
+/// Upper bound of the random first wait until Feishu says (ReconnectNonce).
+/// The SDKs' default.
+pub const DEFAULT_RECONNECT_NONCE: Duration = Duration::from_secs(30);
+/// Longest interval, nonce or ping interval taken from Feishu, so a bad
+/// value cannot park the client for days.
+pub const MAX_POLICY_SECS: u64 = 3600;
+/// Endpoint and handshake codes that no retry fixes: forbidden (403),
+/// authentication failed (514), and the app's refusals 1000040344 and
+/// 1000040350 (connection limit reached).
+pub const FATAL_CODES: [i64; 4] = [403, 514, 1000040344, 1000040350];
+/// Codes Feishu documents as worth retrying: system busy (1) and internal
+/// error (1000040343).
+pub const RETRYABLE_CODES: [i64; 2] = [1, 1000040343];
 /// Frames queued for sending on one connection (acks and pings).
 const OUTGOING_FRAMES: usize = 64;
 /// Time allowed for the endpoint request and the WebSocket handshake.
@@ -41,6 +60,17 @@ pub enum WsError {
     Endpoint(String),
     #[error("Feishu refused the long connection: code {code}: {msg}")]
     Refused { code: i64, msg: String },
+    #[error(
+        "Feishu refused the WebSocket handshake: HTTP {status}, handshake-status {handshake_status:?}, handshake-autherrcode {auth_code:?}, handshake-msg {msg:?}"
+    )]
+    Handshake {
+        status: u16,
+        handshake_status: Option<i64>,
+        auth_code: Option<i64>,
+        msg: String,
+    },
+    #[error("gave up after {tries} reconnect tries (ReconnectCount): {last}")]
+    GaveUp { tries: u32, last: Box<WsError> },
     #[error("WebSocket error: {0}")]
     Socket(String),
     #[error("connection closed by the server")]
@@ -49,53 +79,179 @@ pub enum WsError {
     HalfOpen(Duration),
 }
 
+impl WsError {
+    /// The Feishu code a refusal carried (the auth code wins over the status).
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            WsError::Refused { code, .. } => Some(*code),
+            WsError::Handshake {
+                handshake_status,
+                auth_code,
+                ..
+            } => auth_code.or(*handshake_status),
+            WsError::GaveUp { last, .. } => last.code(),
+            _ => None,
+        }
+    }
+
+    /// No retry can fix it: stop and tell the operator.
+    pub fn is_fatal(&self) -> bool {
+        match self {
+            WsError::GaveUp { .. } => true,
+            WsError::Handshake {
+                handshake_status,
+                auth_code,
+                ..
+            } => {
+                let retryable = auth_code.is_some_and(|c| RETRYABLE_CODES.contains(&c));
+                !retryable
+                    && [*handshake_status, *auth_code]
+                        .into_iter()
+                        .flatten()
+                        .any(|c| FATAL_CODES.contains(&c))
+            }
+            _ => self.code().is_some_and(|c| FATAL_CODES.contains(&c)),
+        }
+    }
+
+    /// What the operator should do about a fatal refusal.
+    pub fn advice(&self) -> &'static str {
+        match self.code() {
+            Some(403) => {
+                "the app may not use the long connection: enable \"receive events through persistent connection\" in the app's console, or use webhook mode"
+            }
+            Some(514) => "authentication failed: check FEISHU_APP_ID and FEISHU_APP_SECRET",
+            Some(1000040350) => {
+                "the app has too many long connections open (at most 50): stop other clawmux instances of this app"
+            }
+            Some(1000040344) => {
+                "Feishu refused this app's long connection: check the app's console"
+            }
+            _ => "check the app's console and the network",
+        }
+    }
+}
+
+/// `ClientConfig` of the endpoint answer and of pongs.
 #[derive(Debug, Deserialize, Default)]
 #[serde(rename_all = "PascalCase")]
 struct ClientConfig {
-    ping_interval: Option<u64>,
+    ping_interval: Option<i64>,
+    reconnect_count: Option<i64>,
+    reconnect_interval: Option<i64>,
+    reconnect_nonce: Option<i64>,
+}
+
+/// How to ping and reconnect, as Feishu last said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    pub ping_interval: Duration,
+    /// Tries before giving up; negative: for ever.
+    pub reconnect_count: i64,
+    pub reconnect_interval: Duration,
+    pub reconnect_nonce: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            ping_interval: DEFAULT_PING_INTERVAL,
+            reconnect_count: DEFAULT_RECONNECT_COUNT,
+            reconnect_interval: DEFAULT_RECONNECT_INTERVAL,
+            reconnect_nonce: DEFAULT_RECONNECT_NONCE,
+        }
+    }
+}
+
+impl Policy {
+    /// Takes every value `cc` carries (seconds), bounded.
+    fn update(&mut self, cc: &ClientConfig) {
+        let secs = |v: Option<i64>| {
+            v.filter(|s| *s >= 0)
+                .map(|s| Duration::from_secs((s as u64).min(MAX_POLICY_SECS)))
+        };
+        if let Some(p) = secs(cc.ping_interval).filter(|p| !p.is_zero()) {
+            self.ping_interval = p;
+        }
+        if let Some(c) = cc.reconnect_count {
+            self.reconnect_count = c;
+        }
+        if let Some(i) = secs(cc.reconnect_interval) {
+            self.reconnect_interval = i;
+        }
+        if let Some(n) = secs(cc.reconnect_nonce) {
+            self.reconnect_nonce = n;
+        }
+    }
+
+    /// The first wait after a connection ends: `fraction` (in [0, 1)) of
+    /// the nonce.
+    pub fn first_wait(&self, fraction: f64) -> Duration {
+        self.reconnect_nonce.mul_f64(fraction.clamp(0.0, 1.0))
+    }
+
+    /// Whether `tries` failed tries are all the policy allows.
+    pub fn exhausted(&self, tries: u32) -> bool {
+        self.reconnect_count >= 0 && i64::from(tries) >= self.reconnect_count
+    }
 }
 
 /// The endpoint's answer.
 struct Endpoint {
     url: String,
     service_id: i32,
-    ping_interval: Duration,
 }
 
-/// Connect, serve, reconnect: forever (the intake aborts the task on drop).
-pub(crate) async fn run(config: FeishuConfig, dispatcher: Arc<Dispatcher>) {
+/// Connect, serve, reconnect as the SDKs do. Returns only on a fatal
+/// refusal or when the tries allowed are spent (the intake aborts the task
+/// on drop); the error says why.
+pub(crate) async fn run(config: FeishuConfig, dispatcher: Arc<Dispatcher>) -> WsError {
     let http = reqwest::Client::builder()
         .timeout(CONNECT_TIMEOUT)
         .build()
         .unwrap_or_else(|_| reqwest::Client::new());
-    let mut failures: u32 = 0;
+    let mut policy = Policy::default();
+    let mut first = true;
     loop {
-        let healthy = match connect_and_serve(&config, &http, &dispatcher).await {
-            (healthy, Ok(())) => healthy,
-            (healthy, Err(e)) => {
-                tracing::warn!(error = %e, "Feishu long connection ended");
-                healthy
+        if !first {
+            let fraction: f64 = rand::rng().random_range(0.0..1.0);
+            sleep(policy.first_wait(fraction)).await;
+        }
+        first = false;
+        let mut tries: u32 = 0;
+        loop {
+            tries += 1;
+            match connect_and_serve(&config, &http, &dispatcher, &mut policy).await {
+                Ok(ended) => {
+                    tracing::warn!(error = %ended, "Feishu long connection ended; reconnecting");
+                    break;
+                }
+                Err(e) if e.is_fatal() => {
+                    tracing::error!(error = %e, advice = e.advice(), "Feishu refused the long connection for good; no more events will arrive");
+                    return e;
+                }
+                Err(e) if policy.exhausted(tries) => {
+                    let e = WsError::GaveUp {
+                        tries,
+                        last: Box::new(e),
+                    };
+                    tracing::error!(error = %e, "Feishu long connection given up; no more events will arrive");
+                    return e;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, tries, retry_in = ?policy.reconnect_interval, "Feishu long connection failed");
+                    sleep(policy.reconnect_interval).await;
+                }
             }
-        };
-        failures = if healthy {
-            0
-        } else {
-            failures.saturating_add(1)
-        };
-        sleep(reconnect_delay(failures)).await;
+        }
     }
 }
 
-/// Jittered exponential delay before reconnect attempt after `failures`
-/// unhealthy connections in a row (0: after a healthy one).
-fn reconnect_delay(failures: u32) -> Duration {
-    let exp = RECONNECT_BASE
-        .saturating_mul(1 << failures.min(16))
-        .min(RECONNECT_MAX);
-    exp.mul_f64(rand::rng().random_range(0.5..=1.0))
-}
-
-async fn endpoint(config: &FeishuConfig, http: &reqwest::Client) -> Result<Endpoint, WsError> {
+async fn endpoint(
+    config: &FeishuConfig,
+    http: &reqwest::Client,
+    policy: &mut Policy,
+) -> Result<Endpoint, WsError> {
     let url = format!("{}/callback/ws/endpoint", config.base_url());
     let body = json!({"AppID": config.app_id, "AppSecret": config.app_secret});
     let resp = http
@@ -131,71 +287,90 @@ async fn endpoint(config: &FeishuConfig, http: &reqwest::Client) -> Result<Endpo
         .find(|(k, _)| k == "service_id")
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(0);
-    let cc: ClientConfig = data
+    if let Some(cc) = data
         .get("ClientConfig")
-        .and_then(|c| serde_json::from_value(c.clone()).ok())
-        .unwrap_or_default();
-    Ok(Endpoint {
-        url,
-        service_id,
-        ping_interval: ping_interval(&cc).unwrap_or(DEFAULT_PING_INTERVAL),
-    })
+        .and_then(|c| serde_json::from_value::<ClientConfig>(c.clone()).ok())
+    {
+        policy.update(&cc);
+    }
+    Ok(Endpoint { url, service_id })
 }
 
-/// Ask for a long-connection endpoint once (for `clawmux doctor`).
+/// Ask for a long-connection endpoint and open the WebSocket once, then
+/// close it (for `clawmux doctor`). A fatal refusal says so ([`WsError::is_fatal`]).
 pub async fn check_endpoint(config: &FeishuConfig) -> Result<(), WsError> {
     let http = reqwest::Client::builder()
         .timeout(CONNECT_TIMEOUT)
         .build()
         .map_err(|e| WsError::Endpoint(e.to_string()))?;
-    endpoint(config, &http).await.map(|_| ())
+    let ep = endpoint(config, &http, &mut Policy::default()).await?;
+    let mut ws = handshake(&ep.url).await?;
+    let _ = ws.close(None).await;
+    Ok(())
 }
 
-fn ping_interval(cc: &ClientConfig) -> Option<Duration> {
-    cc.ping_interval.filter(|s| *s > 0).map(Duration::from_secs)
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Open the WebSocket; a refusal's `handshake-*` headers go into the error.
+async fn handshake(url: &str) -> Result<Ws, WsError> {
+    use tokio_tungstenite::tungstenite::Error as TError;
+    let connect =
+        tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(url)).await;
+    match connect {
+        Ok(Ok((ws, _))) => Ok(ws),
+        Ok(Err(TError::Http(resp))) => {
+            let header = |k: &str| {
+                resp.headers()
+                    .get(k)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let num = |k: &str| header(k).and_then(|v| v.trim().parse::<i64>().ok());
+            Err(WsError::Handshake {
+                status: resp.status().as_u16(),
+                handshake_status: num("handshake-status"),
+                auth_code: num("handshake-autherrcode"),
+                msg: header("handshake-msg").unwrap_or_default(),
+            })
+        }
+        Ok(Err(e)) => Err(WsError::Socket(e.to_string())),
+        Err(_) => Err(WsError::Socket("handshake timed out".into())),
+    }
 }
 
-/// One connection. Returns whether it was healthy (got a pong), and why it ended.
+/// One connection: Err if it could not be opened (a failed try), Ok with
+/// why it ended once it was.
 async fn connect_and_serve(
     config: &FeishuConfig,
     http: &reqwest::Client,
     dispatcher: &Arc<Dispatcher>,
-) -> (bool, Result<(), WsError>) {
-    let ep = match endpoint(config, http).await {
-        Ok(ep) => ep,
-        Err(e) => return (false, Err(e)),
-    };
-    let connect = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        tokio_tungstenite::connect_async(ep.url.as_str()),
-    )
-    .await;
-    let ws = match connect {
-        Ok(Ok((ws, _))) => ws,
-        Ok(Err(e)) => return (false, Err(WsError::Socket(e.to_string()))),
-        Err(_) => return (false, Err(WsError::Socket("handshake timed out".into()))),
-    };
+    policy: &mut Policy,
+) -> Result<WsError, WsError> {
+    let ep = endpoint(config, http, policy).await?;
+    let ws = handshake(&ep.url).await?;
     tracing::info!("Feishu long connection established");
     let mut conn = Connection {
         service_id: ep.service_id,
-        ping_every: ep.ping_interval,
-        healthy: false,
+        policy,
         reassembler: Reassembler::default(),
     };
-    let result = conn.serve(ws, dispatcher).await;
-    (conn.healthy, result)
+    Ok(match conn.serve(ws, dispatcher).await {
+        Ok(()) => WsError::Closed,
+        Err(e) => e,
+    })
 }
 
-struct Connection {
+struct Connection<'a> {
     service_id: i32,
-    ping_every: Duration,
-    healthy: bool,
+    /// Updated by every pong.
+    policy: &'a mut Policy,
     reassembler: Reassembler,
 }
 
-impl Connection {
+impl Connection<'_> {
     fn pong_timeout(&self) -> Duration {
-        PONG_TIMEOUT.min(self.ping_every)
+        PONG_TIMEOUT.min(self.policy.ping_interval)
     }
 
     async fn serve<S>(&mut self, ws: S, dispatcher: &Arc<Dispatcher>) -> Result<(), WsError>
@@ -215,7 +390,7 @@ impl Connection {
                     let ping = Frame::control("ping", self.service_id);
                     send(&mut sink, &ping).await?;
                     let now = Instant::now();
-                    next_ping = now + self.ping_every;
+                    next_ping = now + self.policy.ping_interval;
                     pong_deadline.get_or_insert(now + self.pong_timeout());
                 }
                 _ = sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
@@ -249,13 +424,13 @@ impl Connection {
     ) -> bool {
         match (frame.method, frame.header("type")) {
             (METHOD_CONTROL, Some("pong")) => {
-                self.healthy = true;
+                // A pong carries a whole ClientConfig: all four values.
                 let cc: Option<ClientConfig> = frame
                     .payload
                     .as_deref()
                     .and_then(|p| serde_json::from_slice(p).ok());
-                if let Some(every) = cc.as_ref().and_then(ping_interval) {
-                    self.ping_every = every;
+                if let Some(cc) = cc {
+                    self.policy.update(&cc);
                 }
                 true
             }
@@ -320,13 +495,61 @@ async fn answer(
 mod tests {
     use super::*;
 
+    fn cc(v: serde_json::Value) -> ClientConfig {
+        serde_json::from_value(v).unwrap()
+    }
+
     #[test]
-    fn reconnect_delay_is_jittered_and_capped() {
-        for _ in 0..50 {
-            let d0 = reconnect_delay(0);
-            assert!(d0 >= RECONNECT_BASE / 2 && d0 <= RECONNECT_BASE);
-            let big = reconnect_delay(40);
-            assert!(big >= RECONNECT_MAX / 2 && big <= RECONNECT_MAX);
+    fn a_client_config_updates_all_four_values_within_bounds() {
+        let mut p = Policy::default();
+        p.update(&cc(json!({"PingInterval": 10, "ReconnectCount": 3, "ReconnectInterval": 7, "ReconnectNonce": 2})));
+        assert_eq!(
+            p,
+            Policy {
+                ping_interval: Duration::from_secs(10),
+                reconnect_count: 3,
+                reconnect_interval: Duration::from_secs(7),
+                reconnect_nonce: Duration::from_secs(2),
+            }
+        );
+        // Missing values stay; absurd ones are bounded; a zero ping is ignored.
+        p.update(&cc(
+            json!({"PingInterval": 0, "ReconnectInterval": 999999999}),
+        ));
+        assert_eq!(p.ping_interval, Duration::from_secs(10));
+        assert_eq!(p.reconnect_interval, Duration::from_secs(MAX_POLICY_SECS));
+        assert_eq!(p.first_wait(0.5), Duration::from_secs(1));
+        assert!(!p.exhausted(2) && p.exhausted(3));
+        p.update(&cc(json!({"ReconnectCount": -1})));
+        assert!(!p.exhausted(u32::MAX), "negative: for ever");
+    }
+
+    #[test]
+    fn fatal_and_retryable_codes() {
+        let refused = |code| WsError::Refused {
+            code,
+            msg: String::new(),
+        };
+        for c in FATAL_CODES {
+            assert!(refused(c).is_fatal(), "{c}");
         }
+        for c in RETRYABLE_CODES {
+            assert!(!refused(c).is_fatal(), "{c}");
+        }
+        let hs = |status, auth| WsError::Handshake {
+            status: 403,
+            handshake_status: status,
+            auth_code: auth,
+            msg: "m".into(),
+        };
+        assert!(hs(Some(514), Some(1000040350)).is_fatal());
+        assert!(
+            !hs(Some(514), Some(1000040343)).is_fatal(),
+            "the auth code says retry"
+        );
+        assert!(hs(Some(403), None).is_fatal());
+        assert!(!hs(None, None).is_fatal());
+        assert_eq!(hs(Some(514), Some(1000040350)).code(), Some(1000040350));
+        assert!(refused(1000040350).advice().contains("too many"));
     }
 }

@@ -34,6 +34,23 @@ pub struct State {
     pub jobs: Vec<Job>,
     /// Recently handled chat event and message ids.
     pub dedupe: DedupeIds,
+    /// Deliveries Feishu refused for good, newest last (at most
+    /// [`DEAD_LETTER_CAPACITY`]): moved aside so later cards go out.
+    pub dead_letters: VecDeque<DeadLetter>,
+}
+
+/// Dead letters kept for the operator to inspect: enough to see a pattern,
+/// small enough for `state.json`, which is rewritten on every change.
+pub const DEAD_LETTER_CAPACITY: usize = 64;
+
+/// An outbox entry that can never be delivered, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub entry: OutboxEntry,
+    /// Feishu's error code, when it sent one.
+    pub code: Option<i64>,
+    pub error: String,
+    pub at_ms: u64,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,12 +168,32 @@ pub enum OutboxOp {
     },
     /// Replace the card shown under `handle`.
     Patch { handle: String },
+    /// A file message: the file at `path` (kept out of the state file) is
+    /// uploaded, then sent as `file_name`; its message id recorded under
+    /// `handle`.
+    File {
+        target: ChatTarget,
+        handle: String,
+        reply_to: Option<String>,
+        path: String,
+        file_name: String,
+    },
+    /// A reaction (`emoji`, Feishu's emoji type) on the chat message
+    /// `message_id`, e.g. on a command when it is taken and when it ends.
+    React {
+        handle: String,
+        message_id: String,
+        emoji: String,
+    },
 }
 
 impl OutboxOp {
     pub fn handle(&self) -> &str {
         match self {
-            OutboxOp::Send { handle, .. } | OutboxOp::Patch { handle } => handle,
+            OutboxOp::Send { handle, .. }
+            | OutboxOp::Patch { handle }
+            | OutboxOp::File { handle, .. }
+            | OutboxOp::React { handle, .. } => handle,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The bridge against the local Feishu-protocol server: messages arrive over
 //! the long connection (pbbp2 frames), cards leave through the HTTP API,
-//! clicks come back as `type=card` frames.
+//! clicks come back as `type=event` frames (as real Feishu sends them).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -200,4 +200,177 @@ async fn duplicate_deliveries_run_once_and_feishu_errors_lose_nothing() {
         Vec::<String>::new(),
         "no card was sent twice"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_message_mentioning_a_colleague_is_ignored() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    assert!(config.policy.require_mention, "groups need a mention");
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+
+    // "@colleague /gsd:new-project other": not addressed to the bot.
+    let ignored =
+        fake.push_message_mentioning("oc_1", "ou_alice", "/gsd:new-project other", "ou_colleague");
+    assert!(
+        fake.wait_ack(&ignored.frame_id, WAIT).await.is_some(),
+        "acked all the same"
+    );
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "project ready", |c| {
+        c.card_text().contains("Created **demo**")
+    })
+    .await;
+    // Messages are handled in order and cards go out in order: a card for
+    // the first message would have come before this one.
+    let listing = fake.listing();
+    assert!(
+        !listing.contains("other"),
+        "the colleague's mention woke the bot:\n{listing}"
+    );
+    assert!(fake.bot_info_requests() >= 1, "the bot's open_id was asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_feishu_refuses_for_good_does_not_hold_up_the_next() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    // The next message call is refused for good (content too long).
+    fake.reject_next(&[(230025, "The message content is too long.")]);
+    fake.push_message("oc_1", "ou_alice", "say hi");
+    fake.push_message("oc_1", "ou_alice", "say bye");
+    card(&fake, "the second echo", |c| {
+        c.card_text().contains("You said: say bye")
+    })
+    .await;
+    let notice = card(&fake, "the chat told", |c| {
+        c.title() == "A card was not delivered"
+    })
+    .await;
+    assert!(
+        notice.card_text().contains("230025"),
+        "{}",
+        notice.card_text()
+    );
+    // The refused card is kept aside in the state, and was tried once:
+    // Feishu never stored its uuid.
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join("state.json")).expect("state.json"),
+    )
+    .expect("state JSON");
+    let dead = state["dead_letters"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0]["code"], 230025);
+    let uuid = dead[0]["entry"]["uuid"].as_str().unwrap_or_default();
+    assert!(
+        fake.sent_cards()
+            .iter()
+            .all(|c| c.uuid.as_deref() != Some(uuid)),
+        "the refused card was sent after all:\n{}",
+        fake.listing()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_result_is_one_summary_card_and_one_file() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    let before = fake.sent_cards().len();
+    let asked = fake.push_message("oc_1", "ou_alice", "print a flood");
+    let file = card(&fake, "the output as a file", |c| c.kind == Kind::File).await;
+    assert_eq!(
+        file.target, asked.message_id,
+        "the file replies to the command"
+    );
+    let files = fake.files();
+    assert_eq!(files.len(), 1, "one file uploaded");
+    let (key, name, bytes) = &files[0];
+    assert_eq!(file.card["file_key"], key.as_str());
+    assert!(name.ends_with(".txt"), "{name}");
+    let text = String::from_utf8_lossy(bytes);
+    assert!(text.contains("20000"), "the whole flood is in the file");
+    // Apart from progress updates, the result is one summary card and the file.
+    let result: Vec<Recorded> = fake.sent_cards()[before..]
+        .iter()
+        .filter(|c| c.kind != Kind::Patch && c.title() != "Queued")
+        .filter(|c| !c.card_text().contains("Running"))
+        .cloned()
+        .collect();
+    let kinds: Vec<(Kind, String)> = result
+        .iter()
+        .map(|c| (c.kind, c.title().to_string()))
+        .collect();
+    assert_eq!(result.len(), 2, "{kinds:?}\n{}", fake.listing());
+    assert!(
+        result[0].card_text().contains("lines,"),
+        "{}",
+        result[0].card_text()
+    );
+    assert_eq!(result[1].kind, Kind::File);
+    println!(
+        "output file: {} bytes; summary card: {} bytes of JSON",
+        bytes.len(),
+        result[0].card.to_string().len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_from_chat_is_saved_in_the_workspace_and_its_path_typed() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    let png = [&[0x89, b'P', b'N', b'G', 0x0d, 0x0a][..], &[7u8; 100]].concat();
+    let pushed = fake.push_image_message("oc_1", "ou_alice", &png);
+    let echo = card(&fake, "the path typed for the agent", |c| {
+        c.card_text().contains("You said: Image from chat saved at")
+    })
+    .await;
+    let path = config
+        .workspace_root()
+        .join("demo/.clawmux/images")
+        .join(format!("{}.png", pushed.message_id));
+    assert_eq!(std::fs::read(&path).expect("saved image"), png);
+    assert!(
+        echo.card_text().contains(&path.display().to_string()),
+        "{}",
+        echo.card_text()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
 }

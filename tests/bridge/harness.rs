@@ -38,8 +38,10 @@ impl Courier for Recorder {
     ) -> Result<Option<String>, DeliveryError> {
         let _ = self.0.send(entry.clone());
         Ok(match &entry.op {
-            OutboxOp::Send { handle, .. } => Some(format!("om_{handle}")),
-            OutboxOp::Patch { .. } => None,
+            OutboxOp::Send { handle, .. } | OutboxOp::File { handle, .. } => {
+                Some(format!("om_{handle}"))
+            }
+            OutboxOp::Patch { .. } | OutboxOp::React { .. } => None,
         })
     }
 }

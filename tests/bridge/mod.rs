@@ -28,8 +28,8 @@ fn is_send(e: &clawmux::store::state::OutboxEntry) -> bool {
 
 fn target(e: &clawmux::store::state::OutboxEntry) -> Option<&ChatTarget> {
     match &e.op {
-        OutboxOp::Send { target, .. } => Some(target),
-        OutboxOp::Patch { .. } => None,
+        OutboxOp::Send { target, .. } | OutboxOp::File { target, .. } => Some(target),
+        OutboxOp::Patch { .. } | OutboxOp::React { .. } => None,
     }
 }
 

@@ -167,3 +167,28 @@ async fn doctor_checks_credentials() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("FEISHU_APP_ID is not set"));
 }
+
+#[tokio::test]
+async fn doctor_stops_on_a_fatal_long_connection_refusal() {
+    let fake = FakeFeishu::start().await;
+    fake.refuse_handshake(Some((403, 1000040350, "exceed conn limit")));
+    let out = doctor(&fake, APP_SECRET).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1000040350")
+            && stderr.contains("exceed conn limit")
+            && stderr.contains("too many long connections"),
+        "{stderr}"
+    );
+    // A retryable refusal is a warning, not a failure.
+    fake.refuse_handshake(None);
+    fake.refuse_endpoint(Some((1000040343, "internal error")));
+    let out = doctor(&fake, APP_SECRET).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("warning: long connection unavailable"),
+        "{stdout}"
+    );
+}

@@ -39,10 +39,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{patch, post};
+use axum::routing::{get, patch, post};
 use base64::Engine;
 use clawmux::feishu::pbbp2::{Frame, METHOD_CONTROL, METHOD_DATA};
 use clawmux::feishu::{Domain, FeishuConfig};
@@ -54,12 +55,16 @@ use tokio::task::JoinHandle;
 use tokio::time::{Duration, Instant, timeout_at};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
-pub const APP_ID: &str = "cli_fake_app";
+/// Like real app ids: `cli_` and 16 hex digits (the Node SDK refuses others).
+pub const APP_ID: &str = "cli_a1b2c3d4e5f60718";
+/// The bot's own open id ([`message_event`] mentions it).
+pub const BOT_OPEN_ID: &str = "ou_bot";
 pub const APP_SECRET: &str = "fake-secret";
 /// `service_id` in the WebSocket URL; pings must carry it.
 pub const SERVICE_ID: i32 = 33;
-/// Feishu's card size limit, in bytes of JSON.
-const MAX_CARD_BYTES: usize = 30 * 1024;
+/// Feishu's limit on a card message's request body, in bytes (the card JSON
+/// is escaped again inside it); over it Feishu answers 230025.
+const MAX_BODY_BYTES: usize = 30 * 1024;
 
 /// What kind of API call a [`Recorded`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +72,8 @@ pub enum Kind {
     Send,
     Reply,
     Patch,
+    /// A `msg_type: file` message ([`Recorded::card`] is its content).
+    File,
 }
 
 /// One accepted message call.
@@ -153,6 +160,15 @@ struct State_ {
     /// Answers the outage gave: HTTP 500s and 429s.
     outage_500s: u32,
     outage_429s: u32,
+    /// Codes to answer the next message calls with (HTTP 400), in order.
+    reject_next: Vec<(i64, String)>,
+    /// Uploaded files: file_key -> (name, bytes).
+    files: BTreeMap<String, (String, Vec<u8>)>,
+    /// Reactions added: (message id, emoji type).
+    reactions: Vec<(String, String)>,
+    /// Images users sent, by (message id, file key).
+    images: HashMap<(String, String), Vec<u8>>,
+    bot_info_requests: u32,
     api_attempts: u32,
     attempt_times: Vec<Instant>,
     // messages
@@ -163,6 +179,14 @@ struct State_ {
     recorded: Vec<Recorded>,
     // long connection
     ping_interval_secs: u64,
+    reconnect_count: i64,
+    reconnect_interval_secs: u64,
+    reconnect_nonce_secs: u64,
+    /// The endpoint refuses with this code and message.
+    refuse_endpoint: Option<(i64, String)>,
+    /// The WebSocket handshake is refused: HTTP status, `handshake-autherrcode`, `handshake-msg`.
+    refuse_handshake: Option<(u16, i64, String)>,
+    endpoint_requests: u32,
     pong: bool,
     connections: u32,
     pings: u32,
@@ -238,6 +262,9 @@ impl FakeFeishu {
             state: Mutex::new(State_ {
                 token_expire_secs: 7200,
                 ping_interval_secs: 120,
+                reconnect_count: -1,
+                reconnect_interval_secs: 1,
+                reconnect_nonce_secs: 0,
                 pong: true,
                 ..Default::default()
             }),
@@ -252,6 +279,13 @@ impl FakeFeishu {
             .route("/open-apis/im/v1/messages", post(send))
             .route("/open-apis/im/v1/messages/{id}/reply", post(reply))
             .route("/open-apis/im/v1/messages/{id}", patch(patch_message))
+            .route("/open-apis/im/v1/messages/{id}/reactions", post(reaction))
+            .route(
+                "/open-apis/im/v1/messages/{id}/resources/{key}",
+                get(resource),
+            )
+            .route("/open-apis/im/v1/files", post(upload_file))
+            .route("/open-apis/bot/v3/info", get(bot_info))
             .route("/callback/ws/endpoint", post(ws_endpoint))
             .with_state(Arc::clone(&shared));
         let http_task = tokio::spawn(async move {
@@ -308,8 +342,8 @@ impl FakeFeishu {
         self.shared.with(|s| s.fail_after_accept = n);
     }
 
-    /// Answer the next `n` API requests with 429, code 99991400 and
-    /// `x-ogw-ratelimit-reset: reset_secs`.
+    /// Answer the next `n` API requests as Feishu limits an app: HTTP 400,
+    /// code 99991400 and `x-ogw-ratelimit-reset: reset_secs`.
     pub fn rate_limit_next(&self, n: u32, reset_secs: u64) {
         self.shared.with(|s| {
             s.rate_limit_next = n;
@@ -325,6 +359,73 @@ impl FakeFeishu {
             s.outage_until = Some(Instant::now() + d);
             s.outage_reset_secs = reset_secs;
         });
+    }
+
+    /// Answer the next message calls (send, reply, patch, file) with these
+    /// Feishu codes, one each, HTTP 400: e.g. 230002 (bot not in chat).
+    pub fn reject_next(&self, codes: &[(i64, &str)]) {
+        self.shared.with(|s| {
+            s.reject_next
+                .extend(codes.iter().map(|(c, m)| (*c, m.to_string())))
+        });
+    }
+
+    /// The four `ClientConfig` values the endpoint and every pong announce.
+    pub fn set_client_config(&self, ping: u64, count: i64, interval: u64, nonce: u64) {
+        self.shared.with(|s| {
+            s.ping_interval_secs = ping;
+            s.reconnect_count = count;
+            s.reconnect_interval_secs = interval;
+            s.reconnect_nonce_secs = nonce;
+        });
+    }
+
+    /// The endpoint refuses with `code` (None: serves again).
+    pub fn refuse_endpoint(&self, refusal: Option<(i64, &str)>) {
+        self.shared
+            .with(|s| s.refuse_endpoint = refusal.map(|(c, m)| (c, m.to_string())));
+    }
+
+    /// The WebSocket handshake is refused with HTTP `status` and the
+    /// `handshake-*` headers (None: accepted again).
+    pub fn refuse_handshake(&self, refusal: Option<(u16, i64, &str)>) {
+        self.shared
+            .with(|s| s.refuse_handshake = refusal.map(|(st, c, m)| (st, c, m.to_string())));
+    }
+
+    /// Endpoint requests so far.
+    pub fn endpoint_requests(&self) -> u32 {
+        self.shared.read(|s| s.endpoint_requests)
+    }
+
+    /// Files uploaded: (file_key, file name, bytes).
+    pub fn files(&self) -> Vec<(String, String, Vec<u8>)> {
+        self.shared.read(|s| {
+            s.files
+                .iter()
+                .map(|(k, (n, b))| (k.clone(), n.clone(), b.clone()))
+                .collect()
+        })
+    }
+
+    /// Reactions added: (message id, emoji type).
+    pub fn reactions(&self) -> Vec<(String, String)> {
+        self.shared.read(|s| s.reactions.clone())
+    }
+
+    /// An image a user sent in message `message_id` (downloadable as a resource).
+    pub fn add_image(&self, message_id: &str, file_key: &str, bytes: &[u8]) {
+        self.shared.with(|s| {
+            s.images.insert(
+                (message_id.to_string(), file_key.to_string()),
+                bytes.to_vec(),
+            )
+        });
+    }
+
+    /// Bot info requests so far.
+    pub fn bot_info_requests(&self) -> u32 {
+        self.shared.read(|s| s.bot_info_requests)
     }
 
     /// Mark a message recalled: patches get code 230011.
@@ -505,14 +606,66 @@ impl FakeFeishu {
         }
     }
 
-    /// Push a `card.action.trigger` as a `type=card` frame; returns ids.
+    /// Push an image message (`message_type: image`, in a group, with the
+    /// bot mentioned) whose image [`add_image`](Self::add_image) serves.
+    pub fn push_image_message(&self, chat_id: &str, open_id: &str, image: &[u8]) -> Pushed {
+        let (event_id, message_id) = self.shared.with(|s| {
+            s.event_seq += 1;
+            (
+                format!("ev_{}", s.event_seq),
+                format!("om_in_{}", s.event_seq),
+            )
+        });
+        let key = format!("img_v3_{event_id}");
+        self.add_image(&message_id, &key, image);
+        let mut payload = message_event(&event_id, &message_id, chat_id, open_id, "");
+        payload["event"]["message"]["message_type"] = json!("image");
+        payload["event"]["message"]["content"] = json!(json!({"image_key": key}).to_string());
+        let frame_id = self.push_payload("event", &payload, 1);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id,
+        }
+    }
+
+    /// Push a group message that @-mentions someone else (`mentioned`),
+    /// not the bot.
+    pub fn push_message_mentioning(
+        &self,
+        chat_id: &str,
+        open_id: &str,
+        text: &str,
+        mentioned: &str,
+    ) -> Pushed {
+        let (event_id, message_id) = self.shared.with(|s| {
+            s.event_seq += 1;
+            (
+                format!("ev_{}", s.event_seq),
+                format!("om_in_{}", s.event_seq),
+            )
+        });
+        let mut payload = message_event(&event_id, &message_id, chat_id, open_id, text);
+        payload["event"]["message"]["mentions"] = json!([{"key": "@_user_1",
+            "id": {"open_id": mentioned, "union_id": "on_x", "user_id": "x"},
+            "name": "colleague", "tenant_key": "tk", "mentioned_type": "user"}]);
+        let frame_id = self.push_payload("event", &payload, 1);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id,
+        }
+    }
+
+    /// Push a `card.action.trigger` as real Feishu does: a `type=event`
+    /// frame (the official SDKs drop `type=card` frames unacknowledged).
     pub fn push_card_action_frame(&self, open_id: &str, message_id: &str, value: Value) -> Pushed {
         let event_id = self.shared.with(|s| {
             s.event_seq += 1;
             format!("ev_{}", s.event_seq)
         });
         let payload = card_action_event(&event_id, open_id, message_id, "oc_fake", value);
-        let frame_id = self.push_payload("card", &payload, 1);
+        let frame_id = self.push_payload("event", &payload, 1);
         Pushed {
             frame_id,
             event_id,
@@ -594,7 +747,7 @@ pub fn message_event(
             "sender": {"sender_id": {"open_id": open_id, "user_id": "u", "union_id": "on"}, "sender_type": "user", "tenant_key": "tk"},
             "message": {"message_id": message_id, "chat_id": chat_id, "chat_type": "group", "message_type": "text",
                         "content": json!({"text": format!("@_user_1 {text}")}).to_string(),
-                        "mentions": [{"key": "@_user_1", "id": {"open_id": "ou_bot"}, "name": "clawmux", "tenant_key": "tk"}],
+                        "mentions": [{"key": "@_user_1", "id": {"open_id": BOT_OPEN_ID, "union_id": "on_bot", "user_id": ""}, "name": "clawmux", "tenant_key": "tk", "mentioned_type": "bot"}],
                         "create_time": "1700000000000"}
         }
     })
@@ -651,7 +804,26 @@ fn fragment(kind: &str, frame_id: &str, seq_id: u64, bytes: &[u8], n: usize) -> 
 }
 
 async fn serve_ws(shared: Arc<Shared>, stream: tokio::net::TcpStream) {
-    let Ok(ws) = tokio_tungstenite::accept_async(stream).await else {
+    use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+    let refusal = shared.read(|s| s.refuse_handshake.clone());
+    // A refused handshake carries Feishu's `handshake-*` headers.
+    #[allow(clippy::result_large_err)] // tungstenite's callback signature
+    let check = move |_: &Request, ok: Response| -> Result<Response, ErrorResponse> {
+        match &refusal {
+            None => Ok(ok),
+            Some((status, code, msg)) => {
+                let mut r = ErrorResponse::new(Some(msg.clone()));
+                *r.status_mut() = StatusCode::from_u16(*status).unwrap_or(StatusCode::FORBIDDEN);
+                let h = r.headers_mut();
+                let hv = |v: String| v.parse().unwrap_or_else(|_| "x".parse().expect("ascii"));
+                h.insert("handshake-status", hv(status.to_string()));
+                h.insert("handshake-msg", hv(msg.clone()));
+                h.insert("handshake-autherrcode", hv(code.to_string()));
+                Err(r)
+            }
+        }
+    };
+    let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, check).await else {
         return;
     };
     let (mut sink, mut source) = ws.split();
@@ -721,11 +893,7 @@ fn on_client_frame(shared: &Shared, frame: Frame) -> Option<Frame> {
                 return None;
             }
             let mut pong = Frame::control("pong", SERVICE_ID);
-            pong.payload = Some(
-                json!({"PingInterval": s.ping_interval_secs})
-                    .to_string()
-                    .into_bytes(),
-            );
+            pong.payload = Some(client_config(s).to_string().into_bytes());
             return Some(pong);
         }
         let id = frame.header("message_id").unwrap_or_default().to_string();
@@ -794,12 +962,34 @@ fn internal_error() -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
 }
 
-/// Feishu's rate-limit answer: 429, code 99991400, and when to come back.
+/// Feishu's rate-limit answer: HTTP 400 (as its API docs give it), code
+/// 99991400, and when to come back.
 fn rate_limited(reset_secs: u64) -> Response {
     let mut headers = HeaderMap::new();
     headers.insert("x-ogw-ratelimit-reset", reset_secs.into());
     let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
-    (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response()
+    (StatusCode::BAD_REQUEST, headers, body).into_response()
+}
+
+/// The `ClientConfig` the endpoint and pongs carry: all four values.
+fn client_config(s: &State_) -> Value {
+    json!({"PingInterval": s.ping_interval_secs, "ReconnectCount": s.reconnect_count,
+           "ReconnectInterval": s.reconnect_interval_secs, "ReconnectNonce": s.reconnect_nonce_secs})
+}
+
+/// A refusal queued by [`FakeFeishu::reject_next`], if any.
+fn rejection(s: &mut State_) -> Option<Response> {
+    if s.reject_next.is_empty() {
+        return None;
+    }
+    let (code, msg) = s.reject_next.remove(0);
+    Some(
+        (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"code": code, "msg": msg})),
+        )
+            .into_response(),
+    )
 }
 
 fn authorized(s: &State_, headers: &HeaderMap) -> bool {
@@ -820,9 +1010,6 @@ fn invalid_token() -> Response {
 
 /// Check a card the way Feishu would; Err is the reason for rejecting it.
 fn validate_card(content: &str) -> Result<Value, &'static str> {
-    if content.len() > MAX_CARD_BYTES {
-        return Err("card too large");
-    }
     let card: Value = serde_json::from_str(content).map_err(|_| "not JSON")?;
     if card["schema"] != "2.0" || !card["body"]["elements"].is_array() {
         return Err("not a 2.0 card");
@@ -858,8 +1045,26 @@ async fn token(State(sh): St, body: axum::Json<Value>) -> Response {
     })
 }
 
+/// Feishu's answer to a request body over 30 KB.
+fn too_long(len: usize) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(json!({"code": 230025, "msg": format!("The message content is too long ({len} bytes).")})),
+    )
+        .into_response()
+}
+
+/// The JSON of a request body, or Feishu's answer to a body it refuses.
+#[allow(clippy::result_large_err)] // the Err is the answer, sent at once
+fn parse_body(raw: &[u8]) -> Result<Value, Response> {
+    if raw.len() > MAX_BODY_BYTES {
+        return Err(too_long(raw.len()));
+    }
+    serde_json::from_slice(raw).map_err(|_| api_json(230001, "invalid request body", Value::Null))
+}
+
 /// Store a new message (or find the one with this uuid).
-fn create(sh: &Shared, headers: &HeaderMap, body: &Value, kind: Kind, target: String) -> Response {
+fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: String) -> Response {
     sh.with(|s| {
         if let Some(r) = fault(s) {
             return r;
@@ -867,16 +1072,34 @@ fn create(sh: &Shared, headers: &HeaderMap, body: &Value, kind: Kind, target: St
         if !authorized(s, headers) {
             return invalid_token();
         }
+        if let Some(r) = rejection(s) {
+            return r;
+        }
+        let body = match parse_body(raw) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
         let uuid = body["uuid"].as_str().map(str::to_string);
         if let Some(id) = uuid.as_ref().and_then(|u| s.by_uuid.get(u)) {
             return api_json(0, "ok", json!({"message_id": id}));
         }
-        if body["msg_type"] != "interactive" {
-            return api_json(230001, "unsupported msg_type", Value::Null);
-        }
-        let card = match validate_card(body["content"].as_str().unwrap_or_default()) {
-            Ok(c) => c,
-            Err(why) => return card_rejected(why),
+        let content = body["content"].as_str().unwrap_or_default();
+        let (kind, card) = match body["msg_type"].as_str() {
+            Some("interactive") => match validate_card(content) {
+                Ok(c) => (kind, c),
+                Err(why) => return card_rejected(why),
+            },
+            Some("file") => {
+                let c: Value = serde_json::from_str(content).unwrap_or(Value::Null);
+                let known = c["file_key"]
+                    .as_str()
+                    .is_some_and(|k| s.files.contains_key(k));
+                if !known {
+                    return api_json(230001, "invalid file_key", Value::Null);
+                }
+                (Kind::File, c)
+            }
+            _ => return api_json(230001, "unsupported msg_type", Value::Null),
         };
         s.msg_seq += 1;
         let id = format!("om_{}", s.msg_seq);
@@ -904,30 +1127,26 @@ async fn send(
     State(sh): St,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
-    body: axum::Json<Value>,
+    raw: Bytes,
 ) -> Response {
     let id_type = q.get("receive_id_type").cloned().unwrap_or_default();
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     let target = format!(
         "{id_type}:{}",
         body["receive_id"].as_str().unwrap_or_default()
     );
-    create(&sh, &headers, &body, Kind::Send, target)
+    create(&sh, &headers, &raw, Kind::Send, target)
 }
 
-async fn reply(
-    State(sh): St,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: axum::Json<Value>,
-) -> Response {
-    create(&sh, &headers, &body, Kind::Reply, id)
+async fn reply(State(sh): St, Path(id): Path<String>, headers: HeaderMap, raw: Bytes) -> Response {
+    create(&sh, &headers, &raw, Kind::Reply, id)
 }
 
 async fn patch_message(
     State(sh): St,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: axum::Json<Value>,
+    raw: Bytes,
 ) -> Response {
     sh.with(|s| {
         if let Some(r) = fault(s) {
@@ -936,6 +1155,13 @@ async fn patch_message(
         if !authorized(s, &headers) {
             return invalid_token();
         }
+        if let Some(r) = rejection(s) {
+            return r;
+        }
+        let body = match parse_body(&raw) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
         if s.deleted.contains(&id) {
             return api_json(230011, "The message was withdrawn.", Value::Null);
         }
@@ -959,11 +1185,18 @@ async fn patch_message(
 }
 
 async fn ws_endpoint(State(sh): St, body: axum::Json<Value>) -> Response {
+    let (refusal, config) = sh.with(|s| {
+        s.endpoint_requests += 1;
+        (s.refuse_endpoint.clone(), client_config(s))
+    });
+    if let Some((code, msg)) = refusal {
+        return axum::Json(json!({"code": code, "msg": msg})).into_response();
+    }
     if body["AppID"] != APP_ID || body["AppSecret"] != APP_SECRET {
-        return axum::Json(json!({"code": 1000040343, "msg": "app not found or secret wrong"}))
+        // Feishu answers a wrong app id or secret with 403.
+        return axum::Json(json!({"code": 403, "msg": "app not found or secret wrong"}))
             .into_response();
     }
-    let ping = sh.with(|s| s.ping_interval_secs);
     let url = format!(
         "ws://{}/ws?device_id=fake-device&service_id={SERVICE_ID}",
         sh.ws_addr
@@ -971,7 +1204,158 @@ async fn ws_endpoint(State(sh): St, body: axum::Json<Value>) -> Response {
     axum::Json(json!({
         "code": 0,
         "msg": "ok",
-        "data": {"URL": url, "ClientConfig": {"PingInterval": ping, "ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 0}}
+        "data": {"URL": url, "ClientConfig": config}
     }))
     .into_response()
+}
+
+/// `GET /open-apis/bot/v3/info`: the bot's own identity (`bot` at the top
+/// level, not under `data`).
+async fn bot_info(State(sh): St, headers: HeaderMap) -> Response {
+    sh.with(|s| {
+        if let Some(r) = fault(s) {
+            return r;
+        }
+        if !authorized(s, &headers) {
+            return invalid_token();
+        }
+        s.bot_info_requests += 1;
+        axum::Json(json!({"code": 0, "msg": "ok", "bot": {
+            "activate_status": 2, "app_name": "clawmux", "avatar_url": "", "ip_white_list": [],
+            "open_id": BOT_OPEN_ID}}))
+        .into_response()
+    })
+}
+
+/// `POST /open-apis/im/v1/messages/:id/reactions`.
+async fn reaction(
+    State(sh): St,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> Response {
+    sh.with(|s| {
+        if let Some(r) = fault(s) {
+            return r;
+        }
+        if !authorized(s, &headers) {
+            return invalid_token();
+        }
+        let Some(emoji) = body["reaction_type"]["emoji_type"].as_str() else {
+            return api_json(231001, "reaction type is invalid", Value::Null);
+        };
+        s.reactions.push((id.clone(), emoji.to_string()));
+        let n = s.reactions.len();
+        api_json(
+            0,
+            "success",
+            json!({"reaction_id": format!("r_{n}"), "reaction_type": {"emoji_type": emoji}}),
+        )
+    })
+}
+
+/// `GET /open-apis/im/v1/messages/:id/resources/:key?type=image`.
+async fn resource(
+    State(sh): St,
+    Path((id, key)): Path<(String, String)>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    sh.with(|s| {
+        if let Some(r) = fault(s) {
+            return r;
+        }
+        if !authorized(s, &headers) {
+            return invalid_token();
+        }
+        if q.get("type").map(String::as_str) != Some("image") {
+            return api_json(234001, "invalid type", Value::Null);
+        }
+        match s.images.get(&(id, key)) {
+            Some(bytes) => ([("content-type", "image/png")], bytes.clone()).into_response(),
+            None => api_json(234003, "file not found", Value::Null),
+        }
+    })
+}
+
+/// `POST /open-apis/im/v1/files` (multipart: file_type, file_name, file).
+async fn upload_file(State(sh): St, headers: HeaderMap, raw: Bytes) -> Response {
+    sh.with(|s| {
+        if let Some(r) = fault(s) {
+            return r;
+        }
+        if !authorized(s, &headers) {
+            return invalid_token();
+        }
+        if let Some(r) = rejection(s) {
+            return r;
+        }
+        let boundary = headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split("boundary=").nth(1))
+            .map(|b| b.trim_matches('"').to_string());
+        let Some(boundary) = boundary else {
+            return api_json(234001, "not multipart", Value::Null);
+        };
+        let parts = multipart_parts(&raw, &boundary);
+        let field = |name: &str| {
+            parts
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
+        let (Some(file_type), Some(file_name), Some(file)) =
+            (field("file_type"), field("file_name"), field("file"))
+        else {
+            return api_json(
+                234001,
+                "file_type, file_name and file are required",
+                Value::Null,
+            );
+        };
+        if file.is_empty() || String::from_utf8_lossy(&file_type).is_empty() {
+            return api_json(234001, "empty file", Value::Null);
+        }
+        let key = format!("file_v3_{}", s.files.len() + 1);
+        s.files.insert(
+            key.clone(),
+            (String::from_utf8_lossy(&file_name).into_owned(), file),
+        );
+        api_json(0, "success", json!({"file_key": key}))
+    })
+}
+
+/// The named parts of a multipart/form-data body: (name, bytes).
+fn multipart_parts(raw: &[u8], boundary: &str) -> Vec<(String, Vec<u8>)> {
+    let delim = format!("--{boundary}");
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while let Some(start) = find(rest, delim.as_bytes()) {
+        rest = &rest[start + delim.len()..];
+        if rest.starts_with(b"--") {
+            break;
+        }
+        let Some(head_end) = find(rest, b"\r\n\r\n") else {
+            break;
+        };
+        let head = String::from_utf8_lossy(&rest[..head_end]).into_owned();
+        let body_start = head_end + 4;
+        let Some(next) = find(&rest[body_start..], format!("\r\n{delim}").as_bytes()) else {
+            break;
+        };
+        let name = head
+            .split("name=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap_or_default()
+            .to_string();
+        out.push((name, rest[body_start..body_start + next].to_vec()));
+        rest = &rest[body_start + next + 2..];
+    }
+    out
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }

@@ -1,5 +1,7 @@
 //! The long-connection intake against the fake's pbbp2 WebSocket: acks,
-//! fragments, `type=card` frames, duplicates, drops and half-open sockets.
+//! fragments, card actions (as `type=event` frames, as Feishu sends them,
+//! and older `type=card` frames), duplicates, drops, half-open sockets, and
+//! the reconnect policy.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -7,6 +9,7 @@ use std::sync::Arc;
 use clawmux::feishu::card::{self, Template};
 use clawmux::feishu::event::{CardResponse, ToastKind};
 use clawmux::feishu::intake::CARD_ANSWER_WAIT;
+use clawmux::feishu::ws::{self, WsError};
 use clawmux::feishu::{Dedupe, Intake, IntakeEvent, MemoryDedupe};
 use serde_json::json;
 use tokio::time::{Duration, Instant, timeout};
@@ -114,6 +117,27 @@ async fn card_frames_are_handled_and_answered() {
         json!({"type": "success", "content": "Sent 1"})
     );
     assert_eq!(answer["card"]["data"]["header"]["template"], "grey");
+}
+
+#[tokio::test]
+async fn an_older_type_card_frame_is_still_handled_and_acked() {
+    let fake = FakeFeishu::start().await;
+    let (mut intake, _) = connected(&fake).await;
+    let payload = super::fake_server::card_action_event(
+        "ev_card_frame",
+        "ou_a",
+        "om_card",
+        "oc_1",
+        json!({"action": "x"}),
+    );
+    let frame_id = fake.push_payload("card", &payload, 1);
+    let IntakeEvent::CardAction(action) = next_event(&mut intake).await else {
+        panic!("expected a card action")
+    };
+    assert_eq!(action.event_id, "ev_card_frame");
+    let _ = action.respond.send(CardResponse::default());
+    let ack = fake.wait_ack(&frame_id, WAIT).await.expect("acked");
+    assert_eq!(ack.code, 200);
 }
 
 #[tokio::test]
@@ -267,4 +291,89 @@ async fn dropped_connections_lose_and_duplicate_nothing() {
     fake.wait_ack(&sentinel.frame_id, WAIT)
         .await
         .expect("sentinel ack");
+}
+
+/// The intake ends (the client stopped) within the wait.
+async fn stops(intake: &mut Intake) -> bool {
+    matches!(timeout(WAIT, intake.recv()).await, Ok(None))
+}
+
+#[tokio::test]
+async fn a_fatal_endpoint_code_stops_the_client_without_retrying() {
+    let fake = FakeFeishu::start().await;
+    fake.refuse_endpoint(Some((1000040350, "exceed conn limit")));
+    let mut intake = Intake::long_connection(fake.config(), Arc::new(MemoryDedupe::default()));
+    assert!(stops(&mut intake).await, "the client kept going");
+    assert_eq!(fake.endpoint_requests(), 1);
+}
+
+#[tokio::test]
+async fn handshake_headers_are_read_into_the_error_and_a_fatal_one_stops() {
+    let fake = FakeFeishu::start().await;
+    fake.refuse_handshake(Some((403, 1000040350, "exceed conn limit")));
+    let err = ws::check_endpoint(&fake.config())
+        .await
+        .expect_err("the handshake is refused");
+    match &err {
+        WsError::Handshake {
+            status,
+            handshake_status,
+            auth_code,
+            msg,
+        } => {
+            assert_eq!(*status, 403);
+            assert_eq!(*handshake_status, Some(403));
+            assert_eq!(*auth_code, Some(1000040350));
+            assert_eq!(msg, "exceed conn limit");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.is_fatal());
+    let mut intake = Intake::long_connection(fake.config(), Arc::new(MemoryDedupe::default()));
+    assert!(stops(&mut intake).await, "the client kept going");
+    // The doctor's try, then the client's one.
+    assert_eq!(fake.endpoint_requests(), 2);
+}
+
+#[tokio::test]
+async fn a_pong_updates_the_reconnect_policy_and_the_count_is_honoured() {
+    let fake = FakeFeishu::start().await;
+    // The endpoint says: retry for ever, no waits, ping every second.
+    fake.set_client_config(1, -1, 0, 0);
+    let (mut intake, _) = connected(&fake).await;
+    // Later pongs say: one try only.
+    fake.set_client_config(1, 1, 0, 0);
+    let pongs_after = fake.pings().0 + 1;
+    fake.wait_until(WAIT, |f| Some(()).filter(|_| f.pings().0 > pongs_after))
+        .await
+        .expect("a pong with the new config");
+    // Retryable refusals from now on; the connection drops.
+    fake.refuse_endpoint(Some((1000040343, "internal error")));
+    let before = fake.endpoint_requests();
+    fake.drop_ws();
+    assert!(stops(&mut intake).await, "the client kept retrying");
+    assert_eq!(
+        fake.endpoint_requests() - before,
+        1,
+        "one try, as the pong said (the endpoint said for ever)"
+    );
+}
+
+#[tokio::test]
+async fn retryable_refusals_are_retried_until_they_stop() {
+    let fake = FakeFeishu::start().await;
+    fake.set_client_config(120, -1, 0, 0);
+    let (mut intake, _) = connected(&fake).await;
+    fake.refuse_endpoint(Some((1, "system busy")));
+    fake.drop_ws();
+    fake.wait_until(WAIT, |f| Some(()).filter(|_| f.endpoint_requests() >= 4))
+        .await
+        .expect("retried");
+    fake.refuse_endpoint(None);
+    assert!(fake.wait_connected(2, WAIT).await, "reconnected");
+    let pushed = fake.push_message("oc_1", "ou_alice", "/gsd:progress");
+    let IntakeEvent::MessageReceived(m) = next_event(&mut intake).await else {
+        panic!("expected a message")
+    };
+    assert_eq!(m.message_id, pushed.message_id);
 }

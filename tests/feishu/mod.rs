@@ -6,4 +6,5 @@ pub mod fake_server;
 mod api;
 mod cli;
 mod long_connection;
+mod sdk_oracle;
 mod webhook;

@@ -3,9 +3,9 @@
 //! timeouts, lost sessions, input the agent did not take.
 
 use super::{Core, title};
-use crate::bridge::names;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::{error_guidance, output_markdown, spec_of};
+use crate::bridge::{long_result, names};
 use crate::feishu::card;
 use crate::store::LogEvent;
 use crate::store::clock;
@@ -138,6 +138,9 @@ impl Core {
                         j.started = true;
                         j.progress = Some(handle.to_string());
                     });
+                    // The user's message shows the agent took it.
+                    let taken = long_result::taken_reaction(&j.target, j.reply_to.as_deref());
+                    self.shared.update(|s| s.outbox.extend(taken));
                     self.throttles.entry(id.clone()).or_default().last_patch = Some(self.now);
                 }
             }
@@ -216,10 +219,18 @@ impl Core {
                             self.send(target, reply_to, &card::info_card(&title, &text));
                         }
                         TurnEnding::Finished => {
+                            // A long result is a summary card and a file.
                             let md = output_markdown(&output);
-                            self.send_all(target, reply_to, &card::result_cards(&title(&j), &md));
+                            let threshold = self.config.feishu.long_result_bytes;
+                            let (dir, title) = (&self.state_dir, title(&j));
+                            let entries = long_result::result_entries(
+                                dir, threshold, target, reply_to, &title, &output, &md,
+                            );
+                            self.shared.update(|s| s.outbox.extend(entries));
                         }
                     }
+                    let done = long_result::done_reaction(&j.target, j.reply_to.as_deref());
+                    self.shared.update(|s| s.outbox.extend(done));
                 }
             }
             ProjectEventKind::TimedOut {

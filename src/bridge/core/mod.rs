@@ -91,6 +91,8 @@ impl std::fmt::Debug for ProjectCmd {
 pub struct Core {
     config: Arc<Config>,
     shared: SharedState,
+    /// The state directory (pairing files, long results waiting to go out).
+    state_dir: std::path::PathBuf,
     policy: Policy,
     pairing: Pairing,
     /// Agent pane (`%N`) -> project, for hooks.
@@ -118,6 +120,7 @@ impl Core {
             pairing: Pairing::new(state_dir),
             config,
             shared,
+            state_dir: state_dir.to_path_buf(),
             panes: HashMap::new(),
             statuses: HashMap::new(),
             answering: HashSet::new(),
@@ -272,13 +275,6 @@ impl Core {
     fn job(&self, id: &str) -> Option<Job> {
         self.shared
             .read(|s| s.jobs.iter().find(|j| j.id == id).cloned())
-    }
-
-    fn send_all(&self, target: &ChatTarget, reply_to: Option<&str>, cards: &[Card]) {
-        let entries = cards
-            .iter()
-            .map(|card| Self::new_card(target, reply_to, card).1);
-        self.shared.update(|s| s.outbox.extend(entries));
     }
 
     fn patch(&self, handle: &str, card: &Card) {

@@ -1,0 +1,255 @@
+//! Long command results as chat users read them: one summary card (first
+//! and last lines, counts) and the whole output as a file message, instead
+//! of dozens of cards nobody reads on a phone. Shorter results, and every
+//! result on the console, stay paginated cards.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::feishu::card::{self, Card};
+use crate::store::clock;
+use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+
+/// Results longer than this (bytes of output) go as a summary and a file
+/// by default: about what one card holds.
+pub const DEFAULT_LONG_RESULT_BYTES: usize = 24 * 1024;
+
+/// Where files wait for delivery, under the state directory.
+pub const OUTBOX_FILES_DIR: &str = "outbox-files";
+
+/// Longest file name stem taken from a title, in chars.
+const MAX_STEM_CHARS: usize = 48;
+
+/// The outbox entries that deliver a finished command's result: paginated
+/// cards, or (output over `threshold` bytes, to a chat; 0 disables) a
+/// summary card and the output as a file. If the file cannot be written,
+/// the cards go instead (logged): nothing is lost.
+pub fn result_entries(
+    state_dir: &Path,
+    threshold: usize,
+    target: &ChatTarget,
+    reply_to: Option<&str>,
+    title: &str,
+    output: &str,
+    markdown: &str,
+) -> Vec<OutboxEntry> {
+    let long = threshold > 0 && output.len() > threshold;
+    if long && let ChatTarget::Chat { .. } = target {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let file_name = format!("{}.txt", stem(title));
+        match write_file(state_dir, &uuid, output) {
+            Ok(path) => {
+                let summary = card::summary_card(title, output, &file_name);
+                let file = OutboxEntry {
+                    uuid,
+                    op: OutboxOp::File {
+                        target: target.clone(),
+                        handle: uuid::Uuid::new_v4().to_string(),
+                        reply_to: reply_to.map(String::from),
+                        path: path.to_string_lossy().into_owned(),
+                        file_name: file_name.clone(),
+                    },
+                    card: Value::Null,
+                    text: format!("(file {file_name}, {} bytes)", output.len()),
+                    created_ms: clock::now_ms(),
+                };
+                return vec![card_entry(target, reply_to, &summary), file];
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot keep a long result as a file; sending it as cards")
+            }
+        }
+    }
+    card::result_cards(title, markdown)
+        .iter()
+        .map(|c| card_entry(target, reply_to, c))
+        .collect()
+}
+
+/// A reaction on the user's message (`emoji`: Feishu's emoji type, e.g.
+/// `OnIt` when a command is taken, `DONE` when it finished).
+pub fn reaction_entry(message_id: &str, emoji: &str) -> OutboxEntry {
+    OutboxEntry {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        op: OutboxOp::React {
+            handle: uuid::Uuid::new_v4().to_string(),
+            message_id: message_id.to_string(),
+            emoji: emoji.to_string(),
+        },
+        card: Value::Null,
+        text: String::new(),
+        created_ms: clock::now_ms(),
+    }
+}
+
+/// The "taken" reaction on a chat command's message (none on the console).
+pub fn taken_reaction(target: &ChatTarget, message_id: Option<&str>) -> Option<OutboxEntry> {
+    reaction_for(target, message_id, EMOJI_TAKEN)
+}
+
+/// The "finished" reaction on a chat command's message (none on the console).
+pub fn done_reaction(target: &ChatTarget, message_id: Option<&str>) -> Option<OutboxEntry> {
+    reaction_for(target, message_id, EMOJI_DONE)
+}
+
+fn reaction_for(target: &ChatTarget, message_id: Option<&str>, emoji: &str) -> Option<OutboxEntry> {
+    match (target, message_id) {
+        (ChatTarget::Chat { .. }, Some(m)) => Some(reaction_entry(m, emoji)),
+        _ => None,
+    }
+}
+
+/// Feishu's emoji type for "taken, working on it".
+pub const EMOJI_TAKEN: &str = "OnIt";
+/// Feishu's emoji type for "finished".
+pub const EMOJI_DONE: &str = "DONE";
+
+fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> OutboxEntry {
+    OutboxEntry {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        op: OutboxOp::Send {
+            target: target.clone(),
+            handle: uuid::Uuid::new_v4().to_string(),
+            reply_to: reply_to.map(String::from),
+        },
+        card: serde_json::to_value(card).unwrap_or(Value::Null),
+        text: card.to_text(),
+        created_ms: clock::now_ms(),
+    }
+}
+
+/// A file name stem from a title: letters, digits, `-` and `_`.
+fn stem(title: &str) -> String {
+    let s: String = title
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+        .chars()
+        .take(MAX_STEM_CHARS)
+        .collect();
+    if s.is_empty() { "result".into() } else { s }
+}
+
+/// Writes the output where the outbox finds it: a 0700 directory, a 0600
+/// file (it holds what the agent printed).
+fn write_file(state_dir: &Path, uuid: &str, output: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = state_dir.join(OUTBOX_FILES_DIR);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    let path = dir.join(format!("{uuid}.txt"));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    f.write_all(output.as_bytes())?;
+    f.sync_all()?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feishu::paginate::{MAX_REQUEST_BODY_BYTES, body_len};
+
+    fn chat() -> ChatTarget {
+        ChatTarget::Chat { id: "oc_1".into() }
+    }
+
+    #[test]
+    fn a_megabyte_result_is_one_summary_card_and_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let output: String = (0..25_000)
+            .map(|i| format!("{{\"line\":{i},\"msg\":\"a \\\"quoted\\\" value\"}}\n"))
+            .collect();
+        assert!(output.len() >= 1_000_000);
+        let md = crate::bridge::texts::output_markdown(&output);
+        let entries = result_entries(
+            dir.path(),
+            DEFAULT_LONG_RESULT_BYTES,
+            &chat(),
+            Some("om_1"),
+            "demo: /gsd:execute",
+            &output,
+            &md,
+        );
+        assert_eq!(entries.len(), 2);
+        let card: Card = match &entries[0].op {
+            OutboxOp::Send { reply_to, .. } => {
+                assert_eq!(reply_to.as_deref(), Some("om_1"));
+                let text = entries[0].text.clone();
+                assert!(text.contains("25000 lines"), "{text}");
+                assert!(
+                    text.contains("\"line\":0,") && text.contains("\"line\":24999,"),
+                    "head and tail"
+                );
+                card::summary_card("demo: /gsd:execute", &output, "demo-gsd-execute.txt")
+            }
+            other => panic!("{other:?}"),
+        };
+        assert!(body_len(&card) <= MAX_REQUEST_BODY_BYTES);
+        match &entries[1].op {
+            OutboxOp::File {
+                path,
+                file_name,
+                reply_to,
+                ..
+            } => {
+                assert_eq!(file_name, "demo-gsd-execute.txt");
+                assert_eq!(reply_to.as_deref(), Some("om_1"));
+                assert_eq!(std::fs::read_to_string(path).unwrap(), output);
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn short_results_console_results_and_a_zero_threshold_stay_cards() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x\n".repeat(40_000);
+        let md = crate::bridge::texts::output_markdown(&big);
+        for (target, threshold, text) in [
+            (chat(), DEFAULT_LONG_RESULT_BYTES, "short"),
+            (ChatTarget::Console, DEFAULT_LONG_RESULT_BYTES, big.as_str()),
+            (chat(), 0, big.as_str()),
+        ] {
+            let md = if text == "short" {
+                "short".to_string()
+            } else {
+                md.clone()
+            };
+            let entries = result_entries(dir.path(), threshold, &target, None, "t", text, &md);
+            assert!(
+                entries
+                    .iter()
+                    .all(|e| matches!(e.op, OutboxOp::Send { .. }))
+            );
+        }
+        assert!(!dir.path().join(OUTBOX_FILES_DIR).exists());
+    }
+
+    #[test]
+    fn file_stems_are_safe() {
+        assert_eq!(stem("demo: /gsd:plan-phase 2"), "demo-gsd-plan-phase-2");
+        assert_eq!(stem("../../etc"), "etc");
+        assert_eq!(stem("::"), "result");
+    }
+}

@@ -1,0 +1,325 @@
+//! The official Feishu SDKs as oracles: the Node SDK's `WSClient` against the
+//! local Feishu server, and (in `webhook_vectors`) the Python SDK's own
+//! signature and decryption code judging the vectors clawmux must accept.
+//!
+//! The SDKs are installed on first use into `target/feishu-sdk` (npm into a
+//! prefix, pip into a target dir), pinned to the versions checked against.
+//! A test skips, saying so on stderr, only when node/npm or python3 is
+//! missing; a failed install fails the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::time::{Duration, Instant, timeout_at};
+
+use std::sync::Arc;
+
+use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe};
+
+use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+
+/// The Node SDK version the local server was checked against.
+pub const NODE_SDK_VERSION: &str = "1.74.0";
+/// The Python SDK version the webhook vectors were checked against.
+pub const PYTHON_SDK_VERSION: &str = "1.7.5";
+
+/// One install at a time (tests run in parallel threads).
+static INSTALL: Mutex<()> = Mutex::new(());
+
+fn sdk_root() -> PathBuf {
+    match std::env::var_os("CLAWMUX_FEISHU_SDK_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/feishu-sdk"),
+    }
+}
+
+fn runs(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `node_modules` holding `@larksuiteoapi/node-sdk`, installed if needed;
+/// None (after saying so) when node or npm is missing.
+pub fn node_sdk(test: &str) -> Option<PathBuf> {
+    if !runs("node", "--version") || !runs("npm", "--version") {
+        eprintln!("SKIPPED {test}: node/npm not found; the official Node SDK oracle needs them");
+        return None;
+    }
+    let prefix = sdk_root().join("node");
+    let modules = prefix.join("node_modules");
+    let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let package = modules.join("@larksuiteoapi/node-sdk/package.json");
+    let installed = std::fs::read_to_string(&package)
+        .ok()
+        .and_then(|p| serde_json::from_str::<Value>(&p).ok())
+        .is_some_and(|p| p["version"] == NODE_SDK_VERSION);
+    if !installed {
+        let status = Command::new("npm")
+            .args(["install", "--no-fund", "--no-audit", "--prefix"])
+            .arg(&prefix)
+            .arg(format!("@larksuiteoapi/node-sdk@{NODE_SDK_VERSION}"))
+            .status()
+            .expect("run npm");
+        assert!(status.success(), "npm install of the Node SDK failed");
+    }
+    Some(modules)
+}
+
+/// A directory to put on PYTHONPATH with `lark_oapi`, installed if needed;
+/// None (after saying so) when python3 is missing.
+pub fn python_sdk(test: &str) -> Option<PathBuf> {
+    if !runs("python3", "--version") {
+        eprintln!("SKIPPED {test}: python3 not found; the official Python SDK oracle needs it");
+        return None;
+    }
+    let target = sdk_root().join("python");
+    let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let version = Command::new("python3")
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('lark-oapi'))",
+        ])
+        .env("PYTHONPATH", &target)
+        .env("PYTHONNOUSERSITE", "1")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if version.as_deref() != Some(PYTHON_SDK_VERSION) {
+        let status = Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--upgrade",
+                "--target",
+            ])
+            .arg(&target)
+            .arg(format!("lark-oapi=={PYTHON_SDK_VERSION}"))
+            .status()
+            .expect("run pip");
+        assert!(status.success(), "pip install of lark-oapi failed");
+    }
+    Some(target)
+}
+
+/// The JSON lines a child prints, as they come.
+fn lines_of(child: &mut tokio::process::Child) -> mpsc::Receiver<Value> {
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && tx.send(v).await.is_err()
+            {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The next printed line of `kind`, within the deadline.
+async fn next_of(rx: &mut mpsc::Receiver<Value>, kind: &str, deadline: Instant) -> Value {
+    loop {
+        match timeout_at(deadline, rx.recv()).await {
+            Ok(Some(v)) if v["kind"] == kind => return v,
+            Ok(Some(v)) if v["kind"] == "error" => panic!("the Node SDK client failed: {v}"),
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the Node SDK client exited before printing {kind}"),
+            Err(_) => panic!("no {kind} from the Node SDK client in time"),
+        }
+    }
+}
+
+/// How long the Node client may take to start and connect (it loads the
+/// whole SDK) and to answer each pushed event.
+const NODE_WAIT: Duration = Duration::from_secs(60);
+
+#[tokio::test]
+async fn the_official_node_ws_client_works_against_the_local_server() {
+    let Some(modules) = node_sdk("the_official_node_ws_client_works_against_the_local_server")
+    else {
+        return;
+    };
+    let fake = FakeFeishu::start().await;
+    // Pings every second, so the client's pings and our pongs are seen.
+    fake.set_client_config(1, -1, 1, 0);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/ws_client.js");
+    let mut child = tokio::process::Command::new("node")
+        .arg(&script)
+        .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
+        .env("NODE_PATH", &modules)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut lines = lines_of(&mut child);
+    next_of(&mut lines, "ready", Instant::now() + NODE_WAIT).await;
+
+    // A chat message: the SDK's dispatcher gets it and the frame is acked.
+    let msg = fake.push_message("oc_sdk", "ou_user", "/gsd:progress");
+    let ack = fake
+        .wait_ack(&msg.frame_id, NODE_WAIT)
+        .await
+        .expect("the Node SDK acked the message frame");
+    assert_eq!(ack.code, 200);
+    assert!(ack.biz_rt.is_some(), "ack without biz_rt");
+    let got = next_of(&mut lines, "message", Instant::now() + NODE_WAIT).await;
+    assert_eq!(got["message_id"], msg.message_id.as_str());
+    assert_eq!(got["text"], "@_user_1 /gsd:progress");
+
+    // A card click, as Feishu sends it (a type=event frame): routed through
+    // the SDK's event dispatcher, its answer comes back in the ack.
+    let click = fake.push_card_action_frame("ou_user", "om_card", json!({"action": "approval"}));
+    let ack = fake
+        .wait_ack(&click.frame_id, NODE_WAIT)
+        .await
+        .expect("the Node SDK acked the card action frame");
+    assert_eq!(ack.code, 200);
+    assert_eq!(
+        ack.answer,
+        json!({"toast": {"type": "success", "content": "from the node sdk"}})
+    );
+    let got = next_of(&mut lines, "card", Instant::now() + NODE_WAIT).await;
+    assert_eq!(got["open_message_id"], "om_card");
+    assert_eq!(got["value"], json!({"action": "approval"}));
+
+    // Its pings are well formed and answered (our pong is a full ClientConfig
+    // it parses; a bad one would log an error and stop nothing, so check
+    // the pings themselves).
+    let pings = fake
+        .wait_until(NODE_WAIT, |f| Some(f.pings()).filter(|(n, _)| *n >= 2))
+        .await
+        .expect("the Node SDK pinged");
+    assert_eq!(pings.1, 0, "malformed pings from the Node SDK");
+    assert_eq!(fake.unacked(), 0);
+    child.kill().await.ok();
+}
+
+const VECTOR_KEY: &str = "vector-encrypt-key";
+const VECTOR_TOKEN: &str = "vector-verification-token";
+
+/// Every webhook vector the Python SDK judged (both signature schemes,
+/// forgeries, url_verification for both) gets the same verdict from
+/// clawmux's webhook: accepted ones answered 200 with their event
+/// delivered, refused ones 401.
+#[tokio::test]
+async fn webhook_verdicts_agree_with_the_official_python_sdk() {
+    let Some(py) = python_sdk("webhook_verdicts_agree_with_the_official_python_sdk") else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/webhook_vectors.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([VECTOR_KEY, VECTOR_TOKEN])
+        .env("PYTHONPATH", &py)
+        .env("PYTHONNOUSERSITE", "1")
+        .output()
+        .expect("run the vector script");
+    assert!(
+        out.status.success(),
+        "vector script failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vectors: Value = serde_json::from_slice(&out.stdout).expect("vectors are JSON");
+    assert_eq!(vectors["sdk"], format!("lark-oapi {PYTHON_SDK_VERSION}"));
+    let vectors = vectors["vectors"].as_array().expect("a list").clone();
+    assert!(vectors.len() >= 10, "{vectors:?}");
+
+    let mut config = FeishuConfig::new(
+        APP_ID,
+        APP_SECRET,
+        Domain::Custom("http://127.0.0.1:9".into()),
+    );
+    config.encrypt_key = Some(VECTOR_KEY.into());
+    config.verification_token = Some(VECTOR_TOKEN.into());
+    let mut intake = Intake::webhook(
+        config,
+        "127.0.0.1:0".parse().expect("addr"),
+        Arc::new(MemoryDedupe::default()),
+    )
+    .await
+    .expect("bind webhook");
+    let url = format!(
+        "http://{}/webhook/event",
+        intake.local_addr().expect("addr")
+    );
+    // Delivered events, as (kind, message id); card actions answered at once.
+    let (seen_tx, mut seen) = mpsc::channel::<(String, String)>(16);
+    tokio::spawn(async move {
+        while let Some(ev) = intake.recv().await {
+            let item = match ev {
+                IntakeEvent::MessageReceived(m) => ("message".to_string(), m.message_id),
+                IntakeEvent::CardAction(a) => {
+                    let _ = a.respond.send(Default::default());
+                    ("card".to_string(), a.message_id)
+                }
+            };
+            if seen_tx.send(item).await.is_err() {
+                return;
+            }
+        }
+    });
+
+    let http = reqwest::Client::new();
+    for v in &vectors {
+        let name = v["name"].as_str().unwrap_or_default();
+        let mut req = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header(
+                "X-Lark-Request-Timestamp",
+                v["timestamp"].as_str().unwrap_or_default(),
+            )
+            .header(
+                "X-Lark-Request-Nonce",
+                v["nonce"].as_str().unwrap_or_default(),
+            )
+            .body(v["body"].as_str().unwrap_or_default().to_string());
+        let signature = v["signature"].as_str().unwrap_or_default();
+        if !signature.is_empty() {
+            req = req.header("X-Lark-Signature", signature);
+        }
+        let resp = req.send().await.expect("post a vector");
+        let status = resp.status().as_u16();
+        let answer = resp.text().await.unwrap_or_default();
+        if v["sdk_accepts"] == true {
+            assert_eq!(
+                status, 200,
+                "{name}: the SDK accepts it, clawmux answered {status} {answer}"
+            );
+            let sdk_answer: Value =
+                serde_json::from_str(v["sdk_answer"].as_str().unwrap_or("")).unwrap_or(Value::Null);
+            if let Some(challenge) = sdk_answer.get("challenge") {
+                let ours: Value = serde_json::from_str(&answer).expect("a JSON answer");
+                assert_eq!(ours["challenge"], *challenge, "{name}");
+            }
+            if let Some(kind) = v["event"].as_str() {
+                let kind = if kind == "card_v1" { "card" } else { kind };
+                let got = timeout_at(Instant::now() + Duration::from_secs(10), seen.recv())
+                    .await
+                    .expect("the event is delivered")
+                    .expect("intake running");
+                assert_eq!(got.0, kind, "{name}");
+            }
+        } else {
+            assert_eq!(
+                status, 401,
+                "{name}: the SDK refuses it, clawmux answered {status} {answer}"
+            );
+        }
+    }
+    // Nothing refused slipped through.
+    assert!(seen.try_recv().is_err(), "an extra event was delivered");
+}
