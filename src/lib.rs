@@ -12,8 +12,10 @@
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
+//! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
 //! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
+pub mod agentcheck;
 pub mod bench;
 pub mod bridge;
 pub mod control;

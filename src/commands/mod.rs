@@ -9,6 +9,7 @@ mod hook;
 mod openspec;
 mod pairing;
 mod prompt;
+mod record;
 mod run;
 mod serve;
 mod sim_agent;
@@ -45,6 +46,8 @@ enum Command {
     Watch(watch::Args),
     /// Decode a recorded control-mode stream from stdin.
     Decode(decode::Args),
+    /// Record a session's control-mode stream with arrival times.
+    Record(record::Args),
     /// Print the detections in a recorded control-mode stream from stdin.
     Detect(detect::Args),
     /// Print the paginated Feishu cards for markdown on stdin.
@@ -75,6 +78,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => run::run(a),
         Command::Watch(a) => watch::run(a),
         Command::Decode(a) => decode::run(a),
+        Command::Record(a) => record::run(a),
         Command::Detect(a) => detect::run(a),
         Command::Card(a) => card::run(a),
         Command::Doctor(a) => doctor::run(a),

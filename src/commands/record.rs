@@ -1,0 +1,183 @@
+//! `clawmux record`: attach a control client to a session and save the
+//! control-mode stream with each line's arrival time, in the
+//! `clawmux-recording v1` format ([`clawmux::control::recording`]), which
+//! `clawmux decode` and `clawmux detect` read like a plain `.ctl` capture.
+//!
+//! Recording stops when the session ends (tmux sends `%exit`), on Ctrl-C or
+//! SIGTERM. Every line is flushed as it arrives, so a recorder that is
+//! killed loses nothing already received.
+
+use std::fs;
+use std::io::BufWriter;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clawmux::control::MAX_LINE_BYTES;
+use clawmux::control::recording::{RecordingHeader, RecordingWriter};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+
+use super::UsageError;
+
+/// How long tmux gets to end its control client after its stdin closes.
+const DETACH_GRACE: Duration = Duration::from_secs(2);
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// tmux socket name (`tmux -L`).
+    #[arg(short = 'L', value_name = "SOCKET", conflicts_with = "socket_path")]
+    socket_name: Option<String>,
+    /// tmux socket path (`tmux -S`).
+    #[arg(short = 'S', value_name = "PATH")]
+    socket_path: Option<PathBuf>,
+    /// Session to record.
+    #[arg(short = 't', long, value_name = "SESSION")]
+    target: String,
+    /// The recording file (created 0600; an existing file is replaced).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: PathBuf,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.target.is_empty() || args.target.contains(['\n', '\r', '\0']) {
+        return Err(UsageError(format!("invalid session name {:?}", args.target)).into());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(record(args))
+}
+
+fn tmux_base(args: &Args) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("tmux");
+    if let Some(name) = &args.socket_name {
+        cmd.arg("-L").arg(name);
+    } else if let Some(path) = &args.socket_path {
+        cmd.arg("-S").arg(path);
+    }
+    cmd
+}
+
+/// Asks tmux for the session's window size and its version.
+async fn header(args: &Args) -> anyhow::Result<RecordingHeader> {
+    let out = tmux_base(args)
+        .args(["display-message", "-p", "-t", &args.target])
+        .arg("#{window_width} #{window_height}")
+        .output()
+        .await
+        .context("running tmux")?;
+    if !out.status.success() {
+        return Err(UsageError(format!(
+            "no session {:?} on that tmux server: {}",
+            args.target,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+        .into());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut dims = text.split_whitespace().map(str::parse::<u16>);
+    let version = tokio::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .await
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|v| !v.is_empty());
+    Ok(RecordingHeader {
+        session: Some(args.target.clone()),
+        cols: dims.next().and_then(Result::ok),
+        rows: dims.next().and_then(Result::ok),
+        tmux: version,
+    })
+}
+
+async fn record(args: Args) -> anyhow::Result<ExitCode> {
+    let header = header(&args).await?;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&args.output)
+        .with_context(|| format!("creating {}", args.output.display()))?;
+    let mut writer = RecordingWriter::new(BufWriter::new(file), &header)
+        .and_then(|mut w| w.flush().map(|()| w))
+        .with_context(|| format!("writing {}", args.output.display()))?;
+
+    let mut child = tmux_base(&args)
+        .args(["-C", "attach-session", "-t", &args.target])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting the tmux control client")?;
+    let start = Instant::now();
+    let mut stdin = child.stdin.take();
+    let stdout = child
+        .stdout
+        .take()
+        .context("the tmux control client has no stdout")?;
+    let mut reader = tokio::io::BufReader::new(stdout);
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    eprintln!(
+        "clawmux: recording session {} to {}; Ctrl-C to stop",
+        args.target,
+        args.output.display()
+    );
+    let mut line = Vec::new();
+    let mut lines: u64 = 0;
+    let mut stop_at: Option<tokio::time::Instant> = None;
+    loop {
+        line.clear();
+        let read = async {
+            // Bounded: an over-long line is written in pieces, as tmux sent
+            // it; the decoder drops it on replay.
+            let mut limited = (&mut reader).take(MAX_LINE_BYTES as u64);
+            limited.read_until(b'\n', &mut line).await
+        };
+        let deadline = async {
+            match stop_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let n = tokio::select! {
+            n = read => n.context("reading the tmux control client")?,
+            _ = tokio::signal::ctrl_c(), if stop_at.is_none() => {
+                stdin.take();
+                stop_at = Some(tokio::time::Instant::now() + DETACH_GRACE);
+                continue;
+            }
+            _ = sigterm.recv(), if stop_at.is_none() => {
+                stdin.take();
+                stop_at = Some(tokio::time::Instant::now() + DETACH_GRACE);
+                continue;
+            }
+            () = deadline => break,
+        };
+        if n == 0 {
+            break;
+        }
+        let at_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        writer
+            .line(at_ms, &line)
+            .and_then(|()| writer.flush())
+            .with_context(|| format!("writing {}", args.output.display()))?;
+        lines += 1;
+    }
+    drop(stdin);
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    writer
+        .flush()
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    eprintln!(
+        "clawmux: recorded {lines} lines to {}",
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

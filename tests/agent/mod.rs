@@ -1,0 +1,7 @@
+//! The real Claude Code in real tmux against the fake Messages API: each
+//! scenario recorded with `clawmux record` (committed under
+//! `tests/fixtures/claude-2.1.197/`, refreshed with
+//! `CLAWMUX_UPDATE_FIXTURES=1`), checked live and by replay.
+
+mod live;
+mod scenarios;

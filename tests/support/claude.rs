@@ -1,0 +1,314 @@
+//! The real Claude Code in a real tmux pane against the fake Messages API,
+//! recorded with `clawmux record` from its first byte.
+//!
+//! `claude` is `$CLAWMUX_CLAUDE` or `claude` on `PATH` (`.ci/run` installs the
+//! pinned version); tests skip loudly only when it is absent.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn, find_claude};
+
+use super::tmux::TmuxServer;
+
+/// The Claude Code version the fixtures were recorded with.
+pub const CLAUDE_VERSION: &str = "2.1.197";
+
+/// Where the committed recordings live.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("claude-{CLAUDE_VERSION}"))
+}
+
+/// The `claude` binary, or `None` after a loud message saying the test is
+/// skipped.
+pub fn claude_or_skip(test: &str) -> Option<PathBuf> {
+    let found = find_claude();
+    if found.is_none() {
+        eprintln!(
+            "\n*** SKIPPED {test}: Claude Code is not installed (set CLAWMUX_CLAUDE or put `claude` on PATH; \
+             .ci/run installs @anthropic-ai/claude-code@{CLAUDE_VERSION} with npm) ***\n"
+        );
+    }
+    found
+}
+
+/// Longest a scenario step waits for the screen. Claude Code starts in ~2 s
+/// here; a loaded machine shares 2 cores with other builds.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Options for one run.
+#[derive(Default, Clone)]
+pub struct RunOptions {
+    pub max_retries: Option<u32>,
+    /// Delay between streamed SSE events, so the busy spinner shows.
+    pub pace: Option<Duration>,
+    /// Extra `claude` arguments (e.g. `--permission-mode plan`).
+    pub args: Vec<&'static str>,
+    /// Watch live with `clawmux watch --json --profile claude` next to the
+    /// recorder.
+    pub watch: bool,
+}
+
+/// A running Claude Code session with its recorder.
+pub struct ClaudeRun {
+    pub api: FakeApi,
+    pub env: ClaudeEnv,
+    pub tmux: TmuxServer,
+    pub target: String,
+    recording: PathBuf,
+    recorder: Option<Child>,
+    watcher: Option<Child>,
+    watch_out: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl ClaudeRun {
+    /// Starts the recorder on a placeholder pane, then Claude Code in that
+    /// pane, and waits for its input box.
+    pub fn start(claude: &Path, script: Vec<Turn>, options: RunOptions) -> ClaudeRun {
+        ClaudeRun::start_with(claude, options, |_| script)
+    }
+
+    /// Like [`ClaudeRun::start`]; `prepare` gets the project directory
+    /// before Claude Code starts and returns the script.
+    pub fn start_with(
+        claude: &Path,
+        options: RunOptions,
+        prepare: impl FnOnce(&Path) -> Vec<Turn>,
+    ) -> ClaudeRun {
+        let api = FakeApi::start_paced(
+            Vec::new(),
+            options.pace.unwrap_or(Duration::from_millis(15)),
+        )
+        .expect("fake API starts");
+        let mut env = ClaudeEnv::new(&api.base_url()).expect("claude env");
+        if let Some(n) = options.max_retries {
+            env = env.with_max_retries(n);
+        }
+        api.push(prepare(env.project()));
+        let tmux = TmuxServer::new();
+        let target = "agent".to_owned();
+        // A placeholder that waits: the recorder attaches before Claude Code
+        // writes its first byte.
+        tmux.new_session(&target, "cat");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let recording = dir.path().join("run.rec");
+        let recorder = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["record", "-L", &tmux.socket, "-t", &target, "-o"])
+            .arg(&recording)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("clawmux record starts");
+        wait_file(&recording, "%session-changed", STEP_TIMEOUT);
+        let watch_out = dir.path().join("watch.jsonl");
+        let watcher = options.watch.then(|| {
+            let out = std::fs::File::create(&watch_out).expect("watch output");
+            Command::new(env!("CARGO_BIN_EXE_clawmux"))
+                .args([
+                    "watch",
+                    "-L",
+                    &tmux.socket,
+                    "-t",
+                    &target,
+                    "--json",
+                    "--profile",
+                    "claude",
+                ])
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("clawmux watch starts")
+        });
+        if options.watch {
+            // Attached once tmux lists the second control client.
+            let deadline = Instant::now() + STEP_TIMEOUT;
+            while tmux
+                .ok(&["list-clients", "-F", "#{client_control_mode}"])
+                .lines()
+                .count()
+                < 2
+            {
+                assert!(Instant::now() < deadline, "clawmux watch did not attach");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        let command = env.shell_command(claude, &options.args);
+        tmux.ok(&["respawn-pane", "-k", "-t", &target, &command]);
+        let run = ClaudeRun {
+            api,
+            env,
+            tmux,
+            target,
+            recording,
+            recorder: Some(recorder),
+            watcher,
+            watch_out,
+            _dir: dir,
+        };
+        run.wait_for("? for shortcuts");
+        run
+    }
+
+    /// Waits until the screen shows `needle`; panics with the screen.
+    pub fn wait_for(&self, needle: &str) -> String {
+        self.tmux
+            .wait_for_screen(&self.target, needle, STEP_TIMEOUT)
+    }
+
+    /// Waits until the screen no longer shows `needle`.
+    pub fn wait_gone(&self, needle: &str) -> String {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let screen = self.screen();
+            if !screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?} to leave the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for the idle input box after a turn: the answer `needle` on
+    /// screen, no busy footer.
+    pub fn wait_idle_with(&self, needle: &str) -> String {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle)
+                && screen.contains("? for shortcuts")
+                && !screen.contains("esc to interrupt")
+            {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for an idle screen with {needle:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn screen(&self) -> String {
+        self.tmux.capture(&self.target)
+    }
+
+    /// Types `text` literally and presses Enter, as the bridge does.
+    pub fn prompt(&self, text: &str) {
+        self.tmux.ok(&["send-keys", "-t", &self.target, "-l", text]);
+        // Claude Code reads a paste and a key in one read as a paste; the
+        // Enter must come on its own.
+        self.wait_for(text.lines().next().unwrap_or(text));
+        self.tmux.ok(&["send-keys", "-t", &self.target, "Enter"]);
+    }
+
+    /// Sends tmux key names (`1`, `Enter`, `Escape`, `S-Tab`).
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", self.target.as_str()];
+        args.extend_from_slice(keys);
+        self.tmux.ok(&args);
+    }
+
+    /// Stops the recorder (and the watcher) and returns the recording's text.
+    pub fn finish(&mut self) -> String {
+        for child in [self.recorder.take(), self.watcher.take()]
+            .into_iter()
+            .flatten()
+        {
+            stop(child);
+        }
+        std::fs::read_to_string(&self.recording).expect("recording readable as UTF-8")
+    }
+
+    /// What `clawmux watch --json` printed (after [`ClaudeRun::finish`]).
+    pub fn watch_lines(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.watch_out)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    pub fn recording_path(&self) -> &Path {
+        &self.recording
+    }
+
+    /// Copies the recording to the fixtures when `CLAWMUX_UPDATE_FIXTURES=1`.
+    pub fn maybe_save_fixture(&self, name: &str) {
+        if std::env::var("CLAWMUX_UPDATE_FIXTURES").as_deref() == Ok("1") {
+            let dir = fixtures_dir();
+            std::fs::create_dir_all(&dir).expect("fixtures dir");
+            let to = dir.join(format!("{name}.rec"));
+            std::fs::copy(&self.recording, &to).expect("fixture written");
+            eprintln!("saved {}", to.display());
+        }
+    }
+}
+
+impl Drop for ClaudeRun {
+    fn drop(&mut self) {
+        for child in [self.recorder.take(), self.watcher.take()]
+            .into_iter()
+            .flatten()
+        {
+            stop(child);
+        }
+    }
+}
+
+/// SIGTERM, then wait (the recorder flushes and exits).
+fn stop(mut child: Child) {
+    // SAFETY: plain kill(2) on a child we spawned and have not reaped.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let _ = child.wait();
+}
+
+/// Waits until the file at `path` contains `needle`.
+fn wait_file(path: &Path, needle: &str, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if std::fs::read_to_string(path).is_ok_and(|t| t.contains(needle)) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {needle:?} in {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs `clawmux <args>` with `input` on stdin; returns (exit code, stdout, stderr).
+pub fn clawmux_stdin(args: &[&str], input: &[u8]) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("clawmux runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("clawmux output");
+    let _ = writer.join();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
