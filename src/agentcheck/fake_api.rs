@@ -47,6 +47,14 @@ const TEXT_CHUNK_CHARS: usize = 64;
 /// error a detector could mistake.
 pub const SIDE_ANSWER: &str = "Scripted session";
 
+/// In a scripted tool input, replaced by the plan file path Claude Code
+/// names in plan mode (`…/.claude/plans/<slug>.md`, a new name per
+/// session), so a script can write the plan and call `ExitPlanMode`.
+pub const PLAN_FILE_PLACEHOLDER: &str = "{{plan_file}}";
+
+/// The directory part every plan file path has.
+const PLAN_DIR_MARK: &str = "/.claude/plans/";
+
 /// The model name the fake API reports.
 const MODEL: &str = "claude-sonnet-4-5";
 
@@ -358,7 +366,11 @@ async fn handle(
         } else if !has_tools {
             Answer::Side
         } else {
-            Answer::Turn(next_turn(&mut shared))
+            let turn = next_turn(&mut shared);
+            Answer::Turn(match plan_file(&body) {
+                Some(path) => with_plan_file(turn, &path),
+                None => turn,
+            })
         };
         if shared.requests.len() >= MAX_RECORDED_REQUESTS {
             shared.requests.pop_front();
@@ -402,6 +414,44 @@ fn next_turn(shared: &mut Shared) -> Turn {
             shared.exhausted += 1;
             Turn::text("(the fake API's script is exhausted)")
         }
+    }
+}
+
+/// The plan file path named in a request body: the `….md` path around
+/// [`PLAN_DIR_MARK`].
+fn plan_file(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mark = text.find(PLAN_DIR_MARK)?;
+    let start = text[..mark]
+        .rfind(|c: char| c.is_whitespace() || c == '"' || c == '`')
+        .map_or(0, |i| i + 1);
+    let end = mark + text[mark..].find(".md")? + 3;
+    let path = &text[start..end];
+    (!path.contains(char::is_whitespace)).then(|| path.to_owned())
+}
+
+/// Replaces [`PLAN_FILE_PLACEHOLDER`] in the turn's tool inputs.
+fn with_plan_file(turn: Turn, path: &str) -> Turn {
+    fn walk(v: Value, path: &str) -> Value {
+        match v {
+            Value::String(s) => Value::String(s.replace(PLAN_FILE_PLACEHOLDER, path)),
+            Value::Array(a) => a.into_iter().map(|x| walk(x, path)).collect(),
+            Value::Object(o) => o.into_iter().map(|(k, x)| (k, walk(x, path))).collect(),
+            other => other,
+        }
+    }
+    match turn {
+        Turn::Tools { text, tools } => Turn::Tools {
+            text,
+            tools: tools
+                .into_iter()
+                .map(|t| ToolUse {
+                    input: walk(t.input, path),
+                    name: t.name,
+                })
+                .collect(),
+        },
+        other => other,
     }
 }
 
@@ -634,6 +684,24 @@ mod tests {
         assert_eq!(shared.exhausted, 0);
         next_turn(&mut shared);
         assert_eq!(shared.exhausted, 1);
+    }
+
+    #[test]
+    fn the_plan_file_placeholder_takes_the_path_from_the_request() {
+        let body = br#"{"messages":[{"content":"You should create your plan at /tmp/h/.claude/plans/plan-it-falcon.md using the Write tool"}]}"#;
+        assert_eq!(
+            plan_file(body).as_deref(),
+            Some("/tmp/h/.claude/plans/plan-it-falcon.md")
+        );
+        let turn = Turn::tool(
+            "Write",
+            json!({"file_path": PLAN_FILE_PLACEHOLDER, "content": "x"}),
+        );
+        assert_eq!(
+            with_plan_file(turn, "/p.md"),
+            Turn::tool("Write", json!({"file_path": "/p.md", "content": "x"}))
+        );
+        assert_eq!(plan_file(b"no plans here"), None);
     }
 
     #[test]

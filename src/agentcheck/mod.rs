@@ -10,8 +10,8 @@ mod fake_api;
 
 pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, TESTED_VERSION, claude_version, find_claude, sh_quote};
 pub use fake_api::{
-    FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, Request, SIDE_ANSWER, ToolUse, Turn,
-    error_type,
+    FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Request, SIDE_ANSWER,
+    ToolUse, Turn, error_type,
 };
 
 /// What can go wrong setting up or running the agent check.

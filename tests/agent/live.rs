@@ -41,3 +41,162 @@ fn bash_permission() {
     assert!(text.contains("proceed?"), "{text}");
     assert!(text.contains("marker"), "{text}");
 }
+
+#[test]
+fn bash_denied() {
+    let Some(claude) = claude_or_skip("agent::live::bash_denied") else {
+        return;
+    };
+    let done = scenarios::bash_denied(&claude, true);
+    assert!(
+        done.screens[0].contains("rm -rf build"),
+        "{}",
+        done.screens[0]
+    );
+    assert!(
+        done.screens[1].contains("Interrupted"),
+        "{}",
+        done.screens[1]
+    );
+    // "No" ends the turn without another model call.
+    assert_eq!(done.run.api.scripted_requests().len(), 1);
+}
+
+#[test]
+fn edit_file() {
+    let Some(claude) = claude_or_skip("agent::live::edit_file") else {
+        return;
+    };
+    let done = scenarios::edit_file(&claude, true);
+    assert!(done.screens[0].contains("notes.txt"), "{}", done.screens[0]);
+    let notes = std::fs::read_to_string(done.run.env.project().join("notes.txt")).unwrap();
+    assert_eq!(notes, "goodbye world\nsecond line\n");
+    assert_eq!(done.run.api.exhausted(), 0);
+}
+
+#[test]
+fn create_file() {
+    let Some(claude) = claude_or_skip("agent::live::create_file") else {
+        return;
+    };
+    let done = scenarios::create_file(&claude, true);
+    assert!(done.screens[0].contains("hello.py"), "{}", done.screens[0]);
+    let made = std::fs::read_to_string(done.run.env.project().join("hello.py")).unwrap();
+    assert_eq!(made, "print('hello')\nprint('world')\n");
+}
+
+#[test]
+fn ask_question() {
+    let Some(claude) = claude_or_skip("agent::live::ask_question") else {
+        return;
+    };
+    let done = scenarios::ask_question(&claude, true);
+    let dialog = &done.screens[0];
+    for needle in [
+        scenarios::QUESTION,
+        "Embedded file, zero setup",
+        "Chat about this",
+    ] {
+        assert!(dialog.contains(needle), "{needle:?} not in\n{dialog}");
+    }
+    // The digit chose the second option, and Claude Code says so.
+    let results = tool_results(&done);
+    assert!(results.iter().any(|r| r.contains("SQLite")), "{results:?}");
+}
+
+#[test]
+fn plan_mode() {
+    let Some(claude) = claude_or_skip("agent::live::plan_mode") else {
+        return;
+    };
+    let done = scenarios::plan_mode(&claude, true);
+    let dialog = &done.screens[0];
+    assert!(dialog.contains("Write the tokenizer"), "{dialog}");
+    let results = tool_results(&done);
+    assert!(!results.is_empty());
+    assert_eq!(done.run.api.exhausted(), 0);
+}
+
+#[test]
+fn api_error_500() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_500") else {
+        return;
+    };
+    let done = scenarios::api_error(
+        &claude,
+        true,
+        500,
+        "Internal server error",
+        "API Error: 500",
+    );
+    // One try and one retry (CLAUDE_CODE_MAX_RETRIES=1), both answered 500.
+    assert_eq!(done.run.api.scripted_requests().len(), 2);
+}
+
+#[test]
+fn api_error_529() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_529") else {
+        return;
+    };
+    let done = scenarios::api_error(&claude, true, 529, "Overloaded", "529");
+    assert_eq!(done.run.api.scripted_requests().len(), 2);
+}
+
+#[test]
+fn api_error_401() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_401") else {
+        return;
+    };
+    let done = scenarios::api_error(&claude, true, 401, "invalid x-api-key", "Invalid API key");
+    assert!(!done.run.api.scripted_requests().is_empty());
+}
+
+#[test]
+fn api_error_400() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_400") else {
+        return;
+    };
+    let done = scenarios::api_error(
+        &claude,
+        true,
+        400,
+        "messages: text content blocks must be non-empty",
+        "API Error: 400",
+    );
+    // 400 is not retried.
+    assert_eq!(done.run.api.scripted_requests().len(), 1);
+}
+
+#[test]
+fn long_answer() {
+    let Some(claude) = claude_or_skip("agent::live::long_answer") else {
+        return;
+    };
+    let done = scenarios::long_answer(&claude, true);
+    let text = decoded(&done);
+    assert!(text.contains("120"), "the last line was drawn");
+}
+
+#[test]
+fn task_list() {
+    let Some(claude) = claude_or_skip("agent::live::task_list") else {
+        return;
+    };
+    let done = scenarios::task_list(&claude, true);
+    let text = decoded(&done);
+    assert!(text.contains("parser"), "{text}");
+    assert_eq!(done.run.api.exhausted(), 0);
+}
+
+#[test]
+fn quoting_reply() {
+    let Some(claude) = claude_or_skip("agent::live::quoting_reply") else {
+        return;
+    };
+    let done = scenarios::quoting_reply(&claude, true);
+    assert!(
+        done.screens[0].contains("Fatal errors: none."),
+        "{}",
+        done.screens[0]
+    );
+}

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clawmux::agentcheck::Turn;
+use clawmux::agentcheck::{PLAN_FILE_PLACEHOLDER, Turn};
 use serde_json::json;
 
 use crate::support::claude::{ClaudeRun, RunOptions};
@@ -159,7 +159,11 @@ pub fn plan_mode(claude: &Path, watch: bool) -> Done {
     let run = ClaudeRun::start(
         claude,
         vec![
-            Turn::tool("ExitPlanMode", json!({"plan": PLAN})),
+            Turn::tool(
+                "Write",
+                json!({"file_path": PLAN_FILE_PLACEHOLDER, "content": PLAN}),
+            ),
+            Turn::tool("ExitPlanMode", json!({})),
             Turn::text(PLAN_ANSWER),
         ],
         RunOptions {

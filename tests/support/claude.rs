@@ -151,7 +151,7 @@ impl ClaudeRun {
             watch_out,
             _dir: dir,
         };
-        run.wait_for("? for shortcuts");
+        run.wait_until("the input box", |s| is_idle_footer(s));
         run
     }
 
@@ -183,15 +183,28 @@ impl ClaudeRun {
         let deadline = Instant::now() + STEP_TIMEOUT;
         loop {
             let screen = self.screen();
-            if screen.contains(needle)
-                && screen.contains("? for shortcuts")
-                && !screen.contains("esc to interrupt")
-            {
+            if screen.contains(needle) && is_idle_footer(&screen) {
                 return screen;
             }
             assert!(
                 Instant::now() < deadline,
                 "timed out waiting for an idle screen with {needle:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until `ready` holds for the screen.
+    pub fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let screen = self.screen();
+            if ready(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -262,6 +275,14 @@ impl Drop for ClaudeRun {
             stop(child);
         }
     }
+}
+
+/// The input box's footer when Claude Code waits for input: `? for
+/// shortcuts`, or a mode line (`⏸ plan mode on (shift+tab to cycle)`),
+/// without the busy `esc to interrupt`.
+pub fn is_idle_footer(screen: &str) -> bool {
+    (screen.contains("? for shortcuts") || screen.contains("(shift+tab to cycle)"))
+        && !screen.contains("esc to interrupt")
 }
 
 /// SIGTERM, then wait (the recorder flushes and exits).
