@@ -4,12 +4,34 @@
 use crate::support::claude::{claude_or_skip, clawmux_stdin};
 
 use super::scenarios::{self, Done};
+use super::{expect, replay};
 
 /// The pane's bytes in a recording, decoded by `clawmux decode`.
 fn decoded(done: &Done) -> String {
     let (code, out, err) = clawmux_stdin(&["decode", "--pane", "%0"], done.recording.as_bytes());
     assert_eq!(code, 0, "decode failed: {err}");
     out
+}
+
+/// Live and replayed detections of this run agree (whatever the detector
+/// says), and the live ones are returned.
+fn live_matches_replay(done: &Done) -> Vec<serde_json::Value> {
+    let live = expect::detections(done.run.watch_lines());
+    let replayed = replay::replay(done.recording.as_bytes());
+    assert_eq!(
+        expect::signatures(&live),
+        expect::signatures(&replayed),
+        "live (left) and replayed (right) detections differ"
+    );
+    live
+}
+
+/// The expected outcome, on the live detections.
+fn expect_live(name: &str, done: &Done) {
+    let live = live_matches_replay(done);
+    if let Err(e) = expect::check(name, &live) {
+        panic!("{name} live: {e}");
+    }
 }
 
 /// The tool results Claude Code sent back, all requests together.
@@ -40,6 +62,7 @@ fn bash_permission() {
     // Claude Code moves the cursor instead of writing spaces: look for words.
     assert!(text.contains("proceed?"), "{text}");
     assert!(text.contains("marker"), "{text}");
+    expect_live("bash_permission", &done);
 }
 
 #[test]
@@ -60,6 +83,7 @@ fn bash_denied() {
     );
     // "No" ends the turn without another model call.
     assert_eq!(done.run.api.scripted_requests().len(), 1);
+    live_matches_replay(&done);
 }
 
 #[test]
@@ -72,6 +96,7 @@ fn edit_file() {
     let notes = std::fs::read_to_string(done.run.env.project().join("notes.txt")).unwrap();
     assert_eq!(notes, "goodbye world\nsecond line\n");
     assert_eq!(done.run.api.exhausted(), 0);
+    live_matches_replay(&done);
 }
 
 #[test]
@@ -83,6 +108,7 @@ fn create_file() {
     assert!(done.screens[0].contains("hello.py"), "{}", done.screens[0]);
     let made = std::fs::read_to_string(done.run.env.project().join("hello.py")).unwrap();
     assert_eq!(made, "print('hello')\nprint('world')\n");
+    live_matches_replay(&done);
 }
 
 #[test]
@@ -102,6 +128,7 @@ fn ask_question() {
     // The digit chose the second option, and Claude Code says so.
     let results = tool_results(&done);
     assert!(results.iter().any(|r| r.contains("SQLite")), "{results:?}");
+    live_matches_replay(&done);
 }
 
 #[test]
@@ -115,6 +142,7 @@ fn plan_mode() {
     let results = tool_results(&done);
     assert!(!results.is_empty());
     assert_eq!(done.run.api.exhausted(), 0);
+    live_matches_replay(&done);
 }
 
 #[test]
@@ -131,6 +159,7 @@ fn api_error_500() {
     );
     // One try and one retry (CLAUDE_CODE_MAX_RETRIES=1), both answered 500.
     assert_eq!(done.run.api.scripted_requests().len(), 2);
+    live_matches_replay(&done);
 }
 
 #[test]
@@ -140,6 +169,7 @@ fn api_error_529() {
     };
     let done = scenarios::api_error(&claude, true, 529, "Overloaded", "529");
     assert_eq!(done.run.api.scripted_requests().len(), 2);
+    expect_live("api_error_529", &done);
 }
 
 #[test]
@@ -149,6 +179,7 @@ fn api_error_401() {
     };
     let done = scenarios::api_error(&claude, true, 401, "invalid x-api-key", "Invalid API key");
     assert!(!done.run.api.scripted_requests().is_empty());
+    expect_live("api_error_401", &done);
 }
 
 #[test]
@@ -165,6 +196,7 @@ fn api_error_400() {
     );
     // 400 is not retried.
     assert_eq!(done.run.api.scripted_requests().len(), 1);
+    expect_live("api_error_400", &done);
 }
 
 #[test]
@@ -175,6 +207,7 @@ fn long_answer() {
     let done = scenarios::long_answer(&claude, true);
     let text = decoded(&done);
     assert!(text.contains("120"), "the last line was drawn");
+    expect_live("long_answer", &done);
 }
 
 #[test]
@@ -186,6 +219,7 @@ fn task_list() {
     let text = decoded(&done);
     assert!(text.contains("parser"), "{text}");
     assert_eq!(done.run.api.exhausted(), 0);
+    expect_live("task_list", &done);
 }
 
 #[test]
@@ -199,4 +233,85 @@ fn quoting_reply() {
         "{}",
         done.screens[0]
     );
+    live_matches_replay(&done);
+}
+
+// The expected outcome on live detections, for the scenarios today's
+// detector gets wrong (issue 13); the lead un-ignores them after merging the
+// structural dialog detection.
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn bash_denied_detected() {
+    let Some(claude) = claude_or_skip("agent::live::bash_denied_detected") else {
+        return;
+    };
+    let done = scenarios::bash_denied(&claude, true);
+    expect_live("bash_denied", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn edit_file_detected() {
+    let Some(claude) = claude_or_skip("agent::live::edit_file_detected") else {
+        return;
+    };
+    let done = scenarios::edit_file(&claude, true);
+    expect_live("edit_file", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn create_file_detected() {
+    let Some(claude) = claude_or_skip("agent::live::create_file_detected") else {
+        return;
+    };
+    let done = scenarios::create_file(&claude, true);
+    expect_live("create_file", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn ask_question_detected() {
+    let Some(claude) = claude_or_skip("agent::live::ask_question_detected") else {
+        return;
+    };
+    let done = scenarios::ask_question(&claude, true);
+    expect_live("ask_question", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn plan_mode_detected() {
+    let Some(claude) = claude_or_skip("agent::live::plan_mode_detected") else {
+        return;
+    };
+    let done = scenarios::plan_mode(&claude, true);
+    expect_live("plan_mode", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn api_error_500_detected() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_500_detected") else {
+        return;
+    };
+    let done = scenarios::api_error(
+        &claude,
+        true,
+        500,
+        "Internal server error",
+        "API Error: 500",
+    );
+    expect_live("api_error_500", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn quoting_reply_detected() {
+    let Some(claude) = claude_or_skip("agent::live::quoting_reply_detected") else {
+        return;
+    };
+    let done = scenarios::quoting_reply(&claude, true);
+    expect_live("quoting_reply", &done);
 }
