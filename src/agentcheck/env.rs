@@ -35,6 +35,7 @@ pub struct ClaudeEnv {
     api_key: String,
     base_url: String,
     max_retries: Option<u32>,
+    extra: Vec<(String, String)>,
     keep: bool,
 }
 
@@ -70,6 +71,7 @@ impl ClaudeEnv {
             api_key: format!("sk-ant-api03-fake-{key_tail}"),
             base_url: base_url.to_owned(),
             max_retries: None,
+            extra: Vec::new(),
             keep: false,
         };
         env.write_claude_json()?;
@@ -80,6 +82,12 @@ impl ClaudeEnv {
     /// times by default with a backoff of up to ~40 s).
     pub fn with_max_retries(mut self, retries: u32) -> Self {
         self.max_retries = Some(retries);
+        self
+    }
+
+    /// Adds one more environment variable (e.g. `CLAWMUX_HOME` for hooks).
+    pub fn with_var(mut self, key: &str, value: &str) -> Self {
+        self.extra.push((key.to_owned(), value.to_owned()));
         self
     }
 
@@ -157,6 +165,7 @@ impl ClaudeEnv {
         if let Some(n) = self.max_retries {
             vars.push(("CLAUDE_CODE_MAX_RETRIES".into(), n.to_string()));
         }
+        vars.extend(self.extra.iter().cloned());
         vars
     }
 

@@ -19,12 +19,17 @@ pub const HOOK_TIMEOUT_SECS: u64 = 5;
 /// The notifications that carry a signal (REFERENCE §3).
 pub const NOTIFICATION_MATCHER: &str = "permission_prompt|idle_prompt";
 
-/// The events clawmux listens to, with their matcher.
-pub const HOOK_EVENTS: [(&str, Option<&str>); 4] = [
+/// The events clawmux listens to, with their matcher. Claude Code 2.1.x
+/// ends a turn that failed on an API error with `StopFailure` instead of
+/// `Stop`, and reports its task list with `TaskCreated`/`TaskCompleted`.
+pub const HOOK_EVENTS: [(&str, Option<&str>); 7] = [
     ("Stop", None),
+    ("StopFailure", None),
     ("Notification", Some(NOTIFICATION_MATCHER)),
     ("PermissionRequest", None),
     ("SessionStart", None),
+    ("TaskCreated", None),
+    ("TaskCompleted", None),
 ];
 
 /// Largest settings file read; real ones are a few KiB.

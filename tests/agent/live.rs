@@ -1,10 +1,17 @@
 //! Each scenario run live: what Claude Code showed and sent back to the
 //! fake API, and what the recording holds.
 
-use crate::support::claude::{claude_or_skip, clawmux_stdin};
+use crate::support::claude::{RunOptions, claude_or_skip, clawmux_stdin};
 
 use super::scenarios::{self, Done};
 use super::{expect, replay};
+
+fn watching() -> RunOptions {
+    RunOptions {
+        watch: true,
+        ..RunOptions::default()
+    }
+}
 
 /// The pane's bytes in a recording, decoded by `clawmux decode`.
 fn decoded(done: &Done) -> String {
@@ -49,7 +56,7 @@ fn bash_permission() {
     let Some(claude) = claude_or_skip("agent::live::bash_permission") else {
         return;
     };
-    let done = scenarios::bash_permission(&claude, true);
+    let done = scenarios::bash_permission(&claude, &watching());
     assert!(
         done.screens[0].contains("touch made-by-bash.txt"),
         "{}",
@@ -70,7 +77,7 @@ fn bash_denied() {
     let Some(claude) = claude_or_skip("agent::live::bash_denied") else {
         return;
     };
-    let done = scenarios::bash_denied(&claude, true);
+    let done = scenarios::bash_denied(&claude, &watching());
     assert!(
         done.screens[0].contains("rm -rf build"),
         "{}",
@@ -91,7 +98,7 @@ fn edit_file() {
     let Some(claude) = claude_or_skip("agent::live::edit_file") else {
         return;
     };
-    let done = scenarios::edit_file(&claude, true);
+    let done = scenarios::edit_file(&claude, &watching());
     assert!(done.screens[0].contains("notes.txt"), "{}", done.screens[0]);
     let notes = std::fs::read_to_string(done.run.env.project().join("notes.txt")).unwrap();
     assert_eq!(notes, "goodbye world\nsecond line\n");
@@ -104,7 +111,7 @@ fn create_file() {
     let Some(claude) = claude_or_skip("agent::live::create_file") else {
         return;
     };
-    let done = scenarios::create_file(&claude, true);
+    let done = scenarios::create_file(&claude, &watching());
     assert!(done.screens[0].contains("hello.py"), "{}", done.screens[0]);
     let made = std::fs::read_to_string(done.run.env.project().join("hello.py")).unwrap();
     assert_eq!(made, "print('hello')\nprint('world')\n");
@@ -116,7 +123,7 @@ fn ask_question() {
     let Some(claude) = claude_or_skip("agent::live::ask_question") else {
         return;
     };
-    let done = scenarios::ask_question(&claude, true);
+    let done = scenarios::ask_question(&claude, &watching());
     let dialog = &done.screens[0];
     for needle in [
         scenarios::QUESTION,
@@ -136,7 +143,7 @@ fn plan_mode() {
     let Some(claude) = claude_or_skip("agent::live::plan_mode") else {
         return;
     };
-    let done = scenarios::plan_mode(&claude, true);
+    let done = scenarios::plan_mode(&claude, &watching());
     let dialog = &done.screens[0];
     assert!(dialog.contains("Write the tokenizer"), "{dialog}");
     let results = tool_results(&done);
@@ -152,7 +159,7 @@ fn api_error_500() {
     };
     let done = scenarios::api_error(
         &claude,
-        true,
+        &watching(),
         500,
         "Internal server error",
         "API Error: 500",
@@ -167,7 +174,7 @@ fn api_error_529() {
     let Some(claude) = claude_or_skip("agent::live::api_error_529") else {
         return;
     };
-    let done = scenarios::api_error(&claude, true, 529, "Overloaded", "529");
+    let done = scenarios::api_error(&claude, &watching(), 529, "Overloaded", "529");
     assert_eq!(done.run.api.scripted_requests().len(), 2);
     expect_live("api_error_529", &done);
 }
@@ -177,7 +184,13 @@ fn api_error_401() {
     let Some(claude) = claude_or_skip("agent::live::api_error_401") else {
         return;
     };
-    let done = scenarios::api_error(&claude, true, 401, "invalid x-api-key", "Invalid API key");
+    let done = scenarios::api_error(
+        &claude,
+        &watching(),
+        401,
+        "invalid x-api-key",
+        "Invalid API key",
+    );
     assert!(!done.run.api.scripted_requests().is_empty());
     expect_live("api_error_401", &done);
 }
@@ -189,7 +202,7 @@ fn api_error_400() {
     };
     let done = scenarios::api_error(
         &claude,
-        true,
+        &watching(),
         400,
         "messages: text content blocks must be non-empty",
         "API Error: 400",
@@ -204,7 +217,7 @@ fn long_answer() {
     let Some(claude) = claude_or_skip("agent::live::long_answer") else {
         return;
     };
-    let done = scenarios::long_answer(&claude, true);
+    let done = scenarios::long_answer(&claude, &watching());
     let text = decoded(&done);
     assert!(text.contains("120"), "the last line was drawn");
     expect_live("long_answer", &done);
@@ -215,7 +228,7 @@ fn task_list() {
     let Some(claude) = claude_or_skip("agent::live::task_list") else {
         return;
     };
-    let done = scenarios::task_list(&claude, true);
+    let done = scenarios::task_list(&claude, &watching());
     let text = decoded(&done);
     assert!(text.contains("parser"), "{text}");
     assert_eq!(done.run.api.exhausted(), 0);
@@ -227,7 +240,7 @@ fn quoting_reply() {
     let Some(claude) = claude_or_skip("agent::live::quoting_reply") else {
         return;
     };
-    let done = scenarios::quoting_reply(&claude, true);
+    let done = scenarios::quoting_reply(&claude, &watching());
     assert!(
         done.screens[0].contains("Fatal errors: none."),
         "{}",
@@ -246,7 +259,7 @@ fn bash_denied_detected() {
     let Some(claude) = claude_or_skip("agent::live::bash_denied_detected") else {
         return;
     };
-    let done = scenarios::bash_denied(&claude, true);
+    let done = scenarios::bash_denied(&claude, &watching());
     expect_live("bash_denied", &done);
 }
 
@@ -256,7 +269,7 @@ fn edit_file_detected() {
     let Some(claude) = claude_or_skip("agent::live::edit_file_detected") else {
         return;
     };
-    let done = scenarios::edit_file(&claude, true);
+    let done = scenarios::edit_file(&claude, &watching());
     expect_live("edit_file", &done);
 }
 
@@ -266,7 +279,7 @@ fn create_file_detected() {
     let Some(claude) = claude_or_skip("agent::live::create_file_detected") else {
         return;
     };
-    let done = scenarios::create_file(&claude, true);
+    let done = scenarios::create_file(&claude, &watching());
     expect_live("create_file", &done);
 }
 
@@ -276,7 +289,7 @@ fn ask_question_detected() {
     let Some(claude) = claude_or_skip("agent::live::ask_question_detected") else {
         return;
     };
-    let done = scenarios::ask_question(&claude, true);
+    let done = scenarios::ask_question(&claude, &watching());
     expect_live("ask_question", &done);
 }
 
@@ -286,7 +299,7 @@ fn plan_mode_detected() {
     let Some(claude) = claude_or_skip("agent::live::plan_mode_detected") else {
         return;
     };
-    let done = scenarios::plan_mode(&claude, true);
+    let done = scenarios::plan_mode(&claude, &watching());
     expect_live("plan_mode", &done);
 }
 
@@ -298,7 +311,7 @@ fn api_error_500_detected() {
     };
     let done = scenarios::api_error(
         &claude,
-        true,
+        &watching(),
         500,
         "Internal server error",
         "API Error: 500",
@@ -312,6 +325,6 @@ fn quoting_reply_detected() {
     let Some(claude) = claude_or_skip("agent::live::quoting_reply_detected") else {
         return;
     };
-    let done = scenarios::quoting_reply(&claude, true);
+    let done = scenarios::quoting_reply(&claude, &watching());
     expect_live("quoting_reply", &done);
 }

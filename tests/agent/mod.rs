@@ -4,6 +4,7 @@
 //! `CLAWMUX_UPDATE_FIXTURES=1`), checked live and by replay.
 
 mod expect;
+mod hooks;
 mod live;
 mod replay;
 mod scenarios;

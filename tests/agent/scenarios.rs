@@ -31,17 +31,10 @@ fn done(mut run: ClaudeRun, name: &str, screens: Vec<String>) -> Done {
     }
 }
 
-fn opts(watch: bool) -> RunOptions {
-    RunOptions {
-        watch,
-        ..RunOptions::default()
-    }
-}
-
 pub const BASH_ANSWER: &str = "Created the marker file.";
 
 /// Bash permission prompt, answered "1. Yes".
-pub fn bash_permission(claude: &Path, watch: bool) -> Done {
+pub fn bash_permission(claude: &Path, base: &RunOptions) -> Done {
     let run = ClaudeRun::start(
         claude,
         vec![
@@ -51,7 +44,7 @@ pub fn bash_permission(claude: &Path, watch: bool) -> Done {
             ),
             Turn::text(BASH_ANSWER),
         ],
-        opts(watch),
+        base.clone(),
     );
     run.prompt("make a marker file");
     let prompt = run.wait_for("Do you want to proceed?");
@@ -62,14 +55,14 @@ pub fn bash_permission(claude: &Path, watch: bool) -> Done {
 
 /// Bash permission prompt, answered "3. No": Claude Code prints
 /// `Interrupted · What should Claude do instead?` and ends the turn.
-pub fn bash_denied(claude: &Path, watch: bool) -> Done {
+pub fn bash_denied(claude: &Path, base: &RunOptions) -> Done {
     let run = ClaudeRun::start(
         claude,
         vec![Turn::tool(
             "Bash",
             json!({"command": "rm -rf build", "description": "Remove the build directory"}),
         )],
-        opts(watch),
+        base.clone(),
     );
     run.prompt("clean the build");
     let prompt = run.wait_for("Do you want to proceed?");
@@ -81,8 +74,8 @@ pub fn bash_denied(claude: &Path, watch: bool) -> Done {
 pub const EDIT_ANSWER: &str = "Changed the greeting.";
 
 /// Edit prompt (`Do you want to make this edit to notes.txt?`), answered 1.
-pub fn edit_file(claude: &Path, watch: bool) -> Done {
-    let mut setup = ClaudeRunSetup::new(claude, watch);
+pub fn edit_file(claude: &Path, base: &RunOptions) -> Done {
+    let mut setup = ClaudeRunSetup::new(claude, base);
     let notes = setup.project_file("notes.txt", "hello world\nsecond line\n");
     let run = setup.start(vec![
         Turn::tool("Read", json!({"file_path": notes})),
@@ -102,8 +95,8 @@ pub fn edit_file(claude: &Path, watch: bool) -> Done {
 pub const CREATE_ANSWER: &str = "Wrote the new file.";
 
 /// Create-file prompt (`Do you want to create hello.py?`), answered 1.
-pub fn create_file(claude: &Path, watch: bool) -> Done {
-    let setup = ClaudeRunSetup::new(claude, watch);
+pub fn create_file(claude: &Path, base: &RunOptions) -> Done {
+    let setup = ClaudeRunSetup::new(claude, base);
     let path = setup.env_path("hello.py");
     let run = setup.start(vec![
         Turn::tool(
@@ -123,7 +116,7 @@ pub const QUESTION: &str = "Which database should we use?";
 pub const QUESTION_ANSWER: &str = "Going with SQLite.";
 
 /// AskUserQuestion with option descriptions; answered with "2".
-pub fn ask_question(claude: &Path, watch: bool) -> Done {
+pub fn ask_question(claude: &Path, base: &RunOptions) -> Done {
     let run = ClaudeRun::start(
         claude,
         vec![
@@ -142,7 +135,7 @@ pub fn ask_question(claude: &Path, watch: bool) -> Done {
             ),
             Turn::text(QUESTION_ANSWER),
         ],
-        opts(watch),
+        base.clone(),
     );
     run.prompt("pick a database");
     let prompt = run.wait_for("Chat about this");
@@ -155,7 +148,7 @@ pub const PLAN: &str = "# Parser plan\n\n1. Write the tokenizer\n2. Write the pa
 pub const PLAN_ANSWER: &str = "Plan approved; starting with the tokenizer.";
 
 /// Plan mode: ExitPlanMode shows the plan-approval dialog; answered 2.
-pub fn plan_mode(claude: &Path, watch: bool) -> Done {
+pub fn plan_mode(claude: &Path, base: &RunOptions) -> Done {
     let run = ClaudeRun::start(
         claude,
         vec![
@@ -167,9 +160,8 @@ pub fn plan_mode(claude: &Path, watch: bool) -> Done {
             Turn::text(PLAN_ANSWER),
         ],
         RunOptions {
-            watch,
             args: vec!["--permission-mode", "plan"],
-            ..RunOptions::default()
+            ..base.clone()
         },
     );
     run.prompt("plan the parser");
@@ -181,15 +173,20 @@ pub fn plan_mode(claude: &Path, watch: bool) -> Done {
 
 /// An API error answered to every try, with `CLAUDE_CODE_MAX_RETRIES=1`
 /// for the retried statuses. `shows` is the final error text.
-pub fn api_error(claude: &Path, watch: bool, status: u16, message: &str, shows: &str) -> Done {
+pub fn api_error(
+    claude: &Path,
+    base: &RunOptions,
+    status: u16,
+    message: &str,
+    shows: &str,
+) -> Done {
     let retried = matches!(status, 500 | 529 | 401);
     let run = ClaudeRun::start(
         claude,
         vec![Turn::error(status, message, if retried { 2 } else { 1 })],
         RunOptions {
-            watch,
             max_retries: retried.then_some(1),
-            ..RunOptions::default()
+            ..base.clone()
         },
     );
     run.prompt("say hello");
@@ -201,13 +198,13 @@ pub fn api_error(claude: &Path, watch: bool, status: u16, message: &str, shows: 
 pub const LONG_LAST: &str = "Line 120 of the long answer ends here.";
 
 /// A 120-line answer: more than a screen.
-pub fn long_answer(claude: &Path, watch: bool) -> Done {
+pub fn long_answer(claude: &Path, base: &RunOptions) -> Done {
     let mut text = String::new();
     for i in 1..120 {
         text.push_str(&format!("Line {i} of the long answer.\n"));
     }
     text.push_str(LONG_LAST);
-    let run = ClaudeRun::start(claude, vec![Turn::Text(text)], opts(watch));
+    let run = ClaudeRun::start(claude, vec![Turn::Text(text)], base.clone());
     run.prompt("write a long answer");
     let end = run.wait_idle_with(LONG_LAST);
     done(run, "long_answer", vec![end])
@@ -217,7 +214,7 @@ pub const TASKS_ANSWER: &str = "Both tasks are done.";
 
 /// The task list: two TaskCreate calls, then updates, with the spinner
 /// showing the active form and the list under it.
-pub fn task_list(claude: &Path, watch: bool) -> Done {
+pub fn task_list(claude: &Path, base: &RunOptions) -> Done {
     let run = ClaudeRun::start(
         claude,
         vec![
@@ -247,9 +244,8 @@ pub fn task_list(claude: &Path, watch: bool) -> Done {
             Turn::text(TASKS_ANSWER),
         ],
         RunOptions {
-            watch,
             pace: Some(Duration::from_millis(60)),
-            ..RunOptions::default()
+            ..base.clone()
         },
     );
     run.prompt("write and test the parser");
@@ -273,8 +269,8 @@ All of the above is quoted text.";
 
 pub const QUOTING_LAST: &str = "All of the above is quoted text.";
 
-pub fn quoting_reply(claude: &Path, watch: bool) -> Done {
-    let run = ClaudeRun::start(claude, vec![Turn::text(QUOTING_REPLY)], opts(watch));
+pub fn quoting_reply(claude: &Path, base: &RunOptions) -> Done {
+    let run = ClaudeRun::start(claude, vec![Turn::text(QUOTING_REPLY)], base.clone());
     run.prompt("show me the dialogs");
     let end = run.wait_idle_with(QUOTING_LAST);
     done(run, "quoting_reply", vec![end])
@@ -283,15 +279,15 @@ pub fn quoting_reply(claude: &Path, watch: bool) -> Done {
 /// A run whose project needs files before Claude Code starts.
 struct ClaudeRunSetup<'a> {
     claude: &'a Path,
-    watch: bool,
+    base: RunOptions,
     files: Vec<(String, String)>,
 }
 
 impl<'a> ClaudeRunSetup<'a> {
-    fn new(claude: &'a Path, watch: bool) -> Self {
+    fn new(claude: &'a Path, base: &RunOptions) -> Self {
         ClaudeRunSetup {
             claude,
-            watch,
+            base: base.clone(),
             files: Vec::new(),
         }
     }
@@ -307,7 +303,7 @@ impl<'a> ClaudeRunSetup<'a> {
     }
 
     fn start(self, script: Vec<Turn>) -> ClaudeRun {
-        ClaudeRun::start_with(self.claude, opts(self.watch), |project| {
+        ClaudeRun::start_with(self.claude, self.base.clone(), |project| {
             for (name, content) in &self.files {
                 std::fs::write(project.join(name), content).expect("project file");
             }

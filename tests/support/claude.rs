@@ -47,6 +47,9 @@ pub struct RunOptions {
     pub pace: Option<Duration>,
     /// Extra `claude` arguments (e.g. `--permission-mode plan`).
     pub args: Vec<&'static str>,
+    /// Install clawmux's hooks (`clawmux hooks install --write`) in the
+    /// project, forwarding to the hook socket in this `CLAWMUX_HOME`.
+    pub hooks: Option<PathBuf>,
     /// Watch live with `clawmux watch --json --profile claude` next to the
     /// recorder.
     pub watch: bool,
@@ -59,6 +62,8 @@ pub struct ClaudeRun {
     pub tmux: TmuxServer,
     pub target: String,
     recording: PathBuf,
+    /// Recordings made with hooks installed are not fixtures.
+    save_fixture: bool,
     recorder: Option<Child>,
     watcher: Option<Child>,
     watch_out: PathBuf,
@@ -87,6 +92,20 @@ impl ClaudeRun {
         let mut env = ClaudeEnv::new(&api.base_url()).expect("claude env");
         if let Some(n) = options.max_retries {
             env = env.with_max_retries(n);
+        }
+        if let Some(home) = &options.hooks {
+            env = env.with_var("CLAWMUX_HOME", &home.display().to_string());
+            let project = env.project().display().to_string();
+            let out = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+                .args(["hooks", "install", "--write", "--dir", &project, "--bin"])
+                .arg(env!("CARGO_BIN_EXE_clawmux"))
+                .output()
+                .expect("clawmux hooks install");
+            assert!(
+                out.status.success(),
+                "hooks install: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         api.push(prepare(env.project()));
         let tmux = TmuxServer::new();
@@ -146,6 +165,7 @@ impl ClaudeRun {
             tmux,
             target,
             recording,
+            save_fixture: options.hooks.is_none(),
             recorder: Some(recorder),
             watcher,
             watch_out,
@@ -256,7 +276,7 @@ impl ClaudeRun {
 
     /// Copies the recording to the fixtures when `CLAWMUX_UPDATE_FIXTURES=1`.
     pub fn maybe_save_fixture(&self, name: &str) {
-        if std::env::var("CLAWMUX_UPDATE_FIXTURES").as_deref() == Ok("1") {
+        if self.save_fixture && std::env::var("CLAWMUX_UPDATE_FIXTURES").as_deref() == Ok("1") {
             let dir = fixtures_dir();
             std::fs::create_dir_all(&dir).expect("fixtures dir");
             let to = dir.join(format!("{name}.rec"));
