@@ -7,6 +7,7 @@
 
 mod env;
 mod fake_api;
+pub mod selftest;
 
 pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, TESTED_VERSION, claude_version, find_claude, sh_quote};
 pub use fake_api::{

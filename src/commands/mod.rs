@@ -1,5 +1,6 @@
 //! One file per subcommand: its clap arguments and the glue that calls the library.
 
+mod agent_check;
 mod bench;
 mod card;
 mod decode;
