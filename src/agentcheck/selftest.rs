@@ -214,8 +214,7 @@ impl Watch {
     ) -> Option<Detection> {
         self.pump(deadline, |w| w.found.iter().any(&want)).await;
         let at = self.found.iter().position(&want)?;
-        let hit = self.found.drain(..=at).last();
-        hit
+        self.found.drain(..=at).next_back()
     }
 
     async fn type_prompt(&self, text: &str) -> Result<(), AgentCheckError> {

@@ -62,8 +62,23 @@ fn tmux_base(args: &Args) -> tokio::process::Command {
 
 /// Asks tmux for the session's window size and its version.
 async fn header(args: &Args) -> anyhow::Result<RecordingHeader> {
+    // `display-message -t` falls back to another session when the target
+    // does not exist: ask for exactly this one first.
+    let exists = tmux_base(args)
+        .args(["has-session", "-t", &format!("={}", args.target)])
+        .output()
+        .await
+        .context("running tmux")?;
+    if !exists.status.success() {
+        return Err(UsageError(format!(
+            "no session {:?} on that tmux server: {}",
+            args.target,
+            String::from_utf8_lossy(&exists.stderr).trim()
+        ))
+        .into());
+    }
     let out = tmux_base(args)
-        .args(["display-message", "-p", "-t", &args.target])
+        .args(["display-message", "-p", "-t", &format!("={}:", args.target)])
         .arg("#{window_width} #{window_height}")
         .output()
         .await
@@ -107,7 +122,7 @@ async fn record(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("writing {}", args.output.display()))?;
 
     let mut child = tmux_base(&args)
-        .args(["-C", "attach-session", "-t", &args.target])
+        .args(["-C", "attach-session", "-t", &format!("={}", args.target)])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

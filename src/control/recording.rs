@@ -249,9 +249,10 @@ impl<W: Write> RecordingWriter<W> {
 mod tests {
     use super::*;
 
-    fn read_all(
-        input: &[u8],
-    ) -> Result<(Option<RecordingHeader>, Vec<(Option<u64>, Vec<u8>)>), RecordingError> {
+    /// The timed pieces of a recording, as owned values.
+    type Pieces = Vec<(Option<u64>, Vec<u8>)>;
+
+    fn read_all(input: &[u8]) -> Result<(Option<RecordingHeader>, Pieces), RecordingError> {
         let mut r = RecordingReader::new(input)?;
         let mut out = Vec::new();
         while let Some(c) = r.next_chunk()? {

@@ -5,7 +5,9 @@
 
 mod doctor;
 mod expect;
+mod fake_api;
 mod hooks;
 mod live;
+mod record;
 mod replay;
 mod scenarios;

@@ -171,7 +171,7 @@ impl ClaudeRun {
             watch_out,
             _dir: dir,
         };
-        run.wait_until("the input box", |s| is_idle_footer(s));
+        run.wait_until("the input box", is_idle_footer);
         run
     }
 
