@@ -19,9 +19,10 @@ pub struct Done {
 }
 
 fn done(mut run: ClaudeRun, name: &str, screens: Vec<String>) -> Done {
-    // Let the idle screen stay still for longer than any debounce, so the
-    // recording holds the whole turn end.
-    std::thread::sleep(Duration::from_millis(700));
+    // A live watcher reports the turn's end once the screen was still for
+    // the debounce: wait for it (a detector that never reports it fails
+    // the checks later, with what it did report).
+    run.wait_for_watch_completion();
     let recording = run.finish();
     run.maybe_save_fixture(name);
     Done {

@@ -39,6 +39,10 @@ pub fn claude_or_skip(test: &str) -> Option<PathBuf> {
 /// here; a loaded machine shares 2 cores with other builds.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a finished scenario waits for the live watcher's completion:
+/// it comes a debounce (300 ms) after the last output.
+pub const COMPLETION_WAIT: Duration = Duration::from_secs(5);
+
 /// Options for one run.
 #[derive(Default, Clone)]
 pub struct RunOptions {
@@ -248,6 +252,26 @@ impl ClaudeRun {
         let mut args = vec!["send-keys", "-t", self.target.as_str()];
         args.extend_from_slice(keys);
         self.tmux.ok(&args);
+    }
+
+    /// With a watcher: waits until its last detection is a completion, or
+    /// [`COMPLETION_WAIT`] passed (then the caller's checks say what it
+    /// reported instead).
+    pub fn wait_for_watch_completion(&self) {
+        if self.watcher.is_none() {
+            return;
+        }
+        let deadline = Instant::now() + COMPLETION_WAIT;
+        while Instant::now() < deadline {
+            let last = self
+                .watch_lines()
+                .into_iter()
+                .rfind(|v| v.get("at_ms").is_some());
+            if last.is_some_and(|d| d["kind"] == "completed") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Stops the recorder (and the watcher) and returns the recording's text.
