@@ -36,6 +36,9 @@ pub struct ClaudeEnv {
     base_url: String,
     max_retries: Option<u32>,
     extra: Vec<(String, String)>,
+    /// More trusted directories than the project (e.g. a daemon's future
+    /// workspaces).
+    trusted: Vec<PathBuf>,
     keep: bool,
 }
 
@@ -72,6 +75,7 @@ impl ClaudeEnv {
             base_url: base_url.to_owned(),
             max_retries: None,
             extra: Vec::new(),
+            trusted: Vec::new(),
             keep: false,
         };
         env.write_claude_json()?;
@@ -89,6 +93,24 @@ impl ClaudeEnv {
     pub fn with_var(mut self, key: &str, value: &str) -> Self {
         self.extra.push((key.to_owned(), value.to_owned()));
         self
+    }
+
+    /// Trusts `dir` too (its real path: Claude Code keys projects by it), so
+    /// Claude Code started there shows no trust dialog. `dir` need not exist
+    /// yet; its parent must.
+    pub fn trust(&mut self, dir: &Path) -> Result<(), AgentCheckError> {
+        let real = match dir.canonicalize() {
+            Ok(p) => p,
+            Err(_) => {
+                let parent = dir.parent().unwrap_or(Path::new("/"));
+                let parent = parent.canonicalize().map_err(|e| {
+                    AgentCheckError::io("resolve", &parent.display().to_string(), e)
+                })?;
+                parent.join(dir.file_name().unwrap_or_default())
+            }
+        };
+        self.trusted.push(real);
+        self.write_claude_json()
     }
 
     /// Leaves the directories in place on drop (for inspection).
@@ -112,14 +134,16 @@ impl ClaudeEnv {
             chars[from..].iter().collect()
         };
         let mut projects = serde_json::Map::new();
-        projects.insert(
-            self.project.display().to_string(),
-            json!({
-                "hasTrustDialogAccepted": true,
-                "hasCompletedProjectOnboarding": true,
-                "allowedTools": [],
-            }),
-        );
+        for dir in std::iter::once(&self.project).chain(&self.trusted) {
+            projects.insert(
+                dir.display().to_string(),
+                json!({
+                    "hasTrustDialogAccepted": true,
+                    "hasCompletedProjectOnboarding": true,
+                    "allowedTools": [],
+                }),
+            );
+        }
         let config = json!({
             "hasCompletedOnboarding": true,
             "lastOnboardingVersion": TESTED_VERSION,
@@ -172,10 +196,17 @@ impl ClaudeEnv {
     /// A `sh -c` command line that starts `claude` (with `args`) in the
     /// project directory with [`ClaudeEnv::vars`]; for a tmux pane.
     pub fn shell_command(&self, claude: &Path, args: &[&str]) -> String {
-        let mut line = format!(
-            "cd {} && exec env",
-            sh_quote(&self.project.display().to_string())
-        );
+        format!(
+            "cd {} && exec {}",
+            sh_quote(&self.project.display().to_string()),
+            self.env_command(claude, args)
+        )
+    }
+
+    /// `env K=V … claude args`: starts `claude` with [`ClaudeEnv::vars`] in
+    /// whatever directory it is run from (a daemon's agent command).
+    pub fn env_command(&self, claude: &Path, args: &[&str]) -> String {
+        let mut line = "env".to_owned();
         for (k, v) in self.vars() {
             line.push(' ');
             line.push_str(&sh_quote(&format!("{k}={v}")));

@@ -11,3 +11,4 @@ mod live;
 mod record;
 mod replay;
 mod scenarios;
+mod serve;
