@@ -259,13 +259,19 @@ mod tests {
         for event in ["Stop", "Notification"] {
             assert_eq!(config["hooks"][event], reference["hooks"][event], "{event}");
         }
-        for event in ["PermissionRequest", "SessionStart"] {
+        for event in [
+            "StopFailure",
+            "PermissionRequest",
+            "SessionStart",
+            "TaskCreated",
+            "TaskCompleted",
+        ] {
             assert_eq!(
                 config["hooks"][event], reference["hooks"]["Stop"],
                 "{event}"
             );
         }
-        assert_eq!(config["hooks"].as_object().unwrap().len(), 4);
+        assert_eq!(config["hooks"].as_object().unwrap().len(), 7);
     }
 
     #[test]
@@ -302,7 +308,15 @@ mod tests {
         let report = merge_into(&mut settings, "clawmux hook").unwrap();
         assert_eq!(
             report.added,
-            ["Stop", "Notification", "PermissionRequest", "SessionStart"]
+            [
+                "Stop",
+                "StopFailure",
+                "Notification",
+                "PermissionRequest",
+                "SessionStart",
+                "TaskCreated",
+                "TaskCompleted"
+            ]
         );
         assert_eq!(settings["permissions"], before["permissions"]);
         assert_eq!(
@@ -323,7 +337,7 @@ mod tests {
         assert_eq!(settings, once);
 
         let report = merge_into(&mut settings, "/opt/clawmux hook").unwrap();
-        assert_eq!(report.updated.len(), 4);
+        assert_eq!(report.updated.len(), 7);
         assert!(report.added.is_empty());
         assert_eq!(
             settings["hooks"]["Stop"][1]["hooks"][0]["command"],

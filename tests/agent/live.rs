@@ -15,7 +15,7 @@ fn watching() -> RunOptions {
 
 /// The pane's bytes in a recording, decoded by `clawmux decode`.
 fn decoded(done: &Done) -> String {
-    let (code, out, err) = clawmux_stdin(&["decode", "--pane", "%0"], done.recording.as_bytes());
+    let (code, out, err) = clawmux_stdin(&["decode", "--pane", "%0"], &done.recording);
     assert_eq!(code, 0, "decode failed: {err}");
     out
 }
@@ -24,7 +24,7 @@ fn decoded(done: &Done) -> String {
 /// says), and the live ones are returned.
 fn live_matches_replay(done: &Done) -> Vec<serde_json::Value> {
     let live = expect::detections(done.run.watch_lines());
-    let replayed = replay::replay(done.recording.as_bytes());
+    let replayed = replay::replay(&done.recording);
     assert_eq!(
         expect::signatures(&live),
         expect::signatures(&replayed),

@@ -11,10 +11,10 @@ use serde_json::json;
 use crate::support::claude::{ClaudeRun, RunOptions};
 
 /// A finished scenario: the run (for the fake API's requests and the live
-/// watch output), the recording's text, and the screens at its key moments.
+/// watch output), the recording, and the screens at its key moments.
 pub struct Done {
     pub run: ClaudeRun,
-    pub recording: String,
+    pub recording: Vec<u8>,
     pub screens: Vec<String>,
 }
 

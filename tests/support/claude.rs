@@ -274,15 +274,16 @@ impl ClaudeRun {
         }
     }
 
-    /// Stops the recorder (and the watcher) and returns the recording's text.
-    pub fn finish(&mut self) -> String {
+    /// Stops the recorder (and the watcher) and returns the recording. Bytes,
+    /// not text: a UTF-8 character can be split across two `%output` lines.
+    pub fn finish(&mut self) -> Vec<u8> {
         for child in [self.recorder.take(), self.watcher.take()]
             .into_iter()
             .flatten()
         {
             stop(child);
         }
-        std::fs::read_to_string(&self.recording).expect("recording readable as UTF-8")
+        std::fs::read(&self.recording).expect("recording readable")
     }
 
     /// What `clawmux watch --json` printed (after [`ClaudeRun::finish`]).
