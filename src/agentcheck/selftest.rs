@@ -32,6 +32,10 @@ pub const STEP_DEADLINE: Duration = Duration::from_secs(45);
 /// Retries Claude Code makes on the scripted 500 (each try is answered 500).
 const API_ERROR_RETRIES: u32 = 1;
 
+/// Detections kept while a step waits; the oldest go first. A step sees a
+/// few dozen.
+const MAX_PENDING_DETECTIONS: usize = 1024;
+
 /// The pane size the self-test runs at.
 const PANE_SIZE: (u16, u16) = (120, 40);
 
@@ -184,7 +188,7 @@ impl Watch {
                     Some(ClientEvent::Output { pane, data }) if pane == self.pane => {
                         let now = self.now();
                         let found = &mut self.found;
-                        self.watcher.feed(now, &data, &mut |d| found.push_back(d));
+                        self.watcher.feed(now, &data, &mut |d| keep(found, d));
                     }
                     Some(ClientEvent::Ended(_)) | None => return until(self),
                     Some(_) => {}
@@ -192,7 +196,7 @@ impl Watch {
                 () = tokio::time::sleep_until(wake) => {
                     let now = self.now();
                     let found = &mut self.found;
-                    self.watcher.tick(now, &mut |d| found.push_back(d));
+                    self.watcher.tick(now, &mut |d| keep(found, d));
                     if Instant::now() >= deadline {
                         return until(self);
                     }
@@ -230,6 +234,14 @@ impl Watch {
             .await
             .map_err(|e| AgentCheckError::Tmux(e.to_string()))
     }
+}
+
+/// Queues a detection within [`MAX_PENDING_DETECTIONS`].
+fn keep(found: &mut VecDeque<Detection>, d: Detection) {
+    if found.len() >= MAX_PENDING_DETECTIONS {
+        found.pop_front();
+    }
+    found.push_back(d);
 }
 
 fn approval(d: &Detection, kind: ApprovalKind) -> bool {

@@ -3,6 +3,11 @@
 //! `clawmux-recording v1` format ([`clawmux::control::recording`]), which
 //! `clawmux decode` and `clawmux detect` read like a plain `.ctl` capture.
 //!
+//! A recording starts with each pane's screen as it was (`capture-pane`,
+//! written as one `%output` line per pane at `+0`: clear, the rows, the
+//! cursor), so a recording begun while an agent is already running replays
+//! from what was on screen, not from a blank pane.
+//!
 //! Recording stops when the session ends (tmux sends `%exit`), on Ctrl-C or
 //! SIGTERM. Every line is flushed as it arrives, so a recorder that is
 //! killed loses nothing already received.
@@ -108,6 +113,54 @@ async fn header(args: &Args) -> anyhow::Result<RecordingHeader> {
     })
 }
 
+/// Longest screen capture kept per pane: a 500x200 screen with colours is
+/// well under a MiB; more means something is wrong, and it is cut.
+const MAX_SCREEN_BYTES: usize = 4 << 20;
+
+/// One `%output %N …` line per pane of the session: clear the screen, draw
+/// the captured rows (with colours), put the cursor back.
+async fn initial_screens(args: &Args) -> anyhow::Result<Vec<Vec<u8>>> {
+    let panes = tmux_base(args)
+        .args(["list-panes", "-s", "-t", &format!("={}", args.target)])
+        .args(["-F", "#{pane_id} #{cursor_x} #{cursor_y}"])
+        .output()
+        .await?;
+    let mut lines = Vec::new();
+    for row in String::from_utf8_lossy(&panes.stdout).lines() {
+        let mut fields = row.split(' ');
+        let (Some(pane), Some(x), Some(y)) = (fields.next(), fields.next(), fields.next()) else {
+            continue;
+        };
+        let (Ok(x), Ok(y)) = (x.parse::<u32>(), y.parse::<u32>()) else {
+            continue;
+        };
+        if pane.parse::<clawmux::control::PaneId>().is_err() {
+            continue;
+        }
+        let capture = tmux_base(args)
+            .args(["capture-pane", "-p", "-e", "-t", pane])
+            .output()
+            .await?;
+        let mut screen = b"\x1b[H\x1b[2J".to_vec();
+        let text = capture
+            .stdout
+            .strip_suffix(b"\n")
+            .unwrap_or(&capture.stdout);
+        for (i, row) in text.split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                screen.extend_from_slice(b"\r\n");
+            }
+            screen.extend_from_slice(row);
+        }
+        screen.truncate(MAX_SCREEN_BYTES);
+        screen.extend_from_slice(format!("\x1b[0m\x1b[{};{}H", y + 1, x + 1).as_bytes());
+        let mut line = format!("%output {pane} ").into_bytes();
+        line.extend_from_slice(&clawmux::control::escape(&screen));
+        lines.push(line);
+    }
+    Ok(lines)
+}
+
 async fn record(args: Args) -> anyhow::Result<ExitCode> {
     let header = header(&args).await?;
     let file = fs::OpenOptions::new()
@@ -121,6 +174,14 @@ async fn record(args: Args) -> anyhow::Result<ExitCode> {
         .and_then(|mut w| w.flush().map(|()| w))
         .with_context(|| format!("writing {}", args.output.display()))?;
 
+    let screens = initial_screens(&args)
+        .await
+        .context("capturing the panes' screens")?;
+    for line in &screens {
+        writer
+            .line(0, line)
+            .with_context(|| format!("writing {}", args.output.display()))?;
+    }
     let mut child = tmux_base(&args)
         .args(["-C", "attach-session", "-t", &format!("={}", args.target)])
         .stdin(Stdio::piped())

@@ -23,6 +23,10 @@
 //! +1532 %output %0 \033[?25l…
 //! ```
 //!
+//! `clawmux record` begins with one `%output` line per pane at `+0` that
+//! it made itself from `capture-pane` (clear the screen, the rows, the
+//! cursor), so the replay starts from the screen the panes had.
+//!
 //! Without the header the input is a plain control-mode stream with no
 //! times. [`RecordingReader`] tells the two apart by the first line and
 //! yields `(time, bytes)` chunks; stripping the prefix gives back the exact

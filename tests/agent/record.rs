@@ -131,3 +131,32 @@ fn a_missing_session_is_bad_input() {
     assert!(stderr.contains("no session \"nope\""), "{stderr}");
     assert!(!out.exists(), "no file for a session that is not there");
 }
+
+/// Started while something is already on screen, the recording begins with
+/// that screen, so a replay does not start from a blank pane.
+#[test]
+fn a_recording_begins_with_the_screen_as_it_was() {
+    let tmux = TmuxServer::new();
+    tmux.new_session("rec", "printf 'already on screen\\n'; exec cat");
+    tmux.wait_for_screen("rec", "already on screen", Duration::from_secs(20));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.rec");
+    let child = record(&tmux, "rec", &out);
+    wait_for_file(&out, "%session-changed");
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    assert!(child.wait_with_output().unwrap().status.success());
+    let bytes = std::fs::read(&out).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    let first = text.lines().nth(1).unwrap();
+    assert!(
+        first.starts_with("+0 %output %0 \\033[H\\033[2J"),
+        "{first}"
+    );
+    let (code, pane, err) =
+        crate::support::claude::clawmux_stdin(&["decode", "--pane", "%0"], &bytes);
+    assert_eq!(code, 0, "{err}");
+    assert!(pane.contains("already on screen"), "{pane:?}");
+}
