@@ -49,6 +49,7 @@ pub fn bash_permission(claude: &Path, base: &RunOptions) -> Done {
     );
     run.prompt("make a marker file");
     let prompt = run.wait_for("Do you want to proceed?");
+    run.wait_for_watch_approval();
     run.keys(&["1"]);
     let end = run.wait_idle_with(BASH_ANSWER);
     done(run, "bash_permission", vec![prompt, end])
@@ -67,6 +68,7 @@ pub fn bash_denied(claude: &Path, base: &RunOptions) -> Done {
     );
     run.prompt("clean the build");
     let prompt = run.wait_for("Do you want to proceed?");
+    run.wait_for_watch_approval();
     run.keys(&["3"]);
     let end = run.wait_idle_with("What should Claude do instead?");
     done(run, "bash_denied", vec![prompt, end])
@@ -88,6 +90,7 @@ pub fn edit_file(claude: &Path, base: &RunOptions) -> Done {
     ]);
     run.prompt("change the greeting in notes.txt");
     let prompt = run.wait_for("Do you want to make this edit to");
+    run.wait_for_watch_approval();
     run.keys(&["1"]);
     let end = run.wait_idle_with(EDIT_ANSWER);
     done(run, "edit_file", vec![prompt, end])
@@ -108,6 +111,7 @@ pub fn create_file(claude: &Path, base: &RunOptions) -> Done {
     ]);
     run.prompt("write hello.py");
     let prompt = run.wait_for("Do you want to create");
+    run.wait_for_watch_approval();
     run.keys(&["1"]);
     let end = run.wait_idle_with(CREATE_ANSWER);
     done(run, "create_file", vec![prompt, end])
@@ -140,6 +144,7 @@ pub fn ask_question(claude: &Path, base: &RunOptions) -> Done {
     );
     run.prompt("pick a database");
     let prompt = run.wait_for("Chat about this");
+    run.wait_for_watch_approval();
     run.keys(&["2"]);
     let end = run.wait_idle_with(QUESTION_ANSWER);
     done(run, "ask_question", vec![prompt, end])
@@ -167,6 +172,7 @@ pub fn plan_mode(claude: &Path, base: &RunOptions) -> Done {
     );
     run.prompt("plan the parser");
     let prompt = run.wait_for("Would you like to proceed?");
+    run.wait_for_watch_approval();
     run.keys(&["2"]);
     let end = run.wait_idle_with(PLAN_ANSWER);
     done(run, "plan_mode", vec![prompt, end])

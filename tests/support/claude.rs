@@ -274,6 +274,27 @@ impl ClaudeRun {
         }
     }
 
+    /// With a watcher: waits (up to [`COMPLETION_WAIT`]) until it reported
+    /// a dialog, as a person answers only what they were shown. Answering
+    /// the instant the screen shows it would beat the detector's quiet
+    /// window, which no person does.
+    pub fn wait_for_watch_approval(&self) {
+        if self.watcher.is_none() {
+            return;
+        }
+        let deadline = Instant::now() + COMPLETION_WAIT;
+        while Instant::now() < deadline {
+            if self
+                .watch_lines()
+                .iter()
+                .any(|v| v.get("at_ms").is_some() && v["kind"] == "approval")
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Stops the recorder (and the watcher) and returns the recording. Bytes,
     /// not text: a UTF-8 character can be split across two `%output` lines.
     pub fn finish(&mut self) -> Vec<u8> {
