@@ -232,7 +232,7 @@ fn bash_permission_through_serve() {
 }
 
 /// Every turn's end is reported once, after the turn, with its answer.
-/// Measured here: in 2 of 7 runs the first command (typed while Claude
+/// Measured here: in 3 of 11 runs the first command (typed while Claude
 /// Code was starting) was "Finished in 0s" with no output, and the next
 /// command's card then carried the first one's output and finished before
 /// its own dialog.
