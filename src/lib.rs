@@ -17,8 +17,10 @@
 //! - [`prompts`]: `{{variable}}` prompt templates.
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
+//! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
 //! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
+pub mod agentcheck;
 pub mod bench;
 pub mod bridge;
 pub mod control;

@@ -1,6 +1,7 @@
 //! Integration tests, one binary: real tmux servers and local protocol servers.
 //! Each area owns a folder module (`tests/<area>/mod.rs`) registered here.
 
+mod agent;
 mod bridge;
 mod control_mode;
 mod detect;

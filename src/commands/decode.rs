@@ -1,4 +1,5 @@
-//! `clawmux decode`: a recorded control-mode stream on stdin, decoded.
+//! `clawmux decode`: a recorded control-mode stream on stdin, decoded; a
+//! plain capture or a timed `clawmux record` recording (times ignored).
 //!
 //! `--pane %N` writes exactly the bytes that pane's program wrote (to a
 //! terminal, with control characters shown as `\x1b` rather than obeyed);
@@ -7,15 +8,13 @@
 //! and lines that were not control mode are counted on stderr.
 
 use std::collections::BTreeMap;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
+use clawmux::control::recording::{RecordingError, RecordingReader};
 use clawmux::control::{Decoder, Event, Notification, PaneId};
 
 use super::UsageError;
-
-/// Bytes read from stdin at a time.
-const READ_CHUNK_BYTES: usize = 256 * 1024;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -51,18 +50,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut decoder = Decoder::new();
-    let mut stdin = io::stdin().lock();
-    let mut buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut input =
+        RecordingReader::new(io::stdin().lock()).map_err(|e| UsageError(e.to_string()))?;
     let mut written: io::Result<()> = Ok(());
     let mut seen = Seen::default();
     loop {
-        let n = match stdin.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(anyhow::anyhow!("reading stdin: {e}")),
+        let chunk = match input.next_chunk() {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(RecordingError::Io(e)) => return Err(anyhow::anyhow!("reading stdin: {e}")),
+            Err(e) => return Err(UsageError(e.to_string()).into()),
         };
-        decoder.feed(&buf[..n], &mut |event| {
+        decoder.feed(chunk.bytes, &mut |event| {
             count(&mut seen, &event);
             if written.is_ok() {
                 written = handle(&mut mode, &mut out, event);

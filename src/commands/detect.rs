@@ -1,15 +1,17 @@
 //! `clawmux detect`: the detections in a recorded control-mode stream on
-//! stdin, one JSON object a line, deterministic. Input with no control-mode
-//! line is bad input (exit 2); lines that were not control mode, and panes
-//! past the per-stream bound, are counted on stderr.
+//! stdin, one JSON object a line, deterministic. A timed `clawmux record`
+//! recording is replayed at its recorded times (the detector's clock follows
+//! them; nothing sleeps) and at its recorded window size. Input with no
+//! control-mode line is bad input (exit 2); lines that were not control
+//! mode, and panes past the per-stream bound, are counted on stderr.
 
-use std::io::{BufRead, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clawmux::control::MAX_LINE_BYTES;
+use clawmux::control::recording::{RecordingError, RecordingReader};
 use clawmux::detect::{
     DEFAULT_PANE_SIZE, Detection, DetectorConfig, MAX_PANES_PER_STREAM, Millis, Profiles,
     StreamWatcher,
@@ -26,7 +28,7 @@ pub struct Args {
     /// A TOML file overriding or extending the built-in profiles.
     #[arg(long, value_name = "FILE")]
     profiles: Option<PathBuf>,
-    /// A recording has no timestamps: each `%output` line is taken to arrive
+    /// A plain capture has no timestamps: each `%output` line is taken to arrive
     /// this many milliseconds after the previous one. The default, longer
     /// than the debounce, judges the screen after every `%output`.
     #[arg(long, default_value_t = 1000, value_name = "MS")]
@@ -47,7 +49,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..DetectorConfig::default()
     };
 
-    let mut watcher = StreamWatcher::new(profile, config.clone(), DEFAULT_PANE_SIZE);
+    let mut input =
+        RecordingReader::new(std::io::stdin().lock()).map_err(|e| UsageError(e.to_string()))?;
+    let size = input
+        .header()
+        .and_then(|h| h.size())
+        .unwrap_or(DEFAULT_PANE_SIZE);
+    let mut watcher = StreamWatcher::new(profile, config.clone(), size);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut failed = None;
@@ -59,27 +67,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let mut now = Millis(0);
-    let mut input = std::io::stdin().lock();
-    let mut line = Vec::new();
     let mut at_line_start = true;
     loop {
-        line.clear();
-        // Bounded reads: an over-long line arrives in pieces (the decoder
+        // Bounded pieces: an over-long line arrives in parts (the decoder
         // drops it), never as one unbounded buffer.
-        let n = (&mut input)
-            .take(MAX_LINE_BYTES as u64)
-            .read_until(b'\n', &mut line)
-            .context("reading the recording from stdin")?;
-        if n == 0 {
-            break;
-        }
-        if at_line_start
+        let chunk = match input.next_chunk() {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(RecordingError::Io(e)) => {
+                return Err(e).context("reading the recording from stdin");
+            }
+            Err(e) => return Err(UsageError(e.to_string()).into()),
+        };
+        let line = chunk.bytes;
+        if let Some(at) = chunk.at_ms {
+            // Deadlines that fell between two recorded lines fire at their
+            // time, as they would have live.
+            let at = Millis(at);
+            while let Some(deadline) = watcher.next_deadline().filter(|d| *d <= at) {
+                watcher.tick(deadline.max(now), &mut sink);
+                if watcher.next_deadline() == Some(deadline) {
+                    break;
+                }
+            }
+            now = at.max(now);
+        } else if at_line_start
             && (line.starts_with(b"%output ") || line.starts_with(b"%extended-output "))
         {
             now = now + Duration::from_millis(args.gap_ms);
         }
         at_line_start = line.ends_with(b"\n");
-        watcher.feed(now, &line, &mut sink);
+        watcher.feed(now, line, &mut sink);
     }
     // The recording ended: let every pending settle and debounce fire.
     let end = now + config.debounce + config.settle;

@@ -10,9 +10,18 @@ use clawmux::feishu::{Api, FeishuConfig, FeishuError, ws};
 use tokio::time::Duration;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Instead: check that detection still works with the installed Claude
+    /// Code (`$CLAWMUX_CLAUDE` or `claude` on PATH), run offline against a
+    /// built-in fake API.
+    #[arg(long)]
+    agent: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.agent {
+        return super::agent_check::run();
+    }
     let config =
         FeishuConfig::from_env().map_err(|e| anyhow::anyhow!("Feishu is not configured: {e}"))?;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -1,5 +1,6 @@
 //! One file per subcommand: its clap arguments and the glue that calls the library.
 
+mod agent_check;
 mod bench;
 mod card;
 mod decode;
@@ -9,6 +10,7 @@ mod hook;
 mod openspec;
 mod pairing;
 mod prompt;
+mod record;
 mod run;
 mod serve;
 mod sim_agent;
@@ -45,6 +47,8 @@ enum Command {
     Watch(watch::Args),
     /// Decode a recorded control-mode stream from stdin.
     Decode(decode::Args),
+    /// Record a session's control-mode stream with arrival times.
+    Record(record::Args),
     /// Print the detections in a recorded control-mode stream from stdin.
     Detect(detect::Args),
     /// Print the paginated Feishu cards for markdown on stdin.
@@ -75,6 +79,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => run::run(a),
         Command::Watch(a) => watch::run(a),
         Command::Decode(a) => decode::run(a),
+        Command::Record(a) => record::run(a),
         Command::Detect(a) => detect::run(a),
         Command::Card(a) => card::run(a),
         Command::Doctor(a) => doctor::run(a),

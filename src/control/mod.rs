@@ -5,11 +5,13 @@
 //! (nom, private to this module), and [`Decoder`] joins the two and assembles
 //! `%begin`…`%end` reply blocks. `%output` data is unescaped exactly, as bytes
 //! ([`unescape()`]): a pane's program may write anything, UTF-8 or not.
+//! [`recording`] reads and writes timed recordings (`clawmux record`).
 
 mod decoder;
 mod framer;
 mod ids;
 mod parse;
+pub mod recording;
 mod unescape;
 
 pub use decoder::{

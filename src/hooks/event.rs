@@ -93,18 +93,42 @@ pub struct HookEvent {
 /// The hook events clawmux installs, with the fields it uses.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HookKind {
-    /// End of a turn (not sent when the user presses Esc).
-    Stop { stop_hook_active: bool },
+    /// End of a turn (not sent when the user presses Esc, nor after "No" at
+    /// a permission dialog). `last_assistant_message` is the turn's final
+    /// text (Claude Code 2.1.x).
+    Stop {
+        stop_hook_active: bool,
+        last_assistant_message: Option<String>,
+    },
+    /// End of a turn that failed on an API error (sent instead of `Stop`).
+    /// `error` is Claude Code's category: `server_error`,
+    /// `authentication_failed`, `unknown`, …
+    StopFailure {
+        error: Option<String>,
+        last_assistant_message: Option<String>,
+    },
     /// `notification_type` is `permission_prompt`, `idle_prompt`, or another
     /// type from a newer Claude Code; `None` from builds that predate it.
     Notification {
         notification_type: Option<String>,
         message: String,
     },
-    /// The permission dialog is about to be shown.
+    /// The permission dialog is about to be shown: for a tool, and for
+    /// AskUserQuestion and ExitPlanMode too. [`HookKind::tool_request`]
+    /// reads `tool_input`.
     PermissionRequest {
         tool_name: String,
         tool_input: Value,
+    },
+    /// A task was added to the agent's task list.
+    TaskCreated {
+        task_id: Option<String>,
+        task_subject: Option<String>,
+    },
+    /// A task of the list was completed.
+    TaskCompleted {
+        task_id: Option<String>,
+        task_subject: Option<String>,
     },
     /// `source` is `startup`, `resume`, `clear` or `compact`.
     SessionStart { source: String },
@@ -115,8 +139,11 @@ pub enum HookKind {
 /// What a hook tells the detector, independent of the pane text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookSignal {
-    /// The turn is over: completion is certain, no debounce needed.
+    /// The turn is over: completion is certain, no debounce needed. Sent
+    /// for `Stop` and for `StopFailure` (the event says which).
     TurnEnded,
+    /// The agent's task list moved (a task created or completed).
+    TaskProgress,
     /// Claude Code waits for a permission answer.
     ApprovalPending,
     /// Claude Code has been idle at its prompt, waiting for input.
@@ -125,11 +152,27 @@ pub enum HookSignal {
     SessionStarted,
 }
 
+impl HookKind {
+    /// What a `PermissionRequest` asks about; `None` for other events.
+    pub fn tool_request(&self) -> Option<super::ToolRequest> {
+        match self {
+            HookKind::PermissionRequest {
+                tool_name,
+                tool_input,
+            } => Some(super::ToolRequest::parse(tool_name, tool_input)),
+            _ => None,
+        }
+    }
+}
+
 impl HookEvent {
     /// The signal this event carries, if any.
     pub fn signal(&self) -> Option<HookSignal> {
         match &self.event {
-            HookKind::Stop { .. } => Some(HookSignal::TurnEnded),
+            HookKind::Stop { .. } | HookKind::StopFailure { .. } => Some(HookSignal::TurnEnded),
+            HookKind::TaskCreated { .. } | HookKind::TaskCompleted { .. } => {
+                Some(HookSignal::TaskProgress)
+            }
             HookKind::PermissionRequest { .. } => Some(HookSignal::ApprovalPending),
             HookKind::Notification {
                 notification_type: Some(t),
@@ -159,6 +202,19 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
                 .get("stop_hook_active")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            last_assistant_message: text("last_assistant_message"),
+        },
+        "StopFailure" => HookKind::StopFailure {
+            error: text("error"),
+            last_assistant_message: text("last_assistant_message"),
+        },
+        "TaskCreated" => HookKind::TaskCreated {
+            task_id: text("task_id"),
+            task_subject: text("task_subject"),
+        },
+        "TaskCompleted" => HookKind::TaskCompleted {
+            task_id: text("task_id"),
+            task_subject: text("task_subject"),
         },
         "Notification" => HookKind::Notification {
             notification_type: text("notification_type"),
@@ -220,7 +276,8 @@ mod tests {
         assert_eq!(
             ev.event,
             HookKind::Stop {
-                stop_hook_active: true
+                stop_hook_active: true,
+                last_assistant_message: None,
             }
         );
         assert_eq!(ev.signal(), Some(HookSignal::TurnEnded));
@@ -283,7 +340,8 @@ mod tests {
         assert_eq!(
             ev.event,
             HookKind::Stop {
-                stop_hook_active: false
+                stop_hook_active: false,
+                last_assistant_message: None,
             }
         );
         assert_eq!(ev.session_id, None);

@@ -1,7 +1,8 @@
 //! Claude Code hooks as a second, exact signal next to the pane stream.
 //!
-//! Claude Code runs `clawmux hook` for `Stop`, `Notification`,
-//! `PermissionRequest` and `SessionStart` (see [`settings`] for the
+//! Claude Code runs `clawmux hook` for `Stop`, `StopFailure`, `Notification`,
+//! `PermissionRequest`, `SessionStart`, `TaskCreated` and `TaskCompleted`
+//! (see [`settings`] for the
 //! `.claude/settings.json` entries). The command wraps the JSON payload it gets
 //! on stdin in a one-line [`Envelope`] (adding the pane from `TMUX_PANE` and a
 //! timestamp) and [`forward`]s it over a Unix socket in the state directory
@@ -14,6 +15,7 @@ mod event;
 mod forward;
 mod listener;
 pub mod settings;
+mod tool;
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +24,7 @@ pub use event::{
 };
 pub use forward::{CONNECT_TIMEOUT, forward};
 pub use listener::{EVENT_QUEUE, HookListener, MAX_CONNECTIONS, READ_TIMEOUT};
+pub use tool::{MAX_OPTIONS, MAX_QUESTIONS, Question, QuestionOption, ToolRequest};
 
 /// File name of the hook socket inside the state directory.
 pub const SOCKET_NAME: &str = "hooks.sock";

@@ -19,12 +19,17 @@ pub const HOOK_TIMEOUT_SECS: u64 = 5;
 /// The notifications that carry a signal (REFERENCE §3).
 pub const NOTIFICATION_MATCHER: &str = "permission_prompt|idle_prompt";
 
-/// The events clawmux listens to, with their matcher.
-pub const HOOK_EVENTS: [(&str, Option<&str>); 4] = [
+/// The events clawmux listens to, with their matcher. Claude Code 2.1.x
+/// ends a turn that failed on an API error with `StopFailure` instead of
+/// `Stop`, and reports its task list with `TaskCreated`/`TaskCompleted`.
+pub const HOOK_EVENTS: [(&str, Option<&str>); 7] = [
     ("Stop", None),
+    ("StopFailure", None),
     ("Notification", Some(NOTIFICATION_MATCHER)),
     ("PermissionRequest", None),
     ("SessionStart", None),
+    ("TaskCreated", None),
+    ("TaskCompleted", None),
 ];
 
 /// Largest settings file read; real ones are a few KiB.
@@ -254,13 +259,19 @@ mod tests {
         for event in ["Stop", "Notification"] {
             assert_eq!(config["hooks"][event], reference["hooks"][event], "{event}");
         }
-        for event in ["PermissionRequest", "SessionStart"] {
+        for event in [
+            "StopFailure",
+            "PermissionRequest",
+            "SessionStart",
+            "TaskCreated",
+            "TaskCompleted",
+        ] {
             assert_eq!(
                 config["hooks"][event], reference["hooks"]["Stop"],
                 "{event}"
             );
         }
-        assert_eq!(config["hooks"].as_object().unwrap().len(), 4);
+        assert_eq!(config["hooks"].as_object().unwrap().len(), 7);
     }
 
     #[test]
@@ -297,7 +308,15 @@ mod tests {
         let report = merge_into(&mut settings, "clawmux hook").unwrap();
         assert_eq!(
             report.added,
-            ["Stop", "Notification", "PermissionRequest", "SessionStart"]
+            [
+                "Stop",
+                "StopFailure",
+                "Notification",
+                "PermissionRequest",
+                "SessionStart",
+                "TaskCreated",
+                "TaskCompleted"
+            ]
         );
         assert_eq!(settings["permissions"], before["permissions"]);
         assert_eq!(
@@ -318,7 +337,7 @@ mod tests {
         assert_eq!(settings, once);
 
         let report = merge_into(&mut settings, "/opt/clawmux hook").unwrap();
-        assert_eq!(report.updated.len(), 4);
+        assert_eq!(report.updated.len(), 7);
         assert!(report.added.is_empty());
         assert_eq!(
             settings["hooks"]["Stop"][1]["hooks"][0]["command"],

@@ -70,6 +70,7 @@ async fn each_recorded_payload_reaches_the_daemon_typed_and_with_its_pane() {
             "stop",
             HookKind::Stop {
                 stop_hook_active: false,
+                last_assistant_message: None,
             },
             Some(HookSignal::TurnEnded),
         ),
@@ -77,6 +78,7 @@ async fn each_recorded_payload_reaches_the_daemon_typed_and_with_its_pane() {
             "stop_hook_active",
             HookKind::Stop {
                 stop_hook_active: true,
+                last_assistant_message: None,
             },
             Some(HookSignal::TurnEnded),
         ),
@@ -153,6 +155,170 @@ async fn each_recorded_payload_reaches_the_daemon_typed_and_with_its_pane() {
     }
 }
 
+/// Payloads captured from the real Claude Code 2.1.197 (tests/agent/hooks.rs
+/// saves them), through `clawmux hook` and the listener, fully typed.
+#[tokio::test]
+async fn claude_2_1_197_payloads_decode_with_what_they_ask_and_report() {
+    use clawmux::hooks::{Question, QuestionOption, ToolRequest};
+    let home = tempfile::tempdir().unwrap();
+    let mut listener = HookListener::bind(home.path()).unwrap();
+    let decoded = |name: &'static str| {
+        let bytes = payload(&format!("claude-2.1.197/{name}"));
+        let home = home.path().to_path_buf();
+        async move {
+            assert_silent_success(&run_hook(&home, &bytes, Some("%4")).await);
+        }
+    };
+    let mut next = async |name: &'static str| {
+        decoded(name).await;
+        let event = next_event(&mut listener).await;
+        assert_eq!(event.tmux_pane.as_deref(), Some("%4"), "{name}");
+        assert!(event.session_id.is_some(), "{name}");
+        event
+    };
+
+    let stop = next("stop").await;
+    assert_eq!(
+        stop.event,
+        HookKind::Stop {
+            stop_hook_active: false,
+            last_assistant_message: Some("Created the marker file.".into()),
+        }
+    );
+    assert_eq!(stop.signal(), Some(HookSignal::TurnEnded));
+
+    for (name, error, says) in [
+        (
+            "stop_failure_500",
+            "server_error",
+            "API Error: 500 Internal server error.",
+        ),
+        (
+            "stop_failure_401",
+            "authentication_failed",
+            "Invalid API key",
+        ),
+        (
+            "stop_failure_400",
+            "unknown",
+            "API Error: 400 messages: text content blocks must be non-empty",
+        ),
+    ] {
+        let event = next(name).await;
+        let HookKind::StopFailure {
+            error: got,
+            last_assistant_message,
+        } = &event.event
+        else {
+            panic!("{name}: {:?}", event.event);
+        };
+        assert_eq!(got.as_deref(), Some(error), "{name}");
+        assert!(
+            last_assistant_message
+                .as_deref()
+                .is_some_and(|m| m.starts_with(says)),
+            "{name}: {last_assistant_message:?}"
+        );
+        // A failed turn is over too: the hook ends it.
+        assert_eq!(event.signal(), Some(HookSignal::TurnEnded), "{name}");
+    }
+
+    let bash = next("permission_request_bash").await;
+    assert_eq!(bash.signal(), Some(HookSignal::ApprovalPending));
+    assert_eq!(
+        bash.event.tool_request(),
+        Some(ToolRequest::Bash {
+            command: "touch made-by-bash.txt".into(),
+            description: Some("Create a marker file".into()),
+        })
+    );
+
+    let question = next("permission_request_ask_user_question").await;
+    let option = |label: &str, description: &str| QuestionOption {
+        label: label.into(),
+        description: Some(description.into()),
+    };
+    assert_eq!(
+        question.event.tool_request(),
+        Some(ToolRequest::Question {
+            questions: vec![Question {
+                question: "Which database should we use?".into(),
+                header: Some("Database".into()),
+                multi_select: false,
+                options: vec![
+                    option("Postgres", "Relational server, strong consistency"),
+                    option("SQLite", "Embedded file, zero setup"),
+                    option("DuckDB", "Columnar, for analytics"),
+                ],
+            }],
+        })
+    );
+
+    let plan = next("permission_request_exit_plan_mode").await;
+    let Some(ToolRequest::Plan {
+        plan,
+        plan_file_path,
+    }) = plan.event.tool_request()
+    else {
+        panic!("not a plan: {:?}", plan.event);
+    };
+    assert_eq!(
+        plan,
+        "# Parser plan\n\n1. Write the tokenizer\n2. Write the parser\n3. Add tests"
+    );
+    assert!(plan_file_path.is_some_and(|p| p.contains("/.claude/plans/") && p.ends_with(".md")));
+
+    for (name, tool, file) in [
+        ("permission_request_edit", "Edit", "/notes.txt"),
+        ("permission_request_write_new", "Write", "/hello.py"),
+    ] {
+        let event = next(name).await;
+        match event.event.tool_request() {
+            Some(ToolRequest::File { tool: t, file_path }) => {
+                assert_eq!(t, tool, "{name}");
+                assert!(file_path.ends_with(file), "{name}: {file_path}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    let note = next("notification_permission_prompt").await;
+    assert_eq!(
+        note.event,
+        HookKind::Notification {
+            notification_type: Some("permission_prompt".into()),
+            message: "Claude needs your permission".into(),
+        }
+    );
+    assert_eq!(note.signal(), Some(HookSignal::ApprovalPending));
+
+    for (name, make) in [("task_created", true), ("task_completed", false)] {
+        let event = next(name).await;
+        assert_eq!(event.signal(), Some(HookSignal::TaskProgress), "{name}");
+        let (id, subject) = match event.event {
+            HookKind::TaskCreated {
+                task_id,
+                task_subject,
+            } if make => (task_id, task_subject),
+            HookKind::TaskCompleted {
+                task_id,
+                task_subject,
+            } if !make => (task_id, task_subject),
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(id.as_deref(), Some("1"), "{name}");
+        assert_eq!(subject.as_deref(), Some("Write the parser"), "{name}");
+    }
+
+    let start = next("session_start").await;
+    assert_eq!(
+        start.event,
+        HookKind::SessionStart {
+            source: "startup".into()
+        }
+    );
+}
+
 #[tokio::test]
 async fn a_hook_run_inside_a_tmux_pane_reports_that_pane() {
     let home = tempfile::tempdir().unwrap();
@@ -176,7 +342,8 @@ async fn a_hook_run_inside_a_tmux_pane_reports_that_pane() {
     assert_eq!(
         event.event,
         HookKind::Stop {
-            stop_hook_active: false
+            stop_hook_active: false,
+            last_assistant_message: None,
         }
     );
     assert_eq!(event.tmux_pane.as_deref(), Some(pane.trim()));

@@ -14,12 +14,24 @@ fn install(args: &[&str]) -> std::process::Output {
     clawmux(&all).output().expect("run clawmux")
 }
 
+/// The events Claude Code 2.1.x sends that clawmux listens to besides the
+/// reference's Stop and Notification: failed turns end with StopFailure, the
+/// task list reports through TaskCreated/TaskCompleted.
+const EVENTS_WITHOUT_MATCHER: [&str; 6] = [
+    "Stop",
+    "StopFailure",
+    "PermissionRequest",
+    "SessionStart",
+    "TaskCreated",
+    "TaskCompleted",
+];
+
 fn expected_config(command: &str) -> Value {
     let mut reference: Value = serde_json::from_str(REFERENCE_SETTINGS).unwrap();
     let group = json!([{"hooks": [{"type": "command", "command": command, "timeout": 5}]}]);
-    reference["hooks"]["PermissionRequest"] = group.clone();
-    reference["hooks"]["SessionStart"] = group.clone();
-    reference["hooks"]["Stop"] = group;
+    for event in EVENTS_WITHOUT_MATCHER {
+        reference["hooks"][event] = group.clone();
+    }
     reference["hooks"]["Notification"][0]["hooks"][0]["command"] = command.into();
     reference
 }
@@ -62,7 +74,7 @@ fn write_merges_keeps_everything_and_is_idempotent() {
 
     let out = install(&["--write", "--dir", dir]);
     assert!(out.status.success(), "{}", stderr(&out));
-    for event in ["Stop", "Notification", "PermissionRequest", "SessionStart"] {
+    for event in EVENTS_WITHOUT_MATCHER.iter().chain(&["Notification"]) {
         assert_contains(&stdout(&out), &format!("added {event} hook"));
     }
     let merged: Value = serde_json::from_slice(&std::fs::read(&settings_path).unwrap()).unwrap();
@@ -77,7 +89,14 @@ fn write_merges_keeps_everything_and_is_idempotent() {
         merged["hooks"]["Stop"],
         json!([existing["hooks"]["Stop"][0], expected["hooks"]["Stop"][0]])
     );
-    for event in ["Notification", "PermissionRequest", "SessionStart"] {
+    for event in [
+        "Notification",
+        "PermissionRequest",
+        "SessionStart",
+        "StopFailure",
+        "TaskCreated",
+        "TaskCompleted",
+    ] {
         assert_eq!(merged["hooks"][event], expected["hooks"][event], "{event}");
     }
 
@@ -90,6 +109,32 @@ fn write_merges_keeps_everything_and_is_idempotent() {
         first,
         "second run changes nothing"
     );
+}
+
+/// A project set up by an older clawmux (Stop, Notification,
+/// PermissionRequest, SessionStart) gets the 2.1.x events added, and only
+/// those.
+#[test]
+fn an_older_install_gains_the_new_events() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".claude")).unwrap();
+    let path = project.path().join(".claude/settings.json");
+    let group = json!([{"hooks": [{"type": "command", "command": "clawmux hook", "timeout": 5}]}]);
+    let mut old: Value = serde_json::from_str(REFERENCE_SETTINGS).unwrap();
+    old["hooks"]["PermissionRequest"] = group.clone();
+    old["hooks"]["SessionStart"] = group;
+    std::fs::write(&path, old.to_string()).unwrap();
+    let out = install(&["--write", "--dir", project.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    let added: Vec<&str> = printed
+        .lines()
+        .filter_map(|l| l.strip_prefix("added "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(added, ["StopFailure", "TaskCreated", "TaskCompleted"]);
+    let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(written, expected_config("clawmux hook"));
 }
 
 #[test]

@@ -468,6 +468,9 @@ fn title(j: &Job) -> String {
 fn hook_name(k: &HookKind) -> &str {
     match k {
         HookKind::Stop { .. } => "Stop",
+        HookKind::StopFailure { .. } => "StopFailure",
+        HookKind::TaskCreated { .. } => "TaskCreated",
+        HookKind::TaskCompleted { .. } => "TaskCompleted",
         HookKind::Notification { .. } => "Notification",
         HookKind::PermissionRequest { .. } => "PermissionRequest",
         HookKind::SessionStart { .. } => "SessionStart",

@@ -1,0 +1,733 @@
+//! A scriptable stand-in for the Anthropic Messages API on 127.0.0.1, so the
+//! real Claude Code runs offline.
+//!
+//! Claude Code sends `HEAD /` at start-up and one `POST /v1/messages` per
+//! model call. A call that carries `tools` is a step of the user's turn and
+//! is answered from the script: the next [`Turn`] (text, tool calls, or an
+//! HTTP error). A call without `tools` is a side request (the session title,
+//! a summary) and gets a short harmless answer without consuming the script.
+//! Every request is kept ([`FakeApi::requests`]) so a test can check, say,
+//! the `tool_result` Claude Code sent back.
+//!
+//! The server runs on its own thread and runtime, so synchronous tests and
+//! the `doctor --agent` command use it alike; dropping the handle stops it.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::AgentCheckError;
+
+/// Largest request body accepted. Claude Code's requests carry the system
+/// prompt, the tool schemas and the whole conversation: a few hundred KiB
+/// in a test; 32 MiB leaves room for long transcripts and stays bounded.
+pub const MAX_REQUEST_BYTES: usize = 32 << 20;
+
+/// Requests kept for inspection; older ones are dropped first. A scenario
+/// makes a few dozen.
+pub const MAX_RECORDED_REQUESTS: usize = 512;
+
+/// SSE events buffered between the script and the socket.
+const SSE_QUEUE: usize = 64;
+
+/// Characters of text sent in one `text_delta`, so a long answer streams in
+/// pieces as the real API does.
+const TEXT_CHUNK_CHARS: usize = 64;
+
+/// The answer to side requests (no `tools`): short, and not a prompt or an
+/// error a detector could mistake.
+pub const SIDE_ANSWER: &str = "Scripted session";
+
+/// In a scripted tool input, replaced by the plan file path Claude Code
+/// names in plan mode (`…/.claude/plans/<slug>.md`, a new name per
+/// session), so a script can write the plan and call `ExitPlanMode`.
+pub const PLAN_FILE_PLACEHOLDER: &str = "{{plan_file}}";
+
+/// The directory part every plan file path has.
+const PLAN_DIR_MARK: &str = "/.claude/plans/";
+
+/// The model name the fake API reports.
+const MODEL: &str = "claude-sonnet-4-5";
+
+/// One tool call in a scripted answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    pub name: String,
+    pub input: Value,
+}
+
+impl ToolUse {
+    pub fn new(name: &str, input: Value) -> Self {
+        ToolUse {
+            name: name.to_owned(),
+            input,
+        }
+    }
+}
+
+/// The answer to one scripted model call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Turn {
+    /// Text, then `stop_reason: end_turn`.
+    Text(String),
+    /// Optional text, then tool calls, `stop_reason: tool_use`.
+    Tools {
+        text: Option<String>,
+        tools: Vec<ToolUse>,
+    },
+    /// An HTTP error with Anthropic's JSON error body, answered to the next
+    /// `times` scripted calls (Claude Code retries 500, 529 and 401).
+    Error {
+        status: u16,
+        message: String,
+        times: u32,
+    },
+}
+
+impl Turn {
+    pub fn text(text: &str) -> Turn {
+        Turn::Text(text.to_owned())
+    }
+
+    /// One tool call without preceding text.
+    pub fn tool(name: &str, input: Value) -> Turn {
+        Turn::Tools {
+            text: None,
+            tools: vec![ToolUse::new(name, input)],
+        }
+    }
+
+    /// An HTTP error answered `times` times in a row.
+    pub fn error(status: u16, message: &str, times: u32) -> Turn {
+        Turn::Error {
+            status,
+            message: message.to_owned(),
+            times: times.max(1),
+        }
+    }
+}
+
+/// Anthropic's `error.type` for an HTTP status.
+pub fn error_type(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// One request the fake API received.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    /// The JSON body, `Value::Null` when there was none or it was not JSON.
+    pub body: Value,
+    /// Whether the request was answered from the script.
+    pub scripted: bool,
+}
+
+impl Request {
+    /// The `tool_result` blocks of the last user message, as text.
+    pub fn tool_results(&self) -> Vec<String> {
+        let Some(messages) = self.body.get("messages").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        let Some(last) = messages.last() else {
+            return Vec::new();
+        };
+        let Some(blocks) = last.get("content").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .map(|b| match b.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            })
+            .collect()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: VecDeque<Turn>,
+    requests: VecDeque<Request>,
+    /// Scripted calls that found the script empty.
+    exhausted: u64,
+    next_id: u64,
+}
+
+#[derive(Clone)]
+struct AppState {
+    shared: Arc<Mutex<Shared>>,
+    pace: Duration,
+}
+
+/// A running fake API. Dropping it stops the server.
+pub struct FakeApi {
+    addr: SocketAddr,
+    shared: Arc<Mutex<Shared>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeApi {
+    /// Starts the server on 127.0.0.1 (a free port) with `script`.
+    pub fn start(script: Vec<Turn>) -> Result<FakeApi, AgentCheckError> {
+        FakeApi::start_paced(script, Duration::ZERO)
+    }
+
+    /// Like [`FakeApi::start`], with `pace` between streamed events, so the
+    /// agent shows its busy spinner for a while as with a real model.
+    pub fn start_paced(script: Vec<Turn>, pace: Duration) -> Result<FakeApi, AgentCheckError> {
+        let shared = Arc::new(Mutex::new(Shared {
+            script: script.into(),
+            ..Shared::default()
+        }));
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .map_err(|e| AgentCheckError::io("bind the fake API on", "127.0.0.1:0", e))?;
+        let addr = std_listener
+            .local_addr()
+            .map_err(|e| AgentCheckError::io("read the address of", "the fake API", e))?;
+        std_listener
+            .set_nonblocking(true)
+            .map_err(|e| AgentCheckError::io("configure", "the fake API socket", e))?;
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let state = AppState {
+            shared: shared.clone(),
+            pace,
+        };
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), std::io::Error>>();
+        let thread = std::thread::Builder::new()
+            .name("fake-anthropic-api".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(std_listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let _ = ready_tx.send(Ok(()));
+                    let app = Router::new()
+                        .fallback(handle)
+                        .with_state(state)
+                        .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BYTES));
+                    let _ = axum::serve(listener, app)
+                        .with_graceful_shutdown(async {
+                            let _ = stop_rx.await;
+                        })
+                        .await;
+                });
+            })
+            .map_err(|e| AgentCheckError::io("start a thread for", "the fake API", e))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(AgentCheckError::io("start", "the fake API", e)),
+            Err(_) => {
+                return Err(AgentCheckError::io(
+                    "start",
+                    "the fake API",
+                    std::io::Error::other("its thread ended early"),
+                ));
+            }
+        }
+        Ok(FakeApi {
+            addr,
+            shared,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Appends turns to the script.
+    pub fn push(&self, turns: impl IntoIterator<Item = Turn>) {
+        lock(&self.shared).script.extend(turns);
+    }
+
+    /// Turns not yet answered.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared).script.len()
+    }
+
+    /// Scripted calls that came when the script was empty (answered with a
+    /// short text so the agent ends its turn).
+    pub fn exhausted(&self) -> u64 {
+        lock(&self.shared).exhausted
+    }
+
+    /// The requests received so far, oldest first.
+    pub fn requests(&self) -> Vec<Request> {
+        lock(&self.shared).requests.iter().cloned().collect()
+    }
+
+    /// The requests answered from the script, oldest first.
+    pub fn scripted_requests(&self) -> Vec<Request> {
+        lock(&self.shared)
+            .requests
+            .iter()
+            .filter(|r| r.scripted)
+            .cloned()
+            .collect()
+    }
+}
+
+impl Drop for FakeApi {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The state lock; a panic elsewhere while holding it does not make the
+/// script unreadable.
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What to answer a request with, decided under the lock.
+enum Answer {
+    Empty(StatusCode),
+    Turn(Turn),
+    Side,
+}
+
+async fn handle(
+    State(state): State<AppState>,
+    method: Method,
+    uri: Uri,
+    _headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_owned();
+    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let is_messages = method == Method::POST && path == "/v1/messages";
+    let has_tools = json
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let streaming = json.get("stream").and_then(Value::as_bool) == Some(true);
+    let (answer, id) = {
+        let mut shared = lock(&state.shared);
+        shared.next_id += 1;
+        let id = shared.next_id;
+        let answer = if !is_messages {
+            match method {
+                Method::HEAD | Method::GET if path == "/" => Answer::Empty(StatusCode::OK),
+                _ => Answer::Empty(StatusCode::NOT_FOUND),
+            }
+        } else if !has_tools {
+            Answer::Side
+        } else {
+            let turn = next_turn(&mut shared);
+            Answer::Turn(match plan_file(&body) {
+                Some(path) => with_plan_file(turn, &path),
+                None => turn,
+            })
+        };
+        if shared.requests.len() >= MAX_RECORDED_REQUESTS {
+            shared.requests.pop_front();
+        }
+        shared.requests.push_back(Request {
+            method: method.to_string(),
+            path: path.clone(),
+            body: json,
+            scripted: matches!(answer, Answer::Turn(_)),
+        });
+        (answer, id)
+    };
+    match answer {
+        Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
+        Answer::Side => reply(Turn::text(SIDE_ANSWER), id, streaming, Duration::ZERO),
+        Answer::Turn(turn) => reply(turn, id, streaming, state.pace),
+    }
+}
+
+/// Takes the next scripted turn; an error turn with `times > 1` stays at the
+/// head with one fewer.
+fn next_turn(shared: &mut Shared) -> Turn {
+    match shared.script.front_mut() {
+        Some(Turn::Error {
+            status,
+            message,
+            times,
+        }) if *times > 1 => {
+            *times -= 1;
+            Turn::Error {
+                status: *status,
+                message: message.clone(),
+                times: 1,
+            }
+        }
+        Some(_) => shared
+            .script
+            .pop_front()
+            .unwrap_or(Turn::Text(String::new())),
+        None => {
+            shared.exhausted += 1;
+            Turn::text("(the fake API's script is exhausted)")
+        }
+    }
+}
+
+/// The plan file path named in a request body: the `….md` path around
+/// [`PLAN_DIR_MARK`].
+fn plan_file(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mark = text.find(PLAN_DIR_MARK)?;
+    let start = text[..mark]
+        .rfind(|c: char| c.is_whitespace() || c == '"' || c == '`')
+        .map_or(0, |i| i + 1);
+    let end = mark + text[mark..].find(".md")? + 3;
+    let path = &text[start..end];
+    (!path.contains(char::is_whitespace)).then(|| path.to_owned())
+}
+
+/// Replaces [`PLAN_FILE_PLACEHOLDER`] in the turn's tool inputs.
+fn with_plan_file(turn: Turn, path: &str) -> Turn {
+    fn walk(v: Value, path: &str) -> Value {
+        match v {
+            Value::String(s) => Value::String(s.replace(PLAN_FILE_PLACEHOLDER, path)),
+            Value::Array(a) => a.into_iter().map(|x| walk(x, path)).collect(),
+            Value::Object(o) => o.into_iter().map(|(k, x)| (k, walk(x, path))).collect(),
+            other => other,
+        }
+    }
+    match turn {
+        Turn::Tools { text, tools } => Turn::Tools {
+            text,
+            tools: tools
+                .into_iter()
+                .map(|t| ToolUse {
+                    input: walk(t.input, path),
+                    name: t.name,
+                })
+                .collect(),
+        },
+        other => other,
+    }
+}
+
+fn plain(status: StatusCode, body: Body, content_type: &str) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    if let Ok(v) = content_type.parse() {
+        response.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    response
+}
+
+fn reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
+    if let Turn::Error {
+        status, message, ..
+    } = &turn
+    {
+        let body = json!({
+            "type": "error",
+            "error": {"type": error_type(*status), "message": message},
+        });
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = plain(status, Body::from(body.to_string()), "application/json");
+        if let Ok(v) = format!("req_fake_{id}").parse() {
+            response.headers_mut().insert("request-id", v);
+        }
+        return response;
+    }
+    let events = sse_events(&turn, id);
+    if !streaming {
+        return plain(
+            StatusCode::OK,
+            Body::from(whole_message(&turn, id).to_string()),
+            "application/json",
+        );
+    }
+    let (tx, rx) = mpsc::channel::<Result<Bytes, std::convert::Infallible>>(SSE_QUEUE);
+    tokio::spawn(async move {
+        for (name, data) in events {
+            let frame = format!("event: {name}\ndata: {data}\n\n");
+            if tx.send(Ok(Bytes::from(frame))).await.is_err() {
+                return;
+            }
+            if !pace.is_zero() {
+                tokio::time::sleep(pace).await;
+            }
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let mut response = plain(
+        StatusCode::OK,
+        Body::from_stream(stream),
+        "text/event-stream",
+    );
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    response
+}
+
+/// The content blocks of a text or tools turn.
+fn blocks(turn: &Turn, id: u64) -> (Vec<Value>, &'static str) {
+    let mut blocks = Vec::new();
+    let (text, tools, stop) = match turn {
+        Turn::Text(t) => (Some(t.as_str()), &[][..], "end_turn"),
+        Turn::Tools { text, tools } => (text.as_deref(), tools.as_slice(), "tool_use"),
+        Turn::Error { .. } => (None, &[][..], "end_turn"),
+    };
+    if let Some(text) = text {
+        blocks.push(json!({"type": "text", "text": text}));
+    }
+    for (i, tool) in tools.iter().enumerate() {
+        blocks.push(json!({
+            "type": "tool_use",
+            "id": format!("toolu_fake{id:04}{i:02}"),
+            "name": tool.name,
+            "input": tool.input,
+        }));
+    }
+    (blocks, stop)
+}
+
+fn usage(output_tokens: usize) -> Value {
+    json!({
+        "input_tokens": 100,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    })
+}
+
+fn whole_message(turn: &Turn, id: u64) -> Value {
+    let (content, stop) = blocks(turn, id);
+    json!({
+        "id": format!("msg_fake{id:06}"),
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": null,
+        "usage": usage(10),
+    })
+}
+
+/// The SSE events (name, JSON data) of a streamed answer.
+fn sse_events(turn: &Turn, id: u64) -> Vec<(&'static str, String)> {
+    let (content, stop) = blocks(turn, id);
+    let mut events = vec![
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {
+                "id": format!("msg_fake{id:06}"),
+                "type": "message",
+                "role": "assistant",
+                "model": MODEL,
+                "content": [],
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": usage(1),
+            }})
+            .to_string(),
+        ),
+        ("ping", json!({"type": "ping"}).to_string()),
+    ];
+    let mut output_tokens = 1;
+    for (index, block) in content.iter().enumerate() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                events.push((
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": index,
+                        "content_block": {"type": "text", "text": ""}})
+                    .to_string(),
+                ));
+                for chunk in chunks(text, TEXT_CHUNK_CHARS) {
+                    output_tokens += 1 + chunk.len() / 4;
+                    events.push((
+                        "content_block_delta",
+                        json!({"type": "content_block_delta", "index": index,
+                            "delta": {"type": "text_delta", "text": chunk}})
+                        .to_string(),
+                    ));
+                }
+            }
+            _ => {
+                let input = block.get("input").cloned().unwrap_or(json!({}));
+                events.push((
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": index,
+                        "content_block": {"type": "tool_use", "id": block.get("id"),
+                            "name": block.get("name"), "input": {}}})
+                    .to_string(),
+                ));
+                let partial = input.to_string();
+                output_tokens += 1 + partial.len() / 4;
+                events.push((
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": partial}})
+                    .to_string(),
+                ));
+            }
+        }
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}).to_string(),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": output_tokens}})
+        .to_string(),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"}).to_string()));
+    events
+}
+
+/// `text` in pieces of at most `max` characters, split on char boundaries.
+fn chunks(text: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut count = 0;
+    for (i, _) in text.char_indices() {
+        if count == max {
+            out.push(&text[start..i]);
+            start = i;
+            count = 0;
+        }
+        count += 1;
+    }
+    if start < text.len() || out.is_empty() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_split_on_char_boundaries() {
+        assert_eq!(chunks("", 3), vec![""]);
+        assert_eq!(chunks("abcdefg", 3), vec!["abc", "def", "g"]);
+        assert_eq!(chunks("ééé", 2), vec!["éé", "é"]);
+    }
+
+    #[test]
+    fn an_error_turn_answers_times_calls() {
+        let mut shared = Shared {
+            script: vec![Turn::error(529, "Overloaded", 2), Turn::text("ok")].into(),
+            ..Shared::default()
+        };
+        assert!(matches!(
+            next_turn(&mut shared),
+            Turn::Error { status: 529, .. }
+        ));
+        assert!(matches!(
+            next_turn(&mut shared),
+            Turn::Error { status: 529, .. }
+        ));
+        assert_eq!(next_turn(&mut shared), Turn::text("ok"));
+        assert_eq!(shared.exhausted, 0);
+        next_turn(&mut shared);
+        assert_eq!(shared.exhausted, 1);
+    }
+
+    #[test]
+    fn the_plan_file_placeholder_takes_the_path_from_the_request() {
+        let body = br#"{"messages":[{"content":"You should create your plan at /tmp/h/.claude/plans/plan-it-falcon.md using the Write tool"}]}"#;
+        assert_eq!(
+            plan_file(body).as_deref(),
+            Some("/tmp/h/.claude/plans/plan-it-falcon.md")
+        );
+        let turn = Turn::tool(
+            "Write",
+            json!({"file_path": PLAN_FILE_PLACEHOLDER, "content": "x"}),
+        );
+        assert_eq!(
+            with_plan_file(turn, "/p.md"),
+            Turn::tool("Write", json!({"file_path": "/p.md", "content": "x"}))
+        );
+        assert_eq!(plan_file(b"no plans here"), None);
+    }
+
+    #[test]
+    fn tool_use_streams_its_input_as_json() {
+        let turn = Turn::tool("Bash", json!({"command": "echo hi"}));
+        let events = sse_events(&turn, 7);
+        let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "ping",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        let delta: Value = serde_json::from_str(&events[3].1).unwrap();
+        let partial = delta["delta"]["partial_json"].as_str().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(partial).unwrap(),
+            json!({"command": "echo hi"})
+        );
+        let stop: Value = serde_json::from_str(&events[5].1).unwrap();
+        assert_eq!(stop["delta"]["stop_reason"], "tool_use");
+    }
+}

@@ -1,0 +1,42 @@
+//! The real Claude Code, offline, as a test subject: a scriptable fake
+//! Anthropic Messages API ([`FakeApi`]), the throwaway environment that
+//! points `claude` at it ([`ClaudeEnv`]), and the drift self-test behind
+//! `clawmux doctor --agent` ([`selftest`]), which runs the installed `claude`
+//! in a private tmux server and says, per signal, whether detection still
+//! works on that version.
+
+mod env;
+mod fake_api;
+pub mod selftest;
+
+pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, TESTED_VERSION, claude_version, find_claude, sh_quote};
+pub use fake_api::{
+    FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Request, SIDE_ANSWER,
+    ToolUse, Turn, error_type,
+};
+
+/// What can go wrong setting up or running the agent check.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentCheckError {
+    #[error("cannot {action} {what}: {source}")]
+    Io {
+        action: &'static str,
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("claude: {0}")]
+    Claude(String),
+    #[error("tmux: {0}")]
+    Tmux(String),
+}
+
+impl AgentCheckError {
+    fn io(action: &'static str, what: &str, source: std::io::Error) -> AgentCheckError {
+        AgentCheckError::Io {
+            action,
+            what: what.to_owned(),
+            source,
+        }
+    }
+}

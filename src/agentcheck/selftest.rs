@@ -1,0 +1,473 @@
+//! The drift self-test behind `clawmux doctor --agent`: the installed
+//! `claude`, in a private tmux server, against the built-in [`FakeApi`],
+//! through a short script — a Bash permission prompt, an AskUserQuestion
+//! question, a completed turn, an API error — watched by
+//! [`crate::detect`] exactly as the daemon watches a pane. Each signal is
+//! reported as detected or not, so a Claude Code release that changed its
+//! screens is found before a user misses a prompt.
+//!
+//! Each step waits for the screen to show what Claude Code draws (the
+//! ground truth) and for the detection, each with a deadline; a missed
+//! detection is reported and the script goes on.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::time::Instant;
+
+use super::{AgentCheckError, ClaudeEnv, FakeApi, Turn};
+use crate::control::PaneId;
+use crate::detect::{
+    ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profiles,
+};
+use crate::tmux::{self, ClientConfig, ClientEvent, Socket, TmuxCommand};
+
+/// How long one step may take: Claude Code starts in a few seconds; a
+/// loaded machine gets generous room. A bound on a hung step, not a target.
+pub const STEP_DEADLINE: Duration = Duration::from_secs(45);
+
+/// Retries Claude Code makes on the scripted 500 (each try is answered 500).
+const API_ERROR_RETRIES: u32 = 1;
+
+/// Detections kept while a step waits; the oldest go first. A step sees a
+/// few dozen.
+const MAX_PENDING_DETECTIONS: usize = 1024;
+
+/// The pane size the self-test runs at.
+const PANE_SIZE: (u16, u16) = (120, 40);
+
+/// The scripted texts (what the screen must show).
+const BASH_COMMAND: &str = "touch clawmux-selftest.txt";
+const BASH_DONE: &str = "Self-test file created.";
+const QUESTION: &str = "Which self-test answer do you pick?";
+const QUESTION_DONE: &str = "Self-test question answered.";
+
+/// The result of one signal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignalResult {
+    pub signal: &'static str,
+    pub ok: bool,
+    /// What was detected, or what went wrong.
+    pub detail: String,
+}
+
+/// The whole self-test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelfTestReport {
+    pub version: String,
+    pub signals: Vec<SignalResult>,
+}
+
+impl SelfTestReport {
+    pub fn all_ok(&self) -> bool {
+        self.signals.iter().all(|s| s.ok)
+    }
+}
+
+/// A private tmux server, killed on drop.
+struct PrivateTmux {
+    socket: String,
+}
+
+impl PrivateTmux {
+    fn start(session: &str) -> Result<PrivateTmux, AgentCheckError> {
+        let tag: u32 = rand::random();
+        let tmux = PrivateTmux {
+            socket: format!("clawmux-selftest-{}-{tag:08x}", std::process::id()),
+        };
+        let (cols, rows) = PANE_SIZE;
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            "cat",
+        ])?;
+        Ok(tmux)
+    }
+
+    fn run(&self, args: &[&str]) -> Result<String, AgentCheckError> {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .env("LANG", "C.UTF-8")
+            .output()
+            .map_err(|e| AgentCheckError::Tmux(format!("cannot run tmux: {e}")))?;
+        if !out.status.success() {
+            return Err(AgentCheckError::Tmux(format!(
+                "tmux {}: {}",
+                args.first().unwrap_or(&""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for PrivateTmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// The script: one turn per model call.
+fn script() -> Vec<Turn> {
+    vec![
+        // Step 1: a Bash permission prompt, then the answer.
+        Turn::tool(
+            "Bash",
+            json!({"command": BASH_COMMAND, "description": "Create the self-test file"}),
+        ),
+        Turn::text(BASH_DONE),
+        // Step 2: a question with two options.
+        Turn::tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": QUESTION,
+                "header": "Self-test",
+                "multiSelect": false,
+                "options": [
+                    {"label": "First", "description": "The first answer"},
+                    {"label": "Second", "description": "The second answer"}
+                ]
+            }]}),
+        ),
+        Turn::text(QUESTION_DONE),
+        // Step 3: the API fails, every try.
+        Turn::error(500, "Internal server error", API_ERROR_RETRIES + 1),
+    ]
+}
+
+/// Runs the self-test with `claude` (its version already read).
+pub fn run(claude: &Path, version: &str) -> Result<SelfTestReport, AgentCheckError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AgentCheckError::io("start", "a runtime", e))?;
+    runtime.block_on(run_async(claude, version))
+}
+
+/// The pane, its watcher and the detections not yet looked at.
+struct Watch {
+    client: tmux::Client,
+    events: tmux::Subscription,
+    pane: PaneId,
+    watcher: PaneWatcher,
+    epoch: Instant,
+    found: VecDeque<Detection>,
+}
+
+impl Watch {
+    fn now(&self) -> Millis {
+        Millis(u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Feeds output until `until` or the deadline; returns whether `until`
+    /// held. Detections collect in `found`.
+    async fn pump(&mut self, deadline: Instant, until: impl Fn(&Watch) -> bool) -> bool {
+        loop {
+            if until(self) {
+                return true;
+            }
+            let wake = self
+                .watcher
+                .next_deadline()
+                .map(|m| self.epoch + Duration::from_millis(m.0))
+                .map_or(deadline, |w| w.min(deadline));
+            tokio::select! {
+                event = self.events.recv() => match event {
+                    Some(ClientEvent::Output { pane, data }) if pane == self.pane => {
+                        let now = self.now();
+                        let found = &mut self.found;
+                        self.watcher.feed(now, &data, &mut |d| keep(found, d));
+                    }
+                    Some(ClientEvent::Ended(_)) | None => return until(self),
+                    Some(_) => {}
+                },
+                () = tokio::time::sleep_until(wake) => {
+                    let now = self.now();
+                    let found = &mut self.found;
+                    self.watcher.tick(now, &mut |d| keep(found, d));
+                    if Instant::now() >= deadline {
+                        return until(self);
+                    }
+                }
+            }
+        }
+    }
+
+    fn screen_has(&self, needle: &str) -> bool {
+        self.watcher.pane().screen().contains(needle)
+    }
+
+    /// Waits for a detection matching `want` (taking it and everything
+    /// before it) until the deadline.
+    async fn detection(
+        &mut self,
+        deadline: Instant,
+        want: impl Fn(&Detection) -> bool,
+    ) -> Option<Detection> {
+        self.pump(deadline, |w| w.found.iter().any(&want)).await;
+        let at = self.found.iter().position(&want)?;
+        self.found.drain(..=at).next_back()
+    }
+
+    async fn type_prompt(&self, text: &str) -> Result<(), AgentCheckError> {
+        self.client
+            .send_text(self.pane, text)
+            .await
+            .map_err(|e| AgentCheckError::Tmux(e.to_string()))
+    }
+
+    async fn keys(&self, keys: &[&str]) -> Result<(), AgentCheckError> {
+        self.client
+            .send_keys(self.pane, keys)
+            .await
+            .map_err(|e| AgentCheckError::Tmux(e.to_string()))
+    }
+}
+
+/// Queues a detection within [`MAX_PENDING_DETECTIONS`].
+fn keep(found: &mut VecDeque<Detection>, d: Detection) {
+    if found.len() >= MAX_PENDING_DETECTIONS {
+        found.pop_front();
+    }
+    found.push_back(d);
+}
+
+fn approval(d: &Detection, kind: ApprovalKind) -> bool {
+    matches!(&d.kind, DetectionKind::Approval { approval, .. } if *approval == kind)
+}
+
+fn describe(d: &Detection) -> String {
+    match &d.kind {
+        DetectionKind::Approval {
+            question, options, ..
+        } => {
+            let options: Vec<String> = options
+                .iter()
+                .map(|o| format!("{}. {}", o.key, o.label))
+                .collect();
+            format!("{question:?} with options [{}]", options.join(", "))
+        }
+        DetectionKind::Error { line } => format!("{line:?}"),
+        _ => d.to_json(),
+    }
+}
+
+fn last_rows(w: &Watch) -> String {
+    let rows = w.watcher.pane().screen_rows();
+    let text: Vec<&str> = rows
+        .iter()
+        .map(|r| r.trim_end())
+        .filter(|r| !r.is_empty())
+        .collect();
+    let from = text.len().saturating_sub(6);
+    text[from..].join(" | ")
+}
+
+async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, AgentCheckError> {
+    let api = FakeApi::start_paced(script(), Duration::from_millis(10))?;
+    let env = ClaudeEnv::new(&api.base_url())?.with_max_retries(API_ERROR_RETRIES);
+    let session = "selftest";
+    let tmux = PrivateTmux::start(session)?;
+    let mut config = ClientConfig::attach(Some(session));
+    config.socket = Some(Socket::Name(tmux.socket.clone()));
+    config.config_file = Some("/dev/null".into());
+    let client = tmux::connect(config)
+        .await
+        .map_err(|e| AgentCheckError::Tmux(e.to_string()))?;
+    let events = client.subscribe();
+    let reply = client
+        .command(TmuxCommand::new("display-message").args(["-p", "-t", session, "#{pane_id}"]))
+        .await
+        .map_err(|e| AgentCheckError::Tmux(e.to_string()))?;
+    let pane: PaneId = reply
+        .first()
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| AgentCheckError::Tmux("no pane id for the self-test session".into()))?;
+    let profile = Profiles::defaults()
+        .and_then(|p| p.get("claude"))
+        .map_err(|e| AgentCheckError::Claude(format!("the claude profile: {e}")))?;
+    let (cols, rows) = PANE_SIZE;
+    let mut w = Watch {
+        client,
+        events,
+        pane,
+        watcher: PaneWatcher::new(pane, profile, DetectorConfig::default(), cols, rows),
+        epoch: Instant::now(),
+        found: VecDeque::new(),
+    };
+    // Start Claude Code in the watched pane, so the watcher sees every byte.
+    tmux.run(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        session,
+        &env.shell_command(claude, &[]),
+    ])?;
+    let mut signals = Vec::new();
+    let started = w
+        .pump(Instant::now() + STEP_DEADLINE, |w| {
+            w.screen_has("for shortcuts")
+        })
+        .await;
+    if !started {
+        return Err(AgentCheckError::Claude(format!(
+            "Claude Code did not reach its input box within {} s; its screen: {}",
+            STEP_DEADLINE.as_secs(),
+            last_rows(&w)
+        )));
+    }
+
+    // 1. The permission prompt, then the turn's completion.
+    w.found.clear();
+    w.type_prompt("Run the self-test command.").await?;
+    let deadline = Instant::now() + STEP_DEADLINE;
+    let drawn = w
+        .pump(deadline, |w| {
+            w.screen_has(BASH_COMMAND) && w.screen_has("3. No")
+        })
+        .await;
+    let hit = w
+        .detection(deadline, |d| approval(d, ApprovalKind::Permission))
+        .await;
+    signals.push(match (&hit, drawn) {
+        (Some(d), _) => SignalResult {
+            signal: "permission prompt",
+            ok: true,
+            detail: describe(d),
+        },
+        (None, true) => SignalResult {
+            signal: "permission prompt",
+            ok: false,
+            detail: format!(
+                "the dialog is on screen but was not detected: {}",
+                last_rows(&w)
+            ),
+        },
+        (None, false) => SignalResult {
+            signal: "permission prompt",
+            ok: false,
+            detail: format!("Claude Code never drew the dialog: {}", last_rows(&w)),
+        },
+    });
+    if drawn {
+        w.keys(&["1"]).await?;
+    }
+    let deadline = Instant::now() + STEP_DEADLINE;
+    let answered = w.pump(deadline, |w| w.screen_has(BASH_DONE)).await;
+    let done = w
+        .detection(deadline, |d| matches!(d.kind, DetectionKind::Completed))
+        .await;
+    signals.push(SignalResult {
+        signal: "completion",
+        ok: done.is_some(),
+        detail: match (&done, answered) {
+            (Some(_), _) => "the turn's end was detected".into(),
+            (None, true) => format!(
+                "the answer is on screen but the turn's end was not detected: {}",
+                last_rows(&w)
+            ),
+            (None, false) => format!("the turn did not finish: {}", last_rows(&w)),
+        },
+    });
+
+    // 2. The question.
+    w.found.clear();
+    w.type_prompt("Ask me the self-test question.").await?;
+    let deadline = Instant::now() + STEP_DEADLINE;
+    let drawn = w.pump(deadline, |w| w.screen_has(QUESTION)).await;
+    let hit = w
+        .detection(deadline, |d| approval(d, ApprovalKind::Question))
+        .await;
+    let result = match &hit {
+        Some(d) => {
+            let right = matches!(&d.kind, DetectionKind::Approval { question, options, .. }
+                if question.contains(QUESTION)
+                    && options.iter().any(|o| o.key == "1" && o.label == "First")
+                    && options.iter().any(|o| o.key == "2" && o.label == "Second"));
+            SignalResult {
+                signal: "question",
+                ok: right,
+                detail: if right {
+                    describe(d)
+                } else {
+                    format!(
+                        "detected with the wrong question or options: {}",
+                        describe(d)
+                    )
+                },
+            }
+        }
+        None => SignalResult {
+            signal: "question",
+            ok: false,
+            detail: if drawn {
+                format!(
+                    "the question is on screen but was not detected: {}",
+                    last_rows(&w)
+                )
+            } else {
+                format!("Claude Code never drew the question: {}", last_rows(&w))
+            },
+        },
+    };
+    signals.push(result);
+    if drawn {
+        w.keys(&["1"]).await?;
+    }
+    let deadline = Instant::now() + STEP_DEADLINE;
+    w.pump(deadline, |w| w.screen_has(QUESTION_DONE)).await;
+    w.detection(deadline, |d| matches!(d.kind, DetectionKind::Completed))
+        .await;
+
+    // 3. The API error, after the retry.
+    w.found.clear();
+    w.type_prompt("Fail, please.").await?;
+    let deadline = Instant::now() + STEP_DEADLINE;
+    let drawn = w.pump(deadline, |w| w.screen_has("API Error: 500")).await;
+    let is_final = |d: &Detection| matches!(&d.kind, DetectionKind::Error { line } if line.contains("API Error"));
+    w.pump(deadline, |w| w.found.iter().any(is_final)).await;
+    // Errors reported before Claude Code's own final one (the retry row,
+    // say) would be false alarms in the chat.
+    let early: Vec<String> = w
+        .found
+        .iter()
+        .take_while(|d| !is_final(d))
+        .filter(|d| matches!(d.kind, DetectionKind::Error { .. }))
+        .map(describe)
+        .collect();
+    let hit = w.detection(deadline, is_final).await;
+    signals.push(SignalResult {
+        signal: "API error",
+        ok: hit.is_some() && early.is_empty(),
+        detail: match (&hit, drawn) {
+            (Some(d), _) if early.is_empty() => describe(d),
+            (Some(d), _) => format!(
+                "{} detected, but also, while Claude Code was still retrying: {}",
+                describe(d),
+                early.join("; ")
+            ),
+            (None, true) => format!(
+                "the error is on screen but was not detected: {}",
+                last_rows(&w)
+            ),
+            (None, false) => format!("Claude Code never showed the error: {}", last_rows(&w)),
+        },
+    });
+    Ok(SelfTestReport {
+        version: version.to_owned(),
+        signals,
+    })
+}

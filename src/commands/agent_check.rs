@@ -1,0 +1,34 @@
+//! `clawmux doctor --agent`: the drift self-test
+//! ([`clawmux::agentcheck::selftest`]) with the installed Claude Code, one
+//! line per signal; exit 1 when a signal is no longer detected.
+
+use std::process::ExitCode;
+
+use clawmux::agentcheck::{self, CLAUDE_BIN_ENV, TESTED_VERSION, selftest};
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    let Some(claude) = agentcheck::find_claude() else {
+        anyhow::bail!(
+            "Claude Code not found: set {CLAUDE_BIN_ENV} or put `claude` on PATH (npm install -g @anthropic-ai/claude-code@{TESTED_VERSION})"
+        );
+    };
+    let version = agentcheck::claude_version(&claude)?;
+    println!(
+        "claude {version} at {} (clawmux is tested with {TESTED_VERSION}); running it offline against a fake API…",
+        claude.display()
+    );
+    let report = selftest::run(&claude, &version)?;
+    for s in &report.signals {
+        let status = if s.ok { "ok" } else { "FAILED" };
+        println!("{status}: {}: {}", s.signal, s.detail);
+    }
+    if report.all_ok() {
+        println!("detection works with Claude Code {version}");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!(
+            "detection no longer works for every signal with Claude Code {version}: pin {TESTED_VERSION}, or attach a `clawmux record` recording to a bug report"
+        );
+        Ok(ExitCode::from(1))
+    }
+}

@@ -1,0 +1,330 @@
+//! Each scenario run live: what Claude Code showed and sent back to the
+//! fake API, and what the recording holds.
+
+use crate::support::claude::{RunOptions, claude_or_skip, clawmux_stdin};
+
+use super::scenarios::{self, Done};
+use super::{expect, replay};
+
+fn watching() -> RunOptions {
+    RunOptions {
+        watch: true,
+        ..RunOptions::default()
+    }
+}
+
+/// The pane's bytes in a recording, decoded by `clawmux decode`.
+fn decoded(done: &Done) -> String {
+    let (code, out, err) = clawmux_stdin(&["decode", "--pane", "%0"], &done.recording);
+    assert_eq!(code, 0, "decode failed: {err}");
+    out
+}
+
+/// Live and replayed detections of this run agree (whatever the detector
+/// says), and the live ones are returned.
+fn live_matches_replay(done: &Done) -> Vec<serde_json::Value> {
+    let live = expect::detections(done.run.watch_lines());
+    let replayed = replay::replay(&done.recording);
+    assert_eq!(
+        expect::signatures(&live),
+        expect::signatures(&replayed),
+        "live (left) and replayed (right) detections differ"
+    );
+    live
+}
+
+/// The expected outcome, on the live detections.
+fn expect_live(name: &str, done: &Done) {
+    let live = live_matches_replay(done);
+    if let Err(e) = expect::check(name, &live) {
+        panic!("{name} live: {e}");
+    }
+}
+
+/// The tool results Claude Code sent back, all requests together.
+fn tool_results(done: &Done) -> Vec<String> {
+    done.run
+        .api
+        .scripted_requests()
+        .iter()
+        .flat_map(|r| r.tool_results())
+        .collect()
+}
+
+#[test]
+fn bash_permission() {
+    let Some(claude) = claude_or_skip("agent::live::bash_permission") else {
+        return;
+    };
+    let done = scenarios::bash_permission(&claude, &watching());
+    assert!(
+        done.screens[0].contains("touch made-by-bash.txt"),
+        "{}",
+        done.screens[0]
+    );
+    assert!(done.run.env.project().join("made-by-bash.txt").exists());
+    assert_eq!(done.run.api.remaining(), 0);
+    assert_eq!(done.run.api.exhausted(), 0);
+    let text = decoded(&done);
+    // Claude Code moves the cursor instead of writing spaces: look for words.
+    assert!(text.contains("proceed?"), "{text}");
+    assert!(text.contains("marker"), "{text}");
+    expect_live("bash_permission", &done);
+}
+
+#[test]
+fn bash_denied() {
+    let Some(claude) = claude_or_skip("agent::live::bash_denied") else {
+        return;
+    };
+    let done = scenarios::bash_denied(&claude, &watching());
+    assert!(
+        done.screens[0].contains("rm -rf build"),
+        "{}",
+        done.screens[0]
+    );
+    assert!(
+        done.screens[1].contains("Interrupted"),
+        "{}",
+        done.screens[1]
+    );
+    // "No" ends the turn without another model call.
+    assert_eq!(done.run.api.scripted_requests().len(), 1);
+    live_matches_replay(&done);
+}
+
+#[test]
+fn edit_file() {
+    let Some(claude) = claude_or_skip("agent::live::edit_file") else {
+        return;
+    };
+    let done = scenarios::edit_file(&claude, &watching());
+    assert!(done.screens[0].contains("notes.txt"), "{}", done.screens[0]);
+    let notes = std::fs::read_to_string(done.run.env.project().join("notes.txt")).unwrap();
+    assert_eq!(notes, "goodbye world\nsecond line\n");
+    assert_eq!(done.run.api.exhausted(), 0);
+    live_matches_replay(&done);
+}
+
+#[test]
+fn create_file() {
+    let Some(claude) = claude_or_skip("agent::live::create_file") else {
+        return;
+    };
+    let done = scenarios::create_file(&claude, &watching());
+    assert!(done.screens[0].contains("hello.py"), "{}", done.screens[0]);
+    let made = std::fs::read_to_string(done.run.env.project().join("hello.py")).unwrap();
+    assert_eq!(made, "print('hello')\nprint('world')\n");
+    live_matches_replay(&done);
+}
+
+#[test]
+fn ask_question() {
+    let Some(claude) = claude_or_skip("agent::live::ask_question") else {
+        return;
+    };
+    let done = scenarios::ask_question(&claude, &watching());
+    let dialog = &done.screens[0];
+    for needle in [
+        scenarios::QUESTION,
+        "Embedded file, zero setup",
+        "Chat about this",
+    ] {
+        assert!(dialog.contains(needle), "{needle:?} not in\n{dialog}");
+    }
+    // The digit chose the second option, and Claude Code says so.
+    let results = tool_results(&done);
+    assert!(results.iter().any(|r| r.contains("SQLite")), "{results:?}");
+    live_matches_replay(&done);
+}
+
+#[test]
+fn plan_mode() {
+    let Some(claude) = claude_or_skip("agent::live::plan_mode") else {
+        return;
+    };
+    let done = scenarios::plan_mode(&claude, &watching());
+    let dialog = &done.screens[0];
+    assert!(dialog.contains("Write the tokenizer"), "{dialog}");
+    let results = tool_results(&done);
+    assert!(!results.is_empty());
+    assert_eq!(done.run.api.exhausted(), 0);
+    live_matches_replay(&done);
+}
+
+#[test]
+fn api_error_500() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_500") else {
+        return;
+    };
+    let done = scenarios::api_error(
+        &claude,
+        &watching(),
+        500,
+        "Internal server error",
+        "API Error: 500",
+    );
+    // One try and one retry (CLAUDE_CODE_MAX_RETRIES=1), both answered 500.
+    assert_eq!(done.run.api.scripted_requests().len(), 2);
+    live_matches_replay(&done);
+}
+
+#[test]
+fn api_error_529() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_529") else {
+        return;
+    };
+    let done = scenarios::api_error(&claude, &watching(), 529, "Overloaded", "529");
+    assert_eq!(done.run.api.scripted_requests().len(), 2);
+    expect_live("api_error_529", &done);
+}
+
+#[test]
+fn api_error_401() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_401") else {
+        return;
+    };
+    let done = scenarios::api_error(
+        &claude,
+        &watching(),
+        401,
+        "invalid x-api-key",
+        "Invalid API key",
+    );
+    assert!(!done.run.api.scripted_requests().is_empty());
+    expect_live("api_error_401", &done);
+}
+
+#[test]
+fn api_error_400() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_400") else {
+        return;
+    };
+    let done = scenarios::api_error(
+        &claude,
+        &watching(),
+        400,
+        "messages: text content blocks must be non-empty",
+        "API Error: 400",
+    );
+    // 400 is not retried.
+    assert_eq!(done.run.api.scripted_requests().len(), 1);
+    expect_live("api_error_400", &done);
+}
+
+#[test]
+fn long_answer() {
+    let Some(claude) = claude_or_skip("agent::live::long_answer") else {
+        return;
+    };
+    let done = scenarios::long_answer(&claude, &watching());
+    let text = decoded(&done);
+    assert!(text.contains("120"), "the last line was drawn");
+    expect_live("long_answer", &done);
+}
+
+#[test]
+fn task_list() {
+    let Some(claude) = claude_or_skip("agent::live::task_list") else {
+        return;
+    };
+    let done = scenarios::task_list(&claude, &watching());
+    let text = decoded(&done);
+    assert!(text.contains("parser"), "{text}");
+    assert_eq!(done.run.api.exhausted(), 0);
+    expect_live("task_list", &done);
+}
+
+#[test]
+fn quoting_reply() {
+    let Some(claude) = claude_or_skip("agent::live::quoting_reply") else {
+        return;
+    };
+    let done = scenarios::quoting_reply(&claude, &watching());
+    assert!(
+        done.screens[0].contains("Fatal errors: none."),
+        "{}",
+        done.screens[0]
+    );
+    live_matches_replay(&done);
+}
+
+// The expected outcome on live detections, for the scenarios today's
+// detector gets wrong (issue 13); the lead un-ignores them after merging the
+// structural dialog detection.
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn bash_denied_detected() {
+    let Some(claude) = claude_or_skip("agent::live::bash_denied_detected") else {
+        return;
+    };
+    let done = scenarios::bash_denied(&claude, &watching());
+    expect_live("bash_denied", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn edit_file_detected() {
+    let Some(claude) = claude_or_skip("agent::live::edit_file_detected") else {
+        return;
+    };
+    let done = scenarios::edit_file(&claude, &watching());
+    expect_live("edit_file", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn create_file_detected() {
+    let Some(claude) = claude_or_skip("agent::live::create_file_detected") else {
+        return;
+    };
+    let done = scenarios::create_file(&claude, &watching());
+    expect_live("create_file", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn ask_question_detected() {
+    let Some(claude) = claude_or_skip("agent::live::ask_question_detected") else {
+        return;
+    };
+    let done = scenarios::ask_question(&claude, &watching());
+    expect_live("ask_question", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn plan_mode_detected() {
+    let Some(claude) = claude_or_skip("agent::live::plan_mode_detected") else {
+        return;
+    };
+    let done = scenarios::plan_mode(&claude, &watching());
+    expect_live("plan_mode", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn api_error_500_detected() {
+    let Some(claude) = claude_or_skip("agent::live::api_error_500_detected") else {
+        return;
+    };
+    let done = scenarios::api_error(
+        &claude,
+        &watching(),
+        500,
+        "Internal server error",
+        "API Error: 500",
+    );
+    expect_live("api_error_500", &done);
+}
+
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn quoting_reply_detected() {
+    let Some(claude) = claude_or_skip("agent::live::quoting_reply_detected") else {
+        return;
+    };
+    let done = scenarios::quoting_reply(&claude, &watching());
+    expect_live("quoting_reply", &done);
+}

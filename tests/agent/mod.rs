@@ -1,0 +1,14 @@
+//! The real Claude Code in real tmux against the fake Messages API: each
+//! scenario recorded with `clawmux record` (committed under
+//! `tests/fixtures/claude-2.1.197/`, refreshed with
+//! `CLAWMUX_UPDATE_FIXTURES=1`), checked live and by replay.
+
+mod doctor;
+mod expect;
+mod fake_api;
+mod hooks;
+mod live;
+mod record;
+mod replay;
+mod scenarios;
+mod serve;

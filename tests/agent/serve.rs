@@ -1,0 +1,360 @@
+//! `clawmux serve --console` driving the real Claude Code end to end: chat
+//! lines on stdin, cards on stdout, the agent in the daemon's own tmux
+//! server against the fake API.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
+use serde_json::json;
+
+use crate::support::claude::{STEP_TIMEOUT, claude_or_skip};
+use crate::support::tmux::TmuxServer;
+
+use super::scenarios;
+
+/// A console daemon, killed on drop (its tmux server with it).
+struct ConsoleServe {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: Arc<Mutex<String>>,
+    home: tempfile::TempDir,
+    _tmux: TmuxServer,
+}
+
+impl ConsoleServe {
+    fn start(agent: &str, home: tempfile::TempDir, tmux: TmuxServer) -> ConsoleServe {
+        let config = format!(
+            "workspace_root = {ws:?}\n[tmux]\nsocket = {socket:?}\nwidth = 120\nheight = 40\n\
+             [agent]\ncommand = {agent:?}\nprofile = \"claude\"\n",
+            ws = home.path().join("ws").display().to_string(),
+            socket = tmux.socket,
+        );
+        let config_path = home.path().join("config.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let log = std::fs::File::create(home.path().join("serve.log")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["serve", "--console", "--config"])
+            .arg(&config_path)
+            .env("CLAWMUX_HOME", home.path())
+            .env_remove("FEISHU_APP_ID")
+            .env_remove("FEISHU_APP_SECRET")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("clawmux serve");
+        let stdout = child.stdout.take().unwrap();
+        let out = Arc::new(Mutex::new(String::new()));
+        {
+            let out = out.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { return };
+                    let mut o = out.lock().unwrap();
+                    o.push_str(&line);
+                    o.push('\n');
+                }
+            });
+        }
+        let stdin = child.stdin.take();
+        ConsoleServe {
+            child,
+            stdin,
+            out,
+            home,
+            _tmux: tmux,
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn output(&self) -> String {
+        self.out.lock().unwrap().clone()
+    }
+
+    /// Waits until the cards printed after `from` bytes contain `needle`;
+    /// returns the end of that text.
+    fn wait(&self, from: usize, needle: &str) -> usize {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let out = self.output();
+            if let Some(i) = out.get(from..).and_then(|t| t.find(needle)) {
+                return from + i + needle.len();
+            }
+            if Instant::now() >= deadline {
+                let log =
+                    std::fs::read_to_string(self.home.path().join("serve.log")).unwrap_or_default();
+                let pane = self._tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
+                panic!(
+                    "no {needle:?} in the cards:\n{out}\nserve log:\n{log}\npane:\n{}",
+                    String::from_utf8_lossy(&pane.stdout)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ConsoleServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(claude: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, ClaudeEnv) {
+    let api = FakeApi::start_paced(script, Duration::from_millis(15)).unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::create_dir(home.path().join("ws")).unwrap();
+    let mut env = ClaudeEnv::new(&api.base_url()).unwrap();
+    env.trust(&home.path().join("ws/shop")).unwrap();
+    let agent = env.env_command(claude, &[]);
+    let serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    (serve, api, env)
+}
+
+/// The cards printed so far: `(updated, text)`, new cards and updates in
+/// order.
+fn cards(out: &str) -> Vec<(bool, String)> {
+    let mut cards = Vec::new();
+    let mut current: Option<(bool, String)> = None;
+    for line in out.lines() {
+        match line {
+            "┌─" => current = Some((false, String::new())),
+            "├─ (updated)" => current = Some((true, String::new())),
+            "└─" => cards.extend(current.take()),
+            text => {
+                if let Some((_, body)) = current.as_mut() {
+                    body.push_str(text);
+                    body.push('\n');
+                }
+            }
+        }
+    }
+    cards
+}
+
+/// New cards (not updates) whose text contains `needle`.
+fn new_cards<'a>(cards: &'a [(bool, String)], needle: &str) -> Vec<&'a str> {
+    cards
+        .iter()
+        .filter(|(updated, text)| !updated && text.contains(needle))
+        .map(|(_, text)| text.as_str())
+        .collect()
+}
+
+/// Creates the project (GSD is not installed: Claude Code rejects
+/// `/gsd:new-project` itself, without a model call), then sends `prompt`.
+fn new_project_then(serve: &mut ConsoleServe, prompt: &str) -> usize {
+    serve.say("/gsd:new-project shop");
+    // Its result card: the heading, then the screen in a fence.
+    let at = serve.wait(0, "**Finished");
+    let at = serve.wait(at, "== shop: /gsd:new-project ==\n");
+    let at = serve.wait(at, "└─");
+    serve.say(prompt);
+    at
+}
+
+/// The result card of the command `title` (the card after its "Finished").
+fn result_card(out: &str, title: &str) -> String {
+    let cards = cards(out);
+    let heading = format!("== shop: {title} ==");
+    cards
+        .iter()
+        .rev()
+        .find(|(updated, text)| !updated && text.starts_with(&heading) && text.contains("```"))
+        .map(|(_, text)| text.clone())
+        .unwrap_or_else(|| panic!("no result card for {title}:\n{out}"))
+}
+
+fn bash_through_serve(claude: &Path) -> (ConsoleServe, FakeApi, ClaudeEnv, String) {
+    let (mut serve, api, env) = start(
+        claude,
+        vec![
+            Turn::tool(
+                "Bash",
+                json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
+            ),
+            Turn::text(scenarios::BASH_ANSWER),
+        ],
+    );
+    let at = new_project_then(&mut serve, "make a marker file");
+    let at = serve.wait(at, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    serve.wait(at, scenarios::BASH_ANSWER);
+    let out = serve.output();
+    (serve, api, env, out)
+}
+
+/// The permission prompt becomes one approval card with its question and
+/// options, and the chat's answer reaches the dialog: the command ran and
+/// Claude Code sent its result back to the model.
+#[test]
+fn bash_permission_through_serve() {
+    let Some(claude) = claude_or_skip("agent::serve::bash_permission_through_serve") else {
+        return;
+    };
+    let (serve, api, _env, out) = bash_through_serve(&claude);
+    let all = cards(&out);
+    let approvals = new_cards(&all, "== Approval needed ==");
+    assert_eq!(approvals.len(), 1, "{out}");
+    for needle in [
+        "Do you want to proceed?",
+        "[1] Yes",
+        "[3] No",
+        "Answer with /gsd:answer 1|2|3",
+    ] {
+        assert!(
+            approvals[0].contains(needle),
+            "{needle:?} not in\n{}",
+            approvals[0]
+        );
+    }
+    assert!(out.contains("console chose **Yes**"), "{out}");
+    assert!(serve.home.path().join("ws/shop/made-by-bash.txt").exists());
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2);
+    assert_eq!(api.exhausted(), 0);
+    assert_eq!(scripted[1].tool_results().len(), 1);
+    assert!(new_cards(&all, "error").is_empty(), "{out}");
+}
+
+/// Every turn's end is reported once, after the turn, with its answer.
+/// Measured here: in 3 of 11 runs the first command (typed while Claude
+/// Code was starting) was "Finished in 0s" with no output, and the next
+/// command's card then carried the first one's output and finished before
+/// its own dialog.
+#[test]
+#[ignore = "early turn end at start-up with the real agent (issue 13: bridge/detect)"]
+fn turn_ends_once_and_never_early_through_serve() {
+    let Some(claude) = claude_or_skip("agent::serve::turn_ends_once_and_never_early_through_serve")
+    else {
+        return;
+    };
+    let (serve, _api, _env, _) = bash_through_serve(&claude);
+    let at = serve.wait(0, "== shop: make a marker file ==\n**Finished");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let first = result_card(&out, "/gsd:new-project");
+    assert!(first.contains("Unknown command: /gsd:new-project"), "{out}");
+    let finished = all
+        .iter()
+        .filter(|(_, t)| {
+            t.starts_with("== shop: make a marker file ==") && t.contains("**Finished")
+        })
+        .count();
+    assert_eq!(finished, 1, "{out}");
+    let result = result_card(&out, "make a marker file");
+    assert!(result.contains(scenarios::BASH_ANSWER), "{out}");
+    assert!(!result.contains("Unknown command"), "{out}");
+}
+
+/// Issue 13: the approval card says what is approved, and the result card
+/// holds the agent's answer, not the screen.
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect) and answer-only result cards"]
+fn approval_and_result_cards_show_what_matters() {
+    let Some(claude) = claude_or_skip("agent::serve::approval_and_result_cards_show_what_matters")
+    else {
+        return;
+    };
+    let (_serve, _api, _env, out) = bash_through_serve(&claude);
+    let all = cards(&out);
+    let approval = new_cards(&all, "== Approval needed ==")[0];
+    assert!(approval.contains("touch made-by-bash.txt"), "{approval}");
+    assert!(approval.contains("Create a marker file"), "{approval}");
+    let result = result_card(&out, "make a marker file");
+    for noise in [
+        "Tip:",
+        "Hatching",
+        "Do you want to proceed?",
+        "focus-events",
+        "for 1s",
+    ] {
+        assert!(
+            !result.contains(noise),
+            "{noise:?} in the result card:\n{result}"
+        );
+    }
+    assert!(result.contains(scenarios::BASH_ANSWER));
+    // The agent's own rejection is said plainly, not "Finished".
+    let rejected = all
+        .iter()
+        .filter(|(_, t)| t.starts_with("== shop: /gsd:new-project =="))
+        .any(|(_, t)| t.contains("**Finished"));
+    assert!(!rejected, "{out}");
+}
+
+/// Plan mode: the plan dialog becomes a card with the plan; the answer
+/// goes on.
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn plan_through_serve() {
+    let Some(claude) = claude_or_skip("agent::serve::plan_through_serve") else {
+        return;
+    };
+    let api = FakeApi::start_paced(
+        vec![
+            Turn::tool(
+                "Write",
+                json!({"file_path": clawmux::agentcheck::PLAN_FILE_PLACEHOLDER, "content": scenarios::PLAN}),
+            ),
+            Turn::tool("ExitPlanMode", json!({})),
+            Turn::text(scenarios::PLAN_ANSWER),
+        ],
+        Duration::from_millis(15),
+    )
+    .unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::create_dir(home.path().join("ws")).unwrap();
+    let mut env = ClaudeEnv::new(&api.base_url()).unwrap();
+    env.trust(&home.path().join("ws/shop")).unwrap();
+    let agent = env.env_command(&claude, &["--permission-mode", "plan"]);
+    let mut serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    let at = new_project_then(&mut serve, "plan the parser");
+    let at = serve.wait(at, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let approval = new_cards(&all, "== Approval needed ==")[0];
+    assert!(
+        approval.contains("Would you like to proceed?"),
+        "{approval}"
+    );
+    assert!(approval.contains("Write the tokenizer"), "{approval}");
+    serve.say("/gsd:answer 2");
+    serve.wait(at, scenarios::PLAN_ANSWER);
+}
+
+/// A reply that quotes prompts and errors raises neither.
+#[test]
+#[ignore = "needs structural dialog detection (merged from h-detect)"]
+fn quoting_reply_through_serve() {
+    let Some(claude) = claude_or_skip("agent::serve::quoting_reply_through_serve") else {
+        return;
+    };
+    let (mut serve, _api, _env) = start(&claude, vec![Turn::text(scenarios::QUOTING_REPLY)]);
+    let at = new_project_then(&mut serve, "show me the dialogs");
+    let at = serve.wait(at, "**Finished");
+    serve.wait(at, scenarios::QUOTING_LAST);
+    let out = serve.output();
+    let all = cards(&out);
+    assert!(new_cards(&all, "== Approval needed ==").is_empty(), "{out}");
+    assert!(new_cards(&all, "reported an error").is_empty(), "{out}");
+}
