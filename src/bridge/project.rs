@@ -27,7 +27,7 @@ use crate::detect::{
 use crate::detect::{ProfileError, Profiles};
 use crate::store::clock;
 pub use crate::store::state::Job;
-use crate::store::state::{ApprovalOption, ChatTarget, TypingIntent};
+use crate::store::state::{ApprovalKind, ApprovalOption, ChatTarget, TypingIntent};
 use crate::store::{LogEvent, SharedState};
 use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
 
@@ -176,8 +176,10 @@ pub struct ApprovalSeen {
     pub id: String,
     pub session: String,
     pub pane: String,
-    pub kind: String,
+    pub kind: ApprovalKind,
     pub question: String,
+    /// What is asked about (see [`crate::detect::DetectionKind::Approval`]).
+    pub body: String,
     pub options: Vec<ApprovalOption>,
 }
 
@@ -1096,8 +1098,8 @@ impl Actor {
             DetectionKind::Approval {
                 approval,
                 question,
+                body,
                 options,
-                ..
             } => {
                 let Some((agent, _)) = &self.pane else { return };
                 // The prompt reported already, seen again (a new client).
@@ -1112,15 +1114,10 @@ impl Actor {
                     id: uuid::Uuid::new_v4().to_string(),
                     session: self.setup.spec.session.clone(),
                     pane: agent.pane.to_string(),
-                    kind: approval.to_string(),
+                    kind: approval,
                     question,
-                    options: options
-                        .into_iter()
-                        .map(|o| ApprovalOption {
-                            key: o.key,
-                            label: o.label,
-                        })
-                        .collect(),
+                    body,
+                    options,
                 };
                 self.approval = Some(seen.clone());
                 self.emit(job.as_ref(), ProjectEventKind::Approval(seen))

@@ -25,13 +25,19 @@ pub fn button(label: &str, value: Value) -> ActionButton {
     }
 }
 
+/// An approval as its cards show it: what is asked about (the command, the
+/// file and diff, the plan, the options' descriptions), then the question.
 pub fn spec_of(a: &PendingApproval) -> ApprovalSpec {
+    let question = match a.body.trim() {
+        "" => a.question.clone(),
+        body => format!("{body}\n\n{}", a.question),
+    };
     ApprovalSpec {
         approval_id: a.id.clone(),
         project: a.project.clone(),
         session: a.session.clone(),
-        kind: a.kind.clone(),
-        question: a.question.clone(),
+        kind: a.kind.to_string(),
+        question,
         options: a
             .options
             .iter()

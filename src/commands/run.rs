@@ -136,8 +136,9 @@ fn cards(o: &Outcome) -> Vec<Card> {
                 project: o.project.clone(),
                 session: a.session.clone(),
                 pane: a.pane.clone(),
-                kind: a.kind.clone(),
+                kind: a.kind,
                 question: a.question.clone(),
+                body: a.body.clone(),
                 options: a.options.clone(),
                 target: ChatTarget::Console,
                 card: String::new(),
@@ -204,6 +205,7 @@ fn cards(o: &Outcome) -> Vec<Card> {
 mod tests {
     use super::*;
     use clawmux::bridge::project::ApprovalSeen;
+    use clawmux::store::state::ApprovalKind;
 
     fn outcome(status: Status) -> Outcome {
         Outcome {
@@ -219,16 +221,19 @@ mod tests {
                 id: "a1".into(),
                 session: "cm-shop".into(),
                 pane: "%0".into(),
-                kind: "permission".into(),
+                kind: ApprovalKind::Permission,
                 question: "Do you want to proceed?".into(),
+                body: "Bash command\n  make check".into(),
                 options: vec![
                     ApprovalOption {
                         key: "1".into(),
                         label: "Yes".into(),
+                        description: None,
                     },
                     ApprovalOption {
                         key: "3".into(),
                         label: "No".into(),
+                        description: None,
                     },
                 ],
             }),

@@ -120,11 +120,9 @@ pub enum ChatTarget {
     Console,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalOption {
-    pub key: String,
-    pub label: String,
-}
+/// An approval's options and kind are the ones detection read off the
+/// screen, persisted as they are.
+pub use crate::detect::{ApprovalKind, ApprovalOption};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingApproval {
@@ -134,8 +132,12 @@ pub struct PendingApproval {
     pub session: String,
     /// The pane (`%N`) to type the answer into.
     pub pane: String,
-    pub kind: String,
+    pub kind: ApprovalKind,
     pub question: String,
+    /// What is asked about (the command, the file and diff, the plan),
+    /// bounded by detection.
+    #[serde(default)]
+    pub body: String,
     pub options: Vec<ApprovalOption>,
     pub target: ChatTarget,
     /// The handle of the approval card (see [`State::cards`]).

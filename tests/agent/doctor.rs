@@ -52,7 +52,6 @@ fn reports_each_signal_on_the_installed_version() {
 }
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn every_signal_is_detected_on_the_tested_version() {
     let Some(claude) =
         claude_or_skip("agent::doctor::every_signal_is_detected_on_the_tested_version")

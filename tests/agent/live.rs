@@ -254,7 +254,6 @@ fn quoting_reply() {
 // structural dialog detection.
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn bash_denied_detected() {
     let Some(claude) = claude_or_skip("agent::live::bash_denied_detected") else {
         return;
@@ -264,7 +263,6 @@ fn bash_denied_detected() {
 }
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn edit_file_detected() {
     let Some(claude) = claude_or_skip("agent::live::edit_file_detected") else {
         return;
@@ -274,7 +272,6 @@ fn edit_file_detected() {
 }
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn create_file_detected() {
     let Some(claude) = claude_or_skip("agent::live::create_file_detected") else {
         return;
@@ -284,7 +281,6 @@ fn create_file_detected() {
 }
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn ask_question_detected() {
     let Some(claude) = claude_or_skip("agent::live::ask_question_detected") else {
         return;
@@ -294,7 +290,6 @@ fn ask_question_detected() {
 }
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn plan_mode_detected() {
     let Some(claude) = claude_or_skip("agent::live::plan_mode_detected") else {
         return;
@@ -304,7 +299,6 @@ fn plan_mode_detected() {
 }
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn api_error_500_detected() {
     let Some(claude) = claude_or_skip("agent::live::api_error_500_detected") else {
         return;
@@ -320,7 +314,6 @@ fn api_error_500_detected() {
 }
 
 #[test]
-#[ignore = "needs structural dialog detection (merged from h-detect)"]
 fn quoting_reply_detected() {
     let Some(claude) = claude_or_skip("agent::live::quoting_reply_detected") else {
         return;

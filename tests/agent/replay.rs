@@ -154,31 +154,10 @@ replay_test!(task_list);
 replay_test!(api_error_400);
 replay_test!(api_error_401);
 replay_test!(api_error_529);
-replay_test!(
-    bash_denied,
-    "needs structural dialog detection (merged from h-detect)"
-);
-replay_test!(
-    edit_file,
-    "needs structural dialog detection (merged from h-detect)"
-);
-replay_test!(
-    create_file,
-    "needs structural dialog detection (merged from h-detect)"
-);
-replay_test!(
-    ask_question,
-    "needs structural dialog detection (merged from h-detect)"
-);
-replay_test!(
-    plan_mode,
-    "needs structural dialog detection (merged from h-detect)"
-);
-replay_test!(
-    api_error_500,
-    "needs structural dialog detection (merged from h-detect)"
-);
-replay_test!(
-    quoting_reply,
-    "needs structural dialog detection (merged from h-detect)"
-);
+replay_test!(bash_denied);
+replay_test!(edit_file);
+replay_test!(create_file);
+replay_test!(ask_question);
+replay_test!(plan_mode);
+replay_test!(api_error_500);
+replay_test!(quoting_reply);

@@ -232,7 +232,7 @@ impl Core {
         self.log(LogEvent::Approval {
             project: project.to_string(),
             approval: seen.id.clone(),
-            prompt_kind: seen.kind.clone(),
+            prompt_kind: seen.kind.to_string(),
             question: seen.question.clone(),
         });
         let (target, reply_to) = self
@@ -245,6 +245,7 @@ impl Core {
             pane: seen.pane,
             kind: seen.kind,
             question: seen.question,
+            body: seen.body,
             options: seen.options,
             target: target.clone(),
             card: String::new(),

@@ -9,7 +9,7 @@ use crate::bridge::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
 use crate::bridge::policy::ChatKind;
 use crate::bridge::project::{ApprovalSeen, Reply, TurnEnding};
-use crate::store::state::{ApprovalOption, OutboxEntry};
+use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry};
 
 struct World {
     core: Core,
@@ -211,14 +211,16 @@ fn approval() -> ApprovalSeen {
         id: "ap1".into(),
         session: "cm-demo".into(),
         pane: "%1".into(),
-        kind: "permission".into(),
+        kind: ApprovalKind::Permission,
         question: "Do you want to proceed?".into(),
+        body: "Bash command\n  rm -rf build\n  Remove the build output".into(),
         options: ["Yes", "No"]
             .iter()
             .enumerate()
             .map(|(i, l)| ApprovalOption {
                 key: (i + 1).to_string(),
                 label: l.to_string(),
+                description: None,
             })
             .collect(),
     }
@@ -229,11 +231,14 @@ fn an_approval_is_answered_once_by_an_approver() {
     let mut w = World::new();
     let job = w.with_project();
     w.event(Some(&job), ProjectEventKind::Approval(approval()));
-    assert!(
-        w.texts().contains("Do you want to proceed?"),
-        "{}",
-        w.texts()
-    );
+    // The card says what is approved, not only the question.
+    for shown in [
+        "Do you want to proceed?",
+        "rm -rf build",
+        "Remove the build output",
+    ] {
+        assert!(w.texts().contains(shown), "{shown}: {}", w.texts());
+    }
     let value = json!({"action": "approval", "approval_id": "ap1", "project": "demo", "session": "cm-demo", "option": "1"});
 
     let bob = w.click("ou_bob", value.clone());
