@@ -14,6 +14,7 @@ use tokio_util::task::TaskTracker;
 
 use super::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::Config;
+use super::hosts::Hosts;
 use super::names;
 use super::pairing::Pairing;
 use super::policy::{Decision, Policy};
@@ -23,7 +24,6 @@ use super::project::{
 };
 use super::router::{self, Builtin, Route};
 use super::texts::{HELP, button, error_guidance, output_markdown, spec_of};
-use super::watch_session::WatchSession;
 use crate::detect::Profiles;
 use crate::feishu::card::{self, Card};
 use crate::hooks::{HookEvent, HookKind, HookSignal};
@@ -32,6 +32,8 @@ use crate::store::clock;
 use crate::store::state::{
     ChatTarget, JobRecord, OutboxEntry, OutboxOp, PendingApproval, ProjectRecord,
 };
+
+mod adopt;
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
@@ -76,8 +78,8 @@ pub struct Daemon {
     denied_told: HashSet<String>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<String, String>,
-    /// The tmux server's watch session, shared by every project.
-    watch: Arc<WatchSession>,
+    /// Every tmux server's watch session, shared by its projects.
+    hosts: Hosts,
     events_tx: mpsc::Sender<ProjectEvent>,
     events_rx: mpsc::Receiver<ProjectEvent>,
 }
@@ -85,7 +87,7 @@ pub struct Daemon {
 impl Daemon {
     pub fn new(setup: DaemonSetup) -> Daemon {
         let (events_tx, events_rx) = mpsc::channel(PROJECT_EVENT_CAPACITY);
-        let watch = Arc::new(WatchSession::new(&setup.config.tmux));
+        let hosts = Hosts::new(&setup.config);
         Daemon {
             policy: Policy::new(setup.config.policy.clone()),
             pairing: Pairing::new(&setup.state_dir),
@@ -96,7 +98,7 @@ impl Daemon {
             throttles: HashMap::new(),
             denied_told: HashSet::new(),
             aliases: HashMap::new(),
-            watch,
+            hosts,
             events_tx,
             events_rx,
         }
@@ -134,7 +136,7 @@ impl Daemon {
     /// to its result (at once, or when its pending approval is answered).
     /// Agent windows whose sessions were killed meanwhile are closed.
     async fn resume_projects(&mut self) {
-        self.watch.resume().await;
+        self.hosts.resume().await;
         let (jobs, approvals) = self
             .setup
             .shared
@@ -492,23 +494,73 @@ impl Daemon {
         if let Some(h) = self.projects.get(name) {
             return Ok(h.clone());
         }
-        let workspace = self
-            .setup
-            .shared
-            .read(|s| s.projects.get(name).map(|p| PathBuf::from(&p.workspace)))
-            .unwrap_or_else(|| self.setup.config.workspace_root().join(name));
-        let setup = ProjectSetup::new(
+        let record = self.setup.shared.read(|s| s.projects.get(name).cloned());
+        let host = match &record {
+            Some(r) => r.host.clone(),
+            None => self.setup.config.host_for(name).map(str::to_string),
+        };
+        let watch = self
+            .hosts
+            .watch(host.as_deref())
+            .map_err(|e| e.to_string())?;
+        let workspace = match &record {
+            Some(r) => PathBuf::from(&r.workspace),
+            None => self
+                .hosts
+                .workspace_root(host.as_deref())
+                .map_err(|e| e.to_string())?
+                .join(name),
+        };
+        let mut setup = ProjectSetup::new(
             &self.setup.config,
             &self.setup.profiles,
             &self.setup.sim_agent,
             name,
             workspace,
-            self.watch.clone(),
+            watch,
         )
         .map_err(|e| e.to_string())?;
+        if let Some(adopted) = record.as_ref().and_then(|r| r.adopted.as_deref()) {
+            super::hosts::bind_adopted(&mut setup.spec, adopted)?;
+        }
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.to_string(), handle.clone());
         Ok(handle)
+    }
+
+    /// A command's card title: its project, with the host it runs on.
+    fn title(&self, j: &JobRecord) -> String {
+        let host = self
+            .setup
+            .shared
+            .read(|s| s.projects.get(&j.project).and_then(|p| p.host.clone()));
+        match host {
+            Some(host) => format!("{}@{host}: {}", j.project, j.text),
+            None => format!("{}: {}", j.project, j.text),
+        }
+    }
+
+    /// Where a project runs, for `/gsd:status`: its host, and the pane
+    /// when adopted.
+    fn host_label(&self, project: &str) -> String {
+        self.setup.shared.read(|s| {
+            let Some(p) = s.projects.get(project) else {
+                return String::new();
+            };
+            let host = p.host.as_deref().unwrap_or("local");
+            match &p.adopted {
+                Some(pane) => format!("{host} (adopted {pane})"),
+                None => host.to_string(),
+            }
+        })
+    }
+
+    /// Whether `project` runs on the `[tmux]` server.
+    fn is_local(&self, project: &str) -> bool {
+        self.setup
+            .shared
+            .read(|s| s.projects.get(project).map(|p| p.host.is_none()))
+            .unwrap_or_else(|| self.setup.config.host_for(project).is_none())
     }
 
     // ---- built-ins -------------------------------------------------------
@@ -587,6 +639,15 @@ impl Daemon {
                     self.error(target, reply_to, "Could not answer", &e, "");
                 }
             }
+            Builtin::Adopt { target: pane, name } => {
+                self.adopt(target, reply_to, sender, &pane, name.as_deref())
+                    .await;
+            }
+            Builtin::Release(name) => self.release(target, reply_to, sender, &name),
+            Builtin::Sessions => {
+                let md = self.hosts.sessions_markdown().await;
+                self.send(target, reply_to, &card::info_card("Sessions", &md));
+            }
         }
     }
 
@@ -631,18 +692,27 @@ impl Daemon {
         name: &str,
         sender: &str,
     ) {
-        if let Err(e) = names::validate_project(name) {
-            self.error(
-                target,
-                reply_to,
-                "Invalid project name",
-                name,
-                &e.to_string(),
-            );
-            return;
-        }
-        let workspace = self.setup.config.workspace_root().join(name);
-        if let Err(e) = std::fs::create_dir_all(&workspace) {
+        let (name, host) = match names::split_project_host(name) {
+            Ok((name, host)) => (name, host.or(self.setup.config.host_for(name))),
+            Err(e) => {
+                self.error(target, reply_to, "Invalid project name", name, &e);
+                return;
+            }
+        };
+        let (workspace, remote) = match self.hosts.workspace_root(host) {
+            Ok(root) => (
+                root.join(name),
+                host.is_some_and(|h| self.hosts.is_remote(h)),
+            ),
+            Err(e) => {
+                let guidance = "Projects run on the hosts of the config's [hosts] tables.";
+                self.error(target, reply_to, "Unknown host", &e.to_string(), guidance);
+                return;
+            }
+        };
+        let host = host.map(str::to_string);
+        // A remote host's pane makes its own workspace (see PaneSpec).
+        if !remote && let Err(e) = std::fs::create_dir_all(&workspace) {
             let text = format!("{}: {e}", workspace.display());
             self.error(target, reply_to, "Cannot create the workspace", &text, "");
             return;
@@ -658,17 +728,23 @@ impl Daemon {
                     workspace: ws.clone(),
                     created_ms: clock::now_ms(),
                     last_command: None,
+                    host: host.clone(),
+                    adopted: None,
                 });
             existed
         });
         self.log(
             "project",
-            json!({"project": name, "workspace": ws, "created": !existed}),
+            json!({"project": name, "workspace": ws, "created": !existed, "host": host}),
         );
+        let on = host
+            .as_deref()
+            .map(|h| format!(" on host **{h}**"))
+            .unwrap_or_default();
         let text = if existed {
             format!("**{name}** already exists; messages now go to it.")
         } else {
-            format!("Created **{name}** in `{ws}`. Starting the agent and GSD's project setup…")
+            format!("Created **{name}**{on} in `{ws}`. Starting the agent and GSD's project setup…")
         };
         self.send(target, reply_to, &card::info_card("Project ready", &text));
         if !existed {
@@ -690,7 +766,8 @@ impl Daemon {
             );
             return;
         }
-        let mut md = String::from("| project | state | progress | queued |\n|---|---|---|---|\n");
+        let mut md =
+            String::from("| project | host | state | progress | queued |\n|---|---|---|---|---|\n");
         for name in names {
             let status = match self.projects.get(&name) {
                 Some(h) => tokio::time::timeout(STATUS_BUDGET, h.ask(ProjectCmd::Status))
@@ -699,7 +776,8 @@ impl Daemon {
                     .and_then(Result::ok),
                 None => None,
             };
-            md.push_str(&status_row(&name, status.as_ref()));
+            let host = self.host_label(&name);
+            md.push_str(&status_row(&name, &host, status.as_ref()));
         }
         self.send(target, reply_to, &card::info_card("Status", &md));
     }
@@ -941,7 +1019,49 @@ impl Daemon {
         match e.kind {
             ProjectEventKind::Attached { pane } => {
                 self.panes.retain(|_, p| *p != project);
-                self.panes.insert(pane, project);
+                // Hooks come from the local server's panes only: pane ids
+                // of other servers would collide with them.
+                if self.is_local(&project) {
+                    self.panes.insert(pane, project);
+                }
+            }
+            ProjectEventKind::HostDown { error } => {
+                self.log(
+                    "host_down",
+                    json!({"project": project, "job": job_id, "error": error}),
+                );
+                let (target, reply_to) = self
+                    .job_target(&e.job)
+                    .unwrap_or_else(|| (self.chat_of(&project), None));
+                let text = format!(
+                    "The connection to the tmux server of **{project}** ended, and reconnecting failed: {error}\nTrying again with backoff; your command stays queued."
+                );
+                self.send(
+                    &target,
+                    reply_to.as_deref(),
+                    &card::info_card("Host unreachable", &text),
+                );
+            }
+            ProjectEventKind::Reconnected { reason } => {
+                self.log(
+                    "reconnected",
+                    json!({"project": project, "job": job_id, "reason": reason}),
+                );
+                // A remote host's connection dropping is news for the chat;
+                // the local client ending is routine and the log has it.
+                if !self.is_local(&project)
+                    && let Some((target, reply_to)) = self.job_target(&e.job)
+                {
+                    let text = format!(
+                        "The connection to **{}** was lost ({reason}) and is back. The command goes on; its result marks where output may be missing.",
+                        self.host_label(&project)
+                    );
+                    self.send(
+                        &target,
+                        reply_to.as_deref(),
+                        &card::info_card("Reconnected", &text),
+                    );
+                }
             }
             ProjectEventKind::Queued { position } => {
                 self.log(
@@ -965,7 +1085,7 @@ impl Daemon {
                 if let Some(id) = &job_id
                     && let Some(j) = self.jobs.get(id)
                 {
-                    let card = card::progress_card(&title(j), "Running…", None, "");
+                    let card = card::progress_card(&self.title(j), "Running…", None, "");
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.to_string());
@@ -985,7 +1105,7 @@ impl Daemon {
                 if let Some(id) = &job_id
                     && let Some(j) = self.jobs.get(id)
                 {
-                    let card = card::progress_card(&title(j), &summary, percent, &tail);
+                    let card = card::progress_card(&self.title(j), &summary, percent, &tail);
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
@@ -1033,13 +1153,16 @@ impl Daemon {
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     if let Some(h) = &j.progress {
                         let stage = format!("Finished in {seconds}s");
-                        self.patch(h, &card::progress_card(&title(&j), &stage, Some(100), ""));
+                        self.patch(
+                            h,
+                            &card::progress_card(&self.title(&j), &stage, Some(100), ""),
+                        );
                     }
                     let md = output_markdown(&output);
                     self.send_all(
                         &j.target,
                         j.reply_to.as_deref(),
-                        &card::result_cards(&title(&j), &md),
+                        &card::result_cards(&self.title(&j), &md),
                     );
                 }
             }
@@ -1049,7 +1172,7 @@ impl Daemon {
                     json!({"project": project, "job": job_id, "seconds": seconds}),
                 );
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
-                    let title = format!("Timed out after {seconds}s: {}", title(&j));
+                    let title = format!("Timed out after {seconds}s: {}", self.title(&j));
                     let guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.";
                     self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
                 }
@@ -1242,11 +1365,6 @@ impl Daemon {
     }
 }
 
-/// A command's card title.
-fn title(j: &JobRecord) -> String {
-    format!("{}: {}", j.project, j.text)
-}
-
 fn hook_name(k: &HookKind) -> &str {
     match k {
         HookKind::Stop { .. } => "Stop",
@@ -1275,9 +1393,9 @@ fn target_of(chat: &str) -> ChatTarget {
     }
 }
 
-fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
+fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String {
     let Some(s) = status else {
-        return format!("| {name} | not attached | | |\n");
+        return format!("| {name} | {host} | not attached | | |\n");
     };
     let state = if s.awaiting_approval.is_some() {
         "awaiting approval"
@@ -1289,5 +1407,8 @@ fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
         "not attached"
     };
     let progress = s.last_progress.as_deref().unwrap_or("");
-    format!("| {name} | {state} | {progress} | {} |\n", s.queued)
+    format!(
+        "| {name} | {host} | {state} | {progress} | {} |\n",
+        s.queued
+    )
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod console;
 pub mod daemon;
 pub mod feishu_channel;
+pub mod hosts;
 pub mod names;
 pub mod outbox;
 pub mod pairing;
