@@ -5,6 +5,7 @@ mod bridge;
 mod control_mode;
 mod detect;
 mod feishu;
+mod hosts;
 mod integ;
 mod load;
 mod openspec;

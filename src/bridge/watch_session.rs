@@ -152,13 +152,17 @@ impl WatchSession {
 /// pane's window keeps the size the user's terminal gives it.
 ///
 /// Why not the watch session: a window linked into a second session is
-/// sized from the clients of both (`window-size` is per window), and the
-/// watch client's fixed size would shrink or grow the user's window. A
-/// client with `ignore-size` is left out of that computation (checked on
-/// tmux 3.3a by `tests/hosts`: sizes and window list unchanged). Its own
-/// client costs the pane a little throughput (see the module doc); an
-/// adopted pane is the user's interactive agent, not a flood. Dropping the
-/// last handle of the client detaches it: nothing else changes.
+/// sized from the clients of both, and the watch client's fixed size
+/// (`refresh-client -C`) would shrink or grow the user's window. On tmux
+/// 3.3a a control client that never sets a size is left out of window
+/// sizing, alone or next to the user's terminal; `ignore-size` leaves it
+/// out too, but only while another client is attached (tmux disregards
+/// the flag when every client has it), so never setting a size is what
+/// keeps a detached session's size (tests/hosts/adopt.rs compares sizes,
+/// pids and the window list before, during and after). Its own client
+/// costs the pane a little throughput (see the module doc); an adopted
+/// pane is the user's interactive agent, not a flood. Dropping the last
+/// handle of the client detaches it: nothing else changes.
 async fn attach_adopted(spec: &PaneSpec, pane: PaneId) -> Result<AgentPane, PaneError> {
     let id = pane.to_string();
     let location = spec.locate(&id).await?;

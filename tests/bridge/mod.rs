@@ -4,7 +4,7 @@
 mod crash;
 mod faults;
 mod feishu_e2e;
-mod harness;
+pub(crate) mod harness;
 mod hooks;
 mod latency;
 mod outage;

@@ -2,4 +2,5 @@
 
 #![allow(dead_code)] // each test area uses a different part of the fixtures
 
+pub mod sshd;
 pub mod tmux;

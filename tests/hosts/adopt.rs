@@ -1,0 +1,128 @@
+//! Adopting a session the user made (not clawmux): watched without
+//! resizing or restarting it, an approval and a result through chat, then
+//! released with the pane, its window and the session's windows exactly as
+//! they were.
+
+use std::time::Duration;
+
+use crate::bridge::harness::{Bridge, button_value, until};
+use crate::support::tmux::TmuxServer;
+
+use super::is_send;
+
+/// The user's panes and windows as tmux reports them: ids, sizes, pids.
+fn layout(tmux: &TmuxServer) -> (String, String) {
+    let panes = tmux.ok(&[
+        "list-panes",
+        "-a",
+        "-F",
+        "#{pane_id} #{pane_width}x#{pane_height} #{pane_pid}",
+    ]);
+    let windows = tmux.ok(&[
+        "list-windows",
+        "-a",
+        "-F",
+        "#{session_name} #{window_id} #{window_index} #{window_name} #{window_width}x#{window_height} #{window_layout}",
+    ]);
+    (panes, windows)
+}
+
+fn clients(tmux: &TmuxServer) -> String {
+    tmux.ok(&["list-clients", "-F", "#{client_session} #{client_flags}"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adopt_and_release_a_session_clawmux_did_not_create() {
+    let tmux = TmuxServer::new();
+    // The user's own session, two windows, an odd size no clawmux default
+    // has, the agent in window 1.
+    let sim = format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux"));
+    tmux.ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+        "-n",
+        "shell",
+        "-x",
+        "97",
+        "-y",
+        "31",
+        "sh",
+    ]);
+    tmux.ok(&["new-window", "-t", "=work:", "-n", "agent", &sim]);
+    tmux.wait_for_screen("=work:agent", "❯", Duration::from_secs(20));
+    let before = layout(&tmux);
+
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = crate::bridge::harness::test_config(&tmux.socket, home.path());
+    let mut b = Bridge::start_with(tmux, home, config).await;
+
+    // Only approvers adopt.
+    b.say("oc_1", "ou_bob", "/gsd:adopt work:1.0 as mine").await;
+    b.card_with("Only approvers may adopt").await;
+
+    b.say("oc_1", "ou_alice", "/gsd:sessions").await;
+    let sessions = b.card_with("== Sessions ==").await;
+    assert!(sessions.text.contains("work:1.0"), "{}", sessions.text);
+
+    b.say("oc_1", "ou_alice", "/gsd:adopt work:1.0 as mine")
+        .await;
+    let adopted = b.card_with("== Adopted ==").await;
+    assert!(adopted.text.contains("97x31"), "{}", adopted.text);
+    until(
+        || clients(&b.tmux).contains("ignore-size"),
+        "the watching client attached",
+    )
+    .await;
+    assert_eq!(layout(&b.tmux), before, "adopting changed nothing");
+
+    // Detections, approvals and results flow as for a created project.
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 2").await;
+    let approval = b.card_with("Approval needed").await;
+    b.click("oc_1", "ou_alice", button_value(&approval, "Yes"))
+        .await;
+    let result = b
+        .card("the adopted pane's result", |e| {
+            is_send(e) && e.text.contains("Plans verified [3/3]")
+        })
+        .await;
+    assert!(
+        result.text.contains("mine: /gsd:plan-phase 2"),
+        "{}",
+        result.text
+    );
+    assert_eq!(layout(&b.tmux), before, "watching changed nothing");
+
+    b.say("oc_1", "ou_alice", "/gsd:status").await;
+    let status = b.card_with("| mine |").await;
+    assert!(status.text.contains("adopted work:%"), "{}", status.text);
+
+    // A non-approver cannot release.
+    b.say("oc_1", "ou_bob", "/gsd:release mine").await;
+    b.say("oc_1", "ou_alice", "/gsd:release mine").await;
+    b.card_with("== Released ==").await;
+    let refused = b
+        .seen
+        .iter()
+        .filter(|e| e.text.contains("Only approvers may adopt"));
+    assert_eq!(refused.count(), 2, "bob's adopt and release both refused");
+    until(
+        || clients(&b.tmux).trim().is_empty(),
+        "the watching client gone",
+    )
+    .await;
+    assert_eq!(layout(&b.tmux), before, "released as it was");
+    b.tmux.ok(&["has-session", "-t", "=work"]);
+    assert!(
+        !b.tmux
+            .run(&["has-session", "-t", "=clawmux-watch"])
+            .status
+            .success(),
+        "no watch session was made on the user's server"
+    );
+
+    // Messages no longer reach the pane.
+    b.say("oc_1", "ou_alice", "hello").await;
+    b.card_with("No project selected").await;
+}
