@@ -39,8 +39,10 @@ pub struct HostsRun {
     pub idle_cpu_s_per_min: f64,
     /// The gateway's peak resident memory, bytes.
     pub gateway_peak_rss: u64,
-    /// Its ssh clients' resident memory together, bytes.
-    pub ssh_rss: u64,
+    /// Its child processes' resident memory together, bytes: the local
+    /// `tmux -C` client, or one `ssh` client per host (whose `tmux -C`
+    /// runs on the host).
+    pub client_rss: u64,
     pub latency_p50_ms: Option<f64>,
     pub latency_p99_ms: Option<f64>,
     pub markers_printed: u64,
@@ -56,11 +58,13 @@ pub struct HostsResults {
 }
 
 impl HostsResults {
-    /// Memory each host adds to the gateway: (gateway + ssh clients over
-    /// ssh, minus the gateway alone watching the same panes locally) / N.
+    /// Memory each host costs the gateway's machine: (gateway and its
+    /// child processes over ssh, minus the same watching the same panes on
+    /// one local server) / N.
     pub fn bytes_per_host(&self) -> f64 {
-        let ssh = (self.ssh.gateway_peak_rss + self.ssh.ssh_rss) as f64;
-        (ssh - self.local.gateway_peak_rss as f64) / self.hosts.max(1) as f64
+        let ssh = (self.ssh.gateway_peak_rss + self.ssh.client_rss) as f64;
+        let local = (self.local.gateway_peak_rss + self.local.client_rss) as f64;
+        (ssh - local) / self.hosts.max(1) as f64
     }
 
     /// The report printed by `clawmux bench --hosts N`.
@@ -101,10 +105,13 @@ impl HostsResults {
                 ),
             ),
             (
-                "ssh clients RSS (MiB)",
-                "-".into(),
-                format!("{:.1}", mib(self.ssh.ssh_rss)),
-                "-".into(),
+                "tmux -C / ssh clients RSS (MiB)",
+                format!("{:.1}", mib(self.local.client_rss)),
+                format!("{:.1}", mib(self.ssh.client_rss)),
+                ratio(
+                    Some(self.ssh.client_rss as f64),
+                    Some(self.local.client_rss as f64),
+                ),
             ),
             (
                 "detection latency p50 (ms)",
@@ -132,7 +139,7 @@ impl HostsResults {
             out.push_str(&format!("{name:<34} {local:>12} {ssh:>12} {ratio:>8}\n"));
         }
         out.push_str(&format!(
-            "memory per host (gateway growth + its ssh client): {:.2} MiB\n",
+            "memory per host on the gateway's machine (ssh minus local, / hosts): {:.2} MiB\n",
             self.bytes_per_host() / 1024.0 / 1024.0
         ));
         out
@@ -226,7 +233,7 @@ fn run_design(settings: &Settings, hosts: usize, over_ssh: bool) -> Result<Hosts
     let (cpu0, t0) = (tree_cpu(watcher.pid())?, Instant::now());
     std::thread::sleep(Duration::from_secs_f64(settings.idle_seconds));
     let idle_cpu_s_per_min = (tree_cpu(watcher.pid())? - cpu0) * 60.0 / t0.elapsed().as_secs_f64();
-    let ssh_rss = children(watcher.pid())
+    let client_rss = children(watcher.pid())
         .into_iter()
         .filter_map(|pid| rss(pid).ok())
         .sum();
@@ -256,7 +263,7 @@ fn run_design(settings: &Settings, hosts: usize, over_ssh: bool) -> Result<Hosts
     Ok(HostsRun {
         idle_cpu_s_per_min,
         gateway_peak_rss,
-        ssh_rss,
+        client_rss,
         latency_p50_ms: percentile(&latencies, 0.50),
         latency_p99_ms: percentile(&latencies, 0.99),
         markers_printed: printed,

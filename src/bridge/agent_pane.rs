@@ -78,8 +78,10 @@ pub struct AgentPane {
     /// the user's for an adopted one.
     pub width: u16,
     pub height: u16,
-    /// The pane's window, as linked into the watch session.
+    /// The pane's window, as linked into the watch session (or, adopted,
+    /// in the user's session its client is attached to).
     window: WindowId,
+    adopted: bool,
     events: Subscription,
 }
 
@@ -368,7 +370,17 @@ impl AgentPane {
             width,
             height,
             window,
+            adopted: false,
             events,
+        }
+    }
+
+    /// Marks the pane as adopted: its window closing in the session its
+    /// client is attached to (`%window-close`) ends it.
+    pub(super) fn adopted(self) -> Self {
+        AgentPane {
+            adopted: true,
+            ..self
         }
     }
 
@@ -405,6 +417,14 @@ impl AgentPane {
             // the watch session.
             ClientEvent::Notification(Notification::UnlinkedWindowClose { window })
                 if window == self.window =>
+            {
+                ClientEvent::Ended(TmuxError::PaneClosed {
+                    pane: self.pane,
+                    window,
+                })
+            }
+            ClientEvent::Notification(Notification::WindowClose { window })
+                if self.adopted && window == self.window =>
             {
                 ClientEvent::Ended(TmuxError::PaneClosed {
                     pane: self.pane,

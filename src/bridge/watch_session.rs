@@ -170,7 +170,7 @@ async fn attach_adopted(spec: &PaneSpec, pane: PaneId) -> Result<AgentPane, Pane
     let events = client.subscribe_pane(location.pane);
     let ids = (location.window, location.pane);
     let size = (location.width, location.height);
-    Ok(AgentPane::new(client, ids, size, events))
+    Ok(AgentPane::new(client, ids, size, events).adopted())
 }
 
 /// Links `window` into the watch session, unless it is there already

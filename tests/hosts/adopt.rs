@@ -126,3 +126,89 @@ async fn adopt_and_release_a_session_clawmux_did_not_create() {
     b.say("oc_1", "ou_alice", "hello").await;
     b.card_with("No project selected").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clawmux_adopt_prints_the_detections_of_a_pane_and_lets_go() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let tmux = TmuxServer::new();
+    let sim = format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux"));
+    tmux.ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "desk",
+        "-n",
+        "agent",
+        "-x",
+        "101",
+        "-y",
+        "33",
+        &sim,
+    ]);
+    tmux.wait_for_screen("=desk:agent", "❯", Duration::from_secs(20));
+    let before = layout(&tmux);
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = home.path().join("config.toml");
+    std::fs::write(&config, format!("[tmux]\nsocket = \"{}\"\n", tmux.socket)).unwrap();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["adopt", "desk:0.0", "--json", "--config"])
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("clawmux adopt starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    until(
+        || clients(&tmux).contains("ignore-size"),
+        "clawmux adopt attached",
+    )
+    .await;
+    assert_eq!(layout(&tmux), before, "attaching changed nothing");
+
+    // The user types in their own terminal; clawmux sees the prompt.
+    tmux.ok(&["send-keys", "-t", "=desk:agent", "-l", "/gsd:plan-phase 4"]);
+    tmux.ok(&["send-keys", "-t", "=desk:agent", "Enter"]);
+    let deadline = std::time::Instant::now() + crate::bridge::harness::CARD_WAIT;
+    let approval = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .expect("an approval detection in time");
+        let value: serde_json::Value = serde_json::from_str(&line).expect("JSON lines");
+        if value["kind"] == "approval" {
+            break value;
+        }
+    };
+    assert!(
+        approval["question"]
+            .as_str()
+            .unwrap_or("")
+            .contains("proceed"),
+        "{approval}"
+    );
+    assert_eq!(layout(&tmux), before, "watching changed nothing");
+
+    // Ctrl-C lets go: the client detaches, the pane is as it was.
+    let pid = child.id().to_string();
+    Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill runs");
+    let status = child.wait().expect("clawmux adopt exits");
+    assert!(status.success(), "{status}");
+    until(|| clients(&tmux).trim().is_empty(), "the client gone").await;
+    assert_eq!(layout(&tmux), before, "let go as it was");
+    assert!(
+        tmux.capture("=desk:agent")
+            .contains("Do you want to proceed?")
+    );
+}
