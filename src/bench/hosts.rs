@@ -146,23 +146,58 @@ impl HostsResults {
     }
 }
 
-/// Runs the local baseline, then the same panes over `hosts` loopback
-/// sshds.
+/// Runs the local baseline and the same panes over `hosts` loopback
+/// sshds in turn, [`Settings::flood_rounds`] rounds each of a share of the
+/// time, so a shared machine's drifting background load weighs on both
+/// alike; latencies are pooled, CPU and memory averaged.
 pub fn run_hosts(settings: &Settings, hosts: usize) -> Result<HostsResults, BenchError> {
     let hosts = hosts.max(1);
-    let local = run_design(settings, hosts, false)?;
-    let ssh = run_design(settings, hosts, true)?;
+    let rounds = settings.flood_rounds.max(1);
+    let round = Settings {
+        idle_seconds: settings.idle_seconds / f64::from(rounds),
+        flood_seconds: (settings.flood_seconds / f64::from(rounds)).max(1.0),
+        exe: settings.exe.clone(),
+        profile: settings.profile.clone(),
+        ..*settings
+    };
+    let (mut local, mut ssh) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        local.push(run_design(&round, hosts, false)?);
+        ssh.push(run_design(&round, hosts, true)?);
+    }
     Ok(HostsResults {
         hosts,
         panes_per_host: PANES_PER_HOST,
-        local,
-        ssh,
+        local: pool(local),
+        ssh: pool(ssh),
     })
+}
+
+/// One design's rounds as one run.
+fn pool(rounds: Vec<(HostsRun, Vec<f64>)>) -> HostsRun {
+    let n = rounds.len().max(1);
+    let mean =
+        |f: &dyn Fn(&HostsRun) -> f64| rounds.iter().map(|(r, _)| f(r)).sum::<f64>() / n as f64;
+    let mut latencies: Vec<f64> = rounds.iter().flat_map(|(_, l)| l.iter().copied()).collect();
+    latencies.sort_by(f64::total_cmp);
+    HostsRun {
+        idle_cpu_s_per_min: mean(&|r| r.idle_cpu_s_per_min),
+        gateway_peak_rss: mean(&|r| r.gateway_peak_rss as f64) as u64,
+        client_rss: mean(&|r| r.client_rss as f64) as u64,
+        latency_p50_ms: percentile(&latencies, 0.50),
+        latency_p99_ms: percentile(&latencies, 0.99),
+        markers_printed: rounds.iter().map(|(r, _)| r.markers_printed).sum(),
+        markers_detected: latencies.len(),
+    }
 }
 
 /// One design: `hosts` x [`PANES_PER_HOST`] marker panes, on one local
 /// server (`over_ssh` false) or one server per host behind its own sshd.
-fn run_design(settings: &Settings, hosts: usize, over_ssh: bool) -> Result<HostsRun, BenchError> {
+fn run_design(
+    settings: &Settings,
+    hosts: usize,
+    over_ssh: bool,
+) -> Result<(HostsRun, Vec<f64>), BenchError> {
     let dir = ReportDir::new()?;
     let exe = shell_quote(&settings.exe.to_string_lossy());
     let seconds = settings.flood_seconds.to_string();
@@ -260,7 +295,7 @@ fn run_design(settings: &Settings, hosts: usize, over_ssh: bool) -> Result<Hosts
     }
     let mut latencies = report.marker_latencies_ms;
     latencies.sort_by(f64::total_cmp);
-    Ok(HostsRun {
+    let run = HostsRun {
         idle_cpu_s_per_min,
         gateway_peak_rss,
         client_rss,
@@ -268,7 +303,8 @@ fn run_design(settings: &Settings, hosts: usize, over_ssh: bool) -> Result<Hosts
         latency_p99_ms: percentile(&latencies, 0.99),
         markers_printed: printed,
         markers_detected: latencies.len(),
-    })
+    };
+    Ok((run, latencies))
 }
 
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {

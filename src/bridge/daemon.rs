@@ -34,6 +34,7 @@ use crate::store::state::{
 };
 
 mod adopt;
+mod hosts;
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
@@ -528,41 +529,6 @@ impl Daemon {
         Ok(handle)
     }
 
-    /// A command's card title: its project, with the host it runs on.
-    fn title(&self, j: &JobRecord) -> String {
-        let host = self
-            .setup
-            .shared
-            .read(|s| s.projects.get(&j.project).and_then(|p| p.host.clone()));
-        match host {
-            Some(host) => format!("{}@{host}: {}", j.project, j.text),
-            None => format!("{}: {}", j.project, j.text),
-        }
-    }
-
-    /// Where a project runs, for `/gsd:status`: its host, and the pane
-    /// when adopted.
-    fn host_label(&self, project: &str) -> String {
-        self.setup.shared.read(|s| {
-            let Some(p) = s.projects.get(project) else {
-                return String::new();
-            };
-            let host = p.host.as_deref().unwrap_or("local");
-            match &p.adopted {
-                Some(pane) => format!("{host} (adopted {pane})"),
-                None => host.to_string(),
-            }
-        })
-    }
-
-    /// Whether `project` runs on the `[tmux]` server.
-    fn is_local(&self, project: &str) -> bool {
-        self.setup
-            .shared
-            .read(|s| s.projects.get(project).map(|p| p.host.is_none()))
-            .unwrap_or_else(|| self.setup.config.host_for(project).is_none())
-    }
-
     // ---- built-ins -------------------------------------------------------
 
     async fn builtin(
@@ -767,7 +733,7 @@ impl Daemon {
             return;
         }
         let mut md =
-            String::from("| project | host | state | progress | queued |\n|---|---|---|---|---|\n");
+            String::from("| project | state | progress | queued | host |\n|---|---|---|---|---|\n");
         for name in names {
             let status = match self.projects.get(&name) {
                 Some(h) => tokio::time::timeout(STATUS_BUDGET, h.ask(ProjectCmd::Status))
@@ -1025,43 +991,9 @@ impl Daemon {
                     self.panes.insert(pane, project);
                 }
             }
-            ProjectEventKind::HostDown { error } => {
-                self.log(
-                    "host_down",
-                    json!({"project": project, "job": job_id, "error": error}),
-                );
-                let (target, reply_to) = self
-                    .job_target(&e.job)
-                    .unwrap_or_else(|| (self.chat_of(&project), None));
-                let text = format!(
-                    "The connection to the tmux server of **{project}** ended, and reconnecting failed: {error}\nTrying again with backoff; your command stays queued."
-                );
-                self.send(
-                    &target,
-                    reply_to.as_deref(),
-                    &card::info_card("Host unreachable", &text),
-                );
-            }
+            ProjectEventKind::HostDown { error } => self.on_host_down(&project, &e.job, &error),
             ProjectEventKind::Reconnected { reason } => {
-                self.log(
-                    "reconnected",
-                    json!({"project": project, "job": job_id, "reason": reason}),
-                );
-                // A remote host's connection dropping is news for the chat;
-                // the local client ending is routine and the log has it.
-                if !self.is_local(&project)
-                    && let Some((target, reply_to)) = self.job_target(&e.job)
-                {
-                    let text = format!(
-                        "The connection to **{}** was lost ({reason}) and is back. The command goes on; its result marks where output may be missing.",
-                        self.host_label(&project)
-                    );
-                    self.send(
-                        &target,
-                        reply_to.as_deref(),
-                        &card::info_card("Reconnected", &text),
-                    );
-                }
+                self.on_reconnected(&project, &e.job, &reason);
             }
             ProjectEventKind::Queued { position } => {
                 self.log(
@@ -1395,7 +1327,7 @@ fn target_of(chat: &str) -> ChatTarget {
 
 fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String {
     let Some(s) = status else {
-        return format!("| {name} | {host} | not attached | | |\n");
+        return format!("| {name} | not attached | | | {host} |\n");
     };
     let state = if s.awaiting_approval.is_some() {
         "awaiting approval"
@@ -1408,7 +1340,7 @@ fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String 
     };
     let progress = s.last_progress.as_deref().unwrap_or("");
     format!(
-        "| {name} | {host} | {state} | {progress} | {} |\n",
+        "| {name} | {state} | {progress} | {} | {host} |\n",
         s.queued
     )
 }

@@ -95,8 +95,12 @@ async fn adopt_and_release_a_session_clawmux_did_not_create() {
     assert_eq!(layout(&b.tmux), before, "watching changed nothing");
 
     b.say("oc_1", "ou_alice", "/gsd:status").await;
-    let status = b.card_with("| mine |").await;
-    assert!(status.text.contains("adopted work:%"), "{}", status.text);
+    let status = b.card_with("| mine | idle |").await;
+    assert!(
+        status.text.contains("| local (adopted work:%"),
+        "{}",
+        status.text
+    );
 
     // A non-approver cannot release.
     b.say("oc_1", "ou_bob", "/gsd:release mine").await;
