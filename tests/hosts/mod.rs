@@ -111,11 +111,7 @@ async fn a_project_on_an_ssh_host_runs_end_to_end() {
 
     b.say("oc_1", "ou_alice", "/gsd:status").await;
     let status = b.card_with("| web | idle |").await;
-    assert!(
-        status.text.contains("| box |"),
-        "{}",
-        status.text
-    );
+    assert!(status.text.contains("| box |"), "{}", status.text);
     assert!(
         sshd.log().iter().any(|l| l.contains("Accepted publickey")),
         "{:?}",
