@@ -1,6 +1,6 @@
 //! `clawmux bench --hosts N`: the gateway watching projects on N hosts over
 //! `ssh` (loopback sshds standing in for the machines) against the same
-//! panes on one local tmux server, in the same run: idle CPU, memory per
+//! tmux servers and panes watched locally, in the same run: idle CPU, memory per
 //! host (the gateway's and its ssh clients'), and detection latency of
 //! time-stamped marker lines, p50/p99, as ssh-to-local ratios.
 
@@ -58,13 +58,14 @@ pub struct HostsResults {
 }
 
 impl HostsResults {
-    /// Memory each host costs the gateway's machine: (gateway and its
-    /// child processes over ssh, minus the same watching the same panes on
-    /// one local server) / N.
-    pub fn bytes_per_host(&self) -> f64 {
+    /// Memory each host costs the gateway's machine: (the gateway and its
+    /// ssh clients) / N, and the part of it that is ssh's: minus the same
+    /// panes and servers watched locally, / N.
+    pub fn bytes_per_host(&self) -> (f64, f64) {
         let ssh = (self.ssh.gateway_peak_rss + self.ssh.client_rss) as f64;
         let local = (self.local.gateway_peak_rss + self.local.client_rss) as f64;
-        (ssh - local) / self.hosts.max(1) as f64
+        let n = self.hosts.max(1) as f64;
+        (ssh / n, (ssh - local) / n)
     }
 
     /// The report printed by `clawmux bench --hosts N`.
@@ -76,7 +77,7 @@ impl HostsResults {
         };
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
         let mut out = format!(
-            "{} hosts over ssh to loopback sshds, {} marker panes each ({} panes); baseline: the same panes on one local server\n",
+            "{} hosts over ssh to loopback sshds, one tmux server and {} marker panes each ({} panes); baseline: the same servers and panes watched locally\n",
             self.hosts,
             self.panes_per_host,
             self.hosts * self.panes_per_host
@@ -138,9 +139,11 @@ impl HostsResults {
         for (name, local, ssh, ratio) in rows {
             out.push_str(&format!("{name:<34} {local:>12} {ssh:>12} {ratio:>8}\n"));
         }
+        let (per_host, ssh_part) = self.bytes_per_host();
         out.push_str(&format!(
-            "memory per host on the gateway's machine (ssh minus local, / hosts): {:.2} MiB\n",
-            self.bytes_per_host() / 1024.0 / 1024.0
+            "memory per host on the gateway's machine: {:.2} MiB (gateway + ssh clients / hosts), of which ssh over local: {:.2} MiB\n",
+            per_host / 1024.0 / 1024.0,
+            ssh_part / 1024.0 / 1024.0
         ));
         out
     }
@@ -191,8 +194,8 @@ fn pool(rounds: Vec<(HostsRun, Vec<f64>)>) -> HostsRun {
     }
 }
 
-/// One design: `hosts` x [`PANES_PER_HOST`] marker panes, on one local
-/// server (`over_ssh` false) or one server per host behind its own sshd.
+/// One design: `hosts` tmux servers of [`PANES_PER_HOST`] marker panes,
+/// watched directly (`over_ssh` false) or each behind its own sshd.
 fn run_design(
     settings: &Settings,
     hosts: usize,
@@ -205,27 +208,18 @@ fn run_design(
         let report = shell_quote(&dir.file(name).to_string_lossy());
         format!("exec {exe} bench marker --seconds {seconds} --report {report}")
     };
-    let groups: Vec<Vec<(String, String)>> = if over_ssh {
-        (0..hosts)
-            .map(|h| {
-                (0..PANES_PER_HOST)
-                    .map(|p| {
-                        let name = format!("h{h}p{p}");
-                        (name.clone(), marker(&name))
-                    })
-                    .collect()
-            })
-            .collect()
-    } else {
-        vec![
-            (0..hosts * PANES_PER_HOST)
-                .map(|i| {
-                    let name = format!("h{}p{}", i / PANES_PER_HOST, i % PANES_PER_HOST);
+    // The same shape both ways: one tmux server per host, so the ratio is
+    // what ssh costs, not what spreading panes over servers gains.
+    let groups: Vec<Vec<(String, String)>> = (0..hosts)
+        .map(|h| {
+            (0..PANES_PER_HOST)
+                .map(|p| {
+                    let name = format!("h{h}p{p}");
                     (name.clone(), marker(&name))
                 })
-                .collect(),
-        ]
-    };
+                .collect()
+        })
+        .collect();
     let tag = if over_ssh { "hosts-ssh" } else { "hosts-local" };
     let servers = groups
         .iter()
