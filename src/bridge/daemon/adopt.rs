@@ -118,6 +118,11 @@ impl Daemon {
                    "size": format!("{}x{}", location.width, location.height)}),
         );
         if let Err(e) = self.project(&name) {
+            // Nothing is watched: forget the project again.
+            self.setup.shared.update(|s| {
+                s.projects.remove(&name);
+                s.chats.retain(|_, p| *p != name);
+            });
             self.error(target, reply_to, "Cannot watch that pane", &e, "");
             return;
         }
