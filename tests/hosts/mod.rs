@@ -70,7 +70,7 @@ async fn a_project_on_an_ssh_host_runs_end_to_end() {
     if !sshd::available("a_project_on_an_ssh_host_runs_end_to_end") {
         return;
     }
-    let sshd = Sshd::start();
+    let sshd = sshd::start();
     let (mut b, remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;
     // The session is on the far side's server, made through ssh, and the
@@ -124,7 +124,7 @@ async fn cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so() {
     if !sshd::available("cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so") {
         return;
     }
-    let sshd = Sshd::start();
+    let sshd = sshd::start();
     let (mut b, _remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;
     b.say("oc_1", "ou_alice", "/gsd:plan-phase 2").await;
@@ -168,7 +168,7 @@ async fn a_host_down_for_a_while_is_reported_and_reconnected_with_backoff() {
     if !sshd::available("a_host_down_for_a_while_is_reported_and_reconnected_with_backoff") {
         return;
     }
-    let mut sshd = Sshd::start();
+    let mut sshd = sshd::start();
     let (mut b, _remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;
     b.say("oc_1", "ou_alice", "/gsd:plan-phase 2").await;
@@ -181,7 +181,7 @@ async fn a_host_down_for_a_while_is_reported_and_reconnected_with_backoff() {
         "ssh's own words: {}",
         down.text
     );
-    sshd.start_again();
+    sshd.start_again().expect("sshd back");
     b.card_with("== Reconnected ==").await;
     b.click("oc_1", "ou_alice", button_value(&approval, "Yes"))
         .await;
