@@ -195,11 +195,19 @@ impl LoopbackSshd {
 
     /// The server down, listener and connections, until
     /// [`LoopbackSshd::start_again`].
+    /// The listener goes first, so a client reconnecting when its
+    /// connection is cut finds the port closed, as with a host gone down.
     pub fn stop(&mut self) {
-        self.kill_connections();
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let connections = children(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        for pid in connections {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
         }
     }
 }
