@@ -6,6 +6,7 @@ mod bridge;
 mod control_mode;
 mod detect;
 mod feishu;
+mod hosts;
 mod hygiene;
 mod integ;
 mod load;

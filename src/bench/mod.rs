@@ -10,11 +10,13 @@
 //!
 //! Benchmarks report numbers; the tests assert only behaviour.
 
+pub mod hosts;
 pub mod procfs;
 pub mod report;
 pub mod roles;
 pub mod scenario;
 pub mod server;
+pub mod sshd;
 pub mod watcher;
 
 pub use report::{Row, rows, table};

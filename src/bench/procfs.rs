@@ -51,8 +51,22 @@ pub fn peak_rss(pid: u32) -> Result<u64, BenchError> {
         })
 }
 
+/// Resident memory now (`VmRSS`) in bytes.
+pub fn rss(pid: u32) -> Result<u64, BenchError> {
+    let status = read(pid, "status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| BenchError::Proc {
+            pid,
+            reason: "no VmRSS line in status".into(),
+        })
+}
+
 /// Live children of `pid` (one level: the bench's roles do not nest).
-fn children(pid: u32) -> Vec<u32> {
+pub fn children(pid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -373,13 +373,13 @@ fn flood_run(
 }
 
 /// A helper role process: stdin is its stop signal, stdout its answers.
-struct Helper {
+pub(super) struct Helper {
     child: Child,
     lines: Lines<BufReader<ChildStdout>>,
 }
 
 impl Helper {
-    fn spawn(settings: &Settings, args: &[&str]) -> Result<Self, BenchError> {
+    pub(super) fn spawn(settings: &Settings, args: &[&str]) -> Result<Self, BenchError> {
         let mut child = Command::new(&settings.exe)
             .arg("bench")
             .args(args)
@@ -411,12 +411,12 @@ impl Helper {
         Ok(watcher)
     }
 
-    fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits for the `ready` line.
-    fn wait_ready(&mut self) -> Result<(), BenchError> {
+    pub(super) fn wait_ready(&mut self) -> Result<(), BenchError> {
         match self.lines.next() {
             Some(Ok(line)) if line == "ready" => Ok(()),
             other => Err(BenchError::Role(format!(
@@ -426,7 +426,7 @@ impl Helper {
     }
 
     /// Closes stdin (stop), returns the last line it printed.
-    fn finish(mut self) -> Result<String, BenchError> {
+    pub(super) fn finish(mut self) -> Result<String, BenchError> {
         drop(self.child.stdin.take());
         let mut last = String::new();
         for line in self.lines.by_ref() {
@@ -492,10 +492,10 @@ impl Drop for BareClient {
 }
 
 /// A temporary directory for the roles' reports, removed when dropped.
-struct ReportDir(PathBuf);
+pub(super) struct ReportDir(PathBuf);
 
 impl ReportDir {
-    fn new() -> Result<Self, BenchError> {
+    pub(super) fn new() -> Result<Self, BenchError> {
         let n = rand::random::<u64>();
         let dir = std::env::temp_dir().join(format!("clawmux-bench-{}-{n:x}", std::process::id()));
         std::fs::create_dir_all(&dir)
@@ -503,7 +503,7 @@ impl ReportDir {
         Ok(ReportDir(dir))
     }
 
-    fn file(&self, name: &str) -> PathBuf {
+    pub(super) fn file(&self, name: &str) -> PathBuf {
         self.0.join(format!("{name}.json"))
     }
 }
@@ -515,6 +515,6 @@ impl Drop for ReportDir {
 }
 
 /// POSIX shell single-quoting (tmux runs pane commands with `sh -c`).
-fn shell_quote(arg: &str) -> String {
+pub(super) fn shell_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', r"'\''"))
 }

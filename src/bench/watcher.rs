@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use tokio::process::Command;
 use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
 
@@ -24,7 +23,7 @@ use super::BenchError;
 use super::roles::{MARK_PREFIX, unix_nanos};
 use crate::bridge::agent_pane::{AgentPane, PaneSpec};
 use crate::bridge::config::TmuxConfig;
-use crate::bridge::watch_session::{WATCH_SESSION, WatchSession};
+use crate::bridge::watch_session::WatchSession;
 use crate::control::Notification;
 use crate::detect::{Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile};
 use crate::tmux::ClientEvent;
@@ -77,38 +76,58 @@ pub async fn watch(
     (width, height): (u16, u16),
     stop: CancellationToken,
 ) -> Result<WatcherReport, BenchError> {
-    let listed = Command::new("tmux")
-        .args(["-L", socket, "list-sessions", "-F", "#{session_name}"])
-        .output()
-        .await
-        .map_err(|e| BenchError::io("running tmux list-sessions", e))?;
-    let start = Instant::now();
     let tmux = TmuxConfig {
         socket: socket.into(),
         width,
         height,
         ..TmuxConfig::default()
     };
-    let watch = WatchSession::new(&tmux);
+    let server = PaneSpec::on_server(&tmux, String::new());
+    watch_servers(vec![server], profile, stop).await
+}
+
+/// Watches every session of every server (a [`PaneSpec`] naming its
+/// program, socket, size: local or behind `ssh`), one watch session and
+/// control client per server as the daemon has, until `stop`; prints
+/// `ready` once every pane is attached and drawn.
+pub async fn watch_servers(
+    servers: Vec<PaneSpec>,
+    profile: Arc<Profile>,
+    stop: CancellationToken,
+) -> Result<WatcherReport, BenchError> {
+    let start = Instant::now();
     let mut attached = Vec::new();
-    let listed = String::from_utf8_lossy(&listed.stdout);
-    for session in listed.lines().filter(|s| *s != WATCH_SESSION) {
-        let spec = PaneSpec::on_server(&tmux, session.into());
-        let (agent, _) = watch
-            .attach(&spec, false)
+    let mut watches = Vec::new();
+    for server in servers {
+        let listed = server
+            .list_panes()
             .await
-            .map_err(|e| BenchError::Role(format!("attaching session {session}: {e}")))?;
-        let mut pane = PaneWatcher::new(
-            agent.pane,
-            profile.clone(),
-            DetectorConfig::default(),
-            width,
-            height,
-        );
-        if let Ok(screen) = agent.capture().await {
-            pane.feed(now(start), &screen, &mut |_| {});
+            .map_err(|e| BenchError::Role(format!("listing {}: {e}", server.host_name())))?;
+        let mut sessions: Vec<String> = listed
+            .iter()
+            .filter_map(|l| l.split_once(':').map(|(s, _)| s.to_string()))
+            .collect();
+        sessions.dedup();
+        let watch = WatchSession::on(server.clone());
+        for session in sessions {
+            let spec = watch.spec_for(session.clone());
+            let (agent, _) = watch
+                .attach(&spec, false)
+                .await
+                .map_err(|e| BenchError::Role(format!("attaching session {session}: {e}")))?;
+            let mut pane = PaneWatcher::new(
+                agent.pane,
+                profile.clone(),
+                DetectorConfig::default(),
+                agent.width,
+                agent.height,
+            );
+            if let Ok(screen) = agent.capture().await {
+                pane.feed(now(start), &screen, &mut |_| {});
+            }
+            attached.push((agent, pane));
         }
-        attached.push((agent, pane));
+        watches.push(watch);
     }
     println!("ready");
     let tasks: Vec<_> = attached
@@ -122,6 +141,7 @@ pub async fn watch(
             .map_err(|e| BenchError::Role(format!("a pane task failed: {e}")))?;
         report.add(one);
     }
+    drop(watches);
     // Every pane's task sees the shared client's `%exit` and end.
     for reasons in [&mut report.exits, &mut report.ended] {
         reasons.sort();

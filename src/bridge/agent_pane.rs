@@ -10,14 +10,16 @@ use std::time::Duration;
 /// (`%exit too far behind`). Agents print little; only a flood lags.
 const PAUSE_AFTER: Duration = Duration::from_secs(5);
 
+use std::process::Stdio;
+
 use bytes::Bytes;
 use tokio::process::Command;
 
-use super::config::TmuxConfig;
+use super::config::{HostConfig, TmuxConfig};
 use crate::control::{Notification, PaneId, WindowId};
 use crate::tmux::{
     Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
-    TmuxError,
+    TmuxError, shell_quote,
 };
 
 /// Where and how to run a project's agent.
@@ -25,8 +27,14 @@ use crate::tmux::{
 pub struct PaneSpec {
     /// tmux command prefix, e.g. `["tmux"]` or `["ssh", "host", "tmux"]`.
     pub program: Vec<String>,
-    /// `-L` socket name.
-    pub socket: String,
+    /// Whether `program` hands tmux's arguments to a remote shell (`ssh`):
+    /// they are then shell-quoted so they arrive intact.
+    pub remote_shell: bool,
+    /// `-L` socket name; `None` is tmux's default server.
+    pub socket: Option<String>,
+    /// The `[hosts]` name of the server (`None`: the `[tmux]` one), for
+    /// messages.
+    pub host: Option<String>,
     pub session: String,
     pub workspace: PathBuf,
     /// The agent command line run in the pane.
@@ -35,6 +43,9 @@ pub struct PaneSpec {
     pub height: u16,
     /// The flood guard's settings (`None`: stream every byte).
     pub flood: Option<FloodLimits>,
+    /// A pane the user runs (`%N` in `session`), watched but never created,
+    /// resized or killed: see [`super::watch_session`].
+    pub adopted: Option<PaneId>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,15 +58,30 @@ pub enum PaneError {
     NoSession(String),
     #[error("session {0} has no pane")]
     NoPane(String),
+    /// The host's command (`ssh`) failed before tmux ran: its own message.
+    #[error("host {host} is unreachable: {message}")]
+    Unreachable { host: String, message: String },
+    #[error("pane {pane} is not in a session clawmux may adopt: {reason}")]
+    NotAdoptable { pane: String, reason: String },
 }
+
+/// `ssh` exits with this status when it could not connect or log in (the
+/// remote command's own status otherwise).
+const SSH_FAILED: i32 = 255;
 
 /// An attached agent pane: the server's shared control client, and this
 /// pane's view of its events.
 pub struct AgentPane {
     pub client: Client,
     pub pane: PaneId,
-    /// The pane's window, as linked into the watch session.
+    /// The pane's size when attached: the spec's for a pane clawmux made,
+    /// the user's for an adopted one.
+    pub width: u16,
+    pub height: u16,
+    /// The pane's window, as linked into the watch session (or, adopted,
+    /// in the user's session its client is attached to).
     window: WindowId,
+    adopted: bool,
     events: Subscription,
 }
 
@@ -65,39 +91,127 @@ impl PaneSpec {
     pub fn on_server(tmux: &TmuxConfig, session: String) -> PaneSpec {
         PaneSpec {
             program: tmux.command.clone(),
-            socket: tmux.socket.clone(),
+            remote_shell: false,
+            socket: Some(tmux.socket.clone()),
+            host: None,
             session,
             workspace: PathBuf::new(),
             agent: String::new(),
             width: tmux.width,
             height: tmux.height,
             flood: tmux.flood_limits(),
+            adopted: None,
         }
     }
 
-    fn tmux(&self) -> Command {
+    /// `session` on host `name`: its command and socket, the `[tmux]` pane
+    /// size and flood guard.
+    pub fn on_host(name: &str, host: &HostConfig, tmux: &TmuxConfig, session: String) -> PaneSpec {
+        let socket = match host.socket.as_deref() {
+            Some("") => None,
+            Some(socket) => Some(socket.to_string()),
+            None => Some(tmux.socket.clone()),
+        };
+        PaneSpec {
+            program: host.command.clone(),
+            remote_shell: host.remote_shell(),
+            socket,
+            host: Some(name.to_string()),
+            ..PaneSpec::on_server(tmux, session)
+        }
+    }
+
+    /// The host's name for messages: `local` for the `[tmux]` server.
+    pub fn host_name(&self) -> &str {
+        self.host.as_deref().unwrap_or("local")
+    }
+
+    /// The client configuration of this spec's server (socket, program),
+    /// attaching to `session`.
+    fn client_config(&self, target: String) -> ClientConfig {
+        let mut config = ClientConfig::new(Start::Attach {
+            target: Some(target),
+        });
+        config.program = self.program.clone();
+        config.remote_shell = self.remote_shell;
+        config.socket = self.socket.clone().map(Socket::Name);
+        config
+    }
+
+    /// A one-shot tmux command on this spec's server (`tmux -L S ARGS`,
+    /// behind the host's prefix, quoted for its shell).
+    fn tmux(&self, args: &[&str]) -> Command {
+        let mut tmux: Vec<&str> = Vec::with_capacity(args.len() + 2);
+        if let Some(socket) = &self.socket {
+            tmux.extend(["-L", socket]);
+        }
+        tmux.extend(args);
         let mut cmd = Command::new(&self.program[0]);
-        cmd.args(&self.program[1..])
-            .args(["-L", &self.socket])
-            .env("LANG", "C.UTF-8");
+        cmd.args(&self.program[1..]);
+        if self.remote_shell {
+            cmd.args(tmux.iter().map(|a| shell_quote(a)));
+        } else {
+            cmd.args(tmux);
+        }
+        cmd.env("LANG", "C.UTF-8").stdin(Stdio::null());
         cmd.kill_on_drop(true);
         cmd
     }
 
-    /// True when the session exists on the server.
-    pub async fn session_exists(&self) -> bool {
-        let target = format!("={}", self.session);
+    /// Runs a one-shot tmux command; its stdout, or the failure: the host
+    /// unreachable (`ssh`'s own message) or tmux's message.
+    async fn run(&self, args: &[&str]) -> Result<Result<String, String>, PaneError> {
         let out = self
-            .tmux()
-            .args(["has-session", "-t", &target])
+            .tmux(args)
             .output()
-            .await;
-        out.is_ok_and(|o| o.status.success())
+            .await
+            .map_err(|e| self.unreachable(format!("cannot run {}: {e}", self.program[0])))?;
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if self.remote_shell && out.status.code() == Some(SSH_FAILED) {
+            return Err(self.unreachable(stderr));
+        }
+        if out.status.success() {
+            Ok(Ok(String::from_utf8_lossy(&out.stdout).into_owned()))
+        } else {
+            Ok(Err(stderr))
+        }
+    }
+
+    fn unreachable(&self, message: String) -> PaneError {
+        PaneError::Unreachable {
+            host: self.host_name().to_string(),
+            message,
+        }
+    }
+
+    /// Whether the session exists, or why the server could not be asked.
+    pub async fn probe(&self) -> Result<bool, PaneError> {
+        let target = format!("={}", self.session);
+        Ok(self.run(&["has-session", "-t", &target]).await?.is_ok())
+    }
+
+    /// True when the session exists on the server (false also when the
+    /// host cannot be reached: see [`PaneSpec::probe`]).
+    pub async fn session_exists(&self) -> bool {
+        self.probe().await.unwrap_or(false)
     }
 
     /// Creates the session running the agent (detached, fixed size), in
-    /// the workspace.
+    /// the workspace. On a remote host the workspace is made there, by the
+    /// pane's shell, before the agent starts.
     pub(super) async fn create_session(&self) -> Result<(), PaneError> {
+        if self.adopted.is_some() {
+            return Err(PaneError::NoSession(self.session.clone()));
+        }
+        if self.remote_shell {
+            let dir = shell_quote(&self.workspace.to_string_lossy());
+            let agent = format!("mkdir -p -- {dir} && cd -- {dir} && exec {}", self.agent);
+            let spec = PaneSpec {
+                agent,
+                ..self.clone()
+            };
+            return spec.new_session(&[]).await;
+        }
         std::fs::create_dir_all(&self.workspace).map_err(|e| PaneError::Create {
             session: self.session.clone(),
             reason: format!("cannot create workspace {}: {e}", self.workspace.display()),
@@ -108,39 +222,92 @@ impl PaneSpec {
     /// `new-session -d` of this spec's session, size and command, with
     /// `extra` options before the command.
     pub(super) async fn new_session(&self, extra: &[&str]) -> Result<(), PaneError> {
-        let err = |reason: String| PaneError::Create {
-            session: self.session.clone(),
-            reason,
-        };
         let (w, h) = (self.width.to_string(), self.height.to_string());
         let workspace = self.workspace.to_string_lossy();
-        let out = self
-            .tmux()
-            .args(["new-session", "-d", "-s", &self.session, "-c", &workspace])
-            .args(["-x", &w, "-y", &h])
-            .args(extra)
-            .arg(&self.agent)
-            .output()
-            .await
-            .map_err(|e| err(e.to_string()))?;
-        if !out.status.success() {
-            return Err(err(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        let mut args = vec!["new-session", "-d", "-s", &self.session];
+        if !self.remote_shell {
+            // A remote pane's shell makes its workspace and goes there.
+            args.extend(["-c", &workspace]);
         }
-        Ok(())
+        args.extend(["-x", &w, "-y", &h]);
+        args.extend(extra);
+        args.push(&self.agent);
+        self.run(&args)
+            .await?
+            .map(drop)
+            .map_err(|reason| PaneError::Create {
+                session: self.session.clone(),
+                reason,
+            })
     }
 
     /// Attaches a control client to this spec's session, with the
     /// daemon's settings: fixed size, `pause-after`, the flood guard.
-    pub(super) async fn connect(&self) -> Result<Client, TmuxError> {
-        let mut config = ClientConfig::new(Start::Attach {
-            target: Some(format!("={}", self.session)),
-        });
-        config.program = self.program.clone();
-        config.socket = Some(Socket::Name(self.socket.clone()));
+    pub(super) async fn connect(&self) -> Result<Client, PaneError> {
+        let mut config = self.client_config(format!("={}", self.session));
         config.size = Some((self.width, self.height));
         config.pause_after = Some(PAUSE_AFTER);
         config.flood = self.flood;
-        crate::tmux::connect(config).await
+        crate::tmux::connect(config)
+            .await
+            .map_err(|e| self.client_error(e))
+    }
+
+    /// Attaches a control client to `session`, where an adopted pane is,
+    /// that never sizes its windows (`ignore-size`, and no client size
+    /// set): the user's own terminal keeps deciding.
+    pub(super) async fn connect_adopted(&self, session: &str) -> Result<Client, PaneError> {
+        let mut config = self.client_config(format!("={session}"));
+        config.attach_flags = vec!["ignore-size".into()];
+        config.pause_after = Some(PAUSE_AFTER);
+        config.flood = self.flood;
+        crate::tmux::connect(config)
+            .await
+            .map_err(|e| self.client_error(e))
+    }
+
+    /// A client that could not start because `ssh` failed is the host
+    /// being unreachable, with ssh's message.
+    fn client_error(&self, error: TmuxError) -> PaneError {
+        match error {
+            TmuxError::ProcessDied { status, stderr }
+                if self.remote_shell && status.ends_with(&format!(" {SSH_FAILED}")) =>
+            {
+                self.unreachable(stderr.trim().to_string())
+            }
+            error => PaneError::Tmux(error),
+        }
+    }
+
+    /// Where pane `target` is: its session, window and pane ids and size,
+    /// asked with a one-shot command (no client attached yet).
+    pub async fn locate(&self, target: &str) -> Result<PaneLocation, PaneError> {
+        let format = "#{session_name}\t#{window_id}\t#{pane_id}\t#{pane_width}\t#{pane_height}";
+        let not = |reason: String| PaneError::NotAdoptable {
+            pane: target.to_string(),
+            reason,
+        };
+        let out = self
+            .run(&["display-message", "-p", "-t", target, format])
+            .await?
+            .map_err(not)?;
+        PaneLocation::parse(out.trim_end())
+            .ok_or_else(|| not(format!("tmux answered {:?}", out.trim_end())))
+    }
+
+    /// `list-panes -a` of this spec's server, one line a pane:
+    /// `SESSION:WINDOW.PANE %ID COMMAND WxH`, clawmux's own watch session left
+    /// out; empty when no server runs.
+    pub async fn list_panes(&self) -> Result<Vec<String>, PaneError> {
+        let format = "#{session_name}:#{window_index}.#{pane_index} #{pane_id} #{pane_current_command} #{pane_width}x#{pane_height}";
+        let out = self.run(&["list-panes", "-a", "-F", format]).await?;
+        let watch = format!("{}:", super::watch_session::WATCH_SESSION);
+        Ok(out
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with(&watch))
+            .map(str::to_string)
+            .collect())
     }
 
     /// The session's first pane and its window, asked through `client`.
@@ -166,18 +333,54 @@ impl PaneSpec {
     }
 }
 
+/// Where a pane is and how big it is (`display-message` of its target).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneLocation {
+    pub session: String,
+    pub window: WindowId,
+    pub pane: PaneId,
+    pub width: u16,
+    pub height: u16,
+}
+
+impl PaneLocation {
+    fn parse(line: &str) -> Option<PaneLocation> {
+        let mut f = line.split('\t');
+        let location = PaneLocation {
+            session: f.next()?.to_string(),
+            window: f.next()?.parse().ok()?,
+            pane: f.next()?.parse().ok()?,
+            width: f.next()?.parse().ok()?,
+            height: f.next()?.parse().ok()?,
+        };
+        f.next().is_none().then_some(location)
+    }
+}
+
 impl AgentPane {
     pub(super) fn new(
         client: Client,
-        window: WindowId,
-        pane: PaneId,
+        (window, pane): (WindowId, PaneId),
+        (width, height): (u16, u16),
         events: Subscription,
     ) -> Self {
         AgentPane {
             client,
             pane,
+            width,
+            height,
             window,
+            adopted: false,
             events,
+        }
+    }
+
+    /// Marks the pane as adopted: its window closing in the session its
+    /// client is attached to (`%window-close`) ends it.
+    pub(super) fn adopted(self) -> Self {
+        AgentPane {
+            adopted: true,
+            ..self
         }
     }
 
@@ -214,6 +417,14 @@ impl AgentPane {
             // the watch session.
             ClientEvent::Notification(Notification::UnlinkedWindowClose { window })
                 if window == self.window =>
+            {
+                ClientEvent::Ended(TmuxError::PaneClosed {
+                    pane: self.pane,
+                    window,
+                })
+            }
+            ClientEvent::Notification(Notification::WindowClose { window })
+                if self.adopted && window == self.window =>
             {
                 ClientEvent::Ended(TmuxError::PaneClosed {
                     pane: self.pane,
@@ -264,5 +475,68 @@ impl AgentPane {
     /// The visible screen as tmux has it (for resyncs and timeout cards).
     pub async fn capture(&self) -> Result<Bytes, TmuxError> {
         self.client.capture_screen(self.pane).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pane_locations_parse_strictly() {
+        assert_eq!(
+            PaneLocation::parse("work\t@3\t%7\t80\t24"),
+            Some(PaneLocation {
+                session: "work".into(),
+                window: WindowId(3),
+                pane: PaneId(7),
+                width: 80,
+                height: 24,
+            })
+        );
+        for bad in [
+            "",
+            "work\t@3\t%7\t80",
+            "work\t3\t%7\t80\t24",
+            "w\t@3\t%7\t80\t24\tx",
+        ] {
+            assert_eq!(PaneLocation::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn host_specs_quote_for_the_remote_shell() {
+        let tmux = TmuxConfig::default();
+        let host = HostConfig {
+            command: vec!["ssh".into(), "box".into(), "tmux".into()],
+            socket: None,
+            workspace_root: None,
+            remote_shell: None,
+        };
+        let spec = PaneSpec::on_host("box", &host, &tmux, "cm-web".into());
+        assert!(spec.remote_shell);
+        assert_eq!(spec.host_name(), "box");
+        let cmd = spec.tmux(&["has-session", "-t", "=cm-web"]);
+        let args: Vec<_> = cmd.as_std().get_args().collect();
+        assert_eq!(
+            args,
+            [
+                "box",
+                "tmux",
+                "'-L'",
+                "'clawmux'",
+                "'has-session'",
+                "'-t'",
+                "'=cm-web'"
+            ]
+        );
+        let default_server = HostConfig {
+            command: vec!["tmux".into()],
+            socket: Some(String::new()),
+            ..host
+        };
+        let spec = PaneSpec::on_host("desk", &default_server, &tmux, "work".into());
+        let cmd = spec.tmux(&["list-panes"]);
+        assert_eq!(cmd.as_std().get_args().collect::<Vec<_>>(), ["list-panes"]);
     }
 }

@@ -38,6 +38,40 @@ pub struct Config {
     pub feishu: FeishuSettings,
     /// Per-project overrides, by project name.
     pub projects: BTreeMap<String, ProjectConfig>,
+    /// Other tmux servers (usually other machines over `ssh`), by host name.
+    pub hosts: BTreeMap<String, HostConfig>,
+}
+
+/// One more tmux server projects can run on: a command prefix (`ssh box
+/// tmux`), its socket and its workspace root. Pane size and flood guard
+/// are the `[tmux]` ones.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// The program and leading arguments that run tmux on the host, e.g.
+    /// `["ssh", "-o", "BatchMode=yes", "box", "tmux"]`.
+    pub command: Vec<String>,
+    /// The `-L` socket name on the host (default: the `[tmux]` one); `""`
+    /// is tmux's default server, where the user's own sessions usually are.
+    pub socket: Option<String>,
+    /// Where projects on this host get their workspaces, as the host sees
+    /// it: an absolute path (default: the local `workspace_root`).
+    pub workspace_root: Option<String>,
+    /// Whether `command` hands tmux's arguments to a remote shell, so they
+    /// are quoted for it (default: when the program is `ssh`).
+    pub remote_shell: Option<bool>,
+}
+
+impl HostConfig {
+    /// Whether arguments go through a remote POSIX shell.
+    pub fn remote_shell(&self) -> bool {
+        self.remote_shell.unwrap_or_else(|| {
+            self.command
+                .first()
+                .and_then(|p| Path::new(p).file_name())
+                .is_some_and(|name| name == "ssh")
+        })
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -83,6 +117,8 @@ pub struct AgentConfig {
 pub struct ProjectConfig {
     pub agent: Option<String>,
     pub profile: Option<String>,
+    /// The `[hosts.NAME]` the project runs on (default: the `[tmux]` server).
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -174,6 +210,7 @@ impl Default for Config {
             policy: PolicyConfig::default(),
             feishu: FeishuSettings::default(),
             projects: BTreeMap::new(),
+            hosts: BTreeMap::new(),
         }
     }
 }
@@ -339,6 +376,31 @@ impl Config {
         for name in self.projects.keys() {
             super::names::validate_project(name).map_err(|e| format!("[projects.{name}]: {e}"))?;
         }
+        for (name, host) in &self.hosts {
+            super::names::validate_host(name).map_err(|e| format!("[hosts.{name}]: {e}"))?;
+            if host.command.is_empty() {
+                return Err(format!(
+                    "[hosts.{name}]: command must name a program, e.g. [\"ssh\", \"{name}\", \"tmux\"]"
+                ));
+            }
+            if let Some(root) = &host.workspace_root
+                && !root.starts_with('/')
+            {
+                return Err(format!(
+                    "[hosts.{name}]: workspace_root must be an absolute path on the host, not {root:?}"
+                ));
+            }
+        }
+        for (project, p) in &self.projects {
+            if let Some(host) = &p.host
+                && !self.hosts.contains_key(host)
+            {
+                return Err(format!(
+                    "[projects.{project}]: host {host:?} is not one of the [hosts] ({})",
+                    self.hosts.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -353,6 +415,11 @@ impl Config {
             .get(project)
             .and_then(|p| p.agent.as_deref())
             .unwrap_or(&self.agent.command)
+    }
+
+    /// The host `project` is configured on (`None`: the `[tmux]` server).
+    pub fn host_for(&self, project: &str) -> Option<&str> {
+        self.projects.get(project).and_then(|p| p.host.as_deref())
     }
 
     /// The detection profile for `project`.
@@ -443,6 +510,40 @@ mod tests {
         assert!(c.validate().is_ok());
         let c = Config::parse("[projects.\"Bad Name\"]\nagent = \"sim\"\n").unwrap();
         assert!(c.validate().unwrap_err().contains("Bad Name"));
+    }
+
+    #[test]
+    fn hosts_are_validated_and_projects_name_known_hosts() {
+        let text = "[hosts.box]\ncommand = [\"ssh\", \"-o\", \"BatchMode=yes\", \"box\", \"tmux\"]\nworkspace_root = \"/srv/ws\"\n[projects.web]\nhost = \"box\"\n";
+        let c = Config::parse(text).unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.host_for("web"), Some("box"));
+        assert_eq!(c.host_for("other"), None);
+        assert!(c.hosts["box"].remote_shell());
+        let local = Config::parse("[hosts.desk]\ncommand = [\"tmux\"]\nsocket = \"\"\n").unwrap();
+        assert!(!local.hosts["desk"].remote_shell());
+        let e = Config::parse("[projects.web]\nhost = \"nowhere\"\n")
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("nowhere"), "{e}");
+        let e = Config::parse("[hosts.\"Bad Host\"]\ncommand = [\"ssh\"]\n")
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("Bad Host"), "{e}");
+        let e = Config::parse("[hosts.box]\ncommand = []\n")
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("command"), "{e}");
+        let e = Config::parse("[hosts.box]\ncommand = [\"ssh\"]\nworkspace_root = \"~/ws\"\n")
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("absolute"), "{e}");
+        let e = Config::parse("[hosts.box]\ncommand = [\"ssh\"]\nsokcet = \"x\"\n").unwrap_err();
+        assert!(e.contains("sokcet"), "{e}");
     }
 
     #[test]

@@ -15,10 +15,10 @@ use tokio_util::task::TaskTracker;
 use super::chat::{ChatEvent, ClickAnswer};
 use super::config::Config;
 use super::core::{Core, Effect, Input};
+use super::hosts::Hosts;
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused,
 };
-use super::watch_session::WatchSession;
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
 use crate::store::{LogEvent, SharedState};
@@ -27,6 +27,10 @@ use crate::store::{LogEvent, SharedState};
 const PROJECT_EVENT_CAPACITY: usize = 256;
 /// How often due progress updates go out.
 const TICK: Duration = Duration::from_millis(500);
+/// Longest wait for a tmux server to answer `/gsd:adopt` or
+/// `/gsd:sessions` (the daemon waits for it; a local server answers in
+/// milliseconds, a host over ssh in a second).
+const ASK_SERVER_BUDGET: Duration = Duration::from_secs(5);
 
 /// Everything the daemon is started with.
 pub struct DaemonSetup {
@@ -48,8 +52,8 @@ pub struct Daemon {
     projects: HashMap<String, ProjectHandle>,
     /// Clicks waiting for the core's answer, by event id.
     clicks: HashMap<String, oneshot::Sender<ClickAnswer>>,
-    /// The tmux server's watch session, shared by every project.
-    watch: Arc<WatchSession>,
+    /// Every tmux server's watch session, shared by its projects.
+    hosts: Arc<Hosts>,
     events_tx: mpsc::Sender<ProjectEvent>,
     events_rx: mpsc::Receiver<ProjectEvent>,
 }
@@ -57,14 +61,19 @@ pub struct Daemon {
 impl Daemon {
     pub fn new(setup: DaemonSetup) -> Daemon {
         let (events_tx, events_rx) = mpsc::channel(PROJECT_EVENT_CAPACITY);
-        let watch = Arc::new(WatchSession::new(&setup.config.tmux));
-        let core = Core::new(setup.config.clone(), setup.shared.clone(), &setup.state_dir);
+        let hosts = Arc::new(Hosts::new(&setup.config));
+        let core = Core::new(
+            setup.config.clone(),
+            setup.shared.clone(),
+            &setup.state_dir,
+            hosts.clone(),
+        );
         Daemon {
             core,
             setup,
             projects: HashMap::new(),
             clicks: HashMap::new(),
-            watch,
+            hosts,
             events_tx,
             events_rx,
         }
@@ -99,11 +108,11 @@ impl Daemon {
                 }
             };
             let effects = self.core.handle(Instant::now(), input);
-            self.carry_out(effects);
+            self.carry_out(effects).await;
         }
     }
 
-    fn carry_out(&mut self, effects: Vec<Effect>) {
+    async fn carry_out(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             match effect {
                 Effect::Project { project, cmd } => {
@@ -121,6 +130,42 @@ impl Daemon {
                         let _ = respond.send(answer);
                     }
                 }
+                Effect::Adopt {
+                    target,
+                    name,
+                    by,
+                    reply,
+                } => {
+                    let located = match self.hosts.watch(target.host.as_deref()) {
+                        Ok(watch) => {
+                            let spec = watch.spec_for(String::new());
+                            let pane = target.tmux_target();
+                            let ask = spec.locate(&pane);
+                            match tokio::time::timeout(ASK_SERVER_BUDGET, ask).await {
+                                Ok(found) => found.map_err(|e| e.to_string()),
+                                Err(_) => Err("its tmux server did not answer in time".into()),
+                            }
+                        }
+                        Err(e) => Err(e.to_string()),
+                    };
+                    if self
+                        .core
+                        .adopt_located(&target, &name, &by, &reply, located)
+                        && let Err(e) = self.project(&name)
+                    {
+                        self.core.adopt_failed(&name, &reply, &e.to_string());
+                    }
+                }
+                Effect::Forget { project } => {
+                    self.projects.remove(&project);
+                }
+                Effect::ListSessions { reply } => {
+                    let ask = self.hosts.sessions_markdown();
+                    let md = tokio::time::timeout(ASK_SERVER_BUDGET, ask)
+                        .await
+                        .unwrap_or_else(|_| "A tmux server did not answer in time.".into());
+                    self.core.info(&reply, "Sessions", &md);
+                }
             }
         }
     }
@@ -131,7 +176,7 @@ impl Daemon {
     /// the screen if its typing was cut short, followed if it started).
     /// Agent windows whose sessions were killed meanwhile are closed.
     async fn resume_projects(&mut self) {
-        self.watch.resume().await;
+        self.hosts.resume().await;
         let (projects, jobs) = self.core.to_resume();
         for p in &projects {
             if let Err(e) = self.project(p) {
@@ -150,10 +195,11 @@ impl Daemon {
                 typing: job.typing.is_some(),
             });
             let project = job.project.clone();
-            self.carry_out(vec![Effect::Project {
+            let resume = Effect::Project {
                 project,
                 cmd: ProjectCmd::Resume(job),
-            }]);
+            };
+            Box::pin(self.carry_out(vec![resume])).await;
         }
     }
 
@@ -162,21 +208,34 @@ impl Daemon {
         if let Some(h) = self.projects.get(name) {
             return Ok(h.clone());
         }
-        let workspace = self
-            .setup
-            .shared
-            .read(|s| s.projects.get(name).map(|p| PathBuf::from(&p.workspace)))
-            .unwrap_or_else(|| self.setup.config.workspace_root().join(name));
-        let setup = ProjectSetup::new(
+        let record = self.setup.shared.read(|s| s.projects.get(name).cloned());
+        let host = match &record {
+            Some(r) => r.host.clone(),
+            None => self.setup.config.host_for(name).map(str::to_string),
+        };
+        let unknown = |e: super::hosts::UnknownHost| ProjectError::Pane(e.to_string());
+        let watch = self.hosts.watch(host.as_deref()).map_err(unknown)?;
+        let workspace = match &record {
+            Some(r) => PathBuf::from(&r.workspace),
+            None => self
+                .hosts
+                .workspace_root(host.as_deref())
+                .map_err(unknown)?
+                .join(name),
+        };
+        let mut setup = ProjectSetup::new(
             &self.setup.config,
             &self.setup.profiles,
             &self.setup.sim_agent,
             name,
             workspace,
-            self.watch.clone(),
+            watch,
             Some(self.setup.shared.clone()),
         )
         .map_err(|e| ProjectError::Profile(e.to_string()))?;
+        if let Some(adopted) = record.as_ref().and_then(|r| r.adopted.as_deref()) {
+            super::hosts::bind_adopted(&mut setup.spec, adopted).map_err(ProjectError::Pane)?;
+        }
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.to_string(), handle.clone());
         Ok(handle)

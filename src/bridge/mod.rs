@@ -10,6 +10,7 @@ pub mod core;
 pub mod crash_point;
 pub mod daemon;
 pub mod feishu_channel;
+pub mod hosts;
 pub mod long_result;
 pub mod names;
 pub mod outbox;

@@ -33,6 +33,31 @@ pub enum TextError {
     Control(char),
 }
 
+/// Checks a host name: the same rule as a project name (it appears in
+/// chat as `project@host` and in cards), reported as a host name.
+pub fn validate_host(name: &str) -> Result<(), HostNameError> {
+    validate_project(name).map_err(HostNameError)
+}
+
+/// A host name broke the project-name rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.to_string().replacen("project name", "host name", 1))]
+pub struct HostNameError(pub NameError);
+
+/// `web@box` -> (`web`, Some(`box`)); `web` -> (`web`, None). Both parts
+/// validated.
+pub fn split_project_host(text: &str) -> Result<(&str, Option<&str>), String> {
+    let (project, host) = match text.split_once('@') {
+        Some((p, h)) => (p, Some(h)),
+        None => (text, None),
+    };
+    validate_project(project).map_err(|e| e.to_string())?;
+    if let Some(host) = host {
+        validate_host(host).map_err(|e| e.to_string())?;
+    }
+    Ok((project, host))
+}
+
 /// Checks a project name against `^[a-z0-9][a-z0-9._-]{0,63}$`.
 pub fn validate_project(name: &str) -> Result<(), NameError> {
     let first = name.chars().next().ok_or(NameError::Empty)?;
@@ -100,6 +125,18 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn project_at_host() {
+        assert_eq!(split_project_host("web@box"), Ok(("web", Some("box"))));
+        assert_eq!(split_project_host("web"), Ok(("web", None)));
+        let e = split_project_host("web@Box").unwrap_err();
+        assert!(e.starts_with("host name `Box`"), "{e}");
+        assert!(split_project_host("web@").unwrap_err().contains("empty"));
+        assert!(split_project_host("web@a@b").is_err());
+        assert!(split_project_host("@box").is_err());
+        assert!(validate_host("a;b").is_err());
     }
 
     #[test]

@@ -15,6 +15,7 @@ use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 use super::agent_pane::{AgentPane, PaneSpec};
 use super::config::Config;
 use super::crash_point::crash_point;
+use super::hosts;
 use super::names::session_name;
 use super::texts;
 use super::transcript::Transcript;
@@ -159,6 +160,16 @@ pub enum ProjectEventKind {
     },
     /// What the project is doing now (sent when it changes).
     Status(ProjectStatus),
+    /// The watching client ended under a command (`reason`) and a new
+    /// one took over: the command is followed on.
+    Reconnected {
+        reason: String,
+    },
+    /// The project's host could not be reached (`ssh`'s own message);
+    /// probing it again with backoff.
+    HostDown {
+        error: String,
+    },
 }
 
 /// How a turn ended, besides its output.
@@ -288,7 +299,7 @@ impl ProjectSetup {
         let spec = PaneSpec {
             workspace,
             agent,
-            ..PaneSpec::on_server(&config.tmux, session_name(name))
+            ..watch.spec_for(session_name(name))
         };
         Ok(ProjectSetup {
             name: name.to_string(),
@@ -492,8 +503,8 @@ impl Actor {
             agent.pane,
             self.setup.profile.clone(),
             self.setup.detector.clone(),
-            spec.width,
-            spec.height,
+            agent.width,
+            agent.height,
         );
         // Start from what the pane shows now, as if it had just been drawn.
         if let Ok(screen) = agent.capture().await {
@@ -1003,17 +1014,40 @@ impl Actor {
     /// watching client went (the agent's session lives on), a new one takes
     /// over and the command is followed on; otherwise the session is lost.
     async fn reattach_or_lose(&mut self, mut running: Running, err: TmuxError) {
-        if err.is_client_end() && self.attach(false).await.is_ok() {
+        if err.is_client_end()
+            && self.reachable(&running.job).await
+            && self.attach(false).await.is_ok()
+        {
             let now = self.now();
             if let Some((_, watcher)) = &mut self.pane {
                 watcher.detector_mut().begin_turn();
                 watcher.detector_mut().judge_soon(now);
             }
             running.output.gap();
+            let reason = err.to_string();
+            self.emit(Some(&running.job), ProjectEventKind::Reconnected { reason })
+                .await;
             self.running = Some(running);
             return;
         }
         self.lost(running.job, err.to_string()).await;
+    }
+
+    /// Whether the session's server answers, waiting for an unreachable
+    /// host with backoff (see [`hosts::probe_with_backoff`]) after telling
+    /// the chat, with the host's own message.
+    async fn reachable(&mut self, job: &Job) -> bool {
+        let spec = &self.setup.spec;
+        let probe = match spec.probe().await {
+            Err(down) => {
+                let error = down.to_string();
+                self.emit(Some(job), ProjectEventKind::HostDown { error })
+                    .await;
+                hosts::probe_with_backoff(&self.setup.spec).await
+            }
+            answer => answer,
+        };
+        matches!(probe, Ok(true))
     }
 
     /// The running command's output goes on without some of its lines.

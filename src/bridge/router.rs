@@ -13,6 +13,16 @@ pub enum Builtin {
     Cancel,
     /// Answer the pending approval with an option key (for text channels).
     Answer(String),
+    /// Watch a pane the user runs: `SESSION[:WINDOW.PANE][@HOST]`, and the
+    /// project name to give it.
+    Adopt {
+        target: String,
+        name: Option<String>,
+    },
+    /// Stop watching an adopted pane.
+    Release(String),
+    /// List the sessions on every server.
+    Sessions,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +86,9 @@ pub const BUILTINS: &[&str] = &[
     "status",
     "cancel",
     "answer",
+    "adopt",
+    "release",
+    "sessions",
 ];
 
 /// The GSD command name of a message (`plan-phase` for `/gsd:plan-phase 2`).
@@ -111,6 +124,21 @@ pub fn route(text: &str) -> Route {
             one_arg("name the new project", "/gsd:new-project <name>").map(Builtin::NewProject)
         }
         "answer" => one_arg("say which option", "/gsd:answer <key>").map(Builtin::Answer),
+        "sessions" => Ok(Builtin::Sessions),
+        "release" => one_arg("say which project", "/gsd:release <name>").map(Builtin::Release),
+        "adopt" => match args.split_whitespace().collect::<Vec<_>>()[..] {
+            [target] => Ok(Builtin::Adopt {
+                target: target.into(),
+                name: None,
+            }),
+            [target, "as", name] => Ok(Builtin::Adopt {
+                target: target.into(),
+                name: Some(name.into()),
+            }),
+            _ => Err(Route::Usage(
+                "say which pane: `/gsd:adopt SESSION[:WINDOW.PANE][@HOST] [as NAME]`".into(),
+            )),
+        },
         _ if GSD_COMMANDS.contains(&name) => return Route::Agent(text.to_string()),
         _ => {
             let command = text.split_whitespace().next().unwrap_or(text).to_string();
@@ -186,6 +214,27 @@ mod tests {
         );
         assert!(matches!(route("/gsd:use"), Route::Usage(u) if u.contains("/gsd:use <project>")));
         assert!(matches!(route("/gsd:use a b"), Route::Usage(_)));
+        assert_eq!(
+            route("/gsd:adopt work:1.0@desk as api"),
+            Route::Builtin(Builtin::Adopt {
+                target: "work:1.0@desk".into(),
+                name: Some("api".into())
+            })
+        );
+        assert_eq!(
+            route("/gsd:adopt work"),
+            Route::Builtin(Builtin::Adopt {
+                target: "work".into(),
+                name: None
+            })
+        );
+        assert!(matches!(route("/gsd:adopt work api"), Route::Usage(_)));
+        assert!(matches!(route("/gsd:adopt"), Route::Usage(_)));
+        assert_eq!(
+            route("/gsd:release api"),
+            Route::Builtin(Builtin::Release("api".into()))
+        );
+        assert_eq!(route("/gsd:sessions"), Route::Builtin(Builtin::Sessions));
     }
 
     #[test]

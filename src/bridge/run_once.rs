@@ -4,7 +4,6 @@
 //! fails or times out.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -13,12 +12,12 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use super::config::Config;
+use super::hosts::{Hosts, UnknownHost};
 use super::names;
 use super::project::{
     ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
     Reply, TurnEnding,
 };
-use super::watch_session::WatchSession;
 use crate::detect::Profiles;
 use crate::store::EventLog;
 use crate::store::state::ChatTarget;
@@ -87,8 +86,12 @@ pub async fn run_once(
         }
         Request::Answer(key) => format!("answer {key}"),
     };
-    let workspace = config.workspace_root().join(project);
-    let watch = Arc::new(WatchSession::new(&config.tmux));
+    // A project configured on a host runs there (see `bridge::hosts`).
+    let hosts = Hosts::new(config);
+    let host = config.host_for(project);
+    let invalid = |e: UnknownHost| RunError::Invalid(e.to_string());
+    let workspace = hosts.workspace_root(host).map_err(invalid)?.join(project);
+    let watch = hosts.watch(host).map_err(invalid)?;
     let setup = ProjectSetup::new(
         config,
         profiles,

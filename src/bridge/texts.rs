@@ -94,12 +94,15 @@ pub const HELP: &str = "\
 **GSD commands** go to the current project's agent as written, e.g. `/gsd:plan-phase 2` or `/gsd-progress`.
 
 **clawmux commands**
-- `/gsd:new-project <name>`: create a project (workspace + session) and use it
+- `/gsd:new-project <name>[@host]`: create a project (workspace + session) and use it, on a configured host if given
 - `/gsd:use <name>`: send messages to that project
 - `/gsd:projects`: list projects and pick one
 - `/gsd:status`: what each project is doing
 - `/gsd:cancel`: press Esc in the agent
 - `/gsd:answer <key>`: answer the pending approval (or press its button)
+- `/gsd:sessions`: the tmux sessions and panes on every host
+- `/gsd:adopt SESSION[:WINDOW.PANE][@host] [as <name>]`: watch a pane you already run (approvers only)
+- `/gsd:release <name>`: stop watching an adopted pane, leaving it as it was
 - `/gsd:help`: this help
 
 Plain text is typed into the agent as a prompt. Reply to a question's card to answer it in your own words.";

@@ -28,7 +28,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::agent_pane::{AgentPane, PaneError, PaneSpec};
 use super::config::TmuxConfig;
-use crate::control::{Notification, WindowId};
+use crate::control::{Notification, PaneId, WindowId};
 use crate::tmux::{Client, ClientEvent, TmuxCommand, TmuxError};
 
 /// The watch session's name: never a project's (those are `cm-…`).
@@ -48,15 +48,43 @@ impl WatchSession {
     /// The watch session on the configured server; its client has the
     /// configured size and flood guard.
     pub fn new(tmux: &TmuxConfig) -> WatchSession {
+        WatchSession::on(PaneSpec::on_server(tmux, WATCH_SESSION.into()))
+    }
+
+    /// The watch session on `server`'s tmux server (its program, socket,
+    /// size and flood guard; the rest is ignored).
+    pub fn on(server: PaneSpec) -> WatchSession {
         let spec = PaneSpec {
+            session: WATCH_SESSION.into(),
             workspace: PathBuf::from("/"),
             agent: "cat".into(),
-            ..PaneSpec::on_server(tmux, WATCH_SESSION.into())
+            adopted: None,
+            ..server
         };
         WatchSession {
             spec,
             client: Mutex::new(None),
         }
+    }
+
+    /// A spec for `session` on this server (no agent or workspace yet).
+    pub fn spec_for(&self, session: String) -> PaneSpec {
+        PaneSpec {
+            session,
+            workspace: PathBuf::new(),
+            agent: String::new(),
+            ..self.spec.clone()
+        }
+    }
+
+    /// Whether the server is reached through a remote shell (`ssh`).
+    pub fn is_remote(&self) -> bool {
+        self.spec.remote_shell
+    }
+
+    /// This server's host name (`local` for the `[tmux]` server).
+    pub fn host_name(&self) -> &str {
+        self.spec.host_name()
     }
 
     /// Attaches now when an earlier run left the watch session, so that
@@ -79,8 +107,11 @@ impl WatchSession {
         create: bool,
     ) -> Result<(AgentPane, bool), PaneError> {
         let mut slot = self.client.lock().await;
+        if let Some(pane) = spec.adopted {
+            return Ok((attach_adopted(spec, pane).await?, false));
+        }
         let mut created = false;
-        if !spec.session_exists().await {
+        if !spec.probe().await? {
             if !create {
                 return Err(PaneError::NoSession(spec.session.clone()));
             }
@@ -91,7 +122,11 @@ impl WatchSession {
         let (window, pane) = spec.first_pane(&client).await?;
         let events = client.subscribe_pane(pane);
         link(&client, window).await?;
-        Ok((AgentPane::new(client, window, pane, events), created))
+        let size = (spec.width, spec.height);
+        Ok((
+            AgentPane::new(client, (window, pane), size, events),
+            created,
+        ))
     }
 
     /// The attached client: the one in `slot` while it lives, else a new
@@ -110,6 +145,32 @@ impl WatchSession {
         *slot = Some((client.clone(), stop.drop_guard()));
         Ok(client)
     }
+}
+
+/// Watches a pane the user runs, through a client of its own attached to
+/// the pane's session with `ignore-size` and no size of its own, so the
+/// pane's window keeps the size the user's terminal gives it.
+///
+/// Why not the watch session: a window linked into a second session is
+/// sized from the clients of both, and the watch client's fixed size
+/// (`refresh-client -C`) would shrink or grow the user's window. On tmux
+/// 3.3a a control client that never sets a size is left out of window
+/// sizing, alone or next to the user's terminal; `ignore-size` leaves it
+/// out too, but only while another client is attached (tmux disregards
+/// the flag when every client has it), so never setting a size is what
+/// keeps a detached session's size (tests/hosts/adopt.rs compares sizes,
+/// pids and the window list before, during and after). Its own client
+/// costs the pane a little throughput (see the module doc); an adopted
+/// pane is the user's interactive agent, not a flood. Dropping the last
+/// handle of the client detaches it: nothing else changes.
+async fn attach_adopted(spec: &PaneSpec, pane: PaneId) -> Result<AgentPane, PaneError> {
+    let id = pane.to_string();
+    let location = spec.locate(&id).await?;
+    let client = spec.connect_adopted(&location.session).await?;
+    let events = client.subscribe_pane(location.pane);
+    let ids = (location.window, location.pane);
+    let size = (location.width, location.height);
+    Ok(AgentPane::new(client, ids, size, events).adopted())
 }
 
 /// Links `window` into the watch session, unless it is there already

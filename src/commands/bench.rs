@@ -23,6 +23,10 @@ pub struct Args {
     /// Panes in each flood (default 20; the paced flood's total rate stays).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=500))]
     flood_panes: Option<u16>,
+    /// Instead: the gateway with projects on N hosts over ssh to private
+    /// loopback sshds (needs /usr/sbin/sshd), against the same panes local.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=100))]
+    hosts: Option<u16>,
     #[command(subcommand)]
     role: Option<Role>,
 }
@@ -35,6 +39,15 @@ enum Role {
     Watcher {
         #[arg(short = 'L')]
         socket: String,
+        #[arg(long, default_value = "gsd")]
+        profile: String,
+    },
+    /// Watch every session of several servers (local or over ssh).
+    #[command(hide = true)]
+    HostsWatcher {
+        /// JSON: `[{"command": [...], "socket": "..."}]`.
+        #[arg(long)]
+        servers: PathBuf,
         #[arg(long, default_value = "gsd")]
         profile: String,
     },
@@ -69,7 +82,11 @@ enum Role {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.role {
-        None => run_bench(args.quick, args.json, args.flood_panes),
+        None => match args.hosts {
+            Some(hosts) => run_hosts(args.quick, args.json, usize::from(hosts)),
+            None => run_bench(args.quick, args.json, args.flood_panes),
+        },
+        Some(Role::HostsWatcher { servers, profile }) => run_hosts_watcher(&servers, &profile),
         Some(Role::Watcher { socket, profile }) => run_watcher(&socket, &profile),
         Some(Role::Poller {
             socket,
@@ -126,6 +143,66 @@ fn run_bench(quick: bool, json: bool, flood_panes: Option<u16>) -> anyhow::Resul
             serde_json::json!({ "rows": rows, "results": results })
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_hosts(quick: bool, json: bool, hosts: usize) -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe()?;
+    let settings = if quick {
+        Settings::quick(exe)
+    } else {
+        Settings::full(exe)
+    };
+    eprintln!("clawmux bench --hosts {hosts}: {}", machine());
+    let results = bench::hosts::run_hosts(&settings, hosts)?;
+    println!("machine: {}", machine());
+    print!("{}", results.table());
+    if json {
+        println!("{}", serde_json::json!({ "hosts": results }));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_hosts_watcher(servers: &PathBuf, profile: &str) -> anyhow::Result<ExitCode> {
+    let profile = Profiles::defaults()?
+        .get(profile)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let servers = bench::hosts::read_servers(servers).map_err(|e| UsageError(e.to_string()))?;
+    let tmux = clawmux::bridge::config::TmuxConfig {
+        width: bench::scenario::PANE_SIZE.0,
+        height: bench::scenario::PANE_SIZE.1,
+        ..Default::default()
+    };
+    let specs = servers
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let host = clawmux::bridge::config::HostConfig {
+                command: s.command,
+                socket: Some(s.socket),
+                workspace_root: None,
+                remote_shell: None,
+            };
+            clawmux::bridge::agent_pane::PaneSpec::on_host(
+                &format!("h{i}"),
+                &host,
+                &tmux,
+                String::new(),
+            )
+        })
+        .collect();
+    let runtime = tokio::runtime::Runtime::new()?;
+    let report = runtime.block_on(async {
+        let stop = CancellationToken::new();
+        let stopper = stop.clone();
+        tokio::spawn(async move {
+            let mut sink = Vec::new();
+            let _ = tokio::io::stdin().read_to_end(&mut sink).await;
+            stopper.cancel();
+        });
+        watcher::watch_servers(specs, profile, stop).await
+    })?;
+    println!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,6 @@
 //! One file per subcommand: its clap arguments and the glue that calls the library.
 
+mod adopt;
 mod agent_check;
 mod bench;
 mod card;
@@ -71,6 +72,9 @@ enum Command {
     SimAgent(sim_agent::Args),
     /// Load bench on real tmux servers: idle cost, floods, detection latency.
     Bench(bench::Args),
+    /// Watch a pane you already run (never resized or restarted) and print
+    /// its detections until Ctrl-C, which lets go of it.
+    Adopt(adopt::Args),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -91,5 +95,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Openspec(a) => openspec::run(a),
         Command::SimAgent(a) => sim_agent::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Adopt(a) => adopt::run(a),
     }
 }

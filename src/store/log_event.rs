@@ -161,6 +161,33 @@ pub enum LogEvent {
         project: String,
         job: Option<String>,
     },
+    /// A project's tmux server could not be reached (ssh's own message).
+    HostDown {
+        project: String,
+        job: Option<String>,
+        error: String,
+    },
+    /// A new client took over a project's pane after its client ended.
+    Reconnected {
+        project: String,
+        job: Option<String>,
+        reason: String,
+    },
+    /// A pane the user runs was adopted as a project.
+    Adopted {
+        project: String,
+        pane: String,
+        host: Option<String>,
+        by: String,
+        /// The pane's size, which clawmux leaves as it is.
+        size: String,
+    },
+    /// An adopted pane was let go of, as it was.
+    Released {
+        project: String,
+        pane: String,
+        by: String,
+    },
     /// A hook was not acted on.
     HookIgnored { pane: String, reason: String },
 }

@@ -59,6 +59,13 @@ pub struct ProjectRecord {
     pub workspace: String,
     pub created_ms: u64,
     pub last_command: Option<String>,
+    /// The `[hosts]` entry it runs on; `None`: the `[tmux]` server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// A pane clawmux watches but did not create (`/gsd:adopt`), as
+    /// `SESSION:WINDOW.PANE`: never created, resized or killed by clawmux.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adopted: Option<String>,
 }
 
 /// A chat command on its way through a project: what the daemon tracks and

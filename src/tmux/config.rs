@@ -62,6 +62,9 @@ pub struct ClientConfig {
     pub flood: Option<FloodLimits>,
     /// How long start-up may take before [`TmuxError::StartupTimeout`](super::TmuxError).
     pub startup_timeout: Duration,
+    /// Client flags given to `attach-session -f` (e.g. `ignore-size`, so
+    /// the client never changes the size of the session's windows).
+    pub attach_flags: Vec<String>,
 }
 
 /// Default start-up bound: long enough for an `ssh` handshake on a slow
@@ -81,6 +84,7 @@ impl ClientConfig {
             pause_after: None,
             flood: None,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            attach_flags: Vec::new(),
         }
     }
 
@@ -126,6 +130,9 @@ impl ClientConfig {
             }
             Start::Attach { target } => {
                 tmux.push("attach-session".into());
+                if !self.attach_flags.is_empty() {
+                    tmux.extend(["-f".into(), self.attach_flags.join(",")]);
+                }
                 if let Some(target) = target {
                     tmux.extend(["-t".into(), target.clone()]);
                 }
@@ -139,7 +146,7 @@ impl ClientConfig {
 }
 
 /// POSIX shell single-quoting.
-fn shell_quote(arg: &str) -> String {
+pub fn shell_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', r"'\''"))
 }
 
@@ -191,5 +198,20 @@ mod tests {
             ]
         );
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        let mut adopt = ClientConfig::attach(Some("=work"));
+        adopt.attach_flags = vec!["ignore-size".into()];
+        assert_eq!(
+            adopt.argv(),
+            [
+                "tmux",
+                "-u",
+                "-C",
+                "attach-session",
+                "-f",
+                "ignore-size",
+                "-t",
+                "=work"
+            ]
+        );
     }
 }

@@ -27,6 +27,7 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
         workspace: workspace.display().to_string(),
         created_ms: 0,
         last_command: None,
+        ..Default::default()
     };
     state.projects.insert("demo".into(), record);
     state.chats.insert("oc_1".into(), "demo".into());

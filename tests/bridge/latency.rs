@@ -63,6 +63,7 @@ async fn chat_to_keys_and_prompt_to_card() {
     let shell = ProjectConfig {
         agent: Some("bash --norc --noprofile".into()),
         profile: Some("shell".into()),
+        ..Default::default()
     };
     config.projects.insert("keys".into(), shell);
     config.policy.rate_per_minute = 1000;

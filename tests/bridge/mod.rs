@@ -4,7 +4,7 @@
 mod crash;
 mod faults;
 mod feishu_e2e;
-mod harness;
+pub(crate) mod harness;
 mod hooks;
 mod latency;
 mod outage;
@@ -507,6 +507,7 @@ async fn a_project_stuck_starting_holds_up_no_other_chat() {
         clawmux::bridge::config::ProjectConfig {
             agent: Some("sleep 600".into()),
             profile: Some("claude".into()),
+            ..Default::default()
         },
     );
     let mut b = Bridge::start_with(tmux, home, config).await;

@@ -3,4 +3,5 @@
 #![allow(dead_code)] // each test area uses a different part of the fixtures
 
 pub mod claude;
+pub mod sshd;
 pub mod tmux;

@@ -1,7 +1,7 @@
 //! The commands clawmux answers itself: help, projects, use, new-project,
 //! status, cancel and answer.
 
-use super::{Core, status_row, target_id};
+use super::{Core, Effect, status_row, target_id};
 use crate::bridge::names;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
@@ -19,7 +19,16 @@ impl Core {
         reply_to: Option<&str>,
         sender: &str,
     ) {
+        let reply = || Reply {
+            target: target.clone(),
+            reply_to: reply_to.map(String::from),
+        };
         match b {
+            Builtin::Adopt { target: pane, name } => {
+                self.adopt(reply(), sender, &pane, name.as_deref())
+            }
+            Builtin::Release(name) => self.release(target, reply_to, sender, &name),
+            Builtin::Sessions => self.effects.push(Effect::ListSessions { reply: reply() }),
             Builtin::Help => {
                 self.send(target, reply_to, &card::info_card("clawmux help", HELP));
             }
@@ -127,18 +136,27 @@ impl Core {
         name: &str,
         sender: &str,
     ) {
-        if let Err(e) = names::validate_project(name) {
-            self.error(
-                target,
-                reply_to,
-                "Invalid project name",
-                name,
-                &e.to_string(),
-            );
-            return;
-        }
-        let workspace = self.config.workspace_root().join(name);
-        if let Err(e) = std::fs::create_dir_all(&workspace) {
+        let (name, host) = match names::split_project_host(name) {
+            Ok((name, host)) => (name, host.or(self.config.host_for(name))),
+            Err(e) => {
+                self.error(target, reply_to, "Invalid project name", name, &e);
+                return;
+            }
+        };
+        let (workspace, remote) = match self.hosts.workspace_root(host) {
+            Ok(root) => (
+                root.join(name),
+                host.is_some_and(|h| self.hosts.is_remote(h)),
+            ),
+            Err(e) => {
+                let guidance = "Projects run on the hosts of the config's [hosts] tables.";
+                self.error(target, reply_to, "Unknown host", &e.to_string(), guidance);
+                return;
+            }
+        };
+        let host = host.map(str::to_string);
+        // A remote host's pane makes its own workspace (see PaneSpec).
+        if !remote && let Err(e) = std::fs::create_dir_all(&workspace) {
             let text = format!("{}: {e}", workspace.display());
             self.error(target, reply_to, "Cannot create the workspace", &text, "");
             return;
@@ -154,6 +172,8 @@ impl Core {
                     workspace: ws.clone(),
                     created_ms: clock::now_ms(),
                     last_command: None,
+                    host: host.clone(),
+                    adopted: None,
                 });
             existed
         });
@@ -165,7 +185,10 @@ impl Core {
         let text = if existed {
             format!("**{name}** already exists; messages now go to it.")
         } else {
-            format!("Created **{name}** in `{ws}`. Starting the agent and GSD's project setup…")
+            let on = (host.as_deref())
+                .map(|h| format!(" on host **{h}**"))
+                .unwrap_or_default();
+            format!("Created **{name}**{on} in `{ws}`. Starting the agent and GSD's project setup…")
         };
         self.send(target, reply_to, &card::info_card("Project ready", &text));
         if !existed {
@@ -183,9 +206,11 @@ impl Core {
             );
             return;
         }
-        let mut md = String::from("| project | state | progress | queued |\n|---|---|---|---|\n");
+        let mut md =
+            String::from("| project | state | progress | queued | host |\n|---|---|---|---|---|\n");
         for name in names {
-            md.push_str(&status_row(&name, self.statuses.get(&name)));
+            let host = self.host_label(&name);
+            md.push_str(&status_row(&name, &host, self.statuses.get(&name)));
         }
         self.send(target, reply_to, &card::info_card("Status", &md));
     }

@@ -2,7 +2,7 @@
 //! project reports it: queued, started, progress, errors, the result,
 //! timeouts, lost sessions, input the agent did not take.
 
-use super::{Core, title};
+use super::Core;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::{error_guidance, output_markdown, spec_of};
 use crate::bridge::{long_result, names};
@@ -133,7 +133,7 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = card::progress_card(&title(&j), "Running…", None, "");
+                    let card = card::progress_card(&self.title(&j), "Running…", None, "");
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.to_string());
@@ -158,7 +158,7 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = card::progress_card(&title(&j), &summary, percent, &tail);
+                    let card = card::progress_card(&self.title(&j), &summary, percent, &tail);
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
@@ -202,27 +202,30 @@ impl Core {
                         TurnEnding::Rejected(_) => "Refused by the agent".to_string(),
                     };
                     if let Some(h) = &j.progress {
-                        self.patch(h, &card::progress_card(&title(&j), &stage, Some(100), ""));
+                        self.patch(
+                            h,
+                            &card::progress_card(&self.title(&j), &stage, Some(100), ""),
+                        );
                     }
                     let (target, reply_to) = (&j.target, j.reply_to.as_deref());
                     match ending {
                         TurnEnding::Rejected(line) => {
                             let guidance = "The agent did not run it. For a `/gsd:` command, check that GSD is installed for this project's agent; `/gsd:help` lists what clawmux answers itself.";
-                            let title = format!("The agent refused: {}", title(&j));
+                            let title = format!("The agent refused: {}", self.title(&j));
                             self.error(target, reply_to, &title, &line, guidance);
                         }
                         TurnEnding::Interrupted(line) => {
                             let text = format!(
                                 "{line}\n\nThe agent waits for what to do instead: send it as a message."
                             );
-                            let title = format!("Stopped: {}", title(&j));
+                            let title = format!("Stopped: {}", self.title(&j));
                             self.send(target, reply_to, &card::info_card(&title, &text));
                         }
                         TurnEnding::Finished => {
                             // A long result is a summary card and a file.
                             let md = output_markdown(&output);
                             let threshold = self.config.feishu.long_result_bytes;
-                            let (dir, title) = (&self.state_dir, title(&j));
+                            let (dir, title) = (&self.state_dir, self.title(&j));
                             let entries = long_result::result_entries(
                                 dir, threshold, target, reply_to, &title, &output, &md,
                             );
@@ -253,7 +256,7 @@ impl Core {
                     seconds,
                 });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
-                    let title = format!("Timed out after {seconds}s: {}", title(&j));
+                    let title = format!("Timed out after {seconds}s: {}", self.title(&j));
                     let mut guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.".to_string();
                     if unrecognised {
                         guidance.push_str(" clawmux recognised nothing on this screen during the command: the agent's screen may have changed; the operator can check with `clawmux doctor --agent`.");
@@ -307,7 +310,7 @@ impl Core {
                     job: job_id.clone(),
                 });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
-                    let title = format!("Not submitted: {}", title(&j));
+                    let title = format!("Not submitted: {}", self.title(&j));
                     let guidance = "The agent left your command in its input box after Enter was pressed twice. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
                     self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
                 }
@@ -334,6 +337,8 @@ impl Core {
             }
             // Dispatched to the other concerns by `on_project_event`.
             ProjectEventKind::Attached { .. }
+            | ProjectEventKind::HostDown { .. }
+            | ProjectEventKind::Reconnected { .. }
             | ProjectEventKind::Status(_)
             | ProjectEventKind::Cancelled { .. }
             | ProjectEventKind::Approval(_)

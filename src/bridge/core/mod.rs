@@ -14,6 +14,7 @@
 mod admission;
 mod approvals;
 mod builtins;
+mod hosts;
 mod jobs;
 mod progress;
 #[cfg(test)]
@@ -27,9 +28,12 @@ use serde_json::{Value, json};
 
 use super::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::Config;
+use super::hosts::{AdoptTarget, Hosts};
 use super::pairing::Pairing;
 use super::policy::Policy;
-use super::project::{ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus};
+use super::project::{
+    ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply,
+};
 use super::router::{self, Builtin, Route};
 use super::texts::button;
 use crate::feishu::card::{self, Card};
@@ -72,6 +76,18 @@ pub enum Effect {
         event_id: String,
         answer: ClickAnswer,
     },
+    /// Find the pane `/gsd:adopt` names (asking its tmux server), then
+    /// hand the answer to [`Core::adopt_located`].
+    Adopt {
+        target: AdoptTarget,
+        name: String,
+        by: String,
+        reply: Reply,
+    },
+    /// Stop project `project`'s actor (released: its pane is left as it is).
+    Forget { project: String },
+    /// List every server's sessions, then [`Core::info`] them to `reply`.
+    ListSessions { reply: Reply },
 }
 
 impl std::fmt::Debug for ProjectCmd {
@@ -91,6 +107,8 @@ impl std::fmt::Debug for ProjectCmd {
 pub struct Core {
     config: Arc<Config>,
     shared: SharedState,
+    /// The tmux servers: where each host's workspaces are.
+    hosts: Arc<Hosts>,
     /// The state directory (pairing files, long results waiting to go out).
     state_dir: std::path::PathBuf,
     policy: Policy,
@@ -114,8 +132,14 @@ pub struct Core {
 impl Core {
     /// A core over `shared` (the state and event log); `state_dir` holds
     /// the pairing files.
-    pub fn new(config: Arc<Config>, shared: SharedState, state_dir: &std::path::Path) -> Core {
+    pub fn new(
+        config: Arc<Config>,
+        shared: SharedState,
+        state_dir: &std::path::Path,
+        hosts: Arc<Hosts>,
+    ) -> Core {
         Core {
+            hosts,
             policy: Policy::new(config.policy.clone()),
             pairing: Pairing::new(state_dir),
             config,
@@ -392,7 +416,15 @@ impl Core {
         match e.kind {
             ProjectEventKind::Attached { pane } => {
                 self.panes.retain(|_, p| *p != project);
-                self.panes.insert(pane, project);
+                // Hooks come from the local server's panes only: pane ids
+                // of other servers would collide with them.
+                if self.is_local(&project) {
+                    self.panes.insert(pane, project);
+                }
+            }
+            ProjectEventKind::HostDown { error } => self.on_host_down(&project, &e.job, &error),
+            ProjectEventKind::Reconnected { reason } => {
+                self.on_reconnected(&project, &e.job, &reason)
             }
             ProjectEventKind::Status(status) => {
                 self.statuses.insert(project, status);
@@ -460,11 +492,6 @@ impl Core {
     }
 }
 
-/// A command's card title.
-fn title(j: &Job) -> String {
-    format!("{}: {}", j.project, j.text)
-}
-
 fn hook_name(k: &HookKind) -> &str {
     match k {
         HookKind::Stop { .. } => "Stop",
@@ -496,9 +523,9 @@ fn target_of(chat: &str) -> ChatTarget {
     }
 }
 
-fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
+fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String {
     let Some(s) = status else {
-        return format!("| {name} | not attached | | |\n");
+        return format!("| {name} | not attached | | | {host} |\n");
     };
     let state = if s.starting {
         "starting its agent"
@@ -512,5 +539,6 @@ fn status_row(name: &str, status: Option<&ProjectStatus>) -> String {
         "not attached"
     };
     let progress = s.last_progress.as_deref().unwrap_or("");
-    format!("| {name} | {state} | {progress} | {} |\n", s.queued)
+    let queued = s.queued;
+    format!("| {name} | {state} | {progress} | {queued} | {host} |\n")
 }

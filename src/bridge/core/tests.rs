@@ -30,7 +30,12 @@ impl World {
         config.policy.approvers = vec!["ou_alice".into()];
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         World {
-            core: Core::new(Arc::new(config), shared.clone(), dir.path()),
+            core: Core::new(
+                Arc::new(config.clone()),
+                shared.clone(),
+                dir.path(),
+                Arc::new(Hosts::new(&config)),
+            ),
             shared,
             clock: Instant::now(),
             next: 0,
@@ -343,7 +348,13 @@ fn a_queued_command_is_announced_once_across_restarts() {
     let queued = || ProjectEventKind::Queued { position: 1 };
     w.event(Some(&job), queued());
     // A new core on the same state: the command resumed queues again.
-    w.core = Core::new(w.core.config.clone(), w.shared.clone(), w._dir.path());
+    let hosts = w.core.hosts.clone();
+    w.core = Core::new(
+        w.core.config.clone(),
+        w.shared.clone(),
+        w._dir.path(),
+        hosts,
+    );
     w.event(Some(&job), queued());
     assert_eq!(w.texts().matches("number 1 in the queue").count(), 1);
 }

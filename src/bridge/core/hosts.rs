@@ -1,0 +1,283 @@
+//! Hosts and adopted panes: card titles and `/gsd:status` naming where a
+//! project runs, the chat told when a host's connection drops and comes
+//! back, and `/gsd:adopt`, `/gsd:release`, `/gsd:sessions`. An adopted pane
+//! is the user's own: it is never created, resized, restarted or killed.
+
+use super::{Core, Effect, target_id};
+use crate::bridge::agent_pane::PaneLocation;
+use crate::bridge::chat::CONSOLE_USER;
+use crate::bridge::hosts::{AdoptTarget, adopted_record};
+use crate::bridge::names;
+use crate::bridge::project::Reply;
+use crate::bridge::texts::spec_of;
+use crate::bridge::watch_session::WATCH_SESSION;
+use crate::feishu::card;
+use crate::store::clock;
+use crate::store::state::{ChatTarget, Job, PendingApproval, ProjectRecord};
+use crate::store::{Denial, LogEvent};
+
+const ADOPT_USAGE: &str =
+    "`/gsd:adopt SESSION[:WINDOW.PANE][@HOST] [as NAME]`; `/gsd:sessions` lists them.";
+
+impl Core {
+    /// A command's card title: its project, with the host it runs on.
+    pub(super) fn title(&self, j: &Job) -> String {
+        let host = (self.shared).read(|s| s.projects.get(&j.project).and_then(|p| p.host.clone()));
+        match host {
+            Some(host) => format!("{}@{host}: {}", j.project, j.text),
+            None => format!("{}: {}", j.project, j.text),
+        }
+    }
+
+    /// Where a project runs, for `/gsd:status`: its host, and the pane
+    /// when adopted.
+    pub(super) fn host_label(&self, project: &str) -> String {
+        self.shared.read(|s| {
+            let Some(p) = s.projects.get(project) else {
+                return String::new();
+            };
+            let host = p.host.as_deref().unwrap_or("local");
+            match &p.adopted {
+                Some(pane) => format!("{host} (adopted {pane})"),
+                None => host.to_string(),
+            }
+        })
+    }
+
+    /// Whether `project` runs on the `[tmux]` server.
+    pub(super) fn is_local(&self, project: &str) -> bool {
+        (self.shared)
+            .read(|s| s.projects.get(project).map(|p| p.host.is_none()))
+            .unwrap_or_else(|| self.config.host_for(project).is_none())
+    }
+
+    /// The project's server could not be reached after its client ended
+    /// under a command: the chat hears it with the host's own message.
+    pub(super) fn on_host_down(&mut self, project: &str, job: &Option<Job>, error: &str) {
+        self.log(LogEvent::HostDown {
+            project: project.to_string(),
+            job: job.as_ref().map(|j| j.id.clone()),
+            error: error.to_string(),
+        });
+        let (target, reply_to) =
+            (self.job_target(job)).unwrap_or_else(|| (self.chat_of(project), None));
+        let text = format!(
+            "The connection to the tmux server of **{project}** ({}) ended, and reconnecting failed: {error}\nTrying again with backoff; your command is kept.",
+            self.host_label(project)
+        );
+        let card = card::info_card("Host unreachable", &text);
+        self.send(&target, reply_to.as_deref(), &card);
+    }
+
+    /// A new client took over under a running command.
+    pub(super) fn on_reconnected(&mut self, project: &str, job: &Option<Job>, reason: &str) {
+        self.log(LogEvent::Reconnected {
+            project: project.to_string(),
+            job: job.as_ref().map(|j| j.id.clone()),
+            reason: reason.to_string(),
+        });
+        // A remote host's connection dropping is news for the chat; the
+        // local client ending is routine and the log has it.
+        if self.is_local(project) {
+            return;
+        }
+        if let Some((target, reply_to)) = self.job_target(job) {
+            let text = format!(
+                "The connection to **{}** was lost ({reason}) and is back. The command goes on; its result marks where output may be missing.",
+                self.host_label(project)
+            );
+            let card = card::info_card("Reconnected", &text);
+            self.send(&target, reply_to.as_deref(), &card);
+        }
+    }
+
+    /// Only approvers may adopt or release: an adopted pane is the user's
+    /// own agent, and adopting it lets chat type into it.
+    fn may_adopt(&mut self, sender: &str, what: &str) -> bool {
+        let paired = self.pairing.allowed().unwrap_or_default();
+        let allowed = sender == CONSOLE_USER || self.policy.may_approve(sender, &paired);
+        if !allowed {
+            self.log(LogEvent::Denied(Denial {
+                sender: Some(sender.to_string()),
+                reason: format!("not an approver ({what})"),
+                ..Default::default()
+            }));
+        }
+        allowed
+    }
+
+    /// `/gsd:adopt`: checks who asks and what, then has the shell find
+    /// the pane ([`Effect::Adopt`]).
+    pub(super) fn adopt(&mut self, reply: Reply, sender: &str, pane: &str, name: Option<&str>) {
+        let (target, reply_to) = (reply.target.clone(), reply.reply_to.clone());
+        let reply_to = reply_to.as_deref();
+        if !self.may_adopt(sender, "adopt") {
+            let text = "Only approvers may adopt or release panes.";
+            return self.error(&target, reply_to, "Not allowed", text, "");
+        }
+        let parsed = match AdoptTarget::parse(pane) {
+            Ok(parsed) => parsed,
+            Err(e) => return self.error(&target, reply_to, "Cannot adopt that", &e, ADOPT_USAGE),
+        };
+        let name = name.unwrap_or(&parsed.session).to_string();
+        if let Err(e) = names::validate_project(&name) {
+            let guidance = "Name the project with `as NAME`, e.g. `/gsd:adopt work:1.0 as api`.";
+            let text = e.to_string();
+            return self.error(&target, reply_to, "Invalid project name", &text, guidance);
+        }
+        if self.shared.read(|s| s.projects.contains_key(&name)) {
+            let text = format!("A project named **{name}** exists already.");
+            let guidance = "Pick another name with `as NAME`.";
+            return self.error(&target, reply_to, "Name taken", &text, guidance);
+        }
+        if let Err(e) = self.hosts.watch(parsed.host.as_deref()) {
+            return self.error(&target, reply_to, "Unknown host", &e.to_string(), "");
+        }
+        self.effects.push(Effect::Adopt {
+            target: parsed,
+            name,
+            by: sender.to_string(),
+            reply,
+        });
+    }
+
+    /// The shell found (or not) the pane of an [`Effect::Adopt`]: record
+    /// the project and tell the chat. True when the project was recorded
+    /// (the shell then starts its actor).
+    pub fn adopt_located(
+        &mut self,
+        target: &AdoptTarget,
+        name: &str,
+        by: &str,
+        reply: &Reply,
+        located: Result<PaneLocation, String>,
+    ) -> bool {
+        let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        let location = match located {
+            Ok(location) => location,
+            Err(e) => {
+                self.error(chat, reply_to, "Cannot adopt that", &e, ADOPT_USAGE);
+                return false;
+            }
+        };
+        if location.session == WATCH_SESSION || location.session.starts_with("cm-") {
+            let text = format!(
+                "Session {} is clawmux's own; its projects are watched already.",
+                location.session
+            );
+            self.error(chat, reply_to, "Cannot adopt that", &text, "");
+            return false;
+        }
+        let record = adopted_record(&location.session, location.pane);
+        let taken = self.shared.read(|s| {
+            (s.projects.iter())
+                .find(|(_, p)| p.adopted.as_deref() == Some(&record) && p.host == target.host)
+                .map(|(n, _)| n.clone())
+        });
+        if let Some(other) = taken {
+            let text = format!("That pane is adopted already, as **{other}**.");
+            self.error(chat, reply_to, "Cannot adopt that", &text, "");
+            return false;
+        }
+        let chat_id = target_id(chat);
+        self.shared.update(|s| {
+            s.chats.insert(chat_id, name.to_string());
+            s.projects.insert(
+                name.to_string(),
+                ProjectRecord {
+                    workspace: String::new(),
+                    created_ms: clock::now_ms(),
+                    last_command: None,
+                    host: target.host.clone(),
+                    adopted: Some(record.clone()),
+                },
+            );
+        });
+        self.log(LogEvent::Adopted {
+            project: name.to_string(),
+            pane: record,
+            host: target.host.clone(),
+            by: by.to_string(),
+            size: format!("{}x{}", location.width, location.height),
+        });
+        let on = (target.host.as_deref())
+            .map(|h| format!(" on **{h}**"))
+            .unwrap_or_default();
+        let text = format!(
+            "Watching pane {} of session **{}**{on} ({}x{}) as **{name}**; messages now go to it. Nothing was restarted or resized. `/gsd:release {name}` stops watching.",
+            location.pane, location.session, location.width, location.height
+        );
+        self.send(chat, reply_to, &card::info_card("Adopted", &text));
+        true
+    }
+
+    /// The actor of an adopted project could not start: forget it again.
+    pub fn adopt_failed(&mut self, name: &str, reply: &Reply, error: &str) {
+        self.shared.update(|s| {
+            s.projects.remove(name);
+            s.chats.retain(|_, p| *p != name);
+        });
+        let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        self.error(chat, reply_to, "Cannot watch that pane", error, "");
+    }
+
+    /// `/gsd:release`: stops watching an adopted pane and forgets its
+    /// project; the pane is left as it is.
+    pub(super) fn release(
+        &mut self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        sender: &str,
+        name: &str,
+    ) {
+        if !self.may_adopt(sender, "release") {
+            let text = "Only approvers may adopt or release panes.";
+            return self.error(target, reply_to, "Not allowed", text, "");
+        }
+        let adopted = (self.shared).read(|s| s.projects.get(name).map(|p| p.adopted.clone()));
+        let pane = match adopted {
+            Some(Some(pane)) => pane,
+            Some(None) => {
+                let text = format!(
+                    "**{name}** was created by clawmux; release only lets go of adopted panes."
+                );
+                return self.error(target, reply_to, "Not adopted", &text, "");
+            }
+            None => {
+                let text = format!("No project is named **{name}**.");
+                return self.error(target, reply_to, "No such project", &text, "");
+            }
+        };
+        // The actor stops with its last handle, and its client detaches.
+        self.effects.push(Effect::Forget {
+            project: name.to_string(),
+        });
+        self.panes.retain(|_, p| p != name);
+        let stale: Vec<PendingApproval> = self.shared.update(|s| {
+            s.jobs.retain(|j| j.project != name);
+            s.projects.remove(name);
+            s.chats.retain(|_, p| p != name);
+            let ids: Vec<String> = (s.approvals.values())
+                .filter(|a| a.project == name)
+                .map(|a| a.id.clone())
+                .collect();
+            ids.iter().filter_map(|id| s.approvals.remove(id)).collect()
+        });
+        for a in stale {
+            self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+        }
+        self.log(LogEvent::Released {
+            project: name.to_string(),
+            pane: pane.clone(),
+            by: sender.to_string(),
+        });
+        let text = format!("No longer watching **{name}** (pane {pane}); the pane is as it was.");
+        self.send(target, reply_to, &card::info_card("Released", &text));
+    }
+
+    /// Sends `text` as an info card titled `title` to `reply`.
+    pub fn info(&mut self, reply: &Reply, title: &str, text: &str) {
+        let card = card::info_card(title, text);
+        self.send(&reply.target, reply.reply_to.as_deref(), &card);
+    }
+}

@@ -1,0 +1,35 @@
+//! A private OpenSSH server on 127.0.0.1 for one test (the library's
+//! loopback sshd: own host key, own authorized key, own free port, the
+//! current user, killed with its connections on drop), and the skip rule
+//! when sshd is not installed.
+
+use std::path::Path;
+
+pub use clawmux::bench::sshd::LoopbackSshd as Sshd;
+use clawmux::bench::sshd::SSHD;
+
+/// Whether the tests that need a real sshd can run; says loudly when not.
+pub fn available(test: &str) -> bool {
+    let ok = Path::new(SSHD).exists();
+    if !ok {
+        eprintln!(
+            "SKIPPED {test}: {SSHD} is not installed (apt-get install openssh-server; .ci/run does)"
+        );
+    }
+    ok
+}
+
+/// A started sshd; the test fails with sshd's log if it cannot start.
+pub fn start() -> Sshd {
+    Sshd::start().unwrap_or_else(|e| panic!("sshd: {e}"))
+}
+
+/// A port nothing listens on.
+pub fn closed_port() -> u16 {
+    clawmux::bench::sshd::closed_port().expect("a free port")
+}
+
+/// `ssh … 127.0.0.1 tmux` with `key` to `port`.
+pub fn ssh_tmux(port: u16, key: &Path) -> Vec<String> {
+    clawmux::bench::sshd::ssh_tmux(port, key)
+}
