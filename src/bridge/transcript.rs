@@ -19,10 +19,8 @@ pub const GAP_LINE: &str = "[… output too fast to follow: lines skipped, the s
 
 #[derive(Debug, Default, Clone)]
 pub struct Transcript {
-    lines: VecDeque<String>,
-    bytes: usize,
-    /// Lines dropped from the front by the size bound.
-    pub dropped: usize,
+    /// Every line kept, furniture aside.
+    lines: Bounded,
     /// The agent's answer: its `●` blocks, bounded like `lines`.
     answer: Bounded,
     /// The last line read is inside a `●` block.
@@ -53,7 +51,7 @@ impl Transcript {
             }
             self.read_answer(line);
             if !is_furniture(line) {
-                self.push_line(line.clone());
+                self.lines.push(line.clone());
             }
         }
     }
@@ -106,23 +104,11 @@ impl Transcript {
         self.answer.push(line.trim_end().to_owned());
     }
 
-    fn push_line(&mut self, line: String) {
-        self.bytes += line.len() + 1;
-        self.lines.push_back(line);
-        while self.bytes > MAX_TRANSCRIPT_BYTES {
-            let Some(old) = self.lines.pop_front() else {
-                break;
-            };
-            self.bytes -= old.len() + 1;
-            self.dropped += 1;
-        }
-    }
-
     /// Marks where lines went by unseen: the pane flooded (only its
     /// screen was watched) or output was lost and resynchronised.
     pub fn gap(&mut self) {
-        if self.lines.back().map(String::as_str) != Some(GAP_LINE) {
-            self.push_line(GAP_LINE.to_string());
+        if self.lines.lines.back().map(String::as_str) != Some(GAP_LINE) {
+            self.lines.push(GAP_LINE.to_string());
         }
         if self.answer.lines.back().map(String::as_str) != Some(GAP_LINE) {
             self.answer.push(GAP_LINE.to_string());
@@ -133,7 +119,7 @@ impl Transcript {
     /// When nothing was streamed since the last gap: the screen's rows as
     /// the output that went by (the end of a flood is on its screen).
     pub fn fill_gap(&mut self, rows: &[String]) {
-        if self.lines.back().map(String::as_str) == Some(GAP_LINE) {
+        if self.lines.lines.back().map(String::as_str) == Some(GAP_LINE) {
             self.push(rows);
         }
     }
@@ -156,21 +142,13 @@ impl Transcript {
     /// Every line kept, furniture aside (the screen's text, for a collapsed
     /// panel or a shell).
     pub fn raw(&self) -> String {
-        let mut out = String::with_capacity(self.bytes + 64);
-        if self.dropped > 0 {
-            out.push_str(&format!("[… {} earlier lines not kept]\n", self.dropped));
-        }
-        for line in &self.lines {
-            out.push_str(line);
-            out.push('\n');
-        }
-        out
+        self.lines.text()
     }
 
     /// The last `n` lines.
     pub fn tail(&self, n: usize) -> String {
-        let skip = self.lines.len().saturating_sub(n);
-        self.lines
+        let skip = self.lines.lines.len().saturating_sub(n);
+        (self.lines.lines)
             .iter()
             .skip(skip)
             .cloned()
@@ -179,7 +157,8 @@ impl Transcript {
     }
 }
 
-/// Lines kept in the answer, in bytes: the same bound as the transcript.
+/// Lines kept, oldest dropped first past [`MAX_TRANSCRIPT_BYTES`] (the
+/// transcript's lines, and the answer's).
 #[derive(Debug, Default, Clone)]
 struct Bounded {
     lines: VecDeque<String>,
@@ -419,8 +398,8 @@ mod tests {
         for _ in 0..2000 {
             t.push(std::slice::from_ref(&big));
         }
-        assert!(t.bytes <= MAX_TRANSCRIPT_BYTES);
-        assert!(t.dropped > 0);
+        assert!(t.lines.bytes <= MAX_TRANSCRIPT_BYTES);
+        assert!(t.lines.dropped > 0);
         assert!(t.text().starts_with("[… "));
     }
 }

@@ -3,15 +3,14 @@
 //! detections live, one line each, until Ctrl-C or the pane closes;
 //! stopping lets go of it, leaving it as it was.
 
-use std::io::Write;
+use super::watch::print_detections;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clawmux::bridge::config::Config;
 use clawmux::bridge::hosts::{AdoptTarget, Hosts, adopted_record, bind_adopted};
-use clawmux::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profiles};
-use clawmux::store::clock::now_ms;
+use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
 use clawmux::tmux::ClientEvent;
 
 use super::UsageError;
@@ -89,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         watcher.feed(now(), &screen, &mut |d| found.push(d));
                     }
                     Some(ClientEvent::Ended(end)) => {
-                        print(&mut found, args.json)?;
+                        print_detections(&mut std::io::stdout().lock(), &mut found, args.json)?;
                         eprintln!("clawmux: stopped watching: {end}");
                         return Ok(ExitCode::SUCCESS);
                     }
@@ -97,26 +96,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     Some(_) => {}
                 },
             }
-            print(&mut found, args.json)?;
+            print_detections(&mut std::io::stdout().lock(), &mut found, args.json)?;
         }
     })
-}
-
-/// Prints (and clears) the detections found.
-fn print(found: &mut Vec<Detection>, json: bool) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    for d in found.drain(..) {
-        if json {
-            let mut value = serde_json::to_value(&d).unwrap_or_default();
-            if let Some(object) = value.as_object_mut() {
-                object.insert("ts".into(), now_ms().into());
-            }
-            writeln!(out, "{value}")?;
-        } else {
-            writeln!(out, "{} detected {}", d.pane, d.to_json())?;
-        }
-    }
-    out.flush()
 }
 
 async fn sleep_until(at: Option<Instant>) {

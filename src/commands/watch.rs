@@ -136,8 +136,9 @@ fn human(event: &ClientEvent) -> anyhow::Result<String> {
     })
 }
 
-/// Prints (and clears) the detections found, as JSON lines or readably.
-fn print_detections(
+/// Prints (and clears) the detections found, as JSON lines or readably
+/// (with the pane's control characters escaped).
+pub(super) fn print_detections(
     out: &mut impl Write,
     found: &mut Vec<Detection>,
     json: bool,

@@ -90,7 +90,7 @@ fn bash_denied() {
     );
     // "No" ends the turn without another model call.
     assert_eq!(done.run.api.scripted_requests().len(), 1);
-    live_matches_replay(&done);
+    expect_live("bash_denied", &done);
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn edit_file() {
     let notes = std::fs::read_to_string(done.run.env.project().join("notes.txt")).unwrap();
     assert_eq!(notes, "goodbye world\nsecond line\n");
     assert_eq!(done.run.api.exhausted(), 0);
-    live_matches_replay(&done);
+    expect_live("edit_file", &done);
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn create_file() {
     assert!(done.screens[0].contains("hello.py"), "{}", done.screens[0]);
     let made = std::fs::read_to_string(done.run.env.project().join("hello.py")).unwrap();
     assert_eq!(made, "print('hello')\nprint('world')\n");
-    live_matches_replay(&done);
+    expect_live("create_file", &done);
 }
 
 #[test]
@@ -135,7 +135,7 @@ fn ask_question() {
     // The digit chose the second option, and Claude Code says so.
     let results = tool_results(&done);
     assert!(results.iter().any(|r| r.contains("SQLite")), "{results:?}");
-    live_matches_replay(&done);
+    expect_live("ask_question", &done);
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn plan_mode() {
     let results = tool_results(&done);
     assert!(!results.is_empty());
     assert_eq!(done.run.api.exhausted(), 0);
-    live_matches_replay(&done);
+    expect_live("plan_mode", &done);
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn api_error_500() {
     );
     // One try and one retry (CLAUDE_CODE_MAX_RETRIES=1), both answered 500.
     assert_eq!(done.run.api.scripted_requests().len(), 2);
-    live_matches_replay(&done);
+    expect_live("api_error_500", &done);
 }
 
 #[test]
@@ -246,78 +246,5 @@ fn quoting_reply() {
         "{}",
         done.screens[0]
     );
-    live_matches_replay(&done);
-}
-
-// The expected outcome on live detections, for the scenarios today's
-// detector gets wrong (issue 13); the lead un-ignores them after merging the
-// structural dialog detection.
-
-#[test]
-fn bash_denied_detected() {
-    let Some(claude) = claude_or_skip("agent::live::bash_denied_detected") else {
-        return;
-    };
-    let done = scenarios::bash_denied(&claude, &watching());
-    expect_live("bash_denied", &done);
-}
-
-#[test]
-fn edit_file_detected() {
-    let Some(claude) = claude_or_skip("agent::live::edit_file_detected") else {
-        return;
-    };
-    let done = scenarios::edit_file(&claude, &watching());
-    expect_live("edit_file", &done);
-}
-
-#[test]
-fn create_file_detected() {
-    let Some(claude) = claude_or_skip("agent::live::create_file_detected") else {
-        return;
-    };
-    let done = scenarios::create_file(&claude, &watching());
-    expect_live("create_file", &done);
-}
-
-#[test]
-fn ask_question_detected() {
-    let Some(claude) = claude_or_skip("agent::live::ask_question_detected") else {
-        return;
-    };
-    let done = scenarios::ask_question(&claude, &watching());
-    expect_live("ask_question", &done);
-}
-
-#[test]
-fn plan_mode_detected() {
-    let Some(claude) = claude_or_skip("agent::live::plan_mode_detected") else {
-        return;
-    };
-    let done = scenarios::plan_mode(&claude, &watching());
-    expect_live("plan_mode", &done);
-}
-
-#[test]
-fn api_error_500_detected() {
-    let Some(claude) = claude_or_skip("agent::live::api_error_500_detected") else {
-        return;
-    };
-    let done = scenarios::api_error(
-        &claude,
-        &watching(),
-        500,
-        "Internal server error",
-        "API Error: 500",
-    );
-    expect_live("api_error_500", &done);
-}
-
-#[test]
-fn quoting_reply_detected() {
-    let Some(claude) = claude_or_skip("agent::live::quoting_reply_detected") else {
-        return;
-    };
-    let done = scenarios::quoting_reply(&claude, &watching());
     expect_live("quoting_reply", &done);
 }

@@ -448,6 +448,8 @@ async fn a_flooding_command_reports_its_end_and_marks_what_it_skipped() {
     let mut config = harness::test_config(&tmux.socket, home.path());
     // Low enough that even a slow, loaded machine floods past it.
     config.tmux.flood_bytes_per_second = 16 * 1024;
+    // The whole result as cards (not a summary and a file), to find the mark.
+    config.feishu.long_result_bytes = 0;
     let mut b = Bridge::start_with(tmux, home, config).await;
     new_project(&mut b, "oc_1", "ou_alice", "demo").await;
     // 20000 lines as fast as the pane takes them (1.6 MB): the flood guard
