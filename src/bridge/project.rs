@@ -160,6 +160,11 @@ pub enum ProjectEventKind {
     },
     /// What the project is doing now (sent when it changes).
     Status(ProjectStatus),
+    /// The pane's screen for `/gsd:screen` (`None`: no pane attached).
+    Screen {
+        reply: Reply,
+        screen: Option<String>,
+    },
     /// The watching client ended under a command (`reason`) and a new
     /// one took over: the command is followed on.
     Reconnected {
@@ -256,6 +261,10 @@ pub enum ProjectCmd {
     },
     Cancel {
         by: String,
+        reply: Reply,
+    },
+    /// `/gsd:screen`: the pane's screen as it shows now.
+    Screen {
         reply: Reply,
     },
     /// Claude Code's `Stop` hook fired in this pane: the turn is over.
@@ -583,6 +592,11 @@ impl Actor {
                     None => Err(ProjectError::NothingToCancel),
                 };
                 self.emit(None, ProjectEventKind::Cancelled { by, reply, result })
+                    .await;
+            }
+            ProjectCmd::Screen { reply } => {
+                let screen = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane().screen());
+                self.emit(None, ProjectEventKind::Screen { reply, screen })
                     .await;
             }
             ProjectCmd::HookStop => {
@@ -926,6 +940,9 @@ impl Actor {
         match event {
             Some(ClientEvent::Output { pane, data }) => {
                 if self.is_agent_pane(pane) {
+                    // What fell due before this output (a turn's end) is
+                    // handled first: the output belongs to what follows.
+                    self.tick_at(now).await;
                     detections = self.feed_pane(now, &data);
                 }
             }
@@ -1079,7 +1096,11 @@ impl Actor {
     }
 
     async fn tick(&mut self) {
-        let now = self.now();
+        self.tick_at(self.now()).await;
+    }
+
+    /// Handles what the watcher has due at `now`.
+    async fn tick_at(&mut self, now: Millis) {
         let mut detections = Vec::new();
         if let Some((_, watcher)) = &mut self.pane {
             watcher.tick(now, &mut |d| detections.push(d));

@@ -23,6 +23,8 @@ pub enum Builtin {
     Release(String),
     /// List the sessions on every server.
     Sessions,
+    /// The current project's pane as it shows now.
+    Screen,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +91,7 @@ pub const BUILTINS: &[&str] = &[
     "adopt",
     "release",
     "sessions",
+    "screen",
 ];
 
 /// The GSD command name of a message (`plan-phase` for `/gsd:plan-phase 2`).
@@ -125,6 +128,7 @@ pub fn route(text: &str) -> Route {
         }
         "answer" => one_arg("say which option", "/gsd:answer <key>").map(Builtin::Answer),
         "sessions" => Ok(Builtin::Sessions),
+        "screen" => Ok(Builtin::Screen),
         "release" => one_arg("say which project", "/gsd:release <name>").map(Builtin::Release),
         "adopt" => match args.split_whitespace().collect::<Vec<_>>()[..] {
             [target] => Ok(Builtin::Adopt {

@@ -101,6 +101,7 @@ pub const HELP: &str = "\
 - `/gsd:cancel`: press Esc in the agent
 - `/gsd:answer <key>`: answer the pending approval (or press its button)
 - `/gsd:sessions`: the tmux sessions and panes on every host
+- `/gsd:screen`: the current project's screen as it is now
 - `/gsd:adopt SESSION[:WINDOW.PANE][@host] [as <name>]`: watch a pane you already run (approvers only)
 - `/gsd:release <name>`: stop watching an adopted pane, leaving it as it was
 - `/gsd:help`: this help

@@ -53,11 +53,6 @@ impl Framer {
         self.dropped
     }
 
-    /// Whether the stream turned out to be `tmux -CC`.
-    pub fn is_control_control(&self) -> bool {
-        self.control_control
-    }
-
     /// Feeds bytes; every line completed by them goes to `sink`, in order.
     pub fn feed(&mut self, mut input: &[u8], sink: &mut impl FnMut(Frame<'_>)) {
         while let Some(end) = memchr(b'\n', input) {

@@ -1,20 +1,16 @@
 //! Feishu Open API client: tenant token cache, send/reply/patch of cards with
 //! retries (jittered backoff on 429/5xx/network, one token refresh on the
-//! invalid-token codes, never on permanent codes) and a per-message update
-//! throttle that coalesces progress updates (latest wins).
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex as StdMutex};
+//! invalid-token codes, never on permanent codes); Feishu's error codes
+//! sorted into permanent, rate-limited, token and transient.
 
 use rand::Rng;
 use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::sync::{Mutex, oneshot};
+use tokio::sync::Mutex;
 use tokio::time::{Duration, Instant};
 
 use super::FeishuConfig;
-use super::card::Card;
 use super::paginate::MAX_REQUEST_BODY_BYTES;
 
 /// A token is refreshed this long before Feishu says it expires.
@@ -59,8 +55,6 @@ pub fn class_of_code(code: i64) -> ErrorClass {
         _ => ErrorClass::Transient,
     }
 }
-/// Feishu allows at most 5 updates a second to one message.
-pub const MIN_PATCH_INTERVAL: Duration = Duration::from_millis(200);
 /// One HTTP exchange may take this long before it counts as a network error.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest `x-ogw-ratelimit-reset` honoured, so a bad header cannot park us.
@@ -316,7 +310,6 @@ impl Api {
     }
 
     /// Replace a card we sent (needs `update_multi: true`, which every [`Card`] has).
-    /// Not throttled: use [`ProgressUpdater`] for frequent updates.
     pub async fn patch(
         &self,
         message_id: &str,
@@ -744,94 +737,6 @@ fn path_segment(id: &str) -> String {
     id.chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
         .collect()
-}
-
-/// A pending update of one message.
-struct Slot {
-    card: Option<Card>,
-    /// Told when `card` (or a later card replacing it) was written.
-    waiters: Vec<oneshot::Sender<Result<(), FeishuError>>>,
-    running: bool,
-}
-
-/// Patches cards at most 5 times a second per message; updates that arrive
-/// meanwhile are coalesced, the latest wins. Never blocks the caller.
-#[derive(Clone)]
-pub struct ProgressUpdater {
-    api: Arc<Api>,
-    slots: Arc<StdMutex<HashMap<String, Slot>>>,
-}
-
-impl ProgressUpdater {
-    pub fn new(api: Arc<Api>) -> Self {
-        ProgressUpdater {
-            api,
-            slots: Arc::default(),
-        }
-    }
-
-    /// Queue `card` as the new content of `message_id` (fire and forget).
-    pub fn update(&self, message_id: &str, card: Card) {
-        self.enqueue(message_id, card, None);
-    }
-
-    /// Queue `card` and wait until it (or a later update) is written.
-    pub async fn update_and_wait(&self, message_id: &str, card: Card) -> Result<(), FeishuError> {
-        let (tx, rx) = oneshot::channel();
-        self.enqueue(message_id, card, Some(tx));
-        rx.await
-            .unwrap_or_else(|_| Err(FeishuError::BadResponse("update worker stopped".into())))
-    }
-
-    fn enqueue(
-        &self,
-        message_id: &str,
-        card: Card,
-        waiter: Option<oneshot::Sender<Result<(), FeishuError>>>,
-    ) {
-        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = slots.entry(message_id.to_string()).or_insert_with(|| Slot {
-            card: None,
-            waiters: Vec::new(),
-            running: false,
-        });
-        slot.card = Some(card);
-        slot.waiters.extend(waiter);
-        if !slot.running {
-            slot.running = true;
-            let this = self.clone();
-            let id = message_id.to_string();
-            tokio::spawn(async move { this.drain(id).await });
-        }
-    }
-
-    /// Write the latest card, wait out the interval, repeat while more came.
-    async fn drain(self, message_id: String) {
-        loop {
-            let (card, waiters) = {
-                let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-                let Some(slot) = slots.get_mut(&message_id) else {
-                    return;
-                };
-                match slot.card.take() {
-                    Some(card) => (card, std::mem::take(&mut slot.waiters)),
-                    None => {
-                        slots.remove(&message_id);
-                        return;
-                    }
-                }
-            };
-            let started = Instant::now();
-            let result = self.api.patch(&message_id, &card).await;
-            if let Err(e) = &result {
-                tracing::warn!(message_id, error = %e, "card update failed");
-            }
-            for w in waiters {
-                let _ = w.send(result.clone());
-            }
-            tokio::time::sleep_until(started + MIN_PATCH_INTERVAL).await;
-        }
-    }
 }
 
 #[cfg(test)]

@@ -148,16 +148,6 @@ impl Element {
         }
     }
 
-    pub fn link_button(label: impl Into<String>, url: impl Into<String>) -> Self {
-        Element::Button {
-            text: PlainText::new(label),
-            kind: ButtonKind::Default,
-            behaviors: vec![Behavior::OpenUrl {
-                default_url: url.into(),
-            }],
-        }
-    }
-
     /// A row of elements (buttons), one auto-width column each, wrapping on
     /// narrow screens.
     pub fn row(items: Vec<Element>) -> Self {
@@ -247,7 +237,8 @@ impl Card {
         out
     }
 
-    /// Every callback value on the card, in order (tests and the console use it).
+    /// Every callback value on the card, in order.
+    #[cfg(test)]
     pub fn callback_values(&self) -> Vec<&Value> {
         fn walk<'a>(els: &'a [Element], out: &mut Vec<&'a Value>) {
             for e in els {
@@ -274,6 +265,7 @@ impl Card {
     }
 
     /// All markdown text on the card joined by newlines.
+    #[cfg(test)]
     pub fn text(&self) -> String {
         let mut out = Vec::new();
         for e in &self.body.elements {
@@ -827,13 +819,7 @@ mod tests {
     }
 
     #[test]
-    fn link_button_and_note_shape() {
-        let v = serde_json::to_value(Element::link_button("Docs", "https://example.com")).unwrap();
-        assert_eq!(
-            v,
-            json!({"tag": "button", "text": {"tag": "plain_text", "content": "Docs"}, "type": "default",
-                   "behaviors": [{"type": "open_url", "default_url": "https://example.com"}]})
-        );
+    fn note_shape() {
         let v = serde_json::to_value(Element::note("n")).unwrap();
         assert_eq!(
             v,

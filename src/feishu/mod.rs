@@ -22,7 +22,7 @@ pub mod pbbp2;
 pub mod webhook;
 pub mod ws;
 
-pub use api::{Api, FeishuError, MessageId, ProgressUpdater, ReceiveId};
+pub use api::{Api, FeishuError, MessageId, ReceiveId};
 pub use card::Card;
 pub use event::{
     CardAction, CardResponse, Dedupe, IntakeEvent, MemoryDedupe, Message, Toast, ToastKind,

@@ -470,14 +470,6 @@ pub fn unescape_code_text(text: &str) -> String {
     out
 }
 
-/// Terminal output as markdown that renders literally: one fenced code block.
-pub fn terminal_markdown(output: &str) -> String {
-    format!(
-        "```\n{}\n```",
-        escape_code_block(output.trim_end_matches('\n'))
-    )
-}
-
 /// Escape a short inline string (a name, a stage) so markdown shows it as
 /// typed: special characters become HTML entities, which Feishu renders.
 pub fn escape_inline(text: &str) -> String {
@@ -703,7 +695,7 @@ mod tests {
         let esc = escape_code_block(raw);
         assert!(!esc.contains("``"));
         assert_eq!(unescape_code_text(&esc), raw);
-        let md = terminal_markdown(raw);
+        let md = format!("```\n{esc}\n```");
         let cards = paginate("t", Template::Blue, &md);
         let fences = cards[0]
             .text()

@@ -572,3 +572,17 @@ async fn a_command_waits_while_a_prompt_nobody_answered_is_on_screen() {
         "{history}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screen_shows_the_pane_as_it_is() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:screen").await;
+    let card = b.card_with("== Screen of demo ==").await;
+    assert!(
+        card.text.contains("You said: /gsd:new-project"),
+        "{}",
+        card.text
+    );
+    assert_eq!(target(&card), Some(&ChatTarget::Chat { id: "oc_1".into() }));
+}

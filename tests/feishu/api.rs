@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use clawmux::feishu::api::{MIN_PATCH_INTERVAL, RetryPolicy};
+use clawmux::feishu::api::RetryPolicy;
 use clawmux::feishu::card::{self, Card, Template};
-use clawmux::feishu::{Api, FeishuError, ProgressUpdater, ReceiveId};
+use clawmux::feishu::{Api, FeishuError, ReceiveId};
 use tokio::time::Duration;
 
 use super::fake_server::{FakeFeishu, Kind};
@@ -224,48 +224,4 @@ async fn oversized_card_is_refused_before_sending() {
     let err = api.send(&chat(), &big, "u").await.expect_err("too large");
     assert!(matches!(err, FeishuError::CardTooLarge(n) if n > 40_000));
     assert_eq!(fake.api_attempts(), 0);
-}
-
-#[tokio::test]
-async fn progress_updates_are_throttled_and_coalesced() {
-    let fake = FakeFeishu::start().await;
-    let api = Arc::new(Api::with_retry(fake.config(), fast_retry()));
-    let id = api
-        .send(&chat(), &card("start"), "u-p")
-        .await
-        .expect("send");
-    let updater = ProgressUpdater::new(Arc::clone(&api));
-    for i in 0..50 {
-        updater.update(
-            &id,
-            card::progress_card("Working", &format!("step {i}"), Some(i as u8 * 2), ""),
-        );
-    }
-    updater
-        .update_and_wait(&id, card("final"))
-        .await
-        .expect("final update");
-    let patches: Vec<_> = fake
-        .sent_cards()
-        .into_iter()
-        .filter(|r| r.kind == Kind::Patch)
-        .collect();
-    assert!(
-        patches.len() <= 3,
-        "{} patches for 51 updates: not coalesced",
-        patches.len()
-    );
-    assert_eq!(
-        patches.last().map(|p| p.card_text()),
-        Some("final".to_string()),
-        "latest wins"
-    );
-    for pair in patches.windows(2) {
-        let gap = pair[1].at - pair[0].at;
-        // The client starts patches >= 200 ms apart; allow for network jitter.
-        assert!(
-            gap + Duration::from_millis(20) >= MIN_PATCH_INTERVAL,
-            "patches {gap:?} apart"
-        );
-    }
 }

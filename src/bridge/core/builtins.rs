@@ -29,6 +29,10 @@ impl Core {
             }
             Builtin::Release(name) => self.release(target, reply_to, sender, &name),
             Builtin::Sessions => self.effects.push(Effect::ListSessions { reply: reply() }),
+            Builtin::Screen => match self.current_project(target) {
+                Some(project) => self.tell_project(&project, ProjectCmd::Screen { reply: reply() }),
+                None => self.error(target, reply_to, "No project selected", "/gsd:screen", ""),
+            },
             Builtin::Help => {
                 self.send(target, reply_to, &card::info_card("clawmux help", HELP));
             }

@@ -340,6 +340,7 @@ impl Core {
             | ProjectEventKind::HostDown { .. }
             | ProjectEventKind::Reconnected { .. }
             | ProjectEventKind::Status(_)
+            | ProjectEventKind::Screen { .. }
             | ProjectEventKind::Cancelled { .. }
             | ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }

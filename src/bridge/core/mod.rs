@@ -98,6 +98,7 @@ impl std::fmt::Debug for ProjectCmd {
             ProjectCmd::Answer { .. } => "Answer",
             ProjectCmd::Type { .. } => "Type",
             ProjectCmd::Cancel { .. } => "Cancel",
+            ProjectCmd::Screen { .. } => "Screen",
             ProjectCmd::HookStop => "HookStop",
             ProjectCmd::HookApproval => "HookApproval",
         })
@@ -190,9 +191,9 @@ impl Core {
                 self.answering.remove(&approval_id);
                 Some((reply.target, reply.reply_to))
             }
-            ProjectCmd::Type { reply, .. } | ProjectCmd::Cancel { reply, .. } => {
-                Some((reply.target, reply.reply_to))
-            }
+            ProjectCmd::Type { reply, .. }
+            | ProjectCmd::Cancel { reply, .. }
+            | ProjectCmd::Screen { reply } => Some((reply.target, reply.reply_to)),
             ProjectCmd::HookStop | ProjectCmd::HookApproval => None,
         };
         if let Some((target, reply_to)) = reply {
@@ -428,6 +429,17 @@ impl Core {
             }
             ProjectEventKind::Status(status) => {
                 self.statuses.insert(project, status);
+            }
+            ProjectEventKind::Screen { reply, screen } => {
+                let card = match screen {
+                    Some(screen) => card::screen_card(&project, &screen),
+                    None => {
+                        let text =
+                            format!("**{project}** has no pane attached: nothing runs there yet.");
+                        card::info_card("No screen", &text)
+                    }
+                };
+                self.send(&reply.target, reply.reply_to.as_deref(), &card);
             }
             ProjectEventKind::Cancelled { by, reply, result } => {
                 self.cancelled(&project, &by, &reply, result)
