@@ -448,6 +448,20 @@ impl AgentPane {
         self.client.command(cmd).await.map(drop)
     }
 
+    /// Pastes `text` (several lines) as one paste: through a tmux buffer,
+    /// bracketed (`paste-buffer -p`) when the program asked for bracketed
+    /// paste, so its line breaks are text, not Enter presses. The buffer is
+    /// the pane's own and is deleted after the paste.
+    pub async fn paste_text(&self, text: &str) -> Result<(), TmuxError> {
+        let buffer = format!("clawmux-paste-{}", self.pane);
+        let set = TmuxCommand::new("set-buffer").args(["-b", &buffer, "--", text]);
+        self.client.command(set).await?;
+        let paste = TmuxCommand::new("paste-buffer")
+            .args(["-p", "-d", "-b", &buffer])
+            .target_pane(self.pane);
+        self.client.command(paste).await.map(drop)
+    }
+
     /// Presses Enter.
     pub async fn press_enter(&self) -> Result<(), TmuxError> {
         self.client.send_keys(self.pane, &["Enter"]).await

@@ -97,7 +97,9 @@ pub fn validate_typed_text(text: &str) -> Result<(), TextError> {
     if n > MAX_TYPED_CHARS {
         return Err(TextError::TooLong(n));
     }
-    match text.chars().find(|c| c.is_control()) {
+    // Line breaks are text (a multi-line message is pasted whole); any
+    // other control character would be a key to the terminal.
+    match text.chars().find(|c| c.is_control() && *c != '\n') {
         Some(c) => Err(TextError::Control(c)),
         None => Ok(()),
     }
@@ -156,7 +158,9 @@ mod tests {
             validate_typed_text("a\u{1b}[2J"),
             Err(TextError::Control('\u{1b}'))
         );
-        assert_eq!(validate_typed_text("a\nb"), Err(TextError::Control('\n')));
+        // Line breaks are text (pasted whole); a carriage return is a key.
+        assert_eq!(validate_typed_text("a\nb"), Ok(()));
+        assert_eq!(validate_typed_text("a\rb"), Err(TextError::Control('\r')));
         assert!(matches!(
             validate_typed_text(&"x".repeat(MAX_TYPED_CHARS + 1)),
             Err(TextError::TooLong(_))

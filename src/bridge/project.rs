@@ -857,9 +857,13 @@ impl Actor {
         let Some((pane, watcher)) = &mut self.pane else {
             return Err((job, ProjectError::NotAttached.to_string()));
         };
-        watcher.detector_mut().typed(&text);
+        watcher.typed(&text);
         let typed = async {
-            pane.type_text(&text).await?;
+            if text.contains('\n') {
+                pane.paste_text(&text).await?;
+            } else {
+                pane.type_text(&text).await?;
+            }
             crash_point("text_typed");
             // Text and Enter together can be taken as a paste and not
             // submitted.

@@ -100,6 +100,11 @@ pub struct Detector {
     retry: Option<String>,
     /// How the turn on the last judged idle screen ended (agent profiles).
     turn_end: Option<TurnEnd>,
+    /// The agent took the command last typed (see [`Detector::typed`]).
+    taken: bool,
+    /// The transcript above the input box when it was typed
+    /// ([`Detector::typed_on`]).
+    transcript_before: Option<u64>,
     /// When a new dialog with a placeholder body was first seen.
     loading_since: Option<Millis>,
 }
@@ -127,6 +132,8 @@ impl Detector {
             printed: vec![false; rules],
             retry: None,
             turn_end: None,
+            taken: false,
+            transcript_before: None,
             loading_since: None,
         }
     }
@@ -149,6 +156,17 @@ impl Detector {
     pub fn typed(&mut self, command: &str) {
         self.begin_turn();
         self.typed = Some(command.to_owned());
+        self.taken = false;
+        self.transcript_before = None;
+    }
+
+    /// [`Detector::typed`] with the screen as it was just before the keys
+    /// (`rows`): any change of the transcript above the input box then
+    /// shows the agent took the command, even one it answers without a
+    /// busy spell or an echo (Claude Code's `Unknown command`).
+    pub fn typed_on(&mut self, command: &str, rows: &[String]) {
+        self.typed(command);
+        self.transcript_before = Some(transcript_hash(rows));
     }
 
     /// The prompt asking `question` was answered (typed from chat). When
@@ -364,11 +382,27 @@ impl Detector {
         self.turn_end = state.turn_end;
         self.screen_tail = tail(rows, self.config.context_lines * 2);
         // The box shows the typed command, or (wrapped) its beginning.
-        let untaken = (self.typed.as_deref())
+        let in_box = (self.typed.as_deref())
             .zip(state.input.as_deref())
             .is_some_and(|(typed, shown)| {
                 !shown.is_empty() && typed.trim_start().starts_with(shown)
             });
+        // With an input box, a typed command's turn is this turn only once
+        // the agent took it: it went busy, asked, or echoed the command in
+        // its transcript. Until then the screen (its box emptied, the last
+        // turn's answer below) is the previous turn's, however idle it looks:
+        // a loaded machine was seen to take longer than the debounce.
+        if let Some(typed) = self.typed.as_deref()
+            && !self.taken
+        {
+            let transcript_changed = !in_box
+                && (self.transcript_before).is_some_and(|before| before != transcript_hash(rows));
+            self.taken = state.busy.is_some()
+                || self.prompt.is_some()
+                || transcript_changed
+                || echoed(rows, typed);
+        }
+        let untaken = in_box || (state.input.is_some() && self.typed.is_some() && !self.taken);
         self.complete_at =
             (self.in_turn && state.idle && !untaken && self.prompt.is_none() && !self.flooding)
                 .then(|| self.last_output + self.config.debounce);
@@ -413,4 +447,40 @@ fn tail(rows: &[String], n: usize) -> String {
         .filter(|r| !r.trim().is_empty())
         .collect();
     filled[filled.len().saturating_sub(n)..].join("\n")
+}
+
+/// Whether the transcript on screen echoes `typed` as a submitted prompt:
+/// a `❯ ` row not right under a `─` rule (that one is the input box) whose
+/// text begins the command (or, wrapped, is begun by it).
+fn echoed(rows: &[String], typed: &str) -> bool {
+    let typed = typed.trim();
+    let first_line = typed.lines().next().unwrap_or_default();
+    rows.iter().enumerate().any(|(i, row)| {
+        let is_box = i > 0 && rows[i - 1].trim_start().starts_with("───");
+        let shown = row.trim_start().strip_prefix('❯').map(str::trim);
+        !is_box
+            && shown.is_some_and(|shown| {
+                !shown.is_empty()
+                    && (first_line.starts_with(shown) || shown.starts_with(first_line))
+            })
+    })
+}
+
+/// A hash of the rows above the input box (the transcript), trailing
+/// blanks ignored: the box and footer below it change as keys are typed.
+fn transcript_hash(rows: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let box_at = rows.iter().enumerate().rposition(|(i, row)| {
+        i > 0 && row.trim_start().starts_with('❯') && rows[i - 1].trim_start().starts_with("───")
+    });
+    let transcript = &rows[..box_at.map_or(rows.len(), |at| at - 1)];
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for row in transcript
+        .iter()
+        .map(|r| r.trim_end())
+        .filter(|r| !r.is_empty())
+    {
+        row.hash(&mut hasher);
+    }
+    hasher.finish()
 }

@@ -220,6 +220,13 @@ impl PaneWatcher {
         &mut self.detector
     }
 
+    /// A command is being typed: its turn begins, judged against the
+    /// screen as it is now (see [`Detector::typed_on`]).
+    pub fn typed(&mut self, command: &str) {
+        let rows = self.pane.screen_rows();
+        self.detector.typed_on(command, &rows);
+    }
+
     /// What the screen shows now, judged at once rather than after the
     /// settle time (deciding whether typed text reached the agent).
     pub fn look(&self) -> ScreenLook {

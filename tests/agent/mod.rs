@@ -8,6 +8,7 @@ mod expect;
 mod fake_api;
 mod hooks;
 mod live;
+mod paste;
 mod record;
 mod replay;
 mod scenarios;

@@ -370,3 +370,36 @@ fn half_a_frame_that_looks_like_a_prompt_is_not_one() {
     assert_eq!(approvals(&seen), 1, "{seen:#?}");
     assert_eq!(seen.last().map(|d| d.at_ms), Some(Millis(20_050)));
 }
+
+#[test]
+fn a_typed_command_the_agent_has_not_echoed_does_not_end_on_the_last_turns_screen() {
+    let command = "waiting its turn";
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    // The last turn's answer under an empty input box: idle-looking.
+    let last_turn = format!("● You said: earlier\r\n{}", box_with_echo(""));
+    feed(&mut w, 0, &last_turn, &mut seen);
+    tick(&mut w, 1_000, &mut seen);
+    seen.clear();
+    // Typed and submitted, but the agent has not drawn anything of it yet
+    // (a loaded machine): its box is empty and the old answer still shows.
+    w.detector_mut().typed(command);
+    feed(&mut w, 2_000, &last_turn, &mut seen);
+    tick(&mut w, 12_000, &mut seen);
+    assert!(
+        seen.is_empty(),
+        "completed on the last turn's screen: {seen:#?}"
+    );
+    // The agent echoes the command and answers: now the turn ends.
+    let answered = format!(
+        "\x1b[H\x1b[2J● You said: earlier\r\n❯ {command}\r\n● You said: {command}\r\n{}",
+        box_with_echo("")
+    );
+    feed(&mut w, 12_100, &answered, &mut seen);
+    tick(&mut w, 20_000, &mut seen);
+    assert_eq!(
+        count(&seen, |k| *k == DetectionKind::Completed),
+        1,
+        "{seen:#?}"
+    );
+}
