@@ -11,6 +11,9 @@
 //!
 //! The server runs on its own thread and runtime, so synchronous tests and
 //! the `doctor --agent` command use it alike; dropping the handle stops it.
+//!
+//! Long on purpose: the server and the SSE encoding of each content block
+//! it streams are one protocol.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -175,7 +175,7 @@ impl LoopbackSshd {
         ssh_tmux(self.port, &self.key())
     }
 
-    /// What sshd logged so far (its first [`LOG_LINES`] lines).
+    /// What sshd logged so far (its first `LOG_LINES` lines).
     pub fn log(&self) -> Vec<String> {
         self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }

@@ -153,7 +153,7 @@ impl Hosts {
 }
 
 /// Waits between probes of an unreachable host: doubling from
-/// [`RECONNECT_FIRST`] up to [`RECONNECT_MAX`], [`RECONNECT_ATTEMPTS`] times.
+/// `RECONNECT_FIRST` up to `RECONNECT_MAX`, `RECONNECT_ATTEMPTS` times.
 pub fn reconnect_delays() -> impl Iterator<Item = Duration> {
     std::iter::successors(Some(RECONNECT_FIRST), |d| Some((*d * 2).min(RECONNECT_MAX)))
         .take(RECONNECT_ATTEMPTS)

@@ -56,7 +56,7 @@ pub enum DeliveryError {
     #[error("{0}")]
     Transient(String),
     /// Feishu answered with a code no table classifies: retried, then
-    /// moved aside after [`MAX_REFUSALS`] answers like it.
+    /// moved aside after `MAX_REFUSALS` answers like it.
     #[error("Feishu error {code}: {msg}")]
     Refused { code: i64, msg: String },
     /// Never going to work: rejected card, deleted message, bot not in

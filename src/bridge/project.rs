@@ -2,6 +2,10 @@
 //! pane text and detector) and runs chat commands one at a time, queueing the
 //! rest. It reports what happens as [`ProjectEvent`]s; it never talks to the
 //! chat itself.
+//!
+//! Long on purpose: one actor, one event loop, and its states (starting,
+//! running, confirming a receipt, recovering) read best in one place; the
+//! decisions that need no I/O live in [`super::typing`] and [`super::core`].
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -41,7 +41,7 @@ pub enum Route {
     Usage(String),
 }
 
-/// GSD commands typed into the agent (REFERENCE §3 and GSD releases).
+/// GSD commands typed into the agent (as GSD releases name them).
 pub const GSD_COMMANDS: &[&str] = &[
     "new-project",
     "discuss-phase",

@@ -2,6 +2,9 @@
 //! retries (jittered backoff on 429/5xx/network, one token refresh on the
 //! invalid-token codes, never on permanent codes); Feishu's error codes
 //! sorted into permanent, rate-limited, token and transient.
+//!
+//! Long on purpose: every call (token, send, reply, patch, files, reactions,
+//! resources, bot info) shares the one retry loop and error classification.
 
 use rand::Rng;
 use reqwest::{Method, StatusCode};
@@ -309,7 +312,7 @@ impl Api {
         message_id_of(&data)
     }
 
-    /// Replace a card we sent (needs `update_multi: true`, which every [`Card`] has).
+    /// Replace a card we sent (needs `update_multi: true`, which every card has).
     pub async fn patch(
         &self,
         message_id: &str,

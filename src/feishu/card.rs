@@ -4,6 +4,9 @@
 //!
 //! Shape: `{"schema":"2.0","config":{"update_multi":true},"header":{…},"body":{"elements":[…]}}`.
 //! There is no `action` container in 2.0: buttons sit in a `column_set` row.
+//!
+//! Long on purpose: every card the bridge sends is built here, against the
+//! one request-body budget.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -13,7 +16,7 @@ use super::paginate::{
     last_body_bytes,
 };
 
-/// Header colour. Feishu names, see REFERENCE.md §2.
+/// Header colour, by the names Feishu card JSON 2.0 uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Template {

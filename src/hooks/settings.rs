@@ -1,7 +1,7 @@
 //! The Claude Code hook configuration clawmux needs, and merging it into a
 //! project's `.claude/settings.json` without disturbing anything else there.
 //!
-//! Shape (REFERENCE §3): `{"hooks": {"<Event>": [{"matcher"?, "hooks":
+//! Shape (Claude Code's settings): `{"hooks": {"<Event>": [{"matcher"?, "hooks":
 //! [{"type": "command", "command": "clawmux hook", "timeout": 5}]}]}}`.
 
 use std::fs;
@@ -16,7 +16,7 @@ use super::HookError;
 /// returns in milliseconds; this is only a ceiling.
 pub const HOOK_TIMEOUT_SECS: u64 = 5;
 
-/// The notifications that carry a signal (REFERENCE §3).
+/// The notifications that carry a signal (`notification_type`).
 pub const NOTIFICATION_MATCHER: &str = "permission_prompt|idle_prompt";
 
 /// The events clawmux listens to, with their matcher. Claude Code 2.1.x

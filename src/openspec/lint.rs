@@ -26,6 +26,9 @@
 //!
 //! Not reproduced: the INFO-only archive dry run (it never changes the
 //! verdict).
+//!
+//! Long on purpose: one function per `openspec validate` rule, kept in
+//! OpenSpec's own order so the two can be read side by side.
 
 use std::collections::HashSet;
 use std::io::ErrorKind;

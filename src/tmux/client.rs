@@ -10,6 +10,9 @@
 //! one with every event, and one per pane subscribed to, with that pane's
 //! events and those about no pane, so that many panes can share a client
 //! without each subscriber reading (and falling behind on) all of them.
+//!
+//! Long on purpose: one `tmux -C` process, its writer and reader tasks, and
+//! the FIFO correlation between them belong together.
 
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
@@ -265,7 +268,7 @@ impl Client {
     }
 
     /// The pane's screen with colours (`capture-pane -p -e`), rows joined by
-    /// `\r\n`, then a move to where its cursor is (see [`screen_bytes`]).
+    /// `\r\n`, then a move to where its cursor is (see `screen_bytes`).
     pub async fn capture_screen(&self, pane: PaneId) -> Result<Bytes, TmuxError> {
         let cursor = self.cursor(pane).await?;
         let rows = self

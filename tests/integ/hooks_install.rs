@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::{assert_contains, clawmux, stderr, stdout};
 
-/// REFERENCE §3, verbatim.
-const REFERENCE_SETTINGS: &str = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}],"Notification":[{"matcher":"permission_prompt|idle_prompt","hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}]}}"#;
+/// The hooks configuration Claude Code documents, verbatim.
+const DOCUMENTED_SETTINGS: &str = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}],"Notification":[{"matcher":"permission_prompt|idle_prompt","hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}]}}"#;
 
 fn install(args: &[&str]) -> std::process::Output {
     let mut all = vec!["hooks", "install"];
@@ -27,7 +27,7 @@ const EVENTS_WITHOUT_MATCHER: [&str; 6] = [
 ];
 
 fn expected_config(command: &str) -> Value {
-    let mut reference: Value = serde_json::from_str(REFERENCE_SETTINGS).unwrap();
+    let mut reference: Value = serde_json::from_str(DOCUMENTED_SETTINGS).unwrap();
     let group = json!([{"hooks": [{"type": "command", "command": command, "timeout": 5}]}]);
     for event in EVENTS_WITHOUT_MATCHER {
         reference["hooks"][event] = group.clone();
@@ -120,7 +120,7 @@ fn an_older_install_gains_the_new_events() {
     std::fs::create_dir(project.path().join(".claude")).unwrap();
     let path = project.path().join(".claude/settings.json");
     let group = json!([{"hooks": [{"type": "command", "command": "clawmux hook", "timeout": 5}]}]);
-    let mut old: Value = serde_json::from_str(REFERENCE_SETTINGS).unwrap();
+    let mut old: Value = serde_json::from_str(DOCUMENTED_SETTINGS).unwrap();
     old["hooks"]["PermissionRequest"] = group.clone();
     old["hooks"]["SessionStart"] = group;
     std::fs::write(&path, old.to_string()).unwrap();

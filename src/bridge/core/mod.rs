@@ -5,11 +5,12 @@
 //! cannot hold up another chat. The async shell around it
 //! ([`super::daemon`]) runs the project actors and carries effects out.
 //!
-//! - [`admission`]: the access policy and pairing.
-//! - [`jobs`]: commands from chat to a project and their lifecycle cards.
-//! - [`approvals`]: approval cards, answers by button, reply or command.
-//! - [`builtins`]: the commands clawmux answers itself.
-//! - [`progress`]: progress card updates, at most one per interval.
+//! - `admission`: the access policy and pairing.
+//! - `jobs`: commands from chat to a project and their lifecycle cards.
+//! - `approvals`: approval cards, answers by button, reply or command.
+//! - `builtins`: the commands clawmux answers itself.
+//! - `progress`: progress card updates, at most one per interval.
+//! - `hosts`: where a project runs, host outages, adopted panes.
 
 mod admission;
 mod approvals;
