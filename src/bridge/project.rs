@@ -463,11 +463,15 @@ impl Actor {
     /// or once the job is finished).
     fn record(&self, id: &str, change: impl FnOnce(&mut Job)) {
         if let Some(journal) = &self.setup.journal {
-            journal.update(|s| {
-                if let Some(job) = s.jobs.iter_mut().find(|j| j.id == id) {
-                    change(job);
-                }
-            });
+            journal.update(|s| change_job(s, id, change));
+        }
+    }
+
+    /// [`Actor::record`], on disk before this returns: for a record of
+    /// intent that must precede what is done next.
+    async fn record_durably(&self, id: &str, change: impl FnOnce(&mut Job)) {
+        if let Some(journal) = &self.setup.journal {
+            journal.update_durable(|s| change_job(s, id, change)).await;
         }
     }
 
@@ -847,15 +851,10 @@ impl Actor {
         let Some((_, watcher)) = &self.pane else {
             return Err((job, ProjectError::NotAttached.to_string()));
         };
-        if !recovery && let Some(journal) = &self.setup.journal {
-            let screen = typing::fingerprint(&watcher.pane().screen_rows());
-            // On disk before the first key.
-            (journal.update_durable(|s| {
-                if let Some(j) = s.jobs.iter_mut().find(|j| j.id == job.id) {
-                    j.typing = Some(TypingIntent { screen });
-                }
-            }))
-            .await;
+        if !recovery {
+            let screen = typing::screen_hash(&watcher.pane().screen_rows());
+            let intent = Some(TypingIntent { screen });
+            self.record_durably(&job.id, |j| j.typing = intent).await;
         }
         crash_point("typing_recorded");
         let Some((pane, watcher)) = &mut self.pane else {
@@ -1349,5 +1348,12 @@ async fn sleep_opt(at: Option<Instant>) {
     match at {
         Some(at) => sleep_until(at.into()).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Changes job `id` in `state`, if it is still there.
+fn change_job(state: &mut crate::store::State, id: &str, change: impl FnOnce(&mut Job)) {
+    if let Some(job) = state.jobs.iter_mut().find(|j| j.id == id) {
+        change(job);
     }
 }

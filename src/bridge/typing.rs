@@ -2,7 +2,7 @@
 //! from what the agent's screen shows, apart from the keys themselves.
 //!
 //! - Before the first key, the intent is recorded with a fingerprint of the
-//!   screen ([`fingerprint`]). After a crash, [`resume`] reads the screen
+//!   screen ([`screen_hash`]). After a crash, [`resume`] reads the screen
 //!   and says whether the command must be typed, only submitted (its text
 //!   sits in the input box), or followed (the agent took it). It never
 //!   types into a pane showing a dialog: a digit in the text would choose
@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-pub use crate::detect::ScreenLook;
+pub use crate::detect::{ScreenLook, screen_hash};
 
 /// How long the agent has to take typed input before Enter is pressed
 /// again: Claude Code reads a line within milliseconds; a loaded machine
@@ -34,19 +34,6 @@ pub enum Resume {
     Follow,
 }
 
-/// A hash of `rows` (FNV-1a): the same screen gives the same value in any
-/// run of the same build.
-pub fn fingerprint(rows: &[String]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for row in rows {
-        for b in row.trim_end().bytes().chain([b'\n']) {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    hash
-}
-
 /// Does the input box show `text` (or, wrapped onto more rows, its start)?
 pub fn in_input_box(look: &ScreenLook, text: &str) -> bool {
     look.input
@@ -63,7 +50,7 @@ pub fn resume(look: &ScreenLook, text: &str, before: u64) -> Resume {
     if in_input_box(look, text) {
         return Resume::Submit;
     }
-    if fingerprint(&look.rows) == before {
+    if screen_hash(&look.rows) == before {
         return Resume::Type;
     }
     // The screen changed since the intent. With an input box, an empty box
@@ -135,17 +122,17 @@ mod tests {
     #[test]
     fn an_unchanged_screen_means_nothing_was_typed() {
         let before = idle(&["● Ready."], "");
-        let at = fingerprint(&before.rows);
+        let at = screen_hash(&before.rows);
         assert_eq!(resume(&before, CMD, at), Resume::Type);
         // The same command run before: its trace is old, the screen is as
         // it was when the intent was recorded, so it is typed.
         let again = idle(&[&format!("❯ {CMD}"), "● Planned."], "");
-        assert_eq!(resume(&again, CMD, fingerprint(&again.rows)), Resume::Type);
+        assert_eq!(resume(&again, CMD, screen_hash(&again.rows)), Resume::Type);
     }
 
     #[test]
     fn text_in_the_box_is_submitted_not_typed_again() {
-        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let before = screen_hash(&idle(&["● Ready."], "").rows);
         let typed = idle(&["● Ready."], CMD);
         assert_eq!(resume(&typed, CMD, before), Resume::Submit);
         // Wrapped: the box shows the start of a long command.
@@ -156,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_taken_command_is_followed() {
-        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let before = screen_hash(&idle(&["● Ready."], "").rows);
         let done = idle(&["● Ready.", &format!("❯ {CMD}"), "● Planned."], "");
         assert_eq!(resume(&done, CMD, before), Resume::Follow);
         let mut busy = idle(&["● Ready.", &format!("❯ {CMD}")], "");
@@ -166,7 +153,7 @@ mod tests {
 
     #[test]
     fn never_types_into_a_dialog() {
-        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let before = screen_hash(&idle(&["● Ready."], "").rows);
         let dialog = ScreenLook {
             dialog: true,
             ..look(&[" Do you want to proceed?", " ❯ 1. Yes", "   2. No"], None)
@@ -174,7 +161,7 @@ mod tests {
         assert_eq!(resume(&dialog, CMD, before), Resume::Follow);
         // Even when the screen is the one the intent saw.
         assert_eq!(
-            resume(&dialog, CMD, fingerprint(&dialog.rows)),
+            resume(&dialog, CMD, screen_hash(&dialog.rows)),
             Resume::Follow
         );
         assert_eq!(receipt(&dialog, CMD, 1), Receipt::Taken);
@@ -185,14 +172,14 @@ mod tests {
 
     #[test]
     fn a_changed_screen_with_no_trace_is_typed() {
-        let before = fingerprint(&idle(&["● Ready."], "").rows);
+        let before = screen_hash(&idle(&["● Ready."], "").rows);
         let other = idle(&["● Ready.", "  ⎿ Tip: try /help"], "");
         assert_eq!(resume(&other, CMD, before), Resume::Type);
     }
 
     #[test]
     fn a_shell_is_followed_when_the_text_shows() {
-        let before = fingerprint(&look(&["$ "], None).rows);
+        let before = screen_hash(&look(&["$ "], None).rows);
         let shown = look(&[&format!("$ {CMD}"), "planned", "$ "], None);
         assert_eq!(resume(&shown, CMD, before), Resume::Follow);
         let other = look(&["$ ls", "a b", "$ "], None);
@@ -210,9 +197,9 @@ mod tests {
 
     #[test]
     fn fingerprints_ignore_trailing_blanks_only() {
-        let a = fingerprint(&["a  ".to_string(), "b".to_string()]);
-        assert_eq!(a, fingerprint(&["a".to_string(), "b".to_string()]));
-        assert_ne!(a, fingerprint(&["ab".to_string()]));
-        assert_ne!(a, fingerprint(&["b".to_string(), "a".to_string()]));
+        let a = screen_hash(&["a  ".to_string(), "b".to_string()]);
+        assert_eq!(a, screen_hash(&["a".to_string(), "b".to_string()]));
+        assert_ne!(a, screen_hash(&["ab".to_string()]));
+        assert_ne!(a, screen_hash(&["b".to_string(), "a".to_string()]));
     }
 }

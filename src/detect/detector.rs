@@ -449,16 +449,22 @@ fn tail(rows: &[String], n: usize) -> String {
     filled[filled.len().saturating_sub(n)..].join("\n")
 }
 
+/// The row of the agent's input box: `❯` right under a `─` rule.
+fn input_box_row(rows: &[String]) -> Option<usize> {
+    (1..rows.len()).rev().find(|&i| {
+        rows[i].trim_start().starts_with('❯') && rows[i - 1].trim_start().starts_with("───")
+    })
+}
+
 /// Whether the transcript on screen echoes `typed` as a submitted prompt:
-/// a `❯ ` row not right under a `─` rule (that one is the input box) whose
-/// text begins the command (or, wrapped, is begun by it).
+/// a `❯` row other than the input box whose text begins the command (or,
+/// wrapped, is begun by it).
 fn echoed(rows: &[String], typed: &str) -> bool {
-    let typed = typed.trim();
-    let first_line = typed.lines().next().unwrap_or_default();
+    let first_line = typed.trim().lines().next().unwrap_or_default();
+    let input = input_box_row(rows);
     rows.iter().enumerate().any(|(i, row)| {
-        let is_box = i > 0 && rows[i - 1].trim_start().starts_with("───");
         let shown = row.trim_start().strip_prefix('❯').map(str::trim);
-        !is_box
+        Some(i) != input
             && shown.is_some_and(|shown| {
                 !shown.is_empty()
                     && (first_line.starts_with(shown) || shown.starts_with(first_line))
@@ -466,21 +472,23 @@ fn echoed(rows: &[String], typed: &str) -> bool {
     })
 }
 
-/// A hash of the rows above the input box (the transcript), trailing
-/// blanks ignored: the box and footer below it change as keys are typed.
+/// A hash of the rows above the input box and its rule (the transcript):
+/// the box and footer below change as keys are typed.
 fn transcript_hash(rows: &[String]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let box_at = rows.iter().enumerate().rposition(|(i, row)| {
-        i > 0 && row.trim_start().starts_with('❯') && rows[i - 1].trim_start().starts_with("───")
-    });
-    let transcript = &rows[..box_at.map_or(rows.len(), |at| at - 1)];
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    for row in transcript
-        .iter()
-        .map(|r| r.trim_end())
-        .filter(|r| !r.is_empty())
-    {
-        row.hash(&mut hasher);
+    let end = input_box_row(rows).map_or(rows.len(), |at| at - 1);
+    screen_hash(&rows[..end])
+}
+
+/// A hash of `rows` (FNV-1a, trailing blanks of a row ignored): the same
+/// rows give the same value in any run of the same build, so it may be
+/// persisted across a restart.
+pub fn screen_hash(rows: &[String]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for row in rows {
+        for b in row.trim_end().bytes().chain([b'\n']) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
     }
-    hasher.finish()
+    hash
 }

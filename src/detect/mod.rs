@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
-    MAX_LOADING_WAIT,
+    MAX_LOADING_WAIT, screen_hash,
 };
 pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS};
 pub use lines::{LineHit, ProgressFields};
