@@ -15,8 +15,8 @@ use super::config::Config;
 use super::hosts::{Hosts, UnknownHost};
 use super::names;
 use super::project::{
-    ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
-    Reply, TurnEnding,
+    Approval, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup, Reply,
+    TurnEnding,
 };
 use crate::detect::Profiles;
 use crate::store::EventLog;
@@ -58,7 +58,7 @@ pub struct Outcome {
     pub seconds: u64,
     /// Progress, error and session events seen on the way.
     pub detections: Vec<Value>,
-    pub approval: Option<ApprovalSeen>,
+    pub approval: Option<Approval>,
     /// Why the run failed.
     pub error: Option<String>,
 }
@@ -172,8 +172,12 @@ pub async fn run_once(
                 outcome.approval = Some(seen);
                 break;
             }
+            ProjectEventKind::DialogMismatch { detail, .. } => {
+                (outcome.detections).push(json!({"kind": "dialog_mismatch", "detail": detail}));
+            }
             ProjectEventKind::Completed {
                 output,
+                screen: _,
                 seconds,
                 errors,
                 ending,

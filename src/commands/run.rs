@@ -132,14 +132,8 @@ fn cards(o: &Outcome) -> Vec<Card> {
                 return Vec::new();
             };
             let pending = PendingApproval {
-                id: a.id.clone(),
+                approval: a.clone(),
                 project: o.project.clone(),
-                session: a.session.clone(),
-                pane: a.pane.clone(),
-                kind: a.kind,
-                question: a.question.clone(),
-                body: a.body.clone(),
-                options: a.options.clone(),
                 target: ChatTarget::Console,
                 card: String::new(),
                 created_ms: 0,
@@ -204,7 +198,7 @@ fn cards(o: &Outcome) -> Vec<Card> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clawmux::bridge::project::ApprovalSeen;
+    use clawmux::bridge::project::Approval;
     use clawmux::store::state::ApprovalKind;
 
     fn outcome(status: Status) -> Outcome {
@@ -217,7 +211,7 @@ mod tests {
             detections: vec![
                 serde_json::json!({"kind": "progress", "summary": "2/3", "percent": null}),
             ],
-            approval: (status == Status::Approval).then(|| ApprovalSeen {
+            approval: (status == Status::Approval).then(|| Approval {
                 id: "a1".into(),
                 session: "cm-shop".into(),
                 pane: "%0".into(),

@@ -161,6 +161,14 @@ pub enum LogEvent {
         project: String,
         job: Option<String>,
     },
+    /// The dialog read off a pane disagrees with what the agent's
+    /// `PermissionRequest` hook says it asks (`detail`): detection may have
+    /// drifted from the agent's screen; the chat was told to check it.
+    DialogMismatch {
+        project: String,
+        approval: String,
+        detail: String,
+    },
     /// A project's tmux server could not be reached (ssh's own message).
     HostDown {
         project: String,

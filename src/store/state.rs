@@ -131,10 +131,11 @@ pub enum ChatTarget {
 /// screen, persisted as they are.
 pub use crate::detect::{ApprovalKind, ApprovalOption};
 
+/// A prompt waiting for an answer, as read off the agent's pane: what the
+/// project actor reports and, inside [`PendingApproval`], what is saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingApproval {
+pub struct Approval {
     pub id: String,
-    pub project: String,
     /// The tmux session the prompt is in (a check against stale clicks).
     pub session: String,
     /// The pane (`%N`) to type the answer into.
@@ -146,10 +147,27 @@ pub struct PendingApproval {
     #[serde(default)]
     pub body: String,
     pub options: Vec<ApprovalOption>,
+}
+
+/// An approval waiting for its answer from chat: the prompt, and where its
+/// card is. Saved flat (the prompt's fields beside these).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    #[serde(flatten)]
+    pub approval: Approval,
+    pub project: String,
     pub target: ChatTarget,
     /// The handle of the approval card (see [`State::cards`]).
     pub card: String,
     pub created_ms: u64,
+}
+
+impl std::ops::Deref for PendingApproval {
+    type Target = Approval;
+
+    fn deref(&self) -> &Approval {
+        &self.approval
+    }
 }
 
 /// One card delivery. `uuid` is Feishu's idempotency key: the same entry

@@ -161,3 +161,80 @@ replay_test!(ask_question);
 replay_test!(plan_mode);
 replay_test!(api_error_500);
 replay_test!(quoting_reply);
+
+/// Each recorded dialog with the `PermissionRequest` payload the same
+/// scenario sent (`tests/integ/payloads/claude-2.1.197/`).
+const DIALOG_HOOKS: [(&str, &str); 5] = [
+    ("bash_permission", "permission_request_bash"),
+    ("edit_file", "permission_request_edit"),
+    ("create_file", "permission_request_write_new"),
+    ("ask_question", "permission_request_ask_user_question"),
+    ("plan_mode", "permission_request_exit_plan_mode"),
+];
+
+/// The first dialog `clawmux detect` reads off a recording.
+fn first_dialog(name: &str) -> clawmux::detect::Detection {
+    let detections = replay(&read(name));
+    let d = (detections.iter())
+        .find(|d| d["kind"] == "approval")
+        .unwrap_or_else(|| panic!("{name}: no dialog detected"));
+    fn parse<T: serde::de::DeserializeOwned>(d: &Value, key: &str) -> T {
+        serde_json::from_value(d[key].clone()).expect(key)
+    }
+    clawmux::detect::Detection {
+        pane: clawmux::control::PaneId(0),
+        at_ms: clawmux::detect::Millis(0),
+        kind: clawmux::detect::DetectionKind::Approval {
+            approval: parse(d, "approval"),
+            question: parse(d, "question"),
+            body: parse(d, "body"),
+            options: parse(d, "options"),
+        },
+        context: String::new(),
+    }
+}
+
+/// The tool request of a recorded `PermissionRequest` payload, decoded as
+/// the daemon decodes it.
+fn recorded_request(payload: &str) -> clawmux::hooks::ToolRequest {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "tests/integ/payloads/claude-2.1.197/{payload}.json"
+    ));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let envelope = clawmux::hooks::Envelope::new(&bytes, Some("%0"), std::time::SystemTime::now())
+        .expect("a recorded payload is valid");
+    let event = clawmux::hooks::decode_line(envelope.as_bytes()).expect("decodes");
+    event.event.tool_request().expect("a PermissionRequest")
+}
+
+/// The mismatches a runner reports for `dialog` with `request` known.
+fn mismatches(
+    request: clawmux::hooks::ToolRequest,
+    dialog: clawmux::detect::Detection,
+) -> Vec<String> {
+    use clawmux::bridge::project::ProjectEventKind;
+    use clawmux::bridge::project::runner::{JobRunner, Step};
+    let mut runner = JobRunner::default();
+    let mut steps = runner.hook_permission(request);
+    steps.extend(runner.on_detection(dialog, "cm-demo", "%0"));
+    (steps.into_iter())
+        .filter_map(|s| match s {
+            Step::Emit(_, ProjectEventKind::DialogMismatch { detail, .. }) => Some(detail),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn permission_hooks_confirm_the_dialogs_read_off_the_real_agent() {
+    for (recording, payload) in DIALOG_HOOKS {
+        let found = mismatches(recorded_request(payload), first_dialog(recording));
+        assert!(found.is_empty(), "{recording} vs {payload}: {found:?}");
+    }
+    // The check can fail: each dialog against another scenario's hook.
+    for (i, (recording, _)) in DIALOG_HOOKS.iter().enumerate() {
+        let (_, other) = DIALOG_HOOKS[(i + 3) % DIALOG_HOOKS.len()];
+        let found = mismatches(recorded_request(other), first_dialog(recording));
+        assert!(!found.is_empty(), "{recording} vs {other}: not told apart");
+    }
+}

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::Core;
 use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::names;
-use crate::bridge::project::{ApprovalSeen, ProjectCmd, ProjectEventKind, Reply};
+use crate::bridge::project::{Approval, ProjectCmd, ProjectEventKind, Reply};
 use crate::bridge::texts::spec_of;
 use crate::feishu::card;
 use crate::store::clock;
@@ -207,7 +207,7 @@ impl Core {
         );
     }
 
-    pub(super) fn on_approval(&mut self, project: &str, job: &Option<Job>, seen: ApprovalSeen) {
+    pub(super) fn on_approval(&mut self, project: &str, job: &Option<Job>, seen: Approval) {
         // A restarted actor finds a prompt that already has a card: same pane,
         // question and options. Keep the card; remember the actor's id for it.
         let known = self.shared.read(|s| {
@@ -239,14 +239,8 @@ impl Core {
             .job_target(job)
             .unwrap_or_else(|| (self.chat_of(project), None));
         let mut pending = PendingApproval {
-            id: seen.id,
+            approval: seen,
             project: project.to_string(),
-            session: seen.session,
-            pane: seen.pane,
-            kind: seen.kind,
-            question: seen.question,
-            body: seen.body,
-            options: seen.options,
             target: target.clone(),
             card: String::new(),
             created_ms: clock::now_ms(),
@@ -290,6 +284,29 @@ impl Core {
                     });
                     self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
                 }
+            }
+            ProjectEventKind::DialogMismatch {
+                approval_id,
+                detail,
+            } => {
+                let approval_id = self
+                    .aliases
+                    .get(&approval_id)
+                    .cloned()
+                    .unwrap_or(approval_id);
+                self.log(LogEvent::DialogMismatch {
+                    project: project.clone(),
+                    approval: approval_id.clone(),
+                    detail: detail.clone(),
+                });
+                let target = self
+                    .shared
+                    .read(|s| s.approvals.get(&approval_id).map(|a| a.target.clone()))
+                    .unwrap_or_else(|| self.chat_of(&project));
+                let text = format!(
+                    "{detail}.\n\nThe buttons follow the dialog on screen: check it with `/gsd:screen` before answering."
+                );
+                self.send(&target, None, &card::info_card("Check this prompt", &text));
             }
             ProjectEventKind::Answered {
                 approval_id,

@@ -185,6 +185,7 @@ impl Core {
             }
             ProjectEventKind::Completed {
                 output,
+                screen: _,
                 seconds,
                 errors,
                 ending,
@@ -344,6 +345,7 @@ impl Core {
             | ProjectEventKind::Cancelled { .. }
             | ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }
+            | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. } => {}
         }

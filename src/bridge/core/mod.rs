@@ -33,12 +33,12 @@ use super::hosts::{AdoptTarget, Hosts};
 use super::pairing::Pairing;
 use super::policy::Policy;
 use super::project::{
-    ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply,
+    ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply, TaskNews,
 };
 use super::router::{self, Builtin, Route};
 use super::texts::button;
 use crate::feishu::card::{self, Card};
-use crate::hooks::{HookEvent, HookKind, HookSignal};
+use crate::hooks::{HookEvent, HookKind};
 use crate::store::clock;
 use crate::store::event_log::LogHealth;
 use crate::store::state::{ChatTarget, Job, OutboxEntry, OutboxOp};
@@ -100,8 +100,10 @@ impl std::fmt::Debug for ProjectCmd {
             ProjectCmd::Type { .. } => "Type",
             ProjectCmd::Cancel { .. } => "Cancel",
             ProjectCmd::Screen { .. } => "Screen",
-            ProjectCmd::HookStop => "HookStop",
+            ProjectCmd::HookStop { .. } => "HookStop",
             ProjectCmd::HookApproval => "HookApproval",
+            ProjectCmd::HookPermission(_) => "HookPermission",
+            ProjectCmd::HookTask(_) => "HookTask",
         })
     }
 }
@@ -195,7 +197,10 @@ impl Core {
             ProjectCmd::Type { reply, .. }
             | ProjectCmd::Cancel { reply, .. }
             | ProjectCmd::Screen { reply } => Some((reply.target, reply.reply_to)),
-            ProjectCmd::HookStop | ProjectCmd::HookApproval => None,
+            ProjectCmd::HookStop { .. }
+            | ProjectCmd::HookApproval
+            | ProjectCmd::HookPermission(_)
+            | ProjectCmd::HookTask(_) => None,
         };
         if let Some((target, reply_to)) = reply {
             self.error(
@@ -447,6 +452,7 @@ impl Core {
             }
             kind @ (ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }
+            | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),
             kind => self.on_job_event(&project, &e.job, kind),
@@ -496,13 +502,53 @@ impl Core {
             pane: pane.clone(),
             event: hook_name(&hook.event).to_string(),
         });
-        let cmd = match hook.signal() {
-            Some(HookSignal::TurnEnded) => ProjectCmd::HookStop,
-            Some(HookSignal::ApprovalPending) => ProjectCmd::HookApproval,
-            _ => return,
+        let Some(cmd) = hook_command(hook.event) else {
+            return;
         };
         self.tell_project(&project, cmd);
     }
+}
+
+/// What a hook tells the project's actor, if anything.
+fn hook_command(event: HookKind) -> Option<ProjectCmd> {
+    let task = |id: Option<String>, subject: Option<String>| {
+        let subject = subject.or_else(|| id.clone())?;
+        Some((id.unwrap_or_else(|| subject.clone()), subject))
+    };
+    Some(match event {
+        HookKind::Stop {
+            last_assistant_message,
+            ..
+        }
+        | HookKind::StopFailure {
+            last_assistant_message,
+            ..
+        } => ProjectCmd::HookStop {
+            answer: last_assistant_message,
+        },
+        ref permission @ HookKind::PermissionRequest { .. } => {
+            ProjectCmd::HookPermission(permission.tool_request()?)
+        }
+        HookKind::Notification {
+            notification_type: Some(t),
+            ..
+        } if t == "permission_prompt" => ProjectCmd::HookApproval,
+        HookKind::TaskCreated {
+            task_id,
+            task_subject,
+        } => {
+            let (id, subject) = task(task_id, task_subject)?;
+            ProjectCmd::HookTask(TaskNews::Created { id, subject })
+        }
+        HookKind::TaskCompleted {
+            task_id,
+            task_subject,
+        } => {
+            let (id, subject) = task(task_id, task_subject)?;
+            ProjectCmd::HookTask(TaskNews::Completed { id, subject })
+        }
+        _ => return None,
+    })
 }
 
 fn hook_name(k: &HookKind) -> &str {

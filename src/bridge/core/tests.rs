@@ -8,7 +8,7 @@ use super::*;
 use crate::bridge::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
 use crate::bridge::policy::ChatKind;
-use crate::bridge::project::{ApprovalSeen, Reply, TurnEnding};
+use crate::bridge::project::{Approval, Reply, TurnEnding};
 use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry};
 
 struct World {
@@ -166,6 +166,7 @@ fn a_command_s_cards_follow_its_lifecycle() {
     assert!(w.texts().contains("Running…"), "{}", w.texts());
     let output = "● Project initialised".to_string();
     let done = ProjectEventKind::Completed {
+        screen: String::new(),
         output,
         seconds: 2,
         errors: 0,
@@ -211,8 +212,8 @@ fn progress_updates_wait_for_the_interval_on_the_injected_clock() {
     assert!(sent[0].contains("first"), "{sent:?}");
 }
 
-fn approval() -> ApprovalSeen {
-    ApprovalSeen {
+fn approval() -> Approval {
+    Approval {
         id: "ap1".into(),
         session: "cm-demo".into(),
         pane: "%1".into(),
@@ -384,6 +385,7 @@ fn a_refused_or_stopped_command_is_not_reported_as_finished() {
     let job = w.with_project();
     w.event(Some(&job), ProjectEventKind::Started);
     let refused = ProjectEventKind::Completed {
+        screen: String::new(),
         output: String::new(),
         seconds: 1,
         errors: 0,
@@ -403,6 +405,7 @@ fn a_refused_or_stopped_command_is_not_reported_as_finished() {
 
     let job = submitted(&w.say("ou_alice", "rm -rf build")).remove(0);
     let stopped = ProjectEventKind::Completed {
+        screen: String::new(),
         output: String::new(),
         seconds: 1,
         errors: 0,

@@ -1,13 +1,17 @@
 //! One project's actor: owns its agent pane (tmux session, control client,
-//! pane text and detector) and runs chat commands one at a time, queueing the
-//! rest. It reports what happens as [`ProjectEvent`]s; it never talks to the
-//! chat itself.
+//! pane model and detector) and carries out what its [`runner::JobRunner`]
+//! decides: typing commands, answering prompts, following the pane. It
+//! reports what happens as [`ProjectEvent`]s; it never talks to the chat.
 //!
-//! Long on purpose: one actor, one event loop, and its states (starting,
-//! running, confirming a receipt, recovering) read best in one place; the
-//! decisions that need no I/O live in [`super::typing`] and [`super::core`].
+//! The actor is the I/O half; which command runs, what a detection or a
+//! hook means and what is reported is decided without I/O in
+//! [`runner`] (and, for typing after a crash, in [`super::typing`]).
 
-use std::collections::VecDeque;
+mod messages;
+pub mod runner;
+#[cfg(test)]
+mod tests;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,260 +26,29 @@ use super::crash_point::crash_point;
 use super::hosts;
 use super::names::session_name;
 use super::texts;
-use super::transcript::Transcript;
 use super::typing::{self, Receipt, Resume};
 use super::watch_session::WatchSession;
 use crate::control::{Notification, PaneId};
-use crate::detect::{
-    Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile, ProgressFields,
-};
+use crate::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profile};
 use crate::detect::{ProfileError, Profiles};
 use crate::store::clock;
-pub use crate::store::state::Job;
-use crate::store::state::{ApprovalKind, ApprovalOption, ChatTarget, TypingIntent};
+use crate::store::state::TypingIntent;
+pub use crate::store::state::{Approval, Job};
 use crate::store::{LogEvent, SharedState};
 use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
+pub use messages::{
+    ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply, TurnEnding,
+};
+use runner::{Admit, Finished, JobRunner, Running, Step};
+pub use runner::{MAX_QUEUED, TaskNews};
 
-/// Commands waiting per project at most: more is a runaway script.
-pub const MAX_QUEUED: usize = 32;
-/// Distinct error lines reported per command at most, so a log full of
-/// errors does not become a storm of cards.
-const MAX_ERRORS_PER_JOB: usize = 3;
-/// Recent output shown on a progress card.
-const PROGRESS_TAIL_LINES: usize = 8;
 /// Longest wait for a new agent's idle prompt before typing anyway:
 /// Claude Code starts in a few seconds.
 const AGENT_START_WAIT: Duration = Duration::from_secs(20);
-/// Finished lines remembered to tell a redraw from new output: a few
-/// screens' worth.
-const RECENT_LINES: usize = 256;
 /// Lines of the lost session's output quoted in the recovery prompt.
 const RECOVERY_TAIL_LINES: usize = 20;
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
-
-/// Why a project could not do what it was asked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProjectError {
-    #[error("the project stopped")]
-    Stopped,
-    #[error("the project is not keeping up with its commands; try again in a moment")]
-    Overloaded,
-    #[error("{MAX_QUEUED} commands are already waiting; try again later")]
-    QueueFull,
-    #[error("the agent pane is not attached")]
-    NotAttached,
-    #[error("another prompt is on screen now; answer that one")]
-    OtherPrompt,
-    #[error("nothing is running")]
-    NothingToCancel,
-    /// tmux could not be reached or refused a command.
-    #[error("{0}")]
-    Pane(String),
-    #[error("the session was lost again ({reason}); not retrying")]
-    LostAgain { reason: String },
-    #[error("the command was running when clawmux restarted, and {0}")]
-    NotResumed(Box<ProjectError>),
-    #[error("{0}")]
-    Profile(String),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum ProjectEventKind {
-    /// Waiting behind `position` other commands (1 = next).
-    Queued {
-        position: usize,
-    },
-    /// Typed into the pane (or found there after a restart).
-    Started,
-    Progress {
-        summary: String,
-        percent: Option<u8>,
-        tail: String,
-    },
-    Approval(ApprovalSeen),
-    ApprovalGone {
-        approval_id: String,
-    },
-    Error {
-        line: String,
-        context: String,
-    },
-    Completed {
-        output: String,
-        seconds: u64,
-        errors: usize,
-        ending: TurnEnding,
-    },
-    TimedOut {
-        screen: String,
-        seconds: u64,
-        /// Nothing on the screen was recognised during the command (no
-        /// busy marker, prompt, progress or idle box): the agent's screen
-        /// may have changed beyond what detection knows.
-        unrecognised: bool,
-    },
-    /// The typed command stayed in the agent's input box through every
-    /// Enter: the agent did not take it.
-    NotSubmitted {
-        screen: String,
-    },
-    /// Enter was pressed once more: the typed command was still in the
-    /// input box after [`typing::RECEIPT_WAIT`].
-    Resubmitted,
-    /// The session or tmux server is gone.
-    SessionLost {
-        reason: String,
-        retrying: bool,
-    },
-    /// A new session was created (after a loss, or on first use).
-    SessionCreated {
-        recovered: bool,
-    },
-    /// The command could not be run at all.
-    Failed {
-        error: ProjectError,
-    },
-    /// The agent pane this project uses (for hook routing).
-    Attached {
-        pane: String,
-    },
-    /// An answer to an approval was typed (or could not be).
-    Answered {
-        approval_id: String,
-        by: String,
-        label: String,
-        reply: Reply,
-        result: Result<(), ProjectError>,
-    },
-    /// Free text answering a question was typed (or could not be).
-    Replied {
-        approval_id: String,
-        by: String,
-        text: String,
-        reply: Reply,
-        result: Result<(), ProjectError>,
-    },
-    /// `/gsd:cancel`: Esc was sent, or there was nothing to cancel.
-    Cancelled {
-        by: String,
-        reply: Reply,
-        result: Result<(), ProjectError>,
-    },
-    /// What the project is doing now (sent when it changes).
-    Status(ProjectStatus),
-    /// The pane's screen for `/gsd:screen` (`None`: no pane attached).
-    Screen {
-        reply: Reply,
-        screen: Option<String>,
-    },
-    /// The watching client ended under a command (`reason`) and a new
-    /// one took over: the command is followed on.
-    Reconnected {
-        reason: String,
-    },
-    /// The project's host could not be reached (`ssh`'s own message);
-    /// probing it again with backoff.
-    HostDown {
-        error: String,
-    },
-}
-
-/// How a turn ended, besides its output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TurnEnding {
-    Finished,
-    /// The user stopped it (answered No, pressed Esc): the agent's row.
-    Interrupted(String),
-    /// The agent refused the command itself (`Unknown command: …`).
-    Rejected(String),
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ApprovalSeen {
-    pub id: String,
-    pub session: String,
-    pub pane: String,
-    pub kind: ApprovalKind,
-    pub question: String,
-    /// What is asked about (see [`crate::detect::DetectionKind::Approval`]).
-    pub body: String,
-    pub options: Vec<ApprovalOption>,
-}
-
-#[derive(Debug, Clone)]
-pub struct ProjectEvent {
-    pub project: String,
-    /// The command this is about, if any.
-    pub job: Option<Job>,
-    pub kind: ProjectEventKind,
-}
-
-/// What a project is doing, for `/gsd:status`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProjectStatus {
-    pub attached: bool,
-    /// A new agent is starting: commands wait until it is ready.
-    pub starting: bool,
-    pub running: Option<String>,
-    pub busy: bool,
-    pub awaiting_approval: Option<String>,
-    pub last_progress: Option<String>,
-    pub queued: usize,
-}
-
-/// Where the outcome of a request from chat is told.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reply {
-    pub target: ChatTarget,
-    /// The chat message the request came in (the answer replies to it).
-    pub reply_to: Option<String>,
-}
-
-/// What a project actor is asked to do. None of these waits for an answer:
-/// outcomes come back as [`ProjectEvent`]s, so the daemon never waits on a
-/// project (one stuck project cannot hold up the others' chats).
-pub enum ProjectCmd {
-    Submit(Job),
-    /// A command from before a restart: typed if it never was, resolved
-    /// from the screen if its typing was cut short, followed to its result
-    /// if it started.
-    Resume(Job),
-    /// Type an option key for the approval `approval_id`. When no command
-    /// is running (a restart, or `clawmux run --answer`), `follow` becomes
-    /// the running command so the rest of the turn is reported.
-    Answer {
-        approval_id: String,
-        /// The prompt's question: after a restart the actor may know the
-        /// same prompt under another id.
-        question: String,
-        key: String,
-        follow: Option<Job>,
-        /// Who answered, and the option's label (for [`ProjectEventKind::Answered`]).
-        by: String,
-        label: String,
-        reply: Reply,
-    },
-    /// Free text answering a question (a reply to its card).
-    Type {
-        approval_id: String,
-        text: String,
-        by: String,
-        reply: Reply,
-    },
-    Cancel {
-        by: String,
-        reply: Reply,
-    },
-    /// `/gsd:screen`: the pane's screen as it shows now.
-    Screen {
-        reply: Reply,
-    },
-    /// Claude Code's `Stop` hook fired in this pane: the turn is over.
-    HookStop,
-    /// A permission hook fired: a prompt is (about to be) on screen.
-    HookApproval,
-}
 
 /// Everything the actor needs that does not change.
 pub struct ProjectSetup {
@@ -374,26 +147,6 @@ impl ProjectHandle {
     }
 }
 
-struct Running {
-    job: Job,
-    output: Transcript,
-    started: Instant,
-    deadline: Instant,
-    errors: Vec<String>,
-    ending: TurnEnding,
-    /// Detection recognised something on screen during the command.
-    recognised: bool,
-    /// Internal turn (the recovery prompt): no cards, then `job` is retried.
-    recovery: bool,
-}
-
-/// A command waiting for its turn; `recovery` types the context-recovery
-/// prompt first (its session was recreated).
-struct Waiting {
-    job: Job,
-    recovery: bool,
-}
-
 /// Typed text whose taking by the agent is still to be confirmed.
 struct ReceiptCheck {
     text: String,
@@ -405,17 +158,8 @@ struct Actor {
     setup: ProjectSetup,
     events: mpsc::Sender<ProjectEvent>,
     pane: Option<(AgentPane, PaneWatcher)>,
-    running: Option<Running>,
-    queue: VecDeque<Waiting>,
-    /// A new agent is starting: nothing is typed until it shows its idle
-    /// prompt, or until this deadline.
-    starting: Option<Instant>,
+    runner: JobRunner,
     receipt: Option<ReceiptCheck>,
-    approval: Option<ApprovalSeen>,
-    /// The last lines the pane finished (see [`Transcript::after`]).
-    recent: VecDeque<String>,
-    last_progress: Option<String>,
-    busy: bool,
     /// The status last reported to the daemon.
     reported: Option<ProjectStatus>,
     /// The clock detections are measured on.
@@ -428,14 +172,8 @@ impl Actor {
             setup,
             events,
             pane: None,
-            running: None,
-            queue: VecDeque::new(),
-            starting: None,
+            runner: JobRunner::default(),
             receipt: None,
-            approval: None,
-            recent: VecDeque::new(),
-            last_progress: None,
-            busy: false,
             reported: None,
             epoch: Instant::now(),
         }
@@ -487,7 +225,7 @@ impl Actor {
                 .as_ref()
                 .and_then(|(_, w)| w.next_deadline())
                 .map(|m| self.instant(m));
-            let timeout_at = self.running.as_ref().map(|r| r.deadline);
+            let timeout_at = self.runner.running().map(|r| r.deadline);
             let receipt_at = self.receipt.as_ref().map(|r| r.at);
             tokio::select! {
                 cmd = rx.recv() => match cmd {
@@ -498,7 +236,7 @@ impl Actor {
                 _ = sleep_opt(detect_at) => self.tick().await,
                 _ = sleep_opt(timeout_at) => self.on_timeout().await,
                 // The agent never showed its prompt: type anyway.
-                _ = sleep_opt(self.starting) => self.starting = None,
+                _ = sleep_opt(self.runner.starting_until()) => self.runner.agent_started(),
                 _ = sleep_opt(receipt_at) => self.check_receipt().await,
             }
             self.drain_queue().await;
@@ -508,7 +246,7 @@ impl Actor {
 
     /// Makes sure a session exists and is attached; creates it when
     /// `create`. True when a session was created: its agent is then
-    /// starting, and nothing is typed until it is ready (see `starting`).
+    /// starting, and nothing is typed until it is ready.
     async fn attach(&mut self, create: bool) -> Result<bool, ProjectError> {
         if self.pane.is_some() {
             return Ok(false);
@@ -530,7 +268,8 @@ impl Actor {
         if created {
             // Its idle prompt, once shown, completes this "turn".
             watcher.detector_mut().begin_turn();
-            self.starting = Some(Instant::now() + AGENT_START_WAIT);
+            self.runner
+                .agent_starting(Instant::now() + AGENT_START_WAIT);
         }
         let pane = agent.pane.to_string();
         self.pane = Some((agent, watcher));
@@ -590,9 +329,8 @@ impl Actor {
             ProjectCmd::Cancel { by, reply } => {
                 // Esc with nothing to stop would wait in the agent's input
                 // and spoil the next command.
-                let idle = self.running.is_none() && self.approval.is_none() && !self.busy;
                 let result = match &self.pane {
-                    Some(_) if idle => Err(ProjectError::NothingToCancel),
+                    Some(_) if self.runner.idle() => Err(ProjectError::NothingToCancel),
                     Some((p, _)) => p
                         .escape()
                         .await
@@ -607,45 +345,52 @@ impl Actor {
                 self.emit(None, ProjectEventKind::Screen { reply, screen })
                     .await;
             }
-            ProjectCmd::HookStop => {
-                if self.running.is_some() && self.approval.is_none() {
+            ProjectCmd::HookStop { answer } => {
+                if self.runner.hook_stop(answer) {
                     self.catch_up().await;
                     // Catching up can end the turn, or show a prompt.
-                    if self.running.is_some() && self.approval.is_none() {
+                    if self.runner.running().is_some() && self.runner.approval().is_none() {
                         self.complete().await;
                     }
                 }
             }
-            ProjectCmd::HookApproval => {
-                // Judge the screen now rather than after the next output.
-                let now = self.now();
-                if let Some((_, watcher)) = &mut self.pane {
-                    watcher.feed(now, b"", &mut |_| {});
-                }
+            ProjectCmd::HookApproval => self.judge_now().await,
+            ProjectCmd::HookPermission(request) => {
+                let steps = self.runner.hook_permission(request);
+                self.carry_out(steps).await;
+                self.judge_now().await;
+            }
+            ProjectCmd::HookTask(news) => {
+                let steps = self.runner.hook_task(news);
+                self.carry_out(steps).await;
             }
         }
     }
 
+    /// Judges the screen now rather than after the next output (a hook
+    /// says a prompt is coming). Not by feeding nothing: what fell due
+    /// would be dropped.
+    async fn judge_now(&mut self) {
+        let now = self.now();
+        if let Some((_, watcher)) = &mut self.pane {
+            watcher.detector_mut().judge_soon(now);
+        }
+        self.tick_at(now).await;
+    }
+
     async fn submit(&mut self, job: Job) {
-        if self.ready() {
-            return self.start(job, false).await;
+        match self.runner.submit(job) {
+            Admit::Start(job) => self.start(job, false).await,
+            Admit::Queued { job, position } => {
+                self.emit(Some(&job), ProjectEventKind::Queued { position })
+                    .await
+            }
+            Admit::Full(job) => {
+                let error = ProjectError::QueueFull;
+                self.emit(Some(&job), ProjectEventKind::Failed { error })
+                    .await
+            }
         }
-        if self.queue.len() >= MAX_QUEUED {
-            let error = ProjectError::QueueFull;
-            return self
-                .emit(Some(&job), ProjectEventKind::Failed { error })
-                .await;
-        }
-        self.queue.push_back(Waiting {
-            job: job.clone(),
-            recovery: false,
-        });
-        // The first command waiting for a starting agent is as good as
-        // running: the others wait behind it.
-        let first_starts = self.running.is_none() && self.starting.is_some();
-        let position = self.queue.len() - usize::from(first_starts);
-        self.emit(Some(&job), ProjectEventKind::Queued { position })
-            .await;
     }
 
     /// A command recorded before a restart.
@@ -664,7 +409,7 @@ impl Actor {
         };
         // Its typing may have been cut short: what the screen shows
         // decides. With no session left, nothing typed can be there.
-        if self.running.is_some() || self.attach(false).await.is_err() {
+        if self.runner.running().is_some() || self.attach(false).await.is_err() {
             return self.submit(job).await;
         }
         let Some((pane, watcher)) = &self.pane else {
@@ -691,7 +436,7 @@ impl Actor {
             }
             Resume::Follow => self.begin(job, false, None),
         }
-        if let Some(r) = &self.running {
+        if let Some(r) = self.runner.running() {
             let job = r.job.clone();
             self.emit(Some(&job), ProjectEventKind::Started).await;
         }
@@ -700,7 +445,7 @@ impl Actor {
     /// Makes `job` the running command without typing it (it was typed
     /// before a restart); ignored while another command runs.
     fn follow(&mut self, job: Job) {
-        if self.running.is_some() || self.pane.is_none() {
+        if self.runner.running().is_some() || self.pane.is_none() {
             return;
         }
         self.begin(job, false, None);
@@ -719,36 +464,14 @@ impl Actor {
         // down. (Not by feeding nothing: what fell due would be dropped.)
         watcher.detector_mut().judge_soon(now_ms);
         let now = Instant::now();
-        let now_ms = clock::now_ms();
-        let timeout = Duration::from_secs(job.timeout_secs);
-        // A deadline recorded before a restart still holds, and the time
-        // the command ran before it counts.
-        let (started, deadline) = match job.deadline_ms {
-            Some(at) => {
-                let left = Duration::from_millis(at.saturating_sub(now_ms));
-                let ran = timeout.saturating_sub(left);
-                (now.checked_sub(ran).unwrap_or(now), now + left)
-            }
-            None => {
-                let at = now_ms.saturating_add(timeout.as_millis() as u64);
-                self.record(&job.id, |j| j.deadline_ms = Some(at));
-                (now, now + timeout)
-            }
-        };
+        let id = job.id.clone();
+        if let Some(at) = self.runner.begin(job, recovery, now, clock::now_ms()) {
+            self.record(&id, |j| j.deadline_ms = Some(at));
+        }
         self.receipt = typed.map(|text| ReceiptCheck {
             text,
             enters: 1,
             at: now + typing::RECEIPT_WAIT,
-        });
-        self.running = Some(Running {
-            job,
-            output: Transcript::after(&self.recent),
-            started,
-            deadline,
-            errors: Vec::new(),
-            ending: TurnEnding::Finished,
-            recognised: false,
-            recovery,
         });
     }
 
@@ -762,13 +485,7 @@ impl Actor {
         if self.pane.is_none() {
             self.attach(false).await?;
         }
-        // After a restart the actor has not seen the prompt itself; the
-        // daemon checked the persisted approval, so only a different live
-        // prompt is a conflict.
-        if let Some(current) = &self.approval
-            && current.id != approval_id
-            && current.question != question
-        {
+        if self.runner.other_prompt(approval_id, question) {
             return Err(ProjectError::OtherPrompt);
         }
         let Some((pane, watcher)) = &mut self.pane else {
@@ -779,7 +496,7 @@ impl Actor {
         // has not reported it yet (after a restart or a new client) must not
         // take it for a new one.
         watcher.detector_mut().answered(question);
-        self.approval = None;
+        self.runner.prompt_closed();
         Ok(())
     }
 
@@ -801,9 +518,9 @@ impl Actor {
             )
             .await;
         }
-        if self.starting.is_some() {
+        if self.runner.starting_until().is_some() {
             // Typed once the new agent shows its prompt (`drain_queue`).
-            self.queue.push_front(Waiting { job, recovery });
+            self.runner.wait_first(job, recovery);
             return;
         }
         if let Err((job, reason)) = self.type_job(job, recovery).await {
@@ -817,19 +534,9 @@ impl Actor {
         }
     }
 
-    /// May a command be typed now? Not while one runs, while a new agent
-    /// starts, or while a prompt waits for its answer (keys typed into it
-    /// would choose an option nobody chose).
-    fn ready(&self) -> bool {
-        self.running.is_none() && self.starting.is_none() && self.approval.is_none()
-    }
-
     /// Starts waiting commands while the agent is ready for them.
     async fn drain_queue(&mut self) {
-        while self.ready() {
-            let Some(next) = self.queue.pop_front() else {
-                return;
-            };
+        while let Some(next) = self.runner.next_waiting() {
             Box::pin(self.start(next.job, next.recovery)).await;
         }
     }
@@ -841,10 +548,9 @@ impl Actor {
     /// the pane is dropped and the job handed back.
     async fn type_job(&mut self, job: Job, recovery: bool) -> Result<(), (Job, String)> {
         let text = if recovery {
-            let skip = self.recent.len().saturating_sub(RECOVERY_TAIL_LINES);
-            let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
+            let tail = self.runner.recent_tail(RECOVERY_TAIL_LINES);
             let workspace = self.setup.spec.workspace.display().to_string();
-            texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail.join(" / "))
+            texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail)
         } else {
             job.text.clone()
         };
@@ -878,7 +584,7 @@ impl Actor {
             return Err((job, e.to_string()));
         }
         crash_point("enter_pressed");
-        self.approval = None;
+        self.runner.prompt_closed();
         let started = (!recovery).then(|| job.clone());
         self.begin(job, recovery, Some(text));
         if let Some(job) = started {
@@ -893,7 +599,7 @@ impl Actor {
         let Some(mut check) = self.receipt.take() else {
             return;
         };
-        let (Some((pane, watcher)), Some(_)) = (&self.pane, &self.running) else {
+        let (Some((pane, watcher)), Some(_)) = (&self.pane, self.runner.running()) else {
             return;
         };
         match typing::receipt(&watcher.look(), &check.text, check.enters) {
@@ -907,13 +613,13 @@ impl Actor {
                     check.enters += 1;
                     check.at = Instant::now() + typing::RECEIPT_WAIT;
                     self.receipt = Some(check);
-                    let job = self.running.as_ref().map(|r| r.job.clone());
+                    let job = self.runner.running().map(|r| r.job.clone());
                     self.emit(job.as_ref(), ProjectEventKind::Resubmitted).await;
                 }
             }
             Receipt::NotSubmitted => {
                 let screen = watcher.pane().screen();
-                if let Some(running) = self.running.take() {
+                if let Some(running) = self.runner.take_running() {
                     self.emit(
                         Some(&running.job),
                         ProjectEventKind::NotSubmitted { screen },
@@ -926,15 +632,7 @@ impl Actor {
 
     /// Tells the daemon what the project is doing, when that changed.
     async fn report_status(&mut self) {
-        let status = ProjectStatus {
-            attached: self.pane.is_some(),
-            starting: self.starting.is_some(),
-            running: self.running.as_ref().map(|r| r.job.text.clone()),
-            busy: self.busy,
-            awaiting_approval: self.approval.as_ref().map(|a| a.question.clone()),
-            last_progress: self.last_progress.clone(),
-            queued: self.queue.len(),
-        };
+        let status = self.runner.status(self.pane.is_some());
         if self.reported.as_ref() != Some(&status) {
             self.reported = Some(status.clone());
             self.emit(None, ProjectEventKind::Status(status)).await;
@@ -966,21 +664,20 @@ impl Actor {
                     watcher.detector_mut().set_flooding(now, flooding);
                 }
                 if flooding {
-                    self.mark_gap();
-                } else if let (Some((_, watcher)), Some(running)) = (&self.pane, &mut self.running)
-                {
+                    self.runner.gap();
+                } else if let Some((_, watcher)) = &self.pane {
                     // The flood is over: what it left on the screen (the
                     // snapshot the pane model holds) is the end of its output.
-                    running.output.fill_gap(&watcher.pane().screen_rows());
+                    self.runner.fill_gap(&watcher.pane().screen_rows());
                 }
             }
             Some(ClientEvent::Notification(Notification::Pause { pane }))
                 if self.is_agent_pane(pane) =>
             {
-                self.mark_gap();
+                self.runner.gap();
             }
             Some(ClientEvent::Lagged { .. }) => {
-                self.mark_gap();
+                self.runner.gap();
                 // Events were lost: start again from the screen tmux has.
                 let screen = match &self.pane {
                     Some((agent, _)) => agent.capture().await.ok(),
@@ -993,14 +690,14 @@ impl Actor {
             }
             Some(ClientEvent::Ended(err)) => {
                 self.pane = None;
-                if let Some(running) = self.running.take() {
+                if let Some(running) = self.runner.take_running() {
                     self.reattach_or_lose(running, err).await;
                 }
                 return;
             }
             None => {
                 self.pane = None;
-                if let Some(running) = self.running.take() {
+                if let Some(running) = self.runner.take_running() {
                     self.lost(running.job, "the tmux client ended".into()).await;
                 }
                 return;
@@ -1037,7 +734,7 @@ impl Actor {
     /// The pane's events ended under a running command. When only the
     /// watching client went (the agent's session lives on), a new one takes
     /// over and the command is followed on; otherwise the session is lost.
-    async fn reattach_or_lose(&mut self, mut running: Running, err: TmuxError) {
+    async fn reattach_or_lose(&mut self, running: Running, err: TmuxError) {
         if err.is_client_end()
             && self.reachable(&running.job).await
             && self.attach(false).await.is_ok()
@@ -1047,11 +744,10 @@ impl Actor {
                 watcher.detector_mut().begin_turn();
                 watcher.detector_mut().judge_soon(now);
             }
-            running.output.gap();
             let reason = err.to_string();
             self.emit(Some(&running.job), ProjectEventKind::Reconnected { reason })
                 .await;
-            self.running = Some(running);
+            self.runner.keep_running(running);
             return;
         }
         self.lost(running.job, err.to_string()).await;
@@ -1074,27 +770,15 @@ impl Actor {
         matches!(probe, Ok(true))
     }
 
-    /// The running command's output goes on without some of its lines.
-    fn mark_gap(&mut self) {
-        if let Some(running) = &mut self.running {
-            running.output.gap();
-        }
-    }
-
     /// Feeds agent output to the pane model and detector; the lines it
-    /// finishes go to the running command's transcript.
+    /// finishes go to the runner (the running command's output).
     fn feed_pane(&mut self, now: Millis, data: &[u8]) -> Vec<Detection> {
         let mut detections = Vec::new();
         let Some((_, watcher)) = &mut self.pane else {
             return detections;
         };
         let lines = watcher.pane_mut().feed(data);
-        if let Some(running) = &mut self.running {
-            running.output.push(&lines);
-        }
-        self.recent.extend(lines.iter().cloned());
-        let excess = self.recent.len().saturating_sub(RECENT_LINES);
-        self.recent.drain(..excess);
+        self.runner.lines(&lines);
         watcher
             .detector_mut()
             .feed(now, &lines, &mut |d| detections.push(d));
@@ -1117,183 +801,54 @@ impl Actor {
 
     async fn on_detections(&mut self, detections: Vec<Detection>) {
         for d in detections {
-            self.on_detection(d).await;
+            let Some((agent, _)) = &self.pane else { return };
+            let pane = agent.pane.to_string();
+            let steps = (self.runner).on_detection(d, &self.setup.spec.session, &pane);
+            self.carry_out(steps).await;
         }
     }
 
-    async fn on_detection(&mut self, d: Detection) {
-        let job = self
-            .running
-            .as_ref()
-            .filter(|r| !r.recovery)
-            .map(|r| r.job.clone());
-        if let Some(running) = &mut self.running {
-            running.recognised = true;
-        }
-        match d.kind {
-            DetectionKind::Busy => self.busy = true,
-            DetectionKind::Completed => {
-                self.busy = false;
-                // A new agent showed its prompt: it is ready for input.
-                self.starting = None;
-                if self.running.is_some() && self.approval.is_none() {
-                    self.complete().await;
-                }
-            }
-            DetectionKind::Progress(fields) => {
-                let summary = describe(&fields);
-                self.last_progress = Some(summary.clone());
-                let tail = self.tail();
-                if job.is_some() {
-                    let percent = fields.percent;
-                    self.emit(
-                        job.as_ref(),
-                        ProjectEventKind::Progress {
-                            summary,
-                            percent,
-                            tail,
-                        },
-                    )
-                    .await;
-                }
-            }
-            DetectionKind::Approval {
-                approval,
-                question,
-                body,
-                options,
-            } => {
-                let Some((agent, _)) = &self.pane else { return };
-                // The prompt reported already, seen again (a new client).
-                if self
-                    .approval
-                    .as_ref()
-                    .is_some_and(|a| a.question == question)
-                {
-                    return;
-                }
-                let seen = ApprovalSeen {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    session: self.setup.spec.session.clone(),
-                    pane: agent.pane.to_string(),
-                    kind: approval,
-                    question,
-                    body,
-                    options,
-                };
-                self.approval = Some(seen.clone());
-                self.emit(job.as_ref(), ProjectEventKind::Approval(seen))
-                    .await;
-            }
-            DetectionKind::ApprovalGone { .. } => {
-                if let Some(gone) = self.approval.take() {
-                    self.emit(
-                        job.as_ref(),
-                        ProjectEventKind::ApprovalGone {
-                            approval_id: gone.id,
-                        },
-                    )
-                    .await;
-                }
-            }
-            // How a turn ended besides an error: the completion follows.
-            DetectionKind::Interrupted { line } => {
-                if let Some(running) = &mut self.running {
-                    running.ending = TurnEnding::Interrupted(line);
-                }
-            }
-            DetectionKind::Rejected { line } => {
-                if let Some(running) = &mut self.running {
-                    running.ending = TurnEnding::Rejected(line);
-                }
-            }
-            DetectionKind::Error { line } => {
-                let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {
-                    return;
-                };
-                if running.errors.len() >= MAX_ERRORS_PER_JOB || running.errors.contains(&line) {
-                    return;
-                }
-                running.errors.push(line.clone());
-                self.emit(
-                    job.as_ref(),
-                    ProjectEventKind::Error {
-                        line,
-                        context: d.context,
-                    },
-                )
-                .await;
+    async fn carry_out(&mut self, steps: Vec<Step>) {
+        for step in steps {
+            match step {
+                Step::Emit(job, kind) => self.emit(job.as_ref(), kind).await,
+                Step::Complete => self.complete().await,
             }
         }
-    }
-
-    fn tail(&self) -> String {
-        self.running
-            .as_ref()
-            .map(|r| r.output.tail(PROGRESS_TAIL_LINES))
-            .unwrap_or_default()
     }
 
     async fn complete(&mut self) {
-        let Some(running) = self.running.take() else {
-            return;
-        };
-        self.busy = false;
-        if running.recovery {
-            // The agent has its context back: now the real command, once.
-            if let Err((job, error)) = self.type_job(running.job, false).await {
-                let error = ProjectError::Pane(error);
-                self.emit(Some(&job), ProjectEventKind::Failed { error })
-                    .await;
+        let rows = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane().screen_rows());
+        // A hook's Stop can end the turn while the pane is still watched
+        // through snapshots (see `Flood`): the screen fills that gap.
+        match self.runner.finish(rows.as_deref()) {
+            None => {}
+            Some(Finished::Report(job, kind)) => self.emit(Some(&job), kind).await,
+            Some(Finished::Recovery(job)) => {
+                // The agent has its context back: now the real command, once.
+                if let Err((job, error)) = self.type_job(job, false).await {
+                    let error = ProjectError::Pane(error);
+                    self.emit(Some(&job), ProjectEventKind::Failed { error })
+                        .await;
+                }
             }
-            return;
         }
-        let mut output = running.output;
-        if let Some((_, watcher)) = &self.pane {
-            // A hook's Stop can end the turn while the pane is still
-            // watched through snapshots (see `Flood`).
-            output.fill_gap(&watcher.pane().screen_rows());
-        }
-        let output = output.text();
-        let seconds = running.started.elapsed().as_secs();
-        let errors = running.errors.len();
-        self.emit(
-            Some(&running.job),
-            ProjectEventKind::Completed {
-                output,
-                seconds,
-                errors,
-                ending: running.ending,
-            },
-        )
-        .await;
     }
 
     async fn on_timeout(&mut self) {
-        let Some(running) = self.running.take() else {
-            return;
-        };
         let screen = match &self.pane {
             Some((_, watcher)) => watcher.pane().screen(),
             None => String::new(),
         };
-        let seconds = running.started.elapsed().as_secs();
-        self.emit(
-            Some(&running.job),
-            ProjectEventKind::TimedOut {
-                screen,
-                seconds,
-                unrecognised: !running.recognised,
-            },
-        )
-        .await;
+        if let Some((job, kind)) = self.runner.time_out(screen) {
+            self.emit(Some(&job), kind).await;
+        }
     }
 
     /// The session went away under a command: recreate it, restore the
     /// agent's context, and retry the command once.
     async fn lost(&mut self, job: Job, reason: String) {
-        self.approval = None;
-        self.busy = false;
+        self.runner.session_gone();
         self.receipt = None;
         let retrying = !job.retried;
         self.emit(
@@ -1317,24 +872,6 @@ impl Actor {
         };
         Box::pin(self.start(job, true)).await;
     }
-}
-
-/// `42% · 3/10 · phase 2 · EXECUTING WAVE 1`: the fields a line had.
-fn describe(p: &ProgressFields) -> String {
-    let mut parts = Vec::new();
-    if let Some(stage) = &p.stage {
-        parts.push(stage.clone());
-    }
-    if let Some(phase) = p.phase {
-        parts.push(format!("phase {phase}"));
-    }
-    if let (Some(done), Some(total)) = (p.done, p.total) {
-        parts.push(format!("{done}/{total}"));
-    }
-    if let Some(percent) = p.percent {
-        parts.push(format!("{percent}%"));
-    }
-    parts.join(" · ")
 }
 
 async fn next_event(pane: &mut Option<(AgentPane, PaneWatcher)>) -> Option<ClientEvent> {

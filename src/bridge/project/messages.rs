@@ -1,0 +1,234 @@
+//! What goes into a project actor ([`ProjectCmd`]) and what comes out of it
+//! ([`ProjectEvent`]): the actor's whole interface with the bridge core.
+
+use crate::store::state::{Approval, ChatTarget, Job};
+
+use super::runner::{MAX_QUEUED, TaskNews};
+use crate::hooks::ToolRequest;
+
+/// Why a project could not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProjectError {
+    #[error("the project stopped")]
+    Stopped,
+    #[error("the project is not keeping up with its commands; try again in a moment")]
+    Overloaded,
+    #[error("{MAX_QUEUED} commands are already waiting; try again later")]
+    QueueFull,
+    #[error("the agent pane is not attached")]
+    NotAttached,
+    #[error("another prompt is on screen now; answer that one")]
+    OtherPrompt,
+    #[error("nothing is running")]
+    NothingToCancel,
+    /// tmux could not be reached or refused a command.
+    #[error("{0}")]
+    Pane(String),
+    #[error("the session was lost again ({reason}); not retrying")]
+    LostAgain { reason: String },
+    #[error("the command was running when clawmux restarted, and {0}")]
+    NotResumed(Box<ProjectError>),
+    #[error("{0}")]
+    Profile(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProjectEventKind {
+    /// Waiting behind `position` other commands (1 = next).
+    Queued {
+        position: usize,
+    },
+    /// Typed into the pane (or found there after a restart).
+    Started,
+    Progress {
+        summary: String,
+        percent: Option<u8>,
+        tail: String,
+    },
+    Approval(Approval),
+    ApprovalGone {
+        approval_id: String,
+    },
+    /// The dialog read off the screen disagrees with what the agent's
+    /// permission hook says it asks (`detail`, for the chat).
+    DialogMismatch {
+        approval_id: String,
+        detail: String,
+    },
+    Error {
+        line: String,
+        context: String,
+    },
+    Completed {
+        /// The agent's answer (see [`crate::bridge::transcript::Transcript::text`]).
+        output: String,
+        /// Everything the command printed, furniture aside.
+        screen: String,
+        seconds: u64,
+        errors: usize,
+        ending: TurnEnding,
+    },
+    TimedOut {
+        screen: String,
+        seconds: u64,
+        /// Nothing on the screen was recognised during the command (no
+        /// busy marker, prompt, progress or idle box): the agent's screen
+        /// may have changed beyond what detection knows.
+        unrecognised: bool,
+    },
+    /// The typed command stayed in the agent's input box through every
+    /// Enter: the agent did not take it.
+    NotSubmitted {
+        screen: String,
+    },
+    /// Enter was pressed once more: the typed command was still in the
+    /// input box after [`typing::RECEIPT_WAIT`].
+    Resubmitted,
+    /// The session or tmux server is gone.
+    SessionLost {
+        reason: String,
+        retrying: bool,
+    },
+    /// A new session was created (after a loss, or on first use).
+    SessionCreated {
+        recovered: bool,
+    },
+    /// The command could not be run at all.
+    Failed {
+        error: ProjectError,
+    },
+    /// The agent pane this project uses (for hook routing).
+    Attached {
+        pane: String,
+    },
+    /// An answer to an approval was typed (or could not be).
+    Answered {
+        approval_id: String,
+        by: String,
+        label: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
+    /// Free text answering a question was typed (or could not be).
+    Replied {
+        approval_id: String,
+        by: String,
+        text: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
+    /// `/gsd:cancel`: Esc was sent, or there was nothing to cancel.
+    Cancelled {
+        by: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
+    /// What the project is doing now (sent when it changes).
+    Status(ProjectStatus),
+    /// The pane's screen for `/gsd:screen` (`None`: no pane attached).
+    Screen {
+        reply: Reply,
+        screen: Option<String>,
+    },
+    /// The watching client ended under a command (`reason`) and a new
+    /// one took over: the command is followed on.
+    Reconnected {
+        reason: String,
+    },
+    /// The project's host could not be reached (`ssh`'s own message);
+    /// probing it again with backoff.
+    HostDown {
+        error: String,
+    },
+}
+
+/// How a turn ended, besides its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnding {
+    Finished,
+    /// The user stopped it (answered No, pressed Esc): the agent's row.
+    Interrupted(String),
+    /// The agent refused the command itself (`Unknown command: …`).
+    Rejected(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct ProjectEvent {
+    pub project: String,
+    /// The command this is about, if any.
+    pub job: Option<Job>,
+    pub kind: ProjectEventKind,
+}
+
+/// What a project is doing, for `/gsd:status`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProjectStatus {
+    pub attached: bool,
+    /// A new agent is starting: commands wait until it is ready.
+    pub starting: bool,
+    pub running: Option<String>,
+    pub busy: bool,
+    pub awaiting_approval: Option<String>,
+    pub last_progress: Option<String>,
+    pub queued: usize,
+}
+
+/// Where the outcome of a request from chat is told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub target: ChatTarget,
+    /// The chat message the request came in (the answer replies to it).
+    pub reply_to: Option<String>,
+}
+
+/// What a project actor is asked to do. None of these waits for an answer:
+/// outcomes come back as [`ProjectEvent`]s, so the daemon never waits on a
+/// project (one stuck project cannot hold up the others' chats).
+pub enum ProjectCmd {
+    Submit(Job),
+    /// A command from before a restart: typed if it never was, resolved
+    /// from the screen if its typing was cut short, followed to its result
+    /// if it started.
+    Resume(Job),
+    /// Type an option key for the approval `approval_id`. When no command
+    /// is running (a restart, or `clawmux run --answer`), `follow` becomes
+    /// the running command so the rest of the turn is reported.
+    Answer {
+        approval_id: String,
+        /// The prompt's question: after a restart the actor may know the
+        /// same prompt under another id.
+        question: String,
+        key: String,
+        follow: Option<Job>,
+        /// Who answered, and the option's label (for [`ProjectEventKind::Answered`]).
+        by: String,
+        label: String,
+        reply: Reply,
+    },
+    /// Free text answering a question (a reply to its card).
+    Type {
+        approval_id: String,
+        text: String,
+        by: String,
+        reply: Reply,
+    },
+    Cancel {
+        by: String,
+        reply: Reply,
+    },
+    /// `/gsd:screen`: the pane's screen as it shows now.
+    Screen {
+        reply: Reply,
+    },
+    /// Claude Code's `Stop` or `StopFailure` hook fired in this pane: the
+    /// turn is over; `answer` is its final text.
+    HookStop {
+        answer: Option<String>,
+    },
+    /// A permission notification: a prompt is (about to be) on screen.
+    HookApproval,
+    /// The `PermissionRequest` hook: what the coming dialog asks.
+    HookPermission(ToolRequest),
+    /// A task hook: the agent's task list moved.
+    HookTask(TaskNews),
+}

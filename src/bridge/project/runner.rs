@@ -1,0 +1,644 @@
+//! The pure half of a project actor: which command runs and which wait,
+//! what a detection or a hook means for them, and what is reported. No I/O
+//! and no clock of its own: the actor feeds it what the pane showed and the
+//! time, and carries out the [`Step`]s it returns, so unit tests drive it
+//! directly.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
+use crate::bridge::transcript::{GAP_LINE, Transcript};
+use crate::detect::{ApprovalKind, Detection, DetectionKind, ProgressFields};
+use crate::hooks::ToolRequest;
+use crate::store::state::{Approval, Job};
+
+/// Commands waiting per project at most: more is a runaway script.
+pub const MAX_QUEUED: usize = 32;
+/// Distinct error lines reported per command at most, so a log full of
+/// errors does not become a storm of cards.
+const MAX_ERRORS_PER_JOB: usize = 3;
+/// Recent output shown on a progress card.
+const PROGRESS_TAIL_LINES: usize = 8;
+/// Finished lines remembered to tell a redraw from new output: a few
+/// screens' worth.
+const RECENT_LINES: usize = 256;
+/// Task ids remembered per command (the agent's task list): a list longer
+/// than this is a runaway, its progress is still counted.
+const MAX_TASKS: usize = 256;
+/// Characters of a Bash command compared with a dialog's body: enough to
+/// tell commands apart, short enough to survive the dialog's truncation.
+const COMMAND_PREFIX_CHARS: usize = 40;
+
+/// The command being run.
+pub struct Running {
+    pub job: Job,
+    output: Transcript,
+    pub started: Instant,
+    pub deadline: Instant,
+    errors: Vec<String>,
+    ending: TurnEnding,
+    /// Detection recognised something on screen during the command.
+    recognised: bool,
+    /// Internal turn (the recovery prompt): no cards, then `job` is retried.
+    pub recovery: bool,
+    /// The turn's final text from the agent's `Stop` hook.
+    hook_answer: Option<String>,
+    tasks: Tasks,
+}
+
+/// A command waiting for its turn; `recovery` types the context-recovery
+/// prompt first (its session was recreated).
+pub struct Waiting {
+    pub job: Job,
+    pub recovery: bool,
+}
+
+/// What became of a submitted command.
+pub enum Admit {
+    /// Nothing runs: start it now.
+    Start(Job),
+    /// Waiting behind `position` others (1 = next).
+    Queued { job: Job, position: usize },
+    /// The queue is full: refused.
+    Full(Job),
+}
+
+/// What the actor is to do after a detection or a hook.
+// Steps live for one call, a few at a time: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, PartialEq)]
+pub enum Step {
+    /// Report this to the bridge.
+    Emit(Option<Job>, ProjectEventKind),
+    /// The turn ended: complete the running command.
+    Complete,
+}
+
+/// How a running command ended.
+pub enum Finished {
+    /// The recovery prompt was answered: now type the command itself.
+    Recovery(Job),
+    /// Report this.
+    Report(Job, ProjectEventKind),
+}
+
+/// A task-list hook's news.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskNews {
+    Created { id: String, subject: String },
+    Completed { id: String, subject: String },
+}
+
+/// The agent's task list during one command, from its task hooks.
+#[derive(Default)]
+struct Tasks {
+    created: HashSet<String>,
+    completed: HashSet<String>,
+}
+
+#[derive(Default)]
+pub struct JobRunner {
+    running: Option<Running>,
+    queue: VecDeque<Waiting>,
+    /// A new agent is starting: nothing is typed until it shows its idle
+    /// prompt, or until this deadline.
+    starting: Option<Instant>,
+    approval: Option<Approval>,
+    /// What the agent's permission hook said the coming dialog asks, until
+    /// that dialog shows.
+    expected: Option<ToolRequest>,
+    /// The last lines the pane finished (see [`Transcript::after`]).
+    recent: VecDeque<String>,
+    last_progress: Option<String>,
+    busy: bool,
+}
+
+impl JobRunner {
+    /// The running command, if any (the recovery turn too).
+    pub fn running(&self) -> Option<&Running> {
+        self.running.as_ref()
+    }
+
+    /// The running command the chat hears about (not a recovery turn).
+    fn reported_job(&self) -> Option<Job> {
+        (self.running.as_ref())
+            .filter(|r| !r.recovery)
+            .map(|r| r.job.clone())
+    }
+
+    pub fn take_running(&mut self) -> Option<Running> {
+        self.running.take()
+    }
+
+    /// Puts back a command taken with [`JobRunner::take_running`] (its
+    /// client was replaced under it).
+    pub fn keep_running(&mut self, mut running: Running) {
+        running.output.gap();
+        self.running = Some(running);
+    }
+
+    pub fn approval(&self) -> Option<&Approval> {
+        self.approval.as_ref()
+    }
+
+    /// Nothing runs, no prompt waits, the agent is not busy: an Esc now
+    /// would wait in its input and spoil the next command.
+    pub fn idle(&self) -> bool {
+        self.running.is_none() && self.approval.is_none() && !self.busy
+    }
+
+    pub fn starting_until(&self) -> Option<Instant> {
+        self.starting
+    }
+
+    /// A new agent starts; commands wait until `until` or its prompt.
+    pub fn agent_starting(&mut self, until: Instant) {
+        self.starting = Some(until);
+    }
+
+    /// The new agent is ready (or waited for long enough).
+    pub fn agent_started(&mut self) {
+        self.starting = None;
+    }
+
+    /// May a command be typed now? Not while one runs, while a new agent
+    /// starts, or while a prompt waits for its answer (keys typed into it
+    /// would choose an option nobody chose).
+    pub fn ready(&self) -> bool {
+        self.running.is_none() && self.starting.is_none() && self.approval.is_none()
+    }
+
+    pub fn submit(&mut self, job: Job) -> Admit {
+        if self.ready() {
+            return Admit::Start(job);
+        }
+        if self.queue.len() >= MAX_QUEUED {
+            return Admit::Full(job);
+        }
+        self.queue.push_back(Waiting {
+            job: job.clone(),
+            recovery: false,
+        });
+        // The first command waiting for a starting agent is as good as
+        // running: the others wait behind it.
+        let first_starts = self.running.is_none() && self.starting.is_some();
+        let position = self.queue.len() - usize::from(first_starts);
+        Admit::Queued { job, position }
+    }
+
+    /// Puts a command first in line (its agent is still starting).
+    pub fn wait_first(&mut self, job: Job, recovery: bool) {
+        self.queue.push_front(Waiting { job, recovery });
+    }
+
+    /// The next waiting command, when one may start.
+    pub fn next_waiting(&mut self) -> Option<Waiting> {
+        if self.ready() {
+            self.queue.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// Makes `job` the running command at `now` (`now_ms` on the wall
+    /// clock). Returns its deadline on the wall clock when it had none
+    /// recorded yet: the caller records it, so a restart keeps it.
+    pub fn begin(&mut self, job: Job, recovery: bool, now: Instant, now_ms: u64) -> Option<u64> {
+        let timeout = Duration::from_secs(job.timeout_secs);
+        // A deadline recorded before a restart still holds, and the time
+        // the command ran before it counts.
+        let (started, deadline, new_deadline) = match job.deadline_ms {
+            Some(at) => {
+                let left = Duration::from_millis(at.saturating_sub(now_ms));
+                let ran = timeout.saturating_sub(left);
+                (now.checked_sub(ran).unwrap_or(now), now + left, None)
+            }
+            None => {
+                let at = now_ms.saturating_add(timeout.as_millis() as u64);
+                (now, now + timeout, Some(at))
+            }
+        };
+        self.running = Some(Running {
+            job,
+            output: Transcript::after(&self.recent),
+            started,
+            deadline,
+            errors: Vec::new(),
+            ending: TurnEnding::Finished,
+            recognised: false,
+            recovery,
+            hook_answer: None,
+            tasks: Tasks::default(),
+        });
+        new_deadline
+    }
+
+    /// Lines the pane finished: the running command's output.
+    pub fn lines(&mut self, lines: &[String]) {
+        if let Some(running) = &mut self.running {
+            running.output.push(lines);
+        }
+        self.recent.extend(lines.iter().cloned());
+        let excess = self.recent.len().saturating_sub(RECENT_LINES);
+        self.recent.drain(..excess);
+    }
+
+    /// The running command's output goes on without some of its lines.
+    pub fn gap(&mut self) {
+        if let Some(running) = &mut self.running {
+            running.output.gap();
+        }
+    }
+
+    /// The screen's rows stand for the lines a gap skipped (see
+    /// [`Transcript::fill_gap`]).
+    pub fn fill_gap(&mut self, rows: &[String]) {
+        if let Some(running) = &mut self.running {
+            running.output.fill_gap(rows);
+        }
+    }
+
+    /// The last `n` lines the pane finished, for the recovery prompt.
+    pub fn recent_tail(&self, n: usize) -> String {
+        let skip = self.recent.len().saturating_sub(n);
+        let tail: Vec<&str> = self.recent.iter().skip(skip).map(String::as_str).collect();
+        tail.join(" / ")
+    }
+
+    /// Whether the answer for `approval_id` would go to another prompt than
+    /// the one on screen. After a restart the actor may not have seen the
+    /// prompt itself (the bridge checked its persisted copy), so only a
+    /// different live prompt conflicts.
+    pub fn other_prompt(&self, approval_id: &str, question: &str) -> bool {
+        self.approval
+            .as_ref()
+            .is_some_and(|a| a.id != approval_id && a.question != question)
+    }
+
+    /// The prompt was answered, or a command typed over it.
+    pub fn prompt_closed(&mut self) {
+        self.approval = None;
+    }
+
+    /// The session is gone, and its prompt and spinner with it.
+    pub fn session_gone(&mut self) {
+        self.approval = None;
+        self.busy = false;
+    }
+
+    /// What a detection in the agent's pane (`session`, `pane`) means.
+    pub fn on_detection(&mut self, d: Detection, session: &str, pane: &str) -> Vec<Step> {
+        let job = self.reported_job();
+        if let Some(running) = &mut self.running {
+            running.recognised = true;
+        }
+        match d.kind {
+            DetectionKind::Busy => self.busy = true,
+            DetectionKind::Completed => {
+                self.busy = false;
+                // A new agent showed its prompt: it is ready for input.
+                self.starting = None;
+                if self.running.is_some() && self.approval.is_none() {
+                    return vec![Step::Complete];
+                }
+            }
+            DetectionKind::Progress(fields) => {
+                let summary = describe(&fields);
+                self.last_progress = Some(summary.clone());
+                if job.is_some() {
+                    return vec![self.progress(job, summary, fields.percent)];
+                }
+            }
+            DetectionKind::Approval {
+                approval,
+                question,
+                body,
+                options,
+            } => {
+                // The prompt reported already, seen again (a new client).
+                if self
+                    .approval
+                    .as_ref()
+                    .is_some_and(|a| a.question == question)
+                {
+                    return Vec::new();
+                }
+                let mut seen = Approval {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    session: session.to_string(),
+                    pane: pane.to_string(),
+                    kind: approval,
+                    question,
+                    body,
+                    options,
+                };
+                let mut steps = Vec::new();
+                if let Some(request) = self.expected.take() {
+                    fill_body(&mut seen, &request);
+                    steps.extend(self.confirm(&seen, &request, job.clone()));
+                }
+                self.approval = Some(seen.clone());
+                steps.insert(0, Step::Emit(job, ProjectEventKind::Approval(seen)));
+                return steps;
+            }
+            DetectionKind::ApprovalGone { .. } => {
+                if let Some(gone) = self.approval.take() {
+                    let approval_id = gone.id;
+                    let kind = ProjectEventKind::ApprovalGone { approval_id };
+                    return vec![Step::Emit(job, kind)];
+                }
+            }
+            // How a turn ended besides an error: the completion follows.
+            DetectionKind::Interrupted { line } => {
+                if let Some(running) = &mut self.running {
+                    running.ending = TurnEnding::Interrupted(line);
+                }
+            }
+            DetectionKind::Rejected { line } => {
+                if let Some(running) = &mut self.running {
+                    running.ending = TurnEnding::Rejected(line);
+                }
+            }
+            DetectionKind::Error { line } => {
+                let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {
+                    return Vec::new();
+                };
+                if running.errors.len() >= MAX_ERRORS_PER_JOB || running.errors.contains(&line) {
+                    return Vec::new();
+                }
+                running.errors.push(line.clone());
+                let context = d.context;
+                return vec![Step::Emit(job, ProjectEventKind::Error { line, context })];
+            }
+        }
+        Vec::new()
+    }
+
+    fn progress(&self, job: Option<Job>, summary: String, percent: Option<u8>) -> Step {
+        let tail = (self.running.as_ref())
+            .map(|r| r.output.tail(PROGRESS_TAIL_LINES))
+            .unwrap_or_default();
+        let kind = ProjectEventKind::Progress {
+            summary,
+            percent,
+            tail,
+        };
+        Step::Emit(job, kind)
+    }
+
+    /// The agent's `Stop` (or `StopFailure`) hook: the turn is over, with
+    /// `answer` as its final text. True when that ends the running command
+    /// (not while a prompt waits: its answer starts more of the turn).
+    pub fn hook_stop(&mut self, answer: Option<String>) -> bool {
+        if self.approval.is_some() {
+            return false;
+        }
+        let Some(running) = &mut self.running else {
+            return false;
+        };
+        running.hook_answer = answer.filter(|a| !a.trim().is_empty());
+        true
+    }
+
+    /// The agent's permission hook: what the dialog it is about to show
+    /// asks. Checked against the dialog read off the screen, whichever
+    /// comes first.
+    pub fn hook_permission(&mut self, request: ToolRequest) -> Vec<Step> {
+        match &self.approval {
+            Some(seen) => self.confirm(seen, &request, self.reported_job()),
+            None => {
+                self.expected = Some(request);
+                Vec::new()
+            }
+        }
+    }
+
+    /// A task hook: the agent's task list as the running command's
+    /// progress.
+    pub fn hook_task(&mut self, news: TaskNews) -> Vec<Step> {
+        let job = self.reported_job();
+        let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {
+            return Vec::new();
+        };
+        let tasks = &mut running.tasks;
+        let subject = match news {
+            TaskNews::Created { id, subject } => {
+                if tasks.created.len() < MAX_TASKS {
+                    tasks.created.insert(id);
+                }
+                format!("new task: {subject}")
+            }
+            TaskNews::Completed { id, subject } => {
+                if tasks.completed.len() < MAX_TASKS {
+                    // A task created before the command still counts.
+                    if tasks.created.len() < MAX_TASKS {
+                        tasks.created.insert(id.clone());
+                    }
+                    tasks.completed.insert(id);
+                }
+                format!("done: {subject}")
+            }
+        };
+        let (done, total) = (tasks.completed.len(), tasks.created.len().max(1));
+        let percent = Some((done * 100 / total).min(100) as u8);
+        let summary = format!("tasks {done}/{total} · {subject}");
+        self.last_progress = Some(summary.clone());
+        vec![self.progress(job, summary, percent)]
+    }
+
+    /// A dialog on screen checked against the permission hook's request:
+    /// a kind or options that disagree mean the screen is read wrong (the
+    /// agent's screen changed), which the chat must hear before it answers.
+    fn confirm(&self, seen: &Approval, request: &ToolRequest, job: Option<Job>) -> Vec<Step> {
+        match disagreement(seen, request) {
+            Some(detail) => {
+                let approval_id = seen.id.clone();
+                let kind = ProjectEventKind::DialogMismatch {
+                    approval_id,
+                    detail,
+                };
+                vec![Step::Emit(job, kind)]
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Ends the running command: its output (`screen_rows` fill what a
+    /// flood skipped), or the recovery prompt's end.
+    pub fn finish(&mut self, screen_rows: Option<&[String]>) -> Option<Finished> {
+        let mut running = self.running.take()?;
+        self.busy = false;
+        self.expected = None;
+        if running.recovery {
+            return Some(Finished::Recovery(running.job));
+        }
+        if let Some(rows) = screen_rows {
+            running.output.fill_gap(rows);
+        }
+        let mut output = running.output.text();
+        // The screen lost some of the answer (a flood, a reconnect) or never
+        // showed one: the hook's final text is the answer.
+        if let Some(answer) = running.hook_answer
+            && (output.trim().is_empty() || output.contains(GAP_LINE))
+        {
+            output = answer;
+        }
+        let kind = ProjectEventKind::Completed {
+            output,
+            screen: running.output.raw(),
+            seconds: running.started.elapsed().as_secs(),
+            errors: running.errors.len(),
+            ending: running.ending,
+        };
+        Some(Finished::Report(running.job, kind))
+    }
+
+    /// The running command ran out of time; `screen` is what the pane shows.
+    pub fn time_out(&mut self, screen: String) -> Option<(Job, ProjectEventKind)> {
+        let running = self.running.take()?;
+        let kind = ProjectEventKind::TimedOut {
+            screen,
+            seconds: running.started.elapsed().as_secs(),
+            unrecognised: !running.recognised,
+        };
+        Some((running.job, kind))
+    }
+
+    /// What the project is doing, for `/gsd:status`.
+    pub fn status(&self, attached: bool) -> ProjectStatus {
+        ProjectStatus {
+            attached,
+            starting: self.starting.is_some(),
+            running: self.running.as_ref().map(|r| r.job.text.clone()),
+            busy: self.busy,
+            awaiting_approval: self.approval.as_ref().map(|a| a.question.clone()),
+            last_progress: self.last_progress.clone(),
+            queued: self.queue.len(),
+        }
+    }
+}
+
+/// A Bash dialog that lost its body (drawn off screen) shows the command
+/// the hook named.
+fn fill_body(seen: &mut Approval, request: &ToolRequest) {
+    if !seen.body.trim().is_empty() {
+        return;
+    }
+    if let ToolRequest::Bash {
+        command,
+        description,
+    } = request
+    {
+        seen.body = match description {
+            Some(d) => format!("{command}\n{d}"),
+            None => command.clone(),
+        };
+    }
+}
+
+/// Where the dialog read off the screen disagrees with what the agent's
+/// hook says it asks, in words for the chat; `None` when they agree (or
+/// the tool is one clawmux knows nothing about).
+fn disagreement(seen: &Approval, request: &ToolRequest) -> Option<String> {
+    let kind_ok = |kinds: &[ApprovalKind]| kinds.contains(&seen.kind);
+    match request {
+        ToolRequest::Bash { command, .. } => {
+            if !kind_ok(&[ApprovalKind::Permission]) {
+                return Some(format!(
+                    "the agent asks to run a command, the screen reads a {} dialog",
+                    seen.kind
+                ));
+            }
+            let prefix: String = squeeze(command)
+                .chars()
+                .take(COMMAND_PREFIX_CHARS)
+                .collect();
+            let shown = squeeze(&format!("{}\n{}", seen.question, seen.body));
+            (!shown.contains(&prefix)).then(|| {
+                format!(
+                    "the agent asks to run `{command}`, which the dialog on screen does not show"
+                )
+            })
+        }
+        ToolRequest::File { file_path, .. } => {
+            if !kind_ok(&[
+                ApprovalKind::Edit,
+                ApprovalKind::Create,
+                ApprovalKind::Permission,
+            ]) {
+                return Some(format!(
+                    "the agent asks to change {file_path}, the screen reads a {} dialog",
+                    seen.kind
+                ));
+            }
+            let name = file_path.rsplit('/').next().unwrap_or(file_path);
+            let shown = format!("{}\n{}", seen.question, seen.body);
+            (!shown.contains(name)).then(|| {
+                format!("the agent asks to change {file_path}, the dialog names another file")
+            })
+        }
+        ToolRequest::Question { questions } => {
+            if !kind_ok(&[ApprovalKind::Question, ApprovalKind::Dialog]) {
+                return Some(format!(
+                    "the agent asks a question, the screen reads a {} dialog",
+                    seen.kind
+                ));
+            }
+            // The dialog shows one question at a time, with the agent's
+            // own rows ("Type something", "Chat about this") added.
+            let shown = questions
+                .iter()
+                .find(|q| seen.question.contains(q.question.trim()))
+                .or(questions.first())?;
+            let missing: Vec<&str> = shown
+                .options
+                .iter()
+                .map(|o| o.label.trim())
+                .filter(|label| !seen.options.iter().any(|o| o.label.trim() == *label))
+                .collect();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "the agent offers {} that the buttons do not show",
+                    missing
+                        .iter()
+                        .map(|l| format!("\"{l}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+        }
+        ToolRequest::Plan { .. } => {
+            (!kind_ok(&[ApprovalKind::Plan, ApprovalKind::Dialog])).then(|| {
+                format!(
+                    "the agent asks to approve a plan, the screen reads a {} dialog",
+                    seen.kind
+                )
+            })
+        }
+        ToolRequest::Other { .. } => None,
+    }
+}
+
+/// `text` without whitespace: a dialog wraps a long command over rows.
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// `42% · 3/10 · phase 2 · EXECUTING WAVE 1`: the fields a line had.
+fn describe(p: &ProgressFields) -> String {
+    let mut parts = Vec::new();
+    if let Some(stage) = &p.stage {
+        parts.push(stage.clone());
+    }
+    if let Some(phase) = p.phase {
+        parts.push(format!("phase {phase}"));
+    }
+    if let (Some(done), Some(total)) = (p.done, p.total) {
+        parts.push(format!("{done}/{total}"));
+    }
+    if let Some(percent) = p.percent {
+        parts.push(format!("{percent}%"));
+    }
+    parts.join(" · ")
+}

@@ -1,0 +1,433 @@
+//! The job runner without tmux: queueing, what detections and hooks mean for
+//! the running command, and what is reported, on an injected clock.
+
+use std::time::{Duration, Instant};
+
+use super::runner::{Admit, Finished, JobRunner, MAX_QUEUED, Step, TaskNews};
+use super::{ProjectEventKind, TurnEnding};
+use crate::bridge::transcript::GAP_LINE;
+use crate::control::PaneId;
+use crate::detect::{ApprovalKind, ApprovalOption, Detection, DetectionKind, Millis};
+use crate::hooks::{Question, QuestionOption, ToolRequest};
+use crate::store::state::{ChatTarget, Job};
+
+const T0_MS: u64 = 1_700_000_000_000;
+
+fn job(id: &str) -> Job {
+    Job {
+        id: id.into(),
+        project: "demo".into(),
+        text: format!("/gsd:{id}"),
+        target: ChatTarget::Console,
+        reply_to: None,
+        progress: None,
+        started: false,
+        queued: false,
+        typing: None,
+        retried: false,
+        timeout_secs: 600,
+        deadline_ms: None,
+        created_ms: T0_MS,
+    }
+}
+
+fn detection(kind: DetectionKind) -> Detection {
+    Detection {
+        pane: PaneId(1),
+        at_ms: Millis(0),
+        kind,
+        context: "context".into(),
+    }
+}
+
+fn see(runner: &mut JobRunner, kind: DetectionKind) -> Vec<Step> {
+    runner.on_detection(detection(kind), "cm-demo", "%1")
+}
+
+fn options(labels: &[&str]) -> Vec<ApprovalOption> {
+    (labels.iter().enumerate())
+        .map(|(i, l)| ApprovalOption {
+            key: (i + 1).to_string(),
+            label: l.to_string(),
+            description: None,
+        })
+        .collect()
+}
+
+fn dialog(kind: ApprovalKind, question: &str, body: &str, labels: &[&str]) -> DetectionKind {
+    DetectionKind::Approval {
+        approval: kind,
+        question: question.into(),
+        body: body.into(),
+        options: options(labels),
+    }
+}
+
+fn bash(command: &str) -> ToolRequest {
+    ToolRequest::Bash {
+        command: command.into(),
+        description: None,
+    }
+}
+
+/// A runner running `job("a")`.
+fn running() -> JobRunner {
+    let mut runner = JobRunner::default();
+    runner.begin(job("a"), false, Instant::now(), T0_MS);
+    runner
+}
+
+fn kinds(steps: &[Step]) -> Vec<&ProjectEventKind> {
+    (steps.iter())
+        .filter_map(|s| match s {
+            Step::Emit(_, kind) => Some(kind),
+            Step::Complete => None,
+        })
+        .collect()
+}
+
+fn report(runner: &mut JobRunner) -> ProjectEventKind {
+    match runner.finish(None) {
+        Some(Finished::Report(_, kind)) => kind,
+        Some(Finished::Recovery(_)) => panic!("a recovery turn ended"),
+        None => panic!("nothing was running"),
+    }
+}
+
+fn lines(rows: &[&str]) -> Vec<String> {
+    rows.iter().map(|r| r.to_string()).collect()
+}
+
+#[test]
+fn commands_wait_in_line_behind_the_running_one_up_to_the_bound() {
+    let mut runner = JobRunner::default();
+    let Admit::Start(first) = runner.submit(job("a")) else {
+        panic!("an idle runner starts the first command");
+    };
+    runner.begin(first, false, Instant::now(), T0_MS);
+    for n in 1..=MAX_QUEUED {
+        match runner.submit(job(&format!("q{n}"))) {
+            Admit::Queued { position, .. } => assert_eq!(position, n),
+            _ => panic!("command {n} should wait"),
+        }
+    }
+    assert!(matches!(runner.submit(job("over")), Admit::Full(_)));
+    assert!(runner.next_waiting().is_none(), "not while one runs");
+    assert_eq!(runner.status(true).queued, MAX_QUEUED);
+}
+
+#[test]
+fn a_deadline_recorded_before_a_restart_still_holds() {
+    let now = Instant::now();
+    let mut fresh = JobRunner::default();
+    let recorded = fresh.begin(job("a"), false, now, T0_MS);
+    assert_eq!(
+        recorded,
+        Some(T0_MS + 600_000),
+        "a new deadline is recorded"
+    );
+    assert_eq!(
+        fresh.running().map(|r| r.deadline),
+        Some(now + Duration::from_secs(600))
+    );
+
+    let mut resumed = JobRunner::default();
+    let old = Job {
+        deadline_ms: Some(T0_MS + 100_000),
+        ..job("a")
+    };
+    assert_eq!(
+        resumed.begin(old, false, now, T0_MS),
+        None,
+        "kept, not renewed"
+    );
+    let r = resumed.running().map(|r| r.deadline);
+    assert_eq!(r, Some(now + Duration::from_secs(100)));
+}
+
+#[test]
+fn errors_are_reported_once_each_and_at_most_three_per_command() {
+    let mut runner = running();
+    let error = |line: &str| DetectionKind::Error { line: line.into() };
+    let mut reported = 0;
+    for line in ["e1", "e1", "e2", "e3", "e4"] {
+        reported += kinds(&see(&mut runner, error(line))).len();
+    }
+    assert_eq!(reported, 3);
+    let ProjectEventKind::Completed { errors, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(errors, 3);
+}
+
+#[test]
+fn a_turn_waiting_at_a_prompt_is_not_complete_and_a_prompt_is_reported_once() {
+    let mut runner = running();
+    let prompt = || {
+        dialog(
+            ApprovalKind::Permission,
+            "Do you want to proceed?",
+            "ls",
+            &["Yes", "No"],
+        )
+    };
+    let first = see(&mut runner, prompt());
+    assert!(matches!(kinds(&first)[..], [ProjectEventKind::Approval(_)]));
+    assert!(
+        see(&mut runner, prompt()).is_empty(),
+        "the same prompt seen again"
+    );
+    assert!(
+        see(&mut runner, DetectionKind::Completed).is_empty(),
+        "a prompt waits"
+    );
+    assert!(!runner.hook_stop(None), "nor does a Stop hook end it");
+    runner.prompt_closed();
+    assert_eq!(
+        see(&mut runner, DetectionKind::Completed),
+        vec![Step::Complete]
+    );
+}
+
+#[test]
+fn the_users_no_ends_the_turn_as_interrupted_not_as_an_error() {
+    let mut runner = running();
+    let line = "⎿  Interrupted · What should Claude do instead?".to_string();
+    assert!(
+        see(
+            &mut runner,
+            DetectionKind::Interrupted { line: line.clone() }
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        see(&mut runner, DetectionKind::Completed),
+        vec![Step::Complete]
+    );
+    let ProjectEventKind::Completed { ending, errors, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!((ending, errors), (TurnEnding::Interrupted(line), 0));
+}
+
+#[test]
+fn the_stop_hooks_answer_stands_in_when_the_screen_lost_lines() {
+    let mut runner = running();
+    runner.lines(&lines(&["● The first half of the answer"]));
+    runner.gap();
+    assert!(runner.hook_stop(Some("The whole answer, from the hook.".into())));
+    let ProjectEventKind::Completed { output, screen, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(output, "The whole answer, from the hook.");
+    assert!(screen.contains("The first half") && screen.contains(GAP_LINE));
+
+    // A whole answer on screen is kept: it has the tool calls too.
+    let mut runner = running();
+    runner.lines(&lines(&["● Bash(ls)", "  ⎿  src", "● Done: one folder."]));
+    assert!(runner.hook_stop(Some("Done: one folder.".into())));
+    let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert!(output.contains("Bash(ls)") && output.contains("Done: one folder."));
+}
+
+#[test]
+fn a_permission_hook_that_agrees_with_the_screen_adds_nothing() {
+    let mut runner = running();
+    assert!(
+        runner
+            .hook_permission(bash("cargo test --workspace"))
+            .is_empty()
+    );
+    let body = "Bash command\n  cargo test --workspace\n  Run the tests";
+    let steps = see(
+        &mut runner,
+        dialog(
+            ApprovalKind::Permission,
+            "Do you want to proceed?",
+            body,
+            &["Yes", "No"],
+        ),
+    );
+    assert!(matches!(kinds(&steps)[..], [ProjectEventKind::Approval(_)]));
+}
+
+#[test]
+fn a_dialog_that_disagrees_with_the_permission_hook_is_flagged_whichever_comes_first() {
+    // The hook first: the dialog shows another command.
+    let mut runner = running();
+    runner.hook_permission(bash("rm -rf target"));
+    let body = "Bash command\n  ls -la";
+    let steps = see(
+        &mut runner,
+        dialog(
+            ApprovalKind::Permission,
+            "Do you want to proceed?",
+            body,
+            &["Yes", "No"],
+        ),
+    );
+    let [
+        ProjectEventKind::Approval(seen),
+        ProjectEventKind::DialogMismatch {
+            approval_id,
+            detail,
+        },
+    ] = kinds(&steps)[..]
+    else {
+        panic!("the approval, then the mismatch: {steps:?}");
+    };
+    assert_eq!(&seen.id, approval_id);
+    assert!(detail.contains("rm -rf target"), "{detail}");
+
+    // The dialog first: a question whose options the screen misread.
+    let mut runner = running();
+    see(
+        &mut runner,
+        dialog(
+            ApprovalKind::Question,
+            "Which database?",
+            "",
+            &["Postgres", "Type something."],
+        ),
+    );
+    let question = Question {
+        question: "Which database?".into(),
+        header: None,
+        multi_select: false,
+        options: ["Postgres", "SQLite"]
+            .iter()
+            .map(|l| QuestionOption {
+                label: l.to_string(),
+                description: None,
+            })
+            .collect(),
+    };
+    let steps = runner.hook_permission(ToolRequest::Question {
+        questions: vec![question],
+    });
+    let [ProjectEventKind::DialogMismatch { detail, .. }] = kinds(&steps)[..] else {
+        panic!("a mismatch: {steps:?}");
+    };
+    assert!(
+        detail.contains("\"SQLite\"") && !detail.contains("Postgres"),
+        "{detail}"
+    );
+
+    // Another kind altogether.
+    let mut runner = running();
+    runner.hook_permission(ToolRequest::Plan {
+        plan: "1. Do it".into(),
+        plan_file_path: None,
+    });
+    let steps = see(
+        &mut runner,
+        dialog(
+            ApprovalKind::Permission,
+            "Do you want to proceed?",
+            "ls",
+            &["Yes", "No"],
+        ),
+    );
+    assert!(matches!(
+        kinds(&steps)[..],
+        [_, ProjectEventKind::DialogMismatch { .. }]
+    ));
+}
+
+#[test]
+fn a_bash_dialog_drawn_without_its_body_shows_the_hooks_command() {
+    let mut runner = running();
+    runner.hook_permission(ToolRequest::Bash {
+        command: "make deploy".into(),
+        description: Some("Deploy to staging".into()),
+    });
+    let steps = see(
+        &mut runner,
+        dialog(
+            ApprovalKind::Permission,
+            "Do you want to proceed?",
+            "",
+            &["Yes", "No"],
+        ),
+    );
+    let [ProjectEventKind::Approval(seen)] = kinds(&steps)[..] else {
+        panic!("one approval, no mismatch: {steps:?}");
+    };
+    assert_eq!(seen.body, "make deploy\nDeploy to staging");
+}
+
+#[test]
+fn task_hooks_are_the_running_commands_progress() {
+    let mut runner = running();
+    let news = [
+        TaskNews::Created {
+            id: "1".into(),
+            subject: "Write tests".into(),
+        },
+        TaskNews::Created {
+            id: "2".into(),
+            subject: "Fix bug".into(),
+        },
+        TaskNews::Created {
+            id: "2".into(),
+            subject: "Fix bug".into(),
+        },
+        TaskNews::Completed {
+            id: "1".into(),
+            subject: "Write tests".into(),
+        },
+    ];
+    let mut last = Vec::new();
+    for n in news {
+        last = runner.hook_task(n);
+    }
+    let [
+        ProjectEventKind::Progress {
+            summary, percent, ..
+        },
+    ] = kinds(&last)[..]
+    else {
+        panic!("progress: {last:?}");
+    };
+    assert_eq!(
+        (summary.as_str(), *percent),
+        ("tasks 1/2 · done: Write tests", Some(50))
+    );
+    assert_eq!(
+        runner.status(true).last_progress.as_deref(),
+        Some("tasks 1/2 · done: Write tests")
+    );
+
+    let mut idle = JobRunner::default();
+    let news = TaskNews::Created {
+        id: "1".into(),
+        subject: "x".into(),
+    };
+    assert!(
+        idle.hook_task(news).is_empty(),
+        "no command, no progress card"
+    );
+}
+
+#[test]
+fn a_recovery_turn_reports_nothing_and_hands_its_command_back() {
+    let mut runner = JobRunner::default();
+    runner.begin(job("a"), true, Instant::now(), T0_MS);
+    let error = DetectionKind::Error {
+        line: "boom".into(),
+    };
+    assert!(
+        see(&mut runner, error).is_empty(),
+        "no error cards for the recovery prompt"
+    );
+    assert_eq!(
+        see(&mut runner, DetectionKind::Completed),
+        vec![Step::Complete]
+    );
+    match runner.finish(None) {
+        Some(Finished::Recovery(j)) => assert_eq!(j.id, "a"),
+        _ => panic!("the command itself comes next"),
+    }
+}
