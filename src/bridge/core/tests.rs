@@ -441,3 +441,76 @@ fn a_timeout_with_nothing_recognised_raises_the_drift_alarm() {
     let drifts = w.kinds().iter().filter(|k| *k == "detection_drift").count();
     assert_eq!(drifts, 1);
 }
+
+fn hook(event: HookKind) -> Input {
+    Input::Hook(HookEvent {
+        event,
+        session_id: None,
+        cwd: None,
+        transcript_path: None,
+        tmux_pane: Some("%1".into()),
+        received_at: std::time::SystemTime::now(),
+    })
+}
+
+fn project_cmds(effects: Vec<Effect>) -> Vec<ProjectCmd> {
+    (effects.into_iter())
+        .filter_map(|e| match e {
+            Effect::Project { cmd, .. } => Some(cmd),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn hooks_reach_their_projects_actor_with_what_they_carry() {
+    let mut w = World::new();
+    w.with_project();
+    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    let stop = HookKind::Stop {
+        stop_hook_active: false,
+        last_assistant_message: Some("All done.".into()),
+    };
+    let cmds = project_cmds(w.at(Duration::ZERO, hook(stop)));
+    assert!(
+        matches!(&cmds[..], [ProjectCmd::HookStop { answer: Some(a) }] if a == "All done."),
+        "{cmds:?}"
+    );
+    let permission = HookKind::PermissionRequest {
+        tool_name: "Bash".into(),
+        tool_input: serde_json::json!({"command": "cargo test"}),
+    };
+    let cmds = project_cmds(w.at(Duration::ZERO, hook(permission)));
+    assert!(
+        matches!(&cmds[..], [ProjectCmd::HookPermission(crate::hooks::ToolRequest::Bash { command, .. })] if command == "cargo test")
+    );
+    let task = HookKind::TaskCompleted {
+        task_id: Some("3".into()),
+        task_subject: Some("Write the parser".into()),
+    };
+    let cmds = project_cmds(w.at(Duration::ZERO, hook(task)));
+    assert!(
+        matches!(&cmds[..], [ProjectCmd::HookTask(TaskNews::Completed { id, subject })] if id == "3" && subject == "Write the parser")
+    );
+    let unknown = HookKind::Other("UserPromptSubmit".into());
+    assert!(project_cmds(w.at(Duration::ZERO, hook(unknown))).is_empty());
+}
+
+#[test]
+fn a_dialog_the_hook_contradicts_is_logged_and_told_to_its_chat() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(Some(&job), ProjectEventKind::Approval(approval()));
+    let detail = "the agent asks to run `rm -rf /`, which the dialog on screen does not show";
+    let kind = ProjectEventKind::DialogMismatch {
+        approval_id: "ap1".into(),
+        detail: detail.into(),
+    };
+    w.event(Some(&job), kind);
+    assert!(w.kinds().contains(&"dialog_mismatch".to_string()));
+    let texts = w.texts();
+    assert!(
+        texts.contains("Check this prompt") && texts.contains("rm -rf /"),
+        "{texts}"
+    );
+}
