@@ -233,7 +233,7 @@ impl Default for AgentConfig {
             command: "claude".into(),
             profile: "gsd".into(),
             profiles_file: None,
-            debounce_ms: 300,
+            debounce_ms: crate::detect::DEFAULT_DEBOUNCE.as_millis() as u64,
         }
     }
 }

@@ -13,8 +13,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clawmux::control::recording::{RecordingError, RecordingReader};
 use clawmux::detect::{
-    DEFAULT_PANE_SIZE, Detection, DetectorConfig, MAX_PANES_PER_STREAM, Millis, Profiles,
-    StreamWatcher,
+    DEFAULT_DEBOUNCE, DEFAULT_PANE_SIZE, Detection, DetectorConfig, MAX_PANES_PER_STREAM, Millis,
+    Profiles, StreamWatcher,
 };
 
 use super::UsageError;
@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     gap_ms: u64,
     /// Completion debounce in milliseconds.
-    #[arg(long, default_value_t = 300, value_name = "MS")]
+    #[arg(long, default_value_t = DEFAULT_DEBOUNCE.as_millis() as u64, value_name = "MS")]
     debounce_ms: u64,
 }
 
