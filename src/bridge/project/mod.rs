@@ -6,36 +6,37 @@
 //! The actor is the I/O half; which command runs, what a detection or a
 //! hook means and what is reported is decided without I/O in
 //! [`runner`] (and, for typing after a crash, in [`super::typing`]).
+//!
+//! Long on purpose: every path that touches the pane (attaching, typing
+//! with its record of intent, answering, confirming receipt, catching up
+//! after a hook, taking over from a lost client) shares one event loop and
+//! its ordering, which reads best in one place.
 
+mod confirm;
+mod handle;
 mod messages;
 pub mod runner;
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tokio::time::sleep_until;
-use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
-use super::agent_pane::{AgentPane, PaneSpec};
-use super::config::Config;
+use super::agent_pane::AgentPane;
 use super::crash_point::crash_point;
 use super::hosts;
-use super::names::session_name;
 use super::texts;
 use super::typing::{self, Receipt, Resume};
-use super::watch_session::WatchSession;
 use crate::control::{Notification, PaneId};
-use crate::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profile};
-use crate::detect::{ProfileError, Profiles};
+use crate::detect::{Detection, Millis, PaneWatcher};
+use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::TypingIntent;
 pub use crate::store::state::{Approval, Job};
-use crate::store::{LogEvent, SharedState};
 use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
+pub use handle::{ProjectHandle, ProjectSetup, Refused};
 pub use messages::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply, TurnEnding,
 };
@@ -47,105 +48,6 @@ pub use runner::{MAX_QUEUED, TaskNews};
 const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 /// Lines of the lost session's output quoted in the recovery prompt.
 const RECOVERY_TAIL_LINES: usize = 20;
-/// Commands to the actor waiting at most.
-const COMMAND_CAPACITY: usize = 64;
-
-/// Everything the actor needs that does not change.
-pub struct ProjectSetup {
-    pub name: String,
-    pub spec: PaneSpec,
-    /// The server's watch session, shared by every project on it.
-    pub watch: Arc<WatchSession>,
-    pub profile: Arc<Profile>,
-    pub detector: DetectorConfig,
-    /// Where the actor records its intent before typing a command (the
-    /// daemon's state); `None` for `clawmux run`, which keeps no state.
-    pub journal: Option<SharedState>,
-}
-
-impl ProjectSetup {
-    /// The setup of project `name` from the daemon's configuration. An
-    /// unknown per-project profile falls back to the default profile.
-    pub fn new(
-        config: &Config,
-        profiles: &Profiles,
-        sim_agent: &str,
-        name: &str,
-        workspace: PathBuf,
-        watch: Arc<WatchSession>,
-        journal: Option<SharedState>,
-    ) -> Result<ProjectSetup, ProfileError> {
-        let agent = match config.agent_for(name) {
-            "sim" => sim_agent.to_string(),
-            other => other.to_string(),
-        };
-        let profile = profiles
-            .get(config.profile_for(name))
-            .or_else(|_| profiles.get(&config.agent.profile))?;
-        let spec = PaneSpec {
-            workspace,
-            agent,
-            ..watch.spec_for(session_name(name))
-        };
-        Ok(ProjectSetup {
-            name: name.to_string(),
-            spec,
-            watch,
-            profile,
-            detector: DetectorConfig {
-                debounce: Duration::from_millis(config.agent.debounce_ms),
-                ..Default::default()
-            },
-            journal,
-        })
-    }
-}
-
-/// A command a project actor could not take, handed back with why.
-pub struct Refused {
-    pub cmd: ProjectCmd,
-    pub error: ProjectError,
-}
-
-/// A handle to a running project actor.
-#[derive(Clone)]
-pub struct ProjectHandle {
-    tx: mpsc::Sender<ProjectCmd>,
-    /// The actor stops with its last handle (its daemon stopped): left
-    /// running, it would go on recreating lost sessions for nobody.
-    _actor: Arc<AbortOnDropHandle<()>>,
-}
-
-impl ProjectHandle {
-    /// Starts the actor on `actors`, so whoever stops its daemon can wait
-    /// until it is gone.
-    pub fn spawn(
-        setup: ProjectSetup,
-        events: mpsc::Sender<ProjectEvent>,
-        actors: &TaskTracker,
-    ) -> ProjectHandle {
-        let (tx, rx) = mpsc::channel(COMMAND_CAPACITY);
-        let actor = actors.spawn(Actor::new(setup, events).run(rx));
-        ProjectHandle {
-            tx,
-            _actor: Arc::new(AbortOnDropHandle::new(actor)),
-        }
-    }
-
-    /// Hands `cmd` to the actor without waiting (the actor sends its
-    /// events to whoever sends it commands, so waiting here for room could
-    /// wait for ever on an actor that waits for us); a refused command is
-    /// handed back.
-    pub fn send(&self, cmd: ProjectCmd) -> Result<(), Box<Refused>> {
-        self.tx.try_send(cmd).map_err(|e| {
-            let (cmd, error) = match e {
-                mpsc::error::TrySendError::Full(cmd) => (cmd, ProjectError::Overloaded),
-                mpsc::error::TrySendError::Closed(cmd) => (cmd, ProjectError::Stopped),
-            };
-            Box::new(Refused { cmd, error })
-        })
-    }
-}
 
 /// Typed text whose taking by the agent is still to be confirmed.
 struct ReceiptCheck {
