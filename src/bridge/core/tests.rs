@@ -8,7 +8,8 @@ use super::*;
 use crate::bridge::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
 use crate::bridge::policy::ChatKind;
-use crate::bridge::project::{Approval, Reply, TurnEnding};
+use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
+use crate::hooks::HookKind;
 use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry};
 
 struct World {
