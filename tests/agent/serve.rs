@@ -358,3 +358,80 @@ fn quoting_reply_through_serve() {
     assert!(new_cards(&all, "== Approval needed ==").is_empty(), "{out}");
     assert!(new_cards(&all, "reported an error").is_empty(), "{out}");
 }
+
+/// With clawmux's hooks installed in the project, the real agent's hooks
+/// reach the daemon through `clawmux hook`: the permission hook agrees with
+/// the dialog read off the screen (no "Check this prompt" card), and the
+/// turn ends once, with its answer.
+#[test]
+fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
+    let Some(claude) =
+        claude_or_skip("agent::serve::hooks_through_serve_confirm_the_dialog_and_end_the_turn")
+    else {
+        return;
+    };
+    let api = FakeApi::start_paced(
+        vec![
+            Turn::tool(
+                "Bash",
+                json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
+            ),
+            Turn::text(scenarios::BASH_ANSWER),
+        ],
+        Duration::from_millis(15),
+    )
+    .unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let workspace = home.path().join("ws/shop");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let install = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["hooks", "install", "--write", "--dir"])
+        .arg(&workspace)
+        .arg("--bin")
+        .arg(env!("CARGO_BIN_EXE_clawmux"))
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    let mut env = ClaudeEnv::new(&api.base_url()).unwrap();
+    env.trust(&workspace).unwrap();
+    // The hooks find the daemon's socket through the agent's environment.
+    let agent = format!(
+        "env CLAWMUX_HOME={} {}",
+        home.path().display(),
+        env.env_command(&claude, &[])
+    );
+    let mut serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    let at = new_project_then(&mut serve, "make a marker file");
+    let at = serve.wait(at, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, scenarios::BASH_ANSWER);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
+    assert!(new_cards(&all, "Check this prompt").is_empty(), "{out}");
+    let finished = (all.iter())
+        .filter(|(_, t)| {
+            t.starts_with("== shop: make a marker file ==") && t.contains("**Finished")
+        })
+        .count();
+    assert_eq!(finished, 1, "{out}");
+    assert!(result_card(&out, "make a marker file").contains(scenarios::BASH_ANSWER));
+    // The hooks did arrive: the log has them, from the project's pane.
+    let tail = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "hook", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&tail.stdout);
+    for event in ["PermissionRequest", "Stop"] {
+        assert!(
+            log.contains(&format!("\"event\":\"{event}\"")),
+            "no {event} hook in the log:\n{log}"
+        );
+    }
+}

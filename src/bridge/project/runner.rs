@@ -475,12 +475,17 @@ impl JobRunner {
             running.output.fill_gap(rows);
         }
         let mut output = running.output.text();
-        // The screen lost some of the answer (a flood, a reconnect) or never
-        // showed one: the hook's final text is the answer.
-        if let Some(answer) = running.hook_answer
-            && (output.trim().is_empty() || output.contains(GAP_LINE))
-        {
-            output = answer;
+        if let Some(answer) = running.hook_answer {
+            if output.trim().is_empty() || output.contains(GAP_LINE) {
+                // The screen lost some of the answer (a flood, a reconnect)
+                // or never showed one: the hook's final text is the answer.
+                output = answer;
+            } else if !shows_end_of(&output, &answer) {
+                // The hook overtook the last frame (measured with Claude
+                // Code 2.1.197: `Stop` can come before the final text is
+                // drawn): the answer ends with the hook's text.
+                output = format!("{}\n● {}", output.trim_end(), indent_rest(&answer));
+            }
         }
         let kind = ProjectEventKind::Completed {
             output,
@@ -515,6 +520,26 @@ impl JobRunner {
             queued: self.queue.len(),
         }
     }
+}
+
+/// Alphanumeric characters of the end of the hook's text looked for on
+/// screen: enough to be that text, few enough to survive how the screen
+/// renders markdown and wraps rows.
+const ANSWER_END_CHARS: usize = 48;
+
+/// Whether `output` (read off the screen) shows the end of `answer` (the
+/// hook's markdown). Compared on letters and digits only: the screen draws
+/// `**bold**` as bold, and wraps long rows.
+fn shows_end_of(output: &str, answer: &str) -> bool {
+    let alnum = |t: &str| -> Vec<char> { t.chars().filter(|c| c.is_alphanumeric()).collect() };
+    let (output, answer) = (alnum(output), alnum(answer));
+    let end = &answer[answer.len().saturating_sub(ANSWER_END_CHARS)..];
+    end.is_empty() || output.windows(end.len()).any(|w| w == end)
+}
+
+/// Lines after the first indented as the agent indents a block's rows.
+fn indent_rest(text: &str) -> String {
+    text.trim_end().replace('\n', "\n  ")
 }
 
 /// `42% · 3/10 · phase 2 · EXECUTING WAVE 1`: the fields a line had.

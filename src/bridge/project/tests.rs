@@ -222,14 +222,31 @@ fn the_stop_hooks_answer_stands_in_when_the_screen_lost_lines() {
     assert_eq!(output, "The whole answer, from the hook.");
     assert!(screen.contains("The first half") && screen.contains(GAP_LINE));
 
-    // A whole answer on screen is kept: it has the tool calls too.
+    // The hook overtook the last frame: the answer ends with its text.
     let mut runner = running();
-    runner.lines(&lines(&["● Bash(ls)", "  ⎿  src", "● Done: one folder."]));
-    assert!(runner.hook_stop(Some("Done: one folder.".into())));
+    runner.lines(&lines(&["● Bash(touch marker)", "  ⎿  Done"]));
+    assert!(runner.hook_stop(Some("Created the **marker** file.\nNothing else.".into())));
     let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
         panic!("a command ends completed");
     };
-    assert!(output.contains("Bash(ls)") && output.contains("Done: one folder."));
+    assert_eq!(
+        output,
+        "● Bash(touch marker)\n  ⎿  Done\n● Created the **marker** file.\n  Nothing else."
+    );
+
+    // A whole answer on screen is kept: it has the tool calls too.
+    let mut runner = running();
+    runner.lines(&lines(&[
+        "● Bash(ls)",
+        "  ⎿  src",
+        "● Done: **one**",
+        "  folder.",
+    ]));
+    assert!(runner.hook_stop(Some("Done: one\nfolder.".into())));
+    let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(output, "● Bash(ls)\n  ⎿  src\n● Done: **one**\n  folder.\n");
 }
 
 #[test]

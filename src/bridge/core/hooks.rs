@@ -1,0 +1,98 @@
+//! Claude Code's hooks routed to the project whose pane sent them: only a
+//! pane clawmux runs, only from inside that project's workspace, and only
+//! what the actor can use (a turn's end with its final text, what a dialog
+//! asks, task-list moves).
+
+use super::Core;
+use crate::bridge::project::{ProjectCmd, TaskNews};
+use crate::hooks::{HookEvent, HookKind};
+use crate::store::LogEvent;
+
+impl Core {
+    pub(super) fn on_hook(&mut self, hook: HookEvent) {
+        let Some(pane) = &hook.tmux_pane else { return };
+        let Some(project) = self.panes.get(pane).cloned() else {
+            self.log(LogEvent::HookIgnored {
+                pane: pane.clone(),
+                reason: "not a clawmux pane".into(),
+            });
+            return;
+        };
+        let workspace = self
+            .shared
+            .read(|s| s.projects.get(&project).map(|p| p.workspace.clone()));
+        if let (Some(cwd), Some(ws)) = (&hook.cwd, &workspace)
+            && !cwd.starts_with(ws)
+        {
+            self.log(LogEvent::HookIgnored {
+                pane: pane.clone(),
+                reason: "cwd is not the project's workspace".into(),
+            });
+            return;
+        }
+        self.log(LogEvent::Hook {
+            project: project.clone(),
+            pane: pane.clone(),
+            event: hook_name(&hook.event).to_string(),
+        });
+        let Some(cmd) = hook_command(hook.event) else {
+            return;
+        };
+        self.tell_project(&project, cmd);
+    }
+}
+
+/// What a hook tells the project's actor, if anything.
+fn hook_command(event: HookKind) -> Option<ProjectCmd> {
+    let task = |id: Option<String>, subject: Option<String>| {
+        let subject = subject.or_else(|| id.clone())?;
+        Some((id.unwrap_or_else(|| subject.clone()), subject))
+    };
+    Some(match event {
+        HookKind::Stop {
+            last_assistant_message,
+            ..
+        }
+        | HookKind::StopFailure {
+            last_assistant_message,
+            ..
+        } => ProjectCmd::HookStop {
+            answer: last_assistant_message,
+        },
+        ref permission @ HookKind::PermissionRequest { .. } => {
+            ProjectCmd::HookPermission(permission.tool_request()?)
+        }
+        HookKind::Notification {
+            notification_type: Some(t),
+            ..
+        } if t == "permission_prompt" => ProjectCmd::HookApproval,
+        HookKind::TaskCreated {
+            task_id,
+            task_subject,
+        } => {
+            let (id, subject) = task(task_id, task_subject)?;
+            ProjectCmd::HookTask(TaskNews::Created { id, subject })
+        }
+        HookKind::TaskCompleted {
+            task_id,
+            task_subject,
+        } => {
+            let (id, subject) = task(task_id, task_subject)?;
+            ProjectCmd::HookTask(TaskNews::Completed { id, subject })
+        }
+        _ => return None,
+    })
+}
+
+fn hook_name(k: &HookKind) -> &str {
+    match k {
+        HookKind::Stop { .. } => "Stop",
+        HookKind::StopFailure { .. } => "StopFailure",
+        HookKind::TaskCreated { .. } => "TaskCreated",
+        HookKind::TaskCompleted { .. } => "TaskCompleted",
+        HookKind::Notification { .. } => "Notification",
+        HookKind::PermissionRequest { .. } => "PermissionRequest",
+        HookKind::SessionStart { .. } => "SessionStart",
+        HookKind::Other(name) => name,
+    }
+}
