@@ -261,27 +261,15 @@ async fn webhook_verdicts_agree_with_the_official_python_sdk() {
 /// (not even in url_verification); clawmux, like the Python SDK, does.
 #[tokio::test]
 async fn webhook_verdicts_agree_with_the_official_node_sdk() {
-    let Some(modules) = node_sdk("webhook_verdicts_agree_with_the_official_node_sdk") else {
+    let Some(all) = node_vectors("webhook_verdicts_agree_with_the_official_node_sdk") else {
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/webhook_vectors.js");
-    let out = Command::new("node")
-        .arg(&script)
-        .args([VECTOR_KEY, VECTOR_TOKEN])
-        .env("NODE_PATH", &modules)
-        .output()
-        .expect("run the vector script");
-    assert!(
-        out.status.success(),
-        "vector script failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let vectors: Value = serde_json::from_slice(&out.stdout).expect("vectors are JSON");
-    assert_eq!(
-        vectors["sdk"],
-        format!("@larksuiteoapi/node-sdk {NODE_SDK_VERSION}")
-    );
-    let vectors = vectors["vectors"].as_array().expect("a list").clone();
+    // Known gaps are checked apart (below).
+    let (gaps, vectors): (Vec<Value>, Vec<Value>) =
+        all.into_iter().partition(|v| v["known_gap"] == true);
+    for gap in &gaps {
+        assert_eq!(gap["sdk_accepts"], true, "{gap}");
+    }
     let named = |name: &str| {
         vectors
             .iter()
@@ -323,6 +311,54 @@ async fn webhook_verdicts_agree_with_the_official_node_sdk() {
         })
         .collect();
     feed_vectors(&vectors, &verdicts).await;
+}
+
+/// A rightly signed old-style (1.0) card callback whose `token` field is
+/// the card's update token (`c-…`), as Feishu's 1.0 callbacks carry it:
+/// both SDKs accept it (neither reads that field outside url_verification),
+/// clawmux's webhook refuses it (401: it compares every payload's token
+/// with the verification token). Ignored until the webhook is fixed.
+#[tokio::test]
+#[ignore = "known gap in src/feishu/webhook.rs: a 1.0 card callback's token is its update token"]
+async fn an_old_card_callback_with_its_update_token_is_accepted() {
+    let Some(all) = node_vectors("an_old_card_callback_with_its_update_token_is_accepted") else {
+        return;
+    };
+    let gaps: Vec<Value> = all.into_iter().filter(|v| v["known_gap"] == true).collect();
+    assert!(!gaps.is_empty());
+    let verdicts: Vec<Verdict> = gaps
+        .iter()
+        .map(|v| Verdict {
+            accept: v["sdk_accepts"] == true,
+            challenge: None,
+            event: v["event"].as_str().map(str::to_string),
+        })
+        .collect();
+    feed_vectors(&gaps, &verdicts).await;
+}
+
+/// The vectors the Node SDK judged (tests/feishu/sdk/webhook_vectors.js);
+/// None (after saying so) when node/npm is missing.
+fn node_vectors(test: &str) -> Option<Vec<Value>> {
+    let modules = node_sdk(test)?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/webhook_vectors.js");
+    let out = Command::new("node")
+        .arg(&script)
+        .args([VECTOR_KEY, VECTOR_TOKEN])
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("run the vector script");
+    assert!(
+        out.status.success(),
+        "vector script failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vectors: Value = serde_json::from_slice(&out.stdout).expect("vectors are JSON");
+    assert_eq!(
+        vectors["sdk"],
+        format!("@larksuiteoapi/node-sdk {NODE_SDK_VERSION}")
+    );
+    Some(vectors["vectors"].as_array().expect("a list").clone())
 }
 
 /// What clawmux must do with one vector.
