@@ -88,6 +88,7 @@ pub async fn start(
     let images = Images {
         api: Arc::clone(&api),
         shared: shared.clone(),
+        require_mention: config.policy.require_mention,
     };
     let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch, images));
     let courier = FeishuCourier::new(api);
@@ -138,6 +139,8 @@ async fn mentions_bot(
 struct Images {
     api: Arc<Api>,
     shared: SharedState,
+    /// An image in a group is downloaded only when it is for the bot.
+    require_mention: bool,
 }
 
 /// Where images from chat go, under the project workspace.
@@ -244,6 +247,11 @@ async fn pump(
             IntakeEvent::MessageReceived(m) => {
                 let mentions_bot = mentions_bot(&m, &mut bot).await;
                 let text = match &m.image_key {
+                    // Not for the bot (the access policy ignores it, as
+                    // text without a mention): not fetched into a workspace.
+                    Some(_) if !m.addressed(images.require_mention, mentions_bot) => {
+                        "(an image, not addressed to the bot)".into()
+                    }
                     Some(key) => images.save(&m, key).await,
                     None => m.text.clone(),
                 };

@@ -12,13 +12,12 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::time::Instant;
 
 use crate::feishu::card;
-use crate::store::SharedState;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, DEAD_LETTER_CAPACITY, DeadLetter, OutboxEntry, OutboxOp};
+use crate::store::{LogEvent, SharedState};
 
 /// First retry delay after a transient failure; doubles up to the cap.
 const RETRY_FIRST: Duration = Duration::from_millis(500);
@@ -128,11 +127,12 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
                 if let Some(o) = outage.take() {
                     // `queued`: cards still waiting behind this one.
                     let queued = shared.read(|s| s.outbox.len());
-                    shared.log.record(
-                        "card_delivery_recovered",
-                        json!({"uuid": entry.uuid, "outage_ms": o.since.elapsed().as_millis() as u64,
-                               "failed_attempts": o.failed_attempts, "queued": queued}),
-                    );
+                    shared.log.event(&LogEvent::CardDeliveryRecovered {
+                        uuid: entry.uuid.clone(),
+                        outage_ms: u64::try_from(o.since.elapsed().as_millis()).unwrap_or(u64::MAX),
+                        failed_attempts: o.failed_attempts,
+                        queued,
+                    });
                 }
             }
             Err(DeliveryError::Permanent { code, msg }) => {
@@ -156,7 +156,9 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
                     delay = RETRY_FIRST;
                     dead_letter(&shared, &entry, Some(code), &msg, &mut told);
                 } else {
-                    shared.log.record("card_retry", json!({"uuid": entry.uuid, "error": format!("Feishu error {code}: {msg}"), "retry_in_ms": delay.as_millis() as u64}));
+                    shared
+                        .log
+                        .event(&retry(&entry, format!("Feishu error {code}: {msg}"), delay));
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(RETRY_CAP);
                 }
@@ -168,7 +170,7 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
                         failed_attempts: 0,
                     })
                     .failed_attempts += 1;
-                shared.log.record("card_retry", json!({"uuid": entry.uuid, "error": why, "retry_in_ms": delay.as_millis() as u64}));
+                shared.log.event(&retry(&entry, why, delay));
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(RETRY_CAP);
             }
@@ -250,11 +252,24 @@ fn dead_letter(
     if !told_chat {
         tracing::error!(uuid = %entry.uuid, ?code, error = msg, chat = ?chat, "Feishu refused a card for good; it was moved aside");
     }
-    shared.log.record(
-        "card_dead_letter",
-        json!({"uuid": entry.uuid, "handle": entry.op.handle(), "op": op_name(&entry.op),
-               "code": code, "error": msg, "chat": chat, "told": told_whom}),
-    );
+    shared.log.event(&LogEvent::CardDeadLetter {
+        uuid: entry.uuid.clone(),
+        handle: entry.op.handle().to_string(),
+        op: op_name(&entry.op).to_string(),
+        code,
+        error: msg.to_string(),
+        chat,
+        told: told_whom.to_string(),
+    });
+}
+
+/// The `card_retry` line: the card stays first and is tried again in `delay`.
+fn retry(entry: &OutboxEntry, error: String, delay: Duration) -> LogEvent {
+    LogEvent::CardRetry {
+        uuid: entry.uuid.clone(),
+        error,
+        retry_in_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+    }
 }
 
 /// Removes a delivered (or undeliverable) entry, records the message id.
@@ -280,17 +295,19 @@ fn finish(
             s.cards.insert(entry.op.handle().to_string(), id);
         }
     });
-    let handle = entry.op.handle();
-    match failure {
-        None => shared.log.record(
-            "card",
-            json!({"uuid": entry.uuid, "handle": handle, "op": op_name(&entry.op)}),
-        ),
-        Some(why) => shared.log.record(
-            "card_dropped",
-            json!({"uuid": entry.uuid, "handle": handle, "error": why}),
-        ),
-    }
+    let (uuid, handle) = (entry.uuid.clone(), entry.op.handle().to_string());
+    shared.log.event(&match failure {
+        None => LogEvent::Card {
+            uuid,
+            handle,
+            op: op_name(&entry.op).to_string(),
+        },
+        Some(why) => LogEvent::CardDropped {
+            uuid,
+            handle,
+            error: why.to_string(),
+        },
+    });
 }
 
 fn op_name(op: &OutboxOp) -> &'static str {
@@ -309,6 +326,7 @@ fn op_name(op: &OutboxOp) -> &'static str {
 mod tests {
     use super::*;
     use crate::store::state::ChatTarget;
+    use serde_json::json;
     use std::sync::{Arc, Mutex};
 
     /// (uuid, message id it patched)

@@ -19,8 +19,8 @@ use super::project::{
     TurnEnding,
 };
 use crate::detect::Profiles;
-use crate::store::EventLog;
 use crate::store::state::ChatTarget;
+use crate::store::{EventLog, LogEvent};
 
 /// How long `--answer` waits for the prompt to be recognised on screen
 /// after attaching (the detector settles in milliseconds).
@@ -129,10 +129,12 @@ pub async fn run_once(
         approval: None,
         error: None,
     };
-    log.record(
-        "command",
-        json!({"project": project, "sender": "run", "text": command}),
-    );
+    log.event(&LogEvent::Command {
+        project: project.to_string(),
+        sender: "run".into(),
+        text: command.to_string(),
+        job: None,
+    });
     let started = match request {
         Request::Message(_) => {
             (handle.send(ProjectCmd::Submit(job))).map_err(|r| r.error.to_string())
@@ -280,9 +282,11 @@ async fn answer(
 }
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {
-    log.record(
-        "run",
-        json!({"project": outcome.project, "status": outcome.status, "seconds": outcome.seconds, "error": outcome.error}),
-    );
+    log.event(&LogEvent::Run {
+        project: outcome.project.clone(),
+        status: serde_json::to_value(outcome.status).unwrap_or(serde_json::Value::Null),
+        seconds: outcome.seconds,
+        error: outcome.error.clone(),
+    });
     outcome
 }

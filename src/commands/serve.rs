@@ -12,7 +12,7 @@ use clawmux::bridge::{console, feishu_channel, outbox};
 use clawmux::detect::Profiles;
 use clawmux::hooks::HookListener;
 use clawmux::store::state_file::Loaded;
-use clawmux::store::{self, SharedState};
+use clawmux::store::{self, LogEvent, SharedState};
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
@@ -200,10 +200,10 @@ async fn serve(
             state_dir.display()
         );
     }
-    shared.log.record(
-        "serve",
-        serde_json::json!({"console": use_console, "agent": config.agent.command}),
-    );
+    shared.log.event(&LogEvent::Serve {
+        console: use_console,
+        agent: config.agent.command.clone(),
+    });
     let setup = DaemonSetup {
         config: Arc::new(config),
         shared,
@@ -241,7 +241,9 @@ async fn serve(
         // is left stays in the outbox for the next start).
         let _ = tokio::time::timeout(OUTBOX_DRAIN_GRACE, outbox_drained(&shared)).await;
     }
-    log.record("serve_stopped", serde_json::json!({"reason": reason}));
+    log.event(&LogEvent::ServeStopped {
+        reason: reason.to_string(),
+    });
     if use_console {
         eprintln!("clawmux: stopped ({reason})");
     }

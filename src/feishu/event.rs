@@ -64,6 +64,17 @@ impl Message {
             None => m.mentioned_type.as_deref() == Some("bot"),
         })
     }
+
+    /// Whether the message is for the bot at all: always in a direct chat;
+    /// in a group, when no mention is required or the bot is mentioned
+    /// (`mentions_bot`, from [`Message::mentions`]). Whatever kind of
+    /// message it is: an image is held to the same rule as text, so one
+    /// that is not for the bot is not even downloaded. Feishu sends a
+    /// picture on its own as an image message, which carries no mention;
+    /// so where a mention is required, such pictures are never for the bot.
+    pub fn addressed(&self, require_mention: bool, mentions_bot: bool) -> bool {
+        self.chat_type == "p2p" || !require_mention || mentions_bot
+    }
 }
 
 /// A click on a card button or a choice in a card menu.
@@ -402,6 +413,70 @@ mod tests {
             ("ev1", "group")
         );
         assert_eq!(token_of(&p), Some("tok"));
+    }
+
+    /// An image message as Feishu sends it: `content` holds only the
+    /// image's key, and there is no `mentions`.
+    fn image_message(chat_type: &str) -> Value {
+        json!({
+            "schema": "2.0",
+            "header": {"event_id": "ev_img", "event_type": "im.message.receive_v1", "token": "tok"},
+            "event": {
+                "sender": {"sender_id": {"open_id": "ou_1"}},
+                "message": {
+                    "message_id": "om_img", "chat_id": "oc_1", "chat_type": chat_type,
+                    "message_type": "image", "content": "{\"image_key\":\"img_v3_1\"}",
+                    "create_time": "1700000000000"
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn an_image_in_a_group_is_held_to_require_mention_like_text() {
+        let Parsed::Message(img) = parse(&image_message("group"), "x").unwrap() else {
+            panic!("not a message")
+        };
+        assert_eq!(img.image_key.as_deref(), Some("img_v3_1"));
+        assert_eq!(img.text, "");
+        assert!(img.mentions.is_empty() && !img.mentions_bot);
+        let mentions_bot = img.mentions(Some("ou_bot"));
+        assert!(!mentions_bot);
+        // Mention required: not for the bot, as text without a mention.
+        assert!(!img.addressed(true, mentions_bot));
+        assert!(img.addressed(false, mentions_bot), "no mention required");
+        // Topic groups are groups too.
+        let Parsed::Message(topic) = parse(&image_message("topic_group"), "x").unwrap() else {
+            panic!("not a message")
+        };
+        assert!(!topic.addressed(true, false));
+        // In a direct chat every message is for the bot.
+        let Parsed::Message(direct) = parse(&image_message("p2p"), "x").unwrap() else {
+            panic!("not a message")
+        };
+        assert!(direct.addressed(true, false));
+    }
+
+    #[test]
+    fn text_in_a_group_is_addressed_only_with_the_bot_mentioned() {
+        let text = |mentions: Value| {
+            json!({
+                "header": {"event_id": "e", "event_type": "im.message.receive_v1"},
+                "event": {"sender": {"sender_id": {"open_id": "ou"}},
+                          "message": {"message_id": "m", "chat_id": "c", "chat_type": "group",
+                                      "message_type": "text", "content": "{\"text\":\"@_user_1 hi\"}",
+                                      "mentions": mentions}}
+            })
+        };
+        let bot = json!([{"key": "@_user_1", "id": {"open_id": "ou_bot"}}]);
+        let colleague = json!([{"key": "@_user_1", "id": {"open_id": "ou_colleague"}}]);
+        for (mentions, addressed) in [(bot, true), (colleague, false), (json!([]), false)] {
+            let Parsed::Message(m) = parse(&text(mentions.clone()), "x").unwrap() else {
+                panic!("not a message")
+            };
+            let mentions_bot = m.mentions(Some("ou_bot"));
+            assert_eq!(m.addressed(true, mentions_bot), addressed, "{mentions}");
+        }
     }
 
     #[test]

@@ -8,13 +8,13 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 pub use super::log_read::{
     LogContents, MAX_RECORD_BYTES, ReadStats, current_len, follow_from, read_all, read_from, stream,
 };
-use super::{clock, private};
+use super::{LogEvent, clock, private};
 
 /// Rotate `events.jsonl` once it passes this size: big enough for weeks of
 /// normal use, small enough to grep.
@@ -99,11 +99,11 @@ impl EventLog {
         })
     }
 
-    /// Appends `{"ts":…,"kind":kind,…fields}` as one line with one write, so a
-    /// crash leaves at most one torn line at the end. Failures are returned
-    /// for the caller to report; the log never panics its caller.
-    pub fn append(&self, kind: &str, fields: Value) -> Result<(), LogError> {
-        let line = line(kind, fields);
+    /// Appends `event` as `{"ts":…,"kind":…,…fields}`, one line with one
+    /// write, so a crash leaves at most one torn line at the end. Failures
+    /// are returned for the caller to report; the log never panics its caller.
+    pub fn append(&self, event: &LogEvent) -> Result<(), LogError> {
+        let line = line(event);
         let mut w = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         w.write_line(line.as_bytes())
     }
@@ -111,8 +111,8 @@ impl EventLog {
     /// Appends without returning a failure: for callers where the log must
     /// never stop the work. The first failure of an outage is reported
     /// through `tracing` and [`EventLog::health`]; the rest are counted.
-    pub fn record(&self, kind: &str, fields: Value) {
-        let _ = self.append(kind, fields);
+    pub fn event(&self, event: &LogEvent) {
+        let _ = self.append(event);
     }
 
     /// Whether records reach the file now.
@@ -132,12 +132,13 @@ impl EventLog {
     }
 }
 
-/// One record as its line: `ts` and `kind` first, the fields after (they
+/// One record as its line: `ts`, `kind` and the event's fields (a field
 /// cannot override either).
-fn line(kind: &str, fields: Value) -> String {
+fn line(event: &LogEvent) -> String {
+    let (kind, fields) = event.split();
     let mut record = Map::new();
     record.insert("ts".into(), Value::String(clock::rfc3339(clock::now_ms())));
-    record.insert("kind".into(), Value::String(kind.into()));
+    record.insert("kind".into(), Value::String(kind));
     if let Value::Object(fields) = fields {
         record.extend(fields.into_iter().filter(|(k, _)| k != "ts" && k != "kind"));
     }
@@ -189,10 +190,9 @@ impl Writer {
                 // so it cannot swallow the record written after it.
                 buf.push(b'\n');
                 buf.extend_from_slice(
-                    self::line(
-                        "log_repaired",
-                        json!({"note": "the line before this one was cut short (a crash or a failed write) and is skipped by readers"}),
-                    )
+                    self::line(&LogEvent::LogRepaired {
+                        note: "the line before this one was cut short (a crash or a failed write) and is skipped by readers".into(),
+                    })
                     .as_bytes(),
                 );
             }
@@ -200,14 +200,11 @@ impl Writer {
         }
         if self.failed > 0 {
             buf.extend_from_slice(
-                self::line(
-                    "log_write_failed",
-                    json!({
-                        "count": self.failed,
-                        "first_error": self.first_error,
-                        "since": clock::rfc3339(self.failing_since_ms),
-                    }),
-                )
+                self::line(&LogEvent::LogWriteFailed {
+                    count: self.failed,
+                    first_error: self.first_error.clone(),
+                    since: clock::rfc3339(self.failing_since_ms),
+                })
                 .as_bytes(),
             );
         }
@@ -298,46 +295,66 @@ impl EventRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// A line named `name` (a hook event: the kinds are the enum's).
+    fn named(name: &str) -> LogEvent {
+        LogEvent::Hook {
+            project: "demo".into(),
+            pane: "%0".into(),
+            event: name.into(),
+        }
+    }
+
+    /// The lines written, each by its name: a hook's event, else its kind.
+    fn names(records: &[EventRecord]) -> Vec<String> {
+        records
+            .iter()
+            .map(|r| match r.kind.as_str() {
+                "hook" => r.field("event").unwrap_or_default().to_string(),
+                kind => kind.to_string(),
+            })
+            .collect()
+    }
 
     #[test]
     fn appends_and_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         let log = EventLog::open(dir.path()).unwrap();
-        log.append(
-            "command",
-            json!({"project": "demo", "text": "/gsd:progress"}),
-        )
+        log.append(&LogEvent::Command {
+            project: "demo".into(),
+            sender: "ou_a".into(),
+            text: "/gsd:progress".into(),
+            job: None,
+        })
         .unwrap();
-        log.append("card", json!({"kind": "forged", "ts": "x"}))
-            .unwrap();
+        log.append(&LogEvent::Card {
+            uuid: "u1".into(),
+            handle: "h1".into(),
+            op: "send".into(),
+        })
+        .unwrap();
         let got = read_all(dir.path()).unwrap();
         assert_eq!(got.skipped_lines, 0);
         assert_eq!(got.records.len(), 2);
         assert_eq!(got.records[0].kind, "command");
         assert_eq!(got.records[0].field("project"), Some("demo"));
-        // A field cannot overwrite the record's own kind or time.
+        assert_eq!(got.records[0].fields.get("job"), None, "skipped when None");
         assert_eq!(got.records[1].kind, "card");
+        assert_eq!(got.records[1].field("op"), Some("send"));
     }
 
     #[test]
     fn torn_last_line_and_garbage_are_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let log = EventLog::open(dir.path()).unwrap();
-        log.append("a", json!({})).unwrap();
+        log.append(&named("a")).unwrap();
         let mut f = open_append(&dir.path().join(LOG_FILE)).unwrap();
         f.write_all(
             b"not json\n{\"ts\":\"2026-11-29T15:00:20Z\",\"kind\":\"b\"}\n{\"ts\":\"2026-1",
         )
         .unwrap();
         let got = read_all(dir.path()).unwrap();
-        assert_eq!(
-            got.records
-                .iter()
-                .map(|r| r.kind.as_str())
-                .collect::<Vec<_>>(),
-            ["a", "b"]
-        );
+        assert_eq!(names(&got.records), ["a", "b"]);
         assert_eq!(got.skipped_lines, 1);
         // The torn tail is not consumed: a follower picks it up once completed.
         let (_, offset) = read_from(dir.path(), 0).unwrap();
@@ -350,7 +367,12 @@ mod tests {
         let log = EventLog::open(dir.path()).unwrap();
         let big = "x".repeat(1024 * 1024);
         for i in 0..40 {
-            log.append("bulk", json!({"i": i, "pad": big})).unwrap();
+            log.append(&LogEvent::Message {
+                sender: i.to_string(),
+                text: big.clone(),
+                chat: "oc_1".into(),
+            })
+            .unwrap();
         }
         assert!(rotated(dir.path(), 1).exists());
         assert!(!rotated(dir.path(), ROTATED_FILES + 1).exists());
@@ -358,7 +380,7 @@ mod tests {
         let ids: Vec<u64> = got
             .records
             .iter()
-            .filter_map(|r| r.fields["i"].as_u64())
+            .filter_map(|r| r.field("sender")?.parse().ok())
             .collect();
         assert!(
             ids.windows(2).all(|w| w[0] + 1 == w[1]),
@@ -374,37 +396,32 @@ mod tests {
     fn follow_restarts_after_rotation() {
         let dir = tempfile::tempdir().unwrap();
         let log = EventLog::open(dir.path()).unwrap();
-        log.append("one", json!({})).unwrap();
+        log.append(&named("one")).unwrap();
         let (first, offset) = read_from(dir.path(), 0).unwrap();
         assert_eq!(first.records.len(), 1);
         rotate(dir.path()).unwrap();
         let log = EventLog::open(dir.path()).unwrap();
-        log.append("two", json!({})).unwrap();
+        log.append(&named("two")).unwrap();
         let (next, _) = read_from(dir.path(), offset + 1000).unwrap();
-        assert_eq!(next.records[0].kind, "two");
+        assert_eq!(names(&next.records), ["two"]);
     }
 
     fn kinds(dir: &Path) -> Vec<String> {
-        read_all(dir)
-            .unwrap()
-            .records
-            .into_iter()
-            .map(|r| r.kind)
-            .collect()
+        names(&read_all(dir).unwrap().records)
     }
 
     #[test]
     fn a_torn_tail_is_repaired_before_the_next_append() {
         let dir = tempfile::tempdir().unwrap();
         let log = EventLog::open(dir.path()).unwrap();
-        log.append("a", json!({})).unwrap();
+        log.append(&named("a")).unwrap();
         drop(log);
         // A crash cut the last record short.
         let mut f = open_append(&dir.path().join(LOG_FILE)).unwrap();
         f.write_all(b"{\"ts\":\"2026-11-29T15:00:2").unwrap();
         let log = EventLog::open(dir.path()).unwrap();
-        log.append("b", json!({})).unwrap();
-        log.append("c", json!({})).unwrap();
+        log.append(&named("b")).unwrap();
+        log.append(&named("c")).unwrap();
         assert_eq!(kinds(dir.path()), ["a", "log_repaired", "b", "c"]);
         assert_eq!(read_all(dir.path()).unwrap().skipped_lines, 1);
     }
@@ -414,7 +431,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(LOG_FILE);
         let log = EventLog::open(dir.path()).unwrap();
-        log.append("before", json!({})).unwrap();
+        log.append(&named("before")).unwrap();
         let mut health = log.subscribe_health();
         health.mark_unchanged();
         // A real failing file: every write to /dev/full is ENOSPC.
@@ -425,7 +442,7 @@ mod tests {
         // handle fail too by forcing that reopen.
         log.inner.lock().unwrap().check_tail = true;
         for i in 0..3 {
-            let err = log.append("lost", json!({"i": i})).unwrap_err();
+            let err = log.append(&named(&format!("lost {i}"))).unwrap_err();
             assert!(err.to_string().contains("No space left"), "{err}");
         }
         assert_eq!(log.failed_records(), 3);
@@ -437,13 +454,12 @@ mod tests {
         // Space is back (the operator moved the full file away).
         fs::remove_file(&path).unwrap();
         fs::rename(&kept, &path).unwrap();
-        log.append("after", json!({})).unwrap();
+        log.append(&named("after")).unwrap();
         assert!(health.has_changed().unwrap());
         assert_eq!(*health.borrow_and_update(), LogHealth::Ok);
         assert_eq!(log.failed_records(), 0);
         let got = read_all(dir.path()).unwrap();
-        let kinds: Vec<_> = got.records.iter().map(|r| r.kind.as_str()).collect();
-        assert_eq!(kinds, ["before", "log_write_failed", "after"]);
+        assert_eq!(names(&got.records), ["before", "log_write_failed", "after"]);
         assert_eq!(got.records[1].fields["count"], 3);
         assert!(
             got.records[1]

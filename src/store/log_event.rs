@@ -1,11 +1,11 @@
-//! The event log's schema: every kind of line the bridge writes, with its
-//! fields, as one enum. `docs/EVENTS.md` describes each for operators;
-//! `clawmux tail --kind K` filters on the names here (snake_case).
+//! The event log's schema: every kind of line written to `events.jsonl`
+//! (by the bridge, the outbox, the state store and the log itself), with its
+//! fields, as one enum; the log takes nothing else. `docs/EVENTS.md`
+//! describes each for operators (a test keeps it complete); `clawmux tail
+//! --kind K` filters on the names here (snake_case).
 
 use serde::Serialize;
 use serde_json::Value;
-
-use super::EventLog;
 
 /// One event-log line (its `ts_ms` is added when written).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -198,6 +198,83 @@ pub enum LogEvent {
     },
     /// A hook was not acted on.
     HookIgnored { pane: String, reason: String },
+    /// `clawmux serve` has opened its state and its chat channel.
+    Serve {
+        /// The console channel rather than Feishu.
+        console: bool,
+        /// The configured agent command.
+        agent: String,
+    },
+    /// `clawmux serve` stopped: a signal's name, `end of input` or `finished`.
+    ServeStopped { reason: String },
+    /// A card was delivered (sent, replied, patched, …) and left the outbox.
+    Card {
+        uuid: String,
+        handle: String,
+        op: String,
+    },
+    /// A delivery failed for now; the card stays first in the outbox.
+    CardRetry {
+        uuid: String,
+        error: String,
+        retry_in_ms: u64,
+    },
+    /// The first delivery that worked after failed ones.
+    CardDeliveryRecovered {
+        uuid: String,
+        /// Since the first failed attempt.
+        outage_ms: u64,
+        failed_attempts: u32,
+        /// Cards still waiting behind this one.
+        queued: usize,
+    },
+    /// A card will never be delivered (a patch of a card never sent).
+    CardDropped {
+        uuid: String,
+        handle: String,
+        error: String,
+    },
+    /// Feishu refused a card for good: moved to the dead letters.
+    CardDeadLetter {
+        uuid: String,
+        handle: String,
+        op: String,
+        /// Feishu's error code (`null` when it gave none).
+        code: Option<i64>,
+        error: String,
+        chat: Option<String>,
+        /// `chat`, or `operator` when only this log says so.
+        told: String,
+    },
+    /// A state path was wider than 0700/0600 (tightened when ours).
+    StatePermissions {
+        path: String,
+        /// The mode found, octal.
+        mode: String,
+        /// The mode wanted, octal.
+        wanted: String,
+        tightened: bool,
+        /// Why it was left as it is.
+        problem: Option<String>,
+    },
+    /// `state.json` was bad; a backup was loaded.
+    StateRecovered { problem: String, backup: String },
+    /// `state.json` and every backup were bad: empty state.
+    StateReset { problem: String },
+    /// `state.json` could not be written (once per failing stretch).
+    StateError { error: String },
+    /// `state.json` was written again after an error.
+    StateSaved { note: String },
+    /// The line before this one was cut short and is skipped by readers.
+    LogRepaired { note: String },
+    /// Records that could not be written (disk full) while the log failed,
+    /// written with the first record that fits again.
+    LogWriteFailed {
+        count: u64,
+        first_error: Option<String>,
+        /// When the failing began (RFC 3339).
+        since: String,
+    },
 }
 
 /// Who was refused what, and why (the fields of [`LogEvent::Denied`]).
@@ -227,22 +304,13 @@ impl LogEvent {
     }
 
     /// The kind and the other fields.
-    fn split(&self) -> (String, Value) {
+    pub(super) fn split(&self) -> (String, Value) {
         let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
         let kind = (value.as_object_mut())
             .and_then(|o| o.remove("kind"))
             .and_then(|k| k.as_str().map(str::to_owned))
             .unwrap_or_default();
         (kind, value)
-    }
-}
-
-impl EventLog {
-    /// Appends `event`; a failure is reported through `tracing` (the log
-    /// must never stop the work).
-    pub fn event(&self, event: &LogEvent) {
-        let (kind, fields) = event.split();
-        self.record(&kind, fields);
     }
 }
 
@@ -270,6 +338,378 @@ mod tests {
         assert_eq!(
             denied.split().1,
             serde_json::json!({"sender": "ou_eve", "reason": "not allowed"})
+        );
+    }
+}
+
+/// Every kind documented: each variant's kind is listed in `docs/EVENTS.md`
+/// and each of its fields named (in backquotes) in the section it links to.
+#[cfg(test)]
+mod documented {
+    use serde_json::json;
+
+    use super::*;
+
+    const DOC: &str = include_str!("../../docs/EVENTS.md");
+
+    fn s(v: &str) -> String {
+        v.to_string()
+    }
+
+    /// One line of every kind, every optional field set (so it is seen).
+    fn samples() -> Vec<LogEvent> {
+        let job = || Some(s("j1"));
+        let p = || s("demo");
+        vec![
+            LogEvent::Message {
+                sender: s("ou_a"),
+                text: s("hi"),
+                chat: s("oc_1"),
+            },
+            LogEvent::Denied(Denial {
+                sender: Some(s("ou_a")),
+                operator: Some(s("ou_a")),
+                chat: Some(s("oc_1")),
+                reason: s("not allowed"),
+                text: Some(s("hi")),
+                approval: Some(s("ap1")),
+                value: Some(json!({})),
+            }),
+            LogEvent::Pairing {
+                sender: s("ou_a"),
+                code: s("ABC"),
+            },
+            LogEvent::Click {
+                operator: s("ou_a"),
+                action: s("approval"),
+                value: json!({}),
+            },
+            LogEvent::Use {
+                project: p(),
+                chat: s("oc_1"),
+            },
+            LogEvent::Project {
+                project: p(),
+                workspace: s("/w"),
+                created: true,
+            },
+            LogEvent::Cancel {
+                project: p(),
+                sender: s("ou_a"),
+            },
+            LogEvent::Command {
+                project: p(),
+                sender: s("ou_a"),
+                text: s("/gsd:progress"),
+                job: job(),
+            },
+            LogEvent::Queued {
+                project: p(),
+                job: job(),
+                position: 1,
+            },
+            LogEvent::Started {
+                project: p(),
+                job: job(),
+            },
+            LogEvent::Detection {
+                project: p(),
+                detection: s("error"),
+                summary: Some(s("wave 1")),
+                line: Some(s("error: x")),
+            },
+            LogEvent::Completed {
+                project: p(),
+                job: job(),
+                seconds: 1,
+                errors: 0,
+            },
+            LogEvent::Timeout {
+                project: p(),
+                job: job(),
+                seconds: 1,
+            },
+            LogEvent::Failed {
+                project: p(),
+                job: job(),
+                error: s("e"),
+            },
+            LogEvent::Resumed {
+                project: p(),
+                job: s("j1"),
+                started: true,
+                typing: false,
+            },
+            LogEvent::TypingResumed {
+                project: p(),
+                job: s("j1"),
+                decision: s("Type"),
+            },
+            LogEvent::EnterPressedAgain {
+                project: p(),
+                job: job(),
+            },
+            LogEvent::NotSubmitted {
+                project: p(),
+                job: job(),
+            },
+            LogEvent::Run {
+                project: p(),
+                status: json!("completed"),
+                seconds: 1,
+                error: None,
+            },
+            LogEvent::Approval {
+                project: p(),
+                approval: s("ap1"),
+                prompt_kind: s("permission"),
+                question: s("Run?"),
+            },
+            LogEvent::ApprovalFoundAgain {
+                project: p(),
+                approval: s("ap1"),
+            },
+            LogEvent::ApprovalAnswered {
+                project: p(),
+                approval: s("ap1"),
+                by: s("ou_a"),
+                choice: s("1"),
+            },
+            LogEvent::ApprovalGone {
+                project: p(),
+                approval: s("ap1"),
+            },
+            LogEvent::SessionCreated {
+                project: p(),
+                recovered: false,
+            },
+            LogEvent::SessionLost {
+                project: p(),
+                reason: s("gone"),
+                retrying: true,
+            },
+            LogEvent::Hook {
+                project: p(),
+                pane: s("%1"),
+                event: s("Stop"),
+            },
+            LogEvent::DetectionDrift {
+                project: p(),
+                job: job(),
+            },
+            LogEvent::HostDown {
+                project: p(),
+                job: job(),
+                error: s("ssh: refused"),
+            },
+            LogEvent::Reconnected {
+                project: p(),
+                job: job(),
+                reason: s("exited"),
+            },
+            LogEvent::Adopted {
+                project: p(),
+                pane: s("main:%1"),
+                host: Some(s("box")),
+                by: s("ou_a"),
+                size: s("80x24"),
+            },
+            LogEvent::Released {
+                project: p(),
+                pane: s("main:%1"),
+                by: s("ou_a"),
+            },
+            LogEvent::HookIgnored {
+                pane: s("%9"),
+                reason: s("not a clawmux pane"),
+            },
+            LogEvent::Serve {
+                console: true,
+                agent: s("sim"),
+            },
+            LogEvent::ServeStopped {
+                reason: s("SIGTERM"),
+            },
+            LogEvent::Card {
+                uuid: s("u1"),
+                handle: s("h1"),
+                op: s("send"),
+            },
+            LogEvent::CardRetry {
+                uuid: s("u1"),
+                error: s("HTTP 503"),
+                retry_in_ms: 500,
+            },
+            LogEvent::CardDeliveryRecovered {
+                uuid: s("u1"),
+                outage_ms: 1,
+                failed_attempts: 1,
+                queued: 0,
+            },
+            LogEvent::CardDropped {
+                uuid: s("u1"),
+                handle: s("h1"),
+                error: s("gone"),
+            },
+            LogEvent::CardDeadLetter {
+                uuid: s("u1"),
+                handle: s("h1"),
+                op: s("send"),
+                code: Some(230002),
+                error: s("bot not in chat"),
+                chat: Some(s("oc_1")),
+                told: s("operator"),
+            },
+            LogEvent::StatePermissions {
+                path: s("/s"),
+                mode: s("755"),
+                wanted: s("700"),
+                tightened: true,
+                problem: Some(s("not ours")),
+            },
+            LogEvent::StateRecovered {
+                problem: s("bad"),
+                backup: s("/s/state.json.1"),
+            },
+            LogEvent::StateReset { problem: s("bad") },
+            LogEvent::StateError { error: s("full") },
+            LogEvent::StateSaved { note: s("again") },
+            LogEvent::LogRepaired { note: s("cut") },
+            LogEvent::LogWriteFailed {
+                count: 1,
+                first_error: Some(s("full")),
+                since: s("2026-12-01T00:00:00.000Z"),
+            },
+        ]
+    }
+
+    /// The variant's place in the enum. Exhaustive: a new variant does not
+    /// compile until it is given a place here, and a sample above.
+    fn place(e: &LogEvent) -> usize {
+        use LogEvent::*;
+        match e {
+            Message { .. } => 0,
+            Denied(_) => 1,
+            Pairing { .. } => 2,
+            Click { .. } => 3,
+            Use { .. } => 4,
+            Project { .. } => 5,
+            Cancel { .. } => 6,
+            Command { .. } => 7,
+            Queued { .. } => 8,
+            Started { .. } => 9,
+            Detection { .. } => 10,
+            Completed { .. } => 11,
+            Timeout { .. } => 12,
+            Failed { .. } => 13,
+            Resumed { .. } => 14,
+            TypingResumed { .. } => 15,
+            EnterPressedAgain { .. } => 16,
+            NotSubmitted { .. } => 17,
+            Run { .. } => 18,
+            Approval { .. } => 19,
+            ApprovalFoundAgain { .. } => 20,
+            ApprovalAnswered { .. } => 21,
+            ApprovalGone { .. } => 22,
+            SessionCreated { .. } => 23,
+            SessionLost { .. } => 24,
+            Hook { .. } => 25,
+            DetectionDrift { .. } => 26,
+            HostDown { .. } => 27,
+            Reconnected { .. } => 28,
+            Adopted { .. } => 29,
+            Released { .. } => 30,
+            HookIgnored { .. } => 31,
+            Serve { .. } => 32,
+            ServeStopped { .. } => 33,
+            Card { .. } => 34,
+            CardRetry { .. } => 35,
+            CardDeliveryRecovered { .. } => 36,
+            CardDropped { .. } => 37,
+            CardDeadLetter { .. } => 38,
+            StatePermissions { .. } => 39,
+            StateRecovered { .. } => 40,
+            StateReset { .. } => 41,
+            StateError { .. } => 42,
+            StateSaved { .. } => 43,
+            LogRepaired { .. } => 44,
+            LogWriteFailed { .. } => 45,
+        }
+    }
+    const VARIANTS: usize = 46;
+
+    /// GitHub's anchor for a heading: lower case, spaces to `-`, other
+    /// punctuation (but `-` and `_`) dropped.
+    fn anchor(heading: &str) -> String {
+        heading
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The text of the section whose heading has `anchor`, to the next
+    /// heading of the same or a higher level.
+    fn section(anchor_: &str) -> Option<String> {
+        let lines: Vec<&str> = DOC.lines().collect();
+        let (start, level) = lines.iter().enumerate().find_map(|(i, l)| {
+            let level = l.chars().take_while(|c| *c == '#').count();
+            (level > 0 && anchor(&l[level..]) == anchor_).then_some((i, level))
+        })?;
+        let end = lines[start + 1..]
+            .iter()
+            .position(|l| {
+                let n = l.chars().take_while(|c| *c == '#').count();
+                n > 0 && n <= level
+            })
+            .map_or(lines.len(), |n| start + 1 + n);
+        Some(lines[start..end].join("\n"))
+    }
+
+    #[test]
+    fn one_sample_of_every_variant() {
+        let mut places: Vec<usize> = samples().iter().map(place).collect();
+        places.sort_unstable();
+        assert_eq!(places, (0..VARIANTS).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_kind_and_its_fields_are_in_docs_events_md() {
+        let mut missing = Vec::new();
+        for e in samples() {
+            let (kind, fields) = e.split();
+            // Listed in "Kinds at a glance" as | [`kind`](#anchor) |.
+            let listed = format!("| [`{kind}`](#");
+            let Some(at) = DOC.find(&listed) else {
+                missing.push(format!("kind `{kind}` is not in the table of kinds"));
+                continue;
+            };
+            let rest = &DOC[at + listed.len()..];
+            let target = rest.split(')').next().unwrap_or_default();
+            let Some(text) = section(target) else {
+                missing.push(format!("`{kind}` links to #{target}, which is no heading"));
+                continue;
+            };
+            if !text.contains(&format!("`{kind}`")) && !text.contains(&format!("# {kind}")) {
+                missing.push(format!("section #{target} does not name `{kind}`"));
+            }
+            for field in fields.as_object().into_iter().flat_map(|o| o.keys()) {
+                if !text.contains(&format!("`{field}`")) {
+                    missing.push(format!(
+                        "section #{target} lacks `{kind}`'s field `{field}`"
+                    ));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "docs/EVENTS.md:\n{}",
+            missing.join("\n")
         );
     }
 }

@@ -10,11 +10,10 @@
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 
-use serde_json::json;
 use tokio::sync::{Notify, watch};
 
 use super::state_file::Loaded;
-use super::{EventLog, LogError, State, StateError, StateFile, clock, private};
+use super::{EventLog, LogError, LogEvent, State, StateError, StateFile, clock, private};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -77,25 +76,24 @@ impl SharedState {
         let log = EventLog::open(dir)?;
         for finding in &findings {
             tracing::warn!("{finding}");
-            log.record(
-                "state_permissions",
-                json!({
-                    "path": finding.path.display().to_string(),
-                    "mode": format!("{:o}", finding.mode),
-                    "wanted": format!("{:o}", finding.wanted),
-                    "tightened": finding.tightened,
-                    "problem": finding.problem,
-                }),
-            );
+            log.event(&LogEvent::StatePermissions {
+                path: finding.path.display().to_string(),
+                mode: format!("{:o}", finding.mode),
+                wanted: format!("{:o}", finding.wanted),
+                tightened: finding.tightened,
+                problem: finding.problem.clone(),
+            });
         }
         let file = StateFile::new(dir.join("state.json"));
         let (state, loaded) = file.load::<State>()?;
         match &loaded {
-            Loaded::Backup { backup, problem } => log.record(
-                "state_recovered",
-                json!({"problem": problem, "backup": backup.display().to_string()}),
-            ),
-            Loaded::Reset { problem } => log.record("state_reset", json!({"problem": problem})),
+            Loaded::Backup { backup, problem } => log.event(&LogEvent::StateRecovered {
+                problem: problem.clone(),
+                backup: backup.display().to_string(),
+            }),
+            Loaded::Reset { problem } => log.event(&LogEvent::StateReset {
+                problem: problem.clone(),
+            }),
             Loaded::Current | Loaded::Fresh => {}
         }
         let saver = Saver::start(file, log.clone()).map_err(|source| StateError::Write {
@@ -126,9 +124,9 @@ impl SharedState {
         let change = inner.changes;
         match serde_json::to_vec(&inner.state) {
             Ok(bytes) => self.saver.queue(change, bytes),
-            Err(err) => self
-                .log
-                .record("state_error", json!({"error": err.to_string()})),
+            Err(err) => self.log.event(&LogEvent::StateError {
+                error: err.to_string(),
+            }),
         }
         let has_outbox = !inner.state.outbox.is_empty();
         drop(inner);
@@ -249,10 +247,9 @@ fn save_loop(queue: &SaveQueue, file: &StateFile, log: &EventLog, attempted: &wa
         let now_unsaved = match saved {
             Ok(()) => {
                 if unsaved {
-                    log.record(
-                        "state_saved",
-                        json!({"note": "state file written again after an error"}),
-                    );
+                    log.event(&LogEvent::StateSaved {
+                        note: "state file written again after an error".into(),
+                    });
                 }
                 false
             }
@@ -260,7 +257,9 @@ fn save_loop(queue: &SaveQueue, file: &StateFile, log: &EventLog, attempted: &wa
                 // Reported once per outage; retried with the next change.
                 if !unsaved {
                     tracing::error!("{err}");
-                    log.record("state_error", json!({"error": err.to_string()}));
+                    log.event(&LogEvent::StateError {
+                        error: err.to_string(),
+                    });
                 }
                 true
             }

@@ -374,3 +374,55 @@ async fn an_image_from_chat_is_saved_in_the_workspace_and_its_path_typed() {
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
 }
+
+/// With `require_mention`, an image in a group is held to the same rule as
+/// text: Feishu's image messages carry no mention, so it is not for the bot,
+/// and it is neither typed nor fetched into the workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_in_a_group_without_a_mention_is_ignored_and_not_fetched() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    assert!(config.policy.require_mention, "groups need a mention");
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "project ready", |c| {
+        c.card_text().contains("Created **demo**")
+    })
+    .await;
+
+    // An image message as Feishu sends it: no mentions.
+    let png = [&[0x89, b'P', b'N', b'G', 0x0d, 0x0a][..], &[7u8; 100]].concat();
+    let mut image =
+        crate::feishu::fake_server::message_event("ev_img_1", "om_img_1", "oc_1", "ou_alice", "");
+    let message = &mut image["event"]["message"];
+    message["message_type"] = serde_json::json!("image");
+    message["content"] = serde_json::json!(r#"{"image_key":"img_v3_1"}"#);
+    message
+        .as_object_mut()
+        .expect("message object")
+        .remove("mentions");
+    fake.add_image("om_img_1", "img_v3_1", &png);
+    let frame = fake.push_payload("event", &image, 1);
+    assert!(
+        fake.wait_ack(&frame, WAIT).await.is_some(),
+        "acked all the same"
+    );
+    // Messages are handled in order: once the next one is answered, the
+    // image has been dealt with.
+    fake.push_message("oc_1", "ou_alice", "after the image");
+    card(&fake, "the next message", |c| {
+        c.card_text().contains("You said: after the image")
+    })
+    .await;
+    let images = config.workspace_root().join("demo/.clawmux/images");
+    assert!(
+        !images.exists(),
+        "an image not for the bot was saved: {}",
+        images.display()
+    );
+    let listing = fake.listing();
+    assert!(!listing.contains("Image from chat"), "{listing}");
+}

@@ -1,6 +1,7 @@
 //! The official Feishu SDKs as oracles: the Node SDK's `WSClient` against the
-//! local Feishu server, and (in `webhook_vectors`) the Python SDK's own
-//! signature and decryption code judging the vectors clawmux must accept.
+//! local Feishu server, and (in `webhook_vectors.py` and `.js`) each SDK's
+//! own decryption, signature checks and webhook handlers judging the vectors
+//! clawmux must accept or refuse.
 //!
 //! The SDKs are installed on first use into `target/feishu-sdk` (npm into a
 //! prefix, pip into a target dir), pinned to the versions checked against.
@@ -236,7 +237,144 @@ async fn webhook_verdicts_agree_with_the_official_python_sdk() {
     assert_eq!(vectors["sdk"], format!("lark-oapi {PYTHON_SDK_VERSION}"));
     let vectors = vectors["vectors"].as_array().expect("a list").clone();
     assert!(vectors.len() >= 10, "{vectors:?}");
+    let verdicts: Vec<Verdict> = vectors
+        .iter()
+        .map(|v| {
+            let sdk_answer: Value =
+                serde_json::from_str(v["sdk_answer"].as_str().unwrap_or("")).unwrap_or(Value::Null);
+            Verdict {
+                accept: v["sdk_accepts"] == true,
+                challenge: sdk_answer.get("challenge").cloned(),
+                event: v["event"].as_str().map(str::to_string),
+            }
+        })
+        .collect();
+    feed_vectors(&vectors, &verdicts).await;
+}
 
+/// The same with the Node SDK: its AESCipher decrypts every encrypted body,
+/// and its own webhook path (adaptDefault in front of its EventDispatcher
+/// and CardActionHandler) accepts each good request and refuses each
+/// forgery (one byte changed, the other scheme, another key, unsigned).
+/// clawmux gives the same verdict on every one, except where it is
+/// stricter on purpose: the Node SDK does not check the verification token
+/// (not even in url_verification); clawmux, like the Python SDK, does.
+#[tokio::test]
+async fn webhook_verdicts_agree_with_the_official_node_sdk() {
+    let Some(all) = node_vectors("webhook_verdicts_agree_with_the_official_node_sdk") else {
+        return;
+    };
+    // Known gaps are checked apart (below).
+    let (gaps, vectors): (Vec<Value>, Vec<Value>) =
+        all.into_iter().partition(|v| v["known_gap"] == true);
+    for gap in &gaps {
+        assert_eq!(gap["sdk_accepts"], true, "{gap}");
+    }
+    let named = |name: &str| {
+        vectors
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no vector {name}"))
+    };
+    // The SDK judged what it had to: the good requests of every kind
+    // accepted, their one-byte forgeries refused.
+    for good in [
+        "event_encrypted_signed",
+        "card_v2_signed",
+        "card_v2_encrypted_signed",
+        "card_v1_signed",
+        "url_verification_plain",
+        "url_verification_encrypted",
+    ] {
+        assert_eq!(named(good)["sdk_accepts"], true, "{good}");
+    }
+    for forged in [
+        "event_signature_one_byte_changed",
+        "event_ciphertext_one_byte_changed",
+        "card_v2_body_one_byte_changed",
+        "card_v1_signature_one_byte_changed",
+        "card_v1_body_one_byte_changed",
+        "event_signed_sha1_with_the_token",
+        "card_v1_signed_like_an_event",
+        "event_unsigned",
+    ] {
+        assert_eq!(named(forged)["sdk_accepts"], false, "{forged}");
+    }
+    // Where the Node SDK is laxer: it answers a challenge with the wrong token.
+    assert_eq!(named("url_verification_wrong_token")["sdk_accepts"], true);
+    let verdicts: Vec<Verdict> = vectors
+        .iter()
+        .map(|v| Verdict {
+            accept: v["sdk_accepts"] == true && v["token_ok"] == true,
+            challenge: Some(v["challenge"].clone()).filter(|c| !c.is_null()),
+            event: v["event"].as_str().map(str::to_string),
+        })
+        .collect();
+    feed_vectors(&vectors, &verdicts).await;
+}
+
+/// A rightly signed old-style (1.0) card callback whose `token` field is
+/// the card's update token (`c-…`), as Feishu's 1.0 callbacks carry it:
+/// both SDKs accept it (neither reads that field outside url_verification),
+/// clawmux's webhook refuses it (401: it compares every payload's token
+/// with the verification token). Ignored until the webhook is fixed.
+#[tokio::test]
+#[ignore = "known gap in src/feishu/webhook.rs: a 1.0 card callback's token is its update token"]
+async fn an_old_card_callback_with_its_update_token_is_accepted() {
+    let Some(all) = node_vectors("an_old_card_callback_with_its_update_token_is_accepted") else {
+        return;
+    };
+    let gaps: Vec<Value> = all.into_iter().filter(|v| v["known_gap"] == true).collect();
+    assert!(!gaps.is_empty());
+    let verdicts: Vec<Verdict> = gaps
+        .iter()
+        .map(|v| Verdict {
+            accept: v["sdk_accepts"] == true,
+            challenge: None,
+            event: v["event"].as_str().map(str::to_string),
+        })
+        .collect();
+    feed_vectors(&gaps, &verdicts).await;
+}
+
+/// The vectors the Node SDK judged (tests/feishu/sdk/webhook_vectors.js);
+/// None (after saying so) when node/npm is missing.
+fn node_vectors(test: &str) -> Option<Vec<Value>> {
+    let modules = node_sdk(test)?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/webhook_vectors.js");
+    let out = Command::new("node")
+        .arg(&script)
+        .args([VECTOR_KEY, VECTOR_TOKEN])
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("run the vector script");
+    assert!(
+        out.status.success(),
+        "vector script failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vectors: Value = serde_json::from_slice(&out.stdout).expect("vectors are JSON");
+    assert_eq!(
+        vectors["sdk"],
+        format!("@larksuiteoapi/node-sdk {NODE_SDK_VERSION}")
+    );
+    Some(vectors["vectors"].as_array().expect("a list").clone())
+}
+
+/// What clawmux must do with one vector.
+struct Verdict {
+    accept: bool,
+    /// The challenge to answer (url_verification).
+    challenge: Option<Value>,
+    /// The event it delivers: `message`, `card` or `card_v1`.
+    event: Option<String>,
+}
+
+/// Posts every vector to clawmux's webhook (through the Intake, as Feishu
+/// would) and checks its answer against `verdicts`: accepted ones answered
+/// 200 (with the challenge, or their event delivered), refused ones 401
+/// with nothing delivered.
+async fn feed_vectors(vectors: &[Value], verdicts: &[Verdict]) {
     let mut config = FeishuConfig::new(
         APP_ID,
         APP_SECRET,
@@ -273,7 +411,8 @@ async fn webhook_verdicts_agree_with_the_official_python_sdk() {
     });
 
     let http = reqwest::Client::new();
-    for v in &vectors {
+    let (mut accepted, mut refused) = (0, 0);
+    for (v, verdict) in vectors.iter().zip(verdicts) {
         let name = v["name"].as_str().unwrap_or_default();
         let mut req = http
             .post(&url)
@@ -294,18 +433,17 @@ async fn webhook_verdicts_agree_with_the_official_python_sdk() {
         let resp = req.send().await.expect("post a vector");
         let status = resp.status().as_u16();
         let answer = resp.text().await.unwrap_or_default();
-        if v["sdk_accepts"] == true {
+        if verdict.accept {
+            accepted += 1;
             assert_eq!(
                 status, 200,
                 "{name}: the SDK accepts it, clawmux answered {status} {answer}"
             );
-            let sdk_answer: Value =
-                serde_json::from_str(v["sdk_answer"].as_str().unwrap_or("")).unwrap_or(Value::Null);
-            if let Some(challenge) = sdk_answer.get("challenge") {
+            if let Some(challenge) = &verdict.challenge {
                 let ours: Value = serde_json::from_str(&answer).expect("a JSON answer");
                 assert_eq!(ours["challenge"], *challenge, "{name}");
             }
-            if let Some(kind) = v["event"].as_str() {
+            if let Some(kind) = verdict.event.as_deref() {
                 let kind = if kind == "card_v1" { "card" } else { kind };
                 let got = timeout_at(Instant::now() + Duration::from_secs(10), seen.recv())
                     .await
@@ -314,12 +452,17 @@ async fn webhook_verdicts_agree_with_the_official_python_sdk() {
                 assert_eq!(got.0, kind, "{name}");
             }
         } else {
+            refused += 1;
             assert_eq!(
                 status, 401,
-                "{name}: the SDK refuses it, clawmux answered {status} {answer}"
+                "{name}: refused (by the SDK or for its token), clawmux answered {status} {answer}"
             );
         }
     }
+    assert!(
+        accepted > 0 && refused > 0,
+        "{accepted} accepted, {refused} refused"
+    );
     // Nothing refused slipped through.
     assert!(seen.try_recv().is_err(), "an extra event was delivered");
 }

@@ -7,12 +7,28 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use clawmux::store::EventLog;
-use clawmux::store::event_log::{self, LogHealth};
-use serde_json::json;
+use clawmux::store::event_log::{self, EventRecord, LogHealth};
+use clawmux::store::{EventLog, LogEvent};
 
 /// Size of the test file system: a few records' worth once filled.
 const TMPFS_BYTES: usize = 256 << 10;
+
+/// A chat line from `sender` (the phase of the test: before, during, after).
+fn line(sender: &str, text: &str) -> LogEvent {
+    LogEvent::Message {
+        sender: sender.into(),
+        text: text.into(),
+        chat: "oc_1".into(),
+    }
+}
+
+/// A record's name: the sender of a chat line, else its kind.
+fn name(r: &EventRecord) -> &str {
+    match r.kind.as_str() {
+        "message" => r.field("sender").unwrap_or_default(),
+        kind => kind,
+    }
+}
 
 /// A tmpfs mounted on a temp dir, unmounted on drop.
 struct Tmpfs {
@@ -73,7 +89,7 @@ fn a_full_disk_loses_no_record_silently_and_tears_nothing() {
     let fs_ = Tmpfs::mount();
     let dir = fs_.path();
     let log = EventLog::open(dir).unwrap();
-    log.append("before", json!({"i": 0})).unwrap();
+    log.append(&line("before", "0")).unwrap();
     let mut health = log.subscribe_health();
     health.mark_unchanged();
 
@@ -83,7 +99,7 @@ fn a_full_disk_loses_no_record_silently_and_tears_nothing() {
     let mut failed = 0u64;
     let mut written = Vec::new();
     for i in 1..=20 {
-        match log.append("during", json!({"i": i, "pad": pad})) {
+        match log.append(&line("during", &format!("{i} {pad}"))) {
             Ok(()) => written.push(i),
             Err(e) => {
                 assert!(e.to_string().contains("No space left"), "{e}");
@@ -98,12 +114,12 @@ fn a_full_disk_loses_no_record_silently_and_tears_nothing() {
     health.mark_unchanged();
 
     fs::remove_file(&filler).unwrap();
-    log.append("after", json!({"i": 21})).unwrap();
+    log.append(&line("after", "21")).unwrap();
     assert_eq!(log.health(), LogHealth::Ok);
     assert!(health.has_changed().unwrap());
 
     let got = event_log::read_all(dir).unwrap();
-    let kinds: Vec<_> = got.records.iter().map(|r| r.kind.as_str()).collect();
+    let kinds: Vec<_> = got.records.iter().map(name).collect();
     eprintln!(
         "{failed} of 20 failed; log: {kinds:?}; skipped lines {}",
         got.skipped_lines
