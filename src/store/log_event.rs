@@ -497,6 +497,11 @@ mod documented {
                 project: p(),
                 job: job(),
             },
+            LogEvent::DialogMismatch {
+                project: p(),
+                approval: s("ap1"),
+                detail: s("the buttons do not show \"SQLite\""),
+            },
             LogEvent::HostDown {
                 project: p(),
                 job: job(),
@@ -634,9 +639,10 @@ mod documented {
             StateSaved { .. } => 43,
             LogRepaired { .. } => 44,
             LogWriteFailed { .. } => 45,
+            DialogMismatch { .. } => 46,
         }
     }
-    const VARIANTS: usize = 46;
+    const VARIANTS: usize = 47;
 
     /// GitHub's anchor for a heading: lower case, spaces to `-`, other
     /// punctuation (but `-` and `_`) dropped.
