@@ -1,0 +1,663 @@
+//! `clawmux serve` (the real binary) on the Feishu channel, pointed at the
+//! local Feishu server on 127.0.0.1, driving the real Claude Code in the
+//! daemon's own tmux server against the fake Messages API. Chat messages
+//! arrive as `im.message.receive_v1` events over the long connection,
+//! button clicks as `card.action.trigger` events in `type=event` frames (as
+//! Feishu sends them), and the cards are the REST calls the server records.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
+use serde_json::{Value, json};
+
+use super::scenarios;
+use crate::feishu::fake_server::{self, FakeFeishu, Kind, Pushed, Recorded};
+use crate::support::claude::{STEP_TIMEOUT, claude_or_skip};
+use crate::support::tmux::TmuxServer;
+
+/// The group chat the bot is in (clicks from the fake server name it).
+const CHAT: &str = "oc_fake";
+/// May send and answer approvals.
+const ALICE: &str = "ou_alice";
+/// May send, may not answer approvals.
+const BOB: &str = "ou_bob";
+/// Neither sends nor answers: not in any list.
+const EVE: &str = "ou_eve";
+/// The project every test creates; its tmux session is `cm-shop`.
+const PROJECT: &str = "shop";
+
+/// A Feishu daemon, killed on drop (its tmux server with it), and the
+/// local Feishu it talks to.
+struct FeishuServe {
+    child: Child,
+    home: tempfile::TempDir,
+    tmux: TmuxServer,
+    fake: FakeFeishu,
+}
+
+impl FeishuServe {
+    async fn start(agent: &str, home: tempfile::TempDir, tmux: TmuxServer) -> FeishuServe {
+        let fake = FakeFeishu::start().await;
+        let config = format!(
+            "workspace_root = {ws:?}\n\
+             [tmux]\nsocket = {socket:?}\nwidth = 120\nheight = 40\n\
+             [agent]\ncommand = {agent:?}\nprofile = \"claude\"\n\
+             [progress]\ninterval_secs = 1\n\
+             [policy]\ndm_policy = \"allowlist\"\nallow_from = [{ALICE:?}, {BOB:?}]\n\
+             group_policy = \"allowlist\"\ngroup_allow_from = [{CHAT:?}]\napprovers = [{ALICE:?}]\n\
+             [feishu]\ndomain = {domain:?}\napp_id = {app_id:?}\napp_secret = {secret:?}\nmode = \"websocket\"\n",
+            ws = home.path().join("ws").display().to_string(),
+            socket = tmux.socket,
+            domain = fake.base_url(),
+            app_id = fake_server::APP_ID,
+            secret = fake_server::APP_SECRET,
+        );
+        let config_path = home.path().join("config.toml");
+        std::fs::write(&config_path, config).expect("config written");
+        let log = std::fs::File::create(home.path().join("serve.log")).expect("serve log");
+        let child = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["serve", "--config"])
+            .arg(&config_path)
+            .env("CLAWMUX_HOME", home.path())
+            .env("RUST_LOG", "clawmux=debug")
+            .env_remove("FEISHU_APP_ID")
+            .env_remove("FEISHU_APP_SECRET")
+            .env_remove("FEISHU_DOMAIN")
+            .env_remove("FEISHU_ENCRYPT_KEY")
+            .env_remove("FEISHU_VERIFICATION_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("clawmux serve");
+        let serve = FeishuServe {
+            child,
+            home,
+            tmux,
+            fake,
+        };
+        if !serve.fake.wait_connected(1, STEP_TIMEOUT).await {
+            serve.fail("the long connection never came up");
+        }
+        serve
+    }
+
+    /// Panics with `what`, every card Feishu got, the daemon's log and the
+    /// agent's screen.
+    fn fail(&self, what: &str) -> ! {
+        let log = std::fs::read_to_string(self.home.path().join("serve.log")).unwrap_or_default();
+        let pane = self.tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
+        panic!(
+            "{what}\ncards:\n{}\nserve log:\n{log}\npane:\n{}",
+            self.fake.listing(),
+            String::from_utf8_lossy(&pane.stdout)
+        );
+    }
+
+    /// The first card from index `from` on matching `pred`.
+    async fn card(&self, from: usize, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
+        match self.fake.wait_for_card_from(from, pred, STEP_TIMEOUT).await {
+            Some(c) => c,
+            None => self.fail(&format!("no card {what}")),
+        }
+    }
+
+    fn say(&self, from: &str, text: &str) -> Pushed {
+        self.fake.push_message(CHAT, from, text)
+    }
+
+    /// Clicks `value` on card `message_id` as `who`; the toast Feishu shows.
+    async fn click(&self, who: &str, message_id: &str, value: Value) -> Value {
+        match self.fake.push_card_action(who, message_id, value).await {
+            Some(answer) => answer,
+            None => self.fail(&format!("the click of {who} was never acknowledged")),
+        }
+    }
+
+    /// Creates the project (GSD is not installed: Claude Code rejects
+    /// `/gsd:new-project` itself, without a model call), then sends
+    /// `prompt`. Returns the prompt's message and the card count before it.
+    async fn new_project_then(&self, prompt: &str) -> (Pushed, usize) {
+        self.say(ALICE, &format!("/gsd:new-project {PROJECT}"));
+        let refused = format!("The agent refused: {PROJECT}: /gsd:new-project");
+        self.card(0, "refusing /gsd:new-project", |c| c.title() == refused)
+            .await;
+        let from = self.fake.recorded_count();
+        (self.say(ALICE, prompt), from)
+    }
+
+    fn workspace(&self) -> std::path::PathBuf {
+        self.home.path().join("ws").join(PROJECT)
+    }
+}
+
+impl Drop for FeishuServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn start(claude: &Path, script: Vec<Turn>) -> (FeishuServe, FakeApi, ClaudeEnv) {
+    let api = FakeApi::start_paced(script, Duration::from_millis(15)).expect("fake API");
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .expect("home");
+    std::fs::create_dir(home.path().join("ws")).expect("workspace root");
+    let mut env = ClaudeEnv::new(&api.base_url()).expect("claude env");
+    env.trust(&home.path().join("ws").join(PROJECT))
+        .expect("trust the project");
+    let agent = env.env_command(claude, &[]);
+    let serve = FeishuServe::start(&agent, home, TmuxServer::new()).await;
+    (serve, api, env)
+}
+
+fn template(c: &Recorded) -> &str {
+    c.card["header"]["template"].as_str().unwrap_or_default()
+}
+
+/// The buttons of a card: (label, callback value), in order.
+fn buttons(card: &Value) -> Vec<(String, Value)> {
+    fn walk(v: &Value, out: &mut Vec<(String, Value)>) {
+        if v.get("tag").and_then(Value::as_str) == Some("button") {
+            let label = v.pointer("/text/content").and_then(Value::as_str);
+            let value = v.pointer("/behaviors/0/value");
+            if let (Some(label), Some(value)) = (label, value) {
+                out.push((label.to_string(), value.clone()));
+            }
+        }
+        match v {
+            Value::Array(a) => a.iter().for_each(|i| walk(i, out)),
+            Value::Object(o) => o.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(card, &mut out);
+    out
+}
+
+/// The markdown elements of a card, in order.
+fn markdowns(card: &Value) -> Vec<String> {
+    card["body"]["elements"]
+        .as_array()
+        .map(|els| {
+            els.iter()
+                .filter(|e| e["tag"] == "markdown")
+                .filter_map(|e| e["content"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The AskUserQuestion of the recorded scenario, then its answer.
+fn question_script() -> Vec<Turn> {
+    vec![
+        Turn::tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": scenarios::QUESTION,
+                "header": "Database",
+                "multiSelect": false,
+                "options": [
+                    {"label": "Postgres", "description": "Relational server, strong consistency"},
+                    {"label": "SQLite", "description": "Embedded file, zero setup"},
+                    {"label": "DuckDB", "description": "Columnar, for analytics"}
+                ]
+            }]}),
+        ),
+        Turn::text(scenarios::QUESTION_ANSWER),
+    ]
+}
+
+/// What a result card must not hold: the agent's screen around its answer
+/// (spinner, tip, input box, footer) or a dialog's rows.
+fn screen_noise(text: &str) -> Vec<String> {
+    const NOISE: &[&str] = &[
+        "Tip:",
+        "tokens)",
+        "esc to interrupt",
+        "? for shortcuts",
+        "focus-events",
+        "Esc to cancel",
+        "shift+tab",
+        "───",
+        "❯",
+        "Do you want to proceed?",
+        "1. Yes",
+        "3. No",
+        "Chat about this",
+        "Enter to select",
+    ];
+    let mut found: Vec<String> = NOISE
+        .iter()
+        .filter(|n| text.contains(**n))
+        .map(|n| n.to_string())
+        .collect();
+    // Spinner rows, running (`✶ Baking… (1s …)`) or done (`✻ Baked for 0s`).
+    for line in text.lines() {
+        if line.trim_start().starts_with(['✻', '✢', '✽', '✶', '✳']) {
+            found.push(line.to_string());
+        }
+    }
+    found
+}
+
+/// Cards from index `from` on, not updates, with this header template.
+fn new_cards_of(serve: &FeishuServe, from: usize, template_: &str) -> Vec<Recorded> {
+    serve.fake.sent_cards()[from..]
+        .iter()
+        .filter(|c| c.kind != Kind::Patch && template(c) == template_)
+        .cloned()
+        .collect()
+}
+
+impl FeishuServe {
+    /// Sends `/gsd:status` (answered by clawmux itself) and waits for its
+    /// card: the cards queued for what came before it have gone out
+    /// (the outbox delivers in order). Returns the card count then.
+    async fn barrier(&self) -> usize {
+        let asked = self.say(ALICE, "/gsd:status");
+        self.card(0, "answering /gsd:status", |c| {
+            c.kind == Kind::Reply && c.target == asked.message_id
+        })
+        .await;
+        self.fake.recorded_count()
+    }
+
+    /// Checks that the turn asked by `asked` (its cards from `from` on)
+    /// ended exactly once, after `after` (the index of its last answer, if
+    /// any), with one result card holding `answer`: the card it returns.
+    async fn one_turn_end(
+        &self,
+        asked: &Pushed,
+        from: usize,
+        title: &str,
+        after: Option<usize>,
+    ) -> Recorded {
+        let progress = self
+            .card(from, "the progress card", |c| {
+                c.kind == Kind::Reply
+                    && c.target == asked.message_id
+                    && c.title() == title
+                    && template(c) == "blue"
+            })
+            .await;
+        self.card(from, "the result", |c| {
+            c.kind == Kind::Reply && c.target == asked.message_id && template(c) == "green"
+        })
+        .await;
+        let to = self.barrier().await;
+        let cards = &self.fake.sent_cards()[..to];
+        let results: Vec<usize> = (from..to)
+            .filter(|&i| cards[i].kind != Kind::Patch && template(&cards[i]) == "green")
+            .collect();
+        if results.len() != 1 {
+            self.fail(&format!("{} result cards, expected 1", results.len()));
+        }
+        let finished: Vec<usize> = (from..to)
+            .filter(|&i| {
+                cards[i].kind == Kind::Patch
+                    && cards[i].message_id == progress.message_id
+                    && cards[i].card_text().contains("**Finished in")
+            })
+            .collect();
+        if finished.len() != 1 {
+            self.fail(&format!(
+                "the progress card says Finished {} times, expected once",
+                finished.len()
+            ));
+        }
+        if let Some(after) = after
+            && (results[0] < after || finished[0] < after)
+        {
+            self.fail("the turn was reported finished before its dialog was answered");
+        }
+        let done: Vec<_> = (self.fake.reactions().into_iter())
+            .filter(|(m, e)| *m == asked.message_id && e == "DONE")
+            .collect();
+        if done.len() != 1 {
+            self.fail(&format!("{} DONE reactions, expected 1", done.len()));
+        }
+        if !new_cards_of(self, from, "red").is_empty() {
+            self.fail("an error card during the turn");
+        }
+        let result = cards[results[0]].clone();
+        if result.card_text().is_empty() || result.title() != title {
+            self.fail(&format!("the result card is not {title}'s"));
+        }
+        result
+    }
+
+    /// The index of the update turning the approval card `message_id` grey.
+    async fn resolved(&self, from: usize, message_id: &str, choice: &str) -> usize {
+        let patch = self
+            .card(from, "the approval resolved", |c| {
+                c.kind == Kind::Patch && c.message_id == message_id
+            })
+            .await;
+        assert_eq!(patch.title(), "Approval answered", "{}", patch.card);
+        assert_eq!(template(&patch), "grey");
+        assert!(
+            patch.card_text().contains(&format!("chose **{choice}**")),
+            "{}",
+            patch.card_text()
+        );
+        assert!(buttons(&patch.card).is_empty(), "{}", patch.card);
+        let cards = self.fake.sent_cards();
+        (from..cards.len())
+            .find(|&i| cards[i].kind == Kind::Patch && cards[i].message_id == message_id)
+            .unwrap_or(from)
+    }
+
+    /// The pane shows `needle` now.
+    fn screen_has(&self, needle: &str) -> bool {
+        let pane = self.tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
+        String::from_utf8_lossy(&pane.stdout).contains(needle)
+    }
+}
+
+/// The option labels and keys of an approval card's buttons, checked
+/// against the approval and project each one names.
+fn options(card: &Recorded) -> Vec<(String, String)> {
+    buttons(&card.card)
+        .into_iter()
+        .map(|(label, value)| {
+            assert_eq!(value["action"], "approval", "{value}");
+            assert_eq!(value["project"], PROJECT, "{value}");
+            assert_eq!(value["session"], "cm-shop", "{value}");
+            let key = value["option"].as_str().unwrap_or_default().to_string();
+            (key, label)
+        })
+        .collect()
+}
+
+fn button_value(card: &Recorded, label: &str) -> Value {
+    buttons(&card.card)
+        .into_iter()
+        .find(|(l, _)| l == label)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no button {label} in {}", card.card))
+}
+
+fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, l)| (k.to_string(), l.to_string()))
+        .collect()
+}
+
+const BASH_TITLE: &str = "shop: make a marker file";
+
+/// The Bash permission prompt is one approval card with its exact
+/// command, question and options; clicks that may not answer it are
+/// refused and type nothing; the approver's click runs the command; the
+/// turn ends once, after the answer, with one result card holding the
+/// agent's answer and nothing else of its screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_permission_approved_by_a_click() {
+    let Some(claude) = claude_or_skip("agent::feishu::bash_permission_approved_by_a_click") else {
+        return;
+    };
+    let (serve, api, _env) = start(
+        &claude,
+        vec![
+            Turn::tool(
+                "Bash",
+                json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
+            ),
+            Turn::text(scenarios::BASH_ANSWER),
+        ],
+    )
+    .await;
+    let (asked, from) = serve.new_project_then("make a marker file").await;
+    let approval = serve
+        .card(from, "approval", |c| c.title() == "Approval needed")
+        .await;
+    assert_eq!(approval.kind, Kind::Reply);
+    assert_eq!(approval.target, asked.message_id, "replies to the prompt");
+    assert_eq!(template(&approval), "orange");
+    assert_eq!(
+        markdowns(&approval.card),
+        [
+            "```\nBash command\n\n  touch made-by-bash.txt\n  Create a marker file\n\nDo you want to proceed?\n```"
+        ],
+        "{}",
+        approval.card
+    );
+    assert_eq!(
+        options(&approval),
+        owned(&[
+            ("1", "Yes"),
+            (
+                "2",
+                "Yes, and always allow access to shop/ from this project"
+            ),
+            ("3", "No"),
+        ])
+    );
+
+    // Forged clicks, each on "No": typed, it would deny the command.
+    let no = button_value(&approval, "No");
+    for who in [BOB, EVE] {
+        let refused = serve.click(who, &approval.message_id, no.clone()).await;
+        assert_eq!(refused["toast"]["type"], "error", "{who}: {refused}");
+    }
+    let mut moved = no.clone();
+    moved["project"] = json!("other");
+    let refused = serve.click(ALICE, &approval.message_id, moved).await;
+    assert_eq!(refused["toast"]["type"], "error", "{refused}");
+    let mut unknown = no.clone();
+    unknown["option"] = json!("9");
+    let refused = serve.click(ALICE, &approval.message_id, unknown).await;
+    assert_eq!(refused["toast"]["type"], "error", "{refused}");
+    let mut gone = no.clone();
+    gone["approval_id"] = json!("not-an-approval");
+    let refused = serve.click(ALICE, &approval.message_id, gone).await;
+    assert_eq!(refused["toast"]["type"], "warning", "{refused}");
+    // Refused and answered at once: nothing reached the dialog.
+    assert!(serve.screen_has("Do you want to proceed?"));
+    assert_eq!(api.scripted_requests().len(), 1);
+    assert!(
+        (serve.fake.sent_cards().iter())
+            .all(|c| !(c.kind == Kind::Patch && c.message_id == approval.message_id)),
+        "{}",
+        serve.fake.listing()
+    );
+
+    let yes = button_value(&approval, "Yes");
+    let answered = serve.click(ALICE, &approval.message_id, yes).await;
+    assert_eq!(answered["toast"]["type"], "success", "{answered}");
+    assert_eq!(answered["toast"]["content"], "Answered: Yes");
+    let resolved = serve.resolved(from, &approval.message_id, "Yes").await;
+
+    let result = serve
+        .one_turn_end(&asked, from, BASH_TITLE, Some(resolved))
+        .await;
+    assert_eq!(
+        markdowns(&result.card),
+        [format!(
+            "```\n● Bash(touch made-by-bash.txt)\n  ⎿  Done\n● {}\n```",
+            scenarios::BASH_ANSWER
+        )],
+        "{}",
+        result.card
+    );
+    assert_eq!(screen_noise(&result.card_text()), Vec::<String>::new());
+    assert_eq!(
+        new_cards_of(&serve, from, "orange").len(),
+        1,
+        "one dialog, one card"
+    );
+
+    // The command ran, and its result went back to the model.
+    assert!(serve.workspace().join("made-by-bash.txt").exists());
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "the answer's turn, then the next");
+    assert_eq!(api.exhausted(), 0);
+    let results = scripted[1].tool_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(!results[0].contains("rejected"), "{results:?}");
+}
+
+/// AskUserQuestion: one card with the header, each option with its
+/// description, and the question; a button per option, the one below the
+/// inner rule too. Returns the card, the fake API and the daemon after
+/// clicking `label`.
+async fn question_clicked(
+    claude: &Path,
+    label: &str,
+) -> (FeishuServe, FakeApi, ClaudeEnv, Pushed, usize, usize) {
+    let (serve, api, env) = start(claude, question_script()).await;
+    let (asked, from) = serve.new_project_then("pick a database").await;
+    let approval = serve
+        .card(from, "the question", |c| c.title() == "Approval needed")
+        .await;
+    assert_eq!(approval.target, asked.message_id, "replies to the prompt");
+    assert_eq!(
+        approval.card["header"]["subtitle"]["content"],
+        "shop · cm-shop · question"
+    );
+    assert_eq!(
+        markdowns(&approval.card),
+        [format!(
+            "```\n☐ Database\n\n1. Postgres: Relational server, strong consistency\n\
+             2. SQLite: Embedded file, zero setup\n3. DuckDB: Columnar, for analytics\n\n{}\n```",
+            scenarios::QUESTION
+        )],
+        "{}",
+        approval.card
+    );
+    assert_eq!(
+        options(&approval),
+        owned(&[
+            ("1", "Postgres"),
+            ("2", "SQLite"),
+            ("3", "DuckDB"),
+            ("4", "Type something."),
+            ("5", "Chat about this"),
+        ])
+    );
+    let value = button_value(&approval, label);
+    let answered = serve.click(ALICE, &approval.message_id, value).await;
+    assert_eq!(answered["toast"]["type"], "success", "{answered}");
+    let resolved = serve.resolved(from, &approval.message_id, label).await;
+    // The model's next request carries the answer.
+    (serve, api, env, asked, from, resolved)
+}
+
+/// The question's tool result, from the request after the question.
+fn question_result(api: &FakeApi) -> String {
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "the question's turn, then the next");
+    assert_eq!(api.exhausted(), 0);
+    let results = scripted[1].tool_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    results[0].clone()
+}
+
+/// A described option clicked on the card is the one Claude Code reports
+/// to the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn question_answered_by_a_described_option() {
+    let Some(claude) = claude_or_skip("agent::feishu::question_answered_by_a_described_option")
+    else {
+        return;
+    };
+    let (serve, api, _env, asked, from, resolved) = question_clicked(&claude, "SQLite").await;
+    let result = serve
+        .one_turn_end(&asked, from, "shop: pick a database", Some(resolved))
+        .await;
+    assert_eq!(
+        question_result(&api),
+        format!(
+            "Your questions have been answered: \"{}\"=\"SQLite\". You can now continue with these answers in mind.",
+            scenarios::QUESTION
+        )
+    );
+    assert!(
+        result.card_text().contains(scenarios::QUESTION_ANSWER),
+        "{}",
+        result.card_text()
+    );
+    assert_eq!(screen_noise(&result.card_text()), Vec::<String>::new());
+    assert_eq!(
+        new_cards_of(&serve, from, "orange").len(),
+        1,
+        "one dialog, one card"
+    );
+}
+
+/// The option below the dialog's inner rule ("Chat about this") clicked
+/// on the card reaches Claude Code: it tells the model the user wants to
+/// clarify, with no answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn question_answered_by_the_option_below_the_rule() {
+    let Some(claude) =
+        claude_or_skip("agent::feishu::question_answered_by_the_option_below_the_rule")
+    else {
+        return;
+    };
+    let (serve, api, _env, asked, from, resolved) =
+        question_clicked(&claude, "Chat about this").await;
+    let result = serve
+        .one_turn_end(&asked, from, "shop: pick a database", Some(resolved))
+        .await;
+    let told = question_result(&api);
+    assert!(
+        told.contains("The user wants to clarify these questions."),
+        "{told}"
+    );
+    assert!(
+        told.contains(&format!(
+            "\"{}\"\n  (No answer provided)",
+            scenarios::QUESTION
+        )),
+        "{told}"
+    );
+    assert!(!told.contains("=\""), "no option was chosen: {told}");
+    assert_eq!(screen_noise(&result.card_text()), Vec::<String>::new());
+}
+
+/// A reply quoting permission prompts, menus and error lines raises no
+/// approval card and no error card, and is one result card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quoting_reply_is_one_result_card() {
+    let Some(claude) = claude_or_skip("agent::feishu::quoting_reply_is_one_result_card") else {
+        return;
+    };
+    let (serve, api, _env) = start(&claude, vec![Turn::text(scenarios::QUOTING_REPLY)]).await;
+    let (asked, from) = serve.new_project_then("show me the dialogs").await;
+    let result = serve
+        .one_turn_end(&asked, from, "shop: show me the dialogs", None)
+        .await;
+    let text = result.card_text();
+    // Claude Code draws the `+ ` list item with `- `.
+    let drawn = scenarios::QUOTING_REPLY.replace("\n+ fn", "\n- fn");
+    for line in drawn.lines().filter(|l| !l.is_empty()) {
+        if !text.contains(line) {
+            serve.fail(&format!("{line:?} not in the result:\n{text}"));
+        }
+    }
+    assert!(
+        new_cards_of(&serve, from, "orange").is_empty(),
+        "{}",
+        serve.fake.listing()
+    );
+    assert!(
+        new_cards_of(&serve, from, "red").is_empty(),
+        "{}",
+        serve.fake.listing()
+    );
+    // Nothing but the reply and the transcript around it.
+    let noise: Vec<String> = screen_noise(&text)
+        .into_iter()
+        .filter(|n| !scenarios::QUOTING_REPLY.contains(n.as_str()))
+        .collect();
+    assert_eq!(noise, Vec::<String>::new(), "{text}");
+    assert_eq!(api.scripted_requests().len(), 1);
+    assert_eq!(api.exhausted(), 0);
+}
