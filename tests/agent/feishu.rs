@@ -1,13 +1,15 @@
 //! `clawmux serve` (the real binary) on the Feishu channel, pointed at the
 //! local Feishu server on 127.0.0.1, driving the real Claude Code in the
 //! daemon's own tmux server against the fake Messages API. Chat messages
-//! arrive as `im.message.receive_v1` events over the long connection,
-//! button clicks as `card.action.trigger` events in `type=event` frames (as
-//! Feishu sends them), and the cards are the REST calls the server records.
+//! arrive as `im.message.receive_v1` events and button clicks as
+//! `card.action.trigger` events, over the long connection (`type=event`
+//! frames, as Feishu sends them) or POSTed to the daemon's webhook; the
+//! cards are the REST calls the local Feishu records.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use serde_json::{Value, json};
@@ -35,11 +37,43 @@ struct FeishuServe {
     home: tempfile::TempDir,
     tmux: TmuxServer,
     fake: FakeFeishu,
+    delivery: Delivery,
+    /// Events posted to the webhook so far (their ids count up).
+    posted: AtomicU32,
 }
 
+/// How Feishu hands the daemon its events.
+enum Delivery {
+    /// Over the long connection to the local Feishu.
+    LongConnection,
+    /// POSTed to the daemon's webhook at `url`, with the verification token.
+    Webhook { url: String },
+}
+
+/// The verification token of the webhook tests.
+const TOKEN: &str = "verification-token";
+
 impl FeishuServe {
-    async fn start(agent: &str, home: tempfile::TempDir, tmux: TmuxServer) -> FeishuServe {
+    async fn start(
+        agent: &str,
+        home: tempfile::TempDir,
+        tmux: TmuxServer,
+        webhook: bool,
+    ) -> FeishuServe {
         let fake = FakeFeishu::start().await;
+        let (delivery, intake) = if webhook {
+            let port = free_port();
+            let url = format!("http://127.0.0.1:{port}/webhook/event");
+            let intake = format!(
+                "mode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\nverification_token = {TOKEN:?}\n"
+            );
+            (Delivery::Webhook { url }, intake)
+        } else {
+            (
+                Delivery::LongConnection,
+                "mode = \"websocket\"\n".to_string(),
+            )
+        };
         let config = format!(
             "workspace_root = {ws:?}\n\
              [tmux]\nsocket = {socket:?}\nwidth = 120\nheight = 40\n\
@@ -47,7 +81,7 @@ impl FeishuServe {
              [progress]\ninterval_secs = 1\n\
              [policy]\ndm_policy = \"allowlist\"\nallow_from = [{ALICE:?}, {BOB:?}]\n\
              group_policy = \"allowlist\"\ngroup_allow_from = [{CHAT:?}]\napprovers = [{ALICE:?}]\n\
-             [feishu]\ndomain = {domain:?}\napp_id = {app_id:?}\napp_secret = {secret:?}\nmode = \"websocket\"\n",
+             [feishu]\ndomain = {domain:?}\napp_id = {app_id:?}\napp_secret = {secret:?}\n{intake}",
             ws = home.path().join("ws").display().to_string(),
             socket = tmux.socket,
             domain = fake.base_url(),
@@ -77,11 +111,42 @@ impl FeishuServe {
             home,
             tmux,
             fake,
+            delivery,
+            posted: AtomicU32::new(0),
         };
-        if !serve.fake.wait_connected(1, STEP_TIMEOUT).await {
-            serve.fail("the long connection never came up");
-        }
+        serve.wait_listening().await;
         serve
+    }
+
+    /// Waits until the daemon takes events: its long connection is up, or
+    /// its webhook answers Feishu's URL verification.
+    async fn wait_listening(&self) {
+        let url = match &self.delivery {
+            Delivery::LongConnection => {
+                if !self.fake.wait_connected(1, STEP_TIMEOUT).await {
+                    self.fail("the long connection never came up");
+                }
+                return;
+            }
+            Delivery::Webhook { url } => url,
+        };
+        let challenge = json!({"type": "url_verification", "challenge": "c-1", "token": TOKEN});
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            if let Ok(r) = reqwest::Client::new()
+                .post(url)
+                .json(&challenge)
+                .send()
+                .await
+                && r.status().is_success()
+            {
+                return;
+            }
+            if Instant::now() >= deadline {
+                self.fail("the webhook never answered");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Panics with `what`, every card Feishu got, the daemon's log and the
@@ -104,28 +169,71 @@ impl FeishuServe {
         }
     }
 
-    fn say(&self, from: &str, text: &str) -> Pushed {
-        self.fake.push_message(CHAT, from, text)
+    /// `text` sent to the group by `from`, mentioning the bot.
+    async fn say(&self, from: &str, text: &str) -> Pushed {
+        let url = match &self.delivery {
+            Delivery::LongConnection => return self.fake.push_message(CHAT, from, text),
+            Delivery::Webhook { url } => url,
+        };
+        let n = self.posted.fetch_add(1, Ordering::Relaxed);
+        let (event_id, message_id) = (format!("ev_w{n}"), format!("om_w{n}"));
+        let event = fake_server::message_event(&event_id, &message_id, CHAT, from, text);
+        match fake_server::post_event(url, TOKEN, &event).await {
+            Ok((200, _)) => {}
+            other => self.fail(&format!("the webhook refused {text:?}: {other:?}")),
+        }
+        Pushed {
+            frame_id: String::new(),
+            event_id,
+            message_id,
+        }
     }
 
-    /// Clicks `value` on card `message_id` as `who`; the toast Feishu shows.
+    /// Clicks `value` on card `message_id` as `who`; the answer Feishu
+    /// shows (a toast).
     async fn click(&self, who: &str, message_id: &str, value: Value) -> Value {
-        match self.fake.push_card_action(who, message_id, value).await {
-            Some(answer) => answer,
-            None => self.fail(&format!("the click of {who} was never acknowledged")),
-        }
+        let answer = match &self.delivery {
+            Delivery::LongConnection => self.fake.push_card_action(who, message_id, value).await,
+            Delivery::Webhook { .. } => {
+                match self.post_click(who, message_id, value, TOKEN).await {
+                    (200, body) => serde_json::from_str(&body).ok(),
+                    other => self.fail(&format!("the webhook refused a click: {other:?}")),
+                }
+            }
+        };
+        answer.unwrap_or_else(|| self.fail(&format!("the click of {who} was never answered")))
+    }
+
+    /// Posts a click to the webhook with `token`: the HTTP status and body.
+    async fn post_click(
+        &self,
+        who: &str,
+        message_id: &str,
+        value: Value,
+        token: &str,
+    ) -> (u16, String) {
+        let Delivery::Webhook { url } = &self.delivery else {
+            self.fail("no webhook to post to");
+        };
+        let n = self.posted.fetch_add(1, Ordering::Relaxed);
+        let event =
+            fake_server::card_action_event(&format!("ev_w{n}"), who, message_id, CHAT, value);
+        fake_server::post_event(url, token, &event)
+            .await
+            .unwrap_or_else(|e| self.fail(&format!("cannot post a click: {e}")))
     }
 
     /// Creates the project (GSD is not installed: Claude Code rejects
     /// `/gsd:new-project` itself, without a model call), then sends
     /// `prompt`. Returns the prompt's message and the card count before it.
     async fn new_project_then(&self, prompt: &str) -> (Pushed, usize) {
-        self.say(ALICE, &format!("/gsd:new-project {PROJECT}"));
+        self.say(ALICE, &format!("/gsd:new-project {PROJECT}"))
+            .await;
         let refused = format!("The agent refused: {PROJECT}: /gsd:new-project");
         self.card(0, "refusing /gsd:new-project", |c| c.title() == refused)
             .await;
         let from = self.fake.recorded_count();
-        (self.say(ALICE, prompt), from)
+        (self.say(ALICE, prompt).await, from)
     }
 
     fn workspace(&self) -> std::path::PathBuf {
@@ -140,7 +248,24 @@ impl Drop for FeishuServe {
     }
 }
 
+/// A loopback port free a moment ago, for the daemon's webhook (which
+/// does not say which port it got when given 0). The kernel picks bound
+/// ephemeral ports at random, so another test taking it in between is
+/// unlikely; it would show as the webhook never answering.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
 async fn start(claude: &Path, script: Vec<Turn>) -> (FeishuServe, FakeApi, ClaudeEnv) {
+    start_with(claude, script, false).await
+}
+
+async fn start_with(
+    claude: &Path,
+    script: Vec<Turn>,
+    webhook: bool,
+) -> (FeishuServe, FakeApi, ClaudeEnv) {
     let api = FakeApi::start_paced(script, Duration::from_millis(15)).expect("fake API");
     let home = tempfile::Builder::new()
         .prefix("cmx")
@@ -151,7 +276,7 @@ async fn start(claude: &Path, script: Vec<Turn>) -> (FeishuServe, FakeApi, Claud
     env.trust(&home.path().join("ws").join(PROJECT))
         .expect("trust the project");
     let agent = env.env_command(claude, &[]);
-    let serve = FeishuServe::start(&agent, home, TmuxServer::new()).await;
+    let serve = FeishuServe::start(&agent, home, TmuxServer::new(), webhook).await;
     (serve, api, env)
 }
 
@@ -247,10 +372,10 @@ fn screen_noise(text: &str) -> Vec<String> {
 }
 
 /// Cards from index `from` on, not updates, with this header template.
-fn new_cards_of(serve: &FeishuServe, from: usize, template_: &str) -> Vec<Recorded> {
+fn new_cards_of(serve: &FeishuServe, from: usize, color: &str) -> Vec<Recorded> {
     serve.fake.sent_cards()[from..]
         .iter()
-        .filter(|c| c.kind != Kind::Patch && template(c) == template_)
+        .filter(|c| c.kind != Kind::Patch && template(c) == color)
         .cloned()
         .collect()
 }
@@ -260,7 +385,7 @@ impl FeishuServe {
     /// card: the cards queued for what came before it have gone out
     /// (the outbox delivers in order). Returns the card count then.
     async fn barrier(&self) -> usize {
-        let asked = self.say(ALICE, "/gsd:status");
+        let asked = self.say(ALICE, "/gsd:status").await;
         self.card(0, "answering /gsd:status", |c| {
             c.kind == Kind::Reply && c.target == asked.message_id
         })
@@ -268,9 +393,11 @@ impl FeishuServe {
         self.fake.recorded_count()
     }
 
-    /// Checks that the turn asked by `asked` (its cards from `from` on)
-    /// ended exactly once, after `after` (the index of its last answer, if
-    /// any), with one result card holding `answer`: the card it returns.
+    /// Checks that the turn asked by `asked` (its cards from index `from`
+    /// on) was reported ended exactly once (one result card titled
+    /// `title`, one "Finished" on its progress card, one DONE reaction),
+    /// not before index `after` (its dialog's answer), with no error card
+    /// and no panic in the daemon. Returns the result card.
     async fn one_turn_end(
         &self,
         asked: &Pushed,
@@ -325,6 +452,10 @@ impl FeishuServe {
         if !new_cards_of(self, from, "red").is_empty() {
             self.fail("an error card during the turn");
         }
+        let log = std::fs::read_to_string(self.home.path().join("serve.log")).unwrap_or_default();
+        if log.contains("panicked") {
+            self.fail("the daemon panicked");
+        }
         let result = cards[results[0]].clone();
         if result.card_text().is_empty() || result.title() != title {
             self.fail(&format!("the result card is not {title}'s"));
@@ -350,7 +481,7 @@ impl FeishuServe {
         let cards = self.fake.sent_cards();
         (from..cards.len())
             .find(|&i| cards[i].kind == Kind::Patch && cards[i].message_id == message_id)
-            .unwrap_or(from)
+            .unwrap_or_else(|| self.fail("the resolved approval card vanished"))
     }
 
     /// The pane shows `needle` now.
@@ -402,17 +533,7 @@ async fn bash_permission_approved_by_a_click() {
     let Some(claude) = claude_or_skip("agent::feishu::bash_permission_approved_by_a_click") else {
         return;
     };
-    let (serve, api, _env) = start(
-        &claude,
-        vec![
-            Turn::tool(
-                "Bash",
-                json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
-            ),
-            Turn::text(scenarios::BASH_ANSWER),
-        ],
-    )
-    .await;
+    let (serve, api, _env) = start(&claude, bash_script()).await;
     let (asked, from) = serve.new_project_then("make a marker file").await;
     let approval = serve
         .card(from, "approval", |c| c.title() == "Approval needed")
@@ -503,15 +624,24 @@ async fn bash_permission_approved_by_a_click() {
     assert!(!results[0].contains("rejected"), "{results:?}");
 }
 
+/// A question answered by a click.
+struct Clicked {
+    serve: FeishuServe,
+    api: FakeApi,
+    _env: ClaudeEnv,
+    /// The prompt that led to the question.
+    asked: Pushed,
+    /// The card count before the prompt.
+    from: usize,
+    /// The index of the update that turned the question's card grey.
+    resolved: usize,
+}
+
 /// AskUserQuestion: one card with the header, each option with its
 /// description, and the question; a button per option, the one below the
-/// inner rule too. Returns the card, the fake API and the daemon after
-/// clicking `label`.
-async fn question_clicked(
-    claude: &Path,
-    label: &str,
-) -> (FeishuServe, FakeApi, ClaudeEnv, Pushed, usize, usize) {
-    let (serve, api, env) = start(claude, question_script()).await;
+/// inner rule too. Clicks `label` as an approver.
+async fn question_clicked(claude: &Path, label: &str) -> Clicked {
+    let (serve, api, _env) = start(claude, question_script()).await;
     let (asked, from) = serve.new_project_then("pick a database").await;
     let approval = serve
         .card(from, "the question", |c| c.title() == "Approval needed")
@@ -545,8 +675,14 @@ async fn question_clicked(
     let answered = serve.click(ALICE, &approval.message_id, value).await;
     assert_eq!(answered["toast"]["type"], "success", "{answered}");
     let resolved = serve.resolved(from, &approval.message_id, label).await;
-    // The model's next request carries the answer.
-    (serve, api, env, asked, from, resolved)
+    Clicked {
+        serve,
+        api,
+        _env,
+        asked,
+        from,
+        resolved,
+    }
 }
 
 /// The question's tool result, from the request after the question.
@@ -567,7 +703,14 @@ async fn question_answered_by_a_described_option() {
     else {
         return;
     };
-    let (serve, api, _env, asked, from, resolved) = question_clicked(&claude, "SQLite").await;
+    let Clicked {
+        serve,
+        api,
+        asked,
+        from,
+        resolved,
+        _env,
+    } = question_clicked(&claude, "SQLite").await;
     let result = serve
         .one_turn_end(&asked, from, "shop: pick a database", Some(resolved))
         .await;
@@ -601,8 +744,14 @@ async fn question_answered_by_the_option_below_the_rule() {
     else {
         return;
     };
-    let (serve, api, _env, asked, from, resolved) =
-        question_clicked(&claude, "Chat about this").await;
+    let Clicked {
+        serve,
+        api,
+        asked,
+        from,
+        resolved,
+        _env,
+    } = question_clicked(&claude, "Chat about this").await;
     let result = serve
         .one_turn_end(&asked, from, "shop: pick a database", Some(resolved))
         .await;
@@ -660,4 +809,55 @@ async fn quoting_reply_is_one_result_card() {
     assert_eq!(noise, Vec::<String>::new(), "{text}");
     assert_eq!(api.scripted_requests().len(), 1);
     assert_eq!(api.exhausted(), 0);
+}
+
+fn bash_script() -> Vec<Turn> {
+    vec![
+        Turn::tool(
+            "Bash",
+            json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
+        ),
+        Turn::text(scenarios::BASH_ANSWER),
+    ]
+}
+
+/// Over the webhook, a click without the verification token is refused
+/// before it reaches the daemon and types nothing; the same click with it
+/// answers the prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_with_a_bad_token_is_refused_over_the_webhook() {
+    let Some(claude) =
+        claude_or_skip("agent::feishu::a_click_with_a_bad_token_is_refused_over_the_webhook")
+    else {
+        return;
+    };
+    let (serve, api, _env) = start_with(&claude, bash_script(), true).await;
+    let (asked, from) = serve.new_project_then("make a marker file").await;
+    let approval = serve
+        .card(from, "approval", |c| c.title() == "Approval needed")
+        .await;
+    assert_eq!(approval.target, asked.message_id, "replies to the prompt");
+    let no = button_value(&approval, "No");
+    for token in ["", "not-the-token"] {
+        let (status, body) = serve
+            .post_click(ALICE, &approval.message_id, no.clone(), token)
+            .await;
+        assert_eq!(status, 401, "token {token:?}: {body}");
+        assert!(body.contains("verification token"), "{body}");
+    }
+    assert!(serve.screen_has("Do you want to proceed?"));
+    assert_eq!(api.scripted_requests().len(), 1);
+
+    let answered = serve
+        .click(ALICE, &approval.message_id, button_value(&approval, "Yes"))
+        .await;
+    assert_eq!(answered["toast"]["type"], "success", "{answered}");
+    let resolved = serve.resolved(from, &approval.message_id, "Yes").await;
+    serve
+        .one_turn_end(&asked, from, BASH_TITLE, Some(resolved))
+        .await;
+    assert!(serve.workspace().join("made-by-bash.txt").exists());
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2);
+    assert_eq!(scripted[1].tool_results().len(), 1);
 }
