@@ -629,6 +629,28 @@ impl FakeFeishu {
         }
     }
 
+    /// Push a text message (in a group, the bot mentioned) that replies to
+    /// message `parent_id`, as Feishu sends a reply to one of the bot's
+    /// cards (`parent_id` and `root_id` set).
+    pub fn push_reply(&self, chat_id: &str, open_id: &str, text: &str, parent_id: &str) -> Pushed {
+        let (event_id, message_id) = self.shared.with(|s| {
+            s.event_seq += 1;
+            (
+                format!("ev_{}", s.event_seq),
+                format!("om_in_{}", s.event_seq),
+            )
+        });
+        let mut payload = message_event(&event_id, &message_id, chat_id, open_id, text);
+        payload["event"]["message"]["parent_id"] = json!(parent_id);
+        payload["event"]["message"]["root_id"] = json!(parent_id);
+        let frame_id = self.push_payload("event", &payload, 1);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id,
+        }
+    }
+
     /// Push a group message that @-mentions someone else (`mentioned`),
     /// not the bot.
     pub fn push_message_mentioning(
