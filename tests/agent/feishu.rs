@@ -419,8 +419,15 @@ impl FeishuServe {
         .await;
         let to = self.barrier().await;
         let cards = &self.fake.sent_cards()[..to];
+        // Result cards of this turn: replies to its prompt, or sent with
+        // its title anywhere.
         let results: Vec<usize> = (from..to)
-            .filter(|&i| cards[i].kind != Kind::Patch && template(&cards[i]) == "green")
+            .filter(|&i| {
+                let c = &cards[i];
+                c.kind != Kind::Patch
+                    && template(c) == "green"
+                    && (c.target == asked.message_id || c.title() == title)
+            })
             .collect();
         if results.len() != 1 {
             self.fail(&format!("{} result cards, expected 1", results.len()));
@@ -959,4 +966,67 @@ async fn a_reply_to_the_question_card_is_the_answer() {
             "the card says {ANSWER:?}; the model was told {told:?}"
         ));
     }
+}
+
+/// A message sent while the agent shows a dialog waits in the queue: it
+/// is not typed into the dialog (where Enter would answer it). Once the
+/// dialog is answered, the first turn ends once, then the queued message
+/// runs as its own turn and ends once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_during_a_dialog_waits_its_turn() {
+    let Some(claude) = claude_or_skip("agent::feishu::a_message_during_a_dialog_waits_its_turn")
+    else {
+        return;
+    };
+    const SECOND_ANSWER: &str = "Second answer here.";
+    let mut script = bash_script();
+    script.push(Turn::text(SECOND_ANSWER));
+    let (serve, api, _env) = start(&claude, script).await;
+    let (asked, from) = serve.new_project_then("make a marker file").await;
+    let approval = serve
+        .card(from, "approval", |c| c.title() == "Approval needed")
+        .await;
+    let second = serve.say(ALICE, "and then say something").await;
+    let queued = serve
+        .card(from, "the second message queued", |c| {
+            c.target == second.message_id
+        })
+        .await;
+    assert_eq!(queued.title(), "Queued", "{}", serve.fake.listing());
+    assert!(serve.screen_has("Do you want to proceed?"));
+    assert!(!serve.workspace().join("made-by-bash.txt").exists());
+    assert_eq!(api.scripted_requests().len(), 1);
+
+    let yes = button_value(&approval, "Yes");
+    let answered = serve.click(ALICE, &approval.message_id, yes).await;
+    assert_eq!(answered["toast"]["type"], "success", "{answered}");
+    let resolved = serve.resolved(from, &approval.message_id, "Yes").await;
+    let first = serve
+        .one_turn_end(&asked, from, BASH_TITLE, Some(resolved))
+        .await;
+    assert!(first.card_text().contains(scenarios::BASH_ANSWER));
+    assert!(
+        !first.card_text().contains(SECOND_ANSWER),
+        "{}",
+        first.card_text()
+    );
+    assert!(serve.workspace().join("made-by-bash.txt").exists());
+
+    let title = "shop: and then say something";
+    let result = serve.one_turn_end(&second, from, title, None).await;
+    assert_eq!(
+        markdowns(&result.card),
+        [format!("```\n● {SECOND_ANSWER}\n```")],
+        "{}",
+        result.card
+    );
+    // The queued command started after the first one's result.
+    let cards = serve.fake.sent_cards();
+    let at = |pred: &dyn Fn(&Recorded) -> bool| cards.iter().position(pred);
+    let first_result = at(&|c| c.kind != Kind::Patch && template(c) == "green");
+    let second_progress = at(&|c| c.kind == Kind::Reply && c.title() == title);
+    assert!(first_result < second_progress, "{}", serve.fake.listing());
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 3, "the Bash turn, its answer, the second");
+    assert_eq!(api.exhausted(), 0);
 }
