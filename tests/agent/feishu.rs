@@ -1166,3 +1166,73 @@ async fn edit_result_card_holds_only_rows_the_agent_still_shows() {
         ));
     }
 }
+
+/// Plan mode: the plan-approval dialog is one card with the plan, its
+/// question and its three options; the option clicked reaches Claude Code,
+/// which leaves plan mode and tells the model the plan was approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_approved_by_a_click() {
+    let Some(claude) = claude_or_skip("agent::feishu::plan_approved_by_a_click") else {
+        return;
+    };
+    let script = |_: &Path| {
+        vec![
+            Turn::tool(
+                "Write",
+                json!({"file_path": clawmux::agentcheck::PLAN_FILE_PLACEHOLDER, "content": scenarios::PLAN}),
+            ),
+            Turn::tool("ExitPlanMode", json!({})),
+            Turn::text(scenarios::PLAN_ANSWER),
+        ]
+    };
+    let args = ["--permission-mode", "plan"];
+    let (serve, api, _env) = start_args(&claude, script, false, &args, &[]).await;
+    let (asked, from) = serve.new_project_then("plan the parser").await;
+    let approval = serve
+        .card(from, "approval", |c| c.title() == "Approval needed")
+        .await;
+    assert_eq!(approval.target, asked.message_id, "replies to the prompt");
+    assert_eq!(
+        markdowns(&approval.card),
+        [
+            "```\nReady to code?\n\nHere is Claude's plan:\nParser plan\n\n1. Write the tokenizer\n\
+             2. Write the parser\n3. Add tests\n\nClaude has written up a plan and is ready to execute. \
+             Would you like to proceed?\n```"
+        ],
+        "{}",
+        approval.card
+    );
+    assert_eq!(
+        options(&approval),
+        owned(&[
+            ("1", "Yes, and use auto mode"),
+            ("2", "Yes, manually approve edits"),
+            ("3", "Tell Claude what to change"),
+        ])
+    );
+    let chosen = "Yes, manually approve edits";
+    let answered = serve
+        .click(ALICE, &approval.message_id, button_value(&approval, chosen))
+        .await;
+    assert_eq!(answered["toast"]["type"], "success", "{answered}");
+    let resolved = serve.resolved(from, &approval.message_id, chosen).await;
+    let result = serve
+        .one_turn_end(&asked, from, "shop: plan the parser", Some(resolved))
+        .await;
+    assert!(
+        result.card_text().contains(scenarios::PLAN_ANSWER),
+        "{}",
+        result.card_text()
+    );
+    assert_eq!(screen_noise(&result.card_text()), Vec::<String>::new());
+    assert_eq!(serve.rows_not_on_the_pane(&result), Vec::<String>::new());
+    // The last request holds the dialog's outcome: the plan approved (a
+    // tool result), then plan mode left (a message of its own after it).
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 3, "Write, ExitPlanMode, the answer");
+    let last = scripted[2].body["messages"].to_string();
+    for said in ["User has approved your plan.", "You have exited plan mode."] {
+        assert!(last.contains(said), "{said:?} not in {last}");
+    }
+    assert_eq!(api.exhausted(), 0);
+}
