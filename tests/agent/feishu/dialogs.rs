@@ -437,7 +437,8 @@ async fn edit_result_card_holds_only_rows_the_agent_still_shows() {
 }
 
 /// The edit's card holds the diff Claude Code shows. Fails now and then on
-/// a bug in the product (reported to the lead; 1 of about 13 runs here):
+/// a bug in the product (reported to the lead; seen twice in about 30 runs
+/// beside the other Feishu agent tests, never in 10 runs alone):
 /// Claude Code first draws the dialog with `…` where the diff goes, and
 /// clawmux sends the card from that frame and never updates it, so the
 /// card reads `Edit file / notes.txt / …` with no diff.
