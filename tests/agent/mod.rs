@@ -6,6 +6,7 @@
 mod doctor;
 mod expect;
 mod fake_api;
+mod feishu;
 mod hooks;
 mod live;
 mod paste;

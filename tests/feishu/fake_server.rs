@@ -629,6 +629,28 @@ impl FakeFeishu {
         }
     }
 
+    /// Push a text message (in a group, the bot mentioned) that replies to
+    /// message `parent_id`, as Feishu sends a reply to one of the bot's
+    /// cards (`parent_id` and `root_id` set).
+    pub fn push_reply(&self, chat_id: &str, open_id: &str, text: &str, parent_id: &str) -> Pushed {
+        let (event_id, message_id) = self.shared.with(|s| {
+            s.event_seq += 1;
+            (
+                format!("ev_{}", s.event_seq),
+                format!("om_in_{}", s.event_seq),
+            )
+        });
+        let mut payload = message_event(&event_id, &message_id, chat_id, open_id, text);
+        payload["event"]["message"]["parent_id"] = json!(parent_id);
+        payload["event"]["message"]["root_id"] = json!(parent_id);
+        let frame_id = self.push_payload("event", &payload, 1);
+        Pushed {
+            frame_id,
+            event_id,
+            message_id,
+        }
+    }
+
     /// Push a group message that @-mentions someone else (`mentioned`),
     /// not the bot.
     pub fn push_message_mentioning(
@@ -751,6 +773,25 @@ pub fn message_event(
                         "create_time": "1700000000000"}
         }
     })
+}
+
+/// Posts an event to a webhook the way Feishu does when no encrypt key is
+/// set: the plain JSON, with `token` as the verification token in
+/// `header.token`. Returns the HTTP status and the body.
+pub async fn post_event(
+    url: &str,
+    token: &str,
+    payload: &Value,
+) -> Result<(u16, String), reqwest::Error> {
+    let mut payload = payload.clone();
+    payload["header"]["token"] = json!(token);
+    let answer = reqwest::Client::new()
+        .post(url)
+        .json(&payload)
+        .send()
+        .await?;
+    let status = answer.status().as_u16();
+    Ok((status, answer.text().await?))
 }
 
 /// The JSON of a `card.action.trigger` event (schema 2.0).
