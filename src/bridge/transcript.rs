@@ -27,6 +27,10 @@ pub struct Transcript {
     in_block: bool,
     /// The last line read is a tip (its wrapped rows follow, indented).
     in_tip: bool,
+    /// The last block's header is a tool still at work (`● Reading 1
+    /// file… (ctrl+o to expand)`), which the agent redraws in place as its
+    /// summary (`  Read 1 file (ctrl+o to expand)`, the bullet blinking off).
+    at_work: Option<String>,
     /// The agent's refusal of the command, if it refused.
     rejected: Option<String>,
     /// Lines the pane showed before the command: a TUI redrawing its
@@ -71,6 +75,14 @@ impl Transcript {
             self.in_block = true;
             self.in_tip = false;
             let header = line.trim_end().to_owned();
+            // The tool's summary drawn with its bullet on: it replaces the
+            // work row too.
+            if let Some(at_work) = self.at_work.take()
+                && header.ends_with(EXPAND_HINT)
+            {
+                self.answer.truncate_from_last(&at_work);
+            }
+            self.at_work = is_at_work(&header).then(|| header.clone());
             if self.rejected.is_none() && is_refusal(&header) {
                 self.rejected = Some(header.clone());
             }
@@ -81,6 +93,17 @@ impl Transcript {
             return;
         }
         let result = t.starts_with('⎿');
+        if !result
+            && line.starts_with("  ")
+            && t.trim_end().ends_with(EXPAND_HINT)
+            && let Some(at_work) = self.at_work.take()
+        {
+            // The tool finished: its summary replaces its work row.
+            self.answer.truncate_from_last(&at_work);
+            self.answer.push(format!("● {}", t.trim_end()));
+            self.in_block = true;
+            return;
+        }
         let continues = self.in_block || (result && self.answer.has_block());
         if !line.starts_with("  ") || !continues {
             self.in_block = false;
@@ -207,6 +230,17 @@ impl Bounded {
         }
         out
     }
+}
+
+/// What Claude Code appends to a tool row it can expand.
+const EXPAND_HINT: &str = "(ctrl+o to expand)";
+
+/// `● Reading 1 file… (ctrl+o to expand)`: a tool row still at work (its
+/// verb ends in `…`), replaced by its summary once done.
+fn is_at_work(header: &str) -> bool {
+    let t = header.trim_start_matches(['●', '⏺']).trim();
+    let t = t.strip_suffix(EXPAND_HINT).unwrap_or(t).trim_end();
+    t.ends_with('…')
 }
 
 /// `● Unknown command: /gsd:new-project`: the agent refused the command.
@@ -401,5 +435,43 @@ mod tests {
         assert!(t.lines.bytes <= MAX_TRANSCRIPT_BYTES);
         assert!(t.lines.dropped > 0);
         assert!(t.text().starts_with("[… "));
+    }
+
+    /// Claude Code 2.1.197 draws a tool at work (`● Reading 1 file…`, with
+    /// the file under it) and redraws that row as its summary when done,
+    /// the bullet blinking off or on: the answer keeps the summary only.
+    #[test]
+    fn a_tool_row_at_work_gives_way_to_its_summary() {
+        for summary in [
+            "  Read 1 file (ctrl+o to expand)",
+            "● Read 1 file (ctrl+o to expand)",
+        ] {
+            let mut t = Transcript::default();
+            t.push(&lines(&[
+                "❯ fix the note",
+                "● Reading 1 file… (ctrl+o to expand)",
+                "  ⎿  notes.txt",
+                "✶ Flowing… (0s · ↓ 5 tokens)",
+                summary,
+                "● Update(notes.txt)",
+                "  ⎿  Added 1 line",
+                "● Fixed the note.",
+            ]));
+            assert_eq!(
+                t.text(),
+                "● Read 1 file (ctrl+o to expand)\n● Update(notes.txt)\n  ⎿  Added 1 line\n● Fixed the note.\n",
+                "summary row {summary:?}"
+            );
+        }
+        // A finished row is not at work: nothing replaces it.
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "● Read 1 file (ctrl+o to expand)",
+            "  Read 2 files (ctrl+o to expand)",
+        ]));
+        assert_eq!(
+            t.text(),
+            "● Read 1 file (ctrl+o to expand)\n  Read 2 files (ctrl+o to expand)\n"
+        );
     }
 }
