@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::feishu::card::{self, Card};
+use crate::bridge::present;
+use crate::feishu::card::Card;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 
@@ -41,7 +42,7 @@ pub fn result_entries(
         let file_name = format!("{}.txt", stem(title));
         match write_file(state_dir, &uuid, output) {
             Ok(path) => {
-                let summary = card::summary_card(title, output, &file_name);
+                let summary = present::summary_card(title, output, &file_name);
                 let file = OutboxEntry {
                     uuid,
                     op: OutboxOp::File {
@@ -62,7 +63,7 @@ pub fn result_entries(
             }
         }
     }
-    card::result_cards(title, markdown)
+    present::result_cards(title, markdown, None)
         .iter()
         .map(|c| card_entry(target, reply_to, c))
         .collect()
@@ -198,7 +199,7 @@ mod tests {
                     text.contains("\"line\":0,") && text.contains("\"line\":24999,"),
                     "head and tail"
                 );
-                card::summary_card("demo: /gsd:execute", &output, "demo-gsd-execute.txt")
+                present::summary_card("demo: /gsd:execute", &output, "demo-gsd-execute.txt")
             }
             other => panic!("{other:?}"),
         };

@@ -4,11 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clawmux::bridge::present::outcome_cards;
 use clawmux::bridge::run_once::{self, Outcome, Request, Status};
-use clawmux::bridge::texts::{self, output_markdown};
 use clawmux::detect::Profiles;
-use clawmux::feishu::card::{self, Card, Element};
-use clawmux::store::state::{ApprovalOption, ChatTarget, PendingApproval};
+use clawmux::feishu::card::Card;
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
@@ -93,7 +92,7 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
     if format == Format::Json {
         return serde_json::to_string_pretty(outcome).unwrap_or_default();
     }
-    let cards = cards(outcome);
+    let cards = outcome_cards(outcome);
     match format {
         Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
         Format::Markdown => cards
@@ -120,92 +119,11 @@ fn plain(text: &str) -> String {
     lines.join("\n")
 }
 
-fn cards(o: &Outcome) -> Vec<Card> {
-    let title = format!("{}: {}", o.project, o.command);
-    match o.status {
-        Status::Completed => card::result_cards(
-            &format!("{title} ({}s)", o.seconds),
-            &output_markdown(&o.output),
-        ),
-        Status::Approval => {
-            let Some(a) = &o.approval else {
-                return Vec::new();
-            };
-            let pending = PendingApproval {
-                id: a.id.clone(),
-                project: o.project.clone(),
-                session: a.session.clone(),
-                pane: a.pane.clone(),
-                kind: a.kind,
-                question: a.question.clone(),
-                body: a.body.clone(),
-                options: a.options.clone(),
-                target: ChatTarget::Console,
-                card: String::new(),
-                created_ms: 0,
-            };
-            let keys: Vec<&str> = a
-                .options
-                .iter()
-                .map(|ApprovalOption { key, .. }| key.as_str())
-                .collect();
-            let how = format!(
-                "Answer with: clawmux run --project {} --answer {}",
-                o.project,
-                keys.join("|")
-            );
-            vec![card::approval_card(&texts::spec_of(&pending)).push(Element::note(how))]
-        }
-        Status::Error => {
-            let errors: Vec<&str> = o
-                .detections
-                .iter()
-                .filter_map(|d| d.get("line").and_then(|l| l.as_str()))
-                .collect();
-            let guidance = texts::error_guidance(
-                &o.project,
-                &o.command,
-                errors.first().copied().unwrap_or(""),
-                &o.output,
-            );
-            let mut cards = vec![card::error_card(
-                &format!("Error: {title}"),
-                &errors.join("\n"),
-                &guidance,
-                Vec::new(),
-            )];
-            cards.extend(card::result_cards(
-                &format!("{title} ({}s)", o.seconds),
-                &output_markdown(&o.output),
-            ));
-            cards
-        }
-        Status::Timeout => {
-            let t = format!("Timed out after {}s: {title}", o.seconds);
-            vec![card::error_card(
-                &t,
-                &o.output,
-                "The command is still running in its pane.",
-                Vec::new(),
-            )]
-        }
-        Status::Failed => {
-            let error = o.error.as_deref().unwrap_or("unknown failure");
-            vec![card::error_card(
-                &format!("Failed: {title}"),
-                error,
-                "",
-                Vec::new(),
-            )]
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clawmux::bridge::project::ApprovalSeen;
-    use clawmux::store::state::ApprovalKind;
+    use clawmux::store::state::{ApprovalKind, ApprovalOption};
 
     fn outcome(status: Status) -> Outcome {
         Outcome {

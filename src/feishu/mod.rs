@@ -1,8 +1,9 @@
-//! Feishu/Lark: card JSON 2.0 builder and paginator, Open API client, and the
+//! Feishu/Lark: card JSON 2.0 model and paginator, Open API client, and the
 //! two ways events come in (long connection over WebSocket, or a webhook).
 //!
 //! # Layout
-//! - [`card`]: typed card JSON 2.0 and the bridge's card builders.
+//! - [`markdown`]: what card text costs in request bytes; escaping.
+//! - [`card`]: the typed card JSON 2.0 model and its size budget.
 //! - [`paginate`]: split long markdown into cards under the 30 KB limit.
 //! - [`api`]: token cache, send/reply/patch with retries, progress throttle.
 //! - [`event`]: typed intake events parsed from Feishu's event JSON; dedupe.
@@ -16,6 +17,7 @@ pub mod api;
 pub mod card;
 pub mod event;
 pub mod intake;
+pub mod markdown;
 pub mod pace;
 pub mod paginate;
 pub mod pbbp2;

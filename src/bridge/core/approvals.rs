@@ -2,14 +2,11 @@
 //! it is answered by a button, a reply to the card, or `/gsd:answer`, by an
 //! approver only, once; its card turns grey when answered or gone.
 
-use serde_json::Value;
-
 use super::Core;
 use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::names;
+use crate::bridge::present;
 use crate::bridge::project::{ApprovalSeen, ProjectCmd, ProjectEventKind, Reply};
-use crate::bridge::texts::spec_of;
-use crate::feishu::card;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval};
 use crate::store::{Denial, LogEvent};
@@ -62,21 +59,15 @@ impl Core {
     }
 
     /// Answers Feishu at once (it allows 3 s), then types the answer.
-    pub(super) fn click_approval(&mut self, c: CardClick) {
-        let field = |k: &str| {
-            c.value
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let (id, project, session, key) = (
-            field("approval_id"),
-            field("project"),
-            field("session"),
-            field("option"),
-        );
-        let pending = self.shared.read(|s| s.approvals.get(&id).cloned());
+    pub(super) fn click_approval(
+        &mut self,
+        c: CardClick,
+        id: &str,
+        project: &str,
+        session: &str,
+        key: &str,
+    ) {
+        let pending = self.shared.read(|s| s.approvals.get(id).cloned());
         let checked = match pending {
             None => Err((
                 ToastLevel::Warning,
@@ -98,7 +89,7 @@ impl Core {
                 ToastLevel::Info,
                 "This approval is being answered.".to_string(),
             )),
-            Some(a) => match self.check_answer(&a, &key, &c.operator) {
+            Some(a) => match self.check_answer(&a, key, &c.operator) {
                 Ok(label) => Ok((a, label)),
                 Err(e) => Err((ToastLevel::Error, e)),
             },
@@ -115,7 +106,7 @@ impl Core {
             target: c.target.clone(),
             reply_to: None,
         };
-        self.type_answer(&approval, &key, &c.operator, &label, reply);
+        self.type_answer(&approval, key, &c.operator, &label, reply);
     }
 
     /// May `who` answer `approval` with `key`? The option's label if so.
@@ -203,7 +194,7 @@ impl Core {
         let when = clock::rfc3339(clock::now_ms());
         self.patch(
             &approval.card,
-            &card::approval_resolved_card(&spec_of(approval), who, choice, &when),
+            &present::approval_resolved_card(approval, who, choice, &when),
         );
     }
 
@@ -251,7 +242,7 @@ impl Core {
             card: String::new(),
             created_ms: clock::now_ms(),
         };
-        let mut card = card::approval_card(&spec_of(&pending));
+        let mut card = present::approval_card(&pending);
         if target == ChatTarget::Console {
             let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
             card = card.push(crate::feishu::card::Element::note(format!(
@@ -288,7 +279,7 @@ impl Core {
                         project: project.clone(),
                         approval: approval_id.clone(),
                     });
-                    self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+                    self.patch(&a.card, &present::approval_gone_card(&a));
                 }
             }
             ProjectEventKind::Answered {
