@@ -10,11 +10,13 @@
 //! - [`pbbp2`]: the long connection's protobuf frame.
 //! - [`ws`]: the long-connection client (endpoint, pings, acks, reconnect).
 //! - [`webhook`]: the HTTP callback server (decryption, signatures).
+//! - [`dispatch`]: an event payload to an intake event and Feishu's answer.
 //! - [`intake`]: one stream of events whichever way they arrive.
 //! - [`pace`]: send pacing within Feishu's per-chat and per-app limits.
 
 pub mod api;
 pub mod card;
+pub mod dispatch;
 pub mod event;
 pub mod intake;
 pub mod markdown;
@@ -27,7 +29,7 @@ pub mod ws;
 pub use api::{Api, FeishuError, MessageId, ReceiveId};
 pub use card::Card;
 pub use event::{
-    CardAction, CardResponse, Dedupe, IntakeEvent, MemoryDedupe, Message, Toast, ToastKind,
+    ActionEvent, CardResponse, Dedupe, IntakeEvent, MemoryDedupe, Message, Toast, ToastKind,
 };
 pub use intake::Intake;
 
