@@ -27,6 +27,9 @@ use crate::store::state::ChatTarget;
 const APPROVAL_WAIT: Duration = Duration::from_secs(2);
 /// Project events buffered for one run.
 const EVENT_CAPACITY: usize = 64;
+/// How long a finished run waits for the pane's screen, shown under the
+/// answer (the project answers from its last capture, at once).
+const SCREEN_WAIT: Duration = Duration::from_secs(2);
 
 /// What to do.
 #[derive(Debug, Clone)]
@@ -55,6 +58,10 @@ pub struct Outcome {
     pub command: String,
     /// The clean text the turn produced (the screen, for a timeout).
     pub output: String,
+    /// The pane's screen when the turn ended (a completed turn only; none
+    /// if the pane did not answer in time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<String>,
     pub seconds: u64,
     /// Progress, error and session events seen on the way.
     pub detections: Vec<Value>,
@@ -124,6 +131,7 @@ pub async fn run_once(
         project: project.to_string(),
         command: command.clone(),
         output: String::new(),
+        screen: None,
         seconds: 0,
         detections: Vec::new(),
         approval: None,
@@ -195,6 +203,7 @@ pub async fn run_once(
                 }
                 outcome.output = output;
                 outcome.seconds = seconds;
+                outcome.screen = screen_now(&handle, &mut events).await;
                 break;
             }
             ProjectEventKind::TimedOut {
@@ -221,6 +230,29 @@ pub async fn run_once(
         }
     }
     Ok(finish(outcome, log))
+}
+
+/// What the project's pane shows now, if it answers within [`SCREEN_WAIT`].
+async fn screen_now(
+    handle: &ProjectHandle,
+    events: &mut mpsc::Receiver<ProjectEvent>,
+) -> Option<String> {
+    let reply = Reply {
+        target: ChatTarget::Console,
+        reply_to: None,
+    };
+    handle.send(ProjectCmd::Screen { reply }).ok()?;
+    tokio::time::timeout(SCREEN_WAIT, async {
+        while let Some(event) = events.recv().await {
+            if let ProjectEventKind::Screen { screen, .. } = event.kind {
+                return screen;
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// Finds the approval on screen and types `key` for it.

@@ -131,6 +131,8 @@ mod tests {
             project: "shop".into(),
             command: "/gsd:plan-phase 2".into(),
             output: "⏺ Plans verified [3/3]\n  Created 2 plans for phase 2 <b>*x*</b>\n".into(),
+            screen: (status == Status::Completed)
+                .then(|| "⏺ Plans verified [3/3]\n──────\n❯ \n──────\n  ? for shortcuts".into()),
             seconds: 4,
             detections: vec![
                 serde_json::json!({"kind": "progress", "summary": "2/3", "percent": null}),
@@ -185,8 +187,23 @@ mod tests {
         );
         let cards: serde_json::Value = serde_json::from_str(&render(&done, Format::Card)).unwrap();
         assert_eq!(cards[0]["schema"], "2.0");
+        // The screen at the end rides along closed on the card, and is only
+        // named in the text formats.
+        let panel = &cards[0]["body"]["elements"][1];
+        assert_eq!(panel["tag"], "collapsible_panel");
+        assert_eq!(panel["expanded"], false);
+        let shown = panel["elements"][0]["content"].as_str().unwrap();
+        assert!(shown.ends_with("? for shortcuts\n```"), "{shown}");
+        for format in [Format::Markdown, Format::Plain] {
+            let text = render(&done, format);
+            assert!(
+                text.contains("▸") && !text.contains("for shortcuts"),
+                "{format:?}:\n{text}"
+            );
+        }
         let json: serde_json::Value = serde_json::from_str(&render(&done, Format::Json)).unwrap();
         assert_eq!(json["status"], "completed");
+        assert!(json["screen"].as_str().unwrap().ends_with("for shortcuts"));
         assert_eq!(json["detections"][0]["kind"], "progress");
 
         let asking = outcome(Status::Approval);

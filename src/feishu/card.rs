@@ -344,16 +344,23 @@ fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: 
                     render_elements(&c.elements, markdown, button_no, out);
                 }
             }
-            // The console has nothing to fold: the header, then the inside.
+            // Text cannot be opened: a closed panel stays a header line,
+            // an open one shows what is inside.
             Element::CollapsiblePanel {
-                header, elements, ..
+                expanded,
+                header,
+                elements,
             } => {
+                let mark = if *expanded { '▾' } else { '▸' };
+                let title = &header.title.content;
                 if markdown {
-                    out.push_str(&format!("_{}_\n", header.title.content));
+                    out.push_str(&format!("{mark} _{title}_\n"));
                 } else {
-                    out.push_str(&format!("-- {} --\n", header.title.content));
+                    out.push_str(&format!("{mark} {title}\n"));
                 }
-                render_elements(elements, markdown, button_no, out);
+                if *expanded {
+                    render_elements(elements, markdown, button_no, out);
+                }
             }
             Element::Button {
                 text, behaviors, ..
@@ -414,8 +421,17 @@ mod tests {
                 "elements": [{"tag": "markdown", "content": "```\nls\n```"}]})
         );
         let card = Card::new("Done", Template::Green).push(panel);
-        assert_eq!(card.to_text(), "== Done ==\n-- Screen --\n```\nls\n```\n");
-        assert_eq!(card.to_markdown(), "**Done**\n_Screen_\n```\nls\n```\n");
+        assert_eq!(card.to_text(), "== Done ==\n▸ Screen\n");
+        assert_eq!(card.to_markdown(), "**Done**\n▸ _Screen_\n");
+        let open = Element::CollapsiblePanel {
+            expanded: true,
+            header: PanelHeader {
+                title: PlainText::new("Screen"),
+            },
+            elements: vec![Element::markdown("```\nls\n```")],
+        };
+        let card = Card::new("Done", Template::Green).push(open);
+        assert_eq!(card.to_text(), "== Done ==\n▾ Screen\n```\nls\n```\n");
     }
 
     #[test]

@@ -408,7 +408,7 @@ impl Core {
             Err(e) => {
                 self.log(LogEvent::Denied(Denial {
                     operator: Some(c.operator.clone()),
-                    reason: format!("unknown card action: {e}"),
+                    reason: e.to_string(),
                     value: Some(c.value.clone()),
                     ..Default::default()
                 }));

@@ -14,7 +14,7 @@ pub fn outcome_cards(o: &Outcome) -> Vec<Card> {
         Status::Completed => result_cards(
             &format!("{title} ({}s)", o.seconds),
             &output_markdown(&o.output),
-            None,
+            o.screen.as_deref(),
         ),
         Status::Approval => {
             let Some(a) = &o.approval else {
@@ -49,7 +49,7 @@ pub fn outcome_cards(o: &Outcome) -> Vec<Card> {
             cards.extend(result_cards(
                 &format!("{title} ({}s)", o.seconds),
                 &output_markdown(&o.output),
-                None,
+                o.screen.as_deref(),
             ));
             cards
         }

@@ -255,9 +255,9 @@ fn result_card_carries_the_screen_in_a_closed_panel() {
     assert_eq!(code.matches("```").count(), 2, "{code}");
     assert!(card.to_json().contains("\\u001b[2J"));
     assert!(body_len(card) <= TARGET_BODY_BYTES);
-    // The console shows the screen under the answer.
+    // Text renderings keep the panel closed: its header, not the screen.
     let text = card.to_text();
-    assert!(text.contains("-- Screen --\n```\n● Done."), "{text}");
+    assert!(text.ends_with("steps.\n▸ Screen\n"), "{text}");
 
     // Without a screen (or an empty one), no panel.
     for none in [None, Some("  \n")] {
