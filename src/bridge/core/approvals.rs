@@ -5,7 +5,7 @@
 use super::Core;
 use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::names;
-use crate::bridge::present;
+use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{ApprovalSeen, ProjectCmd, ProjectEventKind, Reply};
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval};
@@ -59,15 +59,14 @@ impl Core {
     }
 
     /// Answers Feishu at once (it allows 3 s), then types the answer.
-    pub(super) fn click_approval(
-        &mut self,
-        c: CardClick,
-        id: &str,
-        project: &str,
-        session: &str,
-        key: &str,
-    ) {
-        let pending = self.shared.read(|s| s.approvals.get(id).cloned());
+    pub(super) fn click_approval(&mut self, c: CardClick, choice: ApprovalChoice) {
+        let ApprovalChoice {
+            approval_id: id,
+            project,
+            session,
+            option: key,
+        } = choice;
+        let pending = self.shared.read(|s| s.approvals.get(&id).cloned());
         let checked = match pending {
             None => Err((
                 ToastLevel::Warning,
@@ -89,7 +88,7 @@ impl Core {
                 ToastLevel::Info,
                 "This approval is being answered.".to_string(),
             )),
-            Some(a) => match self.check_answer(&a, key, &c.operator) {
+            Some(a) => match self.check_answer(&a, &key, &c.operator) {
                 Ok(label) => Ok((a, label)),
                 Err(e) => Err((ToastLevel::Error, e)),
             },
@@ -106,7 +105,7 @@ impl Core {
             target: c.target.clone(),
             reply_to: None,
         };
-        self.type_answer(&approval, key, &c.operator, &label, reply);
+        self.type_answer(&approval, &key, &c.operator, &label, reply);
     }
 
     /// May `who` answer `approval` with `key`? The option's label if so.

@@ -383,12 +383,7 @@ impl Core {
             value: c.value.clone(),
         });
         let answer = match CardAction::from_value(&c.value) {
-            Ok(CardAction::Approval {
-                approval_id,
-                project,
-                session,
-                option,
-            }) => return self.click_approval(c, &approval_id, &project, &session, &option),
+            Ok(CardAction::Approval(choice)) => return self.click_approval(c, choice),
             Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
                     self.use_project(&c.target, None, p);

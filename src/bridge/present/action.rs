@@ -22,14 +22,8 @@ pub const MAX_ACTION_VALUE_BYTES: usize = 4 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum CardAction {
-    /// Answer approval `approval_id` of `project`/`session` with the
-    /// option whose key is `option` (what gets typed into the pane).
-    Approval {
-        approval_id: String,
-        project: String,
-        session: String,
-        option: String,
-    },
+    /// Answer an approval with one of its options.
+    Approval(ApprovalChoice),
     /// The projects menu: the chosen project is the click's option.
     SelectProject,
     /// Run the built-in `/gsd:projects`.
@@ -38,6 +32,17 @@ pub enum CardAction {
     Help,
     /// Run the built-in `/gsd:status`.
     Status,
+}
+
+/// Answer approval `approval_id` of `project`/`session` with the option
+/// whose key is `option` (what gets typed into the pane). The project and
+/// session let a stale or forged click be told from a real one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalChoice {
+    pub approval_id: String,
+    pub project: String,
+    pub session: String,
+    pub option: String,
 }
 
 /// Why a click's value is not one of ours.
@@ -92,12 +97,12 @@ mod tests {
     use serde_json::json;
 
     fn approval() -> CardAction {
-        CardAction::Approval {
+        CardAction::Approval(ApprovalChoice {
             approval_id: "a1".into(),
             project: "web".into(),
             session: "s1".into(),
             option: "1".into(),
-        }
+        })
     }
 
     #[test]

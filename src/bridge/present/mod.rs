@@ -11,7 +11,7 @@
 pub mod action;
 pub mod outcome;
 
-pub use action::{CardAction, CardActionError};
+pub use action::{ApprovalChoice, CardAction, CardActionError};
 pub use outcome::outcome_cards;
 
 use crate::bridge::project::ApprovalSeen;
@@ -248,12 +248,12 @@ impl<'a> ApprovalView<'a> {
 
     /// The action of the button for option `key`.
     pub fn action(&self, key: &str) -> CardAction {
-        CardAction::Approval {
+        CardAction::Approval(ApprovalChoice {
             approval_id: self.id.to_string(),
             project: self.project.to_string(),
             session: self.session.to_string(),
             option: key.to_string(),
-        }
+        })
     }
 
     /// Puts the question (its tail, as a code block) at the top of `card`,

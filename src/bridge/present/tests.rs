@@ -101,15 +101,12 @@ fn approval_with_body_and_options() {
     let keys: Vec<&str> = actions
         .iter()
         .map(|a| match a {
-            CardAction::Approval {
-                approval_id,
-                project,
-                session,
-                option,
-            } => {
-                assert_eq!((approval_id.as_str(), project.as_str()), ("a1", "web"));
-                assert_eq!(session, "s1");
-                option.as_str()
+            CardAction::Approval(choice) => {
+                assert_eq!(
+                    (&*choice.approval_id, &*choice.project, &*choice.session),
+                    ("a1", "web", "s1")
+                );
+                choice.option.as_str()
             }
             other => panic!("{other:?}"),
         })
