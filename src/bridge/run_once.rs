@@ -14,11 +14,14 @@ use tokio_util::task::TaskTracker;
 use super::config::Config;
 use super::hosts::{Hosts, UnknownHost};
 use super::names;
+use super::present::{self, ApprovalView};
 use super::project::{
     ApprovalSeen, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup,
     Reply, TurnEnding,
 };
+use super::texts::{error_guidance, output_markdown};
 use crate::detect::Profiles;
+use crate::feishu::card::{Card, Element};
 use crate::store::EventLog;
 use crate::store::state::ChatTarget;
 
@@ -68,6 +71,89 @@ pub struct Outcome {
     pub approval: Option<ApprovalSeen>,
     /// Why the run failed.
     pub error: Option<String>,
+}
+
+impl Outcome {
+    /// What a run's outcome shows: its result, its approval question, or its
+    /// error (with the output that came before it).
+    pub fn cards(&self) -> Vec<Card> {
+        let title = format!("{}: {}", self.project, self.command);
+        match self.status {
+            Status::Completed => present::result_cards(
+                &format!("{title} ({}s)", self.seconds),
+                &output_markdown(&self.output),
+                self.screen.as_deref(),
+            ),
+            Status::Approval => {
+                let Some(a) = &self.approval else {
+                    return Vec::new();
+                };
+                let keys: Vec<&str> = a.options.iter().map(|opt| opt.key.as_str()).collect();
+                let how = format!(
+                    "Answer with: clawmux run --project {} --answer {}",
+                    self.project,
+                    keys.join("|")
+                );
+                vec![present::approval_card(seen(&self.project, a)).push(Element::note(how))]
+            }
+            Status::Error => {
+                let errors: Vec<&str> = self
+                    .detections
+                    .iter()
+                    .filter_map(|d| d.get("line").and_then(|l| l.as_str()))
+                    .collect();
+                let guidance = error_guidance(
+                    &self.project,
+                    &self.command,
+                    errors.first().copied().unwrap_or(""),
+                    &self.output,
+                );
+                let mut cards = vec![present::error_card(
+                    &format!("Error: {title}"),
+                    &errors.join("\n"),
+                    &guidance,
+                    Vec::new(),
+                )];
+                cards.extend(present::result_cards(
+                    &format!("{title} ({}s)", self.seconds),
+                    &output_markdown(&self.output),
+                    self.screen.as_deref(),
+                ));
+                cards
+            }
+            Status::Timeout => {
+                let t = format!("Timed out after {}s: {title}", self.seconds);
+                vec![present::error_card(
+                    &t,
+                    &self.output,
+                    "The command is still running in its pane.",
+                    Vec::new(),
+                )]
+            }
+            Status::Failed => {
+                let error = self.error.as_deref().unwrap_or("unknown failure");
+                vec![present::error_card(
+                    &format!("Failed: {title}"),
+                    error,
+                    "",
+                    Vec::new(),
+                )]
+            }
+        }
+    }
+}
+
+/// The approval a run saw, as its card shows it.
+fn seen<'a>(project: &'a str, a: &'a ApprovalSeen) -> ApprovalView<'a> {
+    ApprovalView {
+        id: &a.id,
+        project,
+        session: &a.session,
+        kind: a.kind,
+        body: &a.body,
+        question: &a.question,
+        options: &a.options,
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clawmux::bridge::present::outcome_cards;
 use clawmux::bridge::run_once::{self, Outcome, Request, Status};
 use clawmux::detect::Profiles;
 use clawmux::feishu::card::Card;
@@ -92,7 +91,7 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
     if format == Format::Json {
         return serde_json::to_string_pretty(outcome).unwrap_or_default();
     }
-    let cards = outcome_cards(outcome);
+    let cards = outcome.cards();
     match format {
         Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
         Format::Markdown => cards

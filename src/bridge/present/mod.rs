@@ -1,20 +1,19 @@
 //! The presenter: every card the bridge sends, built from domain values
-//! (an approval record, a turn's result, a run's outcome, a project list),
-//! for the daemon's core and for `clawmux run` alike. Cards are made of
-//! the pure card model ([`crate::feishu::card`]) and fitted to the one
-//! request-body budget ([`TARGET_BODY_BYTES`]): text is cut, never the
-//! card refused. Buttons carry a [`CardAction`].
+//! (an approval record, a turn's result, an error, a project list), for
+//! the daemon's core and for `clawmux run` (`run_once::Outcome::cards`)
+//! alike. Cards are made of the pure card model ([`crate::feishu::card`])
+//! and fitted to the one request-body budget ([`TARGET_BODY_BYTES`]): text
+//! is cut, never the card refused. Buttons carry a [`CardAction`].
+//!
+//! It sits below the project actors and the outbox: it knows the state's
+//! records and the card model, nothing that runs.
 //!
 //! - [`action`]: the tagged value a button carries, and its parsing.
-//! - [`outcome`]: the cards of a `clawmux run` outcome.
 
 pub mod action;
-pub mod outcome;
 
 pub use action::{ApprovalChoice, CardAction, CardActionError};
-pub use outcome::outcome_cards;
 
-use crate::bridge::project::ApprovalSeen;
 use crate::feishu::card::{
     Behavior, ButtonKind, Card, Element, PlainText, SelectOption, TARGET_BODY_BYTES, Template,
     body_len,
@@ -188,7 +187,7 @@ pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
 // Approvals.
 
 /// An approval as its cards show it: borrowed from the state's record or
-/// from what a run saw.
+/// from what a run saw (see `run_once`).
 #[derive(Debug, Clone, Copy)]
 pub struct ApprovalView<'a> {
     pub id: &'a str,
@@ -215,20 +214,7 @@ impl<'a> From<&'a PendingApproval> for ApprovalView<'a> {
     }
 }
 
-impl<'a> ApprovalView<'a> {
-    /// The approval `project`'s pane shows, as a run saw it.
-    pub fn seen(project: &'a str, a: &'a ApprovalSeen) -> Self {
-        ApprovalView {
-            id: &a.id,
-            project,
-            session: &a.session,
-            kind: a.kind,
-            body: &a.body,
-            question: &a.question,
-            options: &a.options,
-        }
-    }
-
+impl ApprovalView<'_> {
     fn subtitle(&self) -> String {
         format!(
             "{} · {} · {}",
