@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::feishu::card::{self, Card};
+use crate::bridge::present;
+use crate::feishu::card::Card;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 
@@ -25,7 +26,8 @@ const MAX_STEM_CHARS: usize = 48;
 /// The outbox entries that deliver a finished command's result: paginated
 /// cards, or (output over `threshold` bytes, to a chat; 0 disables) a
 /// summary card and the output as a file. If the file cannot be written,
-/// the cards go instead (logged): nothing is lost.
+/// the cards go instead (logged): nothing is lost. `screen`, the pane's
+/// screen when the turn ended, goes on the last card in a closed panel.
 pub fn result_entries(
     state_dir: &Path,
     threshold: usize,
@@ -33,7 +35,7 @@ pub fn result_entries(
     reply_to: Option<&str>,
     title: &str,
     output: &str,
-    markdown: &str,
+    screen: Option<&str>,
 ) -> Vec<OutboxEntry> {
     let long = threshold > 0 && output.len() > threshold;
     if long && let ChatTarget::Chat { .. } = target {
@@ -41,7 +43,7 @@ pub fn result_entries(
         let file_name = format!("{}.txt", stem(title));
         match write_file(state_dir, &uuid, output) {
             Ok(path) => {
-                let summary = card::summary_card(title, output, &file_name);
+                let summary = present::summary_card(title, output, &file_name);
                 let file = OutboxEntry {
                     uuid,
                     op: OutboxOp::File {
@@ -62,7 +64,8 @@ pub fn result_entries(
             }
         }
     }
-    card::result_cards(title, markdown)
+    let markdown = crate::bridge::texts::output_markdown(output);
+    present::result_cards(title, &markdown, screen)
         .iter()
         .map(|c| card_entry(target, reply_to, c))
         .collect()
@@ -178,7 +181,6 @@ mod tests {
             .map(|i| format!("{{\"line\":{i},\"msg\":\"a \\\"quoted\\\" value\"}}\n"))
             .collect();
         assert!(output.len() >= 1_000_000);
-        let md = crate::bridge::texts::output_markdown(&output);
         let entries = result_entries(
             dir.path(),
             DEFAULT_LONG_RESULT_BYTES,
@@ -186,7 +188,7 @@ mod tests {
             Some("om_1"),
             "demo: /gsd:execute",
             &output,
-            &md,
+            None,
         );
         assert_eq!(entries.len(), 2);
         let card: Card = match &entries[0].op {
@@ -198,7 +200,7 @@ mod tests {
                     text.contains("\"line\":0,") && text.contains("\"line\":24999,"),
                     "head and tail"
                 );
-                card::summary_card("demo: /gsd:execute", &output, "demo-gsd-execute.txt")
+                present::summary_card("demo: /gsd:execute", &output, "demo-gsd-execute.txt")
             }
             other => panic!("{other:?}"),
         };
@@ -225,18 +227,12 @@ mod tests {
     fn short_results_console_results_and_a_zero_threshold_stay_cards() {
         let dir = tempfile::tempdir().unwrap();
         let big = "x\n".repeat(40_000);
-        let md = crate::bridge::texts::output_markdown(&big);
         for (target, threshold, text) in [
             (chat(), DEFAULT_LONG_RESULT_BYTES, "short"),
             (ChatTarget::Console, DEFAULT_LONG_RESULT_BYTES, big.as_str()),
             (chat(), 0, big.as_str()),
         ] {
-            let md = if text == "short" {
-                "short".to_string()
-            } else {
-                md.clone()
-            };
-            let entries = result_entries(dir.path(), threshold, &target, None, "t", text, &md);
+            let entries = result_entries(dir.path(), threshold, &target, None, "t", text, None);
             assert!(
                 entries
                     .iter()

@@ -16,6 +16,7 @@ pub mod names;
 pub mod outbox;
 pub mod pairing;
 pub mod policy;
+pub mod present;
 pub mod project;
 pub mod router;
 pub mod run_once;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::feishu::card;
+use crate::bridge::present;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, DEAD_LETTER_CAPACITY, DeadLetter, OutboxEntry, OutboxOp};
 use crate::store::{LogEvent, SharedState};
@@ -211,11 +211,11 @@ fn dead_letter(
             Some(c) => format!("Feishu refused a card (error {c}: {msg})."),
             None => format!("A card could not be delivered: {msg}."),
         };
-        let card = card::info_card(
+        let card = present::info_card(
             "A card was not delivered",
             &format!(
                 "{}\n\nLater cards are not affected. The operator can see it in the event log (`card_dead_letter`).",
-                crate::feishu::paginate::escape_inline(&what)
+                crate::feishu::markdown::escape_inline(&what)
             ),
         );
         OutboxEntry {

@@ -14,11 +14,14 @@ use tokio_util::task::TaskTracker;
 use super::config::Config;
 use super::hosts::{Hosts, UnknownHost};
 use super::names;
+use super::present::{self, ApprovalView};
 use super::project::{
     Approval, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup, Reply,
     TurnEnding,
 };
+use super::texts::{error_guidance, output_markdown};
 use crate::detect::Profiles;
+use crate::feishu::card::{Card, Element};
 use crate::store::state::ChatTarget;
 use crate::store::{EventLog, LogEvent};
 
@@ -55,12 +58,99 @@ pub struct Outcome {
     pub command: String,
     /// The clean text the turn produced (the screen, for a timeout).
     pub output: String,
+    /// The pane's screen when the turn ended (a completed turn only; none
+    /// if the pane did not answer in time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<String>,
     pub seconds: u64,
     /// Progress, error and session events seen on the way.
     pub detections: Vec<Value>,
     pub approval: Option<Approval>,
     /// Why the run failed.
     pub error: Option<String>,
+}
+
+impl Outcome {
+    /// What a run's outcome shows: its result, its approval question, or its
+    /// error (with the output that came before it).
+    pub fn cards(&self) -> Vec<Card> {
+        let title = format!("{}: {}", self.project, self.command);
+        match self.status {
+            Status::Completed => present::result_cards(
+                &format!("{title} ({}s)", self.seconds),
+                &output_markdown(&self.output),
+                self.screen.as_deref(),
+            ),
+            Status::Approval => {
+                let Some(a) = &self.approval else {
+                    return Vec::new();
+                };
+                let keys: Vec<&str> = a.options.iter().map(|opt| opt.key.as_str()).collect();
+                let how = format!(
+                    "Answer with: clawmux run --project {} --answer {}",
+                    self.project,
+                    keys.join("|")
+                );
+                vec![present::approval_card(seen(&self.project, a)).push(Element::note(how))]
+            }
+            Status::Error => {
+                let errors: Vec<&str> = self
+                    .detections
+                    .iter()
+                    .filter_map(|d| d.get("line").and_then(|l| l.as_str()))
+                    .collect();
+                let guidance = error_guidance(
+                    &self.project,
+                    &self.command,
+                    errors.first().copied().unwrap_or(""),
+                    &self.output,
+                );
+                let mut cards = vec![present::error_card(
+                    &format!("Error: {title}"),
+                    &errors.join("\n"),
+                    &guidance,
+                    Vec::new(),
+                )];
+                cards.extend(present::result_cards(
+                    &format!("{title} ({}s)", self.seconds),
+                    &output_markdown(&self.output),
+                    self.screen.as_deref(),
+                ));
+                cards
+            }
+            Status::Timeout => {
+                let t = format!("Timed out after {}s: {title}", self.seconds);
+                vec![present::error_card(
+                    &t,
+                    &self.output,
+                    "The command is still running in its pane.",
+                    Vec::new(),
+                )]
+            }
+            Status::Failed => {
+                let error = self.error.as_deref().unwrap_or("unknown failure");
+                vec![present::error_card(
+                    &format!("Failed: {title}"),
+                    error,
+                    "",
+                    Vec::new(),
+                )]
+            }
+        }
+    }
+}
+
+/// The approval a run saw, as its card shows it.
+fn seen<'a>(project: &'a str, a: &'a Approval) -> ApprovalView<'a> {
+    ApprovalView {
+        id: &a.id,
+        project,
+        session: &a.session,
+        kind: a.kind,
+        body: &a.body,
+        question: &a.question,
+        options: &a.options,
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +214,7 @@ pub async fn run_once(
         project: project.to_string(),
         command: command.clone(),
         output: String::new(),
+        screen: None,
         seconds: 0,
         detections: Vec::new(),
         approval: None,
@@ -179,7 +270,7 @@ pub async fn run_once(
             }
             ProjectEventKind::Completed {
                 output,
-                screen: _,
+                screen,
                 seconds,
                 errors,
                 ending,
@@ -201,6 +292,7 @@ pub async fn run_once(
                 }
                 outcome.output = output;
                 outcome.seconds = seconds;
+                outcome.screen = (!screen.is_empty()).then_some(screen);
                 break;
             }
             ProjectEventKind::TimedOut {

@@ -1,12 +1,8 @@
-//! The words of the bridge: card texts (help, command output as markdown,
-//! approval specs) and the prompt templates it types into agents.
+//! The words of the bridge: card texts (help, command output as markdown)
+//! and the prompt templates it types into agents.
 
-use serde_json::Value;
-
-use crate::feishu::card::{ActionButton, ApprovalSpec};
-use crate::feishu::paginate::escape_code_block;
+use crate::feishu::markdown::escape_code_block;
 use crate::prompts;
-use crate::store::state::PendingApproval;
 
 /// Terminal output as markdown that renders literally: a code block.
 pub fn output_markdown(output: &str) -> String {
@@ -15,34 +11,6 @@ pub fn output_markdown(output: &str) -> String {
         "_(no output)_".to_string()
     } else {
         format!("```\n{}\n```", escape_code_block(output))
-    }
-}
-
-pub fn button(label: &str, value: Value) -> ActionButton {
-    ActionButton {
-        label: label.into(),
-        value,
-    }
-}
-
-/// An approval as its cards show it: what is asked about (the command, the
-/// file and diff, the plan, the options' descriptions), then the question.
-pub fn spec_of(a: &PendingApproval) -> ApprovalSpec {
-    let question = match a.body.trim() {
-        "" => a.question.clone(),
-        body => format!("{body}\n\n{}", a.question),
-    };
-    ApprovalSpec {
-        approval_id: a.id.clone(),
-        project: a.project.clone(),
-        session: a.session.clone(),
-        kind: a.kind.to_string(),
-        question,
-        options: a
-            .options
-            .iter()
-            .map(|o| (o.key.clone(), o.label.clone()))
-            .collect(),
     }
 }
 

@@ -5,10 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clawmux::bridge::run_once::{self, Outcome, Request, Status};
-use clawmux::bridge::texts::{self, output_markdown};
 use clawmux::detect::Profiles;
-use clawmux::feishu::card::{self, Card, Element};
-use clawmux::store::state::{ApprovalOption, ChatTarget, PendingApproval};
+use clawmux::feishu::card::Card;
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
@@ -93,7 +91,7 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
     if format == Format::Json {
         return serde_json::to_string_pretty(outcome).unwrap_or_default();
     }
-    let cards = cards(outcome);
+    let cards = outcome.cards();
     match format {
         Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
         Format::Markdown => cards
@@ -120,86 +118,11 @@ fn plain(text: &str) -> String {
     lines.join("\n")
 }
 
-fn cards(o: &Outcome) -> Vec<Card> {
-    let title = format!("{}: {}", o.project, o.command);
-    match o.status {
-        Status::Completed => card::result_cards(
-            &format!("{title} ({}s)", o.seconds),
-            &output_markdown(&o.output),
-        ),
-        Status::Approval => {
-            let Some(a) = &o.approval else {
-                return Vec::new();
-            };
-            let pending = PendingApproval {
-                approval: a.clone(),
-                project: o.project.clone(),
-                target: ChatTarget::Console,
-                card: String::new(),
-                created_ms: 0,
-            };
-            let keys: Vec<&str> = a
-                .options
-                .iter()
-                .map(|ApprovalOption { key, .. }| key.as_str())
-                .collect();
-            let how = format!(
-                "Answer with: clawmux run --project {} --answer {}",
-                o.project,
-                keys.join("|")
-            );
-            vec![card::approval_card(&texts::spec_of(&pending)).push(Element::note(how))]
-        }
-        Status::Error => {
-            let errors: Vec<&str> = o
-                .detections
-                .iter()
-                .filter_map(|d| d.get("line").and_then(|l| l.as_str()))
-                .collect();
-            let guidance = texts::error_guidance(
-                &o.project,
-                &o.command,
-                errors.first().copied().unwrap_or(""),
-                &o.output,
-            );
-            let mut cards = vec![card::error_card(
-                &format!("Error: {title}"),
-                &errors.join("\n"),
-                &guidance,
-                Vec::new(),
-            )];
-            cards.extend(card::result_cards(
-                &format!("{title} ({}s)", o.seconds),
-                &output_markdown(&o.output),
-            ));
-            cards
-        }
-        Status::Timeout => {
-            let t = format!("Timed out after {}s: {title}", o.seconds);
-            vec![card::error_card(
-                &t,
-                &o.output,
-                "The command is still running in its pane.",
-                Vec::new(),
-            )]
-        }
-        Status::Failed => {
-            let error = o.error.as_deref().unwrap_or("unknown failure");
-            vec![card::error_card(
-                &format!("Failed: {title}"),
-                error,
-                "",
-                Vec::new(),
-            )]
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clawmux::bridge::project::Approval;
-    use clawmux::store::state::ApprovalKind;
+    use clawmux::store::state::{ApprovalKind, ApprovalOption};
 
     fn outcome(status: Status) -> Outcome {
         Outcome {
@@ -207,6 +130,8 @@ mod tests {
             project: "shop".into(),
             command: "/gsd:plan-phase 2".into(),
             output: "⏺ Plans verified [3/3]\n  Created 2 plans for phase 2 <b>*x*</b>\n".into(),
+            screen: (status == Status::Completed)
+                .then(|| "⏺ Plans verified [3/3]\n──────\n❯ \n──────\n  ? for shortcuts".into()),
             seconds: 4,
             detections: vec![
                 serde_json::json!({"kind": "progress", "summary": "2/3", "percent": null}),
@@ -261,8 +186,23 @@ mod tests {
         );
         let cards: serde_json::Value = serde_json::from_str(&render(&done, Format::Card)).unwrap();
         assert_eq!(cards[0]["schema"], "2.0");
+        // The screen at the end rides along closed on the card, and is only
+        // named in the text formats.
+        let panel = &cards[0]["body"]["elements"][1];
+        assert_eq!(panel["tag"], "collapsible_panel");
+        assert_eq!(panel["expanded"], false);
+        let shown = panel["elements"][0]["content"].as_str().unwrap();
+        assert!(shown.ends_with("? for shortcuts\n```"), "{shown}");
+        for format in [Format::Markdown, Format::Plain] {
+            let text = render(&done, format);
+            assert!(
+                text.contains("▸") && !text.contains("for shortcuts"),
+                "{format:?}:\n{text}"
+            );
+        }
         let json: serde_json::Value = serde_json::from_str(&render(&done, Format::Json)).unwrap();
         assert_eq!(json["status"], "completed");
+        assert!(json["screen"].as_str().unwrap().ends_with("for shortcuts"));
         assert_eq!(json["detections"][0]["kind"], "progress");
 
         let asking = outcome(Status::Approval);

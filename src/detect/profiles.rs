@@ -11,7 +11,7 @@ use regex::{Regex, RegexSet};
 use serde::Deserialize;
 
 use super::ApprovalKind;
-use super::lines::{LineHit, LineMatcher};
+use super::lines::{LineHit, LineMatcher, PatternError};
 
 /// The built-in profiles, also the reference for the file format.
 pub const DEFAULT_PROFILES: &str = include_str!("profiles.toml");
@@ -38,13 +38,8 @@ pub enum ProfileError {
         origin: String,
         source: Box<toml::de::Error>,
     },
-    #[error("profile {profile:?}, {field}: bad pattern {pattern:?}: {source}")]
-    Pattern {
-        profile: String,
-        field: String,
-        pattern: String,
-        source: Box<regex::Error>,
-    },
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
     #[error("profile {profile:?} extends unknown profile {parent:?}")]
     UnknownParent { profile: String, parent: String },
     #[error("profile {profile:?}: `extends` chain is longer than {MAX_EXTENDS_DEPTH} (a cycle?)")]
@@ -337,8 +332,8 @@ fn resolve(name: &str, specs: &BTreeMap<String, ProfileSpec>) -> Result<ProfileS
 }
 
 /// Compiles one pattern, naming its origin on failure.
-pub(crate) fn regex(profile: &str, field: &str, pattern: &str) -> Result<Regex, ProfileError> {
-    Regex::new(pattern).map_err(|source| ProfileError::Pattern {
+pub(crate) fn regex(profile: &str, field: &str, pattern: &str) -> Result<Regex, PatternError> {
+    Regex::new(pattern).map_err(|source| PatternError {
         profile: profile.to_owned(),
         field: field.to_owned(),
         pattern: pattern.to_owned(),
@@ -346,12 +341,12 @@ pub(crate) fn regex(profile: &str, field: &str, pattern: &str) -> Result<Regex, 
     })
 }
 
-fn regex_set(profile: &str, field: &str, patterns: &[String]) -> Result<RegexSet, ProfileError> {
+fn regex_set(profile: &str, field: &str, patterns: &[String]) -> Result<RegexSet, PatternError> {
     // Compile one by one first so the error names the bad pattern.
     for p in patterns {
         regex(profile, field, p)?;
     }
-    RegexSet::new(patterns).map_err(|source| ProfileError::Pattern {
+    RegexSet::new(patterns).map_err(|source| PatternError {
         profile: profile.to_owned(),
         field: field.to_owned(),
         pattern: patterns.join(" | "),
@@ -412,6 +407,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::ProgressFields;
 
     #[test]
     fn defaults_compile_and_inherit() {
@@ -481,5 +477,99 @@ mod tests {
             bad("[profiles.x]\nextends = 'y'\n[profiles.y]\nextends = 'x'\n"),
             ProfileError::ExtendsTooDeep { .. }
         ));
+    }
+
+    #[test]
+    fn a_bad_pattern_names_its_profile_and_field() {
+        let bad = |t: &str| Profiles::from_toml_layers(Some(("u.toml", t))).unwrap_err();
+        // Compiled by the line matcher, and by the profile itself.
+        for (toml, field) in [
+            ("[profiles.x]\nerrors = ['(oops']\n", "errors"),
+            ("[profiles.x]\nbusy = ['(oops']\n", "busy"),
+        ] {
+            let e = bad(toml);
+            assert!(matches!(e, ProfileError::Pattern(_)), "{e:?}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("profile \"x\", {field}: bad pattern \"(oops\"")),
+                "{e}"
+            );
+        }
+    }
+
+    // The default profiles' line patterns, through the line matcher.
+
+    fn hits(profile: &str, text: &str) -> Vec<(usize, LineHit)> {
+        let p = Profiles::defaults().unwrap().get(profile).unwrap();
+        let mut out = Vec::new();
+        p.lines.scan(text, |i, h| out.push((i, h)));
+        out
+    }
+
+    #[test]
+    fn errors_with_guards() {
+        let text = [
+            "Error: cannot open file",                 // 0 error
+            "Compiled with 0 errors",                  // 1 guarded
+            "see docs/error-handling.md for more",     // 2 guarded
+            "errors: 0, warnings: 2",                  // 3 guarded
+            "API Error: 500 Internal server error",    // 4 error
+            "terrorism is not a keyword match",        // 5 no word boundary
+            "Please run /login · API key invalid",     // 6 no shell keyword
+            "test result: FAILED. 1 passed; 1 failed", // 7 error
+            "all good",                                // 8
+            "Traceback (most recent call last):",      // 9 error
+        ]
+        .join("\n");
+        let errors = |profile| -> Vec<usize> {
+            hits(profile, &text)
+                .into_iter()
+                .filter(|(_, h)| *h == LineHit::Error)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        assert_eq!(errors("shell"), [0, 4, 7, 9]);
+        // An agent's errors are its own rows at the end of a turn (see
+        // `screen`): words in its output are never errors.
+        assert_eq!(errors("claude"), Vec::<usize>::new());
+        assert_eq!(errors("gsd"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn progress_forms() {
+        let text = "building 42%\n[3/10] compiling\nPhase 2 of 4\n━━━ GSD ► EXECUTING WAVE 1\nProgress: ███░ 80%\nno numbers here\n250% is not a percent";
+        let got = hits("gsd", text);
+        let p = |percent, done, total, phase, stage: Option<&str>| {
+            LineHit::Progress(ProgressFields {
+                percent,
+                done,
+                total,
+                phase,
+                stage: stage.map(str::to_owned),
+            })
+        };
+        assert_eq!(
+            got,
+            vec![
+                (0, p(Some(42), None, None, None, None)),
+                (1, p(None, Some(3), Some(10), None, None)),
+                (2, p(None, None, None, Some(2), None)),
+                (3, p(None, None, None, None, Some("EXECUTING WAVE 1"))),
+                (4, p(Some(80), None, None, None, None)),
+            ]
+        );
+        // The shell profile has no GSD banner pattern.
+        assert!(hits("shell", "━━━ GSD ► EXECUTING WAVE 1").is_empty());
+    }
+
+    #[test]
+    fn default_patterns_all_have_triggers() {
+        for name in ["shell", "claude", "gsd"] {
+            let p = Profiles::defaults().unwrap().get(name).unwrap();
+            assert!(
+                !p.lines.scans_every_line(),
+                "{name} has a pattern without literals"
+            );
+        }
     }
 }

@@ -15,7 +15,7 @@ use super::card::Card;
 #[derive(Debug)]
 pub enum IntakeEvent {
     MessageReceived(Message),
-    CardAction(CardAction),
+    CardAction(ActionEvent),
 }
 
 /// A chat message sent to the bot.
@@ -79,7 +79,7 @@ impl Message {
 
 /// A click on a card button or a choice in a card menu.
 #[derive(Debug)]
-pub struct CardAction {
+pub struct ActionEvent {
     pub event_id: String,
     pub operator_open_id: String,
     /// The `value` of the button's callback behaviour.

@@ -1,21 +1,25 @@
-//! Feishu/Lark: card JSON 2.0 builder and paginator, Open API client, and the
+//! Feishu/Lark: card JSON 2.0 model and paginator, Open API client, and the
 //! two ways events come in (long connection over WebSocket, or a webhook).
 //!
 //! # Layout
-//! - [`card`]: typed card JSON 2.0 and the bridge's card builders.
+//! - [`markdown`]: what card text costs in request bytes; escaping.
+//! - [`card`]: the typed card JSON 2.0 model and its size budget.
 //! - [`paginate`]: split long markdown into cards under the 30 KB limit.
 //! - [`api`]: token cache, send/reply/patch with retries, progress throttle.
 //! - [`event`]: typed intake events parsed from Feishu's event JSON; dedupe.
 //! - [`pbbp2`]: the long connection's protobuf frame.
 //! - [`ws`]: the long-connection client (endpoint, pings, acks, reconnect).
 //! - [`webhook`]: the HTTP callback server (decryption, signatures).
+//! - [`dispatch`]: an event payload to an intake event and Feishu's answer.
 //! - [`intake`]: one stream of events whichever way they arrive.
 //! - [`pace`]: send pacing within Feishu's per-chat and per-app limits.
 
 pub mod api;
 pub mod card;
+pub mod dispatch;
 pub mod event;
 pub mod intake;
+pub mod markdown;
 pub mod pace;
 pub mod paginate;
 pub mod pbbp2;
@@ -25,7 +29,7 @@ pub mod ws;
 pub use api::{Api, FeishuError, MessageId, ReceiveId};
 pub use card::Card;
 pub use event::{
-    CardAction, CardResponse, Dedupe, IntakeEvent, MemoryDedupe, Message, Toast, ToastKind,
+    ActionEvent, CardResponse, Dedupe, IntakeEvent, MemoryDedupe, Message, Toast, ToastKind,
 };
 pub use intake::Intake;
 

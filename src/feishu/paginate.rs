@@ -7,22 +7,11 @@
 //! never cut; a code fence open at a cut is closed on one card and reopened
 //! with the same info string on the next; a line too long for one card is cut
 //! at a UTF-8 boundary outside any markdown escape. Pages carry `[i/N]` in the
-//! title. Also owns the escaping that makes terminal output render literally.
+//! title. Sizes and escaping come from [`super::markdown`].
 
 use super::card::{Card, Element, Template};
-
-/// Feishu rejects a card or rich-text message whose request body is larger
-/// than this, in bytes (error 230025).
-pub const MAX_REQUEST_BODY_BYTES: usize = 30 * 1024;
-
-/// What the rest of a message request adds to the escaped card, in bytes:
-/// `{"receive_id":…,"msg_type":"interactive","content":"…","uuid":…}` with a
-/// receive id of up to 100 bytes and a uuid of up to 50 (Feishu's limit).
-pub const MAX_ENVELOPE_BYTES: usize = 256;
-
-/// What a card aims for, in request body bytes: 2 KB under the limit, so a
-/// note pushed onto a built card, or a limit counted as 30 000 bytes, still fits.
-pub const TARGET_BODY_BYTES: usize = 28 * 1024;
+pub use super::card::{MAX_ENVELOPE_BYTES, MAX_REQUEST_BODY_BYTES, TARGET_BODY_BYTES, body_len};
+use super::markdown::{body_byte_len, body_text_len};
 
 /// The bench's name for [`TARGET_BODY_BYTES`].
 pub const TARGET_CARD_JSON_BYTES: usize = TARGET_BODY_BYTES;
@@ -45,68 +34,11 @@ const MAX_FENCE_LINE_BYTES: usize = 256;
 /// the next card when a table is cut; a bigger one is not repeated.
 const MAX_TABLE_HEADER_BYTES: usize = 2 * 1024;
 
-/// Zero-width space: breaks up backtick runs inside code blocks.
-const ZWSP: char = '\u{200B}';
-
-/// JSON-escaped length of each byte, as serde_json writes strings.
-const JSON_LEN: [u8; 256] = {
-    let mut t = [1u8; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = 6;
-        b += 1;
-    }
-    t[0x08] = 2;
-    t[0x0c] = 2;
-    t[b'\n' as usize] = 2;
-    t[b'\r' as usize] = 2;
-    t[b'\t' as usize] = 2;
-    t[b'"' as usize] = 2;
-    t[b'\\' as usize] = 2;
-    t
-};
-
-/// Request body length of each byte of card text: escaped into the card
-/// JSON, then that escape escaped again into `content` (`"` becomes `\"`,
-/// then `\\\"`: 4 bytes; `\n` becomes `\\n`: 3; a control byte `\\u0001`: 7).
-const BODY_LEN: [u8; 256] = {
-    let mut t = [1u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = match JSON_LEN[b] {
-            1 => 1,
-            // `\x`: the backslash doubles; `"` and `\` escape to `\"`/`\\`.
-            2 if b == b'"' as usize || b == b'\\' as usize => 4,
-            2 => 3,
-            // `\u00XX`: only its backslash doubles.
-            _ => 7,
-        };
-        b += 1;
-    }
-    t
-};
-
 /// Body bytes of a newline in card text.
-const NEWLINE_BODY: usize = BODY_LEN[b'\n' as usize] as usize;
-
-/// The request body bytes `s` costs as card text.
-pub fn body_text_len(s: &[u8]) -> usize {
-    s.iter().map(|&b| BODY_LEN[b as usize] as usize).sum()
-}
+const NEWLINE_BODY: usize = body_byte_len(b'\n');
 
 fn json_len(s: &[u8]) -> usize {
     body_text_len(s)
-}
-
-/// Largest request body a message with this card can have, in bytes:
-/// its JSON escaped as a string, plus the envelope.
-pub fn body_len(card: &Card) -> usize {
-    let json = card.to_json();
-    let escaped: usize = json
-        .bytes()
-        .map(|b| JSON_LEN[b as usize] as usize)
-        .sum::<usize>();
-    escaped + 2 + MAX_ENVELOPE_BYTES
 }
 
 /// One piece of input: a whole line, or part of a line too long for a card.
@@ -394,7 +326,7 @@ fn cut_point(text: &str, a: usize, end: usize, budget: usize) -> usize {
     let mut used = 0;
     let mut b = a;
     while b < end {
-        let l = BODY_LEN[bytes[b] as usize] as usize;
+        let l = body_byte_len(bytes[b]);
         if used + l > budget {
             break;
         }
@@ -434,110 +366,6 @@ fn cut_point(text: &str, a: usize, end: usize, budget: usize) -> usize {
     b
 }
 
-/// Escape text shown inside a fenced code block so it cannot end the block:
-/// a zero-width space is put after each backtick that another one follows.
-pub fn escape_code_block(text: &str) -> String {
-    if !text.contains("``") {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut prev_tick = false;
-    for ch in text.chars() {
-        if ch == '`' && prev_tick {
-            out.push(ZWSP);
-        }
-        out.push(ch);
-        prev_tick = ch == '`';
-    }
-    out
-}
-
-/// Undo [`escape_code_block`] for plain-text rendering.
-pub fn unescape_code_text(text: &str) -> String {
-    if !text.contains(ZWSP) {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut prev_tick = false;
-    for ch in text.chars() {
-        if ch == ZWSP && prev_tick {
-            prev_tick = false;
-            continue;
-        }
-        out.push(ch);
-        prev_tick = ch == '`';
-    }
-    out
-}
-
-/// Escape a short inline string (a name, a stage) so markdown shows it as
-/// typed: special characters become HTML entities, which Feishu renders.
-pub fn escape_inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '*' | '_' | '~' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\' | '&' | '$' => {
-                out.push_str(&format!("&#{};", ch as u32))
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
-/// The longest tail of `text` costing at most `max` body bytes, starting
-/// on a char boundary.
-pub fn last_body_bytes(text: &str, max: usize) -> &str {
-    let bytes = text.as_bytes();
-    let mut used = 0;
-    let mut start = bytes.len();
-    while start > 0 {
-        let l = BODY_LEN[bytes[start - 1] as usize] as usize;
-        if used + l > max {
-            break;
-        }
-        used += l;
-        start -= 1;
-    }
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
-}
-
-/// The longest head of `text` costing at most `max` body bytes, ending on a
-/// char boundary.
-pub fn first_body_bytes(text: &str, max: usize) -> &str {
-    let bytes = text.as_bytes();
-    let mut used = 0;
-    let mut end = 0;
-    while end < bytes.len() {
-        let l = BODY_LEN[bytes[end] as usize] as usize;
-        if used + l > max {
-            break;
-        }
-        used += l;
-        end += 1;
-    }
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-/// The last at most `max` bytes of `text`, starting on a char boundary.
-pub fn last_bytes(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
-}
-
 fn truncate_at_boundary(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
@@ -552,6 +380,7 @@ fn truncate_at_boundary(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feishu::markdown::{escape_code_block, unescape_code_text};
 
     fn texts(cards: &[Card]) -> Vec<String> {
         cards.iter().map(Card::text).collect()
@@ -766,10 +595,5 @@ mod tests {
         assert!(!is_delimiter_row(b"| a | b |"));
         assert!(!is_delimiter_row(b"---"));
         assert!(!is_delimiter_row(b"|---||"));
-    }
-
-    #[test]
-    fn inline_escape() {
-        assert_eq!(escape_inline("a*b_[c]"), "a&#42;b&#95;&#91;c&#93;");
     }
 }

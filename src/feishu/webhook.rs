@@ -27,8 +27,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::FeishuConfig;
+use super::dispatch::Dispatcher;
 use super::event::token_of;
-use super::intake::Dispatcher;
 
 /// Largest accepted body, in bytes (events are a few KB).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;

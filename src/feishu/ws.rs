@@ -22,7 +22,7 @@ use tokio::time::{Duration, Instant, sleep, sleep_until};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::FeishuConfig;
-use super::intake::Dispatcher;
+use super::dispatch::Dispatcher;
 use super::pbbp2::{Frame, METHOD_CONTROL, METHOD_DATA, Reassembler};
 
 /// Ping interval when Feishu does not say (its documented default).

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use clawmux::feishu::api::RetryPolicy;
-use clawmux::feishu::card::{self, Card, Template};
+use clawmux::feishu::card::{Card, Element, Template};
 use clawmux::feishu::{Api, FeishuError, ReceiveId};
 use tokio::time::Duration;
 
@@ -19,7 +19,7 @@ fn fast_retry() -> RetryPolicy {
 }
 
 fn card(text: &str) -> Card {
-    card::info_card("Status", text)
+    Card::new("Status", Template::Blue).push(Element::markdown(text))
 }
 
 fn chat() -> ReceiveId {
@@ -220,7 +220,7 @@ async fn bad_credentials_report_feishu_code() {
 async fn oversized_card_is_refused_before_sending() {
     let fake = FakeFeishu::start().await;
     let api = Api::with_retry(fake.config(), fast_retry());
-    let big = Card::new("big", Template::Blue).push(card::Element::markdown("x".repeat(40_000)));
+    let big = Card::new("big", Template::Blue).push(Element::markdown("x".repeat(40_000)));
     let err = api.send(&chat(), &big, "u").await.expect_err("too large");
     assert!(matches!(err, FeishuError::CardTooLarge(n) if n > 40_000));
     assert_eq!(fake.api_attempts(), 0);

@@ -6,7 +6,7 @@ use crate::store::{Denial, LogEvent};
 use super::{Core, target_id};
 use crate::bridge::chat::ChatMessage;
 use crate::bridge::policy::Decision;
-use crate::feishu::card;
+use crate::bridge::present;
 use crate::store::state::ChatTarget;
 
 impl Core {
@@ -39,7 +39,7 @@ impl Core {
                 self.send(
                     &m.target,
                     Some(&m.message_id),
-                    &card::info_card("Slow down", text),
+                    &present::info_card("Slow down", text),
                 );
                 false
             }
@@ -55,7 +55,7 @@ impl Core {
                     self.send(
                         &m.target,
                         Some(&m.message_id),
-                        &card::info_card("Pairing needed", &text),
+                        &present::info_card("Pairing needed", &text),
                     );
                     false
                 }
@@ -82,7 +82,7 @@ impl Core {
                     self.send(
                         &m.target,
                         Some(&m.message_id),
-                        &card::info_card("Not allowed", text),
+                        &present::info_card("Not allowed", text),
                     );
                 }
                 false

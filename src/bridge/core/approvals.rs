@@ -2,14 +2,11 @@
 //! it is answered by a button, a reply to the card, or `/gsd:answer`, by an
 //! approver only, once; its card turns grey when answered or gone.
 
-use serde_json::Value;
-
 use super::Core;
 use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::names;
+use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectEventKind, Reply};
-use crate::bridge::texts::spec_of;
-use crate::feishu::card;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval};
 use crate::store::{Denial, LogEvent};
@@ -62,20 +59,13 @@ impl Core {
     }
 
     /// Answers Feishu at once (it allows 3 s), then types the answer.
-    pub(super) fn click_approval(&mut self, c: CardClick) {
-        let field = |k: &str| {
-            c.value
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let (id, project, session, key) = (
-            field("approval_id"),
-            field("project"),
-            field("session"),
-            field("option"),
-        );
+    pub(super) fn click_approval(&mut self, c: CardClick, choice: ApprovalChoice) {
+        let ApprovalChoice {
+            approval_id: id,
+            project,
+            session,
+            option: key,
+        } = choice;
         let pending = self.shared.read(|s| s.approvals.get(&id).cloned());
         let checked = match pending {
             None => Err((
@@ -203,7 +193,7 @@ impl Core {
         let when = clock::rfc3339(clock::now_ms());
         self.patch(
             &approval.card,
-            &card::approval_resolved_card(&spec_of(approval), who, choice, &when),
+            &present::approval_resolved_card(approval, who, choice, &when),
         );
     }
 
@@ -245,7 +235,7 @@ impl Core {
             card: String::new(),
             created_ms: clock::now_ms(),
         };
-        let mut card = card::approval_card(&spec_of(&pending));
+        let mut card = present::approval_card(&pending);
         if target == ChatTarget::Console {
             let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
             card = card.push(crate::feishu::card::Element::note(format!(
@@ -282,7 +272,7 @@ impl Core {
                         project: project.clone(),
                         approval: approval_id.clone(),
                     });
-                    self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+                    self.patch(&a.card, &present::approval_gone_card(&a));
                 }
             }
             ProjectEventKind::DialogMismatch {
@@ -306,7 +296,11 @@ impl Core {
                 let text = format!(
                     "{detail}.\n\nThe buttons follow the dialog on screen: check it with `/gsd:screen` before answering."
                 );
-                self.send(&target, None, &card::info_card("Check this prompt", &text));
+                self.send(
+                    &target,
+                    None,
+                    &present::info_card("Check this prompt", &text),
+                );
             }
             ProjectEventKind::Answered {
                 approval_id,

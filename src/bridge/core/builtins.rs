@@ -3,10 +3,10 @@
 
 use super::{Core, Effect, status_row, target_id};
 use crate::bridge::names;
+use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
-use crate::feishu::card;
 use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, ProjectRecord};
@@ -34,7 +34,7 @@ impl Core {
                 None => self.error(target, reply_to, "No project selected", "/gsd:screen", ""),
             },
             Builtin::Help => {
-                self.send(target, reply_to, &card::info_card("clawmux help", HELP));
+                self.send(target, reply_to, &present::info_card("clawmux help", HELP));
             }
             Builtin::Projects => {
                 let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
@@ -42,7 +42,7 @@ impl Core {
                 self.send(
                     target,
                     reply_to,
-                    &card::projects_card(&names, current.as_deref()),
+                    &present::projects_card(&names, current.as_deref()),
                 );
             }
             Builtin::Use(name) => self.use_project(target, reply_to, &name),
@@ -126,7 +126,7 @@ impl Core {
         self.send(
             target,
             reply_to,
-            &card::info_card(
+            &present::info_card(
                 "Project selected",
                 &format!("Messages now go to **{name}**."),
             ),
@@ -194,7 +194,11 @@ impl Core {
                 .unwrap_or_default();
             format!("Created **{name}**{on} in `{ws}`. Starting the agent and GSD's project setup…")
         };
-        self.send(target, reply_to, &card::info_card("Project ready", &text));
+        self.send(
+            target,
+            reply_to,
+            &present::info_card("Project ready", &text),
+        );
         if !existed {
             self.run_in(name, target, reply_to, "/gsd:new-project", sender);
         }
@@ -206,7 +210,7 @@ impl Core {
             self.send(
                 target,
                 reply_to,
-                &card::info_card("Status", "No projects yet: `/gsd:new-project <name>`."),
+                &present::info_card("Status", "No projects yet: `/gsd:new-project <name>`."),
             );
             return;
         }
@@ -216,7 +220,7 @@ impl Core {
             let host = self.host_label(&name);
             md.push_str(&status_row(&name, &host, self.statuses.get(&name)));
         }
-        self.send(target, reply_to, &card::info_card("Status", &md));
+        self.send(target, reply_to, &present::info_card("Status", &md));
     }
 
     /// The outcome of `/gsd:cancel`.
@@ -235,7 +239,7 @@ impl Core {
                     sender: by.to_string(),
                 });
                 let text = format!("Sent Esc to the agent of **{project}**.");
-                self.send(target, reply_to, &card::info_card("Cancelled", &text));
+                self.send(target, reply_to, &present::info_card("Cancelled", &text));
             }
             Err(ProjectError::NothingToCancel) => {
                 let text = format!(
@@ -244,7 +248,7 @@ impl Core {
                 self.send(
                     target,
                     reply_to,
-                    &card::info_card("Nothing to cancel", &text),
+                    &present::info_card("Nothing to cancel", &text),
                 );
             }
             Err(e) => self.error(target, reply_to, "Could not cancel", &e.to_string(), ""),

@@ -8,10 +8,9 @@ use crate::bridge::agent_pane::PaneLocation;
 use crate::bridge::chat::CONSOLE_USER;
 use crate::bridge::hosts::{AdoptTarget, adopted_record};
 use crate::bridge::names;
+use crate::bridge::present;
 use crate::bridge::project::Reply;
-use crate::bridge::texts::spec_of;
 use crate::bridge::watch_session::WATCH_SESSION;
-use crate::feishu::card;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};
@@ -65,7 +64,7 @@ impl Core {
             "The connection to the tmux server of **{project}** ({}) ended, and reconnecting failed: {error}\nTrying again with backoff; your command is kept.",
             self.host_label(project)
         );
-        let card = card::info_card("Host unreachable", &text);
+        let card = present::info_card("Host unreachable", &text);
         self.send(&target, reply_to.as_deref(), &card);
     }
 
@@ -86,7 +85,7 @@ impl Core {
                 "The connection to **{}** was lost ({reason}) and is back. The command goes on; its result marks where output may be missing.",
                 self.host_label(project)
             );
-            let card = card::info_card("Reconnected", &text);
+            let card = present::info_card("Reconnected", &text);
             self.send(&target, reply_to.as_deref(), &card);
         }
     }
@@ -207,7 +206,7 @@ impl Core {
             "Watching pane {} of session **{}**{on} ({}x{}) as **{name}**; messages now go to it. Nothing was restarted or resized. `/gsd:release {name}` stops watching.",
             location.pane, location.session, location.width, location.height
         );
-        self.send(chat, reply_to, &card::info_card("Adopted", &text));
+        self.send(chat, reply_to, &present::info_card("Adopted", &text));
         true
     }
 
@@ -264,7 +263,7 @@ impl Core {
             ids.iter().filter_map(|id| s.approvals.remove(id)).collect()
         });
         for a in stale {
-            self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+            self.patch(&a.card, &present::approval_gone_card(&a));
         }
         self.log(LogEvent::Released {
             project: name.to_string(),
@@ -272,12 +271,12 @@ impl Core {
             by: sender.to_string(),
         });
         let text = format!("No longer watching **{name}** (pane {pane}); the pane is as it was.");
-        self.send(target, reply_to, &card::info_card("Released", &text));
+        self.send(target, reply_to, &present::info_card("Released", &text));
     }
 
     /// Sends `text` as an info card titled `title` to `reply`.
     pub fn info(&mut self, reply: &Reply, title: &str, text: &str) {
-        let card = card::info_card(title, text);
+        let card = present::info_card(title, text);
         self.send(&reply.target, reply.reply_to.as_deref(), &card);
     }
 }

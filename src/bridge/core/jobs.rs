@@ -3,10 +3,10 @@
 //! timeouts, lost sessions, input the agent did not take.
 
 use super::Core;
+use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
-use crate::bridge::texts::{error_guidance, output_markdown, spec_of};
+use crate::bridge::texts::error_guidance;
 use crate::bridge::{long_result, names};
-use crate::feishu::card;
 use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval};
@@ -121,7 +121,7 @@ impl Core {
                     let text = format!(
                         "The agent is busy; your command is number {position} in the queue."
                     );
-                    let card = card::info_card("Queued", &text);
+                    let card = present::info_card("Queued", &text);
                     self.send_for_job(id, &card, |j, _| j.queued = true);
                 }
             }
@@ -133,7 +133,7 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = card::progress_card(&self.title(&j), "Running…", None, "");
+                    let card = present::progress_card(&self.title(&j), "Running…", None, "");
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.to_string());
@@ -158,7 +158,7 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = card::progress_card(&self.title(&j), &summary, percent, &tail);
+                    let card = present::progress_card(&self.title(&j), &summary, percent, &tail);
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
@@ -185,7 +185,7 @@ impl Core {
             }
             ProjectEventKind::Completed {
                 output,
-                screen: _,
+                screen,
                 seconds,
                 errors,
                 ending,
@@ -205,7 +205,7 @@ impl Core {
                     if let Some(h) = &j.progress {
                         self.patch(
                             h,
-                            &card::progress_card(&self.title(&j), &stage, Some(100), ""),
+                            &present::progress_card(&self.title(&j), &stage, Some(100), ""),
                         );
                     }
                     let (target, reply_to) = (&j.target, j.reply_to.as_deref());
@@ -220,15 +220,15 @@ impl Core {
                                 "{line}\n\nThe agent waits for what to do instead: send it as a message."
                             );
                             let title = format!("Stopped: {}", self.title(&j));
-                            self.send(target, reply_to, &card::info_card(&title, &text));
+                            self.send(target, reply_to, &present::info_card(&title, &text));
                         }
                         TurnEnding::Finished => {
                             // A long result is a summary card and a file.
-                            let md = output_markdown(&output);
                             let threshold = self.config.feishu.long_result_bytes;
                             let (dir, title) = (&self.state_dir, self.title(&j));
+                            let screen = (!screen.is_empty()).then_some(screen.as_str());
                             let entries = long_result::result_entries(
-                                dir, threshold, target, reply_to, &title, &output, &md,
+                                dir, threshold, target, reply_to, &title, &output, screen,
                             );
                             self.shared.update(|s| s.outbox.extend(entries));
                         }
@@ -277,7 +277,7 @@ impl Core {
                     ids.iter().filter_map(|id| s.approvals.remove(id)).collect()
                 });
                 for a in stale {
-                    self.patch(&a.card, &card::approval_gone_card(&spec_of(&a)));
+                    self.patch(&a.card, &present::approval_gone_card(&a));
                 }
                 self.log(LogEvent::SessionLost {
                     project: project.clone(),
@@ -295,7 +295,7 @@ impl Core {
                     self.send(
                         &target,
                         reply_to.as_deref(),
-                        &card::info_card("Session lost", &text),
+                        &present::info_card("Session lost", &text),
                     );
                 }
             }

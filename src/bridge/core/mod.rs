@@ -26,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::Config;
@@ -37,8 +37,8 @@ use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply,
 };
 use super::router::{self, Builtin, Route};
-use super::texts::button;
-use crate::feishu::card::{self, Card};
+use crate::bridge::present::{self, ActionButton, CardAction};
+use crate::feishu::card::Card;
 use crate::hooks::HookEvent;
 use crate::store::clock;
 use crate::store::event_log::LogHealth;
@@ -257,7 +257,7 @@ impl Core {
             self.send(
                 &target_of(&chat),
                 None,
-                &card::info_card("Event log", &text),
+                &present::info_card("Event log", &text),
             );
         }
     }
@@ -331,13 +331,13 @@ impl Core {
         guidance: &str,
     ) {
         let buttons = vec![
-            button("Projects", json!({"action": "projects"})),
-            button("Help", json!({"action": "help"})),
+            ActionButton::new("Projects", CardAction::Projects),
+            ActionButton::new("Help", CardAction::Help),
         ];
         self.send(
             target,
             reply_to,
-            &card::error_card(title, text, guidance, buttons),
+            &present::error_card(title, text, guidance, buttons),
         );
     }
 
@@ -382,34 +382,34 @@ impl Core {
     }
 
     fn on_click(&mut self, c: CardClick) {
-        let action = c.value.get("action").and_then(Value::as_str).unwrap_or("");
+        let name = CardAction::name_of(&c.value).unwrap_or("");
         self.log(LogEvent::Click {
             operator: c.operator.clone(),
-            action: action.to_string(),
+            action: name.to_string(),
             value: c.value.clone(),
         });
-        let answer = match action {
-            "approval" => return self.click_approval(c),
-            "select_project" => match &c.option {
+        let answer = match CardAction::from_value(&c.value) {
+            Ok(CardAction::Approval(choice)) => return self.click_approval(c, choice),
+            Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
                     self.use_project(&c.target, None, p);
                     ClickAnswer::toast(ToastLevel::Success, format!("Now using {p}"))
                 }
                 None => ClickAnswer::toast(ToastLevel::Warning, "No project chosen"),
             },
-            "help" | "projects" | "status" => {
+            Ok(action @ (CardAction::Help | CardAction::Projects | CardAction::Status)) => {
                 let b = match action {
-                    "help" => Builtin::Help,
-                    "projects" => Builtin::Projects,
+                    CardAction::Help => Builtin::Help,
+                    CardAction::Projects => Builtin::Projects,
                     _ => Builtin::Status,
                 };
                 self.builtin(b, &c.target, None, &c.operator);
                 ClickAnswer::toast(ToastLevel::Info, "Sent")
             }
-            _ => {
+            Err(e) => {
                 self.log(LogEvent::Denied(Denial {
                     operator: Some(c.operator.clone()),
-                    reason: "unknown card action".into(),
+                    reason: e.to_string(),
                     value: Some(c.value.clone()),
                     ..Default::default()
                 }));
@@ -439,11 +439,11 @@ impl Core {
             }
             ProjectEventKind::Screen { reply, screen } => {
                 let card = match screen {
-                    Some(screen) => card::screen_card(&project, &screen),
+                    Some(screen) => present::screen_card(&project, &screen),
                     None => {
                         let text =
                             format!("**{project}** has no pane attached: nothing runs there yet.");
-                        card::info_card("No screen", &text)
+                        present::info_card("No screen", &text)
                     }
                 };
                 self.send(&reply.target, reply.reply_to.as_deref(), &card);

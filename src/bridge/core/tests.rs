@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use serde_json::json;
+
 use super::*;
 use crate::bridge::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;

@@ -62,7 +62,7 @@ pub enum ProjectEventKind {
     Completed {
         /// The agent's answer (see [`crate::bridge::transcript::Transcript::text`]).
         output: String,
-        /// Everything the command printed, furniture aside.
+        /// The pane's screen when the turn ended (empty without a pane).
         screen: String,
         seconds: u64,
         errors: usize,

@@ -487,9 +487,10 @@ impl JobRunner {
                 output = format!("{}\n● {}", output.trim_end(), indent_rest(&answer));
             }
         }
+        let screen = screen_rows.map(|rows| rows.join("\n").trim_end().to_string());
         let kind = ProjectEventKind::Completed {
             output,
-            screen: running.output.raw(),
+            screen: screen.unwrap_or_default(),
             seconds: running.started.elapsed().as_secs(),
             errors: running.errors.len(),
             ending: running.ending,

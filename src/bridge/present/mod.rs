@@ -1,0 +1,404 @@
+//! The presenter: every card the bridge sends, built from domain values
+//! (an approval record, a turn's result, an error, a project list), for
+//! the daemon's core and for `clawmux run` (`run_once::Outcome::cards`)
+//! alike. Cards are made of the pure card model ([`crate::feishu::card`])
+//! and fitted to the one request-body budget ([`TARGET_BODY_BYTES`]): text
+//! is cut, never the card refused. Buttons carry a [`CardAction`].
+//!
+//! It sits below the project actors and the outbox: it knows the state's
+//! records and the card model, nothing that runs.
+//!
+//! - [`action`]: the tagged value a button carries, and its parsing.
+
+pub mod action;
+
+pub use action::{ApprovalChoice, CardAction, CardActionError};
+
+use crate::feishu::card::{
+    Behavior, ButtonKind, Card, Element, PlainText, SelectOption, TARGET_BODY_BYTES, Template,
+    body_len,
+};
+use crate::feishu::markdown::{code_block_head, code_block_tail, escape_inline, first_body_bytes};
+use crate::feishu::paginate::paginate;
+use crate::store::state::{ApprovalKind, ApprovalOption, PendingApproval};
+
+/// How much recent output a progress card shows, in request body bytes:
+/// enough context, far below the 30 KB limit.
+pub const PROGRESS_TAIL_BYTES: usize = 4 * 1024;
+/// Longest title, in body bytes (longer ones are cut).
+pub const MAX_TITLE_BODY_BYTES: usize = 512;
+/// Longest inline text (a stage, a name, a button label), in body bytes
+/// before markdown escaping (which at most multiplies it by 6).
+pub const MAX_INLINE_BODY_BYTES: usize = 256;
+/// Most buttons or menu options one card carries.
+pub const MAX_BUTTONS: usize = 10;
+/// Longest guidance text under an error, in body bytes.
+pub const GUIDANCE_BODY_BYTES: usize = 4 * 1024;
+/// Lines of output a result summary shows from each end.
+pub const SUMMARY_LINES: usize = 20;
+/// Body bytes each end of a result summary may use.
+pub const SUMMARY_PART_BYTES: usize = 8 * 1024;
+/// Longest question text an approval card shows, in body bytes (the tail is
+/// kept: the question is at the bottom of the screen).
+pub const APPROVAL_QUESTION_BYTES: usize = 16 * 1024;
+/// Longest error text an error card shows, in body bytes (the tail is kept).
+pub const ERROR_TEXT_BYTES: usize = 16 * 1024;
+/// Most projects a projects menu offers.
+pub const MAX_PROJECT_OPTIONS: usize = 100;
+/// Most of the raw screen a result's screen panel shows, in body bytes (its
+/// bottom rows are kept): a full-size pane, while the answer keeps the room.
+pub const SCREEN_PANEL_BYTES: usize = 12 * 1024;
+/// Least room worth a screen panel on a result's last page, in body bytes;
+/// with less, the panel goes on a card of its own.
+pub const MIN_SCREEN_PANEL_BYTES: usize = 2 * 1024;
+/// The screen panel's header.
+pub const SCREEN_PANEL_TITLE: &str = "Screen";
+
+fn short_title(title: &str) -> &str {
+    first_body_bytes(title, MAX_TITLE_BODY_BYTES)
+}
+
+fn short(text: &str) -> &str {
+    first_body_bytes(text, MAX_INLINE_BODY_BYTES)
+}
+
+/// Body bytes left for the text of one more markdown element on `card`
+/// (as built so far), up to `cap`: the element's own JSON is counted.
+fn room_on(card: &Card, cap: usize) -> usize {
+    let with_element = card.clone().push(Element::markdown(""));
+    TARGET_BODY_BYTES
+        .saturating_sub(body_len(&with_element))
+        .min(cap)
+}
+
+fn first_page(cards: Vec<Card>, title: &str, template: Template) -> Card {
+    cards
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| Card::new(title, template))
+}
+
+// ---------------------------------------------------------------------------
+// Results and information.
+
+/// Result of a finished turn: green, the answer paginated (one card per
+/// page). The raw screen, when given, goes in a closed panel under the
+/// answer on the last page (on a card of its own if that page is full).
+pub fn result_cards(title: &str, markdown: &str, screen: Option<&str>) -> Vec<Card> {
+    let mut cards = paginate(title, Template::Green, markdown);
+    let Some(screen) = screen.map(str::trim_end).filter(|s| !s.trim().is_empty()) else {
+        return cards;
+    };
+    if let Some(last) = cards.last_mut()
+        && let Some(with_panel) = with_screen_panel(last, screen)
+    {
+        *last = with_panel;
+        return cards;
+    }
+    let own = Card::new(short_title(title), Template::Green);
+    cards.extend(with_screen_panel(&own, screen));
+    cards
+}
+
+/// `card` with the tail of `screen` in a closed panel, if the card has room.
+fn with_screen_panel(card: &Card, screen: &str) -> Option<Card> {
+    let panel =
+        |content: String| Element::collapsed(SCREEN_PANEL_TITLE, vec![Element::markdown(content)]);
+    let empty = card.clone().push(panel(String::new()));
+    let room = TARGET_BODY_BYTES
+        .saturating_sub(body_len(&empty))
+        .min(SCREEN_PANEL_BYTES);
+    (room >= MIN_SCREEN_PANEL_BYTES)
+        .then(|| card.clone().push(panel(code_block_tail(screen, room))))
+}
+
+/// Any informational text: blue, paginated.
+pub fn info_cards(title: &str, markdown: &str) -> Vec<Card> {
+    paginate(title, Template::Blue, markdown)
+}
+
+/// A short informational card (first page only if the text is long).
+pub fn info_card(title: &str, markdown: &str) -> Card {
+    first_page(info_cards(title, markdown), title, Template::Blue)
+}
+
+/// Work in progress: blue, a progress line and the latest output tail.
+/// `percent` is shown as a bar when known.
+pub fn progress_card(title: &str, stage: &str, percent: Option<u8>, tail: &str) -> Card {
+    let stage = first_body_bytes(stage, MAX_INLINE_BODY_BYTES);
+    let mut line = format!("**{}**", escape_inline(stage));
+    if let Some(p) = percent {
+        let p = p.min(100);
+        let filled = usize::from(p) / 10;
+        line.push_str(&format!(
+            "  `{}{}` {p}%",
+            "█".repeat(filled),
+            "░".repeat(10 - filled)
+        ));
+    }
+    let mut card = Card::new(short_title(title), Template::Blue).push(Element::markdown(line));
+    if !tail.trim().is_empty() {
+        card = card.push(Element::markdown(code_block_tail(
+            tail,
+            PROGRESS_TAIL_BYTES,
+        )));
+    }
+    card
+}
+
+/// Blue: what a project's pane shows right now (`/gsd:screen`), as a code
+/// block; a screen too large for a card keeps its bottom rows.
+pub fn screen_card(project: &str, screen: &str) -> Card {
+    let title = format!("Screen of {}", short(project));
+    let card = Card::new(title, Template::Blue);
+    let room = room_on(&card, TARGET_BODY_BYTES);
+    card.push(Element::markdown(code_block_tail(screen.trim_end(), room)))
+}
+
+/// Green: a long result in brief, its first and last lines and its size,
+/// saying the whole output follows as the file `file_name`.
+pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
+    let lines: Vec<&str> = output.lines().collect();
+    let n = lines.len();
+    let counts = format!(
+        "**{n} lines, {} bytes.** The whole output is in the file `{}` below.",
+        output.len(),
+        escape_inline(short(file_name))
+    );
+    let mut card = Card::new(short_title(title), Template::Green).push(Element::markdown(counts));
+    if n <= 2 * SUMMARY_LINES {
+        let room = room_on(&card, 2 * SUMMARY_PART_BYTES);
+        return card.push(Element::markdown(code_block_tail(output, room)));
+    }
+    let head = lines[..SUMMARY_LINES].join("\n");
+    let tail = lines[n - SUMMARY_LINES..].join("\n");
+    card = card.push(Element::note(format!("First {SUMMARY_LINES} lines:")));
+    let room = room_on(&card, SUMMARY_PART_BYTES);
+    card = card.push(Element::markdown(code_block_head(&head, room)));
+    card = card.push(Element::note(format!(
+        "… {} lines not shown … last {SUMMARY_LINES} lines:",
+        n - 2 * SUMMARY_LINES
+    )));
+    let room = room_on(&card, SUMMARY_PART_BYTES);
+    card.push(Element::markdown(code_block_tail(&tail, room)))
+}
+
+// ---------------------------------------------------------------------------
+// Approvals.
+
+/// An approval as its cards show it: borrowed from the state's record or
+/// from what a run saw (see `run_once`).
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovalView<'a> {
+    pub id: &'a str,
+    pub project: &'a str,
+    pub session: &'a str,
+    pub kind: ApprovalKind,
+    /// What is asked about (the command, the file and diff, the plan).
+    pub body: &'a str,
+    pub question: &'a str,
+    pub options: &'a [ApprovalOption],
+}
+
+impl<'a> From<&'a PendingApproval> for ApprovalView<'a> {
+    fn from(a: &'a PendingApproval) -> Self {
+        ApprovalView {
+            id: &a.id,
+            project: &a.project,
+            session: &a.session,
+            kind: a.kind,
+            body: &a.body,
+            question: &a.question,
+            options: &a.options,
+        }
+    }
+}
+
+impl ApprovalView<'_> {
+    fn subtitle(&self) -> String {
+        format!(
+            "{} · {} · {}",
+            short(self.project),
+            short(self.session),
+            short(&self.kind.to_string())
+        )
+    }
+
+    /// What is asked about, then the question.
+    fn question_text(&self) -> String {
+        match self.body.trim() {
+            "" => self.question.to_string(),
+            body => format!("{body}\n\n{}", self.question),
+        }
+    }
+
+    /// The action of the button for option `key`.
+    pub fn action(&self, key: &str) -> CardAction {
+        CardAction::Approval(ApprovalChoice {
+            approval_id: self.id.to_string(),
+            project: self.project.to_string(),
+            session: self.session.to_string(),
+            option: key.to_string(),
+        })
+    }
+
+    /// Puts the question (its tail, as a code block) at the top of `card`,
+    /// with what room the rest of the card leaves.
+    fn with_question(&self, card: Card) -> Card {
+        let room = room_on(&card, APPROVAL_QUESTION_BYTES);
+        let mut card = card;
+        card.body.elements.insert(
+            0,
+            Element::markdown(code_block_tail(&self.question_text(), room)),
+        );
+        card
+    }
+}
+
+/// Orange: what is asked, and one button per option.
+pub fn approval_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
+    let a = approval.into();
+    let buttons = a
+        .options
+        .iter()
+        .take(MAX_BUTTONS)
+        .enumerate()
+        .map(|(i, o)| {
+            let kind = if i == 0 {
+                ButtonKind::Primary
+            } else {
+                ButtonKind::Default
+            };
+            Element::callback_button(short(&o.label), kind, a.action(&o.key).to_value())
+        })
+        .collect();
+    let card = Card::new("Approval needed", Template::Orange)
+        .subtitle(a.subtitle())
+        .push(Element::row(buttons));
+    a.with_question(card)
+}
+
+/// Grey: the approval was answered from chat; buttons removed.
+pub fn approval_resolved_card<'a>(
+    approval: impl Into<ApprovalView<'a>>,
+    who: &str,
+    choice: &str,
+    when: &str,
+) -> Card {
+    let a = approval.into();
+    let card = Card::new("Approval answered", Template::Grey)
+        .subtitle(a.subtitle())
+        .push(Element::note(format!(
+            "{} chose **{}** at {}",
+            escape_inline(short(who)),
+            escape_inline(short(choice)),
+            escape_inline(short(when))
+        )));
+    a.with_question(card)
+}
+
+/// Grey: the prompt disappeared (answered in the terminal); buttons removed.
+pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
+    let a = approval.into();
+    let card = Card::new("Approval no longer pending", Template::Grey)
+        .subtitle(a.subtitle())
+        .push(Element::note("Answered in the terminal."));
+    a.with_question(card)
+}
+
+// ---------------------------------------------------------------------------
+// Errors and menus.
+
+/// A guidance button on an error card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionButton {
+    pub label: String,
+    pub action: CardAction,
+}
+
+impl ActionButton {
+    pub fn new(label: impl Into<String>, action: CardAction) -> Self {
+        ActionButton {
+            label: label.into(),
+            action,
+        }
+    }
+}
+
+/// Red: the raw error in a code block, guidance, and buttons (Projects, Help…).
+pub fn error_card(
+    title: &str,
+    error_text: &str,
+    guidance_markdown: &str,
+    buttons: Vec<ActionButton>,
+) -> Card {
+    let mut card = Card::new(short_title(title), Template::Red);
+    if !guidance_markdown.trim().is_empty() {
+        let guidance = first_body_bytes(guidance_markdown, GUIDANCE_BODY_BYTES);
+        card = card.push(Element::markdown(guidance));
+    }
+    if !buttons.is_empty() {
+        let row = buttons
+            .into_iter()
+            .take(MAX_BUTTONS)
+            .map(|b| {
+                Element::callback_button(short(&b.label), ButtonKind::Default, b.action.to_value())
+            })
+            .collect();
+        card = card.push(Element::row(row));
+    }
+    let room = room_on(&card, ERROR_TEXT_BYTES);
+    card.body
+        .elements
+        .insert(0, Element::markdown(code_block_tail(error_text, room)));
+    card
+}
+
+/// Blue: a select menu of projects; choosing one sends
+/// [`CardAction::SelectProject`] with the chosen name as the click's option.
+pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
+    let mut card = Card::new("Projects", Template::Blue);
+    if projects.is_empty() {
+        return card.push(Element::markdown("No projects configured."));
+    }
+    let current_md = match current {
+        Some(c) => format!("Current project: **{}**", escape_inline(short(c))),
+        None => "No current project.".to_string(),
+    };
+    card = card.push(Element::markdown(current_md));
+    // Options are values to send back, so they are never cut: a list too
+    // long for one card shows the first ones that fit and says so.
+    let mut shown = projects.len().min(MAX_PROJECT_OPTIONS);
+    loop {
+        let menu = Element::SelectStatic {
+            placeholder: PlainText::new("Choose a project"),
+            options: projects[..shown]
+                .iter()
+                .map(|p| SelectOption {
+                    text: PlainText::new(p.clone()),
+                    value: p.clone(),
+                })
+                .collect(),
+            initial_option: current
+                .filter(|c| projects[..shown].iter().any(|p| p == c))
+                .map(str::to_string),
+            behaviors: vec![Behavior::Callback {
+                value: CardAction::SelectProject.to_value(),
+            }],
+        };
+        let mut out = card.clone().push(menu);
+        if shown < projects.len() {
+            out = out.push(Element::note(format!(
+                "{} more not shown: `/gsd:status` lists them all.",
+                projects.len() - shown
+            )));
+        }
+        if shown == 0 || body_len(&out) <= TARGET_BODY_BYTES {
+            return out;
+        }
+        shown /= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests;
