@@ -151,7 +151,20 @@ impl Transcript {
     /// otherwise every line kept (a shell's output).
     pub fn text(&self) -> String {
         if self.answer.lines.iter().any(|l| l != GAP_LINE) {
-            return self.answer.text();
+            // Read when the turn is over: a tool row still "at work" is one
+            // whose redraw as a summary never came through as a finished
+            // line. It is not what the agent shows now: left out.
+            let mut answer = self.answer.clone();
+            let mut in_stale = false;
+            answer.lines.retain(|l| {
+                if l.starts_with(['●', '⏺']) {
+                    in_stale = is_at_work(l);
+                } else if !l.starts_with("  ") {
+                    in_stale = false;
+                }
+                !in_stale
+            });
+            return answer.text();
         }
         self.raw()
     }
@@ -463,6 +476,16 @@ mod tests {
                 "summary row {summary:?}"
             );
         }
+        // The summary never came through: the stale row is left out.
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "● Reading 1 file… (ctrl+o to expand)",
+            "  ⎿  notes.txt",
+            "● Update(notes.txt)",
+            "  ⎿  Added 1 line",
+        ]));
+        assert_eq!(t.text(), "● Update(notes.txt)\n  ⎿  Added 1 line\n");
+
         // A finished row is not at work: nothing replaces it.
         let mut t = Transcript::default();
         t.push(&lines(&[

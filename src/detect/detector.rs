@@ -378,6 +378,23 @@ impl Detector {
                 sink(self.detection(now, kind, new.context.clone()));
             }
         }
+        // The same dialog, its body drawn since it was reported (its first
+        // frame showed `…` where the diff goes, and the wait for the rest
+        // ran out): reported again, whole.
+        if !changed
+            && let (Some(new), Some(old)) = (&state.prompt, &self.prompt)
+            && old.loading
+            && !new.loading
+            && new.body != old.body
+        {
+            let kind = DetectionKind::Approval {
+                approval: new.kind,
+                question: new.question.clone(),
+                body: new.body.clone(),
+                options: new.options.clone(),
+            };
+            sink(self.detection(now, kind, new.context.clone()));
+        }
         self.prompt = state.prompt;
         self.turn_end = state.turn_end;
         self.screen_tail = tail(rows, self.config.context_lines * 2);

@@ -108,6 +108,15 @@ pub struct ApprovalOption {
     pub description: Option<String>,
 }
 
+impl ApprovalOption {
+    /// The row that takes the person's own words (Claude Code's `Type
+    /// something.`): its key only focuses a text field, where typed text
+    /// and Enter give the answer.
+    pub fn takes_text(&self) -> bool {
+        self.label.trim_start().starts_with("Type something")
+    }
+}
+
 /// What was detected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -318,6 +318,18 @@ fn a_dialog_waits_a_little_for_its_diff() {
         let approval = seen.iter().find(|d| name(&d.kind) == "approval").unwrap();
         assert!(approval.at_ms.0 >= 1000 + MAX_LOADING_WAIT.as_millis() as u64);
         assert!(approval.at_ms.0 <= 1000 + 2 * MAX_LOADING_WAIT.as_millis() as u64);
+        // When it comes after all, the dialog is reported again, whole.
+        feed(&mut w, 6000, edit, &mut seen);
+        w.tick(Millis(9000), &mut |d| seen.push(d));
+        let bodies: Vec<&str> = (seen.iter())
+            .filter_map(|d| match &d.kind {
+                DetectionKind::Approval { body, .. } => Some(body.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bodies.len(), 2, "{bodies:?}");
+        assert!(!bodies[0].contains("println!") && bodies[1].contains("println!"));
+        assert!(!seen.iter().any(|d| name(&d.kind) == "approval_gone"));
     }
 }
 

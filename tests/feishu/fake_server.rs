@@ -91,11 +91,26 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    /// All markdown text of the card, joined by newlines.
+    /// The markdown text a reader sees, joined by newlines: closed
+    /// collapsible panels stay closed (see [`Recorded::panel_text`]).
     pub fn card_text(&self) -> String {
         let mut out = Vec::new();
         collect_markdown(&self.card, &mut out);
         out.join("\n")
+    }
+
+    /// The markdown inside the card's collapsible panels, and whether each
+    /// is shown expanded.
+    pub fn panels(&self) -> Vec<(bool, String)> {
+        let elements = self.card["body"]["elements"].as_array();
+        (elements.into_iter().flatten())
+            .filter(|e| e["tag"] == "collapsible_panel")
+            .map(|panel| {
+                let mut out = Vec::new();
+                collect_markdown(&panel["elements"], &mut out);
+                (panel["expanded"] == true, out.join("\n"))
+            })
+            .collect()
     }
 
     pub fn title(&self) -> &str {
@@ -108,6 +123,11 @@ impl Recorded {
 fn collect_markdown(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(o) => {
+            if o.get("tag").and_then(Value::as_str) == Some("collapsible_panel")
+                && o.get("expanded") != Some(&Value::Bool(true))
+            {
+                return;
+            }
             if o.get("tag").and_then(Value::as_str) == Some("markdown")
                 && let Some(c) = o.get("content").and_then(Value::as_str)
             {

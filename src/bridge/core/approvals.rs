@@ -7,6 +7,7 @@ use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, Toa
 use crate::bridge::names;
 use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectEventKind, Reply};
+use crate::detect::ApprovalOption;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, Job, PendingApproval};
 use crate::store::{Denial, LogEvent};
@@ -44,17 +45,45 @@ impl Core {
             }));
             return true;
         }
-        // The outcome comes back as `Replied`.
-        let cmd = ProjectCmd::Type {
-            approval_id: approval.id.clone(),
-            text: m.text.clone(),
-            by: m.sender.clone(),
-            reply: Reply {
-                target: m.target.clone(),
-                reply_to: Some(m.message_id.clone()),
-            },
+        let reply = Reply {
+            target: m.target.clone(),
+            reply_to: Some(m.message_id.clone()),
         };
-        self.tell_project(&approval.project, cmd);
+        match reply_plan(&approval, &m.text) {
+            ReplyPlan::Option { key } => {
+                if self.answering.contains(&approval.id) {
+                    return true;
+                }
+                match self.check_answer(&approval, &key, &m.sender) {
+                    Ok(label) => self.type_answer(&approval, &key, &m.sender, &label, reply),
+                    Err(e) => self.error(&m.target, Some(&m.message_id), "Not answered", &e, ""),
+                }
+            }
+            // The outcome comes back as `Replied`.
+            ReplyPlan::Text { focus } => {
+                let cmd = ProjectCmd::Type {
+                    approval_id: approval.id.clone(),
+                    question: approval.question.clone(),
+                    focus,
+                    // One answer field: a line break would submit it early.
+                    text: m.text.replace('\n', " "),
+                    by: m.sender.clone(),
+                    reply,
+                };
+                self.tell_project(&approval.project, cmd);
+            }
+            ReplyPlan::Refuse => {
+                let labels: Vec<String> = (approval.options.iter())
+                    .map(|o| format!("**{}**", o.label))
+                    .collect();
+                let text = format!(
+                    "This prompt takes one of its options: {}. Press its button, or reply with the option's name or number.",
+                    labels.join(", ")
+                );
+                let card = present::info_card("Not answered", &text);
+                self.send(&m.target, Some(&m.message_id), &card);
+            }
+        }
         true
     }
 
@@ -87,6 +116,13 @@ impl Core {
             Some(a) if self.answering.contains(&a.id) => Err((
                 ToastLevel::Info,
                 "This approval is being answered.".to_string(),
+            )),
+            // Its key only opens the agent's text field: the words come in
+            // a reply (see `answer_by_reply`).
+            Some(a) if a.options.iter().any(|o| o.key == key && o.takes_text()) => Err((
+                ToastLevel::Info,
+                "Reply to this card with your answer: it is typed in the agent's text field."
+                    .to_string(),
             )),
             Some(a) => match self.check_answer(&a, &key, &c.operator) {
                 Ok(label) => Ok((a, label)),
@@ -212,11 +248,22 @@ impl Core {
                 .map(|a| a.id.clone())
         });
         if let Some(id) = known {
-            self.log(LogEvent::ApprovalFoundAgain {
-                project: project.to_string(),
-                approval: id.clone(),
+            // Its body drawn since the card went out: the card shows it now.
+            let redrawn = self.shared.update(|s| {
+                let a = s.approvals.get_mut(&id).filter(|a| a.body != seen.body)?;
+                a.approval.body = seen.body.clone();
+                Some(a.clone())
             });
-            self.aliases.insert(seen.id, id);
+            if let Some(a) = redrawn {
+                self.patch(&a.card, &approval_card(&a));
+            }
+            if id != seen.id {
+                self.log(LogEvent::ApprovalFoundAgain {
+                    project: project.to_string(),
+                    approval: id.clone(),
+                });
+                self.aliases.insert(seen.id, id);
+            }
             return;
         }
         self.log(LogEvent::Approval {
@@ -235,14 +282,7 @@ impl Core {
             card: String::new(),
             created_ms: clock::now_ms(),
         };
-        let mut card = present::approval_card(&pending);
-        if target == ChatTarget::Console {
-            let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
-            card = card.push(crate::feishu::card::Element::note(format!(
-                "Answer with /gsd:answer {}",
-                keys.join("|")
-            )));
-        }
+        let card = approval_card(&pending);
         // The approval and its card are saved together: a crash cannot
         // leave a card without its approval, or an approval without a card.
         let (handle, entry) = Self::new_card(&target, reply_to.as_deref(), &card);
@@ -345,5 +385,97 @@ impl Core {
             }
             _ => {}
         }
+    }
+}
+
+/// The card of a waiting approval; on the console it says how to answer.
+fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
+    let card = present::approval_card(pending);
+    if pending.target != ChatTarget::Console {
+        return card;
+    }
+    let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
+    let how = format!("Answer with /gsd:answer {}", keys.join("|"));
+    card.push(crate::feishu::card::Element::note(how))
+}
+
+/// What a reply to an approval's card does.
+#[derive(Debug, PartialEq)]
+enum ReplyPlan {
+    /// It names an option: answer that one.
+    Option { key: String },
+    /// Free words for the prompt's own text field, opened by `focus`.
+    Text { focus: String },
+    /// The prompt takes only its options.
+    Refuse,
+}
+
+/// A reply that names an option (its number, or its label in any case)
+/// answers it; other words go in the prompt's text field when it has one.
+/// Otherwise the reply is refused: typed into the menu, the letters would
+/// do nothing and Enter would choose whichever option has the focus.
+fn reply_plan(approval: &Approval, text: &str) -> ReplyPlan {
+    let said = text.trim().trim_end_matches(['.', '!']).to_lowercase();
+    let names = |o: &ApprovalOption| {
+        o.key == said || o.label.trim().trim_end_matches('.').to_lowercase() == said
+    };
+    let options = approval.options.iter().filter(|o| !o.takes_text());
+    if let Some(o) = options.clone().find(|o| names(o)) {
+        return ReplyPlan::Option { key: o.key.clone() };
+    }
+    match approval.options.iter().find(|o| o.takes_text()) {
+        Some(field) => ReplyPlan::Text {
+            focus: field.key.clone(),
+        },
+        None => ReplyPlan::Refuse,
+    }
+}
+
+#[cfg(test)]
+mod reply_tests {
+    use super::*;
+    use crate::detect::ApprovalKind;
+
+    fn prompt(labels: &[&str]) -> Approval {
+        Approval {
+            id: "ap".into(),
+            session: "cm-demo".into(),
+            pane: "%1".into(),
+            kind: ApprovalKind::Question,
+            question: "Which database should we use?".into(),
+            body: String::new(),
+            options: (labels.iter().enumerate())
+                .map(|(i, l)| ApprovalOption {
+                    key: (i + 1).to_string(),
+                    label: l.to_string(),
+                    description: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_reply_names_an_option_fills_the_text_field_or_is_refused() {
+        let bash = prompt(&["Yes", "Yes, and always allow access to shop/", "No"]);
+        let option = |key: &str| ReplyPlan::Option { key: key.into() };
+        assert_eq!(reply_plan(&bash, "no"), option("3"));
+        assert_eq!(reply_plan(&bash, " No. "), option("3"));
+        assert_eq!(reply_plan(&bash, "2"), option("2"));
+        // Anything else must not reach a menu without a text field.
+        assert_eq!(reply_plan(&bash, "no, do not run that"), ReplyPlan::Refuse);
+        assert_eq!(reply_plan(&bash, "4"), ReplyPlan::Refuse);
+
+        let question = prompt(&["Postgres", "SQLite", "Type something.", "Chat about this"]);
+        assert_eq!(reply_plan(&question, "sqlite"), option("2"));
+        let text = ReplyPlan::Text { focus: "3".into() };
+        assert_eq!(
+            reply_plan(&question, "DuckDB, because we do analytics"),
+            text
+        );
+        assert_eq!(
+            reply_plan(&question, "type something"),
+            text,
+            "not the field's own row"
+        );
     }
 }

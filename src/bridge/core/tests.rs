@@ -517,3 +517,30 @@ fn a_dialog_the_hook_contradicts_is_logged_and_told_to_its_chat() {
         "{texts}"
     );
 }
+
+#[test]
+fn a_dialog_whose_body_was_drawn_late_updates_its_card() {
+    let mut w = World::new();
+    let job = w.with_project();
+    let late = Approval {
+        body: "Edit file\nnotes.txt\n…".into(),
+        ..approval()
+    };
+    w.event(Some(&job), ProjectEventKind::Approval(late));
+    let whole = Approval {
+        body: "Edit file\nnotes.txt\n1 -hello\n1 +goodbye".into(),
+        ..approval()
+    };
+    w.event(Some(&job), ProjectEventKind::Approval(whole));
+    let saved = w
+        .shared
+        .read(|s| s.approvals.get("ap1").map(|a| a.body.clone()));
+    assert_eq!(
+        saved.as_deref(),
+        Some("Edit file\nnotes.txt\n1 -hello\n1 +goodbye")
+    );
+    let patched = (w.outbox().into_iter())
+        .any(|e| matches!(e.op, OutboxOp::Patch { .. }) && e.text.contains("1 +goodbye"));
+    assert!(patched, "{}", w.texts());
+    assert!(!w.kinds().contains(&"approval_found_again".to_string()));
+}

@@ -205,9 +205,12 @@ pub enum ProjectCmd {
         label: String,
         reply: Reply,
     },
-    /// Free text answering a question (a reply to its card).
+    /// Free text answering a question (a reply to its card): `focus` is
+    /// the key of the question's text field, `text` goes in it.
     Type {
         approval_id: String,
+        question: String,
+        focus: String,
         text: String,
         by: String,
         reply: Reply,

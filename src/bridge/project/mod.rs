@@ -209,16 +209,15 @@ impl Actor {
             }
             ProjectCmd::Type {
                 approval_id,
+                question,
+                focus,
                 text,
                 by,
                 reply,
             } => {
-                let result = match &self.pane {
-                    Some((p, _)) => {
-                        (p.type_line(&text).await).map_err(|e| ProjectError::Pane(e.to_string()))
-                    }
-                    None => Err(ProjectError::NotAttached),
-                };
+                let result = self
+                    .answer_with_text(&approval_id, &question, &focus, &text)
+                    .await;
                 let kind = ProjectEventKind::Replied {
                     approval_id,
                     by,
@@ -400,6 +399,26 @@ impl Actor {
         watcher.detector_mut().answered(question);
         self.runner.prompt_closed();
         Ok(())
+    }
+
+    /// Types `text` into the text field of the question `approval_id`:
+    /// `focus` (its key) first, then the text, then Enter. Typed straight
+    /// into the menu, the letters would do nothing and Enter would choose
+    /// the focused option.
+    async fn answer_with_text(
+        &mut self,
+        approval_id: &str,
+        question: &str,
+        focus: &str,
+        text: &str,
+    ) -> Result<(), ProjectError> {
+        self.answer(approval_id, question, focus).await?;
+        let Some((pane, _)) = &self.pane else {
+            return Err(ProjectError::NotAttached);
+        };
+        // The field opens on the key: what is typed before goes elsewhere.
+        tokio::time::sleep(TEXT_ENTER_GAP).await;
+        (pane.type_line(text).await).map_err(|e| ProjectError::Pane(e.to_string()))
     }
 
     async fn start(&mut self, job: Job, recovery: bool) {

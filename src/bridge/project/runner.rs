@@ -314,13 +314,14 @@ impl JobRunner {
                 body,
                 options,
             } => {
-                // The prompt reported already, seen again (a new client).
-                if self
-                    .approval
-                    .as_ref()
-                    .is_some_and(|a| a.question == question)
-                {
-                    return Vec::new();
+                // The prompt reported already, seen again (a new client), or
+                // with its body drawn since: reported again under its id.
+                if let Some(known) = self.approval.as_mut().filter(|a| a.question == question) {
+                    if body.is_empty() || known.body == body {
+                        return Vec::new();
+                    }
+                    known.body = body;
+                    return vec![Step::Emit(job, ProjectEventKind::Approval(known.clone()))];
                 }
                 let mut seen = Approval {
                     id: uuid::Uuid::new_v4().to_string(),

@@ -1,11 +1,10 @@
 //! Replies to an approval card (a chat message whose parent is the card),
 //! as answers to the real Claude Code's dialogs.
 //!
-//! Both tests are ignored: they fail on a bug in the product (reported to
-//! the lead): clawmux types a reply's text and Enter into the agent's menu,
-//! where the letters do nothing and Enter answers the focused option (the
-//! first), while the card says the reply's text was chosen. Run them with
-//! `cargo test --test tests -- agent::feishu --ignored`.
+//! Typed into the agent's menu, a reply's letters would do nothing and its
+//! Enter would answer the focused option (the first) while the card said
+//! the reply was chosen: a reply names an option, fills the question's text
+//! field, or is refused.
 
 use super::harness::*;
 use crate::agent::scenarios;
@@ -28,7 +27,6 @@ async fn turn_ended(serve: &FeishuServe, asked: &Pushed, from: usize) -> Recorde
 /// as an answer, and not by answering something else. If clawmux does not
 /// take the reply as an answer, the card's "No" button closes the dialog.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: a reply to an approval card answers its focused first option"]
 async fn a_reply_no_to_a_bash_card_does_not_run_the_command() {
     let Some(claude) =
         claude_or_skip("agent::feishu::a_reply_no_to_a_bash_card_does_not_run_the_command")
@@ -71,7 +69,6 @@ async fn a_reply_no_to_a_bash_card_does_not_run_the_command() {
 /// "Type something." field: the model is told the reply's text, and the
 /// card says the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: a reply to an approval card answers its focused first option"]
 async fn a_reply_to_the_question_card_is_the_answer() {
     let Some(claude) = claude_or_skip("agent::feishu::a_reply_to_the_question_card_is_the_answer")
     else {
