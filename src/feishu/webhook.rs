@@ -53,10 +53,13 @@ pub enum WebhookError {
 impl IntoResponse for WebhookError {
     fn into_response(self) -> Response {
         let status = match self {
-            WebhookError::BadSignature | WebhookError::StaleTimestamp | WebhookError::BadToken => {
-                StatusCode::UNAUTHORIZED
-            }
-            WebhookError::Garbage(_) | WebhookError::Decrypt(_) => StatusCode::BAD_REQUEST,
+            // A ciphertext that does not decrypt to an event was not made
+            // with our key: refused like a bad signature.
+            WebhookError::BadSignature
+            | WebhookError::StaleTimestamp
+            | WebhookError::BadToken
+            | WebhookError::Decrypt(_) => StatusCode::UNAUTHORIZED,
+            WebhookError::Garbage(_) => StatusCode::BAD_REQUEST,
         };
         (status, self.to_string()).into_response()
     }
@@ -133,14 +136,18 @@ pub fn decode_body(
             })?;
             let plain = decrypt(key, enc)?;
             serde_json::from_slice(&plain)
-                .map_err(|e| WebhookError::Garbage(format!("decrypted body: {e}")))?
+                .map_err(|e| WebhookError::Decrypt(format!("not JSON once decrypted: {e}")))?
         }
         None => outer,
     };
     if !payload.is_object() {
         return Err(WebhookError::Garbage("not a JSON object".into()));
     }
-    if let Some(expected) = verification_token {
+    // A 1.0 card callback's `token` is the card's update token, not the
+    // verification token: its sha1 signature proves that one instead.
+    if let Some(expected) = verification_token
+        && scheme_of(body, &payload) != Scheme::CardV1
+    {
         let got = token_of(&payload).unwrap_or_default();
         if !bool::from(got.as_bytes().ct_eq(expected.as_bytes())) {
             return Err(WebhookError::BadToken);

@@ -264,12 +264,7 @@ async fn webhook_verdicts_agree_with_the_official_node_sdk() {
     let Some(all) = node_vectors("webhook_verdicts_agree_with_the_official_node_sdk") else {
         return;
     };
-    // Known gaps are checked apart (below).
-    let (gaps, vectors): (Vec<Value>, Vec<Value>) =
-        all.into_iter().partition(|v| v["known_gap"] == true);
-    for gap in &gaps {
-        assert_eq!(gap["sdk_accepts"], true, "{gap}");
-    }
+    let vectors = all;
     let named = |name: &str| {
         vectors
             .iter()
@@ -283,6 +278,8 @@ async fn webhook_verdicts_agree_with_the_official_node_sdk() {
         "card_v2_signed",
         "card_v2_encrypted_signed",
         "card_v1_signed",
+        // A 1.0 callback's `token` is the card's update token (`c-…`).
+        "card_v1_signed_with_an_update_token",
         "url_verification_plain",
         "url_verification_encrypted",
     ] {
@@ -311,30 +308,6 @@ async fn webhook_verdicts_agree_with_the_official_node_sdk() {
         })
         .collect();
     feed_vectors(&vectors, &verdicts).await;
-}
-
-/// A rightly signed old-style (1.0) card callback whose `token` field is
-/// the card's update token (`c-…`), as Feishu's 1.0 callbacks carry it:
-/// both SDKs accept it (neither reads that field outside url_verification),
-/// clawmux's webhook refuses it (401: it compares every payload's token
-/// with the verification token). Ignored until the webhook is fixed.
-#[tokio::test]
-#[ignore = "known gap in src/feishu/webhook.rs: a 1.0 card callback's token is its update token"]
-async fn an_old_card_callback_with_its_update_token_is_accepted() {
-    let Some(all) = node_vectors("an_old_card_callback_with_its_update_token_is_accepted") else {
-        return;
-    };
-    let gaps: Vec<Value> = all.into_iter().filter(|v| v["known_gap"] == true).collect();
-    assert!(!gaps.is_empty());
-    let verdicts: Vec<Verdict> = gaps
-        .iter()
-        .map(|v| Verdict {
-            accept: v["sdk_accepts"] == true,
-            challenge: None,
-            event: v["event"].as_str().map(str::to_string),
-        })
-        .collect();
-    feed_vectors(&gaps, &verdicts).await;
 }
 
 /// The vectors the Node SDK judged (tests/feishu/sdk/webhook_vectors.js);

@@ -186,13 +186,14 @@ async fn forged_stale_unsigned_and_garbage_requests_are_refused() {
     );
     let wrong_key =
         json!({"encrypt": encrypt("other-key", event.to_string().as_bytes())}).to_string();
+    // What does not decrypt with our key was not sent by Feishu for us.
     assert_eq!(
         hook.post(&wrong_key, Some((now(), KEY))).await.0,
-        400,
+        401,
         "encrypted with another key"
     );
     let junk = json!({"encrypt": "!!!not base64"}).to_string();
-    assert_eq!(hook.post(&junk, Some((now(), KEY))).await.0, 400);
+    assert_eq!(hook.post(&junk, Some((now(), KEY))).await.0, 401);
     let bad_token = message_event("ev_9", "om_9", "oc_1", "ou_a", "bad token");
     assert_eq!(
         hook.post_encrypted(&bad_token).await.0,

@@ -100,11 +100,9 @@ async function judge(base, path, body, nonce, signature) {
  * Runs one request through the SDK and records it. `expect`: the handler
  * that must run if the SDK accepts it (null for url_verification).
  * `tokenOk`: the body carries the right verification token (the Node SDK
- * does not check it; clawmux and the Python SDK do). `knownGap`: a request
- * clawmux refuses today though both SDKs accept it (tests/feishu/sdk_oracle.rs
- * runs these apart, in an ignored test).
+ * does not check it; clawmux and the Python SDK do).
  */
-async function vector(base, { name, path, body, nonce, signature, expect, tokenOk = true, knownGap = false }) {
+async function vector(base, { name, path, body, nonce, signature, expect, tokenOk = true }) {
   const { answer, got } = await judge(base, path, body, nonce, signature);
   let challenge = null;
   try {
@@ -124,7 +122,6 @@ async function vector(base, { name, path, body, nonce, signature, expect, tokenO
     signature: signature || '',
     sdk_accepts: accepted,
     token_ok: tokenOk,
-    known_gap: knownGap,
     challenge,
     event: accepted ? expect : null,
   });
@@ -196,7 +193,7 @@ async function main(base) {
   // In a 1.0 callback `token` is the card's update token (`c-…`), not the
   // verification token; the signature carries the verification token.
   body = JSON.stringify({ ...cardV1, open_message_id: 'om_node_card_v1_c', token: 'c-0123456789abcdef' });
-  await vector(base, { name: 'card_v1_signed_with_an_update_token', path: '/card', body, nonce: 'n-10', signature: signCardV1(ts, 'n-10', VT, body), expect: 'card_v1', knownGap: true });
+  await vector(base, { name: 'card_v1_signed_with_an_update_token', path: '/card', body, nonce: 'n-10', signature: signCardV1(ts, 'n-10', VT, body), expect: 'card_v1' });
 
   // url_verification, plain and encrypted, unsigned: answered by the SDK's
   // generateChallenge, which does not check the token.
