@@ -369,13 +369,7 @@ impl Detector {
                 sink(self.detection(now, kind, old.context));
             }
             if let Some(new) = &state.prompt {
-                let kind = DetectionKind::Approval {
-                    approval: new.kind,
-                    question: new.question.clone(),
-                    body: new.body.clone(),
-                    options: new.options.clone(),
-                };
-                sink(self.detection(now, kind, new.context.clone()));
+                sink(self.detection(now, approval_of(new), new.context.clone()));
             }
         }
         // The same dialog, its body drawn since it was reported (its first
@@ -387,13 +381,7 @@ impl Detector {
             && !new.loading
             && new.body != old.body
         {
-            let kind = DetectionKind::Approval {
-                approval: new.kind,
-                question: new.question.clone(),
-                body: new.body.clone(),
-                options: new.options.clone(),
-            };
-            sink(self.detection(now, kind, new.context.clone()));
+            sink(self.detection(now, approval_of(new), new.context.clone()));
         }
         self.prompt = state.prompt;
         self.turn_end = state.turn_end;
@@ -457,6 +445,16 @@ impl Detector {
 }
 
 /// The last `n` non-empty rows of `rows`, joined.
+/// The detection that reports the dialog `p`.
+fn approval_of(p: &super::screen::Prompt) -> DetectionKind {
+    DetectionKind::Approval {
+        approval: p.kind,
+        question: p.question.clone(),
+        body: p.body.clone(),
+        options: p.options.clone(),
+    }
+}
+
 fn tail(rows: &[String], n: usize) -> String {
     let filled: Vec<&str> = rows
         .iter()

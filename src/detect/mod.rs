@@ -109,6 +109,18 @@ pub struct ApprovalOption {
 }
 
 impl ApprovalOption {
+    /// Options keyed `1`, `2`, … with these labels (for tests).
+    #[cfg(test)]
+    pub(crate) fn numbered(labels: &[&str]) -> Vec<ApprovalOption> {
+        (labels.iter().enumerate())
+            .map(|(i, l)| ApprovalOption {
+                key: (i + 1).to_string(),
+                label: l.to_string(),
+                description: None,
+            })
+            .collect()
+    }
+
     /// The row that takes the person's own words (Claude Code's `Type
     /// something.`): its key only focuses a text field, where typed text
     /// and Enter give the answer.

@@ -178,17 +178,19 @@ fn result_card(out: &str, title: &str) -> String {
         .unwrap_or_else(|| panic!("no result card for {title}:\n{out}"))
 }
 
+/// The model asks to run a Bash command, then answers.
+fn bash_script() -> Vec<Turn> {
+    vec![
+        Turn::tool(
+            "Bash",
+            json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
+        ),
+        Turn::text(scenarios::BASH_ANSWER),
+    ]
+}
+
 fn bash_through_serve(claude: &Path) -> (ConsoleServe, FakeApi, ClaudeEnv, String) {
-    let (mut serve, api, env) = start(
-        claude,
-        vec![
-            Turn::tool(
-                "Bash",
-                json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
-            ),
-            Turn::text(scenarios::BASH_ANSWER),
-        ],
-    );
+    let (mut serve, api, env) = start(claude, bash_script());
     let at = new_project_then(&mut serve, "make a marker file");
     let at = serve.wait(at, "== Approval needed ==");
     let at = serve.wait(at, "└─");
@@ -370,17 +372,7 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
     else {
         return;
     };
-    let api = FakeApi::start_paced(
-        vec![
-            Turn::tool(
-                "Bash",
-                json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
-            ),
-            Turn::text(scenarios::BASH_ANSWER),
-        ],
-        Duration::from_millis(15),
-    )
-    .unwrap();
+    let api = FakeApi::start_paced(bash_script(), Duration::from_millis(15)).unwrap();
     let home = tempfile::Builder::new()
         .prefix("cmx")
         .tempdir_in("/tmp")

@@ -444,13 +444,7 @@ mod reply_tests {
             kind: ApprovalKind::Question,
             question: "Which database should we use?".into(),
             body: String::new(),
-            options: (labels.iter().enumerate())
-                .map(|(i, l)| ApprovalOption {
-                    key: (i + 1).to_string(),
-                    label: l.to_string(),
-                    description: None,
-                })
-                .collect(),
+            options: ApprovalOption::numbered(labels),
         }
     }
 

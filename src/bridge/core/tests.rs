@@ -223,15 +223,7 @@ fn approval() -> Approval {
         kind: ApprovalKind::Permission,
         question: "Do you want to proceed?".into(),
         body: "Bash command\n  rm -rf build\n  Remove the build output".into(),
-        options: ["Yes", "No"]
-            .iter()
-            .enumerate()
-            .map(|(i, l)| ApprovalOption {
-                key: (i + 1).to_string(),
-                label: l.to_string(),
-                description: None,
-            })
-            .collect(),
+        options: ApprovalOption::numbered(&["Yes", "No"]),
     }
 }
 

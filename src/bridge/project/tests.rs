@@ -43,23 +43,23 @@ fn see(runner: &mut JobRunner, kind: DetectionKind) -> Vec<Step> {
     runner.on_detection(detection(kind), "cm-demo", "%1")
 }
 
-fn options(labels: &[&str]) -> Vec<ApprovalOption> {
-    (labels.iter().enumerate())
-        .map(|(i, l)| ApprovalOption {
-            key: (i + 1).to_string(),
-            label: l.to_string(),
-            description: None,
-        })
-        .collect()
-}
-
 fn dialog(kind: ApprovalKind, question: &str, body: &str, labels: &[&str]) -> DetectionKind {
     DetectionKind::Approval {
         approval: kind,
         question: question.into(),
         body: body.into(),
-        options: options(labels),
+        options: ApprovalOption::numbered(labels),
     }
+}
+
+/// A permission dialog for a Bash command, with `body`.
+fn bash_dialog(body: &str) -> DetectionKind {
+    dialog(
+        ApprovalKind::Permission,
+        "Do you want to proceed?",
+        body,
+        &["Yes", "No"],
+    )
 }
 
 fn bash(command: &str) -> ToolRequest {
@@ -162,14 +162,7 @@ fn errors_are_reported_once_each_and_at_most_three_per_command() {
 #[test]
 fn a_turn_waiting_at_a_prompt_is_not_complete_and_a_prompt_is_reported_once() {
     let mut runner = running();
-    let prompt = || {
-        dialog(
-            ApprovalKind::Permission,
-            "Do you want to proceed?",
-            "ls",
-            &["Yes", "No"],
-        )
-    };
+    let prompt = || bash_dialog("ls");
     let first = see(&mut runner, prompt());
     assert!(matches!(kinds(&first)[..], [ProjectEventKind::Approval(_)]));
     assert!(
@@ -261,15 +254,7 @@ fn a_permission_hook_that_agrees_with_the_screen_adds_nothing() {
             .is_empty()
     );
     let body = "Bash command\n  cargo test --workspace\n  Run the tests";
-    let steps = see(
-        &mut runner,
-        dialog(
-            ApprovalKind::Permission,
-            "Do you want to proceed?",
-            body,
-            &["Yes", "No"],
-        ),
-    );
+    let steps = see(&mut runner, bash_dialog(body));
     assert!(matches!(kinds(&steps)[..], [ProjectEventKind::Approval(_)]));
 }
 
@@ -279,15 +264,7 @@ fn a_dialog_that_disagrees_with_the_permission_hook_is_flagged_whichever_comes_f
     let mut runner = running();
     runner.hook_permission(bash("rm -rf target"));
     let body = "Bash command\n  ls -la";
-    let steps = see(
-        &mut runner,
-        dialog(
-            ApprovalKind::Permission,
-            "Do you want to proceed?",
-            body,
-            &["Yes", "No"],
-        ),
-    );
+    let steps = see(&mut runner, bash_dialog(body));
     let [
         ProjectEventKind::Approval(seen),
         ProjectEventKind::DialogMismatch {
@@ -341,15 +318,7 @@ fn a_dialog_that_disagrees_with_the_permission_hook_is_flagged_whichever_comes_f
         plan: "1. Do it".into(),
         plan_file_path: None,
     });
-    let steps = see(
-        &mut runner,
-        dialog(
-            ApprovalKind::Permission,
-            "Do you want to proceed?",
-            "ls",
-            &["Yes", "No"],
-        ),
-    );
+    let steps = see(&mut runner, bash_dialog("ls"));
     assert!(matches!(
         kinds(&steps)[..],
         [_, ProjectEventKind::DialogMismatch { .. }]
@@ -363,15 +332,7 @@ fn a_bash_dialog_drawn_without_its_body_shows_the_hooks_command() {
         command: "make deploy".into(),
         description: Some("Deploy to staging".into()),
     });
-    let steps = see(
-        &mut runner,
-        dialog(
-            ApprovalKind::Permission,
-            "Do you want to proceed?",
-            "",
-            &["Yes", "No"],
-        ),
-    );
+    let steps = see(&mut runner, bash_dialog(""));
     let [ProjectEventKind::Approval(seen)] = kinds(&steps)[..] else {
         panic!("one approval, no mismatch: {steps:?}");
     };
