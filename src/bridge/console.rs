@@ -152,9 +152,9 @@ impl Courier for ConsoleCourier {
         _message_id: Option<&str>,
     ) -> Result<Option<String>, DeliveryError> {
         let (mark, id) = match &entry.op {
-            OutboxOp::Send { handle, .. } => ("┌─", Some(handle.clone())),
+            OutboxOp::Send { handle, .. } => ("┌─", Some(handle.to_string())),
             OutboxOp::Patch { .. } => ("├─ (updated)", None),
-            OutboxOp::File { handle, .. } => ("┌─ (file)", Some(handle.clone())),
+            OutboxOp::File { handle, .. } => ("┌─ (file)", Some(handle.to_string())),
             OutboxOp::React { .. } => return Ok(None),
         };
         let mut out = std::io::stdout().lock();

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::bridge::present;
 use crate::feishu::card::Card;
 use crate::store::clock;
-use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
 
 /// Results longer than this (bytes of output) go as a summary and a file
 /// by default: about what one card holds.
@@ -48,7 +48,7 @@ pub fn result_entries(
                     uuid,
                     op: OutboxOp::File {
                         target: target.clone(),
-                        handle: uuid::Uuid::new_v4().to_string(),
+                        handle: CardHandle::random(),
                         reply_to: reply_to.map(String::from),
                         path: path.to_string_lossy().into_owned(),
                         file_name: file_name.clone(),
@@ -77,7 +77,7 @@ pub fn reaction_entry(message_id: &str, emoji: &str) -> OutboxEntry {
     OutboxEntry {
         uuid: uuid::Uuid::new_v4().to_string(),
         op: OutboxOp::React {
-            handle: uuid::Uuid::new_v4().to_string(),
+            handle: CardHandle::random(),
             message_id: message_id.to_string(),
             emoji: emoji.to_string(),
         },
@@ -114,7 +114,7 @@ fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> Outbo
         uuid: uuid::Uuid::new_v4().to_string(),
         op: OutboxOp::Send {
             target: target.clone(),
-            handle: uuid::Uuid::new_v4().to_string(),
+            handle: CardHandle::random(),
             reply_to: reply_to.map(String::from),
         },
         card: serde_json::to_value(card).unwrap_or(Value::Null),

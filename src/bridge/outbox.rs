@@ -222,7 +222,7 @@ fn dead_letter(
             uuid: format!("dl-{}", entry.uuid.chars().take(40).collect::<String>()),
             op: OutboxOp::Send {
                 target: ChatTarget::Chat { id: chat },
-                handle: format!("{NOTICE_HANDLE_PREFIX}{}", entry.uuid),
+                handle: format!("{NOTICE_HANDLE_PREFIX}{}", entry.uuid).into(),
                 reply_to: None,
             },
             card: serde_json::to_value(&card).unwrap_or(serde_json::Value::Null),
@@ -440,7 +440,7 @@ mod tests {
     fn send(uuid: &str) -> OutboxEntry {
         let op = OutboxOp::Send {
             target: ChatTarget::Console,
-            handle: format!("h-{uuid}"),
+            handle: format!("h-{uuid}").into(),
             reply_to: None,
         };
         entry(uuid, op)
@@ -515,7 +515,7 @@ mod tests {
     fn to_chat(uuid: &str) -> OutboxEntry {
         let op = OutboxOp::Send {
             target: ChatTarget::Chat { id: "oc_1".into() },
-            handle: format!("h-{uuid}"),
+            handle: format!("h-{uuid}").into(),
             reply_to: None,
         };
         entry(uuid, op)

@@ -22,7 +22,7 @@ use super::project::{
 use super::texts::{error_guidance, output_markdown};
 use crate::detect::Profiles;
 use crate::feishu::card::{Card, Element};
-use crate::store::state::ChatTarget;
+use crate::store::state::{ChatTarget, JobId};
 use crate::store::{EventLog, LogEvent};
 
 /// How long `--answer` waits for the prompt to be recognised on screen
@@ -195,7 +195,7 @@ pub async fn run_once(
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let job = Job {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: JobId::random(),
         project: project.to_string(),
         text: command.clone(),
         target: ChatTarget::Console,

@@ -4,6 +4,7 @@
 //! describes each for operators (a test keeps it complete); `clawmux tail
 //! --kind K` filters on the names here (snake_case).
 
+use super::ids::{ApprovalId, JobId};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -44,19 +45,16 @@ pub enum LogEvent {
         sender: String,
         text: String,
         #[serde(skip_serializing_if = "Option::is_none")]
-        job: Option<String>,
+        job: Option<JobId>,
     },
     /// A command waits behind others.
     Queued {
         project: String,
-        job: Option<String>,
+        job: Option<JobId>,
         position: usize,
     },
     /// A command was typed (or found typed after a restart).
-    Started {
-        project: String,
-        job: Option<String>,
-    },
+    Started { project: String, job: Option<JobId> },
     /// Progress or an error line seen in the agent's output.
     Detection {
         project: String,
@@ -70,27 +68,27 @@ pub enum LogEvent {
     /// A command's turn ended.
     Completed {
         project: String,
-        job: Option<String>,
+        job: Option<JobId>,
         seconds: u64,
         errors: usize,
     },
     /// A command ran past its timeout.
     Timeout {
         project: String,
-        job: Option<String>,
+        job: Option<JobId>,
         seconds: u64,
     },
     /// A command (or a project) could not run.
     Failed {
         project: String,
         #[serde(skip_serializing_if = "Option::is_none")]
-        job: Option<String>,
+        job: Option<JobId>,
         error: String,
     },
     /// A command from before a restart was handed to its project again.
     Resumed {
         project: String,
-        job: String,
+        job: JobId,
         started: bool,
         /// Its typing may have been cut short by the restart.
         typing: bool,
@@ -99,20 +97,14 @@ pub enum LogEvent {
     /// short: `Type`, `Submit` (Enter only) or `Follow` (typed already).
     TypingResumed {
         project: String,
-        job: String,
+        job: JobId,
         decision: String,
     },
     /// The typed command was still in the agent's input box: Enter was
     /// pressed once more.
-    EnterPressedAgain {
-        project: String,
-        job: Option<String>,
-    },
+    EnterPressedAgain { project: String, job: Option<JobId> },
     /// The agent never took the typed command; the chat was told.
-    NotSubmitted {
-        project: String,
-        job: Option<String>,
-    },
+    NotSubmitted { project: String, job: Option<JobId> },
     /// `clawmux run` finished.
     Run {
         project: String,
@@ -123,23 +115,29 @@ pub enum LogEvent {
     /// An approval card was sent.
     Approval {
         project: String,
-        approval: String,
+        approval: ApprovalId,
         /// permission, question, plan, checkpoint, …
         prompt_kind: String,
         question: String,
     },
     /// A prompt that already has a card was seen again (a restart).
-    ApprovalFoundAgain { project: String, approval: String },
+    ApprovalFoundAgain {
+        project: String,
+        approval: ApprovalId,
+    },
     /// An approval was answered from chat.
     ApprovalAnswered {
         project: String,
-        approval: String,
+        approval: ApprovalId,
         by: String,
         choice: String,
     },
     /// A prompt left the screen unanswered from chat (answered in the
     /// terminal, or its session ended).
-    ApprovalGone { project: String, approval: String },
+    ApprovalGone {
+        project: String,
+        approval: ApprovalId,
+    },
     /// A project's tmux session was created.
     SessionCreated { project: String, recovered: bool },
     /// A project's tmux session or server went away.
@@ -157,28 +155,25 @@ pub enum LogEvent {
     /// A command timed out with nothing on its pane recognised (no busy
     /// marker, prompt, progress or idle box): the agent's screen may have
     /// changed beyond what detection knows (`clawmux doctor --agent`).
-    DetectionDrift {
-        project: String,
-        job: Option<String>,
-    },
+    DetectionDrift { project: String, job: Option<JobId> },
     /// The dialog read off a pane disagrees with what the agent's
     /// `PermissionRequest` hook says it asks (`detail`): detection may have
     /// drifted from the agent's screen; the chat was told to check it.
     DialogMismatch {
         project: String,
-        approval: String,
+        approval: ApprovalId,
         detail: String,
     },
     /// A project's tmux server could not be reached (ssh's own message).
     HostDown {
         project: String,
-        job: Option<String>,
+        job: Option<JobId>,
         error: String,
     },
     /// A new client took over a project's pane after its client ended.
     Reconnected {
         project: String,
-        job: Option<String>,
+        job: Option<JobId>,
         reason: String,
     },
     /// A pane the user runs was adopted as a project.
@@ -291,7 +286,7 @@ pub struct Denial {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub approval: Option<String>,
+    pub approval: Option<ApprovalId>,
     /// The button's callback value, as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
@@ -358,7 +353,7 @@ mod documented {
 
     /// One line of every kind, every optional field set (so it is seen).
     fn samples() -> Vec<LogEvent> {
-        let job = || Some(s("j1"));
+        let job = || Some(JobId::from("j1"));
         let p = || s("demo");
         vec![
             LogEvent::Message {
@@ -372,7 +367,7 @@ mod documented {
                 chat: Some(s("oc_1")),
                 reason: s("not allowed"),
                 text: Some(s("hi")),
-                approval: Some(s("ap1")),
+                approval: Some("ap1".into()),
                 value: Some(json!({})),
             }),
             LogEvent::Pairing {
@@ -436,13 +431,13 @@ mod documented {
             },
             LogEvent::Resumed {
                 project: p(),
-                job: s("j1"),
+                job: "j1".into(),
                 started: true,
                 typing: false,
             },
             LogEvent::TypingResumed {
                 project: p(),
-                job: s("j1"),
+                job: "j1".into(),
                 decision: s("Type"),
             },
             LogEvent::EnterPressedAgain {
@@ -461,23 +456,23 @@ mod documented {
             },
             LogEvent::Approval {
                 project: p(),
-                approval: s("ap1"),
+                approval: "ap1".into(),
                 prompt_kind: s("permission"),
                 question: s("Run?"),
             },
             LogEvent::ApprovalFoundAgain {
                 project: p(),
-                approval: s("ap1"),
+                approval: "ap1".into(),
             },
             LogEvent::ApprovalAnswered {
                 project: p(),
-                approval: s("ap1"),
+                approval: "ap1".into(),
                 by: s("ou_a"),
                 choice: s("1"),
             },
             LogEvent::ApprovalGone {
                 project: p(),
-                approval: s("ap1"),
+                approval: "ap1".into(),
             },
             LogEvent::SessionCreated {
                 project: p(),
@@ -499,7 +494,7 @@ mod documented {
             },
             LogEvent::DialogMismatch {
                 project: p(),
-                approval: s("ap1"),
+                approval: "ap1".into(),
                 detail: s("the buttons do not show \"SQLite\""),
             },
             LogEvent::HostDown {

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod event_log;
+pub mod ids;
 pub mod log_event;
 pub mod log_read;
 pub mod private;

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
+pub use super::ids::{ApprovalId, CardHandle, JobId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,7 +25,7 @@ pub struct State {
     /// Chat id -> the project its messages go to.
     pub chats: BTreeMap<String, String>,
     /// Approval id -> a prompt waiting for an answer from chat.
-    pub approvals: BTreeMap<String, PendingApproval>,
+    pub approvals: BTreeMap<ApprovalId, PendingApproval>,
     /// Card handle -> the chat message that shows it, once delivered.
     pub cards: DeliveredCards,
     /// Cards to deliver, oldest first.
@@ -74,14 +75,14 @@ pub struct ProjectRecord {
 /// screen, and a started one is followed to its result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
-    pub id: String,
+    pub id: JobId,
     pub project: String,
     pub text: String,
     pub target: ChatTarget,
     /// The chat message it came from; its cards reply to it.
     pub reply_to: Option<String>,
     /// The handle of its progress card, once started.
-    pub progress: Option<String>,
+    pub progress: Option<CardHandle>,
     /// Typed into the pane and submitted.
     pub started: bool,
     /// Its chat was told it waits in the queue (not again after a restart).
@@ -135,7 +136,7 @@ pub use crate::detect::{ApprovalKind, ApprovalOption};
 /// project actor reports and, inside [`PendingApproval`], what is saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Approval {
-    pub id: String,
+    pub id: ApprovalId,
     /// The tmux session the prompt is in (a check against stale clicks).
     pub session: String,
     /// The pane (`%N`) to type the answer into.
@@ -158,7 +159,7 @@ pub struct PendingApproval {
     pub project: String,
     pub target: ChatTarget,
     /// The handle of the approval card (see [`State::cards`]).
-    pub card: String,
+    pub card: CardHandle,
     pub created_ms: u64,
 }
 
@@ -190,17 +191,17 @@ pub enum OutboxOp {
     /// A new card; its message id is recorded under `handle` when delivered.
     Send {
         target: ChatTarget,
-        handle: String,
+        handle: CardHandle,
         reply_to: Option<String>,
     },
     /// Replace the card shown under `handle`.
-    Patch { handle: String },
+    Patch { handle: CardHandle },
     /// A file message: the file at `path` (kept out of the state file) is
     /// uploaded, then sent as `file_name`; its message id recorded under
     /// `handle`.
     File {
         target: ChatTarget,
-        handle: String,
+        handle: CardHandle,
         reply_to: Option<String>,
         path: String,
         file_name: String,
@@ -208,14 +209,14 @@ pub enum OutboxOp {
     /// A reaction (`emoji`, Feishu's emoji type) on the chat message
     /// `message_id`, e.g. on a command when it is taken and when it ends.
     React {
-        handle: String,
+        handle: CardHandle,
         message_id: String,
         emoji: String,
     },
 }
 
 impl OutboxOp {
-    pub fn handle(&self) -> &str {
+    pub fn handle(&self) -> &CardHandle {
         match self {
             OutboxOp::Send { handle, .. }
             | OutboxOp::Patch { handle }

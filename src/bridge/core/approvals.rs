@@ -9,7 +9,7 @@ use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectEventKind, Reply};
 use crate::detect::ApprovalOption;
 use crate::store::clock;
-use crate::store::state::{ChatTarget, Job, PendingApproval};
+use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval};
 use crate::store::{Denial, LogEvent};
 
 impl Core {
@@ -279,7 +279,7 @@ impl Core {
             approval: seen,
             project: project.to_string(),
             target: target.clone(),
-            card: String::new(),
+            card: CardHandle::default(),
             created_ms: clock::now_ms(),
         };
         let card = approval_card(&pending);

@@ -12,7 +12,7 @@ use crate::bridge::present;
 use crate::bridge::project::Reply;
 use crate::bridge::watch_session::WATCH_SESSION;
 use crate::store::clock;
-use crate::store::state::{ChatTarget, Job, PendingApproval, ProjectRecord};
+use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};
 
 const ADOPT_USAGE: &str =
@@ -256,7 +256,7 @@ impl Core {
             s.jobs.retain(|j| j.project != name);
             s.projects.remove(name);
             s.chats.retain(|_, p| p != name);
-            let ids: Vec<String> = (s.approvals.values())
+            let ids: Vec<ApprovalId> = (s.approvals.values())
                 .filter(|a| a.project == name)
                 .map(|a| a.id.clone())
                 .collect();

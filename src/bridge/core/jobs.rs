@@ -9,7 +9,7 @@ use crate::bridge::texts::error_guidance;
 use crate::bridge::{long_result, names};
 use crate::store::LogEvent;
 use crate::store::clock;
-use crate::store::state::{ChatTarget, Job, PendingApproval};
+use crate::store::state::{ApprovalId, ChatTarget, Job, JobId, PendingApproval};
 
 impl Core {
     pub(super) fn submit(
@@ -72,7 +72,7 @@ impl Core {
         started: bool,
     ) -> Job {
         Job {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: JobId::random(),
             project: project.to_string(),
             text: text.to_string(),
             target: target.clone(),
@@ -136,7 +136,7 @@ impl Core {
                     let card = present::progress_card(&self.title(&j), "Running…", None, "");
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
-                        j.progress = Some(handle.to_string());
+                        j.progress = Some(handle.clone());
                     });
                     // The user's message shows the agent took it.
                     let taken = long_result::taken_reaction(&j.target, j.reply_to.as_deref());
@@ -268,7 +268,7 @@ impl Core {
             ProjectEventKind::SessionLost { reason, retrying } => {
                 // Its prompts died with the session: close their cards.
                 let stale: Vec<PendingApproval> = self.shared.update(|s| {
-                    let ids: Vec<String> = s
+                    let ids: Vec<ApprovalId> = s
                         .approvals
                         .values()
                         .filter(|a| a.project == project)

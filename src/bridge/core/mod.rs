@@ -42,7 +42,7 @@ use crate::feishu::card::Card;
 use crate::hooks::HookEvent;
 use crate::store::clock;
 use crate::store::event_log::LogHealth;
-use crate::store::state::{ChatTarget, Job, OutboxEntry, OutboxOp};
+use crate::store::state::{ApprovalId, CardHandle, ChatTarget, Job, JobId, OutboxEntry, OutboxOp};
 use crate::store::{Denial, LogEvent, SharedState};
 
 use progress::Throttle;
@@ -124,11 +124,11 @@ pub struct Core {
     /// answered without asking the projects).
     statuses: HashMap<String, ProjectStatus>,
     /// Approvals whose answer is being typed: a second click waits.
-    answering: HashSet<String>,
-    throttles: HashMap<String, Throttle>,
+    answering: HashSet<ApprovalId>,
+    throttles: HashMap<JobId, Throttle>,
     denied_told: HashSet<String>,
     /// A project actor's id of a prompt -> the persisted approval it is.
-    aliases: HashMap<String, String>,
+    aliases: HashMap<ApprovalId, ApprovalId>,
     /// The time of the input being handled.
     now: Instant,
     effects: Vec<Effect>,
@@ -267,8 +267,12 @@ impl Core {
     }
 
     /// A new card for the outbox, and its handle (for later patches).
-    fn new_card(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> (String, OutboxEntry) {
-        let handle = uuid::Uuid::new_v4().to_string();
+    fn new_card(
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        card: &Card,
+    ) -> (CardHandle, OutboxEntry) {
+        let handle = CardHandle::random();
         let entry = OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
             op: OutboxOp::Send {
@@ -284,7 +288,7 @@ impl Core {
     }
 
     /// Queues a new card; returns its handle (for later patches).
-    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> String {
+    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> CardHandle {
         let (handle, entry) = Self::new_card(target, reply_to, card);
         self.shared.update(|s| s.outbox.push_back(entry));
         handle
@@ -292,7 +296,7 @@ impl Core {
 
     /// Sends `card` for job `id` and marks its record (given the card's
     /// handle) in one state update: after a restart, both or neither.
-    fn send_for_job(&mut self, id: &str, card: &Card, mark: impl FnOnce(&mut Job, &str)) {
+    fn send_for_job(&mut self, id: &str, card: &Card, mark: impl FnOnce(&mut Job, &CardHandle)) {
         self.shared.update(|s| {
             let Some(job) = s.jobs.iter_mut().find(|j| j.id == id) else {
                 return;
@@ -309,11 +313,11 @@ impl Core {
             .read(|s| s.jobs.iter().find(|j| j.id == id).cloned())
     }
 
-    fn patch(&self, handle: &str, card: &Card) {
+    fn patch(&self, handle: &CardHandle, card: &Card) {
         let entry = OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
             op: OutboxOp::Patch {
-                handle: handle.to_string(),
+                handle: handle.clone(),
             },
             card: serde_json::to_value(card).unwrap_or(Value::Null),
             text: card.to_text(),

@@ -10,6 +10,7 @@
 //! or `{"action":"projects"}`. A select menu's chosen option is not in the
 //! value: Feishu sends it as the click's `action.option`.
 
+use crate::store::state::ApprovalId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -39,7 +40,7 @@ pub enum CardAction {
 /// session let a stale or forged click be told from a real one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalChoice {
-    pub approval_id: String,
+    pub approval_id: ApprovalId,
     pub project: String,
     pub session: String,
     pub option: String,

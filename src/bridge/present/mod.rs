@@ -20,7 +20,7 @@ use crate::feishu::card::{
 };
 use crate::feishu::markdown::{code_block_head, code_block_tail, escape_inline, first_body_bytes};
 use crate::feishu::paginate::paginate;
-use crate::store::state::{ApprovalKind, ApprovalOption, PendingApproval};
+use crate::store::state::{ApprovalId, ApprovalKind, ApprovalOption, PendingApproval};
 
 /// How much recent output a progress card shows, in request body bytes:
 /// enough context, far below the 30 KB limit.
@@ -190,7 +190,7 @@ pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
 /// from what a run saw (see `run_once`).
 #[derive(Debug, Clone, Copy)]
 pub struct ApprovalView<'a> {
-    pub id: &'a str,
+    pub id: &'a ApprovalId,
     pub project: &'a str,
     pub session: &'a str,
     pub kind: ApprovalKind,
@@ -235,7 +235,7 @@ impl ApprovalView<'_> {
     /// The action of the button for option `key`.
     pub fn action(&self, key: &str) -> CardAction {
         CardAction::Approval(ApprovalChoice {
-            approval_id: self.id.to_string(),
+            approval_id: self.id.clone(),
             project: self.project.to_string(),
             session: self.session.to_string(),
             option: key.to_string(),

@@ -26,7 +26,7 @@ fn pending(body: &str, question: &str, options: Vec<ApprovalOption>) -> PendingA
         },
         project: "web".into(),
         target: ChatTarget::Console,
-        card: String::new(),
+        card: Default::default(),
         created_ms: 0,
     }
 }
@@ -346,7 +346,7 @@ proptest! {
                 .map(|(i, l)| option(&i.to_string(), l))
                 .collect(),
         );
-        (a.approval.id, a.project, a.approval.session) = (id.clone(), project.clone(), session.clone());
+        (a.approval.id, a.project, a.approval.session) = (id.clone().into(), project.clone(), session.clone());
         assert_fits(&approval_card(&a))?;
         assert_fits(&approval_resolved_card(&a, small, &other, small))?;
         assert_fits(&approval_gone_card(&a))?;

@@ -1,7 +1,7 @@
 //! What goes into a project actor ([`ProjectCmd`]) and what comes out of it
 //! ([`ProjectEvent`]): the actor's whole interface with the bridge core.
 
-use crate::store::state::{Approval, ChatTarget, Job};
+use crate::store::state::{Approval, ApprovalId, ChatTarget, Job};
 
 use super::runner::{MAX_QUEUED, TaskNews};
 use crate::hooks::ToolRequest;
@@ -47,12 +47,12 @@ pub enum ProjectEventKind {
     },
     Approval(Approval),
     ApprovalGone {
-        approval_id: String,
+        approval_id: ApprovalId,
     },
     /// The dialog read off the screen disagrees with what the agent's
     /// permission hook says it asks (`detail`, for the chat).
     DialogMismatch {
-        approval_id: String,
+        approval_id: ApprovalId,
         detail: String,
     },
     Error {
@@ -103,7 +103,7 @@ pub enum ProjectEventKind {
     },
     /// An answer to an approval was typed (or could not be).
     Answered {
-        approval_id: String,
+        approval_id: ApprovalId,
         by: String,
         label: String,
         reply: Reply,
@@ -111,7 +111,7 @@ pub enum ProjectEventKind {
     },
     /// Free text answering a question was typed (or could not be).
     Replied {
-        approval_id: String,
+        approval_id: ApprovalId,
         by: String,
         text: String,
         reply: Reply,
@@ -194,7 +194,7 @@ pub enum ProjectCmd {
     /// is running (a restart, or `clawmux run --answer`), `follow` becomes
     /// the running command so the rest of the turn is reported.
     Answer {
-        approval_id: String,
+        approval_id: ApprovalId,
         /// The prompt's question: after a restart the actor may know the
         /// same prompt under another id.
         question: String,
@@ -208,7 +208,7 @@ pub enum ProjectCmd {
     /// Free text answering a question (a reply to its card): `focus` is
     /// the key of the question's text field, `text` goes in it.
     Type {
-        approval_id: String,
+        approval_id: ApprovalId,
         question: String,
         focus: String,
         text: String,

@@ -12,7 +12,7 @@ use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
 use crate::bridge::transcript::{GAP_LINE, Transcript};
 use crate::detect::{Detection, DetectionKind, ProgressFields};
 use crate::hooks::ToolRequest;
-use crate::store::state::{Approval, Job};
+use crate::store::state::{Approval, ApprovalId, Job};
 
 /// Commands waiting per project at most: more is a runaway script.
 pub const MAX_QUEUED: usize = 32;
@@ -324,7 +324,7 @@ impl JobRunner {
                     return vec![Step::Emit(job, ProjectEventKind::Approval(known.clone()))];
                 }
                 let mut seen = Approval {
-                    id: uuid::Uuid::new_v4().to_string(),
+                    id: ApprovalId::random(),
                     session: session.to_string(),
                     pane: pane.to_string(),
                     kind: approval,
