@@ -27,6 +27,9 @@ pub struct Transcript {
     in_block: bool,
     /// The last line read is a tip (its wrapped rows follow, indented).
     in_tip: bool,
+    /// A blank row inside a block: a paragraph break, kept if the block's
+    /// text goes on after it.
+    blank: bool,
     /// The last block's header is a tool still at work (`● Reading 1
     /// file… (ctrl+o to expand)`), which the agent redraws in place as its
     /// summary (`  Read 1 file (ctrl+o to expand)`, the bullet blinking off).
@@ -68,12 +71,17 @@ impl Transcript {
     fn read_answer(&mut self, line: &str) {
         let line = line.replace('\u{a0}', " ");
         let t = line.trim_start();
-        if t.is_empty() || is_furniture(&line) {
+        if t.is_empty() {
+            self.blank |= self.in_block;
+            return;
+        }
+        if is_furniture(&line) {
             return;
         }
         if line.starts_with(['●', '⏺']) {
             self.in_block = true;
             self.in_tip = false;
+            self.blank = false;
             let header = line.trim_end().to_owned();
             // The tool's summary drawn with its bullet on: it replaces the
             // work row too.
@@ -108,6 +116,7 @@ impl Transcript {
         if !line.starts_with("  ") || !continues {
             self.in_block = false;
             self.in_tip = false;
+            self.blank = false;
             return;
         }
         let after = t.trim_start_matches('⎿').trim_start();
@@ -124,6 +133,10 @@ impl Transcript {
             return;
         }
         self.in_block = true;
+        // A tool's result row after a blank is still that tool's.
+        if std::mem::take(&mut self.blank) && !result {
+            self.answer.push(String::new());
+        }
         self.answer.push(line.trim_end().to_owned());
     }
 
@@ -363,7 +376,7 @@ mod tests {
         t.push(&turn(screen, "quote some errors"));
         assert_eq!(
             t.text(),
-            "● Here is what I found:\n  Error: cannot open file\n  API Error: 529 Overloaded\n  Fatal errors: none.\n  - fn map_error(e: Error)\n  The tool asks: Do you want to proceed?\n  1. Yes\n  2. No\n"
+            "● Here is what I found:\n\n  Error: cannot open file\n  API Error: 529 Overloaded\n\n  Fatal errors: none.\n\n  - fn map_error(e: Error)\n\n  The tool asks: Do you want to proceed?\n  1. Yes\n  2. No\n"
         );
         assert!(t.raw().contains("❯ quote some errors"), "{}", t.raw());
         assert_eq!(t.rejected(), None);
@@ -495,6 +508,29 @@ mod tests {
         assert_eq!(
             t.text(),
             "● Read 1 file (ctrl+o to expand)\n  Read 2 files (ctrl+o to expand)\n"
+        );
+    }
+
+    /// An answer's paragraphs keep their break; blank rows between blocks
+    /// (or before a tool's result) do not become part of the answer.
+    #[test]
+    fn an_answers_paragraphs_keep_their_break() {
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "● Bash(ls)",
+            "",
+            "  ⎿  src",
+            "",
+            "● First paragraph,",
+            "  wrapped.",
+            "",
+            "  Second paragraph.",
+            "",
+            "✻ Worked for 1s",
+        ]));
+        assert_eq!(
+            t.text(),
+            "● Bash(ls)\n  ⎿  src\n● First paragraph,\n  wrapped.\n\n  Second paragraph.\n"
         );
     }
 }
