@@ -492,13 +492,13 @@ impl FeishuServe {
         result
     }
 
-    /// The index of the update turning the approval card `message_id` grey.
+    /// The index of the update turning the approval card `message_id` grey
+    /// (not an update that drew its body in, still waiting).
     pub(super) async fn resolved(&self, from: usize, message_id: &str, choice: &str) -> usize {
-        let patch = self
-            .card(from, "the approval resolved", |c| {
-                c.kind == Kind::Patch && c.message_id == message_id
-            })
-            .await;
+        let answered = |c: &Recorded| {
+            c.kind == Kind::Patch && c.message_id == message_id && c.title() != "Approval needed"
+        };
+        let patch = self.card(from, "the approval resolved", answered).await;
         assert_eq!(patch.title(), "Approval answered", "{}", patch.card);
         assert_eq!(template(&patch), "grey");
         assert!(
@@ -509,7 +509,7 @@ impl FeishuServe {
         assert!(buttons(&patch.card).is_empty(), "{}", patch.card);
         let cards = self.fake.sent_cards();
         (from..cards.len())
-            .find(|&i| cards[i].kind == Kind::Patch && cards[i].message_id == message_id)
+            .find(|&i| answered(&cards[i]))
             .unwrap_or_else(|| self.fail("the resolved approval card vanished"))
     }
 

@@ -44,7 +44,9 @@ async fn a_reply_no_to_a_bash_card_does_not_run_the_command() {
     // Handled: the card turned grey, or the reply was answered.
     let handled = serve
         .card(from, "the reply handled", |c| {
-            (c.kind == Kind::Patch && c.message_id == approval.message_id)
+            (c.kind == Kind::Patch
+                && c.message_id == approval.message_id
+                && c.title() != "Approval needed")
                 || c.target == reply.message_id
         })
         .await;
