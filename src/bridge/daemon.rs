@@ -189,12 +189,12 @@ impl Daemon {
         }
         for job in jobs {
             self.setup.shared.log.event(&LogEvent::Resumed {
-                project: job.project.clone(),
+                project: job.project.to_string(),
                 job: job.id.clone(),
                 started: job.started,
                 typing: job.typing.is_some(),
             });
-            let project = job.project.clone();
+            let project = job.project.to_string();
             let resume = Effect::Project {
                 project,
                 cmd: ProjectCmd::Resume(job),

@@ -196,7 +196,7 @@ pub async fn run_once(
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let job = Job {
         id: JobId::random(),
-        project: project.to_string(),
+        project: project.into(),
         text: command.clone(),
         target: ChatTarget::Console,
         reply_to: None,

@@ -94,6 +94,11 @@ string_id!(
     ApprovalId
 );
 string_id!(
+    /// A project's name (checked by `bridge::names::validate_project`
+    /// where it comes in from chat or configuration).
+    ProjectName
+);
+string_id!(
     /// The handle of a card clawmux sent: stable across retries and
     /// restarts; the chat's own message id is looked up by it.
     CardHandle

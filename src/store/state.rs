@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-pub use super::ids::{ApprovalId, CardHandle, JobId};
+pub use super::ids::{ApprovalId, CardHandle, JobId, ProjectName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -76,7 +76,7 @@ pub struct ProjectRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     pub id: JobId,
-    pub project: String,
+    pub project: ProjectName,
     pub text: String,
     pub target: ChatTarget,
     /// The chat message it came from; its cards reply to it.
@@ -156,7 +156,7 @@ pub struct Approval {
 pub struct PendingApproval {
     #[serde(flatten)]
     pub approval: Approval,
-    pub project: String,
+    pub project: ProjectName,
     pub target: ChatTarget,
     /// The handle of the approval card (see [`State::cards`]).
     pub card: CardHandle,

@@ -221,7 +221,7 @@ impl Core {
     pub(super) fn resolve(&mut self, approval: &PendingApproval, who: &str, choice: &str) {
         self.shared.update(|s| s.approvals.remove(&approval.id));
         self.log(LogEvent::ApprovalAnswered {
-            project: approval.project.clone(),
+            project: approval.project.to_string(),
             approval: approval.id.clone(),
             by: who.to_string(),
             choice: choice.to_string(),
@@ -277,7 +277,7 @@ impl Core {
             .unwrap_or_else(|| (self.chat_of(project), None));
         let mut pending = PendingApproval {
             approval: seen,
-            project: project.to_string(),
+            project: project.into(),
             target: target.clone(),
             card: CardHandle::default(),
             created_ms: clock::now_ms(),

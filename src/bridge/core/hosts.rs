@@ -21,7 +21,11 @@ const ADOPT_USAGE: &str =
 impl Core {
     /// A command's card title: its project, with the host it runs on.
     pub(super) fn title(&self, j: &Job) -> String {
-        let host = (self.shared).read(|s| s.projects.get(&j.project).and_then(|p| p.host.clone()));
+        let host = (self.shared).read(|s| {
+            s.projects
+                .get(j.project.as_str())
+                .and_then(|p| p.host.clone())
+        });
         match host {
             Some(host) => format!("{}@{host}: {}", j.project, j.text),
             None => format!("{}: {}", j.project, j.text),

@@ -73,7 +73,7 @@ impl Core {
     ) -> Job {
         Job {
             id: JobId::random(),
-            project: project.to_string(),
+            project: project.into(),
             text: text.to_string(),
             target: target.clone(),
             reply_to: reply_to.map(String::from),

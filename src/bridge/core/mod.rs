@@ -219,8 +219,8 @@ impl Core {
     /// the commands to resume, oldest first.
     pub fn to_resume(&self) -> (Vec<String>, Vec<Job>) {
         let (jobs, approvals) = self.shared.read(|s| (s.jobs.clone(), s.approvals.clone()));
-        let mut projects: Vec<String> = approvals.values().map(|a| a.project.clone()).collect();
-        projects.extend(jobs.iter().map(|j| j.project.clone()));
+        let mut projects: Vec<String> = approvals.values().map(|a| a.project.to_string()).collect();
+        projects.extend(jobs.iter().map(|j| j.project.to_string()));
         projects.sort();
         projects.dedup();
         (projects, jobs)
@@ -424,7 +424,7 @@ impl Core {
     }
 
     fn on_project_event(&mut self, e: ProjectEvent) {
-        let project = e.project.clone();
+        let project = e.project.to_string();
         match e.kind {
             ProjectEventKind::Attached { pane } => {
                 self.panes.retain(|_, p| *p != project);

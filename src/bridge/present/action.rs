@@ -10,7 +10,7 @@
 //! or `{"action":"projects"}`. A select menu's chosen option is not in the
 //! value: Feishu sends it as the click's `action.option`.
 
-use crate::store::state::ApprovalId;
+use crate::store::state::{ApprovalId, ProjectName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -41,7 +41,7 @@ pub enum CardAction {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalChoice {
     pub approval_id: ApprovalId,
-    pub project: String,
+    pub project: ProjectName,
     pub session: String,
     pub option: String,
 }

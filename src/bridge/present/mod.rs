@@ -236,7 +236,7 @@ impl ApprovalView<'_> {
     pub fn action(&self, key: &str) -> CardAction {
         CardAction::Approval(ApprovalChoice {
             approval_id: self.id.clone(),
-            project: self.project.to_string(),
+            project: self.project.into(),
             session: self.session.to_string(),
             option: key.to_string(),
         })

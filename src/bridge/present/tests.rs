@@ -346,7 +346,7 @@ proptest! {
                 .map(|(i, l)| option(&i.to_string(), l))
                 .collect(),
         );
-        (a.approval.id, a.project, a.approval.session) = (id.clone().into(), project.clone(), session.clone());
+        (a.approval.id, a.project, a.approval.session) = (id.clone().into(), project.clone().into(), session.clone());
         assert_fits(&approval_card(&a))?;
         assert_fits(&approval_resolved_card(&a, small, &other, small))?;
         assert_fits(&approval_gone_card(&a))?;

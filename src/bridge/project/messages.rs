@@ -1,7 +1,7 @@
 //! What goes into a project actor ([`ProjectCmd`]) and what comes out of it
 //! ([`ProjectEvent`]): the actor's whole interface with the bridge core.
 
-use crate::store::state::{Approval, ApprovalId, ChatTarget, Job};
+use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 
 use super::runner::{MAX_QUEUED, TaskNews};
 use crate::hooks::ToolRequest;
@@ -154,7 +154,7 @@ pub enum TurnEnding {
 
 #[derive(Debug, Clone)]
 pub struct ProjectEvent {
-    pub project: String,
+    pub project: ProjectName,
     /// The command this is about, if any.
     pub job: Option<Job>,
     pub kind: ProjectEventKind,

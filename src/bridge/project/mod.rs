@@ -91,7 +91,7 @@ impl Actor {
 
     async fn emit(&self, job: Option<&Job>, kind: ProjectEventKind) {
         let event = ProjectEvent {
-            project: self.setup.name.clone(),
+            project: self.setup.name.as_str().into(),
             job: job.cloned(),
             kind,
         };
