@@ -2,6 +2,7 @@
 //! [`ChatEvent`]s, and outbox entries go out through [`Api`]. Dedupe of
 //! redelivered events is persisted in the daemon's state.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -12,7 +13,8 @@ use tokio_util::task::AbortOnDropHandle;
 use super::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::{Config, IntakeMode};
 use super::outbox::{Courier, DeliveryError};
-use super::policy::ChatKind;
+use super::pairing::Pairing;
+use super::policy::{ChatKind, Decision, Policy};
 use crate::feishu::api::{Api, ErrorClass, FeishuError, ReceiveId};
 use crate::feishu::pace::Pacer;
 use crate::feishu::{
@@ -63,6 +65,7 @@ pub fn feishu_config(config: &Config) -> Result<FeishuConfig, ChannelError> {
 pub async fn start(
     config: &Config,
     shared: &SharedState,
+    state_dir: &Path,
     chat: mpsc::Sender<ChatEvent>,
 ) -> Result<(FeishuCourier, JoinHandle<()>), ChannelError> {
     let fc = feishu_config(config)?;
@@ -88,7 +91,8 @@ pub async fn start(
     let images = Images {
         api: Arc::clone(&api),
         shared: shared.clone(),
-        require_mention: config.policy.require_mention,
+        policy: Policy::new(config.policy.clone()),
+        pairing: Pairing::new(state_dir),
     };
     let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch, images));
     let courier = FeishuCourier::new(api);
@@ -139,14 +143,28 @@ async fn mentions_bot(
 struct Images {
     api: Arc<Api>,
     shared: SharedState,
-    /// An image in a group is downloaded only when it is for the bot.
-    require_mention: bool,
+    /// An image is downloaded only from a sender, and in a chat, the bot
+    /// serves (as admission will judge the message), so nobody else can
+    /// put files in a workspace.
+    policy: Policy,
+    pairing: Pairing,
 }
 
 /// Where images from chat go, under the project workspace.
 const IMAGES_DIR: &str = ".clawmux/images";
 
 impl Images {
+    /// Whether the access policy lets this message in (rate limit aside:
+    /// admission counts it when it arrives).
+    fn admits(&self, m: &crate::feishu::Message, mentions_bot: bool) -> bool {
+        let paired = self.pairing.allowed().unwrap_or_default();
+        let kind = chat_kind(m);
+        let decision =
+            self.policy
+                .decide(&m.sender_open_id, kind, &m.chat_id, mentions_bot, &paired);
+        decision == Decision::Allow
+    }
+
     /// The text typed for an image message: where it was saved, or why not.
     async fn save(&self, m: &crate::feishu::Message, image_key: &str) -> String {
         let workspace = self.shared.read(|s| {
@@ -179,6 +197,14 @@ impl Images {
                 format!("(an image was sent, but it could not be saved: {e})")
             }
         }
+    }
+}
+
+fn chat_kind(m: &crate::feishu::Message) -> ChatKind {
+    if m.chat_type == "p2p" {
+        ChatKind::Direct
+    } else {
+        ChatKind::Group
     }
 }
 
@@ -247,23 +273,20 @@ async fn pump(
             IntakeEvent::MessageReceived(m) => {
                 let mentions_bot = mentions_bot(&m, &mut bot).await;
                 let text = match &m.image_key {
-                    // Not for the bot (the access policy ignores it, as
-                    // text without a mention): not fetched into a workspace.
-                    Some(_) if !m.addressed(images.require_mention, mentions_bot) => {
-                        "(an image, not addressed to the bot)".into()
+                    // Not for the bot, or from someone it does not serve:
+                    // not fetched into a workspace.
+                    Some(_) if !images.admits(&m, mentions_bot) => {
+                        "(an image the bot does not take)".into()
                     }
                     Some(key) => images.save(&m, key).await,
                     None => m.text.clone(),
                 };
+                let kind = chat_kind(&m);
                 ChatEvent::Message(ChatMessage {
                     event_id: m.event_id,
                     message_id: m.message_id,
                     target: ChatTarget::Chat { id: m.chat_id },
-                    kind: if m.chat_type == "p2p" {
-                        ChatKind::Direct
-                    } else {
-                        ChatKind::Group
-                    },
+                    kind,
                     sender: m.sender_open_id,
                     text,
                     mentions_bot,

@@ -59,9 +59,28 @@ impl Policy {
         paired: &[String],
         now: Instant,
     ) -> Decision {
+        let decision = self.decide(sender, chat, chat_id, mentions_bot, paired);
+        if decision == Decision::Allow && !self.within_rate(sender, now) {
+            return Decision::Deny {
+                reason: "rate limit exceeded",
+            };
+        }
+        decision
+    }
+
+    /// [`Policy::check`] without the rate limit (which only admission
+    /// counts): whom and which chats the bot serves at all.
+    pub fn decide(
+        &self,
+        sender: &str,
+        chat: ChatKind,
+        chat_id: &str,
+        mentions_bot: bool,
+        paired: &[String],
+    ) -> Decision {
         let c = &self.config;
         let listed = c.allow_from.iter().any(|a| a == sender) || paired.iter().any(|p| p == sender);
-        let decision = match chat {
+        match chat {
             ChatKind::Direct => match c.dm_policy {
                 DmPolicy::Disabled => Decision::Deny {
                     reason: "direct messages are disabled",
@@ -91,13 +110,7 @@ impl Policy {
                 },
                 _ => Decision::Allow,
             },
-        };
-        if decision == Decision::Allow && !self.within_rate(sender, now) {
-            return Decision::Deny {
-                reason: "rate limit exceeded",
-            };
         }
-        decision
     }
 
     /// May `user` answer approvals? Approvers when listed, else any sender

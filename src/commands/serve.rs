@@ -192,7 +192,8 @@ async fn serve(
         tokio::spawn(outbox::run(shared.clone(), console::ConsoleCourier));
         end_of_input = Some(console::spawn_stdin_reader(chat_tx));
     } else {
-        let (courier, _intake) = feishu_channel::start(&config, &shared, chat_tx).await?;
+        let (courier, _intake) =
+            feishu_channel::start(&config, &shared, &state_dir, chat_tx).await?;
         tokio::spawn(outbox::run(shared.clone(), courier));
         eprintln!(
             "clawmux: serving Feishu ({:?} intake); state in {}",

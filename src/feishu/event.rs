@@ -64,17 +64,6 @@ impl Message {
             None => m.mentioned_type.as_deref() == Some("bot"),
         })
     }
-
-    /// Whether the message is for the bot at all: always in a direct chat;
-    /// in a group, when no mention is required or the bot is mentioned
-    /// (`mentions_bot`, from [`Message::mentions`]). Whatever kind of
-    /// message it is: an image is held to the same rule as text, so one
-    /// that is not for the bot is not even downloaded. Feishu sends a
-    /// picture on its own as an image message, which carries no mention;
-    /// so where a mention is required, such pictures are never for the bot.
-    pub fn addressed(&self, require_mention: bool, mentions_bot: bool) -> bool {
-        self.chat_type == "p2p" || !require_mention || mentions_bot
-    }
 }
 
 /// A click on a card button or a choice in a card menu.
@@ -433,28 +422,20 @@ mod tests {
     }
 
     #[test]
-    fn an_image_in_a_group_is_held_to_require_mention_like_text() {
+    fn an_image_message_has_its_key_and_no_mention() {
         let Parsed::Message(img) = parse(&image_message("group"), "x").unwrap() else {
             panic!("not a message")
         };
         assert_eq!(img.image_key.as_deref(), Some("img_v3_1"));
         assert_eq!(img.text, "");
         assert!(img.mentions.is_empty() && !img.mentions_bot);
-        let mentions_bot = img.mentions(Some("ou_bot"));
-        assert!(!mentions_bot);
-        // Mention required: not for the bot, as text without a mention.
-        assert!(!img.addressed(true, mentions_bot));
-        assert!(img.addressed(false, mentions_bot), "no mention required");
-        // Topic groups are groups too.
+        // An image message carries no mention: where one is required (the
+        // access policy's `require_mention`), it is not for the bot.
+        assert!(!img.mentions(Some("ou_bot")));
         let Parsed::Message(topic) = parse(&image_message("topic_group"), "x").unwrap() else {
             panic!("not a message")
         };
-        assert!(!topic.addressed(true, false));
-        // In a direct chat every message is for the bot.
-        let Parsed::Message(direct) = parse(&image_message("p2p"), "x").unwrap() else {
-            panic!("not a message")
-        };
-        assert!(direct.addressed(true, false));
+        assert_eq!(topic.chat_type, "topic_group");
     }
 
     #[test]
@@ -474,8 +455,7 @@ mod tests {
             let Parsed::Message(m) = parse(&text(mentions.clone()), "x").unwrap() else {
                 panic!("not a message")
             };
-            let mentions_bot = m.mentions(Some("ou_bot"));
-            assert_eq!(m.addressed(true, mentions_bot), addressed, "{mentions}");
+            assert_eq!(m.mentions(Some("ou_bot")), addressed, "{mentions}");
         }
     }
 

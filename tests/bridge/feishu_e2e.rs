@@ -34,7 +34,7 @@ pub async fn start(config: &Config, home: &std::path::Path) -> Running {
     let (shared, _) = SharedState::open(home).expect("state");
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (_hook_tx, hook_rx) = mpsc::channel(4);
-    let (courier, intake) = feishu_channel::start(config, &shared, chat_tx)
+    let (courier, intake) = feishu_channel::start(config, &shared, home, chat_tx)
         .await
         .expect("feishu channel");
     let setup = DaemonSetup {
@@ -380,11 +380,25 @@ async fn an_image_from_chat_is_saved_in_the_workspace_and_its_path_typed() {
 /// and it is neither typed nor fetched into the workspace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_image_in_a_group_without_a_mention_is_ignored_and_not_fetched() {
+    image_not_fetched(true, "ou_alice").await;
+}
+
+/// An image from a sender the bot does not serve is not fetched either,
+/// even where no mention is required: nobody else puts files in a
+/// workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_from_a_stranger_is_not_fetched() {
+    image_not_fetched(false, "ou_mallory").await;
+}
+
+/// Sends an image from `sender` to the group `oc_1`, which has a project;
+/// checks it was neither saved nor typed.
+async fn image_not_fetched(require_mention: bool, sender: &str) {
     let fake = FakeFeishu::start().await;
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
-    let config = feishu_config(&tmux, home.path(), &fake);
-    assert!(config.policy.require_mention, "groups need a mention");
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.policy.require_mention = require_mention;
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await);
     fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
@@ -396,7 +410,7 @@ async fn an_image_in_a_group_without_a_mention_is_ignored_and_not_fetched() {
     // An image message as Feishu sends it: no mentions.
     let png = [&[0x89, b'P', b'N', b'G', 0x0d, 0x0a][..], &[7u8; 100]].concat();
     let mut image =
-        crate::feishu::fake_server::message_event("ev_img_1", "om_img_1", "oc_1", "ou_alice", "");
+        crate::feishu::fake_server::message_event("ev_img_1", "om_img_1", "oc_1", sender, "");
     let message = &mut image["event"]["message"];
     message["message_type"] = serde_json::json!("image");
     message["content"] = serde_json::json!(r#"{"image_key":"img_v3_1"}"#);
