@@ -565,11 +565,12 @@ impl Actor {
         let mut detections = Vec::new();
         match event {
             Some(ClientEvent::Output { pane, data }) => {
-                if self.is_agent_pane(pane) {
-                    // What fell due before this output (a turn's end) is
-                    // handled first: the output belongs to what follows.
-                    self.tick_at(now).await;
-                    detections = self.feed_pane(now, &data);
+                if let Some((agent, watcher)) = &mut self.pane
+                    && agent.pane == pane
+                {
+                    let at = (self.setup.spec.session.as_str(), &*pane.to_string());
+                    let steps = runner::take_output(&mut self.runner, watcher, now, &data, at);
+                    self.carry_out(steps).await;
                 }
             }
             Some(ClientEvent::Resync { pane, screen }) => {
@@ -691,22 +692,6 @@ impl Actor {
         matches!(probe, Ok(true))
     }
 
-    /// Feeds agent output to the pane model and detector; the lines it
-    /// finishes go to the runner (the running command's output).
-    fn feed_pane(&mut self, now: Millis, data: &[u8]) -> Vec<Detection> {
-        let mut detections = Vec::new();
-        let Some((_, watcher)) = &mut self.pane else {
-            return detections;
-        };
-        let lines = watcher.pane_mut().feed(data);
-        self.runner.lines(&lines);
-        watcher
-            .detector_mut()
-            .feed(now, &lines, &mut |d| detections.push(d));
-        watcher.tick(now, &mut |d| detections.push(d));
-        detections
-    }
-
     async fn tick(&mut self) {
         self.tick_at(self.now()).await;
     }
@@ -734,6 +719,7 @@ impl Actor {
             match step {
                 Step::Emit(job, kind) => self.emit(job.as_ref(), kind).await,
                 Step::Complete => self.complete().await,
+                Step::Finished(finished) => self.finished(finished).await,
             }
         }
     }
@@ -742,10 +728,15 @@ impl Actor {
         let rows = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane().screen_rows());
         // A hook's Stop can end the turn while the pane is still watched
         // through snapshots (see `Flood`): the screen fills that gap.
-        match self.runner.finish(rows.as_deref()) {
-            None => {}
-            Some(Finished::Report(job, kind)) => self.emit(Some(&job), kind).await,
-            Some(Finished::Recovery(job)) => {
+        if let Some(finished) = self.runner.finish(rows.as_deref()) {
+            self.finished(finished).await;
+        }
+    }
+
+    async fn finished(&mut self, finished: Finished) {
+        match finished {
+            Finished::Report(job, kind) => self.emit(Some(&job), kind).await,
+            Finished::Recovery(job) => {
                 // The agent has its context back: now the real command, once.
                 if let Err((job, error)) = self.type_job(job, false).await {
                     let error = ProjectError::Pane(error);

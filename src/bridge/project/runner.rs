@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::confirm::{disagreement, fill_body};
 use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
 use crate::bridge::transcript::{GAP_LINE, Transcript};
-use crate::detect::{Detection, DetectionKind, ProgressFields};
+use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, ProgressFields};
 use crate::hooks::ToolRequest;
 use crate::store::state::{Approval, ApprovalId, Job};
 
@@ -71,9 +71,13 @@ pub enum Step {
     Emit(Option<Job>, ProjectEventKind),
     /// The turn ended: complete the running command.
     Complete,
+    /// The turn ended and was finished at once, before the output that
+    /// followed it (see [`take_output`]).
+    Finished(Finished),
 }
 
 /// How a running command ended.
+#[derive(Debug, PartialEq)]
 pub enum Finished {
     /// The recovery prompt was answered: now type the command itself.
     Recovery(Job),
@@ -522,6 +526,44 @@ impl JobRunner {
             queued: self.queue.len(),
         }
     }
+}
+
+/// Output of the agent pane (`session`, `pane`) that arrived at `now`, in
+/// the order that keeps each turn's output its own: what fell due before it
+/// (a turn's end, finished at once on the screen as it was), then the lines
+/// it finishes (to the running command), then what they show.
+pub fn take_output(
+    runner: &mut JobRunner,
+    watcher: &mut PaneWatcher,
+    now: Millis,
+    data: &[u8],
+    (session, pane): (&str, &str),
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut due = Vec::new();
+    watcher.tick(now, &mut |d| due.push(d));
+    for d in due {
+        for step in runner.on_detection(d, session, pane) {
+            match step {
+                Step::Complete => {
+                    let rows = watcher.pane().screen_rows();
+                    steps.extend(runner.finish(Some(&rows)).map(Step::Finished));
+                }
+                step => steps.push(step),
+            }
+        }
+    }
+    let lines = watcher.pane_mut().feed(data);
+    runner.lines(&lines);
+    let mut seen = Vec::new();
+    watcher
+        .detector_mut()
+        .feed(now, &lines, &mut |d| seen.push(d));
+    watcher.tick(now, &mut |d| seen.push(d));
+    for d in seen {
+        steps.extend(runner.on_detection(d, session, pane));
+    }
+    steps
 }
 
 /// Alphanumeric characters of the end of the hook's text looked for on

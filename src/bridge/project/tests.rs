@@ -80,7 +80,7 @@ fn kinds(steps: &[Step]) -> Vec<&ProjectEventKind> {
     (steps.iter())
         .filter_map(|s| match s {
             Step::Emit(_, kind) => Some(kind),
-            Step::Complete => None,
+            Step::Complete | Step::Finished(_) => None,
         })
         .collect()
 }
@@ -411,4 +411,65 @@ fn a_recovery_turn_reports_nothing_and_hands_its_command_back() {
         Some(Finished::Recovery(j)) => assert_eq!(j.id, "a"),
         _ => panic!("the command itself comes next"),
     }
+}
+
+/// Draws `screen` (a real Claude Code 2.1.197 screen) from the top.
+fn draw(screen: &str) -> Vec<u8> {
+    let mut out = b"\x1b[H\x1b[2J".to_vec();
+    out.extend_from_slice(
+        screen
+            .trim_end_matches('\n')
+            .replace('\n', "\r\n")
+            .as_bytes(),
+    );
+    out
+}
+
+/// Output that arrives together with a turn's end that fell due: the turn
+/// ends first, on the screen as it was, and the output belongs to what
+/// follows (it is in the finished lines, not in the finished turn).
+#[test]
+fn a_turn_end_that_fell_due_is_finished_before_the_output_that_follows() {
+    use super::runner::take_output;
+    use crate::detect::{DetectorConfig, PaneWatcher, Profiles};
+    let profile = Profiles::defaults().unwrap().get("claude").unwrap();
+    let mut watcher = PaneWatcher::new(PaneId(1), profile, DetectorConfig::default(), 120, 40);
+    let mut runner = JobRunner::default();
+    let prompt = "quote some errors";
+    let at = ("cm-demo", "%1");
+    runner.begin(
+        Job {
+            text: prompt.into(),
+            ..job("a")
+        },
+        false,
+        Instant::now(),
+        T0_MS,
+    );
+    watcher.detector_mut().begin_turn();
+    watcher.typed(prompt);
+    let busy = include_str!("../../../tests/detect/screens/busy-spinner.txt");
+    let idle = include_str!("../../../tests/detect/screens/quote-idle.txt");
+    let mut steps = take_output(&mut runner, &mut watcher, Millis(0), &draw(busy), at);
+    steps.extend(take_output(
+        &mut runner,
+        &mut watcher,
+        Millis(100),
+        &draw(idle),
+        at,
+    ));
+    assert!(steps.is_empty(), "not over before the debounce: {steps:?}");
+    // Long after the turn's end fell due, more output (the next thing the
+    // pane shows) arrives before any tick.
+    let later = b"\r\n\r\nNEXT TURN OUTPUT\r\n";
+    let steps = take_output(&mut runner, &mut watcher, Millis(5_000), later, at);
+    let [Step::Finished(Finished::Report(job, ProjectEventKind::Completed { output, .. }))] =
+        &steps[..]
+    else {
+        panic!("the turn's end first: {steps:?}");
+    };
+    assert_eq!(job.id, "a");
+    assert!(output.contains("Here is what I found"), "{output}");
+    assert!(!output.contains("NEXT TURN OUTPUT"), "{output}");
+    assert!(runner.running().is_none());
 }
