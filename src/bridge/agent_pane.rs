@@ -65,6 +65,9 @@ pub enum PaneError {
     NotAdoptable { pane: String, reason: String },
 }
 
+/// tmux ran and refused a command: its message.
+struct TmuxRefused(String);
+
 /// `ssh` exits with this status when it could not connect or log in (the
 /// remote command's own status otherwise).
 const SSH_FAILED: i32 = 255;
@@ -159,8 +162,8 @@ impl PaneSpec {
     }
 
     /// Runs a one-shot tmux command; its stdout, or the failure: the host
-    /// unreachable (`ssh`'s own message) or tmux's message.
-    async fn run(&self, args: &[&str]) -> Result<Result<String, String>, PaneError> {
+    /// unreachable (`ssh`'s own message) or tmux refusing it.
+    async fn run(&self, args: &[&str]) -> Result<Result<String, TmuxRefused>, PaneError> {
         let out = self
             .tmux(args)
             .output()
@@ -173,7 +176,7 @@ impl PaneSpec {
         if out.status.success() {
             Ok(Ok(String::from_utf8_lossy(&out.stdout).into_owned()))
         } else {
-            Ok(Err(stderr))
+            Ok(Err(TmuxRefused(stderr)))
         }
     }
 
@@ -235,7 +238,7 @@ impl PaneSpec {
         self.run(&args)
             .await?
             .map(drop)
-            .map_err(|reason| PaneError::Create {
+            .map_err(|TmuxRefused(reason)| PaneError::Create {
                 session: self.session.clone(),
                 reason,
             })
@@ -290,7 +293,7 @@ impl PaneSpec {
         let out = self
             .run(&["display-message", "-p", "-t", target, format])
             .await?
-            .map_err(not)?;
+            .map_err(|TmuxRefused(reason)| not(reason))?;
         PaneLocation::parse(out.trim_end())
             .ok_or_else(|| not(format!("tmux answered {:?}", out.trim_end())))
     }

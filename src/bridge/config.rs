@@ -22,7 +22,36 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     #[error("config {path}: {message}")]
-    Invalid { path: PathBuf, message: String },
+    Invalid {
+        path: PathBuf,
+        message: InvalidConfig,
+    },
+}
+
+/// What is wrong in a configuration, naming the key (and the line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidConfig(pub String);
+
+impl From<String> for InvalidConfig {
+    fn from(message: String) -> Self {
+        InvalidConfig(message)
+    }
+}
+
+/// Reads as its message.
+impl std::ops::Deref for InvalidConfig {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for InvalidConfig {
+    fn from(message: &str) -> Self {
+        InvalidConfig(message.to_string())
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -319,8 +348,8 @@ impl Config {
     }
 
     /// Parses TOML text; the error names the key and line.
-    pub fn parse(text: &str) -> Result<Config, String> {
-        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+    pub fn parse(text: &str) -> Result<Config, InvalidConfig> {
+        toml::from_str(text).map_err(|e| InvalidConfig(e.to_string().trim_end().to_string()))
     }
 
     /// Environment variables win over the file (secrets stay out of files).
@@ -341,7 +370,7 @@ impl Config {
         }
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidConfig> {
         let p = &self.policy;
         if p.allow_from.iter().any(|a| a == "*") && p.dm_policy != DmPolicy::Open {
             return Err(
@@ -360,9 +389,9 @@ impl Config {
             .into_iter()
             .any(|&t| t == 0 || t > MAX_TIMEOUT_SECS)
         {
-            return Err(format!(
-                "timeouts must be between 1 and {MAX_TIMEOUT_SECS} seconds"
-            ));
+            return Err(
+                format!("timeouts must be between 1 and {MAX_TIMEOUT_SECS} seconds").into(),
+            );
         }
         if self.progress.interval_secs == 0 {
             return Err(
@@ -381,14 +410,14 @@ impl Config {
             if host.command.is_empty() {
                 return Err(format!(
                     "[hosts.{name}]: command must name a program, e.g. [\"ssh\", \"{name}\", \"tmux\"]"
-                ));
+                ).into());
             }
             if let Some(root) = &host.workspace_root
                 && !root.starts_with('/')
             {
                 return Err(format!(
                     "[hosts.{name}]: workspace_root must be an absolute path on the host, not {root:?}"
-                ));
+                ).into());
             }
         }
         for (project, p) in &self.projects {
@@ -398,7 +427,8 @@ impl Config {
                 return Err(format!(
                     "[projects.{project}]: host {host:?} is not one of the [hosts] ({})",
                     self.hosts.keys().cloned().collect::<Vec<_>>().join(", ")
-                ));
+                )
+                .into());
             }
         }
         Ok(())

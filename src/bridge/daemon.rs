@@ -15,7 +15,7 @@ use tokio_util::task::TaskTracker;
 use super::chat::{ChatEvent, ClickAnswer};
 use super::config::Config;
 use super::core::{Core, Effect, Input};
-use super::hosts::Hosts;
+use super::hosts::{Hosts, LocateError};
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused,
 };
@@ -142,11 +142,11 @@ impl Daemon {
                             let pane = target.tmux_target();
                             let ask = spec.locate(&pane);
                             match tokio::time::timeout(ASK_SERVER_BUDGET, ask).await {
-                                Ok(found) => found.map_err(|e| e.to_string()),
-                                Err(_) => Err("its tmux server did not answer in time".into()),
+                                Ok(found) => found.map_err(LocateError::from),
+                                Err(_) => Err(LocateError::NoAnswer),
                             }
                         }
-                        Err(e) => Err(e.to_string()),
+                        Err(e) => Err(e.into()),
                     };
                     if self
                         .core
@@ -234,7 +234,8 @@ impl Daemon {
         )
         .map_err(|e| ProjectError::Profile(e.to_string()))?;
         if let Some(adopted) = record.as_ref().and_then(|r| r.adopted.as_deref()) {
-            super::hosts::bind_adopted(&mut setup.spec, adopted).map_err(ProjectError::Pane)?;
+            super::hosts::bind_adopted(&mut setup.spec, adopted)
+                .map_err(|e| ProjectError::Pane(e.to_string()))?;
         }
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.to_string(), handle.clone());

@@ -183,9 +183,25 @@ pub fn adopted_record(session: &str, pane: PaneId) -> String {
     format!("{session}:{pane}")
 }
 
+/// Why a pane to adopt could not be found.
+#[derive(Debug, thiserror::Error)]
+pub enum LocateError {
+    #[error(transparent)]
+    UnknownHost(#[from] UnknownHost),
+    #[error(transparent)]
+    Pane(#[from] super::agent_pane::PaneError),
+    #[error("its tmux server did not answer in time")]
+    NoAnswer,
+}
+
+/// A persisted adopted pane that is not an [`adopted_record`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the adopted pane {0:?} in the state file is not SESSION:%N")]
+pub struct BadAdoptedRecord(pub String);
+
 /// Points `spec` at the adopted pane of a persisted [`adopted_record`].
-pub fn bind_adopted(spec: &mut PaneSpec, record: &str) -> Result<(), String> {
-    let bad = || format!("the adopted pane {record:?} in the state file is not SESSION:%N");
+pub fn bind_adopted(spec: &mut PaneSpec, record: &str) -> Result<(), BadAdoptedRecord> {
+    let bad = || BadAdoptedRecord(record.to_string());
     let (session, pane) = record.split_once(':').ok_or_else(bad)?;
     spec.adopted = Some(pane.parse().map_err(|_| bad())?);
     spec.session = session.to_string();
@@ -204,14 +220,27 @@ pub struct AdoptTarget {
 /// Longest session name accepted in an adopt target.
 const MAX_TARGET_CHARS: usize = 128;
 
+/// Why an adopt target was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdoptTargetError {
+    #[error(transparent)]
+    Host(#[from] super::names::HostNameError),
+    #[error(
+        "`{0}` is not a session name clawmux adopts: use letters, digits, `-` and `_` (at most {MAX_TARGET_CHARS})"
+    )]
+    Session(String),
+    #[error("`{pane}` is not WINDOW.PANE: use numbers, e.g. `{session}:1.0`")]
+    Pane { session: String, pane: String },
+}
+
 impl AdoptTarget {
     /// Parses a target. Only plain names and numbers: tmux's target syntax
     /// has special forms (`{marked}`, `~`, patterns) a chat user must not
     /// reach.
-    pub fn parse(text: &str) -> Result<AdoptTarget, String> {
+    pub fn parse(text: &str) -> Result<AdoptTarget, AdoptTargetError> {
         let (target, host) = match text.rsplit_once('@') {
             Some((t, h)) => {
-                super::names::validate_host(h).map_err(|e| e.to_string())?;
+                super::names::validate_host(h)?;
                 (t, Some(h.to_string()))
             }
             None => (text, None),
@@ -225,10 +254,8 @@ impl AdoptTarget {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
         };
         if session.is_empty() || session.len() > MAX_TARGET_CHARS || !plain(session) {
-            return Err(format!(
-                "`{}` is not a session name clawmux adopts: use letters, digits, `-` and `_` (at most {MAX_TARGET_CHARS})",
-                session.chars().take(MAX_TARGET_CHARS).collect::<String>()
-            ));
+            let shown = session.chars().take(MAX_TARGET_CHARS).collect();
+            return Err(AdoptTargetError::Session(shown));
         }
         if let Some(p) = pane {
             let numbers = p.split('.').collect::<Vec<_>>();
@@ -237,9 +264,10 @@ impl AdoptTarget {
                     !n.is_empty() && n.len() <= 5 && n.bytes().all(|b| b.is_ascii_digit())
                 });
             if !ok {
-                return Err(format!(
-                    "`{p}` is not WINDOW.PANE: use numbers, e.g. `{session}:1.0`"
-                ));
+                return Err(AdoptTargetError::Pane {
+                    session: session.to_string(),
+                    pane: p.to_string(),
+                });
             }
         }
         Ok(AdoptTarget {

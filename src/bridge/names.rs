@@ -44,16 +44,25 @@ pub fn validate_host(name: &str) -> Result<(), HostNameError> {
 #[error("{}", .0.to_string().replacen("project name", "host name", 1))]
 pub struct HostNameError(pub NameError);
 
+/// Why `PROJECT[@HOST]` was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProjectAtHostError {
+    #[error(transparent)]
+    Project(#[from] NameError),
+    #[error(transparent)]
+    Host(#[from] HostNameError),
+}
+
 /// `web@box` -> (`web`, Some(`box`)); `web` -> (`web`, None). Both parts
 /// validated.
-pub fn split_project_host(text: &str) -> Result<(&str, Option<&str>), String> {
+pub fn split_project_host(text: &str) -> Result<(&str, Option<&str>), ProjectAtHostError> {
     let (project, host) = match text.split_once('@') {
         Some((p, h)) => (p, Some(h)),
         None => (text, None),
     };
-    validate_project(project).map_err(|e| e.to_string())?;
+    validate_project(project)?;
     if let Some(host) = host {
-        validate_host(host).map_err(|e| e.to_string())?;
+        validate_host(host)?;
     }
     Ok((project, host))
 }
@@ -134,8 +143,13 @@ mod tests {
         assert_eq!(split_project_host("web@box"), Ok(("web", Some("box"))));
         assert_eq!(split_project_host("web"), Ok(("web", None)));
         let e = split_project_host("web@Box").unwrap_err();
-        assert!(e.starts_with("host name `Box`"), "{e}");
-        assert!(split_project_host("web@").unwrap_err().contains("empty"));
+        assert!(e.to_string().starts_with("host name `Box`"), "{e}");
+        assert!(
+            split_project_host("web@")
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
         assert!(split_project_host("web@a@b").is_err());
         assert!(split_project_host("@box").is_err());
         assert!(validate_host("a;b").is_err());

@@ -16,8 +16,8 @@ use super::hosts::{Hosts, UnknownHost};
 use super::names;
 use super::present::{self, ApprovalView};
 use super::project::{
-    Approval, Job, ProjectCmd, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup, Reply,
-    TurnEnding,
+    Approval, Job, ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectHandle,
+    ProjectSetup, Reply, TurnEnding,
 };
 use super::texts::{error_guidance, output_markdown};
 use crate::detect::Profiles;
@@ -227,13 +227,11 @@ pub async fn run_once(
         job: None,
     });
     let started = match request {
-        Request::Message(_) => {
-            (handle.send(ProjectCmd::Submit(job))).map_err(|r| r.error.to_string())
-        }
+        Request::Message(_) => (handle.send(ProjectCmd::Submit(job))).map_err(|r| r.error),
         Request::Answer(key) => answer(&handle, &mut events, &key, job, workspace.as_path()).await,
     };
     if let Err(error) = started {
-        outcome.error = Some(error);
+        outcome.error = Some(error.to_string());
         return Ok(finish(outcome, log));
     }
     while let Some(event) = events.recv().await {
@@ -328,7 +326,7 @@ async fn answer(
     key: &str,
     follow: Job,
     workspace: &Path,
-) -> Result<(), String> {
+) -> Result<(), ProjectError> {
     let seen = tokio::time::timeout(APPROVAL_WAIT, async {
         while let Some(event) = events.recv().await {
             if let ProjectEventKind::Approval(seen) = event.kind {
@@ -340,18 +338,13 @@ async fn answer(
     .await
     .ok()
     .flatten()
-    .ok_or_else(|| {
-        format!(
-            "no approval is waiting in this project (workspace {})",
-            workspace.display()
-        )
-    })?;
+    .ok_or_else(|| ProjectError::NoApprovalWaiting(workspace.display().to_string()))?;
     if !seen.options.iter().any(|o| o.key == key) {
         let keys: Vec<&str> = seen.options.iter().map(|o| o.key.as_str()).collect();
-        return Err(format!(
-            "`{key}` is not one of the options ({})",
-            keys.join(", ")
-        ));
+        return Err(ProjectError::NotAnOption {
+            key: key.to_string(),
+            keys: keys.join(", "),
+        });
     }
     let label = (seen.options.iter())
         .find(|o| o.key == key)
@@ -370,7 +363,7 @@ async fn answer(
             reply_to: None,
         },
     };
-    handle.send(cmd).map_err(|r| r.error.to_string())
+    handle.send(cmd).map_err(|r| r.error)
 }
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {

@@ -33,7 +33,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let target = AdoptTarget::parse(&args.target).map_err(UsageError)?;
+    let target = AdoptTarget::parse(&args.target).map_err(|e| UsageError(e.to_string()))?;
     let profile_name = args.profile.clone().unwrap_or(config.agent.profile.clone());
     let profile = Profiles::defaults()?
         .get(&profile_name)

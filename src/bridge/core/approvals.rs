@@ -56,7 +56,10 @@ impl Core {
                 }
                 match self.check_answer(&approval, &key, &m.sender) {
                     Ok(label) => self.type_answer(&approval, &key, &m.sender, &label, reply),
-                    Err(e) => self.error(&m.target, Some(&m.message_id), "Not answered", &e, ""),
+                    Err(e) => {
+                        let e = e.to_string();
+                        self.error(&m.target, Some(&m.message_id), "Not answered", &e, "");
+                    }
                 }
             }
             // The outcome comes back as `Replied`.
@@ -126,7 +129,7 @@ impl Core {
             )),
             Some(a) => match self.check_answer(&a, &key, &c.operator) {
                 Ok(label) => Ok((a, label)),
-                Err(e) => Err((ToastLevel::Error, e)),
+                Err(e) => Err((ToastLevel::Error, e.to_string())),
             },
         };
         let (approval, label) = match checked {
@@ -150,7 +153,7 @@ impl Core {
         approval: &PendingApproval,
         key: &str,
         who: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, AnswerRefused> {
         let paired = self.pairing.allowed().unwrap_or_default();
         if who != CONSOLE_USER && !self.policy.may_approve(who, &paired) {
             self.log(LogEvent::Denied(Denial {
@@ -159,16 +162,16 @@ impl Core {
                 approval: Some(approval.id.clone()),
                 ..Default::default()
             }));
-            return Err("You are not allowed to answer approvals.".into());
+            return Err(AnswerRefused::NotApprover);
         }
         match approval.options.iter().find(|o| o.key == key) {
             Some(option) => Ok(option.label.clone()),
             None => {
                 let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
-                Err(format!(
-                    "`{key}` is not one of the options ({})",
-                    keys.join(", ")
-                ))
+                Err(AnswerRefused::NotAnOption {
+                    key: key.to_string(),
+                    keys: keys.join(", "),
+                })
             }
         }
     }
@@ -386,6 +389,15 @@ impl Core {
             _ => {}
         }
     }
+}
+
+/// Why an answer was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum AnswerRefused {
+    #[error("You are not allowed to answer approvals.")]
+    NotApprover,
+    #[error("`{key}` is not one of the options ({keys})")]
+    NotAnOption { key: String, keys: String },
 }
 
 /// The card of a waiting approval; on the console it says how to answer.

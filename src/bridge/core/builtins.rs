@@ -91,7 +91,7 @@ impl Core {
                 };
                 match self.check_answer(&approval, &key, sender) {
                     Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
-                    Err(e) => self.error(target, reply_to, "Could not answer", &e, ""),
+                    Err(e) => self.error(target, reply_to, "Could not answer", &e.to_string(), ""),
                 }
             }
         }
@@ -143,7 +143,13 @@ impl Core {
         let (name, host) = match names::split_project_host(name) {
             Ok((name, host)) => (name, host.or(self.config.host_for(name))),
             Err(e) => {
-                self.error(target, reply_to, "Invalid project name", name, &e);
+                self.error(
+                    target,
+                    reply_to,
+                    "Invalid project name",
+                    name,
+                    &e.to_string(),
+                );
                 return;
             }
         };

@@ -6,7 +6,7 @@
 use super::{Core, Effect, target_id};
 use crate::bridge::agent_pane::PaneLocation;
 use crate::bridge::chat::CONSOLE_USER;
-use crate::bridge::hosts::{AdoptTarget, adopted_record};
+use crate::bridge::hosts::{AdoptTarget, LocateError, adopted_record};
 use crate::bridge::names;
 use crate::bridge::present;
 use crate::bridge::project::Reply;
@@ -120,7 +120,10 @@ impl Core {
         }
         let parsed = match AdoptTarget::parse(pane) {
             Ok(parsed) => parsed,
-            Err(e) => return self.error(&target, reply_to, "Cannot adopt that", &e, ADOPT_USAGE),
+            Err(e) => {
+                let e = e.to_string();
+                return self.error(&target, reply_to, "Cannot adopt that", &e, ADOPT_USAGE);
+            }
         };
         let name = name.unwrap_or(&parsed.session).to_string();
         if let Err(e) = names::validate_project(&name) {
@@ -153,12 +156,13 @@ impl Core {
         name: &str,
         by: &str,
         reply: &Reply,
-        located: Result<PaneLocation, String>,
+        located: Result<PaneLocation, LocateError>,
     ) -> bool {
         let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
         let location = match located {
             Ok(location) => location,
             Err(e) => {
+                let e = e.to_string();
                 self.error(chat, reply_to, "Cannot adopt that", &e, ADOPT_USAGE);
                 return false;
             }

@@ -30,6 +30,10 @@ pub enum ProjectError {
     NotResumed(Box<ProjectError>),
     #[error("{0}")]
     Profile(String),
+    #[error("no approval is waiting in this project (workspace {0})")]
+    NoApprovalWaiting(String),
+    #[error("`{key}` is not one of the options ({keys})")]
+    NotAnOption { key: String, keys: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
