@@ -86,7 +86,7 @@ pub enum ProjectEventKind {
         screen: String,
     },
     /// Enter was pressed once more: the typed command was still in the
-    /// input box after [`typing::RECEIPT_WAIT`].
+    /// input box after [`crate::bridge::typing::RECEIPT_WAIT`].
     Resubmitted,
     /// The session or tmux server is gone.
     SessionLost {

@@ -2,7 +2,8 @@
 //! what a detection or a hook means for them, and what is reported. No I/O
 //! and no clock of its own: the actor feeds it what the pane showed and the
 //! time, and carries out the [`Step`]s it returns, so unit tests drive it
-//! directly.
+//! directly (`tests.rs` beside it). One state machine, so one file: the
+//! queue, the running command and the prompt on screen change together.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
