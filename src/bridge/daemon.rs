@@ -2,7 +2,9 @@
 //! (messages, clicks), project events (from each project's actor), hook
 //! events and clock ticks, hands each to the core, and carries out what it
 //! returns: commands to project actors (started on first use) and answers
-//! to clicks. It never waits on a project.
+//! to clicks. It never waits on a project, nor on a tmux server: what it
+//! asks one (`/gsd:adopt`, `/gsd:sessions`) is asked by a task of its own,
+//! whose answer comes back into the loop.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -12,12 +14,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
+use super::agent_pane::PaneLocation;
 use super::chat::{ChatEvent, ClickAnswer};
 use super::config::Config;
 use super::core::{Core, Effect, Input};
-use super::hosts::{Hosts, LocateError};
+use super::hosts::{AdoptTarget, Hosts, LocateError};
 use super::project::{
-    ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused,
+    ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
 };
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
@@ -28,9 +31,27 @@ const PROJECT_EVENT_CAPACITY: usize = 256;
 /// How often due progress updates go out.
 const TICK: Duration = Duration::from_millis(500);
 /// Longest wait for a tmux server to answer `/gsd:adopt` or
-/// `/gsd:sessions` (the daemon waits for it; a local server answers in
-/// milliseconds, a host over ssh in a second).
+/// `/gsd:sessions` (a local server answers in milliseconds, a host over ssh
+/// in a second).
 const ASK_SERVER_BUDGET: Duration = Duration::from_secs(5);
+/// Answers from tmux servers waiting for the daemon at most (each chat
+/// request asks one server once).
+const ANSWER_CAPACITY: usize = 16;
+
+/// What a tmux server answered, for the loop to act on.
+enum ServerAnswer {
+    Located {
+        target: AdoptTarget,
+        name: String,
+        by: String,
+        reply: Reply,
+        located: Result<PaneLocation, LocateError>,
+    },
+    Sessions {
+        reply: Reply,
+        markdown: String,
+    },
+}
 
 /// Everything the daemon is started with.
 pub struct DaemonSetup {
@@ -56,11 +77,14 @@ pub struct Daemon {
     hosts: Arc<Hosts>,
     events_tx: mpsc::Sender<ProjectEvent>,
     events_rx: mpsc::Receiver<ProjectEvent>,
+    answers_tx: mpsc::Sender<ServerAnswer>,
+    answers_rx: mpsc::Receiver<ServerAnswer>,
 }
 
 impl Daemon {
     pub fn new(setup: DaemonSetup) -> Daemon {
         let (events_tx, events_rx) = mpsc::channel(PROJECT_EVENT_CAPACITY);
+        let (answers_tx, answers_rx) = mpsc::channel(ANSWER_CAPACITY);
         let hosts = Arc::new(Hosts::new(&setup.config));
         let core = Core::new(
             setup.config.clone(),
@@ -76,6 +100,8 @@ impl Daemon {
             hosts,
             events_tx,
             events_rx,
+            answers_tx,
+            answers_rx,
         }
     }
 
@@ -101,6 +127,10 @@ impl Daemon {
                     None => return,
                 },
                 Some(event) = self.events_rx.recv() => Input::Project(event),
+                Some(answer) = self.answers_rx.recv() => {
+                    self.on_server_answer(answer);
+                    continue;
+                }
                 Some(hook) = hooks.recv() => Input::Hook(hook),
                 _ = tick.tick() => Input::Tick,
                 Ok(()) = log_health.changed() => {
@@ -136,36 +166,59 @@ impl Daemon {
                     by,
                     reply,
                 } => {
-                    let located = match self.hosts.watch(target.host.as_deref()) {
-                        Ok(watch) => {
-                            let spec = watch.spec_for(String::new());
-                            let pane = target.tmux_target();
-                            let ask = spec.locate(&pane);
-                            match tokio::time::timeout(ASK_SERVER_BUDGET, ask).await {
-                                Ok(found) => found.map_err(LocateError::from),
-                                Err(_) => Err(LocateError::NoAnswer),
-                            }
-                        }
-                        Err(e) => Err(e.into()),
-                    };
-                    if self
-                        .core
-                        .adopt_located(&target, &name, &by, &reply, located)
-                        && let Err(e) = self.project(&name)
-                    {
-                        self.core.adopt_failed(&name, &reply, &e.to_string());
-                    }
+                    let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
+                    tokio::spawn(async move {
+                        let located = locate(&hosts, &target).await;
+                        let answer = ServerAnswer::Located {
+                            target,
+                            name,
+                            by,
+                            reply,
+                            located,
+                        };
+                        // The daemon is gone when this fails: nobody asks.
+                        let _ = answers.send(answer).await;
+                    });
                 }
                 Effect::Forget { project } => {
                     self.projects.remove(&project);
                 }
                 Effect::ListSessions { reply } => {
-                    let ask = self.hosts.sessions_markdown();
-                    let md = tokio::time::timeout(ASK_SERVER_BUDGET, ask)
-                        .await
-                        .unwrap_or_else(|_| "A tmux server did not answer in time.".into());
-                    self.core.info(&reply, "Sessions", &md);
+                    let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
+                    tokio::spawn(async move {
+                        let ask = hosts.sessions_markdown();
+                        let markdown = tokio::time::timeout(ASK_SERVER_BUDGET, ask)
+                            .await
+                            .unwrap_or_else(|_| "A tmux server did not answer in time.".into());
+                        let _ = answers
+                            .send(ServerAnswer::Sessions { reply, markdown })
+                            .await;
+                    });
                 }
+            }
+        }
+    }
+
+    /// Acts on what a tmux server answered.
+    fn on_server_answer(&mut self, answer: ServerAnswer) {
+        match answer {
+            ServerAnswer::Located {
+                target,
+                name,
+                by,
+                reply,
+                located,
+            } => {
+                if self
+                    .core
+                    .adopt_located(&target, &name, &by, &reply, located)
+                    && let Err(e) = self.project(&name)
+                {
+                    self.core.adopt_failed(&name, &reply, &e.to_string());
+                }
+            }
+            ServerAnswer::Sessions { reply, markdown } => {
+                self.core.info(&reply, "Sessions", &markdown)
             }
         }
     }
@@ -240,5 +293,18 @@ impl Daemon {
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.to_string(), handle.clone());
         Ok(handle)
+    }
+}
+
+/// Where the pane `/gsd:adopt` names is, asked of its tmux server within
+/// [`ASK_SERVER_BUDGET`].
+async fn locate(hosts: &Hosts, target: &AdoptTarget) -> Result<PaneLocation, LocateError> {
+    let watch = hosts.watch(target.host.as_deref())?;
+    let spec = watch.spec_for(String::new());
+    let pane = target.tmux_target();
+    let ask = spec.locate(&pane);
+    match tokio::time::timeout(ASK_SERVER_BUDGET, ask).await {
+        Ok(found) => Ok(found?),
+        Err(_) => Err(LocateError::NoAnswer),
     }
 }
