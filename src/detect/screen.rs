@@ -11,6 +11,9 @@
 //! end a turn. A dialog is the live menu at the bottom with no input box
 //! under it (see `dialog`), so an answer that quotes a prompt, or a numbered
 //! list, is not one.
+//!
+//! Long with its tests (real Claude Code screens, each checked); the code
+//! itself is well under 600 lines.
 
 use super::dialog::{self, clean, is_input_row, is_rule};
 use super::profiles::Profile;
