@@ -22,7 +22,7 @@ use super::project::{
 use super::texts::{error_guidance, output_markdown};
 use crate::detect::Profiles;
 use crate::feishu::card::{Card, Element};
-use crate::store::state::{ChatTarget, JobId};
+use crate::store::state::ChatTarget;
 use crate::store::{EventLog, LogEvent};
 
 /// How long `--answer` waits for the prompt to be recognised on screen
@@ -194,21 +194,8 @@ pub async fn run_once(
     .map_err(|e| RunError::Invalid(e.to_string()))?;
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
-    let job = Job {
-        id: JobId::random(),
-        project: project.into(),
-        text: command.clone(),
-        target: ChatTarget::Console,
-        reply_to: None,
-        progress: None,
-        started: false,
-        queued: false,
-        typing: None,
-        retried: false,
-        timeout_secs: config.timeout_for(&command).as_secs(),
-        deadline_ms: None,
-        created_ms: crate::store::clock::now_ms(),
-    };
+    let timeout = config.timeout_for(&command).as_secs();
+    let job = Job::new(project, &command, ChatTarget::Console, None, timeout);
     let mut outcome = Outcome {
         status: Status::Failed,
         project: project.to_string(),

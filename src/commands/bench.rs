@@ -193,14 +193,7 @@ fn run_hosts_watcher(servers: &PathBuf, profile: &str) -> anyhow::Result<ExitCod
         .collect();
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(async {
-        let stop = CancellationToken::new();
-        let stopper = stop.clone();
-        tokio::spawn(async move {
-            let mut sink = Vec::new();
-            let _ = tokio::io::stdin().read_to_end(&mut sink).await;
-            stopper.cancel();
-        });
-        watcher::watch_servers(specs, profile, stop).await
+        watcher::watch_servers(specs, profile, stop_when_stdin_closes()).await
     })?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
@@ -213,14 +206,7 @@ fn run_watcher(socket: &str, profile: &str) -> anyhow::Result<ExitCode> {
     // The daemon's runtime: multi-threaded, one worker per CPU.
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(async {
-        // The bench closes our stdin to stop us.
-        let stop = CancellationToken::new();
-        let stopper = stop.clone();
-        tokio::spawn(async move {
-            let mut sink = Vec::new();
-            let _ = tokio::io::stdin().read_to_end(&mut sink).await;
-            stopper.cancel();
-        });
+        let stop = stop_when_stdin_closes();
         watcher::watch(socket, profile, bench::scenario::PANE_SIZE, stop).await
     })?;
     println!("{}", serde_json::to_string(&report)?);
@@ -257,4 +243,17 @@ fn machine() -> String {
         "{cpus} CPUs ({cpu}), {mem} RAM, {tmux}, {}",
         std::env::consts::OS
     )
+}
+
+/// Cancelled when stdin closes: the bench closes a watcher's stdin to stop
+/// it.
+fn stop_when_stdin_closes() -> CancellationToken {
+    let stop = CancellationToken::new();
+    let stopper = stop.clone();
+    tokio::spawn(async move {
+        let mut sink = Vec::new();
+        let _ = tokio::io::stdin().read_to_end(&mut sink).await;
+        stopper.cancel();
+    });
+    stop
 }

@@ -27,6 +27,29 @@ use clap::{Parser, Subcommand};
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// `-L NAME` / `-S PATH`: the tmux server a command talks to (the default
+/// server without either).
+#[derive(clap::Args)]
+pub struct SocketArgs {
+    /// tmux socket name (`tmux -L`).
+    #[arg(short = 'L', value_name = "SOCKET", conflicts_with = "socket_path")]
+    socket_name: Option<String>,
+    /// tmux socket path (`tmux -S`).
+    #[arg(short = 'S', value_name = "PATH")]
+    socket_path: Option<std::path::PathBuf>,
+}
+
+impl SocketArgs {
+    pub fn socket(&self) -> Option<clawmux::tmux::Socket> {
+        use clawmux::tmux::Socket;
+        match (&self.socket_name, &self.socket_path) {
+            (Some(name), _) => Some(Socket::Name(name.clone())),
+            (None, Some(path)) => Some(Socket::Path(path.clone())),
+            (None, None) => None,
+        }
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "clawmux",

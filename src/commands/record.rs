@@ -31,12 +31,8 @@ const DETACH_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// tmux socket name (`tmux -L`).
-    #[arg(short = 'L', value_name = "SOCKET", conflicts_with = "socket_path")]
-    socket_name: Option<String>,
-    /// tmux socket path (`tmux -S`).
-    #[arg(short = 'S', value_name = "PATH")]
-    socket_path: Option<PathBuf>,
+    #[command(flatten)]
+    server: super::SocketArgs,
     /// Session to record.
     #[arg(short = 't', long, value_name = "SESSION")]
     target: String,
@@ -57,10 +53,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn tmux_base(args: &Args) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new("tmux");
-    if let Some(name) = &args.socket_name {
-        cmd.arg("-L").arg(name);
-    } else if let Some(path) = &args.socket_path {
-        cmd.arg("-S").arg(path);
+    if let Some(socket) = args.server.socket() {
+        cmd.args(socket.args());
     }
     cmd
 }

@@ -4,14 +4,13 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clawmux::control::PaneId;
 use clawmux::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profiles};
 use clawmux::store::clock::now_ms;
-use clawmux::tmux::{self, ClientConfig, ClientEvent, Socket, TmuxCommand, TmuxError};
+use clawmux::tmux::{self, ClientConfig, ClientEvent, TmuxCommand, TmuxError};
 
 use clawmux::text_escape::{Keep, escape_controls};
 
@@ -19,12 +18,8 @@ use super::UsageError;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// tmux socket name (`tmux -L`).
-    #[arg(short = 'L', value_name = "SOCKET", conflicts_with = "socket_path")]
-    socket_name: Option<String>,
-    /// tmux socket path (`tmux -S`).
-    #[arg(short = 'S', value_name = "PATH")]
-    socket_path: Option<PathBuf>,
+    #[command(flatten)]
+    server: super::SocketArgs,
     /// Session to attach to (default: the most recently used).
     #[arg(short = 't', long, value_name = "SESSION")]
     target: Option<String>,
@@ -45,11 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 async fn watch(args: Args) -> anyhow::Result<ExitCode> {
     let mut config = ClientConfig::attach(args.target.as_deref());
-    config.socket = match (args.socket_name, args.socket_path) {
-        (Some(name), _) => Some(Socket::Name(name)),
-        (None, Some(path)) => Some(Socket::Path(path)),
-        (None, None) => None,
-    };
+    config.socket = args.server.socket();
     let client = tmux::connect(config)
         .await
         .map_err(|e| anyhow::anyhow!("{e} (is a tmux server running on that socket?)"))?;

@@ -105,6 +105,34 @@ pub struct Job {
     pub created_ms: u64,
 }
 
+impl Job {
+    /// A new command record (a fresh id, nothing typed or sent for it yet)
+    /// that may run `timeout_secs`.
+    pub fn new(
+        project: &str,
+        text: &str,
+        target: ChatTarget,
+        reply_to: Option<&str>,
+        timeout_secs: u64,
+    ) -> Job {
+        Job {
+            id: JobId::random(),
+            project: project.into(),
+            text: text.to_string(),
+            target,
+            reply_to: reply_to.map(String::from),
+            progress: None,
+            started: false,
+            queued: false,
+            typing: None,
+            retried: false,
+            timeout_secs,
+            deadline_ms: None,
+            created_ms: super::clock::now_ms(),
+        }
+    }
+}
+
 /// The default command timeout, for records written before it was kept.
 fn default_timeout_secs() -> u64 {
     600

@@ -15,6 +15,16 @@ pub enum Socket {
     Path(PathBuf),
 }
 
+impl Socket {
+    /// tmux's option naming it: `-L NAME` or `-S PATH`.
+    pub fn args(&self) -> [String; 2] {
+        match self {
+            Socket::Name(name) => ["-L".into(), name.clone()],
+            Socket::Path(path) => ["-S".into(), path.to_string_lossy().into_owned()],
+        }
+    }
+}
+
 /// A session created by the control client itself (`new-session`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewSession {
@@ -103,12 +113,8 @@ impl ClientConfig {
     /// The program and its full argument list.
     pub(crate) fn argv(&self) -> Vec<String> {
         let mut tmux: Vec<String> = vec!["-u".into()];
-        match &self.socket {
-            Some(Socket::Name(name)) => tmux.extend(["-L".into(), name.clone()]),
-            Some(Socket::Path(path)) => {
-                tmux.extend(["-S".into(), path.to_string_lossy().into_owned()])
-            }
-            None => {}
+        if let Some(socket) = &self.socket {
+            tmux.extend(socket.args());
         }
         if let Some(file) = &self.config_file {
             tmux.extend(["-f".into(), file.to_string_lossy().into_owned()]);

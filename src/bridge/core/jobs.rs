@@ -8,8 +8,7 @@ use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::error_guidance;
 use crate::bridge::{long_result, names};
 use crate::store::LogEvent;
-use crate::store::clock;
-use crate::store::state::{ApprovalId, ChatTarget, Job, JobId, PendingApproval};
+use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval};
 
 impl Core {
     pub(super) fn submit(
@@ -71,20 +70,11 @@ impl Core {
         reply_to: Option<&str>,
         started: bool,
     ) -> Job {
+        let timeout = self.config.timeout_for(text).as_secs();
         Job {
-            id: JobId::random(),
-            project: project.into(),
-            text: text.to_string(),
-            target: target.clone(),
-            reply_to: reply_to.map(String::from),
-            progress: None,
             started,
-            queued: false,
-            typing: None,
             retried: started,
-            timeout_secs: self.config.timeout_for(text).as_secs(),
-            deadline_ms: None,
-            created_ms: clock::now_ms(),
+            ..Job::new(project, text, target.clone(), reply_to, timeout)
         }
     }
 

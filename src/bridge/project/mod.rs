@@ -568,8 +568,8 @@ impl Actor {
                 if let Some((agent, watcher)) = &mut self.pane
                     && agent.pane == pane
                 {
-                    let at = (self.setup.spec.session.as_str(), &*pane.to_string());
-                    let steps = runner::take_output(&mut self.runner, watcher, now, &data, at);
+                    let session = &self.setup.spec.session;
+                    let steps = runner::take_output(&mut self.runner, watcher, now, &data, session);
                     self.carry_out(steps).await;
                 }
             }
@@ -707,9 +707,11 @@ impl Actor {
 
     async fn on_detections(&mut self, detections: Vec<Detection>) {
         for d in detections {
-            let Some((agent, _)) = &self.pane else { return };
-            let pane = agent.pane.to_string();
-            let steps = (self.runner).on_detection(d, &self.setup.spec.session, &pane);
+            // A detection left over from a pane that went meanwhile.
+            if self.pane.is_none() {
+                return;
+            }
+            let steps = (self.runner).on_detection(d, &self.setup.spec.session);
             self.carry_out(steps).await;
         }
     }

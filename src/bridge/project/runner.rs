@@ -290,8 +290,8 @@ impl JobRunner {
         self.busy = false;
     }
 
-    /// What a detection in the agent's pane (`session`, `pane`) means.
-    pub fn on_detection(&mut self, d: Detection, session: &str, pane: &str) -> Vec<Step> {
+    /// What a detection in the agent's pane (in tmux session `session`) means.
+    pub fn on_detection(&mut self, d: Detection, session: &str) -> Vec<Step> {
         let job = self.reported_job();
         if let Some(running) = &mut self.running {
             running.recognised = true;
@@ -331,7 +331,7 @@ impl JobRunner {
                 let mut seen = Approval {
                     id: ApprovalId::random(),
                     session: session.to_string(),
-                    pane: pane.to_string(),
+                    pane: d.pane.to_string(),
                     kind: approval,
                     question,
                     body,
@@ -529,7 +529,7 @@ impl JobRunner {
     }
 }
 
-/// Output of the agent pane (`session`, `pane`) that arrived at `now`, in
+/// Output of the agent pane (in tmux session `session`) that arrived at `now`, in
 /// the order that keeps each turn's output its own: what fell due before it
 /// (a turn's end, finished at once on the screen as it was), then the lines
 /// it finishes (to the running command), then what they show.
@@ -538,13 +538,13 @@ pub fn take_output(
     watcher: &mut PaneWatcher,
     now: Millis,
     data: &[u8],
-    (session, pane): (&str, &str),
+    session: &str,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut due = Vec::new();
     watcher.tick(now, &mut |d| due.push(d));
     for d in due {
-        for step in runner.on_detection(d, session, pane) {
+        for step in runner.on_detection(d, session) {
             match step {
                 Step::Complete => {
                     let rows = watcher.pane().screen_rows();
@@ -562,7 +562,7 @@ pub fn take_output(
         .feed(now, &lines, &mut |d| seen.push(d));
     watcher.tick(now, &mut |d| seen.push(d));
     for d in seen {
-        steps.extend(runner.on_detection(d, session, pane));
+        steps.extend(runner.on_detection(d, session));
     }
     steps
 }

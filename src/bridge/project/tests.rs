@@ -15,18 +15,8 @@ const T0_MS: u64 = 1_700_000_000_000;
 fn job(id: &str) -> Job {
     Job {
         id: id.into(),
-        project: "demo".into(),
         text: format!("/gsd:{id}"),
-        target: ChatTarget::Console,
-        reply_to: None,
-        progress: None,
-        started: false,
-        queued: false,
-        typing: None,
-        retried: false,
-        timeout_secs: 600,
-        deadline_ms: None,
-        created_ms: T0_MS,
+        ..Job::new("demo", "", ChatTarget::Console, None, 600)
     }
 }
 
@@ -40,7 +30,7 @@ fn detection(kind: DetectionKind) -> Detection {
 }
 
 fn see(runner: &mut JobRunner, kind: DetectionKind) -> Vec<Step> {
-    runner.on_detection(detection(kind), "cm-demo", "%1")
+    runner.on_detection(detection(kind), "cm-demo")
 }
 
 fn dialog(kind: ApprovalKind, question: &str, body: &str, labels: &[&str]) -> DetectionKind {
@@ -436,7 +426,7 @@ fn a_turn_end_that_fell_due_is_finished_before_the_output_that_follows() {
     let mut watcher = PaneWatcher::new(PaneId(1), profile, DetectorConfig::default(), 120, 40);
     let mut runner = JobRunner::default();
     let prompt = "quote some errors";
-    let at = ("cm-demo", "%1");
+    let at = "cm-demo";
     runner.begin(
         Job {
             text: prompt.into(),
