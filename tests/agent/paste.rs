@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
+use clawmux::agentcheck::{FakeApi, Turn};
 
 use crate::bridge::harness::{Bridge, test_config};
-use crate::support::claude::claude_or_skip;
+use crate::support::claude::{agent_home, claude_or_skip};
 use crate::support::tmux::TmuxServer;
 
 const ANSWER: &str = "Got all three lines.";
@@ -20,13 +20,7 @@ async fn a_multi_line_message_arrives_whole_and_once() {
     };
     let api = FakeApi::start_paced(vec![Turn::text(ANSWER)], Duration::from_millis(15)).unwrap();
     let tmux = TmuxServer::new();
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .unwrap();
-    std::fs::create_dir(home.path().join("ws")).unwrap();
-    let mut env = ClaudeEnv::new(&api.base_url()).unwrap();
-    env.trust(&home.path().join("ws/shop")).unwrap();
+    let (home, env) = agent_home(&api, "shop");
     let mut config = test_config(&tmux.socket, home.path());
     config.agent.command = env.env_command(&claude, &[]);
     config.agent.profile = "claude".into();

@@ -34,19 +34,20 @@ fn done(mut run: ClaudeRun, name: &str, screens: Vec<String>) -> Done {
 
 pub const BASH_ANSWER: &str = "Created the marker file.";
 
+/// The model asks to run a Bash command (a marker file), then answers.
+pub fn bash_script() -> Vec<Turn> {
+    vec![
+        Turn::tool(
+            "Bash",
+            json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
+        ),
+        Turn::text(BASH_ANSWER),
+    ]
+}
+
 /// Bash permission prompt, answered "1. Yes".
 pub fn bash_permission(claude: &Path, base: &RunOptions) -> Done {
-    let run = ClaudeRun::start(
-        claude,
-        vec![
-            Turn::tool(
-                "Bash",
-                json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
-            ),
-            Turn::text(BASH_ANSWER),
-        ],
-        base.clone(),
-    );
+    let run = ClaudeRun::start(claude, bash_script(), base.clone());
     run.prompt("make a marker file");
     let prompt = run.wait_for("Do you want to proceed?");
     run.wait_for_watch_approval();
@@ -120,28 +121,30 @@ pub fn create_file(claude: &Path, base: &RunOptions) -> Done {
 pub const QUESTION: &str = "Which database should we use?";
 pub const QUESTION_ANSWER: &str = "Going with SQLite.";
 
+/// The model asks which database (AskUserQuestion, options with
+/// descriptions), then answers.
+pub fn question_script() -> Vec<Turn> {
+    vec![
+        Turn::tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": QUESTION,
+                "header": "Database",
+                "multiSelect": false,
+                "options": [
+                    {"label": "Postgres", "description": "Relational server, strong consistency"},
+                    {"label": "SQLite", "description": "Embedded file, zero setup"},
+                    {"label": "DuckDB", "description": "Columnar, for analytics"}
+                ]
+            }]}),
+        ),
+        Turn::text(QUESTION_ANSWER),
+    ]
+}
+
 /// AskUserQuestion with option descriptions; answered with "2".
 pub fn ask_question(claude: &Path, base: &RunOptions) -> Done {
-    let run = ClaudeRun::start(
-        claude,
-        vec![
-            Turn::tool(
-                "AskUserQuestion",
-                json!({"questions": [{
-                    "question": QUESTION,
-                    "header": "Database",
-                    "multiSelect": false,
-                    "options": [
-                        {"label": "Postgres", "description": "Relational server, strong consistency"},
-                        {"label": "SQLite", "description": "Embedded file, zero setup"},
-                        {"label": "DuckDB", "description": "Columnar, for analytics"}
-                    ]
-                }]}),
-            ),
-            Turn::text(QUESTION_ANSWER),
-        ],
-        base.clone(),
-    );
+    let run = ClaudeRun::start(claude, question_script(), base.clone());
     run.prompt("pick a database");
     let prompt = run.wait_for("Chat about this");
     run.wait_for_watch_approval();

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use serde_json::json;
 
-use crate::support::claude::{STEP_TIMEOUT, claude_or_skip};
+use crate::support::claude::{STEP_TIMEOUT, agent_home, claude_or_skip};
 use crate::support::tmux::TmuxServer;
 
-use super::scenarios;
+use super::scenarios::{self, bash_script};
 
 /// A console daemon, killed on drop (its tmux server with it).
 struct ConsoleServe {
@@ -112,13 +112,7 @@ impl Drop for ConsoleServe {
 
 fn start(claude: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, ClaudeEnv) {
     let api = FakeApi::start_paced(script, Duration::from_millis(15)).unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .unwrap();
-    std::fs::create_dir(home.path().join("ws")).unwrap();
-    let mut env = ClaudeEnv::new(&api.base_url()).unwrap();
-    env.trust(&home.path().join("ws/shop")).unwrap();
+    let (home, env) = agent_home(&api, "shop");
     let agent = env.env_command(claude, &[]);
     let serve = ConsoleServe::start(&agent, home, TmuxServer::new());
     (serve, api, env)
@@ -176,17 +170,6 @@ fn result_card(out: &str, title: &str) -> String {
         .find(|(updated, text)| !updated && text.starts_with(&heading) && text.contains("```"))
         .map(|(_, text)| text.clone())
         .unwrap_or_else(|| panic!("no result card for {title}:\n{out}"))
-}
-
-/// The model asks to run a Bash command, then answers.
-fn bash_script() -> Vec<Turn> {
-    vec![
-        Turn::tool(
-            "Bash",
-            json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
-        ),
-        Turn::text(scenarios::BASH_ANSWER),
-    ]
 }
 
 fn bash_through_serve(claude: &Path) -> (ConsoleServe, FakeApi, ClaudeEnv, String) {
@@ -321,13 +304,7 @@ fn plan_through_serve() {
         Duration::from_millis(15),
     )
     .unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .unwrap();
-    std::fs::create_dir(home.path().join("ws")).unwrap();
-    let mut env = ClaudeEnv::new(&api.base_url()).unwrap();
-    env.trust(&home.path().join("ws/shop")).unwrap();
+    let (home, env) = agent_home(&api, "shop");
     let agent = env.env_command(&claude, &["--permission-mode", "plan"]);
     let mut serve = ConsoleServe::start(&agent, home, TmuxServer::new());
     let at = new_project_then(&mut serve, "plan the parser");
@@ -373,12 +350,9 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
         return;
     };
     let api = FakeApi::start_paced(bash_script(), Duration::from_millis(15)).unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let (home, env) = agent_home(&api, "shop");
     let workspace = home.path().join("ws/shop");
-    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir(&workspace).unwrap();
     let install = Command::new(env!("CARGO_BIN_EXE_clawmux"))
         .args(["hooks", "install", "--write", "--dir"])
         .arg(&workspace)
@@ -387,8 +361,6 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
         .output()
         .unwrap();
     assert!(install.status.success(), "{install:?}");
-    let mut env = ClaudeEnv::new(&api.base_url()).unwrap();
-    env.trust(&workspace).unwrap();
     // The hooks find the daemon's socket through the agent's environment.
     let agent = format!(
         "env CLAWMUX_HOME={} {}",

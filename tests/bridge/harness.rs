@@ -247,6 +247,14 @@ impl Bridge {
         .await
     }
 
+    /// The first new card (not an update) containing `needle`: a result.
+    pub async fn sent_with(&mut self, needle: &str) -> OutboxEntry {
+        self.card(&format!("a new card containing {needle:?}"), |e| {
+            is_send(e) && e.text.contains(needle)
+        })
+        .await
+    }
+
     /// What a failed wait shows: the cards so far (each cut short), then
     /// the event log with times relative to now, so a late or missing step
     /// is visible at the end of the output.
@@ -320,4 +328,9 @@ pub fn button_value(card: &OutboxEntry, label: &str) -> Value {
     walk(&card.card, label)
         .cloned()
         .unwrap_or_else(|| panic!("no button {label:?} on card:\n{}", card.text))
+}
+
+/// A new card, not an update of one.
+pub fn is_send(e: &OutboxEntry) -> bool {
+    matches!(e.op, clawmux::store::state::OutboxOp::Send { .. })
 }

@@ -20,11 +20,7 @@ use clawmux::store::state::{ChatTarget, OutboxOp};
 use serde_json::json;
 
 use crate::support::tmux::TmuxServer;
-use harness::{Bridge, button_value};
-
-fn is_send(e: &clawmux::store::state::OutboxEntry) -> bool {
-    matches!(e.op, OutboxOp::Send { .. })
-}
+use harness::{Bridge, button_value, is_send};
 
 fn target(e: &clawmux::store::state::OutboxEntry) -> Option<&ChatTarget> {
     match &e.op {
@@ -108,11 +104,7 @@ async fn command_progress_approval_click_result() {
         "single use: {again:?}"
     );
 
-    let result = b
-        .card("the result", |e| {
-            is_send(e) && e.text.contains("Plans verified [3/3]")
-        })
-        .await;
+    let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
         result.text.contains("Ran make build-check-phase-2: ok"),
         "{}",

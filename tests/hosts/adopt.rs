@@ -8,8 +8,6 @@ use std::time::Duration;
 use crate::bridge::harness::{Bridge, button_value, until};
 use crate::support::tmux::TmuxServer;
 
-use super::is_send;
-
 /// The user's panes and windows as tmux reports them: ids, sizes, pids.
 fn layout(tmux: &TmuxServer) -> (String, String) {
     let panes = tmux.ok(&[
@@ -82,11 +80,7 @@ async fn adopt_and_release_a_session_clawmux_did_not_create() {
     let approval = b.card_with("Approval needed").await;
     b.click("oc_1", "ou_alice", button_value(&approval, "Yes"))
         .await;
-    let result = b
-        .card("the adopted pane's result", |e| {
-            is_send(e) && e.text.contains("Plans verified [3/3]")
-        })
-        .await;
+    let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
         result.text.contains("mine: /gsd:plan-phase 2"),
         "{}",

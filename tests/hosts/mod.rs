@@ -11,15 +11,10 @@ use std::path::Path;
 
 use clawmux::bridge::config::{Config, HostConfig};
 use clawmux::bridge::transcript::GAP_LINE;
-use clawmux::store::state::OutboxOp;
 
-use crate::bridge::harness::{Bridge, button_value, test_config};
+use crate::bridge::harness::{Bridge, button_value, is_send, test_config};
 use crate::support::sshd::{self, Sshd};
 use crate::support::tmux::TmuxServer;
-
-fn is_send(e: &clawmux::store::state::OutboxEntry) -> bool {
-    matches!(e.op, OutboxOp::Send { .. })
-}
 
 /// The daemon's config with host `name` reached by `command`, its projects
 /// on the far side's server `remote` (a private socket) in `root`.
@@ -98,11 +93,7 @@ async fn a_project_on_an_ssh_host_runs_end_to_end() {
     let approval = b.card_with("Approval needed").await;
     let yes = button_value(&approval, "Yes");
     b.click("oc_1", "ou_alice", yes).await;
-    let result = b
-        .card("the result", |e| {
-            is_send(e) && e.text.contains("Plans verified [3/3]")
-        })
-        .await;
+    let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
         result.text.contains("web@box: /gsd:plan-phase 2"),
         "{}",
@@ -143,11 +134,7 @@ async fn cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so() {
     // The prompt is the same one: its button still answers it, once.
     let yes = button_value(&approval, "Yes");
     b.click("oc_1", "ou_alice", yes).await;
-    let result = b
-        .card("the result after the cut", |e| {
-            is_send(e) && e.text.contains("Plans verified [3/3]")
-        })
-        .await;
+    let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
         result.text.contains("Ran make build-check-phase-2: ok"),
         "{}",
@@ -189,11 +176,7 @@ async fn a_host_down_for_a_while_is_reported_and_reconnected_with_backoff() {
     b.card_with("== Reconnected ==").await;
     b.click("oc_1", "ou_alice", button_value(&approval, "Yes"))
         .await;
-    let result = b
-        .card("the result after the outage", |e| {
-            is_send(e) && e.text.contains("Plans verified [3/3]")
-        })
-        .await;
+    let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
         result.text.contains("Ran make build-check-phase-2: ok"),
         "{}",

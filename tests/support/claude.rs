@@ -15,6 +15,22 @@ use super::tmux::TmuxServer;
 /// The Claude Code version the fixtures were recorded with.
 pub const CLAUDE_VERSION: &str = "2.1.197";
 
+/// The home of a daemon that drives the real agent: `ws/` holds the
+/// workspaces, and the agent's environment (against `api`) trusts
+/// `ws/<project>`. Short, under /tmp: a Unix socket path has at most 107
+/// bytes.
+pub fn agent_home(api: &FakeApi, project: &str) -> (tempfile::TempDir, ClaudeEnv) {
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .expect("home");
+    std::fs::create_dir(home.path().join("ws")).expect("workspace root");
+    let mut env = ClaudeEnv::new(&api.base_url()).expect("claude env");
+    env.trust(&home.path().join("ws").join(project))
+        .expect("trust the project");
+    (home, env)
+}
+
 /// Where the committed recordings live.
 pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use serde_json::{Value, json};
 
-use crate::agent::scenarios;
+pub(super) use crate::agent::scenarios::{bash_script, question_script};
 use crate::feishu::fake_server::{self, FakeFeishu, Kind, Pushed, Recorded};
-use crate::support::claude::STEP_TIMEOUT;
+use crate::support::claude::{STEP_TIMEOUT, agent_home};
 use crate::support::tmux::TmuxServer;
 
 /// The group chat the bot is in (clicks from the fake server name it).
@@ -282,14 +282,8 @@ pub(super) async fn start_setup(
     setup: Setup<'_>,
 ) -> (FeishuServe, FakeApi, ClaudeEnv) {
     let api = FakeApi::start_paced(Vec::new(), Duration::from_millis(15)).expect("fake API");
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .expect("home");
-    std::fs::create_dir(home.path().join("ws")).expect("workspace root");
-    let mut env = ClaudeEnv::new(&api.base_url()).expect("claude env");
+    let (home, env) = agent_home(&api, PROJECT);
     let project = home.path().join("ws").join(PROJECT);
-    env.trust(&project).expect("trust the project");
     if !setup.files.is_empty() {
         std::fs::create_dir(&project).expect("project directory");
         for (name, content) in setup.files {
@@ -338,26 +332,6 @@ pub(super) fn markdowns(card: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The AskUserQuestion of the recorded scenario, then its answer.
-pub(super) fn question_script() -> Vec<Turn> {
-    vec![
-        Turn::tool(
-            "AskUserQuestion",
-            json!({"questions": [{
-                "question": scenarios::QUESTION,
-                "header": "Database",
-                "multiSelect": false,
-                "options": [
-                    {"label": "Postgres", "description": "Relational server, strong consistency"},
-                    {"label": "SQLite", "description": "Embedded file, zero setup"},
-                    {"label": "DuckDB", "description": "Columnar, for analytics"}
-                ]
-            }]}),
-        ),
-        Turn::text(scenarios::QUESTION_ANSWER),
-    ]
 }
 
 /// What a result card must not hold: the agent's screen around its answer
@@ -568,17 +542,6 @@ pub(super) fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 pub(super) const BASH_TITLE: &str = "shop: make a marker file";
-
-/// The Bash call of the recorded scenario, then its answer.
-pub(super) fn bash_script() -> Vec<Turn> {
-    vec![
-        Turn::tool(
-            "Bash",
-            json!({"command": "touch made-by-bash.txt", "description": "Create a marker file"}),
-        ),
-        Turn::text(scenarios::BASH_ANSWER),
-    ]
-}
 
 /// The question's tool result, from the request after the question.
 pub(super) fn question_result(api: &FakeApi) -> String {
