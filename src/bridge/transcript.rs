@@ -167,9 +167,8 @@ impl Transcript {
             // Read when the turn is over: a tool row still "at work" is one
             // whose redraw as a summary never came through as a finished
             // line. It is not what the agent shows now: left out.
-            let mut answer = self.answer.clone();
             let mut in_stale = false;
-            answer.lines.retain(|l| {
+            return self.answer.text_where(|l| {
                 if l.starts_with(['●', '⏺']) {
                     in_stale = is_at_work(l);
                 } else if !l.starts_with("  ") {
@@ -177,7 +176,6 @@ impl Transcript {
                 }
                 !in_stale
             });
-            return answer.text();
         }
         self.raw()
     }
@@ -246,11 +244,16 @@ impl Bounded {
     }
 
     fn text(&self) -> String {
+        self.text_where(|_| true)
+    }
+
+    /// The lines `keep` keeps, one a line.
+    fn text_where(&self, mut keep: impl FnMut(&str) -> bool) -> String {
         let mut out = String::with_capacity(self.bytes + 64);
         if self.dropped > 0 {
             out.push_str(&format!("[… {} earlier lines not kept]\n", self.dropped));
         }
-        for line in &self.lines {
+        for line in self.lines.iter().filter(|l| keep(l)) {
             out.push_str(line);
             out.push('\n');
         }

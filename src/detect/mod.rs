@@ -210,9 +210,21 @@ impl PaneWatcher {
     /// before them (a completion, a settled screen) fires first.
     pub fn feed(&mut self, now: Millis, bytes: &[u8], sink: &mut impl FnMut(Detection)) {
         self.tick(now, sink);
+        self.feed_after_tick(now, bytes, sink);
+    }
+
+    /// [`PaneWatcher::feed`] for a caller that ticked first itself (to act
+    /// on what fell due before the bytes): the lines the bytes finish.
+    pub fn feed_after_tick(
+        &mut self,
+        now: Millis,
+        bytes: &[u8],
+        sink: &mut impl FnMut(Detection),
+    ) -> Vec<String> {
         let lines = self.pane.feed(bytes);
         self.detector.feed(now, &lines, sink);
         self.tick(now, sink);
+        lines
     }
 
     /// Fires what is due at `now` (call at [`PaneWatcher::next_deadline`]).

@@ -554,13 +554,9 @@ pub fn take_output(
             }
         }
     }
-    let lines = watcher.pane_mut().feed(data);
-    runner.lines(&lines);
     let mut seen = Vec::new();
-    watcher
-        .detector_mut()
-        .feed(now, &lines, &mut |d| seen.push(d));
-    watcher.tick(now, &mut |d| seen.push(d));
+    let lines = watcher.feed_after_tick(now, data, &mut |d| seen.push(d));
+    runner.lines(&lines);
     for d in seen {
         steps.extend(runner.on_detection(d, session));
     }
@@ -576,10 +572,11 @@ const ANSWER_END_CHARS: usize = 48;
 /// hook's markdown). Compared on letters and digits only: the screen draws
 /// `**bold**` as bold, and wraps long rows.
 fn shows_end_of(output: &str, answer: &str) -> bool {
-    let alnum = |t: &str| -> Vec<char> { t.chars().filter(|c| c.is_alphanumeric()).collect() };
-    let (output, answer) = (alnum(output), alnum(answer));
-    let end = &answer[answer.len().saturating_sub(ANSWER_END_CHARS)..];
-    end.is_empty() || output.windows(end.len()).any(|w| w == end)
+    let alnum = |t: &str| -> String { t.chars().filter(|c| c.is_alphanumeric()).collect() };
+    let answer = alnum(answer);
+    let skip = answer.chars().count().saturating_sub(ANSWER_END_CHARS);
+    let end: String = answer.chars().skip(skip).collect();
+    alnum(output).contains(&end)
 }
 
 /// Lines after the first indented as the agent indents a block's rows.
