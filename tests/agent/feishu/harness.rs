@@ -148,6 +148,25 @@ impl FeishuServe {
 
     /// Panics with `what`, every card Feishu got, the daemon's log and the
     /// agent's screen.
+    /// Waits until the daemon has `card`'s chat message id (its `card` log
+    /// line), so a reply to it is known as one. Feishu shows a card only
+    /// after answering its send; the local server records it before.
+    pub(super) async fn delivered(&self, card: &Recorded) {
+        let uuid = card.uuid.clone().unwrap_or_default();
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let log = clawmux::store::event_log::read_all(self.home.path());
+            let records = log.map(|l| l.records).unwrap_or_default();
+            if (records.iter()).any(|r| r.kind == "card" && r.fields["uuid"] == uuid.as_str()) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                self.fail(&format!("card {uuid} never recorded as delivered"));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub(super) fn fail(&self, what: &str) -> ! {
         let log = std::fs::read_to_string(self.home.path().join("serve.log")).unwrap_or_default();
         let pane = self.tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);

@@ -38,6 +38,7 @@ async fn a_reply_no_to_a_bash_card_does_not_run_the_command() {
     let approval = serve
         .card(from, "approval", |c| c.title() == "Approval needed")
         .await;
+    serve.delivered(&approval).await;
     let reply = serve
         .fake
         .push_reply(CHAT, ALICE, "no, do not run that", &approval.message_id);
@@ -82,6 +83,7 @@ async fn a_reply_to_the_question_card_is_the_answer() {
     let approval = serve
         .card(from, "the question", |c| c.title() == "Approval needed")
         .await;
+    serve.delivered(&approval).await;
     serve
         .fake
         .push_reply(CHAT, ALICE, ANSWER, &approval.message_id);
