@@ -12,6 +12,7 @@
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
 //! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
 //! - [`store`]: event log, atomic state file, outbox.
+//! - [`agents`]: the coding agents clawmux drives (Claude Code's tested releases, permission mode).
 //! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
@@ -21,6 +22,7 @@
 //! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
 pub mod agentcheck;
+pub mod agents;
 pub mod bench;
 pub mod bridge;
 pub mod control;

@@ -3,7 +3,7 @@
 //! trust dialog, a project directory, and the environment that points
 //! Claude Code at the fake API with telemetry, updates and error reports off.
 //!
-//! Measured on Claude Code 2.1.197: with these settings no onboarding, login,
+//! Measured on Claude Code 2.1.197 and 2.1.332: with these settings no onboarding, login,
 //! key or trust dialog appears, and nothing but the fake API is contacted.
 
 use std::fs;
@@ -15,10 +15,6 @@ use rand::Rng;
 use serde_json::json;
 
 use super::AgentCheckError;
-
-/// The version written as `lastOnboardingVersion`, and the one the tests
-/// and the self-test were measured against.
-pub const TESTED_VERSION: &str = "2.1.197";
 
 /// Characters of the key Claude Code keeps in
 /// `customApiKeyResponses.approved` to remember that the user accepted it.
@@ -146,7 +142,7 @@ impl ClaudeEnv {
         }
         let config = json!({
             "hasCompletedOnboarding": true,
-            "lastOnboardingVersion": TESTED_VERSION,
+            "lastOnboardingVersion": crate::agents::claude::OLDEST_SUPPORTED,
             "theme": "dark",
             "customApiKeyResponses": {"approved": [approved], "rejected": []},
             "projects": projects,

@@ -9,7 +9,7 @@ mod env;
 mod fake_api;
 pub mod selftest;
 
-pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, TESTED_VERSION, claude_version, find_claude, sh_quote};
+pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, claude_version, find_claude, sh_quote};
 pub use fake_api::{
     FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Request, SIDE_ANSWER,
     ToolUse, Turn, error_type,

@@ -19,6 +19,8 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::{AgentCheckError, ClaudeEnv, FakeApi, Turn};
+use crate::agents::claude::PermissionMode;
+use crate::bridge::answering::ANSWER_SETTLE;
 use crate::control::PaneId;
 use crate::detect::{
     ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profiles,
@@ -228,6 +230,13 @@ impl Watch {
             .map_err(|e| AgentCheckError::Tmux(e.to_string()))
     }
 
+    /// Answers the dialog on screen as the daemon does: once it has been
+    /// drawn for [`ANSWER_SETTLE`] (2.1.332 drops keys sent sooner).
+    async fn answer(&mut self, key: &str) -> Result<(), AgentCheckError> {
+        self.pump(Instant::now() + ANSWER_SETTLE, |_| false).await;
+        self.keys(&[key]).await
+    }
+
     async fn keys(&self, keys: &[&str]) -> Result<(), AgentCheckError> {
         self.client
             .send_keys(self.pane, keys)
@@ -261,6 +270,14 @@ fn describe(d: &Detection) -> String {
         }
         DetectionKind::Error { line } => format!("{line:?}"),
         _ => d.to_json(),
+    }
+}
+
+/// What the dialog reader could not find on the screen now.
+fn missing_part(w: &Watch) -> String {
+    match w.watcher.dialog_missing() {
+        Some(missing) => format!("missing: {missing}"),
+        None => "the dialog reader finds it now, but it was not reported in time".into(),
     }
 }
 
@@ -314,17 +331,32 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
         "-k",
         "-t",
         session,
-        &env.shell_command(claude, &[]),
+        &env.shell_command(
+            claude,
+            &["--permission-mode", PermissionMode::Manual.flag()],
+        ),
     ])?;
     let mut signals = Vec::new();
+    // Its idle input box as the detector reads it: a `❯` row between `─`
+    // rules with a footer under it and nothing busy (the footer's words
+    // change between releases).
     let started = w
         .pump(Instant::now() + STEP_DEADLINE, |w| {
-            w.screen_has("for shortcuts")
+            let look = w.watcher.look();
+            look.input.is_some() && !look.busy && !look.dialog
         })
         .await;
     if !started {
+        let look = w.watcher.look();
+        let missing = if look.input.is_none() {
+            "no input box (a `❯` row between two `─` rules)"
+        } else if look.busy {
+            "the input box, but the agent still looks busy"
+        } else {
+            "the input box, but a dialog in front of it"
+        };
         return Err(AgentCheckError::Claude(format!(
-            "Claude Code did not reach its input box within {} s; its screen: {}",
+            "Claude Code did not reach its input box within {} s: found {missing}; its screen: {}",
             STEP_DEADLINE.as_secs(),
             last_rows(&w)
         )));
@@ -336,7 +368,8 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
     let deadline = Instant::now() + STEP_DEADLINE;
     let drawn = w
         .pump(deadline, |w| {
-            w.screen_has(BASH_COMMAND) && w.screen_has("3. No")
+            // Its last option (`3. No` before 2.1.332, `4. No` since).
+            w.screen_has(BASH_COMMAND) && w.screen_has(". No")
         })
         .await;
     let hit = w
@@ -352,7 +385,8 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
             signal: "permission prompt",
             ok: false,
             detail: format!(
-                "the dialog is on screen but was not detected: {}",
+                "the dialog is on screen but was not detected ({}): {}",
+                missing_part(&w),
                 last_rows(&w)
             ),
         },
@@ -363,7 +397,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
         },
     });
     if drawn {
-        w.keys(&["1"]).await?;
+        w.answer("1").await?;
     }
     let deadline = Instant::now() + STEP_DEADLINE;
     let answered = w.pump(deadline, |w| w.screen_has(BASH_DONE)).await;
@@ -415,7 +449,8 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
             ok: false,
             detail: if drawn {
                 format!(
-                    "the question is on screen but was not detected: {}",
+                    "the question is on screen but was not detected ({}): {}",
+                    missing_part(&w),
                     last_rows(&w)
                 )
             } else {
@@ -425,7 +460,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
     };
     signals.push(result);
     if drawn {
-        w.keys(&["1"]).await?;
+        w.answer("1").await?;
     }
     let deadline = Instant::now() + STEP_DEADLINE;
     w.pump(deadline, |w| w.screen_has(QUESTION_DONE)).await;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::agents::claude::PermissionMode;
 use crate::tmux::FloodLimits;
 
 /// Longest command budget accepted in the config: a day; longer is a typo.
@@ -139,6 +140,10 @@ pub struct AgentConfig {
     pub profiles_file: Option<PathBuf>,
     /// Completion debounce: the idle prompt must stay this long.
     pub debounce_ms: u64,
+    /// The permission mode Claude Code is started in (`manual`, `auto`,
+    /// `plan`, `acceptEdits`, `bypassPermissions`): `manual` sends every
+    /// approval to the chat.
+    pub permission_mode: PermissionMode,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -148,6 +153,8 @@ pub struct ProjectConfig {
     pub profile: Option<String>,
     /// The `[hosts.NAME]` the project runs on (default: the `[tmux]` server).
     pub host: Option<String>,
+    /// This project's permission mode (default: `[agent]`'s).
+    pub permission_mode: Option<PermissionMode>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -263,6 +270,7 @@ impl Default for AgentConfig {
             profile: "gsd".into(),
             profiles_file: None,
             debounce_ms: crate::detect::DEFAULT_DEBOUNCE.as_millis() as u64,
+            permission_mode: PermissionMode::default(),
         }
     }
 }
@@ -448,6 +456,14 @@ impl Config {
     }
 
     /// The host `project` is configured on (`None`: the `[tmux]` server).
+    /// The permission mode project `project`'s agent starts in.
+    pub fn permission_mode_for(&self, project: &str) -> PermissionMode {
+        self.projects
+            .get(project)
+            .and_then(|p| p.permission_mode)
+            .unwrap_or(self.agent.permission_mode)
+    }
+
     pub fn host_for(&self, project: &str) -> Option<&str> {
         self.projects.get(project).and_then(|p| p.host.as_deref())
     }

@@ -3,6 +3,7 @@
 //! policy, and keeps state and the event log.
 
 pub mod agent_pane;
+pub mod answering;
 pub mod chat;
 pub mod config;
 pub mod console;

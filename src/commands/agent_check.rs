@@ -4,18 +4,25 @@
 
 use std::process::ExitCode;
 
-use clawmux::agentcheck::{self, CLAUDE_BIN_ENV, TESTED_VERSION, selftest};
+use clawmux::agentcheck::{self, CLAUDE_BIN_ENV, selftest};
+use clawmux::agents::claude::{NEWEST_TESTED, OLDEST_SUPPORTED, TESTED_VERSIONS};
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let Some(claude) = agentcheck::find_claude() else {
         anyhow::bail!(
-            "Claude Code not found: set {CLAUDE_BIN_ENV} or put `claude` on PATH (npm install -g @anthropic-ai/claude-code@{TESTED_VERSION})"
+            "Claude Code not found: set {CLAUDE_BIN_ENV} or put `claude` on PATH (npm install -g @anthropic-ai/claude-code@{NEWEST_TESTED})"
         );
     };
     let version = agentcheck::claude_version(&claude)?;
+    let tested = if TESTED_VERSIONS.contains(&version.as_str()) {
+        "a tested release"
+    } else {
+        "not a tested release"
+    };
     println!(
-        "claude {version} at {} (clawmux is tested with {TESTED_VERSION}); running it offline against a fake API…",
-        claude.display()
+        "claude {version} at {} ({tested}; clawmux is tested with {}); running it offline against a fake API…",
+        claude.display(),
+        TESTED_VERSIONS.join(", ")
     );
     let report = selftest::run(&claude, &version)?;
     for s in &report.signals {
@@ -27,7 +34,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     } else {
         println!(
-            "detection no longer works for every signal with Claude Code {version}: pin {TESTED_VERSION}, or attach a `clawmux record` recording to a bug report"
+            "detection no longer works for every signal with Claude Code {version}: pin a tested release ({OLDEST_SUPPORTED} to {NEWEST_TESTED}), or attach a `clawmux record` recording to a bug report"
         );
         Ok(ExitCode::from(1))
     }

@@ -18,6 +18,7 @@ use super::lines::{LineHit, ProgressFields};
 use super::profiles::Profile;
 use super::screen::{self, Prompt, TurnEnd};
 use super::{Detection, DetectionKind, Millis, PaneId};
+use crate::agents::claude::PermissionMode;
 
 /// Detector timing and context knobs.
 #[derive(Debug, Clone)]
@@ -107,6 +108,8 @@ pub struct Detector {
     transcript_before: Option<u64>,
     /// When a new dialog with a placeholder body was first seen.
     loading_since: Option<Millis>,
+    /// The permission mode the agent's footer last showed.
+    mode: Option<PermissionMode>,
 }
 
 impl Detector {
@@ -135,7 +138,13 @@ impl Detector {
             taken: false,
             transcript_before: None,
             loading_since: None,
+            mode: None,
         }
+    }
+
+    /// The permission mode the agent's footer last showed (agent profiles).
+    pub fn mode(&self) -> Option<PermissionMode> {
+        self.mode
     }
 
     /// The profile this detector uses.
@@ -295,6 +304,7 @@ impl Detector {
     fn judge_screen(&mut self, now: Millis, rows: &[String], sink: &mut impl FnMut(Detection)) {
         let printed = &self.printed;
         let state = screen::analyse(&self.profile, rows, |rule| printed[rule]);
+        self.mode = state.mode.or(self.mode);
         match &state.busy {
             Some(line) => {
                 if !self.busy {

@@ -125,25 +125,51 @@ fn indent(row: &str) -> usize {
     row.chars().take_while(|c| *c == ' ').count()
 }
 
+/// The part of a dialog a screen lacks (see [`read`]): what a drift
+/// report names when a dialog on screen was not recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Missing {
+    #[error("no numbered option row with a `❯` cursor")]
+    Cursor,
+    #[error("an input box or a spinner row under the menu (the menu is output, not a dialog)")]
+    SomethingUnder,
+    #[error("no option `1.` above the cursor")]
+    FirstOption,
+    #[error("not exactly one cursor among at least two options numbered 1, 2, …")]
+    Menu,
+    #[error("more than three rows under the menu")]
+    Footer,
+    #[error("no question above the menu")]
+    Question,
+}
+
 /// Reads the live dialog at the bottom of `rows` (the visible screen).
 /// `busy(row)` says whether a row shows the agent working (a spinner):
 /// a menu above one is output, not a dialog.
 pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialog> {
+    read(rows, busy).ok()
+}
+
+/// [`find`], saying what is missing when there is no dialog.
+pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog, Missing> {
     let first = rows.len().saturating_sub(MAX_DIALOG_ROWS);
     let rows: Vec<String> = rows[first..].iter().map(|r| clean(r)).collect();
     let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);
     // The cursor row of the bottom-most menu.
-    let cursor = rows.iter().rposition(|r| {
-        OPTION_ROW
-            .captures(r)
-            .is_some_and(|c| c.name("cursor").is_some())
-    })?;
+    let cursor = rows
+        .iter()
+        .rposition(|r| {
+            OPTION_ROW
+                .captures(r)
+                .is_some_and(|c| c.name("cursor").is_some())
+        })
+        .ok_or(Missing::Cursor)?;
     // Nothing under a live dialog but its own rows: no input box, no spinner.
     if rows[cursor + 1..]
         .iter()
         .any(|r| is_input_row(r) || busy(r))
     {
-        return None;
+        return Err(Missing::SomethingUnder);
     }
     // Up from the cursor to option 1.
     let mut start = None;
@@ -161,10 +187,10 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
             break;
         }
     }
-    let start = start?;
-    let menu = read_menu(&rows, start, width)?;
+    let start = start.ok_or(Missing::FirstOption)?;
+    let menu = read_menu(&rows, start, width).ok_or(Missing::Menu)?;
     if menu.cursors != 1 || menu.options.len() < MIN_OPTIONS {
-        return None;
+        return Err(Missing::Menu);
     }
     let below: Vec<&str> = rows[menu.last + 1..]
         .iter()
@@ -172,7 +198,7 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
         .filter(|r| !r.is_empty() && !is_rule(r) && !is_edge(r))
         .collect();
     if below.len() > MAX_FOOTER_ROWS {
-        return None;
+        return Err(Missing::Footer);
     }
     // The question: the paragraph right above the menu.
     let mut q_end = start;
@@ -201,7 +227,7 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
         .collect::<Vec<_>>()
         .join(" ");
     if question.is_empty() {
-        return None;
+        return Err(Missing::Question);
     }
     // The top: the highest rule between the question and the transcript
     // above it (or, without a rule, the row after the transcript).
@@ -256,7 +282,7 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
         .join("\n")
         .trim()
         .to_owned();
-    Some(Dialog {
+    Ok(Dialog {
         question,
         body: bound(&body),
         options: menu.options,

@@ -41,7 +41,7 @@ pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
     MAX_LOADING_WAIT, screen_hash,
 };
-pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS};
+pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing};
 pub use lines::{LineHit, ProgressFields};
 pub use profiles::{DEFAULT_PROFILES, MAX_PROFILES_BYTES, Profile, ProfileError, Profiles};
 pub use stream::{DEFAULT_PANE_SIZE, MAX_PANES_PER_STREAM, StreamCounts, StreamWatcher};
@@ -248,6 +248,11 @@ impl PaneWatcher {
         &mut self.pane
     }
 
+    /// The permission mode the agent's footer last showed.
+    pub fn mode(&self) -> Option<crate::agents::claude::PermissionMode> {
+        self.detector.mode()
+    }
+
     /// The detector, e.g. to call [`Detector::begin_turn`].
     pub fn detector_mut(&mut self) -> &mut Detector {
         &mut self.detector
@@ -260,6 +265,14 @@ impl PaneWatcher {
         self.detector.typed_on(command, &rows);
     }
 
+    /// Why the screen shows no dialog: the first part of one it lacks
+    /// (for drift reports); `None` when it shows one.
+    pub fn dialog_missing(&self) -> Option<Missing> {
+        let profile = self.detector.profile();
+        let rows = self.pane.screen_rows();
+        dialog::read(&rows, |r| profile.spinner.is_match(r)).err()
+    }
+
     /// What the screen shows now, judged at once rather than after the
     /// settle time (deciding whether typed text reached the agent).
     pub fn look(&self) -> ScreenLook {
@@ -267,9 +280,15 @@ impl PaneWatcher {
         // A menu-less prompt (a checkpoint) on screen counts however old
         // it is: typing into what may be a question is never safe.
         let state = screen::analyse(self.detector.profile(), &rows, |_| true);
+        let prompt = state.prompt.map(|p| ShownPrompt {
+            fingerprint: prompt_fingerprint(&p.context),
+            question: p.question,
+            keys: p.options.into_iter().map(|o| o.key).collect(),
+        });
         ScreenLook {
             busy: state.busy.is_some(),
-            dialog: state.prompt.is_some(),
+            dialog: prompt.is_some(),
+            prompt,
             input: state.input,
             rows,
         }
@@ -283,9 +302,31 @@ pub struct ScreenLook {
     pub busy: bool,
     /// An approval prompt or dialog waits for an answer.
     pub dialog: bool,
+    /// That prompt, when one waits.
+    pub prompt: Option<ShownPrompt>,
     /// The text in the agent's input box, trimmed; `None` when the profile
     /// reads no input box (a shell).
     pub input: Option<String>,
     /// The visible rows.
     pub rows: Vec<String>,
+}
+
+/// The prompt a screen shows, as far as answering it is concerned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShownPrompt {
+    pub question: String,
+    /// The options' keys, in order.
+    pub keys: Vec<String>,
+    /// The dialog's rows as drawn, cursor included (see
+    /// [`prompt_fingerprint`]): the same dialog, untouched, has the same one.
+    pub fingerprint: u64,
+}
+
+/// A dialog's look on screen: a hash of its rows as drawn (question, body,
+/// options and where the cursor is).
+pub fn prompt_fingerprint(rows: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    rows.hash(&mut h);
+    h.finish()
 }

@@ -18,6 +18,7 @@
 use super::dialog::{self, clean, is_input_row, is_rule};
 use super::profiles::Profile;
 use super::{ApprovalKind, ApprovalOption};
+use crate::agents::claude::{PermissionMode, footer_mode};
 
 /// An approval prompt as read from the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +58,8 @@ pub(crate) struct ScreenState {
     pub(crate) retry: Option<String>,
     /// Set when idle, for an agent profile.
     pub(crate) turn_end: Option<TurnEnd>,
+    /// The permission mode the input box's footer shows.
+    pub(crate) mode: Option<PermissionMode>,
 }
 
 /// Analyses `rows` (the visible screen, trailing empty rows dropped).
@@ -81,8 +84,10 @@ pub(crate) fn analyse(
         .and_then(|c| c.get(1))
         .map(|m| m.as_str().trim().to_owned());
     let structured = !profile.spinner.is_empty();
+    let mut mode = None;
     let (busy, idle, spinner) = if structured {
         let input_box = input_box(&rows);
+        mode = (input_box.as_ref()).and_then(|b| footer_mode(b.footer.iter().map(String::as_str)));
         let above = input_box.as_ref().map_or(rows.len(), |b| b.top);
         let spinner = spinner_row(profile, &rows[..above]);
         let footer_busy = input_box
@@ -126,6 +131,7 @@ pub(crate) fn analyse(
         prompt,
         retry,
         turn_end,
+        mode,
     }
 }
 

@@ -135,6 +135,13 @@ pub enum LogEvent {
         by: String,
         choice: String,
     },
+    /// The dialog was still on screen, unchanged, after its answer's key:
+    /// the key was sent once more (`tries` keys in all).
+    AnswerResent {
+        project: String,
+        approval: ApprovalId,
+        tries: u8,
+    },
     /// A prompt left the screen unanswered from chat (answered in the
     /// terminal, or its session ended).
     ApprovalGone {
@@ -473,6 +480,11 @@ mod documented {
                 by: s("ou_a"),
                 choice: s("1"),
             },
+            LogEvent::AnswerResent {
+                project: p(),
+                approval: "ap1".into(),
+                tries: 2,
+            },
             LogEvent::ApprovalGone {
                 project: p(),
                 approval: "ap1".into(),
@@ -638,9 +650,10 @@ mod documented {
             LogRepaired { .. } => 44,
             LogWriteFailed { .. } => 45,
             DialogMismatch { .. } => 46,
+            AnswerResent { .. } => 47,
         }
     }
-    const VARIANTS: usize = 47;
+    const VARIANTS: usize = 48;
 
     /// GitHub's anchor for a heading: lower case, spaces to `-`, other
     /// punctuation (but `-` and `_`) dropped.

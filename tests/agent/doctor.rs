@@ -38,11 +38,18 @@ fn reports_each_signal_on_the_installed_version() {
         return;
     };
     let (_, out, err) = doctor_agent(&claude);
-    assert!(out.starts_with("claude 2.1.197 at "), "{out}\n{err}");
-    assert_eq!(
-        line(&out, "permission prompt"),
-        "ok: permission prompt: \"Do you want to proceed?\" with options [1. Yes, 2. Yes, and always allow access to project/ from this project, 3. No]"
+    let release = crate::support::claude::release();
+    assert!(
+        out.starts_with(&format!("claude {release} at ")),
+        "{out}\n{err}"
     );
+    let permission = line(&out, "permission prompt");
+    assert!(
+        permission.starts_with("ok: permission prompt: \"Do you want to proceed?\" with options [1. Yes, 2. Yes, and always allow access to "),
+        "{permission}"
+    );
+    let no = format!(", {}. No]", crate::support::claude::bash_no_key());
+    assert!(permission.ends_with(&no), "{permission}");
     assert_eq!(
         line(&out, "completion"),
         "ok: completion: the turn's end was detected"
@@ -63,10 +70,11 @@ fn every_signal_is_detected_on_the_tested_version() {
     for signal in ["permission prompt", "completion", "question", "API error"] {
         assert!(line(&out, signal).starts_with("ok: "), "{out}");
     }
-    assert!(
-        out.contains("detection works with Claude Code 2.1.197"),
-        "{out}"
+    let works = format!(
+        "detection works with Claude Code {}",
+        crate::support::claude::release()
     );
+    assert!(out.contains(&works), "{out}");
 }
 
 /// A wrong `CLAWMUX_CLAUDE` is named, not silently replaced by PATH.

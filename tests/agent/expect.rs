@@ -155,13 +155,19 @@ fn one_final_error(ds: &[Value], needle: &str) -> Result<(), String> {
     one_completion(ds)
 }
 
-/// The expected outcome of scenario `name`.
+/// The expected outcome of scenario `name` on the installed release.
 pub fn check(name: &str, ds: &[Value]) -> Result<(), String> {
+    check_for(crate::support::claude::release(), name, ds)
+}
+
+/// The expected outcome of scenario `name` on `release`.
+pub fn check_for(release: &str, name: &str, ds: &[Value]) -> Result<(), String> {
     match name {
         "bash_permission" => {
             let d = one_dialog(ds, "permission", "Do you want to proceed?")?;
             has_option(&d, "1", "Yes")?;
-            has_option(&d, "3", "No")
+            // `3. No` before 2.1.332; since, `3. Yes, and switch to auto mode`.
+            has_option(&d, crate::support::claude::bash_no_key_of(release), "No")
         }
         "bash_denied" => {
             // The user's "No" is their answer, not an error.

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use clawmux::control::recording::RecordingReader;
 use serde_json::Value;
 
-use crate::support::claude::{clawmux_stdin, fixtures_dir};
+use clawmux::agents::claude::{OLDEST_SUPPORTED, TESTED_VERSIONS};
+
+use crate::support::claude::{clawmux_stdin, fixtures_dir_of};
 
 use super::expect;
 
@@ -28,12 +30,18 @@ pub const SCENARIOS: [(&str, &str); 13] = [
     ("quoting_reply", "quoted"),
 ];
 
-fn fixture(name: &str) -> PathBuf {
-    fixtures_dir().join(format!("{name}.rec"))
+fn fixture(release: &str, name: &str) -> PathBuf {
+    fixtures_dir_of(release).join(format!("{name}.rec"))
 }
 
+/// The recording of `name` on the oldest supported release (the one the
+/// recorded hook payloads come from).
 fn read(name: &str) -> Vec<u8> {
-    let path = fixture(name);
+    read_of(OLDEST_SUPPORTED, name)
+}
+
+fn read_of(release: &str, name: &str) -> Vec<u8> {
+    let path = fixture(release, name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -48,8 +56,12 @@ pub fn replay(recording: &[u8]) -> Vec<Value> {
 
 #[test]
 fn every_recording_is_timed_clean_and_shows_its_scenario() {
-    for (name, phrase) in SCENARIOS {
-        let bytes = read(name);
+    for (release, (name, phrase)) in TESTED_VERSIONS
+        .into_iter()
+        .flat_map(|r| SCENARIOS.map(|s| (r, s)))
+    {
+        let name = &format!("{release}/{name}");
+        let bytes = read_of(release, name.rsplit('/').next().unwrap_or(name));
         let mut reader = RecordingReader::new(&bytes[..]).expect("header");
         let header = reader.header().cloned().expect("a timed recording");
         assert_eq!(header.size(), Some((120, 40)), "{name}");
@@ -125,10 +137,14 @@ fn replay_follows_the_recorded_times() {
     assert_eq!(replay(&bytes), ds);
 }
 
+/// Every tested release's recording of `name` replays to its expected
+/// detections.
 fn check_replay(name: &str) {
-    let ds = replay(&read(name));
-    if let Err(e) = expect::check(name, &ds) {
-        panic!("{name} replayed: {e}");
+    for release in TESTED_VERSIONS {
+        let ds = replay(&read_of(release, name));
+        if let Err(e) = expect::check_for(release, name, &ds) {
+            panic!("{name} on {release} replayed: {e}");
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clawmux::agentcheck::{PLAN_FILE_PLACEHOLDER, Turn};
 use serde_json::json;
 
-use crate::support::claude::{ClaudeRun, RunOptions};
+use crate::support::claude::{ClaudeRun, RunOptions, retries_400};
 
 /// A finished scenario: the run (for the fake API's requests and the live
 /// watch output), the recording, and the screens at its key moments.
@@ -70,7 +70,8 @@ pub fn bash_denied(claude: &Path, base: &RunOptions) -> Done {
     run.prompt("clean the build");
     let prompt = run.wait_for("Do you want to proceed?");
     run.wait_for_watch_approval();
-    run.keys(&["3"]);
+    let no = run.option_key("No");
+    run.keys(&[&no]);
     let end = run.wait_idle_with("What should Claude do instead?");
     done(run, "bash_denied", vec![prompt, end])
 }
@@ -183,6 +184,9 @@ pub fn plan_mode(claude: &Path, base: &RunOptions) -> Done {
 
 /// An API error answered to every try, with `CLAUDE_CODE_MAX_RETRIES=1`
 /// for the retried statuses. `shows` is the final error text.
+/// Requests 2.1.332 makes for one turn answered HTTP 400 each time.
+pub const RETRIED_400_REQUESTS: u32 = 6;
+
 pub fn api_error(
     claude: &Path,
     base: &RunOptions,
@@ -191,9 +195,16 @@ pub fn api_error(
     shows: &str,
 ) -> Done {
     let retried = matches!(status, 500 | 529 | 401);
+    // 2.1.332 retries a 400 too: 6 requests in all (measured, without
+    // CLAUDE_CODE_MAX_RETRIES; about 3 s).
+    let times = match (retried, status == 400 && retries_400()) {
+        (_, true) => RETRIED_400_REQUESTS,
+        (true, false) => 2,
+        (false, false) => 1,
+    };
     let run = ClaudeRun::start(
         claude,
-        vec![Turn::error(status, message, if retried { 2 } else { 1 })],
+        vec![Turn::error(status, message, times)],
         RunOptions {
             max_retries: retried.then_some(1),
             ..base.clone()

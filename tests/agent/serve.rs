@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use serde_json::json;
 
-use crate::support::claude::{STEP_TIMEOUT, agent_home, claude_or_skip};
+use crate::support::claude::{STEP_TIMEOUT, agent_home, bash_no_key, claude_or_skip};
 use crate::support::tmux::TmuxServer;
 
 use super::scenarios::{self, bash_script};
@@ -195,12 +195,14 @@ fn bash_permission_through_serve() {
     let all = cards(&out);
     let approvals = new_cards(&all, "== Approval needed ==");
     assert_eq!(approvals.len(), 1, "{out}");
-    for needle in [
-        "Do you want to proceed?",
-        "[1] Yes",
-        "[3] No",
-        "Answer with /gsd:answer 1|2|3",
-    ] {
+    let no = format!("[{}] No", bash_no_key());
+    let keys = if bash_no_key() == "4" {
+        "1|2|3|4"
+    } else {
+        "1|2|3"
+    };
+    let how = format!("Answer with /gsd:answer {keys}");
+    for needle in ["Do you want to proceed?", "[1] Yes", &no, &how] {
         assert!(
             approvals[0].contains(needle),
             "{needle:?} not in\n{}",

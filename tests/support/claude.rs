@@ -6,14 +6,30 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn, find_claude};
+use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn, claude_version, find_claude};
+use clawmux::agents::claude::{NEWEST_TESTED, OLDEST_SUPPORTED, PermissionMode, at_least};
+use clawmux::bridge::answering::ANSWER_SETTLE;
 
 use super::tmux::TmuxServer;
 
-/// The Claude Code version the fixtures were recorded with.
-pub const CLAUDE_VERSION: &str = "2.1.197";
+/// The installed Claude Code's release (`claude --version`), or the newest
+/// tested when none is installed (the tests that need it skip then).
+pub fn release() -> &'static str {
+    static RELEASE: OnceLock<String> = OnceLock::new();
+    RELEASE.get_or_init(|| {
+        find_claude()
+            .and_then(|c| claude_version(&c).ok())
+            .unwrap_or_else(|| NEWEST_TESTED.to_owned())
+    })
+}
+
+/// Whether the installed release is `min` or later.
+pub fn release_at_least(min: &str) -> bool {
+    at_least(release(), min)
+}
 
 /// The home of a daemon that drives the real agent: `ws/` holds the
 /// workspaces, and the agent's environment (against `api`) trusts
@@ -31,11 +47,36 @@ pub fn agent_home(api: &FakeApi, project: &str) -> (tempfile::TempDir, ClaudeEnv
     (home, env)
 }
 
-/// Where the committed recordings live.
-pub fn fixtures_dir() -> PathBuf {
+/// The key of a Bash dialog's `No`: `3` before 2.1.332, `4` since (`3.
+/// Yes, and switch to auto mode` came in).
+pub fn bash_no_key() -> &'static str {
+    bash_no_key_of(release())
+}
+
+/// [`bash_no_key`] on `release`.
+pub fn bash_no_key_of(release: &str) -> &'static str {
+    if at_least(release, "2.1.332") {
+        "4"
+    } else {
+        "3"
+    }
+}
+
+/// Whether the installed release retries HTTP 400 (2.1.332 and later).
+pub fn retries_400() -> bool {
+    release_at_least("2.1.332")
+}
+
+/// Where the committed recordings of `release` live.
+pub fn fixtures_dir_of(release: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
-        .join(format!("claude-{CLAUDE_VERSION}"))
+        .join(format!("claude-{release}"))
+}
+
+/// Where the recordings of the installed release go.
+pub fn fixtures_dir() -> PathBuf {
+    fixtures_dir_of(release())
 }
 
 /// The `claude` binary, or `None` after a loud message saying the test is
@@ -45,7 +86,7 @@ pub fn claude_or_skip(test: &str) -> Option<PathBuf> {
     if found.is_none() {
         eprintln!(
             "\n*** SKIPPED {test}: Claude Code is not installed (set CLAWMUX_CLAUDE or put `claude` on PATH; \
-             .ci/run installs @anthropic-ai/claude-code@{CLAUDE_VERSION} with npm) ***\n"
+             .ci/run installs @anthropic-ai/claude-code@{NEWEST_TESTED} and @{OLDEST_SUPPORTED} with npm) ***\n"
         );
     }
     found
@@ -177,7 +218,13 @@ impl ClaudeRun {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
-        let command = env.shell_command(claude, &options.args);
+        // The mode is clawmux's decision, as the daemon makes it: manual,
+        // unless the scenario names its own.
+        let mut args = options.args.clone();
+        if !args.iter().any(|a| a.starts_with("--permission-mode")) {
+            args.extend(["--permission-mode", PermissionMode::Manual.flag()]);
+        }
+        let command = env.shell_command(claude, &args);
         tmux.ok(&["respawn-pane", "-k", "-t", &target, &command]);
         let run = ClaudeRun {
             api,
@@ -263,6 +310,22 @@ impl ClaudeRun {
         self.tmux.ok(&["send-keys", "-t", &self.target, "Enter"]);
     }
 
+    /// The key of the dialog option on screen labelled `label` (`No` is 3
+    /// before 2.1.332 and 4 since).
+    pub fn option_key(&self, label: &str) -> String {
+        let screen = self.screen();
+        screen
+            .lines()
+            .rev()
+            .find_map(|row| {
+                let row = row.trim_start().trim_start_matches('❯').trim();
+                let (key, rest) = row.split_once(". ")?;
+                (rest.trim() == label && key.chars().all(|c| c.is_ascii_digit()))
+                    .then(|| key.to_owned())
+            })
+            .unwrap_or_else(|| panic!("no option {label:?} on screen:\n{screen}"))
+    }
+
     /// Sends tmux key names (`1`, `Enter`, `Escape`, `S-Tab`).
     pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", self.target.as_str()];
@@ -290,24 +353,35 @@ impl ClaudeRun {
         }
     }
 
-    /// With a watcher: waits (up to [`COMPLETION_WAIT`]) until it reported
-    /// a dialog, as a person answers only what they were shown. Answering
-    /// the instant the screen shows it would beat the detector's quiet
-    /// window, which no person does.
+    /// Waits as a person does before answering a dialog: with a watcher,
+    /// until it reported the dialog (up to [`COMPLETION_WAIT`]), then until
+    /// the screen has been still for [`ANSWER_SETTLE`]. Claude Code 2.1.332
+    /// drops keys sent within ~0.2 s of drawing a dialog; no person is that
+    /// quick, and clawmux waits the same before it types an answer.
     pub fn wait_for_watch_approval(&self) {
-        if self.watcher.is_none() {
-            return;
-        }
-        let deadline = Instant::now() + COMPLETION_WAIT;
-        while Instant::now() < deadline {
-            if self
-                .watch_lines()
-                .iter()
-                .any(|v| v.get("at_ms").is_some() && v["kind"] == "approval")
-            {
-                return;
+        if self.watcher.is_some() {
+            let deadline = Instant::now() + COMPLETION_WAIT;
+            while Instant::now() < deadline {
+                if self
+                    .watch_lines()
+                    .iter()
+                    .any(|v| v.get("at_ms").is_some() && v["kind"] == "approval")
+                {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
+        }
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        let mut screen = self.screen();
+        let mut still_since = Instant::now();
+        while still_since.elapsed() < ANSWER_SETTLE && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
+            let now = self.screen();
+            if now != screen {
+                screen = now;
+                still_since = Instant::now();
+            }
         }
     }
 

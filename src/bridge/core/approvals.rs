@@ -6,7 +6,7 @@ use super::Core;
 use crate::bridge::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::names;
 use crate::bridge::present::{self, ApprovalChoice};
-use crate::bridge::project::{Approval, ProjectCmd, ProjectEventKind, Reply};
+use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
 use crate::detect::ApprovalOption;
 use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval};
@@ -360,7 +360,10 @@ impl Core {
                     (Err(e), _) => self.error(
                         &reply.target,
                         reply.reply_to.as_deref(),
-                        "Could not answer the approval",
+                        match e {
+                            ProjectError::NotTaken { .. } => "Answer not taken",
+                            _ => "Could not answer the approval",
+                        },
                         &e.to_string(),
                         "Press the button again, or answer in the terminal.",
                     ),

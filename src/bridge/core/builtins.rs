@@ -220,8 +220,9 @@ impl Core {
             );
             return;
         }
-        let mut md =
-            String::from("| project | state | progress | queued | host |\n|---|---|---|---|---|\n");
+        let mut md = String::from(
+            "| project | state | mode | progress | queued | host |\n|---|---|---|---|---|---|\n",
+        );
         for name in names {
             let host = self.host_label(&name);
             md.push_str(&status_row(&name, &host, self.statuses.get(&name)));

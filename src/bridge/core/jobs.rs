@@ -289,6 +289,13 @@ impl Core {
                     );
                 }
             }
+            ProjectEventKind::AnswerResent { approval_id, tries } => {
+                self.log(LogEvent::AnswerResent {
+                    project: project.to_string(),
+                    approval: approval_id.clone(),
+                    tries,
+                });
+            }
             ProjectEventKind::Resubmitted => {
                 self.log(LogEvent::EnterPressedAgain {
                     project: project.clone(),

@@ -439,6 +439,18 @@ impl Core {
                 self.on_reconnected(&project, &e.job, &reason)
             }
             ProjectEventKind::Status(status) => {
+                let before = self.statuses.get(&project).and_then(|s| s.mode);
+                if let Some(mode) = status.mode.filter(|m| Some(*m) != before)
+                    && let Some(unasked) = mode.unasked()
+                {
+                    // Said once per change: approvals would otherwise stop
+                    // without a word.
+                    let text = format!(
+                        "**{project}** runs in **{mode}** mode: {unasked}, so those approvals will not reach this chat. `/gsd:mode manual` brings them back (approvers)."
+                    );
+                    let target = self.chat_of(&project);
+                    self.send(&target, None, &present::info_card("Approvals off", &text));
+                }
                 self.statuses.insert(project, status);
             }
             ProjectEventKind::Screen { reply, screen } => {
@@ -502,7 +514,7 @@ fn target_of(chat: &str) -> ChatTarget {
 
 fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String {
     let Some(s) = status else {
-        return format!("| {name} | not attached | | | {host} |\n");
+        return format!("| {name} | not attached | | | | {host} |\n");
     };
     let state = if s.starting {
         "starting its agent"
@@ -517,5 +529,6 @@ fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String 
     };
     let progress = s.last_progress.as_deref().unwrap_or("");
     let queued = s.queued;
-    format!("| {name} | {state} | {progress} | {queued} | {host} |\n")
+    let mode = s.mode.map_or("", |m| m.name());
+    format!("| {name} | {state} | {mode} | {progress} | {queued} | {host} |\n")
 }

@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 use super::{Actor, ProjectCmd, ProjectError, ProjectEvent};
+use crate::agents::claude::with_permission_mode;
 use crate::bridge::agent_pane::PaneSpec;
 use crate::bridge::config::Config;
 use crate::bridge::names::session_name;
@@ -46,7 +47,7 @@ impl ProjectSetup {
     ) -> Result<ProjectSetup, ProfileError> {
         let agent = match config.agent_for(name) {
             "sim" => sim_agent.to_string(),
-            other => other.to_string(),
+            other => with_permission_mode(other, config.permission_mode_for(name)),
         };
         let profile = profiles
             .get(config.profile_for(name))

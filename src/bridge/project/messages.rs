@@ -4,6 +4,7 @@
 use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 
 use super::runner::{MAX_QUEUED, TaskNews};
+use crate::agents::claude::PermissionMode;
 use crate::hooks::ToolRequest;
 
 /// Why a project could not do what it was asked.
@@ -21,6 +22,14 @@ pub enum ProjectError {
     OtherPrompt,
     #[error("nothing is running")]
     NothingToCancel,
+    #[error("an answer is still being typed into this prompt")]
+    Answering,
+    /// The dialog stayed on screen, unchanged, after the key was sent
+    /// `tries` times.
+    #[error(
+        "the agent did not take the answer: its dialog is still on screen, unchanged, after the key was sent {tries} times"
+    )]
+    NotTaken { tries: u8 },
     /// tmux could not be reached or refused a command.
     #[error("{0}")]
     Pane(String),
@@ -88,6 +97,12 @@ pub enum ProjectEventKind {
     /// Enter was pressed once more: the typed command was still in the
     /// input box after [`crate::bridge::typing::RECEIPT_WAIT`].
     Resubmitted,
+    /// An answer's dialog was still on screen unchanged: its key was sent
+    /// once more (`tries` keys in all).
+    AnswerResent {
+        approval_id: ApprovalId,
+        tries: u8,
+    },
     /// The session or tmux server is gone.
     SessionLost {
         reason: String,
@@ -175,6 +190,8 @@ pub struct ProjectStatus {
     pub awaiting_approval: Option<String>,
     pub last_progress: Option<String>,
     pub queued: usize,
+    /// The agent's permission mode, as its footer shows it.
+    pub mode: Option<PermissionMode>,
 }
 
 /// Where the outcome of a request from chat is told.

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use tokio::time::sleep_until;
 
 use super::agent_pane::AgentPane;
+use super::answering::{ANSWER_CONFIRM_WAIT, AnswerStep, Answering};
 use super::crash_point::crash_point;
 use super::hosts;
 use super::texts;
@@ -33,6 +34,7 @@ use crate::control::{Notification, PaneId};
 use crate::detect::{Detection, Millis, PaneWatcher};
 use crate::store::LogEvent;
 use crate::store::clock;
+use crate::store::state::ApprovalId;
 use crate::store::state::TypingIntent;
 pub use crate::store::state::{Approval, Job};
 use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
@@ -56,12 +58,63 @@ struct ReceiptCheck {
     at: Instant,
 }
 
+/// An answer on its way into a dialog (see [`answering`]).
+struct PendingAnswer {
+    approval_id: ApprovalId,
+    answering: Answering,
+    /// Words for the dialog's text field, typed once its key opened it.
+    words: Option<String>,
+    /// The command to follow once the key is sent (after a restart).
+    follow: Option<Job>,
+    report: AnswerReport,
+    /// When to look at the screen again.
+    at: Option<Instant>,
+}
+
+/// What the chat is told about an answer when the screen has said.
+enum AnswerReport {
+    Answered {
+        by: String,
+        label: String,
+        reply: Reply,
+    },
+    Replied {
+        by: String,
+        text: String,
+        reply: Reply,
+    },
+}
+
+impl AnswerReport {
+    fn event(self, approval_id: ApprovalId, result: Result<(), ProjectError>) -> ProjectEventKind {
+        match self {
+            AnswerReport::Answered { by, label, reply } => ProjectEventKind::Answered {
+                approval_id,
+                by,
+                label,
+                reply,
+                result,
+            },
+            AnswerReport::Replied { by, text, reply } => ProjectEventKind::Replied {
+                approval_id,
+                by,
+                text,
+                reply,
+                result,
+            },
+        }
+    }
+}
+
 struct Actor {
     setup: ProjectSetup,
     events: mpsc::Sender<ProjectEvent>,
     pane: Option<(AgentPane, PaneWatcher)>,
     runner: JobRunner,
     receipt: Option<ReceiptCheck>,
+    answer: Option<PendingAnswer>,
+    /// The dialog last reported, and since when it looks as it does.
+    shown: Option<(String, Instant)>,
     /// The status last reported to the daemon.
     reported: Option<ProjectStatus>,
     /// The clock detections are measured on.
@@ -76,6 +129,8 @@ impl Actor {
             pane: None,
             runner: JobRunner::default(),
             receipt: None,
+            answer: None,
+            shown: None,
             reported: None,
             epoch: Instant::now(),
         }
@@ -129,6 +184,7 @@ impl Actor {
                 .map(|m| self.instant(m));
             let timeout_at = self.runner.running().map(|r| r.deadline);
             let receipt_at = self.receipt.as_ref().map(|r| r.at);
+            let answer_at = self.answer.as_ref().and_then(|a| a.at);
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.on_command(cmd).await,
@@ -140,6 +196,15 @@ impl Actor {
                 // The agent never showed its prompt: type anyway.
                 _ = sleep_opt(self.runner.starting_until()) => self.runner.agent_started(),
                 _ = sleep_opt(receipt_at) => self.check_receipt().await,
+                _ = sleep_opt(answer_at) => self.advance_answer().await,
+            }
+            // The screen may have said whether an answer took.
+            if self
+                .answer
+                .as_ref()
+                .is_some_and(|a| a.answering.tries() > 0)
+            {
+                self.advance_answer().await;
             }
             self.drain_queue().await;
             self.report_status().await;
@@ -192,20 +257,10 @@ impl Actor {
                 label,
                 reply,
             } => {
-                let result = self.answer(&approval_id, &question, &key).await;
-                if result.is_ok()
-                    && let Some(job) = follow
-                {
-                    self.follow(job);
-                }
-                let kind = ProjectEventKind::Answered {
-                    approval_id,
-                    by,
-                    label,
-                    reply,
-                    result,
-                };
-                self.emit(None, kind).await;
+                let report = AnswerReport::Answered { by, label, reply };
+                let answering = Answering::new(&question, &key, self.shown_since(&question));
+                self.begin_answer(approval_id, answering, None, follow, report)
+                    .await;
             }
             ProjectCmd::Type {
                 approval_id,
@@ -215,17 +270,16 @@ impl Actor {
                 by,
                 reply,
             } => {
-                let result = self
-                    .answer_with_text(&approval_id, &question, &focus, &text)
-                    .await;
-                let kind = ProjectEventKind::Replied {
-                    approval_id,
+                // The field opens on its key (confirmed like any answer);
+                // the words follow into the open field.
+                let report = AnswerReport::Replied {
                     by,
-                    text,
+                    text: text.clone(),
                     reply,
-                    result,
                 };
-                self.emit(None, kind).await;
+                let answering = Answering::new(&question, &focus, self.shown_since(&question));
+                self.begin_answer(approval_id, answering, Some(text), None, report)
+                    .await;
             }
             ProjectCmd::Cancel { by, reply } => {
                 // Esc with nothing to stop would wait in the agent's input
@@ -376,49 +430,128 @@ impl Actor {
         });
     }
 
-    /// Types the answer when `approval_id` is still the prompt on screen.
-    async fn answer(
-        &mut self,
-        approval_id: &str,
-        question: &str,
-        key: &str,
-    ) -> Result<(), ProjectError> {
-        if self.pane.is_none() {
-            self.attach(false).await?;
+    /// When the dialog asking `question` was first seen (now, if it was
+    /// not: a restarted actor sees it only from now on).
+    fn shown_since(&self, question: &str) -> Instant {
+        match &self.shown {
+            Some((q, at)) if q == question => *at,
+            _ => Instant::now(),
         }
-        if self.runner.other_prompt(approval_id, question) {
-            return Err(ProjectError::OtherPrompt);
-        }
-        let Some((pane, watcher)) = &mut self.pane else {
-            return Err(ProjectError::NotAttached);
-        };
-        (pane.answer(key).await).map_err(|e| ProjectError::Pane(e.to_string()))?;
-        // The prompt stays on screen until the agent redraws; a watcher that
-        // has not reported it yet (after a restart or a new client) must not
-        // take it for a new one.
-        watcher.detector_mut().answered(question);
-        self.runner.prompt_closed();
-        Ok(())
     }
 
-    /// Types `text` into the text field of the question `approval_id`:
-    /// `focus` (its key) first, then the text, then Enter. Typed straight
-    /// into the menu, the letters would do nothing and Enter would choose
-    /// the focused option.
-    async fn answer_with_text(
+    /// Starts answering `approval_id` (see [`answering`]): refused at once
+    /// when another prompt is on screen or an answer is still on its way.
+    async fn begin_answer(
         &mut self,
-        approval_id: &str,
-        question: &str,
-        focus: &str,
-        text: &str,
-    ) -> Result<(), ProjectError> {
-        self.answer(approval_id, question, focus).await?;
-        let Some((pane, _)) = &self.pane else {
-            return Err(ProjectError::NotAttached);
+        approval_id: ApprovalId,
+        answering: Answering,
+        words: Option<String>,
+        follow: Option<Job>,
+        report: AnswerReport,
+    ) {
+        let refused = if self.pane.is_none()
+            && let Err(e) = self.attach(false).await
+        {
+            Some(e)
+        } else if self.runner.other_prompt(&approval_id, &answering.question) {
+            Some(ProjectError::OtherPrompt)
+        } else if self.answer.is_some() {
+            Some(ProjectError::Answering)
+        } else {
+            None
         };
-        // The field opens on the key: what is typed before goes elsewhere.
-        tokio::time::sleep(TEXT_ENTER_GAP).await;
-        (pane.type_line(text).await).map_err(|e| ProjectError::Pane(e.to_string()))
+        if let Some(error) = refused {
+            return self.emit(None, report.event(approval_id, Err(error))).await;
+        }
+        self.answer = Some(PendingAnswer {
+            approval_id,
+            answering,
+            words,
+            follow,
+            report,
+            at: None,
+        });
+        self.advance_answer().await;
+    }
+
+    /// Moves the answer on its way a step, from what the screen shows now:
+    /// the key once the dialog settled, again once if it did not take, the
+    /// words into an opened field, and the outcome once the screen says.
+    async fn advance_answer(&mut self) {
+        let Some(mut pending) = self.answer.take() else {
+            return;
+        };
+        let Some((pane, watcher)) = &mut self.pane else {
+            let result = Err(ProjectError::NotAttached);
+            self.runner.answer_done(false);
+            return self
+                .emit(None, pending.report.event(pending.approval_id, result))
+                .await;
+        };
+        let look = watcher.look();
+        let now = Instant::now();
+        let result = match pending.answering.step(&look, now) {
+            AnswerStep::WaitUntil(at) | AnswerStep::Confirming(at) => {
+                pending.at = Some(at);
+                self.answer = Some(pending);
+                return;
+            }
+            AnswerStep::Send => {
+                let first = pending.answering.tries() == 0;
+                if first {
+                    // The prompt stays on screen until the agent redraws; a
+                    // watcher that has not reported it yet (after a restart
+                    // or a new client) must not take it for a new one.
+                    watcher.detector_mut().answered(&pending.answering.question);
+                    self.runner.answer_sent();
+                    if let Some(job) = pending.follow.take() {
+                        self.follow(job);
+                    }
+                } else {
+                    let kind = ProjectEventKind::AnswerResent {
+                        approval_id: pending.approval_id.clone(),
+                        tries: pending.answering.tries() + 1,
+                    };
+                    self.emit(None, kind).await;
+                }
+                let Some((pane, _)) = &self.pane else { return };
+                let key = &pending.answering.key;
+                let sent = if pending.answering.max_tries() == 1 {
+                    pane.type_line(key).await
+                } else {
+                    pane.answer(key).await
+                };
+                match sent {
+                    Ok(()) => {
+                        pending.answering.sent(&look, now);
+                        pending.at = Some(now + ANSWER_CONFIRM_WAIT);
+                        self.answer = Some(pending);
+                        return;
+                    }
+                    Err(e) => Err(ProjectError::Pane(e.to_string())),
+                }
+            }
+            AnswerStep::Taken => match pending.words.take() {
+                Some(words) => {
+                    // The field is open: now the words, into it alone.
+                    let _ = pane;
+                    pending.answering = Answering::words(&pending.answering.question, &words, now);
+                    self.answer = Some(pending);
+                    return Box::pin(self.advance_answer()).await;
+                }
+                None => Ok(()),
+            },
+            AnswerStep::NotTaken => Err(ProjectError::NotTaken {
+                tries: pending.answering.tries(),
+            }),
+            AnswerStep::NotShown if pending.answering.tries() == 0 => {
+                Err(ProjectError::OtherPrompt)
+            }
+            AnswerStep::NotShown => Ok(()),
+        };
+        self.runner.answer_done(result.is_ok());
+        let kind = pending.report.event(pending.approval_id, result);
+        self.emit(None, kind).await;
     }
 
     async fn start(&mut self, job: Job, recovery: bool) {
@@ -553,7 +686,8 @@ impl Actor {
 
     /// Tells the daemon what the project is doing, when that changed.
     async fn report_status(&mut self) {
-        let status = self.runner.status(self.pane.is_some());
+        let mut status = self.runner.status(self.pane.is_some());
+        status.mode = self.pane.as_ref().and_then(|(_, w)| w.mode());
         if self.reported.as_ref() != Some(&status) {
             self.reported = Some(status.clone());
             self.emit(None, ProjectEventKind::Status(status)).await;
@@ -719,7 +853,14 @@ impl Actor {
     async fn carry_out(&mut self, steps: Vec<Step>) {
         for step in steps {
             match step {
-                Step::Emit(job, kind) => self.emit(job.as_ref(), kind).await,
+                Step::Emit(job, kind) => {
+                    if let ProjectEventKind::Approval(a) = &kind {
+                        // Drawn now (or redrawn with its body): keys wait
+                        // for it to settle from here.
+                        self.shown = Some((a.question.clone(), Instant::now()));
+                    }
+                    self.emit(job.as_ref(), kind).await
+                }
                 Step::Complete => self.complete().await,
                 Step::Finished(finished) => self.finished(finished).await,
             }

@@ -115,6 +115,10 @@ pub struct JobRunner {
     recent: VecDeque<String>,
     last_progress: Option<String>,
     busy: bool,
+    /// An answer was typed into the prompt and the screen has not yet shown
+    /// whether it took: the prompt this was (its id, when the runner had
+    /// seen it).
+    answering: Option<Option<ApprovalId>>,
 }
 
 impl JobRunner {
@@ -148,7 +152,7 @@ impl JobRunner {
     /// Nothing runs, no prompt waits, the agent is not busy: an Esc now
     /// would wait in its input and spoil the next command.
     pub fn idle(&self) -> bool {
-        self.running.is_none() && self.approval.is_none() && !self.busy
+        self.running.is_none() && self.approval.is_none() && !self.busy && self.answering.is_none()
     }
 
     pub fn starting_until(&self) -> Option<Instant> {
@@ -169,7 +173,10 @@ impl JobRunner {
     /// starts, or while a prompt waits for its answer (keys typed into it
     /// would choose an option nobody chose).
     pub fn ready(&self) -> bool {
-        self.running.is_none() && self.starting.is_none() && self.approval.is_none()
+        self.running.is_none()
+            && self.starting.is_none()
+            && self.approval.is_none()
+            && self.answering.is_none()
     }
 
     pub fn submit(&mut self, job: Job) -> Admit {
@@ -284,9 +291,31 @@ impl JobRunner {
         self.approval = None;
     }
 
+    /// An answer was typed into the prompt on screen; until
+    /// [`JobRunner::answer_done`] nothing else is typed, and the prompt
+    /// leaving the screen is the answer taking, not an answer in the
+    /// terminal.
+    pub fn answer_sent(&mut self) {
+        if self.answering.is_none() {
+            self.answering = Some(self.approval.as_ref().map(|a| a.id.clone()));
+        }
+    }
+
+    /// The screen showed whether the answer took. A taken answer closes
+    /// the prompt it was typed into (not one drawn since).
+    pub fn answer_done(&mut self, taken: bool) {
+        let Some(answered) = self.answering.take() else {
+            return;
+        };
+        if taken && self.approval.as_ref().map(|a| &a.id) == answered.as_ref() {
+            self.approval = None;
+        }
+    }
+
     /// The session is gone, and its prompt and spinner with it.
     pub fn session_gone(&mut self) {
         self.approval = None;
+        self.answering = None;
         self.busy = false;
     }
 
@@ -347,7 +376,14 @@ impl JobRunner {
                 return steps;
             }
             DetectionKind::ApprovalGone { .. } => {
-                if let Some(gone) = self.approval.take() {
+                let answered = self
+                    .answering
+                    .as_ref()
+                    .is_some_and(|id| id.as_ref() == self.approval.as_ref().map(|a| &a.id));
+                if answered {
+                    // Our answer took: no card says it went in the terminal.
+                    self.approval = None;
+                } else if let Some(gone) = self.approval.take() {
                     let approval_id = gone.id;
                     let kind = ProjectEventKind::ApprovalGone { approval_id };
                     return vec![Step::Emit(job, kind)];
@@ -525,6 +561,7 @@ impl JobRunner {
             awaiting_approval: self.approval.as_ref().map(|a| a.question.clone()),
             last_progress: self.last_progress.clone(),
             queued: self.queue.len(),
+            mode: None,
         }
     }
 }

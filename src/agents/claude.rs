@@ -1,0 +1,313 @@
+//! Claude Code as clawmux starts and reads it: the releases it is tested
+//! with (the one place that names the supported range), the permission
+//! mode it is started in, and the mode read back from its footer.
+//!
+//! Since 2.1.332 Claude Code starts in `auto` mode unless told otherwise:
+//! commands and edits then run with no dialog, so no approval reaches the
+//! chat. clawmux therefore always says which mode it wants.
+
+use serde::Deserialize;
+
+/// The oldest Claude Code release the real-agent tests run against.
+pub const OLDEST_SUPPORTED: &str = "2.1.197";
+/// The newest Claude Code release the real-agent tests run against.
+pub const NEWEST_TESTED: &str = "2.1.332";
+/// Every release the tests run against, oldest first (`.ci/run` installs
+/// each; `scripts/add-claude-version.sh` adds one).
+pub const TESTED_VERSIONS: [&str; 2] = [OLDEST_SUPPORTED, NEWEST_TESTED];
+
+/// Whether release `version` (`2.1.332`) is `min` or later; a version
+/// that does not parse is taken as the newest.
+pub fn at_least(version: &str, min: &str) -> bool {
+    let parse =
+        |v: &str| -> Option<Vec<u64>> { v.trim().split('.').map(|n| n.parse().ok()).collect() };
+    match (parse(version), parse(min)) {
+        (Some(v), Some(m)) => v >= m,
+        _ => true,
+    }
+}
+
+/// The permission mode a project's Claude Code runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    /// Every tool that changes something asks first: its dialog reaches the
+    /// chat. Called `default` before 2.1.332.
+    #[default]
+    #[serde(alias = "default")]
+    Manual,
+    /// The agent decides itself: no dialog, nothing to approve in chat.
+    Auto,
+    /// Read-only until the plan is approved (the plan's dialog reaches the
+    /// chat).
+    Plan,
+    /// Edits are approved without asking; commands still ask.
+    AcceptEdits,
+    /// Nothing asks.
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// Every mode, in the order `/gsd:mode` lists them.
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::Manual,
+        PermissionMode::Auto,
+        PermissionMode::Plan,
+        PermissionMode::AcceptEdits,
+        PermissionMode::BypassPermissions,
+    ];
+
+    /// The mode's name in clawmux's config and chat.
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Manual => "manual",
+            PermissionMode::Auto => "auto",
+            PermissionMode::Plan => "plan",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+
+    /// The mode named `name` (config spelling, `default` too, any case).
+    pub fn parse(name: &str) -> Option<PermissionMode> {
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("default") {
+            return Some(PermissionMode::Manual);
+        }
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name))
+    }
+
+    /// What `--permission-mode` takes for this mode on every tested
+    /// release: 2.1.197 refuses `manual`, 2.1.332 still takes `default`.
+    pub fn flag(self) -> &'static str {
+        match self {
+            PermissionMode::Manual => "default",
+            other => other.name(),
+        }
+    }
+
+    /// Whether the agent's permission dialogs reach the chat in this mode:
+    /// `None` for all of them, otherwise what does not.
+    pub fn unasked(self) -> Option<&'static str> {
+        match self {
+            PermissionMode::Manual | PermissionMode::Plan => None,
+            PermissionMode::AcceptEdits => Some("file edits are approved without asking"),
+            PermissionMode::Auto => Some("the agent approves its own commands and edits"),
+            PermissionMode::BypassPermissions => Some("nothing asks for approval"),
+        }
+    }
+
+    /// The mode a footer row shows: `⏵⏵ auto mode on (shift+tab to
+    /// cycle)`, `⏸ manual mode on · ? for shortcuts`, `⏸ plan mode on`,
+    /// `⏵⏵ accept edits on`, `⏵⏵ bypass permissions on`. Before 2.1.332
+    /// the default mode showed no mode at all (see [`footer_mode`]).
+    pub fn in_footer(row: &str) -> Option<PermissionMode> {
+        let row = row.trim_start().to_ascii_lowercase();
+        [
+            ("manual mode on", PermissionMode::Manual),
+            ("auto mode on", PermissionMode::Auto),
+            ("plan mode on", PermissionMode::Plan),
+            ("accept edits on", PermissionMode::AcceptEdits),
+            ("bypass permissions on", PermissionMode::BypassPermissions),
+        ]
+        .into_iter()
+        .find(|(words, _)| {
+            row.strip_prefix(['⏵', '⏸'])
+                .map(|r| r.trim_start_matches(['⏵', '⏸', ' ']))
+                .is_some_and(|r| r.starts_with(words))
+        })
+        .map(|(_, mode)| mode)
+    }
+}
+
+impl std::fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The mode Claude Code's footer rows (under its input box) show: a mode
+/// row, or, with none, the default mode of releases before 2.1.332 when
+/// the footer is its plain `? for shortcuts` / `esc to interrupt` row.
+pub fn footer_mode<'a>(footer: impl IntoIterator<Item = &'a str>) -> Option<PermissionMode> {
+    let mut plain = false;
+    for row in footer {
+        if let Some(mode) = PermissionMode::in_footer(row) {
+            return Some(mode);
+        }
+        let row = row.trim_start();
+        plain |= row.starts_with("? for shortcuts") || row.starts_with("esc to interrupt");
+    }
+    plain.then_some(PermissionMode::Manual)
+}
+
+/// `command` (a project's agent command line) with the permission mode
+/// added when it starts Claude Code and says nothing of the mode itself:
+/// `claude` → `claude --permission-mode default`. A command that names its
+/// own mode, or another program, is left as it is (its mode is still read
+/// back from the footer).
+pub fn with_permission_mode(command: &str, mode: PermissionMode) -> String {
+    let words = shell_words(command);
+    let names_mode = words.iter().any(|w| {
+        w.starts_with("--permission-mode") || w.starts_with("--dangerously-skip-permissions")
+    });
+    if names_mode || !starts_claude(&words) {
+        return command.to_owned();
+    }
+    format!("{command} --permission-mode {}", mode.flag())
+}
+
+/// A POSIX shell command line's words, quotes removed (`'…'`, `"…"`,
+/// `\x`): enough to find its program and flags, not an interpreter.
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None | Some('"'), '\\') => {
+                word.get_or_insert_with(String::new).extend(chars.next());
+            }
+            (_, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+/// Whether a command line's program is `claude` (behind `env K=V …` too).
+fn starts_claude(words: &[String]) -> bool {
+    let mut rest = words.iter().map(String::as_str);
+    let mut program = rest.next();
+    while program == Some("env") {
+        program = rest.find(|w| !w.contains('=') && !w.starts_with('-'));
+    }
+    program
+        .and_then(|p| p.rsplit('/').next())
+        .is_some_and(|name| name == "claude" || name == "claude.exe")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manual_is_the_default_and_passes_the_spelling_every_release_takes() {
+        assert_eq!(PermissionMode::default(), PermissionMode::Manual);
+        assert_eq!(PermissionMode::Manual.flag(), "default");
+        assert_eq!(PermissionMode::AcceptEdits.flag(), "acceptEdits");
+        assert_eq!(
+            PermissionMode::parse("DEFAULT"),
+            Some(PermissionMode::Manual)
+        );
+        assert_eq!(
+            PermissionMode::parse("bypasspermissions"),
+            Some(PermissionMode::BypassPermissions)
+        );
+        assert_eq!(PermissionMode::parse("yolo"), None);
+        for mode in PermissionMode::ALL {
+            assert_eq!(PermissionMode::parse(mode.name()), Some(mode));
+        }
+    }
+
+    #[test]
+    fn the_mode_is_added_to_claude_only_when_the_command_names_none() {
+        let m = PermissionMode::Manual;
+        assert_eq!(
+            with_permission_mode("claude", m),
+            "claude --permission-mode default"
+        );
+        assert_eq!(
+            with_permission_mode("claude --model sonnet", PermissionMode::Plan),
+            "claude --model sonnet --permission-mode plan"
+        );
+        assert_eq!(
+            with_permission_mode("env HOME=/h A='b c' /opt/x/bin/claude", m),
+            "env HOME=/h A='b c' /opt/x/bin/claude --permission-mode default"
+        );
+        assert_eq!(
+            with_permission_mode("env A=1 env B=2 claude", m),
+            "env A=1 env B=2 claude --permission-mode default"
+        );
+        for own in [
+            "claude --permission-mode auto",
+            "claude --permission-mode=plan",
+            "claude --dangerously-skip-permissions",
+            "aider --model x",
+            "/usr/bin/env",
+            "",
+        ] {
+            assert_eq!(with_permission_mode(own, m), own);
+        }
+    }
+
+    #[test]
+    fn releases_compare_by_number() {
+        assert!(at_least("2.1.332", "2.1.332"));
+        assert!(at_least("2.1.332", "2.1.197"));
+        assert!(!at_least("2.1.197", "2.1.332"));
+        assert!(at_least("2.10.0", "2.9.9"));
+        assert!(at_least("next", "2.1.197"));
+    }
+
+    #[test]
+    fn shell_words_unquote() {
+        assert_eq!(
+            shell_words(r#"env 'A=b c' B="d e" f\ g  claude"#),
+            ["env", "A=b c", "B=d e", "f g", "claude"]
+        );
+        assert_eq!(shell_words("  "), Vec::<String>::new());
+        assert_eq!(shell_words("''"), [""]);
+    }
+
+    #[test]
+    fn footers_of_both_releases_name_their_mode() {
+        let cases = [
+            (
+                "⏵⏵ auto mode on (shift+tab to cycle)",
+                Some(PermissionMode::Auto),
+            ),
+            (
+                "⏸ manual mode on · ? for shortcuts",
+                Some(PermissionMode::Manual),
+            ),
+            (
+                "⏸ plan mode on (shift+tab to cycle) · esc to interrupt",
+                Some(PermissionMode::Plan),
+            ),
+            (
+                "⏵⏵ accept edits on (shift+tab to cycle)",
+                Some(PermissionMode::AcceptEdits),
+            ),
+            (
+                "⏵⏵ bypass permissions on",
+                Some(PermissionMode::BypassPermissions),
+            ),
+            // 2.1.197's default mode shows no mode.
+            ("? for shortcuts", Some(PermissionMode::Manual)),
+            (
+                "esc to interrupt · ctrl+t to show todos",
+                Some(PermissionMode::Manual),
+            ),
+            // A statusline or a half-drawn footer says nothing.
+            ("Phase 2 · 40%", None),
+            ("⏵⏵", None),
+        ];
+        for (row, mode) in cases {
+            assert_eq!(footer_mode([row]), mode, "{row}");
+        }
+        assert_eq!(
+            footer_mode(["? for shortcuts", "⏵⏵ accept edits on"]),
+            Some(PermissionMode::AcceptEdits)
+        );
+    }
+}
