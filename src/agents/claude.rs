@@ -99,6 +99,21 @@ impl PermissionMode {
         }
     }
 
+    /// A mode row drawn only up to its mode (`⏸ manual mode on`): Claude
+    /// Code draws the rest (`· ? for shortcuts`, `· esc to interrupt`) in
+    /// a write of its own, so a frame cut there says neither idle nor busy.
+    pub fn cut_in_footer(row: &str) -> bool {
+        let Some(mode) = PermissionMode::in_footer(row) else {
+            return false;
+        };
+        let words = match mode {
+            PermissionMode::AcceptEdits => "accept edits on",
+            PermissionMode::BypassPermissions => "bypass permissions on",
+            other => return cut_after(row, &format!("{} mode on", other.name())),
+        };
+        cut_after(row, words)
+    }
+
     /// The mode a footer row shows: `⏵⏵ auto mode on (shift+tab to
     /// cycle)`, `⏸ manual mode on · ? for shortcuts`, `⏸ plan mode on`,
     /// `⏵⏵ accept edits on`, `⏵⏵ bypass permissions on`. Before 2.1.332
@@ -126,6 +141,16 @@ impl std::fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Whether nothing but spaces and `·` follows `words` in `row`.
+fn cut_after(row: &str, words: &str) -> bool {
+    let lower = row.to_ascii_lowercase();
+    lower.find(words).is_some_and(|at| {
+        lower[at + words.len()..]
+            .trim_matches([' ', '·'])
+            .is_empty()
+    })
 }
 
 /// The mode Claude Code's footer rows (under its input box) show: a mode
@@ -267,6 +292,27 @@ mod tests {
         );
         assert_eq!(shell_words("  "), Vec::<String>::new());
         assert_eq!(shell_words("''"), [""]);
+    }
+
+    #[test]
+    fn a_mode_row_cut_after_its_mode_is_neither_idle_nor_busy() {
+        for cut in [
+            "⏸ manual mode on",
+            "⏸ manual mode on ·",
+            "  ⏵⏵ auto mode on ",
+            "⏵⏵ accept edits on",
+        ] {
+            assert!(PermissionMode::cut_in_footer(cut), "{cut}");
+        }
+        for whole in [
+            "⏸ manual mode on · ? for shortcuts · ← for agents",
+            "⏸ manual mode on · esc to interrupt",
+            "⏵⏵ auto mode on (shift+tab to cycle)",
+            "? for shortcuts",
+            "Phase 2 · 40%",
+        ] {
+            assert!(!PermissionMode::cut_in_footer(whole), "{whole}");
+        }
     }
 
     #[test]

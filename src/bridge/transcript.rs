@@ -90,7 +90,7 @@ impl Transcript {
             {
                 self.answer.truncate_from_last(&at_work);
             }
-            self.at_work = is_at_work(&header).then(|| header.clone());
+            self.at_work = (is_at_work(&header) || is_working(&header)).then(|| header.clone());
             if self.rejected.is_none() && is_refusal(&header) {
                 self.rejected = Some(header.clone());
             }
@@ -103,7 +103,7 @@ impl Transcript {
         let result = t.starts_with('⎿');
         if !result
             && line.starts_with("  ")
-            && t.trim_end().ends_with(EXPAND_HINT)
+            && (t.trim_end().ends_with(EXPAND_HINT) || is_tool_summary(t))
             && let Some(at_work) = self.at_work.take()
         {
             // The tool finished: its summary replaces its work row.
@@ -128,8 +128,12 @@ impl Transcript {
             return; // a tip's wrapped rows
         }
         self.in_tip = false;
-        // A tool's transient status, replaced by its result.
-        if result && matches!(after.trim_end(), "Waiting…" | "Running…") {
+        // A tool's transient status, replaced by its result (2.1.332 draws
+        // `Waiting for permission…` under the tool, without `⎿`).
+        if matches!(
+            after.trim_end(),
+            "Waiting…" | "Running…" | "Waiting for permission…"
+        ) {
             return;
         }
         self.in_block = true;
@@ -270,6 +274,31 @@ fn is_at_work(header: &str) -> bool {
     let t = header.trim_start_matches(['●', '⏺']).trim();
     let t = t.strip_suffix(EXPAND_HINT).unwrap_or(t).trim_end();
     t.ends_with('…')
+}
+
+/// `● Creating a marker file`, `● Reading notes.txt`: 2.1.332's row for a
+/// tool at work (a verb in -ing, no call in parentheses), redrawn in place
+/// as its summary (`  Ran 1 shell command`). Only replaced by a summary,
+/// never dropped on its own: an answer may start with such a word.
+fn is_working(header: &str) -> bool {
+    let t = header.trim_start_matches(['●', '⏺']).trim();
+    let first = t.split_whitespace().next().unwrap_or("");
+    first.len() > 4
+        && first.ends_with("ing")
+        && first.starts_with(|c: char| c.is_ascii_uppercase())
+        && !t.contains('(')
+}
+
+/// `Ran 1 shell command`, `Read 2 files`: a tool's summary, a verb in the
+/// past and a count.
+fn is_tool_summary(t: &str) -> bool {
+    let mut words = t.split_whitespace();
+    let (Some(verb), Some(count)) = (words.next(), words.next()) else {
+        return false;
+    };
+    let past = verb.ends_with("ed") || matches!(verb, "Ran" | "Read" | "Wrote" | "Found" | "Made");
+    past && verb.starts_with(|c: char| c.is_ascii_uppercase())
+        && count.chars().all(|c| c.is_ascii_digit())
 }
 
 /// `● Unknown command: /gsd:new-project`: the agent refused the command.
@@ -464,6 +493,25 @@ mod tests {
         assert!(t.lines.bytes <= MAX_TRANSCRIPT_BYTES);
         assert!(t.lines.dropped > 0);
         assert!(t.text().starts_with("[… "));
+    }
+
+    /// Claude Code 2.1.332 draws a tool at work as `● Creating a marker
+    /// file` and redraws it in place as `  Ran 1 shell command`.
+    #[test]
+    fn a_working_row_gives_way_to_its_summary() {
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "● Creating a marker file",
+            "  Ran 1 shell command",
+            "● Created the marker file.",
+        ]));
+        assert_eq!(
+            t.text(),
+            "● Ran 1 shell command\n● Created the marker file.\n"
+        );
+        let mut t = Transcript::default();
+        t.push(&lines(&["● Reading the docs helps.", "  It does."]));
+        assert_eq!(t.text(), "● Reading the docs helps.\n  It does.\n");
     }
 
     /// Claude Code 2.1.197 draws a tool at work (`● Reading 1 file…`, with

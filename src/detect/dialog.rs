@@ -71,6 +71,8 @@ pub(crate) struct Dialog {
     pub(crate) title: String,
     /// The body still shows a placeholder (`…`) where the diff will be.
     pub(crate) loading: bool,
+    /// The menu is in a box of its own (`│ ❯ 1. Yes │`).
+    pub(crate) boxed: bool,
 }
 
 /// One screen row made readable: NBSP as space, box borders removed.
@@ -153,7 +155,8 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
 /// [`find`], saying what is missing when there is no dialog.
 pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog, Missing> {
     let first = rows.len().saturating_sub(MAX_DIALOG_ROWS);
-    let rows: Vec<String> = rows[first..].iter().map(|r| clean(r)).collect();
+    let raw = &rows[first..];
+    let rows: Vec<String> = raw.iter().map(|r| clean(r)).collect();
     let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);
     // The cursor row of the bottom-most menu.
     let cursor = rows
@@ -164,10 +167,14 @@ pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialo
                 .is_some_and(|c| c.name("cursor").is_some())
         })
         .ok_or(Missing::Cursor)?;
-    // Nothing under a live dialog but its own rows: no input box, no spinner.
-    if rows[cursor + 1..]
-        .iter()
-        .any(|r| is_input_row(r) || busy(r))
+    // Nothing under a live dialog but its own rows: no input box, no
+    // spinner. A menu in a box of its own (`│ ❯ 1. Yes │`, older releases)
+    // is the dialog wherever the input box is: no answer draws one.
+    let boxed = raw[cursor].trim_start().starts_with('│');
+    if !boxed
+        && rows[cursor + 1..]
+            .iter()
+            .any(|r| is_input_row(r) || busy(r))
     {
         return Err(Missing::SomethingUnder);
     }
@@ -247,10 +254,12 @@ pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialo
         Some(r) => (r, r + 1),
         None => (stop, stop),
     };
+    // The agent's own hint (2.1.332: `Tip: auto mode handles these
+    // prompts…`) is not what is asked about.
     let body_rows: Vec<&str> = rows[body_from..q_start]
         .iter()
         .map(String::as_str)
-        .filter(|r| !is_rule(r) && !is_edge(r))
+        .filter(|r| !is_rule(r) && !is_edge(r) && !r.trim_start().starts_with("Tip: "))
         .collect();
     let loading = body_rows.iter().any(|r| r.trim() == "…");
     let title = body_rows
@@ -290,6 +299,7 @@ pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialo
         context,
         title,
         loading,
+        boxed,
     })
 }
 

@@ -70,6 +70,8 @@ pub(crate) fn analyse(
     rows: &[String],
     printed: impl Fn(usize) -> bool,
 ) -> ScreenState {
+    // The dialog reader sees the rows as drawn (a box of its own matters).
+    let drawn = rows;
     let rows: Vec<String> = rows.iter().map(|r| clean(r)).collect();
     let filled: Vec<&str> = rows
         .iter()
@@ -94,7 +96,11 @@ pub(crate) fn analyse(
             .as_ref()
             .and_then(|b| b.footer.iter().find(|f| profile.busy.is_match(f)).cloned());
         let busy = spinner.clone().or(footer_busy);
-        let complete = input_box.as_ref().is_some_and(|b| !b.footer.is_empty());
+        // A footer drawn halfway (no footer yet, or a mode row cut after
+        // its mode) is not the idle one.
+        let complete = input_box.as_ref().is_some_and(|b| {
+            !b.footer.is_empty() && !b.footer.iter().any(|f| PermissionMode::cut_in_footer(f))
+        });
         let idle = busy.is_none() && complete && idle_match;
         (busy, idle, spinner)
     } else if profile.busy.is_empty() {
@@ -122,7 +128,9 @@ pub(crate) fn analyse(
             let n = |g: &str| c.name(g).map_or("?", |m| m.as_str()).to_owned();
             format!("retrying {}/{}", n("attempt"), n("of"))
         });
-    let prompt = approval(profile, &rows, idle, busy.is_some(), printed);
+    let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
+    // A boxed dialog over a drawn input box waits all the same.
+    let idle = idle && prompt.is_none();
     let turn_end = (structured && idle).then(|| turn_end(profile, &rows));
     ScreenState {
         busy,
@@ -207,6 +215,7 @@ fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
 fn approval(
     profile: &Profile,
     rows: &[String],
+    drawn: &[String],
     idle: bool,
     busy: bool,
     printed: impl Fn(usize) -> bool,
@@ -234,12 +243,14 @@ fn approval(
         });
     }
     let menu_rules = profile.approvals.iter().filter(|r| r.menu);
-    if idle || menu_rules.clone().next().is_none() {
-        return None;
-    }
-    let d = dialog::find(rows, |r| {
+    // No menu rule: the profile reads no dialogs.
+    menu_rules.clone().next()?;
+    let d = dialog::find(drawn, |r| {
         profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
     })?;
+    if idle && !d.boxed {
+        return None;
+    }
     let kind = menu_rules
         .clone()
         .find(|r| {
@@ -429,6 +440,155 @@ mod tests {
                 ("2", "No, and tell Claude what to do (esc)", None)
             ]
         );
+    }
+
+    /// Menus drawn in the frames other releases use: boxed, with no rule
+    /// above, with a selection footer. Each is a dialog with its options,
+    /// never an idle screen (a turn's end).
+    #[test]
+    fn legacy_and_unruled_menus_are_dialogs() {
+        let boxed_question = "\
+⏺ I need one decision.
+
+╭──────────────────────────────────────────────╮
+│ Which database should we use?                │
+│                                              │
+│ ❯ 1. Postgres                                │
+│   2. SQLite                                  │
+│   3. Type something.                         │
+╰──────────────────────────────────────────────╯
+   Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
+        let unruled_question = "\
+● I need one decision.
+
+ Which database should we use?
+
+ ❯ 1. Postgres
+     Relational server
+   2. SQLite
+     Embedded file
+
+ Enter to select · ↑/↓ to navigate · Esc to cancel";
+        let unruled_plan = "\
+● Here is the plan: parse, then test.
+
+ Would you like to proceed?
+
+ ❯ 1. Yes, and auto-accept edits
+   2. Yes, manually approve edits
+   3. No, keep planning";
+        let selection_footer = "\
+● Pick the targets.
+
+ Which platforms?
+ ❯ 1. [ ] Linux
+   2. [ ] macOS
+   3. Submit
+
+ Space to select · Enter to confirm · Esc to cancel";
+        let boxed_above_the_box = "\
+⏺ Bash(rm -rf build)
+
+╭──────────────────────────────────────────────╮
+│ Do you want to proceed?                      │
+│ ❯ 1. Yes                                     │
+│   2. No, and tell Claude what to do (esc)    │
+╰──────────────────────────────────────────────╯
+────────────────────────────────────────
+❯ 
+────────────────────────────────────────
+  ? for shortcuts";
+        let native = "\
+ Select model
+ Switch between Claude models. Applies to this session.
+
+ ❯ 1. Default (recommended)  Opus for complex tasks
+   2. Sonnet                 Everyday tasks
+   3. Haiku                  Quick answers
+
+ Enter to confirm · Esc to exit";
+        for (screen, kind, question, keys) in [
+            (
+                boxed_question,
+                ApprovalKind::Question,
+                "Which database should we use?",
+                3,
+            ),
+            (
+                unruled_question,
+                ApprovalKind::Question,
+                "Which database should we use?",
+                2,
+            ),
+            (
+                unruled_plan,
+                ApprovalKind::Plan,
+                "Would you like to proceed?",
+                3,
+            ),
+            (
+                boxed_above_the_box,
+                ApprovalKind::Permission,
+                "Do you want to proceed?",
+                2,
+            ),
+            (
+                selection_footer,
+                ApprovalKind::Dialog,
+                "Which platforms?",
+                3,
+            ),
+            (
+                native,
+                ApprovalKind::Dialog,
+                "Switch between Claude models. Applies to this session.",
+                3,
+            ),
+        ] {
+            let s = state("claude", screen);
+            assert!(!s.idle, "{screen}");
+            let p = s.prompt.unwrap_or_else(|| panic!("no dialog in\n{screen}"));
+            assert_eq!((p.kind, p.question.as_str()), (kind, question), "{screen}");
+            assert_eq!(p.options.len(), keys, "{screen}");
+        }
+    }
+
+    /// A frame cut after the footer's mode (2.1.332 draws the rest in a
+    /// write of its own) is neither idle nor busy: no turn ends on it.
+    #[test]
+    fn a_footer_cut_after_its_mode_is_not_idle() {
+        let whole = "\
+● Line 119 of the long answer.
+
+────────────────────────────────────────
+❯ 
+────────────────────────────────────────
+  ⏸ manual mode on · ? for shortcuts · ← for agents";
+        let s = state("claude", whole);
+        assert!(s.idle && s.busy.is_none());
+        assert_eq!(s.mode, Some(PermissionMode::Manual));
+        let cut = whole.replace(" · ? for shortcuts · ← for agents", "");
+        let s = state("claude", &cut);
+        assert!(!s.idle, "{cut}");
+        let busy = whole.replace("? for shortcuts · ← for agents", "esc to interrupt");
+        let s = state("claude", &busy);
+        assert!(!s.idle && s.busy.is_some(), "{busy}");
+    }
+
+    #[test]
+    fn lower_case_retry_rows_are_a_status() {
+        let retrying = "\
+❯ say hello
+
+✻ API error · retrying in 1s · attempt 1/2
+
+────────────────────────────────────────
+❯ 
+────────────────────────────────────────
+  ⏸ manual mode on · esc to interrupt";
+        let s = state("claude", retrying);
+        assert!(s.busy.is_some());
+        assert_eq!(s.retry.as_deref(), Some("retrying 1/2"));
     }
 
     #[test]

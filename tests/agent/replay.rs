@@ -25,7 +25,7 @@ pub const SCENARIOS: [(&str, &str); 13] = [
     ("api_error_529", "529"),
     ("api_error_401", "Invalid"),
     ("api_error_400", "400"),
-    ("long_answer", "120"),
+    ("long_answer", "long answer"),
     ("task_list", "parser"),
     ("quoting_reply", "quoted"),
 ];

@@ -401,3 +401,69 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
         );
     }
 }
+
+/// Answers sent as soon as clawmux allows: each approval card answered the
+/// moment it is printed, fifty times in one turn. Every answer takes once:
+/// each command ran, the model got fifty results, no dialog went without
+/// its card (a key that reached the next dialog), none was reported not
+/// taken. Prints the counts and the latency from the answer to its
+/// confirmation (`cargo test --test tests -- agent::serve::fifty --nocapture`).
+#[test]
+fn fifty_answers_sent_at_once_each_take_once() {
+    const ANSWERS: usize = 50;
+    let Some(claude) = claude_or_skip("agent::serve::fifty_answers_sent_at_once_each_take_once")
+    else {
+        return;
+    };
+    let mut script: Vec<Turn> = (0..ANSWERS)
+        .map(|i| {
+            Turn::tool(
+                "Bash",
+                json!({"command": format!("touch answer-{i}.txt"), "description": format!("Answer {i}")}),
+            )
+        })
+        .collect();
+    script.push(Turn::text("All fifty answered."));
+    let (mut serve, api, _env) = start(&claude, script);
+    let mut at = new_project_then(&mut serve, "answer fifty prompts");
+    let mut latencies = Vec::new();
+    for _ in 0..ANSWERS {
+        at = serve.wait(at, "== Approval needed ==");
+        at = serve.wait(at, "└─");
+        let sent = Instant::now();
+        serve.say("/gsd:answer 1");
+        at = serve.wait(at, "console chose **Yes**");
+        latencies.push(sent.elapsed());
+    }
+    serve.wait(at, "All fifty answered.");
+    let out = serve.output();
+    let ws = serve.home.path().join("ws/shop");
+    let taken = (0..ANSWERS)
+        .filter(|i| ws.join(format!("answer-{i}.txt")).exists())
+        .count();
+    let results: usize = (api.scripted_requests().iter())
+        .map(|r| r.tool_results().len())
+        .sum();
+    let cards = new_cards(&cards(&out), "== Approval needed ==").len();
+    let not_taken = out.matches("== Answer not taken ==").count();
+    let events = std::fs::read_to_string(serve.home.path().join("events.jsonl")).unwrap();
+    let resent = events.matches("\"kind\":\"answer_resent\"").count();
+    latencies.sort();
+    let ms = |d: Duration| d.as_millis();
+    eprintln!(
+        "answers: {ANSWERS} sent, {taken} taken, {} lost, {} sent twice, {resent} keys sent again; \
+         answer to confirmation p50 {} ms, p90 {} ms, max {} ms",
+        ANSWERS - taken,
+        results.saturating_sub(cards),
+        ms(latencies[ANSWERS / 2]),
+        ms(latencies[ANSWERS * 9 / 10]),
+        ms(latencies[ANSWERS - 1]),
+    );
+    assert_eq!(taken, ANSWERS, "every command ran");
+    assert_eq!(results, ANSWERS, "the model got every result, once");
+    assert_eq!(
+        cards, ANSWERS,
+        "every dialog had its card: no key reached the next one"
+    );
+    assert_eq!(not_taken, 0, "{out}");
+}

@@ -150,7 +150,11 @@ impl ClaudeRun {
             options.pace.unwrap_or(Duration::from_millis(15)),
         )
         .expect("fake API starts");
-        let mut env = ClaudeEnv::new(&api.base_url()).expect("claude env");
+        // Task tools are off by default since 2.1.332: the task scenario
+        // needs them.
+        let mut env = ClaudeEnv::new(&api.base_url())
+            .expect("claude env")
+            .with_var("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1");
         if let Some(n) = options.max_retries {
             env = env.with_max_retries(n);
         }

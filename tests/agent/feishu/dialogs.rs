@@ -11,7 +11,7 @@ use serde_json::json;
 use super::harness::*;
 use crate::agent::scenarios;
 use crate::feishu::fake_server::{Kind, Pushed, Recorded};
-use crate::support::claude::claude_or_skip;
+use crate::support::claude::{claude_or_skip, release_at_least};
 
 /// The Bash permission prompt is one approval card with its exact
 /// command, question and options; clicks that may not answer it are
@@ -31,24 +31,43 @@ async fn bash_permission_approved_by_a_click() {
     assert_eq!(approval.kind, Kind::Reply);
     assert_eq!(approval.target, asked.message_id, "replies to the prompt");
     assert_eq!(template(&approval), "orange");
-    assert_eq!(
-        markdowns(&approval.card),
-        [
-            "```\nBash command\n\n  touch made-by-bash.txt\n  Create a marker file\n\nDo you want to proceed?\n```"
-        ],
-        "{}",
-        approval.card
-    );
-    assert_eq!(
-        options(&approval),
-        owned(&[
-            ("1", "Yes"),
-            (
-                "2",
-                "Yes, and always allow access to shop/ from this project"
-            ),
-            ("3", "No"),
-        ])
+    // 2.1.332 puts the description first and the command between `╌`
+    // rules, and offers auto mode before No.
+    let (body, expected) = if release_at_least("2.1.332") {
+        (
+            "```\nBash command\nCreate a marker file\ntouch made-by-bash.txt\n\nDo you want to proceed?\n```",
+            vec![
+                ("1", "Yes".to_owned()),
+                (
+                    "3",
+                    "Yes, and switch to auto mode · auto mode handles these prompts for you"
+                        .to_owned(),
+                ),
+                ("4", "No".to_owned()),
+            ],
+        )
+    } else {
+        (
+            "```\nBash command\n\n  touch made-by-bash.txt\n  Create a marker file\n\nDo you want to proceed?\n```",
+            vec![("1", "Yes".to_owned()), ("3", "No".to_owned())],
+        )
+    };
+    assert_eq!(markdowns(&approval.card), [body], "{}", approval.card);
+    let shown = options(&approval);
+    for (key, label) in &expected {
+        assert!(
+            shown.contains(&(key.to_string(), label.clone())),
+            "{key}. {label} not in {shown:?}"
+        );
+    }
+    assert_eq!(shown.len(), expected.len() + 1, "{shown:?}");
+    // Option 2 names the project's directory: relative before 2.1.332.
+    let always = &shown[1].1;
+    assert!(
+        always.starts_with("Yes, and always allow access to ")
+            && (always.ends_with(" shop/ from this project")
+                || always.ends_with("/ws/shop from this project")),
+        "{always}"
     );
 
     // Forged clicks, each on "No": typed, it would deny the command.
@@ -92,12 +111,16 @@ async fn bash_permission_approved_by_a_click() {
     let result = serve
         .one_turn_end(&asked, from, BASH_TITLE, Some(resolved))
         .await;
+    // 2.1.332 draws the tool as `● Creating a marker file`, then in its
+    // place `Ran 1 shell command`.
+    let tool = if release_at_least("2.1.332") {
+        "● Ran 1 shell command"
+    } else {
+        "● Bash(touch made-by-bash.txt)\n  ⎿  Done"
+    };
     assert_eq!(
         markdowns(&result.card),
-        [format!(
-            "```\n● Bash(touch made-by-bash.txt)\n  ⎿  Done\n● {}\n```",
-            scenarios::BASH_ANSWER
-        )],
+        [format!("```\n{tool}\n● {}\n```", scenarios::BASH_ANSWER)],
         "{}",
         result.card
     );
@@ -254,13 +277,10 @@ async fn question_answered_by_a_described_option() {
     let result = serve
         .one_turn_end(&asked, from, "shop: pick a database", Some(resolved))
         .await;
-    assert_eq!(
-        question_result(&api),
-        format!(
-            "Your questions have been answered: \"{}\"=\"SQLite\". You can now continue with these answers in mind.",
-            scenarios::QUESTION
-        )
-    );
+    // The wording around the answer changes between releases.
+    let told = question_result(&api);
+    let answer = format!("\"{}\"=\"SQLite\"", scenarios::QUESTION);
+    assert!(told.contains(&answer), "{told}");
     assert!(
         result.card_text().contains(scenarios::QUESTION_ANSWER),
         "{}",
@@ -362,13 +382,14 @@ async fn edit_approved_by_a_click(claude: &Path) -> Edited {
         approval.card["header"]["subtitle"]["content"],
         "shop · cm-shop · edit"
     );
+    let edits = if release_at_least("2.1.332") {
+        "Yes, and switch to accept edits (auto-approve file edits and common file commands) for this session (shift+tab)"
+    } else {
+        "Yes, allow all edits during this session (shift+tab)"
+    };
     assert_eq!(
         options(&approval),
-        owned(&[
-            ("1", "Yes"),
-            ("2", "Yes, allow all edits during this session (shift+tab)"),
-            ("3", "No"),
-        ])
+        owned(&[("1", "Yes"), ("2", edits), ("3", "No")])
     );
     let yes = button_value(&approval, "Yes");
     let answered = serve.click(ALICE, &approval.message_id, yes).await;

@@ -518,7 +518,8 @@ impl FeishuServe {
         text.lines()
             .map(str::trim)
             .filter(|row| !row.is_empty() && !row.starts_with("```"))
-            .filter(|row| !pane.contains(row))
+            // The bullet of a finished tool's row blinks on and off.
+            .filter(|row| !pane.contains(row.trim_start_matches(['●', '⏺']).trim_start()))
             .map(str::to_string)
             .collect()
     }

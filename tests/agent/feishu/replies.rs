@@ -92,11 +92,9 @@ async fn a_reply_to_the_question_card_is_the_answer() {
         .one_turn_end(&asked, from, "shop: pick a database", Some(resolved))
         .await;
     let told = question_result(&api);
-    let expected = format!(
-        "Your questions have been answered: \"{}\"=\"{ANSWER}\". You can now continue with these answers in mind.",
-        scenarios::QUESTION
-    );
-    if told != expected {
+    // The wording around the answer changes between releases.
+    let expected = format!("\"{}\"=\"{ANSWER}\"", scenarios::QUESTION);
+    if !told.contains(&expected) {
         serve.fail(&format!(
             "the card says {ANSWER:?}; the model was told {told:?}"
         ));
