@@ -484,6 +484,11 @@ impl AgentPane {
         }
     }
 
+    /// Presses shift+tab: Claude Code's next permission mode.
+    pub async fn cycle_mode(&self) -> Result<(), TmuxError> {
+        self.client.send_keys(self.pane, &["BTab"]).await
+    }
+
     /// Presses Escape (cancel / interrupt the agent).
     pub async fn escape(&self) -> Result<(), TmuxError> {
         self.client.send_keys(self.pane, &["Escape"]).await

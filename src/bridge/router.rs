@@ -2,6 +2,8 @@
 //! or an unknown `/gsd` command with the nearest known suggestion.
 //! Both spellings are accepted: `/gsd:<name>` and `/gsd-<name>`.
 
+use crate::agents::claude::PermissionMode;
+
 /// Commands clawmux answers itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Builtin {
@@ -25,6 +27,8 @@ pub enum Builtin {
     Sessions,
     /// The current project's pane as it shows now.
     Screen,
+    /// Show the current project's permission mode, or switch it.
+    Mode(Option<PermissionMode>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +96,13 @@ pub const BUILTINS: &[&str] = &[
     "release",
     "sessions",
     "screen",
+    "mode",
 ];
+
+/// The permission modes, as `/gsd:mode` takes them.
+fn mode_names() -> String {
+    PermissionMode::ALL.map(PermissionMode::name).join("|")
+}
 
 /// The GSD command name of a message (`plan-phase` for `/gsd:plan-phase 2`).
 pub fn gsd_name(text: &str) -> Option<&str> {
@@ -129,6 +139,21 @@ pub fn route(text: &str) -> Route {
         "answer" => one_arg("say which option", "/gsd:answer <key>").map(Builtin::Answer),
         "sessions" => Ok(Builtin::Sessions),
         "screen" => Ok(Builtin::Screen),
+        "mode" => match args.split_whitespace().collect::<Vec<_>>()[..] {
+            [] => Ok(Builtin::Mode(None)),
+            [name] => PermissionMode::parse(name)
+                .map(|m| Builtin::Mode(Some(m)))
+                .ok_or_else(|| {
+                    Route::Usage(format!(
+                        "`{name}` is not a permission mode: {}",
+                        mode_names()
+                    ))
+                }),
+            _ => Err(Route::Usage(format!(
+                "say which mode: `/gsd:mode <{}>`",
+                mode_names()
+            ))),
+        },
         "release" => one_arg("say which project", "/gsd:release <name>").map(Builtin::Release),
         "adopt" => match args.split_whitespace().collect::<Vec<_>>()[..] {
             [target] => Ok(Builtin::Adopt {
@@ -239,6 +264,14 @@ mod tests {
             Route::Builtin(Builtin::Release("api".into()))
         );
         assert_eq!(route("/gsd:sessions"), Route::Builtin(Builtin::Sessions));
+        assert_eq!(route("/gsd:mode"), Route::Builtin(Builtin::Mode(None)));
+        assert_eq!(
+            route("/gsd:mode acceptedits"),
+            Route::Builtin(Builtin::Mode(Some(PermissionMode::AcceptEdits)))
+        );
+        assert!(
+            matches!(route("/gsd:mode yolo"), Route::Usage(u) if u.contains("manual|auto|plan"))
+        );
     }
 
     #[test]

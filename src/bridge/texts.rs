@@ -67,6 +67,7 @@ pub const HELP: &str = "\
 - `/gsd:projects`: list projects and pick one
 - `/gsd:status`: what each project is doing
 - `/gsd:cancel`: press Esc in the agent
+- `/gsd:mode [manual|auto|plan|acceptEdits|bypassPermissions]`: the agent's permission mode, or switch it (approvers only; `manual` sends every approval here)
 - `/gsd:answer <key>`: answer the pending approval (or press its button)
 - `/gsd:sessions`: the tmux sessions and panes on every host
 - `/gsd:screen`: the current project's screen as it is now

@@ -468,3 +468,27 @@ fn fifty_answers_sent_at_once_each_take_once() {
     );
     assert_eq!(not_taken, 0, "{out}");
 }
+
+/// `/gsd:mode` from chat: the project starts in manual mode (clawmux's
+/// choice, read back from the footer), `/gsd:mode plan` cycles the real
+/// agent with shift+tab until its footer says plan, and `/gsd:status`
+/// shows it.
+#[test]
+fn mode_is_shown_and_switched_from_chat() {
+    let Some(claude) = claude_or_skip("agent::serve::mode_is_shown_and_switched_from_chat") else {
+        return;
+    };
+    let (mut serve, _api, _env) = start(&claude, vec![Turn::text("Nothing to do.")]);
+    let at = new_project_then(&mut serve, "/gsd:mode");
+    let at = serve.wait(
+        at,
+        "is in **manual** mode: every approval reaches this chat.",
+    );
+    serve.say("/gsd:mode plan");
+    let at = serve.wait(at, "is in **plan** mode now");
+    serve.say("/gsd:status");
+    let at = serve.wait(at, "== Status ==");
+    serve.wait(at, "| plan |");
+    serve.say("/gsd:mode manual");
+    serve.wait(at, "is in **manual** mode now");
+}

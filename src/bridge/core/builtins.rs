@@ -1,15 +1,17 @@
 //! The commands clawmux answers itself: help, projects, use, new-project,
-//! status, cancel and answer.
+//! status, mode, cancel and answer.
 
 use super::{Core, Effect, status_row, target_id};
+use crate::agents::claude::PermissionMode;
+use crate::bridge::chat::CONSOLE_USER;
 use crate::bridge::names;
 use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
-use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, ProjectRecord};
+use crate::store::{Denial, LogEvent};
 
 impl Core {
     pub(super) fn builtin(
@@ -48,6 +50,7 @@ impl Core {
             Builtin::Use(name) => self.use_project(target, reply_to, &name),
             Builtin::NewProject(name) => self.new_project(target, reply_to, &name, sender),
             Builtin::Status => self.status(target, reply_to),
+            Builtin::Mode(mode) => self.mode(target, reply_to, sender, mode),
             Builtin::Cancel => {
                 let Some(project) = self.current_project(target) else {
                     self.error(target, reply_to, "No project selected", "/gsd:cancel", "");
@@ -228,6 +231,87 @@ impl Core {
             md.push_str(&status_row(&name, &host, self.statuses.get(&name)));
         }
         self.send(target, reply_to, &present::info_card("Status", &md));
+    }
+
+    /// `/gsd:mode [MODE]`: the current project's permission mode, or (for
+    /// approvers) a switch to `mode`.
+    fn mode(
+        &mut self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        sender: &str,
+        mode: Option<PermissionMode>,
+    ) {
+        let Some(project) = self.current_project(target) else {
+            self.error(target, reply_to, "No project selected", "/gsd:mode", "");
+            return;
+        };
+        let Some(mode) = mode else {
+            let shown = self.statuses.get(&project).and_then(|s| s.mode);
+            let text = match shown {
+                Some(m) => format!(
+                    "**{project}** is in **{m}** mode: {}.",
+                    m.unasked().unwrap_or("every approval reaches this chat")
+                ),
+                None => format!("**{project}**'s agent shows no permission mode yet."),
+            };
+            self.send(
+                target,
+                reply_to,
+                &present::info_card("Permission mode", &text),
+            );
+            return;
+        };
+        let paired = self.pairing.allowed().unwrap_or_default();
+        if sender != CONSOLE_USER && !self.policy.may_approve(sender, &paired) {
+            self.log(LogEvent::Denied(Denial {
+                operator: Some(sender.to_string()),
+                reason: "not an approver: /gsd:mode".into(),
+                ..Default::default()
+            }));
+            let text = "Only approvers may switch a project's permission mode.";
+            self.error(target, reply_to, "Not allowed", text, "");
+            return;
+        }
+        let cmd = ProjectCmd::SetMode {
+            mode,
+            by: sender.to_string(),
+            reply: Reply {
+                target: target.clone(),
+                reply_to: reply_to.map(String::from),
+            },
+        };
+        self.tell_project(&project, cmd);
+    }
+
+    /// The outcome of `/gsd:mode <mode>`.
+    pub(super) fn mode_set(
+        &mut self,
+        project: &str,
+        reply: &Reply,
+        result: Result<PermissionMode, ProjectError>,
+    ) {
+        let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        match result {
+            Ok(mode) => {
+                let text = format!(
+                    "**{project}** is in **{mode}** mode now: {}.",
+                    mode.unasked().unwrap_or("every approval reaches this chat")
+                );
+                self.send(
+                    target,
+                    reply_to,
+                    &present::info_card("Permission mode", &text),
+                );
+            }
+            Err(e) => self.error(
+                target,
+                reply_to,
+                "Could not switch the mode",
+                &e.to_string(),
+                "",
+            ),
+        }
     }
 
     /// The outcome of `/gsd:cancel`.

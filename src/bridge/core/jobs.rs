@@ -340,6 +340,7 @@ impl Core {
             | ProjectEventKind::Status(_)
             | ProjectEventKind::Screen { .. }
             | ProjectEventKind::Cancelled { .. }
+            | ProjectEventKind::ModeSet { .. }
             | ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }
             | ProjectEventKind::DialogMismatch { .. }

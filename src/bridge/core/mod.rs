@@ -100,6 +100,7 @@ impl std::fmt::Debug for ProjectCmd {
             ProjectCmd::Answer { .. } => "Answer",
             ProjectCmd::Type { .. } => "Type",
             ProjectCmd::Cancel { .. } => "Cancel",
+            ProjectCmd::SetMode { .. } => "SetMode",
             ProjectCmd::Screen { .. } => "Screen",
             ProjectCmd::HookStop { .. } => "HookStop",
             ProjectCmd::HookApproval => "HookApproval",
@@ -197,6 +198,7 @@ impl Core {
             }
             ProjectCmd::Type { reply, .. }
             | ProjectCmd::Cancel { reply, .. }
+            | ProjectCmd::SetMode { reply, .. }
             | ProjectCmd::Screen { reply } => Some((reply.target, reply.reply_to)),
             ProjectCmd::HookStop { .. }
             | ProjectCmd::HookApproval
@@ -466,6 +468,9 @@ impl Core {
             }
             ProjectEventKind::Cancelled { by, reply, result } => {
                 self.cancelled(&project, &by, &reply, result)
+            }
+            ProjectEventKind::ModeSet { reply, result, .. } => {
+                self.mode_set(&project, &reply, result)
             }
             kind @ (ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }

@@ -24,6 +24,12 @@ pub enum ProjectError {
     NothingToCancel,
     #[error("an answer is still being typed into this prompt")]
     Answering,
+    #[error(
+        "{mode} mode is not among the modes shift+tab cycles through in this session (it shows {shown}); set `permission_mode = \"{mode}\"` for the project and restart its agent"
+    )]
+    ModeNotReached { mode: PermissionMode, shown: String },
+    #[error("the agent is busy or asking: switch its mode once it waits for input")]
+    NotIdle,
     /// The dialog stayed on screen, unchanged, after the key was sent
     /// `tries` times.
     #[error(
@@ -142,6 +148,12 @@ pub enum ProjectEventKind {
         reply: Reply,
         result: Result<(), ProjectError>,
     },
+    /// `/gsd:mode`: the footer shows `mode` now, or it could not be reached.
+    ModeSet {
+        by: String,
+        reply: Reply,
+        result: Result<PermissionMode, ProjectError>,
+    },
     /// What the project is doing now (sent when it changes).
     Status(ProjectStatus),
     /// The pane's screen for `/gsd:screen` (`None`: no pane attached).
@@ -237,6 +249,13 @@ pub enum ProjectCmd {
         reply: Reply,
     },
     Cancel {
+        by: String,
+        reply: Reply,
+    },
+    /// `/gsd:mode <mode>`: cycle the agent's mode (shift+tab) until its
+    /// footer shows `mode`.
+    SetMode {
+        mode: PermissionMode,
         by: String,
         reply: Reply,
     },

@@ -30,6 +30,7 @@ use super::crash_point::crash_point;
 use super::hosts;
 use super::texts;
 use super::typing::{self, Receipt, Resume};
+use crate::agents::claude::PermissionMode;
 use crate::control::{Notification, PaneId};
 use crate::detect::{Detection, Millis, PaneWatcher};
 use crate::store::LogEvent;
@@ -106,6 +107,23 @@ impl AnswerReport {
     }
 }
 
+/// A `/gsd:mode` on its way (see [`Actor::advance_mode`]).
+struct PendingMode {
+    mode: PermissionMode,
+    by: String,
+    reply: Reply,
+    presses: u8,
+    /// When to look at the footer again.
+    at: Instant,
+}
+
+/// How long the footer has to show the next mode after shift+tab: it
+/// redraws within milliseconds; a loaded machine takes longer.
+const MODE_REDRAW_WAIT: Duration = Duration::from_millis(700);
+/// Shift+tab presses for one `/gsd:mode` at most: Claude Code cycles
+/// through at most five modes.
+const MAX_MODE_PRESSES: u8 = 6;
+
 struct Actor {
     setup: ProjectSetup,
     events: mpsc::Sender<ProjectEvent>,
@@ -113,6 +131,7 @@ struct Actor {
     runner: JobRunner,
     receipt: Option<ReceiptCheck>,
     answer: Option<PendingAnswer>,
+    mode_change: Option<PendingMode>,
     /// The dialog last reported, and since when it looks as it does.
     shown: Option<(String, Instant)>,
     /// The status last reported to the daemon.
@@ -130,6 +149,7 @@ impl Actor {
             runner: JobRunner::default(),
             receipt: None,
             answer: None,
+            mode_change: None,
             shown: None,
             reported: None,
             epoch: Instant::now(),
@@ -185,6 +205,7 @@ impl Actor {
             let timeout_at = self.runner.running().map(|r| r.deadline);
             let receipt_at = self.receipt.as_ref().map(|r| r.at);
             let answer_at = self.answer.as_ref().and_then(|a| a.at);
+            let mode_at = self.mode_change.as_ref().map(|m| m.at);
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.on_command(cmd).await,
@@ -197,6 +218,7 @@ impl Actor {
                 _ = sleep_opt(self.runner.starting_until()) => self.runner.agent_started(),
                 _ = sleep_opt(receipt_at) => self.check_receipt().await,
                 _ = sleep_opt(answer_at) => self.advance_answer().await,
+                _ = sleep_opt(mode_at) => self.advance_mode().await,
             }
             // The screen may have said whether an answer took.
             if self
@@ -280,6 +302,33 @@ impl Actor {
                 let answering = Answering::new(&question, &focus, self.shown_since(&question));
                 self.begin_answer(approval_id, answering, Some(text), None, report)
                     .await;
+            }
+            ProjectCmd::SetMode { mode, by, reply } => {
+                let refused = if self.pane.is_none()
+                    && let Err(e) = self.attach(false).await
+                {
+                    Some(e)
+                } else if !self.runner.idle() || self.mode_change.is_some() {
+                    Some(ProjectError::NotIdle)
+                } else {
+                    None
+                };
+                if let Some(error) = refused {
+                    let kind = ProjectEventKind::ModeSet {
+                        by,
+                        reply,
+                        result: Err(error),
+                    };
+                    return self.emit(None, kind).await;
+                }
+                self.mode_change = Some(PendingMode {
+                    mode,
+                    by,
+                    reply,
+                    presses: 0,
+                    at: Instant::now(),
+                });
+                self.advance_mode().await;
             }
             ProjectCmd::Cancel { by, reply } => {
                 // Esc with nothing to stop would wait in the agent's input
@@ -428,6 +477,43 @@ impl Actor {
             enters: 1,
             at: now + typing::RECEIPT_WAIT,
         });
+    }
+
+    /// Moves a `/gsd:mode` on: done once the footer shows the mode;
+    /// otherwise shift+tab, a wait for the redraw, and again, at most
+    /// [`MAX_MODE_PRESSES`] times (the cycle is shorter).
+    async fn advance_mode(&mut self) {
+        let Some(mut pending) = self.mode_change.take() else {
+            return;
+        };
+        let shown = self.pane.as_ref().and_then(|(_, w)| w.mode());
+        let result = match &self.pane {
+            None => Err(ProjectError::NotAttached),
+            Some(_) if shown == Some(pending.mode) => Ok(pending.mode),
+            Some(_) if Instant::now() < pending.at => {
+                self.mode_change = Some(pending);
+                return;
+            }
+            Some(_) if pending.presses >= MAX_MODE_PRESSES => Err(ProjectError::ModeNotReached {
+                mode: pending.mode,
+                shown: shown.map_or_else(|| "no mode".into(), |m| m.to_string()),
+            }),
+            Some((pane, _)) => match pane.cycle_mode().await {
+                Ok(()) => {
+                    pending.presses += 1;
+                    pending.at = Instant::now() + MODE_REDRAW_WAIT;
+                    self.mode_change = Some(pending);
+                    return;
+                }
+                Err(e) => Err(ProjectError::Pane(e.to_string())),
+            },
+        };
+        let kind = ProjectEventKind::ModeSet {
+            by: pending.by,
+            reply: pending.reply,
+            result,
+        };
+        self.emit(None, kind).await;
     }
 
     /// When the dialog asking `question` was first seen (now, if it was
