@@ -9,6 +9,7 @@ mod fake_api;
 mod feishu;
 mod hooks;
 mod live;
+mod native;
 mod paste;
 mod record;
 mod replay;
