@@ -1,5 +1,9 @@
 //! The commands clawmux answers itself: help, projects, use, new-project,
 //! status, cancel and answer.
+//!
+//! Two share a name with GSD's own (see [`crate::bridge::router`]): the help
+//! says how to reach GSD's, and a new project runs GSD's `new-project` in it.
+//! The status adds what each local project's GSD planning files say.
 
 use super::{Core, Effect, status_row, target_id};
 use crate::bridge::names;
@@ -7,6 +11,7 @@ use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
+use crate::gsd::planning::Planning;
 use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, ProjectRecord};
@@ -34,7 +39,8 @@ impl Core {
                 None => self.error(target, reply_to, "No project selected", "/gsd:screen", ""),
             },
             Builtin::Help => {
-                self.send(target, reply_to, &present::info_card("clawmux help", HELP));
+                let text = format!("{HELP}\n\n{GSD_HELP_NOTE}");
+                self.send(target, reply_to, &present::info_card("clawmux help", &text));
             }
             Builtin::Projects => {
                 let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
@@ -46,7 +52,9 @@ impl Core {
                 );
             }
             Builtin::Use(name) => self.use_project(target, reply_to, &name),
-            Builtin::NewProject(name) => self.new_project(target, reply_to, &name, sender),
+            Builtin::NewProject { name, gsd_args } => {
+                self.new_project(target, reply_to, &name, &gsd_args, sender)
+            }
             Builtin::Status => self.status(target, reply_to),
             Builtin::Cancel => {
                 let Some(project) = self.current_project(target) else {
@@ -138,6 +146,7 @@ impl Core {
         target: &ChatTarget,
         reply_to: Option<&str>,
         name: &str,
+        gsd_args: &str,
         sender: &str,
     ) {
         let (name, host) = match names::split_project_host(name) {
@@ -206,7 +215,13 @@ impl Core {
             &present::info_card("Project ready", &text),
         );
         if !existed {
-            self.run_in(name, target, reply_to, "/gsd:new-project", sender);
+            // GSD's own new-project, in the spelling its install takes (the
+            // project's pane rewrites it as it types it).
+            let command = match gsd_args {
+                "" => "/gsd:new-project".to_string(),
+                args => format!("/gsd:new-project {args}"),
+            };
+            self.run_in(name, target, reply_to, &command, sender);
         }
     }
 
@@ -226,7 +241,38 @@ impl Core {
             let host = self.host_label(&name);
             md.push_str(&status_row(&name, &host, self.statuses.get(&name)));
         }
+        let planning = self.planning_lines();
+        if !planning.is_empty() {
+            md.push_str("\n**GSD planning** (`.planning/STATE.md`)\n");
+            md.push_str(&planning);
+        }
         self.send(target, reply_to, &present::info_card("Status", &md));
+    }
+
+    /// One line per local project with GSD planning files: phase N of M,
+    /// plans done, its step, and whether a question waits on the user.
+    /// Remote projects' files are on their host and are not read here.
+    fn planning_lines(&self) -> String {
+        let projects: Vec<(String, String, Option<String>)> = self.shared.read(|s| {
+            (s.projects.iter())
+                .map(|(name, p)| (name.clone(), p.workspace.clone(), p.host.clone()))
+                .collect()
+        });
+        let mut md = String::new();
+        for (name, workspace, host) in projects {
+            if host.is_some_and(|h| self.hosts.is_remote(&h)) {
+                continue;
+            }
+            let line = match Planning::read_local(std::path::Path::new(&workspace)) {
+                Ok(Some(p)) => p.summary(),
+                Ok(None) => continue,
+                Err(e) => format!("cannot read: {e}"),
+            };
+            let waiting = (self.statuses.get(&name)).is_some_and(|s| s.awaiting_approval.is_some());
+            let waits = if waiting { " · **waits on you**" } else { "" };
+            md.push_str(&format!("- **{name}**: {line}{waits}\n"));
+        }
+        md
     }
 
     /// The outcome of `/gsd:cancel`.
@@ -261,3 +307,11 @@ impl Core {
         }
     }
 }
+
+/// Appended to clawmux's help: how GSD's own commands are reached.
+const GSD_HELP_NOTE: &str = "\
+**GSD's own commands** are typed in the spelling the project's GSD install takes \
+(`/gsd-<name>` for GSD's default global install, `/gsd:<name>` for a project-local one); \
+either spelling may be sent. `/gsd:help gsd` shows GSD's own help; \
+`/gsd:new-project <name> [args]` creates the project, then runs GSD's `new-project [args]` in it \
+(without a name, `/gsd:new-project [--auto …]` runs GSD's in the current project).";
