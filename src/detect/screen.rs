@@ -212,6 +212,13 @@ fn approval(
         if rule.menu {
             continue;
         }
+        // GSD's checkpoints: found on the whole screen, answered with what they name.
+        if rule.kind == ApprovalKind::Checkpoint {
+            match super::checkpoint::find(rows) {
+                Some(found) if !busy && printed(index) => return Some(found),
+                _ => continue,
+            }
+        }
         let Some(header_at) = region.iter().rposition(|r| rule.header.is_match(r)) else {
             continue;
         };
