@@ -6,14 +6,18 @@
 //! The status adds what each local project's GSD planning files say.
 
 use super::{Core, Effect, status_row, target_id};
+use crate::bridge::chat::{CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::names;
+use crate::bridge::policy::{ChatKind, Decision};
 use crate::bridge::present;
+use crate::bridge::present::{ActionButton, CardAction, CommandChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
 use crate::gsd::planning::Planning;
 use crate::store::LogEvent;
 use crate::store::clock;
+use crate::store::state::Job;
 use crate::store::state::{ChatTarget, ProjectRecord};
 
 impl Core {
@@ -273,6 +277,52 @@ impl Core {
             md.push_str(&format!("- **{name}**: {line}{waits}\n"));
         }
         md
+    }
+
+    /// A command the agent refused: its card offers the command the agent
+    /// suggested (`Did you mean /gsd-plan-phase?`) as a button.
+    pub(super) fn refused(&mut self, job: &Job, title: &str, line: &str, guidance: &str) {
+        let buttons = vec![
+            ActionButton::new("Projects", CardAction::Projects),
+            ActionButton::new("Help", CardAction::Help),
+        ];
+        let card = present::refusal_card(title, line, guidance, &job.project, &job.text, buttons);
+        self.send(&job.target, job.reply_to.as_deref(), &card);
+    }
+
+    /// A refusal card's suggestion clicked: the command runs in the project
+    /// it was refused in, for a clicker the bot takes commands from (a known
+    /// sender, as for a direct message), and only if it is a `/gsd` command.
+    pub(super) fn click_command(&mut self, c: &CardClick, choice: CommandChoice) -> ClickAnswer {
+        let well_formed = crate::gsd::spelling::split_command(&choice.command).is_some()
+            && choice.command.len() <= present::MAX_SUGGESTED_COMMAND_BYTES
+            && names::validate_typed_text(&choice.command).is_ok();
+        if !well_formed {
+            return ClickAnswer::toast(ToastLevel::Error, "This button is not recognised");
+        }
+        if c.target != ChatTarget::Console {
+            let paired = self.pairing.allowed().unwrap_or_default();
+            let chat_id = target_id(&c.target);
+            let decision =
+                (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &paired);
+            if decision != Decision::Allow {
+                return ClickAnswer::toast(ToastLevel::Error, "You cannot send commands here");
+            }
+        }
+        let exists = self
+            .shared
+            .read(|s| s.projects.contains_key(choice.project.as_str()));
+        if !exists {
+            return ClickAnswer::toast(ToastLevel::Warning, "That project is gone");
+        }
+        self.run_in(
+            &choice.project,
+            &c.target,
+            None,
+            &choice.command,
+            &c.operator,
+        );
+        ClickAnswer::toast(ToastLevel::Info, format!("Sent {}", choice.command))
     }
 
     /// The outcome of `/gsd:cancel`.
