@@ -18,6 +18,9 @@
 //! in the `→` line, the names after `Select`, else the kind's usual answer
 //! (or the numbered `Options:` of a decision); every checkpoint also takes
 //! free text (a reply to its card), which GSD reads as issues or a choice.
+//! A box counts only once its `→` line is drawn whole: while the model still
+//! writes it, a screen can look idle between two chunks, and a card made
+//! then would miss the later options.
 //! The body stops at Claude Code's input box (a `─` rule and a `❯` row),
 //! so the box the answer is typed into is never part of it.
 
@@ -84,6 +87,16 @@ pub(crate) fn find(rows: &[String]) -> Option<Prompt> {
     let (at, form) = (rows.iter().enumerate().rev()).find_map(|(i, r)| Some((i, header(r)?)))?;
     let end = input_box_start(rows, at).unwrap_or(rows.len());
     let after = &rows[at + 1..end];
+    // A box is answerable once its `→` line is drawn whole (a row follows
+    // it, GSD's closing rule): before that the model is still writing it,
+    // and its options are not all there.
+    let boxed = rows[at].contains("CHECKPOINT:");
+    let arrow_done = (after.iter())
+        .position(|r| r.trim_start().starts_with('→'))
+        .is_some_and(|i| i + 1 < after.len());
+    if boxed && !arrow_done {
+        return None;
+    }
     let options = answers(form, after);
     let body_rows: Vec<&str> = (after.iter())
         .map(String::as_str)
@@ -307,23 +320,32 @@ mod tests {
     #[test]
     fn select_with_slashes_and_the_action_box() {
         let p = find(&rows(
-            "║  CHECKPOINT: Decision Required  ║\n→ Select: option-a / option-b",
+            "║  CHECKPOINT: Decision Required  ║\n→ Select: option-a / option-b\n─────",
         ))
         .unwrap();
         assert_eq!(keys(&p), ["option-a", "option-b"]);
+        // The `→` row is the last: it may still be being written.
+        let last =
+            "║  CHECKPOINT: Action Required  ║\nRun: vercel login\n→ Type \"done\" when complete";
+        assert!(find(&rows(last)).is_none());
+        let p = find(&rows(&format!("{last}\n────"))).unwrap();
+        assert_eq!(keys(&p), ["done"]);
+        // Before its `→` line is drawn: not yet a prompt.
+        assert!(
+            find(&rows(
+                "║  CHECKPOINT: Action Required  ║\nRun: vercel login"
+            ))
+            .is_none()
+        );
+        // A `→` line naming nothing: the kind's usual answer, or the
+        // decision's numbered options.
         let p = find(&rows(
-            "║  CHECKPOINT: Action Required  ║\nRun: vercel login\n→ Type \"done\" when complete",
+            "║  CHECKPOINT: Action Required  ║\n→ Over to you\n────",
         ))
         .unwrap();
         assert_eq!(keys(&p), ["done"]);
-        // Before its `→` line is drawn, the kind's usual answer.
         let p = find(&rows(
-            "║  CHECKPOINT: Action Required  ║\nRun: vercel login",
-        ))
-        .unwrap();
-        assert_eq!(keys(&p), ["done"]);
-        let p = find(&rows(
-            "║  CHECKPOINT: Decision Required  ║\nOptions:\n  1. redis - fast\n  2. sqlite - simple",
+            "║  CHECKPOINT: Decision Required  ║\nOptions:\n  1. redis - fast\n  2. sqlite - simple\n→ Your call\n────",
         ))
         .unwrap();
         assert_eq!(keys(&p), ["redis", "sqlite"]);
@@ -364,7 +386,7 @@ mod tests {
     fn the_newest_checkpoint_wins_and_prose_is_no_option() {
         let screen = "║ CHECKPOINT: Action Required ║\n→ Type \"done\" when complete\n\
                       ● ok\n║ CHECKPOINT: Decision Required ║\n\
-                      → Select whichever of the approaches you think fits this codebase best, or tell me, or suggest one, or skip, or wait, or ask me, or go";
+                      → Select whichever of the approaches you think fits this codebase best, or tell me, or suggest one, or skip, or wait, or ask me, or go\n───";
         let p = find(&rows(screen)).unwrap();
         assert_eq!(p.question, "CHECKPOINT: Decision Required");
         assert!(p.options.is_empty(), "{:?}", p.options);
@@ -381,7 +403,7 @@ mod tests {
         let filler: String = (0..30).map(|i| format!("  step {i} checked\n")).collect();
         let screen = format!(
             "║  CHECKPOINT: Action Required  ║\n{filler}\
-             → Type \"done\" when complete\n{INPUT_BOX}"
+             → Type \"done\" when complete\n─────\n{INPUT_BOX}"
         );
         let state = super::super::screen::analyse(&profile, &rows(&screen), |_| true);
         let p = state.prompt.expect("the checkpoint");
@@ -390,6 +412,13 @@ mod tests {
         // Not printed this turn: not a prompt.
         let state = super::super::screen::analyse(&profile, &rows(&screen), |_| false);
         assert!(state.prompt.is_none());
+        // Still being written (the spinner above the box): not yet.
+        let busy = screen.replace(
+            INPUT_BOX,
+            &format!("✶ Cogitating… (1s · ↓ 20 tokens)\n{INPUT_BOX}"),
+        );
+        let state = super::super::screen::analyse(&profile, &rows(&busy), |_| true);
+        assert!(state.busy.is_some() && state.prompt.is_none(), "{state:?}");
     }
 
     #[test]
@@ -407,7 +436,7 @@ mod tests {
         for a in odd {
             for b in odd {
                 let _ = find(&rows(&format!(
-                    "║ CHECKPOINT: Decision Required ║\n{a}\n{b}"
+                    "║ CHECKPOINT: Decision Required ║\n{a}\n{b}\n─"
                 )));
             }
         }

@@ -212,10 +212,11 @@ fn approval(
         if rule.menu {
             continue;
         }
-        // GSD's checkpoints: found on the whole screen, answered with what they name.
+        // GSD's checkpoints: found on the whole screen, answered with what
+        // they name, once the turn printing them is over (idle).
         if rule.kind == ApprovalKind::Checkpoint {
             match super::checkpoint::find(rows) {
-                Some(found) if !busy && printed(index) => return Some(found),
+                Some(found) if idle && printed(index) => return Some(found),
                 _ => continue,
             }
         }

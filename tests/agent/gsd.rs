@@ -1,0 +1,323 @@
+//! The real GSD in the real Claude Code, driven from chat through `clawmux
+//! serve --console`: GSD installed as its users install it (global skills
+//! `/gsd-<name>` with its hooks and statusline, or project-local commands
+//! `/gsd:<name>`), Claude Code expanding its real command files, and the
+//! fake API scripted to do what GSD's workflows tell the model to do
+//! (ask with AskUserQuestion, write `.planning/` through Bash, print GSD's
+//! banners, progress lines and checkpoint boxes).
+
+use std::path::Path;
+use std::time::Duration;
+
+use clawmux::agentcheck::{FakeApi, Turn};
+use serde_json::{Value, json};
+
+use crate::support::claude::{agent_home, claude_or_skip};
+use crate::support::gsd::{self, Layout};
+use crate::support::tmux::TmuxServer;
+
+use super::serve::{ConsoleServe, cards, new_cards, result_card};
+
+const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
+
+fn banner(stage: &str) -> String {
+    format!("{RULE}\n GSD ► {stage}\n{RULE}")
+}
+
+fn question(text: &str, header: &str, multi: bool, labels: &[&str]) -> Turn {
+    let options: Vec<Value> = (labels.iter())
+        .map(|l| json!({"label": l, "description": format!("{l}, as GSD would offer it")}))
+        .collect();
+    Turn::tool(
+        "AskUserQuestion",
+        json!({"questions": [{"question": text, "header": header, "multiSelect": multi, "options": options}]}),
+    )
+}
+
+/// STATE.md and ROADMAP.md as GSD's new-project leaves them (phase 1 of 3,
+/// nothing planned yet), written the way its workflow does: through Bash.
+const WRITE_PLANNING: &str = "mkdir -p .planning && printf '%s\\n' '---' 'status: planning' \
+'progress:' '  total_phases: 3' '  completed_phases: 0' '  total_plans: 2' '  completed_plans: 0' '---' \
+'# Project State' '## Current Position' 'Phase: 1 of 3 (Catalogue)' 'Plan: 0 of 2 in current phase' \
+'Progress: [░░░░░░░░░░] 0%' > .planning/STATE.md && printf '%s\\n' '# Roadmap: Shop' \
+'- [ ] **Phase 1: Catalogue** - list products' '- [ ] **Phase 2: Cart** - the cart' \
+'- [ ] **Phase 3: Checkout** - paying' > .planning/ROADMAP.md";
+
+const CONTINUED: &str = "Continuing with sqlite: the store is written.";
+
+/// The model's side of new-project, plan-phase and execute-phase.
+fn script() -> Vec<Turn> {
+    vec![
+        // new-project: GSD's questions, one single-select, one multi-select.
+        question(
+            "What do you want to build?",
+            "Project",
+            false,
+            &["A web shop", "A command-line tool"],
+        ),
+        question(
+            "Which features belong in v1?",
+            "Scope",
+            true,
+            &["Catalogue", "Cart", "Checkout"],
+        ),
+        Turn::tool(
+            "Bash",
+            json!({"command": WRITE_PLANNING, "description": "Write the planning files"}),
+        ),
+        Turn::text(&format!(
+            "{}\n\nRoadmap: 3 phases.\n\nProgress: ░░░░░░░░░░ 0%\n\n## ▶ Next Up\n/gsd-plan-phase 1",
+            banner("PROJECT INITIALIZED ✓")
+        )),
+        // plan-phase 1.
+        Turn::text(&format!(
+            "{}\n\nPlans: 2/2 complete\n\n| Phase | Plans | Done |\n|---|---|---|\n| 1 | 2 | 100% |\n| 2 | 0 | 25% |",
+            banner("PLANNING PHASE 1")
+        )),
+        // execute-phase 1, to a decision checkpoint.
+        Turn::text(&format!(
+            "{}\n\nTasks: 1/3 complete\n\n\
+             ╔══════════════════════════════════════════════════════════════╗\n\
+             ║  CHECKPOINT: Decision Required                               ║\n\
+             ╚══════════════════════════════════════════════════════════════╝\n\n\
+             Decision: Which store should the catalogue use?\n\n\
+             Options:\n  1. redis - fast, needs a server\n  2. sqlite - one file\n\n\
+             ──────────────────────────────────────────────────────────────\n\
+             → Select: redis / sqlite\n\
+             ──────────────────────────────────────────────────────────────",
+            banner("EXECUTING WAVE 1")
+        )),
+        // The continuation after the answer.
+        Turn::text(&format!(
+            "{CONTINUED}\n\nTasks: 3/3 complete\n\n{}",
+            banner("PHASE 1 COMPLETE ✓")
+        )),
+    ]
+}
+
+fn start(claude: &Path, package: &Path, layout: Layout) -> (ConsoleServe, FakeApi) {
+    let api = FakeApi::start_paced(script(), Duration::from_millis(15)).unwrap();
+    let (home, env) = agent_home(&api, "shop");
+    let workspace = home.path().join("ws/shop");
+    gsd::install(package, layout, env.home(), &workspace);
+    let env = gsd::agent_env(env);
+    let agent = env.env_command(claude, &[]);
+    std::mem::forget(env); // its HOME holds the install; removed with /tmp
+    let serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "gsd");
+    (serve, api)
+}
+
+/// A scripted request's user text (what Claude Code sent for a command).
+fn request_text(api: &FakeApi) -> Vec<String> {
+    api.scripted_requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect()
+}
+
+fn flow(layout: Layout, test: &str) {
+    let Some(claude) = claude_or_skip(test) else {
+        return;
+    };
+    let Some(package) = gsd::gsd_or_skip(test) else {
+        return;
+    };
+    let (mut serve, api) = start(&claude, &package, layout);
+    let (typed_new, typed_plan) = match layout {
+        Layout::Global => ("/gsd-new-project", "/gsd-plan-phase 1"),
+        Layout::Local => ("/gsd:new-project", "/gsd:plan-phase 1"),
+    };
+
+    // New project: clawmux creates it, then GSD's own new-project runs.
+    serve.say("/gsd:new-project shop");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let first = request_text(&api);
+    assert!(
+        first[0].contains("PROJECT.md") && first[0].contains("new-project"),
+        "the real new-project command reached the model: {}",
+        &first[0][..first[0].len().min(2000)]
+    );
+    let out = serve.output();
+    let all = cards(&out);
+    let q = new_cards(&all, "== Approval needed ==");
+    assert!(q[0].contains("What do you want to build?"), "{out}");
+    assert!(q[0].contains("A web shop"), "{out}");
+    serve.say("/gsd:answer 1");
+
+    // The multi-select question (recorded from Claude Code 2.1.197: a digit
+    // toggles its option, `→` opens the Submit tab's review, Enter submits).
+    // From chat, each answer toggles one option; submitting is not possible
+    // from chat yet, so the Submit tab is confirmed in the terminal here.
+    let at = serve.wait(at, "Which features belong in v1?");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "[✔] Catalogue");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 3");
+    let at = serve.wait(at, "[✔] Checkout");
+    let at = serve.wait(at, "└─");
+    keys(&serve, &["Right"]);
+    wait_screen(&serve, "Ready to submit your answers?");
+    keys(&serve, &["Enter"]);
+
+    // GSD writes its planning files (Bash is in the skill's allowed tools:
+    // no permission prompt) and ends with its banner.
+    let at = serve.wait(at, "PROJECT INITIALIZED");
+    let at = serve.wait(at, "└─");
+    let requests = api.scripted_requests();
+    let answers: Vec<String> = requests.iter().flat_map(|r| r.tool_results()).collect();
+    assert!(
+        answers.iter().any(|a| a.contains("A web shop")),
+        "{answers:?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains("Catalogue") && a.contains("Checkout") && !a.contains("Cart")),
+        "the two toggled options were submitted: {answers:?}"
+    );
+    let out = serve.output();
+    let created = result_card(&out, "/gsd:new-project");
+    assert!(created.contains("PROJECT INITIALIZED"), "{created}");
+    assert!(
+        serve
+            .home
+            .path()
+            .join("ws/shop/.planning/STATE.md")
+            .is_file(),
+        "{out}"
+    );
+
+    // /gsd:status reads GSD's own planning files.
+    serve.say("/gsd:status");
+    let at = serve.wait(at, "GSD planning");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let status = new_cards(&cards(&out), "GSD planning")[0].to_string();
+    assert!(
+        status.contains("phase 1 of 3 (Catalogue)") && status.contains("0/2 plans done"),
+        "{status}"
+    );
+
+    // plan-phase: typed in the install's spelling, GSD's progress read,
+    // the phase table's rows not taken for the run's progress.
+    serve.say("/gsd:plan-phase 1");
+    let at = serve.wait(at, "PLANNING PHASE 1");
+    let at = serve.wait(at, "└─");
+    let plan_request = request_text(&api).last().cloned().unwrap_or_default();
+    assert!(
+        plan_request.contains(typed_plan),
+        "the command was typed as {typed_plan}"
+    );
+    let out = serve.output();
+    let planned = result_card(&out, "/gsd:plan-phase 1");
+    assert!(planned.contains("Plans: 2/2 complete"), "{planned}");
+    let progress = progress_log(&serve);
+    assert!(progress.iter().any(|p| p.contains("2/2")), "{progress:?}");
+    assert!(
+        !progress
+            .iter()
+            .any(|p| p.contains("25%") || p.contains("100%")),
+        "a phase-table row became the run's progress: {progress:?}"
+    );
+
+    // execute-phase to the checkpoint: one approval with its named options.
+    serve.say("/gsd:execute-phase 1");
+    let at = serve.wait(at, "CHECKPOINT: Decision Required");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let checkpoint = (new_cards(&all, "== Approval needed =="))
+        .into_iter()
+        .rfind(|c| c.contains("CHECKPOINT"))
+        .unwrap_or_else(|| panic!("no checkpoint card:\n{out}"));
+    for needle in [
+        "Answer with /gsd:answer redis|sqlite",
+        "Which store should the catalogue use?",
+    ] {
+        assert!(
+            checkpoint.contains(needle),
+            "{needle:?} not in\n{checkpoint}"
+        );
+    }
+    assert!(
+        !checkpoint.contains('❯'),
+        "the input box is not the body:\n{checkpoint}"
+    );
+
+    // The card's answer reaches GSD, and the continuation's result the chat.
+    serve.say("/gsd:answer sqlite");
+    let at = serve.wait(at, CONTINUED);
+    serve.wait(at, "└─");
+    let last = api
+        .scripted_requests()
+        .last()
+        .map(|r| r.body.to_string())
+        .unwrap_or_default();
+    assert!(last.contains("sqlite"), "the answer reached the model");
+    assert_eq!(api.exhausted(), 0);
+    let progress = progress_log(&serve);
+    for seen in ["EXECUTING WAVE 1", "1/3", "3/3", "PHASE 1 COMPLETE"] {
+        assert!(
+            progress.iter().any(|p| p.contains(seen)),
+            "{seen}: {progress:?}"
+        );
+    }
+    let first = request_text(&api);
+    assert!(first[0].contains(typed_new), "typed as {typed_new}");
+}
+
+/// The progress summaries the daemon logged, in order.
+fn progress_log(serve: &ConsoleServe) -> Vec<String> {
+    let tail = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "detection", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&tail.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["detection"] == "progress")
+        .filter_map(|v| v["summary"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn keys(serve: &ConsoleServe, keys: &[&str]) {
+    let mut args = vec!["send-keys", "-t", "cm-shop"];
+    args.extend_from_slice(keys);
+    let out = serve._tmux.run(&args);
+    assert!(out.status.success(), "{out:?}");
+}
+
+fn wait_screen(serve: &ConsoleServe, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
+    loop {
+        let pane = serve._tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
+        let screen = String::from_utf8_lossy(&pane.stdout).into_owned();
+        if screen.contains(needle) {
+            return screen;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {needle:?} on\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn global_install_end_to_end_through_serve() {
+    flow(
+        Layout::Global,
+        "agent::gsd::global_install_end_to_end_through_serve",
+    );
+}
+
+#[test]
+fn local_install_end_to_end_through_serve() {
+    flow(
+        Layout::Local,
+        "agent::gsd::local_install_end_to_end_through_serve",
+    );
+}
