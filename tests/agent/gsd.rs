@@ -321,3 +321,75 @@ fn local_install_end_to_end_through_serve() {
         "agent::gsd::local_install_end_to_end_through_serve",
     );
 }
+
+/// The planning parser on STATE.md as GSD's own `gsd-sdk` writes it: the
+/// package's STATE template at phase 2 of 3, synced by `gsd-sdk query
+/// state.sync` against a roadmap and plan files (3 of 5 plans summarised).
+#[test]
+fn planning_files_as_gsd_sdk_writes_them() {
+    let Some(package) = gsd::gsd_or_skip("agent::gsd::planning_files_as_gsd_sdk_writes_them")
+    else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("shop");
+    gsd::install(&package, Layout::Global, home.path(), home.path());
+    let planning = project.join(".planning");
+    for (phase, plans, done) in [("01-core", 2, 2), ("02-cart", 3, 1)] {
+        let dir = planning.join("phases").join(phase);
+        std::fs::create_dir_all(&dir).unwrap();
+        let n = &phase[..2];
+        for p in 1..=plans {
+            std::fs::write(dir.join(format!("{n}-0{p}-PLAN.md")), "# plan\n").unwrap();
+            if p <= done {
+                std::fs::write(dir.join(format!("{n}-0{p}-SUMMARY.md")), "# done\n").unwrap();
+            }
+        }
+    }
+    std::fs::write(
+        planning.join("ROADMAP.md"),
+        "# Roadmap: Shop\n\n## Phases\n\n- [x] **Phase 1: Core** - data\n\
+         - [ ] **Phase 2: Cart** - cart\n- [ ] **Phase 3: Checkout** - pay\n\n\
+         ## Phase Details\n\n### Phase 1: Core\n**Plans**: 2 plans\n\n\
+         ### Phase 2: Cart\n**Plans**: 3 plans\n\n### Phase 3: Checkout\n**Plans**: TBD\n",
+    )
+    .unwrap();
+    // The package's own STATE.md template (its fenced block), positioned.
+    let template =
+        std::fs::read_to_string(package.join("get-shit-done/templates/state.md")).unwrap();
+    let body = template
+        .split_once("```markdown\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .map(|(block, _)| block)
+        .expect("the template's block");
+    let state = body
+        .replace("Phase: [X] of [Y] ([Phase name])", "Phase: 2 of 3 (Cart)")
+        .replace(
+            "Plan: [A] of [B] in current phase",
+            "Plan: 2 of 3 in current phase",
+        );
+    std::fs::write(planning.join("STATE.md"), state).unwrap();
+    let out = std::process::Command::new(home.path().join(".local/bin/gsd-sdk"))
+        .args(["query", "state.sync"])
+        .current_dir(&project)
+        .env("HOME", home.path())
+        .env("npm_config_offline", "true")
+        .output()
+        .expect("gsd-sdk runs");
+    assert!(out.status.success(), "{out:?}");
+    let written = std::fs::read_to_string(planning.join("STATE.md")).unwrap();
+    assert!(
+        written.starts_with("---\n"),
+        "gsd-sdk wrote frontmatter:\n{written}"
+    );
+    let p = clawmux::gsd::planning::Planning::read_local(&project)
+        .unwrap()
+        .expect("planning files");
+    assert_eq!(p.phase, Some((2, 3)), "{written}");
+    assert_eq!(p.phase_name.as_deref(), Some("Cart"));
+    assert_eq!(p.plan, Some((2, 3)));
+    assert_eq!(p.plans_done, Some((3, 5)), "{written}");
+    assert_eq!(p.percent, Some(60), "{written}");
+    assert_eq!(p.roadmap_phases, Some((3, 1)));
+    assert!(p.status.is_some(), "{written}");
+}
