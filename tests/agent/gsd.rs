@@ -101,7 +101,9 @@ fn start(claude: &Path, package: &Path, layout: Layout) -> (ConsoleServe, FakeAp
     let workspace = home.path().join("ws/shop");
     gsd::install(package, layout, env.home(), &workspace);
     let env = gsd::agent_env(env);
-    let agent = env.env_command(claude, &[]);
+    // The dialogs GSD's workflows meet, whatever the version's default mode
+    // (2.1.332 defaults to auto; `default` is accepted by both).
+    let agent = env.env_command(claude, &["--permission-mode", "default"]);
     std::mem::forget(env); // its HOME holds the install; removed with /tmp
     let serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "gsd");
     (serve, api)
@@ -145,8 +147,9 @@ fn flow(layout: Layout, test: &str) {
     assert!(q[0].contains("A web shop"), "{out}");
     serve.say("/gsd:answer 1");
 
-    // The multi-select question (recorded from Claude Code 2.1.197: a digit
-    // toggles its option, `→` opens the Submit tab's review, Enter submits).
+    // The multi-select question (recorded from Claude Code 2.1.197 and
+    // 2.1.332: a digit toggles its option, `→` opens the Submit tab's
+    // "Review your answers" with `1. Submit answers`, Enter submits).
     // From chat, each answer toggles one option; submitting is not possible
     // from chat yet, so the Submit tab is confirmed in the terminal here.
     let at = serve.wait(at, "Which features belong in v1?");
@@ -158,7 +161,7 @@ fn flow(layout: Layout, test: &str) {
     let at = serve.wait(at, "[✔] Checkout");
     let at = serve.wait(at, "└─");
     keys(&serve, &["Right"]);
-    wait_screen(&serve, "Ready to submit your answers?");
+    wait_screen(&serve, "Review your answers");
     keys(&serve, &["Enter"]);
 
     // GSD writes its planning files (Bash is in the skill's allowed tools:
