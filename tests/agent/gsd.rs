@@ -396,3 +396,47 @@ fn planning_files_as_gsd_sdk_writes_them() {
     assert_eq!(p.roadmap_phases, Some((3, 1)));
     assert!(p.status.is_some(), "{written}");
 }
+
+/// A command the installed GSD lacks is typed as sent; Claude Code's own
+/// refusal comes back as a refusal card whose button runs its suggestion
+/// (with the refused command's arguments).
+#[test]
+fn a_refused_command_offers_the_agents_suggestion() {
+    let test = "agent::gsd::a_refused_command_offers_the_agents_suggestion";
+    let Some(claude) = claude_or_skip(test) else {
+        return;
+    };
+    let Some(package) = gsd::gsd_or_skip(test) else {
+        return;
+    };
+    let api = FakeApi::start_paced(vec![Turn::text("ok")], Duration::from_millis(15)).unwrap();
+    let (home, env) = agent_home(&api, "shop");
+    gsd::install(
+        &package,
+        Layout::Global,
+        env.home(),
+        &home.path().join("ws/shop"),
+    );
+    let env = gsd::agent_env(env);
+    let agent = env.env_command(&claude, &["--permission-mode", "default"]);
+    let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "gsd");
+    // `/gsd:new-project NAME` would start GSD's setup: create the project
+    // with a first command the agent refuses instead.
+    serve.say("/gsd:new-project shop --no-such-flag");
+    let at = serve.wait(0, "└─");
+    serve.say("/gsd:plan-phse 2");
+    let at = serve.wait(at, "== The agent refused: shop: /gsd:plan-phse 2 ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let refused = new_cards(
+        &cards(&out),
+        "== The agent refused: shop: /gsd:plan-phse 2 ==",
+    )[0]
+    .to_string();
+    assert!(
+        refused.contains("Unknown command: /gsd:plan-phse"),
+        "{refused}"
+    );
+    assert!(refused.contains("Run /gsd-plan-phase 2"), "{refused}");
+    assert!(!refused.contains("Finished"), "{refused}");
+}

@@ -280,13 +280,30 @@ impl Core {
     }
 
     /// A command the agent refused: its card offers the command the agent
-    /// suggested (`Did you mean /gsd-plan-phase?`) as a button.
-    pub(super) fn refused(&mut self, job: &Job, title: &str, line: &str, guidance: &str) {
+    /// suggested (`Did you mean /gsd-plan-phase?`) as a button. The refusal
+    /// row may be above the reported one (`● Args from unknown skill: 2`
+    /// follows it), so the turn's output is searched for it too.
+    pub(super) fn refused(
+        &mut self,
+        job: &Job,
+        title: &str,
+        line: &str,
+        output: &str,
+        guidance: &str,
+    ) {
         let buttons = vec![
             ActionButton::new("Projects", CardAction::Projects),
             ActionButton::new("Help", CardAction::Help),
         ];
-        let card = present::refusal_card(title, line, guidance, &job.project, &job.text, buttons);
+        let unknown = (output.lines())
+            .map(str::trim)
+            .find(|l| l.contains("Unknown command: ") || l.contains("Unknown slash command: "))
+            .filter(|l| *l != line.trim());
+        let text = match unknown {
+            Some(u) => format!("{u}\n{line}"),
+            None => line.to_string(),
+        };
+        let card = present::refusal_card(title, &text, guidance, &job.project, &job.text, buttons);
         self.send(&job.target, job.reply_to.as_deref(), &card);
     }
 

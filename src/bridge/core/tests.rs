@@ -567,6 +567,26 @@ fn a_refusal_suggestion_is_a_button_that_runs_it() {
     assert!(submitted(&w.click("ou_alice", value("rm -rf /"))).is_empty());
     let gone = json!({"action": "command", "project": "nope", "command": "/gsd-ship"});
     assert!(submitted(&w.click("ou_alice", gone)).is_empty());
+
+    // With arguments the reported row is the one after the refusal: the
+    // suggestion is found in the turn's output.
+    let job = submitted(&w.say("ou_alice", "/gsd:execute-phase 3")).remove(0);
+    w.event(Some(&job), ProjectEventKind::Started);
+    let refused = ProjectEventKind::Completed {
+        screen: String::new(),
+        output: "● Unknown command: /gsd:execute-phase. Did you mean /gsd-execute-phase?\n\
+                 ● Args from unknown skill: 3"
+            .into(),
+        seconds: 1,
+        errors: 0,
+        ending: TurnEnding::Rejected("● Args from unknown skill: 3".into()),
+    };
+    w.event(Some(&job), refused);
+    assert!(
+        w.texts().contains("Run /gsd-execute-phase 3"),
+        "{}",
+        w.texts()
+    );
 }
 
 /// `/gsd:new-project NAME ARGS` creates the project, then GSD's own
