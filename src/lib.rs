@@ -17,6 +17,7 @@
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
+//! - [`gsd`]: GSD as installed for a project: its command spelling, its planning files' state.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
 //! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
 //! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
@@ -28,6 +29,7 @@ pub mod bridge;
 pub mod control;
 pub mod detect;
 pub mod feishu;
+pub mod gsd;
 pub mod hooks;
 pub mod openspec;
 pub mod pane;

@@ -1,6 +1,17 @@
-//! Chat text -> what to do: a clawmux built-in, text typed into the agent,
-//! or an unknown `/gsd` command with the nearest known suggestion.
-//! Both spellings are accepted: `/gsd:<name>` and `/gsd-<name>`.
+//! Chat text -> what to do: a clawmux built-in, or text typed into the
+//! agent. Both spellings are accepted: `/gsd:<name>` and `/gsd-<name>`.
+//!
+//! There is no list of GSD's commands: every `/gsd` name that is not one of
+//! clawmux's controls goes to the agent (the project's installed GSD knows
+//! its own commands, and the agent refuses what it lacks, with its own
+//! suggestion). Two of clawmux's controls share a name with GSD's, and
+//! neither hides GSD's:
+//! - `/gsd:help` is clawmux's help; `/gsd:help gsd` types GSD's `help`
+//!   (any other argument goes to GSD's help as written).
+//! - `/gsd:new-project NAME [ARGS]` creates project NAME and then runs GSD's
+//!   `new-project [ARGS]` in it; without a name (no argument, or a first
+//!   argument that is a flag `--auto` or a file `@prd.md`) it is GSD's
+//!   `new-project` in the current project.
 
 use crate::agents::claude::PermissionMode;
 
@@ -9,7 +20,11 @@ use crate::agents::claude::PermissionMode;
 pub enum Builtin {
     Help,
     Use(String),
-    NewProject(String),
+    /// Create a project, then run GSD's `new-project` with `gsd_args` in it.
+    NewProject {
+        name: String,
+        gsd_args: String,
+    },
     Projects,
     Status,
     Cancel,
@@ -36,7 +51,8 @@ pub enum Route {
     Builtin(Builtin),
     /// Typed into the current project's agent pane exactly as written.
     Agent(String),
-    /// A `/gsd` command nobody knows; `suggestion` is the nearest known one.
+    /// A `/gsd` word that cannot be a command name (`/gsd:Plan!`);
+    /// `suggestion` is the nearest of clawmux's controls, if close.
     Unknown {
         command: String,
         suggestion: Option<String>,
@@ -44,44 +60,6 @@ pub enum Route {
     /// A built-in used wrongly (missing argument …).
     Usage(String),
 }
-
-/// GSD commands typed into the agent (as GSD releases name them).
-pub const GSD_COMMANDS: &[&str] = &[
-    "new-project",
-    "discuss-phase",
-    "plan-phase",
-    "execute-phase",
-    "verify-work",
-    "ship",
-    "progress",
-    "next",
-    "quick",
-    "map-codebase",
-    "pause-work",
-    "resume-work",
-    "autonomous",
-    "settings",
-    "debug",
-    "health",
-    "stats",
-    "add-phase",
-    "insert-phase",
-    "remove-phase",
-    "research-phase",
-    "list-phase-assumptions",
-    "new-milestone",
-    "complete-milestone",
-    "audit-milestone",
-    "plan-milestone-gaps",
-    "add-todo",
-    "check-todos",
-    "add-tests",
-    "set-profile",
-    "cleanup",
-    "update",
-    "do",
-    "note",
-];
 
 /// clawmux's own commands.
 pub const BUILTINS: &[&str] = &[
@@ -114,6 +92,12 @@ pub fn gsd_name(text: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
+/// GSD's own help, as typed for the agent (then spelled for its install).
+pub const GSD_HELP: &str = "/gsd:help";
+
+/// The argument of `/gsd:help` that asks for GSD's help instead of clawmux's.
+pub const GSD_HELP_ARG: &str = "gsd";
+
 pub fn route(text: &str) -> Route {
     let text = text.trim();
     let Some(name) = gsd_name(text) else {
@@ -128,14 +112,25 @@ pub fn route(text: &str) -> Route {
         _ => Err(Route::Usage(format!("{what}: `{usage}`"))),
     };
     let builtin = match name {
-        "help" => Ok(Builtin::Help),
+        "help" if args.is_empty() => Ok(Builtin::Help),
+        "help" if args == GSD_HELP_ARG => return Route::Agent(GSD_HELP.to_string()),
         "projects" => Ok(Builtin::Projects),
         "status" => Ok(Builtin::Status),
         "cancel" => Ok(Builtin::Cancel),
         "use" => one_arg("say which project", "/gsd:use <project>").map(Builtin::Use),
-        "new-project" => {
-            one_arg("name the new project", "/gsd:new-project <name>").map(Builtin::NewProject)
-        }
+        "new-project" => match args.split_once(char::is_whitespace) {
+            _ if args.is_empty() || args.starts_with(['-', '@']) => {
+                return Route::Agent(text.to_string());
+            }
+            Some((name, rest)) => Ok(Builtin::NewProject {
+                name: name.to_string(),
+                gsd_args: rest.trim().to_string(),
+            }),
+            None => Ok(Builtin::NewProject {
+                name: args.to_string(),
+                gsd_args: String::new(),
+            }),
+        },
         "answer" => one_arg("say which option", "/gsd:answer <key>").map(Builtin::Answer),
         "sessions" => Ok(Builtin::Sessions),
         "screen" => Ok(Builtin::Screen),
@@ -168,7 +163,9 @@ pub fn route(text: &str) -> Route {
                 "say which pane: `/gsd:adopt SESSION[:WINDOW.PANE][@HOST] [as NAME]`".into(),
             )),
         },
-        _ if GSD_COMMANDS.contains(&name) => return Route::Agent(text.to_string()),
+        _ if crate::gsd::spelling::is_command_name(name) => {
+            return Route::Agent(text.to_string());
+        }
         _ => {
             let command = text.split_whitespace().next().unwrap_or(text).to_string();
             return Route::Unknown {
@@ -180,12 +177,14 @@ pub fn route(text: &str) -> Route {
     builtin.map(Route::Builtin).unwrap_or_else(|usage| usage)
 }
 
-/// The known command closest to `name`, if it is close enough to be a typo.
+/// The control closest to `name`, if it is close enough to be a typo.
+/// Only for names that cannot be GSD's: a well-formed name goes to the
+/// agent, since `stats` (GSD's) is one letter from `status` (clawmux's).
 fn nearest(name: &str) -> Option<String> {
+    let name = name.to_ascii_lowercase();
     let (best, dist) = BUILTINS
         .iter()
-        .chain(GSD_COMMANDS)
-        .map(|known| (*known, edit_distance(name, known)))
+        .map(|known| (*known, edit_distance(&name, known)))
         .min_by_key(|&(_, d)| d)?;
     (dist <= name.len().max(3) / 2).then(|| format!("/gsd:{best}"))
 }
@@ -235,7 +234,17 @@ mod tests {
         );
         assert_eq!(
             route("/gsd:new-project app"),
-            Route::Builtin(Builtin::NewProject("app".into()))
+            Route::Builtin(Builtin::NewProject {
+                name: "app".into(),
+                gsd_args: String::new()
+            })
+        );
+        assert_eq!(
+            route("/gsd-new-project app@desk --auto  @prd.md"),
+            Route::Builtin(Builtin::NewProject {
+                name: "app@desk".into(),
+                gsd_args: "--auto  @prd.md".into()
+            })
         );
         assert_eq!(
             route("/gsd:answer 2"),
@@ -275,25 +284,69 @@ mod tests {
     }
 
     #[test]
-    fn unknown_commands_suggest_the_nearest() {
+    fn every_gsd_1_42_3_command_reaches_the_agent() {
+        for name in crate::gsd::COMMANDS_1_42_3 {
+            for prefix in ["/gsd:", "/gsd-"] {
+                let text = format!("{prefix}{name}");
+                let routed = route(&text);
+                let reachable = match name {
+                    // clawmux's help and new-project share GSD's names:
+                    // GSD's stay reachable through their documented forms.
+                    "help" => route(&format!("{text} gsd")) == Route::Agent(GSD_HELP.into()),
+                    "new-project" => routed == Route::Agent(text.clone()),
+                    _ => routed == Route::Agent(text.clone()),
+                };
+                assert!(reachable, "{text} routes to {routed:?}");
+            }
+        }
+        // Names GSD has dropped or not yet added go to the agent too: it
+        // answers what its install has.
+        assert_eq!(route("/gsd:next"), Route::Agent("/gsd:next".into()));
         assert_eq!(
-            route("/gsd:plan-phse 2"),
+            route("/gsd-plan-phse 2"),
+            Route::Agent("/gsd-plan-phse 2".into())
+        );
+        assert_eq!(route("/gsd:stats"), Route::Agent("/gsd:stats".into()));
+    }
+
+    #[test]
+    fn gsds_own_help_and_new_project() {
+        assert_eq!(route("/gsd:help gsd"), Route::Agent("/gsd:help".into()));
+        assert_eq!(route("/gsd-help gsd"), Route::Agent("/gsd:help".into()));
+        assert_eq!(
+            route("/gsd-help --brief"),
+            Route::Agent("/gsd-help --brief".into())
+        );
+        assert_eq!(
+            route("/gsd:new-project"),
+            Route::Agent("/gsd:new-project".into())
+        );
+        assert_eq!(
+            route("/gsd:new-project --auto @prd.md"),
+            Route::Agent("/gsd:new-project --auto @prd.md".into())
+        );
+    }
+
+    #[test]
+    fn malformed_names_suggest_a_control() {
+        assert_eq!(
+            route("/gsd:Status"),
             Route::Unknown {
-                command: "/gsd:plan-phse".into(),
-                suggestion: Some("/gsd:plan-phase".into())
+                command: "/gsd:Status".into(),
+                suggestion: Some("/gsd:status".into())
             }
         );
         assert_eq!(
-            route("/gsd-projcts"),
+            route("/gsd-projcts!"),
             Route::Unknown {
-                command: "/gsd-projcts".into(),
+                command: "/gsd-projcts!".into(),
                 suggestion: Some("/gsd:projects".into())
             }
         );
         assert_eq!(
-            route("/gsd:zzzzzzzzzz"),
+            route("/gsd:ZZZZZZZZZZ"),
             Route::Unknown {
-                command: "/gsd:zzzzzzzzzz".into(),
+                command: "/gsd:ZZZZZZZZZZ".into(),
                 suggestion: None
             }
         );

@@ -59,7 +59,7 @@ pub fn flatten(text: &str) -> String {
 }
 
 pub const HELP: &str = "\
-**GSD commands** go to the current project's agent as written, e.g. `/gsd:plan-phase 2` or `/gsd-progress`.
+**GSD commands** go to the current project's agent, e.g. `/gsd:plan-phase 2` or `/gsd-progress`.
 
 **clawmux commands**
 - `/gsd:new-project <name>[@host]`: create a project (workspace + session) and use it, on a configured host if given

@@ -25,6 +25,7 @@
 //! assert_eq!(seen[0].to_json(), r#"{"pane":"%0","at_ms":0,"kind":"error","line":"make: *** Error 2","context":"make: *** Error 2"}"#);
 //! ```
 
+mod checkpoint;
 mod detector;
 mod dialog;
 mod lines;

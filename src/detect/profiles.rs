@@ -537,7 +537,24 @@ mod tests {
 
     #[test]
     fn progress_forms() {
-        let text = "building 42%\n[3/10] compiling\nPhase 2 of 4\n━━━ GSD ► EXECUTING WAVE 1\nProgress: ███░ 80%\nno numbers here\n250% is not a percent";
+        // What GSD 1.42.3 prints (and the sim agent imitates), then what it
+        // does not count: phase-table rows, plain percentages, prose.
+        let text = "● Phase 1: research complete [1/3]\n\
+                    \x20 Milestone: v1.0 · Phase 2 of 4\n\
+                    ━━━ GSD ► EXECUTING WAVE 1\n\
+                    \x20 Progress: ████████░░ 80%\n\
+                    ● Tasks: 2/4 complete\n\
+                    \x20 Plans: 3/5 complete\n\
+                    \x20 [████░░] 3/5 plans (60%)\n\
+                    Progress: 2/6 tasks complete\n\
+                    \x20GSD ► PLANNING PHASE 2\n\
+                    Progress: [██████░░░░] 60%\n\
+                    | 1 | Core | 2/2 | Complete | 100% |\n\
+                    │ 2     │ Cart     │ 1/4   │ In progress │ 25%  │\n\
+                    │ Phase 3 of 4 │ [0/2] │\n\
+                    building 42%\n\
+                    no numbers here\n\
+                    Progress: 250%";
         let got = hits("gsd", text);
         let p = |percent, done, total, phase, stage: Option<&str>| {
             LineHit::Progress(ProgressFields {
@@ -551,15 +568,26 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (0, p(Some(42), None, None, None, None)),
-                (1, p(None, Some(3), Some(10), None, None)),
-                (2, p(None, None, None, Some(2), None)),
-                (3, p(None, None, None, None, Some("EXECUTING WAVE 1"))),
-                (4, p(Some(80), None, None, None, None)),
+                (0, p(None, Some(1), Some(3), None, None)),
+                (1, p(None, None, None, Some(2), None)),
+                (2, p(None, None, None, None, Some("EXECUTING WAVE 1"))),
+                (3, p(Some(80), None, None, None, None)),
+                (4, p(None, Some(2), Some(4), None, None)),
+                (5, p(None, Some(3), Some(5), None, None)),
+                (6, p(Some(60), Some(3), Some(5), None, None)),
+                (7, p(None, Some(2), Some(6), None, None)),
+                (8, p(None, None, None, Some(2), Some("PLANNING PHASE 2"))),
+                (9, p(Some(60), None, None, None, None)),
             ]
         );
         // The shell profile has no GSD banner pattern.
         assert!(hits("shell", "━━━ GSD ► EXECUTING WAVE 1").is_empty());
+        // Fed one line at a time, the same hits.
+        let one_by_one: Vec<usize> = (text.lines().enumerate())
+            .filter(|(_, l)| !hits("gsd", l).is_empty())
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(one_by_one, (0..=9).collect::<Vec<_>>());
     }
 
     #[test]

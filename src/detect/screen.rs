@@ -227,6 +227,14 @@ fn approval(
         if rule.menu {
             continue;
         }
+        // GSD's checkpoints: found on the whole screen, answered with what
+        // they name, once the turn printing them is over (idle).
+        if rule.kind == ApprovalKind::Checkpoint {
+            match super::checkpoint::find(rows) {
+                Some(found) if idle && printed(index) => return Some(found),
+                _ => continue,
+            }
+        }
         let Some(header_at) = region.iter().rposition(|r| rule.header.is_match(r)) else {
             continue;
         };

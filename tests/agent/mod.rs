@@ -7,6 +7,7 @@ mod doctor;
 mod expect;
 mod fake_api;
 mod feishu;
+mod gsd;
 mod hooks;
 mod live;
 mod native;

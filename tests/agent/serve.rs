@@ -17,19 +17,29 @@ use crate::support::tmux::TmuxServer;
 use super::scenarios::{self, bash_script};
 
 /// A console daemon, killed on drop (its tmux server with it).
-struct ConsoleServe {
+pub(super) struct ConsoleServe {
     child: Child,
     stdin: Option<ChildStdin>,
     out: Arc<Mutex<String>>,
-    home: tempfile::TempDir,
-    _tmux: TmuxServer,
+    pub(super) home: tempfile::TempDir,
+    pub(super) _tmux: TmuxServer,
 }
 
 impl ConsoleServe {
     fn start(agent: &str, home: tempfile::TempDir, tmux: TmuxServer) -> ConsoleServe {
+        Self::start_with_profile(agent, home, tmux, "claude")
+    }
+
+    /// [`ConsoleServe::start`] with another detection profile (`gsd`).
+    pub(super) fn start_with_profile(
+        agent: &str,
+        home: tempfile::TempDir,
+        tmux: TmuxServer,
+        profile: &str,
+    ) -> ConsoleServe {
         let config = format!(
             "workspace_root = {ws:?}\n[tmux]\nsocket = {socket:?}\nwidth = 120\nheight = 40\n\
-             [agent]\ncommand = {agent:?}\nprofile = \"claude\"\n",
+             [agent]\ncommand = {agent:?}\nprofile = {profile:?}\n",
             ws = home.path().join("ws").display().to_string(),
             socket = tmux.socket,
         );
@@ -70,19 +80,19 @@ impl ConsoleServe {
         }
     }
 
-    fn say(&mut self, line: &str) {
+    pub(super) fn say(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn output(&self) -> String {
+    pub(super) fn output(&self) -> String {
         self.out.lock().unwrap().clone()
     }
 
     /// Waits until the cards printed after `from` bytes contain `needle`;
     /// returns the end of that text.
-    fn wait(&self, from: usize, needle: &str) -> usize {
+    pub(super) fn wait(&self, from: usize, needle: &str) -> usize {
         let deadline = Instant::now() + STEP_TIMEOUT;
         loop {
             let out = self.output();
@@ -120,7 +130,7 @@ fn start(claude: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, ClaudeEnv)
 
 /// The cards printed so far: `(updated, text)`, new cards and updates in
 /// order.
-fn cards(out: &str) -> Vec<(bool, String)> {
+pub(super) fn cards(out: &str) -> Vec<(bool, String)> {
     let mut cards = Vec::new();
     let mut current: Option<(bool, String)> = None;
     for line in out.lines() {
@@ -140,7 +150,7 @@ fn cards(out: &str) -> Vec<(bool, String)> {
 }
 
 /// New cards (not updates) whose text contains `needle`.
-fn new_cards<'a>(cards: &'a [(bool, String)], needle: &str) -> Vec<&'a str> {
+pub(super) fn new_cards<'a>(cards: &'a [(bool, String)], needle: &str) -> Vec<&'a str> {
     cards
         .iter()
         .filter(|(updated, text)| !updated && text.contains(needle))
@@ -161,7 +171,7 @@ fn new_project_then(serve: &mut ConsoleServe, prompt: &str) -> usize {
 }
 
 /// The result card of the command `title` (the card after its "Finished").
-fn result_card(out: &str, title: &str) -> String {
+pub(super) fn result_card(out: &str, title: &str) -> String {
     let cards = cards(out);
     let heading = format!("== shop: {title} ==");
     cards

@@ -414,8 +414,10 @@ async fn hostile_chat_text_arrives_literally() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_commands_bad_names_and_queueing() {
     let mut b = Bridge::start().await;
-    b.say("oc_1", "ou_alice", "/gsd:plan-phse 2").await;
-    b.card_with("/gsd:plan-phase").await;
+    // Not a command name: clawmux suggests its nearest control. (A
+    // well-formed unknown name goes to the agent, which answers for its GSD.)
+    b.say("oc_1", "ou_alice", "/gsd:Statu").await;
+    b.card_with("Did you mean `/gsd:status`").await;
     b.say("oc_1", "ou_alice", "/gsd:new-project Bad_Name").await;
     b.card_with("Invalid project name").await;
     b.say("oc_1", "ou_alice", "/gsd:progress").await;

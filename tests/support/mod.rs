@@ -3,5 +3,6 @@
 #![allow(dead_code)] // each test area uses a different part of the fixtures
 
 pub mod claude;
+pub mod gsd;
 pub mod sshd;
 pub mod tmux;

@@ -1,15 +1,23 @@
 //! The commands clawmux answers itself: help, projects, use, new-project,
 //! status, mode, cancel and answer.
+//!
+//! Two share a name with GSD's own (see [`crate::bridge::router`]): the help
+//! says how to reach GSD's, and a new project runs GSD's `new-project` in it.
+//! The status adds what each local project's GSD planning files say.
 
 use super::{Core, Effect, status_row, target_id};
 use crate::agents::claude::PermissionMode;
-use crate::bridge::chat::CONSOLE_USER;
+use crate::bridge::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::names;
+use crate::bridge::policy::{ChatKind, Decision};
 use crate::bridge::present;
+use crate::bridge::present::{ActionButton, CardAction, CommandChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
+use crate::gsd::planning::Planning;
 use crate::store::clock;
+use crate::store::state::Job;
 use crate::store::state::{ChatTarget, ProjectRecord};
 use crate::store::{Denial, LogEvent};
 
@@ -36,7 +44,8 @@ impl Core {
                 None => self.error(target, reply_to, "No project selected", "/gsd:screen", ""),
             },
             Builtin::Help => {
-                self.send(target, reply_to, &present::info_card("clawmux help", HELP));
+                let text = format!("{HELP}\n\n{GSD_HELP_NOTE}");
+                self.send(target, reply_to, &present::info_card("clawmux help", &text));
             }
             Builtin::Projects => {
                 let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
@@ -48,7 +57,9 @@ impl Core {
                 );
             }
             Builtin::Use(name) => self.use_project(target, reply_to, &name),
-            Builtin::NewProject(name) => self.new_project(target, reply_to, &name, sender),
+            Builtin::NewProject { name, gsd_args } => {
+                self.new_project(target, reply_to, &name, &gsd_args, sender)
+            }
             Builtin::Status => self.status(target, reply_to),
             Builtin::Mode(mode) => self.mode(target, reply_to, sender, mode),
             Builtin::Cancel => {
@@ -141,6 +152,7 @@ impl Core {
         target: &ChatTarget,
         reply_to: Option<&str>,
         name: &str,
+        gsd_args: &str,
         sender: &str,
     ) {
         let (name, host) = match names::split_project_host(name) {
@@ -209,7 +221,13 @@ impl Core {
             &present::info_card("Project ready", &text),
         );
         if !existed {
-            self.run_in(name, target, reply_to, "/gsd:new-project", sender);
+            // GSD's own new-project, in the spelling its install takes (the
+            // project's pane rewrites it as it types it).
+            let command = match gsd_args {
+                "" => "/gsd:new-project".to_string(),
+                args => format!("/gsd:new-project {args}"),
+            };
+            self.run_in(name, target, reply_to, &command, sender);
         }
     }
 
@@ -229,6 +247,11 @@ impl Core {
         for name in names {
             let host = self.host_label(&name);
             md.push_str(&status_row(&name, &host, self.statuses.get(&name)));
+        }
+        let planning = self.planning_lines();
+        if !planning.is_empty() {
+            md.push_str("\n**GSD planning** (`.planning/STATE.md`)\n");
+            md.push_str(&planning);
         }
         self.send(target, reply_to, &present::info_card("Status", &md));
     }
@@ -314,6 +337,95 @@ impl Core {
         }
     }
 
+    /// One line per local project with GSD planning files: phase N of M,
+    /// plans done, its step, and whether a question waits on the user.
+    /// Remote projects' files are on their host and are not read here.
+    fn planning_lines(&self) -> String {
+        let projects: Vec<(String, String, Option<String>)> = self.shared.read(|s| {
+            (s.projects.iter())
+                .map(|(name, p)| (name.clone(), p.workspace.clone(), p.host.clone()))
+                .collect()
+        });
+        let mut md = String::new();
+        for (name, workspace, host) in projects {
+            if host.is_some_and(|h| self.hosts.is_remote(&h)) {
+                continue;
+            }
+            let line = match Planning::read_local(std::path::Path::new(&workspace)) {
+                Ok(Some(p)) => p.summary(),
+                Ok(None) => continue,
+                Err(e) => format!("cannot read: {e}"),
+            };
+            let waiting = (self.statuses.get(&name)).is_some_and(|s| s.awaiting_approval.is_some());
+            let waits = if waiting { " · **waits on you**" } else { "" };
+            md.push_str(&format!("- **{name}**: {line}{waits}\n"));
+        }
+        md
+    }
+
+    /// A command the agent refused: its card offers the command the agent
+    /// suggested (`Did you mean /gsd-plan-phase?`) as a button. The refusal
+    /// row may be above the reported one (`● Args from unknown skill: 2`
+    /// follows it), so the turn's output is searched for it too.
+    pub(super) fn refused(
+        &mut self,
+        job: &Job,
+        title: &str,
+        line: &str,
+        output: &str,
+        guidance: &str,
+    ) {
+        let buttons = vec![
+            ActionButton::new("Projects", CardAction::Projects),
+            ActionButton::new("Help", CardAction::Help),
+        ];
+        let unknown = (output.lines())
+            .map(str::trim)
+            .find(|l| l.contains("Unknown command: ") || l.contains("Unknown slash command: "))
+            .filter(|l| *l != line.trim());
+        let text = match unknown {
+            Some(u) => format!("{u}\n{line}"),
+            None => line.to_string(),
+        };
+        let card = present::refusal_card(title, &text, guidance, &job.project, &job.text, buttons);
+        self.send(&job.target, job.reply_to.as_deref(), &card);
+    }
+
+    /// A refusal card's suggestion clicked: the command runs in the project
+    /// it was refused in, for a clicker the bot takes commands from (a known
+    /// sender, as for a direct message), and only if it is a `/gsd` command.
+    pub(super) fn click_command(&mut self, c: &CardClick, choice: CommandChoice) -> ClickAnswer {
+        let well_formed = crate::gsd::spelling::split_command(&choice.command).is_some()
+            && choice.command.len() <= present::MAX_SUGGESTED_COMMAND_BYTES
+            && names::validate_typed_text(&choice.command).is_ok();
+        if !well_formed {
+            return ClickAnswer::toast(ToastLevel::Error, "This button is not recognised");
+        }
+        if c.target != ChatTarget::Console {
+            let paired = self.pairing.allowed().unwrap_or_default();
+            let chat_id = target_id(&c.target);
+            let decision =
+                (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &paired);
+            if decision != Decision::Allow {
+                return ClickAnswer::toast(ToastLevel::Error, "You cannot send commands here");
+            }
+        }
+        let exists = self
+            .shared
+            .read(|s| s.projects.contains_key(choice.project.as_str()));
+        if !exists {
+            return ClickAnswer::toast(ToastLevel::Warning, "That project is gone");
+        }
+        self.run_in(
+            &choice.project,
+            &c.target,
+            None,
+            &choice.command,
+            &c.operator,
+        );
+        ClickAnswer::toast(ToastLevel::Info, format!("Sent {}", choice.command))
+    }
+
     /// The outcome of `/gsd:cancel`.
     pub(super) fn cancelled(
         &mut self,
@@ -346,3 +458,11 @@ impl Core {
         }
     }
 }
+
+/// Appended to clawmux's help: how GSD's own commands are reached.
+const GSD_HELP_NOTE: &str = "\
+**GSD's own commands** are typed in the spelling the project's GSD install takes \
+(`/gsd-<name>` for GSD's default global install, `/gsd:<name>` for a project-local one); \
+either spelling may be sent. `/gsd:help gsd` shows GSD's own help; \
+`/gsd:new-project <name> [args]` creates the project, then runs GSD's `new-project [args]` in it \
+(without a name, `/gsd:new-project [--auto …]` runs GSD's in the current project).";

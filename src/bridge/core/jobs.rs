@@ -203,7 +203,7 @@ impl Core {
                         TurnEnding::Rejected(line) => {
                             let guidance = "The agent did not run it. For a `/gsd:` command, check that GSD is installed for this project's agent; `/gsd:help` lists what clawmux answers itself.";
                             let title = format!("The agent refused: {}", self.title(&j));
-                            self.error(target, reply_to, &title, &line, guidance);
+                            self.refused(&j, &title, &line, &output, guidance);
                         }
                         TurnEnding::Interrupted(line) => {
                             let text = format!(

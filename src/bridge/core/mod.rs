@@ -396,6 +396,7 @@ impl Core {
         });
         let answer = match CardAction::from_value(&c.value) {
             Ok(CardAction::Approval(choice)) => return self.click_approval(c, choice),
+            Ok(CardAction::Command(choice)) => self.click_command(&c, choice),
             Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
                     self.use_project(&c.target, None, p);

@@ -536,3 +536,78 @@ fn a_dialog_whose_body_was_drawn_late_updates_its_card() {
     assert!(patched, "{}", w.texts());
     assert!(!w.kinds().contains(&"approval_found_again".to_string()));
 }
+
+/// The agent's "Did you mean" is a button on the refusal card; clicking it
+/// runs the suggestion (with the refused command's arguments) in the
+/// project, for a known sender only, and only a `/gsd` command.
+#[test]
+fn a_refusal_suggestion_is_a_button_that_runs_it() {
+    let mut w = World::new();
+    let _ = w.with_project();
+    let job = submitted(&w.say("ou_alice", "/gsd:plan-phase 2")).remove(0);
+    w.event(Some(&job), ProjectEventKind::Started);
+    let refused = ProjectEventKind::Completed {
+        screen: String::new(),
+        output: String::new(),
+        seconds: 1,
+        errors: 0,
+        ending: TurnEnding::Rejected(
+            "● Unknown command: /gsd:plan-phase. Did you mean /gsd-plan-phase?".into(),
+        ),
+    };
+    w.event(Some(&job), refused);
+    let texts = w.texts();
+    assert!(texts.contains("Run /gsd-plan-phase 2"), "{texts}");
+    let value = |command: &str| json!({"action": "command", "project": "demo", "command": command});
+    let ran = submitted(&w.click("ou_alice", value("/gsd-plan-phase 2")));
+    assert_eq!(ran.len(), 1);
+    assert_eq!(ran[0].text, "/gsd-plan-phase 2");
+    assert_eq!(ran[0].project.as_str(), "demo");
+    assert!(submitted(&w.click("ou_eve", value("/gsd-plan-phase 2"))).is_empty());
+    assert!(submitted(&w.click("ou_alice", value("rm -rf /"))).is_empty());
+    let gone = json!({"action": "command", "project": "nope", "command": "/gsd-ship"});
+    assert!(submitted(&w.click("ou_alice", gone)).is_empty());
+
+    // With arguments the reported row is the one after the refusal: the
+    // suggestion is found in the turn's output.
+    let job = submitted(&w.say("ou_alice", "/gsd:execute-phase 3")).remove(0);
+    w.event(Some(&job), ProjectEventKind::Started);
+    let refused = ProjectEventKind::Completed {
+        screen: String::new(),
+        output: "● Unknown command: /gsd:execute-phase. Did you mean /gsd-execute-phase?\n\
+                 ● Args from unknown skill: 3"
+            .into(),
+        seconds: 1,
+        errors: 0,
+        ending: TurnEnding::Rejected("● Args from unknown skill: 3".into()),
+    };
+    w.event(Some(&job), refused);
+    assert!(
+        w.texts().contains("Run /gsd-execute-phase 3"),
+        "{}",
+        w.texts()
+    );
+}
+
+/// `/gsd:new-project NAME ARGS` creates the project, then GSD's own
+/// new-project runs in it with ARGS; without a name it is GSD's own.
+#[test]
+fn new_project_runs_gsds_new_project_with_its_arguments() {
+    let mut w = World::new();
+    let first = submitted(&w.say("ou_alice", "/gsd:new-project shop --auto @prd.md"));
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].project.as_str(), "shop");
+    assert_eq!(first[0].text, "/gsd:new-project --auto @prd.md");
+    let again = submitted(&w.say("ou_alice", "/gsd-new-project --auto"));
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].text, "/gsd-new-project --auto");
+    let help = w.say("ou_alice", "/gsd:help");
+    assert!(submitted(&help).is_empty());
+    assert!(
+        w.texts().contains("`/gsd:help gsd` shows GSD's own help"),
+        "{}",
+        w.texts()
+    );
+    let gsd_help = submitted(&w.say("ou_alice", "/gsd:help gsd"));
+    assert_eq!(gsd_help[0].text, "/gsd:help");
+}

@@ -33,6 +33,16 @@ pub enum CardAction {
     Help,
     /// Run the built-in `/gsd:status`.
     Status,
+    /// Send a command to a project's agent: the one it suggested when it
+    /// refused another (`Did you mean /gsd-plan-phase?`).
+    Command(CommandChoice),
+}
+
+/// Type `command` into `project`'s agent, as if its chat had sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandChoice {
+    pub project: ProjectName,
+    pub command: String,
 }
 
 /// Answer approval `approval_id` of `project`/`session` with the option
@@ -89,7 +99,14 @@ impl CardAction {
     }
 
     /// Every action name, as written on the wire.
-    const NAMES: [&'static str; 5] = ["approval", "select_project", "projects", "help", "status"];
+    const NAMES: [&'static str; 6] = [
+        "approval",
+        "select_project",
+        "projects",
+        "help",
+        "status",
+        "command",
+    ];
 }
 
 #[cfg(test)]
@@ -114,6 +131,10 @@ mod tests {
             CardAction::Projects,
             CardAction::Help,
             CardAction::Status,
+            CardAction::Command(CommandChoice {
+                project: "web".into(),
+                command: "/gsd-plan-phase 2".into(),
+            }),
         ] {
             let v = a.to_value();
             let name = CardAction::name_of(&v).unwrap();

@@ -12,7 +12,7 @@
 
 pub mod action;
 
-pub use action::{ApprovalChoice, CardAction, CardActionError};
+pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice};
 
 use crate::feishu::card::{
     Behavior, ButtonKind, Card, Element, PlainText, SelectOption, TARGET_BODY_BYTES, Template,
@@ -25,6 +25,10 @@ use crate::store::state::{ApprovalId, ApprovalKind, ApprovalOption, PendingAppro
 /// How much recent output a progress card shows, in request body bytes:
 /// enough context, far below the 30 KB limit.
 pub const PROGRESS_TAIL_BYTES: usize = 4 * 1024;
+/// Longest command a refusal's suggestion button carries, in bytes: a
+/// GSD command and its arguments; longer ones are not offered.
+pub const MAX_SUGGESTED_COMMAND_BYTES: usize = 512;
+
 /// Longest title, in body bytes (longer ones are cut).
 pub const MAX_TITLE_BODY_BYTES: usize = 512;
 /// Longest inline text (a stage, a name, a button label), in body bytes
@@ -402,3 +406,55 @@ pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
 
 #[cfg(test)]
 mod tests;
+
+/// The command an agent's refusal suggests: `/gsd-plan-phase` from
+/// Claude Code's `Unknown command: /gsd:plan-phase. Did you mean
+/// /gsd-plan-phase?`.
+pub fn suggested_command(refusal: &str) -> Option<&str> {
+    let (_, rest) = refusal.split_once("Did you mean ")?;
+    let word = rest.split_whitespace().next()?;
+    let word = word.trim_end_matches(['?', '.', ',']).trim_matches('`');
+    (word.starts_with('/') && word.len() > 1 && !word.chars().any(char::is_control)).then_some(word)
+}
+
+/// The suggestion with the refused command's arguments (`/gsd:plan-phase
+/// 2` refused, `/gsd-plan-phase` suggested: `/gsd-plan-phase 2`).
+pub fn with_arguments(suggestion: &str, refused: &str) -> String {
+    let args = refused
+        .trim()
+        .split_once(char::is_whitespace)
+        .map(|(_, a)| a.trim())
+        .unwrap_or("");
+    if args.is_empty() {
+        suggestion.to_string()
+    } else {
+        format!("{suggestion} {args}")
+    }
+}
+
+/// The card of a command the agent refused: its words, what to check, and
+/// a button that sends the command the agent suggested (with the refused
+/// command's arguments), before the usual ones.
+pub fn refusal_card(
+    title: &str,
+    refusal: &str,
+    guidance: &str,
+    project: &str,
+    refused: &str,
+    mut buttons: Vec<ActionButton>,
+) -> Card {
+    if let Some(s) = suggested_command(refusal) {
+        let command = with_arguments(s, refused);
+        if command.len() <= MAX_SUGGESTED_COMMAND_BYTES {
+            let choice = CommandChoice {
+                project: project.into(),
+                command: command.clone(),
+            };
+            buttons.insert(
+                0,
+                ActionButton::new(format!("Run {command}"), CardAction::Command(choice)),
+            );
+        }
+    }
+    error_card(title, refusal, guidance, buttons)
+}

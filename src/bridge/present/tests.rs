@@ -384,3 +384,43 @@ proptest! {
 fn a_action(a: &PendingApproval) -> CardAction {
     ApprovalView::from(a).action("1")
 }
+
+#[test]
+fn a_refusal_offers_the_suggested_command_with_its_arguments() {
+    let line = "● Unknown command: /gsd:plan-phase. Did you mean /gsd-plan-phase?";
+    assert_eq!(suggested_command(line), Some("/gsd-plan-phase"));
+    assert_eq!(suggested_command("● Unknown command: /gsd:zzz"), None);
+    assert_eq!(suggested_command("Did you mean ?"), None);
+    assert_eq!(suggested_command("Did you mean plain?"), None);
+    let card = refusal_card(
+        "The agent refused: shop: /gsd:plan-phase 2",
+        line,
+        "check",
+        "shop",
+        "/gsd:plan-phase 2",
+        vec![ActionButton::new("Help", CardAction::Help)],
+    );
+    let json = serde_json::to_value(&card).unwrap();
+    let text = json.to_string();
+    assert!(text.contains("Run /gsd-plan-phase 2"), "{text}");
+    let want = CardAction::Command(CommandChoice {
+        project: "shop".into(),
+        command: "/gsd-plan-phase 2".into(),
+    })
+    .to_value();
+    assert!(text.contains(&want.to_string()), "{text}");
+    // Without a suggestion: the usual buttons only.
+    let plain = refusal_card(
+        "t",
+        "● Unknown command: /gsd:zzz",
+        "",
+        "shop",
+        "/gsd:zzz",
+        vec![],
+    );
+    assert!(
+        !serde_json::to_string(&plain)
+            .unwrap()
+            .contains("\"command\"")
+    );
+}

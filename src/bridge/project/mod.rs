@@ -692,7 +692,8 @@ impl Actor {
             let workspace = self.setup.spec.workspace.display().to_string();
             texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail)
         } else {
-            job.text.clone()
+            // In the spelling the project's installed GSD takes.
+            crate::gsd::spelling::for_pane(&self.setup.spec).rewrite(&job.text)
         };
         let Some((_, watcher)) = &self.pane else {
             return Err((job, ProjectError::NotAttached.to_string()));
