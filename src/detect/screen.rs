@@ -96,10 +96,13 @@ pub(crate) fn analyse(
             .as_ref()
             .and_then(|b| b.footer.iter().find(|f| profile.busy.is_match(f)).cloned());
         let busy = spinner.clone().or(footer_busy);
-        // A footer drawn halfway (no footer yet, or a mode row cut after
-        // its mode) is not the idle one.
+        // A footer drawn halfway (no footer yet, or its first row a mode
+        // row cut after the mode) is not the idle one. Under a statusline
+        // (GSD's) 2.1.332 draws the mode row alone, below it.
         let complete = input_box.as_ref().is_some_and(|b| {
-            !b.footer.is_empty() && !b.footer.iter().any(|f| PermissionMode::cut_in_footer(f))
+            b.footer
+                .first()
+                .is_some_and(|f| !PermissionMode::cut_in_footer(f))
         });
         let idle = busy.is_none() && complete && idle_match;
         (busy, idle, spinner)
@@ -230,7 +233,14 @@ fn approval(
         // GSD's checkpoints: found on the whole screen, answered with what
         // they name, once the turn printing them is over (idle).
         if rule.kind == ApprovalKind::Checkpoint {
-            match super::checkpoint::find(rows) {
+            // The turn's own: below the last prompt echo (`❯ sqlite`, the
+            // answer typed), not a checkpoint answered further up.
+            let turn = rows
+                .iter()
+                .enumerate()
+                .rposition(|(i, r)| i > 0 && r.starts_with("❯ ") && !is_rule(&rows[i - 1]))
+                .map_or(0, |i| i + 1);
+            match super::checkpoint::find(&rows[turn..]) {
                 Some(found) if idle && printed(index) => return Some(found),
                 _ => continue,
             }
@@ -578,6 +588,12 @@ mod tests {
         let cut = whole.replace(" · ? for shortcuts · ← for agents", "");
         let s = state("claude", &cut);
         assert!(!s.idle, "{cut}");
+        let statusline = whole.replace(
+            "  ⏸ manual mode on · ? for shortcuts · ← for agents",
+            "  Opus 5.5 │ planning · Catalogue (1/3) │ shop ░░░░░░░░░░ 0%\n  ⏸ manual mode on",
+        );
+        let s = state("claude", &statusline);
+        assert!(s.idle, "{statusline}");
         let busy = whole.replace("? for shortcuts · ← for agents", "esc to interrupt");
         let s = state("claude", &busy);
         assert!(!s.idle && s.busy.is_some(), "{busy}");
