@@ -171,13 +171,20 @@ impl Transcript {
             // Read when the turn is over: a tool row still "at work" is one
             // whose redraw as a summary never came through as a finished
             // line. It is not what the agent shows now: left out.
+            // 2.1.332's working row (`● Reading notes.txt`) is stale too
+            // when a tool result (`⎿`) sits under it: a tool, not words.
+            let lines = &self.answer.lines;
+            let tool_under =
+                |i: usize| (lines.get(i + 1)).is_some_and(|n| n.trim_start().starts_with('⎿'));
             let mut in_stale = false;
+            let mut at = 0;
             return self.answer.text_where(|l| {
                 if l.starts_with(['●', '⏺']) {
-                    in_stale = is_at_work(l);
+                    in_stale = is_at_work(l) || (is_working(l) && tool_under(at));
                 } else if !l.starts_with("  ") {
                     in_stale = false;
                 }
+                at += 1;
                 !in_stale
             });
         }
@@ -509,6 +516,13 @@ mod tests {
             t.text(),
             "● Ran 1 shell command\n● Created the marker file.\n"
         );
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "● Reading notes.txt",
+            "  ⎿  notes.txt",
+            "● Changed it.",
+        ]));
+        assert_eq!(t.text(), "● Changed it.\n");
         let mut t = Transcript::default();
         t.push(&lines(&["● Reading the docs helps.", "  It does."]));
         assert_eq!(t.text(), "● Reading the docs helps.\n  It does.\n");
