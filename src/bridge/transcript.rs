@@ -174,8 +174,14 @@ impl Transcript {
             // 2.1.332's working row (`● Reading notes.txt`) is stale too
             // when a tool result (`⎿`) sits under it: a tool, not words.
             let lines = &self.answer.lines;
-            let tool_under =
-                |i: usize| (lines.get(i + 1)).is_some_and(|n| n.trim_start().starts_with('⎿'));
+            // Or when its own row, the bullet blinked off, is under it.
+            let words = |l: &str| l.trim_start_matches(['●', '⏺']).trim().to_owned();
+            let tool_under = |i: usize| {
+                (lines.get(i + 1)).is_some_and(|n| {
+                    n.trim_start().starts_with('⎿')
+                        || lines.get(i).is_some_and(|h| words(n) == words(h))
+                })
+            };
             let mut in_stale = false;
             let mut at = 0;
             return self.answer.text_where(|l| {
@@ -520,6 +526,13 @@ mod tests {
         t.push(&lines(&[
             "● Reading notes.txt",
             "  ⎿  notes.txt",
+            "● Changed it.",
+        ]));
+        assert_eq!(t.text(), "● Changed it.\n");
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "● Reading notes.txt",
+            "  Reading notes.txt",
             "● Changed it.",
         ]));
         assert_eq!(t.text(), "● Changed it.\n");
