@@ -114,6 +114,11 @@ impl PermissionMode {
         cut_after(row, words)
     }
 
+    /// What the chat gets in this mode, in words.
+    pub fn reach(self) -> &'static str {
+        self.unasked().unwrap_or("every approval reaches this chat")
+    }
+
     /// The mode a footer row shows: `⏵⏵ auto mode on (shift+tab to
     /// cycle)`, `⏸ manual mode on · ? for shortcuts`, `⏸ plan mode on`,
     /// `⏵⏵ accept edits on`, `⏵⏵ bypass permissions on`. Before 2.1.332

@@ -272,10 +272,7 @@ impl Core {
         let Some(mode) = mode else {
             let shown = self.statuses.get(&project).and_then(|s| s.mode);
             let text = match shown {
-                Some(m) => format!(
-                    "**{project}** is in **{m}** mode: {}.",
-                    m.unasked().unwrap_or("every approval reaches this chat")
-                ),
+                Some(m) => format!("**{project}** is in **{m}** mode: {}.", m.reach()),
                 None => format!("**{project}**'s agent shows no permission mode yet."),
             };
             self.send(
@@ -317,10 +314,7 @@ impl Core {
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
         match result {
             Ok(mode) => {
-                let text = format!(
-                    "**{project}** is in **{mode}** mode now: {}.",
-                    mode.unasked().unwrap_or("every approval reaches this chat")
-                );
+                let text = format!("**{project}** is in **{mode}** mode now: {}.", mode.reach());
                 self.send(
                     target,
                     reply_to,

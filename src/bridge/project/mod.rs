@@ -567,7 +567,7 @@ impl Actor {
         let Some(mut pending) = self.answer.take() else {
             return;
         };
-        let Some((pane, watcher)) = &mut self.pane else {
+        let Some((_, watcher)) = &mut self.pane else {
             let result = Err(ProjectError::NotAttached);
             self.runner.answer_done(false);
             return self
@@ -620,7 +620,6 @@ impl Actor {
             AnswerStep::Taken => match pending.words.take() {
                 Some(words) => {
                     // The field is open: now the words, into it alone.
-                    let _ = pane;
                     pending.answering = Answering::words(&pending.answering.question, &words, now);
                     self.answer = Some(pending);
                     return Box::pin(self.advance_answer()).await;
