@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::{AgentCheckError, ClaudeEnv, FakeApi, Turn};
 use crate::agents::claude::PermissionMode;
-use crate::bridge::answering::ANSWER_SETTLE;
+use crate::bridge::panes::answering::ANSWER_SETTLE;
 use crate::control::PaneId;
 use crate::detect::{
     ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profiles,

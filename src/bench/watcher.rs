@@ -21,9 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::BenchError;
 use super::roles::{MARK_PREFIX, unix_nanos};
-use crate::bridge::agent_pane::{AgentPane, PaneSpec};
 use crate::bridge::config::TmuxConfig;
-use crate::bridge::watch_session::WatchSession;
+use crate::bridge::panes::agent_pane::{AgentPane, PaneSpec};
+use crate::bridge::panes::watch_session::WatchSession;
 use crate::control::Notification;
 use crate::detect::{Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile};
 use crate::tmux::ClientEvent;

@@ -323,7 +323,7 @@ impl Default for FeishuSettings {
             verification_token: None,
             mode: IntakeMode::Websocket,
             webhook_bind: "127.0.0.1:8787".into(),
-            long_result_bytes: super::long_result::DEFAULT_LONG_RESULT_BYTES,
+            long_result_bytes: crate::bridge::channels::long_result::DEFAULT_LONG_RESULT_BYTES,
         }
     }
 }
@@ -411,10 +411,12 @@ impl Config {
             return Err("policy.rate_per_minute must be at least 1".into());
         }
         for name in self.projects.keys() {
-            super::names::validate_project(name).map_err(|e| format!("[projects.{name}]: {e}"))?;
+            crate::bridge::access::names::validate_project(name)
+                .map_err(|e| format!("[projects.{name}]: {e}"))?;
         }
         for (name, host) in &self.hosts {
-            super::names::validate_host(name).map_err(|e| format!("[hosts.{name}]: {e}"))?;
+            crate::bridge::access::names::validate_host(name)
+                .map_err(|e| format!("[hosts.{name}]: {e}"))?;
             if host.command.is_empty() {
                 return Err(format!(
                     "[hosts.{name}]: command must name a program, e.g. [\"ssh\", \"{name}\", \"tmux\"]"

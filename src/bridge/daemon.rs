@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
-use super::agent_pane::PaneLocation;
-use super::chat::{ChatEvent, ClickAnswer};
 use super::config::Config;
 use super::core::{Core, Effect, Input};
-use super::hosts::{AdoptTarget, Hosts, LocateError};
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
 };
+use crate::bridge::channels::chat::{ChatEvent, ClickAnswer};
+use crate::bridge::panes::agent_pane::PaneLocation;
+use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
 use crate::store::{LogEvent, SharedState};
@@ -266,7 +266,8 @@ impl Daemon {
             Some(r) => r.host.clone(),
             None => self.setup.config.host_for(name).map(str::to_string),
         };
-        let unknown = |e: super::hosts::UnknownHost| ProjectError::Pane(e.to_string());
+        let unknown =
+            |e: crate::bridge::panes::hosts::UnknownHost| ProjectError::Pane(e.to_string());
         let watch = self.hosts.watch(host.as_deref()).map_err(unknown)?;
         let workspace = match &record {
             Some(r) => PathBuf::from(&r.workspace),
@@ -287,7 +288,7 @@ impl Daemon {
         )
         .map_err(|e| ProjectError::Profile(e.to_string()))?;
         if let Some(adopted) = record.as_ref().and_then(|r| r.adopted.as_deref()) {
-            super::hosts::bind_adopted(&mut setup.spec, adopted)
+            crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted)
                 .map_err(|e| ProjectError::Pane(e.to_string()))?;
         }
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);

@@ -1,27 +1,21 @@
 //! The bridge daemon: routes chat messages to projects' agent panes, turns
 //! detections into cards (results, approvals, progress), applies the access
 //! policy, and keeps state and the event log.
+//!
+//! Its parts: `channels` (what comes in from and goes out to a chat),
+//! `panes` (the tmux servers, agent panes and typing into them), `access`
+//! (who may do what, names), `core` (decisions, sans-IO), `project` (one
+//! actor per project), `present` (cards), and the daemon around them.
 
-pub mod agent_pane;
-pub mod answering;
-pub mod chat;
+pub mod access;
+pub mod channels;
 pub mod config;
-pub mod console;
 pub mod core;
 pub mod crash_point;
 pub mod daemon;
-pub mod feishu_channel;
-pub mod hosts;
-pub mod long_result;
-pub mod names;
-pub mod outbox;
-pub mod pairing;
-pub mod policy;
+pub mod panes;
 pub mod present;
 pub mod project;
 pub mod router;
 pub mod run_once;
 pub mod texts;
-pub mod transcript;
-pub mod typing;
-pub mod watch_session;

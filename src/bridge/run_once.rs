@@ -12,14 +12,14 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use super::config::Config;
-use super::hosts::{Hosts, UnknownHost};
-use super::names;
 use super::present::{self, ApprovalView};
 use super::project::{
     Approval, Job, ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectHandle,
     ProjectSetup, Reply, TurnEnding,
 };
 use super::texts::{error_guidance, output_markdown};
+use crate::bridge::access::names;
+use crate::bridge::panes::hosts::{Hosts, UnknownHost};
 use crate::detect::Profiles;
 use crate::feishu::card::{Card, Element};
 use crate::store::state::ChatTarget;

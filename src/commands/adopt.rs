@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clawmux::bridge::config::Config;
-use clawmux::bridge::hosts::{AdoptTarget, Hosts, adopted_record, bind_adopted};
+use clawmux::bridge::panes::hosts::{AdoptTarget, Hosts, adopted_record, bind_adopted};
 use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
 use clawmux::tmux::ClientEvent;
 

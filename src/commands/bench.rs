@@ -183,7 +183,7 @@ fn run_hosts_watcher(servers: &PathBuf, profile: &str) -> anyhow::Result<ExitCod
                 workspace_root: None,
                 remote_shell: None,
             };
-            clawmux::bridge::agent_pane::PaneSpec::on_host(
+            clawmux::bridge::panes::agent_pane::PaneSpec::on_host(
                 &format!("h{i}"),
                 &host,
                 &tmux,

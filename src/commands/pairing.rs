@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clawmux::bridge::pairing::{Pairing, PairingError};
+use clawmux::bridge::access::pairing::{Pairing, PairingError};
 use clawmux::store::{self, clock};
 
 use super::UsageError;

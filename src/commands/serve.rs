@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use clawmux::bridge::channels::{console, feishu as feishu_channel, outbox};
 use clawmux::bridge::config::Config;
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
-use clawmux::bridge::{console, feishu_channel, outbox};
 use clawmux::detect::Profiles;
 use clawmux::hooks::HookListener;
 use clawmux::store::state_file::Loaded;

@@ -205,7 +205,7 @@ fn list(dir: &Path) -> Vec<String> {
 /// here (its agent HOME from its command line, else the daemon's HOME);
 /// for a pane behind a remote shell the files are on its host, which is
 /// not probed yet: no install, so commands are typed as sent.
-pub fn for_pane(spec: &crate::bridge::agent_pane::PaneSpec) -> Install {
+pub fn for_pane(spec: &crate::bridge::panes::agent_pane::PaneSpec) -> Install {
     if spec.remote_shell {
         return Install::default();
     }

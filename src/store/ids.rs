@@ -94,7 +94,7 @@ string_id!(
     ApprovalId
 );
 string_id!(
-    /// A project's name (checked by `bridge::names::validate_project`
+    /// A project's name (checked by `bridge::access::names::validate_project`
     /// where it comes in from chat or configuration).
     ProjectName
 );

@@ -3,7 +3,7 @@
 //! start-up, the disk refuses writes. Each time: nothing lost,
 //! and the user or operator is told.
 
-use clawmux::bridge::chat::ToastLevel;
+use clawmux::bridge::channels::chat::ToastLevel;
 use clawmux::store::state::OutboxEntry;
 
 use super::harness::{Bridge, button_value, until};

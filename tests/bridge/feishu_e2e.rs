@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use clawmux::bridge::channels::{feishu as feishu_channel, outbox};
 use clawmux::bridge::config::{Config, GroupPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
-use clawmux::bridge::{feishu_channel, outbox};
 use clawmux::detect::Profiles;
 use clawmux::store::SharedState;
 use serde_json::Value;

@@ -5,11 +5,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clawmux::bridge::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer};
+use clawmux::bridge::access::policy::ChatKind;
+use clawmux::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer};
+use clawmux::bridge::channels::outbox::{self, Courier, DeliveryError};
 use clawmux::bridge::config::{Config, DmPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
-use clawmux::bridge::outbox::{self, Courier, DeliveryError};
-use clawmux::bridge::policy::ChatKind;
 use clawmux::detect::Profiles;
 use clawmux::hooks::HookEvent;
 use clawmux::store::SharedState;

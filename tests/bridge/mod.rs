@@ -14,8 +14,8 @@ mod typing_crash;
 
 use std::time::Duration;
 
-use clawmux::bridge::chat::ToastLevel;
-use clawmux::bridge::transcript::GAP_LINE;
+use clawmux::bridge::channels::chat::ToastLevel;
+use clawmux::bridge::panes::transcript::GAP_LINE;
 use clawmux::store::state::{ChatTarget, OutboxOp};
 use serde_json::json;
 

@@ -10,7 +10,7 @@ mod adopt;
 use std::path::Path;
 
 use clawmux::bridge::config::{Config, HostConfig};
-use clawmux::bridge::transcript::GAP_LINE;
+use clawmux::bridge::panes::transcript::GAP_LINE;
 
 use crate::bridge::harness::{Bridge, button_value, is_send, test_config};
 use crate::support::sshd::{self, Sshd};

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn, claude_version, find_claude};
 use clawmux::agents::claude::{NEWEST_TESTED, OLDEST_SUPPORTED, PermissionMode, at_least};
-use clawmux::bridge::answering::ANSWER_SETTLE;
+use clawmux::bridge::panes::answering::ANSWER_SETTLE;
 
 use super::tmux::TmuxServer;
 

@@ -4,8 +4,8 @@
 use crate::store::{Denial, LogEvent};
 
 use super::{Core, target_id};
-use crate::bridge::chat::ChatMessage;
-use crate::bridge::policy::Decision;
+use crate::bridge::access::policy::Decision;
+use crate::bridge::channels::chat::ChatMessage;
 use crate::bridge::present;
 use crate::store::state::ChatTarget;
 

@@ -7,9 +7,9 @@
 
 use super::{Core, Effect, status_row, target_id};
 use crate::agents::claude::PermissionMode;
-use crate::bridge::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastLevel};
-use crate::bridge::names;
-use crate::bridge::policy::{ChatKind, Decision};
+use crate::bridge::access::names;
+use crate::bridge::access::policy::{ChatKind, Decision};
+use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::present;
 use crate::bridge::present::{ActionButton, CardAction, CommandChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};

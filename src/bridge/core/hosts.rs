@@ -4,13 +4,13 @@
 //! is the user's own: it is never created, resized, restarted or killed.
 
 use super::{Core, Effect, target_id};
-use crate::bridge::agent_pane::PaneLocation;
-use crate::bridge::chat::CONSOLE_USER;
-use crate::bridge::hosts::{AdoptTarget, LocateError, adopted_record};
-use crate::bridge::names;
+use crate::bridge::access::names;
+use crate::bridge::channels::chat::CONSOLE_USER;
+use crate::bridge::panes::agent_pane::PaneLocation;
+use crate::bridge::panes::hosts::{AdoptTarget, LocateError, adopted_record};
+use crate::bridge::panes::watch_session::WATCH_SESSION;
 use crate::bridge::present;
 use crate::bridge::project::Reply;
-use crate::bridge::watch_session::WATCH_SESSION;
 use crate::store::clock;
 use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};

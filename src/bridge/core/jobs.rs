@@ -3,10 +3,11 @@
 //! timeouts, lost sessions, input the agent did not take.
 
 use super::Core;
+use crate::bridge::access::names;
+use crate::bridge::channels::long_result;
 use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::error_guidance;
-use crate::bridge::{long_result, names};
 use crate::store::LogEvent;
 use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval};
 

@@ -28,15 +28,17 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::chat::{CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use super::config::Config;
-use super::hosts::{AdoptTarget, Hosts};
-use super::pairing::Pairing;
-use super::policy::Policy;
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply,
 };
 use super::router::{self, Builtin, Route};
+use crate::bridge::access::pairing::Pairing;
+use crate::bridge::access::policy::Policy;
+use crate::bridge::channels::chat::{
+    CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
+};
+use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
 use crate::bridge::present::{self, ActionButton, CardAction};
 use crate::feishu::card::Card;
 use crate::hooks::HookEvent;

@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::bridge::chat::{ChatMessage, ToastLevel};
+use crate::bridge::access::policy::ChatKind;
+use crate::bridge::channels::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
-use crate::bridge::policy::ChatKind;
 use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
 use crate::hooks::HookKind;
 use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry};

@@ -10,10 +10,10 @@ use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 use super::{Actor, ProjectCmd, ProjectError, ProjectEvent};
 use crate::agents::claude::with_permission_mode;
-use crate::bridge::agent_pane::PaneSpec;
+use crate::bridge::access::names::session_name;
 use crate::bridge::config::Config;
-use crate::bridge::names::session_name;
-use crate::bridge::watch_session::WatchSession;
+use crate::bridge::panes::agent_pane::PaneSpec;
+use crate::bridge::panes::watch_session::WatchSession;
 use crate::detect::{DetectorConfig, Profile, ProfileError, Profiles};
 use crate::store::SharedState;
 

@@ -79,7 +79,7 @@ pub enum ProjectEventKind {
         context: String,
     },
     Completed {
-        /// The agent's answer (see [`crate::bridge::transcript::Transcript::text`]).
+        /// The agent's answer (see [`crate::bridge::panes::transcript::Transcript::text`]).
         output: String,
         /// The pane's screen when the turn ended (empty without a pane).
         screen: String,
@@ -101,7 +101,7 @@ pub enum ProjectEventKind {
         screen: String,
     },
     /// Enter was pressed once more: the typed command was still in the
-    /// input box after [`crate::bridge::typing::RECEIPT_WAIT`].
+    /// input box after [`crate::bridge::panes::typing::RECEIPT_WAIT`].
     Resubmitted,
     /// An answer's dialog was still on screen unchanged: its key was sent
     /// once more (`tries` keys in all).

@@ -5,7 +5,7 @@
 //!
 //! The actor is the I/O half; which command runs, what a detection or a
 //! hook means and what is reported is decided without I/O in
-//! [`runner`] (and, for typing after a crash, in [`super::typing`]).
+//! [`runner`] (and, for typing after a crash, in [`crate::bridge::panes::typing`]).
 //!
 //! Long on purpose: every path that touches the pane (attaching, typing
 //! with its record of intent, answering, confirming receipt, catching up
@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::time::sleep_until;
 
-use super::agent_pane::AgentPane;
-use super::answering::{ANSWER_CONFIRM_WAIT, AnswerStep, Answering};
 use super::crash_point::crash_point;
-use super::hosts;
 use super::texts;
-use super::typing::{self, Receipt, Resume};
 use crate::agents::claude::PermissionMode;
+use crate::bridge::panes::agent_pane::AgentPane;
+use crate::bridge::panes::answering::{ANSWER_CONFIRM_WAIT, AnswerStep, Answering};
+use crate::bridge::panes::hosts;
+use crate::bridge::panes::typing::{self, Receipt, Resume};
 use crate::control::{Notification, PaneId};
 use crate::detect::{Detection, Millis, PaneWatcher};
 use crate::store::LogEvent;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::confirm::{disagreement, fill_body};
 use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
-use crate::bridge::transcript::{GAP_LINE, Transcript};
+use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
 use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, ProgressFields};
 use crate::hooks::ToolRequest;
 use crate::store::state::{Approval, ApprovalId, Job};

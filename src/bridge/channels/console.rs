@@ -10,9 +10,9 @@ use std::io::BufRead;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::chat::{CONSOLE_USER, ChatEvent, ChatMessage};
-use super::outbox::{Courier, DeliveryError};
-use super::policy::ChatKind;
+use crate::bridge::access::policy::ChatKind;
+use crate::bridge::channels::chat::{CONSOLE_USER, ChatEvent, ChatMessage};
+use crate::bridge::channels::outbox::{Courier, DeliveryError};
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 
 /// Longest console line taken as a message, in bytes: far above anything

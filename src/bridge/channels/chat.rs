@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::policy::ChatKind;
+use crate::bridge::access::policy::ChatKind;
 use crate::store::state::ChatTarget;
 
 /// The sender id of the local console user (the operator at the terminal).

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use super::config::{DmPolicy, GroupPolicy, PolicyConfig};
+use crate::bridge::config::{DmPolicy, GroupPolicy, PolicyConfig};
 
 /// The rate limit's window.
 const RATE_WINDOW: Duration = Duration::from_secs(60);

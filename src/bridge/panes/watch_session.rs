@@ -26,8 +26,8 @@ use std::path::PathBuf;
 use tokio::sync::Mutex;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::agent_pane::{AgentPane, PaneError, PaneSpec};
-use super::config::TmuxConfig;
+use crate::bridge::config::TmuxConfig;
+use crate::bridge::panes::agent_pane::{AgentPane, PaneError, PaneSpec};
 use crate::control::{Notification, PaneId, WindowId};
 use crate::tmux::{Client, ClientEvent, TmuxCommand, TmuxError};
 

@@ -10,11 +10,11 @@ use tokio::task::JoinHandle;
 use tokio::time::Duration;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
-use super::config::{Config, IntakeMode};
-use super::outbox::{Courier, DeliveryError};
-use super::pairing::Pairing;
-use super::policy::{ChatKind, Decision, Policy};
+use crate::bridge::access::pairing::Pairing;
+use crate::bridge::access::policy::{ChatKind, Decision, Policy};
+use crate::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
+use crate::bridge::channels::outbox::{Courier, DeliveryError};
+use crate::bridge::config::{Config, IntakeMode};
 use crate::feishu::api::{Api, ErrorClass, FeishuError, ReceiveId};
 use crate::feishu::pace::Pacer;
 use crate::feishu::{

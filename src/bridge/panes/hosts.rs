@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::agent_pane::{PaneError, PaneSpec};
-use super::config::Config;
-use super::watch_session::WatchSession;
+use crate::bridge::config::Config;
+use crate::bridge::panes::agent_pane::{PaneError, PaneSpec};
+use crate::bridge::panes::watch_session::WatchSession;
 use crate::control::PaneId;
 
 /// First wait before probing an unreachable host again.
@@ -189,7 +189,7 @@ pub enum LocateError {
     #[error(transparent)]
     UnknownHost(#[from] UnknownHost),
     #[error(transparent)]
-    Pane(#[from] super::agent_pane::PaneError),
+    Pane(#[from] crate::bridge::panes::agent_pane::PaneError),
     #[error("its tmux server did not answer in time")]
     NoAnswer,
 }
@@ -224,7 +224,7 @@ const MAX_TARGET_CHARS: usize = 128;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdoptTargetError {
     #[error(transparent)]
-    Host(#[from] super::names::HostNameError),
+    Host(#[from] crate::bridge::access::names::HostNameError),
     #[error(
         "`{0}` is not a session name clawmux adopts: use letters, digits, `-` and `_` (at most {MAX_TARGET_CHARS})"
     )]
@@ -240,7 +240,7 @@ impl AdoptTarget {
     pub fn parse(text: &str) -> Result<AdoptTarget, AdoptTargetError> {
         let (target, host) = match text.rsplit_once('@') {
             Some((t, h)) => {
-                super::names::validate_host(h)?;
+                crate::bridge::access::names::validate_host(h)?;
                 (t, Some(h.to_string()))
             }
             None => (text, None),

@@ -417,7 +417,7 @@ mod tests {
     #[test]
     fn the_result_of_a_real_turn_is_its_answer() {
         let mut t = Transcript::default();
-        let screen = include_str!("../../tests/detect/screens/quote-idle.txt");
+        let screen = include_str!("../../../tests/detect/screens/quote-idle.txt");
         t.push(&turn(screen, "quote some errors"));
         assert_eq!(
             t.text(),
@@ -430,9 +430,9 @@ mod tests {
     #[test]
     fn spinner_tips_and_dialog_copies_are_not_the_answer() {
         let mut t = Transcript::default();
-        let busy = include_str!("../../tests/detect/screens/busy-spinner.txt");
-        let dialog = include_str!("../../tests/detect/screens/permission-bash.txt");
-        let after = include_str!("../../tests/detect/screens/interrupted-after-no.txt");
+        let busy = include_str!("../../../tests/detect/screens/busy-spinner.txt");
+        let dialog = include_str!("../../../tests/detect/screens/permission-bash.txt");
+        let after = include_str!("../../../tests/detect/screens/interrupted-after-no.txt");
         for screen in [busy, dialog, after] {
             t.push(&turn(screen, "clean the build"));
         }
@@ -449,7 +449,7 @@ mod tests {
     #[test]
     fn a_command_the_agent_refused_is_told_apart() {
         let mut t = Transcript::default();
-        let screen = include_str!("../../tests/detect/screens/unknown-command.txt");
+        let screen = include_str!("../../../tests/detect/screens/unknown-command.txt");
         let rows: Vec<String> = screen.lines().map(str::to_owned).collect();
         let at = rows
             .iter()

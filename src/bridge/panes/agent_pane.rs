@@ -1,6 +1,6 @@
 //! One project's tmux session and the agent pane in it: created on first use
 //! (working directory = the workspace, fixed size), watched through the
-//! server's watch session ([`super::watch_session`]), typed into literally.
+//! server's watch session ([`crate::bridge::panes::watch_session`]), typed into literally.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use std::process::Stdio;
 use bytes::Bytes;
 use tokio::process::Command;
 
-use super::config::{HostConfig, TmuxConfig};
+use crate::bridge::config::{HostConfig, TmuxConfig};
 use crate::control::{Notification, PaneId, WindowId};
 use crate::tmux::{
     Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
@@ -44,7 +44,7 @@ pub struct PaneSpec {
     /// The flood guard's settings (`None`: stream every byte).
     pub flood: Option<FloodLimits>,
     /// A pane the user runs (`%N` in `session`), watched but never created,
-    /// resized or killed: see [`super::watch_session`].
+    /// resized or killed: see [`crate::bridge::panes::watch_session`].
     pub adopted: Option<PaneId>,
 }
 
@@ -304,7 +304,7 @@ impl PaneSpec {
     pub async fn list_panes(&self) -> Result<Vec<String>, PaneError> {
         let format = "#{session_name}:#{window_index}.#{pane_index} #{pane_id} #{pane_current_command} #{pane_width}x#{pane_height}";
         let out = self.run(&["list-panes", "-a", "-F", format]).await?;
-        let watch = format!("{}:", super::watch_session::WATCH_SESSION);
+        let watch = format!("{}:", crate::bridge::panes::watch_session::WATCH_SESSION);
         Ok(out
             .unwrap_or_default()
             .lines()
