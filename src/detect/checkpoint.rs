@@ -26,7 +26,7 @@
 
 use super::dialog;
 use super::screen::Prompt;
-use super::{ApprovalKind, ApprovalOption};
+use super::{ApprovalKind, ApprovalOption, MenuSelect};
 
 /// Rows searched upwards from the bottom for a checkpoint header: more
 /// than any terminal's visible screen, so the bound only guards against
@@ -110,6 +110,7 @@ pub(crate) fn find(rows: &[String]) -> Option<Prompt> {
         options,
         context: rows[at..end].join("\n").trim_end().to_owned(),
         loading: false,
+        select: MenuSelect::Typed,
     })
 }
 

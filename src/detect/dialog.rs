@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::ApprovalOption;
+use super::arrow_menu::{self, MenuSelect};
 
 /// Rows at the bottom of the screen searched for a dialog: the tallest
 /// dialog (a plan or a diff) fits in a 60-row pane.
@@ -73,6 +74,9 @@ pub(crate) struct Dialog {
     pub(crate) loading: bool,
     /// The menu is in a box of its own (`│ ❯ 1. Yes │`).
     pub(crate) boxed: bool,
+    /// How an option is chosen: by its digit, or (a menu without numbers)
+    /// by arrow keys from the cursor.
+    pub(crate) select: MenuSelect,
 }
 
 /// One screen row made readable: NBSP as space, box borders removed.
@@ -131,7 +135,7 @@ fn indent(row: &str) -> usize {
 /// report names when a dialog on screen was not recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Missing {
-    #[error("no numbered option row with a `❯` cursor")]
+    #[error("no option row with a `❯` cursor (numbered, or a list or slider over an Enter hint)")]
     Cursor,
     #[error("an input box or a spinner row under the menu (the menu is output, not a dialog)")]
     SomethingUnder,
@@ -154,6 +158,17 @@ pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialo
 
 /// [`find`], saying what is missing when there is no dialog.
 pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog, Missing> {
+    match read_numbered(rows, busy) {
+        // Without a numbered cursor row, a menu answered with arrows.
+        Err(Missing::Cursor) => arrow_menu::read_list(rows)
+            .or_else(|| arrow_menu::read_slider(rows))
+            .ok_or(Missing::Cursor),
+        read => read,
+    }
+}
+
+/// A numbered menu with a `❯` cursor (see [`read`]).
+fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog, Missing> {
     let first = rows.len().saturating_sub(MAX_DIALOG_ROWS);
     let raw = &rows[first..];
     let rows: Vec<String> = raw.iter().map(|r| clean(r)).collect();
@@ -300,6 +315,7 @@ pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialo
         title,
         loading,
         boxed,
+        select: MenuSelect::Typed,
     })
 }
 

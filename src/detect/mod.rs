@@ -25,6 +25,7 @@
 //! assert_eq!(seen[0].to_json(), r#"{"pane":"%0","at_ms":0,"kind":"error","line":"make: *** Error 2","context":"make: *** Error 2"}"#);
 //! ```
 
+mod arrow_menu;
 mod checkpoint;
 mod detector;
 mod dialog;
@@ -38,6 +39,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use arrow_menu::MenuSelect;
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
     MAX_LOADING_WAIT, screen_hash,
@@ -285,6 +287,7 @@ impl PaneWatcher {
             fingerprint: prompt_fingerprint(&p.context),
             question: p.question,
             keys: p.options.into_iter().map(|o| o.key).collect(),
+            select: p.select,
         });
         ScreenLook {
             busy: state.busy.is_some(),
@@ -321,6 +324,8 @@ pub struct ShownPrompt {
     /// The dialog's rows as drawn, cursor included (see
     /// [`prompt_fingerprint`]): the same dialog, untouched, has the same one.
     pub fingerprint: u64,
+    /// How its options are chosen with keys (the cursor's place counted).
+    pub select: MenuSelect,
 }
 
 /// A dialog's look on screen: a hash of its rows as drawn (question, body,

@@ -17,7 +17,7 @@
 
 use super::dialog::{self, clean, is_input_row, is_rule};
 use super::profiles::Profile;
-use super::{ApprovalKind, ApprovalOption};
+use super::{ApprovalKind, ApprovalOption, MenuSelect};
 use crate::agents::claude::{PermissionMode, footer_mode};
 
 /// An approval prompt as read from the screen.
@@ -30,6 +30,8 @@ pub(crate) struct Prompt {
     pub(crate) context: String,
     /// Part of the body is still being drawn (see `Detector`).
     pub(crate) loading: bool,
+    /// How an option is chosen with keys.
+    pub(crate) select: MenuSelect,
 }
 
 /// How the turn on screen ended, read from its last block.
@@ -258,6 +260,7 @@ fn approval(
             options: rule.options.clone(),
             context: region[header_at..].join("\n").trim_end().to_owned(),
             loading: false,
+            select: MenuSelect::Typed,
         });
     }
     let menu_rules = profile.approvals.iter().filter(|r| r.menu);
@@ -284,6 +287,7 @@ fn approval(
         options: d.options,
         context: d.context,
         loading: d.loading,
+        select: d.select,
     })
 }
 

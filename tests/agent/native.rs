@@ -1,28 +1,37 @@
 //! Claude Code's own dialogs, which no tool call opens and a pane nobody
-//! watches would wait on for ever: folder trust and `/model`, drawn by the
-//! real agent, are read as dialogs with their options (kind `dialog` when
-//! no rule names it), never as an idle screen.
+//! watches would wait on for ever: folder trust, `/model` and `/effort`,
+//! drawn by the real agent, are read as dialogs with their options (kind
+//! `dialog` when no rule names it), never as an idle screen, and the keys
+//! clawmux presses for an option choose it, whether the menu is numbered
+//! or (2.1.332's folder trust, its `/effort` slider) answered with arrows.
 //!
-//! Not read yet (measured on 2.1.332): its folder-trust menu has no option
-//! numbers (`❯ No, exit` / `Yes, I trust this folder`), and `/effort` is a
-//! slider (`←/→ to adjust`); both answer with arrow keys, which the answer
-//! path does not send. The bypass-permissions consent cannot be shown
-//! here: Claude Code refuses that mode for root, as this machine runs.
+//! Not covered: the bypass-permissions consent cannot be shown here
+//! (Claude Code refuses that mode for root, as this machine runs), and the
+//! resume-from-summary question needs a session long enough to compact.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clawmux::agentcheck::{ClaudeEnv, FakeApi};
 use clawmux::agents::claude::PermissionMode;
-use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
+use clawmux::detect::{
+    DetectionKind, DetectorConfig, MenuSelect, Millis, PaneWatcher, Profiles, ShownPrompt,
+};
 
 use crate::support::claude::{STEP_TIMEOUT, claude_or_skip, release_at_least};
 use crate::support::tmux::TmuxServer;
 
-/// The dialog the screen of `target` shows, read as the daemon reads a
-/// pane it attaches to (from `capture-pane -e`): its question and option
-/// labels, once there is one; panics with the screen after the timeout.
-fn wait_dialog(tmux: &TmuxServer, target: &str) -> (String, Vec<String>) {
+/// A dialog read from the screen of `target`, as the daemon reads a pane
+/// it attaches to (from `capture-pane -e`).
+struct Shown {
+    question: String,
+    labels: Vec<String>,
+    prompt: ShownPrompt,
+}
+
+/// The dialog on the screen of `target`, once there is one; panics with
+/// the screen after the timeout.
+fn wait_dialog(tmux: &TmuxServer, target: &str) -> Shown {
     let profile = Profiles::defaults().unwrap().get("claude").unwrap();
     let deadline = Instant::now() + STEP_TIMEOUT;
     loop {
@@ -34,25 +43,24 @@ fn wait_dialog(tmux: &TmuxServer, target: &str) -> (String, Vec<String>) {
             120,
             40,
         );
-        w.feed(
-            Millis(0),
-            screen.replace('\n', "\r\n").as_bytes(),
-            &mut |_| {},
-        );
-        let look = w.look();
-        if let Some(p) = look.prompt {
-            let plain = tmux.capture(target);
-            let labels = plain
-                .lines()
-                .filter_map(|r| {
-                    let r = r.trim_start().trim_start_matches(['❯', '│', ' ']);
-                    let (key, label) = r.split_once(". ")?;
-                    p.keys
-                        .contains(&key.to_owned())
-                        .then(|| label.trim().to_owned())
-                })
-                .collect();
-            return (p.question, labels);
+        let mut seen = Vec::new();
+        let bytes = screen.replace('\n', "\r\n");
+        w.feed(Millis(0), bytes.as_bytes(), &mut |d| seen.push(d));
+        // The detector reports a dialog once it has been still a while.
+        w.tick(Millis(10_000), &mut |d| seen.push(d));
+        let approval = seen.into_iter().find_map(|d| match d.kind {
+            DetectionKind::Approval {
+                question, options, ..
+            } => Some((question, options)),
+            _ => None,
+        });
+        if let (Some((question, options)), Some(prompt)) = (approval, w.look().prompt) {
+            let labels = options.into_iter().map(|o| o.label).collect();
+            return Shown {
+                question,
+                labels,
+                prompt,
+            };
         }
         assert!(
             Instant::now() < deadline,
@@ -60,6 +68,23 @@ fn wait_dialog(tmux: &TmuxServer, target: &str) -> (String, Vec<String>) {
             tmux.capture(target)
         );
         std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Chooses option `label` of `shown` with the keys the answer path sends.
+fn choose(tmux: &TmuxServer, target: &str, shown: &Shown, label: &str) {
+    let at = shown.labels.iter().position(|l| l == label);
+    let at = at.unwrap_or_else(|| panic!("no {label:?} in {:?}", shown.labels));
+    let key = &shown.prompt.keys[at];
+    match shown.prompt.select.presses(key) {
+        Some(presses) => {
+            let mut args = vec!["send-keys", "-t", target];
+            args.extend(presses);
+            tmux.ok(&args);
+        }
+        None => {
+            tmux.ok(&["send-keys", "-t", target, "-l", key]);
+        }
     }
 }
 
@@ -76,30 +101,34 @@ fn start(claude: &Path, env: &ClaudeEnv, dir: &Path, args: &[&str]) -> TmuxServe
 }
 
 #[test]
-fn folder_trust_is_a_dialog() {
-    let Some(claude) = claude_or_skip("agent::native::folder_trust_is_a_dialog") else {
+fn folder_trust_is_a_dialog_answered_from_its_options() {
+    let Some(claude) =
+        claude_or_skip("agent::native::folder_trust_is_a_dialog_answered_from_its_options")
+    else {
         return;
     };
-    if release_at_least("2.1.332") {
-        eprintln!(
-            "\n*** SKIPPED agent::native::folder_trust_is_a_dialog: {}'s trust menu has no option numbers (see the module doc) ***\n",
-            crate::support::claude::release()
-        );
-        return;
-    }
     let api = FakeApi::start(Vec::new()).unwrap();
     let env = ClaudeEnv::new(&api.base_url()).unwrap();
     // A folder nobody trusted yet.
     let dir = env.home().join("untrusted");
     std::fs::create_dir(&dir).unwrap();
-    let tmux = start(&claude, &env, &dir, &[]);
-    let (question, options) = wait_dialog(&tmux, "agent");
-    eprintln!("folder trust: {question:?} {options:?}");
-    assert!(
-        options.iter().any(|o| o.contains("trust")),
-        "{question:?} {options:?}"
-    );
-    assert!(options.len() >= 2, "{options:?}");
+    let mode = PermissionMode::Manual.flag();
+    let tmux = start(&claude, &env, &dir, &["--permission-mode", mode]);
+    let shown = wait_dialog(&tmux, "agent");
+    eprintln!("folder trust: {:?} {:?}", shown.question, shown.labels);
+    let trust = shown.labels.iter().find(|o| o.contains("trust"));
+    let trust = trust.unwrap_or_else(|| panic!("{:?} {:?}", shown.question, shown.labels));
+    assert!(shown.labels.len() >= 2, "{:?}", shown.labels);
+    if release_at_least("2.1.332") {
+        // Its menu has no numbers: chosen with arrows from the cursor.
+        assert_eq!(shown.labels, ["No, exit", "Yes, I trust this folder"]);
+        assert!(shown.question.contains("trust?"), "{}", shown.question);
+        assert_ne!(shown.prompt.select, MenuSelect::Typed);
+    }
+    let trust = trust.clone();
+    choose(&tmux, "agent", &shown, &trust);
+    // Trusted: the agent starts and shows its input box.
+    tmux.wait_for_screen("agent", "for shortcuts", STEP_TIMEOUT);
 }
 
 /// `/model` typed into an idle agent opens a menu of its own.
@@ -118,7 +147,43 @@ fn the_model_menu_is_a_dialog() {
     tmux.wait_for_screen("agent", command, STEP_TIMEOUT);
     std::thread::sleep(Duration::from_millis(300));
     tmux.ok(&["send-keys", "-t", "agent", "Enter"]);
-    let (question, options) = wait_dialog(&tmux, "agent");
-    eprintln!("{command}: {question:?} {options:?}");
-    assert!(options.len() >= 2, "{command}: {question:?} {options:?}");
+    let shown = wait_dialog(&tmux, "agent");
+    eprintln!("{command}: {:?} {:?}", shown.question, shown.labels);
+    assert!(shown.labels.len() >= 2, "{command}: {:?}", shown.labels);
+}
+
+/// `/effort` on 2.1.332 is a slider; the level chosen in chat is set.
+#[test]
+fn the_effort_slider_is_a_dialog_answered_from_its_options() {
+    let Some(claude) =
+        claude_or_skip("agent::native::the_effort_slider_is_a_dialog_answered_from_its_options")
+    else {
+        return;
+    };
+    if !release_at_least("2.1.332") {
+        eprintln!(
+            "\n*** SKIPPED agent::native::the_effort_slider_is_a_dialog_answered_from_its_options: {} has no /effort slider ***\n",
+            crate::support::claude::release()
+        );
+        return;
+    }
+    let api = FakeApi::start(Vec::new()).unwrap();
+    let env = ClaudeEnv::new(&api.base_url()).unwrap();
+    let mode = PermissionMode::Manual.flag();
+    let tmux = start(&claude, &env, env.project(), &["--permission-mode", mode]);
+    tmux.wait_for_screen("agent", "for shortcuts", STEP_TIMEOUT);
+    // From wherever its marker stands: up to the top, then down to the end.
+    for level in ["max", "low"] {
+        tmux.ok(&["send-keys", "-t", "agent", "-l", "/effort"]);
+        tmux.wait_for_screen("agent", "/effort", STEP_TIMEOUT);
+        std::thread::sleep(Duration::from_millis(300));
+        tmux.ok(&["send-keys", "-t", "agent", "Enter"]);
+        let shown = wait_dialog(&tmux, "agent");
+        assert_eq!(shown.question, "Effort");
+        assert_eq!(shown.labels, ["low", "medium", "high", "xhigh", "max"]);
+        choose(&tmux, "agent", &shown, level);
+        let set = format!("Set effort level to {level}");
+        tmux.wait_for_screen("agent", &set, STEP_TIMEOUT);
+        tmux.wait_for_screen("agent", "for shortcuts", STEP_TIMEOUT);
+    }
 }

@@ -502,3 +502,47 @@ fn mode_is_shown_and_switched_from_chat() {
     serve.say("/gsd:mode manual");
     serve.wait(at, "is in **manual** mode now");
 }
+
+/// A workspace Claude Code was never told to trust opens with its folder
+/// trust dialog (2.1.332: a menu without numbers). It reaches the chat as
+/// a card with its options, the answer from chat trusts the folder, and
+/// the command that was waiting is then typed into the agent, not into
+/// the dialog.
+#[test]
+fn folder_trust_reaches_the_chat_and_is_answered_from_it() {
+    let Some(claude) =
+        claude_or_skip("agent::serve::folder_trust_reaches_the_chat_and_is_answered_from_it")
+    else {
+        return;
+    };
+    let api =
+        FakeApi::start_paced(vec![Turn::text("Trusted and working.")], Duration::ZERO).unwrap();
+    // The home trusts another folder: `shop` is new to Claude Code.
+    let (home, env) = agent_home(&api, "elsewhere");
+    let agent = env.env_command(&claude, &[]);
+    let mut serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    serve.say("/gsd:new-project shop");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let card = new_cards(&cards(&out), "== Approval needed ==")[0].to_owned();
+    assert!(card.contains("trust"), "{card}");
+    let yes = card
+        .lines()
+        .find(|l| l.contains("Yes, I trust this folder"))
+        .unwrap_or_else(|| panic!("no trust option in\n{card}"));
+    let key = yes
+        .trim_start_matches(|c: char| c != '[')
+        .trim_start_matches('[')
+        .split(']')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    serve.say(&format!("/gsd:answer {key}"));
+    let at = serve.wait(at, "chose **Yes, I trust this folder**");
+    serve.say("say hello");
+    serve.wait(at, "Trusted and working.");
+    // Claude Code asked the model once: the command, not the dialog, got
+    // the text.
+    assert_eq!(api.scripted_requests().len(), 1, "{}", serve.output());
+}

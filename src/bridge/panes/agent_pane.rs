@@ -17,6 +17,7 @@ use tokio::process::Command;
 
 use crate::bridge::config::{HostConfig, TmuxConfig};
 use crate::control::{Notification, PaneId, WindowId};
+use crate::detect::MenuSelect;
 use crate::tmux::{
     Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
     TmuxError, shell_quote,
@@ -473,7 +474,18 @@ impl AgentPane {
     /// Answers a prompt: a one-character option key (`1`) selects and
     /// confirms by itself; a word (`approved`) is typed and submitted.
     /// Either way the key is typed literally, never read as a key name.
-    pub async fn answer(&self, key: &str) -> Result<(), TmuxError> {
+    /// A menu without numbers (`select`) gets the arrow presses that move
+    /// its cursor to option `key`, then Enter, in one command.
+    pub async fn answer(&self, key: &str, select: MenuSelect) -> Result<(), TmuxError> {
+        if select != MenuSelect::Typed {
+            let presses = select
+                .presses(key)
+                .ok_or_else(|| TmuxError::InvalidCommand {
+                    command: format!("answer {key}"),
+                    why: "not an option of this menu".into(),
+                })?;
+            return self.client.send_keys(self.pane, &presses).await;
+        }
         if key.chars().count() == 1 {
             let cmd = TmuxCommand::new("send-keys")
                 .target_pane(self.pane)

@@ -144,6 +144,7 @@ mod tests {
                 question: question.into(),
                 keys: vec!["1".into(), "2".into()],
                 fingerprint,
+                ..ShownPrompt::default()
             }),
             ..ScreenLook::default()
         }

@@ -605,7 +605,8 @@ impl Actor {
                 let sent = if pending.answering.max_tries() == 1 {
                     pane.type_line(key).await
                 } else {
-                    pane.answer(key).await
+                    let select = look.prompt.as_ref().map(|p| p.select).unwrap_or_default();
+                    pane.answer(key, select).await
                 };
                 match sent {
                     Ok(()) => {
