@@ -23,6 +23,28 @@ pub enum MenuSelect {
     Vertical { cursor: usize },
     /// Left/Right from the position at `cursor` (0-based), then Enter.
     Horizontal { cursor: usize },
+    /// A multi-select list: a digit ticks or unticks its option, Right
+    /// goes on (to the next question, or the review before submitting).
+    /// Bit `n` of `ticked` is option `n + 1`'s tick as drawn.
+    Ticks { ticked: u128 },
+}
+
+/// Most options of a multi-select list a digit reaches.
+pub const MAX_TICK_OPTIONS: usize = 9;
+
+/// The option keys of a several-options answer (`1,3`), in order, once
+/// each; `None` unless `key` lists at least one.
+pub fn several_keys(key: &str) -> Option<Vec<&str>> {
+    let mut keys: Vec<&str> = Vec::new();
+    for k in key.split(',').map(str::trim) {
+        if k.is_empty() {
+            return None;
+        }
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    (key.contains(',') || keys.len() == 1).then_some(keys)
 }
 
 impl MenuSelect {
@@ -31,6 +53,7 @@ impl MenuSelect {
     pub fn presses(&self, key: &str) -> Option<Vec<&'static str>> {
         let (cursor, back, forth) = match *self {
             MenuSelect::Typed => return None,
+            MenuSelect::Ticks { ticked } => return ticks(ticked, key),
             MenuSelect::Vertical { cursor } => (cursor, "Up", "Down"),
             MenuSelect::Horizontal { cursor } => (cursor, "Left", "Right"),
         };
@@ -44,6 +67,26 @@ impl MenuSelect {
         keys.push("Enter");
         Some(keys)
     }
+}
+
+/// The digits that make exactly the options `key` lists (`1,3`) ticked,
+/// given `ticked`, then Right.
+fn ticks(ticked: u128, key: &str) -> Option<Vec<&'static str>> {
+    const DIGITS: [&str; MAX_TICK_OPTIONS] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"];
+    let mut wanted = 0u128;
+    for k in several_keys(key)? {
+        let n = k
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_TICK_OPTIONS).contains(n))?;
+        wanted |= 1 << (n - 1);
+    }
+    let mut keys: Vec<&'static str> = (0..MAX_TICK_OPTIONS)
+        .filter(|i| (wanted ^ ticked) & (1 << i) != 0)
+        .map(|i| DIGITS[i])
+        .collect();
+    keys.push("Right");
+    Some(keys)
 }
 
 /// Most rows under the menu: the selection hint, maybe a blank or two.
@@ -333,5 +376,20 @@ mod tests {
         assert_eq!(v.presses("0"), None);
         assert_eq!(v.presses("yes"), None);
         assert_eq!(MenuSelect::Typed.presses("1"), None);
+    }
+
+    #[test]
+    fn ticks_change_only_what_differs_then_go_on() {
+        let none = MenuSelect::Ticks { ticked: 0 };
+        assert_eq!(none.presses("1,3"), Some(vec!["1", "3", "Right"]));
+        assert_eq!(none.presses("3, 1,3"), Some(vec!["1", "3", "Right"]));
+        assert_eq!(none.presses("2"), Some(vec!["2", "Right"]));
+        // Option 1 ticked at the desk: ticking 3 alone unticks it.
+        let one = MenuSelect::Ticks { ticked: 0b1 };
+        assert_eq!(one.presses("3"), Some(vec!["1", "3", "Right"]));
+        assert_eq!(one.presses("1,3"), Some(vec!["3", "Right"]));
+        for bad in ["", "1,", "0", "10", "a,b", "1,,2"] {
+            assert_eq!(none.presses(bad), None, "{bad:?}");
+        }
     }
 }

@@ -306,6 +306,7 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         .join("\n")
         .trim()
         .to_owned();
+    let select = menu.select();
     Ok(Dialog {
         question,
         body: bound(&body),
@@ -315,7 +316,7 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         title,
         loading,
         boxed,
-        select: MenuSelect::Typed,
+        select,
     })
 }
 
@@ -323,6 +324,23 @@ struct Menu {
     options: Vec<ApprovalOption>,
     cursors: usize,
     last: usize,
+}
+
+impl Menu {
+    /// Digits choose an option; in a multi-select list (tick boxes) they
+    /// tick it.
+    fn select(&self) -> MenuSelect {
+        let mut boxes = self.options.iter().map(|o| o.ticked()).peekable();
+        if boxes.peek().is_none_or(|t| t.is_none()) {
+            return MenuSelect::Typed;
+        }
+        let ticked = boxes
+            .take(arrow_menu::MAX_TICK_OPTIONS)
+            .enumerate()
+            .filter(|(_, t)| *t == Some(true))
+            .fold(0u128, |bits, (i, _)| bits | 1 << i);
+        MenuSelect::Ticks { ticked }
+    }
 }
 
 /// Reads options numbered 1, 2, … from row `start`: description rows

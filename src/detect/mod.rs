@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use arrow_menu::MenuSelect;
+pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
     MAX_LOADING_WAIT, screen_hash,
@@ -128,7 +128,27 @@ impl ApprovalOption {
     /// something.`): its key only focuses a text field, where typed text
     /// and Enter give the answer.
     pub fn takes_text(&self) -> bool {
-        self.label.trim_start().starts_with("Type something")
+        self.name().starts_with("Type something")
+    }
+
+    /// An option of a multi-select list (`[ ] Auth`, `[✔] Auth`): whether
+    /// it is ticked; `None` for an option without a box.
+    pub fn ticked(&self) -> Option<bool> {
+        let label = self.label.trim_start();
+        if label.starts_with("[ ]") {
+            Some(false)
+        } else {
+            Some(["[✔]", "[x]", "[X]"].iter().any(|b| label.starts_with(b))).filter(|t| *t)
+        }
+    }
+
+    /// The label without its tick box.
+    pub fn name(&self) -> &str {
+        let label = self.label.trim_start();
+        match self.ticked() {
+            Some(_) => label.split_once(']').map_or(label, |(_, n)| n.trim_start()),
+            None => label,
+        }
     }
 }
 

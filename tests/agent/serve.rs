@@ -546,3 +546,56 @@ fn folder_trust_reaches_the_chat_and_is_answered_from_it() {
     // the text.
     assert_eq!(api.scripted_requests().len(), 1, "{}", serve.output());
 }
+
+/// A multi-select question (GSD's workflows ask them): one card with its
+/// tick-box options; `1,3` from chat ticks exactly those and goes on to
+/// Claude Code's review, whose Submit is answered from its own card; the
+/// model gets both choices.
+#[test]
+fn multi_select_is_ticked_and_submitted_from_chat() {
+    let Some(claude) =
+        claude_or_skip("agent::serve::multi_select_is_ticked_and_submitted_from_chat")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "AskUserQuestion",
+            json!({"questions": [{
+                "question": "Which features do you want?",
+                "header": "Features",
+                "multiSelect": true,
+                "options": [
+                    {"label": "Auth", "description": "Login and sessions"},
+                    {"label": "Export", "description": "CSV and JSON"},
+                    {"label": "Search", "description": "Full text"}
+                ]
+            }]}),
+        ),
+        Turn::text("Noted: auth and search."),
+    ];
+    let (mut serve, api, _env) = start(&claude, script);
+    let at = new_project_then(&mut serve, "pick features");
+    let at = serve.wait(at, "Which features do you want?");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let card = new_cards(&cards(&out), "== Approval needed ==")[0].to_owned();
+    for needle in ["[ ] Auth", "[ ] Search", "/gsd:answer 1,3"] {
+        assert!(card.contains(needle), "{needle:?} not in\n{card}");
+    }
+    serve.say("/gsd:answer 1,3");
+    let at = serve.wait(at, "chose **Auth, Search**");
+    // Claude Code's review of the answers: its own dialog, its own card.
+    let at = serve.wait(at, "Submit answers");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    serve.wait(at, "Noted: auth and search.");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{}", serve.output());
+    let results = scripted[1].tool_results().join("\n");
+    assert!(
+        results.contains("Auth, Search"),
+        "{results}\n{}",
+        serve.output()
+    );
+}

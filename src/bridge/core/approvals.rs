@@ -9,7 +9,7 @@ use crate::bridge::channels::chat::{
 };
 use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
-use crate::detect::ApprovalOption;
+use crate::detect::{ApprovalOption, several_keys};
 use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval};
 use crate::store::{Denial, LogEvent};
@@ -166,16 +166,31 @@ impl Core {
             }));
             return Err(AnswerRefused::NotApprover);
         }
-        match approval.options.iter().find(|o| o.key == key) {
-            Some(option) => Ok(option.label.clone()),
-            None => {
-                let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
-                Err(AnswerRefused::NotAnOption {
-                    key: key.to_string(),
-                    keys: keys.join(", "),
-                })
+        let not_an_option = |k: &str| {
+            let keys: Vec<&str> = approval.options.iter().map(|o| o.key.as_str()).collect();
+            AnswerRefused::NotAnOption {
+                key: k.to_string(),
+                keys: keys.join(", "),
             }
+        };
+        if !key.contains(',') {
+            let option = approval.options.iter().find(|o| o.key == key);
+            return option
+                .map(|o| o.name().to_owned())
+                .ok_or_else(|| not_an_option(key));
         }
+        // Several options at once: only a multi-select list's ticks.
+        let keys = several_keys(key).ok_or_else(|| not_an_option(key))?;
+        let mut names = Vec::new();
+        for k in keys {
+            let option = approval.options.iter().find(|o| o.key == k);
+            let option = option.ok_or_else(|| not_an_option(k))?;
+            if option.ticked().is_none() || option.takes_text() {
+                return Err(AnswerRefused::Alone { key: k.to_string() });
+            }
+            names.push(option.name());
+        }
+        Ok(names.join(", "))
     }
 
     /// Has a checked answer typed into the approval's pane; the outcome
@@ -403,6 +418,10 @@ pub(super) enum AnswerRefused {
     NotApprover,
     #[error("`{key}` is not one of the options ({keys})")]
     NotAnOption { key: String, keys: String },
+    #[error(
+        "`{key}` cannot be chosen together with others: only a multi-select list's options can"
+    )]
+    Alone { key: String },
 }
 
 /// The card of a waiting approval; on the console it says how to answer.
@@ -412,7 +431,10 @@ fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
         return card;
     }
     let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
-    let how = format!("Answer with /gsd:answer {}", keys.join("|"));
+    let mut how = format!("Answer with /gsd:answer {}", keys.join("|"));
+    if pending.options.iter().any(|o| o.ticked().is_some()) {
+        how.push_str(" (several at once: /gsd:answer 1,3)");
+    }
     card.push(crate::feishu::card::Element::note(how))
 }
 
@@ -434,11 +456,16 @@ enum ReplyPlan {
 fn reply_plan(approval: &Approval, text: &str) -> ReplyPlan {
     let said = text.trim().trim_end_matches(['.', '!']).to_lowercase();
     let names = |o: &ApprovalOption| {
-        o.key == said || o.label.trim().trim_end_matches('.').to_lowercase() == said
+        o.key == said || o.name().trim().trim_end_matches('.').to_lowercase() == said
     };
     let options = approval.options.iter().filter(|o| !o.takes_text());
     if let Some(o) = options.clone().find(|o| names(o)) {
         return ReplyPlan::Option { key: o.key.clone() };
+    }
+    // `1,3` to a multi-select list: those options (checked as an answer).
+    let listed = several_keys(&said).filter(|keys| keys.len() > 1);
+    if listed.is_some_and(|keys| keys.iter().all(|k| options.clone().any(|o| o.key == *k))) {
+        return ReplyPlan::Option { key: said };
     }
     match approval.options.iter().find(|o| o.takes_text()) {
         Some(field) => ReplyPlan::Text {
@@ -472,6 +499,12 @@ mod reply_tests {
         assert_eq!(reply_plan(&bash, "no"), option("3"));
         assert_eq!(reply_plan(&bash, " No. "), option("3"));
         assert_eq!(reply_plan(&bash, "2"), option("2"));
+        let ticks = prompt(&["[ ] Auth", "[✔] Export", "[ ] Search", "[ ] Type something"]);
+        assert_eq!(reply_plan(&ticks, "1, 3"), option("1, 3"));
+        assert_eq!(reply_plan(&ticks, "export"), option("2"));
+        // A list with a number that is no option: words for the field.
+        let field = ReplyPlan::Text { focus: "4".into() };
+        assert_eq!(reply_plan(&ticks, "1,7"), field);
         // Anything else must not reach a menu without a text field.
         assert_eq!(reply_plan(&bash, "no, do not run that"), ReplyPlan::Refuse);
         assert_eq!(reply_plan(&bash, "4"), ReplyPlan::Refuse);

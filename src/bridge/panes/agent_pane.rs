@@ -23,6 +23,11 @@ use crate::tmux::{
     TmuxError, shell_quote,
 };
 
+/// Between the presses of one answer. Keys arriving in one read are taken
+/// as a paste by Claude Code (measured: `1` and `3` in one command ticked
+/// nothing; in two commands, 10 ms apart, both).
+pub const KEY_GAP: Duration = Duration::from_millis(50);
+
 /// Where and how to run a project's agent.
 #[derive(Debug, Clone)]
 pub struct PaneSpec {
@@ -474,8 +479,8 @@ impl AgentPane {
     /// Answers a prompt: a one-character option key (`1`) selects and
     /// confirms by itself; a word (`approved`) is typed and submitted.
     /// Either way the key is typed literally, never read as a key name.
-    /// A menu without numbers (`select`) gets the arrow presses that move
-    /// its cursor to option `key`, then Enter, in one command.
+    /// A menu chosen with arrows or ticks (`select`) gets its presses
+    /// instead, each on its own ([`KEY_GAP`] apart).
     pub async fn answer(&self, key: &str, select: MenuSelect) -> Result<(), TmuxError> {
         if select != MenuSelect::Typed {
             let presses = select
@@ -484,7 +489,13 @@ impl AgentPane {
                     command: format!("answer {key}"),
                     why: "not an option of this menu".into(),
                 })?;
-            return self.client.send_keys(self.pane, &presses).await;
+            for (i, press) in presses.iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(KEY_GAP).await;
+                }
+                self.client.send_keys(self.pane, &[press]).await?;
+            }
+            return Ok(());
         }
         if key.chars().count() == 1 {
             let cmd = TmuxCommand::new("send-keys")

@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::detect::ScreenLook;
+use crate::detect::{ScreenLook, several_keys};
 
 /// How long a dialog must have been on screen before a key is sent to it:
 /// twice the longest delay after which 2.1.332 was seen to drop a key.
@@ -98,7 +98,7 @@ impl Answering {
         let shown = look
             .prompt
             .as_ref()
-            .filter(|p| p.question == self.question && (words || p.keys.contains(&self.key)));
+            .filter(|p| p.question == self.question && (words || self.offered(&p.keys)));
         match (self.sent, shown) {
             (None, None) => AnswerStep::NotShown,
             (None, Some(_)) => {
@@ -122,6 +122,11 @@ impl Answering {
                 }
             }
         }
+    }
+
+    /// `keys` offer this answer: its key, or each of several (`1,3`).
+    fn offered(&self, keys: &[String]) -> bool {
+        several_keys(&self.key).is_some_and(|want| want.iter().all(|k| keys.iter().any(|o| o == k)))
     }
 
     /// The key was sent at `now` to the screen `look` shows.

@@ -276,9 +276,14 @@ pub fn approval_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
             Element::callback_button(short(&o.label), kind, a.action(&o.key).to_value())
         })
         .collect();
-    let card = Card::new("Approval needed", Template::Orange)
+    let mut card = Card::new("Approval needed", Template::Orange)
         .subtitle(a.subtitle())
         .push(Element::row(buttons));
+    if a.options.iter().any(|o| o.ticked().is_some()) {
+        card = card.push(Element::note(
+            "Several at once: reply to this card with their numbers, e.g. `1,3`.",
+        ));
+    }
     a.with_question(card)
 }
 
