@@ -296,6 +296,12 @@ impl PaneWatcher {
         dialog::read(&rows, |r| profile.spinner.is_match(r)).err()
     }
 
+    /// The rows under the agent's input box now (its footer, a
+    /// statusline); none when no input box is drawn.
+    pub fn footer_rows(&self) -> Vec<String> {
+        screen::footer_rows(&self.pane.screen_rows())
+    }
+
     /// What the screen shows now, judged at once rather than after the
     /// settle time (deciding whether typed text reached the agent).
     pub fn look(&self) -> ScreenLook {

@@ -175,6 +175,12 @@ fn input_box(rows: &[String]) -> Option<InputBox> {
     })
 }
 
+/// The rows under the input box at the bottom of `rows` (footer, a
+/// statusline), trimmed; none without an input box.
+pub(crate) fn footer_rows(rows: &[String]) -> Vec<String> {
+    input_box(rows).map(|b| b.footer).unwrap_or_default()
+}
+
 /// The spinner row among the last `status_rows` non-empty rows of `rows`
 /// (the task list can sit under it).
 fn spinner_row(profile: &Profile, rows: &[String]) -> Option<String> {

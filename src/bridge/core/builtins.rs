@@ -333,28 +333,39 @@ impl Core {
 
     /// One line per local project with GSD planning files: phase N of M,
     /// plans done, its step, and whether a question waits on the user.
-    /// Remote projects' files are on their host and are not read here.
     fn planning_lines(&self) -> String {
-        let projects: Vec<(String, String, Option<String>)> = self.shared.read(|s| {
-            (s.projects.iter())
-                .map(|(name, p)| (name.clone(), p.workspace.clone(), p.host.clone()))
-                .collect()
-        });
+        let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
         let mut md = String::new();
-        for (name, workspace, host) in projects {
-            if host.is_some_and(|h| self.hosts.is_remote(&h)) {
+        for name in names {
+            let Some(line) = self.planning_of(&name) else {
                 continue;
-            }
-            let line = match Planning::read_local(std::path::Path::new(&workspace)) {
-                Ok(Some(p)) => p.summary(),
-                Ok(None) => continue,
-                Err(e) => format!("cannot read: {e}"),
             };
             let waiting = (self.statuses.get(&name)).is_some_and(|s| s.awaiting_approval.is_some());
             let waits = if waiting { " · **waits on you**" } else { "" };
-            md.push_str(&format!("- **{name}**: {line}{waits}\n"));
+            md.push_str(&format!(
+                "- **{name}**: {line}{waits}
+"
+            ));
         }
         md
+    }
+
+    /// What `project`'s GSD planning files say, read now (they change as
+    /// GSD works), in one line; `None` without them. Remote projects'
+    /// files are on their host and are not read here.
+    pub(super) fn planning_of(&self, project: &str) -> Option<String> {
+        let (workspace, host) = self.shared.read(|s| {
+            let p = s.projects.get(project)?;
+            Some((p.workspace.clone(), p.host.clone()))
+        })?;
+        if host.is_some_and(|h| self.hosts.is_remote(&h)) {
+            return None;
+        }
+        match Planning::read_local(std::path::Path::new(&workspace)) {
+            Ok(Some(p)) => Some(p.summary()),
+            Ok(None) => None,
+            Err(e) => Some(format!("cannot read: {e}")),
+        }
     }
 
     /// A command the agent refused: its card offers the command the agent

@@ -149,7 +149,11 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = present::progress_card(&self.title(&j), &summary, percent, &tail);
+                    let mut card =
+                        present::progress_card(&self.title(&j), &summary, percent, &tail);
+                    if let Some(planning) = self.planning_of(&project) {
+                        card = present::with_planning(card, &planning);
+                    }
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();

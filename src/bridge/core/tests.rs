@@ -215,6 +215,41 @@ fn progress_updates_wait_for_the_interval_on_the_injected_clock() {
     assert!(sent[0].contains("first"), "{sent:?}");
 }
 
+/// A GSD project's progress card says where its planning files stand,
+/// read when the card is made: a change GSD writes shows on the next one.
+#[test]
+fn progress_cards_carry_the_gsd_planning_position() {
+    let mut w = World::new();
+    let job = w.with_project();
+    let workspace = w.shared.read(|s| s.projects["demo"].workspace.clone());
+    let planning = std::path::Path::new(&workspace).join(".planning");
+    std::fs::create_dir_all(&planning).unwrap();
+    let progress = |w: &mut World, at: u64, phase: u32| {
+        let state = format!("# Project State\n\nPhase: {phase} of 3 (Cart)\nStatus: executing\n");
+        std::fs::write(planning.join("STATE.md"), state).unwrap();
+        let e = ProjectEvent {
+            project: "demo".into(),
+            job: Some(job.clone()),
+            kind: ProjectEventKind::Progress {
+                summary: "Executing".into(),
+                percent: None,
+                tail: String::new(),
+            },
+        };
+        w.at(Duration::from_secs(at), Input::Project(e));
+        let patched = w.outbox().iter().rev().find_map(|e| match e.op {
+            OutboxOp::Patch { .. } => Some(e.text.clone()),
+            _ => None,
+        });
+        patched.unwrap_or_default()
+    };
+    w.event(Some(&job), ProjectEventKind::Started);
+    let first = progress(&mut w, 5, 2);
+    assert!(first.contains("GSD: phase 2 of 3 (Cart)"), "{first}");
+    let next = progress(&mut w, 10, 3);
+    assert!(next.contains("GSD: phase 3 of 3 (Cart)"), "{next}");
+}
+
 fn approval() -> Approval {
     Approval {
         id: "ap1".into(),

@@ -39,7 +39,15 @@ pub struct Transcript {
     /// Lines the pane showed before the command: a TUI redrawing its
     /// screen finishes them again, but they are not this command's output.
     earlier: HashSet<String>,
+    /// Rows seen under the input box during the command (a statusline
+    /// such as GSD's `Opus │ shop ░░░ 0%`, whatever it says): a redraw
+    /// can leave them among finished lines, but they are furniture.
+    footer: HashSet<String>,
 }
+
+/// Footer rows remembered per command (a statusline redraws a few
+/// variants: a percentage, a phase).
+pub const MAX_FOOTER_ROWS: usize = 256;
 
 impl Transcript {
     /// A transcript that ignores the lines the pane finished just before.
@@ -164,6 +172,18 @@ impl Transcript {
         }
     }
 
+    /// The rows the screen shows under the input box now (see `footer`).
+    pub fn footer(&mut self, rows: &[String]) {
+        for row in rows {
+            if self.footer.len() >= MAX_FOOTER_ROWS {
+                return;
+            }
+            if !self.footer.contains(row.trim()) {
+                self.footer.insert(row.trim().to_owned());
+            }
+        }
+    }
+
     /// The result: the agent's answer when it gave one (its `●` blocks),
     /// otherwise every line kept (a shell's output).
     pub fn text(&self) -> String {
@@ -185,6 +205,10 @@ impl Transcript {
             let mut in_stale = false;
             let mut at = 0;
             return self.answer.text_where(|l| {
+                if self.footer.contains(l.trim()) {
+                    at += 1;
+                    return false;
+                }
                 if l.starts_with(['●', '⏺']) {
                     in_stale = is_at_work(l) || (is_working(l) && tool_under(at));
                 } else if !l.starts_with("  ") {
@@ -206,7 +230,7 @@ impl Transcript {
     /// Every line kept, furniture aside (the screen's text, for a collapsed
     /// panel or a shell).
     pub fn raw(&self) -> String {
-        self.lines.text()
+        self.lines.text_where(|l| !self.footer.contains(l.trim()))
     }
 
     /// The last `n` lines.
@@ -258,10 +282,6 @@ impl Bounded {
                 self.bytes -= old.len() + 1;
             }
         }
-    }
-
-    fn text(&self) -> String {
-        self.text_where(|_| true)
     }
 
     /// The lines `keep` keeps, one a line.
@@ -494,6 +514,23 @@ mod tests {
         t.fill_gap(&lines(&["y", "z"]));
         t.fill_gap(&lines(&["y", "z"]));
         assert_eq!(t.text(), format!("a\n{GAP_LINE}\ny\nz\n"));
+    }
+
+    #[test]
+    fn rows_seen_under_the_input_box_are_not_output() {
+        let mut t = Transcript::default();
+        t.footer(&lines(&[
+            "Opus 5.5 │ shop",
+            "Opus 5.5 │ shop ░░░░░░░░░░ 0%",
+        ]));
+        t.push(&lines(&[
+            "● Ran 1 shell command",
+            "  Opus 5.5 │ shop",
+            "  Done.",
+            "  Opus 5.5 │ shop ░░░░░░░░░░ 0%",
+        ]));
+        assert_eq!(t.text(), "● Ran 1 shell command\n  Done.\n");
+        assert!(!t.raw().contains('│'), "{}", t.raw());
     }
 
     #[test]

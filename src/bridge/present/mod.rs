@@ -150,6 +150,13 @@ pub fn progress_card(title: &str, stage: &str, percent: Option<u8>, tail: &str) 
     card
 }
 
+/// A progress card with where the GSD project stands, from its planning
+/// files (`phase 2 of 3 (Cart) · plan 2 of 3 · …`).
+pub fn with_planning(card: Card, planning: &str) -> Card {
+    let line = first_body_bytes(planning, MAX_INLINE_BODY_BYTES);
+    card.push(Element::note(format!("GSD: {}", escape_inline(line))))
+}
+
 /// Blue: what a project's pane shows right now (`/gsd:screen`), as a code
 /// block; a screen too large for a card keeps its bottom rows.
 pub fn screen_card(project: &str, screen: &str) -> Card {

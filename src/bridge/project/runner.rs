@@ -244,6 +244,14 @@ impl JobRunner {
         new_deadline
     }
 
+    /// The rows under the agent's input box now: furniture in the running
+    /// command's output.
+    pub fn footer(&mut self, rows: &[String]) {
+        if let Some(running) = &mut self.running {
+            running.output.footer(rows);
+        }
+    }
+
     /// Lines the pane finished: the running command's output.
     pub fn lines(&mut self, lines: &[String]) {
         if let Some(running) = &mut self.running {
@@ -594,6 +602,7 @@ pub fn take_output(
     let mut seen = Vec::new();
     let lines = watcher.feed_after_tick(now, data, &mut |d| seen.push(d));
     runner.lines(&lines);
+    runner.footer(&watcher.footer_rows());
     for d in seen {
         steps.extend(runner.on_detection(d, session));
     }
