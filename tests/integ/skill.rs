@@ -12,7 +12,7 @@ use super::{clawmux, repo_file, stderr, stdout};
 
 /// The main GSD commands (as GSD releases name them): the skill must document each, as
 /// well as clawmux's own built-ins.
-const GSD_COMMANDS: [&str; 18] = [
+const GSD_COMMANDS: [&str; 17] = [
     "new-project",
     "discuss-phase",
     "plan-phase",
@@ -20,7 +20,6 @@ const GSD_COMMANDS: [&str; 18] = [
     "verify-work",
     "ship",
     "progress",
-    "next",
     "quick",
     "help",
     "map-codebase",
@@ -101,6 +100,22 @@ fn frontmatter_is_valid_and_declares_name_triggers_and_binary() {
         assert!(
             names.contains(name),
             "/gsd:{name} missing from the command tables"
+        );
+    }
+    // Every GSD command the skill names is one GSD really has (the tested
+    // release's 67): no name a release dropped (`next`, `add-todo`).
+    let mentioned = body
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':' || c == '/'))
+        .chain(description.split(|c: char| c == ' ' || c == ','))
+        .filter_map(router::gsd_name)
+        .filter(|n| {
+            !router::BUILTINS.contains(n) && n.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        });
+    for name in mentioned {
+        assert!(
+            clawmux::gsd::COMMANDS_1_42_3.contains(&name),
+            "/gsd:{name} is not a GSD {} command",
+            clawmux::gsd::TESTED_VERSION
         );
     }
     for name in &names {
