@@ -106,7 +106,7 @@ fn frontmatter_is_valid_and_declares_name_triggers_and_binary() {
     // release's 67): no name a release dropped (`next`, `add-todo`).
     let mentioned = body
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':' || c == '/'))
-        .chain(description.split(|c: char| c == ' ' || c == ','))
+        .chain(description.split([' ', ',']))
         .filter_map(router::gsd_name)
         .filter(|n| {
             !router::BUILTINS.contains(n) && n.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
