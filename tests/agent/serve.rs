@@ -599,3 +599,44 @@ fn multi_select_is_ticked_and_submitted_from_chat() {
         serve.output()
     );
 }
+
+/// A command sent the moment the previous result card arrives (what a
+/// person on a phone does) is its own turn: twelve in a row, each with
+/// one result card carrying its own answer, none "Finished" empty.
+#[test]
+fn commands_sent_right_after_each_result_each_get_their_own() {
+    let Some(claude) =
+        claude_or_skip("agent::serve::commands_sent_right_after_each_result_each_get_their_own")
+    else {
+        return;
+    };
+    const RUNS: usize = 12;
+    let script = (1..=RUNS)
+        .map(|i| Turn::text(&format!("Answer number {i}.")))
+        .collect();
+    let (mut serve, _api, _env) = start(&claude, script);
+    let mut at = new_project_then(&mut serve, "question 1");
+    for i in 1..=RUNS {
+        at = serve.wait(at, &format!("Answer number {i}."));
+        at = serve.wait(at, "└─");
+        if i < RUNS {
+            serve.say(&format!("question {}", i + 1));
+        }
+    }
+    let out = serve.output();
+    let all = cards(&out);
+    for i in 1..=RUNS {
+        let title = format!("== shop: question {i} ==");
+        let finished: Vec<&str> = (all.iter())
+            .filter(|(_, t)| t.starts_with(&title) && t.contains("```"))
+            .map(|(_, t)| t.as_str())
+            .collect();
+        assert_eq!(finished.len(), 1, "question {i}:\n{out}");
+        assert!(
+            finished[0].contains(&format!("Answer number {i}.")),
+            "question {i} got another answer:\n{}",
+            finished[0]
+        );
+    }
+    assert!(!out.contains("(no output)"), "{out}");
+}
