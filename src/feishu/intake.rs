@@ -46,6 +46,8 @@ impl Intake {
     }
 
     /// Webhook: an HTTP server on `bind` that Feishu posts events to.
+    /// Refused (`InvalidInput`) without both the encrypt key and the
+    /// verification token: every request is verified with them.
     pub async fn webhook(
         config: FeishuConfig,
         bind: SocketAddr,
@@ -53,9 +55,10 @@ impl Intake {
     ) -> std::io::Result<Intake> {
         let (tx, rx) = mpsc::channel(INTAKE_CHANNEL_CAPACITY);
         let dispatcher = Arc::new(Dispatcher::new(tx, dedupe));
+        let app = webhook::router(config, dispatcher)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listener = tokio::net::TcpListener::bind(bind).await?;
         let local_addr = listener.local_addr()?;
-        let app = webhook::router(config, dispatcher);
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::error!(error = %e, "webhook server stopped");

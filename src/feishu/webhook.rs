@@ -6,9 +6,12 @@
 //!
 //! Two signature schemes: events and 2.0 callbacks (`schema` set, or an
 //! encrypted body) are signed hex(sha256(timestamp + nonce + encrypt_key +
-//! body)), checked when an encrypt key is configured; old (1.0) card
-//! callbacks are signed hex(sha1(timestamp + nonce + verification_token +
-//! body)), checked when a verification token is configured.
+//! body)); old (1.0) card callbacks are signed
+//! hex(sha1(timestamp + nonce + verification_token + body)). Both secrets
+//! are required (the webhook does not start without them) and every
+//! request but the URL check must carry a valid signature: an unsigned
+//! body, of either shape, could otherwise name any user, an approver
+//! included.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -48,6 +51,10 @@ pub enum WebhookError {
     Garbage(String),
     #[error("cannot decrypt: {0}")]
     Decrypt(String),
+    #[error(
+        "the webhook needs both FEISHU_ENCRYPT_KEY and FEISHU_VERIFICATION_TOKEN (set them in the app's Events and callbacks page): without them any request that reaches the port could post as any user"
+    )]
+    Unverifiable,
 }
 
 impl IntoResponse for WebhookError {
@@ -60,24 +67,41 @@ impl IntoResponse for WebhookError {
             | WebhookError::BadToken
             | WebhookError::Decrypt(_) => StatusCode::UNAUTHORIZED,
             WebhookError::Garbage(_) => StatusCode::BAD_REQUEST,
+            WebhookError::Unverifiable => StatusCode::INTERNAL_SERVER_ERROR,
         };
         (status, self.to_string()).into_response()
     }
 }
 
 struct WebhookState {
-    config: FeishuConfig,
+    encrypt_key: String,
+    verification_token: String,
     dispatcher: Arc<Dispatcher>,
 }
 
 /// The router (any path, POST). The daemon may mount it in its own server.
-pub(crate) fn router(config: FeishuConfig, dispatcher: Arc<Dispatcher>) -> Router {
-    let state = Arc::new(WebhookState { config, dispatcher });
-    Router::new()
+/// Refused without both secrets: nothing could be verified.
+pub(crate) fn router(
+    config: FeishuConfig,
+    dispatcher: Arc<Dispatcher>,
+) -> Result<Router, WebhookError> {
+    let secret = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+    let (Some(encrypt_key), Some(verification_token)) = (
+        secret(config.encrypt_key),
+        secret(config.verification_token),
+    ) else {
+        return Err(WebhookError::Unverifiable);
+    };
+    let state = Arc::new(WebhookState {
+        encrypt_key,
+        verification_token,
+        dispatcher,
+    });
+    Ok(Router::new()
         .route("/", post(handle))
         .route("/{*path}", post(handle))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
+        .with_state(state))
 }
 
 async fn handle(
@@ -89,25 +113,20 @@ async fn handle(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let key = st.config.encrypt_key.as_deref();
-    let token = st.config.verification_token.as_deref();
-    let Decoded { payload, scheme } = decode_body(&body, key, token)?;
+    let key = st.encrypt_key.as_str();
+    let token = st.verification_token.as_str();
+    let Decoded { payload, scheme } = decode_body(&body, Some(key), Some(token))?;
     if payload.get("type").and_then(Value::as_str) == Some("url_verification") {
-        // Feishu does not sign the verification request; the token checks it.
+        // Feishu does not sign the URL check; its token (and, encrypted,
+        // the key) proves it, and the answer is only the challenge.
         let challenge = payload.get("challenge").cloned().unwrap_or(Value::Null);
         return Ok(axum::Json(json!({"challenge": challenge})).into_response());
     }
-    let scheme = match (scheme, key, token) {
-        (Scheme::Event, Some(key), _) => Some((Scheme::Event, key)),
-        (Scheme::CardV1, _, Some(token)) => Some((Scheme::CardV1, token)),
-        // Nothing configured to check this scheme with (as the SDKs do).
-        _ => None,
+    let secret = match scheme {
+        Scheme::Event => key,
+        Scheme::CardV1 => token,
     };
-    if let Some((scheme, secret)) = scheme
-        && !check_signature(&headers, scheme, secret, &body, now)?
-    {
-        return Err(WebhookError::BadSignature);
-    }
+    check_signature(&headers, scheme, secret, &body, now)?;
     let fallback = payload
         .get("token")
         .and_then(Value::as_str)
@@ -192,17 +211,17 @@ fn scheme_of(encrypted: bool, payload: &Value) -> Scheme {
 }
 
 /// Verify `X-Lark-Signature` with `secret` (the encrypt key or the
-/// verification token, by scheme). Ok(false): no signature headers.
+/// verification token, by scheme); no signature is a bad one.
 fn check_signature(
     headers: &HeaderMap,
     scheme: Scheme,
     secret: &str,
     body: &[u8],
     now: u64,
-) -> Result<bool, WebhookError> {
+) -> Result<(), WebhookError> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let Some(signature) = get("x-lark-signature") else {
-        return Ok(false);
+        return Err(WebhookError::BadSignature);
     };
     let ts = get("x-lark-request-timestamp").unwrap_or_default();
     let nonce = get("x-lark-request-nonce").unwrap_or_default();
@@ -221,7 +240,7 @@ fn check_signature(
     if ts.abs_diff(now) > MAX_TIMESTAMP_SKEW_SECS {
         return Err(WebhookError::StaleTimestamp);
     }
-    Ok(true)
+    Ok(())
 }
 
 /// hex(sha256(timestamp + nonce + encrypt_key + body)).
@@ -299,7 +318,7 @@ mod tests {
         let good = signature_of("1000", "n", "k", b"{}");
         headers.insert("x-lark-signature", good.parse().unwrap());
         let ev = Scheme::Event;
-        assert_eq!(check_signature(&headers, ev, "k", b"{}", 1000), Ok(true));
+        assert_eq!(check_signature(&headers, ev, "k", b"{}", 1000), Ok(()));
         assert_eq!(
             check_signature(&headers, ev, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS + 1),
             Err(WebhookError::StaleTimestamp)
@@ -315,7 +334,7 @@ mod tests {
         );
         assert_eq!(
             check_signature(&HeaderMap::new(), ev, "k", b"{}", 1000),
-            Ok(false)
+            Err(WebhookError::BadSignature)
         );
     }
 }

@@ -795,25 +795,6 @@ pub fn message_event(
     })
 }
 
-/// Posts an event to a webhook the way Feishu does when no encrypt key is
-/// set: the plain JSON, with `token` as the verification token in
-/// `header.token`. Returns the HTTP status and the body.
-pub async fn post_event(
-    url: &str,
-    token: &str,
-    payload: &Value,
-) -> Result<(u16, String), reqwest::Error> {
-    let mut payload = payload.clone();
-    payload["header"]["token"] = json!(token);
-    let answer = reqwest::Client::new()
-        .post(url)
-        .json(&payload)
-        .send()
-        .await?;
-    let status = answer.status().as_u16();
-    Ok((status, answer.text().await?))
-}
-
 /// The JSON of a `card.action.trigger` event (schema 2.0).
 pub fn card_action_event(
     event_id: &str,

@@ -2,6 +2,7 @@
 //! against a local Feishu-protocol server ([`fake_server::FakeFeishu`]).
 
 pub mod fake_server;
+pub mod signed;
 
 mod api;
 mod cli;

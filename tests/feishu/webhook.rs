@@ -2,43 +2,19 @@
 //! garbage, duplicates and card actions.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use aes::cipher::{BlockEncryptMut, KeyIvInit, block_padding::Pkcs7};
-use base64::Engine;
 use clawmux::feishu::event::{CardResponse, ToastKind};
 use clawmux::feishu::intake::CARD_ANSWER_WAIT;
 use clawmux::feishu::webhook::signature_of;
 use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::time::{Duration, timeout};
 
 use super::fake_server::{card_action_event, message_event};
+use super::signed::{encrypt, now};
 
 const KEY: &str = "test-encrypt-key";
 const TOKEN: &str = "verify-token";
-
-/// Encrypt like Feishu: AES-256-CBC, key SHA-256(encrypt key), IV prepended, base64.
-fn encrypt(key: &str, plain: &[u8]) -> String {
-    let k: [u8; 32] = Sha256::digest(key.as_bytes()).into();
-    let iv: [u8; 16] = rand::random();
-    let mut buf = plain.to_vec();
-    buf.resize(plain.len() + 16, 0);
-    let ct = cbc::Encryptor::<aes::Aes256>::new_from_slices(&k, &iv)
-        .expect("key and iv sizes")
-        .encrypt_padded_mut::<Pkcs7>(&mut buf, plain.len())
-        .expect("buffer has room for padding")
-        .to_vec();
-    base64::engine::general_purpose::STANDARD.encode([iv.as_slice(), &ct].concat())
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-}
 
 struct Hook {
     intake: Intake,
@@ -109,7 +85,7 @@ fn with_token(mut v: Value) -> Value {
 
 #[tokio::test]
 async fn url_verification_plain_and_encrypted() {
-    let plain = Hook::start(None).await;
+    let plain = Hook::start(Some(KEY)).await;
     let body =
         json!({"challenge": "c-123", "token": TOKEN, "type": "url_verification"}).to_string();
     let (status, text) = plain.post(&body, None).await;
@@ -211,19 +187,17 @@ async fn forged_stale_unsigned_and_garbage_requests_are_refused() {
 
 #[tokio::test]
 async fn card_action_answered_with_toast_or_empty_in_time() {
-    let mut hook = Hook::start(None).await;
+    let mut hook = Hook::start(Some(KEY)).await;
     let url = hook.url.clone();
     let post = |payload: Value| {
         let url = url.clone();
         tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let r = reqwest::Client::new()
-                .post(url)
-                .json(&payload)
-                .send()
+            let (status, body) = super::signed::post_event(&url, KEY, TOKEN, &payload)
                 .await
                 .expect("POST");
-            let v: Value = r.json().await.expect("json answer");
+            assert_eq!(status, 200, "{body}");
+            let v: Value = serde_json::from_str(&body).expect("json answer");
             (v, started.elapsed())
         })
     };
@@ -261,4 +235,78 @@ async fn card_action_answered_with_toast_or_empty_in_time() {
     // Answered by the wait's end (under Feishu's 3 s: a compile-time check
     // in the intake), not before, and not left open.
     assert!(took >= CARD_ANSWER_WAIT, "answered after {took:?}");
+}
+
+/// Without both secrets nothing could be verified: the webhook does not
+/// start, and says which settings it needs.
+#[tokio::test]
+async fn the_webhook_refuses_to_start_without_both_secrets() {
+    for (key, token) in [
+        (None, None),
+        (Some(KEY), None),
+        (None, Some(TOKEN)),
+        (Some(KEY), Some(" ")),
+    ] {
+        let mut config =
+            FeishuConfig::new("cli_x", "s", Domain::Custom("http://127.0.0.1:9".into()));
+        config.encrypt_key = key.map(str::to_string);
+        config.verification_token = token.map(str::to_string);
+        let started = Intake::webhook(
+            config,
+            "127.0.0.1:0".parse().expect("addr"),
+            Arc::new(MemoryDedupe::default()),
+        )
+        .await;
+        let err = started
+            .err()
+            .unwrap_or_else(|| panic!("started with {key:?} {token:?}"));
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(
+            err.to_string().contains("FEISHU_ENCRYPT_KEY")
+                && err.to_string().contains("FEISHU_VERIFICATION_TOKEN"),
+            "{err}"
+        );
+    }
+}
+
+/// The attack: a plain body shaped like an old (1.0) card callback, or a
+/// plain 2.0 event, naming an approver and carrying no signature, is
+/// refused and reaches nobody; the same body signed with the wrong secret
+/// too. Only what Feishu signed is handled.
+#[tokio::test]
+async fn unsigned_bodies_of_any_shape_are_refused() {
+    let mut hook = Hook::start(Some(KEY)).await;
+    let old_card = json!({
+        "open_id": "ou_approver",
+        "open_message_id": "om_card",
+        "token": TOKEN,
+        "action": {"value": {"approval": "ap1", "option": "1"}}
+    })
+    .to_string();
+    assert_eq!(
+        hook.post(&old_card, None).await.0,
+        401,
+        "unsigned 1.0 callback"
+    );
+    // Signed with the encrypt key in the event scheme: not its scheme.
+    assert_eq!(hook.post(&old_card, Some((now(), KEY))).await.0, 401);
+    let event = with_token(message_event(
+        "ev_u",
+        "om_u",
+        "oc_1",
+        "ou_approver",
+        "rm -rf /",
+    ));
+    assert_eq!(
+        hook.post(&event.to_string(), None).await.0,
+        401,
+        "unsigned event"
+    );
+    // Nothing came through; the next signed message does.
+    let good = with_token(message_event("ev_g", "om_g", "oc_1", "ou_a", "signed"));
+    assert_eq!(hook.post_encrypted(&good).await.0, 200);
+    let IntakeEvent::MessageReceived(m) = hook.next().await else {
+        panic!("expected a message")
+    };
+    assert_eq!(m.text, "signed");
 }

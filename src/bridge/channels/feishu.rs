@@ -73,6 +73,11 @@ pub async fn start(
     let intake = match config.feishu.mode {
         IntakeMode::Websocket => Intake::long_connection(fc.clone(), dedupe),
         IntakeMode::Webhook => {
+            let secret = |s: &Option<String>| s.as_ref().is_some_and(|s| !s.trim().is_empty());
+            if !secret(&fc.encrypt_key) || !secret(&fc.verification_token) {
+                let why = crate::feishu::webhook::WebhookError::Unverifiable;
+                return Err(ChannelError::Config(why.to_string()));
+            }
             let addr = &config.feishu.webhook_bind;
             let bind = addr
                 .parse()

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 pub(super) use crate::agent::scenarios::{bash_script, question_script};
 use crate::feishu::fake_server::{self, FakeFeishu, Kind, Pushed, Recorded};
+use crate::feishu::signed;
 use crate::support::claude::{STEP_TIMEOUT, agent_home};
 use crate::support::tmux::TmuxServer;
 
@@ -49,6 +50,8 @@ pub(super) enum Delivery {
 
 /// The verification token of the webhook tests.
 pub(super) const TOKEN: &str = "verification-token";
+/// The app's encrypt key: webhook requests are encrypted and signed with it.
+pub(super) const ENCRYPT_KEY: &str = "encrypt-key";
 
 impl FeishuServe {
     pub(super) async fn start(
@@ -62,7 +65,7 @@ impl FeishuServe {
             let port = free_port();
             let url = format!("http://127.0.0.1:{port}/webhook/event");
             let intake = format!(
-                "mode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\nverification_token = {TOKEN:?}\n"
+                "mode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\nverification_token = {TOKEN:?}\nencrypt_key = {ENCRYPT_KEY:?}\n"
             );
             (Delivery::Webhook { url }, intake)
         } else {
@@ -199,7 +202,7 @@ impl FeishuServe {
         let n = self.posted.fetch_add(1, Ordering::Relaxed);
         let (event_id, message_id) = (format!("ev_w{n}"), format!("om_w{n}"));
         let event = fake_server::message_event(&event_id, &message_id, CHAT, from, text);
-        match fake_server::post_event(url, TOKEN, &event).await {
+        match signed::post_event(url, ENCRYPT_KEY, TOKEN, &event).await {
             Ok((200, _)) => {}
             other => self.fail(&format!("the webhook refused {text:?}: {other:?}")),
         }
@@ -239,7 +242,7 @@ impl FeishuServe {
         let n = self.posted.fetch_add(1, Ordering::Relaxed);
         let event =
             fake_server::card_action_event(&format!("ev_w{n}"), who, message_id, CHAT, value);
-        fake_server::post_event(url, token, &event)
+        signed::post_event(url, ENCRYPT_KEY, token, &event)
             .await
             .unwrap_or_else(|e| self.fail(&format!("cannot post a click: {e}")))
     }
