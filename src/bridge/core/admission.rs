@@ -1,13 +1,19 @@
-//! Who may use the bot: the access policy, pairing codes for unknown
-//! senders, and the one polite answer a denied sender gets.
+//! Who may use the bot and reach what, decided here for messages, clicks,
+//! replies and built-ins: the access policy, pairing codes for unknown
+//! senders, the one polite answer a denied sender gets, and the panes
+//! only approvers reach (one clawmux did not create, the hosts' list).
 
 use crate::store::{Denial, LogEvent};
 
 use super::{Core, target_id};
-use crate::bridge::access::policy::Decision;
-use crate::bridge::channels::chat::ChatMessage;
+use crate::bridge::access::policy::{ChatKind, Decision};
+use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatMessage};
 use crate::bridge::present;
 use crate::store::state::ChatTarget;
+
+/// Chats whose kind (direct or group) is remembered from their messages,
+/// to admit clicks in them: beyond this the memory starts over.
+pub const MAX_KNOWN_CHATS: usize = 10_000;
 
 impl Core {
     /// Applies the access policy; false when the message is not acted on.
@@ -17,6 +23,10 @@ impl Core {
         }
         let paired = self.pairing.allowed().unwrap_or_default();
         let chat_id = target_id(&m.target);
+        if self.chat_kinds.len() >= MAX_KNOWN_CHATS {
+            self.chat_kinds.clear();
+        }
+        self.chat_kinds.insert(chat_id.clone(), m.kind);
         match self.policy.check(
             &m.sender,
             m.kind,
@@ -88,5 +98,78 @@ impl Core {
                 false
             }
         }
+    }
+
+    /// Admits a card click like a message from its operator in its chat
+    /// (no mention needed, no rate counted). A chat not seen since start
+    /// must admit the operator both as a direct and as a group chat.
+    pub(super) fn admit_click(&mut self, c: &CardClick) -> bool {
+        if c.target == ChatTarget::Console {
+            return true;
+        }
+        let paired = self.pairing.allowed().unwrap_or_default();
+        let chat_id = target_id(&c.target);
+        let kinds = match self.chat_kinds.get(&chat_id) {
+            Some(kind) => vec![*kind],
+            None => vec![ChatKind::Direct, ChatKind::Group],
+        };
+        let denied = kinds.into_iter().find_map(|kind| {
+            match self
+                .policy
+                .decide(&c.operator, kind, &chat_id, true, &paired)
+            {
+                Decision::Allow => None,
+                Decision::Deny { reason } => Some(reason.to_string()),
+                Decision::Pair => Some("sender is not paired".to_string()),
+                Decision::Ignore | Decision::Limited => Some("not admitted".to_string()),
+            }
+        });
+        let Some(reason) = denied else {
+            return true;
+        };
+        self.log(LogEvent::Denied(Denial {
+            operator: Some(c.operator.clone()),
+            chat: Some(chat_id),
+            reason: format!("click: {reason}"),
+            value: Some(c.value.clone()),
+            ..Default::default()
+        }));
+        false
+    }
+
+    /// Approvers (and the console): they answer approvals, adopt panes,
+    /// and reach panes clawmux did not create.
+    pub(super) fn is_approver(&self, who: &str) -> bool {
+        let paired = self.pairing.allowed().unwrap_or_default();
+        who == CONSOLE_USER || self.policy.may_approve(who, &paired)
+    }
+
+    /// May `who` reach `project` (use it, see its screen, type into it,
+    /// cancel in it)? A pane clawmux adopted is someone's own shell or
+    /// agent: approvers only. When not, it is logged and the chat told.
+    pub(super) fn may_reach(
+        &mut self,
+        who: &str,
+        project: &str,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        what: &str,
+    ) -> bool {
+        let adopted = self
+            .shared
+            .read(|s| s.projects.get(project).is_some_and(|p| p.adopted.is_some()));
+        if !adopted || self.is_approver(who) {
+            return true;
+        }
+        self.log(LogEvent::Denied(Denial {
+            sender: Some(who.to_string()),
+            reason: format!("not an approver: {what} on adopted {project}"),
+            ..Default::default()
+        }));
+        let text = format!(
+            "**{project}** is a pane adopted from a terminal: only approvers may use it, see its screen or type into it."
+        );
+        self.error(target, reply_to, "Not allowed", &text, "");
+        false
     }
 }

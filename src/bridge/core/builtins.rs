@@ -9,7 +9,7 @@ use super::{Core, Effect, status_row, target_id};
 use crate::agents::claude::PermissionMode;
 use crate::bridge::access::names;
 use crate::bridge::access::policy::{ChatKind, Decision};
-use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastLevel};
+use crate::bridge::channels::chat::{CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::present;
 use crate::bridge::present::{ActionButton, CardAction, CommandChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
@@ -38,8 +38,18 @@ impl Core {
                 self.adopt(reply(), sender, &pane, name.as_deref())
             }
             Builtin::Release(name) => self.release(target, reply_to, sender, &name),
+            Builtin::Sessions if !self.is_approver(sender) => {
+                self.log(LogEvent::Denied(Denial {
+                    sender: Some(sender.to_string()),
+                    reason: "not an approver: /gsd:sessions".into(),
+                    ..Default::default()
+                }));
+                let text = "Only approvers may list the panes of every host.";
+                self.error(target, reply_to, "Not allowed", text, "");
+            }
             Builtin::Sessions => self.effects.push(Effect::ListSessions { reply: reply() }),
             Builtin::Screen => match self.current_project(target) {
+                Some(p) if !self.may_reach(sender, &p, target, reply_to, "/gsd:screen") => {}
                 Some(project) => self.tell_project(&project, ProjectCmd::Screen { reply: reply() }),
                 None => self.error(target, reply_to, "No project selected", "/gsd:screen", ""),
             },
@@ -56,7 +66,9 @@ impl Core {
                     &present::projects_card(&names, current.as_deref()),
                 );
             }
-            Builtin::Use(name) => self.use_project(target, reply_to, &name),
+            Builtin::Use(name) => {
+                self.use_project(target, reply_to, &name, sender);
+            }
             Builtin::NewProject { name, gsd_args } => {
                 self.new_project(target, reply_to, &name, &gsd_args, sender)
             }
@@ -67,6 +79,9 @@ impl Core {
                     self.error(target, reply_to, "No project selected", "/gsd:cancel", "");
                     return;
                 };
+                if !self.may_reach(sender, &project, target, reply_to, "/gsd:cancel") {
+                    return;
+                }
                 // The outcome comes back as `Cancelled`.
                 let cmd = ProjectCmd::Cancel {
                     by: sender.to_string(),
@@ -111,7 +126,14 @@ impl Core {
         }
     }
 
-    pub(super) fn use_project(&mut self, target: &ChatTarget, reply_to: Option<&str>, name: &str) {
+    /// Makes `name` the chat's current project; false when refused.
+    pub(super) fn use_project(
+        &mut self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        name: &str,
+        sender: &str,
+    ) -> bool {
         if let Err(e) = names::validate_project(name) {
             self.error(
                 target,
@@ -120,7 +142,7 @@ impl Core {
                 name,
                 &e.to_string(),
             );
-            return;
+            return false;
         }
         let exists = self.shared.read(|s| s.projects.contains_key(name));
         if !exists {
@@ -128,7 +150,10 @@ impl Core {
                 "Create it with `/gsd:new-project {name}`, or list projects with `/gsd:projects`."
             );
             self.error(target, reply_to, "No such project", name, &guidance);
-            return;
+            return false;
+        }
+        if !self.may_reach(sender, name, target, reply_to, "/gsd:use") {
+            return false;
         }
         let chat = target_id(target);
         self.shared
@@ -145,6 +170,7 @@ impl Core {
                 &format!("Messages now go to **{name}**."),
             ),
         );
+        true
     }
 
     pub(super) fn new_project(
@@ -282,8 +308,7 @@ impl Core {
             );
             return;
         };
-        let paired = self.pairing.allowed().unwrap_or_default();
-        if sender != CONSOLE_USER && !self.policy.may_approve(sender, &paired) {
+        if !self.is_approver(sender) {
             self.log(LogEvent::Denied(Denial {
                 operator: Some(sender.to_string()),
                 reason: "not an approver: /gsd:mode".into(),

@@ -5,7 +5,6 @@
 
 use super::{Core, Effect, target_id};
 use crate::bridge::access::names;
-use crate::bridge::channels::chat::CONSOLE_USER;
 use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::panes::hosts::{AdoptTarget, LocateError, adopted_record};
 use crate::bridge::panes::watch_session::WATCH_SESSION;
@@ -97,8 +96,7 @@ impl Core {
     /// Only approvers may adopt or release: an adopted pane is the user's
     /// own agent, and adopting it lets chat type into it.
     fn may_adopt(&mut self, sender: &str, what: &str) -> bool {
-        let paired = self.pairing.allowed().unwrap_or_default();
-        let allowed = sender == CONSOLE_USER || self.policy.may_approve(sender, &paired);
+        let allowed = self.is_approver(sender);
         if !allowed {
             self.log(LogEvent::Denied(Denial {
                 sender: Some(sender.to_string()),

@@ -46,6 +46,9 @@ impl Core {
         text: &str,
         sender: &str,
     ) {
+        if !self.may_reach(sender, project, target, reply_to, "typing") {
+            return;
+        }
         let job = self.new_job(project, text, target, reply_to, false);
         self.shared.update(|s| {
             if let Some(p) = s.projects.get_mut(project) {

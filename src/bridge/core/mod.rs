@@ -130,6 +130,8 @@ pub struct Core {
     answering: HashSet<ApprovalId>,
     throttles: HashMap<JobId, Throttle>,
     denied_told: HashSet<String>,
+    /// Each chat's kind, from its messages (see `admit_click`).
+    chat_kinds: HashMap<String, crate::bridge::access::policy::ChatKind>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<ApprovalId, ApprovalId>,
     /// The time of the input being handled.
@@ -158,6 +160,7 @@ impl Core {
             answering: HashSet::new(),
             throttles: HashMap::new(),
             denied_told: HashSet::new(),
+            chat_kinds: HashMap::new(),
             aliases: HashMap::new(),
             now: Instant::now(),
             effects: Vec::new(),
@@ -396,13 +399,20 @@ impl Core {
             action: name.to_string(),
             value: c.value.clone(),
         });
+        if !self.admit_click(&c) {
+            let text = "You are not allowed to use this bot. Ask its operator for access.";
+            return self.respond(&c, ClickAnswer::toast(ToastLevel::Error, text));
+        }
         let answer = match CardAction::from_value(&c.value) {
             Ok(CardAction::Approval(choice)) => return self.click_approval(c, choice),
             Ok(CardAction::Command(choice)) => self.click_command(&c, choice),
             Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
-                    self.use_project(&c.target, None, p);
-                    ClickAnswer::toast(ToastLevel::Success, format!("Now using {p}"))
+                    if self.use_project(&c.target, None, p, &c.operator) {
+                        ClickAnswer::toast(ToastLevel::Success, format!("Now using {p}"))
+                    } else {
+                        ClickAnswer::toast(ToastLevel::Error, format!("Not switched to {p}"))
+                    }
                 }
                 None => ClickAnswer::toast(ToastLevel::Warning, "No project chosen"),
             },

@@ -12,7 +12,7 @@ use crate::bridge::channels::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
 use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
 use crate::hooks::HookKind;
-use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry};
+use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry, ProjectRecord};
 
 struct World {
     core: Core,
@@ -645,4 +645,73 @@ fn new_project_runs_gsds_new_project_with_its_arguments() {
     );
     let gsd_help = submitted(&w.say("ou_alice", "/gsd:help gsd"));
     assert_eq!(gsd_help[0].text, "/gsd:help");
+}
+
+/// Clicks are admitted like messages: someone the bot does not serve
+/// cannot switch the chat's project from the projects menu.
+#[test]
+fn a_click_from_someone_not_allowed_changes_nothing() {
+    let mut w = World::new();
+    w.with_project();
+    w.shared
+        .update(|s| s.projects.insert("other".into(), ProjectRecord::default()));
+    let pick = |w: &mut World, who: &str| {
+        w.next += 1;
+        let c = CardClick {
+            event_id: format!("click{}", w.next),
+            operator: who.into(),
+            value: CardAction::SelectProject.to_value(),
+            option: Some("other".into()),
+            message_id: "om_card".into(),
+            target: chat(),
+            respond: None,
+        };
+        w.at(Duration::ZERO, Input::Click(c))
+    };
+    let current = |w: &World| w.shared.read(|s| s.chats.get("oc_1").cloned());
+    let refused = pick(&mut w, "ou_mallory");
+    assert_eq!(current(&w).as_deref(), Some("demo"));
+    assert!(
+        matches!(toast(&refused), Some((ToastLevel::Error, _))),
+        "{refused:?}"
+    );
+    // Someone it serves may.
+    pick(&mut w, "ou_bob");
+    assert_eq!(current(&w).as_deref(), Some("other"));
+}
+
+/// A pane adopted from a terminal is an approver's own: other allowed
+/// senders cannot select it, see its screen, type into it, cancel in it,
+/// nor list every host's panes.
+#[test]
+fn an_adopted_pane_is_for_approvers_only() {
+    let mut w = World::new();
+    w.shared.update(|s| {
+        let record = ProjectRecord {
+            adopted: Some("work:0.0".into()),
+            ..ProjectRecord::default()
+        };
+        s.projects.insert("mine".into(), record);
+    });
+    let denied = |effects: &[Effect]| {
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Project { .. } | Effect::ListSessions { .. }))
+    };
+    let current = |w: &World| w.shared.read(|s| s.chats.get("oc_1").cloned());
+    assert!(!denied(&w.say("ou_bob", "/gsd:use mine")));
+    assert_eq!(current(&w), None);
+    assert!(!denied(&w.say("ou_bob", "/gsd:sessions")));
+    // The approver selects it; then bob's text, screen and cancel are refused.
+    w.say("ou_alice", "/gsd:use mine");
+    assert_eq!(current(&w).as_deref(), Some("mine"));
+    for text in ["echo $SECRET", "/gsd:screen", "/gsd:cancel"] {
+        let effects = w.say("ou_bob", text);
+        assert!(!denied(&effects), "{text}: {effects:?}");
+    }
+    assert!(w.shared.read(|s| s.jobs.is_empty()));
+    // The approver reaches it.
+    assert!(denied(&w.say("ou_alice", "/gsd:screen")));
+    assert!(denied(&w.say("ou_alice", "/gsd:sessions")));
+    assert!(denied(&w.say("ou_alice", "ls")));
 }
