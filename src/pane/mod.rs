@@ -25,6 +25,7 @@
 //! assert!(pane.screen().starts_with("hello\nwor\u{2728}ld"));
 //! ```
 
+pub mod signal;
 mod text;
 
 pub use text::MAX_LINE_CHARS;
@@ -66,6 +67,12 @@ impl Pane {
             text: text::TextModel::new(usize::from(rows), scrollback_bytes),
             screen: vt100::Parser::new(non_zero(rows), non_zero(cols), 0),
         }
+    }
+
+    /// The titles, state sequences and notifications the output carried
+    /// since the last call, oldest first (see [`signal`]).
+    pub fn take_signals(&mut self) -> Vec<signal::Signal> {
+        self.text.signals.drain(..).collect()
     }
 
     /// Feeds decoded pane bytes; returns the lines finished by them (clean
