@@ -1057,4 +1057,91 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         let busy = c.replace("✻ Churned for 3s", "✶ Working… (esc to interrupt)");
         assert!(state("gsd", &busy).prompt.is_none());
     }
+
+    // Codex CLI 0.171's approval, as drawn in a 120-column pane.
+    const CODEX_APPROVAL: &str = "\
+  >_ OpenAI Codex (v0.171.0)
+     /tmp/ws/shop
+
+
+› make a marker file
+
+
+• Running touch made-by-codex.txt
+
+
+  Would you like to run the following command?
+
+  Environment: local
+
+  Reason: Create a marker file
+
+  $ touch made-by-codex.txt
+
+› 1. Yes, proceed (y)
+  2. Yes, and don't ask again for commands that start with `touch made-by-codex.txt` (p)
+  3. No, and tell Codex what to do differently (esc)
+
+  Press enter to confirm or esc to cancel
+";
+
+    #[test]
+    fn codex_approval_asks_its_own_question_and_names_its_keys() {
+        let s = state("codex", CODEX_APPROVAL);
+        assert!(!s.idle);
+        let p = s.prompt.expect("a dialog");
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        assert_eq!(p.question, "Would you like to run the following command?");
+        assert_eq!(
+            p.body,
+            "Environment: local\nReason: Create a marker file\n$ touch made-by-codex.txt"
+        );
+        let keys: Vec<(&str, Option<&str>)> = (p.options.iter())
+            .map(|o| (o.key.as_str(), o.press.as_deref()))
+            .collect();
+        assert_eq!(
+            keys,
+            [("1", Some("y")), ("2", Some("p")), ("3", Some("Escape"))]
+        );
+        // Claude Code's profile reads no keys of its own.
+        let claude = state("claude", CODEX_APPROVAL);
+        assert!(
+            claude
+                .prompt
+                .is_none_or(|p| p.options.iter().all(|o| o.press.is_none()))
+        );
+    }
+
+    #[test]
+    fn codex_turn_end_reads_the_last_turn_only() {
+        let done = "\
+› make one
+■ We’re currently experiencing high demand, which may cause temporary errors.
+› make two
+• Done two.
+  Worked for 1s • 00:29
+› Ask Codex to do anything
+  GPT-6-Sol default fast · /tmp/ws/shop
+";
+        let s = state("codex", done);
+        assert!(s.idle && s.prompt.is_none());
+        let end = s.turn_end.expect("the turn's end");
+        assert_eq!(
+            end.error, None,
+            "the earlier turn's error is not this one's"
+        );
+        let failed = done.replace(
+            "• Done two.\n  Worked for 1s • 00:29",
+            "■ exceeded retry limit",
+        );
+        let end = state("codex", &failed).turn_end.expect("the turn's end");
+        assert_eq!(end.error.as_deref(), Some("■ exceeded retry limit"));
+        let stopped = done.replace(
+            "• Done two.",
+            "■ Conversation interrupted - use /feedback if something went wrong",
+        );
+        let end = state("codex", &stopped).turn_end.expect("the turn's end");
+        assert_eq!(end.error, None);
+        assert!(end.interrupted.is_some());
+    }
 }
