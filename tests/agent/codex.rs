@@ -29,6 +29,16 @@ fn start_paced(
     script: Vec<Turn>,
     pace: Duration,
 ) -> (ConsoleServe, FakeApi, CodexEnv) {
+    start_with(codex, script, pace, false)
+}
+
+/// [`start_paced`], with Codex's hooks running `clawmux hook` when `hooks`.
+fn start_with(
+    codex: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+    hooks: bool,
+) -> (ConsoleServe, FakeApi, CodexEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
     let home = tempfile::Builder::new()
         .prefix("cmx")
@@ -48,7 +58,12 @@ fn start_paced(
     StateFile::new(home.path().join("state.json"))
         .save(&state)
         .unwrap();
-    let agent = env.env_command(codex, &[]);
+    let mut agent = env.env_command(codex, &[]);
+    if hooks {
+        env.install_hooks(Path::new(env!("CARGO_BIN_EXE_clawmux")));
+        // The hooks find the daemon's socket through the agent's environment.
+        agent = format!("env CLAWMUX_HOME={} {agent}", home.path().display());
+    }
     let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "codex");
     serve.say("/gsd:use shop");
     (serve, api, env)
@@ -242,4 +257,43 @@ fn codex_interrupt_through_serve() {
     assert_eq!(stopped.len(), 1, "{out}");
     assert!(stopped[0].contains("■ Conversation interrupted"), "{out}");
     assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+}
+
+/// Codex's own hooks (`hooks.json`, Claude Code's schema) reach the daemon
+/// through `clawmux hook`, the path Claude Code's use: the permission hook
+/// agrees with the dialog read off the screen (one approval card, no
+/// "Check this prompt"), and the turn ends once.
+#[test]
+fn codex_hooks_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_hooks_through_serve") else {
+        return;
+    };
+    let script = vec![
+        Turn::tool("exec", exec("touch hooked.txt", "Create a file")),
+        Turn::text("Hooked."),
+    ];
+    let (mut serve, _api, _env) = start_with(&codex, script, Duration::from_millis(15), true);
+    serve.say("make a hooked file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Hooked.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
+    assert!(new_cards(&all, "Check this prompt").is_empty(), "{out}");
+    assert_eq!(finished(&out, "make a hooked file"), 1, "{out}");
+    let tail = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "hook", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&tail.stdout);
+    for event in ["PermissionRequest", "Stop"] {
+        assert!(
+            log.contains(&format!("\"event\":\"{event}\"")),
+            "no {event} hook in the log:\n{log}"
+        );
+    }
 }

@@ -73,6 +73,17 @@ impl CodexEnv {
         CodexEnv { root }
     }
 
+    /// Writes `CODEX_HOME/hooks.json` (Claude Code's schema) so that
+    /// `Stop` and `PermissionRequest` run `clawmux hook` (`bin`).
+    pub fn install_hooks(&self, bin: &Path) {
+        let command = format!("{} hook", sh_quote(&bin.display().to_string()));
+        let hook =
+            serde_json::json!([{"hooks": [{"type": "command", "command": command, "timeout": 5}]}]);
+        let hooks = serde_json::json!({"hooks": {"Stop": hook, "PermissionRequest": hook}});
+        std::fs::write(self.home().join("codex/hooks.json"), hooks.to_string())
+            .expect("hooks.json");
+    }
+
     pub fn home(&self) -> &Path {
         self.root.path()
     }
