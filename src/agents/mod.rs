@@ -254,4 +254,19 @@ mod tests {
         assert_eq!(Choice::of("codex -a never").start(m, "x"), "codex -a never");
         assert_eq!(Choice::of("make run").start(m, "x"), "make run");
     }
+
+    #[test]
+    fn a_projects_agent_brings_its_profile_unless_it_names_one() {
+        let c = crate::bridge::config::Config::parse(
+            "[projects.api]\nagent = \"codex\"\n[projects.web]\nagent = \"codex\"\nprofile = \"shell\"\n",
+        )
+        .expect("config parses");
+        assert_eq!(c.profile_for("api"), "codex");
+        assert_eq!(c.profile_for("web"), "shell");
+        assert_eq!(c.profile_for("other"), "gsd");
+        assert_eq!(
+            Choice::of(c.agent_for("api")).start(c.permission_mode_for("api"), "sim"),
+            "codex --no-daemon --dangerously-bypass-hook-trust -a on-request"
+        );
+    }
 }

@@ -9,6 +9,10 @@
 //! - a `vt100` screen, which gives a `capture-pane -p` equivalent
 //!   ([`Pane::screen`]) without asking tmux.
 //!
+//! The agents' second signals in the stream (window titles, OSC 7501
+//! states, OSC 777 notifications) are kept aside for the watcher
+//! ([`Pane::take_signals`], [`signal`]).
+//!
 //! Partial escape sequences are carried across `feed` calls by the
 //! parsers, and a partial UTF-8 character by the pane (vte 0.15 mishandles
 //! one), so the results do not depend on how tmux cut the bytes into
