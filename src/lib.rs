@@ -12,7 +12,7 @@
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
 //! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
 //! - [`store`]: event log, atomic state file, outbox.
-//! - [`agents`]: the coding agents clawmux drives (Claude Code's tested releases, permission mode).
+//! - [`agents`]: the coding agents clawmux drives, as data (claude, codex, gemini, opencode, aider: start command per permission mode, profile, interrupt keys, signals).
 //! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.

@@ -1,5 +1,7 @@
-//! A scriptable stand-in for the Anthropic Messages API on 127.0.0.1, so the
-//! real Claude Code runs offline.
+//! A scriptable stand-in for the model APIs on 127.0.0.1, so the real
+//! agents run offline: Anthropic's Messages API (Claude Code) here, and
+//! OpenAI's Responses API (Codex, `responses`) on the same server and
+//! script.
 //!
 //! Claude Code sends `HEAD /` at start-up and one `POST /v1/messages` per
 //! model call. A call that carries `tools` is a step of the user's turn and
@@ -133,9 +135,21 @@ pub fn error_type(status: u16) -> &'static str {
     }
 }
 
+/// The protocol a request spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// Anthropic Messages (`POST /v1/messages`).
+    Messages,
+    /// OpenAI Responses (`POST …/responses`).
+    Responses,
+    /// Anything else (`HEAD /`, unknown paths).
+    Other,
+}
+
 /// One request the fake API received.
 #[derive(Debug, Clone)]
 pub struct Request {
+    pub protocol: Protocol,
     pub method: String,
     pub path: String,
     /// The JSON body, `Value::Null` when there was none or it was not JSON.
@@ -147,6 +161,9 @@ pub struct Request {
 impl Request {
     /// The `tool_result` blocks of the last user message, as text.
     pub fn tool_results(&self) -> Vec<String> {
+        if self.protocol == Protocol::Responses {
+            return super::responses::tool_results(&self.body);
+        }
         let Some(messages) = self.body.get("messages").and_then(Value::as_array) else {
             return Vec::new();
         };
@@ -351,11 +368,19 @@ async fn handle(
 ) -> Response {
     let path = uri.path().to_owned();
     let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let is_messages = method == Method::POST && path == "/v1/messages";
-    let has_tools = json
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty());
+    let protocol = match () {
+        _ if method == Method::POST && path == "/v1/messages" => Protocol::Messages,
+        _ if method == Method::POST && path.ends_with("/responses") => Protocol::Responses,
+        _ => Protocol::Other,
+    };
+    let is_messages = protocol != Protocol::Other;
+    let has_tools = match protocol {
+        Protocol::Responses => super::responses::is_turn(&json),
+        _ => json
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| !t.is_empty()),
+    };
     let streaming = json.get("stream").and_then(Value::as_bool) == Some(true);
     let (answer, id) = {
         let mut shared = lock(&state.shared);
@@ -379,18 +404,68 @@ async fn handle(
             shared.requests.pop_front();
         }
         shared.requests.push_back(Request {
+            protocol,
             method: method.to_string(),
             path: path.clone(),
-            body: json,
+            body: json.clone(),
             scripted: matches!(answer, Answer::Turn(_)),
         });
         (answer, id)
     };
+    if protocol == Protocol::Responses {
+        return match answer {
+            Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
+            Answer::Side => responses_reply(super::responses::side_turn(&json), id, Duration::ZERO),
+            Answer::Turn(turn) => responses_reply(turn, id, state.pace),
+        };
+    }
     match answer {
         Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
         Answer::Side => reply(Turn::text(SIDE_ANSWER), id, streaming, Duration::ZERO),
         Answer::Turn(turn) => reply(turn, id, streaming, state.pace),
     }
+}
+
+/// A Responses answer: an HTTP error with OpenAI's error body, or the
+/// turn streamed as SSE.
+fn responses_reply(turn: Turn, id: u64, pace: Duration) -> Response {
+    if let Turn::Error {
+        status, message, ..
+    } = &turn
+    {
+        let body = super::responses::error_body(*status, message);
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return plain(status, Body::from(body.to_string()), "application/json");
+    }
+    sse_response(super::responses::sse_frames(&turn, id), pace)
+}
+
+/// Streams `frames` as `text/event-stream`, `pace` apart.
+fn sse_response(frames: Vec<Bytes>, pace: Duration) -> Response {
+    let (tx, rx) = mpsc::channel::<Result<Bytes, std::convert::Infallible>>(SSE_QUEUE);
+    tokio::spawn(async move {
+        for frame in frames {
+            if tx.send(Ok(frame)).await.is_err() {
+                return;
+            }
+            if !pace.is_zero() {
+                tokio::time::sleep(pace).await;
+            }
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let mut response = plain(
+        StatusCode::OK,
+        Body::from_stream(stream),
+        "text/event-stream",
+    );
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    response
 }
 
 /// Takes the next scripted turn; an error turn with `times > 1` stays at the
@@ -640,7 +715,7 @@ fn sse_events(turn: &Turn, id: u64) -> Vec<(&'static str, String)> {
 }
 
 /// `text` in pieces of at most `max` characters, split on char boundaries.
-fn chunks(text: &str, max: usize) -> Vec<&str> {
+pub(crate) fn chunks(text: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut count = 0;

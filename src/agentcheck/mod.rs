@@ -7,12 +7,13 @@
 
 mod env;
 mod fake_api;
+mod responses;
 pub mod selftest;
 
 pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, claude_version, find_claude, sh_quote};
 pub use fake_api::{
-    FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Request, SIDE_ANSWER,
-    ToolUse, Turn, error_type,
+    FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Protocol, Request,
+    SIDE_ANSWER, ToolUse, Turn, error_type,
 };
 
 /// What can go wrong setting up or running the agent check.

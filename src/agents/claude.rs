@@ -191,7 +191,7 @@ pub fn with_permission_mode(command: &str, mode: PermissionMode) -> String {
 
 /// A POSIX shell command line's words, quotes removed (`'…'`, `"…"`,
 /// `\x`): enough to find its program and flags, not an interpreter.
-fn shell_words(command: &str) -> Vec<String> {
+pub(crate) fn shell_words(command: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quote = None;
@@ -216,14 +216,41 @@ fn shell_words(command: &str) -> Vec<String> {
 
 /// Whether a command line's program is `claude` (behind `env K=V …` too).
 fn starts_claude(words: &[String]) -> bool {
+    program_of(words).is_some_and(|name| name == "claude" || name == "claude.exe")
+}
+
+/// The file name of a command line's program, behind `env K=V …` too.
+pub(crate) fn program_of(words: &[String]) -> Option<&str> {
     let mut rest = words.iter().map(String::as_str);
     let mut program = rest.next();
     while program == Some("env") {
         program = rest.find(|w| !w.contains('=') && !w.starts_with('-'));
     }
-    program
-        .and_then(|p| p.rsplit('/').next())
-        .is_some_and(|name| name == "claude" || name == "claude.exe")
+    program.and_then(|p| p.rsplit('/').next())
+}
+
+/// Claude Code as an agent definition (see [`crate::agents`]).
+pub static AGENT: super::Agent = super::Agent {
+    name: "claude",
+    title: "Claude Code",
+    program: "claude",
+    package: "npm @anthropic-ai/claude-code",
+    tested: NEWEST_TESTED,
+    profile: "gsd",
+    interrupt: &["Escape"],
+    signals: &[super::Signal::Hooks],
+    mode_args,
+    mode_flags: &["--permission-mode", "--dangerously-skip-permissions"],
+};
+
+fn mode_args(mode: PermissionMode) -> &'static [&'static str] {
+    match mode {
+        PermissionMode::Manual => &["--permission-mode", "default"],
+        PermissionMode::Auto => &["--permission-mode", "auto"],
+        PermissionMode::Plan => &["--permission-mode", "plan"],
+        PermissionMode::AcceptEdits => &["--permission-mode", "acceptEdits"],
+        PermissionMode::BypassPermissions => &["--permission-mode", "bypassPermissions"],
+    }
 }
 
 #[cfg(test)]

@@ -131,8 +131,9 @@ impl TmuxConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
-    /// The agent command line: `claude`, `sim` (the built-in simulated
-    /// agent), or any command.
+    /// The agent: a name (`claude`, `codex`, `gemini`, `opencode`,
+    /// `aider`, or `sim`, the built-in simulated agent) started in the
+    /// permission mode with the agent's own flags, or any command line.
     pub command: String,
     /// Detection profile: `claude`, `gsd` or `shell`.
     pub profile: String,
@@ -149,6 +150,8 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProjectConfig {
+    /// This project's agent, named or as a command line (see
+    /// [`AgentConfig::command`]); its profile follows unless `profile` says.
     pub agent: Option<String>,
     pub profile: Option<String>,
     /// The `[hosts.NAME]` the project runs on (default: the `[tmux]` server).
@@ -475,6 +478,7 @@ impl Config {
         self.projects
             .get(project)
             .and_then(|p| p.profile.as_deref())
+            .or(crate::agents::Choice::of(self.agent_for(project)).profile())
             .unwrap_or(&self.agent.profile)
     }
 

@@ -277,11 +277,12 @@ impl Daemon {
                 .map_err(unknown)?
                 .join(name),
         };
-        let mut setup = ProjectSetup::new(
+        let mut setup = ProjectSetup::with_agent(
             &self.setup.config,
             &self.setup.profiles,
             &self.setup.sim_agent,
             name,
+            record.as_ref().and_then(|r| r.agent.as_deref()),
             workspace,
             watch,
             Some(self.setup.shared.clone()),

@@ -20,10 +20,12 @@ use crate::agents::claude::PermissionMode;
 pub enum Builtin {
     Help,
     Use(String),
-    /// Create a project, then run GSD's `new-project` with `gsd_args` in it.
+    /// Create a project, then run GSD's `new-project` with `gsd_args` in it;
+    /// `agent` is the agent it runs (`--agent codex`), when named.
     NewProject {
         name: String,
         gsd_args: String,
+        agent: Option<String>,
     },
     Projects,
     Status,
@@ -77,6 +79,47 @@ pub const BUILTINS: &[&str] = &[
     "mode",
 ];
 
+/// `/gsd:new-project NAME [--agent AGENT] [ARGS]`: `--agent` (anywhere in
+/// the arguments, `--agent=x` too) chooses the project's agent by name and
+/// is not passed on to GSD.
+fn new_project(name: &str, rest: &str) -> Result<Builtin, Route> {
+    let mut words: Vec<&str> = rest.split(' ').collect();
+    let mut agent = None;
+    let mut i = 0;
+    while i < words.len() {
+        let named = if words[i] == "--agent" {
+            let next = words.get(i + 1).copied().filter(|w| !w.is_empty());
+            words.drain(i..(i + 2).min(words.len()));
+            Some(next)
+        } else if let Some(v) = words[i].strip_prefix("--agent=") {
+            let v = (!v.is_empty()).then_some(v);
+            words.remove(i);
+            Some(v)
+        } else {
+            i += 1;
+            None
+        };
+        match named {
+            None => {}
+            Some(Some(v)) if crate::agents::by_name(v).is_some() || v == crate::agents::SIM => {
+                agent = Some(v.to_ascii_lowercase());
+            }
+            Some(v) => {
+                return Err(Route::Usage(format!(
+                    "unknown agent `{}`: `/gsd:new-project <name> --agent <{}>`",
+                    v.unwrap_or(""),
+                    crate::agents::names().replace(", ", "|")
+                )));
+            }
+        }
+    }
+    Ok(Builtin::NewProject {
+        name: name.to_string(),
+        gsd_args: words.join(" ").trim().to_string(),
+        agent,
+    })
+}
+
 /// The permission modes, as `/gsd:mode` takes them.
 fn mode_names() -> String {
     PermissionMode::ALL.map(PermissionMode::name).join("|")
@@ -122,14 +165,8 @@ pub fn route(text: &str) -> Route {
             _ if args.is_empty() || args.starts_with(['-', '@']) => {
                 return Route::Agent(text.to_string());
             }
-            Some((name, rest)) => Ok(Builtin::NewProject {
-                name: name.to_string(),
-                gsd_args: rest.trim().to_string(),
-            }),
-            None => Ok(Builtin::NewProject {
-                name: args.to_string(),
-                gsd_args: String::new(),
-            }),
+            Some((name, rest)) => new_project(name, rest),
+            None => new_project(args, ""),
         },
         "answer" => one_arg("say which option", "/gsd:answer <key>").map(Builtin::Answer),
         "sessions" => Ok(Builtin::Sessions),
@@ -236,16 +273,44 @@ mod tests {
             route("/gsd:new-project app"),
             Route::Builtin(Builtin::NewProject {
                 name: "app".into(),
-                gsd_args: String::new()
+                gsd_args: String::new(),
+                agent: None
             })
         );
         assert_eq!(
             route("/gsd-new-project app@desk --auto  @prd.md"),
             Route::Builtin(Builtin::NewProject {
                 name: "app@desk".into(),
-                gsd_args: "--auto  @prd.md".into()
+                gsd_args: "--auto  @prd.md".into(),
+                agent: None
             })
         );
+        assert_eq!(
+            route("/gsd:new-project web --agent Gemini --auto"),
+            Route::Builtin(Builtin::NewProject {
+                name: "web".into(),
+                gsd_args: "--auto".into(),
+                agent: Some("gemini".into())
+            })
+        );
+        assert_eq!(
+            route("/gsd:new-project web --agent=codex"),
+            Route::Builtin(Builtin::NewProject {
+                name: "web".into(),
+                gsd_args: String::new(),
+                agent: Some("codex".into())
+            })
+        );
+        for bad in [
+            "/gsd:new-project web --agent",
+            "/gsd:new-project web --agent vim",
+        ] {
+            assert!(
+                matches!(route(bad), Route::Usage(ref u) if u.contains("--agent <claude|codex|gemini|opencode|aider|sim>")),
+                "{bad}: {:?}",
+                route(bad)
+            );
+        }
         assert_eq!(
             route("/gsd:answer 2"),
             Route::Builtin(Builtin::Answer("2".into()))

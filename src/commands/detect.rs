@@ -22,7 +22,7 @@ use super::decode::escape_json_line;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Pattern profile: shell, claude, gsd, or one from --profiles.
+    /// Pattern profile: shell, claude, gsd, codex, or one from --profiles.
     #[arg(long, default_value = "gsd")]
     profile: String,
     /// A TOML file overriding or extending the built-in profiles.

@@ -148,11 +148,13 @@ mod tests {
                         key: "1".into(),
                         label: "Yes".into(),
                         description: None,
+                        press: None,
                     },
                     ApprovalOption {
                         key: "3".into(),
                         label: "No".into(),
                         description: None,
+                        press: None,
                     },
                 ],
             }),

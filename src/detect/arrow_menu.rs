@@ -206,6 +206,7 @@ pub(crate) fn read_list(rows: &[String]) -> Option<Dialog> {
             key: (i - first + 1).to_string(),
             label: rows[i].trim().trim_start_matches(CURSOR).trim().to_owned(),
             description: None,
+            press: None,
         })
         .collect();
     let title = paragraphs
@@ -271,6 +272,7 @@ pub(crate) fn read_slider(rows: &[String]) -> Option<Dialog> {
             key: (i + 1).to_string(),
             label: name.clone(),
             description: None,
+            press: None,
         })
         .collect();
     Some(Dialog {

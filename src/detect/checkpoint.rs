@@ -162,6 +162,7 @@ fn answers(form: Form, rows: &[String]) -> Vec<ApprovalOption> {
                 .map(|(_, d)| d.clone()),
             key: w.clone(),
             label: w,
+            press: None,
         })
         .collect()
 }

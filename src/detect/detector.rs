@@ -19,6 +19,7 @@ use super::profiles::Profile;
 use super::screen::{self, Prompt, TurnEnd};
 use super::{Detection, DetectionKind, Millis, PaneId};
 use crate::agents::claude::PermissionMode;
+use crate::pane::signal::{AgentState, Signal};
 
 /// Detector timing and context knobs.
 #[derive(Debug, Clone)]
@@ -110,6 +111,15 @@ pub struct Detector {
     loading_since: Option<Millis>,
     /// The permission mode the agent's footer last showed.
     mode: Option<PermissionMode>,
+    /// What the agent last said it does (OSC 7501), which wins over its
+    /// screen: Codex shows no busy row once the model's output streams.
+    agent_state: Option<AgentState>,
+    /// The agent said `working` (or `blocked`) since the turn began: an
+    /// agent that speaks OSC 7501 has not taken a command before it says
+    /// so (Codex echoes it at once, and a command typed while it starts
+    /// waits for its start-up's own `working`, `idle`), so its turn
+    /// cannot have ended earlier.
+    worked: bool,
 }
 
 impl Detector {
@@ -139,6 +149,8 @@ impl Detector {
             transcript_before: None,
             loading_since: None,
             mode: None,
+            agent_state: None,
+            worked: false,
         }
     }
 
@@ -156,6 +168,7 @@ impl Detector {
     /// reported even if the agent never shows a busy marker.
     pub fn begin_turn(&mut self) {
         self.in_turn = true;
+        self.worked = false;
     }
 
     /// A command was typed: a turn begins, and it cannot complete while the
@@ -301,9 +314,43 @@ impl Detector {
         }
     }
 
+    /// Takes a second signal from the pane's output (see
+    /// [`crate::pane::signal`]): an agent's own state is judged with the
+    /// screen at once.
+    pub fn signal(&mut self, now: Millis, signal: &Signal) {
+        if let Signal::State { state, .. } = signal {
+            // Codex says `working` then `idle` while it starts, before any
+            // turn: only work after it was ready once is a turn's, and a
+            // turn's end (`done`, `error`) or dialog is one whatever came
+            // before.
+            let ready_before = self.agent_state.is_some();
+            tracing::debug!(pane = %self.pane, ?state, "agent state");
+            self.worked |= ready_before && matches!(state, AgentState::Working)
+                || matches!(
+                    state,
+                    AgentState::Blocked | AgentState::Done | AgentState::Error
+                );
+            self.agent_state = Some(*state);
+            self.settle_at = Some(now + self.config.settle);
+            self.complete_at = None;
+        }
+    }
+
     fn judge_screen(&mut self, now: Millis, rows: &[String], sink: &mut impl FnMut(Detection)) {
         let printed = &self.printed;
-        let state = screen::analyse(&self.profile, rows, |rule| printed[rule]);
+        let mut state = screen::analyse(&self.profile, rows, |rule| printed[rule]);
+        match self.agent_state {
+            Some(AgentState::Working) => {
+                state.idle = false;
+                state.turn_end = None;
+                state.busy = state.busy.or_else(|| Some("state=working".to_owned()));
+            }
+            Some(AgentState::Blocked) => {
+                state.idle = false;
+                state.turn_end = None;
+            }
+            _ => {}
+        }
         self.mode = state.mode.or(self.mode);
         match &state.busy {
             Some(line) => {
@@ -418,9 +465,14 @@ impl Detector {
                 || echoed(rows, typed);
         }
         let untaken = in_box || (state.input.is_some() && self.typed.is_some() && !self.taken);
-        self.complete_at =
-            (self.in_turn && state.idle && !untaken && self.prompt.is_none() && !self.flooding)
-                .then(|| self.last_output + self.config.debounce);
+        let said_done = !self.profile.state_sequence || self.worked;
+        self.complete_at = (self.in_turn
+            && state.idle
+            && said_done
+            && !untaken
+            && self.prompt.is_none()
+            && !self.flooding)
+            .then(|| self.last_output + self.config.debounce);
     }
 
     fn detection(&self, at: Millis, kind: DetectionKind, context: String) -> Detection {

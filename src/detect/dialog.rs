@@ -55,6 +55,11 @@ static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
 });
 
+/// Whether `row` is a menu option row (`› 1. Yes`).
+pub(crate) fn is_option_row(row: &str) -> bool {
+    OPTION_ROW.is_match(row)
+}
+
 /// A dialog as read from the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Dialog {
@@ -371,6 +376,7 @@ fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
                 key: c["key"].to_owned(),
                 label: c["label"].to_owned(),
                 description: None,
+                press: None,
             });
             prev_len = row.chars().count();
             prev_was_label = true;

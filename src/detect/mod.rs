@@ -109,6 +109,10 @@ pub struct ApprovalOption {
     /// The text the dialog shows under the option, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The tmux key that answers it when that is not `key` typed (Codex's
+    /// `(y)`, `(esc)`: `y`, `Escape`); see the profile's `option_key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub press: Option<String>,
 }
 
 impl ApprovalOption {
@@ -120,6 +124,7 @@ impl ApprovalOption {
                 key: (i + 1).to_string(),
                 label: l.to_string(),
                 description: None,
+                press: None,
             })
             .collect()
     }
@@ -245,6 +250,9 @@ impl PaneWatcher {
         sink: &mut impl FnMut(Detection),
     ) -> Vec<String> {
         let lines = self.pane.feed(bytes);
+        for signal in self.pane.take_signals() {
+            self.detector.signal(now, &signal);
+        }
         self.detector.feed(now, &lines, sink);
         self.tick(now, sink);
         lines
@@ -312,6 +320,7 @@ impl PaneWatcher {
         let prompt = state.prompt.map(|p| ShownPrompt {
             fingerprint: prompt_fingerprint(&p.context),
             question: p.question,
+            presses: p.options.iter().map(|o| o.press.clone()).collect(),
             keys: p.options.into_iter().map(|o| o.key).collect(),
             select: p.select,
         });
@@ -347,11 +356,22 @@ pub struct ShownPrompt {
     pub question: String,
     /// The options' keys, in order.
     pub keys: Vec<String>,
+    /// The tmux key pressed for each option instead of its key, in order
+    /// (see [`ApprovalOption::press`]).
+    pub presses: Vec<Option<String>>,
     /// The dialog's rows as drawn, cursor included (see
     /// [`prompt_fingerprint`]): the same dialog, untouched, has the same one.
     pub fingerprint: u64,
     /// How its options are chosen with keys (the cursor's place counted).
     pub select: MenuSelect,
+}
+
+impl ShownPrompt {
+    /// The tmux key that answers option `key`, when it is not `key` typed.
+    pub fn press_for(&self, key: &str) -> Option<&str> {
+        let at = self.keys.iter().position(|k| k == key)?;
+        self.presses.get(at)?.as_deref()
+    }
 }
 
 /// A dialog's look on screen: a hash of its rows as drawn (question, body,

@@ -84,6 +84,10 @@ struct ProfileSpec {
     turn_errors: Option<Vec<String>>,
     turn_interrupted: Option<Vec<String>>,
     turn_rejected: Option<Vec<String>>,
+    prompt_row: Option<String>,
+    state_sequence: Option<bool>,
+    question: Option<String>,
+    option_key: Option<String>,
     approvals: Option<Vec<RuleSpec>>,
 }
 
@@ -133,6 +137,10 @@ impl ProfileSpec {
                 .turn_rejected
                 .clone()
                 .or_else(|| base.turn_rejected.clone()),
+            prompt_row: self.prompt_row.clone().or_else(|| base.prompt_row.clone()),
+            state_sequence: self.state_sequence.or(base.state_sequence),
+            question: self.question.clone().or_else(|| base.question.clone()),
+            option_key: self.option_key.clone().or_else(|| base.option_key.clone()),
             approvals,
         }
     }
@@ -180,6 +188,19 @@ pub struct Profile {
     pub(crate) turn_interrupted: RegexSet,
     /// Rows that mean the agent refused the command itself.
     pub(crate) turn_rejected: RegexSet,
+    /// The input row of an agent drawn without Claude Code's input box
+    /// (Codex's `› `): the last match is the input, the rows from the
+    /// match before it are the last turn (searched with `turn_*`).
+    pub(crate) prompt_row: Option<Regex>,
+    /// The agent reports its state with OSC 7501 (Codex): no turn of it
+    /// ends before it said it worked on it.
+    pub(crate) state_sequence: bool,
+    /// A dialog's question row, where the paragraph above the menu is not
+    /// it (Codex puts the command there).
+    pub(crate) question: Option<Regex>,
+    /// The key an option's label names (group `key`: `(y)`, `(esc)`),
+    /// pressed instead of its number.
+    pub(crate) option_key: Option<Regex>,
 }
 
 impl Profile {
@@ -401,6 +422,16 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         turn_errors: regex_set(name, "turn_errors", &list(&spec.turn_errors))?,
         turn_interrupted: regex_set(name, "turn_interrupted", &list(&spec.turn_interrupted))?,
         turn_rejected: regex_set(name, "turn_rejected", &list(&spec.turn_rejected))?,
+        state_sequence: spec.state_sequence.unwrap_or(false),
+        prompt_row: (spec.prompt_row.as_ref())
+            .map(|p| regex(name, "prompt_row", p))
+            .transpose()?,
+        question: (spec.question.as_ref())
+            .map(|p| regex(name, "question", p))
+            .transpose()?,
+        option_key: (spec.option_key.as_ref())
+            .map(|p| regex(name, "option_key", p))
+            .transpose()?,
     })
 }
 
@@ -412,7 +443,10 @@ mod tests {
     #[test]
     fn defaults_compile_and_inherit() {
         let p = Profiles::defaults().unwrap();
-        assert_eq!(p.names().collect::<Vec<_>>(), ["claude", "gsd", "shell"]);
+        assert_eq!(
+            p.names().collect::<Vec<_>>(),
+            ["claude", "codex", "gsd", "shell"]
+        );
         let gsd = p.get("gsd").unwrap();
         let kinds: Vec<_> = gsd.approvals.iter().map(|r| r.kind).collect();
         assert_eq!(

@@ -136,7 +136,13 @@ pub(crate) fn analyse(
     let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
     // A boxed dialog over a drawn input box waits all the same.
     let idle = idle && prompt.is_none();
-    let turn_end = (structured && idle).then(|| turn_end(profile, &rows));
+    let turn_end = if structured && idle {
+        Some(turn_end(profile, &rows))
+    } else if idle {
+        (profile.prompt_row.as_ref()).map(|re| line_turn_end(profile, re, &rows))
+    } else {
+        None
+    };
     ScreenState {
         busy,
         idle,
@@ -223,6 +229,41 @@ fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
     }
 }
 
+/// How the last turn of an agent drawn without an input box ended: the
+/// rows between the last two input rows (the prompt echo and the live
+/// input row, see the profile's `prompt_row`).
+fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> TurnEnd {
+    let inputs: Vec<usize> = (rows.iter().enumerate())
+        .filter(|(_, r)| prompt.is_match(r))
+        .map(|(i, _)| i)
+        .collect();
+    let (from, to) = match inputs[..] {
+        [.., a, b] => (a, b),
+        [b] => (0, b),
+        [] => (0, rows.len()),
+    };
+    let block: Vec<&str> = rows[from..to]
+        .iter()
+        .map(String::as_str)
+        .filter(|r| !r.trim().is_empty() && !profile.spinner.is_match(r))
+        .collect();
+    let find = |set: &regex::RegexSet| {
+        block
+            .iter()
+            .rev()
+            .find(|r| set.is_match(r))
+            .map(|r| r.trim().to_owned())
+    };
+    let interrupted = find(&profile.turn_interrupted);
+    TurnEnd {
+        // Codex's interruption row looks like its error rows (`■ …`).
+        error: find(&profile.turn_errors).filter(|e| interrupted.as_ref() != Some(e)),
+        interrupted,
+        rejected: find(&profile.turn_rejected),
+        context: block.join("\n"),
+    }
+}
+
 fn approval(
     profile: &Profile,
     rows: &[String],
@@ -278,23 +319,55 @@ fn approval(
     if idle && !d.boxed {
         return None;
     }
+    let (question, body) = own_question(profile, &d.context).unwrap_or((d.question, d.body));
     let kind = menu_rules
         .clone()
         .find(|r| {
-            [d.title.as_str(), d.question.as_str(), d.footer.as_str()]
+            [d.title.as_str(), question.as_str(), d.footer.as_str()]
                 .iter()
                 .any(|t| t.lines().any(|l| r.header.is_match(l)))
         })
         .map_or(ApprovalKind::Dialog, |r| r.kind);
+    let mut options = d.options;
+    if let Some(re) = &profile.option_key {
+        for o in &mut options {
+            o.press = (re.captures(&o.label))
+                .and_then(|c| c.name("key"))
+                .map(|k| match k.as_str() {
+                    "esc" | "Esc" => "Escape".to_owned(),
+                    other => other.to_owned(),
+                });
+        }
+    }
     Some(Prompt {
         kind,
-        question: d.question,
-        body: d.body,
-        options: d.options,
+        question,
+        body,
+        options,
         context: d.context,
         loading: d.loading,
         select: d.select,
     })
+}
+
+/// The question row the profile names (`question`) in a dialog's rows,
+/// and the rows between it and the menu as the body: Codex asks `Would you
+/// like to run the following command?` above the command, so the
+/// paragraph over the menu is what is asked about, not the question.
+fn own_question(profile: &Profile, context: &str) -> Option<(String, String)> {
+    let re = profile.question.as_ref()?;
+    let rows: Vec<&str> = context.lines().collect();
+    let at = rows.iter().rposition(|r| re.is_match(r.trim()))?;
+    let menu = rows[at..]
+        .iter()
+        .position(|r| dialog::is_option_row(r))
+        .map_or(rows.len(), |i| at + i);
+    let body: Vec<&str> = rows[at + 1..menu]
+        .iter()
+        .map(|r| r.trim())
+        .filter(|r| !r.is_empty())
+        .collect();
+    Some((rows[at].trim().to_owned(), dialog::bound(&body.join("\n"))))
 }
 
 #[cfg(test)]
@@ -993,5 +1066,92 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         assert!(state("claude", &c).prompt.is_none());
         let busy = c.replace("✻ Churned for 3s", "✶ Working… (esc to interrupt)");
         assert!(state("gsd", &busy).prompt.is_none());
+    }
+
+    // Codex CLI 0.171's approval, as drawn in a 120-column pane.
+    const CODEX_APPROVAL: &str = "\
+  >_ OpenAI Codex (v0.171.0)
+     /tmp/ws/shop
+
+
+› make a marker file
+
+
+• Running touch made-by-codex.txt
+
+
+  Would you like to run the following command?
+
+  Environment: local
+
+  Reason: Create a marker file
+
+  $ touch made-by-codex.txt
+
+› 1. Yes, proceed (y)
+  2. Yes, and don't ask again for commands that start with `touch made-by-codex.txt` (p)
+  3. No, and tell Codex what to do differently (esc)
+
+  Press enter to confirm or esc to cancel
+";
+
+    #[test]
+    fn codex_approval_asks_its_own_question_and_names_its_keys() {
+        let s = state("codex", CODEX_APPROVAL);
+        assert!(!s.idle);
+        let p = s.prompt.expect("a dialog");
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        assert_eq!(p.question, "Would you like to run the following command?");
+        assert_eq!(
+            p.body,
+            "Environment: local\nReason: Create a marker file\n$ touch made-by-codex.txt"
+        );
+        let keys: Vec<(&str, Option<&str>)> = (p.options.iter())
+            .map(|o| (o.key.as_str(), o.press.as_deref()))
+            .collect();
+        assert_eq!(
+            keys,
+            [("1", Some("y")), ("2", Some("p")), ("3", Some("Escape"))]
+        );
+        // Claude Code's profile reads no keys of its own.
+        let claude = state("claude", CODEX_APPROVAL);
+        assert!(
+            claude
+                .prompt
+                .is_none_or(|p| p.options.iter().all(|o| o.press.is_none()))
+        );
+    }
+
+    #[test]
+    fn codex_turn_end_reads_the_last_turn_only() {
+        let done = "\
+› make one
+■ We’re currently experiencing high demand, which may cause temporary errors.
+› make two
+• Done two.
+  Worked for 1s • 00:29
+› Ask Codex to do anything
+  GPT-6-Sol default fast · /tmp/ws/shop
+";
+        let s = state("codex", done);
+        assert!(s.idle && s.prompt.is_none());
+        let end = s.turn_end.expect("the turn's end");
+        assert_eq!(
+            end.error, None,
+            "the earlier turn's error is not this one's"
+        );
+        let failed = done.replace(
+            "• Done two.\n  Worked for 1s • 00:29",
+            "■ exceeded retry limit",
+        );
+        let end = state("codex", &failed).turn_end.expect("the turn's end");
+        assert_eq!(end.error.as_deref(), Some("■ exceeded retry limit"));
+        let stopped = done.replace(
+            "• Done two.",
+            "■ Conversation interrupted - use /feedback if something went wrong",
+        );
+        let end = state("codex", &stopped).turn_end.expect("the turn's end");
+        assert_eq!(end.error, None);
+        assert!(end.interrupted.is_some());
     }
 }

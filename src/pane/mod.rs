@@ -9,6 +9,10 @@
 //! - a `vt100` screen, which gives a `capture-pane -p` equivalent
 //!   ([`Pane::screen`]) without asking tmux.
 //!
+//! The agents' second signals in the stream (window titles, OSC 7501
+//! states, OSC 777 notifications) are kept aside for the watcher
+//! ([`Pane::take_signals`], [`signal`]).
+//!
 //! Partial escape sequences are carried across `feed` calls by the
 //! parsers, and a partial UTF-8 character by the pane (vte 0.15 mishandles
 //! one), so the results do not depend on how tmux cut the bytes into
@@ -25,6 +29,7 @@
 //! assert!(pane.screen().starts_with("hello\nwor\u{2728}ld"));
 //! ```
 
+pub mod signal;
 mod text;
 
 pub use text::MAX_LINE_CHARS;
@@ -66,6 +71,12 @@ impl Pane {
             text: text::TextModel::new(usize::from(rows), scrollback_bytes),
             screen: vt100::Parser::new(non_zero(rows), non_zero(cols), 0),
         }
+    }
+
+    /// The titles, state sequences and notifications the output carried
+    /// since the last call, oldest first (see [`signal`]).
+    pub fn take_signals(&mut self) -> Vec<signal::Signal> {
+        self.text.signals.drain(..).collect()
     }
 
     /// Feeds decoded pane bytes; returns the lines finished by them (clean

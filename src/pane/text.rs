@@ -58,6 +58,9 @@ pub(crate) struct TextModel {
     saved: (usize, usize),
     /// Lines finished since the caller last drained them.
     pub(crate) finished: Vec<String>,
+    /// Titles, state sequences and notifications met since the caller last
+    /// drained them, at most [`super::signal::MAX_SIGNALS`] (oldest dropped).
+    pub(crate) signals: VecDeque<super::signal::Signal>,
 }
 
 impl TextModel {
@@ -75,6 +78,7 @@ impl TextModel {
             col: 0,
             saved: (0, 0),
             finished: Vec::new(),
+            signals: VecDeque::new(),
         }
     }
 
@@ -296,6 +300,15 @@ impl Perform for TextModel {
                 self.col = col;
             }
             _ => {}
+        }
+    }
+
+    fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
+        if let Some(signal) = super::signal::parse(params) {
+            if self.signals.len() == super::signal::MAX_SIGNALS {
+                self.signals.pop_front();
+            }
+            self.signals.push_back(signal);
         }
     }
 

@@ -67,6 +67,10 @@ pub struct ProjectRecord {
     /// `SESSION:WINDOW.PANE`: never created, resized or killed by clawmux.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adopted: Option<String>,
+    /// The agent chosen in chat (`/gsd:new-project web --agent codex`);
+    /// `None`: the config's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// A chat command on its way through a project: what the daemon tracks and

@@ -3,6 +3,7 @@
 //! invariance and the clock-controlled debounce, and the `detect` CLI.
 
 mod cli;
+mod codex_states;
 mod live;
 mod real;
 mod recorded;

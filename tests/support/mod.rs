@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test area uses a different part of the fixtures
 
 pub mod claude;
+pub mod codex;
 pub mod gsd;
 pub mod sshd;
 pub mod tmux;

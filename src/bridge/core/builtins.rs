@@ -69,9 +69,11 @@ impl Core {
             Builtin::Use(name) => {
                 self.use_project(target, reply_to, &name, sender);
             }
-            Builtin::NewProject { name, gsd_args } => {
-                self.new_project(target, reply_to, &name, &gsd_args, sender)
-            }
+            Builtin::NewProject {
+                name,
+                gsd_args,
+                agent,
+            } => self.new_project(target, reply_to, &name, &gsd_args, agent, sender),
             Builtin::Status => self.status(target, reply_to),
             Builtin::Mode(mode) => self.mode(target, reply_to, sender, mode),
             Builtin::Cancel => {
@@ -179,6 +181,7 @@ impl Core {
         reply_to: Option<&str>,
         name: &str,
         gsd_args: &str,
+        agent: Option<String>,
         sender: &str,
     ) {
         let (name, host) = match names::split_project_host(name) {
@@ -225,6 +228,7 @@ impl Core {
                     last_command: None,
                     host: host.clone(),
                     adopted: None,
+                    agent: agent.clone(),
                 });
             existed
         });

@@ -195,6 +195,7 @@ impl Core {
                     last_command: None,
                     host: target.host.clone(),
                     adopted: Some(record.clone()),
+                    agent: None,
                 },
             );
         });

@@ -507,6 +507,12 @@ impl AgentPane {
         }
     }
 
+    /// Presses one tmux key by name (`y`, `Escape`): an option's own key
+    /// read from the agent's dialog by its profile, never chat text.
+    pub async fn press(&self, key: &str) -> Result<(), TmuxError> {
+        self.client.send_keys(self.pane, &[key]).await
+    }
+
     /// Presses shift+tab: Claude Code's next permission mode.
     pub async fn cycle_mode(&self) -> Result<(), TmuxError> {
         self.client.send_keys(self.pane, &["BTab"]).await

@@ -148,6 +148,7 @@ mod tests {
             prompt: Some(ShownPrompt {
                 question: question.into(),
                 keys: vec!["1".into(), "2".into()],
+                presses: vec![None, None],
                 fingerprint,
                 ..ShownPrompt::default()
             }),

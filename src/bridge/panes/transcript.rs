@@ -86,7 +86,7 @@ impl Transcript {
         if is_furniture(&line) {
             return;
         }
-        if line.starts_with(['●', '⏺']) {
+        if line.starts_with(['●', '⏺']) || is_codex_block(&line) {
             self.in_block = true;
             self.in_tip = false;
             self.blank = false;
@@ -383,9 +383,42 @@ fn is_footer(t: &str) -> bool {
 
 /// Claude Code's (and the simulated agent's) redrawn chrome: horizontal
 /// rules, the empty input prompt, hints and mode lines, spinner frames.
+/// Codex's blocks: `• Made the marker file.`, `• Ran touch x` (its
+/// answers and tools, where Claude Code draws `●`).
+fn is_codex_block(line: &str) -> bool {
+    line.strip_prefix("• ")
+        .is_some_and(|rest| !rest.trim().is_empty())
+}
+
+/// Codex's rows around a turn: `• Working (0s • esc to interrupt)`, the
+/// `Worked for 5s • 18:22` summary, a bullet drawn alone, the `›` input
+/// row left empty.
+fn is_codex_furniture(t: &str) -> bool {
+    // Its status line: `GPT-6-Sol default fast · /ws/shop · title`.
+    let status = {
+        let mut words = t.split_whitespace();
+        words.next().is_some()
+            && words.next().is_some_and(|w| {
+                matches!(
+                    w,
+                    "default" | "minimal" | "low" | "medium" | "high" | "xhigh"
+                )
+            })
+            && t.contains(" · /")
+    };
+    status
+        || t == "•"
+        || t == "›"
+        || t.starts_with("› ")
+        || (t.starts_with("• Working (") && t.ends_with("esc to interrupt)"))
+        || t.starts_with("Worked for ")
+        || t.starts_with("Waiting for startup")
+}
+
 fn is_furniture(line: &str) -> bool {
     let t = line.trim();
-    t.is_empty()
+    is_codex_furniture(t)
+        || t.is_empty()
         || t.chars()
             .all(|c| matches!(c, '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | ' ' | '\u{a0}'))
         || t == "❯"

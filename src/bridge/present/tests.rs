@@ -10,6 +10,7 @@ fn option(key: &str, label: &str) -> ApprovalOption {
         key: key.into(),
         label: label.into(),
         description: None,
+        press: None,
     }
 }
 

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 use super::{Actor, ProjectCmd, ProjectError, ProjectEvent};
-use crate::agents::claude::with_permission_mode;
+use crate::agents::Choice;
 use crate::bridge::access::names::session_name;
 use crate::bridge::config::Config;
 use crate::bridge::panes::agent_pane::PaneSpec;
@@ -45,12 +45,32 @@ impl ProjectSetup {
         watch: Arc<WatchSession>,
         journal: Option<SharedState>,
     ) -> Result<ProjectSetup, ProfileError> {
-        let agent = match config.agent_for(name) {
-            "sim" => sim_agent.to_string(),
-            other => with_permission_mode(other, config.permission_mode_for(name)),
-        };
+        Self::with_agent(
+            config, profiles, sim_agent, name, None, workspace, watch, journal,
+        )
+    }
+
+    /// [`ProjectSetup::new`] running `agent` (an agent's name chosen in
+    /// chat, see `/gsd:new-project --agent`) instead of the config's.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_agent(
+        config: &Config,
+        profiles: &Profiles,
+        sim_agent: &str,
+        name: &str,
+        agent: Option<&str>,
+        workspace: PathBuf,
+        watch: Arc<WatchSession>,
+        journal: Option<SharedState>,
+    ) -> Result<ProjectSetup, ProfileError> {
+        let choice = Choice::of(agent.unwrap_or(config.agent_for(name)));
+        let agent = choice.start(config.permission_mode_for(name), sim_agent);
+        // A profile the project names wins; else the agent's own (Codex's
+        // screen is not Claude Code's); else the configured default.
+        let own = config.projects.get(name).and_then(|p| p.profile.as_deref());
+        let profile_name = own.or(choice.profile()).unwrap_or(&config.agent.profile);
         let profile = profiles
-            .get(config.profile_for(name))
+            .get(profile_name)
             .or_else(|_| profiles.get(&config.agent.profile))?;
         let spec = PaneSpec {
             workspace,

@@ -602,7 +602,11 @@ impl Actor {
                 }
                 let Some((pane, _)) = &self.pane else { return };
                 let key = &pending.answering.key;
-                let sent = if pending.answering.max_tries() == 1 {
+                // An option answered by a key of its own (Codex's `(y)`).
+                let press = (look.prompt.as_ref()).and_then(|p| p.press_for(key));
+                let sent = if let Some(press) = press {
+                    pane.press(press).await
+                } else if pending.answering.max_tries() == 1 {
                     pane.type_line(key).await
                 } else {
                     let select = look.prompt.as_ref().map(|p| p.select).unwrap_or_default();

@@ -1,0 +1,299 @@
+//! `clawmux serve --console` driving the real Codex CLI (the release
+//! `.ci/run` installs, `$CLAWMUX_CODEX`) against the fake model API's
+//! Responses protocol: answers, approvals approved and denied, API errors
+//! and an interrupt, each reaching the chat as one card.
+
+use std::path::Path;
+use std::time::Duration;
+
+use clawmux::agentcheck::{FakeApi, Turn};
+use clawmux::store::StateFile;
+use clawmux::store::state::{ProjectRecord, State};
+
+use crate::support::codex::{CodexEnv, codex_or_skip, exec};
+use crate::support::tmux::TmuxServer;
+
+use super::serve::{ConsoleServe, cards, new_cards, result_card};
+
+/// A console daemon whose project `shop` runs Codex against `script`.
+/// The project exists already (in the daemon's state), so the first chat
+/// line is `/gsd:use shop`: Codex has no `/gsd:new-project` command and
+/// leaves an unknown one in its input row.
+fn start(codex: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, CodexEnv) {
+    start_paced(codex, script, Duration::from_millis(15))
+}
+
+/// [`start`] with `pace` between the fake API's streamed events.
+fn start_paced(
+    codex: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+) -> (ConsoleServe, FakeApi, CodexEnv) {
+    start_with(codex, script, pace, false)
+}
+
+/// [`start_paced`], with Codex's hooks running `clawmux hook` when `hooks`.
+fn start_with(
+    codex: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+    hooks: bool,
+) -> (ConsoleServe, FakeApi, CodexEnv) {
+    let api = FakeApi::start_paced(script, pace).unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let workspace = home.path().join("ws/shop");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let env = CodexEnv::new(&api.base_url(), &workspace);
+    let mut state = State::default();
+    state.projects.insert(
+        "shop".into(),
+        ProjectRecord {
+            workspace: workspace.display().to_string(),
+            ..Default::default()
+        },
+    );
+    StateFile::new(home.path().join("state.json"))
+        .save(&state)
+        .unwrap();
+    let mut agent = env.env_command(codex, &[]);
+    if hooks {
+        env.install_hooks(Path::new(env!("CARGO_BIN_EXE_clawmux")));
+        // The hooks find the daemon's socket through the agent's environment.
+        agent = format!("env CLAWMUX_HOME={} {agent}", home.path().display());
+    }
+    let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "codex");
+    serve.say("/gsd:use shop");
+    (serve, api, env)
+}
+
+/// The cards of command `title` that say it finished.
+fn finished(out: &str, title: &str) -> usize {
+    let heading = format!("== shop: {title} ==");
+    cards(out)
+        .iter()
+        .filter(|(_, t)| t.starts_with(&heading) && t.contains("**Finished"))
+        .count()
+}
+
+#[test]
+fn codex_answer_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_answer_through_serve") else {
+        return;
+    };
+    let (mut serve, api, _env) = start(&codex, vec![Turn::text("The shop sells apples.")]);
+    serve.say("tell me what the shop sells");
+    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
+    let at = serve.wait(at, "The shop sells apples.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
+    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells apples."));
+    assert_eq!(api.scripted_requests().len(), 1);
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+}
+
+#[test]
+fn codex_approval_approved_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_approval_approved_through_serve") else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "exec",
+            exec("touch made-by-codex.txt", "Create a marker file"),
+        ),
+        Turn::text("Made the marker file."),
+    ];
+    let (mut serve, api, _env) = start(&codex, script);
+    serve.say("make a marker file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let approvals = new_cards(&all, "== Approval needed ==");
+    assert_eq!(approvals.len(), 1, "{out}");
+    for needle in [
+        "Would you like to run the following command?",
+        "touch made-by-codex.txt",
+        "[1] Yes, proceed (y)",
+        "[3] No, and tell Codex what to do differently (esc)",
+    ] {
+        assert!(
+            approvals[0].contains(needle),
+            "{needle:?} not in\n{}",
+            approvals[0]
+        );
+    }
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Made the marker file.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert!(
+        serve.home.path().join("ws/shop/made-by-codex.txt").exists(),
+        "{out}"
+    );
+    assert_eq!(finished(&out, "make a marker file"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    assert_eq!(scripted[1].tool_results().len(), 1);
+    assert_eq!(api.exhausted(), 0);
+}
+
+#[test]
+fn codex_approval_denied_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_approval_denied_through_serve") else {
+        return;
+    };
+    let script = vec![
+        Turn::tool("exec", exec("touch denied.txt", "Create a file")),
+        Turn::text("Should not come."),
+    ];
+    let (mut serve, api, _env) = start(&codex, script);
+    serve.say("make a file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 3");
+    let at = serve.wait(
+        at,
+        "console chose **No, and tell Codex what to do differently (esc)**",
+    );
+    let at = serve.wait(at, "== Stopped: shop: make a file ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let stopped = new_cards(&all, "== Stopped: shop: make a file ==");
+    assert_eq!(stopped.len(), 1, "{out}");
+    assert!(stopped[0].contains("■ Conversation interrupted"), "{out}");
+    assert!(
+        !serve.home.path().join("ws/shop/denied.txt").exists(),
+        "{out}"
+    );
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
+    // Codex ends the turn itself; the model is not asked again.
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+}
+
+/// An API error Codex gives up on (after its bounded retries) ends the
+/// turn with one `■` row: one error card with that row, the turn over.
+/// `attempts`: the requests Codex makes before it gives up (measured).
+fn http_error_is_reported(test: &str, status: u16, attempts: u32, row: &str) {
+    let Some(codex) = codex_or_skip(test) else {
+        return;
+    };
+    let script = vec![
+        Turn::error(status, "upstream exploded", attempts),
+        Turn::text("Back again."),
+    ];
+    let (mut serve, api, _env) = start(&codex, script);
+    serve.say("hello");
+    let at = serve.wait(0, "== The agent reported an error ==");
+    let at = serve.wait(at, "└─");
+    let at = serve.wait(at, "== shop: hello ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let errors = new_cards(&all, "== The agent reported an error ==");
+    assert_eq!(errors.len(), 1, "{out}");
+    assert!(errors[0].contains(row), "{row:?} not in\n{}", errors[0]);
+    assert_eq!(api.scripted_requests().len(), attempts as usize, "{out}");
+    // The turn is over: the next message is a turn of its own.
+    serve.say("again");
+    let at = serve.wait(at, "== shop: again ==\n**Finished");
+    serve.wait(at, "Back again.");
+    assert_eq!(api.scripted_requests().len(), attempts as usize + 1);
+}
+
+#[test]
+fn codex_http_500_is_reported_through_serve() {
+    http_error_is_reported(
+        "agent::codex::codex_http_500_is_reported_through_serve",
+        500,
+        // Measured on 0.171: (request_max_retries + 1) x
+        // (stream_max_retries + 1) requests for a 500.
+        6,
+        "■ We’re currently experiencing high demand",
+    );
+}
+
+#[test]
+fn codex_http_429_is_reported_through_serve() {
+    http_error_is_reported(
+        "agent::codex::codex_http_429_is_reported_through_serve",
+        429,
+        // Measured on 0.171: a 429 without `retry-after` is not retried.
+        1,
+        "■ exceeded retry limit, last status: 429 Too Many Requests",
+    );
+}
+
+/// `/gsd:cancel` sends Codex its interrupt key (Escape) mid-answer: the
+/// turn stops, reported once as stopped, and the stream is not finished.
+#[test]
+fn codex_interrupt_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_interrupt_through_serve") else {
+        return;
+    };
+    let long = "word ".repeat(600);
+    let (mut serve, _api, _env) =
+        start_paced(&codex, vec![Turn::text(&long)], Duration::from_millis(300));
+    serve.say("talk a lot");
+    let at = serve.wait(0, "== shop: talk a lot ==");
+    let at = serve.wait(at, "└─");
+    // Until the answer streams (Codex is busy by its state sequence).
+    std::thread::sleep(Duration::from_secs(2));
+    serve.say("/gsd:cancel");
+    let at = serve.wait(at, "Sent Esc to the agent of **shop**.");
+    let at = serve.wait(at, "== Stopped: shop: talk a lot ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let stopped = new_cards(&all, "== Stopped: shop: talk a lot ==");
+    assert_eq!(stopped.len(), 1, "{out}");
+    assert!(stopped[0].contains("■ Conversation interrupted"), "{out}");
+    assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+}
+
+/// Codex's own hooks (`hooks.json`, Claude Code's schema) reach the daemon
+/// through `clawmux hook`, the path Claude Code's use: the permission hook
+/// agrees with the dialog read off the screen (one approval card, no
+/// "Check this prompt"), and the turn ends once.
+#[test]
+fn codex_hooks_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_hooks_through_serve") else {
+        return;
+    };
+    let script = vec![
+        Turn::tool("exec", exec("touch hooked.txt", "Create a file")),
+        Turn::text("Hooked."),
+    ];
+    let (mut serve, _api, _env) = start_with(&codex, script, Duration::from_millis(15), true);
+    serve.say("make a hooked file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Hooked.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
+    assert!(new_cards(&all, "Check this prompt").is_empty(), "{out}");
+    assert_eq!(finished(&out, "make a hooked file"), 1, "{out}");
+    let tail = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "hook", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&tail.stdout);
+    for event in ["PermissionRequest", "Stop"] {
+        assert!(
+            log.contains(&format!("\"event\":\"{event}\"")),
+            "no {event} hook in the log:\n{log}"
+        );
+    }
+}

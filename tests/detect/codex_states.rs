@@ -1,0 +1,90 @@
+//! Codex's OSC 7501 state sequence read from its output stream, sans-IO:
+//! a command echoed at once does not end its turn before Codex says it
+//! worked on it; `done` after work does, once. Fed whole and one byte at a
+//! time, with the same detections.
+
+use clawmux::detect::{Detection, DetectorConfig, Millis, PaneWatcher, Profiles};
+
+fn osc(state: &str) -> String {
+    format!("\x1b]7501;state={state}:app=codex\x07")
+}
+
+/// Codex's frames as (time in ms, bytes): start-up, a typed command
+/// echoed (the screen looks idle), then its state says working, a reply,
+/// `done` and `idle`.
+fn frames() -> Vec<(u64, String)> {
+    let input = "\r\n› Ask Codex to do anything\r\n  GPT-6-Sol default · /ws\r\n";
+    vec![
+        (
+            0,
+            format!("{}  >_ OpenAI Codex (v0.171.0)\r\n", osc("working")),
+        ),
+        (100, format!("{}{input}", osc("idle"))),
+        // Typed and echoed, nothing said yet: 2 s of an idle-looking screen.
+        (1000, format!("› say hi\r\n{input}")),
+        (3000, format!("{}\x1b]0;⠙ say hi | ws\x07", osc("working"))),
+        (
+            3500,
+            format!("• Hi there.\r\n  Worked for 1s • 00:29\r\n{input}"),
+        ),
+        (3600, format!("{}{}", osc("done"), osc("idle"))),
+    ]
+}
+
+fn run(bytewise: bool) -> Vec<Detection> {
+    let profile = Profiles::defaults().unwrap().get("codex").unwrap();
+    let mut w = PaneWatcher::new(
+        "%1".parse().unwrap(),
+        profile,
+        DetectorConfig::default(),
+        100,
+        30,
+    );
+    let mut seen = Vec::new();
+    for (at, bytes) in frames() {
+        if at == 1000 {
+            w.detector_mut().typed("say hi");
+        }
+        if bytewise {
+            for b in bytes.as_bytes() {
+                w.feed(Millis(at), std::slice::from_ref(b), &mut |d| seen.push(d));
+            }
+        } else {
+            w.feed(Millis(at), bytes.as_bytes(), &mut |d| seen.push(d));
+        }
+        // Time passes to the next frame (the debounce runs out in gaps).
+        w.tick(Millis(at + 450), &mut |d| seen.push(d));
+    }
+    w.tick(Millis(10_000), &mut |d| seen.push(d));
+    seen
+}
+
+fn kinds(ds: &[Detection]) -> Vec<(u64, String)> {
+    ds.iter()
+        .map(|d| {
+            let v: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+            (d.at_ms.0, v["kind"].as_str().unwrap_or("").to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn codex_turn_ends_once_after_it_said_it_worked() {
+    let whole = run(false);
+    let completed: Vec<u64> = (kinds(&whole).into_iter())
+        .filter(|(_, k)| k == "completed")
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(completed.len(), 1, "{:?}", kinds(&whole));
+    assert!(completed[0] >= 3600, "completed early: {:?}", kinds(&whole));
+    assert!(
+        kinds(&whole)
+            .iter()
+            .any(|(at, k)| k == "busy" && *at >= 3000)
+    );
+    assert_eq!(
+        kinds(&run(true)),
+        kinds(&whole),
+        "chunking changed the detections"
+    );
+}
