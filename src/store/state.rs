@@ -38,6 +38,8 @@ pub struct State {
     /// Deliveries Feishu refused for good, newest last (at most
     /// [`DEAD_LETTER_CAPACITY`]): moved aside so later cards go out.
     pub dead_letters: VecDeque<DeadLetter>,
+    /// Running commands' streamed answer cards, by command id.
+    pub streams: BTreeMap<JobId, super::stream::AnswerStream>,
 }
 
 /// Dead letters kept for the operator to inspect: enough to see a pattern,

@@ -10,6 +10,7 @@ mod latency;
 mod outage;
 mod receipts;
 mod soak;
+mod streaming;
 mod typing_crash;
 
 use std::time::Duration;

@@ -82,6 +82,9 @@ impl Core {
     /// A command is over: forget it (memory and state file).
     pub(super) fn finish_job(&mut self, id: &str) -> Option<Job> {
         self.throttles.remove(id);
+        // A command ended some other way: its streamed card closes with
+        // what it showed.
+        self.end_stream(id, None);
         self.shared.update(|s| {
             let at = s.jobs.iter().position(|j| j.id == id)?;
             Some(s.jobs.remove(at))
@@ -187,6 +190,10 @@ impl Core {
                     seconds,
                     errors,
                 });
+                if let Some(id) = &job_id {
+                    // The streamed card closes with the result's own text.
+                    self.end_stream(id, Some(&output));
+                }
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     let stage = match &ending {
                         TurnEnding::Finished => format!("Finished in {seconds}s"),
@@ -346,7 +353,8 @@ impl Core {
             | ProjectEventKind::ApprovalGone { .. }
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
-            | ProjectEventKind::Replied { .. } => {}
+            | ProjectEventKind::Replied { .. }
+            | ProjectEventKind::Answer { .. } => {}
         }
     }
 }

@@ -10,6 +10,7 @@
 //! - `approvals`: approval cards, answers by button, reply or command.
 //! - `builtins`: the commands clawmux answers itself.
 //! - `progress`: progress card updates, at most one per interval.
+//! - `stream`: the running command's streamed answer card.
 //! - `hosts`: where a project runs, host outages, adopted panes.
 
 mod admission;
@@ -19,6 +20,7 @@ mod hooks;
 mod hosts;
 mod jobs;
 mod progress;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -480,6 +482,7 @@ impl Core {
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),
+            ProjectEventKind::Answer { text } => self.on_answer(&e.job, &text),
             kind => self.on_job_event(&project, &e.job, kind),
         }
     }

@@ -9,8 +9,10 @@
 //! records and the card model, nothing that runs.
 //!
 //! - [`action`]: the tagged value a button carries, and its parsing.
+//! - [`stream`]: the streamed answer card of a running turn.
 
 pub mod action;
+pub mod stream;
 
 pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice};
 

@@ -64,6 +64,12 @@ pub enum ProjectEventKind {
         percent: Option<u8>,
         tail: String,
     },
+    /// The running command's answer so far (the same filtered text its
+    /// result will hold, its end kept within the stream bound), sent when
+    /// the pane finished new lines of it: what a streamed card shows.
+    Answer {
+        text: String,
+    },
     Approval(Approval),
     ApprovalGone {
         approval_id: ApprovalId,
