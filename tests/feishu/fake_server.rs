@@ -38,6 +38,7 @@
 
 #![allow(dead_code)] // a fixture: each test area uses a different part
 
+#[path = "fake_server/cardkit.rs"]
 mod cardkit;
 pub use cardkit::Entity;
 

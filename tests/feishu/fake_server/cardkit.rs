@@ -39,7 +39,8 @@ pub struct CardOp {
     pub kind: &'static str,
     pub sequence: u32,
     pub uuid: Option<String>,
-    /// The element text a `content` set; the settings JSON of `settings`.
+    /// The element text a `content` set; the settings JSON of `settings`;
+    /// the card JSON of `create`.
     pub content: String,
     pub at: Instant,
 }
@@ -230,7 +231,7 @@ pub(super) async fn create(State(sh): St, headers: HeaderMap, raw: Bytes) -> Res
                 kind: "create",
                 sequence: 0,
                 uuid: None,
-                content: String::new(),
+                content: data.to_string(),
                 at: Instant::now(),
             }],
             uuids: HashMap::new(),
