@@ -362,3 +362,102 @@ async fn sigkill_mid_stream_still_gives_one_final_answer() {
     .await;
     assert_exactly_one_final(&fake, "The end of: survive a crash");
 }
+
+/// The console shows the same stream as text: `serve --console` prints the
+/// answer's new lines as they come, each once, then ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_prints_the_stream_as_text() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Command;
+
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "workspace_root = {:?}\n[tmux]\nsocket = {:?}\n[agent]\ncommand = {:?}\n",
+            home.join("ws").display().to_string(),
+            tmux.socket,
+            agent_command(home),
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["serve", "--console"])
+        .env("CLAWMUX_HOME", home)
+        .env_remove("FEISHU_APP_ID")
+        .env_remove("FEISHU_APP_SECRET")
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _kill = Serve(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    writeln!(stdin, "/gsd:new-project demo").unwrap();
+    let mut seen = Vec::new();
+    let until_line = |want: &str, seen: &mut Vec<String>| {
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    let hit = line.contains(want);
+                    seen.push(line);
+                    if hit {
+                        return seen.len() - 1;
+                    }
+                }
+                Err(_) => panic!("no line with {want:?}; printed:\n{}", seen.join("\n")),
+            }
+        }
+    };
+    until_line("└─ (answer complete)", &mut seen);
+    writeln!(stdin, "console stream").unwrap();
+    let head = until_line("┌─ (streaming) Answer: demo: console stream", &mut seen);
+    // The stream and the result card are printed by two tasks: read until
+    // both are complete, then look at the order within the stream.
+    let find = |seen: &[String], from: usize, pred: &dyn Fn(&str) -> bool| {
+        seen.iter()
+            .skip(from)
+            .position(|l| pred(l))
+            .map(|i| i + from)
+    };
+    let done = |seen: &[String]| {
+        let end = find(seen, head, &|l| l == "└─ (answer complete)");
+        let result = find(seen, head, &|l| l == "  The end of: console stream");
+        end.zip(result)
+    };
+    while done(&seen).is_none() {
+        until_line("", &mut seen);
+    }
+    let (end, _result) = done(&seen).unwrap();
+    let stream: Vec<&String> = seen[head..end]
+        .iter()
+        .filter(|l| l.starts_with("│ "))
+        .collect();
+    let want = [
+        "│ ● Streaming answer to console stream, line one",
+        "│   line two of the answer to console stream",
+        "│   line three of the answer to console stream",
+        "│   The end of: console stream",
+    ];
+    assert_eq!(
+        stream,
+        want,
+        "each new line once, in order: {}",
+        seen.join("\n")
+    );
+}
