@@ -44,6 +44,8 @@ pub enum Builtin {
     Screen,
     /// Show the current project's permission mode, or switch it.
     Mode(Option<PermissionMode>),
+    /// Send named keys to the current project's pane (approvers).
+    Keys(Vec<crate::bridge::panes::keys::NamedKey>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +119,9 @@ pub fn route(text: &str) -> Route {
         "projects" => Ok(Builtin::Projects),
         "status" => Ok(Builtin::Status),
         "cancel" => Ok(Builtin::Cancel),
+        "keys" => crate::bridge::panes::keys::parse_keys(args)
+            .map(Builtin::Keys)
+            .map_err(Route::Usage),
         "use" => one_arg("say which project", "/gsd:use <project>").map(Builtin::Use),
         "new-project" => match args.split_once(char::is_whitespace) {
             _ if args.is_empty() || args.starts_with(['-', '@']) => {
@@ -274,6 +279,15 @@ mod tests {
         );
         assert_eq!(route("/gsd:sessions"), Route::Builtin(Builtin::Sessions));
         assert_eq!(route("/gsd:mode"), Route::Builtin(Builtin::Mode(None)));
+        use crate::bridge::panes::keys::NamedKey;
+        assert_eq!(
+            route("/gsd:keys esc Enter"),
+            Route::Builtin(Builtin::Keys(vec![NamedKey::Esc, NamedKey::Enter]))
+        );
+        assert!(matches!(route("/gsd:keys"), Route::Usage(u) if u.contains("say which keys")));
+        assert!(
+            matches!(route("/gsd:keys ls"), Route::Usage(u) if u.contains("`ls` is not a key"))
+        );
         assert_eq!(
             route("/gsd:mode acceptedits"),
             Route::Builtin(Builtin::Mode(Some(PermissionMode::AcceptEdits)))

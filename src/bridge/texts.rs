@@ -66,7 +66,8 @@ pub const HELP: &str = "\
 - `/gsd:use <name>`: send messages to that project
 - `/gsd:projects`: list projects and pick one
 - `/gsd:status`: what each project is doing
-- `/gsd:cancel`: press Esc in the agent
+- `/gsd:cancel`: press Esc in the agent (a running command's progress card has an Interrupt button for approvers)
+- `/gsd:keys <key>…`: send Esc, Enter, Tab, Up, Down, Left, Right or Ctrl-C to the agent's pane (approvers only)
 - `/gsd:mode [manual|auto|plan|acceptEdits|bypassPermissions]`: the agent's permission mode, or switch it (approvers only; `manual` sends every approval here)
 - `/gsd:answer <key>`: answer the pending approval (or press its button)
 - `/gsd:sessions`: the tmux sessions and panes on every host

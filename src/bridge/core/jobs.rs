@@ -128,6 +128,7 @@ impl Core {
                     && let Some(j) = self.job(id)
                 {
                     let card = present::progress_card(&self.title(&j), "Running…", None, "");
+                    let card = present::with_interrupt(card, &project, id);
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.clone());
@@ -153,6 +154,7 @@ impl Core {
                     && let Some(j) = self.job(id)
                 {
                     let card = present::progress_card(&self.title(&j), &summary, percent, &tail);
+                    let card = present::with_interrupt(card, &project, id);
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
@@ -354,7 +356,8 @@ impl Core {
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. }
-            | ProjectEventKind::Answer { .. } => {}
+            | ProjectEventKind::Answer { .. }
+            | ProjectEventKind::KeysSent { .. } => {}
         }
     }
 }

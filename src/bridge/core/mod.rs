@@ -11,6 +11,7 @@
 //! - `builtins`: the commands clawmux answers itself.
 //! - `progress`: progress card updates, at most one per interval.
 //! - `stream`: the running command's streamed answer card.
+//! - `keys`: `/gsd:keys` and the progress card's Interrupt button.
 //! - `hosts`: where a project runs, host outages, adopted panes.
 
 mod admission;
@@ -19,6 +20,7 @@ mod builtins;
 mod hooks;
 mod hosts;
 mod jobs;
+mod keys;
 mod progress;
 mod stream;
 #[cfg(test)]
@@ -104,6 +106,7 @@ impl std::fmt::Debug for ProjectCmd {
             ProjectCmd::Answer { .. } => "Answer",
             ProjectCmd::Type { .. } => "Type",
             ProjectCmd::Cancel { .. } => "Cancel",
+            ProjectCmd::Keys { .. } => "Keys",
             ProjectCmd::SetMode { .. } => "SetMode",
             ProjectCmd::Screen { .. } => "Screen",
             ProjectCmd::HookStop { .. } => "HookStop",
@@ -202,6 +205,7 @@ impl Core {
             }
             ProjectCmd::Type { reply, .. }
             | ProjectCmd::Cancel { reply, .. }
+            | ProjectCmd::Keys { reply, .. }
             | ProjectCmd::SetMode { reply, .. }
             | ProjectCmd::Screen { reply } => Some((reply.target, reply.reply_to)),
             ProjectCmd::HookStop { .. }
@@ -401,6 +405,7 @@ impl Core {
         let answer = match CardAction::from_value(&c.value) {
             Ok(CardAction::Approval(choice)) => return self.click_approval(c, choice),
             Ok(CardAction::Command(choice)) => self.click_command(&c, choice),
+            Ok(CardAction::Interrupt(choice)) => self.click_interrupt(&c, choice),
             Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
                     self.use_project(&c.target, None, p);
@@ -483,6 +488,12 @@ impl Core {
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),
             ProjectEventKind::Answer { text } => self.on_answer(&e.job, &text),
+            ProjectEventKind::KeysSent {
+                keys,
+                by,
+                reply,
+                result,
+            } => self.keys_sent(&project, &keys, &by, &reply, result),
             kind => self.on_job_event(&project, &e.job, kind),
         }
     }

@@ -154,6 +154,13 @@ pub enum ProjectEventKind {
         reply: Reply,
         result: Result<(), ProjectError>,
     },
+    /// `/gsd:keys`: the keys went to the pane, or could not.
+    KeysSent {
+        keys: Vec<crate::bridge::panes::keys::NamedKey>,
+        by: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
     /// `/gsd:mode`: the footer shows `mode` now, or it could not be reached.
     ModeSet {
         by: String,
@@ -255,6 +262,12 @@ pub enum ProjectCmd {
         reply: Reply,
     },
     Cancel {
+        by: String,
+        reply: Reply,
+    },
+    /// `/gsd:keys`: send these keys to the agent's pane.
+    Keys {
+        keys: Vec<crate::bridge::panes::keys::NamedKey>,
         by: String,
         reply: Reply,
     },
