@@ -6,6 +6,7 @@ mod faults;
 mod feishu_e2e;
 pub(crate) mod harness;
 mod hooks;
+mod inbox;
 mod keys;
 mod latency;
 mod outage;

@@ -12,6 +12,7 @@
 //! - `progress`: progress card updates, at most one per interval.
 //! - `stream`: the running command's streamed answer card.
 //! - `keys`: `/gsd:keys` and the progress card's Interrupt button.
+//! - `inbox`: `/gsd:inbox` and reminders of prompts that wait.
 //! - `hosts`: where a project runs, host outages, adopted panes.
 
 mod admission;
@@ -19,6 +20,7 @@ mod approvals;
 mod builtins;
 mod hooks;
 mod hosts;
+mod inbox;
 mod jobs;
 mod keys;
 mod progress;
@@ -177,7 +179,10 @@ impl Core {
             Input::Click(c) => self.on_click(c),
             Input::Project(e) => self.on_project_event(e),
             Input::Hook(h) => self.on_hook(h),
-            Input::Tick => self.flush_progress(),
+            Input::Tick => {
+                self.flush_progress();
+                self.remind_due();
+            }
             Input::LogHealth(health) => self.on_log_health(health),
         }
         std::mem::take(&mut self.effects)

@@ -10,8 +10,10 @@
 //!
 //! - [`action`]: the tagged value a button carries, and its parsing.
 //! - [`stream`]: the streamed answer card of a running turn.
+//! - [`inbox`]: every prompt waiting for an answer, and reminders.
 
 pub mod action;
+pub mod inbox;
 pub mod stream;
 
 pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice, InterruptChoice};
