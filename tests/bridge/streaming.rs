@@ -221,6 +221,18 @@ async fn the_answer_streams_into_a_card_and_closes_with_the_result() {
     })
     .await;
     assert_exactly_one_final(&fake, "The end of: stream please");
+    // The result card's footer: the turn's duration (the sim agent reports
+    // no tokens, cost or context, so none are shown).
+    let result = card(&fake, "the result", |c| {
+        c.card_id.is_none() && c.card_text().contains("The end of: stream please")
+    })
+    .await;
+    let text = result.card_text();
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.starts_with("⏱ ") && footer.ends_with(" s") && !footer.contains("tokens"),
+        "{text}"
+    );
     let e = fake.entity(&mid.card_id).unwrap();
     let texts = e.ops.iter().filter(|o| o.kind == "content").count();
     assert!(texts >= 2, "the text came in steps: {:#?}", e.ops);

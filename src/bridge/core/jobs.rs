@@ -227,9 +227,16 @@ impl Core {
                             let threshold = self.config.feishu.long_result_bytes;
                             let (dir, title) = (&self.state_dir, self.title(&j));
                             let screen = (!screen.is_empty()).then_some(screen.as_str());
-                            let entries = long_result::result_entries(
+                            let mut entries = long_result::result_entries(
                                 dir, threshold, target, reply_to, &title, &output, screen,
                             );
+                            // Tokens, cost and context are left out until
+                            // the agent reports them (see `present::footer`).
+                            let footer = present::footer::TurnFooter {
+                                seconds,
+                                ..Default::default()
+                            };
+                            present::footer::add(&mut entries, &footer);
                             self.shared.update(|s| s.outbox.extend(entries));
                         }
                     }

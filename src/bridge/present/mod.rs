@@ -11,8 +11,10 @@
 //! - [`action`]: the tagged value a button carries, and its parsing.
 //! - [`stream`]: the streamed answer card of a running turn.
 //! - [`inbox`]: every prompt waiting for an answer, and reminders.
+//! - [`footer`]: the turn footer under a result (duration, reported figures).
 
 pub mod action;
+pub mod footer;
 pub mod inbox;
 pub mod stream;
 
