@@ -48,6 +48,8 @@ pub enum Builtin {
     Keys(Vec<crate::bridge::panes::keys::NamedKey>),
     /// Every prompt waiting for an answer, oldest first.
     Inbox,
+    /// Send a file from the current project's workspace.
+    File(String),
     /// This chat's reminders: after how many seconds, or off (None).
     Remind(Option<u64>),
 }
@@ -146,6 +148,8 @@ pub fn route(text: &str) -> Route {
         // GSD has an `inbox` too: bare, it is clawmux's; `/gsd:inbox gsd`
         // (and any other arguments) reach GSD's.
         "inbox" if args.is_empty() => Ok(Builtin::Inbox),
+        "file" if args.is_empty() => Err(Route::Usage("say which file: `/gsd:file <path>`".into())),
+        "file" => Ok(Builtin::File(args.to_string())),
         "inbox" if args == GSD_HELP_ARG => {
             return Route::Agent(text.trim_end_matches(GSD_HELP_ARG).trim_end().to_string());
         }

@@ -4,6 +4,7 @@
 mod crash;
 mod faults;
 mod feishu_e2e;
+mod files;
 pub(crate) mod harness;
 mod hooks;
 mod inbox;

@@ -13,11 +13,13 @@
 //! - `stream`: the running command's streamed answer card.
 //! - `keys`: `/gsd:keys` and the progress card's Interrupt button.
 //! - `inbox`: `/gsd:inbox` and reminders of prompts that wait.
+//! - `files`: `/gsd:file`, a workspace file sent to the chat.
 //! - `hosts`: where a project runs, host outages, adopted panes.
 
 mod admission;
 mod approvals;
 mod builtins;
+mod files;
 mod hooks;
 mod hosts;
 mod inbox;
