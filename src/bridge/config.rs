@@ -236,6 +236,9 @@ pub struct FeishuSettings {
     /// Results longer than this (bytes) reach a chat as a summary card and
     /// a file; 0 sends every result as cards.
     pub long_result_bytes: usize,
+    /// Stream each running command's answer into a card as it is
+    /// written (CardKit on Feishu, text on the console). On by default.
+    pub stream_answers: bool,
 }
 
 impl Default for Config {
@@ -327,6 +330,7 @@ impl Default for FeishuSettings {
             mode: IntakeMode::Websocket,
             webhook_bind: "127.0.0.1:8787".into(),
             long_result_bytes: crate::bridge::channels::long_result::DEFAULT_LONG_RESULT_BYTES,
+            stream_answers: true,
         }
     }
 }

@@ -46,6 +46,14 @@ pub enum Builtin {
     Screen,
     /// Show the current project's permission mode, or switch it.
     Mode(Option<PermissionMode>),
+    /// Send named keys to the current project's pane (approvers).
+    Keys(Vec<crate::bridge::panes::keys::NamedKey>),
+    /// Every prompt waiting for an answer, oldest first.
+    Inbox,
+    /// Send a file from the current project's workspace.
+    File(String),
+    /// This chat's reminders: after how many seconds, or off (None).
+    Remind(Option<u64>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +149,26 @@ pub const GSD_HELP: &str = "/gsd:help";
 /// The argument of `/gsd:help` that asks for GSD's help instead of clawmux's.
 pub const GSD_HELP_ARG: &str = "gsd";
 
+/// Longest reminder time taken, in seconds (a day).
+const MAX_REMIND_SECS: u64 = 24 * 3600;
+
+/// `/gsd:remind N|Nm|Ns|off`: minutes (or seconds with `s`), or off.
+fn parse_remind(args: &str) -> Result<Option<u64>, String> {
+    let usage = "`/gsd:remind <minutes>` (or `30s`, `5m`), or `/gsd:remind off`";
+    let a = args.trim().to_ascii_lowercase();
+    if a == "off" {
+        return Ok(None);
+    }
+    let (digits, unit) = match a.strip_suffix('s') {
+        Some(d) => (d, 1),
+        None => (a.strip_suffix('m').unwrap_or(&a), 60),
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 && n.saturating_mul(unit) <= MAX_REMIND_SECS => Ok(Some(n * unit)),
+        _ => Err(format!("say after how long: {usage}, at most a day")),
+    }
+}
+
 pub fn route(text: &str) -> Route {
     let text = text.trim();
     let Some(name) = gsd_name(text) else {
@@ -160,6 +188,20 @@ pub fn route(text: &str) -> Route {
         "projects" => Ok(Builtin::Projects),
         "status" => Ok(Builtin::Status),
         "cancel" => Ok(Builtin::Cancel),
+        // GSD has an `inbox` too: bare, it is clawmux's; `/gsd:inbox gsd`
+        // (and any other arguments) reach GSD's.
+        "inbox" if args.is_empty() => Ok(Builtin::Inbox),
+        "file" if args.is_empty() => Err(Route::Usage("say which file: `/gsd:file <path>`".into())),
+        "file" => Ok(Builtin::File(args.to_string())),
+        "inbox" if args == GSD_HELP_ARG => {
+            return Route::Agent(text.trim_end_matches(GSD_HELP_ARG).trim_end().to_string());
+        }
+        "remind" => parse_remind(args)
+            .map(Builtin::Remind)
+            .map_err(Route::Usage),
+        "keys" => crate::bridge::panes::keys::parse_keys(args)
+            .map(Builtin::Keys)
+            .map_err(Route::Usage),
         "use" => one_arg("say which project", "/gsd:use <project>").map(Builtin::Use),
         "new-project" => match args.split_once(char::is_whitespace) {
             _ if args.is_empty() || args.starts_with(['-', '@']) => {
@@ -339,6 +381,30 @@ mod tests {
         );
         assert_eq!(route("/gsd:sessions"), Route::Builtin(Builtin::Sessions));
         assert_eq!(route("/gsd:mode"), Route::Builtin(Builtin::Mode(None)));
+        use crate::bridge::panes::keys::NamedKey;
+        assert_eq!(
+            route("/gsd:keys esc Enter"),
+            Route::Builtin(Builtin::Keys(vec![NamedKey::Esc, NamedKey::Enter]))
+        );
+        assert!(matches!(route("/gsd:keys"), Route::Usage(u) if u.contains("say which keys")));
+        assert_eq!(route("/gsd:inbox"), Route::Builtin(Builtin::Inbox));
+        assert_eq!(
+            route("/gsd:remind 5"),
+            Route::Builtin(Builtin::Remind(Some(300)))
+        );
+        assert_eq!(
+            route("/gsd:remind 30s"),
+            Route::Builtin(Builtin::Remind(Some(30)))
+        );
+        assert_eq!(
+            route("/gsd:remind off"),
+            Route::Builtin(Builtin::Remind(None))
+        );
+        assert!(matches!(route("/gsd:remind 0"), Route::Usage(_)));
+        assert!(matches!(route("/gsd:remind 2000m"), Route::Usage(_)));
+        assert!(
+            matches!(route("/gsd:keys ls"), Route::Usage(u) if u.contains("`ls` is not a key"))
+        );
         assert_eq!(
             route("/gsd:mode acceptedits"),
             Route::Builtin(Builtin::Mode(Some(PermissionMode::AcceptEdits)))
@@ -358,6 +424,7 @@ mod tests {
                     // clawmux's help and new-project share GSD's names:
                     // GSD's stay reachable through their documented forms.
                     "help" => route(&format!("{text} gsd")) == Route::Agent(GSD_HELP.into()),
+                    "inbox" => route(&format!("{text} gsd")) == Route::Agent(text.clone()),
                     "new-project" => routed == Route::Agent(text.clone()),
                     _ => routed == Route::Agent(text.clone()),
                 };

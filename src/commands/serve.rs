@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clawmux::bridge::channels::{console, feishu as feishu_channel, outbox};
+use clawmux::bridge::channels::{console, feishu as feishu_channel, outbox, streaming};
 use clawmux::bridge::config::Config;
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
 use clawmux::detect::Profiles;
@@ -190,10 +190,20 @@ async fn serve(
             state_dir.display()
         );
         tokio::spawn(outbox::run(shared.clone(), console::ConsoleCourier));
+        if config.feishu.stream_answers {
+            tokio::spawn(streaming::run(
+                shared.clone(),
+                streaming::ConsoleStream::default(),
+            ));
+        }
         end_of_input = Some(console::spawn_stdin_reader(chat_tx));
     } else {
         let (courier, _intake) =
             feishu_channel::start(&config, &shared, &state_dir, chat_tx).await?;
+        if config.feishu.stream_answers {
+            let sink = streaming::FeishuStream(courier.api());
+            tokio::spawn(streaming::run(shared.clone(), sink));
+        }
         tokio::spawn(outbox::run(shared.clone(), courier));
         eprintln!(
             "clawmux: serving Feishu ({:?} intake); state in {}",

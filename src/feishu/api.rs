@@ -487,7 +487,14 @@ impl Api {
     }
 
     /// An authenticated call: returns `data` of a `code: 0` answer.
-    async fn call(&self, method: Method, path: &str, body: &Value) -> Result<Value, FeishuError> {
+    /// Shared with the CardKit calls (`cardkit`), which use the same retry
+    /// loop and error classes.
+    pub(super) async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: &Value,
+    ) -> Result<Value, FeishuError> {
         self.call_full(method, path, body)
             .await
             .map(|v| v.get("data").cloned().unwrap_or(Value::Null))
@@ -720,7 +727,7 @@ fn card_content(card: &(impl Serialize + ?Sized)) -> String {
 /// Refuses a request body over Feishu's limit before sending it: Feishu
 /// would refuse it too (230025), and the builders keep under it, so this
 /// only catches a card built some other way.
-fn check_body(body: &Value) -> Result<(), FeishuError> {
+pub(super) fn check_body(body: &Value) -> Result<(), FeishuError> {
     let len = serde_json::to_vec(body).map(|b| b.len()).unwrap_or(0);
     if len > MAX_REQUEST_BODY_BYTES {
         return Err(FeishuError::CardTooLarge(len));
@@ -728,7 +735,7 @@ fn check_body(body: &Value) -> Result<(), FeishuError> {
     Ok(())
 }
 
-fn message_id_of(data: &Value) -> Result<MessageId, FeishuError> {
+pub(super) fn message_id_of(data: &Value) -> Result<MessageId, FeishuError> {
     data.get("message_id")
         .and_then(Value::as_str)
         .map(str::to_string)
@@ -736,7 +743,7 @@ fn message_id_of(data: &Value) -> Result<MessageId, FeishuError> {
 }
 
 /// Message ids go into URL paths: keep only the characters Feishu ids use.
-fn path_segment(id: &str) -> String {
+pub(super) fn path_segment(id: &str) -> String {
     id.chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
         .collect()

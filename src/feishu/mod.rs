@@ -6,6 +6,7 @@
 //! - [`card`]: the typed card JSON 2.0 model and its size budget.
 //! - [`paginate`]: split long markdown into cards under the 30 KB limit.
 //! - [`api`]: token cache, send/reply/patch with retries, progress throttle.
+//! - [`cardkit`]: card entities whose text streams in (create, stream, close).
 //! - [`event`]: typed intake events parsed from Feishu's event JSON; dedupe.
 //! - [`pbbp2`]: the long connection's protobuf frame.
 //! - [`ws`]: the long-connection client (endpoint, pings, acks, reconnect).
@@ -16,6 +17,7 @@
 
 pub mod api;
 pub mod card;
+pub mod cardkit;
 pub mod dispatch;
 pub mod event;
 pub mod intake;

@@ -42,6 +42,15 @@ pub enum LogEvent {
     },
     /// `/gsd:cancel` sent Esc to a project's agent.
     Cancel { project: String, sender: String },
+    /// `/gsd:keys` or an Interrupt button: keys for a project's pane.
+    /// `stage` is `intent` (written before the keys go), then `sent` or
+    /// `failed`.
+    Keys {
+        project: String,
+        by: String,
+        keys: String,
+        stage: String,
+    },
     /// A command for an agent was accepted.
     Command {
         project: String,
@@ -485,6 +494,12 @@ mod documented {
                 approval: "ap1".into(),
                 tries: 2,
             },
+            LogEvent::Keys {
+                project: p(),
+                by: s("ou_a"),
+                keys: s("Esc Enter"),
+                stage: s("intent"),
+            },
             LogEvent::ApprovalGone {
                 project: p(),
                 approval: "ap1".into(),
@@ -651,9 +666,10 @@ mod documented {
             LogWriteFailed { .. } => 45,
             DialogMismatch { .. } => 46,
             AnswerResent { .. } => 47,
+            Keys { .. } => 48,
         }
     }
-    const VARIANTS: usize = 48;
+    const VARIANTS: usize = 49;
 
     /// GitHub's anchor for a heading: lower case, spaces to `-`, other
     /// punctuation (but `-` and `_`) dropped.

@@ -11,6 +11,7 @@ pub mod private;
 pub mod shared;
 pub mod state;
 pub mod state_file;
+pub mod stream;
 
 use std::path::PathBuf;
 

@@ -38,6 +38,13 @@ pub struct State {
     /// Deliveries Feishu refused for good, newest last (at most
     /// [`DEAD_LETTER_CAPACITY`]): moved aside so later cards go out.
     pub dead_letters: VecDeque<DeadLetter>,
+    /// Running commands' streamed answer cards, by command id.
+    pub streams: BTreeMap<JobId, super::stream::AnswerStream>,
+    /// Chat id -> after how long (seconds) a waiting prompt is reminded
+    /// of; a chat not here gets no reminders (the default).
+    pub reminders: BTreeMap<String, u64>,
+    /// Prompts already reminded of (once each); pruned as they go.
+    pub reminded: std::collections::BTreeSet<ApprovalId>,
 }
 
 /// Dead letters kept for the operator to inspect: enough to see a pattern,

@@ -4,12 +4,16 @@
 mod crash;
 mod faults;
 mod feishu_e2e;
+mod files;
 pub(crate) mod harness;
 mod hooks;
+mod inbox;
+mod keys;
 mod latency;
 mod outage;
 mod receipts;
 mod soak;
+mod streaming;
 mod typing_crash;
 
 use std::time::Duration;

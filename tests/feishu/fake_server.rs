@@ -24,6 +24,10 @@
 //!   (`type=card`), whole or in `sum>1` fragments, records acks, and like
 //!   Feishu redelivers unacknowledged events when the client reconnects.
 //!
+//! - CardKit (`POST /open-apis/cardkit/v1/cards`, `PUT …/elements/:id/content`,
+//!   `PATCH …/settings`) and messages showing an entity by `card_id`, with
+//!   Feishu's sequence, uuid, rate and streaming rules (see `cardkit`).
+//!
 //! Faults: [`fail_next`](FakeFeishu::fail_next) (HTTP 500), [`fail_for`](FakeFeishu::fail_for)
 //! (503 for a while), [`fail_after_accept_next`](FakeFeishu::fail_after_accept_next)
 //! (message stored, then 500), [`rate_limit_next`](FakeFeishu::rate_limit_next)
@@ -34,6 +38,10 @@
 
 #![allow(dead_code)] // a fixture: each test area uses a different part
 
+#[path = "fake_server/cardkit.rs"]
+mod cardkit;
+pub use cardkit::Entity;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -43,7 +51,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, patch, post};
+use axum::routing::{get, patch, post, put};
 use base64::Engine;
 use clawmux::feishu::pbbp2::{Frame, METHOD_CONTROL, METHOD_DATA};
 use clawmux::feishu::{Domain, FeishuConfig};
@@ -85,8 +93,11 @@ pub struct Recorded {
     /// `receive_id_type` and `receive_id` of a send; the parent of a reply.
     pub target: String,
     pub uuid: Option<String>,
-    /// The card, parsed from `content`.
+    /// The card, parsed from `content` (for a card entity: the entity's
+    /// card when the message was sent; [`FakeFeishu::entity`] has it now).
     pub card: Value,
+    /// The card entity the message shows, when it was sent by `card_id`.
+    pub card_id: Option<String>,
     pub at: Instant,
 }
 
@@ -218,6 +229,7 @@ struct State_ {
     history: HashMap<String, Vec<Frame>>,
     acks: HashMap<String, Vec<Ack>>,
     current_ws: Option<mpsc::UnboundedSender<WsCmd>>,
+    cardkit: cardkit::CardKit,
 }
 
 enum WsCmd {
@@ -306,6 +318,15 @@ impl FakeFeishu {
             )
             .route("/open-apis/im/v1/files", post(upload_file))
             .route("/open-apis/bot/v3/info", get(bot_info))
+            .route("/open-apis/cardkit/v1/cards", post(cardkit::create))
+            .route(
+                "/open-apis/cardkit/v1/cards/{card_id}/elements/{element_id}/content",
+                put(cardkit::content),
+            )
+            .route(
+                "/open-apis/cardkit/v1/cards/{card_id}/settings",
+                patch(cardkit::settings),
+            )
             .route("/callback/ws/endpoint", post(ws_endpoint))
             .with_state(Arc::clone(&shared));
         let http_task = tokio::spawn(async move {
@@ -1126,10 +1147,19 @@ fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: Stri
             return api_json(0, "ok", json!({"message_id": id}));
         }
         let content = body["content"].as_str().unwrap_or_default();
+        let parsed: Value = serde_json::from_str(content).unwrap_or(Value::Null);
+        let card_id = (parsed["type"] == "card")
+            .then(|| parsed.pointer("/data/card_id").and_then(Value::as_str))
+            .flatten()
+            .map(str::to_string);
         let (kind, card) = match body["msg_type"].as_str() {
-            Some("interactive") => match validate_card(content) {
-                Ok(c) => (kind, c),
-                Err(why) => return card_rejected(why),
+            Some("interactive") => match cardkit::entity_card(s, &parsed) {
+                Some(Ok(c)) => (kind, c),
+                Some(Err(r)) => return r,
+                None => match validate_card(content) {
+                    Ok(c) => (kind, c),
+                    Err(why) => return card_rejected(why),
+                },
             },
             Some("file") => {
                 let c: Value = serde_json::from_str(content).unwrap_or(Value::Null);
@@ -1155,6 +1185,7 @@ fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: Stri
             target,
             uuid,
             card,
+            card_id,
             at: Instant::now(),
         });
         if s.fail_after_accept > 0 {
@@ -1220,6 +1251,7 @@ async fn patch_message(
             target: id,
             uuid: None,
             card,
+            card_id: None,
             at: Instant::now(),
         });
         api_json(0, "ok", json!({}))

@@ -350,6 +350,12 @@ impl FeishuCourier {
             pacer: Pacer::new(),
         }
     }
+
+    /// The API client it sends with (the answer stream shares it: one
+    /// token cache).
+    pub fn api(&self) -> Arc<Api> {
+        Arc::clone(&self.api)
+    }
 }
 
 /// The pacing key of an entry: its chat, or for an update the message.

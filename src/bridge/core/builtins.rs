@@ -76,6 +76,10 @@ impl Core {
             } => self.new_project(target, reply_to, &name, &gsd_args, agent, sender),
             Builtin::Status => self.status(target, reply_to),
             Builtin::Mode(mode) => self.mode(target, reply_to, sender, mode),
+            Builtin::Keys(keys) => self.keys(target, reply_to, sender, keys),
+            Builtin::Inbox => self.inbox(target, reply_to, sender),
+            Builtin::File(path) => self.send_file(target, reply_to, sender, &path),
+            Builtin::Remind(secs) => self.remind(target, reply_to, secs),
             Builtin::Cancel => {
                 let Some(project) = self.current_project(target) else {
                     self.error(target, reply_to, "No project selected", "/gsd:cancel", "");

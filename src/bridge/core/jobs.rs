@@ -85,6 +85,9 @@ impl Core {
     /// A command is over: forget it (memory and state file).
     pub(super) fn finish_job(&mut self, id: &str) -> Option<Job> {
         self.throttles.remove(id);
+        // A command ended some other way: its streamed card closes with
+        // what it showed.
+        self.end_stream(id, None);
         self.shared.update(|s| {
             let at = s.jobs.iter().position(|j| j.id == id)?;
             Some(s.jobs.remove(at))
@@ -128,6 +131,7 @@ impl Core {
                     && let Some(j) = self.job(id)
                 {
                     let card = present::progress_card(&self.title(&j), "Running…", None, "");
+                    let card = present::with_interrupt(card, &project, id);
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.clone());
@@ -157,6 +161,7 @@ impl Core {
                     if let Some(planning) = self.planning_of(&project) {
                         card = present::with_planning(card, &planning);
                     }
+                    let card = present::with_interrupt(card, &project, id);
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
@@ -194,6 +199,10 @@ impl Core {
                     seconds,
                     errors,
                 });
+                if let Some(id) = &job_id {
+                    // The streamed card closes with the result's own text.
+                    self.end_stream(id, Some(&output));
+                }
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     let stage = match &ending {
                         TurnEnding::Finished => format!("Finished in {seconds}s"),
@@ -225,9 +234,16 @@ impl Core {
                             let threshold = self.config.feishu.long_result_bytes;
                             let (dir, title) = (&self.state_dir, self.title(&j));
                             let screen = (!screen.is_empty()).then_some(screen.as_str());
-                            let entries = long_result::result_entries(
+                            let mut entries = long_result::result_entries(
                                 dir, threshold, target, reply_to, &title, &output, screen,
                             );
+                            // Tokens, cost and context are left out until
+                            // the agent reports them (see `present::footer`).
+                            let footer = present::footer::TurnFooter {
+                                seconds,
+                                ..Default::default()
+                            };
+                            present::footer::add(&mut entries, &footer);
                             self.shared.update(|s| s.outbox.extend(entries));
                         }
                     }
@@ -353,7 +369,9 @@ impl Core {
             | ProjectEventKind::ApprovalGone { .. }
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
-            | ProjectEventKind::Replied { .. } => {}
+            | ProjectEventKind::Replied { .. }
+            | ProjectEventKind::Answer { .. }
+            | ProjectEventKind::KeysSent { .. } => {}
         }
     }
 }

@@ -10,15 +10,23 @@
 //! - `approvals`: approval cards, answers by button, reply or command.
 //! - `builtins`: the commands clawmux answers itself.
 //! - `progress`: progress card updates, at most one per interval.
+//! - `stream`: the running command's streamed answer card.
+//! - `keys`: `/gsd:keys` and the progress card's Interrupt button.
+//! - `inbox`: `/gsd:inbox` and reminders of prompts that wait.
+//! - `files`: `/gsd:file`, a workspace file sent to the chat.
 //! - `hosts`: where a project runs, host outages, adopted panes.
 
 mod admission;
 mod approvals;
 mod builtins;
+mod files;
 mod hooks;
 mod hosts;
+mod inbox;
 mod jobs;
+mod keys;
 mod progress;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -102,6 +110,7 @@ impl std::fmt::Debug for ProjectCmd {
             ProjectCmd::Answer { .. } => "Answer",
             ProjectCmd::Type { .. } => "Type",
             ProjectCmd::Cancel { .. } => "Cancel",
+            ProjectCmd::Keys { .. } => "Keys",
             ProjectCmd::SetMode { .. } => "SetMode",
             ProjectCmd::Screen { .. } => "Screen",
             ProjectCmd::HookStop { .. } => "HookStop",
@@ -175,7 +184,10 @@ impl Core {
             Input::Click(c) => self.on_click(c),
             Input::Project(e) => self.on_project_event(e),
             Input::Hook(h) => self.on_hook(h),
-            Input::Tick => self.flush_progress(),
+            Input::Tick => {
+                self.flush_progress();
+                self.remind_due();
+            }
             Input::LogHealth(health) => self.on_log_health(health),
         }
         std::mem::take(&mut self.effects)
@@ -203,6 +215,7 @@ impl Core {
             }
             ProjectCmd::Type { reply, .. }
             | ProjectCmd::Cancel { reply, .. }
+            | ProjectCmd::Keys { reply, .. }
             | ProjectCmd::SetMode { reply, .. }
             | ProjectCmd::Screen { reply } => Some((reply.target, reply.reply_to)),
             ProjectCmd::HookStop { .. }
@@ -406,6 +419,7 @@ impl Core {
         let answer = match CardAction::from_value(&c.value) {
             Ok(CardAction::Approval(choice)) => return self.click_approval(c, choice),
             Ok(CardAction::Command(choice)) => self.click_command(&c, choice),
+            Ok(CardAction::Interrupt(choice)) => self.click_interrupt(&c, choice),
             Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
                     if self.use_project(&c.target, None, p, &c.operator) {
@@ -490,6 +504,13 @@ impl Core {
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),
+            ProjectEventKind::Answer { text } => self.on_answer(&e.job, &text),
+            ProjectEventKind::KeysSent {
+                keys,
+                by,
+                reply,
+                result,
+            } => self.keys_sent(&project, &keys, &by, &reply, result),
             kind => self.on_job_event(&project, &e.job, kind),
         }
     }

@@ -523,6 +523,12 @@ impl AgentPane {
         self.client.send_keys(self.pane, &["Escape"]).await
     }
 
+    /// Sends named keys (`/gsd:keys`), in order, as one tmux command.
+    pub async fn send_named_keys(&self, keys: &[super::keys::NamedKey]) -> Result<(), TmuxError> {
+        let names: Vec<&str> = keys.iter().map(|k| k.tmux_name()).collect();
+        self.client.send_keys(self.pane, &names).await
+    }
+
     /// The visible screen as tmux has it (for resyncs and timeout cards).
     pub async fn capture(&self) -> Result<Bytes, TmuxError> {
         self.client.capture_screen(self.pane).await

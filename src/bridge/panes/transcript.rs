@@ -184,6 +184,12 @@ impl Transcript {
         }
     }
 
+    /// Whether the agent's answer began (a `●` block): before it, the
+    /// text is the screen's (the echoed command), not an answer to stream.
+    pub fn has_answer(&self) -> bool {
+        self.answer.lines.iter().any(|l| l != GAP_LINE)
+    }
+
     /// The result: the agent's answer when it gave one (its `●` blocks),
     /// otherwise every line kept (a shell's output).
     pub fn text(&self) -> String {

@@ -10,7 +10,7 @@
 //! or `{"action":"projects"}`. A select menu's chosen option is not in the
 //! value: Feishu sends it as the click's `action.option`.
 
-use crate::store::state::{ApprovalId, ProjectName};
+use crate::store::state::{ApprovalId, JobId, ProjectName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -36,6 +36,16 @@ pub enum CardAction {
     /// Send a command to a project's agent: the one it suggested when it
     /// refused another (`Did you mean /gsd-plan-phase?`).
     Command(CommandChoice),
+    /// Interrupt `project`'s running command `job` (the progress card's
+    /// button): the agent's interrupt key, for approvers.
+    Interrupt(InterruptChoice),
+}
+
+/// Interrupt command `job` of `project`; a click after it ended is stale.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterruptChoice {
+    pub project: ProjectName,
+    pub job: JobId,
 }
 
 /// Type `command` into `project`'s agent, as if its chat had sent it.
@@ -99,13 +109,14 @@ impl CardAction {
     }
 
     /// Every action name, as written on the wire.
-    const NAMES: [&'static str; 6] = [
+    const NAMES: [&'static str; 7] = [
         "approval",
         "select_project",
         "projects",
         "help",
         "status",
         "command",
+        "interrupt",
     ];
 }
 
@@ -134,6 +145,10 @@ mod tests {
             CardAction::Command(CommandChoice {
                 project: "web".into(),
                 command: "/gsd-plan-phase 2".into(),
+            }),
+            CardAction::Interrupt(InterruptChoice {
+                project: "web".into(),
+                job: "j1".into(),
             }),
         ] {
             let v = a.to_value();

@@ -9,10 +9,16 @@
 //! records and the card model, nothing that runs.
 //!
 //! - [`action`]: the tagged value a button carries, and its parsing.
+//! - [`stream`]: the streamed answer card of a running turn.
+//! - [`inbox`]: every prompt waiting for an answer, and reminders.
+//! - [`footer`]: the turn footer under a result (duration, reported figures).
 
 pub mod action;
+pub mod footer;
+pub mod inbox;
+pub mod stream;
 
-pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice};
+pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice, InterruptChoice};
 
 use crate::feishu::card::{
     Behavior, ButtonKind, Card, Element, PlainText, SelectOption, TARGET_BODY_BYTES, Template,
@@ -324,6 +330,17 @@ pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
 
 // ---------------------------------------------------------------------------
 // Errors and menus.
+
+/// The progress card of a running command, with its Interrupt button
+/// (the click comes back as [`CardAction::Interrupt`]).
+pub fn with_interrupt(card: Card, project: &str, job: &str) -> Card {
+    let action = CardAction::Interrupt(InterruptChoice {
+        project: project.into(),
+        job: job.into(),
+    });
+    let button = Element::callback_button("Interrupt", ButtonKind::Default, action.to_value());
+    card.push(Element::row(vec![button]))
+}
 
 /// A guidance button on an error card.
 #[derive(Debug, Clone, PartialEq)]

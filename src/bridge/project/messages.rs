@@ -64,6 +64,12 @@ pub enum ProjectEventKind {
         percent: Option<u8>,
         tail: String,
     },
+    /// The running command's answer so far (the same filtered text its
+    /// result will hold, its end kept within the stream bound), sent when
+    /// the pane finished new lines of it: what a streamed card shows.
+    Answer {
+        text: String,
+    },
     Approval(Approval),
     ApprovalGone {
         approval_id: ApprovalId,
@@ -144,6 +150,13 @@ pub enum ProjectEventKind {
     },
     /// `/gsd:cancel`: Esc was sent, or there was nothing to cancel.
     Cancelled {
+        by: String,
+        reply: Reply,
+        result: Result<(), ProjectError>,
+    },
+    /// `/gsd:keys`: the keys went to the pane, or could not.
+    KeysSent {
+        keys: Vec<crate::bridge::panes::keys::NamedKey>,
         by: String,
         reply: Reply,
         result: Result<(), ProjectError>,
@@ -249,6 +262,12 @@ pub enum ProjectCmd {
         reply: Reply,
     },
     Cancel {
+        by: String,
+        reply: Reply,
+    },
+    /// `/gsd:keys`: send these keys to the agent's pane.
+    Keys {
+        keys: Vec<crate::bridge::panes::keys::NamedKey>,
         by: String,
         reply: Reply,
     },

@@ -344,6 +344,20 @@ impl Actor {
                 self.emit(None, ProjectEventKind::Cancelled { by, reply, result })
                     .await;
             }
+            ProjectCmd::Keys { keys, by, reply } => {
+                let result = match &self.pane {
+                    Some((p, _)) => (p.send_named_keys(&keys).await)
+                        .map_err(|e| ProjectError::Pane(e.to_string())),
+                    None => Err(ProjectError::Pane("the agent's pane is not open".into())),
+                };
+                let kind = ProjectEventKind::KeysSent {
+                    keys,
+                    by,
+                    reply,
+                    result,
+                };
+                self.emit(None, kind).await;
+            }
             ProjectCmd::Screen { reply } => {
                 let screen = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane().screen());
                 self.emit(None, ProjectEventKind::Screen { reply, screen })

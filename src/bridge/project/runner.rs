@@ -6,6 +6,7 @@
 //! queue, the running command and the prompt on screen change together.
 
 use std::collections::{HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
 use super::confirm::{disagreement, fill_body};
@@ -14,6 +15,7 @@ use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
 use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, ProgressFields};
 use crate::hooks::ToolRequest;
 use crate::store::state::{Approval, ApprovalId, Job};
+use crate::store::stream::{MAX_STREAM_TEXT_BYTES, bounded_tail};
 
 /// Commands waiting per project at most: more is a runaway script.
 pub const MAX_QUEUED: usize = 32;
@@ -44,6 +46,8 @@ pub struct Running {
     /// The turn's final text from the agent's `Stop` hook.
     hook_answer: Option<String>,
     tasks: Tasks,
+    /// A hash of the answer text last reported (see [`JobRunner::answer_news`]).
+    answer_told: Option<u64>,
 }
 
 /// A command waiting for its turn; `recovery` types the context-recovery
@@ -240,6 +244,7 @@ impl JobRunner {
             recovery,
             hook_answer: None,
             tasks: Tasks::default(),
+            answer_told: None,
         });
         new_deadline
     }
@@ -260,6 +265,23 @@ impl JobRunner {
         self.recent.extend(lines.iter().cloned());
         let excess = self.recent.len().saturating_sub(RECENT_LINES);
         self.recent.drain(..excess);
+    }
+
+    /// The running command's answer so far, when it changed since it was
+    /// last reported: the same text its result will hold, its end kept
+    /// within [`MAX_STREAM_TEXT_BYTES`] (a streamed card shows it).
+    pub fn answer_news(&mut self) -> Option<Step> {
+        let job = self.reported_job()?;
+        let running = self.running.as_mut().filter(|r| r.output.has_answer())?;
+        let text = bounded_tail(&running.output.text(), MAX_STREAM_TEXT_BYTES);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let hash = h.finish();
+        if running.answer_told == Some(hash) || text.trim().is_empty() {
+            return None;
+        }
+        running.answer_told = Some(hash);
+        Some(Step::Emit(Some(job), ProjectEventKind::Answer { text }))
     }
 
     /// The running command's output goes on without some of its lines.
@@ -603,6 +625,9 @@ pub fn take_output(
     let lines = watcher.feed_after_tick(now, data, &mut |d| seen.push(d));
     runner.lines(&lines);
     runner.footer(&watcher.footer_rows());
+    if !lines.is_empty() {
+        steps.extend(runner.answer_news());
+    }
     for d in seen {
         steps.extend(runner.on_detection(d, session));
     }

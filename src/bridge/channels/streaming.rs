@@ -1,0 +1,609 @@
+//! Streams each running command's answer into a card of its own while the
+//! turn runs: on Feishu a CardKit entity typed into, on the console the
+//! new lines as text. The core writes what the card should show into the
+//! state ([`AnswerStream`]); this task brings the card there.
+//!
+//! Limits: one entity operation per card per [`OP_GAP`] (under 3 a second,
+//! against Feishu's 10), each carrying the latest text, so a fast writer
+//! is coalesced rather than queued. When CardKit refuses a card (no
+//! permission, streaming closed or timed out, …), the card becomes a plain
+//! card patched at most every [`PATCH_GAP`], at most
+//! [`MAX_INTERIM_PATCHES`] times, the final text always.
+//!
+//! Exactly once: every operation is written to the state, and flushed to
+//! disk, before it is sent ([`AnswerStream::in_flight`]), with its sequence
+//! and uuid; retries and a restart send that same operation again, which
+//! Feishu takes as a no-op if it had already applied it. The entity id is
+//! on disk before the message showing it is sent, and the send carries
+//! the stream's uuid, so a crash makes neither a second card nor a lost one.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::bridge::present::stream::{shown_text, stream_card, stream_title, summary};
+use crate::feishu::api::{Api, ErrorClass, FeishuError, ReceiveId};
+use crate::feishu::cardkit::{SEQUENCE_CODE, calls_for_fallback};
+use crate::store::SharedState;
+use crate::store::state::{ChatTarget, JobId};
+use crate::store::stream::{AnswerStream, StreamOp};
+use crate::text_escape::{Keep, escape_controls};
+
+/// Least time between two operations on one card entity: at most ~2.9
+/// operations a second, well under Feishu's 10, leaving room for retries.
+pub const OP_GAP: Duration = Duration::from_millis(350);
+/// Least time between two interim patches of a plain (fallback) card: a
+/// message takes at most 5 edits a second.
+pub const PATCH_GAP: Duration = Duration::from_secs(2);
+/// Interim patches of a fallback card at most: Feishu silently stops
+/// applying edits of one message after a few dozen; the final one must land.
+pub const MAX_INTERIM_PATCHES: u32 = 15;
+/// How often the task looks for work.
+const POLL: Duration = Duration::from_millis(50);
+/// Failures in a row after which a stream gives up CardKit (then falls back
+/// to patching) or, patching already, is dropped: the result card still
+/// carries the whole answer.
+const MAX_FAILURES: u32 = 8;
+/// First wait after a failed operation; doubles up to [`RETRY_CAP`].
+const RETRY_FIRST: Duration = Duration::from_millis(500);
+const RETRY_CAP: Duration = Duration::from_secs(10);
+
+/// What a failed stream operation calls for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    /// CardKit will not take this card: patch a plain card instead.
+    #[error("CardKit refused: {0}")]
+    Fallback(String),
+    /// The entity is past this operation's sequence: take a new one.
+    #[error("sequence behind the card's")]
+    Sequence,
+    /// Never going to work (chat gone, message deleted).
+    #[error("{0}")]
+    Permanent(String),
+    /// Worth retrying: network, 5xx, rate limits.
+    #[error("{0}")]
+    Transient(String),
+}
+
+impl From<FeishuError> for StreamError {
+    fn from(e: FeishuError) -> Self {
+        if calls_for_fallback(&e) {
+            return StreamError::Fallback(e.to_string());
+        }
+        if e.code() == Some(SEQUENCE_CODE) {
+            return StreamError::Sequence;
+        }
+        match e.class() {
+            ErrorClass::Permanent => StreamError::Permanent(e.to_string()),
+            _ => StreamError::Transient(e.to_string()),
+        }
+    }
+}
+
+/// Where streamed cards go: Feishu ([`FeishuStream`]) or the console.
+pub trait StreamSink: Send + Sync + 'static {
+    /// Creates a card entity; returns its id.
+    fn create(&self, card: &Value) -> impl Future<Output = Result<String, StreamError>> + Send;
+    /// Sends entity `card_id` as a message; returns its id.
+    fn send_entity(
+        &self,
+        s: &AnswerStream,
+        card_id: &str,
+        uuid: &str,
+    ) -> impl Future<Output = Result<String, StreamError>> + Send;
+    /// Sends a plain card (the fallback); returns its message id.
+    fn send_card(
+        &self,
+        s: &AnswerStream,
+        card: &Value,
+        uuid: &str,
+    ) -> impl Future<Output = Result<String, StreamError>> + Send;
+    /// Sets the answer element's text.
+    fn text(
+        &self,
+        card_id: &str,
+        text: &str,
+        sequence: u32,
+        uuid: &str,
+    ) -> impl Future<Output = Result<(), StreamError>> + Send;
+    /// Ends streaming: the card is final.
+    fn close(
+        &self,
+        card_id: &str,
+        summary: &str,
+        sequence: u32,
+        uuid: &str,
+    ) -> impl Future<Output = Result<(), StreamError>> + Send;
+    /// Replaces a plain card (the fallback).
+    fn patch(
+        &self,
+        message_id: &str,
+        card: &Value,
+    ) -> impl Future<Output = Result<(), StreamError>> + Send;
+}
+
+/// What one look at a stream did.
+#[derive(Debug, PartialEq, Eq)]
+enum Stepped {
+    /// Nothing to do now.
+    Idle,
+    /// An operation on the card entity (or its message) went through.
+    Op,
+    /// A fallback card was patched.
+    Patched,
+    /// The stream is over (closed, or given up): it left the state.
+    Done,
+    Failed(StreamError),
+}
+
+/// Per-stream pacing kept in memory: a restart only waits less.
+#[derive(Default)]
+struct Pace {
+    next_at: Option<Instant>,
+    failures: u32,
+}
+
+/// Runs for ever, bringing every stream's card to what the state says.
+pub async fn run(shared: SharedState, sink: impl StreamSink) {
+    let mut pace: HashMap<JobId, Pace> = HashMap::new();
+    loop {
+        let jobs: Vec<JobId> = shared.read(|s| s.streams.keys().cloned().collect());
+        pace.retain(|j, _| jobs.contains(j));
+        for job in jobs {
+            let p = pace.entry(job.clone()).or_default();
+            if p.next_at.is_some_and(|at| Instant::now() < at) {
+                continue;
+            }
+            match step(&shared, &sink, &job).await {
+                Stepped::Idle => {}
+                Stepped::Op => {
+                    p.failures = 0;
+                    p.next_at = Some(Instant::now() + OP_GAP);
+                }
+                Stepped::Patched => {
+                    p.failures = 0;
+                    p.next_at = Some(Instant::now() + PATCH_GAP);
+                }
+                Stepped::Done => {
+                    pace.remove(&job);
+                }
+                Stepped::Failed(e) => {
+                    p.failures += 1;
+                    let n = p.failures;
+                    let wait = RETRY_FIRST
+                        .saturating_mul(1 << (n - 1).min(8))
+                        .min(RETRY_CAP);
+                    p.next_at = Some(Instant::now() + wait);
+                    tracing::warn!(job = %job, error = %e, failures = n, "streaming an answer card failed");
+                    if n >= MAX_FAILURES || matches!(e, StreamError::Permanent(_)) {
+                        p.failures = 0;
+                        give_up(&shared, &job, &e);
+                    }
+                }
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// A stream that keeps failing: off CardKit to patching, or, patching
+/// already (or refused for good), dropped: the result card has the answer.
+fn give_up(shared: &SharedState, job: &JobId, e: &StreamError) {
+    let dropped = shared.update(|st| {
+        let s = st.streams.get_mut(job)?;
+        if !s.patching && !matches!(e, StreamError::Permanent(_)) {
+            s.patching = true;
+            s.in_flight = None;
+            return Some(false);
+        }
+        st.streams.remove(job);
+        Some(true)
+    });
+    match dropped {
+        Some(true) => {
+            tracing::error!(job = %job, error = %e, "gave up streaming an answer card; the result card carries the answer")
+        }
+        Some(false) => {
+            tracing::warn!(job = %job, error = %e, "CardKit keeps failing; patching the answer card instead")
+        }
+        None => {}
+    }
+}
+
+/// The text the card should show now.
+fn wanted(s: &AnswerStream) -> &str {
+    shown_text(s.final_text.as_deref().unwrap_or(&s.text))
+}
+
+/// Changes stream `job` in the state, if it is still there.
+fn change(shared: &SharedState, job: &JobId, f: impl FnOnce(&mut AnswerStream)) {
+    shared.update(|st| {
+        if let Some(s) = st.streams.get_mut(job) {
+            f(s);
+        }
+    });
+}
+
+fn finish(shared: &SharedState, job: &JobId) -> Stepped {
+    shared.update(|st| st.streams.remove(job));
+    Stepped::Done
+}
+
+/// Moves stream `job` one operation towards what it should show.
+async fn step(shared: &SharedState, sink: &impl StreamSink, job: &JobId) -> Stepped {
+    // Twice at most: an operation recorded is sent in the same step.
+    for _ in 0..2 {
+        let Some(s) = shared.read(|st| st.streams.get(job).cloned()) else {
+            return Stepped::Done;
+        };
+        if !s.patching && s.card_id.is_none() {
+            let text = wanted(&s).to_string();
+            let card = stream_card(&s.title, &text, true, false);
+            return match sink.create(&card).await {
+                Ok(id) => {
+                    change(shared, job, |s| {
+                        s.card_id = Some(id);
+                        s.shown = text;
+                    });
+                    Stepped::Op
+                }
+                Err(StreamError::Fallback(why)) => {
+                    tracing::warn!(job = %job, error = %why, "CardKit refused the answer card; patching a plain card instead");
+                    change(shared, job, |s| s.patching = true);
+                    Stepped::Op
+                }
+                Err(e) => Stepped::Failed(e),
+            };
+        }
+        if s.message_id.is_none() {
+            return send(shared, sink, job, &s).await;
+        }
+        if let Some(op) = &s.in_flight {
+            return replay(shared, sink, job, &s, op).await;
+        }
+        let want = wanted(&s).to_string();
+        let final_ = s.final_text.is_some();
+        if s.patching {
+            return patch(shared, sink, job, &s, &want, final_).await;
+        }
+        let op = if want != s.shown {
+            StreamOp::Text {
+                sequence: s.sequence + 1,
+                text: want,
+            }
+        } else if final_ {
+            StreamOp::Close {
+                sequence: s.sequence + 1,
+            }
+        } else {
+            return Stepped::Idle;
+        };
+        // The intent is on disk before the operation leaves.
+        shared
+            .update_durable(|st| {
+                if let Some(s) = st.streams.get_mut(job) {
+                    s.sequence = op.sequence();
+                    s.in_flight = Some(op);
+                }
+            })
+            .await;
+    }
+    Stepped::Idle
+}
+
+/// Sends the message showing the card (the entity, or the fallback card).
+async fn send(
+    shared: &SharedState,
+    sink: &impl StreamSink,
+    job: &JobId,
+    s: &AnswerStream,
+) -> Stepped {
+    // The entity id must be on disk before a message shows it: a restart
+    // must not make a second entity and send that under the same uuid.
+    shared.flush().await;
+    if s.patching {
+        let text = wanted(s).to_string();
+        let final_ = s.final_text.is_some();
+        let card = stream_card(&s.title, &text, false, final_);
+        // Its own uuid: an entity send under the stream's may have gone.
+        let uuid = format!("{}-p", s.uuid);
+        return match sink.send_card(s, &card, &uuid).await {
+            Ok(id) if final_ => {
+                tracing::debug!(job = %job, message = %id, "answer card sent final");
+                finish(shared, job)
+            }
+            Ok(id) => {
+                change(shared, job, |s| {
+                    s.message_id = Some(id);
+                    s.shown = text;
+                });
+                Stepped::Patched
+            }
+            Err(e) => Stepped::Failed(e),
+        };
+    }
+    let Some(card_id) = &s.card_id else {
+        return Stepped::Idle;
+    };
+    match sink.send_entity(s, card_id, &s.uuid).await {
+        Ok(id) => {
+            change(shared, job, |s| s.message_id = Some(id));
+            Stepped::Op
+        }
+        Err(StreamError::Fallback(why)) => {
+            tracing::warn!(job = %job, error = %why, "the answer card entity cannot be sent; patching a plain card instead");
+            change(shared, job, |s| s.patching = true);
+            Stepped::Op
+        }
+        Err(e) => Stepped::Failed(e),
+    }
+}
+
+/// Sends the recorded operation (again, after a failure or a restart).
+async fn replay(
+    shared: &SharedState,
+    sink: &impl StreamSink,
+    job: &JobId,
+    s: &AnswerStream,
+    op: &StreamOp,
+) -> Stepped {
+    let Some(card_id) = &s.card_id else {
+        change(shared, job, |s| s.in_flight = None);
+        return Stepped::Idle;
+    };
+    let uuid = s.op_uuid(op.sequence());
+    let sent = match op {
+        StreamOp::Text { sequence, text } => sink.text(card_id, text, *sequence, &uuid).await,
+        StreamOp::Close { sequence } => {
+            sink.close(card_id, &summary(&s.shown), *sequence, &uuid)
+                .await
+        }
+    };
+    match (sent, op) {
+        (Ok(()), StreamOp::Text { text, .. }) => {
+            let text = text.clone();
+            change(shared, job, |s| {
+                s.shown = text;
+                s.in_flight = None;
+            });
+            Stepped::Op
+        }
+        (Ok(()), StreamOp::Close { .. }) => finish(shared, job),
+        (Err(StreamError::Sequence), _) => {
+            // Only a state older than the card (a restored backup) gets
+            // here: the same operation under the next sequence.
+            change(shared, job, |s| {
+                s.sequence += 1;
+                let sequence = s.sequence;
+                s.in_flight = s.in_flight.take().map(|op| match op {
+                    StreamOp::Text { text, .. } => StreamOp::Text { sequence, text },
+                    StreamOp::Close { .. } => StreamOp::Close { sequence },
+                });
+            });
+            Stepped::Failed(StreamError::Sequence)
+        }
+        (Err(StreamError::Fallback(why)), _) => {
+            tracing::warn!(job = %job, error = %why, "CardKit stopped taking the answer card; patching it instead");
+            change(shared, job, |s| {
+                s.patching = true;
+                s.in_flight = None;
+            });
+            Stepped::Op
+        }
+        (Err(e), _) => Stepped::Failed(e),
+    }
+}
+
+/// The fallback: the plain card patched, sparingly, the final text always.
+async fn patch(
+    shared: &SharedState,
+    sink: &impl StreamSink,
+    job: &JobId,
+    s: &AnswerStream,
+    want: &str,
+    final_: bool,
+) -> Stepped {
+    let interim = want != s.shown && s.patches < MAX_INTERIM_PATCHES;
+    if !final_ && !interim {
+        return Stepped::Idle;
+    }
+    let Some(message_id) = &s.message_id else {
+        return Stepped::Idle;
+    };
+    let card = stream_card(&s.title, want, false, final_);
+    match sink.patch(message_id, &card).await {
+        Ok(()) if final_ => finish(shared, job),
+        Ok(()) => {
+            let want = want.to_string();
+            change(shared, job, |s| {
+                s.shown = want;
+                s.patches += 1;
+            });
+            Stepped::Patched
+        }
+        Err(e) => Stepped::Failed(e),
+    }
+}
+
+/// Streams to Feishu through the API client.
+pub struct FeishuStream(pub Arc<Api>);
+
+fn receiver(s: &AnswerStream) -> Result<ReceiveId, StreamError> {
+    match &s.target {
+        ChatTarget::Chat { id } => Ok(ReceiveId::ChatId(id.clone())),
+        ChatTarget::Console => Err(StreamError::Permanent(
+            "a console command has no Feishu chat".into(),
+        )),
+    }
+}
+
+impl StreamSink for FeishuStream {
+    async fn create(&self, card: &Value) -> Result<String, StreamError> {
+        Ok(self.0.create_card_entity(card).await?)
+    }
+
+    async fn send_entity(
+        &self,
+        s: &AnswerStream,
+        card_id: &str,
+        uuid: &str,
+    ) -> Result<String, StreamError> {
+        let to = receiver(s)?;
+        Ok(self
+            .0
+            .send_card_entity(&to, s.reply_to.as_deref(), card_id, uuid)
+            .await?)
+    }
+
+    async fn send_card(
+        &self,
+        s: &AnswerStream,
+        card: &Value,
+        uuid: &str,
+    ) -> Result<String, StreamError> {
+        let to = receiver(s)?;
+        Ok(match &s.reply_to {
+            Some(parent) => self.0.reply(parent, card, uuid).await?,
+            None => self.0.send(&to, card, uuid).await?,
+        })
+    }
+
+    async fn text(
+        &self,
+        card_id: &str,
+        text: &str,
+        sequence: u32,
+        uuid: &str,
+    ) -> Result<(), StreamError> {
+        use crate::bridge::present::stream::ANSWER_ELEMENT_ID;
+        Ok(self
+            .0
+            .stream_element_text(card_id, ANSWER_ELEMENT_ID, text, sequence, uuid)
+            .await?)
+    }
+
+    async fn close(
+        &self,
+        card_id: &str,
+        summary: &str,
+        sequence: u32,
+        uuid: &str,
+    ) -> Result<(), StreamError> {
+        Ok(self
+            .0
+            .close_streaming(card_id, summary, sequence, uuid)
+            .await?)
+    }
+
+    async fn patch(&self, message_id: &str, card: &Value) -> Result<(), StreamError> {
+        Ok(self.0.patch(message_id, card).await?)
+    }
+}
+
+/// Streams to the console: the answer's new text as it comes, each line
+/// marked `│`, between a head and a foot line.
+#[derive(Default)]
+pub struct ConsoleStream {
+    /// Card id -> what was printed of it.
+    printed: Mutex<HashMap<String, String>>,
+    next_id: Mutex<u64>,
+}
+
+impl ConsoleStream {
+    fn print(&self, text: &str) -> Result<(), StreamError> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(escape_controls(text, Keep::LinesAndTabs).as_bytes())
+            .and_then(|_| out.flush())
+            .map_err(|e| StreamError::Transient(format!("stdout: {e}")))
+    }
+}
+
+/// The lines of `text` that `before` did not have, marked `│`; all of
+/// `text` when it does not extend `before`.
+pub fn console_delta(before: &str, text: &str) -> String {
+    let new = match text.strip_prefix(before) {
+        Some(rest) => rest,
+        None => text,
+    };
+    new.lines()
+        .filter(|l| !l.is_empty() || new.contains('\n'))
+        .map(|l| format!("│ {l}\n"))
+        .collect()
+}
+
+impl StreamSink for ConsoleStream {
+    async fn create(&self, _card: &Value) -> Result<String, StreamError> {
+        let mut n = self.next_id.lock().unwrap_or_else(|p| p.into_inner());
+        *n += 1;
+        Ok(format!("console-{n}"))
+    }
+
+    async fn send_entity(
+        &self,
+        s: &AnswerStream,
+        card_id: &str,
+        _uuid: &str,
+    ) -> Result<String, StreamError> {
+        let shown = shown_text(&s.shown).to_string();
+        self.print(&format!(
+            "┌─ (streaming) {}\n{}",
+            stream_title(&s.title),
+            console_delta("", &shown)
+        ))?;
+        (self.printed.lock().unwrap_or_else(|p| p.into_inner())).insert(card_id.into(), shown);
+        Ok(card_id.to_string())
+    }
+
+    async fn send_card(
+        &self,
+        s: &AnswerStream,
+        _card: &Value,
+        _uuid: &str,
+    ) -> Result<String, StreamError> {
+        self.send_entity(s, "console-plain", "").await
+    }
+
+    async fn text(
+        &self,
+        card_id: &str,
+        text: &str,
+        _sequence: u32,
+        _uuid: &str,
+    ) -> Result<(), StreamError> {
+        let before = (self.printed.lock().unwrap_or_else(|p| p.into_inner()))
+            .get(card_id)
+            .cloned()
+            .unwrap_or_default();
+        self.print(&console_delta(&before, text))?;
+        (self.printed.lock().unwrap_or_else(|p| p.into_inner()))
+            .insert(card_id.into(), text.to_string());
+        Ok(())
+    }
+
+    async fn close(
+        &self,
+        card_id: &str,
+        _summary: &str,
+        _sequence: u32,
+        _uuid: &str,
+    ) -> Result<(), StreamError> {
+        (self.printed.lock().unwrap_or_else(|p| p.into_inner())).remove(card_id);
+        self.print("└─ (answer complete)\n")
+    }
+
+    async fn patch(&self, message_id: &str, card: &Value) -> Result<(), StreamError> {
+        let text = card
+            .pointer("/body/elements/0/content")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.text(message_id, text, 0, "").await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+//! The stream task on a recording sink: the operation recorded before a
+//! crash is sent again as it was, a refused CardKit falls back to patching,
+//! and the console prints only what is new.
+
+use std::sync::Mutex;
+
+use super::*;
+use crate::store::state::ChatTarget;
+
+/// What the sink was asked, in order.
+#[derive(Default)]
+struct Recorder {
+    calls: Mutex<Vec<String>>,
+    refuse_create: bool,
+}
+
+impl Recorder {
+    fn log(&self, call: String) {
+        self.calls.lock().unwrap().push(call);
+    }
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl StreamSink for Arc<Recorder> {
+    async fn create(&self, _card: &Value) -> Result<String, StreamError> {
+        if self.refuse_create {
+            self.log("create refused".into());
+            return Err(StreamError::Fallback("no scope".into()));
+        }
+        self.log("create".into());
+        Ok("card-1".into())
+    }
+    async fn send_entity(
+        &self,
+        _s: &AnswerStream,
+        card_id: &str,
+        uuid: &str,
+    ) -> Result<String, StreamError> {
+        self.log(format!("send {card_id} {uuid}"));
+        Ok("om_1".into())
+    }
+    async fn send_card(
+        &self,
+        _s: &AnswerStream,
+        card: &Value,
+        uuid: &str,
+    ) -> Result<String, StreamError> {
+        let text = card.pointer("/body/elements/0/content").cloned();
+        self.log(format!("send_card {uuid} {}", text.unwrap_or_default()));
+        Ok("om_2".into())
+    }
+    async fn text(
+        &self,
+        _card_id: &str,
+        text: &str,
+        sequence: u32,
+        uuid: &str,
+    ) -> Result<(), StreamError> {
+        self.log(format!("text {sequence} {uuid} {text:?}"));
+        Ok(())
+    }
+    async fn close(
+        &self,
+        _card_id: &str,
+        _summary: &str,
+        sequence: u32,
+        uuid: &str,
+    ) -> Result<(), StreamError> {
+        self.log(format!("close {sequence} {uuid}"));
+        Ok(())
+    }
+    async fn patch(&self, message_id: &str, card: &Value) -> Result<(), StreamError> {
+        let text = card.pointer("/body/elements/0/content").cloned();
+        self.log(format!("patch {message_id} {}", text.unwrap_or_default()));
+        Ok(())
+    }
+}
+
+fn stream() -> AnswerStream {
+    AnswerStream::new(
+        "job-1".into(),
+        ChatTarget::Chat { id: "oc_1".into() },
+        None,
+        "demo: hi".into(),
+        0,
+    )
+}
+
+async fn run_until_done(shared: &SharedState, sink: Arc<Recorder>) {
+    let task = tokio::spawn(run(shared.clone(), sink));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while shared.read(|s| !s.streams.is_empty()) {
+        assert!(Instant::now() < deadline, "the stream never ended");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task.abort();
+}
+
+#[tokio::test]
+async fn an_operation_recorded_before_a_crash_is_sent_again_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, _) = SharedState::open(dir.path()).unwrap();
+    // As a crash left it: the entity shown, a text operation written down
+    // (it may or may not have reached Feishu), the turn over.
+    let mut s = stream();
+    s.card_id = Some("card-1".into());
+    s.message_id = Some("om_1".into());
+    s.shown = "one".into();
+    s.sequence = 4;
+    s.in_flight = Some(StreamOp::Text {
+        sequence: 4,
+        text: "one\ntwo".into(),
+    });
+    s.final_text = Some("one\ntwo\nthree".into());
+    let uuid = s.uuid.clone();
+    shared.update(|st| st.streams.insert(s.job.clone(), s));
+    let sink = Arc::new(Recorder::default());
+    run_until_done(&shared, Arc::clone(&sink)).await;
+    assert_eq!(
+        sink.calls(),
+        [
+            format!("text 4 {uuid}-4 \"one\\ntwo\""),
+            format!("text 5 {uuid}-5 \"one\\ntwo\\nthree\""),
+            format!("close 6 {uuid}-6"),
+        ],
+        "the same operation again, then the final text, then one close"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_card_entity_becomes_a_plain_card_sent_with_its_final_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, _) = SharedState::open(dir.path()).unwrap();
+    let mut s = stream();
+    s.text = "partial".into();
+    s.final_text = Some("the whole answer".into());
+    let uuid = s.uuid.clone();
+    shared.update(|st| st.streams.insert(s.job.clone(), s));
+    let sink = Arc::new(Recorder {
+        refuse_create: true,
+        ..Default::default()
+    });
+    run_until_done(&shared, Arc::clone(&sink)).await;
+    assert_eq!(
+        sink.calls(),
+        [
+            "create refused".to_string(),
+            format!("send_card {uuid}-p \"the whole answer\""),
+        ]
+    );
+}
+
+#[test]
+fn the_console_prints_only_new_lines() {
+    assert_eq!(console_delta("", "a\nb\n"), "│ a\n│ b\n");
+    assert_eq!(console_delta("a\n", "a\nb\n"), "│ b\n");
+    assert_eq!(console_delta("x\n", "a\n"), "│ a\n", "rewritten: all of it");
+}

@@ -1,0 +1,99 @@
+//! `/gsd:inbox` (every prompt waiting for an answer, oldest first, with its
+//! buttons) and reminders (`/gsd:remind`: per chat, off by default): a
+//! prompt that waited longer than its chat's reminder time is shown again,
+//! once. The reminder card is queued in the same state change that marks
+//! the prompt reminded, so a crash neither repeats nor loses it.
+
+use super::{Core, target_id};
+use crate::bridge::access::pairing::Pairing;
+use crate::bridge::channels::chat::CONSOLE_USER;
+use crate::bridge::present::{self, inbox};
+use crate::store::clock;
+use crate::store::state::{ChatTarget, PendingApproval};
+
+impl Core {
+    /// The project's host, for where a prompt waits.
+    fn host_of(&self, project: &str) -> Option<String> {
+        self.shared
+            .read(|s| s.projects.get(project).and_then(|p| p.host.clone()))
+    }
+
+    /// `/gsd:inbox`: an approver sees every chat's prompts; others this
+    /// chat's only (another chat's questions are not theirs to read).
+    pub(super) fn inbox(&mut self, target: &ChatTarget, reply_to: Option<&str>, sender: &str) {
+        let paired = Pairing::allowed(&self.pairing).unwrap_or_default();
+        let everything = sender == CONSOLE_USER || self.policy.may_approve(sender, &paired);
+        let mut pending: Vec<PendingApproval> = self.shared.read(|s| {
+            (s.approvals.values())
+                .filter(|a| everything || a.target == *target)
+                .cloned()
+                .collect()
+        });
+        pending.sort_by_key(|a| a.created_ms);
+        let refs: Vec<&PendingApproval> = pending.iter().collect();
+        let card = inbox::inbox_card(&refs, |p| self.host_of(p), clock::now_ms());
+        self.send(target, reply_to, &card);
+    }
+
+    /// `/gsd:remind N|off` for this chat.
+    pub(super) fn remind(
+        &mut self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        secs: Option<u64>,
+    ) {
+        let chat = target_id(target);
+        self.shared.update(|s| match secs {
+            Some(n) => s.reminders.insert(chat, n),
+            None => s.reminders.remove(&chat),
+        });
+        let text = match secs {
+            Some(n) if n % 60 == 0 => format!(
+                "A prompt waiting longer than {} min is shown here again, once.",
+                n / 60
+            ),
+            Some(n) => format!("A prompt waiting longer than {n} s is shown here again, once."),
+            None => "No reminders in this chat.".to_string(),
+        };
+        self.send(target, reply_to, &present::info_card("Reminders", &text));
+    }
+
+    /// Sends the reminders that fell due (called on every tick).
+    pub(super) fn remind_due(&mut self) {
+        let now = clock::now_ms();
+        let due: Vec<PendingApproval> = self.shared.read(|s| {
+            if s.reminders.is_empty() {
+                return Vec::new();
+            }
+            let mut due: Vec<PendingApproval> = (s.approvals.values())
+                .filter(|a| !s.reminded.contains(&a.id))
+                .filter(|a| {
+                    let after = s.reminders.get(&target_id(&a.target));
+                    after.is_some_and(|secs| {
+                        now.saturating_sub(a.created_ms) >= secs.saturating_mul(1000)
+                    })
+                })
+                .cloned()
+                .collect();
+            due.sort_by_key(|a| a.created_ms);
+            due
+        });
+        let entries: Vec<_> = due
+            .iter()
+            .map(|a| {
+                let card = inbox::reminder_card(a, self.host_of(&a.project).as_deref(), now);
+                (a.id.clone(), Self::new_card(&a.target, None, &card).1)
+            })
+            .collect();
+        self.shared.update(|s| {
+            // Forget reminders of prompts that are gone: bounded by the
+            // pending prompts.
+            let live = &s.approvals;
+            s.reminded.retain(|id| live.contains_key(id));
+            for (id, entry) in entries {
+                s.reminded.insert(id);
+                s.outbox.push_back(entry);
+            }
+        });
+    }
+}

@@ -1,0 +1,123 @@
+//! Keys from chat into a project's pane, for approvers only: `/gsd:keys`
+//! (named keys: Esc, Enter, Tab, arrows, Ctrl-C) and the Interrupt button
+//! on a running command's progress card (the agent's interrupt key, Esc,
+//! through the same path as `/gsd:cancel`, whose turn end the screen then
+//! confirms: the chat gets "Stopped"). Each is written to the event log
+//! (`keys`, stage `intent`) before any key is sent, and again after.
+
+use super::Core;
+use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastLevel};
+use crate::bridge::panes::keys::{NamedKey, labels};
+use crate::bridge::present::{self, InterruptChoice};
+use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
+use crate::store::state::ChatTarget;
+use crate::store::{Denial, LogEvent};
+
+impl Core {
+    /// Whether `user` may send keys (approvers; the console's own user).
+    fn may_send_keys(&self, user: &str) -> bool {
+        let paired = self.pairing.allowed().unwrap_or_default();
+        user == CONSOLE_USER || self.policy.may_approve(user, &paired)
+    }
+
+    fn log_keys(&self, project: &str, by: &str, keys: &str, stage: &str) {
+        self.log(LogEvent::Keys {
+            project: project.to_string(),
+            by: by.to_string(),
+            keys: keys.to_string(),
+            stage: stage.to_string(),
+        });
+    }
+
+    /// `/gsd:keys KEY…`: the keys to the current project's pane.
+    pub(super) fn keys(
+        &mut self,
+        target: &ChatTarget,
+        reply_to: Option<&str>,
+        sender: &str,
+        keys: Vec<NamedKey>,
+    ) {
+        let Some(project) = self.current_project(target) else {
+            self.error(target, reply_to, "No project selected", "/gsd:keys", "");
+            return;
+        };
+        if !self.may_send_keys(sender) {
+            self.log(LogEvent::Denied(Denial {
+                operator: Some(sender.to_string()),
+                reason: "not an approver: /gsd:keys".into(),
+                ..Default::default()
+            }));
+            let text = "Only approvers may send keys to a project's pane.";
+            self.error(target, reply_to, "Not allowed", text, "");
+            return;
+        }
+        self.log_keys(&project, sender, &labels(&keys), "intent");
+        let cmd = ProjectCmd::Keys {
+            keys,
+            by: sender.to_string(),
+            reply: Reply {
+                target: target.clone(),
+                reply_to: reply_to.map(String::from),
+            },
+        };
+        self.tell_project(&project, cmd);
+    }
+
+    /// What became of `/gsd:keys`.
+    pub(super) fn keys_sent(
+        &mut self,
+        project: &str,
+        keys: &[NamedKey],
+        by: &str,
+        reply: &Reply,
+        result: Result<(), ProjectError>,
+    ) {
+        let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        let shown = labels(keys);
+        match result {
+            Ok(()) => {
+                self.log_keys(project, by, &shown, "sent");
+                let text = format!("Sent `{shown}` to the agent of **{project}**.");
+                self.send(target, reply_to, &present::info_card("Keys sent", &text));
+            }
+            Err(e) => {
+                self.log_keys(project, by, &shown, "failed");
+                self.error(target, reply_to, "Keys not sent", &e.to_string(), "");
+            }
+        }
+    }
+
+    /// The Interrupt button of a running command's progress card.
+    pub(super) fn click_interrupt(
+        &mut self,
+        c: &CardClick,
+        choice: InterruptChoice,
+    ) -> ClickAnswer {
+        if !self.may_send_keys(&c.operator) {
+            self.log(LogEvent::Denied(Denial {
+                operator: Some(c.operator.clone()),
+                reason: "not an approver: interrupt".into(),
+                ..Default::default()
+            }));
+            return ClickAnswer::toast(ToastLevel::Error, "Only approvers may interrupt");
+        }
+        let running = self
+            .job(&choice.job)
+            .filter(|j| j.project == choice.project && j.started);
+        let Some(job) = running else {
+            return ClickAnswer::toast(ToastLevel::Warning, "That command is no longer running");
+        };
+        self.log_keys(&choice.project, &c.operator, "Esc (interrupt)", "intent");
+        // The outcome comes back as `Cancelled` (sent, or nothing running);
+        // the turn's end, read off the screen, as "Stopped".
+        let cmd = ProjectCmd::Cancel {
+            by: c.operator.clone(),
+            reply: Reply {
+                target: job.target.clone(),
+                reply_to: job.reply_to.clone(),
+            },
+        };
+        self.tell_project(&choice.project, cmd);
+        ClickAnswer::toast(ToastLevel::Info, "Interrupting…")
+    }
+}

@@ -1,0 +1,155 @@
+//! Named keys a chat may send to a project's pane (`/gsd:keys`): the few
+//! an approver needs to steer an agent by hand (Esc, Enter, Tab, arrows,
+//! Ctrl-C), each with its tmux key name. Nothing else is typed this way:
+//! text goes through the typing path, which guards the input box.
+
+use std::fmt;
+
+/// Keys one `/gsd:keys` sends at most: a few moves through a menu, not a
+/// script.
+pub const MAX_KEYS_PER_COMMAND: usize = 16;
+
+/// A key `/gsd:keys` can send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedKey {
+    Esc,
+    Enter,
+    Tab,
+    Up,
+    Down,
+    Left,
+    Right,
+    CtrlC,
+}
+
+impl NamedKey {
+    /// Every key, as `/gsd:keys` spells it.
+    pub const ALL: [NamedKey; 8] = [
+        NamedKey::Esc,
+        NamedKey::Enter,
+        NamedKey::Tab,
+        NamedKey::Up,
+        NamedKey::Down,
+        NamedKey::Left,
+        NamedKey::Right,
+        NamedKey::CtrlC,
+    ];
+
+    /// The key a word names (case-insensitive; `ctrl-c`, `c-c` and `^c`
+    /// are Ctrl-C, `escape` is Esc, `return` is Enter).
+    pub fn parse(word: &str) -> Option<NamedKey> {
+        Some(match word.to_ascii_lowercase().as_str() {
+            "esc" | "escape" => NamedKey::Esc,
+            "enter" | "return" => NamedKey::Enter,
+            "tab" => NamedKey::Tab,
+            "up" => NamedKey::Up,
+            "down" => NamedKey::Down,
+            "left" => NamedKey::Left,
+            "right" => NamedKey::Right,
+            "ctrl-c" | "c-c" | "^c" => NamedKey::CtrlC,
+            _ => return None,
+        })
+    }
+
+    /// The key as `tmux send-keys` names it.
+    pub fn tmux_name(self) -> &'static str {
+        match self {
+            NamedKey::Esc => "Escape",
+            NamedKey::Enter => "Enter",
+            NamedKey::Tab => "Tab",
+            NamedKey::Up => "Up",
+            NamedKey::Down => "Down",
+            NamedKey::Left => "Left",
+            NamedKey::Right => "Right",
+            NamedKey::CtrlC => "C-c",
+        }
+    }
+
+    /// The key as chat and the event log show it.
+    pub fn label(self) -> &'static str {
+        match self {
+            NamedKey::Esc => "Esc",
+            NamedKey::Enter => "Enter",
+            NamedKey::Tab => "Tab",
+            NamedKey::Up => "Up",
+            NamedKey::Down => "Down",
+            NamedKey::Left => "Left",
+            NamedKey::Right => "Right",
+            NamedKey::CtrlC => "Ctrl-C",
+        }
+    }
+}
+
+impl fmt::Display for NamedKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// The keys `/gsd:keys ARGS` names, or what is wrong with them.
+pub fn parse_keys(args: &str) -> Result<Vec<NamedKey>, String> {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    if words.is_empty() {
+        return Err(format!(
+            "say which keys: `/gsd:keys <key>…` with {}",
+            names()
+        ));
+    }
+    if words.len() > MAX_KEYS_PER_COMMAND {
+        return Err(format!(
+            "at most {MAX_KEYS_PER_COMMAND} keys at a time, not {}",
+            words.len()
+        ));
+    }
+    words
+        .iter()
+        .map(|w| {
+            NamedKey::parse(w).ok_or_else(|| {
+                let shown: String = w.chars().take(32).collect();
+                format!("`{shown}` is not a key clawmux sends: {}", names())
+            })
+        })
+        .collect()
+}
+
+/// The key names, for usage messages.
+pub fn names() -> String {
+    let all: Vec<&str> = NamedKey::ALL.iter().map(|k| k.label()).collect();
+    all.join(", ")
+}
+
+/// Keys as shown in chat and the log: `Esc Down Enter`.
+pub fn labels(keys: &[NamedKey]) -> String {
+    let all: Vec<&str> = keys.iter().map(|k| k.label()).collect();
+    all.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_by_name_and_nothing_else() {
+        assert_eq!(
+            parse_keys("esc Down  ENTER ctrl-c ^C tab"),
+            Ok(vec![
+                NamedKey::Esc,
+                NamedKey::Down,
+                NamedKey::Enter,
+                NamedKey::CtrlC,
+                NamedKey::CtrlC,
+                NamedKey::Tab
+            ])
+        );
+        assert!(parse_keys("").unwrap_err().contains("say which keys"));
+        assert!(
+            parse_keys("esc rm")
+                .unwrap_err()
+                .contains("`rm` is not a key")
+        );
+        let many = vec!["up"; MAX_KEYS_PER_COMMAND + 1].join(" ");
+        assert!(parse_keys(&many).unwrap_err().contains("at most"));
+        assert_eq!(NamedKey::CtrlC.tmux_name(), "C-c");
+        assert_eq!(labels(&[NamedKey::Esc, NamedKey::Enter]), "Esc Enter");
+    }
+}

@@ -1,0 +1,99 @@
+//! The turn footer under a result: how long the turn took, and the
+//! agent's own figures (tokens, cost, context used) when it reported them.
+//! Only reported figures are shown: a figure clawmux did not get is left
+//! out, never estimated.
+
+use serde_json::{Value, json};
+
+use crate::store::state::{OutboxEntry, OutboxOp};
+
+/// What the footer can say about a turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnFooter {
+    pub seconds: u64,
+    /// Tokens the agent reported for the turn.
+    pub tokens: Option<u64>,
+    /// Cost in US dollars the agent reported.
+    pub cost_usd: Option<f64>,
+    /// Share of the context window in use, as the agent reported it.
+    pub context_percent: Option<u8>,
+}
+
+impl TurnFooter {
+    /// `⏱ 1 min 5 s · 12,345 tokens · $0.0420 · context 37%`.
+    pub fn text(&self) -> String {
+        let mut parts = vec![format!("⏱ {}", duration(self.seconds))];
+        if let Some(t) = self.tokens {
+            parts.push(format!("{} tokens", thousands(t)));
+        }
+        if let Some(c) = self.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+            parts.push(format!("${c:.4}"));
+        }
+        if let Some(p) = self.context_percent {
+            parts.push(format!("context {}%", p.min(100)));
+        }
+        parts.join(" · ")
+    }
+}
+
+fn duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
+        s => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Puts the footer under the last card a result sends (a paginated
+/// result's last page, or a long result's summary card).
+pub fn add(entries: &mut [OutboxEntry], footer: &TurnFooter) {
+    let last = entries
+        .iter_mut()
+        .rev()
+        .find(|e| matches!(e.op, OutboxOp::Send { .. }));
+    let Some(entry) = last else { return };
+    let text = footer.text();
+    if let Some(elements) = entry
+        .card
+        .pointer_mut("/body/elements")
+        .and_then(Value::as_array_mut)
+    {
+        elements.push(json!({"tag": "markdown", "content": text}));
+        entry.text = format!("{}\n{text}", entry.text.trim_end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_reported_figures_are_shown() {
+        let plain = TurnFooter {
+            seconds: 65,
+            ..Default::default()
+        };
+        assert_eq!(plain.text(), "⏱ 1 min 5 s");
+        let full = TurnFooter {
+            seconds: 3,
+            tokens: Some(12345),
+            cost_usd: Some(0.042),
+            context_percent: Some(37),
+        };
+        assert_eq!(full.text(), "⏱ 3 s · 12,345 tokens · $0.0420 · context 37%");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+}

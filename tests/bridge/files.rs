@@ -1,0 +1,61 @@
+//! `/gsd:file` against the local Feishu server: a workspace file is
+//! uploaded (`im/v1/files`) and sent as a file message replying to the
+//! command; a path outside the workspace (`..` or a symlink) is refused.
+
+use std::time::Duration;
+
+use super::feishu_e2e::{feishu_config, start};
+use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
+use crate::support::tmux::TmuxServer;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
+    match fake.wait_for_card(&pred, WAIT).await {
+        Some(c) => c,
+        None => panic!("no card {what}; sent:\n{}", fake.listing()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_file_is_sent_and_nothing_outside_it() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await, "long connection up");
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+    let ws = home.path().join("ws/demo");
+    std::fs::write(ws.join("report.md"), b"# Report\nall good\n").unwrap();
+    std::fs::write(home.path().join("secret.txt"), b"not for chat").unwrap();
+    std::os::unix::fs::symlink(home.path().join("secret.txt"), ws.join("escape")).unwrap();
+
+    let asked = fake.push_message("oc_1", "ou_alice", "/gsd:file report.md");
+    let sent = card(&fake, "the file message", |c| c.kind == Kind::File).await;
+    assert_eq!(sent.target, asked.message_id, "it replies to the command");
+    let files = fake.files();
+    assert_eq!(files.len(), 1, "one upload");
+    assert_eq!(files[0].1, "report.md");
+    assert_eq!(files[0].2, b"# Report\nall good\n");
+
+    for path in ["../../secret.txt", "escape"] {
+        fake.push_message("oc_1", "ou_alice", &format!("/gsd:file {path}"));
+        card(&fake, "a refusal", |c| {
+            c.title() == "File not sent"
+                && c.card_text()
+                    .contains(&format!("`{path}` is not in the project's workspace"))
+        })
+        .await;
+    }
+    fake.push_message("oc_1", "ou_alice", "/gsd:file nothing-here.txt");
+    card(&fake, "a missing file", |c| {
+        c.card_text().contains("does not exist")
+    })
+    .await;
+    assert_eq!(fake.files().len(), 1, "nothing else was uploaded");
+}

@@ -1,0 +1,475 @@
+//! The running turn's answer streamed into a CardKit card, against the
+//! local Feishu server: typed in while the agent writes it, closed once
+//! with the result's own text, the result card unchanged; through CardKit
+//! 5xx/429 and applied-then-failed answers, a CardKit that refuses the card
+//! (a patched plain card instead), and `clawmux serve` killed with SIGKILL
+//! mid-stream. Each case ends with exactly one answer card, closed once.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clawmux::bridge::channels::{feishu as feishu_channel, outbox, streaming};
+use clawmux::bridge::config::Config;
+use clawmux::bridge::daemon::{Daemon, DaemonSetup};
+use clawmux::detect::Profiles;
+use clawmux::store::SharedState;
+use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
+
+use super::crash::Serve;
+use super::feishu_e2e::feishu_config;
+use super::harness::Running;
+use crate::feishu::fake_server::{Entity, FakeFeishu, Kind, Recorded};
+use crate::support::tmux::TmuxServer;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A sim-agent script whose answer comes a line at a time, the agent busy
+/// (its spinner up) in between.
+const SLOW_ANSWER: &str = "\
+on *
+  spin 200 Thinking…
+  say ● Streaming answer to $input, line one
+  spin 900 Writing…
+  say   line two of the answer to $input
+  spin 900 Writing…
+  say   line three of the answer to $input
+  spin 900 Writing…
+  say   The end of: $input
+";
+
+fn script(home: &Path) -> PathBuf {
+    let path = home.join("slow.sim");
+    std::fs::write(&path, SLOW_ANSWER).unwrap();
+    path
+}
+
+fn agent_command(home: &Path) -> String {
+    format!(
+        "{} sim-agent --script {}",
+        env!("CARGO_BIN_EXE_clawmux"),
+        script(home).display()
+    )
+}
+
+/// The daemon in this process, its outbox and its answer stream.
+async fn start(config: &Config, home: &Path) -> Running {
+    let (shared, _) = SharedState::open(home).expect("state");
+    let (chat_tx, chat_rx) = mpsc::channel(64);
+    let (_hook_tx, hook_rx) = mpsc::channel(4);
+    let (courier, intake) = feishu_channel::start(config, &shared, home, chat_tx)
+        .await
+        .expect("feishu channel");
+    let setup = DaemonSetup {
+        config: Arc::new(config.clone()),
+        shared: shared.clone(),
+        profiles: Profiles::defaults().expect("profiles"),
+        state_dir: home.to_path_buf(),
+        sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+        actors: TaskTracker::new(),
+    };
+    let actors = setup.actors.clone();
+    let daemon = tokio::spawn(async move {
+        let _keep = _hook_tx;
+        Daemon::new(setup).run(chat_rx, hook_rx).await
+    });
+    let stream = tokio::spawn(streaming::run(
+        shared.clone(),
+        streaming::FeishuStream(courier.api()),
+    ));
+    let outbox = tokio::spawn(outbox::run(shared, courier));
+    Running {
+        tasks: vec![daemon, intake, outbox, stream],
+        actors,
+    }
+}
+
+async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
+    match fake.wait_for_card(&pred, WAIT).await {
+        Some(c) => c,
+        None => panic!("no card {what}; sent:\n{}", fake.listing()),
+    }
+}
+
+/// Waits until some entity satisfies `pred`.
+async fn entity(fake: &FakeFeishu, what: &str, pred: impl Fn(&Entity) -> bool) -> Entity {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Some(e) = fake.entities().into_iter().find(|e| pred(e)) {
+            return e;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no entity {what}: {:#?}\nsent:\n{}",
+            fake.entities(),
+            fake.listing()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn answer_text(e: &Entity) -> String {
+    e.element_text("answer").unwrap_or_default()
+}
+
+/// A new project, ready for commands.
+async fn new_project(fake: &FakeFeishu, cardkit: bool) {
+    assert!(fake.wait_connected(1, WAIT).await, "long connection up");
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(fake, "project ready", |c| {
+        c.card_text().contains("Created **demo**")
+    })
+    .await;
+    // Its first turn (the sim answers `/gsd:new-project` too) is over.
+    card(fake, "the first result", |c| {
+        c.card_text().contains("The end of: /gsd:new-project")
+            && c.card_id.is_none()
+            && c.kind != Kind::Patch
+    })
+    .await;
+    // And its answer card closed.
+    if !cardkit {
+        return;
+    }
+    entity(fake, "the first answer card closed", |e| {
+        !e.streaming && answer_text(e).contains("The end of: /gsd:new-project")
+    })
+    .await;
+}
+
+/// Waits for an entity made after the ones there now.
+async fn new_entity(fake: &FakeFeishu, what: &str, pred: impl Fn(&Entity) -> bool) -> Entity {
+    let before: Vec<String> = fake.entities().into_iter().map(|e| e.card_id).collect();
+    entity(fake, what, |e| !before.contains(&e.card_id) && pred(e)).await
+}
+
+/// What every answer card must be at the end: closed once, its sequence
+/// strictly growing, no operation over Feishu's rate, its final text the
+/// result card's answer, shown by one message; and one result card.
+fn assert_exactly_one_final(fake: &FakeFeishu, needle: &str) {
+    let entities: Vec<Entity> = fake
+        .entities()
+        .into_iter()
+        .filter(|e| answer_text(e).contains(needle))
+        .collect();
+    assert_eq!(entities.len(), 1, "one answer entity: {entities:#?}");
+    let e = &entities[0];
+    assert!(!e.streaming, "closed: {e:#?}");
+    let closes = e.ops.iter().filter(|o| o.kind == "settings").count();
+    assert_eq!(closes, 1, "closed once: {:#?}", e.ops);
+    let seqs: Vec<u32> = e.ops.iter().skip(1).map(|o| o.sequence).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    assert_eq!(e.limited, 0, "no operation over 10/s");
+    let shows: Vec<Recorded> = fake
+        .sent_cards()
+        .into_iter()
+        .filter(|c| c.card_id.as_deref() == Some(&e.card_id))
+        .collect();
+    assert_eq!(shows.len(), 1, "one message shows it: {}", fake.listing());
+    let results: Vec<Recorded> = fake
+        .sent_cards()
+        .into_iter()
+        .filter(|c| c.card_id.is_none() && c.kind != Kind::Patch)
+        .filter(|c| c.card_text().contains(needle))
+        .collect();
+    assert_eq!(results.len(), 1, "one result card: {}", fake.listing());
+    let final_text = answer_text(e);
+    assert!(
+        results[0].card_text().contains(final_text.trim()),
+        "the answer card ends with the result's text:\n{final_text}\n---\n{}",
+        results[0].card_text()
+    );
+    assert!(final_text.contains("The end of:"), "{final_text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_streams_into_a_card_and_closes_with_the_result() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.agent.command = agent_command(home.path());
+    let _live = start(&config, home.path()).await;
+    new_project(&fake, true).await;
+
+    let asked = fake.push_message("oc_1", "ou_alice", "stream please");
+    // Typed in while the turn runs: line two shown, the end not yet.
+    let mid = new_entity(&fake, "showing line two while streaming", |e| {
+        let t = answer_text(e);
+        e.streaming && t.contains("line two") && !t.contains("The end of: stream please")
+    })
+    .await;
+    assert!(
+        answer_text(&mid).contains("line one"),
+        "the whole answer so far"
+    );
+    let shown = card(&fake, "the answer card", |c| {
+        c.card_id.as_deref() == Some(&mid.card_id)
+    })
+    .await;
+    assert_eq!(shown.kind, Kind::Reply, "it answers the command");
+    assert_eq!(shown.target, asked.message_id);
+    assert_eq!(shown.title(), "Answer: demo: stream please");
+
+    entity(&fake, "closed", |e| {
+        e.card_id == mid.card_id && !e.streaming
+    })
+    .await;
+    card(&fake, "the result", |c| {
+        c.card_id.is_none() && c.card_text().contains("The end of: stream please")
+    })
+    .await;
+    assert_exactly_one_final(&fake, "The end of: stream please");
+    // The result card's footer: the turn's duration (the sim agent reports
+    // no tokens, cost or context, so none are shown).
+    let result = card(&fake, "the result", |c| {
+        c.card_id.is_none() && c.card_text().contains("The end of: stream please")
+    })
+    .await;
+    let text = result.card_text();
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.starts_with("⏱ ") && footer.ends_with(" s") && !footer.contains("tokens"),
+        "{text}"
+    );
+    let e = fake.entity(&mid.card_id).unwrap();
+    let texts = e.ops.iter().filter(|o| o.kind == "content").count();
+    assert!(texts >= 2, "the text came in steps: {:#?}", e.ops);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cardkit_5xx_429_and_lost_answers_still_give_one_final_answer() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.agent.command = agent_command(home.path());
+    let _live = start(&config, home.path()).await;
+    new_project(&fake, true).await;
+
+    fake.push_message("oc_1", "ou_alice", "through faults");
+    let first = new_entity(&fake, "streaming", |e| e.streaming).await;
+    // Operations applied but answered 500 (the client cannot know they
+    // took), then 500s, then 429s.
+    fake.cardkit_fail_after_apply_next(2);
+    fake.cardkit_fail_next(2);
+    fake.cardkit_rate_limit_next(2);
+    entity(&fake, "closed", |e| {
+        e.card_id == first.card_id && !e.streaming
+    })
+    .await;
+    assert_eq!(fake.cardkit_faults_left(), (0, 0, 0), "every fault was met");
+    card(&fake, "the result", |c| {
+        c.card_id.is_none() && c.card_text().contains("The end of: through faults")
+    })
+    .await;
+    assert_exactly_one_final(&fake, "The end of: through faults");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_cardkit_falls_back_to_a_patched_card() {
+    let fake = FakeFeishu::start().await;
+    fake.refuse_cardkit(Some((99991672, "Access denied: cardkit:card:write")));
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.agent.command = agent_command(home.path());
+    let _live = start(&config, home.path()).await;
+    new_project(&fake, false).await;
+
+    fake.push_message("oc_1", "ou_alice", "no cardkit here");
+    let plain = card(&fake, "the plain answer card", |c| {
+        c.title() == "Answer: demo: no cardkit here" && c.kind == Kind::Reply
+    })
+    .await;
+    assert!(fake.entities().is_empty(), "no entity was made");
+    let last = card(&fake, "its final patch", |c| {
+        c.kind == Kind::Patch
+            && c.message_id == plain.message_id
+            && c.card["header"]["template"] == "green"
+    })
+    .await;
+    let result = card(&fake, "the result", |c| {
+        c.kind != Kind::Patch
+            && c.title() != "Answer: demo: no cardkit here"
+            && c.card_text().contains("The end of: no cardkit here")
+    })
+    .await;
+    assert!(result.card_text().contains(last.card_text().trim()));
+    // Settled: no later patch of the answer card.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let patches: Vec<Recorded> = fake
+        .sent_cards()
+        .into_iter()
+        .filter(|c| c.kind == Kind::Patch && c.message_id == plain.message_id)
+        .collect();
+    let finals = patches
+        .iter()
+        .filter(|c| c.card["header"]["template"] == "green")
+        .count();
+    assert_eq!(finals, 1, "one final patch: {}", fake.listing());
+    assert!(
+        patches.len() as u32 <= streaming::MAX_INTERIM_PATCHES + 1,
+        "patches bounded"
+    );
+}
+
+/// `clawmux serve`'s config for the SIGKILL test.
+fn write_serve_config(home: &Path, socket: &str) {
+    let config = format!(
+        r#"workspace_root = "{ws}"
+[tmux]
+socket = "{socket}"
+width = 120
+height = 40
+[agent]
+command = "{agent}"
+[progress]
+interval_secs = 1
+[policy]
+dm_policy = "allowlist"
+allow_from = ["ou_alice"]
+group_policy = "allowlist"
+group_allow_from = ["oc_1"]
+approvers = ["ou_alice"]
+rate_per_minute = 600
+"#,
+        ws = home.join("ws").display(),
+        agent = agent_command(home),
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_stream_still_gives_one_final_answer() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    write_serve_config(home, &tmux.socket);
+    let daemon = super::crash::serve(home, &fake);
+    new_project(&fake, true).await;
+
+    fake.push_message("oc_1", "ou_alice", "survive a crash");
+    // Mid-stream, with an applied operation whose answer is lost.
+    let mid = new_entity(&fake, "streaming", |e| e.streaming).await;
+    fake.cardkit_fail_after_apply_next(1);
+    entity(&fake, "line two shown, still streaming", |e| {
+        e.card_id == mid.card_id && e.streaming && answer_text(e).contains("line two")
+    })
+    .await;
+    drop::<Serve>(daemon); // SIGKILL
+    fake.cardkit_fail_after_apply_next(0);
+
+    let _daemon = super::crash::serve(home, &fake);
+    assert!(fake.wait_connected(2, WAIT).await, "reconnected");
+    entity(&fake, "closed", |e| {
+        e.card_id == mid.card_id && !e.streaming
+    })
+    .await;
+    card(&fake, "the result", |c| {
+        c.card_id.is_none() && c.card_text().contains("The end of: survive a crash")
+    })
+    .await;
+    assert_exactly_one_final(&fake, "The end of: survive a crash");
+}
+
+/// The console shows the same stream as text: `serve --console` prints the
+/// answer's new lines as they come, each once, then ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_prints_the_stream_as_text() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Command;
+
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "workspace_root = {:?}\n[tmux]\nsocket = {:?}\n[agent]\ncommand = {:?}\n",
+            home.join("ws").display().to_string(),
+            tmux.socket,
+            agent_command(home),
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["serve", "--console"])
+        .env("CLAWMUX_HOME", home)
+        .env_remove("FEISHU_APP_ID")
+        .env_remove("FEISHU_APP_SECRET")
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _kill = Serve(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    writeln!(stdin, "/gsd:new-project demo").unwrap();
+    let mut seen = Vec::new();
+    let until_line = |want: &str, seen: &mut Vec<String>| {
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    let hit = line.contains(want);
+                    seen.push(line);
+                    if hit {
+                        return seen.len() - 1;
+                    }
+                }
+                Err(_) => panic!("no line with {want:?}; printed:\n{}", seen.join("\n")),
+            }
+        }
+    };
+    until_line("└─ (answer complete)", &mut seen);
+    writeln!(stdin, "console stream").unwrap();
+    let head = until_line("┌─ (streaming) Answer: demo: console stream", &mut seen);
+    // The stream and the result card are printed by two tasks: read until
+    // both are complete, then look at the order within the stream.
+    let find = |seen: &[String], from: usize, pred: &dyn Fn(&str) -> bool| {
+        seen.iter()
+            .skip(from)
+            .position(|l| pred(l))
+            .map(|i| i + from)
+    };
+    let done = |seen: &[String]| {
+        let end = find(seen, head, &|l| l == "└─ (answer complete)");
+        let result = find(seen, head, &|l| l == "  The end of: console stream");
+        end.zip(result)
+    };
+    while done(&seen).is_none() {
+        until_line("", &mut seen);
+    }
+    let (end, _result) = done(&seen).unwrap();
+    let stream: Vec<&String> = seen[head..end]
+        .iter()
+        .filter(|l| l.starts_with("│ "))
+        .collect();
+    let want = [
+        "│ ● Streaming answer to console stream, line one",
+        "│   line two of the answer to console stream",
+        "│   line three of the answer to console stream",
+        "│   The end of: console stream",
+    ];
+    assert_eq!(
+        stream,
+        want,
+        "each new line once, in order: {}",
+        seen.join("\n")
+    );
+}
