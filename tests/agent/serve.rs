@@ -64,6 +64,15 @@ impl ConsoleServe {
             std::thread::spawn(move || {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { return };
+                    // The answer streamed as it comes (`┌─ (streaming)`,
+                    // `│ …`, `└─ (answer complete)`) is not a card: these
+                    // tests read the cards (bridge::streaming reads it).
+                    if line.starts_with("│ ")
+                        || line.starts_with("┌─ (streaming)")
+                        || line == "└─ (answer complete)"
+                    {
+                        continue;
+                    }
                     let mut o = out.lock().unwrap();
                     o.push_str(&line);
                     o.push('\n');

@@ -102,7 +102,8 @@ impl Core {
 
     /// Admits a card click like a message from its operator in its chat
     /// (no mention needed, no rate counted). A chat not seen since start
-    /// must admit the operator both as a direct and as a group chat.
+    /// (after a restart) admits an operator the policy admits in either
+    /// kind of chat: a sender it does not serve at all stays out.
     pub(super) fn admit_click(&mut self, c: &CardClick) -> bool {
         if c.target == ChatTarget::Console {
             return true;
@@ -113,16 +114,16 @@ impl Core {
             Some(kind) => vec![*kind],
             None => vec![ChatKind::Direct, ChatKind::Group],
         };
-        let denied = kinds.into_iter().find_map(|kind| {
-            match self
-                .policy
-                .decide(&c.operator, kind, &chat_id, true, &paired)
-            {
-                Decision::Allow => None,
-                Decision::Deny { reason } => Some(reason.to_string()),
-                Decision::Pair => Some("sender is not paired".to_string()),
-                Decision::Ignore | Decision::Limited => Some("not admitted".to_string()),
-            }
+        let decisions: Vec<Decision> = (kinds.into_iter())
+            .map(|kind| {
+                self.policy
+                    .decide(&c.operator, kind, &chat_id, true, &paired)
+            })
+            .collect();
+        let denied = (!decisions.contains(&Decision::Allow)).then(|| match decisions.first() {
+            Some(Decision::Deny { reason }) => reason.to_string(),
+            Some(Decision::Pair) => "sender is not paired".to_string(),
+            _ => "not admitted".to_string(),
         });
         let Some(reason) = denied else {
             return true;

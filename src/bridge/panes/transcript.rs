@@ -202,10 +202,13 @@ impl Transcript {
             let lines = &self.answer.lines;
             // Or when its own row, the bullet blinked off, is under it.
             let words = |l: &str| l.trim_start_matches(['●', '⏺']).trim().to_owned();
+            // Or when the next tool's row (`● Update(notes.txt)`) follows
+            // it at once: nothing of its own was said under it.
             let tool_under = |i: usize| {
                 (lines.get(i + 1)).is_some_and(|n| {
                     n.trim_start().starts_with('⎿')
                         || lines.get(i).is_some_and(|h| words(n) == words(h))
+                        || (n.starts_with(['●', '⏺']) && (is_tool_call(n) || is_working(n)))
                 })
             };
             let mut in_stale = false;
@@ -326,6 +329,16 @@ fn is_working(header: &str) -> bool {
         && first.ends_with("ing")
         && first.starts_with(|c: char| c.is_ascii_uppercase())
         && !t.contains('(')
+}
+
+/// `● Update(notes.txt)`, `● Bash(touch x)`: a tool's call row.
+fn is_tool_call(header: &str) -> bool {
+    let t = header.trim_start_matches(['●', '⏺']).trim();
+    let name = t.split('(').next().unwrap_or("");
+    t.ends_with(')')
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
 }
 
 /// `Ran 1 shell command`, `Read 2 files`: a tool's summary, a verb in the
@@ -553,6 +566,21 @@ mod tests {
         t.fill_gap(&lines(&["y", "z"]));
         t.fill_gap(&lines(&["y", "z"]));
         assert_eq!(t.text(), format!("a\n{GAP_LINE}\ny\nz\n"));
+    }
+
+    #[test]
+    fn a_working_row_right_over_the_next_tool_is_stale() {
+        let mut t = Transcript::default();
+        t.push(&lines(&[
+            "● Reading notes.txt",
+            "● Update(notes.txt)",
+            "  ⎿  Added 1 line",
+            "● Reading the notes, I changed one line.",
+        ]));
+        assert_eq!(
+            t.text(),
+            "● Update(notes.txt)\n  ⎿  Added 1 line\n● Reading the notes, I changed one line.\n"
+        );
     }
 
     #[test]

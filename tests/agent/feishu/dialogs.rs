@@ -118,6 +118,12 @@ async fn bash_permission_approved_by_a_click() {
     } else {
         "● Bash(touch made-by-bash.txt)\n  ⎿  Done"
     };
+    let footer = turn_footer(&result.card).unwrap_or_default();
+    assert!(
+        footer.ends_with(" s"),
+        "the turn's duration: {}",
+        result.card
+    );
     assert_eq!(
         markdowns(&result.card),
         [format!("```\n{tool}\n● {}\n```", scenarios::BASH_ANSWER)],

@@ -343,7 +343,8 @@ pub(super) fn buttons(card: &Value) -> Vec<(String, Value)> {
     out
 }
 
-/// The markdown elements of a card, in order.
+/// The markdown elements of a card, in order, the turn's footer
+/// (`⏱ 1 s`, see [`turn_footer`]) aside.
 pub(super) fn markdowns(card: &Value) -> Vec<String> {
     card["body"]["elements"]
         .as_array()
@@ -351,9 +352,18 @@ pub(super) fn markdowns(card: &Value) -> Vec<String> {
             els.iter()
                 .filter(|e| e["tag"] == "markdown")
                 .filter_map(|e| e["content"].as_str().map(str::to_string))
+                .filter(|m| !m.starts_with("⏱ "))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The result card's footer: how long the turn took (`⏱ 1 s`).
+pub(super) fn turn_footer(card: &Value) -> Option<String> {
+    (card["body"]["elements"].as_array()?.iter())
+        .filter_map(|e| e["content"].as_str())
+        .find(|m| m.starts_with("⏱ "))
+        .map(str::to_string)
 }
 
 /// What a result card must not hold: the agent's screen around its answer
@@ -520,7 +530,8 @@ impl FeishuServe {
         let text = result.card_text();
         text.lines()
             .map(str::trim)
-            .filter(|row| !row.is_empty() && !row.starts_with("```"))
+            // The turn's footer (`⏱ 1 s`) is clawmux's, not the pane's.
+            .filter(|row| !row.is_empty() && !row.starts_with("```") && !row.starts_with("⏱ "))
             // The bullet of a finished tool's row blinks on and off.
             .filter(|row| !pane.contains(row.trim_start_matches(['●', '⏺']).trim_start()))
             .map(str::to_string)
