@@ -84,22 +84,24 @@ pub fn run_hooks(args: HooksArgs) -> anyhow::Result<ExitCode> {
     }
     let command = settings::hook_command(args.bin.as_deref());
     if !args.write {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&settings::hooks_config(&command))?
-        );
+        let config = serde_json::to_string_pretty(&settings::hooks_config(&command))?;
+        super::print_out(&format!("{config}\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let (path, report) = settings::install(&args.dir, &command)?;
-    if report.changed() {
-        for event in &report.added {
-            println!("added {event} hook to {}", path.display());
-        }
-        for event in &report.updated {
-            println!("updated {event} hook in {} to `{command}`", path.display());
-        }
-    } else {
-        println!("clawmux hooks already installed in {}", path.display());
+    let mut said = String::new();
+    for event in &report.added {
+        said.push_str(&format!("added {event} hook to {}\n", path.display()));
     }
+    for event in &report.updated {
+        said.push_str(&format!(
+            "updated {event} hook in {} to `{command}`\n",
+            path.display()
+        ));
+    }
+    if !report.changed() {
+        said = format!("clawmux hooks already installed in {}\n", path.display());
+    }
+    super::print_out(&said)?;
     Ok(ExitCode::SUCCESS)
 }

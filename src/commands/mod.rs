@@ -100,6 +100,17 @@ enum Command {
     Adopt(adopt::Args),
 }
 
+/// Writes `text` to stdout. A reader that went away (`| head`) is not an
+/// error: what it wanted was written.
+pub(crate) fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => written,
+    }
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(a) => serve::run(a),

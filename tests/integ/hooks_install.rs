@@ -200,3 +200,17 @@ fn a_symlinked_settings_file_is_written_through_not_replaced() {
     assert_eq!(written["model"], "opus");
     assert_eq!(written["hooks"], expected_config("clawmux hook")["hooks"]);
 }
+
+/// `clawmux hooks install | head -0`: the reader gone before anything is
+/// written is not a crash; the command ends successfully, saying nothing.
+#[test]
+fn a_reader_that_went_away_is_not_a_panic() {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = clawmux(&["hooks", "install"])
+        .stdout(writer)
+        .output()
+        .expect("run clawmux");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stderr(&out), "");
+}

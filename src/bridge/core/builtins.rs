@@ -189,7 +189,24 @@ impl Core {
         sender: &str,
     ) {
         let (name, host) = match names::split_project_host(name) {
-            Ok((name, host)) => (name, host.or(self.config.host_for(name))),
+            Ok((name, asked)) => {
+                // A project stays on the host it was made on: `web@desk`
+                // for a `web` elsewhere would quietly go there instead.
+                let existing = self
+                    .shared
+                    .read(|s| s.projects.get(name).map(|p| p.host.clone()));
+                if let (Some(asked), Some(existing)) = (asked, existing)
+                    && existing.as_deref().unwrap_or("local") != asked
+                {
+                    let on = existing.as_deref().unwrap_or("local");
+                    let text = format!(
+                        "**{name}** already runs on **{on}**: a project stays on the host it was created on. Pick another name for one on **{asked}**."
+                    );
+                    self.error(target, reply_to, "Project exists elsewhere", &text, "");
+                    return;
+                }
+                (name, asked.or(self.config.host_for(name)))
+            }
             Err(e) => {
                 self.error(
                     target,

@@ -715,3 +715,20 @@ fn an_adopted_pane_is_for_approvers_only() {
     assert!(denied(&w.say("ou_alice", "/gsd:sessions")));
     assert!(denied(&w.say("ou_alice", "ls")));
 }
+
+/// `/gsd:new-project web@desk` when `web` runs elsewhere is refused with
+/// where it runs, not quietly sent to the existing one.
+#[test]
+fn a_new_project_on_another_host_than_its_namesake_is_refused() {
+    let mut w = World::new();
+    w.with_project();
+    let effects = w.say("ou_alice", "/gsd:new-project demo@desk");
+    assert!(submitted(&effects).is_empty(), "{effects:?}");
+    let said: Vec<String> = w.outbox().iter().map(|e| e.text.clone()).collect();
+    let said = said.join("\n");
+    assert!(
+        said.contains("Project exists elsewhere") && said.contains("**local**"),
+        "{said}"
+    );
+    assert_eq!(w.shared.read(|s| s.projects["demo"].host.clone()), None);
+}
