@@ -169,7 +169,8 @@ fn flow(layout: Layout, test: &str) {
 
     // GSD writes its planning files (Bash is in the skill's allowed tools:
     // no permission prompt) and ends with its banner.
-    let at = serve.wait(at, "PROJECT INITIALIZED");
+    // The result card itself (its progress card can show the banner first).
+    let at = serve.wait(at, "== shop: /gsd:new-project ==\n```");
     let at = serve.wait(at, "└─");
     let requests = api.scripted_requests();
     let answers: Vec<String> = requests.iter().flat_map(|r| r.tool_results()).collect();
@@ -209,7 +210,7 @@ fn flow(layout: Layout, test: &str) {
     // plan-phase: typed in the install's spelling, GSD's progress read,
     // the phase table's rows not taken for the run's progress.
     serve.say("/gsd:plan-phase 1");
-    let at = serve.wait(at, "PLANNING PHASE 1");
+    let at = serve.wait(at, "== shop: /gsd:plan-phase 1 ==\n```");
     let at = serve.wait(at, "└─");
     let plan_request = request_text(&api).last().cloned().unwrap_or_default();
     assert!(

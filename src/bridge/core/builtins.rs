@@ -195,8 +195,10 @@ impl Core {
                 let existing = self
                     .shared
                     .read(|s| s.projects.get(name).map(|p| p.host.clone()));
+                // (An unknown host is said as such, below.)
                 if let (Some(asked), Some(existing)) = (asked, existing)
                     && existing.as_deref().unwrap_or("local") != asked
+                    && self.hosts.workspace_root(Some(asked)).is_ok()
                 {
                     let on = existing.as_deref().unwrap_or("local");
                     let text = format!(

@@ -25,8 +25,9 @@ use crate::tmux::{
 
 /// Between the presses of one answer. Keys arriving in one read are taken
 /// as a paste by Claude Code (measured: `1` and `3` in one command ticked
-/// nothing; in two commands, 10 ms apart, both).
-pub const KEY_GAP: Duration = Duration::from_millis(50);
+/// nothing; in two commands, 10 ms apart, both; 50 ms apart, on a loaded
+/// machine, sometimes neither).
+pub const KEY_GAP: Duration = Duration::from_millis(250);
 
 /// Where and how to run a project's agent.
 #[derive(Debug, Clone)]
