@@ -24,8 +24,13 @@ struct World {
 
 impl World {
     fn new() -> World {
+        World::with_config("")
+    }
+
+    /// A world whose config is `toml` (then the test defaults).
+    fn with_config(toml: &str) -> World {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = Config::parse("").unwrap();
+        let mut config = Config::parse(toml).unwrap();
         config.workspace_root = dir.path().join("ws").display().to_string();
         config.progress.interval_secs = 1;
         config.policy.dm_policy = DmPolicy::Allowlist;
@@ -720,7 +725,8 @@ fn an_adopted_pane_is_for_approvers_only() {
 /// where it runs, not quietly sent to the existing one.
 #[test]
 fn a_new_project_on_another_host_than_its_namesake_is_refused() {
-    let mut w = World::new();
+    let mut w =
+        World::with_config("[hosts.desk]\ncommand = [\"tmux\"]\nworkspace_root = \"/tmp\"\n");
     w.with_project();
     let effects = w.say("ou_alice", "/gsd:new-project demo@desk");
     assert!(submitted(&effects).is_empty(), "{effects:?}");
