@@ -144,6 +144,13 @@ impl Pane {
         rows
     }
 
+    /// The screen model's cells, with their colours and attributes (for
+    /// what the text alone cannot tell: a button selected only by its
+    /// colour, a picture of the screen).
+    pub fn cells(&self) -> &vt100::Screen {
+        self.screen.screen()
+    }
+
     /// Resizes the screen model (tmux `%layout-change`).
     pub fn resize(&mut self, cols: u16, rows: u16) {
         self.screen

@@ -37,7 +37,18 @@ fn live_matches_replay(done: &Done) -> Vec<serde_json::Value> {
 fn expect_live(name: &str, done: &Done) {
     let live = live_matches_replay(done);
     if let Err(e) = expect::check(name, &live) {
-        panic!("{name} live: {e}");
+        panic!("{name} live: {e}\nrecording kept at {}", keep(name, done));
+    }
+}
+
+/// Copies a failed run's recording under `target/` (its temporary home is
+/// removed with the run), so `clawmux detect` can be run on it later.
+fn keep(name: &str, done: &Done) -> String {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("failed-recordings");
+    let path = dir.join(format!("{name}-{}.rec", std::process::id()));
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &done.recording)) {
+        Ok(()) => path.display().to_string(),
+        Err(e) => format!("nowhere ({e})"),
     }
 }
 
