@@ -39,14 +39,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn watch(args: Args) -> anyhow::Result<ExitCode> {
+    // The profile is compiled before attaching: a watcher that compiles
+    // its patterns once attached (half a second in a debug build, more on
+    // a loaded machine) takes a whole short turn in one burst, too late to
+    // see it busy.
+    let profile = Profiles::defaults()?
+        .get(&args.profile)
+        .map_err(|e| UsageError(e.to_string()))?;
     let mut config = ClientConfig::attach(args.target.as_deref());
     config.socket = args.server.socket();
     let client = tmux::connect(config)
         .await
         .map_err(|e| anyhow::anyhow!("{e} (is a tmux server running on that socket?)"))?;
-    let profile = Profiles::defaults()?
-        .get(&args.profile)
-        .map_err(|e| UsageError(e.to_string()))?;
     let mut events = client.subscribe();
     let (id, name) = client.session();
     eprintln!("clawmux: watching session {name} ({id}); Ctrl-C to stop");

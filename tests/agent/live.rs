@@ -22,20 +22,21 @@ fn decoded(done: &Done) -> String {
 
 /// Live and replayed detections of this run agree (whatever the detector
 /// says), and the live ones are returned.
-fn live_matches_replay(done: &Done) -> Vec<serde_json::Value> {
+fn live_matches_replay(name: &str, done: &Done) -> Vec<serde_json::Value> {
     let live = expect::detections(done.run.watch_lines());
     let replayed = replay::replay(&done.recording);
-    assert_eq!(
-        expect::signatures(&live),
-        expect::signatures(&replayed),
-        "live (left) and replayed (right) detections differ"
+    let (left, right) = (expect::signatures(&live), expect::signatures(&replayed));
+    assert!(
+        left == right,
+        "live and replayed detections differ (recording kept at {}):\nlive: {left:#?}\nreplayed: {right:#?}",
+        keep(name, done)
     );
     live
 }
 
 /// The expected outcome, on the live detections.
 fn expect_live(name: &str, done: &Done) {
-    let live = live_matches_replay(done);
+    let live = live_matches_replay(name, done);
     if let Err(e) = expect::check(name, &live) {
         panic!("{name} live: {e}\nrecording kept at {}", keep(name, done));
     }
@@ -46,7 +47,17 @@ fn expect_live(name: &str, done: &Done) {
 fn keep(name: &str, done: &Done) -> String {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("failed-recordings");
     let path = dir.join(format!("{name}-{}.rec", std::process::id()));
-    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &done.recording)) {
+    let watched: String = done
+        .run
+        .watch_lines()
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let kept = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, &done.recording))
+        .and_then(|()| std::fs::write(path.with_extension("watch.jsonl"), watched))
+        .and_then(|()| std::fs::write(path.with_extension("watch.err"), done.run.watch_errors()));
+    match kept {
         Ok(()) => path.display().to_string(),
         Err(e) => format!("nowhere ({e})"),
     }

@@ -205,7 +205,7 @@ impl ClaudeRun {
                 ])
                 .stdin(Stdio::null())
                 .stdout(out)
-                .stderr(Stdio::null())
+                .stderr(std::fs::File::create(dir.path().join("watch.err")).expect("watch errors"))
                 .spawn()
                 .expect("clawmux watch starts")
         });
@@ -408,6 +408,11 @@ impl ClaudeRun {
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
+    }
+
+    /// What `clawmux watch` said on stderr (its start line, or why it ended).
+    pub fn watch_errors(&self) -> String {
+        std::fs::read_to_string(self.watch_out.with_file_name("watch.err")).unwrap_or_default()
     }
 
     pub fn recording_path(&self) -> &Path {
