@@ -285,7 +285,7 @@ fn parse_message(p: &Value) -> Result<Message, EventError> {
             "event.sender.sender_id.open_id",
         )?,
         message_type,
-        text: text.split_whitespace().collect::<Vec<_>>().join(" "),
+        text: tidy(&text),
         mentions_bot: !mentions.is_empty(),
         mentions: mentions
             .iter()
@@ -301,6 +301,28 @@ fn parse_message(p: &Value) -> Result<Message, EventError> {
             .map(str::to_string),
         create_time: str_at(m, &["create_time"]).unwrap_or_default().to_string(),
     })
+}
+
+/// A message's text as its sender wrote it, lines and indentation kept (code
+/// pasted from a phone must reach the agent as code): line ends unified,
+/// trailing blanks and blank lines at either end dropped, and the blanks a
+/// removed mention leaves at the start of the first line.
+fn tidy(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l).trim_end())
+        .collect();
+    let first = lines.iter().position(|l| !l.is_empty());
+    let last = lines.iter().rposition(|l| !l.is_empty());
+    let (Some(first), Some(last)) = (first, last) else {
+        return String::new();
+    };
+    let mut out = lines[first].trim_start().to_owned();
+    for line in &lines[first + 1..=last] {
+        out.push('\n');
+        out.push_str(line);
+    }
+    out
 }
 
 /// Plain text of a rich-text (`post`) message: its text and link runs.
@@ -391,7 +413,8 @@ mod tests {
         let Parsed::Message(m) = parse(&p, "x").unwrap() else {
             panic!("not a message")
         };
-        assert_eq!(m.text, "/gsd:progress now");
+        // The mention and the blanks it leaves go; the sender's own spacing stays.
+        assert_eq!(m.text, "/gsd:progress  now");
         assert!(m.mentions_bot);
         assert!(m.mentions(Some("ou_bot")));
         assert!(!m.mentions(Some("ou_other_bot")), "a colleague's mention");
@@ -402,6 +425,12 @@ mod tests {
             ("ev1", "group")
         );
         assert_eq!(token_of(&p), Some("tok"));
+    }
+
+    #[test]
+    fn text_keeps_its_lines_and_indentation() {
+        assert_eq!(tidy("  a:\r\n    b  \n\n  c\n\n"), "a:\n    b\n\n  c");
+        assert_eq!(tidy(" \n \t\n"), "");
     }
 
     /// An image message as Feishu sends it: `content` holds only the

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clawmux::bridge::channels::{feishu as feishu_channel, outbox};
+use clawmux::bridge::channels::{feishu as feishu_channel, outbox, streaming};
 use clawmux::bridge::config::{Config, GroupPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
 use clawmux::detect::Profiles;
@@ -18,7 +18,7 @@ use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
 use crate::support::tmux::TmuxServer;
 use tokio_util::task::TaskTracker;
 
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(30);
 
 pub fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeishu) -> Config {
     let mut config = test_config(&tmux.socket, home);
@@ -31,6 +31,12 @@ pub fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeish
 }
 
 pub async fn start(config: &Config, home: &std::path::Path) -> Running {
+    start_with(config, home, false).await
+}
+
+/// The daemon in this process, its Feishu channel and outbox, and with
+/// `streaming` the CardKit answer stream.
+pub async fn start_with(config: &Config, home: &std::path::Path, streaming: bool) -> Running {
     let (shared, _) = SharedState::open(home).expect("state");
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (_hook_tx, hook_rx) = mpsc::channel(4);
@@ -50,14 +56,19 @@ pub async fn start(config: &Config, home: &std::path::Path) -> Running {
         let _keep = _hook_tx;
         Daemon::new(setup).run(chat_rx, hook_rx).await
     });
-    let outbox = tokio::spawn(outbox::run(shared, courier));
-    Running {
-        tasks: vec![daemon, intake, outbox],
-        actors,
+    let mut tasks = vec![daemon, intake];
+    if streaming {
+        tasks.push(tokio::spawn(streaming::run(
+            shared.clone(),
+            streaming::FeishuStream(courier.api()),
+        )));
     }
+    tasks.push(tokio::spawn(outbox::run(shared, courier)));
+    Running { tasks, actors }
 }
 
-async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
+/// Waits for a card satisfying `pred`; fails with every card sent.
+pub async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
     match fake.wait_for_card(&pred, WAIT).await {
         Some(c) => c,
         None => {
@@ -66,7 +77,8 @@ async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -
     }
 }
 
-fn button(card: &Value, label: &str) -> Value {
+/// The value of the button labelled `label` in `card`, if it has one.
+pub fn find_button(card: &Value, label: &str) -> Option<Value> {
     fn walk<'a>(v: &'a Value, label: &str) -> Option<&'a Value> {
         if v.get("tag").and_then(Value::as_str) == Some("button")
             && v.pointer("/text/content").and_then(Value::as_str) == Some(label)
@@ -79,9 +91,11 @@ fn button(card: &Value, label: &str) -> Value {
             _ => None,
         }
     }
-    walk(card, label)
-        .cloned()
-        .unwrap_or_else(|| panic!("no button {label} in {card}"))
+    walk(card, label).cloned()
+}
+
+pub fn button(card: &Value, label: &str) -> Value {
+    find_button(card, label).unwrap_or_else(|| panic!("no button {label} in {card}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -439,4 +453,41 @@ async fn image_not_fetched(require_mention: bool, sender: &str) {
     );
     let listing = fake.listing();
     assert!(!listing.contains("Image from chat"), "{listing}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_line_message_reaches_the_agent_with_its_lines_and_indentation() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    // An agent that keeps every line it is given, with a prompt between.
+    config.agent.profile = "shell".into();
+    config.agent.command =
+        "sh -c 'while printf \"$ \"; IFS= read -r l; do printf \"%s\\n\" \"$l\" >> got.txt; done'"
+            .into();
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await, "long connection up");
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "project ready", |c| {
+        c.card_text().contains("Created **demo**")
+    })
+    .await;
+    let code = "fix this:\r\n    fn main() {\n        run();\n    }  \n\n";
+    fake.push_message("oc_1", "ou_alice", code);
+    let got = home.path().join("ws/demo/got.txt");
+    let want = "fix this:\n    fn main() {\n        run();\n    }\n";
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let now = std::fs::read_to_string(&got).unwrap_or_default();
+        if now.ends_with(want) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the agent got {now:?}, not {want:?}; cards:\n{}",
+            fake.listing()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -4,18 +4,11 @@
 
 use std::time::Duration;
 
-use super::feishu_e2e::{feishu_config, start};
-use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
+use super::feishu_e2e::{card, feishu_config, start};
+use crate::feishu::fake_server::{FakeFeishu, Kind};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);
-
-async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
-    match fake.wait_for_card(&pred, WAIT).await {
-        Some(c) => c,
-        None => panic!("no card {what}; sent:\n{}", fake.listing()),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workspace_file_is_sent_and_nothing_outside_it() {

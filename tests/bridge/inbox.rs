@@ -6,18 +6,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::feishu_e2e::{feishu_config, start};
-use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
+use super::feishu_e2e::{card, feishu_config, start};
+use crate::feishu::fake_server::{FakeFeishu, Kind};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);
-
-async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
-    match fake.wait_for_card(&pred, WAIT).await {
-        Some(c) => c,
-        None => panic!("no card {what}; sent:\n{}", fake.listing()),
-    }
-}
 
 /// Every button's (label, value) on a card, in order.
 fn buttons(card: &Value) -> Vec<(String, Value)> {

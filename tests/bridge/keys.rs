@@ -7,36 +7,12 @@
 use std::time::Duration;
 
 use clawmux::store::event_log;
-use serde_json::Value;
 
-use super::feishu_e2e::{feishu_config, start};
-use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
+use super::feishu_e2e::{card, feishu_config, find_button as button, start};
+use crate::feishu::fake_server::{FakeFeishu, Kind};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);
-
-async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
-    match fake.wait_for_card(&pred, WAIT).await {
-        Some(c) => c,
-        None => panic!("no card {what}; sent:\n{}", fake.listing()),
-    }
-}
-
-fn button(card: &Value, label: &str) -> Option<Value> {
-    fn walk<'a>(v: &'a Value, label: &str) -> Option<&'a Value> {
-        if v.get("tag").and_then(Value::as_str) == Some("button")
-            && v.pointer("/text/content").and_then(Value::as_str) == Some(label)
-        {
-            return v.pointer("/behaviors/0/value");
-        }
-        match v {
-            Value::Array(a) => a.iter().find_map(|i| walk(i, label)),
-            Value::Object(o) => o.values().find_map(|i| walk(i, label)),
-            _ => None,
-        }
-    }
-    walk(card, label).cloned()
-}
 
 /// `keys` lines in the event log: (by, keys, stage).
 fn keys_logged(home: &std::path::Path) -> Vec<(String, String, String)> {

@@ -6,20 +6,12 @@
 //! mid-stream. Each case ends with exactly one answer card, closed once.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use clawmux::bridge::channels::{feishu as feishu_channel, outbox, streaming};
-use clawmux::bridge::config::Config;
-use clawmux::bridge::daemon::{Daemon, DaemonSetup};
-use clawmux::detect::Profiles;
-use clawmux::store::SharedState;
-use tokio::sync::mpsc;
-use tokio_util::task::TaskTracker;
+use clawmux::bridge::channels::streaming;
 
 use super::crash::Serve;
-use super::feishu_e2e::feishu_config;
-use super::harness::Running;
+use super::feishu_e2e::{card, feishu_config, start_with};
 use crate::feishu::fake_server::{Entity, FakeFeishu, Kind, Recorded};
 use crate::support::tmux::TmuxServer;
 
@@ -51,45 +43,6 @@ fn agent_command(home: &Path) -> String {
         env!("CARGO_BIN_EXE_clawmux"),
         script(home).display()
     )
-}
-
-/// The daemon in this process, its outbox and its answer stream.
-async fn start(config: &Config, home: &Path) -> Running {
-    let (shared, _) = SharedState::open(home).expect("state");
-    let (chat_tx, chat_rx) = mpsc::channel(64);
-    let (_hook_tx, hook_rx) = mpsc::channel(4);
-    let (courier, intake) = feishu_channel::start(config, &shared, home, chat_tx)
-        .await
-        .expect("feishu channel");
-    let setup = DaemonSetup {
-        config: Arc::new(config.clone()),
-        shared: shared.clone(),
-        profiles: Profiles::defaults().expect("profiles"),
-        state_dir: home.to_path_buf(),
-        sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
-        actors: TaskTracker::new(),
-    };
-    let actors = setup.actors.clone();
-    let daemon = tokio::spawn(async move {
-        let _keep = _hook_tx;
-        Daemon::new(setup).run(chat_rx, hook_rx).await
-    });
-    let stream = tokio::spawn(streaming::run(
-        shared.clone(),
-        streaming::FeishuStream(courier.api()),
-    ));
-    let outbox = tokio::spawn(outbox::run(shared, courier));
-    Running {
-        tasks: vec![daemon, intake, outbox, stream],
-        actors,
-    }
-}
-
-async fn card(fake: &FakeFeishu, what: &str, pred: impl Fn(&Recorded) -> bool) -> Recorded {
-    match fake.wait_for_card(&pred, WAIT).await {
-        Some(c) => c,
-        None => panic!("no card {what}; sent:\n{}", fake.listing()),
-    }
 }
 
 /// Waits until some entity satisfies `pred`.
@@ -190,7 +143,7 @@ async fn the_answer_streams_into_a_card_and_closes_with_the_result() {
     let home = tempfile::tempdir().unwrap();
     let mut config = feishu_config(&tmux, home.path(), &fake);
     config.agent.command = agent_command(home.path());
-    let _live = start(&config, home.path()).await;
+    let _live = start_with(&config, home.path(), true).await;
     new_project(&fake, true).await;
 
     let asked = fake.push_message("oc_1", "ou_alice", "stream please");
@@ -245,7 +198,7 @@ async fn cardkit_5xx_429_and_lost_answers_still_give_one_final_answer() {
     let home = tempfile::tempdir().unwrap();
     let mut config = feishu_config(&tmux, home.path(), &fake);
     config.agent.command = agent_command(home.path());
-    let _live = start(&config, home.path()).await;
+    let _live = start_with(&config, home.path(), true).await;
     new_project(&fake, true).await;
 
     fake.push_message("oc_1", "ou_alice", "through faults");
@@ -275,7 +228,7 @@ async fn a_refused_cardkit_falls_back_to_a_patched_card() {
     let home = tempfile::tempdir().unwrap();
     let mut config = feishu_config(&tmux, home.path(), &fake);
     config.agent.command = agent_command(home.path());
-    let _live = start(&config, home.path()).await;
+    let _live = start_with(&config, home.path(), true).await;
     new_project(&fake, false).await;
 
     fake.push_message("oc_1", "ou_alice", "no cardkit here");
