@@ -90,9 +90,20 @@ pub struct HostConfig {
     /// Whether `command` hands tmux's arguments to a remote shell, so they
     /// are quoted for it (default: when the program is `ssh`).
     pub remote_shell: Option<bool>,
+    /// Seconds the host has to answer one command, connecting included
+    /// (default 15): past it the host is taken as unreachable and the chat
+    /// is told so.
+    pub timeout_secs: Option<u64>,
 }
 
 impl HostConfig {
+    /// How long the host has to answer one command.
+    pub fn timeout(&self) -> std::time::Duration {
+        self.timeout_secs
+            .map(std::time::Duration::from_secs)
+            .unwrap_or(crate::bridge::panes::one_shot::ONE_SHOT_TIMEOUT)
+    }
+
     /// Whether arguments go through a remote POSIX shell.
     pub fn remote_shell(&self) -> bool {
         self.remote_shell.unwrap_or_else(|| {

@@ -182,6 +182,7 @@ fn run_hosts_watcher(servers: &PathBuf, profile: &str) -> anyhow::Result<ExitCod
                 socket: Some(s.socket),
                 workspace_root: None,
                 remote_shell: None,
+                timeout_secs: None,
             };
             clawmux::bridge::panes::agent_pane::PaneSpec::on_host(
                 &format!("h{i}"),

@@ -10,6 +10,7 @@ mod adopt;
 use std::path::Path;
 
 use clawmux::bridge::config::{Config, HostConfig};
+use clawmux::bridge::panes::hosts::MAX_LISTED_LINE_CHARS;
 use clawmux::bridge::panes::transcript::GAP_LINE;
 
 use crate::bridge::harness::{Bridge, button_value, is_send, test_config};
@@ -32,6 +33,7 @@ fn with_host(
             socket: Some(remote.socket.clone()),
             workspace_root: Some(root.display().to_string()),
             remote_shell: None,
+            timeout_secs: None,
         },
     );
 }
@@ -232,4 +234,64 @@ async fn an_unreachable_host_is_reported_with_ssh_words_and_others_go_on() {
         "names the known hosts: {}",
         unknown.text
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_never_answers_or_never_stops_is_bounded_and_hides_no_other() {
+    let local = TmuxServer::new();
+    let remote = TmuxServer::new();
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut config = test_config(&local.socket, home.path());
+    let root = home.path().join("hung-ws");
+    // An ssh that connects to nothing and never gives up (a black-holed
+    // route): its tmux arguments are ignored.
+    let hang = ["sh", "-c", "exec sleep 600", "ssh"]
+        .map(String::from)
+        .to_vec();
+    with_host(&mut config, "hung", hang, &remote, &root);
+    if let Some(host) = config.hosts.get_mut("hung") {
+        host.timeout_secs = Some(1);
+    }
+    // A host that prints without end: cut at its bound, not read whole.
+    let endless = ["sh", "-c", "exec yes", "ssh"].map(String::from).to_vec();
+    with_host(&mut config, "chatty", endless, &remote, &root);
+    // A pane line far longer than a card: cut, not split over cards.
+    let long_name = "s".repeat(2_000);
+    local.new_session(&long_name, "cat");
+    let mut b = Bridge::start_with(local, home, config).await;
+
+    b.say("oc_1", "ou_alice", "/gsd:new-project here").await;
+    b.card("here's first result", |e| {
+        is_send(e) && e.text.contains("here: /gsd:new-project") && e.text.contains("You said")
+    })
+    .await;
+    // Every host is asked at once; the hung one is named, the others listed.
+    b.say("oc_1", "ou_alice", "/gsd:sessions").await;
+    let listed = b.card_with("**hung**").await;
+    assert!(listed.text.contains("cm-here"), "{}", listed.text);
+    assert!(
+        listed
+            .text
+            .contains("host hung is unreachable: no answer within 1 s"),
+        "{}",
+        listed.text
+    );
+    assert!(
+        listed.text.contains("host chatty printed more than 4 MiB"),
+        "{}",
+        listed.text
+    );
+    let cut = format!("{}…", "s".repeat(MAX_LISTED_LINE_CHARS));
+    assert!(listed.text.contains(&cut), "{}", listed.text);
+    assert!(listed.text.len() < 1_500, "{} bytes", listed.text.len());
+    // A project there fails in its time, and the chat goes on.
+    b.say("oc_2", "ou_alice", "/gsd:new-project web@hung").await;
+    let failed = b.card_with("== Command failed ==").await;
+    assert!(
+        failed.text.contains("no answer within 1 s"),
+        "{}",
+        failed.text
+    );
+    b.say("oc_2", "ou_alice", "/gsd:status").await;
+    b.card_with("== Status ==").await;
 }

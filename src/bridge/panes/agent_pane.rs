@@ -10,12 +10,11 @@ use std::time::Duration;
 /// (`%exit too far behind`). Agents print little; only a flood lags.
 const PAUSE_AFTER: Duration = Duration::from_secs(5);
 
-use std::process::Stdio;
-
 use bytes::Bytes;
 use tokio::process::Command;
 
 use crate::bridge::config::{HostConfig, TmuxConfig};
+use crate::bridge::panes::one_shot::{self, OneShotError};
 use crate::control::{Notification, PaneId, WindowId};
 use crate::detect::MenuSelect;
 use crate::tmux::{
@@ -53,6 +52,8 @@ pub struct PaneSpec {
     /// A pane the user runs (`%N` in `session`), watched but never created,
     /// resized or killed: see [`crate::bridge::panes::watch_session`].
     pub adopted: Option<PaneId>,
+    /// How long the server has to answer one command (connecting included).
+    pub timeout: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +69,11 @@ pub enum PaneError {
     /// The host's command (`ssh`) failed before tmux ran: its own message.
     #[error("host {host} is unreachable: {message}")]
     Unreachable { host: String, message: String },
+    #[error(
+        "host {host} printed more than {} MiB for one tmux command; nothing of it was used",
+        one_shot::MAX_ONE_SHOT_OUTPUT / (1024 * 1024)
+    )]
+    TooMuchOutput { host: String },
     #[error("pane {pane} is not in a session clawmux may adopt: {reason}")]
     NotAdoptable { pane: String, reason: String },
 }
@@ -111,6 +117,7 @@ impl PaneSpec {
             height: tmux.height,
             flood: tmux.flood_limits(),
             adopted: None,
+            timeout: one_shot::ONE_SHOT_TIMEOUT,
         }
     }
 
@@ -127,6 +134,7 @@ impl PaneSpec {
             remote_shell: host.remote_shell(),
             socket,
             host: Some(name.to_string()),
+            timeout: host.timeout(),
             ..PaneSpec::on_server(tmux, session)
         }
     }
@@ -145,6 +153,7 @@ impl PaneSpec {
         config.program = self.program.clone();
         config.remote_shell = self.remote_shell;
         config.socket = self.socket.clone().map(Socket::Name);
+        config.startup_timeout = self.timeout;
         config
     }
 
@@ -163,19 +172,27 @@ impl PaneSpec {
         } else {
             cmd.args(tmux);
         }
-        cmd.env("LANG", "C.UTF-8").stdin(Stdio::null());
-        cmd.kill_on_drop(true);
+        cmd.env("LANG", "C.UTF-8");
         cmd
     }
 
-    /// Runs a one-shot tmux command; its stdout, or the failure: the host
-    /// unreachable (`ssh`'s own message) or tmux refusing it.
+    /// Runs a one-shot tmux command, within the spec's timeout and
+    /// [`one_shot::MAX_ONE_SHOT_OUTPUT`]; its stdout, or the failure:
+    /// the host unreachable (`ssh`'s own message, or no answer in time) or
+    /// tmux refusing it.
     async fn run(&self, args: &[&str]) -> Result<Result<String, TmuxRefused>, PaneError> {
-        let out = self
-            .tmux(args)
-            .output()
-            .await
-            .map_err(|e| self.unreachable(format!("cannot run {}: {e}", self.program[0])))?;
+        let out = match one_shot::run(self.tmux(args), self.timeout).await {
+            Ok(out) => out,
+            Err(OneShotError::TooMuchOutput) => {
+                return Err(PaneError::TooMuchOutput {
+                    host: self.host_name().to_string(),
+                });
+            }
+            Err(OneShotError::Spawn(e)) => {
+                return Err(self.unreachable(format!("cannot run {}: {e}", self.program[0])));
+            }
+            Err(e @ OneShotError::TimedOut(_)) => return Err(self.unreachable(e.to_string())),
+        };
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
         if self.remote_shell && out.status.code() == Some(SSH_FAILED) {
             return Err(self.unreachable(stderr));
@@ -570,6 +587,7 @@ mod tests {
             socket: None,
             workspace_root: None,
             remote_shell: None,
+            timeout_secs: None,
         };
         let spec = PaneSpec::on_host("box", &host, &tmux, "cm-web".into());
         assert!(spec.remote_shell);

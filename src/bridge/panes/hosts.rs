@@ -125,18 +125,23 @@ impl Hosts {
     }
 
     /// `/gsd:sessions`: each server's panes (or why it could not be asked),
-    /// as markdown.
+    /// as markdown. Every server is asked at once, so a host that does not
+    /// answer (each ask is bounded, see [`PaneSpec::list_panes`]) delays
+    /// the list by its own time only and hides no other host's panes.
     pub async fn sessions_markdown(&self) -> String {
+        let asks = self.all().map(|(host, watch)| async move {
+            let spec = watch.spec_for(String::new());
+            (host.unwrap_or("local"), spec.list_panes().await)
+        });
         let mut md = String::new();
-        for (host, watch) in self.all() {
-            let name = host.unwrap_or("local");
+        for (name, listed) in futures_util::future::join_all(asks).await {
             md.push_str(&format!("**{name}**\n"));
-            match watch.spec_for(String::new()).list_panes().await {
+            match listed {
                 Ok(panes) if panes.is_empty() => md.push_str("_(no sessions)_\n"),
                 Ok(panes) => {
                     md.push_str("```\n");
                     for line in panes.iter().take(MAX_LISTED_PANES) {
-                        md.push_str(line);
+                        md.push_str(&cut_line(line));
                         md.push('\n');
                     }
                     if panes.len() > MAX_LISTED_PANES {
@@ -149,6 +154,18 @@ impl Hosts {
         }
         md.push_str("\nAdopt one with `/gsd:adopt SESSION[:WINDOW.PANE][@HOST] [as NAME]`.");
         md
+    }
+}
+
+/// Longest pane line `/gsd:sessions` shows: its names and size fit; a
+/// program with a 100 KB name does not make the list several cards.
+pub const MAX_LISTED_LINE_CHARS: usize = 160;
+
+/// `line` cut at [`MAX_LISTED_LINE_CHARS`] characters, with `…` if it was.
+fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(MAX_LISTED_LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]).into(),
+        None => line.into(),
     }
 }
 
@@ -286,6 +303,15 @@ impl AdoptTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_pane_lines_are_cut_on_a_character() {
+        assert_eq!(cut_line("w:0.0 %1 bash 80x24"), "w:0.0 %1 bash 80x24");
+        let wide = "界".repeat(MAX_LISTED_LINE_CHARS + 5);
+        let cut = cut_line(&wide);
+        assert_eq!(cut.chars().count(), MAX_LISTED_LINE_CHARS + 1);
+        assert!(cut.ends_with("界…"));
+    }
 
     #[test]
     fn backoff_doubles_to_a_ceiling_and_stops() {

@@ -7,6 +7,7 @@ pub mod agent_pane;
 pub mod answering;
 pub mod hosts;
 pub mod keys;
+pub mod one_shot;
 pub mod transcript;
 pub mod typing;
 pub mod watch_session;

@@ -1,0 +1,156 @@
+//! Running one short command on a host (`tmux …`, `ssh host tmux …`) with
+//! a time and a size bound: a host whose ssh never answers, or that prints
+//! without end, must not hold a project (or every host's `/gsd:sessions`)
+//! for ever nor fill the daemon's memory.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+/// Longest a one-shot command may take, connecting included: ssh's own
+/// connect timeout is often minutes; a tmux command answers in
+/// milliseconds, a slow ssh login in a few seconds.
+pub const ONE_SHOT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Most bytes of a one-shot command's output kept: `list-panes` of a busy
+/// server is a few kilobytes, a captured screen with its escapes well
+/// under one megabyte.
+pub const MAX_ONE_SHOT_OUTPUT: usize = 4 * 1024 * 1024;
+
+/// Most bytes of its error output kept (it is shown in chat).
+const MAX_ONE_SHOT_ERRORS: usize = 16 * 1024;
+
+/// What a finished one-shot command gave.
+#[derive(Debug)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    /// Cut at `MAX_ONE_SHOT_ERRORS`.
+    pub stderr: Vec<u8>,
+}
+
+/// Why a one-shot command gave nothing usable.
+#[derive(Debug, thiserror::Error)]
+pub enum OneShotError {
+    #[error("cannot run it: {0}")]
+    Spawn(std::io::Error),
+    #[error("no answer within {} s", .0.as_secs())]
+    TimedOut(Duration),
+    #[error("it printed more than {} MiB", MAX_ONE_SHOT_OUTPUT / (1024 * 1024))]
+    TooMuchOutput,
+}
+
+/// Runs `cmd` (stdin closed), killing it once it runs past `limit` or
+/// prints more than [`MAX_ONE_SHOT_OUTPUT`].
+pub async fn run(mut cmd: Command, limit: Duration) -> Result<Output, OneShotError> {
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(OneShotError::Spawn)?;
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(OneShotError::Spawn(std::io::Error::other("no pipes")));
+    };
+    let finish = async {
+        // Error output is read alongside, so a command that fills that
+        // pipe does not stall its standard output.
+        let errors = tokio::spawn(read_bounded(stderr, MAX_ONE_SHOT_ERRORS, true));
+        let (stdout, whole) = read_bounded(stdout, MAX_ONE_SHOT_OUTPUT, false)
+            .await
+            .map_err(OneShotError::Spawn)?;
+        if !whole {
+            errors.abort();
+            return Err(OneShotError::TooMuchOutput);
+        }
+        let (stderr, _) = errors
+            .await
+            .map_err(|e| OneShotError::Spawn(std::io::Error::other(e)))?
+            .map_err(OneShotError::Spawn)?;
+        let status = child.wait().await.map_err(OneShotError::Spawn)?;
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
+        })
+    };
+    // On either error the child is dropped, and so killed.
+    tokio::time::timeout(limit, finish)
+        .await
+        .map_err(|_| OneShotError::TimedOut(limit))?
+}
+
+/// Reads `from` to its end, keeping at most `max` bytes; whether it all
+/// fitted. With `drain`, what is past `max` is read and dropped (error
+/// output: the command must not block on a full pipe); without, reading
+/// ends there (the command is then killed).
+async fn read_bounded(
+    mut from: impl AsyncRead + Unpin,
+    max: usize,
+    drain: bool,
+) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut kept = Vec::new();
+    let mut whole = true;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = from.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok((kept, whole));
+        }
+        let room = max - kept.len();
+        kept.extend_from_slice(&chunk[..n.min(room)]);
+        if n > room {
+            whole = false;
+            if !drain {
+                return Ok((kept, whole));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script]);
+        cmd
+    }
+
+    #[tokio::test]
+    async fn output_and_status_come_back() {
+        let out = run(sh("echo out; echo err >&2; exit 3"), ONE_SHOT_TIMEOUT)
+            .await
+            .unwrap();
+        assert_eq!(out.stdout, b"out\n");
+        assert_eq!(out.stderr, b"err\n");
+        assert_eq!(out.status.code(), Some(3));
+    }
+
+    #[tokio::test]
+    async fn a_command_that_never_answers_is_given_up_on() {
+        let limit = Duration::from_millis(200);
+        let e = run(sh("sleep 30"), limit).await.unwrap_err();
+        assert!(matches!(e, OneShotError::TimedOut(l) if l == limit), "{e}");
+    }
+
+    #[tokio::test]
+    async fn endless_output_is_cut_at_its_bound() {
+        let e = run(sh("yes"), ONE_SHOT_TIMEOUT).await.unwrap_err();
+        assert!(matches!(e, OneShotError::TooMuchOutput), "{e}");
+    }
+
+    #[tokio::test]
+    async fn endless_error_output_is_kept_short() {
+        let out = run(
+            sh("head -c 100000 /dev/zero >&2; echo done"),
+            ONE_SHOT_TIMEOUT,
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.stdout, b"done\n");
+        assert_eq!(out.stderr.len(), MAX_ONE_SHOT_ERRORS);
+    }
+}
