@@ -45,6 +45,28 @@ pub struct State {
     pub reminders: BTreeMap<String, u64>,
     /// Prompts already reminded of (once each); pruned as they go.
     pub reminded: std::collections::BTreeSet<ApprovalId>,
+    /// Card handles of prompts answered or gone, newest last (at most
+    /// [`CLOSED_CAPACITY`]): a late reply to one is refused, never typed
+    /// into whatever the agent shows by then.
+    pub closed: VecDeque<CardHandle>,
+}
+
+/// Closed prompts remembered: more than anyone scrolls back to reply to.
+pub const CLOSED_CAPACITY: usize = 256;
+
+impl State {
+    /// Remembers that the prompt shown by `card` is closed.
+    pub fn close_card(&mut self, card: &CardHandle) {
+        self.closed.push_back(card.clone());
+        while self.closed.len() > CLOSED_CAPACITY {
+            self.closed.pop_front();
+        }
+    }
+
+    /// Whether chat message `message_id` shows a closed prompt.
+    pub fn shows_closed_prompt(&self, message_id: &str) -> bool {
+        (self.closed.iter()).any(|c| self.cards.get(c).is_some_and(|m| m == message_id))
+    }
 }
 
 /// Dead letters kept for the operator to inspect: enough to see a pattern,

@@ -26,7 +26,19 @@ impl Core {
                 .find(|a| s.cards.get(&a.card) == Some(parent))
                 .cloned()
         });
-        let Some(approval) = found else { return false };
+        let Some(approval) = found else {
+            if !self.shared.read(|s| s.shows_closed_prompt(parent)) {
+                return false;
+            }
+            // Typed now, the words would land in whatever the agent shows.
+            let text = "This prompt was answered or closed already; nothing was typed. To tell the agent more, send a new message (not a reply to the prompt's card).";
+            self.send(
+                &m.target,
+                Some(&m.message_id),
+                &present::info_card("Not answered", text),
+            );
+            return true;
+        };
         if let Err(e) = names::validate_typed_text(&m.text) {
             self.error(
                 &m.target,
@@ -66,6 +78,12 @@ impl Core {
             }
             // The outcome comes back as `Replied`.
             ReplyPlan::Text { focus } => {
+                if !self.answering.insert(approval.id.clone()) {
+                    let text = "This prompt is being answered already; nothing more was typed.";
+                    let card = present::info_card("Not answered", text);
+                    self.send(&m.target, Some(&m.message_id), &card);
+                    return true;
+                }
                 let cmd = ProjectCmd::Type {
                     approval_id: approval.id.clone(),
                     question: approval.question.clone(),
@@ -239,7 +257,10 @@ impl Core {
 
     /// The approval is answered: forget it and turn its card grey.
     pub(super) fn resolve(&mut self, approval: &PendingApproval, who: &str, choice: &str) {
-        self.shared.update(|s| s.approvals.remove(&approval.id));
+        self.shared.update(|s| {
+            s.approvals.remove(&approval.id);
+            s.close_card(&approval.card);
+        });
         self.log(LogEvent::ApprovalAnswered {
             project: approval.project.to_string(),
             approval: approval.id.clone(),
@@ -326,7 +347,13 @@ impl Core {
             ProjectEventKind::ApprovalGone { approval_id } => {
                 // A prompt re-detected after a restart kept its first id.
                 let approval_id = self.aliases.remove(&approval_id).unwrap_or(approval_id);
-                let pending = self.shared.update(|s| s.approvals.remove(&approval_id));
+                let pending = self.shared.update(|s| {
+                    let pending = s.approvals.remove(&approval_id);
+                    if let Some(a) = &pending {
+                        s.close_card(&a.card);
+                    }
+                    pending
+                });
                 if let Some(a) = pending {
                     self.log(LogEvent::ApprovalGone {
                         project: project.clone(),
@@ -393,6 +420,7 @@ impl Core {
                 reply,
                 result,
             } => {
+                self.answering.remove(&approval_id);
                 let approval = self.shared.read(|s| s.approvals.get(&approval_id).cloned());
                 match (result, approval) {
                     (Ok(()), Some(a)) => self.resolve(&a, &by, &text),

@@ -213,8 +213,13 @@ impl Core {
                 self.answering.remove(&approval_id);
                 Some((reply.target, reply.reply_to))
             }
-            ProjectCmd::Type { reply, .. }
-            | ProjectCmd::Cancel { reply, .. }
+            ProjectCmd::Type {
+                approval_id, reply, ..
+            } => {
+                self.answering.remove(&approval_id);
+                Some((reply.target, reply.reply_to))
+            }
+            ProjectCmd::Cancel { reply, .. }
             | ProjectCmd::Keys { reply, .. }
             | ProjectCmd::SetMode { reply, .. }
             | ProjectCmd::Screen { reply } => Some((reply.target, reply.reply_to)),

@@ -738,3 +738,92 @@ fn a_new_project_on_another_host_than_its_namesake_is_refused() {
     );
     assert_eq!(w.shared.read(|s| s.projects["demo"].host.clone()), None);
 }
+
+/// A question with a text field, its card delivered as chat message `om_q`.
+fn question_shown(w: &mut World) -> Job {
+    let job = w.with_project();
+    let question = Approval {
+        id: "ap_q".into(),
+        kind: ApprovalKind::Question,
+        question: "Which database should we use?".into(),
+        body: String::new(),
+        options: ApprovalOption::numbered(&["Postgres", "SQLite", "Type something."]),
+        ..approval()
+    };
+    w.event(Some(&job), ProjectEventKind::Approval(question));
+    w.shared.update(|s| {
+        let card = s.approvals.get("ap_q").map(|a| a.card.clone());
+        if let Some(card) = card {
+            s.cards.insert(card.to_string(), "om_q".into());
+        }
+    });
+    job
+}
+
+impl World {
+    fn reply(&mut self, sender: &str, text: &str, parent: &str) -> Vec<Effect> {
+        self.next += 1;
+        let m = ChatMessage {
+            event_id: format!("ev{}", self.next),
+            message_id: format!("om{}", self.next),
+            target: chat(),
+            kind: ChatKind::Direct,
+            sender: sender.into(),
+            text: text.into(),
+            mentions_bot: false,
+            parent_id: Some(parent.into()),
+        };
+        self.at(Duration::ZERO, Input::Message(m))
+    }
+}
+
+fn typed(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Project {
+                cmd: ProjectCmd::Type { text, .. } | ProjectCmd::Submit(Job { text, .. }),
+                ..
+            } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_second_reply_to_a_question_is_refused_while_and_after_it_is_answered() {
+    let mut w = World::new();
+    question_shown(&mut w);
+    let first = w.reply("ou_alice", "redis", "om_q");
+    assert_eq!(typed(&first), ["redis"]);
+    // While the first is being typed: nothing more goes in.
+    let second = w.reply("ou_alice", "and also redis", "om_q");
+    assert!(typed(&second).is_empty(), "{second:?}");
+    assert!(
+        w.texts().contains("being answered already"),
+        "{}",
+        w.texts()
+    );
+    let replied = ProjectEventKind::Replied {
+        approval_id: "ap_q".into(),
+        by: "ou_alice".into(),
+        text: "redis".into(),
+        reply: Reply {
+            target: chat(),
+            reply_to: None,
+        },
+        result: Ok(()),
+    };
+    w.event(None, replied);
+    // Once answered: a late reply is refused, not typed as a new prompt.
+    let late = w.reply("ou_alice", "3", "om_q");
+    assert!(typed(&late).is_empty(), "{late:?}");
+    assert!(
+        w.texts().contains("answered or closed already"),
+        "{}",
+        w.texts()
+    );
+    // A reply to any other card is a message to the agent, as before.
+    let other = w.reply("ou_alice", "and also redis", "om_result");
+    assert_eq!(typed(&other), ["and also redis"]);
+}
