@@ -288,9 +288,10 @@ impl Daemon {
             Some(self.setup.shared.clone()),
         )
         .map_err(|e| ProjectError::Profile(e.to_string()))?;
-        if let Some(adopted) = record.as_ref().and_then(|r| r.adopted.as_deref()) {
-            crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted)
-                .map_err(|e| ProjectError::Pane(e.to_string()))?;
+        match record.as_ref().and_then(|r| r.adopted.as_deref()) {
+            Some(adopted) => crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted)
+                .map_err(|e| ProjectError::Pane(e.to_string()))?,
+            None => setup.spec.hook_token = Some(self.core.hook_token(name)),
         }
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.to_string(), handle.clone());

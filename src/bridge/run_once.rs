@@ -341,6 +341,7 @@ async fn answer(
     let cmd = ProjectCmd::Answer {
         approval_id: seen.id,
         question: seen.question,
+        body: seen.body,
         key: key.to_string(),
         follow: Some(follow),
         by: "run".to_string(),

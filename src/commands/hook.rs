@@ -67,7 +67,8 @@ fn forward_stdin() -> Result<(), hooks::HookError> {
         .read_to_end(&mut payload)
         .map_err(|e| hooks::HookError::Payload(format!("cannot read stdin: {e}")))?;
     let pane = std::env::var("TMUX_PANE").ok();
-    let envelope = Envelope::new(&payload, pane.as_deref(), received_at)?;
+    let token = std::env::var(hooks::token::TOKEN_ENV).ok();
+    let envelope = Envelope::with_token(&payload, pane.as_deref(), token.as_deref(), received_at)?;
     hooks::forward(&store::state_dir(), &envelope)
 }
 

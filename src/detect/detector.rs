@@ -203,6 +203,15 @@ impl Detector {
         }
     }
 
+    /// The prompt on screen was answered (the agent took the keys): a
+    /// prompt judged next is a new one, even one that looks the same (the
+    /// same command asked about twice).
+    pub fn forget_prompt(&mut self, now: Millis) {
+        self.prompt = None;
+        self.loading_since = None;
+        self.judge_soon(now);
+    }
+
     /// The pane floods and is watched through snapshots of its screen
     /// (`tmux::FloodLimits`) from `now`, or is streamed again. The time
     /// between snapshots is not silence, so no turn completes while it
@@ -384,9 +393,12 @@ impl Detector {
         {
             self.prompt = state.prompt.clone();
         }
-        // The same prompt with other rows around it is still the same prompt.
+        // The same prompt with other rows around it is still the same prompt;
+        // one with another body (a second edit of the same file, asked the
+        // same way) is another, unless the first was still drawing its body.
         let same = |a: &Prompt, b: &Prompt| {
             (a.kind, &a.question, &a.options) == (b.kind, &b.question, &b.options)
+                && (a.body == b.body || b.loading)
         };
         let changed = match (&state.prompt, &self.prompt) {
             (Some(a), Some(b)) => !same(a, b),
@@ -457,8 +469,15 @@ impl Detector {
         if let Some(typed) = self.typed.as_deref()
             && !self.taken
         {
+            // A transcript that changed and now ends the turn (the agent's
+            // refusal or error row) took the command even without a busy
+            // spell or an echo (`Unknown command`). A change alone does
+            // not: Claude Code 2.1.332 animates its logo for a while after
+            // it starts.
             let transcript_changed = !in_box
-                && (self.transcript_before).is_some_and(|before| before != transcript_hash(rows));
+                && (self.transcript_before).is_some_and(|before| before != transcript_hash(rows))
+                && (self.turn_end.as_ref())
+                    .is_some_and(|e| e.rejected.is_some() || e.error.is_some());
             self.taken = state.busy.is_some()
                 || self.prompt.is_some()
                 || transcript_changed

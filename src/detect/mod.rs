@@ -320,6 +320,7 @@ impl PaneWatcher {
         let prompt = state.prompt.map(|p| ShownPrompt {
             fingerprint: prompt_fingerprint(&p.context),
             question: p.question,
+            body: p.body,
             presses: p.options.iter().map(|o| o.press.clone()).collect(),
             keys: p.options.into_iter().map(|o| o.key).collect(),
             select: p.select,
@@ -354,6 +355,8 @@ pub struct ScreenLook {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShownPrompt {
     pub question: String,
+    /// What it asks about (the command, the diff), as the card shows it.
+    pub body: String,
     /// The options' keys, in order.
     pub keys: Vec<String>,
     /// The tmux key pressed for each option instead of its key, in order

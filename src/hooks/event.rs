@@ -27,6 +27,10 @@ const MAX_PANE_DIGITS: usize = 10;
 #[derive(Serialize, Deserialize)]
 struct Wire<P> {
     tmux_pane: Option<String>,
+    /// The project's hook token from the agent's environment (see
+    /// [`super::token`]); absent from hooks of panes clawmux did not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    token: Option<String>,
     received_at_ms: u64,
     payload: P,
 }
@@ -46,6 +50,17 @@ impl Envelope {
         tmux_pane: Option<&str>,
         received_at: SystemTime,
     ) -> Result<Envelope, HookError> {
+        Envelope::with_token(payload, tmux_pane, None, received_at)
+    }
+
+    /// [`Envelope::new`] carrying the project's hook `token` (dropped unless
+    /// well formed).
+    pub fn with_token(
+        payload: &[u8],
+        tmux_pane: Option<&str>,
+        token: Option<&str>,
+        received_at: SystemTime,
+    ) -> Result<Envelope, HookError> {
         if payload.len() > MAX_PAYLOAD_BYTES {
             return Err(HookError::Payload(format!(
                 "{} bytes, more than the {MAX_PAYLOAD_BYTES} accepted",
@@ -59,6 +74,7 @@ impl Envelope {
         }
         let wire = Wire {
             tmux_pane: tmux_pane.filter(|p| is_pane_id(p)).map(str::to_owned),
+            token: super::token::clean(token).map(str::to_owned),
             received_at_ms: millis_since_epoch(received_at),
             payload,
         };
@@ -86,6 +102,8 @@ pub struct HookEvent {
     /// The pane the hook ran in (`%3`), from its `TMUX_PANE`; `None` when
     /// Claude Code does not run inside tmux.
     pub tmux_pane: Option<String>,
+    /// The project's hook token the agent's environment gave, if any.
+    pub token: Option<String>,
     /// When `clawmux hook` read the payload.
     pub received_at: SystemTime,
 }
@@ -236,6 +254,7 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
         transcript_path: text("transcript_path").map(PathBuf::from),
         // Anyone running as this user can write to the socket: check again.
         tmux_pane: wire.tmux_pane.filter(|p| is_pane_id(p)),
+        token: super::token::clean(wire.token.as_deref()).map(str::to_owned),
         received_at: UNIX_EPOCH + Duration::from_millis(wire.received_at_ms),
     })
 }

@@ -4,8 +4,8 @@
 //! `PermissionRequest`, `SessionStart`, `TaskCreated` and `TaskCompleted`
 //! (see [`settings`] for the
 //! `.claude/settings.json` entries). The command wraps the JSON payload it gets
-//! on stdin in a one-line [`Envelope`] (adding the pane from `TMUX_PANE` and a
-//! timestamp) and [`forward`]s it over a Unix socket in the state directory
+//! on stdin in a one-line [`Envelope`] (adding the pane from `TMUX_PANE`, the
+//! project's [`token`] from its environment, and a timestamp) and [`forward`]s it over a Unix socket in the state directory
 //! ([`crate::store::state_dir`]); the daemon's [`HookListener`] turns each
 //! line into a typed [`HookEvent`].
 //! The hook side never waits on the daemon: a short connect timeout, and a
@@ -15,6 +15,7 @@ mod event;
 mod forward;
 mod listener;
 pub mod settings;
+pub mod token;
 mod tool;
 
 use std::path::{Path, PathBuf};

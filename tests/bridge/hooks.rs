@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clawmux::hooks::HookListener;
+use clawmux::hooks::token::{HookKey, TOKEN_ENV};
 use clawmux::store::StateFile;
 use clawmux::store::state::{ProjectRecord, State};
 
@@ -36,11 +37,18 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
         .unwrap();
     let sim = format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux"));
     let ws = workspace.display().to_string();
+    // Made by an earlier run of the daemon: with the project's hook token.
+    let env = format!(
+        "{TOKEN_ENV}={}",
+        HookKey::load_or_create(home.path()).token("demo")
+    );
     tmux.ok(&[
         "new-session",
         "-d",
         "-s",
         "cm-demo",
+        "-e",
+        &env,
         "-c",
         &ws,
         "-x",
@@ -81,11 +89,40 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
     let payload = format!(
         r#"{{"session_id":"s1","cwd":"{ws}","hook_event_name":"Stop","stop_hook_active":false}}"#
     );
+    // The agent's pane has its project's hook token.
+    let shown = b
+        .tmux
+        .ok(&["show-environment", "-t", "=cm-demo", TOKEN_ENV]);
+    let token = shown
+        .trim()
+        .strip_prefix(&format!("{TOKEN_ENV}="))
+        .unwrap_or_else(|| panic!("no token in the pane's environment: {shown:?}"))
+        .to_string();
+    // The same hook from anything else that claims the pane is not taken.
+    let forged = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .arg("hook")
+        .env("CLAWMUX_HOME", b.home.path())
+        .env("TMUX_PANE", &pane)
+        .env_remove(TOKEN_ENV)
+        .stdin(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(payload.as_bytes())?;
+            c.wait()
+        })
+        .unwrap();
+    assert!(forged.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !b.events().iter().any(|r| r.kind == "hook_ignored") {
+        assert!(Instant::now() < deadline, "the forged hook was not refused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let sent = Instant::now();
     let mut hook = Command::new(env!("CARGO_BIN_EXE_clawmux"))
         .arg("hook")
         .env("CLAWMUX_HOME", b.home.path())
         .env("TMUX_PANE", &pane)
+        .env(TOKEN_ENV, &token)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -127,4 +164,16 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
         })
         .unwrap();
     assert!(stray.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_clawmux_makes_carries_its_projects_hook_token() {
+    let mut b = Bridge::start().await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project shop").await;
+    b.card_with("You said: /gsd:new-project").await;
+    let shown = b
+        .tmux
+        .ok(&["show-environment", "-t", "=cm-shop", TOKEN_ENV]);
+    let token = HookKey::load_or_create(b.home.path()).token("shop");
+    assert_eq!(shown.trim(), format!("{TOKEN_ENV}={token}"));
 }

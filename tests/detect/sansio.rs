@@ -298,6 +298,44 @@ fn an_answered_question_is_forgotten_once_a_judged_screen_lacks_it() {
     assert_eq!(approvals(&seen), 1, "{seen:#?}");
 }
 
+#[test]
+fn a_dialog_with_the_same_question_and_another_body_is_another_dialog() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, PERMISSION, &mut seen);
+    tick(&mut w, 1_000, &mut seen);
+    // Redrawn at once over the first: another command, asked the same way.
+    feed(
+        &mut w,
+        2_000,
+        &PERMISSION.replace("make check", "make deploy"),
+        &mut seen,
+    );
+    tick(&mut w, 3_000, &mut seen);
+    let kinds: Vec<&str> = seen
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Approval { .. } => Some("approval"),
+            DetectionKind::ApprovalGone { .. } => Some("gone"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["approval", "gone", "approval"], "{seen:#?}");
+}
+
+#[test]
+fn the_same_dialog_once_answered_is_a_new_one_when_seen_again() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, PERMISSION, &mut seen);
+    tick(&mut w, 1_000, &mut seen);
+    // Answered; the agent asks about the same command again at once.
+    w.detector_mut().forget_prompt(Millis(2_000));
+    feed(&mut w, 2_000, PERMISSION, &mut seen);
+    tick(&mut w, 3_000, &mut seen);
+    assert_eq!(approvals(&seen), 2, "{seen:#?}");
+}
+
 /// The idle box after a finished turn, with the terminal's echo of a typed
 /// command in it (the agent has not read the command yet).
 fn box_with_echo(command: &str) -> String {

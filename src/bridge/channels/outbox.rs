@@ -1,5 +1,7 @@
-//! Delivers the outbox in order: one entry at a time, retried with backoff
-//! while the failure is transient. A permanent failure never blocks the
+//! Delivers the outbox: one entry at a time, retried with backoff while
+//! the failure is transient, the chats served in turn (each chat's cards
+//! in their order), so one chat's backlog never holds another's card
+//! behind more than a few sends. A permanent failure never blocks the
 //! queue: the entry moves aside at once (a dead letter in the state,
 //! `card_dead_letter` in the event log, and the chat or the operator told
 //! once), so the next card waits at most that one attempt. An entry leaves
@@ -11,7 +13,7 @@
 //! Long with its tests (delivery, retry and dead-letter cases on a fake
 //! courier); the code itself is well under 600 lines.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::time::Duration;
 
@@ -88,8 +90,24 @@ pub trait Courier: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<String>, DeliveryError>> + Send;
 }
 
-/// Runs forever, delivering whatever the outbox holds.
+/// How the next entry is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Chats in turn, each chat's entries in their order (see [`Lanes`]).
+    Fair,
+    /// The oldest entry first, whatever its chat: the order before chats
+    /// were served in turn, kept as the benchmark's baseline.
+    OneQueue,
+}
+
+/// Runs forever, delivering whatever the outbox holds, chats in turn.
 pub async fn run(shared: SharedState, courier: impl Courier) {
+    run_in(shared, courier, Order::Fair).await
+}
+
+/// [`run`], choosing entries in `order`.
+pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
+    let mut lanes = Lanes::default();
     let mut delay = RETRY_FIRST;
     let mut outage: Option<Outage> = None;
     // (uuid, refusals) of the head entry while Feishu refuses it.
@@ -98,7 +116,11 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
     let mut told: HashSet<(String, Option<i64>)> = HashSet::new();
     loop {
         let next = shared.read(|s| {
-            s.outbox.front().cloned().map(|e| {
+            let at = match order {
+                Order::Fair => lanes.pick(&s.outbox)?,
+                Order::OneQueue => 0,
+            };
+            s.outbox.get(at).cloned().map(|e| {
                 let id = s.cards.get(e.op.handle()).cloned();
                 (e, id)
             })
@@ -123,7 +145,11 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
         // under another uuid. Returns at once when nothing changed.
         shared.flush().await;
         let attempted = Instant::now();
-        match courier.deliver(&entry, message_id.as_deref()).await {
+        let delivered = courier.deliver(&entry, message_id.as_deref()).await;
+        if matches!(delivered, Ok(_) | Err(DeliveryError::Permanent { .. })) {
+            lanes.served(&entry);
+        }
+        match delivered {
             Ok(sent_id) => {
                 delay = RETRY_FIRST;
                 finish(&shared, &entry, sent_id, None);
@@ -181,6 +207,89 @@ pub async fn run(shared: SharedState, courier: impl Courier) {
     }
 }
 
+/// Cards whose chat is remembered for their later updates: more than are
+/// ever patched at once.
+const MAX_REMEMBERED_CARDS: usize = 4096;
+
+/// Which chat each entry is for, and when each chat was last served.
+///
+/// An entry's lane is its chat; an update (patch, reaction) has the lane
+/// of the card it changes (its send still queued, or delivered by this
+/// process), else a lane of its own card's. The next entry is the first
+/// of the lane served longest ago, so lanes take turns and each keeps its
+/// order.
+#[derive(Default)]
+pub struct Lanes {
+    /// Lane -> the turn it was last served in.
+    last: HashMap<String, u64>,
+    turn: u64,
+    /// Card handle -> its lane, for the updates that follow its send.
+    card_lane: HashMap<String, String>,
+    card_order: VecDeque<String>,
+}
+
+impl Lanes {
+    /// The index of the next entry to deliver, if any.
+    pub fn pick(&self, outbox: &VecDeque<OutboxEntry>) -> Option<usize> {
+        let mut seen: HashMap<String, String> = HashMap::new();
+        let mut heads: HashSet<String> = HashSet::new();
+        let mut best: Option<(u64, usize)> = None;
+        for (at, entry) in outbox.iter().enumerate() {
+            let lane = self.lane(entry, &seen);
+            seen.insert(entry.op.handle().to_string(), lane.clone());
+            if !heads.insert(lane.clone()) {
+                continue;
+            }
+            let last = self.last.get(&lane).copied().unwrap_or(0);
+            if best.is_none_or(|(b, _)| last < b) {
+                best = Some((last, at));
+            }
+        }
+        best.map(|(_, at)| at)
+    }
+
+    /// `entry` was delivered (or moved aside): its lane had its turn.
+    pub fn served(&mut self, entry: &OutboxEntry) {
+        let lane = self.lane(entry, &HashMap::new());
+        self.turn += 1;
+        self.last.insert(lane.clone(), self.turn);
+        if matches!(entry.op, OutboxOp::Send { .. } | OutboxOp::File { .. }) {
+            let handle = entry.op.handle().to_string();
+            if self.card_lane.insert(handle.clone(), lane).is_none() {
+                self.card_order.push_back(handle);
+            }
+            while self.card_order.len() > MAX_REMEMBERED_CARDS {
+                if let Some(old) = self.card_order.pop_front() {
+                    self.card_lane.remove(&old);
+                }
+            }
+        }
+        if self.last.len() > MAX_REMEMBERED_CARDS {
+            // Lanes long idle start again from nothing: still fair.
+            self.last.clear();
+        }
+    }
+
+    /// The lane of `entry`; `queued` holds the lanes of the cards queued
+    /// before it.
+    fn lane(&self, entry: &OutboxEntry, queued: &HashMap<String, String>) -> String {
+        match &entry.op {
+            OutboxOp::Send { target, .. } | OutboxOp::File { target, .. } => chat_lane(target),
+            OutboxOp::Patch { handle } | OutboxOp::React { handle, .. } => (queued.get(&**handle))
+                .or_else(|| self.card_lane.get(&**handle))
+                .cloned()
+                .unwrap_or_else(|| format!("card:{handle}")),
+        }
+    }
+}
+
+fn chat_lane(target: &ChatTarget) -> String {
+    match target {
+        ChatTarget::Chat { id } => format!("chat:{id}"),
+        ChatTarget::Console => "console".into(),
+    }
+}
+
 /// Moves an entry Feishu will never take out of the queue: into the dead
 /// letters, logged with Feishu's code and message, and the chat told (or,
 /// when the chat cannot be reached, the operator through the log) once per
@@ -235,8 +344,8 @@ fn dead_letter(
     });
     let told_chat = notice.is_some();
     shared.update(|s| {
-        if s.outbox.front().is_some_and(|f| f.uuid == entry.uuid) {
-            s.outbox.pop_front();
+        if let Some(at) = s.outbox.iter().position(|f| f.uuid == entry.uuid) {
+            s.outbox.remove(at);
         }
         if s.dead_letters.len() >= DEAD_LETTER_CAPACITY {
             s.dead_letters.pop_front();
@@ -284,16 +393,13 @@ fn finish(
     failure: Option<&str>,
 ) {
     shared.update(|s| {
-        let Some(front) = s.outbox.front() else {
+        let Some(at) = s.outbox.iter().position(|f| f.uuid == entry.uuid) else {
             return;
         };
-        if front.uuid != entry.uuid {
+        if failure.is_none() && s.outbox[at].card != entry.card {
             return;
         }
-        if failure.is_none() && front.card != entry.card {
-            return;
-        }
-        s.outbox.pop_front();
+        s.outbox.remove(at);
         if let Some(id) = sent_id {
             s.cards.insert(entry.op.handle().to_string(), id);
         }
@@ -373,6 +479,66 @@ mod tests {
         }
     }
 
+    fn send_to(uuid: &str, chat: &str) -> OutboxEntry {
+        let op = OutboxOp::Send {
+            target: ChatTarget::Chat { id: chat.into() },
+            handle: format!("h-{uuid}").into(),
+            reply_to: None,
+        };
+        entry(uuid, op)
+    }
+
+    /// The uuids in the order [`Lanes`] delivers `queue`.
+    fn fair_order(mut queue: VecDeque<OutboxEntry>) -> Vec<String> {
+        let mut lanes = Lanes::default();
+        let mut order = Vec::new();
+        while let Some(at) = lanes.pick(&queue) {
+            if let Some(e) = queue.remove(at) {
+                lanes.served(&e);
+                order.push(e.uuid);
+            }
+        }
+        order
+    }
+
+    #[test]
+    fn chats_take_turns_and_each_keeps_its_order() {
+        let mut queue: VecDeque<OutboxEntry> =
+            (0..4).map(|i| send_to(&format!("a{i}"), "busy")).collect();
+        queue.push_back(send_to("b0", "idle"));
+        queue.push_back(send_to("a4", "busy"));
+        // A patch of a card still queued follows its card, in its chat.
+        queue.push_back(entry(
+            "p0",
+            OutboxOp::Patch {
+                handle: "h-b0".into(),
+            },
+        ));
+        assert_eq!(
+            fair_order(queue),
+            ["a0", "b0", "a1", "p0", "a2", "a3", "a4"]
+        );
+    }
+
+    #[test]
+    fn an_update_of_a_delivered_card_stays_in_its_chats_turn() {
+        let mut lanes = Lanes::default();
+        lanes.served(&send_to("b0", "idle"));
+        lanes.served(&send_to("a0", "busy"));
+        let queue: VecDeque<OutboxEntry> = [
+            send_to("a1", "busy"),
+            entry(
+                "p0",
+                OutboxOp::Patch {
+                    handle: "h-b0".into(),
+                },
+            ),
+        ]
+        .into();
+        // Chat idle was served before chat busy: its update goes first.
+        assert_eq!(lanes.pick(&queue), Some(1));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn delivers_in_order_through_transient_failures() {
         let dir = private_tempdir();
@@ -421,8 +587,10 @@ mod tests {
                 "card_retry",
                 "card",
                 "card_delivery_recovered",
-                "card",
-                "card_dropped"
+                // The patch of a card never sent is a chat of its own, not
+                // served yet: its turn comes before chat a's second.
+                "card_dropped",
+                "card"
             ]
         );
     }

@@ -87,6 +87,7 @@ impl Core {
                 let cmd = ProjectCmd::Type {
                     approval_id: approval.id.clone(),
                     question: approval.question.clone(),
+                    body: approval.body.clone(),
                     focus,
                     // One answer field: a line break would submit it early.
                     text: m.text.replace('\n', " "),
@@ -236,6 +237,7 @@ impl Core {
         let cmd = ProjectCmd::Answer {
             approval_id: approval.id.clone(),
             question: approval.question.clone(),
+            body: approval.body.clone(),
             key: key.to_string(),
             follow: Some(follow),
             by: who.to_string(),
@@ -275,16 +277,20 @@ impl Core {
     }
 
     pub(super) fn on_approval(&mut self, project: &str, job: &Option<Job>, seen: Approval) {
-        // A restarted actor finds a prompt that already has a card: same pane,
-        // question and options. Keep the card; remember the actor's id for it.
+        // The prompt again with its body drawn since (same id), or found by
+        // a restarted actor (same pane, question, options and body): keep
+        // its card, and remember the actor's id for it. Another body is
+        // another prompt, however alike the question.
         let known = self.shared.read(|s| {
             s.approvals
                 .values()
                 .find(|a| {
-                    a.project == project
-                        && a.pane == seen.pane
-                        && a.question == seen.question
-                        && a.options == seen.options
+                    a.id == seen.id
+                        || a.project == project
+                            && a.pane == seen.pane
+                            && a.question == seen.question
+                            && a.options == seen.options
+                            && a.body == seen.body
                 })
                 .map(|a| a.id.clone())
         });

@@ -220,6 +220,11 @@ impl Core {
                 return;
             }
         };
+        if self.adopting.contains(name) {
+            let text = format!("A pane is being adopted as **{name}** right now.");
+            self.error(target, reply_to, "Name taken", &text, "Pick another name.");
+            return;
+        }
         let (workspace, remote) = match self.hosts.workspace_root(host) {
             Ok(root) => (
                 root.join(name),

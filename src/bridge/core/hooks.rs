@@ -1,6 +1,8 @@
 //! Claude Code's hooks routed to the project whose pane sent them: only a
-//! pane clawmux runs, only from inside that project's workspace, and only
-//! what the actor can use (a turn's end with its final text, what a dialog
+//! pane clawmux runs, with that project's hook token (see
+//! [`crate::hooks::token`]; an adopted pane, which clawmux did not start,
+//! has none), only from inside that project's workspace, and only what the
+//! actor can use (a turn's end with its final text, what a dialog
 //! asks, task-list moves).
 
 use super::Core;
@@ -9,6 +11,11 @@ use crate::hooks::{HookEvent, HookKind};
 use crate::store::LogEvent;
 
 impl Core {
+    /// The hook token `project`'s agent gets in its environment.
+    pub fn hook_token(&self, project: &str) -> String {
+        self.hook_key.token(project)
+    }
+
     pub(super) fn on_hook(&mut self, hook: HookEvent) {
         let Some(pane) = &hook.tmux_pane else { return };
         let Some(project) = self.panes.get(pane).cloned() else {
@@ -18,9 +25,18 @@ impl Core {
             });
             return;
         };
-        let workspace = self
-            .shared
-            .read(|s| s.projects.get(&project).map(|p| p.workspace.clone()));
+        let (workspace, adopted) = self.shared.read(|s| {
+            let record = s.projects.get(&project);
+            let adopted = record.is_some_and(|p| p.adopted.is_some());
+            (record.map(|p| p.workspace.clone()), adopted)
+        });
+        if !adopted && !self.hook_key.verifies(&project, hook.token.as_deref()) {
+            self.log(LogEvent::HookIgnored {
+                pane: pane.clone(),
+                reason: "no or wrong hook token (not from the project's agent)".into(),
+            });
+            return;
+        }
         if let (Some(cwd), Some(ws)) = (&hook.cwd, &workspace)
             && !cwd.starts_with(ws)
         {

@@ -107,6 +107,17 @@ impl Core {
         allowed
     }
 
+    /// Why `name` cannot be a new adopted project's, if it cannot.
+    pub(super) fn name_taken(&self, name: &str) -> Option<String> {
+        if self.adopting.contains(name) {
+            Some(format!("A pane is being adopted as **{name}** right now."))
+        } else if self.shared.read(|s| s.projects.contains_key(name)) {
+            Some(format!("A project named **{name}** exists already."))
+        } else {
+            None
+        }
+    }
+
     /// `/gsd:adopt`: checks who asks and what, then has the shell find
     /// the pane ([`Effect::Adopt`]).
     pub(super) fn adopt(&mut self, reply: Reply, sender: &str, pane: &str, name: Option<&str>) {
@@ -129,14 +140,14 @@ impl Core {
             let text = e.to_string();
             return self.error(&target, reply_to, "Invalid project name", &text, guidance);
         }
-        if self.shared.read(|s| s.projects.contains_key(&name)) {
-            let text = format!("A project named **{name}** exists already.");
+        if let Some(text) = self.name_taken(&name) {
             let guidance = "Pick another name with `as NAME`.";
             return self.error(&target, reply_to, "Name taken", &text, guidance);
         }
         if let Err(e) = self.hosts.watch(parsed.host.as_deref()) {
             return self.error(&target, reply_to, "Unknown host", &e.to_string(), "");
         }
+        self.adopting.insert(name.clone());
         self.effects.push(Effect::Adopt {
             target: parsed,
             name,
@@ -157,6 +168,14 @@ impl Core {
         located: Result<PaneLocation, LocateError>,
     ) -> bool {
         let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        self.adopting.remove(name);
+        if self.shared.read(|s| s.projects.contains_key(name)) {
+            let text =
+                format!("A project named **{name}** was made while its pane was looked for.");
+            let guidance = "Adopt it under another name with `as NAME`.";
+            self.error(chat, reply_to, "Name taken", &text, guidance);
+            return false;
+        }
         let location = match located {
             Ok(location) => location,
             Err(e) => {

@@ -132,11 +132,17 @@ pub struct Core {
     pairing: Pairing,
     /// Agent pane (`%N`) -> project, for hooks.
     panes: HashMap<String, String>,
+    /// What proves a hook comes from a project's own agent.
+    hook_key: crate::hooks::token::HookKey,
     /// What each project last said it is doing (for `/gsd:status`,
     /// answered without asking the projects).
     statuses: HashMap<String, ProjectStatus>,
     /// Approvals whose answer is being typed: a second click waits.
     answering: HashSet<ApprovalId>,
+    /// Project names an adopt is finding the pane for: taken until it
+    /// ends, so two adopts (or an adopt and a new project) under one name
+    /// cannot both succeed.
+    adopting: HashSet<String>,
     throttles: HashMap<JobId, Throttle>,
     denied_told: HashSet<String>,
     /// Each chat's kind, from its messages (see `admit_click`).
@@ -161,12 +167,14 @@ impl Core {
             hosts,
             policy: Policy::new(config.policy.clone()),
             pairing: Pairing::new(state_dir),
+            hook_key: crate::hooks::token::HookKey::load_or_create(state_dir),
             config,
             shared,
             state_dir: state_dir.to_path_buf(),
             panes: HashMap::new(),
             statuses: HashMap::new(),
             answering: HashSet::new(),
+            adopting: HashSet::new(),
             throttles: HashMap::new(),
             denied_told: HashSet::new(),
             chat_kinds: HashMap::new(),

@@ -10,6 +10,7 @@ use super::*;
 use crate::bridge::access::policy::ChatKind;
 use crate::bridge::channels::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
+use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
 use crate::hooks::HookKind;
 use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry, ProjectRecord};
@@ -477,13 +478,15 @@ fn a_timeout_with_nothing_recognised_raises_the_drift_alarm() {
     assert_eq!(drifts, 1);
 }
 
-fn hook(event: HookKind) -> Input {
+/// A hook from project demo's agent pane, with its token.
+fn hook(w: &World, event: HookKind) -> Input {
     Input::Hook(HookEvent {
         event,
         session_id: None,
         cwd: None,
         transcript_path: None,
         tmux_pane: Some("%1".into()),
+        token: Some(w.core.hook_token("demo")),
         received_at: std::time::SystemTime::now(),
     })
 }
@@ -506,7 +509,7 @@ fn hooks_reach_their_projects_actor_with_what_they_carry() {
         stop_hook_active: false,
         last_assistant_message: Some("All done.".into()),
     };
-    let cmds = project_cmds(w.at(Duration::ZERO, hook(stop)));
+    let cmds = project_cmds(w.at(Duration::ZERO, hook(&w, stop)));
     assert!(
         matches!(&cmds[..], [ProjectCmd::HookStop { answer: Some(a) }] if a == "All done."),
         "{cmds:?}"
@@ -515,7 +518,7 @@ fn hooks_reach_their_projects_actor_with_what_they_carry() {
         tool_name: "Bash".into(),
         tool_input: serde_json::json!({"command": "cargo test"}),
     };
-    let cmds = project_cmds(w.at(Duration::ZERO, hook(permission)));
+    let cmds = project_cmds(w.at(Duration::ZERO, hook(&w, permission)));
     assert!(
         matches!(&cmds[..], [ProjectCmd::HookPermission(crate::hooks::ToolRequest::Bash { command, .. })] if command == "cargo test")
     );
@@ -523,12 +526,32 @@ fn hooks_reach_their_projects_actor_with_what_they_carry() {
         task_id: Some("3".into()),
         task_subject: Some("Write the parser".into()),
     };
-    let cmds = project_cmds(w.at(Duration::ZERO, hook(task)));
+    let cmds = project_cmds(w.at(Duration::ZERO, hook(&w, task)));
     assert!(
         matches!(&cmds[..], [ProjectCmd::HookTask(TaskNews::Completed { id, subject })] if id == "3" && subject == "Write the parser")
     );
     let unknown = HookKind::Other("UserPromptSubmit".into());
-    assert!(project_cmds(w.at(Duration::ZERO, hook(unknown))).is_empty());
+    assert!(project_cmds(w.at(Duration::ZERO, hook(&w, unknown))).is_empty());
+}
+
+#[test]
+fn a_hook_without_its_projects_token_is_ignored() {
+    let mut w = World::new();
+    w.with_project();
+    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    let stop = || HookKind::Stop {
+        stop_hook_active: false,
+        last_assistant_message: Some("invented".into()),
+    };
+    let other_project = Some(w.core.hook_token("blog"));
+    for token in [None, Some("0".repeat(32)), other_project] {
+        let Input::Hook(mut forged) = hook(&w, stop()) else {
+            unreachable!()
+        };
+        forged.token = token;
+        assert!(project_cmds(w.at(Duration::ZERO, Input::Hook(forged))).is_empty());
+    }
+    assert_eq!(w.kinds().iter().filter(|k| *k == "hook_ignored").count(), 3);
 }
 
 #[test]
@@ -826,4 +849,55 @@ fn a_second_reply_to_a_question_is_refused_while_and_after_it_is_answered() {
     // A reply to any other card is a message to the agent, as before.
     let other = w.reply("ou_alice", "and also redis", "om_result");
     assert_eq!(typed(&other), ["and also redis"]);
+}
+
+/// The [`Effect::Adopt`]s among `effects`.
+fn adopts(effects: &[Effect]) -> Vec<(AdoptTarget, String, String, Reply)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Adopt {
+                target,
+                name,
+                by,
+                reply,
+            } => Some((target.clone(), name.clone(), by.clone(), reply.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn one_name_is_taken_by_one_adopt_while_its_pane_is_looked_for() {
+    let mut w = World::new();
+    let first = adopts(&w.say("ou_alice", "/gsd:adopt work:1.0 as api"));
+    assert_eq!(first.len(), 1);
+    // While the first adopt's pane is looked for, the name is taken.
+    assert!(adopts(&w.say("ou_alice", "/gsd:adopt play:0.0 as api")).is_empty());
+    assert!(
+        w.texts().contains("being adopted as **api**"),
+        "{}",
+        w.texts()
+    );
+    let made = w.say("ou_alice", "/gsd:new-project api");
+    assert!(
+        made.iter().all(|e| !matches!(e, Effect::Project { .. })),
+        "{made:?}"
+    );
+    let (target, name, by, reply) = first.into_iter().next().unwrap();
+    let location = PaneLocation {
+        session: "work".into(),
+        window: "@1".parse().unwrap(),
+        pane: "%4".parse().unwrap(),
+        width: 80,
+        height: 24,
+    };
+    assert!(
+        w.core
+            .adopt_located(&target, &name, &by, &reply, Ok(location))
+    );
+    let record = w
+        .shared
+        .read(|s| s.projects.get("api").and_then(|p| p.adopted.clone()));
+    assert_eq!(record.as_deref(), Some("work:%4"));
 }

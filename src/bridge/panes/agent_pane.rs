@@ -54,6 +54,9 @@ pub struct PaneSpec {
     pub adopted: Option<PaneId>,
     /// How long the server has to answer one command (connecting included).
     pub timeout: Duration,
+    /// The project's hook token, put in the agent's environment (see
+    /// [`crate::hooks::token`]); `None` for panes clawmux does not start.
+    pub hook_token: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +121,7 @@ impl PaneSpec {
             flood: tmux.flood_limits(),
             adopted: None,
             timeout: one_shot::ONE_SHOT_TIMEOUT,
+            hook_token: None,
         }
     }
 
@@ -257,6 +261,11 @@ impl PaneSpec {
             args.extend(["-c", &workspace]);
         }
         args.extend(["-x", &w, "-y", &h]);
+        let env =
+            (self.hook_token.as_ref()).map(|t| format!("{}={t}", crate::hooks::token::TOKEN_ENV));
+        if let Some(env) = &env {
+            args.extend(["-e", env]);
+        }
         args.extend(extra);
         args.push(&self.agent);
         self.run(&args)

@@ -5,14 +5,17 @@
 //! being drawn (measured: Bash 3 of 5, plan 4 of 8, question 1 of 8; none
 //! after 0.2–1 s; 2.1.197 dropped none). So a key goes to a dialog only
 //! once it has been on screen for [`ANSWER_SETTLE`], and only while the
-//! screen still shows the dialog the chat was shown. After the key the
-//! dialog must change (gone, or the next one) within [`ANSWER_CONFIRM_WAIT`];
-//! one still there unchanged gets the key once more, and is reported not
-//! taken after that. A reported answer is one the screen confirmed.
+//! screen still shows the dialog the chat was shown (its question, body
+//! and the option's key). After the key the screen must change (the dialog
+//! gone, or the next one, or the transcript above it) within
+//! [`ANSWER_CONFIRM_WAIT`]; a screen still unchanged gets the key once
+//! more, and is reported not taken after that. A reported answer is one
+//! the screen confirmed; a second dialog that looks like the first, drawn
+//! under the first one's result, is never answered by its retry.
 
 use std::time::{Duration, Instant};
 
-use crate::detect::{ScreenLook, several_keys};
+use crate::detect::{ScreenLook, screen_hash, several_keys};
 
 /// How long a dialog must have been on screen before a key is sent to it:
 /// twice the longest delay after which 2.1.332 was seen to drop a key.
@@ -48,11 +51,14 @@ pub enum AnswerStep {
 pub struct Answering {
     /// The question the chat was shown.
     pub question: String,
+    /// The body the chat was shown (the command, the diff).
+    pub body: String,
     pub key: String,
     /// When the dialog was first seen on screen.
     shown_at: Instant,
-    /// The dialog as it was when the key was last sent.
-    sent: Option<(u64, Instant)>,
+    /// The dialog and the whole screen as they were when the key was last
+    /// sent.
+    sent: Option<(u64, u64, Instant)>,
     tries: u8,
     /// Keys sent at most: [`MAX_ANSWER_TRIES`], or 1 for typed words
     /// (typed twice they would be a different answer).
@@ -60,11 +66,12 @@ pub struct Answering {
 }
 
 impl Answering {
-    /// An answer `key` to the dialog asking `question`, which has been on
-    /// screen since `shown_at`.
-    pub fn new(question: &str, key: &str, shown_at: Instant) -> Answering {
+    /// An answer `key` to the dialog asking `question` about `body`, which
+    /// has been on screen since `shown_at`.
+    pub fn new(question: &str, body: &str, key: &str, shown_at: Instant) -> Answering {
         Answering {
             question: question.to_owned(),
+            body: body.to_owned(),
             key: key.to_owned(),
             shown_at,
             sent: None,
@@ -75,10 +82,10 @@ impl Answering {
 
     /// Words (and Enter) typed into the dialog's open text field, at once
     /// and once only.
-    pub fn words(question: &str, words: &str, now: Instant) -> Answering {
+    pub fn words(question: &str, body: &str, words: &str, now: Instant) -> Answering {
         Answering {
             max_tries: 1,
-            ..Answering::new(question, words, now)
+            ..Answering::new(question, body, words, now)
         }
     }
 
@@ -95,10 +102,10 @@ impl Answering {
     /// What to do, given the screen now.
     pub fn step(&self, look: &ScreenLook, now: Instant) -> AnswerStep {
         let words = self.max_tries == 1;
-        let shown = look
-            .prompt
-            .as_ref()
-            .filter(|p| p.question == self.question && (words || self.offered(&p.keys)));
+        let shown = look.prompt.as_ref().filter(|p| {
+            // Words go into the field the key opened: that dialog is ours.
+            p.question == self.question && (words || p.body == self.body && self.offered(&p.keys))
+        });
         match (self.sent, shown) {
             (None, None) => AnswerStep::NotShown,
             (None, Some(_)) => {
@@ -109,9 +116,13 @@ impl Answering {
                     AnswerStep::Send
                 }
             }
-            (Some((before, _)), Some(p)) if p.fingerprint != before => AnswerStep::Taken,
+            (Some((dialog, screen, _)), Some(p))
+                if p.fingerprint != dialog || screen_hash(&look.rows) != screen =>
+            {
+                AnswerStep::Taken
+            }
             (Some(_), None) => AnswerStep::Taken,
-            (Some((_, at)), Some(_)) => {
+            (Some((_, _, at)), Some(_)) => {
                 let until = at + ANSWER_CONFIRM_WAIT;
                 if now < until {
                     AnswerStep::Confirming(until)
@@ -132,7 +143,7 @@ impl Answering {
     /// The key was sent at `now` to the screen `look` shows.
     pub fn sent(&mut self, look: &ScreenLook, now: Instant) {
         let fingerprint = look.prompt.as_ref().map_or(0, |p| p.fingerprint);
-        self.sent = Some((fingerprint, now));
+        self.sent = Some((fingerprint, screen_hash(&look.rows), now));
         self.tries += 1;
     }
 }
@@ -159,7 +170,7 @@ mod tests {
     #[test]
     fn a_key_waits_for_the_dialog_to_settle_then_is_confirmed_by_a_change() {
         let t0 = Instant::now();
-        let mut a = Answering::new("Proceed?", "1", t0);
+        let mut a = Answering::new("Proceed?", "", "1", t0);
         let shown = dialog("Proceed?", 7);
         assert_eq!(
             a.step(&shown, t0),
@@ -181,7 +192,7 @@ mod tests {
     #[test]
     fn an_unchanged_dialog_gets_the_key_once_more_then_is_not_taken() {
         let t0 = Instant::now();
-        let mut a = Answering::new("Proceed?", "2", t0);
+        let mut a = Answering::new("Proceed?", "", "2", t0);
         let shown = dialog("Proceed?", 7);
         let t1 = t0 + ANSWER_SETTLE;
         a.sent(&shown, t1);
@@ -196,7 +207,7 @@ mod tests {
     #[test]
     fn words_go_into_an_open_field_at_once_and_only_once() {
         let t0 = Instant::now();
-        let mut a = Answering::words("Which one?", "redis please", t0);
+        let mut a = Answering::words("Which one?", "", "redis please", t0);
         let open = dialog("Which one?", 3);
         assert_eq!(a.step(&open, t0), AnswerStep::Send);
         a.sent(&open, t0);
@@ -206,13 +217,34 @@ mod tests {
     }
 
     #[test]
+    fn a_look_alike_dialog_under_the_first_ones_result_is_not_retried_into() {
+        let t0 = Instant::now();
+        let mut a = Answering::new("Proceed?", "", "1", t0);
+        let mut first = dialog("Proceed?", 7);
+        first.rows = vec!["● Bash(touch a)".into()];
+        let t1 = t0 + ANSWER_SETTLE;
+        a.sent(&first, t1);
+        // The same dialog again, the first command's result now above it.
+        let mut second = first.clone();
+        second.rows.push("  ⎿  (No content)".into());
+        let t2 = t1 + ANSWER_CONFIRM_WAIT;
+        assert_eq!(a.step(&second, t2), AnswerStep::Taken);
+    }
+
+    #[test]
     fn nothing_is_sent_to_a_screen_without_the_dialog_the_chat_saw() {
         let t0 = Instant::now();
-        let a = Answering::new("Proceed?", "1", t0);
+        let a = Answering::new("Proceed?", "", "1", t0);
         let later = t0 + ANSWER_SETTLE;
         assert_eq!(a.step(&ScreenLook::default(), later), AnswerStep::NotShown);
         assert_eq!(a.step(&dialog("Other?", 1), later), AnswerStep::NotShown);
-        let without_key = Answering::new("Proceed?", "9", t0);
+        // Same question, another body: another dialog (another edit).
+        let mut other_edit = dialog("Proceed?", 1);
+        if let Some(p) = other_edit.prompt.as_mut() {
+            p.body = "rm -rf build".into();
+        }
+        assert_eq!(a.step(&other_edit, later), AnswerStep::NotShown);
+        let without_key = Answering::new("Proceed?", "", "9", t0);
         assert_eq!(
             without_key.step(&dialog("Proceed?", 1), later),
             AnswerStep::NotShown

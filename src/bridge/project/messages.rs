@@ -241,9 +241,11 @@ pub enum ProjectCmd {
     /// the running command so the rest of the turn is reported.
     Answer {
         approval_id: ApprovalId,
-        /// The prompt's question: after a restart the actor may know the
-        /// same prompt under another id.
+        /// The prompt's question and body as the chat was shown them: after
+        /// a restart the actor may know the same prompt under another id,
+        /// and a key goes only to the dialog the chat saw.
         question: String,
+        body: String,
         key: String,
         follow: Option<Job>,
         /// Who answered, and the option's label (for [`ProjectEventKind::Answered`]).
@@ -256,6 +258,7 @@ pub enum ProjectCmd {
     Type {
         approval_id: ApprovalId,
         question: String,
+        body: String,
         focus: String,
         text: String,
         by: String,

@@ -273,6 +273,7 @@ impl Actor {
             ProjectCmd::Answer {
                 approval_id,
                 question,
+                body,
                 key,
                 follow,
                 by,
@@ -280,13 +281,14 @@ impl Actor {
                 reply,
             } => {
                 let report = AnswerReport::Answered { by, label, reply };
-                let answering = Answering::new(&question, &key, self.shown_since(&question));
+                let answering = Answering::new(&question, &body, &key, self.shown_since(&question));
                 self.begin_answer(approval_id, answering, None, follow, report)
                     .await;
             }
             ProjectCmd::Type {
                 approval_id,
                 question,
+                body,
                 focus,
                 text,
                 by,
@@ -299,7 +301,8 @@ impl Actor {
                     text: text.clone(),
                     reply,
                 };
-                let answering = Answering::new(&question, &focus, self.shown_since(&question));
+                let answering =
+                    Answering::new(&question, &body, &focus, self.shown_since(&question));
                 self.begin_answer(approval_id, answering, Some(text), None, report)
                     .await;
             }
@@ -636,15 +639,27 @@ impl Actor {
                     Err(e) => Err(ProjectError::Pane(e.to_string())),
                 }
             }
-            AnswerStep::Taken => match pending.words.take() {
-                Some(words) => {
-                    // The field is open: now the words, into it alone.
-                    pending.answering = Answering::words(&pending.answering.question, &words, now);
-                    self.answer = Some(pending);
-                    return Box::pin(self.advance_answer()).await;
+            AnswerStep::Taken => {
+                match pending.words.take() {
+                    Some(words) => {
+                        // The field is open: now the words, into it alone.
+                        let Answering { question, body, .. } = &pending.answering;
+                        pending.answering = Answering::words(question, body, &words, now);
+                        self.answer = Some(pending);
+                        return Box::pin(self.advance_answer()).await;
+                    }
+                    None => {
+                        // A dialog on screen from now on is another one, even
+                        // one that looks the same (the same command asked
+                        // about twice).
+                        let now_ms = self.now();
+                        if let Some((_, watcher)) = &mut self.pane {
+                            watcher.detector_mut().forget_prompt(now_ms);
+                        }
+                        Ok(())
+                    }
                 }
-                None => Ok(()),
-            },
+            }
             AnswerStep::NotTaken => Err(ProjectError::NotTaken {
                 tries: pending.answering.tries(),
             }),
