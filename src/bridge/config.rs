@@ -66,6 +66,8 @@ pub struct Config {
     pub progress: ProgressConfig,
     pub policy: PolicyConfig,
     pub feishu: FeishuSettings,
+    /// Pictures of panes (`[screen]`).
+    pub screen: ScreenSettings,
     /// Per-project overrides, by project name.
     pub projects: BTreeMap<String, ProjectConfig>,
     /// Other tmux servers (usually other machines over `ssh`), by host name.
@@ -221,6 +223,31 @@ pub enum IntakeMode {
     Webhook,
 }
 
+/// `[screen]`: pictures of a pane on Feishu.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScreenSettings {
+    /// `/gsd:screen` on Feishu carries a PNG of the pane, the text in a
+    /// closed panel under it. On by default.
+    pub picture: bool,
+    /// Approval cards carry a PNG of the pane too. Off by default: one
+    /// upload per prompt.
+    pub approval_picture: bool,
+    /// Font files to use instead of the ones found (`[screen.fonts]`:
+    /// `mono`, `cjk`, `symbols`).
+    pub fonts: crate::render::FontPaths,
+}
+
+impl Default for ScreenSettings {
+    fn default() -> Self {
+        ScreenSettings {
+            picture: true,
+            approval_picture: false,
+            fonts: crate::render::FontPaths::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FeishuSettings {
@@ -251,6 +278,7 @@ impl Default for Config {
             progress: ProgressConfig::default(),
             policy: PolicyConfig::default(),
             feishu: FeishuSettings::default(),
+            screen: ScreenSettings::default(),
             projects: BTreeMap::new(),
             hosts: BTreeMap::new(),
         }

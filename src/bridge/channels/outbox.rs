@@ -227,6 +227,7 @@ fn dead_letter(
                 target: ChatTarget::Chat { id: chat },
                 handle: format!("{NOTICE_HANDLE_PREFIX}{}", entry.uuid).into(),
                 reply_to: None,
+                image: None,
             },
             card: serde_json::to_value(&card).unwrap_or(serde_json::Value::Null),
             text: card.to_text(),
@@ -384,6 +385,7 @@ mod tests {
                 target: ChatTarget::Console,
                 handle: "h1".into(),
                 reply_to: None,
+                image: None,
             };
             s.outbox.push_back(entry("a", send));
             s.outbox.push_back(entry(
@@ -445,6 +447,7 @@ mod tests {
             target: ChatTarget::Console,
             handle: format!("h-{uuid}").into(),
             reply_to: None,
+            image: None,
         };
         entry(uuid, op)
     }
@@ -520,6 +523,7 @@ mod tests {
             target: ChatTarget::Chat { id: "oc_1".into() },
             handle: format!("h-{uuid}").into(),
             reply_to: None,
+            image: None,
         };
         entry(uuid, op)
     }

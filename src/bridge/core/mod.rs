@@ -299,6 +299,7 @@ impl Core {
                 target: target.clone(),
                 handle: handle.clone(),
                 reply_to: reply_to.map(String::from),
+                image: None,
             },
             card: serde_json::to_value(card).unwrap_or(Value::Null),
             text: card.to_text(),
@@ -482,7 +483,29 @@ impl Core {
                 }
                 self.statuses.insert(project, status);
             }
-            ProjectEventKind::Screen { reply, screen } => {
+            ProjectEventKind::Screen {
+                reply,
+                screen,
+                grid,
+            } => {
+                let settings = &self.config.screen;
+                if let (Some(screen), Some(grid), true, ChatTarget::Chat { .. }) =
+                    (&screen, grid, settings.picture, &reply.target)
+                {
+                    // Drawn off the core's thread; the card is queued when done.
+                    let job = crate::bridge::screen_picture::ScreenPicture {
+                        shared: self.shared.clone(),
+                        state_dir: self.state_dir.clone(),
+                        fonts: settings.fonts.clone(),
+                        target: reply.target.clone(),
+                        reply_to: reply.reply_to.clone(),
+                        project: project.clone(),
+                        text: screen.clone(),
+                        grid,
+                    };
+                    job.queue();
+                    return;
+                }
                 let card = match screen {
                     Some(screen) => present::screen_card(&project, &screen),
                     None => {
