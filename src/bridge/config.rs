@@ -552,6 +552,10 @@ mod tests {
         assert_eq!(c.timeouts.commands, d.timeouts.commands);
         assert_eq!(c.policy.rate_per_minute, d.policy.rate_per_minute);
         assert_eq!(c.tmux.flood_bytes_per_second, d.tmux.flood_bytes_per_second);
+        assert_eq!(
+            (c.screen.picture, c.screen.approval_picture, &c.screen.fonts),
+            (d.screen.picture, d.screen.approval_picture, &d.screen.fonts)
+        );
     }
 
     #[test]

@@ -738,3 +738,54 @@ fn a_new_project_on_another_host_than_its_namesake_is_refused() {
     );
     assert_eq!(w.shared.read(|s| s.projects["demo"].host.clone()), None);
 }
+
+#[test]
+fn approval_pictures_are_asked_for_only_when_configured() {
+    for (toml, asked) in [("", false), ("[screen]\napproval_picture = true\n", true)] {
+        let mut w = World::with_config(toml);
+        let job = w.with_project();
+        let effects = w.event(Some(&job), ProjectEventKind::Approval(approval()));
+        let screens = project_cmds(effects)
+            .into_iter()
+            .filter(|c| matches!(c, ProjectCmd::Screen { reply } if reply.target == chat()))
+            .count();
+        assert_eq!(screens, usize::from(asked), "{toml:?}");
+    }
+}
+
+#[test]
+fn a_screen_for_a_chat_is_a_picture_card_unless_turned_off() {
+    let grid = {
+        let mut p = vt100::Parser::new(
+            std::num::NonZeroU16::new(3).unwrap(),
+            std::num::NonZeroU16::new(20).unwrap(),
+            0,
+        );
+        p.process(b"$ ls");
+        crate::render::Grid::from_screen(p.screen())
+    };
+    for (toml, pictured) in [("", true), ("[screen]\npicture = false\n", false)] {
+        let mut w = World::with_config(toml);
+        w.with_project();
+        let before = w.outbox().len();
+        let screen = ProjectEventKind::Screen {
+            reply: Reply {
+                target: chat(),
+                reply_to: Some("om_9".into()),
+            },
+            screen: Some("$ ls".into()),
+            grid: Some(grid.clone()),
+        };
+        w.event(None, screen);
+        let entry = w.outbox().pop().unwrap();
+        assert_eq!(w.outbox().len(), before + 1);
+        let image = match &entry.op {
+            OutboxOp::Send { image, .. } => image.clone(),
+            op => panic!("{op:?}"),
+        };
+        assert_eq!(image.is_some(), pictured, "{toml:?}");
+        let first = &entry.card["body"]["elements"][0]["tag"];
+        assert_eq!(first == "img", pictured, "{}", entry.card);
+        assert!(entry.text.contains("$ ls"), "{}", entry.text);
+    }
+}
