@@ -9,13 +9,15 @@
 //! ([`crate::store::state_dir`]); the daemon's [`HookListener`] turns each
 //! line into a typed [`HookEvent`].
 //! The hook side never waits on the daemon: a short connect timeout, and a
-//! daemon that is down is simply not told.
+//! daemon that is down is simply not told. A `Stop` hook's transcript
+//! gives the turn's token figures ([`usage`]).
 
 mod event;
 mod forward;
 mod listener;
 pub mod settings;
 mod tool;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 

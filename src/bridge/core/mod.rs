@@ -143,6 +143,9 @@ pub struct Core {
     chat_kinds: HashMap<String, crate::bridge::access::policy::ChatKind>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<ApprovalId, ApprovalId>,
+    /// Each project's last turn figures from its Stop hook, with the
+    /// command they belong to (see `hooks::usage`).
+    turn_usage: HashMap<String, (JobId, crate::hooks::usage::TurnUsage)>,
     /// The time of the input being handled.
     now: Instant,
     effects: Vec<Effect>,
@@ -171,6 +174,7 @@ impl Core {
             denied_told: HashSet::new(),
             chat_kinds: HashMap::new(),
             aliases: HashMap::new(),
+            turn_usage: HashMap::new(),
             now: Instant::now(),
             effects: Vec::new(),
         }

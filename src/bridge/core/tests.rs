@@ -789,3 +789,51 @@ fn a_screen_for_a_chat_is_a_picture_card_unless_turned_off() {
         assert!(entry.text.contains("$ ls"), "{}", entry.text);
     }
 }
+
+#[test]
+fn a_stop_hooks_transcript_figures_end_the_result_and_none_are_made_up() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    w.event(Some(&job), ProjectEventKind::Started);
+    let transcript = w._dir.path().join("session.jsonl");
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "go"}}),
+        json!({"type": "assistant", "message": {"id": "m1", "usage": {
+            "input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": 5}}}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&transcript, text.join("\n") + "\n").unwrap();
+    let Input::Hook(mut stop) = hook(HookKind::Stop {
+        stop_hook_active: false,
+        last_assistant_message: Some("done".into()),
+    }) else {
+        unreachable!()
+    };
+    stop.transcript_path = Some(transcript);
+    w.at(Duration::ZERO, Input::Hook(stop));
+    let done = |secs| ProjectEventKind::Completed {
+        screen: String::new(),
+        output: "● done".into(),
+        seconds: secs,
+        errors: 0,
+        ending: TurnEnding::Finished,
+    };
+    w.event(Some(&job), done(2));
+    let texts = w.texts();
+    assert!(
+        texts.contains("⏱ 2 s · 1,105 tokens · context 1,105 tokens"),
+        "{texts}"
+    );
+    // The next command has no hook: its footer is the duration alone.
+    let next = submitted(&w.say("ou_alice", "again")).remove(0);
+    w.event(Some(&next), ProjectEventKind::Started);
+    w.event(Some(&next), done(3));
+    let last = w
+        .outbox()
+        .into_iter()
+        .rev()
+        .find(|e| e.text.contains("⏱ 3 s"))
+        .unwrap();
+    assert!(!last.text.contains("tokens"), "{}", last.text);
+}
