@@ -37,6 +37,13 @@ impl Core {
             pane: pane.clone(),
             event: hook_name(&hook.event).to_string(),
         });
+        if let HookKind::Notification {
+            notification_type: Some(kind),
+            message,
+        } = &hook.event
+        {
+            self.note_waiting(&project, kind, message);
+        }
         if matches!(
             hook.event,
             HookKind::Stop { .. } | HookKind::StopFailure { .. }

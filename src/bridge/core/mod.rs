@@ -29,6 +29,7 @@ mod progress;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod waiting;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -146,6 +147,8 @@ pub struct Core {
     /// Each project's last turn figures from its Stop hook, with the
     /// command they belong to (see `hooks::usage`).
     turn_usage: HashMap<String, (JobId, crate::hooks::usage::TurnUsage)>,
+    /// Projects whose agent said it waits (`Notification` hooks).
+    waiting: HashMap<String, waiting::Waiting>,
     /// The time of the input being handled.
     now: Instant,
     effects: Vec<Effect>,
@@ -175,6 +178,7 @@ impl Core {
             chat_kinds: HashMap::new(),
             aliases: HashMap::new(),
             turn_usage: HashMap::new(),
+            waiting: HashMap::new(),
             now: Instant::now(),
             effects: Vec::new(),
         }
@@ -459,6 +463,14 @@ impl Core {
 
     fn on_project_event(&mut self, e: ProjectEvent) {
         let project = e.project.to_string();
+        if matches!(
+            e.kind,
+            ProjectEventKind::Started
+                | ProjectEventKind::Answered { .. }
+                | ProjectEventKind::Replied { .. }
+        ) {
+            self.not_waiting(&project);
+        }
         match e.kind {
             ProjectEventKind::Attached { pane } => {
                 self.panes.retain(|_, p| *p != project);

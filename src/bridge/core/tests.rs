@@ -837,3 +837,47 @@ fn a_stop_hooks_transcript_figures_end_the_result_and_none_are_made_up() {
         .unwrap();
     assert!(!last.text.contains("tokens"), "{}", last.text);
 }
+
+#[test]
+fn notification_hooks_put_a_waiting_project_in_the_inbox_until_it_moves_on() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    let note = |kind: &str, message: &str| {
+        hook(HookKind::Notification {
+            notification_type: Some(kind.into()),
+            message: message.into(),
+        })
+    };
+    let inbox = |w: &mut World| {
+        w.say("ou_alice", "/gsd:inbox");
+        w.outbox().pop().unwrap().text
+    };
+    assert!(inbox(&mut w).contains("Nothing waits"));
+    // Claude Code's own idle notification (as recorded from the real agent).
+    w.at(
+        Duration::ZERO,
+        note("idle_prompt", "Claude is waiting for your input"),
+    );
+    let text = inbox(&mut w);
+    assert!(text.contains("Inbox: 1 waiting"), "{text}");
+    assert!(text.contains("1. demo** · waiting for input"), "{text}");
+    assert!(text.contains("Claude is waiting for your input"), "{text}");
+    // A command typed: it waits no more.
+    w.event(Some(&job), ProjectEventKind::Started);
+    assert!(inbox(&mut w).contains("Nothing waits"));
+    // A dialog notified, whose card the screen reading made: listed once,
+    // as the prompt with its buttons.
+    w.at(
+        Duration::ZERO,
+        note("permission_prompt", "Claude needs your permission"),
+    );
+    assert!(inbox(&mut w).contains("waiting for permission"));
+    w.event(Some(&job), ProjectEventKind::Approval(approval()));
+    let text = inbox(&mut w);
+    assert!(text.contains("Inbox: 1 waiting"), "{text}");
+    assert!(!text.contains("waiting for permission"), "{text}");
+    // Another kind of notification is not a wait.
+    w.at(Duration::ZERO, note("auth_success", "Signed in"));
+    assert!(!inbox(&mut w).contains("Signed in"));
+}
