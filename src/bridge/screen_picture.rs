@@ -68,9 +68,7 @@ impl ScreenPicture {
             ),
             Err(why) => {
                 tracing::warn!(project = %self.project, error = %why, "no screen picture");
-                let card = present::screen_card(&self.project, &self.text)
-                    .push(Element::note(format!("No picture: {why}")));
-                (card, None)
+                (text_card(&self.project, &self.text, &why), None)
             }
         };
         let entry = OutboxEntry {
@@ -88,6 +86,11 @@ impl ScreenPicture {
         };
         self.shared.update(|s| s.outbox.push_back(entry));
     }
+}
+
+/// The screen as text, saying why it has no picture (no font, …).
+fn text_card(project: &str, text: &str, why: &str) -> crate::feishu::card::Card {
+    present::screen_card(project, text).push(Element::note(format!("No picture: {why}")))
 }
 
 /// Writes `png` (0600) into the outbox's private directory.
@@ -172,6 +175,21 @@ mod tests {
         assert_eq!(els[0]["content"], "No picture: no permission");
         assert_eq!(els[1]["expanded"], true);
         assert!(v.to_string().contains("$ ls"));
+    }
+
+    #[test]
+    fn without_fonts_the_card_is_the_text_saying_why() {
+        let why = render::RenderError::from(render::FontError::NoMonospace).to_string();
+        let card = text_card("web", "$ ls", &why);
+        let text = card.to_text();
+        assert!(text.contains("$ ls"), "{text}");
+        assert!(
+            text.contains("No picture: no monospace font found"),
+            "{text}"
+        );
+        assert!(text.contains("install fonts-dejavu-core"), "{text}");
+        let v = serde_json::to_value(&card).unwrap();
+        assert!(!v.to_string().contains("\"img\""));
     }
 
     #[test]

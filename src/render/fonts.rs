@@ -32,7 +32,7 @@ pub const CJK_PACKAGE: &str = "fonts-noto-cjk";
 /// The Debian package that brings emoji and symbol outlines.
 pub const SYMBOL_PACKAGE: &str = "fonts-symbola";
 
-/// Fonts named in the config (`[screen]`), tried before any other.
+/// Fonts named in the config (`[screen.fonts]`), tried before any other.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FontPaths {
@@ -47,7 +47,7 @@ pub struct FontPaths {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FontError {
     #[error(
-        "no monospace font found on this machine (looked for DejaVu Sans Mono, Noto Sans Mono, Liberation Mono, and asked fc-match): install {MONO_PACKAGE}, or name one in [screen] mono"
+        "no monospace font found on this machine (looked for DejaVu Sans Mono, Noto Sans Mono, Liberation Mono, and asked fc-match): install {MONO_PACKAGE}, or name one in [screen.fonts] mono"
     )]
     NoMonospace,
 }
@@ -126,14 +126,19 @@ pub struct LoadedFont {
 
 /// The monospace font and its fallbacks, in the order glyphs are looked up.
 pub struct Fonts {
-    /// `fonts[0]` is the monospace font.
-    pub fonts: Vec<LoadedFont>,
+    /// `fonts[0]` is the monospace font ([`Fonts::discover`] makes no
+    /// other kind).
+    fonts: Vec<LoadedFont>,
 }
 
 impl Fonts {
     /// Finds and loads the fonts (see the module doc).
     pub fn discover(paths: &FontPaths) -> Result<Fonts, FontError> {
-        let dirs = font_dirs();
+        Fonts::discover_in(paths, &font_dirs(), true)
+    }
+
+    /// [`Fonts::discover`] over `dirs`, asking `fc-match` or not.
+    fn discover_in(paths: &FontPaths, dirs: &[PathBuf], ask_fc: bool) -> Result<Fonts, FontError> {
         let mut fonts = Vec::new();
         let roles = [
             (Role::Mono, &paths.mono),
@@ -142,7 +147,7 @@ impl Fonts {
             (Role::Fallback, &None),
         ];
         for (role, configured) in roles {
-            let found = find(role, configured.as_deref(), &dirs);
+            let found = find(role, configured.as_deref(), dirs, ask_fc);
             match found {
                 Some(f) if !fonts.iter().any(|l: &LoadedFont| l.path == f.path) => fonts.push(f),
                 Some(_) => {}
@@ -156,6 +161,11 @@ impl Fonts {
     /// The monospace font.
     pub fn mono(&self) -> &FontVec {
         &self.fonts[0].font
+    }
+
+    /// The font files in use, the monospace one first.
+    pub fn paths(&self) -> Vec<&Path> {
+        self.fonts.iter().map(|f| f.path.as_path()).collect()
     }
 
     /// How `c` is drawn: the first font with an outline for it (a colour
@@ -195,14 +205,19 @@ pub fn shared(paths: &FontPaths) -> Result<Arc<Fonts>, FontError> {
     }
     let fonts = Arc::new(Fonts::discover(paths)?);
     tracing::info!(
-        fonts = ?fonts.fonts.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>(),
+        fonts = ?fonts.paths(),
         "fonts for screen pictures"
     );
     *cached = Some(Arc::clone(&fonts));
     Ok(fonts)
 }
 
-fn find(role: Role, configured: Option<&Path>, dirs: &[PathBuf]) -> Option<LoadedFont> {
+fn find(
+    role: Role,
+    configured: Option<&Path>,
+    dirs: &[PathBuf],
+    ask_fc: bool,
+) -> Option<LoadedFont> {
     if let Some(path) = configured {
         match load(path, 0) {
             Some(f) if role.accepts(&f.font) => return Some(f),
@@ -220,6 +235,9 @@ fn find(role: Role, configured: Option<&Path>, dirs: &[PathBuf]) -> Option<Loade
         if let Some(f) = load(&path, 0).filter(|f| role.accepts(&f.font)) {
             return Some(f);
         }
+    }
+    if !ask_fc {
+        return None;
     }
     let (path, index) = fc_match(role.pattern()?)?;
     load(&path, index).filter(|f| role.accepts(&f.font))
@@ -344,9 +362,31 @@ mod tests {
             ..FontPaths::default()
         };
         let fonts = Fonts::discover(&paths).unwrap();
-        assert_ne!(fonts.fonts[0].path, junk);
+        assert_ne!(fonts.paths()[0], junk.as_path());
         assert!(load(&junk, 0).is_none());
         assert!(load(&dir.path().join("missing.ttf"), 0).is_none());
+    }
+
+    #[test]
+    fn without_a_monospace_font_the_error_names_the_package() {
+        let empty = tempfile::tempdir().unwrap();
+        let dirs = [empty.path().to_path_buf()];
+        let err = Fonts::discover_in(&FontPaths::default(), &dirs, false)
+            .err()
+            .expect("no font there");
+        assert_eq!(err, FontError::NoMonospace);
+        assert!(
+            err.to_string().contains("install fonts-dejavu-core"),
+            "{err}"
+        );
+        // A font named in the config is found without any directory.
+        let mono = Fonts::discover(&FontPaths::default()).unwrap().paths()[0].to_path_buf();
+        let paths = FontPaths {
+            mono: Some(mono.clone()),
+            ..FontPaths::default()
+        };
+        let fonts = Fonts::discover_in(&paths, &dirs, false).unwrap();
+        assert_eq!(fonts.paths(), vec![mono.as_path()]);
     }
 
     #[test]

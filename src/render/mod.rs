@@ -44,6 +44,12 @@ pub enum RenderError {
     Font(#[from] FontError),
     #[error("the picture would be {0} bytes, over the {MAX_PNG_BYTES}-byte limit")]
     TooLarge(usize),
+    #[error(
+        "the picture would be {width}x{height} pixels, over {MAX_IMAGE_SIDE_PX} a side (a grid of at most {} x {} cells fits)",
+        grid::MAX_GRID_COLS,
+        grid::MAX_GRID_ROWS
+    )]
+    TooWide { width: u32, height: u32 },
     #[error("PNG encoding failed: {0}")]
     Encode(String),
 }
@@ -62,8 +68,13 @@ pub struct Picture {
 /// Draws `grid` with `fonts` as a PNG.
 pub fn render(grid: &Grid, fonts: &Fonts) -> Result<Picture, RenderError> {
     let m = Metrics::fit(fonts.mono(), grid.cols, grid.rows);
-    let width = u32::from(grid.cols) * m.cell_w;
-    let height = u32::from(grid.rows) * m.cell_h;
+    let width = u32::from(grid.cols).saturating_mul(m.cell_w);
+    let height = u32::from(grid.rows).saturating_mul(m.cell_h);
+    // A grid made by hand, or a font with odd metrics, could ask for more:
+    // the pixel buffer is never made past the bound.
+    if width > MAX_IMAGE_SIDE_PX || height > MAX_IMAGE_SIDE_PX {
+        return Err(RenderError::TooWide { width, height });
+    }
     let mut canvas = Canvas::new(width, height);
     let colours = cell_colours(grid);
     for row in 0..grid.rows {

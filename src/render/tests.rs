@@ -173,6 +173,21 @@ fn a_wide_pane_shrinks_to_the_side_limit() {
 }
 
 #[test]
+fn a_grid_past_the_bounds_is_refused_not_drawn() {
+    let grid = Grid {
+        cols: 5000,
+        rows: 1,
+        cells: Vec::new(),
+        cursor: None,
+        clipped: false,
+    };
+    assert!(matches!(
+        render(&grid, &fonts()),
+        Err(RenderError::TooWide { .. })
+    ));
+}
+
+#[test]
 fn a_captured_screen_draws_like_a_watched_one() {
     let bytes = b"\x1b[41mred\x1b[0m plain";
     let mut p = vt100::Parser::new(
