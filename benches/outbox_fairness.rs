@@ -48,6 +48,7 @@ fn card_to(chat: &str, uuid: String, text: &str) -> OutboxEntry {
             target: ChatTarget::Chat { id: chat.into() },
             handle: format!("h-{uuid}").into(),
             reply_to: None,
+            image: None,
         },
         uuid,
         card: serde_json::to_value(&card).unwrap_or_default(),

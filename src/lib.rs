@@ -11,6 +11,7 @@
 //! - [`detect`]: streaming matchers (completion, approval, error, progress) and pattern profiles.
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
 //! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
+//! - [`render`]: pictures of terminal screens: a pane's cell grid drawn as a PNG with the machine's fonts.
 //! - [`store`]: event log, atomic state file, outbox.
 //! - [`agents`]: the coding agents clawmux drives, as data (claude, codex, gemini, opencode, aider: start command per permission mode, profile, interrupt keys, signals).
 //! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
@@ -34,6 +35,7 @@ pub mod hooks;
 pub mod openspec;
 pub mod pane;
 pub mod prompts;
+pub mod render;
 pub mod sim;
 pub mod store;
 pub mod text_escape;

@@ -66,6 +66,8 @@ pub struct Config {
     pub progress: ProgressConfig,
     pub policy: PolicyConfig,
     pub feishu: FeishuSettings,
+    /// Pictures of panes (`[screen]`).
+    pub screen: ScreenSettings,
     /// Per-project overrides, by project name.
     pub projects: BTreeMap<String, ProjectConfig>,
     /// Other tmux servers (usually other machines over `ssh`), by host name.
@@ -232,6 +234,31 @@ pub enum IntakeMode {
     Webhook,
 }
 
+/// `[screen]`: pictures of a pane on Feishu.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScreenSettings {
+    /// `/gsd:screen` on Feishu carries a PNG of the pane, the text in a
+    /// closed panel under it. On by default.
+    pub picture: bool,
+    /// Approval cards carry a PNG of the pane too. Off by default: one
+    /// upload per prompt.
+    pub approval_picture: bool,
+    /// Font files to use instead of the ones found (`[screen.fonts]`:
+    /// `mono`, `cjk`, `symbols`).
+    pub fonts: crate::render::FontPaths,
+}
+
+impl Default for ScreenSettings {
+    fn default() -> Self {
+        ScreenSettings {
+            picture: true,
+            approval_picture: false,
+            fonts: crate::render::FontPaths::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FeishuSettings {
@@ -262,6 +289,7 @@ impl Default for Config {
             progress: ProgressConfig::default(),
             policy: PolicyConfig::default(),
             feishu: FeishuSettings::default(),
+            screen: ScreenSettings::default(),
             projects: BTreeMap::new(),
             hosts: BTreeMap::new(),
         }
@@ -535,6 +563,10 @@ mod tests {
         assert_eq!(c.timeouts.commands, d.timeouts.commands);
         assert_eq!(c.policy.rate_per_minute, d.policy.rate_per_minute);
         assert_eq!(c.tmux.flood_bytes_per_second, d.tmux.flood_bytes_per_second);
+        assert_eq!(
+            (c.screen.picture, c.screen.approval_picture, &c.screen.fonts),
+            (d.screen.picture, d.screen.approval_picture, &d.screen.fonts)
+        );
     }
 
     #[test]

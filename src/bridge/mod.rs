@@ -5,7 +5,8 @@
 //! Its parts: `channels` (what comes in from and goes out to a chat),
 //! `panes` (the tmux servers, agent panes and typing into them), `access`
 //! (who may do what, names), `core` (decisions, sans-IO), `project` (one
-//! actor per project), `present` (cards), and the daemon around them.
+//! actor per project), `present` (cards), `screen_picture` (pictures of panes in cards), and the
+//! daemon around them.
 
 pub mod access;
 pub mod channels;
@@ -18,4 +19,5 @@ pub mod present;
 pub mod project;
 pub mod router;
 pub mod run_once;
+pub mod screen_picture;
 pub mod texts;

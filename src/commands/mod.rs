@@ -13,6 +13,7 @@ mod pairing;
 mod prompt;
 mod record;
 mod run;
+mod screenshot;
 mod serve;
 mod sim_agent;
 mod tail;
@@ -98,6 +99,8 @@ enum Command {
     /// Watch a pane you already run (never resized or restarted) and print
     /// its detections until Ctrl-C, which lets go of it.
     Adopt(adopt::Args),
+    /// Draw a tmux pane's screen as a PNG (colours, wide characters, cursor).
+    Screenshot(screenshot::Args),
 }
 
 /// Writes `text` to stdout. A reader that went away (`| head`) is not an
@@ -130,5 +133,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::SimAgent(a) => sim_agent::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Adopt(a) => adopt::run(a),
+        Command::Screenshot(a) => screenshot::run(a),
     }
 }

@@ -114,6 +114,8 @@ pub enum FeishuError {
     CardTooLarge(usize),
     #[error("file is {0} bytes, over Feishu's {MAX_UPLOAD_BYTES}-byte limit for file messages")]
     FileTooLarge(usize),
+    #[error("image is {0} bytes, over Feishu's {MAX_IMAGE_BYTES}-byte limit for images")]
+    ImageTooLarge(usize),
     #[error("gave up after {attempts} attempts: {last}")]
     GaveUp {
         attempts: u32,
@@ -139,7 +141,9 @@ impl FeishuError {
     /// What this failure calls for.
     pub fn class(&self) -> ErrorClass {
         match self {
-            FeishuError::CardTooLarge(_) | FeishuError::FileTooLarge(_) => ErrorClass::Permanent,
+            FeishuError::CardTooLarge(_)
+            | FeishuError::FileTooLarge(_)
+            | FeishuError::ImageTooLarge(_) => ErrorClass::Permanent,
             FeishuError::GaveUp { last, .. } => last.class(),
             _ => match self.code() {
                 Some(c) => class_of_code(c),
@@ -360,8 +364,40 @@ impl Api {
         }
         let boundary = format!("clawmux-{}", uuid::Uuid::new_v4().simple());
         let body = multipart(&boundary, file_type, file_name, bytes);
+        self.upload("/open-apis/im/v1/files", &boundary, body, "/data/file_key")
+            .await
+    }
+
+    /// Upload a PNG (or another image) for a card's `img` element or an
+    /// image message (`POST /open-apis/im/v1/images`, multipart:
+    /// `image_type=message`, `image`); returns its `image_key`. Feishu
+    /// takes at most [`MAX_IMAGE_BYTES`] and no empty image.
+    pub async fn upload_image(&self, bytes: &[u8]) -> Result<String, FeishuError> {
+        if bytes.len() > MAX_IMAGE_BYTES {
+            return Err(FeishuError::ImageTooLarge(bytes.len()));
+        }
+        let boundary = format!("clawmux-{}", uuid::Uuid::new_v4().simple());
+        let body = image_multipart(&boundary, bytes);
+        self.upload(
+            "/open-apis/im/v1/images",
+            &boundary,
+            body,
+            "/data/image_key",
+        )
+        .await
+    }
+
+    /// POSTs a multipart `body` to `path` with the usual retries and one
+    /// token refresh; returns the string at `key` in the answer.
+    async fn upload(
+        &self,
+        path: &str,
+        boundary: &str,
+        body: Vec<u8>,
+        key: &str,
+    ) -> Result<String, FeishuError> {
         let content_type = format!("multipart/form-data; boundary={boundary}");
-        let url = format!("{}/open-apis/im/v1/files", self.config.base_url());
+        let url = format!("{}{path}", self.config.base_url());
         let mut token_refreshed = false;
         loop {
             let token = self.tenant_token().await?;
@@ -376,11 +412,12 @@ impl Api {
             match self.run_attempts(attempt).await {
                 Finished::Value(v) => {
                     return v
-                        .pointer("/data/file_key")
+                        .pointer(key)
                         .and_then(Value::as_str)
+                        .filter(|k| !k.is_empty())
                         .map(str::to_string)
                         .ok_or_else(|| {
-                            FeishuError::BadResponse("no file_key in the answer".into())
+                            FeishuError::BadResponse(format!("no {key} in the answer"))
                         });
                 }
                 Finished::InvalidToken(_) if !token_refreshed => {
@@ -707,6 +744,21 @@ fn multipart(boundary: &str, file_type: &str, file_name: &str, bytes: &[u8]) -> 
     out
 }
 
+/// The `im/v1/images` body: `image_type=message` and the image, as
+/// Feishu's documentation shows it.
+fn image_multipart(boundary: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 256);
+    out.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"image_type\"\r\n\r\nmessage\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"screen.png\"\r\nContent-Type: image/png\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    out
+}
+
 /// Longest response body quoted in an error, in bytes.
 const ERROR_BODY_BYTES: usize = 300;
 
@@ -855,6 +907,19 @@ mod tests {
         );
         assert!(text.contains("filename=\"a_b__c.txt\""));
         assert!(text.ends_with("\x00data\r\n--B--\r\n"));
+    }
+
+    #[test]
+    fn image_body_names_its_type_and_the_image() {
+        let body = image_multipart("B", b"\x89PNG");
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.starts_with(
+            "--B\r\nContent-Disposition: form-data; name=\"image_type\"\r\n\r\nmessage\r\n--B\r\n"
+        ));
+        assert!(text.contains(
+            "name=\"image\"; filename=\"screen.png\"\r\nContent-Type: image/png\r\n\r\n"
+        ));
+        assert!(text.ends_with("\u{fffd}PNG\r\n--B--\r\n"), "{text}");
     }
 
     #[test]

@@ -153,6 +153,16 @@ pub enum Element {
         header: PanelHeader,
         elements: Vec<Element>,
     },
+    /// A picture uploaded with `im/v1/images`. Card JSON 2.0's `img`:
+    /// `img_key` and `alt` (hover text) are required; `scale_type:
+    /// fit_horizontal` shows it whole, uncropped; `preview` opens it large
+    /// on a click.
+    Img {
+        img_key: String,
+        alt: PlainText,
+        scale_type: &'static str,
+        preview: bool,
+    },
 }
 
 /// The always-visible header of a [`Element::CollapsiblePanel`].
@@ -193,6 +203,16 @@ impl Element {
                 title: PlainText::new(title),
             },
             elements,
+        }
+    }
+
+    /// A picture shown whole, `alt` its text for readers that cannot see it.
+    pub fn image(img_key: impl Into<String>, alt: impl Into<String>) -> Self {
+        Element::Img {
+            img_key: img_key.into(),
+            alt: PlainText::new(alt),
+            scale_type: "fit_horizontal",
+            preview: true,
         }
     }
 
@@ -362,6 +382,10 @@ fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: 
                     render_elements(elements, markdown, button_no, out);
                 }
             }
+            // Text has no pictures: the alt text stands in.
+            Element::Img { alt, .. } => {
+                out.push_str(&format!("[picture: {}]\n", alt.content));
+            }
             Element::Button {
                 text, behaviors, ..
             } => {
@@ -432,6 +456,19 @@ mod tests {
         };
         let card = Card::new("Done", Template::Green).push(open);
         assert_eq!(card.to_text(), "== Done ==\n▾ Screen\n```\nls\n```\n");
+    }
+
+    #[test]
+    fn image_shape_and_text() {
+        let img = Element::image("img_v3_1", "Screen of web");
+        assert_eq!(
+            serde_json::to_value(&img).unwrap(),
+            json!({"tag": "img", "img_key": "img_v3_1",
+                "alt": {"tag": "plain_text", "content": "Screen of web"},
+                "scale_type": "fit_horizontal", "preview": true})
+        );
+        let card = Card::new("Screen", Template::Blue).push(img);
+        assert_eq!(card.to_text(), "== Screen ==\n[picture: Screen of web]\n");
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! ([`crate::store::state_dir`]); the daemon's [`HookListener`] turns each
 //! line into a typed [`HookEvent`].
 //! The hook side never waits on the daemon: a short connect timeout, and a
-//! daemon that is down is simply not told.
+//! daemon that is down is simply not told. A `Stop` hook's transcript
+//! gives the turn's token figures ([`usage`]).
 
 mod event;
 mod forward;
@@ -17,6 +18,7 @@ mod listener;
 pub mod settings;
 pub mod token;
 mod tool;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 

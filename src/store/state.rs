@@ -254,6 +254,11 @@ pub enum OutboxOp {
         target: ChatTarget,
         handle: CardHandle,
         reply_to: Option<String>,
+        /// A picture for the card: the PNG at this path (kept out of the
+        /// state file) is uploaded first and its key put in the card's
+        /// `img` element (see `bridge::screen_picture`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        image: Option<String>,
     },
     /// Replace the card shown under `handle`.
     Patch { handle: CardHandle },
@@ -465,6 +470,7 @@ mod tests {
             target: ChatTarget::Console,
             handle: "h".into(),
             reply_to: None,
+            image: None,
         };
         let entry = |uuid: &str, op: &OutboxOp, n: u32| OutboxEntry {
             uuid: uuid.into(),

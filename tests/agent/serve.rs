@@ -419,6 +419,85 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
             "no {event} hook in the log:\n{log}"
         );
     }
+    // The result's footer has the figures Claude Code wrote in its
+    // transcript for the turn (from the fake API's usage), and no cost.
+    let (tokens, context) = transcript_figures(&env.home().join(".claude/projects"));
+    let result = result_card(&out, "make a marker file");
+    let footer = format!(
+        "· {} tokens · context {} tokens",
+        thousands(tokens),
+        thousands(context)
+    );
+    assert!(result.contains(&footer), "{footer} not in:\n{result}");
+    assert!(!result.contains('$'), "{result}");
+}
+
+/// The last turn's (tokens, context tokens) in the newest transcript under
+/// `dir`, read the way a person would: the assistant messages after the
+/// last typed prompt, each message id once.
+fn transcript_figures(dir: &Path) -> (u64, u64) {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    let newest = (files.iter())
+        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .unwrap_or_else(|| panic!("no transcript under {}", dir.display()));
+    let text = std::fs::read_to_string(newest).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let typed = |v: &serde_json::Value| {
+        v["type"] == "user"
+            && v["isMeta"] != true
+            && (v["message"]["content"].is_string()
+                || (v["message"]["content"].as_array().into_iter().flatten())
+                    .any(|b| b["type"] == "text"))
+    };
+    let start = lines
+        .iter()
+        .rposition(typed)
+        .expect("a prompt in the transcript");
+    let mut per_id: Vec<(String, u64)> = Vec::new();
+    for v in &lines[start + 1..] {
+        if v["type"] != "assistant" {
+            continue;
+        }
+        let u = &v["message"]["usage"];
+        let n = |k: &str| u[k].as_u64().unwrap_or(0);
+        let total = n("input_tokens")
+            + n("cache_creation_input_tokens")
+            + n("cache_read_input_tokens")
+            + n("output_tokens");
+        let id = v["message"]["id"].as_str().unwrap_or_default().to_string();
+        match per_id.iter_mut().find(|(i, _)| *i == id) {
+            Some(entry) => entry.1 = total,
+            None => per_id.push((id, total)),
+        }
+    }
+    let context = per_id.last().map(|(_, t)| *t).expect("assistant usage");
+    (per_id.iter().map(|(_, t)| t).sum(), context)
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Answers sent as soon as clawmux allows: each approval card answered the

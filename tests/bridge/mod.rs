@@ -12,6 +12,7 @@ mod keys;
 mod latency;
 mod outage;
 mod receipts;
+mod screen;
 mod soak;
 mod streaming;
 mod typing_crash;

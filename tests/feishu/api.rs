@@ -225,3 +225,71 @@ async fn oversized_card_is_refused_before_sending() {
     assert!(matches!(err, FeishuError::CardTooLarge(n) if n > 40_000));
     assert_eq!(fake.api_attempts(), 0);
 }
+
+/// A small real PNG (one red pixel), as the renderer's output would be.
+fn tiny_png() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, 1, 1);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header().unwrap();
+    w.write_image_data(&[255, 0, 0]).unwrap();
+    w.finish().unwrap();
+    out
+}
+
+#[tokio::test]
+async fn an_image_upload_returns_the_key_feishu_issued() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    let png = tiny_png();
+    let key = api.upload_image(&png).await.expect("upload");
+    let uploads = fake.uploaded_images();
+    assert_eq!(uploads.len(), 1);
+    assert_eq!(uploads[0].image_key, key);
+    assert_eq!(uploads[0].image_type, "message");
+    assert_eq!(uploads[0].bytes, png);
+    assert!(
+        uploads[0].part_head.contains("Content-Type: image/png"),
+        "{}",
+        uploads[0].part_head
+    );
+    // The key shows in a card the fake accepts; a key it never issued is refused.
+    let with = Card::new("Screen", Template::Blue).push(Element::image(&key, "screen"));
+    api.send(&chat(), &with, "u-img-1")
+        .await
+        .expect("card with the key");
+    let bogus = Card::new("Screen", Template::Blue).push(Element::image("img_v3_404", "screen"));
+    let err = api.send(&chat(), &bogus, "u-img-2").await.unwrap_err();
+    assert_eq!(err.code(), Some(230099), "{err}");
+}
+
+#[tokio::test]
+async fn image_uploads_are_refused_as_feishu_documents() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    // Refused before any request: over Feishu's 10 MB.
+    let big = vec![0u8; clawmux::feishu::api::MAX_IMAGE_BYTES + 1];
+    assert!(matches!(
+        api.upload_image(&big).await,
+        Err(FeishuError::ImageTooLarge(_))
+    ));
+    assert!(fake.uploaded_images().is_empty());
+    for (bytes, code) in [(Vec::new(), 234010), (b"not an image".to_vec(), 234011)] {
+        let err = api.upload_image(&bytes).await.unwrap_err();
+        assert_eq!(err.code(), Some(code), "{err}");
+    }
+    // A PNG over 12000 pixels wide (its header is enough for Feishu).
+    let mut wide = tiny_png();
+    wide[16..20].copy_from_slice(&12_001u32.to_be_bytes());
+    assert_eq!(
+        api.upload_image(&wide).await.unwrap_err().code(),
+        Some(234039)
+    );
+    // An expired token is refreshed once, as for every call.
+    fake.expire_tokens();
+    api.upload_image(&tiny_png())
+        .await
+        .expect("after a token refresh");
+    assert_eq!(fake.uploaded_images().len(), 1);
+}

@@ -27,6 +27,9 @@
 //! - CardKit (`POST /open-apis/cardkit/v1/cards`, `PUT …/elements/:id/content`,
 //!   `PATCH …/settings`) and messages showing an entity by `card_id`, with
 //!   Feishu's sequence, uuid, rate and streaming rules (see `cardkit`).
+//! - `POST /open-apis/im/v1/images`: uploads checked as Feishu documents
+//!   them (type, size, format, resolution; see `images`); a card whose
+//!   `img` names a key it did not issue is refused (230099).
 //!
 //! Faults: [`fail_next`](FakeFeishu::fail_next) (HTTP 500), [`fail_for`](FakeFeishu::fail_for)
 //! (503 for a while), [`fail_after_accept_next`](FakeFeishu::fail_after_accept_next)
@@ -41,6 +44,9 @@
 #[path = "fake_server/cardkit.rs"]
 mod cardkit;
 pub use cardkit::Entity;
+#[path = "fake_server/images.rs"]
+mod images;
+pub use images::UploadedImage;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
@@ -195,6 +201,8 @@ struct State_ {
     reject_next: Vec<(i64, String)>,
     /// Uploaded files: file_key -> (name, bytes).
     files: BTreeMap<String, (String, Vec<u8>)>,
+    /// Uploaded images, oldest first.
+    uploaded_images: Vec<UploadedImage>,
     /// Reactions added: (message id, emoji type).
     reactions: Vec<(String, String)>,
     /// Images users sent, by (message id, file key).
@@ -317,6 +325,11 @@ impl FakeFeishu {
                 get(resource),
             )
             .route("/open-apis/im/v1/files", post(upload_file))
+            .route(
+                "/open-apis/im/v1/images",
+                post(images::upload)
+                    .layer(axum::extract::DefaultBodyLimit::max(images::MAX_BODY_BYTES)),
+            )
             .route("/open-apis/bot/v3/info", get(bot_info))
             .route("/open-apis/cardkit/v1/cards", post(cardkit::create))
             .route(
@@ -1157,7 +1170,10 @@ fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: Stri
                 Some(Ok(c)) => (kind, c),
                 Some(Err(r)) => return r,
                 None => match validate_card(content) {
-                    Ok(c) => (kind, c),
+                    Ok(c) => match images::unknown_image_key(s, &c) {
+                        None => (kind, c),
+                        Some(r) => return r,
+                    },
                     Err(why) => return card_rejected(why),
                 },
             },
@@ -1245,6 +1261,9 @@ async fn patch_message(
             Ok(c) => c,
             Err(why) => return card_rejected(why),
         };
+        if let Some(r) = images::unknown_image_key(s, &card) {
+            return r;
+        }
         s.recorded.push(Recorded {
             kind: Kind::Patch,
             message_id: id.clone(),

@@ -208,6 +208,70 @@ async fn the_official_node_ws_client_works_against_the_local_server() {
     child.kill().await.ok();
 }
 
+/// The official Node SDK's image upload (`client.im.image.create`) is
+/// taken by the local server, and clawmux's request has the same shape:
+/// the same multipart field names, `image_type=message`, and image bytes
+/// that arrive unchanged.
+#[tokio::test]
+async fn image_uploads_have_the_official_node_sdks_shape() {
+    let Some(modules) = node_sdk("image_uploads_have_the_official_node_sdks_shape") else {
+        return;
+    };
+    let fake = FakeFeishu::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let png = {
+        let mut out = Vec::new();
+        let mut enc = png::Encoder::new(&mut out, 2, 1);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header().expect("png header");
+        w.write_image_data(&[255, 0, 0, 0, 0, 255])
+            .expect("png data");
+        w.finish().expect("png end");
+        out
+    };
+    let file = dir.path().join("screen.png");
+    std::fs::write(&file, &png).expect("write png");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/image_upload.js");
+    let mut child = tokio::process::Command::new("node")
+        .arg(&script)
+        .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
+        .arg(&file)
+        .env("NODE_PATH", &modules)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut lines = lines_of(&mut child);
+    let got = next_of(&mut lines, "answer", Instant::now() + NODE_WAIT).await;
+    let sdk_key = got
+        .pointer("/res/image_key")
+        .or_else(|| got.pointer("/res/data/image_key"));
+    let ours = clawmux::feishu::Api::new(fake.config())
+        .upload_image(&png)
+        .await
+        .expect("clawmux's upload");
+    let uploads = fake.uploaded_images();
+    assert_eq!(uploads.len(), 2, "both accepted: {got}");
+    assert_eq!(
+        sdk_key.and_then(Value::as_str),
+        Some(uploads[0].image_key.as_str()),
+        "{got}"
+    );
+    assert_eq!(ours, uploads[1].image_key);
+    for u in &uploads {
+        assert_eq!(u.image_type, "message");
+        assert_eq!(u.bytes, png, "the image arrives unchanged");
+        assert!(
+            u.part_head
+                .contains("Content-Disposition: form-data; name=\"image\""),
+            "{}",
+            u.part_head
+        );
+    }
+    child.kill().await.ok();
+}
+
 const VECTOR_KEY: &str = "vector-encrypt-key";
 const VECTOR_TOKEN: &str = "vector-verification-token";
 

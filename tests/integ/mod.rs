@@ -5,6 +5,7 @@
 mod hooks;
 mod hooks_install;
 mod prompt;
+mod screenshot;
 mod skill;
 mod skill_flow;
 

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Duration;
@@ -15,7 +16,8 @@ use crate::bridge::access::policy::{ChatKind, Decision, Policy};
 use crate::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::channels::outbox::{Courier, DeliveryError};
 use crate::bridge::config::{Config, IntakeMode};
-use crate::feishu::api::{Api, ErrorClass, FeishuError, ReceiveId};
+use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, with_image_key, without_picture};
+use crate::feishu::api::{Api, ErrorClass, FeishuError, MAX_IMAGE_BYTES, ReceiveId};
 use crate::feishu::pace::Pacer;
 use crate::feishu::{
     CardResponse, Dedupe, Domain, FeishuConfig, Intake, IntakeEvent, Toast, ToastKind,
@@ -385,6 +387,24 @@ impl Courier for FeishuCourier {
         message_id: Option<&str>,
     ) -> Result<Option<String>, DeliveryError> {
         self.pacer.wait(pace_key(entry, message_id)).await;
+        // A card with a picture: the picture is uploaded first.
+        let pictured;
+        let picture = match &entry.op {
+            OutboxOp::Send {
+                image: Some(path), ..
+            } => Some(path),
+            _ => None,
+        };
+        let entry = match picture {
+            Some(path) => {
+                pictured = OutboxEntry {
+                    card: self.picture_card(entry, path).await?,
+                    ..entry.clone()
+                };
+                &pictured
+            }
+            None => entry,
+        };
         let result = match (&entry.op, message_id) {
             (
                 OutboxOp::Send {
@@ -477,8 +497,56 @@ impl Courier for FeishuCourier {
                 };
             }
         };
+        if let (Ok(_), Some(path)) = (&result, picture) {
+            // Delivered: the picture kept for retries is not needed.
+            let _ = std::fs::remove_file(path);
+        }
         result.map_err(classify)
     }
+}
+
+impl FeishuCourier {
+    /// `entry`'s card with its picture (the PNG at `path`) uploaded and
+    /// its key in place; without the picture when Feishu refuses it for
+    /// good or the file is gone. A passing failure is retried.
+    async fn picture_card(&self, entry: &OutboxEntry, path: &str) -> Result<Value, DeliveryError> {
+        let bytes = match read_bounded_file(path, MAX_IMAGE_BYTES) {
+            Ok(b) => b,
+            Err(e) => return Ok(without_picture(&entry.card, &e)),
+        };
+        match self.api.upload_image(&bytes).await {
+            Ok(key) => Ok(with_image_key(&entry.card, &key)),
+            Err(e)
+                if e.class() == ErrorClass::Permanent
+                    || e.code().is_some_and(|c| PICTURE_REFUSED_CODES.contains(&c)) =>
+            {
+                tracing::warn!(error = %e, "Feishu refused a screen picture: sending the text");
+                let why = match e.code() {
+                    Some(code) => format!(
+                        "Feishu refused the upload (error {code}: {})",
+                        e.feishu_msg().unwrap_or("")
+                    ),
+                    None => e.to_string(),
+                };
+                Ok(without_picture(&entry.card, &why))
+            }
+            Err(e) => Err(classify(e)),
+        }
+    }
+}
+
+/// The file at `path`, at most `max` bytes; why not, as a reader would
+/// want it said.
+fn read_bounded_file(path: &str, max: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("the picture file is gone ({e})"))?;
+    if bytes.len() > max {
+        return Err(format!("the picture is over {max} bytes"));
+    }
+    Ok(bytes)
 }
 
 /// The file an outbox entry sends; gone or unreadable is permanent (a

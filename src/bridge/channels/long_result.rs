@@ -116,6 +116,7 @@ fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> Outbo
             target: target.clone(),
             handle: CardHandle::random(),
             reply_to: reply_to.map(String::from),
+            image: None,
         },
         card: serde_json::to_value(card).unwrap_or(Value::Null),
         text: card.to_text(),

@@ -336,6 +336,7 @@ fn dead_letter(
                 target: ChatTarget::Chat { id: chat },
                 handle: format!("{NOTICE_HANDLE_PREFIX}{}", entry.uuid).into(),
                 reply_to: None,
+                image: None,
             },
             card: serde_json::to_value(&card).unwrap_or(serde_json::Value::Null),
             text: card.to_text(),
@@ -484,6 +485,7 @@ mod tests {
             target: ChatTarget::Chat { id: chat.into() },
             handle: format!("h-{uuid}").into(),
             reply_to: None,
+            image: None,
         };
         entry(uuid, op)
     }
@@ -550,6 +552,7 @@ mod tests {
                 target: ChatTarget::Console,
                 handle: "h1".into(),
                 reply_to: None,
+                image: None,
             };
             s.outbox.push_back(entry("a", send));
             s.outbox.push_back(entry(
@@ -613,6 +616,7 @@ mod tests {
             target: ChatTarget::Console,
             handle: format!("h-{uuid}").into(),
             reply_to: None,
+            image: None,
         };
         entry(uuid, op)
     }
@@ -688,6 +692,7 @@ mod tests {
             target: ChatTarget::Chat { id: "oc_1".into() },
             handle: format!("h-{uuid}").into(),
             reply_to: None,
+            image: None,
         };
         entry(uuid, op)
     }

@@ -338,6 +338,12 @@ impl Core {
             s.approvals.insert(pending.id.clone(), pending);
             s.outbox.push_back(entry);
         });
+        // `[screen] approval_picture`: the pane as it shows the prompt, as a
+        // picture card right after (see `bridge::screen_picture`).
+        if self.config.screen.approval_picture && matches!(target, ChatTarget::Chat { .. }) {
+            let reply = Reply { target, reply_to };
+            self.tell_project(project, ProjectCmd::Screen { reply });
+        }
     }
 
     /// A project's news about a prompt or an answer.

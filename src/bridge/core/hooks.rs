@@ -7,8 +7,10 @@
 
 use super::Core;
 use crate::bridge::project::{ProjectCmd, TaskNews};
+use crate::hooks::usage::{self, TurnUsage};
 use crate::hooks::{HookEvent, HookKind};
 use crate::store::LogEvent;
+use crate::store::state::JobId;
 
 impl Core {
     /// The hook token `project`'s agent gets in its environment.
@@ -51,10 +53,49 @@ impl Core {
             pane: pane.clone(),
             event: hook_name(&hook.event).to_string(),
         });
+        if let HookKind::Notification {
+            notification_type: Some(kind),
+            message,
+        } = &hook.event
+        {
+            self.note_waiting(&project, kind, message);
+        }
+        if matches!(
+            hook.event,
+            HookKind::Stop { .. } | HookKind::StopFailure { .. }
+        ) && let Some(path) = &hook.transcript_path
+        {
+            self.note_turn_usage(&project, path);
+        }
         let Some(cmd) = hook_command(hook.event) else {
             return;
         };
         self.tell_project(&project, cmd);
+    }
+}
+
+impl Core {
+    /// Keeps the figures of the turn the project's started command ran,
+    /// read from the Stop hook's transcript, for its result's footer.
+    fn note_turn_usage(&mut self, project: &str, transcript: &std::path::Path) {
+        let job = self.shared.read(|s| {
+            (s.jobs.iter())
+                .find(|j| j.project == project && j.started)
+                .map(|j| j.id.clone())
+        });
+        let Some(job) = job else { return };
+        let usage = usage::read(transcript);
+        if usage != TurnUsage::default() {
+            self.turn_usage.insert(project.to_string(), (job, usage));
+        }
+    }
+
+    /// The figures noted for `job`'s turn, if its Stop hook came first.
+    pub(super) fn take_turn_usage(&mut self, project: &str, job: &JobId) -> TurnUsage {
+        match self.turn_usage.remove(project) {
+            Some((id, usage)) if &id == job => usage,
+            _ => TurnUsage::default(),
+        }
     }
 }
 

@@ -31,7 +31,8 @@ impl Core {
         });
         pending.sort_by_key(|a| a.created_ms);
         let refs: Vec<&PendingApproval> = pending.iter().collect();
-        let card = inbox::inbox_card(&refs, |p| self.host_of(p), clock::now_ms());
+        let waiting = self.waiting_items(target, everything);
+        let card = inbox::inbox_card(&refs, &waiting, |p| self.host_of(p), clock::now_ms());
         self.send(target, reply_to, &card);
     }
 

@@ -237,10 +237,14 @@ impl Core {
                             let mut entries = long_result::result_entries(
                                 dir, threshold, target, reply_to, &title, &output, screen,
                             );
-                            // Tokens, cost and context are left out until
-                            // the agent reports them (see `present::footer`).
+                            // Tokens and context as the turn's Stop hook
+                            // reported them; none without hooks (see
+                            // `present::footer`).
+                            let usage = self.take_turn_usage(&project, &j.id);
                             let footer = present::footer::TurnFooter {
                                 seconds,
+                                tokens: usage.tokens,
+                                context_tokens: usage.context_tokens,
                                 ..Default::default()
                             };
                             present::footer::add(&mut entries, &footer);

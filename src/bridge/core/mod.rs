@@ -29,6 +29,7 @@ mod progress;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod waiting;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -149,6 +150,11 @@ pub struct Core {
     chat_kinds: HashMap<String, crate::bridge::access::policy::ChatKind>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<ApprovalId, ApprovalId>,
+    /// Each project's last turn figures from its Stop hook, with the
+    /// command they belong to (see `hooks::usage`).
+    turn_usage: HashMap<String, (JobId, crate::hooks::usage::TurnUsage)>,
+    /// Projects whose agent said it waits (`Notification` hooks).
+    waiting: HashMap<String, waiting::Waiting>,
     /// The time of the input being handled.
     now: Instant,
     effects: Vec<Effect>,
@@ -179,6 +185,8 @@ impl Core {
             denied_told: HashSet::new(),
             chat_kinds: HashMap::new(),
             aliases: HashMap::new(),
+            turn_usage: HashMap::new(),
+            waiting: HashMap::new(),
             now: Instant::now(),
             effects: Vec::new(),
         }
@@ -312,6 +320,7 @@ impl Core {
                 target: target.clone(),
                 handle: handle.clone(),
                 reply_to: reply_to.map(String::from),
+                image: None,
             },
             card: serde_json::to_value(card).unwrap_or(Value::Null),
             text: card.to_text(),
@@ -467,6 +476,14 @@ impl Core {
 
     fn on_project_event(&mut self, e: ProjectEvent) {
         let project = e.project.to_string();
+        if matches!(
+            e.kind,
+            ProjectEventKind::Started
+                | ProjectEventKind::Answered { .. }
+                | ProjectEventKind::Replied { .. }
+        ) {
+            self.not_waiting(&project);
+        }
         match e.kind {
             ProjectEventKind::Attached { pane } => {
                 self.panes.retain(|_, p| *p != project);
@@ -495,7 +512,29 @@ impl Core {
                 }
                 self.statuses.insert(project, status);
             }
-            ProjectEventKind::Screen { reply, screen } => {
+            ProjectEventKind::Screen {
+                reply,
+                screen,
+                grid,
+            } => {
+                let settings = &self.config.screen;
+                if let (Some(screen), Some(grid), true, ChatTarget::Chat { .. }) =
+                    (&screen, grid, settings.picture, &reply.target)
+                {
+                    // Drawn off the core's thread; the card is queued when done.
+                    let job = crate::bridge::screen_picture::ScreenPicture {
+                        shared: self.shared.clone(),
+                        state_dir: self.state_dir.clone(),
+                        fonts: settings.fonts.clone(),
+                        target: reply.target.clone(),
+                        reply_to: reply.reply_to.clone(),
+                        project: project.clone(),
+                        text: screen.clone(),
+                        grid,
+                    };
+                    job.queue();
+                    return;
+                }
                 let card = match screen {
                     Some(screen) => present::screen_card(&project, &screen),
                     None => {

@@ -901,3 +901,152 @@ fn one_name_is_taken_by_one_adopt_while_its_pane_is_looked_for() {
         .read(|s| s.projects.get("api").and_then(|p| p.adopted.clone()));
     assert_eq!(record.as_deref(), Some("work:%4"));
 }
+
+#[test]
+fn approval_pictures_are_asked_for_only_when_configured() {
+    for (toml, asked) in [("", false), ("[screen]\napproval_picture = true\n", true)] {
+        let mut w = World::with_config(toml);
+        let job = w.with_project();
+        let effects = w.event(Some(&job), ProjectEventKind::Approval(approval()));
+        let screens = project_cmds(effects)
+            .into_iter()
+            .filter(|c| matches!(c, ProjectCmd::Screen { reply } if reply.target == chat()))
+            .count();
+        assert_eq!(screens, usize::from(asked), "{toml:?}");
+    }
+}
+
+#[test]
+fn a_screen_for_a_chat_is_a_picture_card_unless_turned_off() {
+    let grid = {
+        let mut p = vt100::Parser::new(
+            std::num::NonZeroU16::new(3).unwrap(),
+            std::num::NonZeroU16::new(20).unwrap(),
+            0,
+        );
+        p.process(b"$ ls");
+        crate::render::Grid::from_screen(p.screen())
+    };
+    for (toml, pictured) in [("", true), ("[screen]\npicture = false\n", false)] {
+        let mut w = World::with_config(toml);
+        w.with_project();
+        let before = w.outbox().len();
+        let screen = ProjectEventKind::Screen {
+            reply: Reply {
+                target: chat(),
+                reply_to: Some("om_9".into()),
+            },
+            screen: Some("$ ls".into()),
+            grid: Some(grid.clone()),
+        };
+        w.event(None, screen);
+        let entry = w.outbox().pop().unwrap();
+        assert_eq!(w.outbox().len(), before + 1);
+        let image = match &entry.op {
+            OutboxOp::Send { image, .. } => image.clone(),
+            op => panic!("{op:?}"),
+        };
+        assert_eq!(image.is_some(), pictured, "{toml:?}");
+        let first = &entry.card["body"]["elements"][0]["tag"];
+        assert_eq!(first == "img", pictured, "{}", entry.card);
+        assert!(entry.text.contains("$ ls"), "{}", entry.text);
+    }
+}
+
+#[test]
+fn a_stop_hooks_transcript_figures_end_the_result_and_none_are_made_up() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    w.event(Some(&job), ProjectEventKind::Started);
+    let transcript = w._dir.path().join("session.jsonl");
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "go"}}),
+        json!({"type": "assistant", "message": {"id": "m1", "usage": {
+            "input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": 5}}}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&transcript, text.join("\n") + "\n").unwrap();
+    let Input::Hook(mut stop) = hook(
+        &w,
+        HookKind::Stop {
+            stop_hook_active: false,
+            last_assistant_message: Some("done".into()),
+        },
+    ) else {
+        unreachable!()
+    };
+    stop.transcript_path = Some(transcript);
+    w.at(Duration::ZERO, Input::Hook(stop));
+    let done = |secs| ProjectEventKind::Completed {
+        screen: String::new(),
+        output: "● done".into(),
+        seconds: secs,
+        errors: 0,
+        ending: TurnEnding::Finished,
+    };
+    w.event(Some(&job), done(2));
+    let texts = w.texts();
+    assert!(
+        texts.contains("⏱ 2 s · 1,105 tokens · context 1,105 tokens"),
+        "{texts}"
+    );
+    // The next command has no hook: its footer is the duration alone.
+    let next = submitted(&w.say("ou_alice", "again")).remove(0);
+    w.event(Some(&next), ProjectEventKind::Started);
+    w.event(Some(&next), done(3));
+    let last = w
+        .outbox()
+        .into_iter()
+        .rev()
+        .find(|e| e.text.contains("⏱ 3 s"))
+        .unwrap();
+    assert!(!last.text.contains("tokens"), "{}", last.text);
+}
+
+#[test]
+fn notification_hooks_put_a_waiting_project_in_the_inbox_until_it_moves_on() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    let note = |w: &World, kind: &str, message: &str| {
+        hook(
+            w,
+            HookKind::Notification {
+                notification_type: Some(kind.into()),
+                message: message.into(),
+            },
+        )
+    };
+    let inbox = |w: &mut World| {
+        w.say("ou_alice", "/gsd:inbox");
+        w.outbox().pop().unwrap().text
+    };
+    assert!(inbox(&mut w).contains("Nothing waits"));
+    // Claude Code's own idle notification (as recorded from the real agent).
+    w.at(
+        Duration::ZERO,
+        note(&w, "idle_prompt", "Claude is waiting for your input"),
+    );
+    let text = inbox(&mut w);
+    assert!(text.contains("Inbox: 1 waiting"), "{text}");
+    assert!(text.contains("1. demo** · waiting for input"), "{text}");
+    assert!(text.contains("Claude is waiting for your input"), "{text}");
+    // A command typed: it waits no more.
+    w.event(Some(&job), ProjectEventKind::Started);
+    assert!(inbox(&mut w).contains("Nothing waits"));
+    // A dialog notified, whose card the screen reading made: listed once,
+    // as the prompt with its buttons.
+    w.at(
+        Duration::ZERO,
+        note(&w, "permission_prompt", "Claude needs your permission"),
+    );
+    assert!(inbox(&mut w).contains("waiting for permission"));
+    w.event(Some(&job), ProjectEventKind::Approval(approval()));
+    let text = inbox(&mut w);
+    assert!(text.contains("Inbox: 1 waiting"), "{text}");
+    assert!(!text.contains("waiting for permission"), "{text}");
+    // Another kind of notification is not a wait.
+    w.at(Duration::ZERO, note(&w, "auth_success", "Signed in"));
+    assert!(!inbox(&mut w).contains("Signed in"));
+}

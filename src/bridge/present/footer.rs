@@ -11,16 +11,18 @@ use crate::store::state::{OutboxEntry, OutboxOp};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnFooter {
     pub seconds: u64,
-    /// Tokens the agent reported for the turn.
+    /// Tokens the turn's API calls used (input with cache, and output),
+    /// as the agent's transcript reports them.
     pub tokens: Option<u64>,
     /// Cost in US dollars the agent reported.
     pub cost_usd: Option<f64>,
-    /// Share of the context window in use, as the agent reported it.
-    pub context_percent: Option<u8>,
+    /// Tokens in the context at the turn's end (the window's size is not
+    /// reported, so no share of it is shown).
+    pub context_tokens: Option<u64>,
 }
 
 impl TurnFooter {
-    /// `⏱ 1 min 5 s · 12,345 tokens · $0.0420 · context 37%`.
+    /// `⏱ 1 min 5 s · 12,345 tokens · $0.0420 · context 8,000 tokens`.
     pub fn text(&self) -> String {
         let mut parts = vec![format!("⏱ {}", duration(self.seconds))];
         if let Some(t) = self.tokens {
@@ -29,8 +31,8 @@ impl TurnFooter {
         if let Some(c) = self.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
             parts.push(format!("${c:.4}"));
         }
-        if let Some(p) = self.context_percent {
-            parts.push(format!("context {}%", p.min(100)));
+        if let Some(c) = self.context_tokens {
+            parts.push(format!("context {} tokens", thousands(c)));
         }
         parts.join(" · ")
     }
@@ -90,9 +92,12 @@ mod tests {
             seconds: 3,
             tokens: Some(12345),
             cost_usd: Some(0.042),
-            context_percent: Some(37),
+            context_tokens: Some(8000),
         };
-        assert_eq!(full.text(), "⏱ 3 s · 12,345 tokens · $0.0420 · context 37%");
+        assert_eq!(
+            full.text(),
+            "⏱ 3 s · 12,345 tokens · $0.0420 · context 8,000 tokens"
+        );
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000_000), "1,000,000");
     }

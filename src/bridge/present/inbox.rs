@@ -56,16 +56,53 @@ fn last_body_bytes(text: &str, max: usize) -> &str {
     }
 }
 
+/// A project whose agent said it waits (a `Notification` hook) with no
+/// prompt card standing for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingItem {
+    pub project: String,
+    pub host: Option<String>,
+    /// A dialog waits for an answer (`permission_prompt`); otherwise the
+    /// agent waits for input (`idle_prompt`).
+    pub permission: bool,
+    /// The agent's own words.
+    pub message: String,
+    pub since_ms: u64,
+}
+
+fn waiting_text(w: &WaitingItem, now_ms: u64, n: usize) -> String {
+    let waited = now_ms.saturating_sub(w.since_ms) / 60_000;
+    let place = match &w.host {
+        Some(h) => format!("{}@{}", w.project, h),
+        None => w.project.clone(),
+    };
+    let (what, hint) = if w.permission {
+        (
+            "waiting for permission",
+            "No card shows this prompt: see it with `/gsd:screen`, answer with `/gsd:keys`.",
+        )
+    } else {
+        ("waiting for input", "Send it a message to go on.")
+    };
+    format!(
+        "**{n}. {}** · {what} · {waited} min\n{}\n{hint}",
+        escape_inline(short(&place)),
+        escape_inline(first_body_bytes(w.message.trim(), ITEM_QUESTION_BYTES))
+    )
+}
+
 /// The inbox: `pending` must be oldest first; `host_of` names a project's
-/// host (None: this machine).
+/// host (None: this machine); `waiting`, the projects whose agent said it
+/// waits, oldest first, follow the prompts.
 pub fn inbox_card(
     pending: &[&PendingApproval],
+    waiting: &[WaitingItem],
     host_of: impl Fn(&str) -> Option<String>,
     now_ms: u64,
 ) -> Card {
-    let title = format!("Inbox: {} waiting", pending.len());
+    let title = format!("Inbox: {} waiting", pending.len() + waiting.len());
     let mut card = Card::new(title, Template::Orange);
-    if pending.is_empty() {
+    if pending.is_empty() && waiting.is_empty() {
         return card.push(Element::markdown("Nothing waits for an answer."));
     }
     let mut shown = 0;
@@ -81,10 +118,23 @@ pub fn inbox_card(
         card = next;
         shown += 1;
     }
-    if shown < pending.len() {
+    if shown == pending.len().min(MAX_INBOX_ITEMS) {
+        for w in waiting.iter().take(MAX_INBOX_ITEMS.saturating_sub(shown)) {
+            let next = card
+                .clone()
+                .push(Element::markdown(waiting_text(w, now_ms, shown + 1)));
+            if body_len(&next) > TARGET_BODY_BYTES {
+                break;
+            }
+            card = next;
+            shown += 1;
+        }
+    }
+    let total = pending.len() + waiting.len();
+    if shown < total {
         let more = format!(
             "…and {} more; answer these first, then send `/gsd:inbox` again.",
-            pending.len() - shown
+            total - shown
         );
         card = card.push(Element::markdown(first_body_bytes(&more, 256)));
     }

@@ -172,6 +172,25 @@ pub fn screen_card(project: &str, screen: &str) -> Card {
     card.push(Element::markdown(code_block_tail(screen.trim_end(), room)))
 }
 
+/// The `img_key` a picture card holds until its PNG is uploaded (the
+/// outbox puts the key Feishu gave in its place; see `screen_picture`).
+pub const PENDING_IMAGE_KEY: &str = "clawmux:pending-image";
+/// The closed panel under a screen picture that holds the screen's text.
+pub const SCREEN_TEXT_PANEL_TITLE: &str = "Screen as text";
+
+/// Blue: a project's pane as a picture (`/gsd:screen` on Feishu), its text
+/// in a closed panel under it; the picture's key is [`PENDING_IMAGE_KEY`]
+/// until it is uploaded.
+pub fn screen_picture_card(project: &str, screen: &str) -> Card {
+    let title = format!("Screen of {}", short(project));
+    let card =
+        Card::new(title.clone(), Template::Blue).push(Element::image(PENDING_IMAGE_KEY, title));
+    let room =
+        room_on(&card, TARGET_BODY_BYTES).saturating_sub(SCREEN_TEXT_PANEL_TITLE.len() + 120);
+    let text = Element::markdown(code_block_tail(screen.trim_end(), room));
+    card.push(Element::collapsed(SCREEN_TEXT_PANEL_TITLE, vec![text]))
+}
+
 /// Green: a long result in brief, its first and last lines and its size,
 /// saying the whole output follows as the file `file_name`.
 pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {

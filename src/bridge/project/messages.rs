@@ -169,10 +169,12 @@ pub enum ProjectEventKind {
     },
     /// What the project is doing now (sent when it changes).
     Status(ProjectStatus),
-    /// The pane's screen for `/gsd:screen` (`None`: no pane attached).
+    /// The pane's screen for `/gsd:screen` (`None`: no pane attached),
+    /// as text and as cells for a picture.
     Screen {
         reply: Reply,
         screen: Option<String>,
+        grid: Option<crate::render::Grid>,
     },
     /// The watching client ended under a command (`reason`) and a new
     /// one took over: the command is followed on.

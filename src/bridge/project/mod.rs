@@ -362,9 +362,15 @@ impl Actor {
                 self.emit(None, kind).await;
             }
             ProjectCmd::Screen { reply } => {
-                let screen = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane().screen());
-                self.emit(None, ProjectEventKind::Screen { reply, screen })
-                    .await;
+                let pane = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane());
+                let screen = pane.map(|p| p.screen());
+                let grid = pane.map(|p| crate::render::Grid::from_screen(p.cells()));
+                let kind = ProjectEventKind::Screen {
+                    reply,
+                    screen,
+                    grid,
+                };
+                self.emit(None, kind).await;
             }
             ProjectCmd::HookStop { answer } => {
                 if self.runner.hook_stop(answer) {

@@ -1,0 +1,238 @@
+//! Pictures of a pane in cards (`/gsd:screen` on Feishu): the pane's cells
+//! drawn as a PNG ([`crate::render`]) off the core's thread, written
+//! privately under the state directory, and queued as a card whose `img`
+//! holds [`present::PENDING_IMAGE_KEY`] and whose outbox entry names the
+//! file (`OutboxOp::Send { image }`). The Feishu courier uploads the file
+//! (`im/v1/images`) right before sending and puts the key Feishu gave in
+//! the card ([`with_image_key`]); if Feishu refuses the picture for good
+//! (no permission, too large), the card goes without it, its text panel
+//! open ([`without_picture`]), so the screen is never lost for a picture.
+//! With no font on the machine the card is the text one, saying why.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::bridge::channels::long_result::OUTBOX_FILES_DIR;
+use crate::bridge::present;
+use crate::feishu::card::Element;
+use crate::render::{self, FontPaths, Grid};
+use crate::store::SharedState;
+use crate::store::clock;
+use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
+
+/// Feishu's answers to an image upload that no retry changes: bad
+/// request, too large, no bot, empty, unknown format, resolution
+/// (`im/v1/images`' own table), and a missing scope (99991672: the app
+/// lacks `im:resource`). The card then goes without its picture.
+pub const PICTURE_REFUSED_CODES: [i64; 7] =
+    [234001, 234006, 234007, 234010, 234011, 234039, 99991672];
+
+/// A screen to draw and send.
+pub struct ScreenPicture {
+    pub shared: SharedState,
+    pub state_dir: PathBuf,
+    pub fonts: FontPaths,
+    pub target: ChatTarget,
+    pub reply_to: Option<String>,
+    pub project: String,
+    /// The screen as text, for the panel under the picture.
+    pub text: String,
+    pub grid: Grid,
+}
+
+impl ScreenPicture {
+    /// Draws the picture on a blocking thread (inline outside a runtime)
+    /// and queues its card.
+    pub fn queue(self) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(move || self.run());
+            }
+            Err(_) => self.run(),
+        }
+    }
+
+    fn run(self) {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let drawn = render::fonts::shared(&self.fonts)
+            .map_err(render::RenderError::from)
+            .and_then(|fonts| render::render(&self.grid, &fonts))
+            .map_err(|e| e.to_string())
+            .and_then(|pic| write_png(&self.state_dir, &uuid, &pic.png).map_err(|e| e.to_string()));
+        let (card, image) = match drawn {
+            Ok(path) => (
+                present::screen_picture_card(&self.project, &self.text),
+                Some(path.display().to_string()),
+            ),
+            Err(why) => {
+                tracing::warn!(project = %self.project, error = %why, "no screen picture");
+                (text_card(&self.project, &self.text, &why), None)
+            }
+        };
+        let entry = OutboxEntry {
+            uuid,
+            op: OutboxOp::Send {
+                target: self.target,
+                handle: CardHandle::random(),
+                reply_to: self.reply_to,
+                image,
+            },
+            card: serde_json::to_value(&card).unwrap_or(Value::Null),
+            // Text cannot show the picture: a text reader gets the screen.
+            text: present::screen_card(&self.project, &self.text).to_text(),
+            created_ms: clock::now_ms(),
+        };
+        self.shared.update(|s| s.outbox.push_back(entry));
+    }
+}
+
+/// The screen as text, saying why it has no picture (no font, …).
+fn text_card(project: &str, text: &str, why: &str) -> crate::feishu::card::Card {
+    present::screen_card(project, text).push(Element::note(format!("No picture: {why}")))
+}
+
+/// Writes `png` (0600) into the outbox's private directory.
+fn write_png(state_dir: &Path, uuid: &str, png: &[u8]) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = state_dir.join(OUTBOX_FILES_DIR);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    let path = dir.join(format!("{uuid}.png"));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    f.write_all(png)?;
+    f.sync_all()?;
+    Ok(path)
+}
+
+/// `card` with Feishu's `key` in place of the pending one.
+pub fn with_image_key(card: &Value, key: &str) -> Value {
+    let mut card = card.clone();
+    visit_elements(&mut card, &mut |el| {
+        if el.get("img_key").and_then(Value::as_str) == Some(present::PENDING_IMAGE_KEY) {
+            el["img_key"] = Value::String(key.to_string());
+        }
+    });
+    card
+}
+
+/// `card` without its pending picture: a note saying `why` in its place,
+/// and every closed panel opened (the screen's text is all there is).
+pub fn without_picture(card: &Value, why: &str) -> Value {
+    let mut card = card.clone();
+    let note =
+        serde_json::to_value(Element::note(format!("No picture: {why}"))).unwrap_or(Value::Null);
+    visit_elements(&mut card, &mut |el| {
+        if el.get("img_key").and_then(Value::as_str) == Some(present::PENDING_IMAGE_KEY) {
+            *el = note.clone();
+        } else if el.get("tag").and_then(Value::as_str) == Some("collapsible_panel") {
+            el["expanded"] = Value::Bool(true);
+        }
+    });
+    card
+}
+
+/// Calls `f` on each element of `card`'s body, top level first.
+fn visit_elements(card: &mut Value, f: &mut impl FnMut(&mut Value)) {
+    if let Some(Value::Array(els)) = card.pointer_mut("/body/elements") {
+        for el in els {
+            f(el);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn card() -> Value {
+        serde_json::to_value(present::screen_picture_card("web", "$ ls\nfile")).unwrap()
+    }
+
+    #[test]
+    fn the_key_replaces_the_pending_one() {
+        let v = with_image_key(&card(), "img_v3_9");
+        let els = v["body"]["elements"].as_array().unwrap();
+        assert_eq!(els[0]["tag"], "img");
+        assert_eq!(els[0]["img_key"], "img_v3_9");
+        assert_eq!(els[1]["tag"], "collapsible_panel");
+        assert_eq!(els[1]["expanded"], false);
+        assert!(!v.to_string().contains(present::PENDING_IMAGE_KEY));
+    }
+
+    #[test]
+    fn without_the_picture_the_text_is_open() {
+        let v = without_picture(&card(), "no permission");
+        let els = v["body"]["elements"].as_array().unwrap();
+        assert_eq!(els[0]["tag"], "markdown");
+        assert_eq!(els[0]["content"], "No picture: no permission");
+        assert_eq!(els[1]["expanded"], true);
+        assert!(v.to_string().contains("$ ls"));
+    }
+
+    #[test]
+    fn without_fonts_the_card_is_the_text_saying_why() {
+        let why = render::RenderError::from(render::FontError::NoMonospace).to_string();
+        let card = text_card("web", "$ ls", &why);
+        let text = card.to_text();
+        assert!(text.contains("$ ls"), "{text}");
+        assert!(
+            text.contains("No picture: no monospace font found"),
+            "{text}"
+        );
+        assert!(text.contains("install fonts-dejavu-core"), "{text}");
+        let v = serde_json::to_value(&card).unwrap();
+        assert!(!v.to_string().contains("\"img\""));
+    }
+
+    #[test]
+    fn a_picture_is_drawn_written_privately_and_queued() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let (shared, _) = SharedState::open(state.path()).unwrap();
+        let mut p = vt100::Parser::new(
+            std::num::NonZeroU16::new(4).unwrap(),
+            std::num::NonZeroU16::new(20).unwrap(),
+            0,
+        );
+        p.process(b"$ ls\r\nfile");
+        let job = ScreenPicture {
+            shared: shared.clone(),
+            state_dir: dir.path().to_path_buf(),
+            fonts: FontPaths::default(),
+            target: ChatTarget::Chat { id: "oc_1".into() },
+            reply_to: Some("om_1".into()),
+            project: "web".into(),
+            text: "$ ls\nfile".into(),
+            grid: Grid::from_screen(p.screen()),
+        };
+        job.run();
+        let entry = shared.read(|s| s.outbox.front().cloned()).unwrap();
+        let OutboxOp::Send {
+            image: Some(path),
+            reply_to,
+            ..
+        } = &entry.op
+        else {
+            panic!("{:?}", entry.op)
+        };
+        assert_eq!(reply_to.as_deref(), Some("om_1"));
+        let png = std::fs::read(path).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(
+            entry.card["body"]["elements"][0]["img_key"],
+            present::PENDING_IMAGE_KEY
+        );
+        assert!(entry.text.contains("$ ls\nfile"), "{}", entry.text);
+    }
+}
