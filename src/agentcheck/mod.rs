@@ -7,6 +7,7 @@
 
 mod env;
 mod fake_api;
+mod gemini;
 mod responses;
 pub mod selftest;
 

@@ -8,6 +8,7 @@ mod doctor;
 mod expect;
 mod fake_api;
 mod feishu;
+mod gemini;
 mod gsd;
 mod hooks;
 mod live;

@@ -4,6 +4,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod gemini;
 pub mod gsd;
 pub mod sshd;
 pub mod tmux;
