@@ -24,6 +24,16 @@ fn start(
     script: Vec<Turn>,
     pace: Duration,
 ) -> (ConsoleServe, FakeApi, GeminiEnv) {
+    start_with(gemini, script, pace, false)
+}
+
+/// [`start`], with Gemini's hooks running `clawmux hook` when `hooks`.
+fn start_with(
+    gemini: &std::path::Path,
+    script: Vec<Turn>,
+    pace: Duration,
+    hooks: bool,
+) -> (ConsoleServe, FakeApi, GeminiEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
     let home = tempfile::Builder::new()
         .prefix("cmx")
@@ -43,7 +53,12 @@ fn start(
     StateFile::new(home.path().join("state.json"))
         .save(&state)
         .unwrap();
-    let agent = env.env_command(gemini, &[]);
+    let mut agent = env.env_command(gemini, &[]);
+    if hooks {
+        env.install_hooks(std::path::Path::new(env!("CARGO_BIN_EXE_clawmux")));
+        // The hooks find the daemon's socket through the agent's environment.
+        agent = format!("env CLAWMUX_HOME={} {agent}", home.path().display());
+    }
     let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "gemini");
     serve.say("/gsd:use shop");
     (serve, api, env)
@@ -193,6 +208,58 @@ fn gemini_approval_denied_through_serve() {
     assert_eq!(api.scripted_requests().len(), 1, "{out}");
 }
 
+/// Gemini's `ask_user` tool: its `Answer Questions` box is one question
+/// card with the options as drawn (and the custom-value row Gemini adds);
+/// a digit answers at once and the choice reaches the model.
+#[test]
+fn gemini_question_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_through_serve") else {
+        return;
+    };
+    let ask = serde_json::json!({"questions": [{
+        "question": "Which database should the shop use?",
+        "header": "Database",
+        "type": "choice",
+        "options": [
+            {"label": "SQLite", "description": "One file"},
+            {"label": "Postgres", "description": "A server"},
+        ],
+    }]});
+    let script = vec![Turn::tool("ask_user", ask), Turn::text("Postgres it is.")];
+    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    serve.say("pick a database");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let questions = new_cards(&all, "== Approval needed ==");
+    assert_eq!(questions.len(), 1, "{out}");
+    for needle in [
+        "Which database should the shop use?",
+        "[1] SQLite",
+        "[2] Postgres",
+        "[3] Enter a custom value",
+    ] {
+        assert!(
+            questions[0].contains(needle),
+            "{needle:?} not in\n{}",
+            questions[0]
+        );
+    }
+    assert!(!questions[0].contains("[4]"), "{}", questions[0]);
+    serve.say("/gsd:answer 2");
+    let at = serve.wait(at, "Postgres it is.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    let results = scripted[1].tool_results();
+    assert_eq!(results.len(), 1, "{out}");
+    assert!(results[0].contains("Postgres"), "{results:?}");
+    assert!(!results[0].contains("SQLite"), "{results:?}");
+}
+
 /// A 400 is not retried: `✕ [API Error: …]` ends the turn, one error card.
 #[test]
 fn gemini_http_400_is_reported_through_serve() {
@@ -312,4 +379,49 @@ fn gemini_interrupt_through_serve() {
     assert_eq!(stopped.len(), 1, "{out}");
     assert!(stopped[0].contains("Request cancelled."), "{out}");
     assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+}
+
+/// Gemini's own hooks (`AfterAgent`, `Notification`) reach the daemon
+/// through `clawmux hook`, the path Claude Code's use: one approval card,
+/// the turn's end reported once, the hooks in the event log.
+#[test]
+fn gemini_hooks_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_hooks_through_serve") else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "run_shell_command",
+            shell("touch hooked.txt", "Create a file"),
+        ),
+        Turn::text("Hooked."),
+    ];
+    let (mut serve, _api, _env) = start_with(&gemini, script, PACE, true);
+    serve.say("make a hooked file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Hooked.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
+    assert_eq!(finished(&out, "make a hooked file"), 1, "{out}");
+    assert!(
+        serve.home.path().join("ws/shop/hooked.txt").exists(),
+        "{out}"
+    );
+    let tail = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "hook", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&tail.stdout);
+    // AfterAgent is read as Claude Code's Stop.
+    for event in ["Notification", "Stop"] {
+        assert!(
+            log.contains(&format!("\"event\":\"{event}\"")),
+            "no {event} hook in the log:\n{log}"
+        );
+    }
 }

@@ -81,6 +81,17 @@ impl GeminiEnv {
         std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings.json");
     }
 
+    /// Hooks in `settings.json` running `clawmux hook` (`bin`) for
+    /// `AfterAgent` (a turn's end) and `Notification` (`ToolPermission`:
+    /// an approval waits). Gemini's hook timeout is in milliseconds.
+    pub fn install_hooks(&self, bin: &Path) {
+        let command = format!("{} hook", sh_quote(&bin.display().to_string()));
+        let hook = serde_json::json!([{"hooks": [{"type": "command", "command": command, "timeout": 5000}]}]);
+        self.write_settings(serde_json::json!({
+            "hooks": {"AfterAgent": hook, "Notification": hook},
+        }));
+    }
+
     pub fn home(&self) -> &Path {
         self.root.path()
     }
