@@ -1,7 +1,8 @@
 //! A scriptable stand-in for the model APIs on 127.0.0.1, so the real
 //! agents run offline: Anthropic's Messages API (Claude Code) here, and
-//! OpenAI's Responses API (Codex, `responses`) and Gemini's API (Gemini
-//! CLI, `gemini`) on the same server and script.
+//! OpenAI's Responses API (Codex, `responses`), Gemini's API (Gemini CLI,
+//! `gemini`) and OpenAI's Chat Completions (Aider, OpenCode, `chat`) on
+//! the same server and script.
 //!
 //! Claude Code sends `HEAD /` at start-up and one `POST /v1/messages` per
 //! model call. A call that carries `tools` is a step of the user's turn and
@@ -144,6 +145,8 @@ pub enum Protocol {
     Responses,
     /// Gemini (`POST …/models/<m>:streamGenerateContent`, `…:generateContent`).
     Gemini,
+    /// OpenAI Chat Completions (`POST …/chat/completions`).
+    Chat,
     /// Anything else (`HEAD /`, unknown paths).
     Other,
 }
@@ -166,6 +169,7 @@ impl Request {
         match self.protocol {
             Protocol::Responses => return super::responses::tool_results(&self.body),
             Protocol::Gemini => return super::gemini::tool_results(&self.body),
+            Protocol::Chat => return super::chat::tool_results(&self.body),
             _ => {}
         }
         let Some(messages) = self.body.get("messages").and_then(Value::as_array) else {
@@ -376,12 +380,14 @@ async fn handle(
         _ if method == Method::POST && path == "/v1/messages" => Protocol::Messages,
         _ if method == Method::POST && path.ends_with("/responses") => Protocol::Responses,
         _ if method == Method::POST && super::gemini::is_gemini_path(&path) => Protocol::Gemini,
+        _ if method == Method::POST && super::chat::is_chat_path(&path) => Protocol::Chat,
         _ => Protocol::Other,
     };
     let is_messages = protocol != Protocol::Other;
     let has_tools = match protocol {
         Protocol::Responses => super::responses::is_turn(&json),
         Protocol::Gemini => super::gemini::is_turn(&json),
+        Protocol::Chat => super::chat::is_turn(&json),
         _ => json
             .get("tools")
             .and_then(Value::as_array)
@@ -433,6 +439,13 @@ async fn handle(
             Answer::Turn(turn) => gemini_reply(turn, streamed, state.pace),
         };
     }
+    if protocol == Protocol::Chat {
+        return match answer {
+            Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
+            Answer::Side => chat_reply(super::chat::side_turn(), id, streaming, Duration::ZERO),
+            Answer::Turn(turn) => chat_reply(turn, id, streaming, state.pace),
+        };
+    }
     match answer {
         Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
         Answer::Side => reply(Turn::text(SIDE_ANSWER), id, streaming, Duration::ZERO),
@@ -470,6 +483,24 @@ fn gemini_reply(turn: Turn, streamed: bool, pace: Duration) -> Response {
         return plain(StatusCode::OK, Body::from(body), "application/json");
     }
     sse_response(super::gemini::sse_frames(&turn), pace)
+}
+
+/// A Chat Completions answer: an HTTP error with OpenAI's error body, the
+/// whole answer, or the turn streamed as SSE.
+fn chat_reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
+    if let Turn::Error {
+        status, message, ..
+    } = &turn
+    {
+        let body = super::responses::error_body(*status, message);
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return plain(status, Body::from(body.to_string()), "application/json");
+    }
+    if !streaming {
+        let body = super::chat::whole(&turn, id).to_string();
+        return plain(StatusCode::OK, Body::from(body), "application/json");
+    }
+    sse_response(super::chat::sse_frames(&turn, id), pace)
 }
 
 /// Streams `frames` as `text/event-stream`, `pace` apart.

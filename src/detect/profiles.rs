@@ -93,6 +93,7 @@ struct ProfileSpec {
     title_states: Option<Vec<TitleStateSpec>>,
     stalled: Option<String>,
     stalled_seconds: Option<u64>,
+    turn_completed: Option<String>,
     approvals: Option<Vec<RuleSpec>>,
 }
 
@@ -158,6 +159,7 @@ impl ProfileSpec {
             title_states: (self.title_states.clone()).or_else(|| base.title_states.clone()),
             stalled: self.stalled.clone().or_else(|| base.stalled.clone()),
             stalled_seconds: self.stalled_seconds.or(base.stalled_seconds),
+            turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
             approvals,
         }
     }
@@ -229,6 +231,10 @@ pub struct Profile {
     /// `seconds`), and how many make the turn "stuck": an agent that
     /// retries an API error for ever shows nothing else.
     pub(crate) stalled: Option<(Regex, u64)>,
+    /// The row every finished turn of an agent drawn without an input box
+    /// prints (Aider's `Tokens: … sent, … received.`): a turn without it
+    /// and without an error row was interrupted.
+    pub(crate) turn_completed: Option<Regex>,
 }
 
 impl Profile {
@@ -472,6 +478,9 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
             .map(|p| regex(name, "stalled", p))
             .transpose()?
             .map(|re| (re, spec.stalled_seconds.unwrap_or(DEFAULT_STALLED_SECONDS))),
+        turn_completed: (spec.turn_completed.as_ref())
+            .map(|p| regex(name, "turn_completed", p))
+            .transpose()?,
     })
 }
 
@@ -485,7 +494,7 @@ mod tests {
         let p = Profiles::defaults().unwrap();
         assert_eq!(
             p.names().collect::<Vec<_>>(),
-            ["claude", "codex", "gemini", "gsd", "shell"]
+            ["aider", "claude", "codex", "gemini", "gsd", "shell"]
         );
         let gsd = p.get("gsd").unwrap();
         let kinds: Vec<_> = gsd.approvals.iter().map(|r| r.kind).collect();
@@ -666,7 +675,7 @@ mod tests {
 
     #[test]
     fn default_patterns_all_have_triggers() {
-        for name in ["shell", "claude", "gsd", "codex", "gemini"] {
+        for name in ["shell", "claude", "gsd", "codex", "gemini", "aider"] {
             let p = Profiles::defaults().unwrap().get(name).unwrap();
             assert!(
                 !p.lines.scans_every_line(),

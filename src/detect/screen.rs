@@ -255,10 +255,24 @@ fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> T
             .find(|r| set.is_match(r))
             .map(|r| r.trim().to_owned())
     };
-    let interrupted = find(&profile.turn_interrupted);
+    let mut interrupted = find(&profile.turn_interrupted);
+    // Codex's interruption row looks like its error rows (`■ …`).
+    let error = find(&profile.turn_errors).filter(|e| interrupted.as_ref() != Some(e));
+    // A turn that printed neither its closing row nor an error was cut
+    // short (Aider prints nothing when interrupted): its last row says
+    // where.
+    if let Some(done) = &profile.turn_completed
+        && interrupted.is_none()
+        && error.is_none()
+        && block.len() > 1
+        && !block.iter().any(|r| done.is_match(r))
+    {
+        interrupted = (block.iter().rev())
+            .find(|r| !is_rule(r))
+            .map(|r| r.trim().to_owned());
+    }
     TurnEnd {
-        // Codex's interruption row looks like its error rows (`■ …`).
-        error: find(&profile.turn_errors).filter(|e| interrupted.as_ref() != Some(e)),
+        error,
         interrupted,
         rejected: find(&profile.turn_rejected),
         context: block.join("\n"),
@@ -298,7 +312,10 @@ fn approval(
         let Some(header_at) = region.iter().rposition(|r| rule.header.is_match(r)) else {
             continue;
         };
-        if busy || !printed(index) {
+        // A question still waiting on its own row (Aider's `… [Yes]: `,
+        // the cursor after it) is live though its line is not finished.
+        let live = region[header_at + 1..].iter().all(|r| r.trim().is_empty());
+        if busy || !(printed(index) || live) {
             continue;
         }
         return Some(Prompt {
@@ -1291,5 +1308,65 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
             .turn_end
             .expect("the turn's end");
         assert_eq!(end.interrupted.as_deref(), Some("ℹ Request cancelled."));
+    }
+
+    /// Aider 0.86 screens (line mode), as captured.
+    const AIDER_TOP: &str = "Aider v0.86.2\nModel: openai/fake-model with diff edit format\n\
+        ────────────────────────────────────────";
+
+    #[test]
+    fn aider_questions_wait_on_the_cursor_row() {
+        let asking = format!(
+            "{AIDER_TOP}\ndiff> make a marker\nRun this:\ntouch m.txt\n\
+             Tokens: 2.5k sent, 15 received.\ntouch m.txt\n\
+             Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:"
+        );
+        let s = state("aider", &asking);
+        let p = s.prompt.expect("the question");
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        let keys: Vec<&str> = p.options.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["yes", "no", "don't"]);
+        assert!(!s.idle);
+        // Answered, it is output, not a question.
+        let answered = format!("{asking} y\nRunning touch m.txt");
+        assert!(state("aider", &answered).prompt.is_none());
+        let create =
+            format!("{AIDER_TOP}\ndiff> notes\nnotes.txt\nCreate new file? (Y)es/(N)o [Yes]:");
+        assert_eq!(
+            state("aider", &create).prompt.map(|p| p.kind),
+            Some(ApprovalKind::Create)
+        );
+    }
+
+    #[test]
+    fn aider_turn_ends_at_its_bare_prompt() {
+        let rule = "────────────────────────────────────────";
+        let busy = format!("{AIDER_TOP}\ndiff> hello\n ░█        Waiting for openai/fake-model");
+        let s = state("aider", &busy);
+        assert!(s.busy.is_some() && !s.idle);
+        let typed = format!("{AIDER_TOP}\ndiff> hello");
+        let s = state("aider", &typed);
+        assert!(!s.idle);
+        assert_eq!(s.input.as_deref(), Some("hello"));
+        let done = format!(
+            "{AIDER_TOP}\ndiff> hello\nHi there.\nTokens: 2.3k sent, 4 received.\n{rule}\ndiff>"
+        );
+        let s = state("aider", &done);
+        assert!(s.idle);
+        let end = s.turn_end.expect("the turn's end");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        // Ctrl-C: no token count.
+        let cut = format!("{AIDER_TOP}\ndiff> hello\nfact 1 fact 2 fa\n{rule}\ndiff>");
+        let end = state("aider", &cut).turn_end.expect("the turn's end");
+        assert_eq!(end.interrupted.as_deref(), Some("fact 1 fact 2 fa"));
+        let failed = format!(
+            "{AIDER_TOP}\ndiff> hello\n ░litellm.BadRequestError: OpenAIException - bad\n{rule}\ndiff>"
+        );
+        let end = state("aider", &failed).turn_end.expect("the turn's end");
+        assert_eq!(
+            end.error.as_deref(),
+            Some("░litellm.BadRequestError: OpenAIException - bad")
+        );
+        assert_eq!(end.interrupted, None);
     }
 }

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)] // each test area uses a different part of the fixtures
 
+pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod gemini;
