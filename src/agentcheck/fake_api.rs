@@ -1,7 +1,8 @@
 //! A scriptable stand-in for the model APIs on 127.0.0.1, so the real
 //! agents run offline: Anthropic's Messages API (Claude Code) here, and
-//! OpenAI's Responses API (Codex, `responses`) on the same server and
-//! script.
+//! OpenAI's Responses API (Codex, `responses`), Gemini's API (Gemini CLI,
+//! `gemini`) and OpenAI's Chat Completions (Aider, OpenCode, `chat`) on
+//! the same server and script.
 //!
 //! Claude Code sends `HEAD /` at start-up and one `POST /v1/messages` per
 //! model call. A call that carries `tools` is a step of the user's turn and
@@ -142,6 +143,10 @@ pub enum Protocol {
     Messages,
     /// OpenAI Responses (`POST …/responses`).
     Responses,
+    /// Gemini (`POST …/models/<m>:streamGenerateContent`, `…:generateContent`).
+    Gemini,
+    /// OpenAI Chat Completions (`POST …/chat/completions`).
+    Chat,
     /// Anything else (`HEAD /`, unknown paths).
     Other,
 }
@@ -161,8 +166,11 @@ pub struct Request {
 impl Request {
     /// The `tool_result` blocks of the last user message, as text.
     pub fn tool_results(&self) -> Vec<String> {
-        if self.protocol == Protocol::Responses {
-            return super::responses::tool_results(&self.body);
+        match self.protocol {
+            Protocol::Responses => return super::responses::tool_results(&self.body),
+            Protocol::Gemini => return super::gemini::tool_results(&self.body),
+            Protocol::Chat => return super::chat::tool_results(&self.body),
+            _ => {}
         }
         let Some(messages) = self.body.get("messages").and_then(Value::as_array) else {
             return Vec::new();
@@ -371,11 +379,15 @@ async fn handle(
     let protocol = match () {
         _ if method == Method::POST && path == "/v1/messages" => Protocol::Messages,
         _ if method == Method::POST && path.ends_with("/responses") => Protocol::Responses,
+        _ if method == Method::POST && super::gemini::is_gemini_path(&path) => Protocol::Gemini,
+        _ if method == Method::POST && super::chat::is_chat_path(&path) => Protocol::Chat,
         _ => Protocol::Other,
     };
     let is_messages = protocol != Protocol::Other;
     let has_tools = match protocol {
         Protocol::Responses => super::responses::is_turn(&json),
+        Protocol::Gemini => super::gemini::is_turn(&json),
+        Protocol::Chat => super::chat::is_turn(&json),
         _ => json
             .get("tools")
             .and_then(Value::as_array)
@@ -419,6 +431,21 @@ async fn handle(
             Answer::Turn(turn) => responses_reply(turn, id, state.pace),
         };
     }
+    if protocol == Protocol::Gemini {
+        let streamed = super::gemini::is_streamed(&path);
+        return match answer {
+            Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
+            Answer::Side => gemini_reply(super::gemini::side_turn(&json), streamed, Duration::ZERO),
+            Answer::Turn(turn) => gemini_reply(turn, streamed, state.pace),
+        };
+    }
+    if protocol == Protocol::Chat {
+        return match answer {
+            Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
+            Answer::Side => chat_reply(super::chat::side_turn(), id, streaming, Duration::ZERO),
+            Answer::Turn(turn) => chat_reply(turn, id, streaming, state.pace),
+        };
+    }
     match answer {
         Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
         Answer::Side => reply(Turn::text(SIDE_ANSWER), id, streaming, Duration::ZERO),
@@ -438,6 +465,42 @@ fn responses_reply(turn: Turn, id: u64, pace: Duration) -> Response {
         return plain(status, Body::from(body.to_string()), "application/json");
     }
     sse_response(super::responses::sse_frames(&turn, id), pace)
+}
+
+/// A Gemini answer: an HTTP error with Google's error body, the whole
+/// answer, or the turn streamed as SSE.
+fn gemini_reply(turn: Turn, streamed: bool, pace: Duration) -> Response {
+    if let Turn::Error {
+        status, message, ..
+    } = &turn
+    {
+        let body = super::gemini::error_body(*status, message);
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return plain(status, Body::from(body.to_string()), "application/json");
+    }
+    if !streamed {
+        let body = super::gemini::whole(&turn).to_string();
+        return plain(StatusCode::OK, Body::from(body), "application/json");
+    }
+    sse_response(super::gemini::sse_frames(&turn), pace)
+}
+
+/// A Chat Completions answer: an HTTP error with OpenAI's error body, the
+/// whole answer, or the turn streamed as SSE.
+fn chat_reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
+    if let Turn::Error {
+        status, message, ..
+    } = &turn
+    {
+        let body = super::responses::error_body(*status, message);
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return plain(status, Body::from(body.to_string()), "application/json");
+    }
+    if !streaming {
+        let body = super::chat::whole(&turn, id).to_string();
+        return plain(StatusCode::OK, Body::from(body), "application/json");
+    }
+    sse_response(super::chat::sse_frames(&turn, id), pace)
 }
 
 /// Streams `frames` as `text/event-stream`, `pace` apart.

@@ -5,8 +5,10 @@
 //! in a private tmux server and says, per signal, whether detection still
 //! works on that version.
 
+mod chat;
 mod env;
 mod fake_api;
+mod gemini;
 mod responses;
 pub mod selftest;
 

@@ -3,8 +3,9 @@
 //! A line-mode program: `Waiting for <model>` while busy, `Tokens: … sent,
 //! … received.` then its prompt (`diff> `) at a turn's end, and yes/no
 //! questions (`Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:`)
-//! answered with a letter and Enter. `--notifications-command` runs a
-//! command whenever it waits for input.
+//! answered with a word (`yes`, `no`, `don't`) and Enter; Ctrl-C
+//! interrupts a turn without a word on screen. `--notifications-command`
+//! runs a command whenever it waits for input (not wired).
 
 use super::claude::PermissionMode;
 use super::{Agent, Signal};

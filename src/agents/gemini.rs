@@ -3,10 +3,11 @@
 //! Gemini draws no turn-end row: the spinner row (`⠦ Thinking... (esc to
 //! cancel, 3s)`) empties and the input box is back. Its approvals are
 //! boxed numbered menus answered by the digit alone. HTTP 500 and 429 are
-//! retried without end, with only the spinner showing. Its window title
-//! (`◇  Ready`, `✦  Working…`, `✋  Action Required`) and OSC 777
-//! notifications (`session complete` at every turn end) are the second
-//! signals.
+//! retried without end, with only the spinner showing (reported as stuck
+//! by the `gemini` profile). Its window title (`◇  Ready`, `✦  Working…`,
+//! `✋  Action Required`) is read as its state; its hooks (`AfterAgent`,
+//! `Notification`) reach `clawmux hook`. It also sends OSC 777
+//! notifications when they are enabled, which clawmux does not read.
 
 use super::claude::PermissionMode;
 use super::{Agent, Signal};

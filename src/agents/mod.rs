@@ -106,6 +106,25 @@ impl Agent {
     }
 }
 
+/// The keys that interrupt a turn of an agent clawmux does not know (the
+/// simulated agent, a shell command): Escape, as for Claude Code.
+pub const DEFAULT_INTERRUPT: &[&str] = &["Escape"];
+
+/// How a person calls tmux keys (`Escape C-c` → `Esc, Ctrl-C`).
+pub fn key_names(keys: &[&str]) -> String {
+    let names: Vec<String> = keys
+        .iter()
+        .map(|k| match *k {
+            "Escape" => "Esc".to_owned(),
+            k => match k.strip_prefix("C-") {
+                Some(c) => format!("Ctrl-{}", c.to_uppercase()),
+                None => k.to_owned(),
+            },
+        })
+        .collect();
+    names.join(", ")
+}
+
 fn with_args(command: &str, args: &[&str]) -> String {
     let mut out = command.to_owned();
     for a in args {
@@ -221,6 +240,8 @@ mod tests {
         assert_eq!(Choice::of("bash").agent(), None);
         assert_eq!(Choice::of("claude").profile(), None);
         assert_eq!(Choice::of("aider").profile(), Some("aider"));
+        assert_eq!(key_names(aider::AGENT.interrupt), "Ctrl-C");
+        assert_eq!(key_names(opencode::AGENT.interrupt), "Esc, Esc");
         for a in AGENTS {
             assert_eq!(by_name(a.name).map(|x| x.name), Some(a.name));
             assert!(!a.interrupt.is_empty(), "{}", a.name);

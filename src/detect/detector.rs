@@ -327,12 +327,25 @@ impl Detector {
     /// [`crate::pane::signal`]): an agent's own state is judged with the
     /// screen at once.
     pub fn signal(&mut self, now: Millis, signal: &Signal) {
-        if let Signal::State { state, .. } = signal {
+        // A profile may read the agent's state off its window title
+        // (Gemini CLI has no state sequence).
+        let titled = match signal {
+            Signal::Title(title) => (self.profile.title_states.iter())
+                .find(|(re, _)| re.is_match(title))
+                .map(|(_, state)| *state),
+            _ => None,
+        };
+        let state = match signal {
+            Signal::State { state, .. } => Some(state),
+            _ => titled.as_ref(),
+        };
+        if let Some(state) = state {
             // Codex says `working` then `idle` while it starts, before any
             // turn: only work after it was ready once is a turn's, and a
             // turn's end (`done`, `error`) or dialog is one whatever came
             // before.
-            let ready_before = self.agent_state.is_some();
+            // A title says `working` only for a turn (none while it starts).
+            let ready_before = self.agent_state.is_some() || (titled.is_some() && self.in_turn);
             tracing::debug!(pane = %self.pane, ?state, "agent state");
             self.worked |= ready_before && matches!(state, AgentState::Working)
                 || matches!(

@@ -129,7 +129,8 @@ pub(crate) fn is_input_row(row: &str) -> bool {
 /// A row of the agent's transcript above a dialog: an answer or tool
 /// block, a prompt echo, a turn summary.
 fn is_transcript_row(row: &str) -> bool {
-    row.starts_with(['●', '⏺', '✻', '❯']) || row.trim_start().starts_with('⎿')
+    // `✦` starts Gemini CLI's answers, `▀` closes its prompt echo.
+    row.starts_with(['●', '⏺', '✻', '❯', '✦', '▀']) || row.trim_start().starts_with('⎿')
 }
 
 fn indent(row: &str) -> usize {

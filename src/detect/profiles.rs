@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use super::ApprovalKind;
 use super::lines::{LineHit, LineMatcher, PatternError};
+use crate::pane::signal::AgentState;
 
 /// The built-in profiles, also the reference for the file format.
 pub const DEFAULT_PROFILES: &str = include_str!("profiles.toml");
@@ -88,7 +89,20 @@ struct ProfileSpec {
     state_sequence: Option<bool>,
     question: Option<String>,
     option_key: Option<String>,
+    menu_cursor: Option<String>,
+    title_states: Option<Vec<TitleStateSpec>>,
+    stalled: Option<String>,
+    stalled_seconds: Option<u64>,
+    turn_completed: Option<String>,
     approvals: Option<Vec<RuleSpec>>,
+}
+
+/// A window title that says the agent's state, as written in TOML.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TitleStateSpec {
+    title: String,
+    state: AgentState,
 }
 
 impl ProfileSpec {
@@ -141,6 +155,11 @@ impl ProfileSpec {
             state_sequence: self.state_sequence.or(base.state_sequence),
             question: self.question.clone().or_else(|| base.question.clone()),
             option_key: self.option_key.clone().or_else(|| base.option_key.clone()),
+            menu_cursor: (self.menu_cursor.clone()).or_else(|| base.menu_cursor.clone()),
+            title_states: (self.title_states.clone()).or_else(|| base.title_states.clone()),
+            stalled: self.stalled.clone().or_else(|| base.stalled.clone()),
+            stalled_seconds: self.stalled_seconds.or(base.stalled_seconds),
+            turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
             approvals,
         }
     }
@@ -201,6 +220,21 @@ pub struct Profile {
     /// The key an option's label names (group `key`: `(y)`, `(esc)`),
     /// pressed instead of its number.
     pub(crate) option_key: Option<Regex>,
+    /// The menu cursor the agent draws instead of `❯` (Gemini's `●`),
+    /// read as `❯` in dialogs only for this profile: Claude Code's
+    /// answers start with `●`.
+    pub(crate) menu_cursor: Option<String>,
+    /// Window titles (OSC 0/2) that say the agent's state, taken as its
+    /// own state sequence (Gemini: `✦  Working…`, `◇  Ready`).
+    pub(crate) title_states: Vec<(Regex, AgentState)>,
+    /// The busy row's own count of seconds without an answer (group
+    /// `seconds`), and how many make the turn "stuck": an agent that
+    /// retries an API error for ever shows nothing else.
+    pub(crate) stalled: Option<(Regex, u64)>,
+    /// The row every finished turn of an agent drawn without an input box
+    /// prints (Aider's `Tokens: … sent, … received.`): a turn without it
+    /// and without an error row was interrupted.
+    pub(crate) turn_completed: Option<Regex>,
 }
 
 impl Profile {
@@ -224,6 +258,10 @@ impl Profile {
 
 /// Rows searched for busy/idle markers when a profile does not say.
 const DEFAULT_STATUS_ROWS: usize = 12;
+/// Seconds without an answer after which a `stalled` busy row is "stuck"
+/// when a profile does not say: a model that streams nothing for a
+/// minute is rarely just thinking.
+const DEFAULT_STALLED_SECONDS: u64 = 60;
 /// Rows searched for approval prompts when a profile does not say.
 const DEFAULT_APPROVAL_ROWS: usize = 20;
 
@@ -432,6 +470,17 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         option_key: (spec.option_key.as_ref())
             .map(|p| regex(name, "option_key", p))
             .transpose()?,
+        menu_cursor: spec.menu_cursor.clone().filter(|c| !c.is_empty()),
+        title_states: (spec.title_states.iter().flatten())
+            .map(|t| Ok((regex(name, "title_states.title", &t.title)?, t.state)))
+            .collect::<Result<_, PatternError>>()?,
+        stalled: (spec.stalled.as_ref())
+            .map(|p| regex(name, "stalled", p))
+            .transpose()?
+            .map(|re| (re, spec.stalled_seconds.unwrap_or(DEFAULT_STALLED_SECONDS))),
+        turn_completed: (spec.turn_completed.as_ref())
+            .map(|p| regex(name, "turn_completed", p))
+            .transpose()?,
     })
 }
 
@@ -445,7 +494,7 @@ mod tests {
         let p = Profiles::defaults().unwrap();
         assert_eq!(
             p.names().collect::<Vec<_>>(),
-            ["claude", "codex", "gsd", "shell"]
+            ["aider", "claude", "codex", "gemini", "gsd", "shell"]
         );
         let gsd = p.get("gsd").unwrap();
         let kinds: Vec<_> = gsd.approvals.iter().map(|r| r.kind).collect();
@@ -626,7 +675,7 @@ mod tests {
 
     #[test]
     fn default_patterns_all_have_triggers() {
-        for name in ["shell", "claude", "gsd"] {
+        for name in ["shell", "claude", "gsd", "codex", "gemini", "aider"] {
             let p = Profiles::defaults().unwrap().get(name).unwrap();
             assert!(
                 !p.lines.scans_every_line(),

@@ -132,7 +132,8 @@ pub(crate) fn analyse(
         .map(|c| {
             let n = |g: &str| c.name(g).map_or("?", |m| m.as_str()).to_owned();
             format!("retrying {}/{}", n("attempt"), n("of"))
-        });
+        })
+        .or_else(|| stalled(profile, busy.as_deref()));
     let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
     // A boxed dialog over a drawn input box waits all the same.
     let idle = idle && prompt.is_none();
@@ -254,10 +255,24 @@ fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> T
             .find(|r| set.is_match(r))
             .map(|r| r.trim().to_owned())
     };
-    let interrupted = find(&profile.turn_interrupted);
+    let mut interrupted = find(&profile.turn_interrupted);
+    // Codex's interruption row looks like its error rows (`■ …`).
+    let error = find(&profile.turn_errors).filter(|e| interrupted.as_ref() != Some(e));
+    // A turn that printed neither its closing row nor an error was cut
+    // short (Aider prints nothing when interrupted): its last row says
+    // where.
+    if let Some(done) = &profile.turn_completed
+        && interrupted.is_none()
+        && error.is_none()
+        && block.len() > 1
+        && !block.iter().any(|r| done.is_match(r))
+    {
+        interrupted = (block.iter().rev())
+            .find(|r| !is_rule(r))
+            .map(|r| r.trim().to_owned());
+    }
     TurnEnd {
-        // Codex's interruption row looks like its error rows (`■ …`).
-        error: find(&profile.turn_errors).filter(|e| interrupted.as_ref() != Some(e)),
+        error,
         interrupted,
         rejected: find(&profile.turn_rejected),
         context: block.join("\n"),
@@ -297,7 +312,10 @@ fn approval(
         let Some(header_at) = region.iter().rposition(|r| rule.header.is_match(r)) else {
             continue;
         };
-        if busy || !printed(index) {
+        // A question still waiting on its own row (Aider's `… [Yes]: `,
+        // the cursor after it) is live though its line is not finished.
+        let live = region[header_at + 1..].iter().all(|r| r.trim().is_empty());
+        if busy || !(printed(index) || live) {
             continue;
         }
         return Some(Prompt {
@@ -313,6 +331,14 @@ fn approval(
     let menu_rules = profile.approvals.iter().filter(|r| r.menu);
     // No menu rule: the profile reads no dialogs.
     menu_rules.clone().next()?;
+    let recursored;
+    let drawn = match &profile.menu_cursor {
+        Some(cursor) => {
+            recursored = with_menu_cursor(drawn, cursor);
+            &recursored[..]
+        }
+        None => drawn,
+    };
     let d = dialog::find(drawn, |r| {
         profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
     })?;
@@ -348,6 +374,32 @@ fn approval(
         loading: d.loading,
         select: d.select,
     })
+}
+
+/// The status of a turn whose busy row counts `stalled_seconds` or more
+/// without an answer (the profile's `stalled`): the agent may be retrying
+/// an API error without end, and only an interrupt ends that.
+fn stalled(profile: &Profile, busy: Option<&str>) -> Option<String> {
+    let (re, limit) = profile.stalled.as_ref()?;
+    let seconds: u64 = re.captures(busy?)?.name("seconds")?.as_str().parse().ok()?;
+    (seconds >= *limit).then(|| format!("stuck: no answer for {limit}s or more (retrying?)"))
+}
+
+/// `rows` with the profile's menu cursor (`●`) in front of an option
+/// number drawn as the `❯` the dialog reader knows.
+fn with_menu_cursor(rows: &[String], cursor: &str) -> Vec<String> {
+    let mark = format!("{cursor} ");
+    rows.iter()
+        .map(|row| match row.find(&mark) {
+            Some(at)
+                if row[..at].chars().all(|c| c == ' ' || c == '│')
+                    && row[at + mark.len()..].starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                format!("{}❯ {}", &row[..at], &row[at + mark.len()..])
+            }
+            _ => row.clone(),
+        })
+        .collect()
 }
 
 /// The question row the profile names (`question`) in a dialog's rows,
@@ -1153,5 +1205,168 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         let end = state("codex", &stopped).turn_end.expect("the turn's end");
         assert_eq!(end.error, None);
         assert!(end.interrupted.is_some());
+    }
+
+    /// Gemini CLI 0.61 screens (100 columns), as captured, rules shortened.
+    fn gemini_box(input: &str) -> String {
+        let (top, bottom) = ("▄".repeat(40), "▀".repeat(40));
+        format!(
+            "{:>60}\n{}\n Shift+Tab to accept edits\n{top}\n >   {input}\n{bottom}\n \
+             workspace (/directory)    sandbox    /model\n /tmp/ws    no sandbox    Auto",
+            "? for shortcuts",
+            "─".repeat(40),
+        )
+    }
+
+    fn gemini_echo(prompt: &str) -> String {
+        format!("{}\n > {prompt}\n{}", "▄".repeat(40), "▀".repeat(40))
+    }
+
+    #[test]
+    fn gemini_dialog_has_its_own_cursor_and_digits() {
+        let rule = "─".repeat(38);
+        let screen = format!(
+            "{}\n╭{rule}╮\n│ ? Shell  touch g.txt{:18}│\n│ ╭{}╮ │\n│ │ touch g.txt{:24}│ │\n\
+             │ ╰{}╯ │\n│ Allow execution of [Shell]?{:10}│\n│{:38}│\n\
+             │ ● 1. Allow once{:22}│\n│   2. Allow for this session{:10}│\n\
+             │   3. No, suggest changes (esc){:7}│\n╰{rule}╯",
+            gemini_echo("make a file"),
+            "",
+            "─".repeat(34),
+            "",
+            "─".repeat(34),
+            "",
+            "",
+            "",
+            "",
+            ""
+        );
+        let s = state("gemini", &screen);
+        let p = s.prompt.expect("the approval");
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        assert_eq!(p.question, "Allow execution of [Shell]?");
+        assert!(p.body.contains("touch g.txt"), "{}", p.body);
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Allow once", None),
+                ("2", "Allow for this session", None),
+                ("3", "No, suggest changes (esc)", None)
+            ]
+        );
+        assert!(p.options.iter().all(|o| o.press.is_none()));
+        assert!(!s.idle);
+        // Claude Code's `●` answers are not menus to its profile.
+        assert!(state("claude", &screen).prompt.is_none());
+    }
+
+    #[test]
+    fn gemini_busy_idle_and_turn_end() {
+        let busy = format!(
+            "{}\n ⠹ Thinking... (esc to cancel, 3s)   ? for shortcuts\n{}\n Shift+Tab to accept edits\n{}\n >   Type your message or @path/to/file\n{}\n workspace\n /tmp/ws",
+            gemini_echo("hello"),
+            "─".repeat(40),
+            "▄".repeat(40),
+            "▀".repeat(40)
+        );
+        let s = state("gemini", &busy);
+        assert_eq!(
+            s.busy.as_deref(),
+            Some("⠹ Thinking... (esc to cancel, 3s)   ? for shortcuts")
+        );
+        assert!(!s.idle);
+        assert_eq!(s.retry, None);
+        let stuck = busy.replace("3s)", "31s)");
+        assert_eq!(
+            state("gemini", &stuck).retry.as_deref(),
+            Some("stuck: no answer for 30s or more (retrying?)")
+        );
+        let done = format!(
+            "{}\n✦ The shop sells pears.\n{}",
+            gemini_echo("hello"),
+            gemini_box("Type your message or @path/to/file")
+        );
+        let s = state("gemini", &done);
+        assert!(s.idle && s.busy.is_none());
+        assert_eq!(
+            s.input.as_deref(),
+            Some("Type your message or @path/to/file")
+        );
+        let end = s.turn_end.expect("the turn's end");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        let failed = done.replace(
+            "✦ The shop sells pears.",
+            "✕ [API Error: {\"error\":{\"code\":400}}]",
+        );
+        let end = state("gemini", &failed).turn_end.expect("the turn's end");
+        assert_eq!(
+            end.error.as_deref(),
+            Some("✕ [API Error: {\"error\":{\"code\":400}}]")
+        );
+        let cancelled = done.replace("✦ The shop sells pears.", "ℹ Request cancelled.");
+        let end = state("gemini", &cancelled)
+            .turn_end
+            .expect("the turn's end");
+        assert_eq!(end.interrupted.as_deref(), Some("ℹ Request cancelled."));
+    }
+
+    /// Aider 0.86 screens (line mode), as captured.
+    const AIDER_TOP: &str = "Aider v0.86.2\nModel: openai/fake-model with diff edit format\n\
+        ────────────────────────────────────────";
+
+    #[test]
+    fn aider_questions_wait_on_the_cursor_row() {
+        let asking = format!(
+            "{AIDER_TOP}\ndiff> make a marker\nRun this:\ntouch m.txt\n\
+             Tokens: 2.5k sent, 15 received.\ntouch m.txt\n\
+             Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:"
+        );
+        let s = state("aider", &asking);
+        let p = s.prompt.expect("the question");
+        assert_eq!(p.kind, ApprovalKind::Permission);
+        let keys: Vec<&str> = p.options.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["yes", "no", "don't"]);
+        assert!(!s.idle);
+        // Answered, it is output, not a question.
+        let answered = format!("{asking} y\nRunning touch m.txt");
+        assert!(state("aider", &answered).prompt.is_none());
+        let create =
+            format!("{AIDER_TOP}\ndiff> notes\nnotes.txt\nCreate new file? (Y)es/(N)o [Yes]:");
+        assert_eq!(
+            state("aider", &create).prompt.map(|p| p.kind),
+            Some(ApprovalKind::Create)
+        );
+    }
+
+    #[test]
+    fn aider_turn_ends_at_its_bare_prompt() {
+        let rule = "────────────────────────────────────────";
+        let busy = format!("{AIDER_TOP}\ndiff> hello\n ░█        Waiting for openai/fake-model");
+        let s = state("aider", &busy);
+        assert!(s.busy.is_some() && !s.idle);
+        let typed = format!("{AIDER_TOP}\ndiff> hello");
+        let s = state("aider", &typed);
+        assert!(!s.idle);
+        assert_eq!(s.input.as_deref(), Some("hello"));
+        let done = format!(
+            "{AIDER_TOP}\ndiff> hello\nHi there.\nTokens: 2.3k sent, 4 received.\n{rule}\ndiff>"
+        );
+        let s = state("aider", &done);
+        assert!(s.idle);
+        let end = s.turn_end.expect("the turn's end");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        // Ctrl-C: no token count.
+        let cut = format!("{AIDER_TOP}\ndiff> hello\nfact 1 fact 2 fa\n{rule}\ndiff>");
+        let end = state("aider", &cut).turn_end.expect("the turn's end");
+        assert_eq!(end.interrupted.as_deref(), Some("fact 1 fact 2 fa"));
+        let failed = format!(
+            "{AIDER_TOP}\ndiff> hello\n ░litellm.BadRequestError: OpenAIException - bad\n{rule}\ndiff>"
+        );
+        let end = state("aider", &failed).turn_end.expect("the turn's end");
+        assert_eq!(
+            end.error.as_deref(),
+            Some("░litellm.BadRequestError: OpenAIException - bad")
+        );
+        assert_eq!(end.interrupted, None);
     }
 }

@@ -222,6 +222,14 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
                 .unwrap_or(false),
             last_assistant_message: text("last_assistant_message"),
         },
+        // Gemini CLI's end of a turn: its final text is `prompt_response`.
+        "AfterAgent" => HookKind::Stop {
+            stop_hook_active: p
+                .get("stop_hook_active")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            last_assistant_message: text("prompt_response"),
+        },
         "StopFailure" => HookKind::StopFailure {
             error: text("error"),
             last_assistant_message: text("last_assistant_message"),
@@ -235,7 +243,12 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
             task_subject: text("task_subject"),
         },
         "Notification" => HookKind::Notification {
-            notification_type: text("notification_type"),
+            // Gemini CLI says `ToolPermission` where Claude Code says
+            // `permission_prompt`: the same dialog.
+            notification_type: text("notification_type").map(|t| match t.as_str() {
+                "ToolPermission" => "permission_prompt".to_owned(),
+                _ => t,
+            }),
             message: text("message").unwrap_or_default(),
         },
         "PermissionRequest" => HookKind::PermissionRequest {
@@ -328,6 +341,15 @@ mod tests {
             (
                 json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}),
                 None,
+            ),
+            // Gemini CLI's names for the same events.
+            (
+                json!({"hook_event_name": "AfterAgent", "prompt": "hi", "prompt_response": "Hello."}),
+                Some(HookSignal::TurnEnded),
+            ),
+            (
+                json!({"hook_event_name": "Notification", "notification_type": "ToolPermission", "message": "Allow?"}),
+                Some(HookSignal::ApprovalPending),
             ),
         ];
         for (payload, signal) in cases {

@@ -12,7 +12,7 @@ pub const MAX_SIGNALS: usize = 64;
 pub const MAX_SIGNAL_BYTES: usize = 256;
 
 /// What an agent says it is doing (OSC 7501 `state=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentState {
     Working,

@@ -3,11 +3,13 @@
 //! `tests/fixtures/claude-2.1.197/`, refreshed with
 //! `CLAWMUX_UPDATE_FIXTURES=1`), checked live and by replay.
 
+mod aider;
 mod codex;
 mod doctor;
 mod expect;
 mod fake_api;
 mod feishu;
+mod gemini;
 mod gsd;
 mod hooks;
 mod live;

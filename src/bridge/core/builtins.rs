@@ -493,6 +493,7 @@ impl Core {
         &mut self,
         project: &str,
         by: &str,
+        keys: &str,
         reply: &Reply,
         result: Result<(), ProjectError>,
     ) {
@@ -503,7 +504,7 @@ impl Core {
                     project: project.to_string(),
                     sender: by.to_string(),
                 });
-                let text = format!("Sent Esc to the agent of **{project}**.");
+                let text = format!("Sent {keys} to the agent of **{project}**.");
                 self.send(target, reply_to, &present::info_card("Cancelled", &text));
             }
             Err(ProjectError::NothingToCancel) => {

@@ -545,9 +545,12 @@ impl Core {
                 };
                 self.send(&reply.target, reply.reply_to.as_deref(), &card);
             }
-            ProjectEventKind::Cancelled { by, reply, result } => {
-                self.cancelled(&project, &by, &reply, result)
-            }
+            ProjectEventKind::Cancelled {
+                by,
+                keys,
+                reply,
+                result,
+            } => self.cancelled(&project, &by, &keys, &reply, result),
             ProjectEventKind::ModeSet { reply, result, .. } => {
                 self.mode_set(&project, &reply, result)
             }

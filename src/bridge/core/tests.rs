@@ -338,6 +338,7 @@ fn cancel_with_nothing_running_says_so() {
     ));
     let outcome = ProjectEventKind::Cancelled {
         by: "ou_alice".into(),
+        keys: "Esc".into(),
         reply: Reply {
             target: chat(),
             reply_to: None,

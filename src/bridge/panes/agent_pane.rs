@@ -545,6 +545,19 @@ impl AgentPane {
         self.client.send_keys(self.pane, &["BTab"]).await
     }
 
+    /// Presses the agent's interrupt keys (`Escape`, `C-c`), one by one,
+    /// [`KEY_GAP`] apart: OpenCode takes a second Escape only as a second
+    /// press.
+    pub async fn interrupt(&self, keys: &[&str]) -> Result<(), TmuxError> {
+        for (i, key) in keys.iter().enumerate() {
+            if i > 0 {
+                tokio::time::sleep(KEY_GAP).await;
+            }
+            self.client.send_keys(self.pane, &[key]).await?;
+        }
+        Ok(())
+    }
+
     /// Presses Escape (cancel / interrupt the agent).
     pub async fn escape(&self) -> Result<(), TmuxError> {
         self.client.send_keys(self.pane, &["Escape"]).await

@@ -28,6 +28,8 @@ pub struct ProjectSetup {
     pub watch: Arc<WatchSession>,
     pub profile: Arc<Profile>,
     pub detector: DetectorConfig,
+    /// The tmux keys that interrupt the agent's turn (`/gsd:cancel`).
+    pub interrupt: &'static [&'static str],
     /// Where the actor records its intent before typing a command (the
     /// daemon's state); `None` for `clawmux run`, which keeps no state.
     pub journal: Option<SharedState>,
@@ -86,6 +88,9 @@ impl ProjectSetup {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
                 ..Default::default()
             },
+            interrupt: choice
+                .agent()
+                .map_or(crate::agents::DEFAULT_INTERRUPT, |a| a.interrupt),
             journal,
         })
     }

@@ -148,9 +148,11 @@ pub enum ProjectEventKind {
         reply: Reply,
         result: Result<(), ProjectError>,
     },
-    /// `/gsd:cancel`: Esc was sent, or there was nothing to cancel.
+    /// `/gsd:cancel`: the agent's interrupt keys (`keys`, as a person
+    /// calls them) were sent, or there was nothing to cancel.
     Cancelled {
         by: String,
+        keys: String,
         reply: Reply,
         result: Result<(), ProjectError>,
     },

@@ -336,16 +336,23 @@ impl Actor {
             ProjectCmd::Cancel { by, reply } => {
                 // Esc with nothing to stop would wait in the agent's input
                 // and spoil the next command.
+                let keys = self.setup.interrupt;
                 let result = match &self.pane {
                     Some(_) if self.runner.idle() => Err(ProjectError::NothingToCancel),
                     Some((p, _)) => p
-                        .escape()
+                        .interrupt(keys)
                         .await
                         .map_err(|e| ProjectError::Pane(e.to_string())),
                     None => Err(ProjectError::NothingToCancel),
                 };
-                self.emit(None, ProjectEventKind::Cancelled { by, reply, result })
-                    .await;
+                let keys = crate::agents::key_names(keys);
+                let kind = ProjectEventKind::Cancelled {
+                    by,
+                    keys,
+                    reply,
+                    result,
+                };
+                self.emit(None, kind).await;
             }
             ProjectCmd::Keys { keys, by, reply } => {
                 let result = match &self.pane {

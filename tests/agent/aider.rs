@@ -1,0 +1,284 @@
+//! `clawmux serve --console` driving the real Aider (the release `.ci/run`
+//! installs, `$CLAWMUX_AIDER`) against the fake model API's Chat
+//! Completions protocol: an answer, an edit that creates a file (approved),
+//! a shell command approved and one denied, API errors (retried, then
+//! reported) and an interrupt, each reaching the chat as one card.
+
+use std::path::Path;
+use std::time::Duration;
+
+use clawmux::agentcheck::{FakeApi, Turn};
+use clawmux::store::StateFile;
+use clawmux::store::state::{ProjectRecord, State};
+
+use crate::support::aider::{AiderEnv, aider_or_skip, create_file, git_workspace, shell_reply};
+use crate::support::tmux::TmuxServer;
+
+use super::serve::{ConsoleServe, cards, new_cards, result_card};
+
+const PACE: Duration = Duration::from_millis(15);
+
+/// Longest Aider may take to give up on an API error: it retries with
+/// doubling waits, about 64 s of them (measured), then prints the error.
+const RETRIES_TIMEOUT: Duration = Duration::from_secs(240);
+
+/// A console daemon whose project `shop` (a git repository) runs Aider
+/// against `script`. The project exists already (in the daemon's state),
+/// so the first chat line is `/gsd:use shop`.
+fn start(aider: &Path, script: Vec<Turn>, pace: Duration) -> (ConsoleServe, FakeApi, AiderEnv) {
+    let api = FakeApi::start_paced(script, pace).unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let workspace = home.path().join("ws/shop");
+    git_workspace(&workspace);
+    let env = AiderEnv::new(&api.base_url());
+    let mut state = State::default();
+    state.projects.insert(
+        "shop".into(),
+        ProjectRecord {
+            workspace: workspace.display().to_string(),
+            ..Default::default()
+        },
+    );
+    StateFile::new(home.path().join("state.json"))
+        .save(&state)
+        .unwrap();
+    let agent = env.env_command(aider);
+    let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "aider");
+    serve.say("/gsd:use shop");
+    (serve, api, env)
+}
+
+/// The cards of command `title` that say it finished.
+fn finished(out: &str, title: &str) -> usize {
+    let heading = format!("== shop: {title} ==");
+    cards(out)
+        .iter()
+        .filter(|(_, t)| t.starts_with(&heading) && t.contains("**Finished"))
+        .count()
+}
+
+/// The one approval card so far, checked for `needles`.
+fn one_approval(out: &str, needles: &[&str]) {
+    let all = cards(out);
+    let approvals = new_cards(&all, "== Approval needed ==");
+    assert_eq!(approvals.len(), 1, "{out}");
+    for needle in needles {
+        assert!(
+            approvals[0].contains(needle),
+            "{needle:?} not in\n{}",
+            approvals[0]
+        );
+    }
+}
+
+#[test]
+fn aider_answer_through_serve() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_answer_through_serve") else {
+        return;
+    };
+    let (mut serve, api, _env) = start(&aider, vec![Turn::text("The shop sells plums.")], PACE);
+    serve.say("tell me what the shop sells");
+    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
+    let at = serve.wait(at, "The shop sells plums.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
+    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells plums."));
+    assert_eq!(api.scripted_requests().len(), 1);
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+}
+
+/// An edit creating a file: `Create new file? (Y)es/(N)o [Yes]:` is one
+/// card with Aider's two answers; `yes` (typed with Enter) creates it and
+/// Aider commits it (its commit message is a side request).
+#[test]
+fn aider_new_file_approved_through_serve() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_new_file_approved_through_serve") else {
+        return;
+    };
+    let script = vec![Turn::text(&create_file("notes.txt", "hello from aider"))];
+    let (mut serve, api, _env) = start(&aider, script, PACE);
+    serve.say("write the notes");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    one_approval(
+        &out,
+        &[
+            "Create new file? (Y)es/(N)o [Yes]:",
+            "[1] Yes",
+            "[2] No",
+            "/gsd:answer yes|no",
+        ],
+    );
+    serve.say("/gsd:answer yes");
+    let at = serve.wait(at, "== shop: write the notes ==\n**Finished");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let notes = serve.home.path().join("ws/shop/notes.txt");
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap_or_default(),
+        "hello from aider\n",
+        "{out}"
+    );
+    assert_eq!(finished(&out, "write the notes"), 1, "{out}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    // The commit message was asked for, and not from the script.
+    assert!(api.requests().iter().any(|r| !r.scripted), "{out}");
+    assert_eq!(api.exhausted(), 0);
+}
+
+/// `Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:`: one card with
+/// the three answers; `answer` reaches Aider and decides whether the
+/// command runs.
+fn shell_command(test: &str, answer: &str, runs: bool) {
+    let Some(aider) = aider_or_skip(test) else {
+        return;
+    };
+    let script = vec![Turn::text(&shell_reply("touch made-by-aider.txt"))];
+    let (mut serve, api, _env) = start(&aider, script, PACE);
+    serve.say("make a marker file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    one_approval(
+        &out,
+        &[
+            "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:",
+            "[1] Yes",
+            "[2] No",
+            "[3] Don't ask again",
+            "/gsd:answer yes|no|don't",
+        ],
+    );
+    serve.say(&format!("/gsd:answer {answer}"));
+    let at = serve.wait(at, "== shop: make a marker file ==\n**Finished");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let pane = serve._tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
+    assert_eq!(
+        serve.home.path().join("ws/shop/made-by-aider.txt").exists(),
+        runs,
+        "{out}\npane:\n{}",
+        String::from_utf8_lossy(&pane.stdout)
+    );
+    assert_eq!(finished(&out, "make a marker file"), 1, "{out}");
+    assert_eq!(
+        new_cards(&cards(&out), "== Approval needed ==").len(),
+        1,
+        "{out}"
+    );
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+}
+
+#[test]
+fn aider_shell_command_approved_through_serve() {
+    shell_command(
+        "agent::aider::aider_shell_command_approved_through_serve",
+        "yes",
+        true,
+    );
+}
+
+#[test]
+fn aider_shell_command_denied_through_serve() {
+    shell_command(
+        "agent::aider::aider_shell_command_denied_through_serve",
+        "no",
+        false,
+    );
+}
+
+/// An API error: Aider retries (a 400 not at all, a 500 or 429 with
+/// doubling waits for about a minute), then prints the error and its
+/// prompt: one error card, the turn over.
+fn http_error_is_reported(test: &str, status: u16, row: &str) {
+    let Some(aider) = aider_or_skip(test) else {
+        return;
+    };
+    let script = vec![Turn::error(status, "upstream exploded", 1000)];
+    let (mut serve, api, _env) = start(&aider, script, PACE);
+    serve.say("hello");
+    // Aider's own retries (doubling waits up to a minute) outlast one step.
+    let deadline = std::time::Instant::now() + RETRIES_TIMEOUT;
+    while !serve.output().contains("== The agent reported an error ==") {
+        assert!(std::time::Instant::now() < deadline, "{}", serve.output());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let at = serve.wait(0, "== The agent reported an error ==");
+    let at = serve.wait(at, "└─");
+    let at = serve.wait(at, "== shop: hello ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let errors = new_cards(&all, "== The agent reported an error ==");
+    assert_eq!(errors.len(), 1, "{out}");
+    assert!(errors[0].contains(row), "{row:?} not in\n{}", errors[0]);
+    assert!(errors[0].contains("upstream exploded"), "{}", errors[0]);
+    assert!(!api.scripted_requests().is_empty());
+}
+
+#[test]
+fn aider_http_400_is_reported_through_serve() {
+    http_error_is_reported(
+        "agent::aider::aider_http_400_is_reported_through_serve",
+        400,
+        "litellm.BadRequestError:",
+    );
+}
+
+#[test]
+fn aider_http_500_is_reported_through_serve() {
+    http_error_is_reported(
+        "agent::aider::aider_http_500_is_reported_through_serve",
+        500,
+        "litellm.InternalServerError:",
+    );
+}
+
+#[test]
+fn aider_http_429_is_reported_through_serve() {
+    http_error_is_reported(
+        "agent::aider::aider_http_429_is_reported_through_serve",
+        429,
+        "litellm.RateLimitError:",
+    );
+}
+
+/// `/gsd:cancel` sends Ctrl-C mid-answer: Aider stops the stream and
+/// prints its prompt without a token count: reported once as stopped,
+/// never as finished.
+#[test]
+fn aider_interrupt_through_serve() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_interrupt_through_serve") else {
+        return;
+    };
+    let long: String = (1..3000).map(|n| format!("fact {n} ")).collect();
+    let (mut serve, api, _env) = start(&aider, vec![Turn::text(&long)], Duration::from_millis(300));
+    serve.say("talk a lot");
+    let at = serve.wait(0, "== shop: talk a lot ==");
+    let at = serve.wait(at, "└─");
+    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
+    while api.scripted_requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no model call");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    serve.say("/gsd:cancel");
+    let at = serve.wait(at, "Sent Ctrl-C to the agent of **shop**.");
+    let at = serve.wait(at, "== Stopped: shop: talk a lot ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    assert_eq!(
+        new_cards(&all, "== Stopped: shop: talk a lot ==").len(),
+        1,
+        "{out}"
+    );
+    assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+}

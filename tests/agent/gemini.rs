@@ -1,0 +1,427 @@
+//! `clawmux serve --console` driving the real Gemini CLI (the release
+//! `.ci/run` installs, `$CLAWMUX_GEMINI`) against the fake model API's
+//! Gemini protocol: an answer, approvals approved and denied, API errors
+//! (a 400 that ends the turn; 500 and 429, which Gemini retries without
+//! end: reported stuck, then interrupted) and an interrupt, each reaching
+//! the chat as one card.
+
+use std::time::Duration;
+
+use clawmux::agentcheck::{FakeApi, Turn};
+use clawmux::store::StateFile;
+use clawmux::store::state::{ProjectRecord, State};
+
+use crate::support::gemini::{GeminiEnv, gemini_or_skip, shell};
+use crate::support::tmux::TmuxServer;
+
+use super::serve::{ConsoleServe, cards, new_cards, result_card};
+
+/// A console daemon whose project `shop` runs Gemini CLI against
+/// `script`, `pace` between streamed chunks. The project exists already
+/// (in the daemon's state), so the first chat line is `/gsd:use shop`.
+fn start(
+    gemini: &std::path::Path,
+    script: Vec<Turn>,
+    pace: Duration,
+) -> (ConsoleServe, FakeApi, GeminiEnv) {
+    start_with(gemini, script, pace, false)
+}
+
+/// [`start`], with Gemini's hooks running `clawmux hook` when `hooks`.
+fn start_with(
+    gemini: &std::path::Path,
+    script: Vec<Turn>,
+    pace: Duration,
+    hooks: bool,
+) -> (ConsoleServe, FakeApi, GeminiEnv) {
+    let api = FakeApi::start_paced(script, pace).unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let workspace = home.path().join("ws/shop");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let env = GeminiEnv::new(&api.base_url());
+    let mut state = State::default();
+    state.projects.insert(
+        "shop".into(),
+        ProjectRecord {
+            workspace: workspace.display().to_string(),
+            ..Default::default()
+        },
+    );
+    StateFile::new(home.path().join("state.json"))
+        .save(&state)
+        .unwrap();
+    let mut agent = env.env_command(gemini, &[]);
+    if hooks {
+        env.install_hooks(std::path::Path::new(env!("CARGO_BIN_EXE_clawmux")));
+        // The hooks find the daemon's socket through the agent's environment.
+        agent = format!("env CLAWMUX_HOME={} {agent}", home.path().display());
+    }
+    let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "gemini");
+    serve.say("/gsd:use shop");
+    (serve, api, env)
+}
+
+/// The cards of command `title` that say it finished.
+fn finished(out: &str, title: &str) -> usize {
+    let heading = format!("== shop: {title} ==");
+    cards(out)
+        .iter()
+        .filter(|(_, t)| t.starts_with(&heading) && t.contains("**Finished"))
+        .count()
+}
+
+const PACE: Duration = Duration::from_millis(15);
+
+/// Waits until the fake API answered `n` scripted requests (Gemini takes
+/// a while to start; a key sent before it asked the model finds no turn).
+fn wait_requests(api: &FakeApi, n: usize) {
+    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
+    while api.scripted_requests().len() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent made {} scripted requests, not {n}",
+            api.scripted_requests().len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn gemini_answer_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_answer_through_serve") else {
+        return;
+    };
+    let (mut serve, api, _env) = start(&gemini, vec![Turn::text("The shop sells pears.")], PACE);
+    serve.say("tell me what the shop sells");
+    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
+    let at = serve.wait(at, "The shop sells pears.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
+    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells pears."));
+    assert_eq!(api.scripted_requests().len(), 1);
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+    // The router's side call came first and was not taken from the script.
+    assert!(
+        api.requests()
+            .iter()
+            .any(|r| !r.scripted && r.path.ends_with(":generateContent"))
+    );
+}
+
+/// The approval card Gemini's shell dialog gives, checked exactly.
+fn assert_shell_approval(out: &str, cmd: &str) {
+    let all = cards(out);
+    let approvals = new_cards(&all, "== Approval needed ==");
+    assert_eq!(approvals.len(), 1, "{out}");
+    for needle in [
+        "Allow execution of [Shell]?",
+        cmd,
+        "[1] Allow once",
+        "[2] Allow for this session",
+        "[3] No, suggest changes (esc)",
+    ] {
+        assert!(
+            approvals[0].contains(needle),
+            "{needle:?} not in\n{}",
+            approvals[0]
+        );
+    }
+    assert!(!approvals[0].contains("[4]"), "{}", approvals[0]);
+}
+
+#[test]
+fn gemini_approval_approved_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_approval_approved_through_serve")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "run_shell_command",
+            shell("touch made-by-gemini.txt", "Create a marker file"),
+        ),
+        Turn::text("Made the marker file."),
+    ];
+    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    serve.say("make a marker file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    assert_shell_approval(&serve.output(), "touch made-by-gemini.txt");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Made the marker file.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert!(
+        serve
+            .home
+            .path()
+            .join("ws/shop/made-by-gemini.txt")
+            .exists(),
+        "{out}"
+    );
+    assert_eq!(finished(&out, "make a marker file"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    assert_eq!(scripted[1].tool_results().len(), 1);
+    assert_eq!(api.exhausted(), 0);
+}
+
+#[test]
+fn gemini_approval_denied_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_approval_denied_through_serve") else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "run_shell_command",
+            shell("touch denied.txt", "Create a file"),
+        ),
+        Turn::text("Should not come."),
+    ];
+    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    serve.say("make a file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    assert_shell_approval(&serve.output(), "touch denied.txt");
+    serve.say("/gsd:answer 3");
+    let at = serve.wait(at, "console chose **No, suggest changes (esc)**");
+    let at = serve.wait(at, "== Stopped: shop: make a file ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let stopped = new_cards(&all, "== Stopped: shop: make a file ==");
+    assert_eq!(stopped.len(), 1, "{out}");
+    assert!(stopped[0].contains("Request cancelled."), "{out}");
+    assert!(
+        !serve.home.path().join("ws/shop/denied.txt").exists(),
+        "{out}"
+    );
+    assert_eq!(finished(&out, "make a file"), 0, "{out}");
+    // Gemini ends the turn itself; the model is not asked again.
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+}
+
+/// Gemini's `ask_user` tool: its `Answer Questions` box is one question
+/// card with the options as drawn (and the custom-value row Gemini adds);
+/// a digit answers at once and the choice reaches the model.
+#[test]
+fn gemini_question_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_through_serve") else {
+        return;
+    };
+    let ask = serde_json::json!({"questions": [{
+        "question": "Which database should the shop use?",
+        "header": "Database",
+        "type": "choice",
+        "options": [
+            {"label": "SQLite", "description": "One file"},
+            {"label": "Postgres", "description": "A server"},
+        ],
+    }]});
+    let script = vec![Turn::tool("ask_user", ask), Turn::text("Postgres it is.")];
+    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    serve.say("pick a database");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let questions = new_cards(&all, "== Approval needed ==");
+    assert_eq!(questions.len(), 1, "{out}");
+    for needle in [
+        "Which database should the shop use?",
+        "[1] SQLite",
+        "[2] Postgres",
+        "[3] Enter a custom value",
+    ] {
+        assert!(
+            questions[0].contains(needle),
+            "{needle:?} not in\n{}",
+            questions[0]
+        );
+    }
+    assert!(!questions[0].contains("[4]"), "{}", questions[0]);
+    serve.say("/gsd:answer 2");
+    let at = serve.wait(at, "Postgres it is.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    let results = scripted[1].tool_results();
+    assert_eq!(results.len(), 1, "{out}");
+    assert!(results[0].contains("Postgres"), "{results:?}");
+    assert!(!results[0].contains("SQLite"), "{results:?}");
+}
+
+/// A 400 is not retried: `✕ [API Error: …]` ends the turn, one error card.
+#[test]
+fn gemini_http_400_is_reported_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_http_400_is_reported_through_serve")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::error(400, "the request was malformed", 1),
+        Turn::text("Back again."),
+    ];
+    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    serve.say("hello");
+    let at = serve.wait(0, "== The agent reported an error ==");
+    let at = serve.wait(at, "└─");
+    let at = serve.wait(at, "== shop: hello ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let errors = new_cards(&all, "== The agent reported an error ==");
+    assert_eq!(errors.len(), 1, "{out}");
+    assert!(errors[0].contains("✕ [API Error:"), "{}", errors[0]);
+    assert!(
+        errors[0].contains("the request was malformed"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    // The turn is over: the next message is a turn of its own.
+    serve.say("again");
+    let at = serve.wait(at, "== shop: again ==\n**Finished");
+    serve.wait(at, "Back again.");
+    assert_eq!(api.scripted_requests().len(), 2);
+}
+
+/// Gemini retries a 500 or 429 without end, showing only its spinner:
+/// the chat is told the turn is stuck, once, and `/gsd:cancel` (Escape)
+/// ends it, reported as stopped, not finished.
+fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
+    let Some(gemini) = gemini_or_skip(test) else {
+        return;
+    };
+    let script = vec![Turn::error(status, "upstream trouble", 10_000)];
+    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    serve.say("hello");
+    let at = serve.wait(0, "== shop: hello ==");
+    let at = serve.wait(at, "stuck: no answer for 30s or more (retrying?)");
+    let out = serve.output();
+    assert!(api.scripted_requests().len() >= 2, "not retried: {out}");
+    assert_eq!(
+        out.matches("stuck: no answer for 30s or more").count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+    serve.say("/gsd:cancel");
+    let at = serve.wait(at, "Sent Esc to the agent of **shop**.");
+    let at = serve.wait(at, "== Stopped: shop: hello ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let stopped = new_cards(&all, "== Stopped: shop: hello ==");
+    assert_eq!(stopped.len(), 1, "{out}");
+    assert!(stopped[0].contains("Request cancelled."), "{out}");
+    assert_eq!(finished(&out, "hello"), 0, "{out}");
+}
+
+#[test]
+fn gemini_http_500_stuck_is_reported_and_interrupted_through_serve() {
+    stuck_retry_is_reported_and_interrupted(
+        "agent::gemini::gemini_http_500_stuck_is_reported_and_interrupted_through_serve",
+        500,
+    );
+}
+
+#[test]
+fn gemini_http_429_stuck_is_reported_and_interrupted_through_serve() {
+    stuck_retry_is_reported_and_interrupted(
+        "agent::gemini::gemini_http_429_stuck_is_reported_and_interrupted_through_serve",
+        429,
+    );
+}
+
+/// `/gsd:cancel` mid-answer: Escape stops the stream, reported once as
+/// stopped, never as finished.
+#[test]
+fn gemini_interrupt_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_interrupt_through_serve") else {
+        return;
+    };
+    // Varied sentences: Gemini halts a repetitive stream as a loop.
+    let long: String = (1..400)
+        .map(|n| {
+            format!(
+                "Fact {n} is that shelf {} holds {} jars. ",
+                n * 7 % 31,
+                n * 13 % 97
+            )
+        })
+        .collect();
+    let (mut serve, _api, _env) =
+        start(&gemini, vec![Turn::text(&long)], Duration::from_millis(300));
+    serve.say("talk a lot");
+    let at = serve.wait(0, "== shop: talk a lot ==");
+    let at = serve.wait(at, "└─");
+    wait_requests(&_api, 1);
+    serve.say("/gsd:cancel");
+    let at = serve.wait(at, "Sent Esc to the agent of **shop**.");
+    let at = serve.wait(at, "== Stopped: shop: talk a lot ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let stopped = new_cards(&all, "== Stopped: shop: talk a lot ==");
+    assert_eq!(stopped.len(), 1, "{out}");
+    assert!(stopped[0].contains("Request cancelled."), "{out}");
+    assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+}
+
+/// Gemini's own hooks (`AfterAgent`, `Notification`) reach the daemon
+/// through `clawmux hook`, the path Claude Code's use: one approval card,
+/// the turn's end reported once, the hooks in the event log.
+#[test]
+fn gemini_hooks_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_hooks_through_serve") else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "run_shell_command",
+            shell("touch hooked.txt", "Create a file"),
+        ),
+        Turn::text("Hooked."),
+    ];
+    let (mut serve, _api, _env) = start_with(&gemini, script, PACE, true);
+    serve.say("make a hooked file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Hooked.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
+    assert_eq!(finished(&out, "make a hooked file"), 1, "{out}");
+    assert!(
+        serve.home.path().join("ws/shop/hooked.txt").exists(),
+        "{out}"
+    );
+    let tail = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "hook", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&tail.stdout);
+    // AfterAgent is read as Claude Code's Stop.
+    for event in ["Notification", "Stop"] {
+        assert!(
+            log.contains(&format!("\"event\":\"{event}\"")),
+            "no {event} hook in the log:\n{log}"
+        );
+    }
+}
