@@ -483,14 +483,15 @@ impl Detector {
             && !self.taken
         {
             // A transcript that changed and now ends the turn (the agent's
-            // refusal or error row) took the command even without a busy
-            // spell or an echo (`Unknown command`). A change alone does
-            // not: Claude Code 2.1.332 animates its logo for a while after
-            // it starts.
+            // refusal, error or interruption row) took the command even
+            // without a busy spell or an echo (`Unknown command`). A change
+            // alone does not: Claude Code 2.1.332 animates its logo for a
+            // while after it starts.
             let transcript_changed = !in_box
                 && (self.transcript_before).is_some_and(|before| before != transcript_hash(rows))
-                && (self.turn_end.as_ref())
-                    .is_some_and(|e| e.rejected.is_some() || e.error.is_some());
+                && (self.turn_end.as_ref()).is_some_and(|e| {
+                    e.rejected.is_some() || e.error.is_some() || e.interrupted.is_some()
+                });
             self.taken = state.busy.is_some()
                 || self.prompt.is_some()
                 || transcript_changed
