@@ -482,16 +482,19 @@ impl Detector {
         if let Some(typed) = self.typed.as_deref()
             && !self.taken
         {
-            // A transcript that changed and now ends the turn (the agent's
-            // refusal, error or interruption row) took the command even
-            // without a busy spell or an echo (`Unknown command`). A change
-            // alone does not: Claude Code 2.1.332 animates its logo for a
-            // while after it starts.
-            let transcript_changed = !in_box
-                && (self.transcript_before).is_some_and(|before| before != transcript_hash(rows))
-                && (self.turn_end.as_ref()).is_some_and(|e| {
+            // A transcript that changed took the command even without a busy
+            // spell or an echo (`Unknown command`). Above an input box only
+            // once it ends the turn (the agent's refusal, error or
+            // interruption row): Claude Code 2.1.332 animates its logo for
+            // a while after it starts. A line-mode agent (Aider) draws
+            // nothing but the turn.
+            let ends_turn = self.profile.prompt_row.is_some()
+                || (self.turn_end.as_ref()).is_some_and(|e| {
                     e.rejected.is_some() || e.error.is_some() || e.interrupted.is_some()
                 });
+            let transcript_changed = !in_box
+                && ends_turn
+                && (self.transcript_before).is_some_and(|before| before != transcript_hash(rows));
             self.taken = state.busy.is_some()
                 || self.prompt.is_some()
                 || transcript_changed
