@@ -424,33 +424,32 @@ async fn handle(
         });
         (answer, id)
     };
-    if protocol == Protocol::Responses {
-        return match answer {
-            Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
-            Answer::Side => responses_reply(super::responses::side_turn(&json), id, Duration::ZERO),
-            Answer::Turn(turn) => responses_reply(turn, id, state.pace),
-        };
+    let (turn, pace) = match answer {
+        Answer::Empty(status) => return plain(status, Body::empty(), "text/plain"),
+        // Side requests are answered at once, in the protocol's own words.
+        Answer::Side => {
+            let side = match protocol {
+                Protocol::Responses => super::responses::side_turn(&json),
+                Protocol::Gemini => super::gemini::side_turn(&json),
+                Protocol::Chat => super::chat::side_turn(),
+                Protocol::Messages | Protocol::Other => Turn::text(SIDE_ANSWER),
+            };
+            (side, Duration::ZERO)
+        }
+        Answer::Turn(turn) => (turn, state.pace),
+    };
+    match protocol {
+        Protocol::Responses => responses_reply(turn, id, pace),
+        Protocol::Gemini => gemini_reply(turn, super::gemini::is_streamed(&path), pace),
+        Protocol::Chat => chat_reply(turn, id, streaming, pace),
+        Protocol::Messages | Protocol::Other => reply(turn, id, streaming, pace),
     }
-    if protocol == Protocol::Gemini {
-        let streamed = super::gemini::is_streamed(&path);
-        return match answer {
-            Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
-            Answer::Side => gemini_reply(super::gemini::side_turn(&json), streamed, Duration::ZERO),
-            Answer::Turn(turn) => gemini_reply(turn, streamed, state.pace),
-        };
-    }
-    if protocol == Protocol::Chat {
-        return match answer {
-            Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
-            Answer::Side => chat_reply(super::chat::side_turn(), id, streaming, Duration::ZERO),
-            Answer::Turn(turn) => chat_reply(turn, id, streaming, state.pace),
-        };
-    }
-    match answer {
-        Answer::Empty(status) => plain(status, Body::empty(), "text/plain"),
-        Answer::Side => reply(Turn::text(SIDE_ANSWER), id, streaming, Duration::ZERO),
-        Answer::Turn(turn) => reply(turn, id, streaming, state.pace),
-    }
+}
+
+/// An HTTP error `status` with `body` (each protocol words its own).
+fn error_response(status: u16, body: Value) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    plain(status, Body::from(body.to_string()), "application/json")
 }
 
 /// A Responses answer: an HTTP error with OpenAI's error body, or the
@@ -460,9 +459,7 @@ fn responses_reply(turn: Turn, id: u64, pace: Duration) -> Response {
         status, message, ..
     } = &turn
     {
-        let body = super::responses::error_body(*status, message);
-        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return plain(status, Body::from(body.to_string()), "application/json");
+        return error_response(*status, super::responses::error_body(*status, message));
     }
     sse_response(super::responses::sse_frames(&turn, id), pace)
 }
@@ -474,9 +471,7 @@ fn gemini_reply(turn: Turn, streamed: bool, pace: Duration) -> Response {
         status, message, ..
     } = &turn
     {
-        let body = super::gemini::error_body(*status, message);
-        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return plain(status, Body::from(body.to_string()), "application/json");
+        return error_response(*status, super::gemini::error_body(*status, message));
     }
     if !streamed {
         let body = super::gemini::whole(&turn).to_string();
@@ -492,9 +487,7 @@ fn chat_reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response 
         status, message, ..
     } = &turn
     {
-        let body = super::responses::error_body(*status, message);
-        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return plain(status, Body::from(body.to_string()), "application/json");
+        return error_response(*status, super::responses::error_body(*status, message));
     }
     if !streaming {
         let body = super::chat::whole(&turn, id).to_string();
@@ -614,8 +607,7 @@ fn reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
             "type": "error",
             "error": {"type": error_type(*status), "message": message},
         });
-        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut response = plain(status, Body::from(body.to_string()), "application/json");
+        let mut response = error_response(*status, body);
         if let Ok(v) = format!("req_fake_{id}").parse() {
             response.headers_mut().insert("request-id", v);
         }

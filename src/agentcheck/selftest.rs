@@ -343,7 +343,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
     let started = w
         .pump(Instant::now() + STEP_DEADLINE, |w| {
             let look = w.watcher.look();
-            look.input.is_some() && !look.busy && !look.dialog
+            look.input.is_some() && !look.busy && !look.dialog()
         })
         .await;
     if !started {

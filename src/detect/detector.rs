@@ -329,15 +329,14 @@ impl Detector {
     pub fn signal(&mut self, now: Millis, signal: &Signal) {
         // A profile may read the agent's state off its window title
         // (Gemini CLI has no state sequence).
-        let titled = match signal {
-            Signal::Title(title) => (self.profile.title_states.iter())
-                .find(|(re, _)| re.is_match(title))
-                .map(|(_, state)| *state),
-            _ => None,
-        };
-        let state = match signal {
-            Signal::State { state, .. } => Some(state),
-            _ => titled.as_ref(),
+        let (state, titled) = match signal {
+            Signal::State { state, .. } => (Some(*state), false),
+            Signal::Title(title) => {
+                let mut states = self.profile.title_states.iter();
+                let state = states.find(|(re, _)| re.is_match(title));
+                (state.map(|(_, s)| *s), true)
+            }
+            _ => (None, false),
         };
         if let Some(state) = state {
             // Codex says `working` then `idle` while it starts, before any
@@ -345,14 +344,14 @@ impl Detector {
             // turn's end (`done`, `error`) or dialog is one whatever came
             // before.
             // A title says `working` only for a turn (none while it starts).
-            let ready_before = self.agent_state.is_some() || (titled.is_some() && self.in_turn);
+            let ready_before = self.agent_state.is_some() || (titled && self.in_turn);
             tracing::debug!(pane = %self.pane, ?state, "agent state");
             self.worked |= ready_before && matches!(state, AgentState::Working)
                 || matches!(
                     state,
                     AgentState::Blocked | AgentState::Done | AgentState::Error
                 );
-            self.agent_state = Some(*state);
+            self.agent_state = Some(state);
             self.settle_at = Some(now + self.config.settle);
             self.complete_at = None;
         }

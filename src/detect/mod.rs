@@ -327,7 +327,6 @@ impl PaneWatcher {
         });
         ScreenLook {
             busy: state.busy.is_some(),
-            dialog: prompt.is_some(),
             prompt,
             input: state.input,
             rows,
@@ -340,15 +339,20 @@ impl PaneWatcher {
 pub struct ScreenLook {
     /// The agent is working (busy marker).
     pub busy: bool,
-    /// An approval prompt or dialog waits for an answer.
-    pub dialog: bool,
-    /// That prompt, when one waits.
+    /// The approval prompt or dialog waiting for an answer, if any.
     pub prompt: Option<ShownPrompt>,
     /// The text in the agent's input box, trimmed; `None` when the profile
     /// reads no input box (a shell).
     pub input: Option<String>,
     /// The visible rows.
     pub rows: Vec<String>,
+}
+
+impl ScreenLook {
+    /// An approval prompt or dialog waits for an answer.
+    pub fn dialog(&self) -> bool {
+        self.prompt.is_some()
+    }
 }
 
 /// The prompt a screen shows, as far as answering it is concerned.

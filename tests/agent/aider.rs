@@ -8,13 +8,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
-use clawmux::store::StateFile;
-use clawmux::store::state::{ProjectRecord, State};
 
 use crate::support::aider::{AiderEnv, aider_or_skip, create_file, git_workspace, shell_reply};
-use crate::support::tmux::TmuxServer;
 
-use super::serve::{ConsoleServe, cards, new_cards, result_card};
+use super::serve::{
+    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
+};
 
 const PACE: Duration = Duration::from_millis(15);
 
@@ -27,37 +26,11 @@ const RETRIES_TIMEOUT: Duration = Duration::from_secs(240);
 /// so the first chat line is `/gsd:use shop`.
 fn start(aider: &Path, script: Vec<Turn>, pace: Duration) -> (ConsoleServe, FakeApi, AiderEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let workspace = home.path().join("ws/shop");
+    let (home, workspace) = shop_home();
     git_workspace(&workspace);
     let env = AiderEnv::new(&api.base_url());
-    let mut state = State::default();
-    state.projects.insert(
-        "shop".into(),
-        ProjectRecord {
-            workspace: workspace.display().to_string(),
-            ..Default::default()
-        },
-    );
-    StateFile::new(home.path().join("state.json"))
-        .save(&state)
-        .unwrap();
     let agent = env.env_command(aider);
-    let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "aider");
-    serve.say("/gsd:use shop");
-    (serve, api, env)
-}
-
-/// The cards of command `title` that say it finished.
-fn finished(out: &str, title: &str) -> usize {
-    let heading = format!("== shop: {title} ==");
-    cards(out)
-        .iter()
-        .filter(|(_, t)| t.starts_with(&heading) && t.contains("**Finished"))
-        .count()
+    (serve_shop(&agent, home, "aider"), api, env)
 }
 
 /// The one approval card so far, checked for `needles`.
@@ -269,16 +242,5 @@ fn aider_interrupt_through_serve() {
         assert!(std::time::Instant::now() < deadline, "no model call");
         std::thread::sleep(Duration::from_millis(20));
     }
-    serve.say("/gsd:cancel");
-    let at = serve.wait(at, "Sent Ctrl-C to the agent of **shop**.");
-    let at = serve.wait(at, "== Stopped: shop: talk a lot ==");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    assert_eq!(
-        new_cards(&all, "== Stopped: shop: talk a lot ==").len(),
-        1,
-        "{out}"
-    );
-    assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+    cancel_stops(&mut serve, at, "talk a lot", "Ctrl-C");
 }

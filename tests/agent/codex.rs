@@ -7,13 +7,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
-use clawmux::store::StateFile;
-use clawmux::store::state::{ProjectRecord, State};
 
 use crate::support::codex::{CodexEnv, codex_or_skip, exec};
-use crate::support::tmux::TmuxServer;
 
-use super::serve::{ConsoleServe, cards, new_cards, result_card};
+use super::serve::{
+    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
+    with_hook_home,
+};
 
 /// A console daemon whose project `shop` runs Codex against `script`.
 /// The project exists already (in the daemon's state), so the first chat
@@ -40,42 +40,14 @@ fn start_with(
     hooks: bool,
 ) -> (ConsoleServe, FakeApi, CodexEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let workspace = home.path().join("ws/shop");
-    std::fs::create_dir_all(&workspace).unwrap();
+    let (home, workspace) = shop_home();
     let env = CodexEnv::new(&api.base_url(), &workspace);
-    let mut state = State::default();
-    state.projects.insert(
-        "shop".into(),
-        ProjectRecord {
-            workspace: workspace.display().to_string(),
-            ..Default::default()
-        },
-    );
-    StateFile::new(home.path().join("state.json"))
-        .save(&state)
-        .unwrap();
     let mut agent = env.env_command(codex, &[]);
     if hooks {
         env.install_hooks(Path::new(env!("CARGO_BIN_EXE_clawmux")));
-        // The hooks find the daemon's socket through the agent's environment.
-        agent = format!("env CLAWMUX_HOME={} {agent}", home.path().display());
+        agent = with_hook_home(&agent, home.path());
     }
-    let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "codex");
-    serve.say("/gsd:use shop");
-    (serve, api, env)
-}
-
-/// The cards of command `title` that say it finished.
-fn finished(out: &str, title: &str) -> usize {
-    let heading = format!("== shop: {title} ==");
-    cards(out)
-        .iter()
-        .filter(|(_, t)| t.starts_with(&heading) && t.contains("**Finished"))
-        .count()
+    (serve_shop(&agent, home, "codex"), api, env)
 }
 
 #[test]
@@ -247,16 +219,8 @@ fn codex_interrupt_through_serve() {
     let at = serve.wait(at, "└─");
     // Until the answer streams (Codex is busy by its state sequence).
     std::thread::sleep(Duration::from_secs(2));
-    serve.say("/gsd:cancel");
-    let at = serve.wait(at, "Sent Esc to the agent of **shop**.");
-    let at = serve.wait(at, "== Stopped: shop: talk a lot ==");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    let stopped = new_cards(&all, "== Stopped: shop: talk a lot ==");
-    assert_eq!(stopped.len(), 1, "{out}");
-    assert!(stopped[0].contains("■ Conversation interrupted"), "{out}");
-    assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+    let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc");
+    assert!(stopped.contains("■ Conversation interrupted"), "{stopped}");
 }
 
 /// Codex's own hooks (`hooks.json`, Claude Code's schema) reach the daemon

@@ -8,13 +8,13 @@
 use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
-use clawmux::store::StateFile;
-use clawmux::store::state::{ProjectRecord, State};
 
 use crate::support::gemini::{GeminiEnv, gemini_or_skip, shell};
-use crate::support::tmux::TmuxServer;
 
-use super::serve::{ConsoleServe, cards, new_cards, result_card};
+use super::serve::{
+    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
+    with_hook_home,
+};
 
 /// A console daemon whose project `shop` runs Gemini CLI against
 /// `script`, `pace` between streamed chunks. The project exists already
@@ -35,42 +35,14 @@ fn start_with(
     hooks: bool,
 ) -> (ConsoleServe, FakeApi, GeminiEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
-    let home = tempfile::Builder::new()
-        .prefix("cmx")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let workspace = home.path().join("ws/shop");
-    std::fs::create_dir_all(&workspace).unwrap();
+    let (home, _) = shop_home();
     let env = GeminiEnv::new(&api.base_url());
-    let mut state = State::default();
-    state.projects.insert(
-        "shop".into(),
-        ProjectRecord {
-            workspace: workspace.display().to_string(),
-            ..Default::default()
-        },
-    );
-    StateFile::new(home.path().join("state.json"))
-        .save(&state)
-        .unwrap();
     let mut agent = env.env_command(gemini, &[]);
     if hooks {
         env.install_hooks(std::path::Path::new(env!("CARGO_BIN_EXE_clawmux")));
-        // The hooks find the daemon's socket through the agent's environment.
-        agent = format!("env CLAWMUX_HOME={} {agent}", home.path().display());
+        agent = with_hook_home(&agent, home.path());
     }
-    let mut serve = ConsoleServe::start_with_profile(&agent, home, TmuxServer::new(), "gemini");
-    serve.say("/gsd:use shop");
-    (serve, api, env)
-}
-
-/// The cards of command `title` that say it finished.
-fn finished(out: &str, title: &str) -> usize {
-    let heading = format!("== shop: {title} ==");
-    cards(out)
-        .iter()
-        .filter(|(_, t)| t.starts_with(&heading) && t.contains("**Finished"))
-        .count()
+    (serve_shop(&agent, home, "gemini"), api, env)
 }
 
 const PACE: Duration = Duration::from_millis(15);
@@ -318,16 +290,8 @@ fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
         new_cards(&cards(&out), "reported an error").is_empty(),
         "{out}"
     );
-    serve.say("/gsd:cancel");
-    let at = serve.wait(at, "Sent Esc to the agent of **shop**.");
-    let at = serve.wait(at, "== Stopped: shop: hello ==");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    let stopped = new_cards(&all, "== Stopped: shop: hello ==");
-    assert_eq!(stopped.len(), 1, "{out}");
-    assert!(stopped[0].contains("Request cancelled."), "{out}");
-    assert_eq!(finished(&out, "hello"), 0, "{out}");
+    let stopped = cancel_stops(&mut serve, at, "hello", "Esc");
+    assert!(stopped.contains("Request cancelled."), "{stopped}");
 }
 
 #[test]
@@ -369,16 +333,8 @@ fn gemini_interrupt_through_serve() {
     let at = serve.wait(0, "== shop: talk a lot ==");
     let at = serve.wait(at, "└─");
     wait_requests(&_api, 1);
-    serve.say("/gsd:cancel");
-    let at = serve.wait(at, "Sent Esc to the agent of **shop**.");
-    let at = serve.wait(at, "== Stopped: shop: talk a lot ==");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    let stopped = new_cards(&all, "== Stopped: shop: talk a lot ==");
-    assert_eq!(stopped.len(), 1, "{out}");
-    assert!(stopped[0].contains("Request cancelled."), "{out}");
-    assert_eq!(finished(&out, "talk a lot"), 0, "{out}");
+    let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc");
+    assert!(stopped.contains("Request cancelled."), "{stopped}");
 }
 
 /// Gemini's own hooks (`AfterAgent`, `Notification`) reach the daemon

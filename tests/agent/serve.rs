@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
+use clawmux::bridge::present::footer;
 use serde_json::json;
 
 use crate::support::claude::{STEP_TIMEOUT, agent_home, bash_no_key, claude_or_skip};
@@ -180,6 +181,70 @@ fn new_project_then(serve: &mut ConsoleServe, prompt: &str) -> usize {
 }
 
 /// The result card of the command `title` (the card after its "Finished").
+/// A fresh daemon home (under /tmp: socket paths stay short) whose state
+/// holds project `shop` already, so the first chat line is `/gsd:use
+/// shop`; its workspace (`ws/shop`) is made.
+pub(super) fn shop_home() -> (tempfile::TempDir, std::path::PathBuf) {
+    let home = tempfile::Builder::new()
+        .prefix("cmx")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let workspace = home.path().join("ws/shop");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let mut state = clawmux::store::state::State::default();
+    state.projects.insert(
+        "shop".into(),
+        clawmux::store::state::ProjectRecord {
+            workspace: workspace.display().to_string(),
+            ..Default::default()
+        },
+    );
+    clawmux::store::StateFile::new(home.path().join("state.json"))
+        .save(&state)
+        .unwrap();
+    (home, workspace)
+}
+
+/// A console daemon in `home` (see [`shop_home`]) running `agent` with
+/// `profile`, project `shop` selected.
+pub(super) fn serve_shop(agent: &str, home: tempfile::TempDir, profile: &str) -> ConsoleServe {
+    let mut serve = ConsoleServe::start_with_profile(agent, home, TmuxServer::new(), profile);
+    serve.say("/gsd:use shop");
+    serve
+}
+
+/// `agent` run so that its hooks (`clawmux hook`) find the daemon's
+/// socket in `home` through its environment.
+pub(super) fn with_hook_home(agent: &str, home: &Path) -> String {
+    format!("env CLAWMUX_HOME={} {agent}", home.display())
+}
+
+/// `/gsd:cancel` while command `title` runs: the reply names the agent's
+/// interrupt `keys`, and the command is reported stopped once, never
+/// finished. The stopped card, for what the agent said.
+pub(super) fn cancel_stops(serve: &mut ConsoleServe, at: usize, title: &str, keys: &str) -> String {
+    serve.say("/gsd:cancel");
+    let at = serve.wait(at, &format!("Sent {keys} to the agent of **shop**."));
+    let heading = format!("== Stopped: shop: {title} ==");
+    let at = serve.wait(at, &heading);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let stopped = new_cards(&all, &heading);
+    assert_eq!(stopped.len(), 1, "{out}");
+    assert_eq!(finished(&out, title), 0, "{out}");
+    stopped[0].to_string()
+}
+
+/// The cards of command `title` that say it finished.
+pub(super) fn finished(out: &str, title: &str) -> usize {
+    let heading = format!("== shop: {title} ==");
+    cards(out)
+        .iter()
+        .filter(|(_, t)| t.starts_with(&heading) && t.contains("**Finished"))
+        .count()
+}
+
 pub(super) fn result_card(out: &str, title: &str) -> String {
     let cards = cards(out);
     let heading = format!("== shop: {title} ==");
@@ -425,8 +490,8 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
     let result = result_card(&out, "make a marker file");
     let footer = format!(
         "· {} tokens · context {} tokens",
-        thousands(tokens),
-        thousands(context)
+        footer::thousands(tokens),
+        footer::thousands(context)
     );
     assert!(result.contains(&footer), "{footer} not in:\n{result}");
     assert!(!result.contains('$'), "{result}");
@@ -486,18 +551,6 @@ fn transcript_figures(dir: &Path) -> (u64, u64) {
     }
     let context = per_id.last().map(|(_, t)| *t).expect("assistant usage");
     (per_id.iter().map(|(_, t)| t).sum(), context)
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Answers sent as soon as clawmux allows: each approval card answered the

@@ -1054,6 +1054,28 @@ fn client_config(s: &State_) -> Value {
 }
 
 /// A refusal queued by [`FakeFeishu::reject_next`], if any.
+/// The boundary of a `multipart/form-data` body.
+fn multipart_boundary(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| v.starts_with("multipart/form-data"))
+        .and_then(|v| v.split("boundary=").nth(1))
+        .map(|b| b.trim_matches('"').to_string())
+}
+
+/// What the server answers instead, if anything: an injected fault, a
+/// missing or stale token, and (for `sends`) a scripted refusal.
+fn refused(s: &mut State_, headers: &HeaderMap, sends: bool) -> Option<Response> {
+    if let Some(r) = fault(s) {
+        return Some(r);
+    }
+    if !authorized(s, headers) {
+        return Some(invalid_token());
+    }
+    if sends { rejection(s) } else { None }
+}
+
 fn rejection(s: &mut State_) -> Option<Response> {
     if s.reject_next.is_empty() {
         return None;
@@ -1142,13 +1164,7 @@ fn parse_body(raw: &[u8]) -> Result<Value, Response> {
 /// Store a new message (or find the one with this uuid).
 fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: String) -> Response {
     sh.with(|s| {
-        if let Some(r) = fault(s) {
-            return r;
-        }
-        if !authorized(s, headers) {
-            return invalid_token();
-        }
-        if let Some(r) = rejection(s) {
+        if let Some(r) = refused(s, headers, true) {
             return r;
         }
         let body = match parse_body(raw) {
@@ -1238,13 +1254,7 @@ async fn patch_message(
     raw: Bytes,
 ) -> Response {
     sh.with(|s| {
-        if let Some(r) = fault(s) {
-            return r;
-        }
-        if !authorized(s, &headers) {
-            return invalid_token();
-        }
-        if let Some(r) = rejection(s) {
+        if let Some(r) = refused(s, &headers, true) {
             return r;
         }
         let body = match parse_body(&raw) {
@@ -1306,11 +1316,8 @@ async fn ws_endpoint(State(sh): St, body: axum::Json<Value>) -> Response {
 /// level, not under `data`).
 async fn bot_info(State(sh): St, headers: HeaderMap) -> Response {
     sh.with(|s| {
-        if let Some(r) = fault(s) {
+        if let Some(r) = refused(s, &headers, false) {
             return r;
-        }
-        if !authorized(s, &headers) {
-            return invalid_token();
         }
         s.bot_info_requests += 1;
         axum::Json(json!({"code": 0, "msg": "ok", "bot": {
@@ -1328,11 +1335,8 @@ async fn reaction(
     body: axum::Json<Value>,
 ) -> Response {
     sh.with(|s| {
-        if let Some(r) = fault(s) {
+        if let Some(r) = refused(s, &headers, false) {
             return r;
-        }
-        if !authorized(s, &headers) {
-            return invalid_token();
         }
         let Some(emoji) = body["reaction_type"]["emoji_type"].as_str() else {
             return api_json(231001, "reaction type is invalid", Value::Null);
@@ -1355,11 +1359,8 @@ async fn resource(
     headers: HeaderMap,
 ) -> Response {
     sh.with(|s| {
-        if let Some(r) = fault(s) {
+        if let Some(r) = refused(s, &headers, false) {
             return r;
-        }
-        if !authorized(s, &headers) {
-            return invalid_token();
         }
         if q.get("type").map(String::as_str) != Some("image") {
             return api_json(234001, "invalid type", Value::Null);
@@ -1374,21 +1375,10 @@ async fn resource(
 /// `POST /open-apis/im/v1/files` (multipart: file_type, file_name, file).
 async fn upload_file(State(sh): St, headers: HeaderMap, raw: Bytes) -> Response {
     sh.with(|s| {
-        if let Some(r) = fault(s) {
+        if let Some(r) = refused(s, &headers, true) {
             return r;
         }
-        if !authorized(s, &headers) {
-            return invalid_token();
-        }
-        if let Some(r) = rejection(s) {
-            return r;
-        }
-        let boundary = headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split("boundary=").nth(1))
-            .map(|b| b.trim_matches('"').to_string());
-        let Some(boundary) = boundary else {
+        let Some(boundary) = multipart_boundary(&headers) else {
             return api_json(234001, "not multipart", Value::Null);
         };
         let parts = multipart_parts(&raw, &boundary);

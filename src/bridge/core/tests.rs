@@ -57,6 +57,15 @@ impl World {
     }
 
     fn say(&mut self, sender: &str, text: &str) -> Vec<Effect> {
+        self.message(sender, text, None)
+    }
+
+    /// A reply to the chat message `parent` (a card).
+    fn reply(&mut self, sender: &str, text: &str, parent: &str) -> Vec<Effect> {
+        self.message(sender, text, Some(parent))
+    }
+
+    fn message(&mut self, sender: &str, text: &str, parent: Option<&str>) -> Vec<Effect> {
         self.next += 1;
         let m = ChatMessage {
             event_id: format!("ev{}", self.next),
@@ -66,7 +75,7 @@ impl World {
             sender: sender.into(),
             text: text.into(),
             mentions_bot: false,
-            parent_id: None,
+            parent_id: parent.map(String::from),
         };
         self.at(Duration::ZERO, Input::Message(m))
     }
@@ -782,23 +791,6 @@ fn question_shown(w: &mut World) -> Job {
         }
     });
     job
-}
-
-impl World {
-    fn reply(&mut self, sender: &str, text: &str, parent: &str) -> Vec<Effect> {
-        self.next += 1;
-        let m = ChatMessage {
-            event_id: format!("ev{}", self.next),
-            message_id: format!("om{}", self.next),
-            target: chat(),
-            kind: ChatKind::Direct,
-            sender: sender.into(),
-            text: text.into(),
-            mentions_bot: false,
-            parent_id: Some(parent.into()),
-        };
-        self.at(Duration::ZERO, Input::Message(m))
-    }
 }
 
 fn typed(effects: &[Effect]) -> Vec<String> {

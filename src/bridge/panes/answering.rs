@@ -155,7 +155,6 @@ mod tests {
 
     fn dialog(question: &str, fingerprint: u64) -> ScreenLook {
         ScreenLook {
-            dialog: true,
             prompt: Some(ShownPrompt {
                 question: question.into(),
                 keys: vec!["1".into(), "2".into()],

@@ -44,7 +44,7 @@ pub fn in_input_box(look: &ScreenLook, text: &str) -> bool {
 /// Decides how to resume a command whose intent to type was recorded when
 /// the screen's fingerprint was `before`.
 pub fn resume(look: &ScreenLook, text: &str, before: u64) -> Resume {
-    if look.dialog || look.busy {
+    if look.dialog() || look.busy {
         return Resume::Follow;
     }
     if in_input_box(look, text) {
@@ -86,7 +86,7 @@ pub enum Receipt {
 pub fn receipt(look: &ScreenLook, text: &str, enters: u8) -> Receipt {
     if !in_input_box(look, text) {
         Receipt::Taken
-    } else if look.dialog {
+    } else if look.dialog() {
         Receipt::Wait
     } else if enters < MAX_ENTERS {
         Receipt::PressEnter
@@ -155,7 +155,7 @@ mod tests {
     fn never_types_into_a_dialog() {
         let before = screen_hash(&idle(&["● Ready."], "").rows);
         let dialog = ScreenLook {
-            dialog: true,
+            prompt: Some(crate::detect::ShownPrompt::default()),
             ..look(&[" Do you want to proceed?", " ❯ 1. Yes", "   2. No"], None)
         };
         assert_eq!(resume(&dialog, CMD, before), Resume::Follow);
@@ -166,7 +166,7 @@ mod tests {
         );
         assert_eq!(receipt(&dialog, CMD, 1), Receipt::Taken);
         let mut stuck = idle(&[], CMD);
-        stuck.dialog = true;
+        stuck.prompt = Some(crate::detect::ShownPrompt::default());
         assert_eq!(receipt(&stuck, CMD, 1), Receipt::Wait);
     }
 

@@ -46,7 +46,8 @@ fn duration(secs: u64) -> String {
     }
 }
 
-fn thousands(n: u64) -> String {
+/// `n` with a comma between each group of three digits (`12,345`).
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -623,8 +623,13 @@ pub fn take_output(
     }
     let mut seen = Vec::new();
     let lines = watcher.feed_after_tick(now, data, &mut |d| seen.push(d));
+    // The rows under the input box are read only when lines finish for a
+    // running command (a statusline row reaches the output as a finished
+    // line), not on every byte from tmux.
+    if !lines.is_empty() && runner.running().is_some() {
+        runner.footer(&watcher.footer_rows());
+    }
     runner.lines(&lines);
-    runner.footer(&watcher.footer_rows());
     if !lines.is_empty() {
         steps.extend(runner.answer_news());
     }

@@ -23,9 +23,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::time::{Duration, Instant};
 
-use super::{
-    FakeFeishu, St, State_, api_json, authorized, invalid_token, parse_body, validate_card,
-};
+use super::{FakeFeishu, St, State_, api_json, parse_body, validate_card};
 
 /// Operations one entity takes per second (Feishu's documented limit).
 pub const MAX_OPS_PER_SEC: usize = 10;
@@ -116,11 +114,8 @@ fn error(code: i64, msg: &str) -> Response {
 
 /// Faults and auth shared by every CardKit call.
 fn precheck(s: &mut State_, headers: &HeaderMap) -> Option<Response> {
-    if let Some(r) = super::fault(s) {
+    if let Some(r) = super::refused(s, headers, false) {
         return Some(r);
-    }
-    if !authorized(s, headers) {
-        return Some(invalid_token());
     }
     let ck = &mut s.cardkit;
     if ck.rate_limit_next > 0 {

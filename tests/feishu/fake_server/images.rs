@@ -14,8 +14,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::{
-    FakeFeishu, St, State_, api_json, authorized, card_rejected, fault, invalid_token,
-    multipart_parts, rejection,
+    FakeFeishu, St, State_, api_json, card_rejected, multipart_boundary, multipart_parts, refused,
 };
 
 /// Feishu's limit on an uploaded image.
@@ -45,22 +44,10 @@ impl FakeFeishu {
 
 pub async fn upload(State(sh): St, headers: HeaderMap, raw: Bytes) -> Response {
     sh.with(|s| {
-        if let Some(r) = fault(s) {
+        if let Some(r) = refused(s, &headers, true) {
             return r;
         }
-        if !authorized(s, &headers) {
-            return invalid_token();
-        }
-        if let Some(r) = rejection(s) {
-            return r;
-        }
-        let boundary = headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| v.starts_with("multipart/form-data"))
-            .and_then(|v| v.split("boundary=").nth(1))
-            .map(|b| b.trim_matches('"').to_string());
-        let Some(boundary) = boundary else {
+        let Some(boundary) = multipart_boundary(&headers) else {
             return api_json(234001, "Invalid request param.", Value::Null);
         };
         let parts = multipart_parts(&raw, &boundary);
