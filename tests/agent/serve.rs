@@ -53,6 +53,10 @@ impl ConsoleServe {
             .env("CLAWMUX_HOME", home.path())
             .env_remove("FEISHU_APP_ID")
             .env_remove("FEISHU_APP_SECRET")
+            // As on a CI machine: the tmux server serve starts inherits
+            // them, and an agent that saw them would go headless.
+            .env("CI", "true")
+            .env("GITHUB_ACTIONS", "true")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log)

@@ -540,6 +540,48 @@ async fn a_project_stuck_starting_holds_up_no_other_chat() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_starts_without_the_ci_markers_of_its_tmux_server() {
+    let tmux = TmuxServer::new();
+    // A server started from a CI job: every pane inherits its variables.
+    let started = std::process::Command::new("tmux")
+        .args(["-L", &tmux.socket, "-f", "/dev/null", "new-session", "-d"])
+        .args(["-s", "keep", "sleep 600"])
+        .env("CI", "true")
+        .env("GITHUB_ACTIONS", "true")
+        .status()
+        .expect("tmux runs");
+    assert!(started.success());
+    let home = tempfile::tempdir().unwrap();
+    let mut config = harness::test_config(&tmux.socket, home.path());
+    // A shell command line, quotes and all, run as the agent.
+    let report = r#"printf '%s|%s|%s|\n' "ci=${CI-unset}" "gha=${GITHUB_ACTIONS-unset}" "${CLAWMUX_AGENT_COMMAND-gone}"; sleep 600"#;
+    config.projects.insert(
+        "env".into(),
+        clawmux::bridge::config::ProjectConfig {
+            agent: Some(report.into()),
+            profile: Some("claude".into()),
+            ..Default::default()
+        },
+    );
+    let mut b = Bridge::start_with(tmux, home, config).await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project env").await;
+    b.card_with("Created **env**").await;
+    let keep = b.tmux.ok(&["show-environment", "-g", "CI"]);
+    assert_eq!(keep.trim(), "CI=true", "the server itself keeps its CI");
+    let screen = || {
+        let out = b.tmux.run(&["capture-pane", "-p", "-t", "=cm-env:"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    harness::until(
+        || screen().contains('|'),
+        "the agent printed its environment",
+    )
+    .await;
+    let screen = screen();
+    assert!(screen.contains("ci=unset|gha=unset|gone|"), "{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_waits_while_a_prompt_nobody_answered_is_on_screen() {
     let mut b = Bridge::start().await;
     new_project(&mut b, "oc_1", "ou_alice", "demo").await;

@@ -28,6 +28,29 @@ use crate::tmux::{
 /// machine, sometimes neither).
 pub const KEY_GAP: Duration = Duration::from_millis(250);
 
+/// The variable that carries the agent's command line into its pane, so
+/// that [`AGENT_LAUNCH`] is one fixed string nothing is quoted into.
+macro_rules! agent_command_env {
+    () => {
+        "CLAWMUX_AGENT_COMMAND"
+    };
+}
+
+/// What the pane runs: the agent's command line, by the pane's own shell
+/// (tmux sets `SHELL` to it), without the variables that say "this is a CI
+/// job". An agent that sees them goes headless: Gemini CLI with `CI=true`
+/// or `GITHUB_ACTIONS=true` draws nothing and reads a prompt from stdin
+/// (measured with 0.61.0). A tmux server started from a CI job, a
+/// container or a test runner hands them to every pane, and clawmux's
+/// panes are interactive terminals.
+const AGENT_LAUNCH: &str = concat!(
+    "exec env -u CI -u CONTINUOUS_INTEGRATION -u GITHUB_ACTIONS -u ",
+    agent_command_env!(),
+    " \"$SHELL\" -c \"$",
+    agent_command_env!(),
+    "\""
+);
+
 /// Where and how to run a project's agent.
 #[derive(Debug, Clone)]
 pub struct PaneSpec {
@@ -234,25 +257,23 @@ impl PaneSpec {
         if self.adopted.is_some() {
             return Err(PaneError::NoSession(self.session.clone()));
         }
+        let agent = format!(concat!(agent_command_env!(), "={}"), self.agent);
+        let env = ["-e", agent.as_str()];
         if self.remote_shell {
             let dir = shell_quote(&self.workspace.to_string_lossy());
-            let agent = format!("mkdir -p -- {dir} && cd -- {dir} && exec {}", self.agent);
-            let spec = PaneSpec {
-                agent,
-                ..self.clone()
-            };
-            return spec.new_session(&[]).await;
+            let launch = format!("mkdir -p -- {dir} && cd -- {dir} && {AGENT_LAUNCH}");
+            return self.new_session(&env, &launch).await;
         }
         std::fs::create_dir_all(&self.workspace).map_err(|e| PaneError::Create {
             session: self.session.clone(),
             reason: format!("cannot create workspace {}: {e}", self.workspace.display()),
         })?;
-        self.new_session(&[]).await
+        self.new_session(&env, AGENT_LAUNCH).await
     }
 
-    /// `new-session -d` of this spec's session, size and command, with
-    /// `extra` options before the command.
-    pub(super) async fn new_session(&self, extra: &[&str]) -> Result<(), PaneError> {
+    /// `new-session -d` of this spec's session and size running `command`,
+    /// with `extra` options before it.
+    pub(super) async fn new_session(&self, extra: &[&str], command: &str) -> Result<(), PaneError> {
         let (w, h) = (self.width.to_string(), self.height.to_string());
         let workspace = self.workspace.to_string_lossy();
         let mut args = vec!["new-session", "-d", "-s", &self.session];
@@ -267,7 +288,7 @@ impl PaneSpec {
             args.extend(["-e", env]);
         }
         args.extend(extra);
-        args.push(&self.agent);
+        args.push(command);
         self.run(&args)
             .await?
             .map(drop)

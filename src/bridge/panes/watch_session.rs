@@ -137,7 +137,9 @@ impl WatchSession {
         }
         if !self.spec.session_exists().await {
             // `-n` also turns automatic renaming off, so the name stays.
-            self.spec.new_session(&["-n", IDLE_WINDOW]).await?;
+            self.spec
+                .new_session(&["-n", IDLE_WINDOW], &self.spec.agent)
+                .await?;
         }
         let client = self.spec.connect().await?;
         let stop = CancellationToken::new();
