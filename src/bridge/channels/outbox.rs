@@ -100,12 +100,10 @@ pub enum Order {
     OneQueue,
 }
 
-/// Runs forever, delivering whatever the outbox holds, oldest first.
-/// (Chats in turn, [`Order::Fair`], is built and measured by the
-/// `outbox_fairness` bench but not yet the default: the outage test's
-/// order check still assumes one queue.)
+/// Runs forever, delivering whatever the outbox holds: chats in turn,
+/// each chat's entries oldest first ([`Order::Fair`]).
 pub async fn run(shared: SharedState, courier: impl Courier) {
-    run_in(shared, courier, Order::OneQueue).await
+    run_in(shared, courier, Order::Fair).await
 }
 
 /// [`run`], choosing entries in `order`.
@@ -593,8 +591,9 @@ mod tests {
                 "card_retry",
                 "card",
                 "card_delivery_recovered",
-                "card",
-                "card_dropped"
+                // A lane of its own, never served: before the console's.
+                "card_dropped",
+                "card"
             ]
         );
     }

@@ -7,15 +7,20 @@
 //! once it has been on screen for [`ANSWER_SETTLE`], and only while the
 //! screen still shows the dialog the chat was shown (its question, body
 //! and the option's key). After the key the screen must change (the dialog
-//! gone, or the next one, or the transcript above it) within
+//! gone, or the next one, or the text above it) within
 //! [`ANSWER_CONFIRM_WAIT`]; a screen still unchanged gets the key once
 //! more, and is reported not taken after that. A reported answer is one
 //! the screen confirmed; a second dialog that looks like the first, drawn
 //! under the first one's result, is never answered by its retry.
+//!
+//! "Changed" is judged on the screen's text ([`text_hash`]), not on every
+//! cell: Claude Code 2.1.332 animates its logo and blinks the running
+//! tool's dot while a dialog waits, several times a second, and a key it
+//! dropped must not look taken because of that.
 
 use std::time::{Duration, Instant};
 
-use crate::detect::{ScreenLook, screen_hash, several_keys};
+use crate::detect::{ScreenLook, several_keys};
 
 /// How long a dialog must have been on screen before a key is sent to it:
 /// twice the longest delay after which 2.1.332 was seen to drop a key.
@@ -24,7 +29,7 @@ pub const ANSWER_SETTLE: Duration = Duration::from_millis(400);
 /// How long the agent has to redraw after an answer before the key is sent
 /// again (or, the second time, the answer is reported not taken): it
 /// redraws within tens of milliseconds; a loaded machine takes longer.
-pub const ANSWER_CONFIRM_WAIT: Duration = Duration::from_millis(1500);
+pub const ANSWER_CONFIRM_WAIT: Duration = Duration::from_millis(3000);
 
 /// Keys sent for one answer at most (the first and one more).
 pub const MAX_ANSWER_TRIES: u8 = 2;
@@ -56,8 +61,8 @@ pub struct Answering {
     pub key: String,
     /// When the dialog was first seen on screen.
     shown_at: Instant,
-    /// The dialog and the whole screen as they were when the key was last
-    /// sent.
+    /// The dialog and the screen's text ([`text_hash`]) as they were when
+    /// the key was last sent.
     sent: Option<(u64, u64, Instant)>,
     tries: u8,
     /// Keys sent at most: [`MAX_ANSWER_TRIES`], or 1 for typed words
@@ -116,8 +121,8 @@ impl Answering {
                     AnswerStep::Send
                 }
             }
-            (Some((dialog, screen, _)), Some(p))
-                if p.fingerprint != dialog || screen_hash(&look.rows) != screen =>
+            (Some((dialog, text, _)), Some(p))
+                if p.fingerprint != dialog || text_hash(&look.rows) != text =>
             {
                 AnswerStep::Taken
             }
@@ -143,9 +148,24 @@ impl Answering {
     /// The key was sent at `now` to the screen `look` shows.
     pub fn sent(&mut self, look: &ScreenLook, now: Instant) {
         let fingerprint = look.prompt.as_ref().map_or(0, |p| p.fingerprint);
-        self.sent = Some((fingerprint, screen_hash(&look.rows), now));
+        self.sent = Some((fingerprint, text_hash(&look.rows), now));
         self.tries += 1;
     }
+}
+
+/// A hash of the letters and digits of `rows`, row by row: what the screen
+/// says, without the drawings and blinking symbols that change on their own.
+fn text_hash(rows: &[String]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let text = rows.iter().flat_map(|row| {
+        let words = row.chars().filter(|c| c.is_alphanumeric());
+        words.chain(['\n'])
+    });
+    for c in text {
+        hash ^= u64::from(c);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 #[cfg(test)]
@@ -201,6 +221,25 @@ mod tests {
         assert_eq!(a.tries(), 2);
         let t3 = t2 + ANSWER_CONFIRM_WAIT;
         assert_eq!(a.step(&shown, t3), AnswerStep::NotTaken);
+    }
+
+    #[test]
+    fn an_animated_logo_and_a_blinking_dot_are_no_change() {
+        let t0 = Instant::now();
+        let mut a = Answering::new("Proceed?", "", "1", t0);
+        let mut shown = dialog("Proceed?", 7);
+        shown.rows = vec![" ▐▛███▜▌".into(), "● Bash(touch a)".into()];
+        let t1 = t0 + ANSWER_SETTLE;
+        a.sent(&shown, t1);
+        // As 2.1.332 draws them while its dialog waits.
+        let mut redrawn = shown.clone();
+        redrawn.rows = vec![" ▗▟▛███▛█▄".into(), "  Bash(touch a)".into()];
+        assert_eq!(
+            a.step(&redrawn, t1),
+            AnswerStep::Confirming(t1 + ANSWER_CONFIRM_WAIT)
+        );
+        let t2 = t1 + ANSWER_CONFIRM_WAIT;
+        assert_eq!(a.step(&redrawn, t2), AnswerStep::Send);
     }
 
     #[test]
