@@ -163,6 +163,45 @@ async fn a_prompt_answered_in_the_terminal_after_a_restart_closes_its_card() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_answered_at_the_desk_while_clawmux_was_down_is_closed_at_start() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 4").await;
+    let first = b.card_with("Approval needed").await;
+    b.stop().await;
+    b.tmux.ok(&["send-keys", "-t", "=cm-demo:", "1"]);
+    let ran = || {
+        b.tmux
+            .capture("=cm-demo:")
+            .contains("Created 2 plans for phase 4")
+    };
+    harness::until(ran, "the answer at the desk ran the command").await;
+    b.resume().await;
+    b.card("the first card closed", |e| {
+        matches!(e.op, OutboxOp::Patch { .. })
+            && e.op.handle() == first.op.handle()
+            && e.text.contains("Approval no longer pending")
+    })
+    .await;
+    let pending = || {
+        let state = std::fs::read(b.home.path().join("state.json")).unwrap();
+        let state: serde_json::Value = serde_json::from_slice(&state).unwrap();
+        state["approvals"].as_object().map_or(0, |a| a.len())
+    };
+    harness::until(|| pending() == 0, "no approval left pending").await;
+    // The same prompt asked again is a new approval, with its own card.
+    b.card("the resumed command finished", |e| {
+        e.text.contains("demo: /gsd:plan-phase 4") && e.text.contains("**Finished")
+    })
+    .await;
+    b.say("oc_1", "ou_alice", "/gsd:plan-phase 4").await;
+    b.card("a card for the same prompt asked again", |e| {
+        is_send(e) && e.text.contains("Approval needed") && e.uuid != first.uuid
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approval_survives_a_daemon_restart() {
     let mut b = Bridge::start().await;
     new_project(&mut b, "oc_1", "ou_alice", "demo").await;
@@ -612,6 +651,40 @@ async fn a_command_waits_while_a_prompt_nobody_answered_is_on_screen() {
         1,
         "{history}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_opened_while_clawmux_was_down_gets_its_card_before_any_key() {
+    let mut b = Bridge::start().await;
+    new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.stop().await;
+    // Meanwhile, at the desk, a command that asks for permission.
+    b.tmux
+        .ok(&["send-keys", "-t", "cm-demo", "-l", "/gsd:plan-phase 4"]);
+    b.tmux.ok(&["send-keys", "-t", "cm-demo", "Enter"]);
+    let asked = || {
+        b.tmux
+            .capture("cm-demo")
+            .contains("Do you want to proceed?")
+    };
+    harness::until(asked, "the dialog is up").await;
+    // The first message after the restart comes at once: a digit and
+    // Enter would answer the dialog.
+    b.resume().await;
+    b.say("oc_1", "ou_alice", "1").await;
+    let approval = b.card_with("Approval needed").await;
+    b.card_with("number 1 in the queue").await;
+    let screen = b.tmux.capture("cm-demo");
+    assert!(screen.contains("Do you want to proceed?"), "{screen}");
+    let yes = button_value(&approval, "Yes");
+    b.click("oc_1", "ou_alice", yes).await;
+    b.card("the held message's result", |e| {
+        is_send(e) && e.text.contains("You said: 1")
+    })
+    .await;
+    let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
+    let answered = kinds.iter().filter(|k| *k == "approval_answered").count();
+    assert_eq!(answered, 1, "answered by the click alone: {kinds:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -374,6 +374,36 @@ impl Core {
                     self.patch(&a.card, &present::approval_gone_card(&a));
                 }
             }
+            ProjectEventKind::ScreenAtStart { dialog } => {
+                // Pending from before the restart, and not what the screen
+                // shows: answered at the desk (or gone) meanwhile. Left
+                // pending, the same prompt asked again would find it and
+                // get no card.
+                let gone = self.shared.update(|s| {
+                    let stale: Vec<_> = (s.approvals.values())
+                        .filter(|a| {
+                            a.project == project.as_str()
+                                && dialog.as_ref().is_none_or(|(question, body)| {
+                                    a.question != *question || a.body != *body
+                                })
+                        })
+                        .map(|a| a.id.clone())
+                        .collect();
+                    let gone: Vec<PendingApproval> = stale
+                        .iter()
+                        .filter_map(|id| s.approvals.remove(id))
+                        .collect();
+                    gone.iter().for_each(|a| s.close_card(&a.card));
+                    gone
+                });
+                for a in gone {
+                    self.log(LogEvent::ApprovalGone {
+                        project: project.clone(),
+                        approval: a.id.clone(),
+                    });
+                    self.patch(&a.card, &present::approval_gone_card(&a));
+                }
+            }
             ProjectEventKind::DialogMismatch {
                 approval_id,
                 detail,

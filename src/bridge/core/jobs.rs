@@ -371,6 +371,7 @@ impl Core {
             | ProjectEventKind::ModeSet { .. }
             | ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }
+            | ProjectEventKind::ScreenAtStart { .. }
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. }

@@ -556,6 +556,7 @@ impl Core {
             }
             kind @ (ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }
+            | ProjectEventKind::ScreenAtStart { .. }
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
             | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),

@@ -34,6 +34,16 @@ pub enum Resume {
     Follow,
 }
 
+/// Whether the screen shows a dialog that takes keys where a command would
+/// go: options to choose and no input box under them. (A checkpoint's
+/// question sits in the transcript above the input box; a command typed
+/// there is its answer.)
+pub fn dialog_waits(look: &ScreenLook) -> bool {
+    look.prompt
+        .as_ref()
+        .is_some_and(|p| !p.keys.is_empty() && look.input.is_none())
+}
+
 /// Does the input box show `text` (or, wrapped onto more rows, its start)?
 pub fn in_input_box(look: &ScreenLook, text: &str) -> bool {
     look.input
@@ -149,6 +159,25 @@ mod tests {
         let mut busy = idle(&["● Ready.", &format!("❯ {CMD}")], "");
         busy.busy = true;
         assert_eq!(resume(&busy, CMD, before), Resume::Follow);
+    }
+
+    #[test]
+    fn a_menu_in_place_of_the_input_box_waits_a_checkpoint_above_it_does_not() {
+        let menu = crate::detect::ShownPrompt {
+            keys: vec!["1".into(), "2".into()],
+            ..Default::default()
+        };
+        let dialog = ScreenLook {
+            prompt: Some(menu.clone()),
+            ..look(&[" Do you want to proceed?", " ❯ 1. Yes", "   2. No"], None)
+        };
+        assert!(dialog_waits(&dialog));
+        let checkpoint = ScreenLook {
+            prompt: Some(menu),
+            ..idle(&["## Checkpoint: human-verify", "Type approved"], "")
+        };
+        assert!(!dialog_waits(&checkpoint));
+        assert!(!dialog_waits(&idle(&["● Ready."], "")));
     }
 
     #[test]

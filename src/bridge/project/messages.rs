@@ -74,6 +74,13 @@ pub enum ProjectEventKind {
     ApprovalGone {
         approval_id: ApprovalId,
     },
+    /// What the actor found when it first looked, at start: the dialog on
+    /// screen by question and body (`None`: none, or no session left).
+    /// Approvals pending from before that are not it were answered (or
+    /// went) while clawmux was down.
+    ScreenAtStart {
+        dialog: Option<(String, String)>,
+    },
     /// The dialog read off the screen disagrees with what the agent's
     /// permission hook says it asks (`detail`, for the chat).
     DialogMismatch {

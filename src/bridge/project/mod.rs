@@ -192,9 +192,19 @@ impl Actor {
 
     async fn run(mut self, mut rx: mpsc::Receiver<ProjectCmd>) {
         // Attach at once when the session exists (a restart with pending
-        // approvals, hooks, status), without creating one.
-        if self.setup.spec.session_exists().await {
-            let _ = self.attach(false).await;
+        // approvals, hooks, status), without creating one, and say what the
+        // screen shows (an unreachable host says nothing).
+        let found = match self.setup.spec.probe().await {
+            Ok(true) if self.attach(false).await.is_ok() => self.pane.as_ref().map(|(_, w)| {
+                let prompt = w.look().prompt;
+                prompt.map(|p| (p.question, p.body))
+            }),
+            Ok(true) | Err(_) => None,
+            Ok(false) => Some(None),
+        };
+        if let Some(dialog) = found {
+            self.emit(None, ProjectEventKind::ScreenAtStart { dialog })
+                .await;
         }
         loop {
             let detect_at = self
@@ -414,7 +424,7 @@ impl Actor {
 
     async fn submit(&mut self, job: Job) {
         match self.runner.submit(job) {
-            Admit::Start(job) => self.start(job, false).await,
+            Admit::Start(job) => self.start(job, false, true).await,
             Admit::Queued { job, position } => {
                 self.emit(Some(&job), ProjectEventKind::Queued { position })
                     .await
@@ -686,7 +696,10 @@ impl Actor {
         self.emit(None, kind).await;
     }
 
-    async fn start(&mut self, job: Job, recovery: bool) {
+    /// Starts `job`: creates or attaches the session, then types it, unless
+    /// the agent is starting or a dialog waits (the chat is told it is
+    /// queued when `announce`).
+    async fn start(&mut self, job: Job, recovery: bool, announce: bool) {
         let created = match self.attach(true).await {
             Ok(created) => created,
             Err(error) => {
@@ -709,6 +722,21 @@ impl Actor {
             self.runner.wait_first(job, recovery);
             return;
         }
+        let now = self.now();
+        if let Some((_, watcher)) = &mut self.pane
+            && typing::dialog_waits(&watcher.look())
+        {
+            // Opened at the desk, or while clawmux was down, and not
+            // reported yet: a key typed now would answer it. Its card goes
+            // out once the detector judges it; the command waits.
+            watcher.detector_mut().judge_soon(now);
+            self.runner.hold(job.clone(), recovery);
+            if announce {
+                let kind = ProjectEventKind::Queued { position: 1 };
+                self.emit(Some(&job), kind).await;
+            }
+            return;
+        }
         if let Err((job, reason)) = self.type_job(job, recovery).await {
             if recovery {
                 let error = ProjectError::Pane(reason);
@@ -723,7 +751,7 @@ impl Actor {
     /// Starts waiting commands while the agent is ready for them.
     async fn drain_queue(&mut self) {
         while let Some(next) = self.runner.next_waiting() {
-            Box::pin(self.start(next.job, next.recovery)).await;
+            Box::pin(self.start(next.job, next.recovery, false)).await;
         }
     }
 
@@ -970,6 +998,11 @@ impl Actor {
             watcher.tick(now, &mut |d| detections.push(d));
         }
         self.on_detections(detections).await;
+        let waits = (self.pane.as_ref()).is_some_and(|(_, w)| typing::dialog_waits(&w.look()));
+        if self.runner.held() && (!waits || !self.runner.idle()) {
+            // Reported (the approval now holds the queue) or gone.
+            self.runner.release();
+        }
     }
 
     async fn on_detections(&mut self, detections: Vec<Detection>) {
@@ -1058,7 +1091,7 @@ impl Actor {
             retried: true,
             ..job
         };
-        Box::pin(self.start(job, true)).await;
+        Box::pin(self.start(job, true, false)).await;
     }
 }
 

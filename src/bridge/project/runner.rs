@@ -123,6 +123,9 @@ pub struct JobRunner {
     /// whether it took: the prompt this was (its id, when the runner had
     /// seen it).
     answering: Option<Option<ApprovalId>>,
+    /// A dialog nobody was shown is on screen: the first waiting command
+    /// waits until it is reported (then `approval` holds it) or gone.
+    held: bool,
 }
 
 impl JobRunner {
@@ -181,6 +184,7 @@ impl JobRunner {
             && self.starting.is_none()
             && self.approval.is_none()
             && self.answering.is_none()
+            && !self.held
     }
 
     pub fn submit(&mut self, job: Job) -> Admit {
@@ -204,6 +208,23 @@ impl JobRunner {
     /// Puts a command first in line (its agent is still starting).
     pub fn wait_first(&mut self, job: Job, recovery: bool) {
         self.queue.push_front(Waiting { job, recovery });
+    }
+
+    /// Puts a command first in line behind a dialog the chat has not been
+    /// shown; see [`JobRunner::release`].
+    pub fn hold(&mut self, job: Job, recovery: bool) {
+        self.held = true;
+        self.wait_first(job, recovery);
+    }
+
+    /// Whether commands wait for a dialog to be reported.
+    pub fn held(&self) -> bool {
+        self.held
+    }
+
+    /// The dialog that held the commands was reported or went away.
+    pub fn release(&mut self) {
+        self.held = false;
     }
 
     /// The next waiting command, when one may start.
