@@ -67,3 +67,26 @@ async fn input_the_agent_never_takes_is_reported_with_the_screen() {
     assert!(kinds.iter().any(|k| k == "not_submitted"), "{kinds:?}");
     assert!(!kinds.iter().any(|k| k == "completed"), "{kinds:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_redraws_late_is_not_reported_not_submitted() {
+    // Takes the command at once but shows it 8 s later: past both Enters.
+    let mut b = bridge_with_agent("late:8").await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
+    let result = b.card_with("You said: /gsd:new-project").await;
+    assert!(
+        result.text.contains("demo: /gsd:new-project"),
+        "{}",
+        result.text
+    );
+    assert!(
+        !b.seen.iter().any(|e| e.text.contains("Not submitted")),
+        "reported not submitted"
+    );
+    let screen = b.tmux.capture("cm-demo");
+    assert_eq!(
+        screen.matches("● You said: /gsd:new-project").count(),
+        1,
+        "{screen}"
+    );
+}

@@ -337,7 +337,7 @@ impl Core {
                 });
                 if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
                     let title = format!("Not submitted: {}", self.title(&j));
-                    let guidance = "The agent left your command in its input box after Enter was pressed twice. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
+                    let guidance = "The agent left your command in its input box: Enter was pressed twice, and 20 s later it still sat there. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
                     self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
                 }
             }

@@ -9,7 +9,8 @@
 //!   an option nobody chose.
 //! - After typing, [`receipt`] says whether the agent took the input: the
 //!   input box no longer shows it. While it still does, Enter is pressed
-//!   once more, then the chat is told it was not submitted.
+//!   once more, and the chat is told it was not submitted only once the
+//!   text has sat there for [`NOT_SUBMITTED_AFTER`].
 
 use std::time::Duration;
 
@@ -22,6 +23,12 @@ pub const RECEIPT_WAIT: Duration = Duration::from_secs(3);
 
 /// Enter presses for one command at most (the first and one more).
 pub const MAX_ENTERS: u8 = 2;
+
+/// How long after the first Enter typed input may still sit in the input
+/// box before the chat hears it was not submitted. An agent on a loaded
+/// machine can take the line and redraw seconds later; told "not
+/// submitted", the user would send it again and it would run twice.
+pub const NOT_SUBMITTED_AFTER: Duration = Duration::from_secs(20);
 
 /// What to do with a command whose typing a crash may have cut short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,19 +94,23 @@ pub enum Receipt {
     PressEnter,
     /// Still in the input box after every Enter: tell the chat.
     NotSubmitted,
-    /// Still there, but a dialog came up meanwhile: never press a key into
-    /// it; the dialog is reported as usual.
+    /// Still there, but a dialog came up meanwhile (never press a key into
+    /// it; the dialog is reported as usual), or every Enter was pressed and
+    /// the agent may yet redraw: look again later.
     Wait,
 }
 
-/// Has the agent taken `text`, after `enters` presses of Enter?
-pub fn receipt(look: &ScreenLook, text: &str, enters: u8) -> Receipt {
+/// Has the agent taken `text`, after `enters` presses of Enter, the first
+/// `waited` ago?
+pub fn receipt(look: &ScreenLook, text: &str, enters: u8, waited: Duration) -> Receipt {
     if !in_input_box(look, text) {
         Receipt::Taken
     } else if look.dialog() {
         Receipt::Wait
     } else if enters < MAX_ENTERS {
         Receipt::PressEnter
+    } else if waited < NOT_SUBMITTED_AFTER {
+        Receipt::Wait
     } else {
         Receipt::NotSubmitted
     }
@@ -193,10 +204,10 @@ mod tests {
             resume(&dialog, CMD, screen_hash(&dialog.rows)),
             Resume::Follow
         );
-        assert_eq!(receipt(&dialog, CMD, 1), Receipt::Taken);
+        assert_eq!(receipt(&dialog, CMD, 1, Duration::ZERO), Receipt::Taken);
         let mut stuck = idle(&[], CMD);
         stuck.prompt = Some(crate::detect::ShownPrompt::default());
-        assert_eq!(receipt(&stuck, CMD, 1), Receipt::Wait);
+        assert_eq!(receipt(&stuck, CMD, 1, Duration::ZERO), Receipt::Wait);
     }
 
     #[test]
@@ -213,15 +224,19 @@ mod tests {
         assert_eq!(resume(&shown, CMD, before), Resume::Follow);
         let other = look(&["$ ls", "a b", "$ "], None);
         assert_eq!(resume(&other, CMD, before), Resume::Type);
-        assert_eq!(receipt(&shown, CMD, 1), Receipt::Taken);
+        assert_eq!(receipt(&shown, CMD, 1, Duration::ZERO), Receipt::Taken);
     }
 
     #[test]
     fn enter_is_pressed_once_more_then_the_chat_is_told() {
         let stuck = idle(&[], CMD);
-        assert_eq!(receipt(&stuck, CMD, 1), Receipt::PressEnter);
-        assert_eq!(receipt(&stuck, CMD, 2), Receipt::NotSubmitted);
-        assert_eq!(receipt(&idle(&[], ""), CMD, 1), Receipt::Taken);
+        let soon = RECEIPT_WAIT;
+        assert_eq!(receipt(&stuck, CMD, 1, soon), Receipt::PressEnter);
+        // Every Enter pressed: the agent may still redraw late.
+        assert_eq!(receipt(&stuck, CMD, 2, soon * 2), Receipt::Wait);
+        let late = NOT_SUBMITTED_AFTER;
+        assert_eq!(receipt(&stuck, CMD, 2, late), Receipt::NotSubmitted);
+        assert_eq!(receipt(&idle(&[], ""), CMD, 1, soon), Receipt::Taken);
     }
 
     #[test]

@@ -56,6 +56,8 @@ const RECOVERY_TAIL_LINES: usize = 20;
 struct ReceiptCheck {
     text: String,
     enters: u8,
+    /// When the first Enter was pressed.
+    since: Instant,
     at: Instant,
 }
 
@@ -515,6 +517,7 @@ impl Actor {
         self.receipt = typed.map(|text| ReceiptCheck {
             text,
             enters: 1,
+            since: now,
             at: now + typing::RECEIPT_WAIT,
         });
     }
@@ -809,7 +812,8 @@ impl Actor {
     }
 
     /// Confirms from the screen that the agent took the typed text: Enter
-    /// once more while it sits in the input box, then the chat is told.
+    /// once more while it sits in the input box, then, once it has sat
+    /// there for [`typing::NOT_SUBMITTED_AFTER`], the chat is told.
     async fn check_receipt(&mut self) {
         let Some(mut check) = self.receipt.take() else {
             return;
@@ -817,7 +821,8 @@ impl Actor {
         let (Some((pane, watcher)), Some(_)) = (&self.pane, self.runner.running()) else {
             return;
         };
-        match typing::receipt(&watcher.look(), &check.text, check.enters) {
+        let waited = check.since.elapsed();
+        match typing::receipt(&watcher.look(), &check.text, check.enters, waited) {
             Receipt::Taken => {}
             Receipt::Wait => {
                 check.at = Instant::now() + typing::RECEIPT_WAIT;
