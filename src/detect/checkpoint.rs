@@ -21,8 +21,9 @@
 //! A box counts only once its `→` line is drawn whole: while the model still
 //! writes it, a screen can look idle between two chunks, and a card made
 //! then would miss the later options.
-//! The body stops at Claude Code's input box (a `─` rule and a `❯` row),
-//! so the box the answer is typed into is never part of it.
+//! The body stops at Claude Code's turn-end row or its input box (a `─`
+//! rule and a `❯` row), so neither the box the answer is typed into nor a
+//! passing notice under the turn is part of it.
 
 use super::dialog;
 use super::screen::Prompt;
@@ -86,6 +87,13 @@ pub(crate) fn find(rows: &[String]) -> Option<Prompt> {
     let rows = &rows[first..];
     let (at, form) = (rows.iter().enumerate().rev()).find_map(|(i, r)| Some((i, header(r)?)))?;
     let end = input_box_start(rows, at).unwrap_or(rows.len());
+    // What GSD wrote ends with the turn: Claude Code's turn-end row and
+    // the notices it shows under it for a few seconds (`tmux focus-events
+    // off · …`) are not the checkpoint, and a notice going away must not
+    // make it another one.
+    let end = (at + 1..end)
+        .find(|&i| is_turn_end(&rows[i]))
+        .unwrap_or(end);
     let after = &rows[at + 1..end];
     // A box is answerable once its `→` line is drawn whole (a row follows
     // it, GSD's closing rule): before that the model is still writing it,
@@ -123,6 +131,13 @@ fn input_box_start(rows: &[String], from: usize) -> Option<usize> {
                 .get(i + 1)
                 .is_some_and(|r| r.trim_start().starts_with('❯'))
     })
+}
+
+/// Claude Code's row at a turn's end: `✻ Cooked for 1s · done 4:04 PM`.
+fn is_turn_end(row: &str) -> bool {
+    row.trim_start()
+        .strip_prefix("✻ ")
+        .is_some_and(|rest| rest.contains(" for "))
 }
 
 fn is_rule(row: &str) -> bool {
@@ -369,6 +384,24 @@ mod tests {
         }
         assert_eq!(header("## Checkpoint: decision"), Some(Form::Decision));
         assert_eq!(header("## Checkpoint: human-action"), Some(Form::Action));
+    }
+
+    #[test]
+    fn a_notice_under_the_turn_is_not_part_of_the_checkpoint() {
+        let screen = |notice: &str| {
+            rows(&format!(
+                "  ║  CHECKPOINT: Decision Required  ║\n  Decision: Which store?\n  Options:\n  1. redis - fast\n  2. sqlite - one file\n  ────────\n  → Select: redis / sqlite\n  ────────\n✻ Cooked for 1s · done 4:04 PM\n{notice}\n─────────\n❯ \n─────────"
+            ))
+        };
+        let with = find(&screen(
+            "        tmux focus-events off · add 'set -g focus-events on'",
+        ));
+        let without = find(&screen(""));
+        let (with, without) = (with.expect("with the notice"), without.expect("without"));
+        assert!(!with.body.contains("focus-events"), "{}", with.body);
+        assert!(!with.body.contains("Cooked"), "{}", with.body);
+        assert_eq!(keys(&without), ["redis", "sqlite"]);
+        assert_eq!((with.body, with.context), (without.body, without.context));
     }
 
     #[test]

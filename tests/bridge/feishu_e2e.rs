@@ -389,6 +389,51 @@ async fn an_image_from_chat_is_saved_in_the_workspace_and_its_path_typed() {
     assert_eq!(mode, 0o600);
 }
 
+/// A slow image download runs off the intake: another chat's message and
+/// a click are handled meanwhile; the same chat's next message waits
+/// behind its image, so the agent gets them in the order they were sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_image_holds_up_only_its_own_chat() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+
+    const SLOW: Duration = Duration::from_secs(8);
+    fake.set_image_delay(SLOW);
+    let png = [&[0x89, b'P', b'N', b'G', 0x0d, 0x0a][..], &[7u8; 100]].concat();
+    fake.push_image_message("oc_1", "ou_alice", &png);
+    fake.push_message("oc_1", "ou_alice", "what is in the picture");
+    fake.push_message("oc_fake", "ou_bob", "/gsd:help");
+    card(&fake, "the other chat's help", |c| {
+        c.card_text().contains("**clawmux commands**")
+    })
+    .await;
+    let saved = |f: &FakeFeishu| {
+        (f.sent_cards().iter()).any(|c| c.card_text().contains("Image from chat saved"))
+    };
+    assert!(!saved(&fake), "the other chat waited for the download");
+    card(&fake, "the question's echo", |c| {
+        c.card_text().contains("You said: what is in the picture")
+    })
+    .await;
+    let order: Vec<String> = (fake.sent_cards().iter())
+        .map(|c| c.card_text())
+        .filter(|t| t.contains("You said: Image from chat") || t.contains("You said: what is"))
+        .collect();
+    assert!(
+        order.first().is_some_and(|t| t.contains("Image from chat")),
+        "the image first, then the question: {order:?}"
+    );
+}
+
 /// With `require_mention`, an image in a group is held to the same rule as
 /// text: Feishu's image messages carry no mention, so it is not for the bot,
 /// and it is neither typed nor fetched into the workspace.

@@ -207,6 +207,8 @@ struct State_ {
     reactions: Vec<(String, String)>,
     /// Images users sent, by (message id, file key).
     images: HashMap<(String, String), Vec<u8>>,
+    /// How long an image download takes before its bytes come.
+    image_delay: Duration,
     bot_info_requests: u32,
     api_attempts: u32,
     attempt_times: Vec<Instant>,
@@ -475,6 +477,11 @@ impl FakeFeishu {
                 bytes.to_vec(),
             )
         });
+    }
+
+    /// Image downloads answer only after `delay` (a slow file server).
+    pub fn set_image_delay(&self, delay: Duration) {
+        self.shared.with(|s| s.image_delay = delay);
     }
 
     /// Bot info requests so far.
@@ -1358,6 +1365,8 @@ async fn resource(
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
+    let delay = sh.read(|s| s.image_delay);
+    tokio::time::sleep(delay).await;
     sh.with(|s| {
         if let Some(r) = refused(s, &headers, false) {
             return r;

@@ -12,8 +12,9 @@ use tokio::time::Duration;
 use tokio_util::task::AbortOnDropHandle;
 
 use crate::bridge::access::pairing::Pairing;
-use crate::bridge::access::policy::{ChatKind, Decision, Policy};
+use crate::bridge::access::policy::{ChatKind, Policy};
 use crate::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
+use crate::bridge::channels::chat_images::{Fetches, Images, MAX_FETCHES};
 use crate::bridge::channels::outbox::{Courier, DeliveryError};
 use crate::bridge::config::{Config, IntakeMode};
 use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, with_image_key, without_picture};
@@ -145,120 +146,12 @@ async fn mentions_bot(
     m.mentions(id.as_deref())
 }
 
-/// Saves images users send into their project's workspace, so the agent
-/// can be pointed at them.
-struct Images {
-    api: Arc<Api>,
-    shared: SharedState,
-    /// An image is downloaded only from a sender, and in a chat, the bot
-    /// serves (as admission will judge the message), so nobody else can
-    /// put files in a workspace.
-    policy: Policy,
-    pairing: Pairing,
-}
-
-/// Where images from chat go, under the project workspace.
-const IMAGES_DIR: &str = ".clawmux/images";
-
-impl Images {
-    /// Whether the access policy lets this message in (rate limit aside:
-    /// admission counts it when it arrives).
-    fn admits(&self, m: &crate::feishu::Message, mentions_bot: bool) -> bool {
-        let paired = self.pairing.allowed().unwrap_or_default();
-        let kind = chat_kind(m);
-        let decision =
-            self.policy
-                .decide(&m.sender_open_id, kind, &m.chat_id, mentions_bot, &paired);
-        decision == Decision::Allow
-    }
-
-    /// The text typed for an image message: where it was saved, or why not.
-    async fn save(&self, m: &crate::feishu::Message, image_key: &str) -> String {
-        let workspace = self.shared.read(|s| {
-            s.chats
-                .get(&m.chat_id)
-                .and_then(|p| s.projects.get(p))
-                .map(|r| r.workspace.clone())
-        });
-        let Some(workspace) = workspace else {
-            return "(an image was sent, but this chat has no project to save it in)".into();
-        };
-        let bytes = match self.api.download_image(&m.message_id, image_key).await {
-            Ok(b) => b,
-            Err(e) => {
-                tracing::warn!(error = %e, message_id = %m.message_id, "cannot download an image from chat");
-                return format!("(an image was sent, but it could not be downloaded: {e})");
-            }
-        };
-        let dir = std::path::Path::new(&workspace).join(IMAGES_DIR);
-        let name: String = m
-            .message_id
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-            .collect();
-        let path = dir.join(format!("{name}.{}", image_ext(&bytes)));
-        match write_private(&dir, &path, &bytes) {
-            Ok(()) => format!("Image from chat saved at {}", path.display()),
-            Err(e) => {
-                tracing::warn!(error = %e, path = %path.display(), "cannot save an image from chat");
-                format!("(an image was sent, but it could not be saved: {e})")
-            }
-        }
-    }
-}
-
-fn chat_kind(m: &crate::feishu::Message) -> ChatKind {
+pub(super) fn chat_kind(m: &crate::feishu::Message) -> ChatKind {
     if m.chat_type == "p2p" {
         ChatKind::Direct
     } else {
         ChatKind::Group
     }
-}
-
-/// The file extension an image's first bytes say.
-fn image_ext(bytes: &[u8]) -> &'static str {
-    match bytes {
-        [0x89, b'P', b'N', b'G', ..] => "png",
-        [0xff, 0xd8, 0xff, ..] => "jpg",
-        [b'G', b'I', b'F', b'8', ..] => "gif",
-        [
-            b'R',
-            b'I',
-            b'F',
-            b'F',
-            _,
-            _,
-            _,
-            _,
-            b'W',
-            b'E',
-            b'B',
-            b'P',
-            ..,
-        ] => "webp",
-        _ => "bin",
-    }
-}
-
-/// A 0700 directory and a 0600 file (what users send is private).
-fn write_private(
-    dir: &std::path::Path,
-    path: &std::path::Path,
-    bytes: &[u8],
-) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)
 }
 
 async fn pump(
@@ -268,11 +161,21 @@ async fn pump(
     _fetch: AbortOnDropHandle<()>,
     images: Images,
 ) {
+    let images = Arc::new(images);
+    let mut fetches = Fetches::default();
     loop {
         // With the daemon gone, the intake goes too: a connection left
         // open would take (and acknowledge) events nobody handles.
         let event = tokio::select! {
             event = intake.recv() => event,
+            ready = fetches.next_done() => {
+                for event in ready {
+                    if chat.send(event).await.is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
             () = chat.closed() => return,
         };
         let Some(event) = event else { return };
@@ -285,20 +188,27 @@ async fn pump(
                     Some(_) if !images.admits(&m, mentions_bot) => {
                         "(an image the bot does not take)".into()
                     }
-                    Some(key) => images.save(&m, key).await,
+                    Some(_) if !fetches.has_room() => format!(
+                        "(an image was sent, but {MAX_FETCHES} are being fetched already: send it again later)"
+                    ),
+                    Some(key) => {
+                        // Fetched off this loop; the chat's next messages
+                        // wait behind it.
+                        let (images, key, chat_id) =
+                            (images.clone(), key.clone(), m.chat_id.clone());
+                        fetches.start(&chat_id, async move {
+                            let text = images.save(&m, &key).await;
+                            message_event(m, text, mentions_bot)
+                        });
+                        continue;
+                    }
                     None => m.text.clone(),
                 };
-                let kind = chat_kind(&m);
-                ChatEvent::Message(ChatMessage {
-                    event_id: m.event_id,
-                    message_id: m.message_id,
-                    target: ChatTarget::Chat { id: m.chat_id },
-                    kind,
-                    sender: m.sender_open_id,
-                    text,
-                    mentions_bot,
-                    parent_id: m.parent_id,
-                })
+                let chat_id = m.chat_id.clone();
+                match fetches.order(&chat_id, message_event(m, text, mentions_bot)) {
+                    Some(event) => event,
+                    None => continue,
+                }
             }
             IntakeEvent::CardAction(a) => {
                 let (tx, rx) = oneshot::channel::<ClickAnswer>();
@@ -324,6 +234,22 @@ async fn pump(
             return;
         }
     }
+}
+
+/// The daemon's event for message `m`, whose text (or image's path) is
+/// `text`.
+fn message_event(m: crate::feishu::Message, text: String, mentions_bot: bool) -> ChatEvent {
+    let kind = chat_kind(&m);
+    ChatEvent::Message(ChatMessage {
+        event_id: m.event_id,
+        message_id: m.message_id,
+        target: ChatTarget::Chat { id: m.chat_id },
+        kind,
+        sender: m.sender_open_id,
+        text,
+        mentions_bot,
+        parent_id: m.parent_id,
+    })
 }
 
 fn to_response(answer: ClickAnswer) -> CardResponse {
