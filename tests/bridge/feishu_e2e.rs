@@ -30,6 +30,15 @@ pub fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeish
     config
 }
 
+/// Creates project `demo` from chat `oc_1` and waits for its first result.
+async fn demo_project(fake: &FakeFeishu) {
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+}
+
 pub async fn start(config: &Config, home: &std::path::Path) -> Running {
     start_with(config, home, false).await
 }
@@ -182,11 +191,7 @@ async fn duplicate_deliveries_run_once_and_feishu_errors_lose_nothing() {
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await);
 
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     // Feishu answers 500 for a while and rate-limits: cards wait, then go once.
     fake.fail_for(Duration::from_secs(3));
@@ -256,11 +261,7 @@ async fn a_card_feishu_refuses_for_good_does_not_hold_up_the_next() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await);
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     // The next message call is refused for good (content too long).
     fake.reject_next(&[(230025, "The message content is too long.")]);
@@ -309,11 +310,7 @@ async fn a_long_result_is_one_summary_card_and_one_file() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await);
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     let before = fake.sent_cards().len();
     let asked = fake.push_message("oc_1", "ou_alice", "print a flood");
@@ -362,11 +359,7 @@ async fn an_image_from_chat_is_saved_in_the_workspace_and_its_path_typed() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await);
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     let png = [&[0x89, b'P', b'N', b'G', 0x0d, 0x0a][..], &[7u8; 100]].concat();
     let pushed = fake.push_image_message("oc_1", "ou_alice", &png);
@@ -400,11 +393,7 @@ async fn a_slow_image_holds_up_only_its_own_chat() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await);
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     const SLOW: Duration = Duration::from_secs(8);
     fake.set_image_delay(SLOW);
