@@ -120,6 +120,11 @@ pub struct Detector {
     /// waits for its start-up's own `working`, `idle`), so its turn
     /// cannot have ended earlier.
     worked: bool,
+    /// The text in the input box at the last judged screen, with the
+    /// transcript above it then: a command typed at the desk (not through
+    /// [`Detector::typed`]) shows its submission by leaving the box for the
+    /// transcript.
+    desk_input: Option<(String, u64)>,
 }
 
 impl Detector {
@@ -151,6 +156,7 @@ impl Detector {
             mode: None,
             agent_state: None,
             worked: false,
+            desk_input: None,
         }
     }
 
@@ -373,6 +379,21 @@ impl Detector {
             _ => {}
         }
         self.mode = state.mode.or(self.mode);
+        // A command submitted at the desk whose whole turn was drawn in one
+        // frame (an API error answered at once, no busy row between): the
+        // box emptied, and the transcript changed and echoes what it held.
+        let transcript = transcript_hash(rows);
+        if let Some((text, before)) = self.desk_input.take()
+            && !self.in_turn
+            && state.input.as_deref().is_none_or(str::is_empty)
+            && before != transcript
+            && echoed(rows, &text)
+        {
+            self.begin_turn();
+        }
+        self.desk_input = (state.input.clone())
+            .filter(|text| !text.is_empty())
+            .map(|text| (text, transcript));
         match &state.busy {
             Some(line) => {
                 if !self.busy {

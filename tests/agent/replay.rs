@@ -178,6 +178,20 @@ replay_test!(plan_mode);
 replay_test!(api_error_500);
 replay_test!(quoting_reply);
 
+/// A turn drawn whole in one frame: Claude Code answered the 400 at once,
+/// so no busy row came between the typed command and the error (recorded
+/// once in 11 runs on a loaded machine). Nothing told the watcher a
+/// command was typed: its submission is read off the input box emptying
+/// into the transcript.
+#[test]
+fn a_turn_drawn_in_one_frame_still_ends_with_its_error() {
+    let ds = replay(&read("api_error_400_in_one_frame"));
+    assert!(ds.iter().all(|d| d["kind"] != "busy"), "{ds:#?}");
+    if let Err(e) = expect::check_for(OLDEST_SUPPORTED, "api_error_400", &ds) {
+        panic!("replayed: {e}");
+    }
+}
+
 /// Each recorded dialog with the `PermissionRequest` payload the same
 /// scenario sent (`tests/integ/payloads/claude-2.1.197/`).
 const DIALOG_HOOKS: [(&str, &str); 5] = [

@@ -346,6 +346,27 @@ impl Core {
         }
     }
 
+    /// The pending approvals `gone` picks left the screen: forgotten, their
+    /// cards turned grey ("Answered in the terminal").
+    fn close_gone(&mut self, project: &str, gone: impl Fn(&PendingApproval) -> bool) {
+        let closed = self.shared.update(|s| {
+            let ids: Vec<_> = (s.approvals.values().filter(|a| gone(a)))
+                .map(|a| a.id.clone())
+                .collect();
+            let closed: Vec<PendingApproval> =
+                ids.iter().filter_map(|id| s.approvals.remove(id)).collect();
+            closed.iter().for_each(|a| s.close_card(&a.card));
+            closed
+        });
+        for a in closed {
+            self.log(LogEvent::ApprovalGone {
+                project: project.to_string(),
+                approval: a.id.clone(),
+            });
+            self.patch(&a.card, &present::approval_gone_card(&a));
+        }
+    }
+
     /// A project's news about a prompt or an answer.
     pub(super) fn on_approval_event(
         &mut self,
@@ -359,50 +380,19 @@ impl Core {
             ProjectEventKind::ApprovalGone { approval_id } => {
                 // A prompt re-detected after a restart kept its first id.
                 let approval_id = self.aliases.remove(&approval_id).unwrap_or(approval_id);
-                let pending = self.shared.update(|s| {
-                    let pending = s.approvals.remove(&approval_id);
-                    if let Some(a) = &pending {
-                        s.close_card(&a.card);
-                    }
-                    pending
-                });
-                if let Some(a) = pending {
-                    self.log(LogEvent::ApprovalGone {
-                        project: project.clone(),
-                        approval: approval_id.clone(),
-                    });
-                    self.patch(&a.card, &present::approval_gone_card(&a));
-                }
+                self.close_gone(&project, |a| a.id == approval_id);
             }
             ProjectEventKind::ScreenAtStart { dialog } => {
                 // Pending from before the restart, and not what the screen
                 // shows: answered at the desk (or gone) meanwhile. Left
                 // pending, the same prompt asked again would find it and
                 // get no card.
-                let gone = self.shared.update(|s| {
-                    let stale: Vec<_> = (s.approvals.values())
-                        .filter(|a| {
-                            a.project == project.as_str()
-                                && dialog.as_ref().is_none_or(|(question, body)| {
-                                    a.question != *question || a.body != *body
-                                })
+                self.close_gone(&project, |a| {
+                    a.project == project.as_str()
+                        && dialog.as_ref().is_none_or(|(question, body)| {
+                            a.question != *question || a.body != *body
                         })
-                        .map(|a| a.id.clone())
-                        .collect();
-                    let gone: Vec<PendingApproval> = stale
-                        .iter()
-                        .filter_map(|id| s.approvals.remove(id))
-                        .collect();
-                    gone.iter().for_each(|a| s.close_card(&a.card));
-                    gone
                 });
-                for a in gone {
-                    self.log(LogEvent::ApprovalGone {
-                        project: project.clone(),
-                        approval: a.id.clone(),
-                    });
-                    self.patch(&a.card, &present::approval_gone_card(&a));
-                }
             }
             ProjectEventKind::DialogMismatch {
                 approval_id,

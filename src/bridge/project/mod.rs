@@ -1003,9 +1003,12 @@ impl Actor {
             watcher.tick(now, &mut |d| detections.push(d));
         }
         self.on_detections(detections).await;
-        let waits = (self.pane.as_ref()).is_some_and(|(_, w)| typing::dialog_waits(&w.look()));
-        if self.runner.held() && (!waits || !self.runner.idle()) {
-            // Reported (the approval now holds the queue) or gone.
+        // Reported (the approval now holds the queue) or gone. The screen
+        // is read only while commands are held.
+        if self.runner.held()
+            && (!self.runner.idle()
+                || !(self.pane.as_ref()).is_some_and(|(_, w)| typing::dialog_waits(&w.look())))
+        {
             self.runner.release();
         }
     }
