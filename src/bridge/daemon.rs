@@ -288,9 +288,8 @@ impl Daemon {
             Some(self.setup.shared.clone()),
         )
         .map_err(|e| ProjectError::Profile(e.to_string()))?;
-        match record.as_ref().and_then(|r| r.adopted.as_deref()) {
-            Some(adopted) => crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted)
-                .map_err(|e| ProjectError::Pane(e.to_string()))?,
+        match record.as_ref().and_then(|r| r.adopted.as_ref()) {
+            Some(adopted) => crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted),
             None => setup.spec.hook_token = Some(self.core.hook_token(name)),
         }
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clawmux::bridge::config::Config;
-use clawmux::bridge::panes::hosts::{AdoptTarget, Hosts, adopted_record, bind_adopted};
+use clawmux::bridge::panes::hosts::{AdoptTarget, Hosts, bind_adopted};
 use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
 use clawmux::tmux::ClientEvent;
 
@@ -48,8 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_err(|e| UsageError(e.to_string()))?;
         let mut spec = watch.spec_for(String::new());
         let location = spec.locate(&target.tmux_target()).await?;
-        bind_adopted(&mut spec, &adopted_record(&location.session, location.pane))
-            .map_err(anyhow::Error::msg)?;
+        bind_adopted(&mut spec, &location.adopted());
         let (mut agent, _) = watch.attach(&spec, false).await?;
         eprintln!(
             "clawmux: watching pane {} of session {} ({}x{}) on {}; Ctrl-C lets go of it",

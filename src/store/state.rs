@@ -8,6 +8,8 @@ pub use super::ids::{ApprovalId, CardHandle, JobId, ProjectName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::control::{PaneId, SessionId, WindowId};
+
 /// Chat event ids remembered for dedupe: Feishu redelivers within minutes,
 /// so a few thousand recent ids are plenty and keep the file small.
 pub const DEDUPE_CAPACITY: usize = 4096;
@@ -92,14 +94,102 @@ pub struct ProjectRecord {
     /// The `[hosts]` entry it runs on; `None`: the `[tmux]` server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
-    /// A pane clawmux watches but did not create (`/gsd:adopt`), as
-    /// `SESSION:WINDOW.PANE`: never created, resized or killed by clawmux.
+    /// A pane clawmux watches but did not create (`/gsd:adopt`): never
+    /// created, resized or killed by clawmux.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub adopted: Option<String>,
+    pub adopted: Option<AdoptedPane>,
     /// The agent chosen in chat (`/gsd:new-project web --agent codex`);
     /// `None`: the config's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+}
+
+/// An adopted pane, known by more than its id: a pane id names a pane only
+/// for its server's life (a restarted server hands `%0` out again, to
+/// whatever starts first, in a session that may have the same name), so
+/// the server's process, the session, the window and the pane's own
+/// process are kept too, and checked whenever clawmux attaches to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "AdoptedForm", into = "AdoptedForm")]
+pub struct AdoptedPane {
+    pub session: String,
+    pub pane: PaneId,
+    /// `None` only in a record an older clawmux wrote (`SESSION:%N`): such
+    /// a pane cannot be told from another, and is not attached to again.
+    pub identity: Option<PaneIdentity>,
+}
+
+/// What tells one pane from another across tmux server restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaneIdentity {
+    /// The tmux server's process id (`#{pid}`).
+    pub server_pid: u32,
+    pub session_id: SessionId,
+    pub window_id: WindowId,
+    /// The process the pane was started with (`#{pane_pid}`).
+    pub pane_pid: u32,
+}
+
+/// How an [`AdoptedPane`] is written: an object; read also as the
+/// `SESSION:%N` string of older records.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum AdoptedForm {
+    Whole {
+        session: String,
+        pane: PaneId,
+        identity: PaneIdentity,
+    },
+    Old(String),
+}
+
+impl TryFrom<AdoptedForm> for AdoptedPane {
+    type Error = String;
+
+    fn try_from(form: AdoptedForm) -> Result<Self, String> {
+        match form {
+            AdoptedForm::Whole {
+                session,
+                pane,
+                identity,
+            } => Ok(AdoptedPane {
+                session,
+                pane,
+                identity: Some(identity),
+            }),
+            AdoptedForm::Old(record) => {
+                // Session names never hold `:` (tmux replaces it).
+                let (session, pane) = (record.split_once(':'))
+                    .and_then(|(s, p)| Some((s, p.parse().ok()?)))
+                    .ok_or_else(|| format!("adopted pane {record:?} is not SESSION:%N"))?;
+                Ok(AdoptedPane {
+                    session: session.to_string(),
+                    pane,
+                    identity: None,
+                })
+            }
+        }
+    }
+}
+
+impl From<AdoptedPane> for AdoptedForm {
+    fn from(a: AdoptedPane) -> Self {
+        match a.identity {
+            Some(identity) => AdoptedForm::Whole {
+                session: a.session,
+                pane: a.pane,
+                identity,
+            },
+            None => AdoptedForm::Old(format!("{}:{}", a.session, a.pane)),
+        }
+    }
+}
+
+impl std::fmt::Display for AdoptedPane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.session, self.pane)
+    }
 }
 
 /// A chat command on its way through a project: what the daemon tracks and
@@ -422,6 +512,36 @@ impl<'de> Deserialize<'de> for DeliveredCards {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn adopted_panes_round_trip_and_old_records_are_read_without_identity() {
+        let identity = PaneIdentity {
+            server_pid: 41,
+            session_id: SessionId(2),
+            window_id: WindowId(3),
+            pane_pid: 99,
+        };
+        let whole = AdoptedPane {
+            session: "work".into(),
+            pane: PaneId(12),
+            identity: Some(identity),
+        };
+        let json = serde_json::to_string(&whole).unwrap();
+        assert_eq!(serde_json::from_str::<AdoptedPane>(&json).unwrap(), whole);
+        let old: AdoptedPane = serde_json::from_str("\"work:%12\"").unwrap();
+        assert_eq!(
+            (old.session.as_str(), old.pane, old.identity),
+            ("work", PaneId(12), None)
+        );
+        assert_eq!(old.to_string(), "work:%12");
+        for bad in [
+            "\"work\"",
+            "\"work:12\"",
+            "{\"session\":\"w\",\"pane\":\"%1\"}",
+        ] {
+            assert!(serde_json::from_str::<AdoptedPane>(bad).is_err(), "{bad}");
+        }
+    }
     use serde_json::json;
 
     #[test]

@@ -210,3 +210,71 @@ async fn clawmux_adopt_prints_the_detections_of_a_pane_and_lets_go() {
             .contains("Do you want to proceed?")
     );
 }
+
+/// After the user's tmux server restarts, the adopted pane's id belongs to
+/// whatever started first, here in a session of the same name: it is not
+/// the pane adopted, and gets no key and shows no screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_with_the_adopted_id_on_a_restarted_server_is_not_typed_into() {
+    let tmux = TmuxServer::new();
+    let sim = format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux"));
+    tmux.new_session("work", &sim);
+    tmux.wait_for_screen("=work:", "❯", Duration::from_secs(20));
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = crate::bridge::harness::test_config(&tmux.socket, home.path());
+    let mut b = Bridge::start_with(tmux, home, config).await;
+    b.say("oc_1", "ou_alice", "/gsd:adopt work as mine").await;
+    b.card_with("== Adopted ==").await;
+
+    b.stop().await;
+    b.tmux.ok(&["kill-server"]);
+    // The new server's first pane is `%0` again, in a session named `work`
+    // (tried again while the old server still shuts down).
+    let new_pane = "sh -c 'echo a-secret-of-the-new-pane; exec cat'";
+    let new_session = [
+        "new-session",
+        "-d",
+        "-s",
+        "work",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        new_pane,
+    ];
+    until(
+        || b.tmux.run(&new_session).status.success(),
+        "a new tmux server",
+    )
+    .await;
+    let pane = b
+        .tmux
+        .ok(&["display-message", "-p", "-t", "=work:", "#{pane_id}"]);
+    assert_eq!(pane.trim(), "%0");
+    b.tmux.wait_for_screen(
+        "=work:",
+        "a-secret-of-the-new-pane",
+        Duration::from_secs(10),
+    );
+    b.resume().await;
+
+    b.say("oc_1", "ou_alice", "hello from chat").await;
+    let refused = b.card_with("no longer the pane adopted").await;
+    assert!(
+        refused.text.contains("tmux server restarted"),
+        "{}",
+        refused.text
+    );
+    b.say("oc_1", "ou_alice", "/gsd:screen").await;
+    b.card("the screen refused", |e| {
+        e.text.contains("no longer the pane adopted") && e.uuid != refused.uuid
+    })
+    .await;
+    let screen = b.tmux.capture("=work:");
+    assert!(!screen.contains("hello from chat"), "typed into:\n{screen}");
+    let shown = b
+        .seen
+        .iter()
+        .filter(|e| e.text.contains("a-secret-of-the-new-pane"));
+    assert_eq!(shown.count(), 0, "the new pane's screen reached the chat");
+}

@@ -6,7 +6,7 @@
 use super::{Core, Effect, target_id};
 use crate::bridge::access::names;
 use crate::bridge::panes::agent_pane::PaneLocation;
-use crate::bridge::panes::hosts::{AdoptTarget, LocateError, adopted_record};
+use crate::bridge::panes::hosts::{AdoptTarget, LocateError};
 use crate::bridge::panes::watch_session::WATCH_SESSION;
 use crate::bridge::present;
 use crate::bridge::project::Reply;
@@ -192,10 +192,10 @@ impl Core {
             self.error(chat, reply_to, "Cannot adopt that", &text, "");
             return false;
         }
-        let record = adopted_record(&location.session, location.pane);
+        let record = location.adopted();
         let taken = self.shared.read(|s| {
             (s.projects.iter())
-                .find(|(_, p)| p.adopted.as_deref() == Some(&record) && p.host == target.host)
+                .find(|(_, p)| p.adopted.as_ref() == Some(&record) && p.host == target.host)
                 .map(|(n, _)| n.clone())
         });
         if let Some(other) = taken {
@@ -220,7 +220,7 @@ impl Core {
         });
         self.log(LogEvent::Adopted {
             project: name.to_string(),
-            pane: record,
+            pane: record.to_string(),
             host: target.host.clone(),
             by: by.to_string(),
             size: format!("{}x{}", location.width, location.height),
@@ -293,7 +293,7 @@ impl Core {
         }
         self.log(LogEvent::Released {
             project: name.to_string(),
-            pane: pane.clone(),
+            pane: pane.to_string(),
             by: sender.to_string(),
         });
         let text = format!("No longer watching **{name}** (pane {pane}); the pane is as it was.");

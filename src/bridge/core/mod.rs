@@ -518,7 +518,7 @@ impl Core {
                 grid,
             } => {
                 let settings = &self.config.screen;
-                if let (Some(screen), Some(grid), true, ChatTarget::Chat { .. }) =
+                if let (Ok(screen), Some(grid), true, ChatTarget::Chat { .. }) =
                     (&screen, grid, settings.picture, &reply.target)
                 {
                     // Drawn off the core's thread; the card is queued when done.
@@ -536,10 +536,9 @@ impl Core {
                     return;
                 }
                 let card = match screen {
-                    Some(screen) => present::screen_card(&project, &screen),
-                    None => {
-                        let text =
-                            format!("**{project}** has no pane attached: nothing runs there yet.");
+                    Ok(screen) => present::screen_card(&project, &screen),
+                    Err(why) => {
+                        let text = format!("**{project}** has no pane attached: {why}.");
                         present::info_card("No screen", &text)
                     }
                 };

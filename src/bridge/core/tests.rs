@@ -13,7 +13,7 @@ use crate::bridge::config::DmPolicy;
 use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
 use crate::hooks::HookKind;
-use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry, ProjectRecord};
+use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry, PaneIdentity, ProjectRecord};
 
 struct World {
     core: Core,
@@ -726,7 +726,7 @@ fn an_adopted_pane_is_for_approvers_only() {
     let mut w = World::new();
     w.shared.update(|s| {
         let record = ProjectRecord {
-            adopted: Some("work:0.0".into()),
+            adopted: serde_json::from_str("\"work:%0\"").ok(),
             ..ProjectRecord::default()
         };
         s.projects.insert("mine".into(), record);
@@ -884,7 +884,14 @@ fn one_name_is_taken_by_one_adopt_while_its_pane_is_looked_for() {
         pane: "%4".parse().unwrap(),
         width: 80,
         height: 24,
+        identity: PaneIdentity {
+            server_pid: 41,
+            session_id: "$2".parse().unwrap(),
+            window_id: "@1".parse().unwrap(),
+            pane_pid: 99,
+        },
     };
+    let expected = location.adopted();
     assert!(
         w.core
             .adopt_located(&target, &name, &by, &reply, Ok(location))
@@ -892,7 +899,7 @@ fn one_name_is_taken_by_one_adopt_while_its_pane_is_looked_for() {
     let record = w
         .shared
         .read(|s| s.projects.get("api").and_then(|p| p.adopted.clone()));
-    assert_eq!(record.as_deref(), Some("work:%4"));
+    assert_eq!(record, Some(expected));
 }
 
 #[test]
@@ -929,7 +936,7 @@ fn a_screen_for_a_chat_is_a_picture_card_unless_turned_off() {
                 target: chat(),
                 reply_to: Some("om_9".into()),
             },
-            screen: Some("$ ls".into()),
+            screen: Ok("$ ls".into()),
             grid: Some(grid.clone()),
         };
         w.event(None, screen);

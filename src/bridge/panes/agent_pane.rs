@@ -17,6 +17,7 @@ use crate::bridge::config::{HostConfig, TmuxConfig};
 use crate::bridge::panes::one_shot::{self, OneShotError};
 use crate::control::{Notification, PaneId, WindowId};
 use crate::detect::MenuSelect;
+use crate::store::state::{AdoptedPane, PaneIdentity};
 use crate::tmux::{
     Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
     TmuxError, shell_quote,
@@ -72,9 +73,9 @@ pub struct PaneSpec {
     pub height: u16,
     /// The flood guard's settings (`None`: stream every byte).
     pub flood: Option<FloodLimits>,
-    /// A pane the user runs (`%N` in `session`), watched but never created,
+    /// A pane the user runs (in `session`), watched but never created,
     /// resized or killed: see [`crate::bridge::panes::watch_session`].
-    pub adopted: Option<PaneId>,
+    pub adopted: Option<AdoptedPane>,
     /// How long the server has to answer one command (connecting included).
     pub timeout: Duration,
     /// The project's hook token, put in the agent's environment (see
@@ -102,6 +103,10 @@ pub enum PaneError {
     TooMuchOutput { host: String },
     #[error("pane {pane} is not in a session clawmux may adopt: {reason}")]
     NotAdoptable { pane: String, reason: String },
+    #[error(
+        "pane {pane} is no longer the pane adopted as this project: {reason}. Nothing was typed or read; `/gsd:release` the project and `/gsd:adopt` the pane again"
+    )]
+    NotTheAdopted { pane: String, reason: String },
 }
 
 /// tmux ran and refused a command: its message.
@@ -339,7 +344,7 @@ impl PaneSpec {
     /// Where pane `target` is: its session, window and pane ids and size,
     /// asked with a one-shot command (no client attached yet).
     pub async fn locate(&self, target: &str) -> Result<PaneLocation, PaneError> {
-        let format = "#{session_name}\t#{window_id}\t#{pane_id}\t#{pane_width}\t#{pane_height}";
+        let format = "#{pid}\t#{session_id}\t#{window_id}\t#{pane_id}\t#{pane_pid}\t#{pane_width}\t#{pane_height}\t#{session_name}";
         let not = |reason: String| PaneError::NotAdoptable {
             pane: target.to_string(),
             reason,
@@ -398,19 +403,67 @@ pub struct PaneLocation {
     pub pane: PaneId,
     pub width: u16,
     pub height: u16,
+    /// What tells this pane from one with its id on a restarted server.
+    pub identity: PaneIdentity,
 }
 
 impl PaneLocation {
     fn parse(line: &str) -> Option<PaneLocation> {
-        let mut f = line.split('\t');
-        let location = PaneLocation {
+        // The session's name last: it is the only field that may hold a tab.
+        let mut f = line.splitn(8, '\t');
+        let (server_pid, session_id) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+        let window: WindowId = f.next()?.parse().ok()?;
+        let (pane, pane_pid) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+        let (width, height) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+        Some(PaneLocation {
             session: f.next()?.to_string(),
-            window: f.next()?.parse().ok()?,
-            pane: f.next()?.parse().ok()?,
-            width: f.next()?.parse().ok()?,
-            height: f.next()?.parse().ok()?,
+            window,
+            pane,
+            width,
+            height,
+            identity: PaneIdentity {
+                server_pid,
+                session_id,
+                window_id: window,
+                pane_pid,
+            },
+        })
+    }
+
+    /// The record of this pane, adopted.
+    pub fn adopted(&self) -> AdoptedPane {
+        AdoptedPane {
+            session: self.session.clone(),
+            pane: self.pane,
+            identity: Some(self.identity),
+        }
+    }
+
+    /// Whether this is the pane `adopted` recorded, or why not.
+    pub fn is(&self, adopted: &AdoptedPane) -> Result<(), String> {
+        let Some(was) = adopted.identity else {
+            return Err("it was adopted by an older clawmux, which kept only its id".into());
         };
-        f.next().is_none().then_some(location)
+        let now = self.identity;
+        if now.server_pid != was.server_pid {
+            return Err(format!(
+                "its tmux server restarted (process {} then, {} now)",
+                was.server_pid, now.server_pid
+            ));
+        }
+        if now.pane_pid != was.pane_pid {
+            return Err(format!(
+                "the pane runs another program (process {} then, {} now)",
+                was.pane_pid, now.pane_pid
+            ));
+        }
+        if (now.session_id, now.window_id) != (was.session_id, was.window_id) {
+            return Err(format!(
+                "it moved from window {} of session {} to window {} of session {}",
+                was.window_id, was.session_id, now.window_id, now.session_id
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -599,27 +652,68 @@ impl AgentPane {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::SessionId;
+
+    fn location(line: &str) -> Option<PaneLocation> {
+        PaneLocation::parse(line)
+    }
 
     #[test]
     fn pane_locations_parse_strictly() {
+        let identity = PaneIdentity {
+            server_pid: 41,
+            session_id: SessionId(2),
+            window_id: WindowId(3),
+            pane_pid: 99,
+        };
         assert_eq!(
-            PaneLocation::parse("work\t@3\t%7\t80\t24"),
+            location("41\t$2\t@3\t%7\t99\t80\t24\tmy\twork"),
             Some(PaneLocation {
-                session: "work".into(),
+                session: "my\twork".into(),
                 window: WindowId(3),
                 pane: PaneId(7),
                 width: 80,
                 height: 24,
+                identity,
             })
         );
         for bad in [
             "",
-            "work\t@3\t%7\t80",
-            "work\t3\t%7\t80\t24",
-            "w\t@3\t%7\t80\t24\tx",
+            "41\t$2\t@3\t%7\t99\t80\t24",
+            "41\t2\t@3\t%7\t99\t80\t24\twork",
+            "x\t$2\t@3\t%7\t99\t80\t24\twork",
+            "41\t$2\t@3\t%7\t\t80\t24\twork",
         ] {
-            assert_eq!(PaneLocation::parse(bad), None, "{bad:?}");
+            assert_eq!(location(bad), None, "{bad:?}");
         }
+    }
+
+    /// The pane under an adopted id is the adopted one only with the same
+    /// server, process, session and window.
+    #[test]
+    fn an_adopted_pane_is_told_from_another_with_its_id() {
+        let found = location("41\t$2\t@3\t%7\t99\t80\t24\twork").unwrap();
+        let adopted = found.adopted();
+        assert_eq!(found.is(&adopted), Ok(()));
+        let with = |change: fn(&mut PaneIdentity)| {
+            let mut identity = found.identity;
+            change(&mut identity);
+            AdoptedPane {
+                identity: Some(identity),
+                ..adopted.clone()
+            }
+        };
+        let restarted = found.is(&with(|i| i.server_pid = 40)).unwrap_err();
+        assert!(restarted.contains("tmux server restarted"), "{restarted}");
+        let respawned = found.is(&with(|i| i.pane_pid = 98)).unwrap_err();
+        assert!(respawned.contains("another program"), "{respawned}");
+        let moved = found.is(&with(|i| i.window_id = WindowId(1))).unwrap_err();
+        assert!(moved.contains("moved from window @1"), "{moved}");
+        let old = AdoptedPane {
+            identity: None,
+            ..adopted
+        };
+        assert!(found.is(&old).unwrap_err().contains("older clawmux"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::bridge::config::Config;
 use crate::bridge::panes::agent_pane::{PaneError, PaneSpec};
 use crate::bridge::panes::watch_session::WatchSession;
-use crate::control::PaneId;
+use crate::store::state::AdoptedPane;
 
 /// First wait before probing an unreachable host again.
 const RECONNECT_FIRST: Duration = Duration::from_millis(250);
@@ -194,12 +194,6 @@ pub async fn probe_with_backoff(spec: &PaneSpec) -> Result<bool, PaneError> {
     Err(last.unwrap_or_else(|| PaneError::NoSession(spec.session.clone())))
 }
 
-/// The persisted form of an adopted pane: `SESSION:%N` (tmux session
-/// names never hold `:`).
-pub fn adopted_record(session: &str, pane: PaneId) -> String {
-    format!("{session}:{pane}")
-}
-
 /// Why a pane to adopt could not be found.
 #[derive(Debug, thiserror::Error)]
 pub enum LocateError {
@@ -211,18 +205,10 @@ pub enum LocateError {
     NoAnswer,
 }
 
-/// A persisted adopted pane that is not an [`adopted_record`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the adopted pane {0:?} in the state file is not SESSION:%N")]
-pub struct BadAdoptedRecord(pub String);
-
-/// Points `spec` at the adopted pane of a persisted [`adopted_record`].
-pub fn bind_adopted(spec: &mut PaneSpec, record: &str) -> Result<(), BadAdoptedRecord> {
-    let bad = || BadAdoptedRecord(record.to_string());
-    let (session, pane) = record.split_once(':').ok_or_else(bad)?;
-    spec.adopted = Some(pane.parse().map_err(|_| bad())?);
-    spec.session = session.to_string();
-    Ok(())
+/// Points `spec` at an adopted pane.
+pub fn bind_adopted(spec: &mut PaneSpec, adopted: &AdoptedPane) {
+    spec.session = adopted.session.clone();
+    spec.adopted = Some(adopted.clone());
 }
 
 /// A pane to adopt, as typed in chat: `SESSION[:WINDOW.PANE][@HOST]`.
@@ -342,18 +328,6 @@ mod tests {
         ] {
             assert!(AdoptTarget::parse(bad).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn adopted_records_round_trip() {
-        let mut spec = PaneSpec::on_server(&Config::default().tmux, "x".into());
-        bind_adopted(&mut spec, &adopted_record("work", PaneId(12))).unwrap();
-        assert_eq!(
-            (spec.session.as_str(), spec.adopted),
-            ("work", Some(PaneId(12)))
-        );
-        assert!(bind_adopted(&mut spec, "work").is_err());
-        assert!(bind_adopted(&mut spec, "work:12").is_err());
     }
 
     #[test]

@@ -28,7 +28,8 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::bridge::config::TmuxConfig;
 use crate::bridge::panes::agent_pane::{AgentPane, PaneError, PaneSpec};
-use crate::control::{Notification, PaneId, WindowId};
+use crate::control::{Notification, WindowId};
+use crate::store::state::AdoptedPane;
 use crate::tmux::{Client, ClientEvent, TmuxCommand, TmuxError};
 
 /// The watch session's name: never a project's (those are `cm-…`).
@@ -107,8 +108,8 @@ impl WatchSession {
         create: bool,
     ) -> Result<(AgentPane, bool), PaneError> {
         let mut slot = self.client.lock().await;
-        if let Some(pane) = spec.adopted {
-            return Ok((attach_adopted(spec, pane).await?, false));
+        if let Some(adopted) = &spec.adopted {
+            return Ok((attach_adopted(spec, adopted).await?, false));
         }
         let mut created = false;
         if !spec.probe().await? {
@@ -165,9 +166,18 @@ impl WatchSession {
 /// costs the pane a little throughput (see the module doc); an adopted
 /// pane is the user's interactive agent, not a flood. Dropping the last
 /// handle of the client detaches it: nothing else changes.
-async fn attach_adopted(spec: &PaneSpec, pane: PaneId) -> Result<AgentPane, PaneError> {
-    let id = pane.to_string();
+///
+/// The pane found under the recorded id must be the one adopted (see
+/// [`AdoptedPane`]): keys and screen reads go through this client only, so
+/// checked here, on every attach, they reach that pane or none. tmux never
+/// gives a pane id out twice in one server's life, and the client ends
+/// with its server.
+async fn attach_adopted(spec: &PaneSpec, adopted: &AdoptedPane) -> Result<AgentPane, PaneError> {
+    let id = adopted.pane.to_string();
     let location = spec.locate(&id).await?;
+    location
+        .is(adopted)
+        .map_err(|reason| PaneError::NotTheAdopted { pane: id, reason })?;
     let client = spec.connect_adopted(&location.session).await?;
     let events = client.subscribe_pane(location.pane);
     let ids = (location.window, location.pane);

@@ -182,7 +182,8 @@ pub enum ProjectEventKind {
     /// as text and as cells for a picture.
     Screen {
         reply: Reply,
-        screen: Option<String>,
+        /// The screen, or why no pane is attached.
+        screen: Result<String, String>,
         grid: Option<crate::render::Grid>,
     },
     /// The watching client ended under a command (`reason`) and a new

@@ -381,8 +381,14 @@ impl Actor {
                 self.emit(None, kind).await;
             }
             ProjectCmd::Screen { reply } => {
+                // Attached now if it can be (never created): why not, if not.
+                let attached = self.attach(false).await.map_err(|e| e.to_string());
                 let pane = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane());
-                let screen = pane.map(|p| p.screen());
+                let screen = match (pane, attached) {
+                    (Some(p), _) => Ok(p.screen()),
+                    (None, Err(e)) => Err(e),
+                    (None, Ok(_)) => Err(ProjectError::NotAttached.to_string()),
+                };
                 let grid = pane.map(|p| crate::render::Grid::from_screen(p.cells()));
                 let kind = ProjectEventKind::Screen {
                     reply,
