@@ -24,8 +24,11 @@
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
+
+use super::{HookEvent, HookKind};
 
 /// Most bytes read from a transcript's end: a long turn's lines (tool
 /// results included) are a few MiB at most.
@@ -38,38 +41,92 @@ pub struct TurnUsage {
     pub context_tokens: Option<u64>,
 }
 
+/// Longest a `Stop` hook is held back for its transcript to show the
+/// turn's final message: Claude Code 2.1.197 was seen to run the hook
+/// before writing that line, and figures read then miss the last call.
+pub const FINAL_LINE_WAIT: Duration = Duration::from_secs(1);
+
+/// Between two looks at the transcript while [`FINAL_LINE_WAIT`] runs.
+const FINAL_LINE_POLL: Duration = Duration::from_millis(20);
+
 /// The last turn's usage in the transcript at `path`; nothing when the
 /// file cannot be read or is not a `.jsonl` transcript.
 pub fn read(path: &Path) -> TurnUsage {
-    if path.extension().is_none_or(|e| e != "jsonl") {
-        return TurnUsage::default();
+    match read_tail(path) {
+        Some((tail, whole)) => parse(&tail, whole),
+        None => TurnUsage::default(),
     }
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return TurnUsage::default();
+}
+
+/// Waits (at most [`FINAL_LINE_WAIT`]) until the transcript a `Stop` hook
+/// names holds the turn's final message, so that its figures are whole
+/// when read; returns at once for other hooks.
+pub async fn wait_for_final_line(hook: &HookEvent) {
+    let (
+        HookKind::Stop {
+            last_assistant_message: Some(last),
+            ..
+        },
+        Some(path),
+    ) = (&hook.event, &hook.transcript_path)
+    else {
+        return;
     };
+    let deadline = tokio::time::Instant::now() + FINAL_LINE_WAIT;
+    loop {
+        let (path, last) = (path.clone(), last.clone());
+        let written = tokio::task::spawn_blocking(move || {
+            read_tail(&path).is_some_and(|(tail, _)| ends_with_message(&tail, &last))
+        });
+        if written.await.unwrap_or(true) || tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep(FINAL_LINE_POLL).await;
+    }
+}
+
+/// The transcript's last [`MAX_TRANSCRIPT_TAIL_BYTES`], from a line's
+/// start, and whether that is the whole file.
+fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
+    if path.extension().is_none_or(|e| e != "jsonl") {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let from = len.saturating_sub(MAX_TRANSCRIPT_TAIL_BYTES);
-    if file.seek(SeekFrom::Start(from)).is_err() {
-        return TurnUsage::default();
-    }
+    file.seek(SeekFrom::Start(from)).ok()?;
     let mut tail = Vec::new();
-    if file
-        .take(MAX_TRANSCRIPT_TAIL_BYTES)
+    file.take(MAX_TRANSCRIPT_TAIL_BYTES)
         .read_to_end(&mut tail)
-        .is_err()
-    {
-        return TurnUsage::default();
-    }
+        .ok()?;
     // Cut into the middle of a line: it is not read.
-    let tail = if from > 0 {
-        match tail.iter().position(|&b| b == b'\n') {
-            Some(i) => &tail[i + 1..],
-            None => &[][..],
+    if from > 0 {
+        let start = tail
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(tail.len(), |i| i + 1);
+        tail.drain(..start);
+    }
+    Some((tail, from == 0))
+}
+
+/// Whether the last assistant line with text in `lines` says `last`.
+fn ends_with_message(lines: &[u8], last: &str) -> bool {
+    let text_of = |e: &Value| -> Option<String> {
+        if e.get("type").and_then(Value::as_str) != Some("assistant") {
+            return None;
         }
-    } else {
-        &tail[..]
+        let blocks = e.pointer("/message/content")?.as_array()?;
+        let text: Vec<&str> = (blocks.iter())
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        (!text.is_empty()).then(|| text.concat())
     };
-    parse(tail, from == 0)
+    (lines.split(|&b| b == b'\n').rev())
+        .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+        .find_map(|e| text_of(&e))
+        .is_some_and(|text| text.trim() == last.trim())
 }
 
 /// The last turn's usage in transcript lines; `whole` says the lines start
@@ -153,6 +210,63 @@ mod tests {
 
     fn user(content: Value) -> String {
         json!({"type": "user", "message": {"role": "user", "content": content}}).to_string()
+    }
+
+    fn said(text: &str) -> String {
+        json!({"type": "assistant", "message": {"id": "m9", "role": "assistant",
+            "content": [{"type": "text", "text": text}]}})
+        .to_string()
+    }
+
+    #[test]
+    fn the_final_message_is_found_only_once_written() {
+        let lines = [
+            user(json!("go")),
+            said("Working on it."),
+            assistant("m1", 1, 0, 1),
+        ];
+        let lines = lines.join("\n");
+        assert!(ends_with_message(lines.as_bytes(), "Working on it.\n"));
+        assert!(!ends_with_message(lines.as_bytes(), "All done."));
+        let done = format!("{lines}\n{}", said("All done."));
+        assert!(ends_with_message(done.as_bytes(), "All done."));
+        assert!(!ends_with_message(b"not json\n", "All done."));
+    }
+
+    /// A `Stop` hook that came before its final line was written is held
+    /// until the line is there: its figures then count both calls.
+    #[tokio::test]
+    async fn a_stop_waits_for_its_final_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let first = [user(json!("go")), assistant("m1", 100, 0, 20)].join("\n");
+        std::fs::write(&path, format!("{first}\n")).unwrap();
+        let final_line = json!({"type": "assistant", "message": {"id": "m2", "role": "assistant",
+            "content": [{"type": "text", "text": "All done."}],
+            "usage": {"input_tokens": 130, "output_tokens": 8}}});
+        let hook = HookEvent {
+            event: HookKind::Stop {
+                stop_hook_active: false,
+                last_assistant_message: Some("All done.".into()),
+            },
+            session_id: None,
+            cwd: None,
+            transcript_path: Some(path.clone()),
+            tmux_pane: None,
+            token: None,
+            received_at: std::time::SystemTime::now(),
+        };
+        assert_eq!(read(&path).tokens, Some(120), "only the first call yet");
+        let late = {
+            let path = path.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                std::fs::write(&path, format!("{first}\n{final_line}\n")).unwrap();
+            })
+        };
+        wait_for_final_line(&hook).await;
+        assert_eq!(read(&path).tokens, Some(258));
+        late.await.unwrap();
     }
 
     #[test]
