@@ -67,9 +67,10 @@ async fn run(order: Order, n: usize) -> (Duration, Duration) {
     config.feishu.app_secret = Some(fake.config().app_secret);
     let (shared, _) = SharedState::open(home.path()).unwrap_or_else(|e| panic!("state: {e}"));
     let (chat_tx, _chat_rx) = mpsc::channel(64);
-    let (courier, intake) = feishu_channel::start(&config, &shared, home.path(), chat_tx)
-        .await
-        .unwrap_or_else(|e| panic!("feishu channel: {e}"));
+    let (courier, intake) =
+        feishu_channel::start(&config, &shared, home.path(), chat_tx, Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("feishu channel: {e}"));
     let delivery = tokio::spawn(outbox::run_in(shared.clone(), courier, order));
 
     let start = Instant::now();

@@ -19,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use clawmux::bridge::access::policy::RateWindow;
 use clawmux::bridge::channels::{feishu as feishu_channel, outbox, streaming};
 use clawmux::bridge::config::{Config, GroupPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
@@ -157,7 +158,8 @@ async fn main() {
     let (shared, _) = SharedState::open(home).unwrap_or_else(|e| panic!("state: {e}"));
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (_hook_tx, hook_rx) = mpsc::channel(4);
-    let (courier, _intake) = feishu_channel::start(&config, &shared, home, chat_tx)
+    let rates = RateWindow::default();
+    let (courier, _intake) = feishu_channel::start(&config, &shared, home, chat_tx, rates.clone())
         .await
         .unwrap_or_else(|e| panic!("feishu channel: {e}"));
     let setup = DaemonSetup {
@@ -166,6 +168,7 @@ async fn main() {
         profiles: Profiles::defaults().unwrap_or_else(|e| panic!("profiles: {e}")),
         state_dir: home.to_path_buf(),
         sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+        rates,
         actors: TaskTracker::new(),
     };
     let daemon = tokio::spawn(Daemon::new(setup).run(chat_rx, hook_rx));

@@ -19,6 +19,7 @@ use super::core::{Core, Effect, Input};
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
 };
+use crate::bridge::access::policy::RateWindow;
 use crate::bridge::channels::chat::{ChatEvent, ClickAnswer};
 use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
@@ -61,6 +62,9 @@ pub struct DaemonSetup {
     pub state_dir: PathBuf,
     /// The command that runs the simulated agent (`clawmux sim-agent`).
     pub sim_agent: String,
+    /// The senders' rate window, shared with the chat channel's image
+    /// fetcher.
+    pub rates: RateWindow,
     /// Where the project actors run. An actor stops with its daemon; after
     /// stopping the daemon, closing this and waiting on it makes sure none
     /// is still at work (recreating a session the operator just removed).
@@ -86,12 +90,13 @@ impl Daemon {
         let (events_tx, events_rx) = mpsc::channel(PROJECT_EVENT_CAPACITY);
         let (answers_tx, answers_rx) = mpsc::channel(ANSWER_CAPACITY);
         let hosts = Arc::new(Hosts::new(&setup.config));
-        let core = Core::new(
+        let mut core = Core::new(
             setup.config.clone(),
             setup.shared.clone(),
             &setup.state_dir,
             hosts.clone(),
         );
+        core.share_rates(setup.rates.clone());
         Daemon {
             core,
             setup,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use clawmux::bridge::access::policy::RateWindow;
 use clawmux::bridge::channels::{console, feishu as feishu_channel, outbox, streaming};
 use clawmux::bridge::config::Config;
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
@@ -180,6 +181,7 @@ async fn serve(
     let (chat_tx, chat_rx) = mpsc::channel(CHAT_CAPACITY);
     let use_console = args.console || !config.has_feishu();
     let mut end_of_input = None;
+    let rates = RateWindow::default();
     if use_console {
         let why = if args.console {
             "--console"
@@ -201,7 +203,7 @@ async fn serve(
         end_of_input = Some(console::spawn_stdin_reader(chat_tx));
     } else {
         let (courier, _intake) =
-            feishu_channel::start(&config, &shared, &state_dir, chat_tx).await?;
+            feishu_channel::start(&config, &shared, &state_dir, chat_tx, rates.clone()).await?;
         if config.feishu.stream_answers {
             let sink = streaming::FeishuStream(courier.api());
             tokio::spawn(streaming::run(shared.clone(), sink));
@@ -223,6 +225,7 @@ async fn serve(
         profiles,
         state_dir,
         sim_agent: sim_agent_command()?,
+        rates,
         actors: TaskTracker::new(),
     };
     let log = setup.shared.log.clone();

@@ -75,10 +75,12 @@ pub async fn wait_for_final_line(hook: &HookEvent) {
     let deadline = tokio::time::Instant::now() + FINAL_LINE_WAIT;
     loop {
         let (path, last) = (path.clone(), last.clone());
-        let written = tokio::task::spawn_blocking(move || {
-            read_tail(&path).is_some_and(|(tail, _)| ends_with_message(&tail, &last))
+        // Only a transcript of Claude Code's form is waited on: another
+        // agent's (Codex's rollout, Gemini's JSON) never shows the line.
+        let pending = tokio::task::spawn_blocking(move || {
+            read_tail(&path).is_some_and(|(tail, _)| final_line_pending(&tail, &last))
         });
-        if written.await.unwrap_or(true) || tokio::time::Instant::now() >= deadline {
+        if !pending.await.unwrap_or(false) || tokio::time::Instant::now() >= deadline {
             return;
         }
         tokio::time::sleep(FINAL_LINE_POLL).await;
@@ -108,6 +110,15 @@ fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
         tail.drain(..start);
     }
     Some((tail, from == 0))
+}
+
+/// Whether `lines` are Claude Code's transcript (they hold its assistant
+/// lines) but their last assistant line with text does not say `last` yet.
+fn final_line_pending(lines: &[u8], last: &str) -> bool {
+    let claude_code = (lines.split(|&b| b == b'\n'))
+        .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+        .any(|e| assistant_usage(&e).is_some());
+    claude_code && !ends_with_message(lines, last)
 }
 
 /// Whether the last assistant line with text in `lines` says `last`.
@@ -231,6 +242,11 @@ mod tests {
         let done = format!("{lines}\n{}", said("All done."));
         assert!(ends_with_message(done.as_bytes(), "All done."));
         assert!(!ends_with_message(b"not json\n", "All done."));
+        // Waited on only in Claude Code's transcript.
+        assert!(final_line_pending(lines.as_bytes(), "All done."));
+        assert!(!final_line_pending(done.as_bytes(), "All done."));
+        let rollout = r#"{"type":"response_item","payload":{"type":"message"}}"#;
+        assert!(!final_line_pending(rollout.as_bytes(), "All done."));
     }
 
     /// A `Stop` hook that came before its final line was written is held

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use clawmux::bridge::access::policy::RateWindow;
 use clawmux::bridge::channels::{feishu as feishu_channel, outbox, streaming};
 use clawmux::bridge::config::{Config, GroupPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
@@ -49,7 +50,8 @@ pub async fn start_with(config: &Config, home: &std::path::Path, streaming: bool
     let (shared, _) = SharedState::open(home).expect("state");
     let (chat_tx, chat_rx) = mpsc::channel(64);
     let (_hook_tx, hook_rx) = mpsc::channel(4);
-    let (courier, intake) = feishu_channel::start(config, &shared, home, chat_tx)
+    let rates = RateWindow::default();
+    let (courier, intake) = feishu_channel::start(config, &shared, home, chat_tx, rates.clone())
         .await
         .expect("feishu channel");
     let setup = DaemonSetup {
@@ -58,6 +60,7 @@ pub async fn start_with(config: &Config, home: &std::path::Path, streaming: bool
         profiles: Profiles::defaults().expect("profiles"),
         state_dir: home.to_path_buf(),
         sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+        rates,
         actors: TaskTracker::new(),
     };
     let actors = setup.actors.clone();
@@ -380,6 +383,82 @@ async fn an_image_from_chat_is_saved_in_the_workspace_and_its_path_typed() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
+}
+
+/// A PNG's first bytes and a little more.
+fn png() -> Vec<u8> {
+    [&[0x89, b'P', b'N', b'G', 0x0d, 0x0a][..], &[7u8; 100]].concat()
+}
+
+/// An image is fetched only when its message is within the sender's rate
+/// limit, and that message counts once: one over the limit is dropped
+/// before anything is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_over_the_rate_limit_is_not_stored() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.policy.rate_per_minute = 3;
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    demo_project(&fake).await;
+    let images = config.workspace_root().join("demo/.clawmux/images");
+    let saved = |id: &str| images.join(format!("{id}.png")).exists();
+
+    // The second message: fetched and typed.
+    let within = fake.push_image_message("oc_1", "ou_alice", &png());
+    card(&fake, "the image's path typed", |c| {
+        c.card_text().contains("You said: Image from chat saved at")
+    })
+    .await;
+    assert!(saved(&within.message_id));
+    // The third: still within the limit (the image counted once).
+    fake.push_message("oc_1", "ou_alice", "the third message");
+    card(&fake, "the third message's echo", |c| {
+        c.card_text().contains("You said: the third message")
+    })
+    .await;
+    // The fourth, an image: over the limit, dropped, not stored.
+    let over = fake.push_image_message("oc_1", "ou_alice", &png());
+    card(&fake, "the rate limit's answer", |c| {
+        c.card_text().contains("faster than this bot accepts")
+    })
+    .await;
+    assert!(!saved(&over.message_id), "stored before the rate limit");
+}
+
+/// A link planted where the images folder goes is not followed: the image
+/// is not saved (the chat is told why), and nothing is written where the
+/// link points; nothing is typed for it either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_is_never_written_through_a_symlink() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    demo_project(&fake).await;
+    let elsewhere = tempfile::tempdir().unwrap();
+    let planted = config.workspace_root().join("demo/.clawmux");
+    let _ = std::fs::remove_dir_all(&planted);
+    std::os::unix::fs::symlink(elsewhere.path(), &planted).unwrap();
+
+    fake.push_image_message("oc_1", "ou_alice", &png());
+    let refused = card(&fake, "the image refused", |c| {
+        c.title() == "Image not saved"
+    })
+    .await;
+    assert!(
+        refused.card_text().contains("is a symbolic link"),
+        "{}",
+        refused.card_text()
+    );
+    let written: Vec<_> = std::fs::read_dir(elsewhere.path()).unwrap().collect();
+    assert!(written.is_empty(), "written through the link: {written:?}");
+    let listing = fake.listing();
+    assert!(!listing.contains("You said: Image"), "{listing}");
 }
 
 /// A slow image download runs off the intake: another chat's message and

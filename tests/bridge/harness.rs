@@ -189,6 +189,8 @@ impl Bridge {
             text: text.into(),
             mentions_bot: false,
             parent_id: None,
+            rate_counted: false,
+            image_not_saved: None,
         };
         self.chat
             .send(ChatEvent::Message(message))
@@ -300,6 +302,7 @@ fn spawn_daemon(
         profiles: Profiles::defaults().expect("default profiles"),
         state_dir: home.to_path_buf(),
         sim_agent: format!("{} sim-agent", env!("CARGO_BIN_EXE_clawmux")),
+        rates: Default::default(),
         actors: TaskTracker::new(),
     };
     let actors = setup.actors.clone();

@@ -4,6 +4,7 @@
 //! limit.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bridge::config::{DmPolicy, GroupPolicy, PolicyConfig};
@@ -35,23 +36,31 @@ pub enum Decision {
     Limited,
 }
 
+/// Each sender's messages of the last [`RATE_WINDOW`]: one per daemon,
+/// shared (cloned) by admission and the image fetcher, so that an image is
+/// fetched only for a message within the limit, and counted once.
+#[derive(Clone, Default)]
+pub struct RateWindow(Arc<Mutex<HashMap<String, VecDeque<Instant>>>>);
+
 pub struct Policy {
     config: PolicyConfig,
-    recent: HashMap<String, VecDeque<Instant>>,
+    rates: RateWindow,
 }
 
 impl Policy {
     pub fn new(config: PolicyConfig) -> Policy {
-        Policy {
-            config,
-            recent: HashMap::new(),
-        }
+        Policy::with_rates(config, RateWindow::default())
+    }
+
+    /// A policy counting its senders' messages in `rates`.
+    pub fn with_rates(config: PolicyConfig, rates: RateWindow) -> Policy {
+        Policy { config, rates }
     }
 
     /// May `sender` (with `paired`, the senders approved by pairing) send
     /// this message? Rate limiting counts only allowed messages.
     pub fn check(
-        &mut self,
+        &self,
         sender: &str,
         chat: ChatKind,
         chat_id: &str,
@@ -61,9 +70,7 @@ impl Policy {
     ) -> Decision {
         let decision = self.decide(sender, chat, chat_id, mentions_bot, paired);
         if decision == Decision::Allow && !self.within_rate(sender, now) {
-            return Decision::Deny {
-                reason: "rate limit exceeded",
-            };
+            return Decision::Limited;
         }
         decision
     }
@@ -129,15 +136,18 @@ impl Policy {
         self.config.reply_to_denied
     }
 
-    fn within_rate(&mut self, sender: &str, now: Instant) -> bool {
-        if self.recent.len() >= MAX_TRACKED_SENDERS && !self.recent.contains_key(sender) {
-            self.recent.retain(|_, times| {
+    fn within_rate(&self, sender: &str, now: Instant) -> bool {
+        // Held only here, never across an await; a panic elsewhere while
+        // it was held leaves counts that are still counts.
+        let mut recent = (self.rates.0.lock()).unwrap_or_else(|poisoned| poisoned.into_inner());
+        if recent.len() >= MAX_TRACKED_SENDERS && !recent.contains_key(sender) {
+            recent.retain(|_, times| {
                 times
                     .back()
                     .is_some_and(|t| now.duration_since(*t) < RATE_WINDOW)
             });
         }
-        let times = self.recent.entry(sender.to_string()).or_default();
+        let times = recent.entry(sender.to_string()).or_default();
         while times
             .front()
             .is_some_and(|t| now.duration_since(*t) >= RATE_WINDOW)
@@ -165,7 +175,7 @@ mod tests {
     #[test]
     fn direct_message_policies() {
         let now = Instant::now();
-        let mut p = policy(|c| c.allow_from = vec!["ou_a".into()]);
+        let p = policy(|c| c.allow_from = vec!["ou_a".into()]);
         assert_eq!(
             p.check("ou_a", ChatKind::Direct, "", false, &[], now),
             Decision::Allow
@@ -179,13 +189,13 @@ mod tests {
             Decision::Allow
         );
 
-        let mut p = policy(|c| c.dm_policy = DmPolicy::Allowlist);
+        let p = policy(|c| c.dm_policy = DmPolicy::Allowlist);
         assert!(matches!(
             p.check("ou_x", ChatKind::Direct, "", false, &[], now),
             Decision::Deny { .. }
         ));
 
-        let mut p = policy(|c| {
+        let p = policy(|c| {
             c.dm_policy = DmPolicy::Open;
             c.allow_from = vec!["*".into()];
         });
@@ -194,7 +204,7 @@ mod tests {
             Decision::Allow
         );
 
-        let mut p = policy(|c| c.dm_policy = DmPolicy::Disabled);
+        let p = policy(|c| c.dm_policy = DmPolicy::Disabled);
         assert!(matches!(
             p.check("ou_a", ChatKind::Direct, "", false, &[], now),
             Decision::Deny { .. }
@@ -204,7 +214,7 @@ mod tests {
     #[test]
     fn group_policies() {
         let now = Instant::now();
-        let mut p = policy(|c| {
+        let p = policy(|c| {
             c.allow_from = vec!["ou_a".into()];
             c.group_allow_from = vec!["oc_g".into()];
         });
@@ -229,7 +239,7 @@ mod tests {
     #[test]
     fn approvers_and_rate_limit() {
         let now = Instant::now();
-        let mut p = policy(|c| {
+        let p = policy(|c| {
             c.allow_from = vec!["ou_a".into(), "ou_b".into()];
             c.approvers = vec!["ou_b".into()];
             c.rate_per_minute = 2;
@@ -246,9 +256,7 @@ mod tests {
         );
         assert_eq!(
             p.check("ou_a", ChatKind::Direct, "", false, &[], now),
-            Decision::Deny {
-                reason: "rate limit exceeded"
-            }
+            Decision::Limited
         );
         assert_eq!(
             p.check("ou_b", ChatKind::Direct, "", false, &[], now),

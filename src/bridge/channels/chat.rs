@@ -29,6 +29,12 @@ pub struct ChatMessage {
     pub mentions_bot: bool,
     /// The message this one replies to (e.g. an approval card).
     pub parent_id: Option<String>,
+    /// Its sender's rate-limit slot was taken already (by the image
+    /// fetcher, which admits an image's message before fetching it).
+    pub rate_counted: bool,
+    /// An image sent that was not saved, and why: the chat is told, and
+    /// nothing is typed (`text` is empty).
+    pub image_not_saved: Option<String>,
 }
 
 /// A button press or menu choice on a card.

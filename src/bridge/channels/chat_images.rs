@@ -1,5 +1,6 @@
 //! Images users send from Feishu: fetched only for senders the bot
-//! serves, saved privately under the project's workspace, and fetched off
+//! serves and within their rate limit, saved privately under the project's
+//! workspace on this machine (never through a symlink), and fetched off
 //! the intake loop ([`Fetches`]), so one slow download holds up neither
 //! another chat's messages nor any click, while each chat's messages still
 //! reach the daemon in the order they were sent.
@@ -29,45 +30,81 @@ pub struct Images {
     pub shared: SharedState,
     /// An image is downloaded only from a sender, and in a chat, the bot
     /// serves (as admission will judge the message), so nobody else can
-    /// put files in a workspace.
+    /// put files in a workspace; its message takes its rate-limit slot
+    /// here, in the window admission shares.
     pub policy: Policy,
     pub pairing: Pairing,
+    /// The `[hosts]` reached through ssh: their projects' workspaces are
+    /// not on this machine, where the image would be saved.
+    pub remote_hosts: Vec<String>,
+}
+
+/// Whether an image message's image is fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageAdmission {
+    /// Fetched; the message's rate-limit slot is taken.
+    Fetch,
+    /// Not for the bot, or from someone it does not serve.
+    NotServed,
+    /// Over the sender's rate limit: admission drops the message.
+    Limited,
 }
 
 /// Where images from chat go, under the project workspace.
 const IMAGES_DIR: &str = ".clawmux/images";
 
 impl Images {
-    /// Whether the access policy lets this message in (rate limit aside:
-    /// admission counts it when it arrives).
-    pub fn admits(&self, m: &crate::feishu::Message, mentions_bot: bool) -> bool {
+    /// Whether the access policy, and the sender's rate limit, let this
+    /// message in: its image is fetched only then.
+    pub fn admit(&self, m: &crate::feishu::Message, mentions_bot: bool) -> ImageAdmission {
         let paired = self.pairing.allowed().unwrap_or_default();
         let kind = super::feishu::chat_kind(m);
-        let decision =
-            self.policy
-                .decide(&m.sender_open_id, kind, &m.chat_id, mentions_bot, &paired);
-        decision == Decision::Allow
+        let (sender, chat) = (&m.sender_open_id, &m.chat_id);
+        let now = std::time::Instant::now();
+        match (self.policy).check(sender, kind, chat, mentions_bot, &paired, now) {
+            Decision::Allow => ImageAdmission::Fetch,
+            Decision::Limited => ImageAdmission::Limited,
+            _ => ImageAdmission::NotServed,
+        }
     }
 
-    /// The text typed for an image message: where it was saved, or why not.
-    pub async fn save(&self, m: &crate::feishu::Message, image_key: &str) -> String {
-        let workspace = self.shared.read(|s| {
-            s.chats
-                .get(&m.chat_id)
-                .and_then(|p| s.projects.get(p))
-                .map(|r| r.workspace.clone())
+    /// Where an image for the chat's project goes, or why nowhere.
+    fn folder(&self, chat: &str) -> Result<std::path::PathBuf, String> {
+        let project = self.shared.read(|s| {
+            let name = s.chats.get(chat)?;
+            Some((name.clone(), s.projects.get(name)?.clone()))
         });
-        let Some(workspace) = workspace else {
-            return "(an image was sent, but this chat has no project to save it in)".into();
+        let Some((name, record)) = project else {
+            return Err("this chat has no project to save it in".into());
         };
+        if record.adopted.is_some() {
+            return Err(format!(
+                "**{name}** is a pane adopted from a terminal, with no workspace of clawmux's to save it in"
+            ));
+        }
+        if let Some(host) = record.host.filter(|h| self.remote_hosts.contains(h)) {
+            return Err(format!(
+                "**{name}** runs on **{host}**, and images are saved only for projects on this machine"
+            ));
+        }
+        Ok(std::path::Path::new(&record.workspace).join(IMAGES_DIR))
+    }
+
+    /// The text typed for an image message (where it was saved), or why
+    /// it was not saved, for the chat (nothing is typed then).
+    pub async fn save(
+        &self,
+        m: &crate::feishu::Message,
+        image_key: &str,
+    ) -> Result<String, String> {
+        let dir = self.folder(&m.chat_id)?;
         let bytes = match self.api.download_image(&m.message_id, image_key).await {
             Ok(b) => b,
             Err(e) => {
                 tracing::warn!(error = %e, message_id = %m.message_id, "cannot download an image from chat");
-                return format!("(an image was sent, but it could not be downloaded: {e})");
+                return Err(format!("could not download it: {e}"));
             }
         };
-        let dir = std::path::Path::new(&workspace).join(IMAGES_DIR);
         let name: String = m
             .message_id
             .chars()
@@ -75,10 +112,10 @@ impl Images {
             .collect();
         let path = dir.join(format!("{name}.{}", image_ext(&bytes)));
         match write_private(&dir, &path, &bytes) {
-            Ok(()) => format!("Image from chat saved at {}", path.display()),
+            Ok(()) => Ok(format!("Image from chat saved at {}", path.display())),
             Err(e) => {
                 tracing::warn!(error = %e, path = %path.display(), "cannot save an image from chat");
-                format!("(an image was sent, but it could not be saved: {e})")
+                Err(format!("could not write it: {e}"))
             }
         }
     }
@@ -109,7 +146,10 @@ fn image_ext(bytes: &[u8]) -> &'static str {
     }
 }
 
-/// A 0700 directory and a 0600 file (what users send is private).
+/// A 0700 directory and a 0600 file (what users send is private), never
+/// through a symlink: a workspace is the agent's to write, and a link
+/// planted at `.clawmux`, `images` or the file's name would send the image
+/// (truncating what is there) anywhere the daemon's user may write.
 fn write_private(
     dir: &std::path::Path,
     path: &std::path::Path,
@@ -117,15 +157,27 @@ fn write_private(
 ) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    // The folders under the workspace (`.clawmux`, `images`): real
+    // folders, or made here, one at a time, never through a link.
+    for folder in [dir.parent(), Some(dir)].into_iter().flatten() {
+        match std::fs::symlink_metadata(folder) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let why = format!("{} is a symbolic link", folder.display());
+                return Err(std::io::Error::other(why));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::DirBuilder::new().mode(0o700).create(folder)?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     f.write_all(bytes)
 }
@@ -207,5 +259,62 @@ impl Fetches {
         held.into_values()
             .flat_map(|q| q.into_iter().filter_map(|(_, e)| e))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::config::PolicyConfig;
+    use crate::store::state::ProjectRecord;
+
+    /// Images for a chat whose project `demo` is `record`.
+    fn images_for(record: ProjectRecord, dir: &std::path::Path) -> Images {
+        let (shared, _) = SharedState::open(dir).unwrap();
+        shared.update(|s| {
+            s.chats.insert("oc_1".into(), "demo".into());
+            s.projects.insert("demo".into(), record);
+        });
+        let config = crate::feishu::FeishuConfig::new("a", "s", crate::feishu::Domain::Feishu);
+        Images {
+            api: Arc::new(Api::new(config)),
+            shared,
+            policy: Policy::new(PolicyConfig::default()),
+            pairing: Pairing::new(dir),
+            remote_hosts: vec!["far".into()],
+        }
+    }
+
+    /// An adopted pane has no workspace of clawmux's, and a project on an
+    /// ssh host has its workspace there: neither gets a folder here.
+    #[test]
+    fn images_go_only_to_workspaces_on_this_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = ProjectRecord {
+            workspace: "/srv/ws/demo".into(),
+            ..ProjectRecord::default()
+        };
+        let folder = images_for(local.clone(), dir.path()).folder("oc_1");
+        assert_eq!(folder, Ok("/srv/ws/demo/.clawmux/images".into()));
+        let adopted = ProjectRecord {
+            adopted: serde_json::from_str("\"work:%0\"").ok(),
+            ..local.clone()
+        };
+        let why = images_for(adopted, dir.path()).folder("oc_1").unwrap_err();
+        assert!(why.contains("adopted from a terminal"), "{why}");
+        let remote = ProjectRecord {
+            host: Some("far".into()),
+            ..local.clone()
+        };
+        let why = images_for(remote, dir.path()).folder("oc_1").unwrap_err();
+        assert!(why.contains("runs on **far**"), "{why}");
+        // A `[hosts]` entry that is a local tmux server is this machine.
+        let near = ProjectRecord {
+            host: Some("near".into()),
+            ..local
+        };
+        assert!(images_for(near, dir.path()).folder("oc_1").is_ok());
+        let none = images_for(ProjectRecord::default(), dir.path()).folder("oc_2");
+        assert!(none.unwrap_err().contains("no project"));
     }
 }

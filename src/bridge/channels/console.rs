@@ -81,6 +81,8 @@ pub fn read_lines(mut input: impl BufRead, chat: &mpsc::Sender<ChatEvent>) {
             text: text.to_string(),
             mentions_bot: true,
             parent_id: None,
+            rate_counted: false,
+            image_not_saved: None,
         };
         if chat.blocking_send(ChatEvent::Message(message)).is_err() {
             return;

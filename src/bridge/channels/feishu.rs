@@ -12,9 +12,9 @@ use tokio::time::Duration;
 use tokio_util::task::AbortOnDropHandle;
 
 use crate::bridge::access::pairing::Pairing;
-use crate::bridge::access::policy::{ChatKind, Policy};
+use crate::bridge::access::policy::{ChatKind, Policy, RateWindow};
 use crate::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
-use crate::bridge::channels::chat_images::{Fetches, Images, MAX_FETCHES};
+use crate::bridge::channels::chat_images::{Fetches, ImageAdmission, Images, MAX_FETCHES};
 use crate::bridge::channels::outbox::{Courier, DeliveryError};
 use crate::bridge::config::{Config, IntakeMode};
 use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, with_image_key, without_picture};
@@ -70,6 +70,7 @@ pub async fn start(
     shared: &SharedState,
     state_dir: &Path,
     chat: mpsc::Sender<ChatEvent>,
+    rates: RateWindow,
 ) -> Result<(FeishuCourier, JoinHandle<()>), ChannelError> {
     let fc = feishu_config(config)?;
     let dedupe: Arc<dyn Dedupe> = Arc::new(StateDedupe(shared.clone()));
@@ -99,8 +100,12 @@ pub async fn start(
     let images = Images {
         api: Arc::clone(&api),
         shared: shared.clone(),
-        policy: Policy::new(config.policy.clone()),
+        policy: Policy::with_rates(config.policy.clone(), rates),
         pairing: Pairing::new(state_dir),
+        remote_hosts: (config.hosts.iter())
+            .filter(|(_, h)| h.remote_shell())
+            .map(|(name, _)| name.clone())
+            .collect(),
     };
     let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch, images));
     let courier = FeishuCourier::new(api);
@@ -182,30 +187,34 @@ async fn pump(
         let event = match event {
             IntakeEvent::MessageReceived(m) => {
                 let mentions_bot = mentions_bot(&m, &mut bot).await;
-                let text = match &m.image_key {
-                    // Not for the bot, or from someone it does not serve:
-                    // not fetched into a workspace.
-                    Some(_) if !images.admits(&m, mentions_bot) => {
-                        "(an image the bot does not take)".into()
+                let admitted = (m.image_key.as_ref()).map(|_| images.admit(&m, mentions_bot));
+                let text = match (&m.image_key, admitted) {
+                    // Not for the bot, from someone it does not serve, or
+                    // over the rate limit: not fetched into a workspace
+                    // (admission refuses the message as it would any).
+                    (Some(_), Some(ImageAdmission::NotServed | ImageAdmission::Limited)) => {
+                        Err("the bot does not take it".into())
                     }
-                    Some(_) if !fetches.has_room() => format!(
-                        "(an image was sent, but {MAX_FETCHES} are being fetched already: send it again later)"
-                    ),
-                    Some(key) => {
+                    (Some(_), _) if !fetches.has_room() => Err(format!(
+                        "{MAX_FETCHES} are being fetched already: send it again later"
+                    )),
+                    (Some(key), _) => {
                         // Fetched off this loop; the chat's next messages
                         // wait behind it.
                         let (images, key, chat_id) =
                             (images.clone(), key.clone(), m.chat_id.clone());
                         fetches.start(&chat_id, async move {
                             let text = images.save(&m, &key).await;
-                            message_event(m, text, mentions_bot)
+                            message_event(m, text, mentions_bot, true)
                         });
                         continue;
                     }
-                    None => m.text.clone(),
+                    (None, _) => Ok(m.text.clone()),
                 };
+                // Counted here: a fetch refused for want of room.
+                let counted = admitted == Some(ImageAdmission::Fetch);
                 let chat_id = m.chat_id.clone();
-                match fetches.order(&chat_id, message_event(m, text, mentions_bot)) {
+                match fetches.order(&chat_id, message_event(m, text, mentions_bot, counted)) {
                     Some(event) => event,
                     None => continue,
                 }
@@ -237,8 +246,18 @@ async fn pump(
 }
 
 /// The daemon's event for message `m`, whose text (or image's path) is
-/// `text`.
-fn message_event(m: crate::feishu::Message, text: String, mentions_bot: bool) -> ChatEvent {
+/// `text`, or an image not saved and why; `rate_counted` when its
+/// rate-limit slot is taken already.
+fn message_event(
+    m: crate::feishu::Message,
+    text: Result<String, String>,
+    mentions_bot: bool,
+    rate_counted: bool,
+) -> ChatEvent {
+    let (text, image_not_saved) = match text {
+        Ok(text) => (text, None),
+        Err(why) => (String::new(), Some(why)),
+    };
     let kind = chat_kind(&m);
     ChatEvent::Message(ChatMessage {
         event_id: m.event_id,
@@ -249,6 +268,8 @@ fn message_event(m: crate::feishu::Message, text: String, mentions_bot: bool) ->
         text,
         mentions_bot,
         parent_id: m.parent_id,
+        rate_counted,
+        image_not_saved,
     })
 }
 

@@ -27,14 +27,19 @@ impl Core {
             self.chat_kinds.clear();
         }
         self.chat_kinds.insert(chat_id.clone(), m.kind);
-        match self.policy.check(
-            &m.sender,
-            m.kind,
-            &chat_id,
-            m.mentions_bot,
-            &paired,
-            self.now,
-        ) {
+        let decision = if m.rate_counted {
+            (self.policy).decide(&m.sender, m.kind, &chat_id, m.mentions_bot, &paired)
+        } else {
+            (self.policy).check(
+                &m.sender,
+                m.kind,
+                &chat_id,
+                m.mentions_bot,
+                &paired,
+                self.now,
+            )
+        };
+        match decision {
             Decision::Allow => true,
             Decision::Ignore => false,
             Decision::Limited => {

@@ -43,7 +43,7 @@ use super::project::{
 };
 use super::router::{self, Builtin, Route};
 use crate::bridge::access::pairing::Pairing;
-use crate::bridge::access::policy::Policy;
+use crate::bridge::access::policy::{Policy, RateWindow};
 use crate::bridge::channels::chat::{
     CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
 };
@@ -163,6 +163,12 @@ pub struct Core {
 impl Core {
     /// A core over `shared` (the state and event log); `state_dir` holds
     /// the pairing files.
+    /// Counts senders' messages in `rates`, the window the image fetcher
+    /// shares (see [`RateWindow`]).
+    pub fn share_rates(&mut self, rates: RateWindow) {
+        self.policy = Policy::with_rates(self.config.policy.clone(), rates);
+    }
+
     pub fn new(
         config: Arc<Config>,
         shared: SharedState,
@@ -397,6 +403,10 @@ impl Core {
             chat: target_id(&m.target),
         });
         let reply_to = Some(m.message_id.as_str()).filter(|_| m.target != ChatTarget::Console);
+        if let Some(why) = &m.image_not_saved {
+            let text = format!("The image was not saved: {why}.");
+            return self.error(&m.target, reply_to, "Image not saved", &text, "");
+        }
         if self.answer_by_reply(&m) {
             return;
         }

@@ -76,6 +76,8 @@ impl World {
             text: text.into(),
             mentions_bot: false,
             parent_id: parent.map(String::from),
+            rate_counted: false,
+            image_not_saved: None,
         };
         self.at(Duration::ZERO, Input::Message(m))
     }
