@@ -194,12 +194,14 @@ pub(crate) fn read_list(rows: &[String]) -> Option<Dialog> {
     let footer = hint_under(&rows, last)?;
     let top = top(&rows, first);
     let paragraphs = paragraphs(&rows, top, first);
-    // The question is the paragraph that asks; else the one over the list.
+    // The question is the paragraph that asks; else the one over the list
+    // that is more than a link (the bypass-permissions consent ends with
+    // its documentation's address).
     let (q_at, question) = paragraphs
         .iter()
         .rev()
         .find(|(_, p)| p.contains('?'))
-        .or(paragraphs.last())
+        .or(paragraphs.iter().rev().find(|(_, p)| !dialog::is_link(p)))
         .cloned()?;
     let options = (first..=last)
         .map(|i| ApprovalOption {
@@ -345,6 +347,45 @@ mod tests {
         let d = read_list(&rows(&moved)).expect("a list");
         assert_eq!(labels(&d), ["No, exit", "Yes, I trust this folder"]);
         assert_eq!(d.select, MenuSelect::Vertical { cursor: 1 });
+    }
+
+    #[test]
+    fn bypass_consent_of_2_1_332_is_a_list_with_its_statement() {
+        let d = read_list(&rows(real!("bypass-consent-2.1.332"))).expect("a list");
+        assert_eq!(labels(&d), ["No, exit", "Yes, I accept"]);
+        assert_eq!(
+            d.question,
+            "By proceeding, you accept all responsibility for actions taken while running in Bypass Permissions mode."
+        );
+        assert!(
+            d.body
+                .starts_with("WARNING: Claude Code running in Bypass Permissions mode"),
+            "{}",
+            d.body
+        );
+        assert!(d.body.contains("sandboxed container/VM"), "{}", d.body);
+        assert_eq!(d.select, MenuSelect::Vertical { cursor: 0 });
+    }
+
+    /// Built from the release's own strings in the consent's frame: the
+    /// offer is behind a flag Claude Code's servers set, never drawn offline.
+    #[test]
+    fn resume_from_summary_offer_is_a_list() {
+        let d = read_list(&rows(real!("resume-summary-2.1.332"))).expect("a list");
+        assert_eq!(
+            labels(&d),
+            [
+                "Resume from summary (instant, recommended)",
+                "Resume full session as-is",
+                "Don't ask again"
+            ]
+        );
+        assert!(
+            d.question.starts_with("Resuming the full session"),
+            "{}",
+            d.question
+        );
+        assert_eq!(d.body, "This session is 3h 5m old and 120k tokens.");
     }
 
     #[test]

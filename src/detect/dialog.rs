@@ -55,6 +55,9 @@ static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
 });
 
+/// What sets a menu's columns apart: labels themselves are single-spaced.
+const COLUMN_GAP: &str = "  ";
+
 /// Whether `row` is a menu option row (`› 1. Yes`).
 pub(crate) fn is_option_row(row: &str) -> bool {
     OPTION_ROW.is_match(row)
@@ -228,9 +231,10 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
     if below.len() > MAX_FOOTER_ROWS {
         return Err(Missing::Footer);
     }
-    // The question: the paragraph right above the menu.
+    // The question: the paragraph right above the menu, past a link (the
+    // bypass-permissions consent ends with its documentation's address).
     let mut q_end = start;
-    while q_end > 0 && rows[q_end - 1].trim().is_empty() {
+    while q_end > 0 && (rows[q_end - 1].trim().is_empty() || is_link(&rows[q_end - 1])) {
         q_end -= 1;
     }
     let mut q_start = q_end;
@@ -326,6 +330,12 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
     })
 }
 
+/// A row that is only a web address.
+pub(crate) fn is_link(row: &str) -> bool {
+    let t = row.trim();
+    t.starts_with("https://") && !t.contains(' ')
+}
+
 struct Menu {
     options: Vec<ApprovalOption>,
     cursors: usize,
@@ -373,14 +383,21 @@ fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
             label_col = row[..c.name("label").map_or(0, |m| m.start())]
                 .chars()
                 .count();
+            // A menu laid out in columns (`/model`: `2. Opus    Opus 5.5 ·
+            // Best for …`): the label is the first column, the rest (and
+            // what wraps under it) its description.
+            let (label, description) = match c["label"].split_once(COLUMN_GAP) {
+                Some((label, rest)) => (label, Some(rest.trim().to_owned())),
+                None => (&c["label"], None),
+            };
+            prev_was_label = description.is_none();
             options.push(ApprovalOption {
                 key: c["key"].to_owned(),
-                label: c["label"].to_owned(),
-                description: None,
+                label: label.to_owned(),
+                description,
                 press: None,
             });
             prev_len = row.chars().count();
-            prev_was_label = true;
             last = i;
         } else if row.trim().is_empty() {
             prev_was_label = false;

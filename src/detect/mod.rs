@@ -353,6 +353,12 @@ impl ScreenLook {
     pub fn dialog(&self) -> bool {
         self.prompt.is_some()
     }
+
+    /// The agent works or asks: a key would go to something other than
+    /// its input box.
+    pub fn is_not_waiting(&self) -> bool {
+        self.busy || self.dialog()
+    }
 }
 
 /// The prompt a screen shows, as far as answering it is concerned.

@@ -865,6 +865,26 @@ mod tests {
         assert_eq!(p.body, "Exit plan mode?");
     }
 
+    /// The bypass-permissions consent asks nothing: its statement over the
+    /// menu (not the link under it) stands for the question, on both
+    /// releases (2.1.197 numbers its options, 2.1.332 does not).
+    #[test]
+    fn the_bypass_consent_is_a_dialog_with_its_statement() {
+        for screen in [
+            real!("bypass-consent-2.1.197"),
+            real!("bypass-consent-2.1.332"),
+        ] {
+            let p = prompt(screen);
+            let labels: Vec<&str> = p.options.iter().map(|o| o.label.as_str()).collect();
+            assert_eq!(labels, ["No, exit", "Yes, I accept"]);
+            assert!(
+                p.question.starts_with("By proceeding, you accept"),
+                "{}",
+                p.question
+            );
+        }
+    }
+
     #[test]
     fn an_unknown_dialog_is_still_a_dialog() {
         let d = "\

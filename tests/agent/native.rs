@@ -5,9 +5,12 @@
 //! clawmux presses for an option choose it, whether the menu is numbered
 //! or (2.1.332's folder trust, its `/effort` slider) answered with arrows.
 //!
-//! Not covered: the bypass-permissions consent cannot be shown here
-//! (Claude Code refuses that mode for root, as this machine runs), and the
-//! resume-from-summary question needs a session long enough to compact.
+//! The bypass-permissions consent is drawn with `IS_SANDBOX=1`: Claude
+//! Code refuses that mode for root (as CI runs) unless it is told it runs
+//! in a sandbox. The resume-from-summary question is not drawn here: it is
+//! behind a feature flag Claude Code fetches from its servers (off without
+//! them); its screen is checked as built from the release's own strings in
+//! the detector's unit tests.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -131,6 +134,39 @@ fn folder_trust_is_a_dialog_answered_from_its_options() {
     tmux.wait_for_screen("agent", "for shortcuts", STEP_TIMEOUT);
 }
 
+/// Bypass-permissions mode asks for consent before the agent starts: a
+/// menu without numbers whose cursor starts on "No, exit". Accepting it
+/// from its options starts the agent in that mode.
+#[test]
+fn bypass_consent_is_a_dialog_answered_from_its_options() {
+    let Some(claude) =
+        claude_or_skip("agent::native::bypass_consent_is_a_dialog_answered_from_its_options")
+    else {
+        return;
+    };
+    let api = FakeApi::start(Vec::new()).unwrap();
+    let env = ClaudeEnv::new(&api.base_url())
+        .unwrap()
+        .with_var("IS_SANDBOX", "1");
+    let mode = PermissionMode::BypassPermissions.flag();
+    let tmux = start(&claude, &env, env.project(), &["--permission-mode", mode]);
+    let shown = wait_dialog(&tmux, "agent");
+    eprintln!("bypass consent: {:?} {:?}", shown.question, shown.labels);
+    assert_eq!(shown.labels, ["No, exit", "Yes, I accept"]);
+    assert!(
+        shown.question.contains("Bypass Permissions mode"),
+        "{}",
+        shown.question
+    );
+    if release_at_least("2.1.332") {
+        // Its menu has no numbers: chosen with arrows from the cursor.
+        assert_ne!(shown.prompt.select, MenuSelect::Typed);
+    }
+    choose(&tmux, "agent", &shown, "Yes, I accept");
+    // Accepted: the agent starts, its footer naming the mode.
+    tmux.wait_for_screen("agent", "bypass permissions on", STEP_TIMEOUT);
+}
+
 /// `/model` typed into an idle agent opens a menu of its own.
 #[test]
 fn the_model_menu_is_a_dialog() {
@@ -149,7 +185,19 @@ fn the_model_menu_is_a_dialog() {
     tmux.ok(&["send-keys", "-t", "agent", "Enter"]);
     let shown = wait_dialog(&tmux, "agent");
     eprintln!("{command}: {:?} {:?}", shown.question, shown.labels);
-    assert!(shown.labels.len() >= 2, "{command}: {:?}", shown.labels);
+    assert!(
+        shown.question.starts_with("Select model"),
+        "{}",
+        shown.question
+    );
+    // Its columns: the model's name is the label, what it is the description.
+    for model in ["Opus", "Sonnet", "Haiku"] {
+        assert!(
+            shown.labels.iter().any(|l| l == model),
+            "no {model} in {:?}",
+            shown.labels
+        );
+    }
 }
 
 /// `/effort` on 2.1.332 is a slider; the level chosen in chat is set.

@@ -77,7 +77,10 @@ async fn the_interrupt_button_stops_the_turn_for_approvers_only() {
     );
     assert_eq!(
         keys_logged(home.path()),
-        [("ou_alice".into(), "Esc (interrupt)".into(), "intent".into())]
+        [
+            ("ou_alice".into(), "interrupt".into(), "intent".into()),
+            ("ou_alice".into(), "Esc".into(), "sent".into())
+        ]
     );
 
     // A click after the command ended is stale.
@@ -86,6 +89,54 @@ async fn the_interrupt_button_stops_the_turn_for_approvers_only() {
         .await
         .expect("ack");
     assert_eq!(stale["toast"]["type"], "warning", "{stale}");
+}
+
+/// An agent that goes on after its interrupt keys: the chat is told the
+/// interrupt was not confirmed, and the log says so, instead of a
+/// "Cancelled" that stopped nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_the_screen_does_not_confirm_is_told() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await, "long connection up");
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+    // The sim's spinner takes no keys: Esc changes nothing on its screen.
+    fake.push_message("oc_1", "ou_alice", "a job that ignores Esc");
+    let progress = card(&fake, "the progress card", |c| {
+        c.kind == Kind::Reply
+            && c.title() == "demo: a job that ignores Esc"
+            && c.card_text().contains("Running…")
+    })
+    .await;
+    let interrupt = button(&progress.card, "Interrupt").expect("an Interrupt button");
+    let answer = fake
+        .push_card_action("ou_alice", &progress.message_id, interrupt)
+        .await
+        .expect("ack");
+    assert_eq!(answer["toast"]["type"], "info", "{answer}");
+    let told = card(&fake, "not confirmed", |c| {
+        c.title() == "Interrupt not confirmed"
+    })
+    .await;
+    assert!(
+        told.card_text().contains("its turn still runs"),
+        "{}",
+        told.card_text()
+    );
+    let stages: Vec<String> = keys_logged(home.path()).into_iter().map(|k| k.2).collect();
+    assert_eq!(stages, ["intent", "sent", "not_confirmed"]);
+    // The turn's own end is still reported.
+    card(&fake, "the job's result", |c| {
+        c.card_text().contains("The long job is done.")
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -96,7 +96,7 @@ async fn command_progress_approval_click_result() {
     let answered = b.click("oc_1", "ou_alice", yes.clone()).await;
     assert_eq!(
         answered.toast,
-        Some((ToastLevel::Success, "Answered: Yes".into()))
+        Some((ToastLevel::Success, "Sending: Yes".into()))
     );
     b.card("the resolved approval", |e| {
         e.text.contains("chose **Yes**")
@@ -236,7 +236,7 @@ async fn approval_survives_a_daemon_restart() {
     let answered = b.click("oc_1", "ou_alice", yes).await;
     assert_eq!(
         answered.toast,
-        Some((ToastLevel::Success, "Answered: Yes".into()))
+        Some((ToastLevel::Success, "Sending: Yes".into()))
     );
     b.card("the resolved approval", |e| {
         e.text.contains("chose **Yes**")

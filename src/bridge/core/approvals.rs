@@ -157,7 +157,7 @@ impl Core {
             Ok(ok) => ok,
             Err((level, text)) => return self.respond(&c, ClickAnswer::toast(level, text)),
         };
-        let toast = ClickAnswer::toast(ToastLevel::Success, format!("Answered: {label}"));
+        let toast = ClickAnswer::toast(ToastLevel::Success, format!("Sending: {label}"));
         self.respond(&c, toast);
         // A second click finds the approval being answered, then resolved
         // (or pending again if typing failed).

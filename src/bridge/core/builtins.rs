@@ -89,6 +89,7 @@ impl Core {
                     return;
                 }
                 // The outcome comes back as `Cancelled`.
+                self.log_keys(&project, sender, super::keys::INTERRUPT_KEYS, "intent");
                 let cmd = ProjectCmd::Cancel {
                     by: sender.to_string(),
                     reply: Reply {
@@ -498,6 +499,8 @@ impl Core {
         result: Result<(), ProjectError>,
     ) {
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        let stage = if result.is_ok() { "sent" } else { "failed" };
+        self.log_keys(project, by, keys, stage);
         match result {
             Ok(()) => {
                 self.log(LogEvent::Cancel {

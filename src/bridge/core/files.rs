@@ -188,4 +188,28 @@ mod tests {
         assert!(matches!(resolve(&ws, "sub"), Err(FileError::NotAFile(_))));
         assert!(matches!(resolve(&ws, "nope"), Err(FileError::Missing(_))));
     }
+
+    #[test]
+    fn a_file_past_the_bound_is_refused_and_never_copied_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let limit = MAX_SEND_FILE_BYTES as u64;
+        // Sparse: the bound is checked without reading the file.
+        let at_limit = std::fs::File::create(ws.join("fits.bin")).unwrap();
+        at_limit.set_len(limit).unwrap();
+        let (fits, size) = resolve(&ws, "fits.bin").unwrap();
+        assert_eq!(size, limit);
+        let big = std::fs::File::create(ws.join("big.bin")).unwrap();
+        big.set_len(limit + 1).unwrap();
+        assert!(
+            matches!(resolve(&ws, "big.bin"), Err(FileError::TooLarge { .. })),
+            "one byte over"
+        );
+        // A file that grew after it was resolved is cut off at the copy.
+        let state = dir.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        at_limit.set_len(limit + 1).unwrap();
+        assert!(copy_private(&state, &fits, "u1").is_err());
+    }
 }

@@ -32,10 +32,18 @@ impl Core {
             let adopted = record.is_some_and(|p| p.adopted.is_some());
             (record.map(|p| p.workspace.clone()), adopted)
         });
-        if !adopted && !self.hook_key.verifies(&project, hook.token.as_deref()) {
+        // An adopted pane's agent was not started with a token, so anything
+        // that can reach the hook socket could speak for it: its screen is
+        // its only signal.
+        if !self.hook_key.verifies(&project, hook.token.as_deref()) {
+            let reason = if adopted {
+                "an adopted pane's hooks carry no token (clawmux did not start its agent)"
+            } else {
+                "no or wrong hook token (not from the project's agent)"
+            };
             self.log(LogEvent::HookIgnored {
                 pane: pane.clone(),
-                reason: "no or wrong hook token (not from the project's agent)".into(),
+                reason: reason.into(),
             });
             return;
         }

@@ -368,6 +368,7 @@ impl Core {
             | ProjectEventKind::Status(_)
             | ProjectEventKind::Screen { .. }
             | ProjectEventKind::Cancelled { .. }
+            | ProjectEventKind::InterruptNotConfirmed { .. }
             | ProjectEventKind::ModeSet { .. }
             | ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }

@@ -13,6 +13,10 @@ use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::store::state::ChatTarget;
 use crate::store::{Denial, LogEvent};
 
+/// The keys an interrupt's intent is logged with: the project's actor
+/// knows its agent's own keys, logged when they are sent.
+pub(super) const INTERRUPT_KEYS: &str = "interrupt";
+
 impl Core {
     /// Whether `user` may send keys (approvers; the console's own user).
     fn may_send_keys(&self, user: &str) -> bool {
@@ -20,7 +24,7 @@ impl Core {
         user == CONSOLE_USER || self.policy.may_approve(user, &paired)
     }
 
-    fn log_keys(&self, project: &str, by: &str, keys: &str, stage: &str) {
+    pub(super) fn log_keys(&self, project: &str, by: &str, keys: &str, stage: &str) {
         self.log(LogEvent::Keys {
             project: project.to_string(),
             by: by.to_string(),
@@ -87,6 +91,25 @@ impl Core {
         }
     }
 
+    /// An interrupt's keys went to the pane, and its turn still runs.
+    pub(super) fn interrupt_not_confirmed(
+        &mut self,
+        project: &str,
+        by: &str,
+        keys: &str,
+        reply: &Reply,
+        waited: std::time::Duration,
+    ) {
+        self.log_keys(project, by, keys, "not_confirmed");
+        let text = format!(
+            "{keys} went to the agent of **{project}** {}s ago, and its turn still runs.",
+            waited.as_secs()
+        );
+        let guidance = "Interrupt again, or send other keys with `/gsd:keys` (e.g. `Ctrl-C`).";
+        let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        self.error(target, reply_to, "Interrupt not confirmed", &text, guidance);
+    }
+
     /// The Interrupt button of a running command's progress card.
     pub(super) fn click_interrupt(
         &mut self,
@@ -107,7 +130,7 @@ impl Core {
         let Some(job) = running else {
             return ClickAnswer::toast(ToastLevel::Warning, "That command is no longer running");
         };
-        self.log_keys(&choice.project, &c.operator, "Esc (interrupt)", "intent");
+        self.log_keys(&choice.project, &c.operator, INTERRUPT_KEYS, "intent");
         // The outcome comes back as `Cancelled` (sent, or nothing running);
         // the turn's end, read off the screen, as "Stopped".
         let cmd = ProjectCmd::Cancel {

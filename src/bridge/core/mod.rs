@@ -560,6 +560,12 @@ impl Core {
                 reply,
                 result,
             } => self.cancelled(&project, &by, &keys, &reply, result),
+            ProjectEventKind::InterruptNotConfirmed {
+                by,
+                keys,
+                reply,
+                waited,
+            } => self.interrupt_not_confirmed(&project, &by, &keys, &reply, waited),
             ProjectEventKind::ModeSet { reply, result, .. } => {
                 self.mode_set(&project, &reply, result)
             }

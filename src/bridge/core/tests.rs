@@ -13,7 +13,9 @@ use crate::bridge::config::DmPolicy;
 use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
 use crate::hooks::HookKind;
-use crate::store::state::{ApprovalKind, ApprovalOption, OutboxEntry, PaneIdentity, ProjectRecord};
+use crate::store::state::{
+    ApprovalKind, ApprovalOption, OutboxEntry, PaneIdentity, PendingApproval, ProjectRecord,
+};
 
 struct World {
     core: Core,
@@ -301,7 +303,7 @@ fn an_approval_is_answered_once_by_an_approver() {
     let alice = w.click("ou_alice", value.clone());
     assert_eq!(
         toast(&alice),
-        Some((ToastLevel::Success, "Answered: Yes".into()))
+        Some((ToastLevel::Success, "Sending: Yes".into()))
     );
     let answers: Vec<&str> = alice
         .iter()
@@ -333,6 +335,48 @@ fn an_approval_is_answered_once_by_an_approver() {
     assert!(w.shared.read(|s| s.approvals.is_empty()));
     let late = w.click("ou_alice", value);
     assert_eq!(toast(&late).map(|t| t.0), Some(ToastLevel::Warning));
+}
+
+/// The click is only sent; the card says "answered" once the screen shows
+/// the dialog changed, and "not taken" when it never did.
+#[test]
+fn an_answer_the_dialog_never_took_is_told_and_can_be_given_again() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(Some(&job), ProjectEventKind::Approval(approval()));
+    let value = json!({"action": "approval", "approval_id": "ap1", "project": "demo", "session": "cm-demo", "option": "1"});
+    let first = w.click("ou_alice", value.clone());
+    assert_eq!(
+        toast(&first),
+        Some((ToastLevel::Success, "Sending: Yes".into()))
+    );
+    assert!(!w.texts().contains("Answered"), "{}", w.texts());
+    let not_taken = ProjectEventKind::Answered {
+        approval_id: "ap1".into(),
+        by: "ou_alice".into(),
+        label: "Yes".into(),
+        reply: Reply {
+            target: chat(),
+            reply_to: None,
+        },
+        result: Err(ProjectError::NotTaken { tries: 2 }),
+    };
+    w.event(None, not_taken);
+    assert!(w.texts().contains("Answer not taken"), "{}", w.texts());
+    assert!(w.texts().contains("sent 2 times"), "{}", w.texts());
+    // Still pending: pressing again sends the key again.
+    assert!(w.shared.read(|s| s.approvals.contains_key("ap1")));
+    let again = w.click("ou_alice", value);
+    assert!(
+        again.iter().any(|e| matches!(
+            e,
+            Effect::Project {
+                cmd: ProjectCmd::Answer { .. },
+                ..
+            }
+        )),
+        "{again:?}"
+    );
 }
 
 #[test]
@@ -378,6 +422,30 @@ fn status_is_what_the_projects_last_reported() {
         "{}",
         w.texts()
     );
+}
+
+#[test]
+fn a_mode_whose_approvals_skip_the_chat_is_said_once_per_change() {
+    use crate::agents::claude::PermissionMode;
+    let mut w = World::new();
+    w.with_project();
+    let said = |w: &World| w.texts().matches("Approvals off").count();
+    for (mode, cards) in [
+        (PermissionMode::Auto, 1),
+        (PermissionMode::Auto, 1),
+        (PermissionMode::Manual, 1),
+        (PermissionMode::Auto, 2),
+        (PermissionMode::AcceptEdits, 3),
+    ] {
+        let status = ProjectStatus {
+            attached: true,
+            mode: Some(mode),
+            ..Default::default()
+        };
+        w.event(None, ProjectEventKind::Status(status));
+        assert_eq!(said(&w), cards, "after {mode}:\n{}", w.texts());
+    }
+    assert!(w.texts().contains("runs in **auto** mode"), "{}", w.texts());
 }
 
 #[test]
@@ -564,6 +632,35 @@ fn a_hook_without_its_projects_token_is_ignored() {
         assert!(project_cmds(w.at(Duration::ZERO, Input::Hook(forged))).is_empty());
     }
     assert_eq!(w.kinds().iter().filter(|k| *k == "hook_ignored").count(), 3);
+}
+
+/// An adopted pane's agent was started by someone else, without a token:
+/// a hook naming its pane speaks for no one.
+#[test]
+fn an_adopted_panes_hooks_are_ignored() {
+    let mut w = World::new();
+    w.shared.update(|s| {
+        let record = ProjectRecord {
+            adopted: serde_json::from_str("\"work:%0\"").ok(),
+            ..ProjectRecord::default()
+        };
+        s.projects.insert("demo".into(), record);
+    });
+    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    let stop = HookKind::Stop {
+        stop_hook_active: false,
+        last_assistant_message: Some("invented".into()),
+    };
+    let Input::Hook(mut forged) = hook(&w, stop) else {
+        unreachable!()
+    };
+    forged.token = None;
+    assert!(project_cmds(w.at(Duration::ZERO, Input::Hook(forged))).is_empty());
+    assert!(
+        w.kinds().contains(&"hook_ignored".to_string()),
+        "{:?}",
+        w.kinds()
+    );
 }
 
 #[test]
@@ -1051,4 +1148,55 @@ fn notification_hooks_put_a_waiting_project_in_the_inbox_until_it_moves_on() {
     // Another kind of notification is not a wait.
     w.at(Duration::ZERO, note(&w, "auth_success", "Signed in"));
     assert!(!inbox(&mut w).contains("Signed in"));
+}
+
+/// `/gsd:inbox` across projects, hosts and chats: oldest first, each
+/// where it waits; an approver sees every chat's, others their chat's.
+#[test]
+fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
+    let mut w = World::new();
+    let other = ChatTarget::Chat { id: "oc_2".into() };
+    let waiting = [
+        ("ap_demo", "demo", chat(), 3_000, "Run the demo?"),
+        ("ap_api", "api", other.clone(), 1_000, "Deploy the api?"),
+        ("ap_blog", "blog", other, 2_000, "Publish the blog?"),
+    ];
+    w.shared.update(|s| {
+        let desk = ProjectRecord {
+            host: Some("desk".into()),
+            ..ProjectRecord::default()
+        };
+        s.projects.insert("api".into(), desk);
+        for (id, project, target, created_ms, question) in waiting {
+            let approval = Approval {
+                id: id.into(),
+                question: question.into(),
+                ..approval()
+            };
+            let pending = PendingApproval {
+                approval,
+                project: project.into(),
+                target,
+                card: format!("card_{id}").into(),
+                created_ms,
+            };
+            s.approvals.insert(id.into(), pending);
+        }
+    });
+    let inbox = |w: &mut World, sender: &str| {
+        w.say(sender, "/gsd:inbox");
+        w.outbox().pop().unwrap().text
+    };
+    let all = inbox(&mut w, "ou_alice");
+    assert!(all.contains("Inbox: 3 waiting"), "{all}");
+    let at = |q: &str| all.find(q).unwrap_or_else(|| panic!("no {q} in {all}"));
+    assert!(at("1. api@desk**") < at("Deploy the api?"), "{all}");
+    assert!(at("Deploy the api?") < at("2. blog**"), "{all}");
+    assert!(at("Publish the blog?") < at("3. demo**"), "{all}");
+    assert!(at("3. demo**") < at("Run the demo?"), "{all}");
+    // Bob is no approver: only what waits in this chat.
+    let own = inbox(&mut w, "ou_bob");
+    assert!(own.contains("Inbox: 1 waiting"), "{own}");
+    assert!(own.contains("Run the demo?"), "{own}");
+    assert!(!own.contains("Deploy") && !own.contains("blog"), "{own}");
 }

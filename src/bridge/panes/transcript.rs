@@ -172,6 +172,28 @@ impl Transcript {
         }
     }
 
+    /// For a command followed after a restart, whose output went by while
+    /// clawmux was down: when nothing of an answer was read since, the
+    /// screen's rows below the command's echo (`❯ text`) are its output.
+    /// The rows before were seen at attach as earlier lines, so they are
+    /// taken here regardless. False when the screen shows no echo.
+    pub fn fill_from_echo(&mut self, rows: &[String], typed: &str) -> bool {
+        if self.has_answer() {
+            return false;
+        }
+        let first_line = typed.trim().lines().next().unwrap_or_default();
+        let echo = rows.iter().rposition(|row| {
+            (row.trim_start().strip_prefix('❯').map(str::trim)).is_some_and(|shown| {
+                !shown.is_empty()
+                    && (first_line.starts_with(shown) || shown.starts_with(first_line))
+            })
+        });
+        let Some(echo) = echo else { return false };
+        self.earlier.clear();
+        self.push(&rows[echo + 1..]);
+        true
+    }
+
     /// The rows the screen shows under the input box now (see `footer`).
     pub fn footer(&mut self, rows: &[String]) {
         for row in rows {
@@ -452,6 +474,33 @@ mod tests {
 
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_followed_command_takes_its_answer_from_under_its_echo() {
+        let screen = lines(&[
+            "❯ earlier question",
+            "● An earlier answer.",
+            "",
+            "❯ survive a crash",
+            "● Streaming answer, line one",
+            "  The end of it",
+            "",
+            "────────",
+            "❯ ",
+            "────────",
+            "  ? for shortcuts",
+        ]);
+        // Attached after the restart: every row was already seen.
+        let mut t = Transcript::after(&screen);
+        t.push(&screen);
+        assert!(!t.has_answer());
+        assert!(t.fill_from_echo(&screen, "survive a crash"));
+        assert_eq!(t.text(), "● Streaming answer, line one\n  The end of it\n");
+        // Without its echo on screen, nothing is made up.
+        let mut t = Transcript::after(&screen);
+        assert!(!t.fill_from_echo(&screen[4..], "survive a crash"));
+        assert_eq!(t.text(), "");
     }
 
     #[test]

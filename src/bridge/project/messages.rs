@@ -1,6 +1,8 @@
 //! What goes into a project actor ([`ProjectCmd`]) and what comes out of it
 //! ([`ProjectEvent`]): the actor's whole interface with the bridge core.
 
+use std::time::Duration;
+
 use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 
 use super::runner::{MAX_QUEUED, TaskNews};
@@ -162,6 +164,14 @@ pub enum ProjectEventKind {
         keys: String,
         reply: Reply,
         result: Result<(), ProjectError>,
+    },
+    /// The interrupt keys went to the pane `waited` ago, and the turn
+    /// they were sent to is still running: the screen did not confirm it.
+    InterruptNotConfirmed {
+        by: String,
+        keys: String,
+        reply: Reply,
+        waited: Duration,
     },
     /// `/gsd:keys`: the keys went to the pane, or could not.
     KeysSent {

@@ -35,9 +35,9 @@ use crate::control::{Notification, PaneId};
 use crate::detect::{Detection, Millis, PaneWatcher};
 use crate::store::LogEvent;
 use crate::store::clock;
-use crate::store::state::ApprovalId;
 use crate::store::state::TypingIntent;
 pub use crate::store::state::{Approval, Job};
+use crate::store::state::{ApprovalId, JobId};
 use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
 pub use handle::{ProjectHandle, ProjectSetup, Refused};
 pub use messages::{
@@ -119,6 +119,22 @@ struct PendingMode {
     at: Instant,
 }
 
+/// An interrupt on its way (see [`Actor::check_interrupt`]).
+struct PendingInterrupt {
+    /// The turn the keys were sent to.
+    job: JobId,
+    by: String,
+    keys: String,
+    reply: Reply,
+    sent: Instant,
+}
+
+/// How long a turn may go on after its interrupt keys before the chat is
+/// told they did not take: the agents measured stop within a second or
+/// two (Aider's stream ends at once, Claude Code draws "Interrupted");
+/// a loaded machine takes longer.
+const INTERRUPT_CONFIRM_WAIT: Duration = Duration::from_secs(10);
+
 /// How long the footer has to show the next mode after shift+tab: it
 /// redraws within milliseconds; a loaded machine takes longer.
 const MODE_REDRAW_WAIT: Duration = Duration::from_millis(700);
@@ -134,6 +150,7 @@ struct Actor {
     receipt: Option<ReceiptCheck>,
     answer: Option<PendingAnswer>,
     mode_change: Option<PendingMode>,
+    interrupt: Option<PendingInterrupt>,
     /// The dialog last reported, and since when it looks as it does.
     shown: Option<(String, Instant)>,
     /// The status last reported to the daemon.
@@ -152,6 +169,7 @@ impl Actor {
             receipt: None,
             answer: None,
             mode_change: None,
+            interrupt: None,
             shown: None,
             reported: None,
             epoch: Instant::now(),
@@ -218,6 +236,7 @@ impl Actor {
             let receipt_at = self.receipt.as_ref().map(|r| r.at);
             let answer_at = self.answer.as_ref().and_then(|a| a.at);
             let mode_at = self.mode_change.as_ref().map(|m| m.at);
+            let interrupt_at = (self.interrupt.as_ref()).map(|i| i.sent + INTERRUPT_CONFIRM_WAIT);
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.on_command(cmd).await,
@@ -231,6 +250,7 @@ impl Actor {
                 _ = sleep_opt(receipt_at) => self.check_receipt().await,
                 _ = sleep_opt(answer_at) => self.advance_answer().await,
                 _ = sleep_opt(mode_at) => self.advance_mode().await,
+                _ = sleep_opt(interrupt_at) => self.check_interrupt().await,
             }
             // The screen may have said whether an answer took.
             if self
@@ -358,6 +378,16 @@ impl Actor {
                     None => Err(ProjectError::NothingToCancel),
                 };
                 let keys = crate::agents::key_names(keys);
+                // The screen confirms it by ending the turn ("Stopped").
+                if let (Ok(()), Some(running)) = (&result, self.runner.running()) {
+                    self.interrupt = Some(PendingInterrupt {
+                        job: running.job.id.clone(),
+                        by: by.clone(),
+                        keys: keys.clone(),
+                        reply: reply.clone(),
+                        sent: Instant::now(),
+                    });
+                }
                 let kind = ProjectEventKind::Cancelled {
                     by,
                     keys,
@@ -520,6 +550,9 @@ impl Actor {
         if let Some(at) = self.runner.begin(job, recovery, now, clock::now_ms()) {
             self.record(&id, |j| j.deadline_ms = Some(at));
         }
+        if typed.is_none() {
+            self.runner.followed();
+        }
         self.receipt = typed.map(|text| ReceiptCheck {
             text,
             enters: 1,
@@ -547,6 +580,9 @@ impl Actor {
                 mode: pending.mode,
                 shown: shown.map_or_else(|| "no mode".into(), |m| m.to_string()),
             }),
+            // Shift+tab in a dialog answers it (Claude Code's edit prompt
+            // takes it as "allow all edits"): the live screen first.
+            Some((_, w)) if w.look().is_not_waiting() => Err(ProjectError::NotIdle),
             Some((pane, _)) => match pane.cycle_mode().await {
                 Ok(()) => {
                     pending.presses += 1;
@@ -561,6 +597,26 @@ impl Actor {
             by: pending.by,
             reply: pending.reply,
             result,
+        };
+        self.emit(None, kind).await;
+    }
+
+    /// Tells the chat when the turn interrupt keys were sent to still runs
+    /// [`INTERRUPT_CONFIRM_WAIT`] later; a turn that ended (or another
+    /// that began) needs no word: its end was reported.
+    async fn check_interrupt(&mut self) {
+        let Some(pending) = self.interrupt.take() else {
+            return;
+        };
+        let running = self.runner.running().map(|r| &r.job.id);
+        if running != Some(&pending.job) {
+            return;
+        }
+        let kind = ProjectEventKind::InterruptNotConfirmed {
+            by: pending.by,
+            keys: pending.keys,
+            reply: pending.reply,
+            waited: pending.sent.elapsed(),
         };
         self.emit(None, kind).await;
     }

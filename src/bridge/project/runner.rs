@@ -48,6 +48,9 @@ pub struct Running {
     tasks: Tasks,
     /// A hash of the answer text last reported (see [`JobRunner::answer_news`]).
     answer_told: Option<u64>,
+    /// Typed before a restart and followed since: what it printed meanwhile
+    /// is on the screen only.
+    followed: bool,
 }
 
 /// A command waiting for its turn; `recovery` types the context-recovery
@@ -266,8 +269,17 @@ impl JobRunner {
             hook_answer: None,
             tasks: Tasks::default(),
             answer_told: None,
+            followed: false,
         });
         new_deadline
+    }
+
+    /// The running command was typed before a restart (see
+    /// [`Running::followed`]).
+    pub fn followed(&mut self) {
+        if let Some(running) = &mut self.running {
+            running.followed = true;
+        }
     }
 
     /// The rows under the agent's input box now: furniture in the running
@@ -564,7 +576,9 @@ impl JobRunner {
         if running.recovery {
             return Some(Finished::Recovery(running.job));
         }
-        if let Some(rows) = screen_rows {
+        if let Some(rows) = screen_rows
+            && !(running.followed && running.output.fill_from_echo(rows, &running.job.text))
+        {
             running.output.fill_gap(rows);
         }
         let mut output = running.output.text();

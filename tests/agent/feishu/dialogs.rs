@@ -102,7 +102,7 @@ async fn bash_permission_approved_by_a_click() {
     let yes = button_value(&approval, "Yes");
     let answered = serve.click(ALICE, &approval.message_id, yes).await;
     assert_eq!(answered["toast"]["type"], "success", "{answered}");
-    assert_eq!(answered["toast"]["content"], "Answered: Yes");
+    assert_eq!(answered["toast"]["content"], "Sending: Yes");
     let resolved = serve.resolved(from, &approval.message_id, "Yes").await;
     let yes = button_value(&approval, "Yes");
     let again = serve.click(ALICE, &approval.message_id, yes).await;
