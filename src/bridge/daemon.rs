@@ -52,6 +52,11 @@ enum ServerAnswer {
         reply: Reply,
         markdown: String,
     },
+    /// Remote projects' planning positions, for `/gsd:status`.
+    Planning {
+        reply: Reply,
+        read: Vec<(String, String)>,
+    },
 }
 
 /// Everything the daemon is started with.
@@ -200,6 +205,17 @@ impl Daemon {
                             .await;
                     });
                 }
+                Effect::ReadPlanning { reply, projects } => {
+                    let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
+                    tokio::spawn(async move {
+                        let reads = projects.into_iter().map(|(project, host, workspace)| {
+                            read_planning(&hosts, project, host, workspace)
+                        });
+                        let read = futures_util::future::join_all(reads).await;
+                        let read = read.into_iter().flatten().collect();
+                        let _ = answers.send(ServerAnswer::Planning { reply, read }).await;
+                    });
+                }
             }
         }
     }
@@ -225,6 +241,7 @@ impl Daemon {
             ServerAnswer::Sessions { reply, markdown } => {
                 self.core.info(&reply, "Sessions", &markdown)
             }
+            ServerAnswer::Planning { reply, read } => self.core.status_with_planning(&reply, read),
         }
     }
 
@@ -314,4 +331,24 @@ async fn locate(hosts: &Hosts, target: &AdoptTarget) -> Result<PaneLocation, Loc
         Ok(found) => Ok(found?),
         Err(_) => Err(LocateError::NoAnswer),
     }
+}
+
+/// What `project`'s GSD planning files on `host` say, in one line, asked
+/// within [`ASK_SERVER_BUDGET`]; `None` without them or without an answer
+/// (`/gsd:status` then shows none for it).
+async fn read_planning(
+    hosts: &Hosts,
+    project: String,
+    host: String,
+    workspace: String,
+) -> Option<(String, String)> {
+    let mut spec = hosts.watch(Some(&host)).ok()?.spec_for(String::new());
+    spec.workspace = PathBuf::from(workspace);
+    let read = crate::gsd::host::planning(&spec);
+    let summary = match tokio::time::timeout(ASK_SERVER_BUDGET, read).await {
+        Ok(Ok(Some(p))) => p.summary(),
+        Ok(Err(crate::gsd::host::HostFilesError::Planning(e))) => format!("cannot read: {e}"),
+        Ok(Ok(None) | Err(_)) | Err(_) => return None,
+    };
+    (!summary.is_empty()).then_some((project, summary))
 }
