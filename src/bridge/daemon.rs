@@ -52,10 +52,11 @@ enum ServerAnswer {
         reply: Reply,
         markdown: String,
     },
-    /// Remote projects' planning positions, for `/gsd:status`.
+    /// Remote projects' planning positions, for `/gsd:status`: each
+    /// project that answered, with its position (`None`: no planning files).
     Planning {
         reply: Reply,
-        read: Vec<(String, String)>,
+        read: Vec<(String, Option<String>)>,
     },
 }
 
@@ -333,22 +334,22 @@ async fn locate(hosts: &Hosts, target: &AdoptTarget) -> Result<PaneLocation, Loc
     }
 }
 
-/// What `project`'s GSD planning files on `host` say, in one line, asked
-/// within [`ASK_SERVER_BUDGET`]; `None` without them or without an answer
-/// (`/gsd:status` then shows none for it).
+/// What `project`'s GSD planning files on `host` say, in one line (`None`:
+/// it has none), asked within [`ASK_SERVER_BUDGET`]; nothing when the host
+/// did not answer (`/gsd:status` then shows what was read last).
 async fn read_planning(
     hosts: &Hosts,
     project: String,
     host: String,
     workspace: String,
-) -> Option<(String, String)> {
+) -> Option<(String, Option<String>)> {
+    use crate::gsd::host::{self, HostFilesError};
     let mut spec = hosts.watch(Some(&host)).ok()?.spec_for(String::new());
     spec.workspace = PathBuf::from(workspace);
-    let read = crate::gsd::host::planning(&spec);
-    let summary = match tokio::time::timeout(ASK_SERVER_BUDGET, read).await {
-        Ok(Ok(Some(p))) => p.summary(),
-        Ok(Err(crate::gsd::host::HostFilesError::Planning(e))) => format!("cannot read: {e}"),
-        Ok(Ok(None) | Err(_)) | Err(_) => return None,
+    let summary = match tokio::time::timeout(ASK_SERVER_BUDGET, host::planning(&spec)).await {
+        Ok(Ok(p)) => p.map(|p| p.summary()).filter(|s| !s.is_empty()),
+        Ok(Err(HostFilesError::Planning(e))) => Some(format!("cannot read: {e}")),
+        Ok(Err(_)) | Err(_) => return None,
     };
-    (!summary.is_empty()).then_some((project, summary))
+    Some((project, summary))
 }

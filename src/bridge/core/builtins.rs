@@ -315,9 +315,15 @@ impl Core {
     }
 
     /// `/gsd:status` answered with what remote projects' planning files
-    /// said (`(project, summary)`; a host that did not answer is missing).
-    pub fn status_with_planning(&mut self, reply: &Reply, read: Vec<(String, String)>) {
-        self.planning.extend(read);
+    /// said (`(project, summary)`, `None` for no files; a host that did
+    /// not answer is missing, and its project keeps what was read last).
+    pub fn status_with_planning(&mut self, reply: &Reply, read: Vec<(String, Option<String>)>) {
+        for (project, summary) in read {
+            match summary {
+                Some(summary) => self.planning.insert(project, summary),
+                None => self.planning.remove(&project),
+            };
+        }
         self.status_card(&reply.target, reply.reply_to.as_deref());
     }
 

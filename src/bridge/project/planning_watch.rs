@@ -9,7 +9,7 @@
 //! times are compared, and the files read only when those changed; on a
 //! remote host one bounded read of both files ([`crate::gsd::host`]) costs
 //! what a listing of their times would (one ssh round trip), so they are
-//! read and their summaries compared. No file-notification crate: a poll
+//! read and their summaries compared, on a slower period. No file-notification crate: a poll
 //! works the same on both, and GSD's steps take seconds to minutes.
 
 use std::path::Path;
@@ -23,10 +23,13 @@ use crate::bridge::panes::agent_pane::PaneSpec;
 use crate::gsd::host::{self, HostFilesError};
 use crate::store::state::Job;
 
-/// How often the planning files are looked at while a command runs: GSD
-/// writes STATE.md once per step (seconds to minutes apart), and a remote
-/// look costs an ssh login.
+/// How often a local project's planning files are looked at while a
+/// command runs: GSD writes STATE.md once per step (seconds to minutes
+/// apart), and a look is two `stat`s.
 pub const PLANNING_POLL: Duration = Duration::from_secs(2);
+/// How often a remote project's are: each look is an ssh login on its
+/// host, so less often; a step still shows within one period.
+pub const REMOTE_PLANNING_POLL: Duration = Duration::from_secs(10);
 
 /// The planning files whose changes are looked for.
 const WATCHED: [&str; 2] = [".planning/STATE.md", ".planning/ROADMAP.md"];
@@ -89,7 +92,12 @@ impl PlanningWatch {
                         }
                     }
                 }
-                tokio::time::sleep(PLANNING_POLL).await;
+                let period = if spec.remote_shell {
+                    REMOTE_PLANNING_POLL
+                } else {
+                    PLANNING_POLL
+                };
+                tokio::time::sleep(period).await;
             }
         });
         PlanningWatch { task }
