@@ -52,6 +52,12 @@ enum ServerAnswer {
         reply: Reply,
         markdown: String,
     },
+    /// Remote projects' planning positions, for `/gsd:status`: each
+    /// project that answered, with its position (`None`: no planning files).
+    Planning {
+        reply: Reply,
+        read: Vec<(String, Option<String>)>,
+    },
 }
 
 /// Everything the daemon is started with.
@@ -200,6 +206,17 @@ impl Daemon {
                             .await;
                     });
                 }
+                Effect::ReadPlanning { reply, projects } => {
+                    let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
+                    tokio::spawn(async move {
+                        let reads = projects.into_iter().map(|(project, host, workspace)| {
+                            read_planning(&hosts, project, host, workspace)
+                        });
+                        let read = futures_util::future::join_all(reads).await;
+                        let read = read.into_iter().flatten().collect();
+                        let _ = answers.send(ServerAnswer::Planning { reply, read }).await;
+                    });
+                }
             }
         }
     }
@@ -225,6 +242,7 @@ impl Daemon {
             ServerAnswer::Sessions { reply, markdown } => {
                 self.core.info(&reply, "Sessions", &markdown)
             }
+            ServerAnswer::Planning { reply, read } => self.core.status_with_planning(&reply, read),
         }
     }
 
@@ -314,4 +332,24 @@ async fn locate(hosts: &Hosts, target: &AdoptTarget) -> Result<PaneLocation, Loc
         Ok(found) => Ok(found?),
         Err(_) => Err(LocateError::NoAnswer),
     }
+}
+
+/// What `project`'s GSD planning files on `host` say, in one line (`None`:
+/// it has none), asked within [`ASK_SERVER_BUDGET`]; nothing when the host
+/// did not answer (`/gsd:status` then shows what was read last).
+async fn read_planning(
+    hosts: &Hosts,
+    project: String,
+    host: String,
+    workspace: String,
+) -> Option<(String, Option<String>)> {
+    use crate::gsd::host::{self, HostFilesError};
+    let mut spec = hosts.watch(Some(&host)).ok()?.spec_for(String::new());
+    spec.workspace = PathBuf::from(workspace);
+    let summary = match tokio::time::timeout(ASK_SERVER_BUDGET, host::planning(&spec)).await {
+        Ok(Ok(p)) => p.map(|p| p.summary()).filter(|s| !s.is_empty()),
+        Ok(Err(HostFilesError::Planning(e))) => Some(format!("cannot read: {e}")),
+        Ok(Err(_)) | Err(_) => return None,
+    };
+    Some((project, summary))
 }

@@ -7,6 +7,7 @@
 //! /gsd-plan-phase?`), so a command from chat is rewritten into the
 //! spelling the project's install accepts before it is typed.
 
+pub mod host;
 pub mod planning;
 pub mod spelling;
 

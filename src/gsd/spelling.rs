@@ -203,8 +203,8 @@ fn list(dir: &Path) -> Vec<String> {
 
 /// The install a project's pane sees. A pane on this machine is probed
 /// here (its agent HOME from its command line, else the daemon's HOME);
-/// for a pane behind a remote shell the files are on its host, which is
-/// not probed yet: no install, so commands are typed as sent.
+/// for a pane behind a remote shell the files are on its host, read there
+/// by [`crate::gsd::host::install`]: none here.
 pub fn for_pane(spec: &crate::bridge::panes::agent_pane::PaneSpec) -> Install {
     if spec.remote_shell {
         return Install::default();

@@ -252,6 +252,13 @@ fn flow(layout: Layout, test: &str) {
         !checkpoint.contains('❯'),
         "the input box is not the body:\n{checkpoint}"
     );
+    if layout == Layout::Global {
+        // GSD's statusline row (`<model> │ <phase> │ shop`) is on the
+        // pane's screen mid-run, so the checks below that no result card
+        // carries it prove something.
+        let screen = serve._tmux.capture("cm-shop");
+        assert!(screen.contains("│ shop"), "no statusline on\n{screen}");
+    }
 
     // The card's answer reaches GSD, and the continuation's result the chat.
     serve.say("/gsd:answer sqlite");
@@ -307,6 +314,12 @@ fn flow(layout: Layout, test: &str) {
             progress.iter().any(|p| p.contains(seen)),
             "{seen}: {progress:?}"
         );
+    }
+    // Each stage or value once, not once per redraw (GSD's statusline
+    // redraws the screen all the time).
+    for p in &progress {
+        let times = progress.iter().filter(|q| *q == p).count();
+        assert_eq!(times, 1, "{p:?} reported {times} times: {progress:?}");
     }
     let first = request_text(&api);
     assert!(first[0].contains(typed_new), "typed as {typed_new}");

@@ -11,6 +11,7 @@ mod inbox;
 mod keys;
 mod latency;
 mod outage;
+mod planning;
 mod receipts;
 mod screen;
 mod soak;

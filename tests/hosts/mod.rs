@@ -6,6 +6,7 @@
 //! adopting a session clawmux did not create, leaving it as it was.
 
 mod adopt;
+mod gsd;
 
 use std::path::Path;
 

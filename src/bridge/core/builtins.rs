@@ -290,7 +290,45 @@ impl Core {
         }
     }
 
+    /// `/gsd:status`: at once when every project is on this machine;
+    /// else once the remote projects' planning files are read on their
+    /// hosts ([`Effect::ReadPlanning`]), off the daemon's loop.
     pub(super) fn status(&mut self, target: &ChatTarget, reply_to: Option<&str>) {
+        let projects: Vec<(String, String, String)> = self.shared.read(|s| {
+            (s.projects.iter())
+                .filter_map(|(name, p)| {
+                    let host = p.host.clone()?;
+                    Some((name.to_string(), host, p.workspace.clone()))
+                })
+                .collect()
+        });
+        let projects: Vec<_> = (projects.into_iter())
+            .filter(|(_, host, _)| self.hosts.is_remote(host))
+            .collect();
+        if projects.is_empty() {
+            return self.status_card(target, reply_to);
+        }
+        let reply = Reply {
+            target: target.clone(),
+            reply_to: reply_to.map(String::from),
+        };
+        self.effects.push(Effect::ReadPlanning { reply, projects });
+    }
+
+    /// `/gsd:status` answered with what remote projects' planning files
+    /// said (`(project, summary)`, `None` for no files; a host that did
+    /// not answer is missing, and its project keeps what was read last).
+    pub fn status_with_planning(&mut self, reply: &Reply, read: Vec<(String, Option<String>)>) {
+        for (project, summary) in read {
+            match summary {
+                Some(summary) => self.planning.insert(project, summary),
+                None => self.planning.remove(&project),
+            };
+        }
+        self.status_card(&reply.target, reply.reply_to.as_deref());
+    }
+
+    fn status_card(&mut self, target: &ChatTarget, reply_to: Option<&str>) {
         let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
         if names.is_empty() {
             self.send(
@@ -408,16 +446,18 @@ impl Core {
         md
     }
 
-    /// What `project`'s GSD planning files say, read now (they change as
-    /// GSD works), in one line; `None` without them. Remote projects'
-    /// files are on their host and are not read here.
+    /// What `project`'s GSD planning files say, in one line; `None`
+    /// without them. A local project's are read now (they change as GSD
+    /// works, and are a few KiB); a remote project's as last read on its
+    /// host (by its planning watch while a command runs, or for
+    /// `/gsd:status`).
     pub(super) fn planning_of(&self, project: &str) -> Option<String> {
         let (workspace, host) = self.shared.read(|s| {
             let p = s.projects.get(project)?;
             Some((p.workspace.clone(), p.host.clone()))
         })?;
         if host.is_some_and(|h| self.hosts.is_remote(&h)) {
-            return None;
+            return self.planning.get(project).cloned();
         }
         match Planning::read_local(std::path::Path::new(&workspace)) {
             Ok(Some(p)) => Some(p.summary()),

@@ -82,6 +82,23 @@ impl Core {
         }
     }
 
+    /// A running command's progress card: its stage, the GSD planning
+    /// position, the Interrupt button.
+    fn progress_card(
+        &self,
+        j: &Job,
+        stage: &str,
+        percent: Option<u8>,
+        tail: &str,
+        planning: Option<String>,
+    ) -> crate::feishu::card::Card {
+        let mut card = present::progress_card(&self.title(j), stage, percent, tail);
+        if let Some(planning) = planning {
+            card = present::with_planning(card, &planning);
+        }
+        present::with_interrupt(card, &j.project, &j.id)
+    }
+
     /// A command is over: forget it (memory and state file).
     pub(super) fn finish_job(&mut self, id: &str) -> Option<Job> {
         self.throttles.remove(id);
@@ -156,12 +173,26 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let mut card =
-                        present::progress_card(&self.title(&j), &summary, percent, &tail);
-                    if let Some(planning) = self.planning_of(&project) {
-                        card = present::with_planning(card, &planning);
-                    }
-                    let card = present::with_interrupt(card, &project, id);
+                    let planning = self.planning_of(&project);
+                    let card = self.progress_card(&j, &summary, percent, &tail, planning);
+                    let throttle = self.throttles.entry(id.clone()).or_default();
+                    throttle.pending = Some(card);
+                    throttle.last = Some((summary, percent, tail));
+                }
+                self.flush_progress();
+            }
+            ProjectEventKind::Planning { summary } => {
+                self.planning.insert(project.clone(), summary.clone());
+                // The position changed with nothing printed: the running
+                // command's card shows it, with the progress it had.
+                if let Some(id) = &job_id
+                    && let Some(j) = self.job(id)
+                    && j.progress.is_some()
+                {
+                    let last = (self.throttles.get(id)).and_then(|t| t.last.clone());
+                    let (stage, percent, tail) =
+                        last.unwrap_or_else(|| ("Running…".to_string(), None, String::new()));
+                    let card = self.progress_card(&j, &stage, percent, &tail, Some(summary));
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();

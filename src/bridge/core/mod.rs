@@ -101,6 +101,13 @@ pub enum Effect {
     Forget { project: String },
     /// List every server's sessions, then [`Core::info`] them to `reply`.
     ListSessions { reply: Reply },
+    /// Read the GSD planning files of these projects on their hosts
+    /// (`(project, host, workspace)`), then answer `/gsd:status` to
+    /// `reply` with them ([`Core::status_with_planning`]).
+    ReadPlanning {
+        reply: Reply,
+        projects: Vec<(String, String, String)>,
+    },
 }
 
 impl std::fmt::Debug for ProjectCmd {
@@ -155,6 +162,10 @@ pub struct Core {
     turn_usage: HashMap<String, (JobId, crate::hooks::usage::TurnUsage)>,
     /// Projects whose agent said it waits (`Notification` hooks).
     waiting: HashMap<String, waiting::Waiting>,
+    /// Each project's GSD planning position as last read on its host (by
+    /// its planning watch, or for `/gsd:status`): what a remote project's
+    /// cards show without asking its host again.
+    planning: HashMap<String, String>,
     /// The time of the input being handled.
     now: Instant,
     effects: Vec<Effect>,
@@ -193,6 +204,7 @@ impl Core {
             aliases: HashMap::new(),
             turn_usage: HashMap::new(),
             waiting: HashMap::new(),
+            planning: HashMap::new(),
             now: Instant::now(),
             effects: Vec::new(),
         }

@@ -11,6 +11,9 @@ use crate::feishu::card::Card;
 pub(super) struct Throttle {
     pub(super) last_patch: Option<Instant>,
     pub(super) pending: Option<Card>,
+    /// The progress last reported (summary, percent, recent output): the
+    /// card is made again from it when only the planning position changed.
+    pub(super) last: Option<(String, Option<u8>, String)>,
 }
 
 impl Core {

@@ -269,6 +269,44 @@ fn progress_cards_carry_the_gsd_planning_position() {
     assert!(next.contains("GSD: phase 3 of 3 (Cart)"), "{next}");
 }
 
+/// A position the planning watch read, with nothing printed, updates the
+/// running command's progress card, keeping the progress it showed.
+#[test]
+fn a_planning_change_alone_updates_the_progress_card() {
+    let mut w = World::new();
+    let job = w.with_project();
+    w.event(Some(&job), ProjectEventKind::Started);
+    let progress = ProjectEventKind::Progress {
+        summary: "EXECUTING WAVE 1".into(),
+        percent: None,
+        tail: String::new(),
+    };
+    w.at(
+        Duration::from_secs(2),
+        Input::Project(ProjectEvent {
+            project: "demo".into(),
+            job: Some(job.clone()),
+            kind: progress,
+        }),
+    );
+    let planning = ProjectEventKind::Planning {
+        summary: "phase 3 of 3 (Cart) · executing".into(),
+    };
+    w.at(
+        Duration::from_secs(4),
+        Input::Project(ProjectEvent {
+            project: "demo".into(),
+            job: Some(job.clone()),
+            kind: planning,
+        }),
+    );
+    let patched = (w.outbox().iter().rev())
+        .find_map(|e| matches!(e.op, OutboxOp::Patch { .. }).then(|| e.text.clone()))
+        .unwrap_or_default();
+    assert!(patched.contains("GSD: phase 3 of 3 (Cart)"), "{patched}");
+    assert!(patched.contains("EXECUTING WAVE 1"), "{patched}");
+}
+
 fn approval() -> Approval {
     Approval {
         id: "ap1".into(),

@@ -58,6 +58,12 @@ impl Transcript {
         }
     }
 
+    /// Whether the pane showed `line` before the command: redrawn, it is
+    /// not the command's output.
+    pub fn is_earlier(&self, line: &str) -> bool {
+        self.earlier.contains(line)
+    }
+
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
         for line in lines {

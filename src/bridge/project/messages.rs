@@ -66,6 +66,12 @@ pub enum ProjectEventKind {
         percent: Option<u8>,
         tail: String,
     },
+    /// The project's GSD planning files say something new (`summary`, see
+    /// [`crate::gsd::planning::Planning::summary`]), read on its host
+    /// while a command runs (see [`super::planning_watch`]).
+    Planning {
+        summary: String,
+    },
     /// The running command's answer so far (the same filtered text its
     /// result will hold, its end kept within the stream bound), sent when
     /// the pane finished new lines of it: what a streamed card shows.

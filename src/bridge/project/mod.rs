@@ -15,6 +15,7 @@
 mod confirm;
 mod handle;
 mod messages;
+pub mod planning_watch;
 pub mod runner;
 #[cfg(test)]
 mod tests;
@@ -157,6 +158,8 @@ struct Actor {
     reported: Option<ProjectStatus>,
     /// The clock detections are measured on.
     epoch: Instant,
+    /// The planning files watched for the running command (its id).
+    planning: Option<(crate::store::state::JobId, planning_watch::PlanningWatch)>,
 }
 
 impl Actor {
@@ -173,6 +176,7 @@ impl Actor {
             shown: None,
             reported: None,
             epoch: Instant::now(),
+            planning: None,
         }
     }
 
@@ -262,6 +266,45 @@ impl Actor {
             }
             self.drain_queue().await;
             self.report_status().await;
+            self.watch_planning();
+        }
+    }
+
+    /// Watches the GSD planning files while a command the chat hears
+    /// about runs (a new watch per command, none between commands).
+    fn watch_planning(&mut self) {
+        let running = (self.runner.running())
+            .filter(|r| !r.recovery)
+            .map(|r| &r.job);
+        match (running, &self.planning) {
+            (Some(job), watched) if watched.as_ref().is_none_or(|(id, _)| id != &job.id) => {
+                let watch = planning_watch::PlanningWatch::start(
+                    self.setup.spec.clone(),
+                    &self.setup.name,
+                    job.clone(),
+                    self.events.clone(),
+                );
+                self.planning = Some((job.id.clone(), watch));
+            }
+            (None, Some(_)) => self.planning = None,
+            _ => {}
+        }
+    }
+
+    /// `text` in the spelling the project's installed GSD takes, the
+    /// install looked up where the pane runs (on its host, over its ssh,
+    /// for a remote one). When it cannot be looked up, `text` is typed as
+    /// sent and the agent says what it makes of it.
+    async fn gsd_spelling(&self, text: &str) -> String {
+        if crate::gsd::spelling::split_command(text).is_none() {
+            return text.to_string();
+        }
+        match crate::gsd::host::install(&self.setup.spec).await {
+            Ok(install) => install.rewrite(text),
+            Err(e) => {
+                tracing::warn!(project = %self.setup.name, error = %e, "GSD's install not looked up");
+                text.to_string()
+            }
         }
     }
 
@@ -832,7 +875,7 @@ impl Actor {
             texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail)
         } else {
             // In the spelling the project's installed GSD takes.
-            crate::gsd::spelling::for_pane(&self.setup.spec).rewrite(&job.text)
+            self.gsd_spelling(&job.text).await
         };
         let Some((_, watcher)) = &self.pane else {
             return Err((job, ProjectError::NotAttached.to_string()));

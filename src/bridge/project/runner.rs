@@ -27,6 +27,10 @@ const PROGRESS_TAIL_LINES: usize = 8;
 /// Finished lines remembered to tell a redraw from new output: a few
 /// screens' worth.
 const RECENT_LINES: usize = 256;
+/// Progress summaries remembered per command, to report each once: GSD
+/// prints a few stages and counts per command; past this the oldest is
+/// forgotten (and would be reported again if drawn again).
+const MAX_PROGRESS_TOLD: usize = 64;
 /// Task ids remembered per command (the agent's task list): a list longer
 /// than this is a runaway, its progress is still counted.
 const MAX_TASKS: usize = 256;
@@ -51,6 +55,12 @@ pub struct Running {
     /// Typed before a restart and followed since: what it printed meanwhile
     /// is on the screen only.
     followed: bool,
+    /// The progress summaries reported for this command: a line redrawn
+    /// (GSD's statusline has Claude Code redraw its screen over and over,
+    /// finishing the same lines again, several in turn) is reported once,
+    /// not on every redraw (measured: 59 progress events with the
+    /// statusline against 9 without). Bounded by [`MAX_PROGRESS_TOLD`].
+    progress_told: VecDeque<String>,
 }
 
 /// A command waiting for its turn; `recovery` types the context-recovery
@@ -270,6 +280,7 @@ impl JobRunner {
             tasks: Tasks::default(),
             answer_told: None,
             followed: false,
+            progress_told: VecDeque::new(),
         });
         new_deadline
     }
@@ -399,10 +410,20 @@ impl JobRunner {
                 }
             }
             DetectionKind::Progress(fields) => {
+                // A line the pane showed before the command (the last
+                // command's banner, redrawn with the screen) is not this
+                // command's progress. The detection's context ends with it.
+                let line = d.context.rsplit('\n').next().unwrap_or_default();
+                if (self.running.as_ref()).is_some_and(|r| r.output.is_earlier(line)) {
+                    return Vec::new();
+                }
                 let summary = describe(&fields);
                 self.last_progress = Some(summary.clone());
                 if job.is_some() {
-                    return vec![self.progress(job, summary, fields.percent)];
+                    return self
+                        .progress(job, summary, fields.percent)
+                        .into_iter()
+                        .collect();
                 }
             }
             DetectionKind::Approval {
@@ -478,7 +499,18 @@ impl JobRunner {
         Vec::new()
     }
 
-    fn progress(&self, job: Option<Job>, summary: String, percent: Option<u8>) -> Step {
+    /// The progress event for `summary`, unless the running command
+    /// reported it already (the same stage or value drawn again).
+    fn progress(&mut self, job: Option<Job>, summary: String, percent: Option<u8>) -> Option<Step> {
+        if let Some(running) = &mut self.running {
+            if running.progress_told.contains(&summary) {
+                return None;
+            }
+            if running.progress_told.len() == MAX_PROGRESS_TOLD {
+                running.progress_told.pop_front();
+            }
+            running.progress_told.push_back(summary.clone());
+        }
         let tail = (self.running.as_ref())
             .map(|r| r.output.tail(PROGRESS_TAIL_LINES))
             .unwrap_or_default();
@@ -487,7 +519,7 @@ impl JobRunner {
             percent,
             tail,
         };
-        Step::Emit(job, kind)
+        Some(Step::Emit(job, kind))
     }
 
     /// The agent's `Stop` (or `StopFailure`) hook: the turn is over, with
@@ -547,7 +579,7 @@ impl JobRunner {
         let percent = Some((done * 100 / total).min(100) as u8);
         let summary = format!("tasks {done}/{total} · {subject}");
         self.last_progress = Some(summary.clone());
-        vec![self.progress(job, summary, percent)]
+        self.progress(job, summary, percent).into_iter().collect()
     }
 
     /// A dialog on screen checked against the permission hook's request:

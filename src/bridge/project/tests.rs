@@ -476,3 +476,46 @@ fn a_turn_end_that_fell_due_is_finished_before_the_output_that_follows() {
     assert!(!output.contains("NEXT TURN OUTPUT"), "{output}");
     assert!(runner.running().is_none());
 }
+
+/// A progress line redrawn (GSD's statusline redraws the screen many times
+/// a second) is reported once per command; a new value is reported.
+#[test]
+fn progress_is_reported_once_until_it_changes() {
+    let mut runner = running();
+    let line = |done: u32| {
+        DetectionKind::Progress(crate::detect::ProgressFields {
+            done: Some(done),
+            total: Some(4),
+            stage: Some("Tasks".into()),
+            ..Default::default()
+        })
+    };
+    let mut reported = Vec::new();
+    for done in [2, 2, 2, 2, 2, 3, 3, 3, 2] {
+        for step in see(&mut runner, line(done)) {
+            if let Step::Emit(_, ProjectEventKind::Progress { summary, .. }) = step {
+                reported.push(summary);
+            }
+        }
+    }
+    // Redraws finish several lines in turn: each value is told once.
+    assert_eq!(reported, ["Tasks · 2/4", "Tasks · 3/4"]);
+    assert_eq!(
+        runner.status(true).last_progress.as_deref(),
+        Some("Tasks · 2/4")
+    );
+
+    // The next command reports its own progress, even the same value;
+    // a line that was on screen before it began is the last command's.
+    runner.finish(None);
+    let banner = "━━━ GSD ► EXECUTING WAVE 1".to_string();
+    runner.lines(std::slice::from_ref(&banner));
+    runner.begin(job("b"), false, Instant::now(), T0_MS);
+    let mut redrawn = detection(DetectionKind::Progress(crate::detect::ProgressFields {
+        stage: Some("EXECUTING WAVE 1".into()),
+        ..Default::default()
+    }));
+    redrawn.context = format!("earlier\n{banner}");
+    assert!(runner.on_detection(redrawn, "cm-demo").is_empty());
+    assert_eq!(kinds(&see(&mut runner, line(2))).len(), 1);
+}

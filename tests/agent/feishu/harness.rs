@@ -15,6 +15,7 @@ pub(super) use crate::agent::scenarios::{bash_script, question_script};
 use crate::feishu::fake_server::{self, FakeFeishu, Kind, Pushed, Recorded};
 use crate::feishu::signed;
 use crate::support::claude::{STEP_TIMEOUT, agent_home};
+use crate::support::gsd::Layout;
 use crate::support::tmux::TmuxServer;
 
 /// The group chat the bot is in (clicks from the fake server name it).
@@ -59,6 +60,7 @@ impl FeishuServe {
         home: tempfile::TempDir,
         tmux: TmuxServer,
         webhook: bool,
+        profile: &str,
     ) -> FeishuServe {
         let fake = FakeFeishu::start().await;
         let (delivery, intake) = if webhook {
@@ -77,7 +79,7 @@ impl FeishuServe {
         let config = format!(
             "workspace_root = {ws:?}\n\
              [tmux]\nsocket = {socket:?}\nwidth = 120\nheight = 40\n\
-             [agent]\ncommand = {agent:?}\nprofile = \"claude\"\n\
+             [agent]\ncommand = {agent:?}\nprofile = {profile:?}\n\
              [progress]\ninterval_secs = 1\n\
              [policy]\ndm_policy = \"allowlist\"\nallow_from = [{ALICE:?}, {BOB:?}]\n\
              group_policy = \"allowlist\"\ngroup_allow_from = [{CHAT:?}]\napprovers = [{ALICE:?}]\n\
@@ -290,6 +292,9 @@ pub(super) struct Setup<'a> {
     pub(super) args: &'a [&'a str],
     /// Files (name, content) in the project's directory before the agent starts.
     pub(super) files: &'a [(&'a str, &'a str)],
+    /// The real GSD (its package) installed in this layout for the agent,
+    /// and the `gsd` detection profile.
+    pub(super) gsd: Option<(&'a Path, Layout)>,
 }
 
 /// The daemon on the long connection, its agent answered by `script`.
@@ -313,8 +318,16 @@ pub(super) async fn start_setup(
         }
     }
     api.push(script(&project));
+    let (env, profile) = match setup.gsd {
+        Some((package, layout)) => {
+            crate::support::gsd::install(package, layout, env.home(), &project);
+            (crate::support::gsd::agent_env(env), "gsd")
+        }
+        None => (env, "claude"),
+    };
     let agent = env.env_command(claude, setup.args);
-    let serve = FeishuServe::start(&agent, home, TmuxServer::new(), setup.webhook).await;
+    let tmux = TmuxServer::new();
+    let serve = FeishuServe::start(&agent, home, tmux, setup.webhook, profile).await;
     (serve, api, env)
 }
 

@@ -7,6 +7,7 @@
 //! cards are the REST calls the local Feishu records.
 
 mod dialogs;
+mod gsd;
 mod harness;
 mod replies;
 mod turns;

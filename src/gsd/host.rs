@@ -1,0 +1,337 @@
+//! GSD's files where a project runs: which commands its install has
+//! ([`crate::gsd::spelling`]) and its planning files
+//! ([`crate::gsd::planning`]). A project on this machine is read from the
+//! file system here; a project behind a remote shell (`ssh … box tmux`) is
+//! read on its host by one short `sh` script, run the way its tmux is run
+//! (the host's command, with `sh -c SCRIPT` in place of its last word,
+//! `tmux`) through [`one_shot::run`]: within the host's timeout, and with
+//! output the script itself bounds (`head`) under the one-shot cap.
+//!
+//! Why not through tmux (`run-shell`): tmux 3.3a does not hand a
+//! command-line client the output of `run-shell`, only its exit status.
+//! A host whose command does not end in a `tmux` program cannot be asked
+//! ([`HostFilesError::NoShell`]): its commands are typed as sent and its
+//! planning position is not shown.
+
+use std::path::{Path, PathBuf};
+
+use tokio::process::Command;
+
+use crate::bridge::panes::agent_pane::PaneSpec;
+use crate::bridge::panes::one_shot::{self, OneShotError};
+use crate::gsd::planning::{MAX_PLANNING_BYTES, Planning, PlanningError};
+use crate::gsd::spelling::{self, Install, MAX_LISTING_ENTRIES};
+use crate::tmux::shell_quote;
+
+/// `ssh` exits with this status when it could not connect or log in.
+const SSH_FAILED: i32 = 255;
+
+/// The listings of a GSD install on a host: the agent HOME's skills
+/// (`$2`, else the login's `$HOME`), the workspace's (`$1`) skills and its
+/// `commands/gsd/`, each after a marker line (`$3` and the section's name)
+/// and cut at `$4` names. One line: a remote login shell that is not a
+/// POSIX one (csh) refuses a quoted newline.
+const LIST_SCRIPT: &str = "h=${2:-$HOME}; \
+printf '%s home\\n' \"$3\"; ls -1 -- \"$h/.claude/skills\" 2>/dev/null | head -n \"$4\"; \
+cd -- \"$1\" 2>/dev/null || exit 0; \
+printf '%s project\\n' \"$3\"; ls -1 .claude/skills 2>/dev/null | head -n \"$4\"; \
+printf '%s commands\\n' \"$3\"; ls -1 .claude/commands/gsd 2>/dev/null | head -n \"$4\"; exit 0";
+
+/// The planning files of the workspace `$1`, each after a marker line
+/// (`$2` and its name), cut at `$3` bytes (one past the bound, so a file
+/// over it is known as such), and followed by one newline of the script's.
+const PLANNING_SCRIPT: &str = "cd -- \"$1\" 2>/dev/null || exit 0; \
+for f in STATE.md ROADMAP.md; do [ -f \".planning/$f\" ] || continue; \
+printf '%s %s\\n' \"$2\" \"$f\"; head -c \"$3\" \".planning/$f\"; printf '\\n'; done; exit 0";
+
+/// Why a host's files could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum HostFilesError {
+    #[error("host {0}: its command does not end in `tmux`, so its files cannot be read")]
+    NoShell(String),
+    #[error("host {host}: {message}")]
+    Failed { host: String, message: String },
+    #[error(transparent)]
+    Planning(#[from] PlanningError),
+}
+
+/// The GSD install the project's pane sees: here for a local pane
+/// ([`spelling::for_pane`]), on its host for a remote one.
+pub async fn install(spec: &PaneSpec) -> Result<Install, HostFilesError> {
+    if !spec.remote_shell {
+        let local = spec.clone();
+        return tokio::task::spawn_blocking(move || spelling::for_pane(&local))
+            .await
+            .map_err(|e| failed(spec.host_name(), e.to_string()));
+    }
+    let nonce = nonce();
+    let home = spelling::agent_home(&spec.agent, None)
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let workspace = spec.workspace.to_string_lossy();
+    let max = MAX_LISTING_ENTRIES.to_string();
+    let out = run(spec, LIST_SCRIPT, &[&workspace, &home, &nonce, &max]).await?;
+    Ok(parse_listings(&out, &nonce))
+}
+
+/// What the project's planning files say (`None`: it has none yet): read
+/// here for a local pane, on its host for a remote one.
+pub async fn planning(spec: &PaneSpec) -> Result<Option<Planning>, HostFilesError> {
+    if !spec.remote_shell {
+        let workspace = spec.workspace.clone();
+        return tokio::task::spawn_blocking(move || Planning::read_local(&workspace))
+            .await
+            .map_err(|e| failed(spec.host_name(), e.to_string()))?
+            .map_err(HostFilesError::from);
+    }
+    let nonce = nonce();
+    let workspace = spec.workspace.to_string_lossy();
+    let limit = (MAX_PLANNING_BYTES + 1).to_string();
+    let out = run(spec, PLANNING_SCRIPT, &[&workspace, &nonce, &limit]).await?;
+    parse_planning(&out, &nonce, &spec.workspace)
+}
+
+fn failed(host: &str, message: String) -> HostFilesError {
+    HostFilesError::Failed {
+        host: host.to_string(),
+        message,
+    }
+}
+
+/// A marker no file holds: random, per call.
+fn nonce() -> String {
+    format!("clawmux-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// The host's command with `sh -c script sh args…` in place of its last
+/// word (`tmux`), quoted for its remote shell.
+fn shell_command(spec: &PaneSpec, script: &str, args: &[&str]) -> Option<Command> {
+    let (last, prefix) = spec.program.split_last()?;
+    let runs_tmux = Path::new(last).file_name().is_some_and(|n| n == "tmux");
+    let (program, leading) = prefix.split_first()?;
+    if !spec.remote_shell || !runs_tmux {
+        return None;
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(leading);
+    cmd.args(["sh", "-c"]);
+    cmd.arg(shell_quote(script));
+    cmd.arg("sh");
+    cmd.args(args.iter().map(|a| shell_quote(a)));
+    cmd.env("LANG", "C.UTF-8");
+    Some(cmd)
+}
+
+/// Runs `script` on the spec's host; its output.
+async fn run(spec: &PaneSpec, script: &str, args: &[&str]) -> Result<Vec<u8>, HostFilesError> {
+    let host = spec.host_name();
+    let cmd = shell_command(spec, script, args)
+        .ok_or_else(|| HostFilesError::NoShell(host.to_string()))?;
+    let out = match one_shot::run(cmd, spec.timeout).await {
+        Ok(out) => out,
+        Err(OneShotError::Spawn(e)) => return Err(failed(host, format!("cannot run: {e}"))),
+        Err(e) => return Err(failed(host, e.to_string())),
+    };
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let message = match out.status.code() {
+            Some(SSH_FAILED) => format!("unreachable: {stderr}"),
+            _ => format!("the shell failed ({}): {stderr}", out.status),
+        };
+        return Err(failed(host, message));
+    }
+    Ok(out.stdout)
+}
+
+/// `(name, body)` of each section of `out`: a line `NONCE NAME`, then the
+/// body up to the next such line.
+fn sections<'a>(out: &'a [u8], nonce: &str) -> Vec<(&'a [u8], &'a [u8])> {
+    let marker = format!("{nonce} ");
+    let marker = marker.as_bytes();
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while let Some(i) = find(&out[at..], marker) {
+        let start = at + i;
+        // Only at the start of a line: the script prints each marker on
+        // its own line.
+        if start == 0 || out[start - 1] == b'\n' {
+            starts.push(start);
+        }
+        at = start + marker.len();
+    }
+    let mut found = Vec::with_capacity(starts.len());
+    for (k, &start) in starts.iter().enumerate() {
+        let end = starts.get(k + 1).copied().unwrap_or(out.len());
+        let section = &out[start + marker.len()..end];
+        let (name, body) = match section.iter().position(|&b| b == b'\n') {
+            Some(nl) => (&section[..nl], &section[nl + 1..]),
+            None => (section, &[][..]),
+        };
+        found.push((name, body));
+    }
+    found
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The install from [`LIST_SCRIPT`]'s output.
+fn parse_listings(out: &[u8], nonce: &str) -> Install {
+    let mut skills = Vec::new();
+    let mut commands = Vec::new();
+    for (name, body) in sections(out, nonce) {
+        let names = String::from_utf8_lossy(body);
+        let names = names.lines().take(MAX_LISTING_ENTRIES).map(str::to_string);
+        match name {
+            b"home" | b"project" => skills.extend(names),
+            b"commands" => commands.extend(names),
+            _ => {}
+        }
+    }
+    Install::from_listings(
+        skills.iter().map(String::as_str),
+        commands.iter().map(String::as_str),
+    )
+}
+
+/// The planning position from [`PLANNING_SCRIPT`]'s output.
+fn parse_planning(
+    out: &[u8],
+    nonce: &str,
+    workspace: &Path,
+) -> Result<Option<Planning>, HostFilesError> {
+    let mut state = None;
+    let mut roadmap = None;
+    for (name, body) in sections(out, nonce) {
+        // The script's own newline after the file.
+        let body = body.strip_suffix(b"\n").unwrap_or(body);
+        let slot = match name {
+            b"STATE.md" => &mut state,
+            b"ROADMAP.md" => &mut roadmap,
+            _ => continue,
+        };
+        if body.len() as u64 > MAX_PLANNING_BYTES {
+            let path: PathBuf = workspace
+                .join(".planning")
+                .join(String::from_utf8_lossy(name).as_ref());
+            return Err(PlanningError::TooLarge {
+                path: path.display().to_string(),
+            }
+            .into());
+        }
+        *slot = Some(String::from_utf8_lossy(body).into_owned());
+    }
+    Ok(state.map(|s| Planning::parse(&s, roadmap.as_deref())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listings_by_section() {
+        let out = b"n home\ngsd-ship\nother\nn project\nn commands\nplan-phase.md\nnotes.txt\n";
+        let i = parse_listings(out, "n");
+        assert_eq!(i.spelling_of("ship"), Some(spelling::Spelling::Dash));
+        assert_eq!(i.spelling_of("plan-phase"), Some(spelling::Spelling::Colon));
+        assert_eq!(i.rewrite("/gsd-plan-phase 2"), "/gsd:plan-phase 2");
+        assert!(parse_listings(b"", "n").is_empty());
+        // A name that looks like a marker mid-line is a name.
+        let i = parse_listings(b"n commands\nx n home\nquick.md\n", "n");
+        assert_eq!(i.spelling_of("quick"), Some(spelling::Spelling::Colon));
+    }
+
+    #[test]
+    fn planning_files_with_their_bound() {
+        let ws = Path::new("/w");
+        let out = b"n STATE.md\nPhase: 2 of 3 (Cart)\nn ROADMAP.md\n- [x] **Phase 1: A**\n\n";
+        let p = parse_planning(out, "n", ws).unwrap().unwrap();
+        assert_eq!(p.phase, Some((2, 3)));
+        assert_eq!(p.roadmap_phases, Some((1, 1)));
+        assert_eq!(parse_planning(b"", "n", ws).unwrap(), None);
+        let mut big = b"n STATE.md\n".to_vec();
+        big.extend(std::iter::repeat_n(b'x', MAX_PLANNING_BYTES as usize + 1));
+        big.push(b'\n');
+        let e = parse_planning(&big, "n", ws).unwrap_err();
+        assert!(e.to_string().contains("/w/.planning/STATE.md"), "{e}");
+    }
+
+    #[test]
+    fn only_a_tmux_command_is_replaced_by_the_script() {
+        let mut spec = PaneSpec::on_server(&Default::default(), "s".into());
+        spec.remote_shell = true;
+        spec.program = ["ssh", "-p", "22", "box", "tmux"]
+            .map(String::from)
+            .to_vec();
+        let cmd = shell_command(&spec, "echo 'x'", &["a b"]).unwrap();
+        let args: Vec<String> = (cmd.as_std().get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-p",
+                "22",
+                "box",
+                "sh",
+                "-c",
+                r"'echo '\''x'\'''",
+                "sh",
+                "'a b'"
+            ]
+        );
+        spec.program = ["ssh", "box", "tmux-wrapper"].map(String::from).to_vec();
+        assert!(shell_command(&spec, "true", &[]).is_none());
+        spec.program = ["tmux"].map(String::from).to_vec();
+        assert!(shell_command(&spec, "true", &[]).is_none());
+    }
+
+    /// The scripts, run by a local `sh` as the host's would run them.
+    #[tokio::test]
+    async fn the_scripts_read_a_real_tree() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".claude/skills/gsd-ship")).unwrap();
+        std::fs::create_dir_all(ws.path().join(".claude/commands/gsd")).unwrap();
+        std::fs::write(ws.path().join(".claude/commands/gsd/quick.md"), "x").unwrap();
+        std::fs::create_dir_all(ws.path().join(".planning")).unwrap();
+        std::fs::write(
+            ws.path().join(".planning/STATE.md"),
+            "Phase: 1 of 2 (A)\nStatus: planning\n",
+        )
+        .unwrap();
+        let sh = |script: &str, args: &[&str]| {
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", script, "sh"]).args(args);
+            cmd
+        };
+        let (w, h) = (ws.path().to_string_lossy(), home.path().to_string_lossy());
+        let out = one_shot::run(
+            sh(LIST_SCRIPT, &[&w, &h, "n", "1024"]),
+            one_shot::ONE_SHOT_TIMEOUT,
+        )
+        .await
+        .unwrap();
+        let i = parse_listings(&out.stdout, "n");
+        assert_eq!(i.spelling_of("ship"), Some(spelling::Spelling::Dash));
+        assert_eq!(i.spelling_of("quick"), Some(spelling::Spelling::Colon));
+        let out = one_shot::run(
+            sh(PLANNING_SCRIPT, &[&w, "n", "262145"]),
+            one_shot::ONE_SHOT_TIMEOUT,
+        )
+        .await
+        .unwrap();
+        let p = parse_planning(&out.stdout, "n", ws.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.summary(), "phase 1 of 2 (A) · planning");
+        let out = one_shot::run(
+            sh(PLANNING_SCRIPT, &["/no/such", "n", "9"]),
+            one_shot::ONE_SHOT_TIMEOUT,
+        )
+        .await
+        .unwrap();
+        assert_eq!(parse_planning(&out.stdout, "n", ws.path()).unwrap(), None);
+    }
+}
