@@ -410,7 +410,10 @@ async fn reply_to(fake: &FakeFeishu, m: &Pushed, what: &str) -> Recorded {
 /// Passes by `Core::answer_by_reply` (`src/bridge/core/approvals.rs`):
 /// "being answered already" (the approval held in `answering` until its
 /// `Replied`) and "answered or closed already" (`State::close_card`);
-/// without the latter the late reply is typed to the agent as a prompt.
+/// without the latter the late reply is typed to the agent as a prompt
+/// (seen: `You said: 3`); without the former the project's actor still
+/// refuses the second Type, in other words ("an answer is still being
+/// typed into this prompt"), which this test does not take.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_reply_to_a_question_card_is_refused_and_never_typed() {
     let fake = FakeFeishu::start().await;
@@ -446,8 +449,9 @@ on *
     );
     delivered(home.path(), &question).await;
 
-    // Two replies back to back: the second reaches the daemon while the
-    // first is being typed (its field opened, its words going in).
+    // Two replies back to back: the second is in the daemon's queue right
+    // behind the first, whose answer takes tmux round trips and two redraws
+    // of the agent (the field opened, the words taken) before it is done.
     fake.push_reply("oc_1", "ou_alice", "redis", &question.message_id);
     let second = fake.push_reply("oc_1", "ou_alice", "and also redis", &question.message_id);
     let refused = reply_to(&fake, &second, "the second reply refused").await;
