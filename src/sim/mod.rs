@@ -318,6 +318,24 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
         }
     }
 
+    /// Reads the words typed into a dialog's text field, up to Enter.
+    /// `None` when input ended.
+    fn read_field(&mut self) -> io::Result<Option<String>> {
+        let _raw = self.options.tty.and_then(term::RawMode::enter);
+        let mut bytes = Vec::new();
+        loop {
+            let mut byte = [0u8; 1];
+            if self.input.read(&mut byte)? == 0 {
+                return Ok(None);
+            }
+            match byte[0] {
+                b'\r' | b'\n' => return Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+                b if b < 0x20 => {}
+                b => bytes.push(b),
+            }
+        }
+    }
+
     fn permission(&mut self, cmd: &str) -> io::Result<Flow> {
         self.stop_spinner()?;
         self.write(&format!("● Bash({cmd})\r\n{RESULT}Waiting…\r\n"))?;
@@ -386,10 +404,35 @@ impl<R: BufRead, W: Write> SimAgent<R, W> {
             String::new(),
             "Enter to select · ↑/↓ to navigate · Esc to cancel".to_owned(),
         ]);
-        let Some(choice) = self.menu(&rows, labels.len() + 1)? else {
+        self.write(&rows.join("\r\n"))?;
+        let Some(choice) = self.read_choice(labels.len() + 1)? else {
             return Ok(Flow::Eof);
         };
-        let answer = labels.get(choice).map_or(chat, String::as_str);
+        let erase = format!("\r\x1b[{}A\x1b[J", rows.len() - 1);
+        let label = labels.get(choice).map_or(chat, String::as_str);
+        let answer = if label.starts_with("Type something") {
+            // Its key focuses the field (the cursor moves to its row);
+            // typed words and Enter are the answer.
+            let focused: Vec<String> = rows
+                .iter()
+                .map(|r| match r.strip_prefix("❯ ") {
+                    Some(rest) => format!("  {rest}"),
+                    None => r.clone(),
+                })
+                .map(|r| match r.strip_prefix(&format!("  {}. ", choice + 1)) {
+                    Some(rest) => format!("❯ {}. {rest}", choice + 1),
+                    None => r,
+                })
+                .collect();
+            self.write(&format!("{erase}{}", focused.join("\r\n")))?;
+            let Some(words) = self.read_field()? else {
+                return Ok(Flow::Eof);
+            };
+            printable(&words)
+        } else {
+            label.to_owned()
+        };
+        self.write(&erase)?;
         self.write(&format!(
             "● User answered Claude's questions:\r\n{RESULT}· {question} → {answer}\r\n"
         ))?;
@@ -547,5 +590,21 @@ mod tests {
         let out = run("/gsd:plan-phase 2\n3");
         assert!(out.contains("Interrupted · What should Claude do instead?"));
         assert!(!out.contains("Plans verified"));
+    }
+
+    #[test]
+    fn type_something_focuses_a_field_whose_words_are_the_answer() {
+        let out = run("/gsd:discuss-phase 1\n3redis, please\n");
+        let mut pane = Pane::new(100, 40);
+        pane.feed(out.as_bytes());
+        let screen = pane.screen();
+        assert!(!screen.contains("Chat about this"), "{screen}");
+        assert!(
+            screen.contains("· Which scope should phase 1 cover? → redis, please"),
+            "{screen}"
+        );
+        assert!(screen.contains("Context for phase 1 captured"), "{screen}");
+        // The field is drawn with the cursor on its row.
+        assert!(out.contains("❯ 3. Type something."), "{out}");
     }
 }

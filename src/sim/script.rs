@@ -28,7 +28,9 @@
 //!   prompt and prints the outcome (`No` ends the turn, `Interrupted`).
 //! - `question TEXT | OPTION | OPTION…`: an AskUserQuestion menu, answered
 //!   the same way; `LABEL: DESCRIPTION` draws the description under its
-//!   label, and `Chat about this` follows an inner rule.
+//!   label, and `Chat about this` follows an inner rule. An option named
+//!   `Type something.` is a text field: its key moves the cursor to it,
+//!   and the words typed up to Enter are the answer.
 //! - `plan STEP | STEP…`: the ExitPlanMode dialog with the plan's steps;
 //!   `3` (Tell Claude what to change) ends the turn.
 //! - `checkpoint TITLE | ACTION`: a GSD checkpoint block (`CHECKPOINT:

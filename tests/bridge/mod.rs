@@ -1,6 +1,7 @@
 //! The bridge end to end: real tmux, the simulated agent, the daemon's
 //! router, approvals, progress, policy, state and event log.
 
+mod access;
 mod crash;
 mod faults;
 mod feishu_e2e;
