@@ -522,7 +522,7 @@ mod documented {
                 project: p(),
                 pane: s("%1"),
                 event: s("Stop"),
-                sent_as: None,
+                sent_as: Some(s("AfterAgent")),
             },
             LogEvent::DetectionDrift {
                 project: p(),
