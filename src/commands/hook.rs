@@ -66,8 +66,9 @@ pub struct HooksArgs {
 
 #[derive(clap::Subcommand)]
 enum HooksCommand {
-    /// Print the hook configuration for `.claude/settings.json`, or merge it
-    /// in with `--write`.
+    /// Print the hook configuration for `.claude/settings.json` (or, with
+    /// `--agent`, Codex's `hooks.json` or Gemini's `settings.json`), or merge
+    /// it in with `--write`.
     Install(InstallArgs),
 }
 
@@ -76,7 +77,8 @@ struct InstallArgs {
     /// Merge into DIR/.claude/settings.json, keeping everything already there.
     #[arg(long)]
     write: bool,
-    /// The project directory whose settings `--write` changes.
+    /// The project directory whose settings `--write` changes (Claude Code;
+    /// Codex's and Gemini's files are in their own homes).
     #[arg(long, value_name = "DIR", default_value = ".", requires = "write")]
     dir: PathBuf,
     /// Absolute path of the clawmux binary the hook runs (default: `clawmux` on PATH).
