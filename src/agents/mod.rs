@@ -134,6 +134,16 @@ fn with_args(command: &str, args: &[&str]) -> String {
     out
 }
 
+/// The shell words that run clawmux, read off the command line of its
+/// simulated agent (`'<clawmux>' sim-agent`, the daemon's own binary,
+/// quoted); `clawmux` on PATH when it is some other program.
+fn clawmux_of(sim_agent: &str) -> &str {
+    sim_agent
+        .strip_suffix(" sim-agent")
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or("clawmux")
+}
+
 /// Every agent, Claude Code first (the default).
 pub static AGENTS: [&Agent; 5] = [
     &claude::AGENT,
@@ -206,14 +216,24 @@ impl<'a> Choice<'a> {
     /// The command line that starts it in `mode` (`sim_agent` for the
     /// simulated agent). A command line for an unknown program is run as
     /// it is.
+    ///
+    /// Aider also gets its notifications command running `clawmux hook
+    /// --from aider-waiting` ([`aider::with_notifications`]), with the
+    /// clawmux that `sim_agent` runs.
     pub fn start(self, mode: PermissionMode, sim_agent: &str) -> String {
-        match self {
-            Choice::Sim => sim_agent.to_owned(),
+        let line = match self {
+            Choice::Sim => return sim_agent.to_owned(),
             Choice::Named(a) => a.command(mode),
             Choice::Command(c) => match of_command(c) {
                 Some(a) => a.with_mode(c, mode),
-                None => c.to_owned(),
+                None => return c.to_owned(),
             },
+        };
+        match self.agent() {
+            Some(a) if a == &aider::AGENT => {
+                aider::with_notifications(&line, clawmux_of(sim_agent))
+            }
+            _ => line,
         }
     }
 
@@ -270,6 +290,14 @@ mod tests {
         assert_eq!(
             Choice::of("sim").start(m, "clawmux sim-agent"),
             "clawmux sim-agent"
+        );
+        assert_eq!(
+            Choice::of("aider").start(m, "'/b in/clawmux' sim-agent"),
+            r"aider --notifications --notifications-command ''\''/b in/clawmux'\'' hook --from aider-waiting'"
+        );
+        assert_eq!(
+            Choice::of("env A=1 aider").start(PermissionMode::Auto, "other"),
+            "env A=1 aider --yes-always --notifications --notifications-command 'clawmux hook --from aider-waiting'"
         );
         // A command naming its own mode is left alone.
         assert_eq!(Choice::of("codex -a never").start(m, "x"), "codex -a never");

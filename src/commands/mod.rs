@@ -84,7 +84,7 @@ enum Command {
     Tail(tail::Args),
     /// Render a prompt template.
     Prompt(prompt::Args),
-    /// Receive a Claude Code hook on stdin and forward it to the daemon.
+    /// Receive an agent's hook (stdin) or notification (`--from`) and forward it to the daemon.
     Hook(hook::HookArgs),
     /// Claude Code hook configuration.
     Hooks(hook::HooksArgs),

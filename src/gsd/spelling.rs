@@ -12,6 +12,18 @@
 //! rewrite matters. The decision is a pure function of the two directory
 //! listings ([`Install::from_listings`]); [`probe_local`] makes those
 //! listings on this machine.
+//!
+//! GSD installs for other agents in their own places (measured on 1.42.3,
+//! `install.js --gemini` / `--codex`):
+//!
+//! - Gemini CLI: commands `~/.gemini/commands/gsd/<name>.toml` (global) or
+//!   `.gemini/commands/gsd/<name>.toml` in the project (local), typed
+//!   `/gsd:<name>` (Gemini names a command in a subdirectory `dir:name`).
+//! - Codex CLI: skills `$CODEX_HOME/skills/gsd-<name>/SKILL.md` (global,
+//!   `CODEX_HOME` defaulting to `~/.codex`), typed `$gsd-<name>` (Codex
+//!   calls a skill by mentioning it with `$`).
+//!
+//! [`for_pane`] probes the places of the agent the pane runs.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -26,8 +38,10 @@ pub const MAX_LISTING_ENTRIES: usize = 1024;
 pub enum Spelling {
     /// `/gsd-<name>`: global (or project) skills.
     Dash,
-    /// `/gsd:<name>`: project-local commands.
+    /// `/gsd:<name>`: project-local commands; Gemini CLI's commands.
     Colon,
+    /// `$gsd-<name>`: Codex CLI's skills.
+    Dollar,
 }
 
 impl Spelling {
@@ -35,6 +49,7 @@ impl Spelling {
         match self {
             Spelling::Dash => "/gsd-",
             Spelling::Colon => "/gsd:",
+            Spelling::Dollar => "$gsd-",
         }
     }
 }
@@ -46,6 +61,8 @@ pub struct Install {
     pub skills: BTreeSet<String>,
     /// Names installed as project commands (`<name>.md` in `commands/gsd/`).
     pub commands: BTreeSet<String>,
+    /// Names installed as Codex skills (typed `$gsd-<name>`).
+    pub mentions: BTreeSet<String>,
 }
 
 impl Install {
@@ -68,11 +85,45 @@ impl Install {
             .filter(|n| is_command_name(n))
             .map(str::to_string)
             .collect();
-        Install { skills, commands }
+        Install {
+            skills,
+            commands,
+            mentions: BTreeSet::new(),
+        }
+    }
+
+    /// Gemini CLI's install from the entry names of its `commands/gsd/`
+    /// directories (`<name>.toml`).
+    pub fn from_gemini_listing<'a>(command_files: impl IntoIterator<Item = &'a str>) -> Install {
+        let commands = command_files
+            .into_iter()
+            .filter_map(|f| f.strip_suffix(".toml"))
+            .filter(|n| is_command_name(n))
+            .map(str::to_string)
+            .collect();
+        Install {
+            commands,
+            ..Install::default()
+        }
+    }
+
+    /// Codex CLI's install from the entry names of its `skills/`
+    /// directories (`gsd-<name>`).
+    pub fn from_codex_listing<'a>(skill_dirs: impl IntoIterator<Item = &'a str>) -> Install {
+        let mentions = skill_dirs
+            .into_iter()
+            .filter_map(|d| d.strip_prefix("gsd-"))
+            .filter(|n| is_command_name(n))
+            .map(str::to_string)
+            .collect();
+        Install {
+            mentions,
+            ..Install::default()
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.skills.is_empty() && self.commands.is_empty()
+        self.skills.is_empty() && self.commands.is_empty() && self.mentions.is_empty()
     }
 
     /// The spelling `name` takes. The project's own commands win over the
@@ -82,6 +133,8 @@ impl Install {
             Some(Spelling::Colon)
         } else if self.skills.contains(name) {
             Some(Spelling::Dash)
+        } else if self.mentions.contains(name) {
+            Some(Spelling::Dollar)
         } else {
             None
         }
@@ -101,13 +154,15 @@ impl Install {
     }
 }
 
-/// `("plan-phase", " 2")` for `/gsd:plan-phase 2` or `/gsd-plan-phase 2`
-/// (leading blanks allowed; the arguments keep their leading blank).
+/// `("plan-phase", " 2")` for `/gsd:plan-phase 2`, `/gsd-plan-phase 2`
+/// or `$gsd-plan-phase 2` (leading blanks allowed; the arguments keep their
+/// leading blank).
 pub fn split_command(text: &str) -> Option<(&str, &str)> {
     let rest = text.trim_start();
     let rest = rest
         .strip_prefix("/gsd:")
-        .or_else(|| rest.strip_prefix("/gsd-"))?;
+        .or_else(|| rest.strip_prefix("/gsd-"))
+        .or_else(|| rest.strip_prefix("$gsd-"))?;
     let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let (name, args) = rest.split_at(end);
     is_command_name(name).then_some((name, args))
@@ -127,19 +182,26 @@ pub fn is_command_name(name: &str) -> bool {
 /// `env` (as in `env HOME=/x claude`, quoted or not), else `default` (the
 /// daemon's own HOME, which the pane inherits).
 pub fn agent_home(command: &str, default: Option<PathBuf>) -> Option<PathBuf> {
+    env_assignment(command, "HOME").or(default)
+}
+
+/// The value a leading `env` (or several: `env A=1 env B=2 cmd`) gives
+/// variable `name` in `command`.
+pub fn env_assignment(command: &str, name: &str) -> Option<PathBuf> {
     let words = shell_words(command);
     let mut words = words.iter().map(String::as_str);
-    if words.next() == Some("env") {
-        for w in words {
-            if let Some(home) = w.strip_prefix("HOME=") {
-                return Some(PathBuf::from(home));
-            }
-            if !w.contains('=') && !w.starts_with('-') {
-                break;
-            }
+    if words.next() != Some("env") {
+        return None;
+    }
+    let mut found = None;
+    for w in words {
+        if let Some(value) = w.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+            found = Some(PathBuf::from(value));
+        } else if w != "env" && !w.contains('=') && !w.starts_with('-') {
+            break;
         }
     }
-    default
+    found
 }
 
 /// Splits a command line into words, honouring single and double quotes
@@ -210,7 +272,35 @@ pub fn for_pane(spec: &crate::bridge::panes::agent_pane::PaneSpec) -> Install {
         return Install::default();
     }
     let home = agent_home(&spec.agent, std::env::var_os("HOME").map(PathBuf::from));
-    probe_local(&spec.workspace, home.as_deref())
+    match crate::agents::of_command(&spec.agent).map(|a| a.name) {
+        Some("gemini") => probe_gemini(&spec.workspace, home.as_deref()),
+        Some("codex") => {
+            let codex_home = env_assignment(&spec.agent, "CODEX_HOME")
+                .or_else(|| std::env::var_os("CODEX_HOME").map(PathBuf::from))
+                .or_else(|| home.map(|h| h.join(".codex")));
+            probe_codex(codex_home.as_deref())
+        }
+        _ => probe_local(&spec.workspace, home.as_deref()),
+    }
+}
+
+/// Gemini CLI's GSD commands: the agent HOME's and the project's
+/// `.gemini/commands/gsd/`.
+pub fn probe_gemini(workspace: &Path, home: Option<&Path>) -> Install {
+    let mut files = Vec::new();
+    if let Some(home) = home {
+        files.extend(list(&home.join(".gemini/commands/gsd")));
+    }
+    files.extend(list(&workspace.join(".gemini/commands/gsd")));
+    Install::from_gemini_listing(files.iter().map(String::as_str))
+}
+
+/// Codex CLI's GSD skills in `codex_home/skills/`.
+pub fn probe_codex(codex_home: Option<&Path>) -> Install {
+    let dirs = codex_home
+        .map(|h| list(&h.join("skills")))
+        .unwrap_or_default();
+    Install::from_codex_listing(dirs.iter().map(String::as_str))
 }
 
 #[cfg(test)]
@@ -258,6 +348,7 @@ mod tests {
         let both = Install {
             skills: global().skills,
             commands: ["spike".to_string()].into(),
+            mentions: BTreeSet::new(),
         };
         assert_eq!(both.rewrite("/gsd-spike x"), "/gsd:spike x");
         assert_eq!(both.rewrite("/gsd:ship"), "/gsd-ship");
@@ -309,6 +400,50 @@ mod tests {
             agent_home("env 'HOME=/unterminated", None),
             Some("/unterminated".into())
         );
+    }
+
+    #[test]
+    fn gemini_commands_take_the_colon_and_codex_skills_the_dollar() {
+        let names: Vec<String> = (crate::gsd::COMMANDS_1_42_3.iter())
+            .map(|n| format!("{n}.toml"))
+            .collect();
+        let gemini = Install::from_gemini_listing(names.iter().map(String::as_str));
+        assert_eq!(gemini.rewrite("/gsd-plan-phase 2"), "/gsd:plan-phase 2");
+        assert_eq!(gemini.rewrite("/gsd:progress"), "/gsd:progress");
+        let dirs: Vec<String> = (crate::gsd::COMMANDS_1_42_3.iter())
+            .map(|n| format!("gsd-{n}"))
+            .collect();
+        let codex = Install::from_codex_listing(dirs.iter().map(String::as_str));
+        assert_eq!(codex.rewrite("/gsd:plan-phase 2"), "$gsd-plan-phase 2");
+        assert_eq!(codex.rewrite("/gsd-quick fix it"), "$gsd-quick fix it");
+        assert_eq!(codex.rewrite("$gsd-help"), "$gsd-help");
+        assert_eq!(codex.rewrite("/gsd:nope"), "/gsd:nope");
+        assert!(Install::from_gemini_listing(["x.md", "gsd-a"]).is_empty());
+    }
+
+    #[test]
+    fn probing_finds_the_install_of_the_agent_the_pane_runs() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".gemini/commands/gsd")).unwrap();
+        std::fs::write(home.path().join(".gemini/commands/gsd/progress.toml"), "x").unwrap();
+        std::fs::create_dir_all(home.path().join("cx/skills/gsd-ship")).unwrap();
+        std::fs::create_dir_all(home.path().join(".claude/skills/gsd-ship")).unwrap();
+        let spec = |agent: String| crate::bridge::panes::agent_pane::PaneSpec {
+            workspace: ws.path().to_path_buf(),
+            agent,
+            ..crate::bridge::panes::agent_pane::PaneSpec::on_server(&Default::default(), "s".into())
+        };
+        let h = home.path().display();
+        let gemini = for_pane(&spec(format!("env CLAWMUX_HOME=/s env HOME={h} gemini")));
+        assert_eq!(gemini.spelling_of("progress"), Some(Spelling::Colon));
+        assert_eq!(gemini.spelling_of("ship"), None);
+        let codex = for_pane(&spec(format!(
+            "env HOME={h} CODEX_HOME={h}/cx codex -a never"
+        )));
+        assert_eq!(codex.rewrite("/gsd:ship"), "$gsd-ship");
+        let claude = for_pane(&spec(format!("env HOME={h} claude")));
+        assert_eq!(claude.rewrite("/gsd:ship"), "/gsd-ship");
     }
 
     #[test]

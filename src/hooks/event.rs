@@ -94,6 +94,8 @@ impl Envelope {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookEvent {
     pub event: HookKind,
+    /// The `hook_event_name` as sent (`AfterAgent` for Gemini's `Stop`).
+    pub name: String,
     pub session_id: Option<String>,
     pub cwd: Option<PathBuf>,
     /// The session transcript (JSONL): after a `Stop` its last assistant
@@ -230,6 +232,17 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
                 .unwrap_or(false),
             last_assistant_message: text("prompt_response"),
         },
+        // Codex's `notify` program (see [`super::notify`]): the turn ended.
+        super::notify::CODEX_TURN_COMPLETE => HookKind::Stop {
+            stop_hook_active: false,
+            last_assistant_message: text("last-assistant-message"),
+        },
+        // Aider's notifications command: it waits for input (a turn's end
+        // or a question: Aider runs it for both, so it only marks waiting).
+        super::notify::AIDER_WAITING => HookKind::Notification {
+            notification_type: Some("idle_prompt".to_owned()),
+            message: "Aider is waiting for input".to_owned(),
+        },
         "StopFailure" => HookKind::StopFailure {
             error: text("error"),
             last_assistant_message: text("last_assistant_message"),
@@ -258,11 +271,13 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
         "SessionStart" => HookKind::SessionStart {
             source: text("source").unwrap_or_default(),
         },
-        _ => HookKind::Other(name),
+        _ => HookKind::Other(name.clone()),
     };
     Ok(HookEvent {
         event,
-        session_id: text("session_id"),
+        name,
+        // Codex's notify names the session `thread-id`.
+        session_id: text("session_id").or_else(|| text("thread-id")),
         cwd: text("cwd").map(PathBuf::from),
         transcript_path: text("transcript_path").map(PathBuf::from),
         // Anyone running as this user can write to the socket: check again.

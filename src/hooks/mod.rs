@@ -11,10 +11,16 @@
 //! The hook side never waits on the daemon: a short connect timeout, and a
 //! daemon that is down is simply not told. A `Stop` hook's transcript
 //! gives the turn's token figures ([`usage`]).
+//!
+//! Codex's hooks (`hooks.json`) and Gemini CLI's (`settings.json`) take
+//! Claude Code's shape and reach the same command ([`settings`] writes
+//! them too); Codex's `notify` program and Aider's notifications command
+//! run `clawmux hook --from …` ([`notify`]).
 
 mod event;
 mod forward;
 mod listener;
+pub mod notify;
 pub mod settings;
 pub mod token;
 mod tool;

@@ -1,8 +1,12 @@
-//! The Claude Code hook configuration clawmux needs, and merging it into a
-//! project's `.claude/settings.json` without disturbing anything else there.
+//! The hook configuration clawmux needs from each agent, and merging it into
+//! the agent's file without disturbing anything else there.
 //!
 //! Shape (Claude Code's settings): `{"hooks": {"<Event>": [{"matcher"?, "hooks":
 //! [{"type": "command", "command": "clawmux hook", "timeout": 5}]}]}}`.
+//! Codex's `CODEX_HOME/hooks.json` and Gemini CLI's `~/.gemini/settings.json`
+//! take the same shape with their own event names ([`Agent`]); Gemini's
+//! timeout is in milliseconds. Codex also gets its `notify` program in
+//! `config.toml` ([`codex_notify_line`]).
 
 use std::fs;
 use std::io::{Read, Write};
@@ -32,6 +36,50 @@ pub const HOOK_EVENTS: [(&str, Option<&str>); 7] = [
     ("TaskCompleted", None),
 ];
 
+/// Codex's events: a turn's end and a permission dialog (measured on
+/// 0.171.0: both reach `clawmux hook` with Claude Code's payload fields).
+pub const CODEX_HOOK_EVENTS: [(&str, Option<&str>); 2] =
+    [("Stop", None), ("PermissionRequest", None)];
+
+/// Gemini CLI's events: `AfterAgent` ends a turn (its `prompt_response` is
+/// the final text), `Notification` says a tool waits for permission.
+pub const GEMINI_HOOK_EVENTS: [(&str, Option<&str>); 2] =
+    [("AfterAgent", None), ("Notification", None)];
+
+/// Gemini CLI's hook timeout, in milliseconds (its unit).
+pub const GEMINI_HOOK_TIMEOUT_MS: u64 = 5000;
+
+/// The agent whose hook file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Agent {
+    /// Claude Code: the project's `.claude/settings.json`.
+    #[default]
+    Claude,
+    /// Codex CLI: `CODEX_HOME/hooks.json` (and `notify` in `config.toml`).
+    Codex,
+    /// Gemini CLI: `~/.gemini/settings.json`.
+    Gemini,
+}
+
+impl Agent {
+    /// The events installed, each with its matcher.
+    pub fn events(self) -> &'static [(&'static str, Option<&'static str>)] {
+        match self {
+            Agent::Claude => &HOOK_EVENTS,
+            Agent::Codex => &CODEX_HOOK_EVENTS,
+            Agent::Gemini => &GEMINI_HOOK_EVENTS,
+        }
+    }
+
+    /// The `timeout` value of each hook, in the agent's unit.
+    pub fn timeout(self) -> u64 {
+        match self {
+            Agent::Claude | Agent::Codex => HOOK_TIMEOUT_SECS,
+            Agent::Gemini => GEMINI_HOOK_TIMEOUT_MS,
+        }
+    }
+}
+
 /// Largest settings file read; real ones are a few KiB.
 const MAX_SETTINGS_BYTES: u64 = 4 << 20;
 
@@ -44,23 +92,30 @@ pub fn hook_command(bin: Option<&Path>) -> String {
     }
 }
 
-/// The `{"hooks": …}` object for `command`.
+/// The `{"hooks": …}` object for `command` (Claude Code's).
 pub fn hooks_config(command: &str) -> Value {
-    let hooks: Map<String, Value> = HOOK_EVENTS
-        .iter()
-        .map(|&(event, matcher)| (event.to_owned(), json!([matcher_group(matcher, command)])))
+    hooks_config_for(Agent::Claude, command)
+}
+
+/// The `{"hooks": …}` object `agent` gets for `command`.
+pub fn hooks_config_for(agent: Agent, command: &str) -> Value {
+    let hooks: Map<String, Value> = (agent.events().iter())
+        .map(|&(event, matcher)| {
+            let group = matcher_group(matcher, command, agent.timeout());
+            (event.to_owned(), json!([group]))
+        })
         .collect();
     json!({ "hooks": hooks })
 }
 
-fn matcher_group(matcher: Option<&str>, command: &str) -> Value {
+fn matcher_group(matcher: Option<&str>, command: &str, timeout: u64) -> Value {
     let mut group = Map::new();
     if let Some(m) = matcher {
         group.insert("matcher".into(), m.into());
     }
     group.insert(
         "hooks".into(),
-        json!([{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}]),
+        json!([{"type": "command", "command": command, "timeout": timeout}]),
     );
     Value::Object(group)
 }
@@ -85,13 +140,22 @@ impl MergeReport {
 /// `Err` names the part of `settings` that has an unexpected shape, and
 /// `settings` is left as it was.
 pub fn merge_into(settings: &mut Value, command: &str) -> Result<MergeReport, String> {
+    merge_into_for(Agent::Claude, settings, command)
+}
+
+/// [`merge_into`] with `agent`'s events.
+pub fn merge_into_for(
+    agent: Agent,
+    settings: &mut Value,
+    command: &str,
+) -> Result<MergeReport, String> {
     let mut merged = settings.clone();
-    let report = merge(&mut merged, command)?;
+    let report = merge(agent, &mut merged, command)?;
     *settings = merged;
     Ok(report)
 }
 
-fn merge(settings: &mut Value, command: &str) -> Result<MergeReport, String> {
+fn merge(agent: Agent, settings: &mut Value, command: &str) -> Result<MergeReport, String> {
     let root = settings
         .as_object_mut()
         .ok_or("the file is not a JSON object")?;
@@ -101,7 +165,7 @@ fn merge(settings: &mut Value, command: &str) -> Result<MergeReport, String> {
         .as_object_mut()
         .ok_or("\"hooks\" is not an object")?;
     let mut report = MergeReport::default();
-    for &(event, matcher) in &HOOK_EVENTS {
+    for &(event, matcher) in agent.events() {
         let groups = hooks
             .entry(event)
             .or_insert_with(|| json!([]))
@@ -120,7 +184,7 @@ fn merge(settings: &mut Value, command: &str) -> Result<MergeReport, String> {
                 report.updated.push(event);
             }
             None => {
-                groups.push(matcher_group(matcher, command));
+                groups.push(matcher_group(matcher, command, agent.timeout()));
                 report.added.push(event);
             }
         }
@@ -138,8 +202,23 @@ pub fn install(project_dir: &Path, command: &str) -> Result<(PathBuf, MergeRepor
             reason: "not a directory".into(),
         });
     }
-    let dir = project_dir.join(".claude");
-    let path = dir.join("settings.json");
+    install_file(
+        Agent::Claude,
+        &project_dir.join(".claude/settings.json"),
+        command,
+    )
+}
+
+/// Merges `agent`'s hooks into the JSON file at `path` (created, with its
+/// directory, if missing), writing atomically and only when something
+/// changed. Used for Codex's `hooks.json` and Gemini's `settings.json`.
+pub fn install_file(
+    agent: Agent,
+    path: &Path,
+    command: &str,
+) -> Result<(PathBuf, MergeReport), HookError> {
+    let path = path.to_path_buf();
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let (mut settings, permissions) = match fs::File::open(&path) {
         Ok(file) => {
             let permissions = file
@@ -151,10 +230,11 @@ pub fn install(project_dir: &Path, command: &str) -> Result<(PathBuf, MergeRepor
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (json!({}), None),
         Err(e) => return Err(HookError::io("open", &path)(e)),
     };
-    let report = merge_into(&mut settings, command).map_err(|reason| HookError::Settings {
-        path: path.clone(),
-        reason,
-    })?;
+    let report =
+        merge_into_for(agent, &mut settings, command).map_err(|reason| HookError::Settings {
+            path: path.clone(),
+            reason,
+        })?;
     if report.changed() {
         fs::create_dir_all(&dir).map_err(HookError::io("create", &dir))?;
         let mut text =
@@ -169,6 +249,91 @@ pub fn install(project_dir: &Path, command: &str) -> Result<(PathBuf, MergeRepor
         write_atomically(&target, text.as_bytes(), permissions)?;
     }
     Ok((path, report))
+}
+
+/// The arguments after the program in Codex's `notify` for clawmux.
+pub const CODEX_NOTIFY_ARGS: [&str; 3] = ["hook", "--from", "codex-notify"];
+
+/// Codex's `notify` argv: `bin` (or `clawmux` on PATH) and
+/// [`CODEX_NOTIFY_ARGS`]. Codex runs it without a shell, adding its JSON
+/// as the last argument.
+pub fn codex_notify_argv(bin: Option<&Path>) -> Vec<String> {
+    let program = bin.map_or_else(
+        || "clawmux".to_owned(),
+        |b| b.to_string_lossy().into_owned(),
+    );
+    std::iter::once(program)
+        .chain(CODEX_NOTIFY_ARGS.iter().map(|a| (*a).to_owned()))
+        .collect()
+}
+
+/// The `notify = [...]` line for `argv`, in TOML.
+pub fn codex_notify_line(argv: &[String]) -> String {
+    let array = toml::Value::Array(argv.iter().cloned().map(toml::Value::String).collect());
+    format!("notify = {array}")
+}
+
+/// What [`install_codex_notify`] found or did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotifyReport {
+    /// The line was added.
+    Added,
+    /// The same `notify` was there already.
+    Present,
+    /// Another `notify` is configured (Codex runs one program only); it is
+    /// left alone and shown here.
+    Kept(String),
+}
+
+/// Puts clawmux's `notify` into Codex's `config.toml` at `path` (created if
+/// missing) unless one is configured. The line goes first in the file, where
+/// a key is always top-level; the rest of the file (comments, order) stays
+/// byte for byte.
+pub fn install_codex_notify(path: &Path, argv: &[String]) -> Result<NotifyReport, HookError> {
+    let invalid = |reason: String| HookError::Settings {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let (text, permissions) = match fs::File::open(path) {
+        Ok(file) => {
+            let permissions = file
+                .metadata()
+                .map_err(HookError::io("stat", path))?
+                .permissions();
+            let mut text = String::new();
+            file.take(MAX_SETTINGS_BYTES + 1)
+                .read_to_string(&mut text)
+                .map_err(HookError::io("read", path))?;
+            if text.len() as u64 > MAX_SETTINGS_BYTES {
+                return Err(invalid(format!("larger than {MAX_SETTINGS_BYTES} bytes")));
+            }
+            (text, Some(permissions))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
+        Err(e) => return Err(HookError::io("open", path)(e)),
+    };
+    let table: toml::Table = text.parse().map_err(|e| {
+        invalid(format!(
+            "not valid TOML ({e}); fix or remove it, nothing was changed"
+        ))
+    })?;
+    if let Some(existing) = table.get("notify") {
+        let same = existing.as_array().is_some_and(|a| {
+            a.len() == argv.len() && a.iter().zip(argv).all(|(v, w)| v.as_str() == Some(w))
+        });
+        return Ok(if same {
+            NotifyReport::Present
+        } else {
+            NotifyReport::Kept(existing.to_string())
+        });
+    }
+    let new = format!("{}\n{text}", codex_notify_line(argv));
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(HookError::io("create", dir))?;
+    }
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    write_atomically(&target, new.as_bytes(), permissions)?;
+    Ok(NotifyReport::Added)
 }
 
 fn read_settings(file: fs::File, path: &Path) -> Result<Value, HookError> {
@@ -356,5 +521,100 @@ mod tests {
             assert!(merge_into(&mut settings, "clawmux hook").is_err(), "{bad}");
             assert_eq!(settings, bad);
         }
+    }
+
+    #[test]
+    fn codex_and_gemini_configs_are_the_documented_json() {
+        let codex: Value = serde_json::from_str(
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}],"PermissionRequest":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5}]}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(hooks_config_for(Agent::Codex, "clawmux hook"), codex);
+        let gemini: Value = serde_json::from_str(
+            r#"{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}],"Notification":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(hooks_config_for(Agent::Gemini, "clawmux hook"), gemini);
+    }
+
+    #[test]
+    fn gemini_settings_keep_the_users_and_gsds_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".gemini/settings.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let before = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "node gsd-check-update.js"}]}],
+                      "AfterAgent": [{"hooks": [{"type": "command", "command": "say done"}]}]}
+        });
+        std::fs::write(&path, before.to_string()).unwrap();
+        let (_, report) = install_file(Agent::Gemini, &path, "clawmux hook").unwrap();
+        assert_eq!(report.added, ["AfterAgent", "Notification"]);
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after["security"], before["security"]);
+        assert_eq!(
+            after["hooks"]["SessionStart"],
+            before["hooks"]["SessionStart"]
+        );
+        assert_eq!(
+            after["hooks"]["AfterAgent"][0],
+            before["hooks"]["AfterAgent"][0]
+        );
+        assert_eq!(
+            after["hooks"]["AfterAgent"][1]["hooks"][0],
+            json!({"type": "command", "command": "clawmux hook", "timeout": 5000})
+        );
+        let (_, again) = install_file(Agent::Gemini, &path, "clawmux hook").unwrap();
+        assert!(!again.changed());
+        // A missing file (and directory) is created.
+        let fresh = dir.path().join("codex-home/hooks.json");
+        let (_, report) = install_file(Agent::Codex, &fresh, "clawmux hook").unwrap();
+        assert_eq!(report.added, ["Stop", "PermissionRequest"]);
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&fresh).unwrap()).unwrap();
+        assert_eq!(written, hooks_config_for(Agent::Codex, "clawmux hook"));
+    }
+
+    #[test]
+    fn codex_notify_goes_first_and_never_replaces_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let argv = codex_notify_argv(Some(Path::new("/opt/c mux/clawmux")));
+        assert_eq!(
+            codex_notify_line(&argv),
+            r#"notify = ["/opt/c mux/clawmux", "hook", "--from", "codex-notify"]"#
+        );
+        let user = "# my settings\nmodel = \"gpt-6-sol\"\n[features]\nhooks = true\n";
+        std::fs::write(&path, user).unwrap();
+        assert_eq!(
+            install_codex_notify(&path, &argv).unwrap(),
+            NotifyReport::Added
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, format!("{}\n{user}", codex_notify_line(&argv)));
+        let table: toml::Table = text.parse().unwrap();
+        assert_eq!(table["features"]["hooks"].as_bool(), Some(true));
+        assert_eq!(table["notify"].as_array().map(Vec::len), Some(4));
+        assert_eq!(
+            install_codex_notify(&path, &argv).unwrap(),
+            NotifyReport::Present
+        );
+        std::fs::write(&path, "notify = [\"notify-send\"]\n").unwrap();
+        assert!(matches!(
+            install_codex_notify(&path, &argv).unwrap(),
+            NotifyReport::Kept(other) if other.contains("notify-send")
+        ));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "notify = [\"notify-send\"]\n"
+        );
+        std::fs::write(&path, "not = = toml").unwrap();
+        assert!(install_codex_notify(&path, &argv).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "not = = toml");
+        let missing = dir.path().join("new/config.toml");
+        assert_eq!(
+            install_codex_notify(&missing, &argv).unwrap(),
+            NotifyReport::Added
+        );
     }
 }

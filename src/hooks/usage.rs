@@ -265,6 +265,7 @@ mod tests {
                 stop_hook_active: false,
                 last_assistant_message: Some("All done.".into()),
             },
+            name: "Stop".into(),
             session_id: None,
             cwd: None,
             transcript_path: Some(path.clone()),

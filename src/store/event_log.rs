@@ -302,6 +302,7 @@ mod tests {
             project: "demo".into(),
             pane: "%0".into(),
             event: name.into(),
+            sent_as: None,
         }
     }
 

@@ -165,11 +165,16 @@ pub enum LogEvent {
         reason: String,
         retrying: bool,
     },
-    /// A Claude Code hook arrived for a project's pane.
+    /// A Claude Code hook arrived for a project's pane. `event` is the
+    /// hook's meaning in Claude Code's names; `sent_as` the name the agent
+    /// gave when it differs (Gemini's `AfterAgent`, Codex's notify
+    /// `agent-turn-complete`, Aider's `aider-waiting`).
     Hook {
         project: String,
         pane: String,
         event: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sent_as: Option<String>,
     },
     /// A command timed out with nothing on its pane recognised (no busy
     /// marker, prompt, progress or idle box): the agent's screen may have
@@ -517,6 +522,7 @@ mod documented {
                 project: p(),
                 pane: s("%1"),
                 event: s("Stop"),
+                sent_as: Some(s("AfterAgent")),
             },
             LogEvent::DetectionDrift {
                 project: p(),

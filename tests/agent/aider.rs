@@ -2,7 +2,9 @@
 //! installs, `$CLAWMUX_AIDER`) against the fake model API's Chat
 //! Completions protocol: an answer, an edit that creates a file (approved),
 //! a shell command approved and one denied, API errors (retried, then
-//! reported) and an interrupt, each reaching the chat as one card.
+//! reported) and an interrupt, each reaching the chat as one card; and
+//! Aider's notifications command, which clawmux adds when it starts Aider,
+//! reaching the daemon as a hook.
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,6 +15,7 @@ use crate::support::aider::{AiderEnv, aider_or_skip, create_file, git_workspace,
 
 use super::serve::{
     ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
+    with_hook_home,
 };
 
 const PACE: Duration = Duration::from_millis(15);
@@ -25,11 +28,25 @@ const RETRIES_TIMEOUT: Duration = Duration::from_secs(240);
 /// against `script`. The project exists already (in the daemon's state),
 /// so the first chat line is `/gsd:use shop`.
 fn start(aider: &Path, script: Vec<Turn>, pace: Duration) -> (ConsoleServe, FakeApi, AiderEnv) {
+    start_with(aider, script, pace, false)
+}
+
+/// [`start`], with `CLAWMUX_HOME` in Aider's environment when `hooks`, so
+/// the notifications command clawmux adds finds the daemon.
+fn start_with(
+    aider: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+    hooks: bool,
+) -> (ConsoleServe, FakeApi, AiderEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
     let (home, workspace) = shop_home();
     git_workspace(&workspace);
     let env = AiderEnv::new(&api.base_url());
-    let agent = env.env_command(aider);
+    let mut agent = env.env_command(aider);
+    if hooks {
+        agent = with_hook_home(&agent, home.path());
+    }
     (serve_shop(&agent, home, "aider"), api, env)
 }
 
@@ -243,4 +260,49 @@ fn aider_interrupt_through_serve() {
         std::thread::sleep(Duration::from_millis(20));
     }
     cancel_stops(&mut serve, at, "talk a lot", "Ctrl-C");
+}
+
+/// Aider, started by clawmux with `--notifications-command 'clawmux hook
+/// --from aider-waiting'`, runs it once it waits after the model's answer:
+/// the hook reaches the daemon (with the project's token: it is logged as
+/// the project's, not ignored) as a waiting notification, and the turn
+/// is still reported once, from the screen.
+#[test]
+fn aider_notifications_command_through_serve() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_notifications_command_through_serve")
+    else {
+        return;
+    };
+    let (mut serve, _api, _env) =
+        start_with(&aider, vec![Turn::text("The shop sells figs.")], PACE, true);
+    serve.say("tell me what the shop sells");
+    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
+    let at = serve.wait(at, "The shop sells figs.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
+    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
+    let log = loop {
+        let tail = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["tail", "--json"])
+            .env("CLAWMUX_HOME", serve.home.path())
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&tail.stdout).into_owned();
+        if log.contains("\"sent_as\":\"aider-waiting\"") {
+            break log;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no aider-waiting hook in the log:\n{log}\n{out}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let hook = log
+        .lines()
+        .find(|l| l.contains("aider-waiting"))
+        .unwrap_or_default();
+    assert!(hook.contains("\"event\":\"Notification\""), "{hook}");
+    assert!(hook.contains("\"project\":\"shop\""), "{hook}");
+    assert!(!log.contains("hook_ignored"), "{log}");
 }

@@ -223,10 +223,12 @@ fn codex_interrupt_through_serve() {
     assert!(stopped.contains("■ Conversation interrupted"), "{stopped}");
 }
 
-/// Codex's own hooks (`hooks.json`, Claude Code's schema) reach the daemon
-/// through `clawmux hook`, the path Claude Code's use: the permission hook
-/// agrees with the dialog read off the screen (one approval card, no
-/// "Check this prompt"), and the turn ends once.
+/// Codex's own hooks (`hooks.json`, Claude Code's schema) and its `notify`
+/// program, both written by `clawmux hooks install --agent codex`, reach
+/// the daemon through `clawmux hook`, the path Claude Code's use: the
+/// permission hook agrees with the dialog read off the screen (one approval
+/// card, no "Check this prompt"), and the turn ends once although its end
+/// is told twice (the `Stop` hook and `notify`'s `agent-turn-complete`).
 #[test]
 fn codex_hooks_through_serve() {
     let Some(codex) = codex_or_skip("agent::codex::codex_hooks_through_serve") else {
@@ -260,4 +262,10 @@ fn codex_hooks_through_serve() {
             "no {event} hook in the log:\n{log}"
         );
     }
+    // One turn, one notify (its Stop hooks are counted above).
+    assert_eq!(
+        log.matches("\"sent_as\":\"agent-turn-complete\"").count(),
+        1,
+        "one notify for the turn:\n{log}"
+    );
 }

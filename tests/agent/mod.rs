@@ -11,6 +11,7 @@ mod fake_api;
 mod feishu;
 mod gemini;
 mod gsd;
+mod gsd_gemini;
 mod hooks;
 mod live;
 mod native;

@@ -73,15 +73,25 @@ impl CodexEnv {
         CodexEnv { root }
     }
 
-    /// Writes `CODEX_HOME/hooks.json` (Claude Code's schema) so that
-    /// `Stop` and `PermissionRequest` run `clawmux hook` (`bin`).
+    /// Runs `clawmux hooks install --agent codex --write` (`bin`) in this
+    /// home: `CODEX_HOME/hooks.json` (Claude Code's schema) makes `Stop` and
+    /// `PermissionRequest` run `clawmux hook`, and `config.toml` gets
+    /// `notify` running `clawmux hook --from codex-notify`.
     pub fn install_hooks(&self, bin: &Path) {
-        let command = format!("{} hook", sh_quote(&bin.display().to_string()));
-        let hook =
-            serde_json::json!([{"hooks": [{"type": "command", "command": command, "timeout": 5}]}]);
-        let hooks = serde_json::json!({"hooks": {"Stop": hook, "PermissionRequest": hook}});
-        std::fs::write(self.home().join("codex/hooks.json"), hooks.to_string())
-            .expect("hooks.json");
+        let out = std::process::Command::new(bin)
+            .args(["hooks", "install", "--agent", "codex", "--write", "--bin"])
+            .arg(bin)
+            .env("HOME", self.home())
+            .env("CODEX_HOME", self.home().join("codex"))
+            .output()
+            .expect("clawmux hooks install runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains("added notify to"), "{said}");
     }
 
     pub fn home(&self) -> &Path {

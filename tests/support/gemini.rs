@@ -81,15 +81,24 @@ impl GeminiEnv {
         std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings.json");
     }
 
-    /// Hooks in `settings.json` running `clawmux hook` (`bin`) for
-    /// `AfterAgent` (a turn's end) and `Notification` (`ToolPermission`:
-    /// an approval waits). Gemini's hook timeout is in milliseconds.
+    /// Runs `clawmux hooks install --agent gemini --write` (`bin`) in this
+    /// home: `settings.json` gets hooks running `clawmux hook` for
+    /// `AfterAgent` (a turn's end) and `Notification` (`ToolPermission`: an
+    /// approval waits), merged with the settings written before.
     pub fn install_hooks(&self, bin: &Path) {
-        let command = format!("{} hook", sh_quote(&bin.display().to_string()));
-        let hook = serde_json::json!([{"hooks": [{"type": "command", "command": command, "timeout": 5000}]}]);
-        self.write_settings(serde_json::json!({
-            "hooks": {"AfterAgent": hook, "Notification": hook},
-        }));
+        let out = std::process::Command::new(bin)
+            .args(["hooks", "install", "--agent", "gemini", "--write", "--bin"])
+            .arg(bin)
+            .env("HOME", self.home())
+            .output()
+            .expect("clawmux hooks install runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains("added AfterAgent hook"), "{said}");
     }
 
     pub fn home(&self) -> &Path {

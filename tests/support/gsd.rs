@@ -73,6 +73,29 @@ pub fn install(package: &Path, layout: Layout, home: &Path, dir: &Path) {
     assert!(installed.is_file(), "no {}", installed.display());
 }
 
+/// Runs GSD's installer for Gemini CLI (`--gemini --global`) with `home`
+/// as HOME: commands `~/.gemini/commands/gsd/<name>.toml` (typed
+/// `/gsd:<name>`), its workflows, agents and hooks, merged into the
+/// `settings.json` already there.
+pub fn install_gemini(package: &Path, home: &Path) {
+    let out = Command::new("node")
+        .arg(package.join("bin/install.js"))
+        .args(["--gemini", "--global"])
+        .env("HOME", home)
+        .current_dir(home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("node runs GSD's installer");
+    assert!(
+        out.status.success(),
+        "GSD's installer failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = home.join(".gemini/commands/gsd/plan-phase.toml");
+    assert!(installed.is_file(), "no {}", installed.display());
+}
+
 /// The agent's environment for GSD: `gsd-sdk` (linked into
 /// `~/.local/bin` by the global install) on PATH, and npm offline, so the
 /// SessionStart update check (`npm view get-shit-done-cc version`) fails

@@ -56,10 +56,14 @@ impl Core {
             });
             return;
         }
+        let event = hook_name(&hook.event).to_string();
+        // An empty name is a hook built in code, not sent by an agent.
+        let sent_as = (!hook.name.is_empty() && hook.name != event).then(|| hook.name.clone());
         self.log(LogEvent::Hook {
             project: project.clone(),
             pane: pane.clone(),
-            event: hook_name(&hook.event).to_string(),
+            event,
+            sent_as,
         });
         if let HookKind::Notification {
             notification_type: Some(kind),

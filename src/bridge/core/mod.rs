@@ -60,10 +60,6 @@ use progress::Throttle;
 
 /// What the core is given.
 #[derive(Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "handled one at a time, moved once"
-)]
 pub enum Input {
     Message(ChatMessage),
     /// A button click; its answer comes back as [`Effect::Respond`].

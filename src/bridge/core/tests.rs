@@ -599,6 +599,7 @@ fn a_timeout_with_nothing_recognised_raises_the_drift_alarm() {
 /// A hook from project demo's agent pane, with its token.
 fn hook(w: &World, event: HookKind) -> Input {
     Input::Hook(HookEvent {
+        name: String::new(),
         event,
         session_id: None,
         cwd: None,
