@@ -12,7 +12,7 @@ use clawmux::bridge::config::HostConfig;
 use clawmux::store::state::{OutboxEntry, OutboxOp};
 use serde_json::{Value, json};
 
-use super::feishu_e2e::{card, feishu_config, start};
+use super::feishu_e2e::{card, demo_project, feishu_config, start};
 use super::harness::{Bridge, button_value, is_send, test_config, until};
 use crate::feishu::fake_server::{FakeFeishu, Kind, Pushed, Recorded, card_action_event};
 use crate::support::sshd;
@@ -386,15 +386,6 @@ async fn delivered(home: &Path, card: &Recorded) {
         (records.iter()).any(|r| r.kind == "card" && r.fields["uuid"] == uuid.as_str())
     };
     until(logged, "the card's message id known to the daemon").await;
-}
-
-/// Creates project `demo` from chat `oc_1`; waits for its first result.
-async fn demo_project(fake: &FakeFeishu) {
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(fake, "demo's first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
 }
 
 /// The card answering pushed message `m`.

@@ -32,7 +32,7 @@ pub fn feishu_config(tmux: &TmuxServer, home: &std::path::Path, fake: &FakeFeish
 }
 
 /// Creates project `demo` from chat `oc_1` and waits for its first result.
-async fn demo_project(fake: &FakeFeishu) {
+pub async fn demo_project(fake: &FakeFeishu) {
     fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
     card(fake, "first result", |c| {
         c.card_text().contains("You said: /gsd:new-project")

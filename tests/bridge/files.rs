@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::feishu_e2e::{card, feishu_config, start};
+use super::feishu_e2e::{card, demo_project, feishu_config, start};
 use crate::feishu::fake_server::{FakeFeishu, Kind};
 use crate::support::tmux::TmuxServer;
 
@@ -18,11 +18,7 @@ async fn a_workspace_file_is_sent_and_nothing_outside_it() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await, "long connection up");
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
     let ws = home.path().join("ws/demo");
     std::fs::write(ws.join("report.md"), b"# Report\nall good\n").unwrap();
     std::fs::write(home.path().join("secret.txt"), b"not for chat").unwrap();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::feishu_e2e::{card, feishu_config, start};
+use super::feishu_e2e::{card, demo_project, feishu_config, start};
 use crate::feishu::fake_server::{FakeFeishu, Kind};
 use crate::support::tmux::TmuxServer;
 
@@ -41,11 +41,7 @@ async fn the_inbox_answers_what_waits_and_a_reminder_comes_once() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await, "long connection up");
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     fake.push_message("oc_1", "ou_alice", "/gsd:inbox");
     card(&fake, "an empty inbox", |c| {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clawmux::store::event_log;
 
-use super::feishu_e2e::{card, feishu_config, find_button as button, start};
+use super::feishu_e2e::{card, demo_project, feishu_config, find_button as button, start};
 use crate::feishu::fake_server::{FakeFeishu, Kind};
 use crate::support::tmux::TmuxServer;
 
@@ -31,11 +31,7 @@ async fn the_interrupt_button_stops_the_turn_for_approvers_only() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await, "long connection up");
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     fake.push_message("oc_1", "ou_alice", "/gsd:plan-phase 2");
     let progress = card(&fake, "the progress card", |c| {
@@ -102,11 +98,7 @@ async fn an_interrupt_the_screen_does_not_confirm_is_told() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await, "long connection up");
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
     // The sim's spinner takes no keys: Esc changes nothing on its screen.
     fake.push_message("oc_1", "ou_alice", "a job that ignores Esc");
     let progress = card(&fake, "the progress card", |c| {
@@ -147,11 +139,7 @@ async fn gsd_keys_steers_a_dialog_for_approvers_and_is_logged() {
     let config = feishu_config(&tmux, home.path(), &fake);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await, "long connection up");
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
     fake.push_message("oc_1", "ou_alice", "/gsd:plan-phase 2");
     card(&fake, "the approval", |c| c.title() == "Approval needed").await;
 

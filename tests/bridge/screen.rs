@@ -9,7 +9,7 @@ use std::time::Duration;
 use clawmux::render::{self, FontPaths, Grid};
 use serde_json::Value;
 
-use super::feishu_e2e::{feishu_config, start};
+use super::feishu_e2e::{demo_project, feishu_config, start};
 use crate::feishu::fake_server::{FakeFeishu, Recorded};
 use crate::support::tmux::TmuxServer;
 
@@ -45,11 +45,7 @@ async fn screen_is_a_picture_the_server_issued_the_key_for() {
     let (cols, rows) = (config.tmux.width, config.tmux.height);
     let _live = start(&config, home.path()).await;
     assert!(fake.wait_connected(1, WAIT).await, "long connection up");
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
-    card(&fake, "first result", |c| {
-        c.card_text().contains("You said: /gsd:new-project")
-    })
-    .await;
+    demo_project(&fake).await;
 
     let asked = fake.push_message("oc_1", "ou_alice", "/gsd:screen");
     let shown = card(&fake, "the screen", |c| c.title() == "Screen of demo").await;
