@@ -94,6 +94,8 @@ struct ProfileSpec {
     stalled: Option<String>,
     stalled_seconds: Option<u64>,
     turn_completed: Option<String>,
+    stalled_attempts: Option<u64>,
+    cells: Option<bool>,
     approvals: Option<Vec<RuleSpec>>,
 }
 
@@ -160,6 +162,8 @@ impl ProfileSpec {
             stalled: self.stalled.clone().or_else(|| base.stalled.clone()),
             stalled_seconds: self.stalled_seconds.or(base.stalled_seconds),
             turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
+            stalled_attempts: self.stalled_attempts.or(base.stalled_attempts),
+            cells: self.cells.or(base.cells),
             approvals,
         }
     }
@@ -231,6 +235,13 @@ pub struct Profile {
     /// `seconds`), and how many make the turn "stuck": an agent that
     /// retries an API error for ever shows nothing else.
     pub(crate) stalled: Option<(Regex, u64)>,
+    /// The busy row's count of attempts at a failing call (group
+    /// `attempt` of `stalled`), and how many make the turn "stuck"
+    /// (OpenCode shows `[retrying in 8s attempt #3]`, no seconds waited).
+    pub(crate) stalled_attempts: u64,
+    /// The screen is read with its colours (see `cells`) and drawn in
+    /// panels with a left bar (see `panel`): OpenCode.
+    pub(crate) cells: bool,
     /// The row every finished turn of an agent drawn without an input box
     /// prints (Aider's `Tokens: … sent, … received.`): a turn without it
     /// and without an error row was interrupted.
@@ -262,6 +273,10 @@ const DEFAULT_STATUS_ROWS: usize = 12;
 /// when a profile does not say: a model that streams nothing for a
 /// minute is rarely just thinking.
 const DEFAULT_STALLED_SECONDS: u64 = 60;
+/// Attempts at a failing call after which a `stalled` busy row is
+/// "stuck" when a profile does not say: the third try failing is rarely
+/// a passing hiccup.
+const DEFAULT_STALLED_ATTEMPTS: u64 = 3;
 /// Rows searched for approval prompts when a profile does not say.
 const DEFAULT_APPROVAL_ROWS: usize = 20;
 
@@ -481,6 +496,8 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         turn_completed: (spec.turn_completed.as_ref())
             .map(|p| regex(name, "turn_completed", p))
             .transpose()?,
+        stalled_attempts: spec.stalled_attempts.unwrap_or(DEFAULT_STALLED_ATTEMPTS),
+        cells: spec.cells.unwrap_or(false),
     })
 }
 
@@ -494,7 +511,9 @@ mod tests {
         let p = Profiles::defaults().unwrap();
         assert_eq!(
             p.names().collect::<Vec<_>>(),
-            ["aider", "claude", "codex", "gemini", "gsd", "shell"]
+            [
+                "aider", "claude", "codex", "gemini", "gsd", "opencode", "shell"
+            ]
         );
         let gsd = p.get("gsd").unwrap();
         let kinds: Vec<_> = gsd.approvals.iter().map(|r| r.kind).collect();
@@ -675,7 +694,9 @@ mod tests {
 
     #[test]
     fn default_patterns_all_have_triggers() {
-        for name in ["shell", "claude", "gsd", "codex", "gemini", "aider"] {
+        for name in [
+            "shell", "claude", "gsd", "codex", "gemini", "aider", "opencode",
+        ] {
             let p = Profiles::defaults().unwrap().get(name).unwrap();
             assert!(
                 !p.lines.scans_every_line(),
