@@ -85,10 +85,11 @@ pub(crate) fn input_box(rows: &[String]) -> Option<InputBox> {
 pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
     let end = input_box(rows).map_or(rows.len(), |b| b.top);
     let rows = &rows[..end];
-    let from = rows
-        .iter()
-        .rposition(|r| is_bar(r, BAR))
-        .map_or(0, |i| i + 1);
+    // No message above the input box (OpenCode's start screen, its logo):
+    // no turn to read.
+    let Some(from) = rows.iter().rposition(|r| is_bar(r, BAR)).map(|i| i + 1) else {
+        return TurnEnd::default();
+    };
     let block: Vec<&str> = rows[from..]
         .iter()
         .map(|r| r.trim())
@@ -350,6 +351,10 @@ mod tests {
         let later = format!("{failed}{ECHO}\n     Fine.\n\n     ▣  Build · Fake Model · 1.0s\n");
         let end = state(&screen(&later, IDLE_FOOTER)).turn_end.expect("idle");
         assert_eq!((end.error, end.interrupted), (None, None));
+        // The start screen (the logo over the input box) ended no turn.
+        let logo = "   █▀▀█ █▀▀█\n   ▀▀▀▀ █▀▀▀\n";
+        let end = state(&screen(logo, IDLE_FOOTER)).turn_end.expect("idle");
+        assert_eq!(end, TurnEnd::default());
     }
 
     #[test]

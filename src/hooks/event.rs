@@ -258,7 +258,8 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
         "SessionStart" => HookKind::SessionStart {
             source: text("source").unwrap_or_default(),
         },
-        _ => HookKind::Other(name),
+        // OpenCode's events, from its plugin.
+        _ => super::opencode::kind(&name, p).unwrap_or(HookKind::Other(name)),
     };
     Ok(HookEvent {
         event,

@@ -10,11 +10,13 @@
 //! line into a typed [`HookEvent`].
 //! The hook side never waits on the daemon: a short connect timeout, and a
 //! daemon that is down is simply not told. A `Stop` hook's transcript
-//! gives the turn's token figures ([`usage`]).
+//! gives the turn's token figures ([`usage`]). OpenCode's events come the
+//! same way from a plugin clawmux writes ([`opencode`]).
 
 mod event;
 mod forward;
 mod listener;
+pub mod opencode;
 pub mod settings;
 pub mod token;
 mod tool;

@@ -14,6 +14,7 @@ mod gsd;
 mod hooks;
 mod live;
 mod native;
+mod opencode;
 mod paste;
 mod record;
 mod replay;
