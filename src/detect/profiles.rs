@@ -96,6 +96,7 @@ struct ProfileSpec {
     turn_completed: Option<String>,
     stalled_attempts: Option<u64>,
     cells: Option<bool>,
+    start_seconds: Option<u64>,
     approvals: Option<Vec<RuleSpec>>,
 }
 
@@ -164,6 +165,7 @@ impl ProfileSpec {
             turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
             stalled_attempts: self.stalled_attempts.or(base.stalled_attempts),
             cells: self.cells.or(base.cells),
+            start_seconds: self.start_seconds.or(base.start_seconds),
             approvals,
         }
     }
@@ -242,6 +244,11 @@ pub struct Profile {
     /// The screen is read with its colours (see `cells`) and drawn in
     /// panels with a left bar (see `panel`): OpenCode.
     pub(crate) cells: bool,
+    /// Longest wait for the agent's first idle screen before a command
+    /// is typed anyway, when the caller's default is too short (OpenCode
+    /// starts in 15 to 35 s on a loaded machine; keys typed before its
+    /// screen is drawn are lost).
+    pub(crate) start_wait: Option<std::time::Duration>,
     /// The row every finished turn of an agent drawn without an input box
     /// prints (Aider's `Tokens: … sent, … received.`): a turn without it
     /// and without an error row was interrupted.
@@ -498,6 +505,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
             .transpose()?,
         stalled_attempts: spec.stalled_attempts.unwrap_or(DEFAULT_STALLED_ATTEMPTS),
         cells: spec.cells.unwrap_or(false),
+        start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }
 
