@@ -110,8 +110,14 @@ pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
                 .rposition(|r| !r.starts_with(OTHER_BAR))
                 .map_or(0, |i| i + 1);
             let closes = all[end + 1..].iter().filter(|r| !r.is_empty()).count() <= 1;
+            // Text at the panel's text column: a toast drawn over the
+            // right of the screen (OpenCode shows the error there too, for
+            // a while) starts far further right.
             (all[start..=end].iter())
-                .find(|r| after_bar(r).is_some_and(|t| !t.trim().is_empty()))
+                .find(|r| {
+                    (after_bar(r).and_then(|t| t.strip_prefix("  ")))
+                        .is_some_and(|t| t.starts_with(|c: char| c != ' '))
+                })
                 .filter(|_| closes)
         });
         error = first_text
@@ -340,6 +346,13 @@ mod tests {
         let end = state(&screen(&failed, IDLE_FOOTER)).turn_end.expect("idle");
         assert_eq!(end.error.as_deref(), Some("the request was malformed"));
         assert_eq!(end.interrupted, None);
+        // With its toast still over the right of the screen (as marked).
+        let toast = format!(
+            "  ┃\n  ┃  hello{:80}┃{:29}┃\n  ┃{:85}┃  the request was malformed  ┃\n{:87}╏{:29}┃\n  ╏\n  ╏  the request was malformed\n  ╏\n\n     ▣  Build · Fake Model\n",
+            "", "", "", "", ""
+        );
+        let end = state(&screen(&toast, IDLE_FOOTER)).turn_end.expect("idle");
+        assert_eq!(end.error.as_deref(), Some("the request was malformed"));
         // A tool's box closing a stopped turn is not an error.
         let tool = format!(
             "{ECHO}\n  ╏\n  ╏  $ echo hi\n  ╏\n  ╏  hi\n  ╏\n\n     ▣  Build · Fake Model\n"

@@ -321,7 +321,6 @@ fn opencode_interrupt_through_serve() {
     let at = serve.wait(0, "== shop: talk a lot ==");
     let at = serve.wait(at, "└─");
     wait_requests(&api, 1);
-    serve.wait(at, "Fact 2 is that");
     let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc, Esc");
     assert!(stopped.contains("▣  Build · Fake Model"), "{stopped}");
 }
