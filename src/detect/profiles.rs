@@ -246,8 +246,8 @@ pub struct Profile {
     pub(crate) cells: bool,
     /// Longest wait for the agent's first idle screen before a command
     /// is typed anyway, when the caller's default is too short (OpenCode
-    /// starts in 15 to 35 s on a loaded machine; keys typed before its
-    /// screen is drawn are lost).
+    /// starts in 15 to 35 s on a loaded machine, 80 s with a plugin; keys
+    /// typed before its screen is drawn are lost).
     pub(crate) start_wait: Option<std::time::Duration>,
     /// The row every finished turn of an agent drawn without an input box
     /// prints (Aider's `Tokens: … sent, … received.`): a turn without it

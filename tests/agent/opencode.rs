@@ -53,6 +53,25 @@ fn wait_requests(api: &FakeApi, n: usize) {
     }
 }
 
+/// Longest wait for an OpenCode with a plugin to start and ask.
+const PLUGIN_START: Duration = Duration::from_secs(240);
+
+/// [`ConsoleServe::wait`] from the start, with [`PLUGIN_START`].
+fn wait_long(serve: &ConsoleServe, needle: &str) -> usize {
+    let deadline = std::time::Instant::now() + PLUGIN_START;
+    loop {
+        if let Some(at) = serve.output().find(needle) {
+            return at + needle.len();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {needle:?} in the cards:\n{}",
+            serve.output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn opencode_answer_through_serve() {
     let Some(oc) = opencode_or_skip("agent::opencode::opencode_answer_through_serve") else {
@@ -341,7 +360,10 @@ fn opencode_plugin_events_reach_the_daemon() {
     ];
     let (mut serve, _api, _env) = start(&oc, script, PACE, true);
     serve.say("make a hooked file");
-    let at = serve.wait(0, "== Approval needed ==");
+    // With a plugin in its config OpenCode first tries to install the
+    // plugin's dependencies, which costs it more than a minute offline
+    // (measured 79 s) before its first screen.
+    let at = wait_long(&serve, "== Approval needed ==");
     let at = serve.wait(at, "└─");
     serve.say("/gsd:answer 1");
     let at = serve.wait(at, "Hooked.");
