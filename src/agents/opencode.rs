@@ -1,11 +1,15 @@
 //! OpenCode as clawmux starts and reads it.
 //!
-//! A full-screen app: busy shows as `esc interrupt` in its status bar, a
-//! turn ends with `▣  Build · <model> · 7.8s`, and its permission dialog's
-//! buttons (`Allow once   Allow always   Reject`) tell the selected one only
-//! by background colour. Its permissions live in its config
-//! (`permission.bash = "ask"`), not on its command line, so the mode adds
-//! no flag. A plugin it loads reports its session events.
+//! A full-screen app drawn in panels: busy shows as `esc interrupt` in its
+//! status bar, a finished turn ends with `▣  Build · <model> · 7.8s` (a
+//! stopped or failed one with the same row without its time), and its
+//! permission dialog's buttons (`Allow once   Allow always   Reject`) tell
+//! the selected one only by background colour: the `opencode` profile
+//! reads the screen's colours (`src/detect/cells.rs`). API errors but a
+//! 400 are retried for ever (`[retrying in 8s attempt #3]`), reported as
+//! stuck. Its permissions live in its config (`permission.bash = "ask"`),
+//! not on its command line, so the mode adds no flag. A plugin clawmux
+//! writes (`crate::hooks::opencode`) reports its session events.
 
 use super::claude::PermissionMode;
 use super::{Agent, Signal};

@@ -194,7 +194,7 @@ impl Detector {
     /// busy spell or an echo (Claude Code's `Unknown command`).
     pub fn typed_on(&mut self, command: &str, rows: &[String]) {
         self.typed(command);
-        self.transcript_before = Some(transcript_hash(rows));
+        self.transcript_before = Some(transcript_hash(&self.profile, rows));
     }
 
     /// The prompt asking `question` was answered (typed from chat). When
@@ -382,7 +382,7 @@ impl Detector {
         // A command submitted at the desk whose whole turn was drawn in one
         // frame (an API error answered at once, no busy row between): the
         // box emptied, and the transcript changed and echoes what it held.
-        let transcript = transcript_hash(rows);
+        let transcript = transcript_hash(&self.profile, rows);
         if let Some((text, before)) = self.desk_input.take()
             && !self.in_turn
             && state.input.as_deref().is_none_or(str::is_empty)
@@ -514,7 +514,8 @@ impl Detector {
                 });
             let transcript_changed = !in_box
                 && ends_turn
-                && (self.transcript_before).is_some_and(|before| before != transcript_hash(rows));
+                && (self.transcript_before)
+                    .is_some_and(|before| before != transcript_hash(&self.profile, rows));
             self.taken = state.busy.is_some()
                 || self.prompt.is_some()
                 || transcript_changed
@@ -606,9 +607,14 @@ fn echoed(rows: &[String], typed: &str) -> bool {
 }
 
 /// A hash of the rows above the input box and its rule (the transcript):
-/// the box and footer below change as keys are typed.
-fn transcript_hash(rows: &[String]) -> u64 {
-    let end = input_box_row(rows).map_or(rows.len(), |at| at - 1);
+/// the box and footer below change as keys are typed. A panel-drawn
+/// agent's input box is its own (see `panel`).
+fn transcript_hash(profile: &Profile, rows: &[String]) -> u64 {
+    let end = if profile.cells {
+        super::panel::input_box(rows).map_or(rows.len(), |b| b.top)
+    } else {
+        input_box_row(rows).map_or(rows.len(), |at| at - 1)
+    };
     screen_hash(&rows[..end])
 }
 

@@ -26,10 +26,12 @@
 //! ```
 
 mod arrow_menu;
+mod cells;
 mod checkpoint;
 mod detector;
 mod dialog;
 mod lines;
+mod panel;
 mod profiles;
 mod screen;
 mod stream;
@@ -260,8 +262,14 @@ impl PaneWatcher {
 
     /// Fires what is due at `now` (call at [`PaneWatcher::next_deadline`]).
     pub fn tick(&mut self, now: Millis, sink: &mut impl FnMut(Detection)) {
-        let pane = &self.pane;
-        self.detector.tick(now, || pane.screen_rows(), sink);
+        let (pane, cells) = (&self.pane, self.detector.profile().cells);
+        self.detector.tick(now, || rows_of(pane, cells), sink);
+    }
+
+    /// The screen rows the detector reads: with what the colours say
+    /// marked in them for a profile that reads them (see `cells`).
+    fn rows(&self) -> Vec<String> {
+        rows_of(&self.pane, self.detector.profile().cells)
     }
 
     /// When [`PaneWatcher::tick`] next has work.
@@ -292,7 +300,7 @@ impl PaneWatcher {
     /// A command is being typed: its turn begins, judged against the
     /// screen as it is now (see [`Detector::typed_on`]).
     pub fn typed(&mut self, command: &str) {
-        let rows = self.pane.screen_rows();
+        let rows = self.rows();
         self.detector.typed_on(command, &rows);
     }
 
@@ -300,7 +308,10 @@ impl PaneWatcher {
     /// (for drift reports); `None` when it shows one.
     pub fn dialog_missing(&self) -> Option<Missing> {
         let profile = self.detector.profile();
-        let rows = self.pane.screen_rows();
+        let rows = self.rows();
+        if profile.cells {
+            return panel::find(&rows).is_none().then_some(Missing::Cursor);
+        }
         dialog::read(&rows, |r| profile.spinner.is_match(r)).err()
     }
 
@@ -313,7 +324,7 @@ impl PaneWatcher {
     /// What the screen shows now, judged at once rather than after the
     /// settle time (deciding whether typed text reached the agent).
     pub fn look(&self) -> ScreenLook {
-        let rows = self.pane.screen_rows();
+        let rows = self.rows();
         // A menu-less prompt (a checkpoint) on screen counts however old
         // it is: typing into what may be a question is never safe.
         let state = screen::analyse(self.detector.profile(), &rows, |_| true);
@@ -331,6 +342,15 @@ impl PaneWatcher {
             input: state.input,
             rows,
         }
+    }
+}
+
+/// `pane`'s rows, marked from its cells when `cells` (see `cells`).
+fn rows_of(pane: &Pane, cells: bool) -> Vec<String> {
+    if cells {
+        cells::marked_rows(pane.cells())
+    } else {
+        pane.screen_rows()
     }
 }
 

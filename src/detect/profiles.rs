@@ -94,6 +94,9 @@ struct ProfileSpec {
     stalled: Option<String>,
     stalled_seconds: Option<u64>,
     turn_completed: Option<String>,
+    stalled_attempts: Option<u64>,
+    cells: Option<bool>,
+    start_seconds: Option<u64>,
     approvals: Option<Vec<RuleSpec>>,
 }
 
@@ -160,6 +163,9 @@ impl ProfileSpec {
             stalled: self.stalled.clone().or_else(|| base.stalled.clone()),
             stalled_seconds: self.stalled_seconds.or(base.stalled_seconds),
             turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
+            stalled_attempts: self.stalled_attempts.or(base.stalled_attempts),
+            cells: self.cells.or(base.cells),
+            start_seconds: self.start_seconds.or(base.start_seconds),
             approvals,
         }
     }
@@ -231,6 +237,18 @@ pub struct Profile {
     /// `seconds`), and how many make the turn "stuck": an agent that
     /// retries an API error for ever shows nothing else.
     pub(crate) stalled: Option<(Regex, u64)>,
+    /// The busy row's count of attempts at a failing call (group
+    /// `attempt` of `stalled`), and how many make the turn "stuck"
+    /// (OpenCode shows `[retrying in 8s attempt #3]`, no seconds waited).
+    pub(crate) stalled_attempts: u64,
+    /// The screen is read with its colours (see `cells`) and drawn in
+    /// panels with a left bar (see `panel`): OpenCode.
+    pub(crate) cells: bool,
+    /// Longest wait for the agent's first idle screen before a command
+    /// is typed anyway, when the caller's default is too short (OpenCode
+    /// starts in 15 to 35 s on a loaded machine, 80 s with a plugin; keys
+    /// typed before its screen is drawn are lost).
+    pub(crate) start_wait: Option<std::time::Duration>,
     /// The row every finished turn of an agent drawn without an input box
     /// prints (Aider's `Tokens: … sent, … received.`): a turn without it
     /// and without an error row was interrupted.
@@ -262,6 +280,10 @@ const DEFAULT_STATUS_ROWS: usize = 12;
 /// when a profile does not say: a model that streams nothing for a
 /// minute is rarely just thinking.
 const DEFAULT_STALLED_SECONDS: u64 = 60;
+/// Attempts at a failing call after which a `stalled` busy row is
+/// "stuck" when a profile does not say: the third try failing is rarely
+/// a passing hiccup.
+const DEFAULT_STALLED_ATTEMPTS: u64 = 3;
 /// Rows searched for approval prompts when a profile does not say.
 const DEFAULT_APPROVAL_ROWS: usize = 20;
 
@@ -481,6 +503,9 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         turn_completed: (spec.turn_completed.as_ref())
             .map(|p| regex(name, "turn_completed", p))
             .transpose()?,
+        stalled_attempts: spec.stalled_attempts.unwrap_or(DEFAULT_STALLED_ATTEMPTS),
+        cells: spec.cells.unwrap_or(false),
+        start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }
 
@@ -494,7 +519,9 @@ mod tests {
         let p = Profiles::defaults().unwrap();
         assert_eq!(
             p.names().collect::<Vec<_>>(),
-            ["aider", "claude", "codex", "gemini", "gsd", "shell"]
+            [
+                "aider", "claude", "codex", "gemini", "gsd", "opencode", "shell"
+            ]
         );
         let gsd = p.get("gsd").unwrap();
         let kinds: Vec<_> = gsd.approvals.iter().map(|r| r.kind).collect();
@@ -675,7 +702,9 @@ mod tests {
 
     #[test]
     fn default_patterns_all_have_triggers() {
-        for name in ["shell", "claude", "gsd", "codex", "gemini", "aider"] {
+        for name in [
+            "shell", "claude", "gsd", "codex", "gemini", "aider", "opencode",
+        ] {
             let p = Profiles::defaults().unwrap().get(name).unwrap();
             assert!(
                 !p.lines.scans_every_line(),

@@ -16,6 +16,7 @@
 //! itself is well under 600 lines.
 
 use super::dialog::{self, clean, is_input_row, is_rule};
+use super::panel;
 use super::profiles::Profile;
 use super::{ApprovalKind, ApprovalOption, MenuSelect};
 use crate::agents::claude::{PermissionMode, footer_mode};
@@ -83,10 +84,12 @@ pub(crate) fn analyse(
     let status = &filled[filled.len().saturating_sub(profile.status_rows)..];
     let status_text = status.join("\n");
     let idle_match = profile.idle.is_match(&status_text);
+    let panel_box = profile.cells.then(|| panel::input_box(&rows)).flatten();
     let input = (profile.input.as_ref())
         .and_then(|re| re.captures(&status_text))
         .and_then(|c| c.get(1))
-        .map(|m| m.as_str().trim().to_owned());
+        .map(|m| m.as_str().trim().to_owned())
+        .or_else(|| panel_box.as_ref().map(|b| b.text.clone()));
     let structured = !profile.spinner.is_empty();
     let mut mode = None;
     let (busy, idle, spinner) = if structured {
@@ -123,7 +126,9 @@ pub(crate) fn analyse(
                 .find(|r| profile.busy.is_match(r))
                 .map_or_else(|| status_text.clone(), |r| r.trim().to_owned())
         });
-        (busy.clone(), busy.is_none() && idle_match, None)
+        // A panel-drawn agent is idle only with its input box drawn.
+        let boxed = !profile.cells || panel_box.is_some();
+        (busy.clone(), busy.is_none() && idle_match && boxed, None)
     };
     let retry = spinner
         .as_deref()
@@ -137,7 +142,9 @@ pub(crate) fn analyse(
     let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
     // A boxed dialog over a drawn input box waits all the same.
     let idle = idle && prompt.is_none();
-    let turn_end = if structured && idle {
+    let turn_end = if profile.cells && idle {
+        Some(panel::turn_end(profile, &rows))
+    } else if structured && idle {
         Some(turn_end(profile, &rows))
     } else if idle {
         (profile.prompt_row.as_ref()).map(|re| line_turn_end(profile, re, &rows))
@@ -339,9 +346,13 @@ fn approval(
         }
         None => drawn,
     };
-    let d = dialog::find(drawn, |r| {
-        profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
-    })?;
+    let d = if profile.cells {
+        panel::find(drawn)?
+    } else {
+        dialog::find(drawn, |r| {
+            profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
+        })?
+    };
     if idle && !d.boxed {
         return None;
     }
@@ -381,7 +392,14 @@ fn approval(
 /// an API error without end, and only an interrupt ends that.
 fn stalled(profile: &Profile, busy: Option<&str>) -> Option<String> {
     let (re, limit) = profile.stalled.as_ref()?;
-    let seconds: u64 = re.captures(busy?)?.name("seconds")?.as_str().parse().ok()?;
+    let found = re.captures(busy?)?;
+    let count = |group: &str| -> Option<u64> { found.name(group)?.as_str().parse().ok() };
+    if let Some(attempt) = count("attempt") {
+        let limit = profile.stalled_attempts;
+        return (attempt >= limit)
+            .then(|| format!("stuck: the call failed {limit} times or more (retrying)"));
+    }
+    let seconds = count("seconds")?;
     (seconds >= *limit).then(|| format!("stuck: no answer for {limit}s or more (retrying?)"))
 }
 

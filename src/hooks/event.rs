@@ -271,7 +271,8 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
         "SessionStart" => HookKind::SessionStart {
             source: text("source").unwrap_or_default(),
         },
-        _ => HookKind::Other(name.clone()),
+        // OpenCode's events, from its plugin.
+        _ => super::opencode::kind(&name, p).unwrap_or_else(|| HookKind::Other(name.clone())),
     };
     Ok(HookEvent {
         event,

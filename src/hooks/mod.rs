@@ -16,11 +16,14 @@
 //! Claude Code's shape and reach the same command ([`settings`] writes
 //! them too); Codex's `notify` program and Aider's notifications command
 //! run `clawmux hook --from …` ([`notify`]).
+//! OpenCode's events come the same way from a plugin clawmux writes
+//! ([`opencode`]).
 
 mod event;
 mod forward;
 mod listener;
 pub mod notify;
+pub mod opencode;
 pub mod settings;
 pub mod token;
 mod tool;

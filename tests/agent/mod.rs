@@ -15,6 +15,7 @@ mod gsd_gemini;
 mod hooks;
 mod live;
 mod native;
+mod opencode;
 mod paste;
 mod record;
 mod replay;

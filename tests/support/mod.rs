@@ -7,5 +7,6 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod gsd;
+pub mod opencode;
 pub mod sshd;
 pub mod tmux;

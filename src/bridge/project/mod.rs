@@ -332,8 +332,8 @@ impl Actor {
         if created {
             // Its idle prompt, once shown, completes this "turn".
             watcher.detector_mut().begin_turn();
-            self.runner
-                .agent_starting(Instant::now() + AGENT_START_WAIT);
+            let wait = self.setup.profile.start_wait.unwrap_or(AGENT_START_WAIT);
+            self.runner.agent_starting(Instant::now() + wait);
         }
         let pane = agent.pane.to_string();
         self.pane = Some((agent, watcher));

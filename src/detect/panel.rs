@@ -1,0 +1,452 @@
+//! Screens drawn in panels with a left bar (OpenCode), read from the rows
+//! [`super::cells`] marked: the input box, how the last turn ended, and
+//! the dialog that replaces the input box.
+//!
+//! - The input box is the bottom-most run of `┃` rows closed by a `╹▀▀▀`
+//!   edge; its last row names the agent and model (`Build · Fake Model`),
+//!   the rows above it hold the typed text; key hints and the busy bar
+//!   are under the edge.
+//! - The person's messages are boxes with the input box's bar (`┃`);
+//!   tool output and errors have bars of other colours (`╏`). The last
+//!   turn is what follows the last `┃` box above the input box.
+//! - A dialog is the bottom-most bar panel with no input box under it:
+//!   a title (`△ Permission required`), what it asks about, and either a
+//!   row of buttons whose selection the cell reader bracketed
+//!   (`[Allow once]  Allow always   Reject`), answered with Left/Right
+//!   and Enter, or numbered options over a hint row naming Enter (a
+//!   question), answered by their digit.
+
+use super::ApprovalOption;
+use super::arrow_menu::MenuSelect;
+use super::cells::OTHER_BAR;
+use super::dialog::{self, Dialog};
+use super::profiles::Profile;
+use super::screen::TurnEnd;
+
+/// A bar as the person's messages and the input box draw it.
+const BAR: char = '┃';
+/// The input box's bottom edge.
+const EDGE: char = '╹';
+/// Blank cells that end a row of buttons (the key hints after it are
+/// set further apart).
+const HINT_GAP: &str = "     ";
+/// Most rows of a panel read as a dialog (a long command wraps).
+const MAX_PANEL_ROWS: usize = dialog::MAX_DIALOG_ROWS;
+/// Fewest buttons or options a dialog has.
+const MIN_OPTIONS: usize = 2;
+/// Most options a question reads (its digits are one character).
+const MAX_OPTIONS: usize = 9;
+
+/// The text of a bar row after its bar (`┃` or `╏`), or `None` for a
+/// row without one.
+fn after_bar(row: &str) -> Option<&str> {
+    let t = row.trim_start();
+    t.strip_prefix(BAR).or_else(|| t.strip_prefix(OTHER_BAR))
+}
+
+fn is_bar(row: &str, bar: char) -> bool {
+    row.trim_start().starts_with(bar)
+}
+
+/// The input box at the bottom of `rows`.
+pub(crate) struct InputBox {
+    /// Its first row.
+    pub(crate) top: usize,
+    /// The typed text (its rows joined), trimmed.
+    pub(crate) text: String,
+}
+
+/// The input box: the last `╹` edge and the `┃` rows over it.
+pub(crate) fn input_box(rows: &[String]) -> Option<InputBox> {
+    let edge = rows.iter().rposition(|r| is_bar(r, EDGE))?;
+    let mut top = edge;
+    while top > 0 && is_bar(&rows[top - 1], BAR) {
+        top -= 1;
+    }
+    let inner: Vec<&str> = rows[top..edge]
+        .iter()
+        .filter_map(|r| after_bar(r))
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .collect();
+    // The last row names the agent and the model.
+    let (_, typed) = inner.split_last()?;
+    Some(InputBox {
+        top,
+        text: typed.join(" "),
+    })
+}
+
+/// How the last turn above the input box ended: the rows after the last
+/// message box (`┃`). A turn that finished has the profile's
+/// `turn_completed` row; one that did not ended on an error (the last
+/// box before its end, unless it is a tool's: `$ cmd`, `# Title`) or was
+/// stopped (its last row says where).
+pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
+    let end = input_box(rows).map_or(rows.len(), |b| b.top);
+    let rows = &rows[..end];
+    // No message above the input box (OpenCode's start screen, its logo):
+    // no turn to read.
+    let Some(from) = rows.iter().rposition(|r| is_bar(r, BAR)).map(|i| i + 1) else {
+        return TurnEnd::default();
+    };
+    let block: Vec<&str> = rows[from..]
+        .iter()
+        .map(|r| r.trim())
+        .filter(|r| !r.is_empty())
+        .collect();
+    let completed =
+        (profile.turn_completed.as_ref()).is_some_and(|re| block.iter().any(|r| re.is_match(r)));
+    let mut error = None;
+    let mut interrupted = None;
+    if !completed && !block.is_empty() {
+        // The last box of the turn (blank rows part boxes): its first row
+        // with text, if only the closing row follows it.
+        let all: Vec<&str> = rows[from..].iter().map(|r| r.trim()).collect();
+        let last_box = all.iter().rposition(|r| r.starts_with(OTHER_BAR));
+        let first_text = last_box.and_then(|end| {
+            let start = all[..=end]
+                .iter()
+                .rposition(|r| !r.starts_with(OTHER_BAR))
+                .map_or(0, |i| i + 1);
+            let closes = all[end + 1..].iter().filter(|r| !r.is_empty()).count() <= 1;
+            // Text at the panel's text column: a toast drawn over the
+            // right of the screen (OpenCode shows the error there too, for
+            // a while) starts far further right.
+            (all[start..=end].iter())
+                .find(|r| {
+                    (after_bar(r).and_then(|t| t.strip_prefix("  ")))
+                        .is_some_and(|t| t.starts_with(|c: char| c != ' '))
+                })
+                .filter(|_| closes)
+        });
+        error = first_text
+            .filter(|r| profile.turn_errors.is_match(r))
+            .map(|r| after_bar(r).unwrap_or(r).trim().to_owned());
+        if error.is_none() && profile.turn_completed.is_some() {
+            interrupted = block.last().map(|r| (*r).to_owned());
+        }
+    }
+    TurnEnd {
+        error,
+        interrupted,
+        rejected: None,
+        context: block.join("\n"),
+    }
+}
+
+/// The dialog at the bottom of `rows`, if one waits: the bottom-most bar
+/// panel, with no input box under it.
+pub(crate) fn find(rows: &[String]) -> Option<Dialog> {
+    let last = rows.iter().rposition(|r| after_bar(r).is_some())?;
+    if rows[last..].iter().any(|r| is_bar(r, EDGE)) {
+        return None;
+    }
+    let floor = last.saturating_sub(MAX_PANEL_ROWS);
+    let mut top = last;
+    while top > floor && after_bar(&rows[top - 1]).is_some() {
+        top -= 1;
+    }
+    let inner: Vec<String> = rows[top..=last]
+        .iter()
+        .map(|r| after_bar(r).unwrap_or_default().trim_end().to_owned())
+        .collect();
+    buttons(&inner).or_else(|| numbered(&inner))
+}
+
+/// The labels of a row of buttons and which is selected (`[Label]`).
+fn button_row(row: &str) -> Option<(Vec<String>, usize, String)> {
+    let row = row.trim();
+    let (buttons, hints) = row.split_once(HINT_GAP).unwrap_or((row, ""));
+    let labels: Vec<&str> = buttons
+        .split("  ")
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let selected: Vec<usize> = (labels.iter().enumerate())
+        .filter(|(_, l)| l.starts_with('[') && l.ends_with(']'))
+        .map(|(i, _)| i)
+        .collect();
+    let [cursor] = selected[..] else { return None };
+    if labels.len() < MIN_OPTIONS {
+        return None;
+    }
+    let names = labels
+        .iter()
+        .map(|l| {
+            l.trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    Some((names, cursor, hints.trim().to_owned()))
+}
+
+/// A panel ending in a row of buttons: its title, then what it asks about.
+fn buttons(inner: &[String]) -> Option<Dialog> {
+    let at = inner.iter().rposition(|r| button_row(r).is_some())?;
+    let (names, cursor, footer) = button_row(&inner[at])?;
+    let mut text = inner[..at]
+        .iter()
+        .map(|r| r.trim())
+        .filter(|r| !r.is_empty());
+    let title = text.next()?.to_owned();
+    let body: Vec<&str> = text.collect();
+    let question = title
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .to_owned();
+    let options = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, label)| ApprovalOption {
+            key: (i + 1).to_string(),
+            label,
+            description: None,
+            press: None,
+        })
+        .collect();
+    Some(Dialog {
+        question,
+        body: dialog::bound(&body.join("\n")),
+        options,
+        footer,
+        context: inner[..=at].join("\n").trim().to_owned(),
+        title,
+        loading: false,
+        boxed: true,
+        select: MenuSelect::Horizontal { cursor },
+    })
+}
+
+/// `N. label` at the panel's text column.
+fn option_row(row: &str) -> Option<(usize, String)> {
+    let t = row.strip_prefix("  ")?;
+    if t.starts_with(' ') {
+        return None;
+    }
+    let (n, label) = t.split_once(". ")?;
+    let n: usize = n.parse().ok()?;
+    Some((n, label.trim().to_owned()))
+}
+
+/// A panel of numbered options over a hint row naming Enter: the
+/// question above them, each option's description indented under it.
+fn numbered(inner: &[String]) -> Option<Dialog> {
+    let first = (inner.iter()).position(|r| option_row(r).is_some_and(|(n, _)| n == 1))?;
+    let hint = (first..inner.len())
+        .rev()
+        .find(|&i| inner[i].contains("enter"))?;
+    let mut options: Vec<ApprovalOption> = Vec::new();
+    for row in &inner[first..hint] {
+        if let Some((n, label)) = option_row(row) {
+            if n != options.len() + 1 || options.len() >= MAX_OPTIONS {
+                return None;
+            }
+            options.push(ApprovalOption {
+                key: n.to_string(),
+                label,
+                description: None,
+                press: None,
+            });
+        } else if let Some(last) = options.last_mut()
+            && !row.trim().is_empty()
+        {
+            let d = last.description.get_or_insert_with(String::new);
+            if !d.is_empty() {
+                d.push(' ');
+            }
+            d.push_str(row.trim());
+        }
+    }
+    if options.len() < MIN_OPTIONS {
+        return None;
+    }
+    let question: Vec<&str> = inner[..first]
+        .iter()
+        .map(|r| r.trim())
+        .filter(|r| !r.is_empty())
+        .collect();
+    let question = question.last()?.to_string();
+    Some(Dialog {
+        title: question.clone(),
+        question,
+        body: String::new(),
+        options,
+        footer: inner[hint].trim().to_owned(),
+        context: inner[..=hint].join("\n").trim().to_owned(),
+        loading: false,
+        boxed: true,
+        select: MenuSelect::Typed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Profiles;
+    use super::super::screen::analyse;
+    use super::*;
+    use crate::detect::ApprovalKind;
+
+    fn rows(text: &str) -> Vec<String> {
+        text.lines().map(str::to_owned).collect()
+    }
+
+    /// OpenCode 1.18.33's input box (as marked), 120 columns, shortened.
+    const INPUT: &str =
+        "  ┃\n  ┃\n  ┃\n  ┃  Build · Fake Model Fake\n  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀";
+    const IDLE_FOOTER: &str = "   /tmp/ws                                110  ctrl+p commands";
+    const BUSY_FOOTER: &str = "   ■■■■■■⬝⬝  esc interrupt            tab agents  ctrl+p commands";
+
+    fn screen(transcript: &str, footer: &str) -> Vec<String> {
+        rows(&format!("{transcript}\n{INPUT}\n{footer}"))
+    }
+
+    fn state(rows: &[String]) -> super::super::screen::ScreenState {
+        let p = Profiles::defaults().unwrap().get("opencode").unwrap();
+        analyse(&p, rows, |_| true)
+    }
+
+    const ECHO: &str = "  ┃\n  ┃  hello there\n  ┃\n";
+
+    #[test]
+    fn busy_then_a_finished_turn() {
+        let busy = state(&screen(ECHO, BUSY_FOOTER));
+        assert_eq!(
+            busy.busy.as_deref(),
+            Some("■■■■■■⬝⬝  esc interrupt            tab agents  ctrl+p commands")
+        );
+        assert!(!busy.idle);
+        let done = format!(
+            "{ECHO}\n     Hello from the fake model.\n\n     ▣  Build · Fake Model · 3.7s\n"
+        );
+        let s = state(&screen(&done, IDLE_FOOTER));
+        assert!(s.idle && s.busy.is_none() && s.prompt.is_none());
+        assert_eq!(s.input.as_deref(), Some(""));
+        let end = s.turn_end.expect("idle");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        // Typed text in the box.
+        let typed = rows(&format!(
+            "{done}\n  ┃\n  ┃  make a file\n  ┃\n  ┃  Build · Fake Model Fake\n  ╹▀▀▀▀▀▀\n{IDLE_FOOTER}"
+        ));
+        assert_eq!(state(&typed).input.as_deref(), Some("make a file"));
+    }
+
+    #[test]
+    fn stopped_and_failed_turns() {
+        let stopped = format!("{ECHO}\n     $ touch denied.txt\n\n     ▣  Build · Fake Model\n");
+        let end = state(&screen(&stopped, IDLE_FOOTER))
+            .turn_end
+            .expect("idle");
+        assert_eq!(end.interrupted.as_deref(), Some("▣  Build · Fake Model"));
+        assert_eq!(end.error, None);
+        let failed = format!(
+            "{ECHO}\n  ╏\n  ╏  $ echo hi\n  ╏\n  ╏  (no output)\n  ╏\n\n  ╏\n  ╏  the request was malformed\n  ╏\n\n     ▣  Build · Fake Model\n"
+        );
+        let end = state(&screen(&failed, IDLE_FOOTER)).turn_end.expect("idle");
+        assert_eq!(end.error.as_deref(), Some("the request was malformed"));
+        assert_eq!(end.interrupted, None);
+        // With its toast still over the right of the screen (as marked).
+        let toast = format!(
+            "  ┃\n  ┃  hello{:80}┃{:29}┃\n  ┃{:85}┃  the request was malformed  ┃\n{:87}╏{:29}┃\n  ╏\n  ╏  the request was malformed\n  ╏\n\n     ▣  Build · Fake Model\n",
+            "", "", "", "", ""
+        );
+        let end = state(&screen(&toast, IDLE_FOOTER)).turn_end.expect("idle");
+        assert_eq!(end.error.as_deref(), Some("the request was malformed"));
+        // A tool's box closing a stopped turn is not an error.
+        let tool = format!(
+            "{ECHO}\n  ╏\n  ╏  $ echo hi\n  ╏\n  ╏  hi\n  ╏\n\n     ▣  Build · Fake Model\n"
+        );
+        let end = state(&screen(&tool, IDLE_FOOTER)).turn_end.expect("idle");
+        assert_eq!(end.error, None);
+        assert!(end.interrupted.is_some());
+        // An earlier turn's error is not this one's.
+        let later = format!("{failed}{ECHO}\n     Fine.\n\n     ▣  Build · Fake Model · 1.0s\n");
+        let end = state(&screen(&later, IDLE_FOOTER)).turn_end.expect("idle");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        // The start screen (the logo over the input box) ended no turn.
+        let logo = "   █▀▀█ █▀▀█\n   ▀▀▀▀ █▀▀▀\n";
+        let end = state(&screen(logo, IDLE_FOOTER)).turn_end.expect("idle");
+        assert_eq!(end, TurnEnd::default());
+    }
+
+    #[test]
+    fn retries_are_stuck_from_the_third_attempt() {
+        let retry = |n: u32| {
+            let footer = format!(
+                "   ⬝⬝⬝⬝⬝⬝⬝⬝ upstream trouble [retrying in 6s attempt #{n}]          esc interrupt"
+            );
+            state(&screen(ECHO, &footer))
+        };
+        assert!(retry(2).busy.is_some());
+        assert_eq!(retry(2).retry, None);
+        assert_eq!(
+            retry(3).retry.as_deref(),
+            Some("stuck: the call failed 3 times or more (retrying)")
+        );
+        assert_eq!(retry(9).retry, retry(3).retry);
+    }
+
+    const PERMISSION: &str = "  ┃\n  ┃  △ Permission required\n  ┃    # Shell command\n  ┃\n  ┃  $ touch made.txt\n  ┃\n  ┃\n";
+
+    #[test]
+    fn the_permission_buttons_with_the_selection() {
+        for (cursor, row) in [
+            (
+                0,
+                "  ┃  [Allow once]  Allow always   Reject                                 ctrl+f fullscreen  ⇆ select  enter confirm",
+            ),
+            (
+                2,
+                "  ┃   Allow once   Allow always  [Reject]                                ctrl+f fullscreen  ⇆ select  enter confirm",
+            ),
+        ] {
+            let screen = rows(&format!(
+                "{ECHO}\n     $ touch made.txt\n\n     ▣  Build · Fake Model\n\n{PERMISSION}{row}\n  ┃\n"
+            ));
+            let s = state(&screen);
+            assert!(!s.idle);
+            let p = s.prompt.expect("the dialog");
+            assert_eq!(p.kind, ApprovalKind::Permission);
+            assert_eq!(p.question, "Permission required");
+            assert_eq!(p.body, "# Shell command\n$ touch made.txt");
+            let labels: Vec<(&str, &str)> = (p.options.iter())
+                .map(|o| (o.key.as_str(), o.label.as_str()))
+                .collect();
+            assert_eq!(
+                labels,
+                [("1", "Allow once"), ("2", "Allow always"), ("3", "Reject")]
+            );
+            assert_eq!(p.select, MenuSelect::Horizontal { cursor });
+        }
+        // Without a bracketed selection (colours not read): no dialog.
+        let plain = rows(&format!(
+            "{PERMISSION}  ┃   Allow once   Allow always   Reject          enter confirm\n"
+        ));
+        assert!(state(&plain).prompt.is_none());
+    }
+
+    #[test]
+    fn a_question_is_numbered() {
+        let q = "  ┃\n  ┃  Which database should the shop use?\n  ┃\n  ┃  1. SQLite\n  ┃     One file\n  ┃  2. Postgres\n  ┃     A server\n  ┃  3. Type your own answer\n  ┃\n  ┃  ↑↓ select  enter submit  esc dismiss\n  ┃\n";
+        let p = state(&rows(&format!("{ECHO}\n     → Asked 1 question\n{q}")))
+            .prompt
+            .expect("the question");
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(p.question, "Which database should the shop use?");
+        let labels: Vec<(&str, &str, Option<&str>)> = (p.options.iter())
+            .map(|o| (o.key.as_str(), o.label.as_str(), o.description.as_deref()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("1", "SQLite", Some("One file")),
+                ("2", "Postgres", Some("A server")),
+                ("3", "Type your own answer", None)
+            ]
+        );
+        assert_eq!(p.select, MenuSelect::Typed);
+        // The same rows over the input box are output, not a dialog.
+        assert!(state(&screen(q, IDLE_FOOTER)).prompt.is_none());
+    }
+}

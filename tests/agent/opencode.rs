@@ -1,0 +1,405 @@
+//! `clawmux serve --console` driving the real OpenCode (the release
+//! `.ci/run` installs, `$CLAWMUX_OPENCODE`) against the fake model API's
+//! Chat Completions protocol: an answer, a permission approved and one
+//! rejected (its buttons answered with Left/Right and Enter), a question,
+//! API errors (a 400 that ends the turn; 500 and 429, which OpenCode
+//! retries for ever: reported stuck, then interrupted) and an interrupt,
+//! each reaching the chat as one card; and its events reaching the
+//! daemon through the plugin clawmux writes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use clawmux::agentcheck::{FakeApi, Turn};
+
+use crate::support::opencode::{OpenCodeEnv, bash, opencode_or_skip};
+
+use super::serve::{
+    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
+    with_hook_home,
+};
+
+/// A console daemon whose project `shop` runs OpenCode against `script`,
+/// `pace` between streamed chunks, with the clawmux plugin when `plugin`.
+fn start(
+    (opencode, seed): &(std::path::PathBuf, std::path::PathBuf),
+    script: Vec<Turn>,
+    pace: Duration,
+    plugin: bool,
+) -> (ConsoleServe, FakeApi, OpenCodeEnv) {
+    let api = FakeApi::start_paced(script, pace).unwrap();
+    let (home, _) = shop_home();
+    let env = OpenCodeEnv::new(&api.base_url(), seed);
+    let mut agent = env.env_command(opencode);
+    if plugin {
+        env.install_plugin(Path::new(env!("CARGO_BIN_EXE_clawmux")));
+        agent = with_hook_home(&agent, home.path());
+    }
+    (serve_shop(&agent, home, "opencode"), api, env)
+}
+
+const PACE: Duration = Duration::from_millis(15);
+
+/// Waits until the fake API answered `n` scripted requests.
+fn wait_requests(api: &FakeApi, n: usize) {
+    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
+    while api.scripted_requests().len() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent made {} scripted requests, not {n}",
+            api.scripted_requests().len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Longest wait for an OpenCode with a plugin to start and ask.
+const PLUGIN_START: Duration = Duration::from_secs(240);
+
+/// [`ConsoleServe::wait`] from the start, with [`PLUGIN_START`].
+fn wait_long(serve: &ConsoleServe, needle: &str) -> usize {
+    let deadline = std::time::Instant::now() + PLUGIN_START;
+    loop {
+        if let Some(at) = serve.output().find(needle) {
+            return at + needle.len();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {needle:?} in the cards:\n{}",
+            serve.output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn opencode_answer_through_serve() {
+    let Some(oc) = opencode_or_skip("agent::opencode::opencode_answer_through_serve") else {
+        return;
+    };
+    let script = vec![Turn::text("The shop sells pears.")];
+    let (mut serve, api, _env) = start(&oc, script, PACE, false);
+    serve.say("tell me what the shop sells");
+    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
+    let at = serve.wait(at, "The shop sells pears.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
+    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells pears."));
+    assert_eq!(api.scripted_requests().len(), 1);
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+    // The title request was a side request, not taken from the script.
+    assert!(api.requests().iter().any(|r| !r.scripted));
+}
+
+/// The approval card OpenCode's permission dialog gives, checked exactly.
+fn assert_bash_approval(out: &str, cmd: &str) {
+    let all = cards(out);
+    let approvals = new_cards(&all, "== Approval needed ==");
+    assert_eq!(approvals.len(), 1, "{out}");
+    for needle in [
+        "Permission required",
+        "# Shell command",
+        cmd,
+        "[1] Allow once",
+        "[2] Allow always",
+        "[3] Reject",
+    ] {
+        assert!(
+            approvals[0].contains(needle),
+            "{needle:?} not in\n{}",
+            approvals[0]
+        );
+    }
+    assert!(!approvals[0].contains("[4]"), "{}", approvals[0]);
+}
+
+#[test]
+fn opencode_approval_approved_through_serve() {
+    let Some(oc) = opencode_or_skip("agent::opencode::opencode_approval_approved_through_serve")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "bash",
+            bash("touch made-by-opencode.txt", "Create a marker file"),
+        ),
+        Turn::text("Made the marker file."),
+    ];
+    let (mut serve, api, _env) = start(&oc, script, PACE, false);
+    serve.say("make a marker file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    assert_bash_approval(&serve.output(), "$ touch made-by-opencode.txt");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Made the marker file.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert!(
+        (serve.home.path())
+            .join("ws/shop/made-by-opencode.txt")
+            .exists(),
+        "{out}"
+    );
+    assert_eq!(finished(&out, "make a marker file"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    assert_eq!(scripted[1].tool_results().len(), 1);
+    assert_eq!(api.exhausted(), 0);
+}
+
+/// Reject is the third button: two Right presses from the selected first
+/// one, then Enter. OpenCode ends the turn without a word (no time on its
+/// closing row): reported as stopped, and the model is not asked again.
+#[test]
+fn opencode_approval_rejected_through_serve() {
+    let Some(oc) = opencode_or_skip("agent::opencode::opencode_approval_rejected_through_serve")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::tool("bash", bash("touch denied.txt", "Create a file")),
+        Turn::text("Should not come."),
+    ];
+    let (mut serve, api, _env) = start(&oc, script, PACE, false);
+    serve.say("make a file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    assert_bash_approval(&serve.output(), "$ touch denied.txt");
+    serve.say("/gsd:answer 3");
+    let at = serve.wait(at, "console chose **Reject**");
+    let at = serve.wait(at, "== Stopped: shop: make a file ==");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(
+        new_cards(&cards(&out), "== Stopped: shop: make a file ==").len(),
+        1,
+        "{out}"
+    );
+    assert!(
+        !serve.home.path().join("ws/shop/denied.txt").exists(),
+        "{out}"
+    );
+    assert_eq!(finished(&out, "make a file"), 0, "{out}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+}
+
+/// OpenCode's question tool (`OPENCODE_ENABLE_QUESTION_TOOL=1`): one
+/// question card with the options as drawn (and the `Type your own
+/// answer` row OpenCode adds); a digit answers at once.
+#[test]
+fn opencode_question_through_serve() {
+    let Some(oc) = opencode_or_skip("agent::opencode::opencode_question_through_serve") else {
+        return;
+    };
+    let ask = serde_json::json!({"questions": [{
+        "question": "Which database should the shop use?",
+        "header": "Database",
+        "options": [
+            {"label": "SQLite", "description": "One file"},
+            {"label": "Postgres", "description": "A server"},
+        ],
+    }]});
+    let script = vec![Turn::tool("question", ask), Turn::text("Postgres it is.")];
+    let (mut serve, api, _env) = start(&oc, script, PACE, false);
+    serve.say("pick a database");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let questions = new_cards(&all, "== Approval needed ==");
+    assert_eq!(questions.len(), 1, "{out}");
+    for needle in [
+        "Which database should the shop use?",
+        "[1] SQLite",
+        "[2] Postgres",
+        "[3] Type your own answer",
+    ] {
+        assert!(
+            questions[0].contains(needle),
+            "{needle:?} not in\n{}",
+            questions[0]
+        );
+    }
+    assert!(!questions[0].contains("[4]"), "{}", questions[0]);
+    serve.say("/gsd:answer 2");
+    let at = serve.wait(at, "Postgres it is.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    let results = scripted[1].tool_results();
+    assert_eq!(results.len(), 1, "{out}");
+    assert!(results[0].contains("Postgres"), "{results:?}");
+    assert!(!results[0].contains("SQLite"), "{results:?}");
+}
+
+/// A 400 (`invalid_request_error`) is not retried: OpenCode draws it in
+/// an error box and ends the turn, one error card.
+#[test]
+fn opencode_http_400_is_reported_through_serve() {
+    let Some(oc) = opencode_or_skip("agent::opencode::opencode_http_400_is_reported_through_serve")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::error(400, "the request was malformed", 1),
+        Turn::text("Back again."),
+    ];
+    let (mut serve, api, _env) = start(&oc, script, PACE, false);
+    serve.say("hello");
+    let at = serve.wait(0, "== The agent reported an error ==");
+    let at = serve.wait(at, "└─");
+    let at = serve.wait(at, "== shop: hello ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let errors = new_cards(&all, "== The agent reported an error ==");
+    assert_eq!(errors.len(), 1, "{out}");
+    assert!(
+        errors[0].contains("the request was malformed"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    // The turn is over: the next message is a turn of its own.
+    serve.say("again");
+    let at = serve.wait(at, "== shop: again ==\n**Finished");
+    serve.wait(at, "Back again.");
+    assert_eq!(api.scripted_requests().len(), 2);
+}
+
+/// OpenCode retries a 500 or 429 for ever (`[retrying in 8s attempt
+/// #3]` in its busy bar): the chat is told the turn is stuck, once, and
+/// `/gsd:cancel` (Escape twice) ends it, reported as stopped.
+fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
+    let Some(oc) = opencode_or_skip(test) else {
+        return;
+    };
+    let script = vec![Turn::error(status, "upstream trouble", 10_000)];
+    let (mut serve, api, _env) = start(&oc, script, PACE, false);
+    serve.say("hello");
+    let at = serve.wait(0, "== shop: hello ==");
+    let stuck = "stuck: the call failed 3 times or more (retrying)";
+    let at = serve.wait(at, stuck);
+    let out = serve.output();
+    assert!(api.scripted_requests().len() >= 3, "not retried: {out}");
+    assert_eq!(out.matches(stuck).count(), 1, "{out}");
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+    let stopped = cancel_stops(&mut serve, at, "hello", "Esc, Esc");
+    assert!(stopped.contains("▣  Build · Fake Model"), "{stopped}");
+}
+
+#[test]
+fn opencode_http_500_stuck_is_reported_and_interrupted_through_serve() {
+    stuck_retry_is_reported_and_interrupted(
+        "agent::opencode::opencode_http_500_stuck_is_reported_and_interrupted_through_serve",
+        500,
+    );
+}
+
+#[test]
+fn opencode_http_429_stuck_is_reported_and_interrupted_through_serve() {
+    stuck_retry_is_reported_and_interrupted(
+        "agent::opencode::opencode_http_429_stuck_is_reported_and_interrupted_through_serve",
+        429,
+    );
+}
+
+/// `/gsd:cancel` mid-answer: Escape twice stops the stream, reported once
+/// as stopped, never as finished.
+#[test]
+fn opencode_interrupt_through_serve() {
+    let Some(oc) = opencode_or_skip("agent::opencode::opencode_interrupt_through_serve") else {
+        return;
+    };
+    let long: String = (1..400)
+        .map(|n| {
+            format!(
+                "Fact {n} is that shelf {} holds {} jars. ",
+                n * 7 % 31,
+                n * 13 % 97
+            )
+        })
+        .collect();
+    let (mut serve, api, _env) = start(
+        &oc,
+        vec![Turn::text(&long)],
+        Duration::from_millis(300),
+        false,
+    );
+    serve.say("talk a lot");
+    let at = serve.wait(0, "== shop: talk a lot ==");
+    let at = serve.wait(at, "└─");
+    wait_requests(&api, 1);
+    let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc, Esc");
+    assert!(stopped.contains("▣  Build · Fake Model"), "{stopped}");
+}
+
+/// The plugin clawmux writes forwards OpenCode's events to `clawmux
+/// hook`, the path Claude Code's hooks take: the permission is a
+/// `permission_prompt` notification, the finished turn a `Stop`, the rest
+/// logged by name; one approval card, the turn's end reported once.
+#[test]
+fn opencode_plugin_events_reach_the_daemon() {
+    let Some(oc) = opencode_or_skip("agent::opencode::opencode_plugin_events_reach_the_daemon")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::tool("bash", bash("touch hooked.txt", "Create a file")),
+        Turn::text("Hooked."),
+    ];
+    let (mut serve, _api, _env) = start(&oc, script, PACE, true);
+    serve.say("make a hooked file");
+    // With a plugin in its config OpenCode first tries to install the
+    // plugin's dependencies, which costs it more than a minute offline
+    // (measured 79 s) before its first screen.
+    let at = wait_long(&serve, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "Hooked.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
+    assert_eq!(finished(&out, "make a hooked file"), 1, "{out}");
+    assert!(
+        serve.home.path().join("ws/shop/hooked.txt").exists(),
+        "{out}"
+    );
+    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
+    loop {
+        let tail = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["tail", "--kind", "hook", "--json"])
+            .env("CLAWMUX_HOME", serve.home.path())
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&tail.stdout).into_owned();
+        let missing: Vec<&str> = [
+            "Notification",
+            "Stop",
+            "session.status",
+            "permission.replied",
+        ]
+        .into_iter()
+        .filter(|e| !log.contains(&format!("\"event\":\"{e}\"")))
+        .collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {missing:?} hook in the log:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
