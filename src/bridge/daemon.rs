@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
 use super::config::Config;
+use super::core::files::FileError;
 use super::core::{Core, Effect, Input};
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
@@ -22,6 +23,7 @@ use super::project::{
 use crate::bridge::access::policy::RateWindow;
 use crate::bridge::channels::chat::{ChatEvent, ClickAnswer};
 use crate::bridge::panes::agent_pane::PaneLocation;
+use crate::bridge::panes::host_file;
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
@@ -57,6 +59,14 @@ enum ServerAnswer {
     Planning {
         reply: Reply,
         read: Vec<(String, Option<String>)>,
+    },
+    /// A `/gsd:file` read on the project's host.
+    File {
+        project: String,
+        asked: String,
+        sender: String,
+        reply: Reply,
+        fetched: Result<Vec<u8>, FileError>,
     },
 }
 
@@ -206,6 +216,34 @@ impl Daemon {
                             .await;
                     });
                 }
+                Effect::FetchFile {
+                    project,
+                    host,
+                    workspace,
+                    asked,
+                    sender,
+                    reply,
+                } => {
+                    let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
+                    tokio::spawn(async move {
+                        let fetched = match hosts.watch(Some(&host)) {
+                            Ok(watch) => {
+                                let mut spec = watch.spec_for(String::new());
+                                spec.workspace = PathBuf::from(workspace);
+                                host_file::fetch(&spec, &asked).await
+                            }
+                            Err(e) => Err(FileError::Unreadable(asked.clone(), e.to_string())),
+                        };
+                        let answer = ServerAnswer::File {
+                            project,
+                            asked,
+                            sender,
+                            reply,
+                            fetched,
+                        };
+                        let _ = answers.send(answer).await;
+                    });
+                }
                 Effect::ReadPlanning { reply, projects } => {
                     let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
                     tokio::spawn(async move {
@@ -243,6 +281,13 @@ impl Daemon {
                 self.core.info(&reply, "Sessions", &markdown)
             }
             ServerAnswer::Planning { reply, read } => self.core.status_with_planning(&reply, read),
+            ServerAnswer::File {
+                project,
+                asked,
+                sender,
+                reply,
+                fetched,
+            } => (self.core).file_fetched(&project, &sender, &asked, &reply, fetched),
         }
     }
 

@@ -15,13 +15,10 @@
 
 use std::path::{Path, PathBuf};
 
-use tokio::process::Command;
-
 use crate::bridge::panes::agent_pane::PaneSpec;
 use crate::bridge::panes::one_shot::{self, OneShotError};
 use crate::gsd::planning::{MAX_PLANNING_BYTES, Planning, PlanningError};
 use crate::gsd::spelling::{self, Install, MAX_LISTING_ENTRIES};
-use crate::tmux::shell_quote;
 
 /// `ssh` exits with this status when it could not connect or log in.
 const SSH_FAILED: i32 = 255;
@@ -103,29 +100,10 @@ fn nonce() -> String {
     format!("clawmux-{}", uuid::Uuid::new_v4().simple())
 }
 
-/// The host's command with `sh -c script sh args…` in place of its last
-/// word (`tmux`), quoted for its remote shell.
-fn shell_command(spec: &PaneSpec, script: &str, args: &[&str]) -> Option<Command> {
-    let (last, prefix) = spec.program.split_last()?;
-    let runs_tmux = Path::new(last).file_name().is_some_and(|n| n == "tmux");
-    let (program, leading) = prefix.split_first()?;
-    if !spec.remote_shell || !runs_tmux {
-        return None;
-    }
-    let mut cmd = Command::new(program);
-    cmd.args(leading);
-    cmd.args(["sh", "-c"]);
-    cmd.arg(shell_quote(script));
-    cmd.arg("sh");
-    cmd.args(args.iter().map(|a| shell_quote(a)));
-    cmd.env("LANG", "C.UTF-8");
-    Some(cmd)
-}
-
 /// Runs `script` on the spec's host; its output.
 async fn run(spec: &PaneSpec, script: &str, args: &[&str]) -> Result<Vec<u8>, HostFilesError> {
     let host = spec.host_name();
-    let cmd = shell_command(spec, script, args)
+    let cmd = one_shot::host_shell(spec, script, args)
         .ok_or_else(|| HostFilesError::NoShell(host.to_string()))?;
     let out = match one_shot::run(cmd, spec.timeout).await {
         Ok(out) => out,
@@ -264,7 +242,7 @@ mod tests {
         spec.program = ["ssh", "-p", "22", "box", "tmux"]
             .map(String::from)
             .to_vec();
-        let cmd = shell_command(&spec, "echo 'x'", &["a b"]).unwrap();
+        let cmd = one_shot::host_shell(&spec, "echo 'x'", &["a b"]).unwrap();
         let args: Vec<String> = (cmd.as_std().get_args())
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
@@ -282,9 +260,9 @@ mod tests {
             ]
         );
         spec.program = ["ssh", "box", "tmux-wrapper"].map(String::from).to_vec();
-        assert!(shell_command(&spec, "true", &[]).is_none());
+        assert!(one_shot::host_shell(&spec, "true", &[]).is_none());
         spec.program = ["tmux"].map(String::from).to_vec();
-        assert!(shell_command(&spec, "true", &[]).is_none());
+        assert!(one_shot::host_shell(&spec, "true", &[]).is_none());
     }
 
     /// The scripts, run by a local `sh` as the host's would run them.
@@ -302,7 +280,7 @@ mod tests {
         )
         .unwrap();
         let sh = |script: &str, args: &[&str]| {
-            let mut cmd = Command::new("sh");
+            let mut cmd = tokio::process::Command::new("sh");
             cmd.args(["-c", script, "sh"]).args(args);
             cmd
         };

@@ -65,3 +65,49 @@ async fn an_ssh_projects_gsd_install_and_planning_are_read_on_its_host() {
         status.text
     );
 }
+
+/// `/gsd:file` for a project behind ssh reads the file on its host, with
+/// the rules of this machine: inside the workspace (no symlink out), a
+/// regular file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_of_an_ssh_project_is_read_on_its_host() {
+    use clawmux::store::state::OutboxOp;
+    if !sshd::available("a_file_of_an_ssh_project_is_read_on_its_host") {
+        return;
+    }
+    let sshd = sshd::start();
+    let (mut b, _remote) = bridge_with_box(&sshd).await;
+    new_web_on_box(&mut b).await;
+    let workspace = b.home.path().join("box-ws/web");
+    std::fs::write(workspace.join("report.md"), b"# Report\nfrom the box\n").unwrap();
+    std::fs::write(b.home.path().join("secret.txt"), b"not for chat").unwrap();
+    std::os::unix::fs::symlink(b.home.path().join("secret.txt"), workspace.join("escape")).unwrap();
+
+    b.say("oc_1", "ou_alice", "/gsd:file report.md").await;
+    let sent = b
+        .card("the file", |e| matches!(e.op, OutboxOp::File { .. }))
+        .await;
+    let OutboxOp::File {
+        path, file_name, ..
+    } = &sent.op
+    else {
+        unreachable!()
+    };
+    assert_eq!(file_name, "report.md");
+    assert_eq!(std::fs::read(path).unwrap(), b"# Report\nfrom the box\n");
+
+    for (asked, why) in [
+        ("escape", "is not in the project's workspace"),
+        ("../../secret.txt", "is not in the project's workspace"),
+        ("nope.md", "does not exist"),
+    ] {
+        b.say("oc_1", "ou_alice", &format!("/gsd:file {asked}"))
+            .await;
+        let refused = b
+            .card(asked, |e| {
+                e.text.contains("File not sent") && e.text.contains(asked)
+            })
+            .await;
+        assert!(refused.text.contains(why), "{asked}: {}", refused.text);
+    }
+}

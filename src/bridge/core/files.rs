@@ -1,10 +1,12 @@
 //! `/gsd:file PATH`: a file from the current project's workspace sent to
 //! the chat (`im/v1/files`, through the outbox's file delivery). Only a
 //! regular file inside the workspace once every symlink is resolved, at
-//! most [`MAX_SEND_FILE_BYTES`], on this machine (a project on another
-//! host is refused: its files are not here). The file is copied into the
-//! state directory (0600) before it is queued, so the outbox retries send
-//! what was asked for, even if the workspace changes meanwhile.
+//! most [`MAX_SEND_FILE_BYTES`], read on the project's own host: here, or
+//! for a project on an ssh host there, off the daemon's loop
+//! ([`crate::bridge::panes::host_file`], the answer back through
+//! [`Core::file_fetched`]). The file is copied into the state directory
+//! (0600) before it is queued, so the outbox retries send what was asked
+//! for, even if the workspace changes meanwhile.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 use super::Core;
 use crate::bridge::channels::long_result::OUTBOX_FILES_DIR;
 use crate::bridge::present;
+use crate::bridge::project::Reply;
 use crate::feishu::api::MAX_UPLOAD_BYTES;
 use crate::store::LogEvent;
 use crate::store::clock;
@@ -63,15 +66,8 @@ pub fn resolve(workspace: &Path, asked: &str) -> Result<(PathBuf, u64), FileErro
     Ok((real, meta.len()))
 }
 
-/// Copies `from` (at most [`MAX_SEND_FILE_BYTES`]) into the outbox's
-/// private directory under `state_dir`.
-fn copy_private(state_dir: &Path, from: &Path, uuid: &str) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = state_dir.join(OUTBOX_FILES_DIR);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
+/// The bytes of `from`, at most [`MAX_SEND_FILE_BYTES`].
+fn read_bounded(from: &Path) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::fs::File::open(from)?
         .take(MAX_SEND_FILE_BYTES as u64 + 1)
@@ -79,13 +75,24 @@ fn copy_private(state_dir: &Path, from: &Path, uuid: &str) -> std::io::Result<Pa
     if bytes.len() > MAX_SEND_FILE_BYTES {
         return Err(std::io::Error::other("the file grew past the size bound"));
     }
+    Ok(bytes)
+}
+
+/// Writes `bytes` into the outbox's private directory under `state_dir`.
+fn store_private(state_dir: &Path, bytes: &[u8], uuid: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = state_dir.join(OUTBOX_FILES_DIR);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
     let path = dir.join(format!("{uuid}.file"));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(&path)?;
-    f.write_all(&bytes)?;
+    f.write_all(bytes)?;
     f.sync_all()?;
     Ok(path)
 }
@@ -108,23 +115,67 @@ impl Core {
             self.error(target, reply_to, "No such project", &project, "");
             return;
         };
-        if let Some(host) = &record.host {
-            let text = format!(
-                "**{project}** runs on host `{host}`: its files are not on this machine, and clawmux does not fetch them."
-            );
-            self.error(target, reply_to, "File not sent", &text, "");
+        if let Some(host) = record.host.clone() {
+            // Read there, off this loop; the answer comes to `file_fetched`.
+            self.effects.push(super::Effect::FetchFile {
+                project,
+                host,
+                workspace: record.workspace.clone(),
+                asked: asked.to_string(),
+                sender: sender.to_string(),
+                reply: Reply {
+                    target: target.clone(),
+                    reply_to: reply_to.map(String::from),
+                },
+            });
             return;
         }
-        let resolved = resolve(Path::new(&record.workspace), asked);
-        let (real, size) = match resolved {
-            Ok(r) => r,
+        let read = resolve(Path::new(&record.workspace), asked).and_then(|(real, _)| {
+            let bytes = read_bounded(&real).map_err(|e| {
+                FileError::Unreadable(asked.chars().take(200).collect(), e.to_string())
+            })?;
+            Ok((file_name_of(&real), bytes))
+        });
+        let reply = Reply {
+            target: target.clone(),
+            reply_to: reply_to.map(String::from),
+        };
+        self.queue_file(&project, sender, asked, &reply, read);
+    }
+
+    /// What the project's host gave for `/gsd:file asked`.
+    pub(crate) fn file_fetched(
+        &mut self,
+        project: &str,
+        sender: &str,
+        asked: &str,
+        reply: &Reply,
+        fetched: Result<Vec<u8>, FileError>,
+    ) {
+        let read = fetched.map(|bytes| (file_name_of(Path::new(asked.trim())), bytes));
+        self.queue_file(project, sender, asked, reply, read);
+    }
+
+    /// Stores a file read for `/gsd:file` privately and queues it, or says
+    /// why it is not sent.
+    fn queue_file(
+        &mut self,
+        project: &str,
+        sender: &str,
+        asked: &str,
+        reply: &Reply,
+        read: Result<(String, Vec<u8>), FileError>,
+    ) {
+        let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        let (file_name, bytes) = match read {
+            Ok(read) => read,
             Err(e) => {
                 self.error(target, reply_to, "File not sent", &e.to_string(), "");
                 return;
             }
         };
         let uuid = uuid::Uuid::new_v4().to_string();
-        let copy = match copy_private(&self.state_dir, &real, &uuid) {
+        let copy = match store_private(&self.state_dir, &bytes, &uuid) {
             Ok(p) => p,
             Err(e) => {
                 let why = FileError::Unreadable(asked.chars().take(200).collect(), e.to_string());
@@ -132,15 +183,13 @@ impl Core {
                 return;
             }
         };
-        let file_name = (real.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
         self.log(LogEvent::Command {
-            project: project.clone(),
+            project: project.to_string(),
             sender: sender.to_string(),
             text: format!("/gsd:file {}", file_name),
             job: None,
         });
+        let size = bytes.len();
         let card = present::info_card("File", &format!("`{file_name}` ({size} bytes)"));
         let entry = OutboxEntry {
             uuid,
@@ -157,6 +206,13 @@ impl Core {
         };
         self.shared.update(|s| s.outbox.push_back(entry));
     }
+}
+
+/// The name a file is sent under.
+fn file_name_of(path: &Path) -> String {
+    (path.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into())
 }
 
 #[cfg(test)]
@@ -206,10 +262,8 @@ mod tests {
             matches!(resolve(&ws, "big.bin"), Err(FileError::TooLarge { .. })),
             "one byte over"
         );
-        // A file that grew after it was resolved is cut off at the copy.
-        let state = dir.path().join("state");
-        std::fs::create_dir_all(&state).unwrap();
+        // A file that grew after it was resolved is cut off at the read.
         at_limit.set_len(limit + 1).unwrap();
-        assert!(copy_private(&state, &fits, "u1").is_err());
+        assert!(read_bounded(&fits).is_err());
     }
 }

@@ -19,7 +19,7 @@
 mod admission;
 mod approvals;
 mod builtins;
-mod files;
+pub mod files;
 mod hooks;
 mod hosts;
 mod inbox;
@@ -103,6 +103,16 @@ pub enum Effect {
     ReadPlanning {
         reply: Reply,
         projects: Vec<(String, String, String)>,
+    },
+    /// Read `/gsd:file asked` in `workspace` on `host`, then hand the bytes
+    /// to [`Core::file_fetched`].
+    FetchFile {
+        project: String,
+        host: String,
+        workspace: String,
+        asked: String,
+        sender: String,
+        reply: Reply,
     },
 }
 

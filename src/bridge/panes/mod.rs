@@ -5,6 +5,7 @@
 
 pub mod agent_pane;
 pub mod answering;
+pub mod host_file;
 pub mod hosts;
 pub mod keys;
 pub mod one_shot;

@@ -9,6 +9,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use super::agent_pane::PaneSpec;
+use crate::tmux::shell_quote;
+
 /// Longest a one-shot command may take, connecting included: ssh's own
 /// connect timeout is often minutes; a tmux command answers in
 /// milliseconds, a slow ssh login in a few seconds.
@@ -44,7 +47,17 @@ pub enum OneShotError {
 
 /// Runs `cmd` (stdin closed), killing it once it runs past `limit` or
 /// prints more than [`MAX_ONE_SHOT_OUTPUT`].
-pub async fn run(mut cmd: Command, limit: Duration) -> Result<Output, OneShotError> {
+pub async fn run(cmd: Command, limit: Duration) -> Result<Output, OneShotError> {
+    run_up_to(cmd, limit, MAX_ONE_SHOT_OUTPUT).await
+}
+
+/// [`run`], keeping at most `max_output` bytes of standard output: a file
+/// fetched from a host is larger than any command's answer.
+pub async fn run_up_to(
+    mut cmd: Command,
+    limit: Duration,
+    max_output: usize,
+) -> Result<Output, OneShotError> {
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -57,7 +70,7 @@ pub async fn run(mut cmd: Command, limit: Duration) -> Result<Output, OneShotErr
         // Error output is read alongside, so a command that fills that
         // pipe does not stall its standard output.
         let errors = tokio::spawn(read_bounded(stderr, MAX_ONE_SHOT_ERRORS, true));
-        let (stdout, whole) = read_bounded(stdout, MAX_ONE_SHOT_OUTPUT, false)
+        let (stdout, whole) = read_bounded(stdout, max_output, false)
             .await
             .map_err(OneShotError::Spawn)?;
         if !whole {
@@ -79,6 +92,29 @@ pub async fn run(mut cmd: Command, limit: Duration) -> Result<Output, OneShotErr
     tokio::time::timeout(limit, finish)
         .await
         .map_err(|_| OneShotError::TimedOut(limit))?
+}
+
+/// The host's command (`ssh … box tmux`) with `sh -c script sh args…` in
+/// place of its last word, `tmux`, each quoted for the remote shell: a
+/// short script run where the host's tmux runs. `None` for a local host
+/// or one whose command does not end in a `tmux` program.
+pub fn host_shell(spec: &PaneSpec, script: &str, args: &[&str]) -> Option<Command> {
+    let (last, prefix) = spec.program.split_last()?;
+    let runs_tmux = std::path::Path::new(last)
+        .file_name()
+        .is_some_and(|n| n == "tmux");
+    let (program, leading) = prefix.split_first()?;
+    if !spec.remote_shell || !runs_tmux {
+        return None;
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(leading);
+    cmd.args(["sh", "-c"]);
+    cmd.arg(shell_quote(script));
+    cmd.arg("sh");
+    cmd.args(args.iter().map(|a| shell_quote(a)));
+    cmd.env("LANG", "C.UTF-8");
+    Some(cmd)
 }
 
 /// Reads `from` to its end, keeping at most `max` bytes; whether it all

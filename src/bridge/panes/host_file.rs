@@ -1,0 +1,116 @@
+//! A file of a project's workspace read on the project's own host (an ssh
+//! host), for `/gsd:file`: the same rules as on this machine (inside the
+//! workspace once symlinks are resolved, a regular file, at most
+//! [`MAX_SEND_FILE_BYTES`]) checked by one short script there, run the way
+//! the host's tmux is run, within the host's timeout, its output bounded.
+
+use crate::bridge::core::files::{FileError, MAX_SEND_FILE_BYTES};
+use crate::bridge::panes::agent_pane::PaneSpec;
+use crate::bridge::panes::one_shot::{self, OneShotError};
+
+/// `$1` the workspace, `$2` the path asked for, `$3` the size bound. Exits
+/// 3 (no workspace), 4 (missing), 5 (outside), 6 (not a file), 7 (too
+/// large, its size printed), else prints at most one byte past the bound
+/// (a file that grew is told from one that fits). One line: a remote login
+/// shell that is not a POSIX one refuses a quoted newline.
+const FETCH_SCRIPT: &str = "cd -- \"$1\" 2>/dev/null || exit 3; r=$(pwd -P); \
+f=$(realpath -e -- \"$2\" 2>/dev/null) || exit 4; \
+case \"$f\" in \"$r\"/*) ;; *) exit 5;; esac; [ -f \"$f\" ] || exit 6; \
+s=$(wc -c < \"$f\"); [ \"$s\" -le \"$3\" ] || { printf '%s' \"$s\"; exit 7; }; \
+head -c \"$(($3 + 1))\" -- \"$f\"";
+
+/// `ssh` exits with this status when it could not connect or log in.
+const SSH_FAILED: i32 = 255;
+
+/// The bytes of `asked` in `spec`'s workspace on its host.
+pub async fn fetch(spec: &PaneSpec, asked: &str) -> Result<Vec<u8>, FileError> {
+    let shown: String = asked.chars().take(200).collect();
+    let host = spec.host_name().to_string();
+    let unreadable =
+        |why: String| FileError::Unreadable(shown.clone(), format!("host {host}: {why}"));
+    let workspace = spec.workspace.to_string_lossy();
+    let max = MAX_SEND_FILE_BYTES.to_string();
+    let cmd = one_shot::host_shell(spec, FETCH_SCRIPT, &[&workspace, asked.trim(), &max])
+        .ok_or_else(|| {
+            unreadable("its command does not end in `tmux`, so no file can be read there".into())
+        })?;
+    let out = match one_shot::run_up_to(cmd, spec.timeout, MAX_SEND_FILE_BYTES + 1).await {
+        Ok(out) => out,
+        Err(OneShotError::TooMuchOutput) => {
+            return Err(unreadable("the file grew past the size bound".into()));
+        }
+        Err(e) => return Err(unreadable(e.to_string())),
+    };
+    match out.status.code() {
+        Some(0) if out.stdout.len() > MAX_SEND_FILE_BYTES => {
+            Err(unreadable("the file grew past the size bound".into()))
+        }
+        Some(0) => Ok(out.stdout),
+        Some(4) => Err(FileError::Missing(shown)),
+        Some(5) => Err(FileError::Outside(shown)),
+        Some(6) => Err(FileError::NotAFile(shown)),
+        Some(7) => {
+            let size = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            Err(FileError::TooLarge { path: shown, size })
+        }
+        Some(3) => Err(unreadable("the project's workspace is not there".into())),
+        Some(SSH_FAILED) => Err(unreadable(format!(
+            "unreachable: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+        _ => Err(unreadable(format!(
+            "the shell failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The script, run by a local `sh` as the host's would run it.
+    async fn local(workspace: &std::path::Path, asked: &str, max: usize) -> (Option<i32>, Vec<u8>) {
+        let out = tokio::process::Command::new("sh")
+            .args(["-c", FETCH_SCRIPT, "sh"])
+            .arg(workspace)
+            .arg(asked)
+            .arg(max.to_string())
+            .output()
+            .await
+            .unwrap();
+        (out.status.code(), out.stdout)
+    }
+
+    #[tokio::test]
+    async fn the_script_keeps_to_the_workspace_and_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::write(ws.join("sub/notes.txt"), b"hello").unwrap();
+        std::fs::write(dir.path().join("secret"), b"no").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), ws.join("link")).unwrap();
+        assert_eq!(
+            local(&ws, "sub/notes.txt", 100).await,
+            (Some(0), b"hello".to_vec())
+        );
+        assert_eq!(local(&ws, "nope", 100).await.0, Some(4));
+        assert_eq!(local(&ws, "../secret", 100).await.0, Some(5));
+        assert_eq!(
+            local(&ws, "link", 100).await.0,
+            Some(5),
+            "no symlink escape"
+        );
+        assert_eq!(local(&ws, "/etc/passwd", 100).await.0, Some(5));
+        assert_eq!(local(&ws, "sub", 100).await.0, Some(6));
+        assert_eq!(
+            local(&ws, "sub/notes.txt", 4).await,
+            (Some(7), b"5".to_vec())
+        );
+        assert_eq!(local(&dir.path().join("gone"), "x", 4).await.0, Some(3));
+    }
+}
