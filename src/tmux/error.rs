@@ -28,6 +28,11 @@ pub enum TmuxError {
     /// the client goes on.
     #[error("pane {pane} is gone: its window {window} closed")]
     PaneClosed { pane: PaneId, window: WindowId },
+    /// The pane under the attached id is not the one attached: another
+    /// program runs in it (`respawn-pane`) or it moved to another window.
+    /// Nothing is sent to it.
+    #[error("pane {pane} is not the one attached: {why}")]
+    PaneReplaced { pane: PaneId, why: String },
 }
 
 impl TmuxError {

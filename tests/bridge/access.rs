@@ -689,3 +689,32 @@ async fn an_image_for_an_adopted_pane_or_an_ssh_host_is_refused_with_its_reason(
     assert!(screen.contains("after the image web"), "{screen}");
     assert!(!root.join("web/.clawmux").exists(), "written on the host");
 }
+
+/// Pane identity before every key: the project's pane made to run another
+/// program under the same id (`respawn-pane`, as someone at the desk may)
+/// gets no key. The command fails, saying why, and is not retried into it.
+///
+/// Passes by `AgentPane::check` (`src/bridge/panes/agent_pane.rs`), which
+/// compares the pane's process and window with those it was attached with
+/// before each key, and `ProjectError::Replaced` failing the command
+/// rather than retrying it as a lost session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_running_another_program_gets_no_keys() {
+    let mut b = Bridge::start().await;
+    super::new_project(&mut b, "oc_1", "ou_alice", "demo").await;
+    b.tmux
+        .ok(&["respawn-pane", "-k", "-t", "=cm-demo:", "cat; sleep 600"]);
+    b.say("oc_1", "ou_alice", "echo typed-after-respawn").await;
+    let failed = b
+        .card("the command refused", |e| {
+            e.text.contains("is not the one attached")
+        })
+        .await;
+    assert!(
+        failed.text.contains("runs another process"),
+        "{}",
+        failed.text
+    );
+    let screen = b.tmux.capture("=cm-demo:");
+    assert!(!screen.contains("typed-after-respawn"), "{screen}");
+}

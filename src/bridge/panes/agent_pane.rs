@@ -130,6 +130,9 @@ pub struct AgentPane {
     window: WindowId,
     adopted: bool,
     events: Subscription,
+    /// The pane's process when attached ([`AgentPane::pinned`]): a key or
+    /// screen read goes to the pane only while it still runs it.
+    pid: Option<u32>,
 }
 
 impl PaneSpec {
@@ -482,7 +485,54 @@ impl AgentPane {
             window,
             adopted: false,
             events,
+            pid: None,
         }
+    }
+
+    /// Records the process the pane runs now: from here on every key and
+    /// screen read first checks the pane still runs it, in its window.
+    pub(super) async fn pinned(mut self) -> Result<Self, TmuxError> {
+        let (pid, _) = self.identity().await?;
+        self.pid = Some(pid);
+        Ok(self)
+    }
+
+    /// The pane's process and window, as tmux has them now.
+    async fn identity(&self) -> Result<(u32, WindowId), TmuxError> {
+        let cmd = TmuxCommand::new("display-message")
+            .arg("-p")
+            .target_pane(self.pane)
+            .arg("#{pane_pid} #{window_id}");
+        let out = self.client.command(cmd).await?;
+        let line = out.first().map(|l| String::from_utf8_lossy(l).into_owned());
+        let parsed = line.as_deref().and_then(|l| {
+            let (pid, window) = l.trim().split_once(' ')?;
+            Some((pid.parse().ok()?, window.parse().ok()?))
+        });
+        parsed.ok_or_else(|| TmuxError::Command {
+            command: "display-message #{pane_pid} #{window_id}".into(),
+            message: format!("unreadable answer: {line:?}"),
+        })
+    }
+
+    /// Before a key or a screen read: the pane runs the process it ran
+    /// when attached, in the same window (tmux never gives a pane id out
+    /// twice in a server's life, but `respawn-pane` runs another program
+    /// under it, and `join-pane` moves it).
+    async fn check(&self) -> Result<(), TmuxError> {
+        let Some(was) = self.pid else { return Ok(()) };
+        let (pid, window) = self.identity().await?;
+        let why = if pid != was {
+            format!("it runs another process ({was} when attached, {pid} now)")
+        } else if window != self.window {
+            format!("it moved from window {} to {window}", self.window)
+        } else {
+            return Ok(());
+        };
+        Err(TmuxError::PaneReplaced {
+            pane: self.pane,
+            why,
+        })
     }
 
     /// Marks the pane as adopted: its window closing in the session its
@@ -547,11 +597,13 @@ impl AgentPane {
 
     /// Types `text` literally (`send-keys -l`), then Enter separately.
     pub async fn type_line(&self, text: &str) -> Result<(), TmuxError> {
+        self.check().await?;
         self.client.send_text(self.pane, text).await
     }
 
     /// Types `text` literally (`send-keys -l`), without Enter.
     pub async fn type_text(&self, text: &str) -> Result<(), TmuxError> {
+        self.check().await?;
         let cmd = TmuxCommand::new("send-keys")
             .target_pane(self.pane)
             .args(["-l", "--", text]);
@@ -563,6 +615,7 @@ impl AgentPane {
     /// paste, so its line breaks are text, not Enter presses. The buffer is
     /// the pane's own and is deleted after the paste.
     pub async fn paste_text(&self, text: &str) -> Result<(), TmuxError> {
+        self.check().await?;
         let buffer = format!("clawmux-paste-{}", self.pane);
         let set = TmuxCommand::new("set-buffer").args(["-b", &buffer, "--", text]);
         self.client.command(set).await?;
@@ -574,6 +627,7 @@ impl AgentPane {
 
     /// Presses Enter.
     pub async fn press_enter(&self) -> Result<(), TmuxError> {
+        self.check().await?;
         self.client.send_keys(self.pane, &["Enter"]).await
     }
 
@@ -583,6 +637,7 @@ impl AgentPane {
     /// A menu chosen with arrows or ticks (`select`) gets its presses
     /// instead, each on its own ([`KEY_GAP`] apart).
     pub async fn answer(&self, key: &str, select: MenuSelect) -> Result<(), TmuxError> {
+        self.check().await?;
         if select != MenuSelect::Typed {
             let presses = select
                 .presses(key)
@@ -611,11 +666,13 @@ impl AgentPane {
     /// Presses one tmux key by name (`y`, `Escape`): an option's own key
     /// read from the agent's dialog by its profile, never chat text.
     pub async fn press(&self, key: &str) -> Result<(), TmuxError> {
+        self.check().await?;
         self.client.send_keys(self.pane, &[key]).await
     }
 
     /// Presses shift+tab: Claude Code's next permission mode.
     pub async fn cycle_mode(&self) -> Result<(), TmuxError> {
+        self.check().await?;
         self.client.send_keys(self.pane, &["BTab"]).await
     }
 
@@ -623,6 +680,7 @@ impl AgentPane {
     /// [`KEY_GAP`] apart: OpenCode takes a second Escape only as a second
     /// press.
     pub async fn interrupt(&self, keys: &[&str]) -> Result<(), TmuxError> {
+        self.check().await?;
         for (i, key) in keys.iter().enumerate() {
             if i > 0 {
                 tokio::time::sleep(KEY_GAP).await;
@@ -634,17 +692,20 @@ impl AgentPane {
 
     /// Presses Escape (cancel / interrupt the agent).
     pub async fn escape(&self) -> Result<(), TmuxError> {
+        self.check().await?;
         self.client.send_keys(self.pane, &["Escape"]).await
     }
 
     /// Sends named keys (`/gsd:keys`), in order, as one tmux command.
     pub async fn send_named_keys(&self, keys: &[super::keys::NamedKey]) -> Result<(), TmuxError> {
+        self.check().await?;
         let names: Vec<&str> = keys.iter().map(|k| k.tmux_name()).collect();
         self.client.send_keys(self.pane, &names).await
     }
 
     /// The visible screen as tmux has it (for resyncs and timeout cards).
     pub async fn capture(&self) -> Result<Bytes, TmuxError> {
+        self.check().await?;
         self.client.capture_screen(self.pane).await
     }
 }

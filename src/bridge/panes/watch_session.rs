@@ -124,10 +124,8 @@ impl WatchSession {
         let events = client.subscribe_pane(pane);
         link(&client, window).await?;
         let size = (spec.width, spec.height);
-        Ok((
-            AgentPane::new(client, (window, pane), size, events),
-            created,
-        ))
+        let agent = AgentPane::new(client, (window, pane), size, events);
+        Ok((agent.pinned().await?, created))
     }
 
     /// The attached client: the one in `slot` while it lives, else a new
@@ -182,7 +180,10 @@ async fn attach_adopted(spec: &PaneSpec, adopted: &AdoptedPane) -> Result<AgentP
     let events = client.subscribe_pane(location.pane);
     let ids = (location.window, location.pane);
     let size = (location.width, location.height);
-    Ok(AgentPane::new(client, ids, size, events).adopted())
+    Ok(AgentPane::new(client, ids, size, events)
+        .adopted()
+        .pinned()
+        .await?)
 }
 
 /// Links `window` into the watch session, unless it is there already

@@ -41,6 +41,10 @@ pub enum ProjectError {
     /// tmux could not be reached or refused a command.
     #[error("{0}")]
     Pane(String),
+    /// The pane runs another program than the one attached (or moved):
+    /// nothing was typed, and nothing is retried into it.
+    #[error("{0}")]
+    Replaced(String),
     #[error("the session was lost again ({reason}); not retrying")]
     LostAgain { reason: String },
     #[error("the command was running when clawmux restarted, and {0}")]

@@ -845,13 +845,14 @@ impl Actor {
             }
             return;
         }
-        if let Err((job, reason)) = self.type_job(job, recovery).await {
-            if recovery {
-                let error = ProjectError::Pane(reason);
+        if let Err((job, error)) = self.type_job(job, recovery).await {
+            // A session lost is made again and retried once; a pane that
+            // now runs another program gets nothing.
+            if recovery || matches!(error, ProjectError::Replaced(_)) {
                 self.emit(Some(&job), ProjectEventKind::Failed { error })
                     .await;
             } else {
-                self.lost(job, reason).await;
+                self.lost(job, error.to_string()).await;
             }
         }
     }
@@ -868,7 +869,7 @@ impl Actor {
     /// fingerprint of the screen, so a crash at any point is resolved from
     /// the screen on resume (see [`typing::resume`]). On a typing failure
     /// the pane is dropped and the job handed back.
-    async fn type_job(&mut self, job: Job, recovery: bool) -> Result<(), (Job, String)> {
+    async fn type_job(&mut self, job: Job, recovery: bool) -> Result<(), (Job, ProjectError)> {
         let text = if recovery {
             let tail = self.runner.recent_tail(RECOVERY_TAIL_LINES);
             let workspace = self.setup.spec.workspace.display().to_string();
@@ -878,7 +879,7 @@ impl Actor {
             self.gsd_spelling(&job.text).await
         };
         let Some((_, watcher)) = &self.pane else {
-            return Err((job, ProjectError::NotAttached.to_string()));
+            return Err((job, ProjectError::NotAttached));
         };
         if !recovery {
             let screen = typing::screen_hash(&watcher.pane().screen_rows());
@@ -887,7 +888,7 @@ impl Actor {
         }
         crash_point("typing_recorded");
         let Some((pane, watcher)) = &mut self.pane else {
-            return Err((job, ProjectError::NotAttached.to_string()));
+            return Err((job, ProjectError::NotAttached));
         };
         watcher.typed(&text);
         let typed = async {
@@ -904,7 +905,11 @@ impl Actor {
         };
         if let Err(e) = typed.await {
             self.pane = None;
-            return Err((job, e.to_string()));
+            let error = match e {
+                TmuxError::PaneReplaced { .. } => ProjectError::Replaced(e.to_string()),
+                e => ProjectError::Pane(e.to_string()),
+            };
+            return Err((job, error));
         }
         crash_point("enter_pressed");
         self.runner.prompt_closed();
@@ -1161,7 +1166,6 @@ impl Actor {
             Finished::Recovery(job) => {
                 // The agent has its context back: now the real command, once.
                 if let Err((job, error)) = self.type_job(job, false).await {
-                    let error = ProjectError::Pane(error);
                     self.emit(Some(&job), ProjectEventKind::Failed { error })
                         .await;
                 }
