@@ -56,6 +56,7 @@ enum AgentArg {
     Claude,
     Codex,
     Gemini,
+    Opencode,
 }
 
 #[derive(clap::Args)]
@@ -86,7 +87,8 @@ struct InstallArgs {
     bin: Option<PathBuf>,
     /// The agent: `claude` (DIR/.claude/settings.json), `codex`
     /// ($CODEX_HOME/hooks.json, default ~/.codex, and `notify` in its
-    /// config.toml) or `gemini` (~/.gemini/settings.json).
+    /// config.toml), `gemini` (~/.gemini/settings.json) or `opencode` (a
+    /// plugin, ~/.config/opencode/plugin/clawmux.js).
     #[arg(long, value_enum, default_value_t = AgentArg::Claude)]
     agent: AgentArg,
 }
@@ -133,6 +135,26 @@ fn forward(source: Source, arg: Option<&std::ffi::OsStr>) -> Result<(), hooks::H
     hooks::forward(&store::state_dir(), &envelope)
 }
 
+/// OpenCode has no hook commands: a plugin forwards its events to
+/// `clawmux hook` (see [`hooks::opencode`]), run by its absolute path.
+fn install_opencode_plugin(args: &InstallArgs) -> anyhow::Result<ExitCode> {
+    let bin = match &args.bin {
+        Some(bin) => bin.clone(),
+        None => std::env::current_exe()?,
+    };
+    if !args.write {
+        super::print_out(&hooks::opencode::plugin_source(&bin))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("opencode"),
+        None => home()?.join(".config/opencode"),
+    };
+    let path = hooks::opencode::install_plugin(&config, &bin)?;
+    super::print_out(&format!("wrote the OpenCode plugin {}\n", path.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run_hooks(args: HooksArgs) -> anyhow::Result<ExitCode> {
     let HooksCommand::Install(args) = args.command;
     if let Some(bin) = &args.bin
@@ -149,6 +171,7 @@ pub fn run_hooks(args: HooksArgs) -> anyhow::Result<ExitCode> {
         AgentArg::Claude => Agent::Claude,
         AgentArg::Codex => Agent::Codex,
         AgentArg::Gemini => Agent::Gemini,
+        AgentArg::Opencode => return install_opencode_plugin(&args),
     };
     let notify = settings::codex_notify_argv(args.bin.as_deref());
     if !args.write {

@@ -214,3 +214,33 @@ fn a_reader_that_went_away_is_not_a_panic() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(stderr(&out), "");
 }
+
+/// `--agent opencode` writes the plugin into OpenCode's config directory
+/// (`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`), running the
+/// clawmux binary it names; without `--write` it prints the plugin.
+#[test]
+fn opencode_gets_its_plugin() {
+    let home = tempfile::tempdir().unwrap();
+    let bin = "/opt/clawmux/bin/clawmux";
+    let printed = clawmux(&["hooks", "install", "--agent", "opencode", "--bin", bin])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    let source = stdout(&printed);
+    assert_contains(&source, &format!("{bin:?}"));
+    assert_contains(&source, "permission.asked");
+    assert!(!home.path().join(".config").exists(), "printed only");
+
+    let written = clawmux(&[
+        "hooks", "install", "--agent", "opencode", "--write", "--bin", bin,
+    ])
+    .env("HOME", home.path())
+    .env_remove("XDG_CONFIG_HOME")
+    .output()
+    .unwrap();
+    assert!(written.status.success(), "{}", stderr(&written));
+    let plugin = home.path().join(".config/opencode/plugin/clawmux.js");
+    assert_eq!(std::fs::read_to_string(&plugin).unwrap(), source);
+    assert_contains(&stdout(&written), &plugin.display().to_string());
+}
