@@ -594,15 +594,18 @@ fn input_box_row(rows: &[String]) -> Option<usize> {
 /// a `❯` row other than the input box whose text begins the command (or,
 /// wrapped, is begun by it).
 fn echoed(rows: &[String], typed: &str) -> bool {
-    let first_line = typed.trim().lines().next().unwrap_or_default();
     let input = input_box_row(rows);
-    rows.iter().enumerate().any(|(i, row)| {
-        let shown = row.trim_start().strip_prefix('❯').map(str::trim);
-        Some(i) != input
-            && shown.is_some_and(|shown| {
-                !shown.is_empty()
-                    && (first_line.starts_with(shown) || shown.starts_with(first_line))
-            })
+    (rows.iter().enumerate()).any(|(i, row)| Some(i) != input && is_echo(row, typed))
+}
+
+/// Whether `row` is a `❯` row whose text begins `typed`'s first line (or,
+/// wrapped, is begun by it): the agent's echo of that submitted command,
+/// or the input box holding it.
+pub fn is_echo(row: &str, typed: &str) -> bool {
+    let first_line = typed.trim().lines().next().unwrap_or_default();
+    let shown = row.trim_start().strip_prefix('❯').map(str::trim);
+    shown.is_some_and(|shown| {
+        !shown.is_empty() && (first_line.starts_with(shown) || shown.starts_with(first_line))
     })
 }
 

@@ -16,12 +16,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::bridge::panes::agent_pane::PaneSpec;
-use crate::bridge::panes::one_shot::{self, OneShotError};
+use crate::bridge::panes::one_shot::{self, OneShotError, SSH_FAILED};
 use crate::gsd::planning::{MAX_PLANNING_BYTES, Planning, PlanningError};
 use crate::gsd::spelling::{self, Install, MAX_LISTING_ENTRIES};
-
-/// `ssh` exits with this status when it could not connect or log in.
-const SSH_FAILED: i32 = 255;
 
 /// The listings of a GSD install on a host: the agent HOME's skills
 /// (`$2`, else the login's `$HOME`), the workspace's (`$1`) skills and its
@@ -233,36 +230,6 @@ mod tests {
         big.push(b'\n');
         let e = parse_planning(&big, "n", ws).unwrap_err();
         assert!(e.to_string().contains("/w/.planning/STATE.md"), "{e}");
-    }
-
-    #[test]
-    fn only_a_tmux_command_is_replaced_by_the_script() {
-        let mut spec = PaneSpec::on_server(&Default::default(), "s".into());
-        spec.remote_shell = true;
-        spec.program = ["ssh", "-p", "22", "box", "tmux"]
-            .map(String::from)
-            .to_vec();
-        let cmd = one_shot::host_shell(&spec, "echo 'x'", &["a b"]).unwrap();
-        let args: Vec<String> = (cmd.as_std().get_args())
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(
-            args,
-            [
-                "-p",
-                "22",
-                "box",
-                "sh",
-                "-c",
-                r"'echo '\''x'\'''",
-                "sh",
-                "'a b'"
-            ]
-        );
-        spec.program = ["ssh", "box", "tmux-wrapper"].map(String::from).to_vec();
-        assert!(one_shot::host_shell(&spec, "true", &[]).is_none());
-        spec.program = ["tmux"].map(String::from).to_vec();
-        assert!(one_shot::host_shell(&spec, "true", &[]).is_none());
     }
 
     /// The scripts, run by a local `sh` as the host's would run them.

@@ -121,6 +121,17 @@ impl World {
         log.records.into_iter().map(|r| r.kind).collect()
     }
 
+    /// Records project `name` as an adopted pane (`work:%0`).
+    fn adopted(&mut self, name: &str) {
+        self.shared.update(|s| {
+            let record = ProjectRecord {
+                adopted: serde_json::from_str("\"work:%0\"").ok(),
+                ..ProjectRecord::default()
+            };
+            s.projects.insert(name.into(), record);
+        });
+    }
+
     /// Creates project `demo` and returns its first command.
     fn with_project(&mut self) -> Job {
         let effects = self.say("ou_alice", "/gsd:new-project demo");
@@ -678,13 +689,7 @@ fn a_hook_without_its_projects_token_is_ignored() {
 #[test]
 fn an_adopted_panes_hooks_are_ignored() {
     let mut w = World::new();
-    w.shared.update(|s| {
-        let record = ProjectRecord {
-            adopted: serde_json::from_str("\"work:%0\"").ok(),
-            ..ProjectRecord::default()
-        };
-        s.projects.insert("demo".into(), record);
-    });
+    w.adopted("demo");
     w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
     let stop = HookKind::Stop {
         stop_hook_active: false,
@@ -862,13 +867,7 @@ fn a_click_from_someone_not_allowed_changes_nothing() {
 #[test]
 fn an_adopted_pane_is_for_approvers_only() {
     let mut w = World::new();
-    w.shared.update(|s| {
-        let record = ProjectRecord {
-            adopted: serde_json::from_str("\"work:%0\"").ok(),
-            ..ProjectRecord::default()
-        };
-        s.projects.insert("mine".into(), record);
-    });
+    w.adopted("mine");
     let denied = |effects: &[Effect]| {
         effects
             .iter()

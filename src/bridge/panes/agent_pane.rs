@@ -14,7 +14,7 @@ use bytes::Bytes;
 use tokio::process::Command;
 
 use crate::bridge::config::{HostConfig, TmuxConfig};
-use crate::bridge::panes::one_shot::{self, OneShotError};
+use crate::bridge::panes::one_shot::{self, OneShotError, SSH_FAILED};
 use crate::control::{Notification, PaneId, WindowId};
 use crate::detect::MenuSelect;
 use crate::store::state::{AdoptedPane, PaneIdentity};
@@ -111,10 +111,6 @@ pub enum PaneError {
 
 /// tmux ran and refused a command: its message.
 struct TmuxRefused(String);
-
-/// `ssh` exits with this status when it could not connect or log in (the
-/// remote command's own status otherwise).
-const SSH_FAILED: i32 = 255;
 
 /// An attached agent pane: the server's shared control client, and this
 /// pane's view of its events.

@@ -6,7 +6,7 @@
 
 use crate::bridge::core::files::{FileError, MAX_SEND_FILE_BYTES};
 use crate::bridge::panes::agent_pane::PaneSpec;
-use crate::bridge::panes::one_shot::{self, OneShotError};
+use crate::bridge::panes::one_shot::{self, OneShotError, SSH_FAILED};
 
 /// `$1` the workspace, `$2` the path asked for, `$3` the size bound. Exits
 /// 3 (no workspace), 4 (missing), 5 (outside), 6 (not a file), 7 (too
@@ -18,9 +18,6 @@ f=$(realpath -e -- \"$2\" 2>/dev/null) || exit 4; \
 case \"$f\" in \"$r\"/*) ;; *) exit 5;; esac; [ -f \"$f\" ] || exit 6; \
 s=$(wc -c < \"$f\"); [ \"$s\" -le \"$3\" ] || { printf '%s' \"$s\"; exit 7; }; \
 head -c \"$(($3 + 1))\" -- \"$f\"";
-
-/// `ssh` exits with this status when it could not connect or log in.
-const SSH_FAILED: i32 = 255;
 
 /// The bytes of `asked` in `spec`'s workspace on its host.
 pub async fn fetch(spec: &PaneSpec, asked: &str) -> Result<Vec<u8>, FileError> {

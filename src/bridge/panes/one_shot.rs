@@ -22,6 +22,10 @@ pub const ONE_SHOT_TIMEOUT: Duration = Duration::from_secs(15);
 /// under one megabyte.
 pub const MAX_ONE_SHOT_OUTPUT: usize = 4 * 1024 * 1024;
 
+/// `ssh` exits with this status when it could not connect or log in (the
+/// remote command's own status otherwise).
+pub const SSH_FAILED: i32 = 255;
+
 /// Most bytes of its error output kept (it is shown in chat).
 const MAX_ONE_SHOT_ERRORS: usize = 16 * 1024;
 
@@ -148,6 +152,36 @@ async fn read_bounded(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_tmux_command_is_replaced_by_the_script() {
+        let mut spec = PaneSpec::on_server(&Default::default(), "s".into());
+        spec.remote_shell = true;
+        spec.program = ["ssh", "-p", "22", "box", "tmux"]
+            .map(String::from)
+            .to_vec();
+        let cmd = host_shell(&spec, "echo 'x'", &["a b"]).unwrap();
+        let args: Vec<String> = (cmd.as_std().get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-p",
+                "22",
+                "box",
+                "sh",
+                "-c",
+                r"'echo '\''x'\'''",
+                "sh",
+                "'a b'"
+            ]
+        );
+        spec.program = ["ssh", "box", "tmux-wrapper"].map(String::from).to_vec();
+        assert!(host_shell(&spec, "true", &[]).is_none());
+        spec.program = ["tmux"].map(String::from).to_vec();
+        assert!(host_shell(&spec, "true", &[]).is_none());
+    }
 
     fn sh(script: &str) -> Command {
         let mut cmd = Command::new("sh");

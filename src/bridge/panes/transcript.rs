@@ -187,13 +187,9 @@ impl Transcript {
         if self.has_answer() {
             return false;
         }
-        let first_line = typed.trim().lines().next().unwrap_or_default();
-        let echo = rows.iter().rposition(|row| {
-            (row.trim_start().strip_prefix('❯').map(str::trim)).is_some_and(|shown| {
-                !shown.is_empty()
-                    && (first_line.starts_with(shown) || shown.starts_with(first_line))
-            })
-        });
+        let echo = rows
+            .iter()
+            .rposition(|row| crate::detect::is_echo(row, typed));
         let Some(echo) = echo else { return false };
         self.earlier.clear();
         self.push(&rows[echo + 1..]);
