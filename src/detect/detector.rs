@@ -6,7 +6,8 @@
 //! once the output has been quiet for `settle` (a frame drawn in several
 //! writes is judged whole, so a half-drawn menu is never reported), a new
 //! approval prompt once it has been still for `prompt_quiet` (a frame split
-//! by a loaded machine can show a quoted menu at the bottom for a moment),
+//! by a loaded machine can show a quoted menu at the bottom for a moment;
+//! a checkpoint, which ends a turn, for `debounce` like any turn end),
 //! and a turn is completed when the idle prompt has stayed on screen, with
 //! no busy marker, for `debounce` after the last output.
 
@@ -17,7 +18,7 @@ use std::time::Duration;
 use super::lines::{LineHit, ProgressFields};
 use super::profiles::Profile;
 use super::screen::{self, Prompt, TurnEnd};
-use super::{Detection, DetectionKind, Millis, PaneId};
+use super::{ApprovalKind, Detection, DetectionKind, Millis, PaneId};
 use crate::agents::claude::PermissionMode;
 use crate::pane::signal::{AgentState, Signal};
 
@@ -438,7 +439,14 @@ impl Detector {
             (a, b) => a.is_some() != b.is_some(),
         };
         // A new prompt is judged again once it has been still long enough.
-        let still_at = self.last_output + self.config.prompt_quiet;
+        // A checkpoint is the end of a turn that asks something: it waits
+        // as long as any turn end (a loaded machine was seen to draw a
+        // frame without the spinner row while the agent still wrote).
+        let quiet = match &state.prompt {
+            Some(p) if p.kind == ApprovalKind::Checkpoint => self.config.debounce,
+            _ => self.config.prompt_quiet,
+        };
+        let still_at = self.last_output + quiet;
         if changed && state.prompt.is_some() && now < still_at {
             self.settle_at = Some(still_at);
             self.complete_at = None;

@@ -441,3 +441,44 @@ fn a_typed_command_the_agent_has_not_echoed_does_not_end_on_the_last_turns_scree
         "{seen:#?}"
     );
 }
+
+/// A screen of GSD's decision checkpoint above Claude Code's input box,
+/// with the spinner row between them while the agent still writes.
+fn checkpoint_frame(writing: bool) -> String {
+    let spinner = if writing { SPINNER } else { "" };
+    format!(
+        "\x1b[H\x1b[2J⏺ Executing wave 1\r\n  ║  CHECKPOINT: Decision Required  ║\r\n  Decision: Which store?\r\n  Options:\r\n  1. redis - fast\r\n  2. sqlite - one file\r\n  ────────\r\n  → Select: redis / sqlite\r\n  ────────\r\n{spinner}\r\n{IDLE_BOX}"
+    )
+}
+
+#[test]
+fn a_checkpoint_is_reported_once_the_turn_is_over_like_any_turn_end() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, &checkpoint_frame(true), &mut seen);
+    // A frame drawn without the spinner row, 150 ms before the next one
+    // (as a loaded machine drew it): the agent still writes.
+    feed(&mut w, 100, &checkpoint_frame(false), &mut seen);
+    feed(&mut w, 250, &checkpoint_frame(true), &mut seen);
+    tick(&mut w, 1_000, &mut seen);
+    assert_eq!(approvals(&seen), 0, "{seen:#?}");
+    // The turn's end: the checkpoint waits, still, for the debounce.
+    feed(&mut w, 2_000, &checkpoint_frame(false), &mut seen);
+    tick(&mut w, 2_299, &mut seen);
+    assert_eq!(approvals(&seen), 0, "{seen:#?}");
+    tick(&mut w, 2_300, &mut seen);
+    let asked: Vec<_> = (seen.iter())
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Approval {
+                approval, question, ..
+            } => Some((*approval, question)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "{seen:#?}");
+    assert_eq!(asked[0].0, ApprovalKind::Checkpoint);
+    assert!(
+        asked[0].1.contains("CHECKPOINT: Decision Required"),
+        "{seen:#?}"
+    );
+}
