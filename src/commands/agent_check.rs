@@ -2,6 +2,7 @@
 //! ([`clawmux::agentcheck::selftest`]) with the installed Claude Code, one
 //! line per signal; exit 1 when a signal is no longer detected.
 
+use super::out;
 use std::process::ExitCode;
 
 use clawmux::agentcheck::{self, CLAUDE_BIN_ENV, selftest};
@@ -19,7 +20,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     } else {
         "not a tested release"
     };
-    println!(
+    out!(
         "claude {version} at {} ({tested}; clawmux is tested with {}); running it offline against a fake API…",
         claude.display(),
         TESTED_VERSIONS.join(", ")
@@ -27,13 +28,13 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let report = selftest::run(&claude, &version)?;
     for s in &report.signals {
         let status = if s.ok { "ok" } else { "FAILED" };
-        println!("{status}: {}: {}", s.signal, s.detail);
+        out!("{status}: {}: {}", s.signal, s.detail);
     }
     if report.all_ok() {
-        println!("detection works with Claude Code {version}");
+        out!("detection works with Claude Code {version}");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!(
+        out!(
             "detection no longer works for every signal with Claude Code {version}: pin a tested release ({OLDEST_SUPPORTED} to {NEWEST_TESTED}), or attach a `clawmux record` recording to a bug report"
         );
         Ok(ExitCode::from(1))

@@ -11,6 +11,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::UsageError;
+use super::out;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -135,10 +136,10 @@ fn run_bench(quick: bool, json: bool, flood_panes: Option<u16>) -> anyhow::Resul
     eprintln!("clawmux bench: {}", machine());
     let results = bench::run_all(&settings, &mut |part| eprintln!("clawmux bench: {part}…"))?;
     let rows = bench::rows(&results);
-    println!("machine: {}", machine());
+    out!("machine: {}", machine());
     print!("{}", bench::table(&rows));
     if json {
-        println!(
+        out!(
             "{}",
             serde_json::json!({ "rows": rows, "results": results })
         );
@@ -155,10 +156,10 @@ fn run_hosts(quick: bool, json: bool, hosts: usize) -> anyhow::Result<ExitCode> 
     };
     eprintln!("clawmux bench --hosts {hosts}: {}", machine());
     let results = bench::hosts::run_hosts(&settings, hosts)?;
-    println!("machine: {}", machine());
+    out!("machine: {}", machine());
     print!("{}", results.table());
     if json {
-        println!("{}", serde_json::json!({ "hosts": results }));
+        out!("{}", serde_json::json!({ "hosts": results }));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -196,7 +197,7 @@ fn run_hosts_watcher(servers: &PathBuf, profile: &str) -> anyhow::Result<ExitCod
     let report = runtime.block_on(async {
         watcher::watch_servers(specs, profile, stop_when_stdin_closes()).await
     })?;
-    println!("{}", serde_json::to_string(&report)?);
+    out!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -210,7 +211,7 @@ fn run_watcher(socket: &str, profile: &str) -> anyhow::Result<ExitCode> {
         let stop = stop_when_stdin_closes();
         watcher::watch(socket, profile, bench::scenario::PANE_SIZE, stop).await
     })?;
-    println!("{}", serde_json::to_string(&report)?);
+    out!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,6 +3,7 @@
 //! opening it, and says exactly what is wrong. A refusal Feishu means for
 //! good (forbidden, authentication, connection limit) fails the check.
 
+use super::out;
 use std::process::ExitCode;
 
 use clawmux::feishu::api::RetryPolicy;
@@ -31,7 +32,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn check(config: FeishuConfig) -> anyhow::Result<ExitCode> {
-    println!("app {} at {}", config.app_id, config.base_url());
+    out!("app {} at {}", config.app_id, config.base_url());
     // Doctor answers quickly: two attempts, short backoff.
     let retry = RetryPolicy {
         max_attempts: 2,
@@ -40,16 +41,16 @@ async fn check(config: FeishuConfig) -> anyhow::Result<ExitCode> {
     };
     let api = Api::with_retry(config.clone(), retry);
     match api.tenant_token().await {
-        Ok(_) => println!("ok: credentials accepted (tenant access token fetched)"),
+        Ok(_) => out!("ok: credentials accepted (tenant access token fetched)"),
         Err(e) => anyhow::bail!("{}", explain(&config, &e)),
     }
     match ws::check_endpoint(&config).await {
-        Ok(()) => println!("ok: long connection endpoint available (events need no public URL)"),
+        Ok(()) => out!("ok: long connection endpoint available (events need no public URL)"),
         Err(e) if e.is_fatal() => anyhow::bail!(
             "Feishu refuses the long connection for good: {e}: {}",
             e.advice()
         ),
-        Err(e) => println!(
+        Err(e) => out!(
             "warning: long connection unavailable: {e}; enable \"long connection\" event delivery in the app's console, or use webhook mode"
         ),
     }

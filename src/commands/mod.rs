@@ -103,6 +103,16 @@ enum Command {
     Screenshot(screenshot::Args),
 }
 
+/// `println!` through [`print_out`]: a closed stdout (`| head`) ends the
+/// command quietly instead of panicking. Returns from the calling function
+/// on any other write error.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::commands::print_out(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+pub(crate) use out;
+
 /// Writes `text` to stdout. A reader that went away (`| head`) is not an
 /// error: what it wanted was written.
 pub(crate) fn print_out(text: &str) -> std::io::Result<()> {

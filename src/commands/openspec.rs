@@ -14,6 +14,7 @@ use clawmux::openspec::lint::{LintError, lint_change};
 use clawmux::openspec::{archive, mirror};
 
 use super::UsageError;
+use super::out;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -123,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if d.needs_install_hint() {
                 eprintln!("OpenSpec repository detected; install the CLI with: {INSTALL_HINT}");
             }
-            println!("CHORUS_OPENSPEC_ACTIVE={}", u8::from(d.active()));
+            out!("CHORUS_OPENSPEC_ACTIVE={}", u8::from(d.active()));
             Ok(ExitCode::SUCCESS)
         }
         Cmd::New {
@@ -136,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let cli = cli.version().is_some().then_some(&cli);
             match change::new_change(&root, &slug, &description, cli) {
                 Ok(dir) => {
-                    println!("{}", dir.display());
+                    out!("{}", dir.display());
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(
@@ -157,9 +158,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Err(e) => return Err(e.into()),
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+                out!("{}", serde_json::to_string_pretty(&report.to_json())?);
             } else {
-                print!("{}", report.to_text());
+                super::print_out(&report.to_text())?;
             }
             Ok(if report.valid {
                 ExitCode::SUCCESS
@@ -181,10 +182,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if check {
                 let mismatches = rt.block_on(mirror::check(&client, &root, &slug, &proposal))?;
                 for m in &mismatches {
-                    println!("{}: {}", m.rel, m.detail);
+                    out!("{}: {}", m.rel, m.detail);
                 }
                 if mismatches.is_empty() {
-                    println!("all mirrored files match the server byte for byte");
+                    out!("all mirrored files match the server byte for byte");
                     return Ok(ExitCode::SUCCESS);
                 }
                 return Ok(ExitCode::from(1));
@@ -193,10 +194,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             for action in rt.block_on(mirror::mirror(&client, &root, &slug, &proposal, &title))? {
                 match action {
                     mirror::Action::Created { rel, draft_uuid } => {
-                        println!("created {rel} -> draft {draft_uuid}")
+                        out!("created {rel} -> draft {draft_uuid}")
                     }
                     mirror::Action::Updated { rel, draft_uuid } => {
-                        println!("updated {rel} -> draft {draft_uuid}")
+                        out!("updated {rel} -> draft {draft_uuid}")
                     }
                 }
             }
@@ -215,16 +216,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 archive::Outcome::NotReady(reason) => eprintln!("not archiving {slug}: {reason}"),
                 archive::Outcome::Archived { mirrored } => {
                     for (cap, uuid) in mirrored {
-                        println!("mirrored openspec/specs/{cap}/spec.md -> document {uuid}");
+                        out!("mirrored openspec/specs/{cap}/spec.md -> document {uuid}");
                     }
-                    println!("archived {slug}");
+                    out!("archived {slug}");
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::SlugLine { slug } => {
             change::validate_slug(&slug).map_err(|e| UsageError(e.to_string()))?;
-            println!("{}", change::slug_line(&slug));
+            out!("{}", change::slug_line(&slug));
             Ok(ExitCode::SUCCESS)
         }
     }

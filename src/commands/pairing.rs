@@ -6,6 +6,7 @@ use clawmux::bridge::access::pairing::{Pairing, PairingError};
 use clawmux::store::{self, clock};
 
 use super::UsageError;
+use super::out;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,13 +26,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let pairing = Pairing::new(&store::state_dir());
     match args.action {
         Action::Approve { code } => match pairing.approve(&code) {
-            Ok(open_id) => println!("approved {open_id}: they can use the bot now"),
+            Ok(open_id) => out!("approved {open_id}: they can use the bot now"),
             Err(e @ PairingError::UnknownCode(_)) => return Err(UsageError(e.to_string()).into()),
             Err(e) => return Err(e.into()),
         },
         Action::List => {
             for (code, p) in pairing.pending()? {
-                println!(
+                out!(
                     "{code}  {}  requested {}",
                     p.open_id,
                     clock::rfc3339(p.created_ms)

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clawmux::prompts::{self, PromptError, Template};
 
 use super::UsageError;
+use super::out;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -51,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for name in &rendered.unresolved {
-        println!("{name}");
+        out!("{name}");
     }
     eprintln!(
         "clawmux: {} placeholder(s) of {} have no value; pass --var NAME=VALUE",

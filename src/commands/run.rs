@@ -10,6 +10,7 @@ use clawmux::feishu::card::Card;
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
+use super::out;
 use super::serve::{load_config, sim_agent_command};
 
 /// How `run` prints its result, per channel.
@@ -78,7 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &log,
         ))
         .map_err(|e| UsageError(e.to_string()))?;
-    println!("{}", render(&outcome, args.format));
+    out!("{}", render(&outcome, args.format));
     Ok(match outcome.status {
         Status::Completed | Status::Approval => ExitCode::SUCCESS,
         Status::Error | Status::Timeout | Status::Failed => ExitCode::FAILURE,

@@ -1,6 +1,8 @@
 //! Area `hygiene`: clean stops of the real `clawmux serve` binary, private
-//! state files, bounded memory on large logs, and the event log on a full disk.
+//! state files, bounded memory on large logs, the event log on a full disk,
+//! and commands whose reader went away.
 
+mod closed_stdout;
 mod disk_full;
 mod private_state;
 mod serve_stop;
