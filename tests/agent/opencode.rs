@@ -53,12 +53,15 @@ fn wait_requests(api: &FakeApi, n: usize) {
     }
 }
 
-/// Longest wait for an OpenCode with a plugin to start and ask.
-const PLUGIN_START: Duration = Duration::from_secs(240);
+/// Longest wait for OpenCode to start and do its first step: it draws its
+/// first screen 15 to 80 s after it starts here (with a plugin, longer),
+/// more than one step's wait.
+const FIRST_STEP: Duration = Duration::from_secs(240);
 
-/// [`ConsoleServe::wait`] from the start, with [`PLUGIN_START`].
-fn wait_long(serve: &ConsoleServe, needle: &str) -> usize {
-    let deadline = std::time::Instant::now() + PLUGIN_START;
+/// [`ConsoleServe::wait`] from the start, with [`FIRST_STEP`] (the
+/// command is typed once OpenCode is ready).
+fn wait_first(serve: &ConsoleServe, needle: &str) -> usize {
+    let deadline = std::time::Instant::now() + FIRST_STEP;
     loop {
         if let Some(at) = serve.output().find(needle) {
             return at + needle.len();
@@ -80,7 +83,10 @@ fn opencode_answer_through_serve() {
     let script = vec![Turn::text("The shop sells pears.")];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     serve.say("tell me what the shop sells");
-    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
+    let at = wait_first(
+        &serve,
+        "== shop: tell me what the shop sells ==\n**Finished",
+    );
     let at = serve.wait(at, "The shop sells pears.");
     serve.wait(at, "└─");
     let out = serve.output();
@@ -132,7 +138,7 @@ fn opencode_approval_approved_through_serve() {
     ];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     serve.say("make a marker file");
-    let at = serve.wait(0, "== Approval needed ==");
+    let at = wait_first(&serve, "== Approval needed ==");
     let at = serve.wait(at, "└─");
     assert_bash_approval(&serve.output(), "$ touch made-by-opencode.txt");
     serve.say("/gsd:answer 1");
@@ -167,7 +173,7 @@ fn opencode_approval_rejected_through_serve() {
     ];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     serve.say("make a file");
-    let at = serve.wait(0, "== Approval needed ==");
+    let at = wait_first(&serve, "== Approval needed ==");
     let at = serve.wait(at, "└─");
     assert_bash_approval(&serve.output(), "$ touch denied.txt");
     serve.say("/gsd:answer 3");
@@ -207,7 +213,7 @@ fn opencode_question_through_serve() {
     let script = vec![Turn::tool("question", ask), Turn::text("Postgres it is.")];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     serve.say("pick a database");
-    let at = serve.wait(0, "== Approval needed ==");
+    let at = wait_first(&serve, "== Approval needed ==");
     let at = serve.wait(at, "└─");
     let out = serve.output();
     let all = cards(&out);
@@ -253,7 +259,7 @@ fn opencode_http_400_is_reported_through_serve() {
     ];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     serve.say("hello");
-    let at = serve.wait(0, "== The agent reported an error ==");
+    let at = wait_first(&serve, "== The agent reported an error ==");
     let at = serve.wait(at, "└─");
     let at = serve.wait(at, "== shop: hello ==");
     let at = serve.wait(at, "└─");
@@ -284,7 +290,7 @@ fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     serve.say("hello");
-    let at = serve.wait(0, "== shop: hello ==");
+    let at = wait_first(&serve, "== shop: hello ==");
     let stuck = "stuck: the call failed 3 times or more (retrying)";
     let at = serve.wait(at, stuck);
     let out = serve.output();
@@ -337,7 +343,7 @@ fn opencode_interrupt_through_serve() {
         false,
     );
     serve.say("talk a lot");
-    let at = serve.wait(0, "== shop: talk a lot ==");
+    let at = wait_first(&serve, "== shop: talk a lot ==");
     let at = serve.wait(at, "└─");
     wait_requests(&api, 1);
     let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc, Esc");
@@ -363,7 +369,7 @@ fn opencode_plugin_events_reach_the_daemon() {
     // With a plugin in its config OpenCode first tries to install the
     // plugin's dependencies, which costs it more than a minute offline
     // (measured 79 s) before its first screen.
-    let at = wait_long(&serve, "== Approval needed ==");
+    let at = wait_first(&serve, "== Approval needed ==");
     let at = serve.wait(at, "└─");
     serve.say("/gsd:answer 1");
     let at = serve.wait(at, "Hooked.");

@@ -233,7 +233,7 @@ async fn a_click_from_someone_not_allowed_does_not_switch_the_project() {
 }
 
 /// Who answers the first of two look-alike dialogs.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum FirstBy {
     /// Its card's Yes button, from chat.
     Card,
@@ -313,10 +313,26 @@ async fn look_alike_dialogs(b: &mut Bridge, ask: &str, commands: [&str; 2], by: 
         "{answered:?}"
     );
     let ran = format!("Ran {}: ok", commands[1]);
-    b.card("the turn's result", |e| {
-        is_send(e) && e.text.contains(ask) && e.text.contains(&ran)
-    })
-    .await;
+    let result = b
+        .card("the turn's result", |e| {
+            is_send(e) && e.text.contains(ask) && e.text.contains(&ran)
+        })
+        .await;
+    // The answer as the agent gave it: its last words (said in the last
+    // turn too) and no row of the dialogs it asked.
+    assert!(
+        result.text.contains("● Both ran."),
+        "{by:?}: {}",
+        result.text
+    );
+    for command in commands {
+        let dialog_row = format!("\n   {command}\n");
+        assert!(
+            !result.text.contains(&dialog_row),
+            "{by:?}: {}",
+            result.text
+        );
+    }
     for command in commands {
         let cards = (b.seen.iter()).filter(|e| approval(e, command));
         assert_eq!(cards.count(), 1, "one card for {command}");

@@ -39,11 +39,24 @@ pub struct Transcript {
     /// Lines the pane showed before the command: a TUI redrawing its
     /// screen finishes them again, but they are not this command's output.
     earlier: HashSet<String>,
+    /// The command as typed: its echo (`❯ text`) in the transcript is
+    /// where the earlier lines end (see [`Transcript::typed`]).
+    typed: Option<String>,
+    /// The command's echo went by: an earlier line seen since is either
+    /// a redraw (the echo follows it again) or the agent printing the same
+    /// line anew (nothing redrawn after it).
+    past_echo: bool,
+    /// Earlier lines seen after the echo, until it is known which.
+    held: Vec<String>,
     /// Rows seen under the input box during the command (a statusline
     /// such as GSD's `Opus │ shop ░░░ 0%`, whatever it says): a redraw
     /// can leave them among finished lines, but they are furniture.
     footer: HashSet<String>,
 }
+
+/// Earlier lines held after the command's echo (see `held`): past this,
+/// the oldest are taken for a redraw and dropped.
+pub const MAX_HELD_LINES: usize = 256;
 
 /// Footer rows remembered per command (a statusline redraws a few
 /// variants: a percentage, a phase).
@@ -58,6 +71,15 @@ impl Transcript {
         }
     }
 
+    /// The command typed, whose echo (`❯ text`) ends the earlier lines: a
+    /// line the pane showed before, printed again after the echo and not
+    /// redrawn with it, is output after all (an agent may say the same
+    /// thing twice in two turns).
+    pub fn typed(mut self, text: &str) -> Transcript {
+        self.typed = Some(text.to_owned());
+        self
+    }
+
     /// Whether the pane showed `line` before the command: redrawn, it is
     /// not the command's output.
     pub fn is_earlier(&self, line: &str) -> bool {
@@ -67,14 +89,47 @@ impl Transcript {
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
         for line in lines {
-            if self.earlier.contains(line) {
+            let echo = (self.typed.as_deref()).is_some_and(|t| crate::detect::is_echo(line, t));
+            if echo {
+                // A redraw passed the echo again: what was held above it
+                // was the screen redrawn, not output.
+                if self.past_echo {
+                    self.held.clear();
+                }
+                self.past_echo = true;
+            } else if self.earlier.contains(line) {
+                if self.past_echo && !is_furniture(line) {
+                    if self.held.len() == MAX_HELD_LINES {
+                        self.held.remove(0);
+                    }
+                    self.held.push(line.clone());
+                }
                 continue;
             }
-            self.read_answer(line);
-            if !is_furniture(line) {
-                self.lines.push(line.clone());
-            }
+            self.release_held();
+            self.take(line);
         }
+    }
+
+    /// Earlier lines held after the echo, followed by new output: the
+    /// agent's own, in their place.
+    fn release_held(&mut self) {
+        for line in std::mem::take(&mut self.held) {
+            self.take(&line);
+        }
+    }
+
+    fn take(&mut self, line: &str) {
+        self.read_answer(line);
+        if !is_furniture(line) {
+            self.lines.push(line.to_owned());
+        }
+    }
+
+    /// The turn is over: earlier lines still held after the echo were
+    /// printed anew (no redraw came to pass the echo again).
+    pub fn end(&mut self) {
+        self.release_held();
     }
 
     /// Follows the agent's blocks: a `●` row opens one, rows indented by
@@ -476,6 +531,39 @@ mod tests {
 
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_line_said_again_after_the_echo_is_output_and_a_redraw_is_not() {
+        let before = lines(&["❯ run two commands", "● Both ran.", "", "────────", "❯ "]);
+        let box_rows = lines(&["────────", "❯ ", "────────"]);
+        // The agent says in this turn what it said in the last.
+        let mut t = Transcript::after(&before).typed("run two more");
+        t.push(&lines(&["❯ run two more", "● Checked.", "● Both ran."]));
+        t.push(&box_rows);
+        assert_eq!(t.text(), "● Checked.\n", "held until the turn is over");
+        t.end();
+        assert_eq!(t.text(), "● Checked.\n● Both ran.\n");
+
+        // The screen redrawn after the echo (the earlier turn, the echo,
+        // this turn): the earlier lines are not this command's.
+        let mut t = Transcript::after(&before).typed("run two more");
+        t.push(&lines(&["❯ run two more", "● Checked."]));
+        t.push(&lines(&[
+            "❯ run two commands",
+            "● Both ran.",
+            "",
+            "❯ run two more",
+        ]));
+        t.push(&lines(&["● Checked.", "● Done."]));
+        t.end();
+        assert_eq!(t.text(), "● Checked.\n● Done.\n");
+
+        // Without the command's echo, an earlier line is never output.
+        let mut t = Transcript::after(&before).typed("something else");
+        t.push(&lines(&["● Checked.", "● Both ran."]));
+        t.end();
+        assert_eq!(t.text(), "● Checked.\n");
     }
 
     #[test]

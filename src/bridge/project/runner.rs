@@ -267,9 +267,10 @@ impl JobRunner {
                 (now, now + timeout, Some(at))
             }
         };
+        let output = Transcript::after(&self.recent).typed(&job.text);
         self.running = Some(Running {
             job,
-            output: Transcript::after(&self.recent),
+            output,
             started,
             deadline,
             errors: Vec::new(),
@@ -613,6 +614,7 @@ impl JobRunner {
         {
             running.output.fill_gap(rows);
         }
+        running.output.end();
         let mut output = running.output.text();
         if let Some(answer) = running.hook_answer {
             if output.trim().is_empty() || output.contains(GAP_LINE) {
