@@ -61,18 +61,7 @@ const FIRST_STEP: Duration = Duration::from_secs(240);
 /// [`ConsoleServe::wait`] from the start, with [`FIRST_STEP`] (the
 /// command is typed once OpenCode is ready).
 fn wait_first(serve: &ConsoleServe, needle: &str) -> usize {
-    let deadline = std::time::Instant::now() + FIRST_STEP;
-    loop {
-        if let Some(at) = serve.output().find(needle) {
-            return at + needle.len();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no {needle:?} in the cards:\n{}",
-            serve.output()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    serve.wait_within(0, needle, FIRST_STEP)
 }
 
 #[test]

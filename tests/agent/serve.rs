@@ -107,7 +107,12 @@ impl ConsoleServe {
     /// Waits until the cards printed after `from` bytes contain `needle`;
     /// returns the end of that text.
     pub(super) fn wait(&self, from: usize, needle: &str) -> usize {
-        let deadline = Instant::now() + STEP_TIMEOUT;
+        self.wait_within(from, needle, STEP_TIMEOUT)
+    }
+
+    /// [`ConsoleServe::wait`], at most `limit`.
+    pub(super) fn wait_within(&self, from: usize, needle: &str, limit: Duration) -> usize {
+        let deadline = Instant::now() + limit;
         loop {
             let out = self.output();
             if let Some(i) = out.get(from..).and_then(|t| t.find(needle)) {
