@@ -14,9 +14,10 @@ use clawmux::agentcheck::{FakeApi, Turn};
 use crate::support::aider::{AiderEnv, aider_or_skip, create_file, git_workspace, shell_reply};
 
 use super::serve::{
-    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
-    with_hook_home,
+    ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
 };
+use super::steps;
+use crate::support::claude::STEP_TIMEOUT;
 
 const PACE: Duration = Duration::from_millis(15);
 
@@ -52,16 +53,7 @@ fn start_with(
 
 /// The one approval card so far, checked for `needles`.
 fn one_approval(out: &str, needles: &[&str]) {
-    let all = cards(out);
-    let approvals = new_cards(&all, "== Approval needed ==");
-    assert_eq!(approvals.len(), 1, "{out}");
-    for needle in needles {
-        assert!(
-            approvals[0].contains(needle),
-            "{needle:?} not in\n{}",
-            approvals[0]
-        );
-    }
+    steps::one_card(out, "== Approval needed ==", needles);
 }
 
 #[test]
@@ -70,18 +62,7 @@ fn aider_answer_through_serve() {
         return;
     };
     let (mut serve, api, _env) = start(&aider, vec![Turn::text("The shop sells plums.")], PACE);
-    serve.say("tell me what the shop sells");
-    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
-    let at = serve.wait(at, "The shop sells plums.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
-    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells plums."));
-    assert_eq!(api.scripted_requests().len(), 1);
-    assert!(
-        new_cards(&cards(&out), "reported an error").is_empty(),
-        "{out}"
-    );
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells plums.");
 }
 
 /// An edit creating a file: `Create new file? (Y)es/(N)o [Yes]:` is one
@@ -254,11 +235,7 @@ fn aider_interrupt_through_serve() {
     serve.say("talk a lot");
     let at = serve.wait(0, "== shop: talk a lot ==");
     let at = serve.wait(at, "└─");
-    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
-    while api.scripted_requests().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no model call");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    steps::wait_requests(&api, 1);
     cancel_stops(&mut serve, at, "talk a lot", "Ctrl-C");
 }
 

@@ -11,9 +11,10 @@ use clawmux::agentcheck::{FakeApi, Turn};
 use crate::support::codex::{CodexEnv, codex_or_skip, exec};
 
 use super::serve::{
-    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
-    with_hook_home,
+    ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
 };
+use super::steps;
+use crate::support::claude::STEP_TIMEOUT;
 
 /// A console daemon whose project `shop` runs Codex against `script`.
 /// The project exists already (in the daemon's state), so the first chat
@@ -56,18 +57,7 @@ fn codex_answer_through_serve() {
         return;
     };
     let (mut serve, api, _env) = start(&codex, vec![Turn::text("The shop sells apples.")]);
-    serve.say("tell me what the shop sells");
-    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
-    let at = serve.wait(at, "The shop sells apples.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
-    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells apples."));
-    assert_eq!(api.scripted_requests().len(), 1);
-    assert!(
-        new_cards(&cards(&out), "reported an error").is_empty(),
-        "{out}"
-    );
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells apples.");
 }
 
 #[test]
@@ -86,35 +76,20 @@ fn codex_approval_approved_through_serve() {
     serve.say("make a marker file");
     let at = serve.wait(0, "== Approval needed ==");
     let at = serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    let approvals = new_cards(&all, "== Approval needed ==");
-    assert_eq!(approvals.len(), 1, "{out}");
-    for needle in [
+    let needles = [
         "Would you like to run the following command?",
         "touch made-by-codex.txt",
         "[1] Yes, proceed (y)",
         "[3] No, and tell Codex what to do differently (esc)",
-    ] {
-        assert!(
-            approvals[0].contains(needle),
-            "{needle:?} not in\n{}",
-            approvals[0]
-        );
-    }
+    ];
+    steps::one_card(&serve.output(), "== Approval needed ==", &needles);
     serve.say("/gsd:answer 1");
-    let at = serve.wait(at, "Made the marker file.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert!(
-        serve.home.path().join("ws/shop/made-by-codex.txt").exists(),
-        "{out}"
+    let made = (
+        "make a marker file",
+        "made-by-codex.txt",
+        "Made the marker file.",
     );
-    assert_eq!(finished(&out, "make a marker file"), 1, "{out}");
-    let scripted = api.scripted_requests();
-    assert_eq!(scripted.len(), 2, "{out}");
-    assert_eq!(scripted[1].tool_results().len(), 1);
-    assert_eq!(api.exhausted(), 0);
+    steps::approved(&serve, &api, at, made);
 }
 
 #[test]

@@ -21,3 +21,4 @@ mod record;
 mod replay;
 mod scenarios;
 mod serve;
+mod steps;

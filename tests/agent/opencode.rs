@@ -15,9 +15,9 @@ use clawmux::agentcheck::{FakeApi, Turn};
 use crate::support::opencode::{OpenCodeEnv, bash, opencode_or_skip};
 
 use super::serve::{
-    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
-    with_hook_home,
+    ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
 };
+use super::steps;
 
 /// A console daemon whose project `shop` runs OpenCode against `script`,
 /// `pace` between streamed chunks, with the clawmux plugin when `plugin`.
@@ -40,19 +40,6 @@ fn start(
 
 const PACE: Duration = Duration::from_millis(15);
 
-/// Waits until the fake API answered `n` scripted requests.
-fn wait_requests(api: &FakeApi, n: usize) {
-    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
-    while api.scripted_requests().len() < n {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent made {} scripted requests, not {n}",
-            api.scripted_requests().len()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Longest wait for OpenCode to start and do its first step: it draws its
 /// first screen 15 to 80 s after it starts here (with a plugin, longer),
 /// more than one step's wait.
@@ -69,47 +56,23 @@ fn opencode_answer_through_serve() {
     let Some(oc) = opencode_or_skip("agent::opencode::opencode_answer_through_serve") else {
         return;
     };
-    let script = vec![Turn::text("The shop sells pears.")];
-    let (mut serve, api, _env) = start(&oc, script, PACE, false);
-    serve.say("tell me what the shop sells");
-    let at = wait_first(
-        &serve,
-        "== shop: tell me what the shop sells ==\n**Finished",
-    );
-    let at = serve.wait(at, "The shop sells pears.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
-    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells pears."));
-    assert_eq!(api.scripted_requests().len(), 1);
-    assert!(
-        new_cards(&cards(&out), "reported an error").is_empty(),
-        "{out}"
-    );
+    let (mut serve, api, _env) = start(&oc, vec![Turn::text("The shop sells pears.")], PACE, false);
+    steps::plain_answer(&mut serve, &api, FIRST_STEP, "The shop sells pears.");
     // The title request was a side request, not taken from the script.
     assert!(api.requests().iter().any(|r| !r.scripted));
 }
 
 /// The approval card OpenCode's permission dialog gives, checked exactly.
 fn assert_bash_approval(out: &str, cmd: &str) {
-    let all = cards(out);
-    let approvals = new_cards(&all, "== Approval needed ==");
-    assert_eq!(approvals.len(), 1, "{out}");
-    for needle in [
+    let needles = [
         "Permission required",
         "# Shell command",
         cmd,
         "[1] Allow once",
         "[2] Allow always",
         "[3] Reject",
-    ] {
-        assert!(
-            approvals[0].contains(needle),
-            "{needle:?} not in\n{}",
-            approvals[0]
-        );
-    }
-    assert!(!approvals[0].contains("[4]"), "{}", approvals[0]);
+    ];
+    steps::one_card(out, "== Approval needed ==", &needles);
 }
 
 #[test]
@@ -131,20 +94,12 @@ fn opencode_approval_approved_through_serve() {
     let at = serve.wait(at, "└─");
     assert_bash_approval(&serve.output(), "$ touch made-by-opencode.txt");
     serve.say("/gsd:answer 1");
-    let at = serve.wait(at, "Made the marker file.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert!(
-        (serve.home.path())
-            .join("ws/shop/made-by-opencode.txt")
-            .exists(),
-        "{out}"
+    let made = (
+        "make a marker file",
+        "made-by-opencode.txt",
+        "Made the marker file.",
     );
-    assert_eq!(finished(&out, "make a marker file"), 1, "{out}");
-    let scripted = api.scripted_requests();
-    assert_eq!(scripted.len(), 2, "{out}");
-    assert_eq!(scripted[1].tool_results().len(), 1);
-    assert_eq!(api.exhausted(), 0);
+    steps::approved(&serve, &api, at, made);
 }
 
 /// Reject is the third button: two Right presses from the selected first
@@ -191,47 +146,12 @@ fn opencode_question_through_serve() {
     let Some(oc) = opencode_or_skip("agent::opencode::opencode_question_through_serve") else {
         return;
     };
-    let ask = serde_json::json!({"questions": [{
-        "question": "Which database should the shop use?",
-        "header": "Database",
-        "options": [
-            {"label": "SQLite", "description": "One file"},
-            {"label": "Postgres", "description": "A server"},
-        ],
-    }]});
-    let script = vec![Turn::tool("question", ask), Turn::text("Postgres it is.")];
+    let script = vec![
+        Turn::tool("question", steps::database_question()),
+        Turn::text("Postgres it is."),
+    ];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
-    serve.say("pick a database");
-    let at = wait_first(&serve, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    let questions = new_cards(&all, "== Approval needed ==");
-    assert_eq!(questions.len(), 1, "{out}");
-    for needle in [
-        "Which database should the shop use?",
-        "[1] SQLite",
-        "[2] Postgres",
-        "[3] Type your own answer",
-    ] {
-        assert!(
-            questions[0].contains(needle),
-            "{needle:?} not in\n{}",
-            questions[0]
-        );
-    }
-    assert!(!questions[0].contains("[4]"), "{}", questions[0]);
-    serve.say("/gsd:answer 2");
-    let at = serve.wait(at, "Postgres it is.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
-    let scripted = api.scripted_requests();
-    assert_eq!(scripted.len(), 2, "{out}");
-    let results = scripted[1].tool_results();
-    assert_eq!(results.len(), 1, "{out}");
-    assert!(results[0].contains("Postgres"), "{results:?}");
-    assert!(!results[0].contains("SQLite"), "{results:?}");
+    steps::database_chosen(&mut serve, &api, FIRST_STEP, "Type your own answer");
 }
 
 /// A 400 (`invalid_request_error`) is not retried: OpenCode draws it in
@@ -278,18 +198,8 @@ fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
     };
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
-    serve.say("hello");
-    let at = wait_first(&serve, "== shop: hello ==");
-    let stuck = "stuck: the call failed 3 times or more (retrying)";
-    let at = serve.wait(at, stuck);
-    let out = serve.output();
-    assert!(api.scripted_requests().len() >= 3, "not retried: {out}");
-    assert_eq!(out.matches(stuck).count(), 1, "{out}");
-    assert!(
-        new_cards(&cards(&out), "reported an error").is_empty(),
-        "{out}"
-    );
-    let stopped = cancel_stops(&mut serve, at, "hello", "Esc, Esc");
+    let stuck = ("stuck: the call failed 3 times or more (retrying)", 3);
+    let stopped = steps::stuck_then_stopped(&mut serve, &api, FIRST_STEP, stuck, "Esc, Esc");
     assert!(stopped.contains("▣  Build · Fake Model"), "{stopped}");
 }
 
@@ -316,15 +226,7 @@ fn opencode_interrupt_through_serve() {
     let Some(oc) = opencode_or_skip("agent::opencode::opencode_interrupt_through_serve") else {
         return;
     };
-    let long: String = (1..400)
-        .map(|n| {
-            format!(
-                "Fact {n} is that shelf {} holds {} jars. ",
-                n * 7 % 31,
-                n * 13 % 97
-            )
-        })
-        .collect();
+    let long = steps::long_answer();
     let (mut serve, api, _env) = start(
         &oc,
         vec![Turn::text(&long)],
@@ -334,7 +236,7 @@ fn opencode_interrupt_through_serve() {
     serve.say("talk a lot");
     let at = wait_first(&serve, "== shop: talk a lot ==");
     let at = serve.wait(at, "└─");
-    wait_requests(&api, 1);
+    steps::wait_requests(&api, 1);
     let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc, Esc");
     assert!(stopped.contains("▣  Build · Fake Model"), "{stopped}");
 }

@@ -2,6 +2,9 @@
 //! without the agent's screen furniture (input box, rules, spinner frames,
 //! shortcut hints). TUIs redraw above the cursor, so this is built from the
 //! stream of finished lines rather than from a position in the scrollback.
+//! Lines the pane showed before the command are redraws, not output, up to
+//! the command's echo (`❯ text`); after it, such a line is output unless a
+//! redraw passes the echo again.
 //!
 //! For an agent the result is its answer: the turn's `●` blocks (answers,
 //! tool calls and their `⎿` summaries), without the echoed prompt, spinner

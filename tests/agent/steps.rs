@@ -1,0 +1,164 @@
+//! The steps the other agents' tests through `serve` (Codex, Gemini CLI,
+//! OpenCode, Aider) take alike: a plain answer, the one approval card, an
+//! approved tool call, the database question, a retry without end reported
+//! stuck and stopped, and a long answer to interrupt. Each agent's file
+//! gives what differs: how it starts, its tool, its labels and its keys.
+
+use std::time::{Duration, Instant};
+
+use clawmux::agentcheck::FakeApi;
+use serde_json::{Value, json};
+
+use super::serve::{ConsoleServe, cancel_stops, cards, finished, new_cards, result_card};
+use crate::support::claude::STEP_TIMEOUT;
+
+/// Waits until the fake API answered `n` scripted requests.
+pub(super) fn wait_requests(api: &FakeApi, n: usize) {
+    let deadline = Instant::now() + STEP_TIMEOUT;
+    while api.scripted_requests().len() < n {
+        assert!(
+            Instant::now() < deadline,
+            "the agent made {} scripted requests, not {n}",
+            api.scripted_requests().len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The one card so far whose text holds `title`, checked for `needles`.
+pub(super) fn one_card(out: &str, title: &str, needles: &[&str]) -> String {
+    let all = cards(out);
+    let found = new_cards(&all, title);
+    assert_eq!(found.len(), 1, "{out}");
+    for needle in needles {
+        assert!(found[0].contains(needle), "{needle:?} not in\n{}", found[0]);
+    }
+    found[0].to_string()
+}
+
+/// Asks what the shop sells, `first` the wait for the first step (with
+/// the agent's start): one result holding `answer`, from one model call,
+/// and no error card.
+pub(super) fn plain_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Duration, answer: &str) {
+    let title = "tell me what the shop sells";
+    serve.say(title);
+    let at = serve.wait_within(0, &format!("== shop: {title} ==\n**Finished"), first);
+    let at = serve.wait(at, answer);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, title), 1, "{out}");
+    assert!(result_card(&out, title).contains(answer), "{out}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+}
+
+/// After an approval card was answered with its first option: the tool
+/// ran (`made`, a file in the workspace, exists), the model's `answer`
+/// ends the turn `title`, finished once, and the tool's result went back
+/// in the one further model call.
+pub(super) fn approved(
+    serve: &ConsoleServe,
+    api: &FakeApi,
+    at: usize,
+    (title, made, answer): (&str, &str, &str),
+) {
+    let at = serve.wait(at, answer);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let path = serve.home.path().join("ws/shop").join(made);
+    assert!(path.exists(), "{made} not made:\n{out}");
+    assert_eq!(finished(&out, title), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    assert_eq!(scripted[1].tool_results().len(), 1, "{out}");
+    assert_eq!(api.exhausted(), 0);
+}
+
+/// The question the question tests ask, as the question tool's input.
+pub(super) fn database_question() -> Value {
+    json!({"questions": [{
+        "question": "Which database should the shop use?",
+        "header": "Database",
+        "options": [
+            {"label": "SQLite", "description": "One file"},
+            {"label": "Postgres", "description": "A server"},
+        ],
+    }]})
+}
+
+/// Asks for a database (the model calls the agent's question tool with
+/// [`database_question`], then says `Postgres it is.`): one question card
+/// with both options and the agent's own free-answer row `own` last, `2`
+/// from the chat picks Postgres alone, and the turn finishes once.
+pub(super) fn database_chosen(serve: &mut ConsoleServe, api: &FakeApi, first: Duration, own: &str) {
+    serve.say("pick a database");
+    let at = serve.wait_within(0, "== Approval needed ==", first);
+    let at = serve.wait(at, "└─");
+    let own = format!("[3] {own}");
+    let question = one_card(
+        &serve.output(),
+        "== Approval needed ==",
+        &[
+            "Which database should the shop use?",
+            "[1] SQLite",
+            "[2] Postgres",
+            &own,
+        ],
+    );
+    assert!(!question.contains("[4]"), "{question}");
+    serve.say("/gsd:answer 2");
+    let at = serve.wait(at, "Postgres it is.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    let results = scripted[1].tool_results();
+    assert_eq!(results.len(), 1, "{out}");
+    assert!(results[0].contains("Postgres"), "{results:?}");
+    assert!(!results[0].contains("SQLite"), "{results:?}");
+}
+
+/// Says `hello` to an agent whose model call fails for ever: the chat is
+/// told `stuck` once (after at least `retried` calls), with no error card,
+/// and `/gsd:cancel` (the agent's interrupt, `keys`) stops the turn. The
+/// stopped card.
+pub(super) fn stuck_then_stopped(
+    serve: &mut ConsoleServe,
+    api: &FakeApi,
+    first: Duration,
+    (stuck, retried): (&str, usize),
+    keys: &str,
+) -> String {
+    serve.say("hello");
+    let at = serve.wait_within(0, "== shop: hello ==", first);
+    let at = serve.wait(at, stuck);
+    let out = serve.output();
+    assert!(
+        api.scripted_requests().len() >= retried,
+        "not retried: {out}"
+    );
+    assert_eq!(out.matches(stuck).count(), 1, "{out}");
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+    cancel_stops(serve, at, "hello", keys)
+}
+
+/// A long answer to stop mid-stream, in varied sentences (Gemini halts a
+/// repetitive stream as a loop).
+pub(super) fn long_answer() -> String {
+    (1..400)
+        .map(|n| {
+            format!(
+                "Fact {n} is that shelf {} holds {} jars. ",
+                n * 7 % 31,
+                n * 13 % 97
+            )
+        })
+        .collect()
+}
