@@ -2,12 +2,18 @@
 //!
 //! Gemini draws no turn-end row: the spinner row (`⠦ Thinking... (esc to
 //! cancel, 3s)`) empties and the input box is back. Its approvals are
-//! boxed numbered menus answered by the digit alone. HTTP 500 and 429 are
+//! boxed numbered menus answered by the digit alone (the cursor moves onto
+//! the option at once, the box closes ~0.4 s later). HTTP 500 and 429 are
 //! retried without end, with only the spinner showing (reported as stuck
 //! by the `gemini` profile). Its window title (`◇  Ready`, `✦  Working…`,
-//! `✋  Action Required`) is read as its state; its hooks (`AfterAgent`,
-//! `Notification`) reach `clawmux hook`. It also sends OSC 777
-//! notifications when they are enabled, which clawmux does not read.
+//! `✋  Action Required`) is read as its state, and so are its OSC 777
+//! notifications (`Gemini CLI needs your attention` while a dialog waits,
+//! `Gemini CLI session complete` at a turn's end; sent only with
+//! `general.enableNotifications`, which `clawmux hooks install --agent
+//! gemini` sets with `notificationMethod = "osc777"`; inside tmux wrapped
+//! in tmux's passthrough), so a turn still ends with the title's icons off
+//! (`ui.dynamicWindowTitle = false`). Its hooks (`AfterAgent`,
+//! `Notification`) reach `clawmux hook`.
 
 use super::claude::PermissionMode;
 use super::{Agent, Signal};

@@ -202,6 +202,9 @@ pub fn run_hooks(args: HooksArgs) -> anyhow::Result<ExitCode> {
             path.display()
         ));
     }
+    for setting in &report.set {
+        said.push_str(&format!("set {setting} in {}\n", path.display()));
+    }
     if !report.changed() {
         said = format!("clawmux hooks already installed in {}\n", path.display());
     }

@@ -93,6 +93,10 @@ pub struct Detector {
     /// A question answered before this detector reported its prompt (see
     /// [`Detector::answered`]).
     answered: Option<String>,
+    /// The dialog last answered and the option chosen, while judged
+    /// screens still show it with its cursor moved onto that option (see
+    /// [`Detector::forget_prompt`]).
+    answered_dialog: Option<(Prompt, String)>,
     /// The last non-empty screen rows when the screen was last judged: the
     /// context of a completion.
     screen_tail: String,
@@ -147,6 +151,7 @@ impl Detector {
             typed: None,
             prompt: None,
             answered: None,
+            answered_dialog: None,
             screen_tail: String::new(),
             printed: vec![false; rules],
             retry: None,
@@ -210,11 +215,16 @@ impl Detector {
         }
     }
 
-    /// The prompt on screen was answered (the agent took the keys): a
-    /// prompt judged next is a new one, even one that looks the same (the
-    /// same command asked about twice).
-    pub fn forget_prompt(&mut self, now: Millis) {
-        self.prompt = None;
+    /// The prompt on screen was answered with option `chosen` (the agent
+    /// took the keys): a prompt judged next is a new one, even one that
+    /// looks the same (the same command asked about twice), except the
+    /// answered dialog itself still drawn with its cursor moved onto
+    /// `chosen`. Gemini CLI moves its cursor onto the option whose digit
+    /// was typed and closes the dialog ~0.4 s later: that frame is the
+    /// answer on its way out. A dialog drawn anew starts with its cursor
+    /// where the answered one started, and is reported.
+    pub fn forget_prompt(&mut self, now: Millis, chosen: Option<&str>) {
+        self.answered_dialog = (self.prompt.take()).zip(chosen.map(str::to_owned));
         self.loading_since = None;
         self.judge_soon(now);
     }
@@ -334,8 +344,8 @@ impl Detector {
     /// [`crate::pane::signal`]): an agent's own state is judged with the
     /// screen at once.
     pub fn signal(&mut self, now: Millis, signal: &Signal) {
-        // A profile may read the agent's state off its window title
-        // (Gemini CLI has no state sequence).
+        // A profile may read the agent's state off its window title or its
+        // notifications (Gemini CLI has no state sequence).
         let (state, titled) = match signal {
             Signal::State { state, .. } => (Some(*state), false),
             Signal::Title(title) => {
@@ -343,16 +353,22 @@ impl Detector {
                 let state = states.find(|(re, _)| re.is_match(title));
                 (state.map(|(_, s)| *s), true)
             }
-            _ => (None, false),
+            Signal::Notification { title, body } => {
+                let text = format!("{title}\n{body}");
+                let mut states = self.profile.notification_states.iter();
+                let state = states.find(|(re, _)| re.is_match(&text));
+                (state.map(|(_, s)| *s), true)
+            }
         };
         if let Some(state) = state {
             // Codex says `working` then `idle` while it starts, before any
             // turn: only work after it was ready once is a turn's, and a
             // turn's end (`done`, `error`) or dialog is one whatever came
             // before.
-            // A title says `working` only for a turn (none while it starts).
+            // A title says `working` only for a turn (none while it starts);
+            // a notification never says it.
             let ready_before = self.agent_state.is_some() || (titled && self.in_turn);
-            tracing::debug!(pane = %self.pane, ?state, "agent state");
+            tracing::debug!(pane = %self.pane, ?state, signal = signal_name(signal), "agent state");
             self.worked |= ready_before && matches!(state, AgentState::Working)
                 || matches!(
                     state,
@@ -427,13 +443,23 @@ impl Detector {
         {
             self.prompt = state.prompt.clone();
         }
-        // The same prompt with other rows around it is still the same prompt;
-        // one with another body (a second edit of the same file, asked the
-        // same way) is another, unless the first was still drawing its body.
-        let same = |a: &Prompt, b: &Prompt| {
-            (a.kind, &a.question, &a.options) == (b.kind, &b.question, &b.options)
-                && (a.body == b.body || b.loading)
-        };
+        // The dialog just answered, drawn with its cursor moved onto the
+        // answer since it was reported (see `forget_prompt`): gone as far
+        // as dialogs go. Forgotten once a screen still for `prompt_quiet`
+        // shows something else: a frame drawn halfway (the answer's
+        // redraw cut between two reads) is no sign it went.
+        if let Some((old, chosen)) = self.answered_dialog.take() {
+            let showing_answer = state.prompt.as_ref().is_some_and(|shown| {
+                let at = shown.cursor_key();
+                same(shown, &old) && at.as_deref() == Some(&chosen) && at != old.cursor_key()
+            });
+            if showing_answer {
+                state.prompt = None;
+            }
+            if showing_answer || now < self.last_output + self.config.prompt_quiet {
+                self.answered_dialog = Some((old, chosen));
+            }
+        }
         let changed = match (&state.prompt, &self.prompt) {
             (Some(a), Some(b)) => !same(a, b),
             (a, b) => a.is_some() != b.is_some(),
@@ -571,7 +597,24 @@ impl Detector {
     }
 }
 
-/// The last `n` non-empty rows of `rows`, joined.
+/// The name of `signal`'s kind, as the agents' table names it.
+fn signal_name(signal: &Signal) -> &'static str {
+    let kind = match signal {
+        Signal::Title(_) => crate::agents::Signal::Title,
+        Signal::State { .. } => crate::agents::Signal::StateSequence,
+        Signal::Notification { .. } => crate::agents::Signal::Notification,
+    };
+    kind.name()
+}
+
+/// The same prompt with other rows around it is still the same prompt;
+/// one with another body (a second edit of the same file, asked the same
+/// way) is another, unless the first (`b`) was still drawing its body.
+fn same(a: &Prompt, b: &Prompt) -> bool {
+    (a.kind, &a.question, &a.options) == (b.kind, &b.question, &b.options)
+        && (a.body == b.body || b.loading)
+}
+
 /// The detection that reports the dialog `p`.
 fn approval_of(p: &super::screen::Prompt) -> DetectionKind {
     DetectionKind::Approval {
@@ -582,6 +625,7 @@ fn approval_of(p: &super::screen::Prompt) -> DetectionKind {
     }
 }
 
+/// The last `n` non-empty rows of `rows`, joined.
 fn tail(rows: &[String], n: usize) -> String {
     let filled: Vec<&str> = rows
         .iter()

@@ -63,6 +63,16 @@ pub(crate) fn is_option_row(row: &str) -> bool {
     OPTION_ROW.is_match(row)
 }
 
+/// The key of the numbered option the cursor is on in a dialog's rows (its
+/// `context`), if one shows it.
+pub(crate) fn cursor_key(context: &str) -> Option<String> {
+    context.lines().find_map(|row| {
+        let c = OPTION_ROW.captures(row)?;
+        c.name("cursor")?;
+        Some(c["key"].to_owned())
+    })
+}
+
 /// A dialog as read from the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Dialog {

@@ -91,6 +91,7 @@ struct ProfileSpec {
     option_key: Option<String>,
     menu_cursor: Option<String>,
     title_states: Option<Vec<TitleStateSpec>>,
+    notification_states: Option<Vec<NotificationStateSpec>>,
     stalled: Option<String>,
     stalled_seconds: Option<u64>,
     turn_completed: Option<String>,
@@ -105,6 +106,16 @@ struct ProfileSpec {
 #[serde(deny_unknown_fields)]
 struct TitleStateSpec {
     title: String,
+    state: AgentState,
+}
+
+/// A desktop notification that says the agent's state, as written in
+/// TOML: `notification` is searched in its title and body, joined by a
+/// newline.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotificationStateSpec {
+    notification: String,
     state: AgentState,
 }
 
@@ -160,6 +171,8 @@ impl ProfileSpec {
             option_key: self.option_key.clone().or_else(|| base.option_key.clone()),
             menu_cursor: (self.menu_cursor.clone()).or_else(|| base.menu_cursor.clone()),
             title_states: (self.title_states.clone()).or_else(|| base.title_states.clone()),
+            notification_states: (self.notification_states.clone())
+                .or_else(|| base.notification_states.clone()),
             stalled: self.stalled.clone().or_else(|| base.stalled.clone()),
             stalled_seconds: self.stalled_seconds.or(base.stalled_seconds),
             turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
@@ -233,6 +246,11 @@ pub struct Profile {
     /// Window titles (OSC 0/2) that say the agent's state, taken as its
     /// own state sequence (Gemini: `✦  Working…`, `◇  Ready`).
     pub(crate) title_states: Vec<(Regex, AgentState)>,
+    /// Desktop notifications (OSC 777, OSC 9) that say the agent's state,
+    /// searched in `title\nbody` and taken as its state sequence like a
+    /// title (Gemini: `Gemini CLI needs your attention`, `Gemini CLI
+    /// session complete`).
+    pub(crate) notification_states: Vec<(Regex, AgentState)>,
     /// The busy row's own count of seconds without an answer (group
     /// `seconds`), and how many make the turn "stuck": an agent that
     /// retries an API error for ever shows nothing else.
@@ -495,6 +513,12 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         menu_cursor: spec.menu_cursor.clone().filter(|c| !c.is_empty()),
         title_states: (spec.title_states.iter().flatten())
             .map(|t| Ok((regex(name, "title_states.title", &t.title)?, t.state)))
+            .collect::<Result<_, PatternError>>()?,
+        notification_states: (spec.notification_states.iter().flatten())
+            .map(|n| {
+                let re = regex(name, "notification_states.notification", &n.notification)?;
+                Ok((re, n.state))
+            })
             .collect::<Result<_, PatternError>>()?,
         stalled: (spec.stalled.as_ref())
             .map(|p| regex(name, "stalled", p))

@@ -35,6 +35,19 @@ pub(crate) struct Prompt {
     pub(crate) select: MenuSelect,
 }
 
+impl Prompt {
+    /// The key of the option the menu's cursor is on, where it shows one.
+    pub(crate) fn cursor_key(&self) -> Option<String> {
+        match self.select {
+            MenuSelect::Vertical { cursor } | MenuSelect::Horizontal { cursor } => {
+                self.options.get(cursor).map(|o| o.key.clone())
+            }
+            MenuSelect::Typed => dialog::cursor_key(&self.context),
+            MenuSelect::Ticks { .. } => None,
+        }
+    }
+}
+
 /// How the turn on screen ended, read from its last block.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct TurnEnd {

@@ -5,8 +5,9 @@
 //! [{"type": "command", "command": "clawmux hook", "timeout": 5}]}]}}`.
 //! Codex's `CODEX_HOME/hooks.json` and Gemini CLI's `~/.gemini/settings.json`
 //! take the same shape with their own event names ([`Agent`]); Gemini's
-//! timeout is in milliseconds. Codex also gets its `notify` program in
-//! `config.toml` ([`codex_notify_line`]).
+//! timeout is in milliseconds, and its settings also get its terminal
+//! notifications turned on ([`Agent::settings`]). Codex also gets its
+//! `notify` program in `config.toml` ([`codex_notify_line`]).
 
 use std::fs;
 use std::io::{Read, Write};
@@ -49,6 +50,33 @@ pub const GEMINI_HOOK_EVENTS: [(&str, Option<&str>); 2] =
 /// Gemini CLI's hook timeout, in milliseconds (its unit).
 pub const GEMINI_HOOK_TIMEOUT_MS: u64 = 5000;
 
+/// Gemini CLI's settings clawmux needs besides its hooks, as (section,
+/// key, value): its terminal notifications (off by default) on, as OSC
+/// 777 in the pane's output (`auto` sends OSC 9 or a bare bell in some
+/// terminals), which clawmux reads as a second signal (see
+/// `crate::agents::gemini`).
+pub const GEMINI_SETTINGS: [(&str, &str, Setting); 2] = [
+    ("general", "enableNotifications", Setting::Bool(true)),
+    ("general", "notificationMethod", Setting::Str("osc777")),
+];
+
+/// A settings value clawmux sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    Bool(bool),
+    Str(&'static str),
+}
+
+impl Setting {
+    /// The value as JSON.
+    pub fn json(self) -> Value {
+        match self {
+            Setting::Bool(b) => b.into(),
+            Setting::Str(s) => s.into(),
+        }
+    }
+}
+
 /// The agent whose hook file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Agent {
@@ -68,6 +96,14 @@ impl Agent {
             Agent::Claude => &HOOK_EVENTS,
             Agent::Codex => &CODEX_HOOK_EVENTS,
             Agent::Gemini => &GEMINI_HOOK_EVENTS,
+        }
+    }
+
+    /// Settings set besides the hooks, as (section, key, value).
+    pub fn settings(self) -> &'static [(&'static str, &'static str, Setting)] {
+        match self {
+            Agent::Claude | Agent::Codex => &[],
+            Agent::Gemini => &GEMINI_SETTINGS,
         }
     }
 
@@ -97,7 +133,8 @@ pub fn hooks_config(command: &str) -> Value {
     hooks_config_for(Agent::Claude, command)
 }
 
-/// The `{"hooks": …}` object `agent` gets for `command`.
+/// The `{"hooks": …}` object `agent` gets for `command`, with its other
+/// settings ([`Agent::settings`]).
 pub fn hooks_config_for(agent: Agent, command: &str) -> Value {
     let hooks: Map<String, Value> = (agent.events().iter())
         .map(|&(event, matcher)| {
@@ -105,7 +142,11 @@ pub fn hooks_config_for(agent: Agent, command: &str) -> Value {
             (event.to_owned(), json!([group]))
         })
         .collect();
-    json!({ "hooks": hooks })
+    let mut config = json!({ "hooks": hooks });
+    for &(section, key, value) in agent.settings() {
+        config[section][key] = value.json();
+    }
+    config
 }
 
 fn matcher_group(matcher: Option<&str>, command: &str, timeout: u64) -> Value {
@@ -127,11 +168,13 @@ pub struct MergeReport {
     pub added: Vec<&'static str>,
     /// Events whose clawmux hook ran another command (e.g. another `--bin`).
     pub updated: Vec<&'static str>,
+    /// Other settings set ([`Agent::settings`]), as `section.key`.
+    pub set: Vec<String>,
 }
 
 impl MergeReport {
     pub fn changed(&self) -> bool {
-        !self.added.is_empty() || !self.updated.is_empty()
+        !self.added.is_empty() || !self.updated.is_empty() || !self.set.is_empty()
     }
 }
 
@@ -187,6 +230,17 @@ fn merge(agent: Agent, settings: &mut Value, command: &str) -> Result<MergeRepor
                 groups.push(matcher_group(matcher, command, agent.timeout()));
                 report.added.push(event);
             }
+        }
+    }
+    for &(section, key, value) in agent.settings() {
+        let table = root
+            .entry(section)
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .ok_or_else(|| format!("\"{section}\" is not an object"))?;
+        if table.get(key) != Some(&value.json()) {
+            table.insert(key.to_owned(), value.json());
+            report.set.push(format!("{section}.{key}"));
         }
     }
     Ok(report)
@@ -531,7 +585,7 @@ mod tests {
         .unwrap();
         assert_eq!(hooks_config_for(Agent::Codex, "clawmux hook"), codex);
         let gemini: Value = serde_json::from_str(
-            r#"{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}],"Notification":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}]}}"#,
+            r#"{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}],"Notification":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}]},"general":{"enableNotifications":true,"notificationMethod":"osc777"}}"#,
         )
         .unwrap();
         assert_eq!(hooks_config_for(Agent::Gemini, "clawmux hook"), gemini);
@@ -544,14 +598,24 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let before = json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "general": {"enableAutoUpdate": false, "enableNotifications": false},
             "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "node gsd-check-update.js"}]}],
                       "AfterAgent": [{"hooks": [{"type": "command", "command": "say done"}]}]}
         });
         std::fs::write(&path, before.to_string()).unwrap();
         let (_, report) = install_file(Agent::Gemini, &path, "clawmux hook").unwrap();
         assert_eq!(report.added, ["AfterAgent", "Notification"]);
+        assert_eq!(
+            report.set,
+            ["general.enableNotifications", "general.notificationMethod"]
+        );
         let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(after["security"], before["security"]);
+        // Its notifications on, as OSC 777; its other general settings kept.
+        assert_eq!(
+            after["general"],
+            json!({"enableAutoUpdate": false, "enableNotifications": true, "notificationMethod": "osc777"})
+        );
         assert_eq!(
             after["hooks"]["SessionStart"],
             before["hooks"]["SessionStart"]

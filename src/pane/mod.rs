@@ -11,7 +11,12 @@
 //!
 //! The agents' second signals in the stream (window titles, OSC 7501
 //! states, OSC 777 notifications) are kept aside for the watcher
-//! ([`Pane::take_signals`], [`signal`]).
+//! ([`Pane::take_signals`], [`signal`]). One wrapped in tmux's passthrough
+//! (`ESC P tmux; <the sequence, every ESC doubled> ESC \`, as Gemini CLI
+//! sends its notifications inside tmux) is read as the sequence it wraps:
+//! the parser ends the DCS at its first ESC, and the doubled ESC then
+//! begins the inner sequence (the tests pin this, however the bytes are
+//! cut).
 //!
 //! Partial escape sequences are carried across `feed` calls by the
 //! parsers, and a partial UTF-8 character by the pane (vte 0.15 mishandles
@@ -327,6 +332,63 @@ mod tests {
             "{} bytes",
             text.len()
         );
+    }
+
+    /// What a pane reads from `bytes` fed whole, and cut at every point
+    /// into two or three pieces: the same signals and screen each time.
+    fn signals_however_cut(bytes: &[u8]) -> (Vec<signal::Signal>, String) {
+        let mut whole = Pane::new(40, 8);
+        whole.feed(bytes);
+        let read = (whole.take_signals(), whole.screen());
+        for i in 0..=bytes.len() {
+            for j in i..=bytes.len() {
+                let mut cut = Pane::new(40, 8);
+                for piece in [&bytes[..i], &bytes[i..j], &bytes[j..]] {
+                    cut.feed(piece);
+                }
+                assert_eq!(
+                    (cut.take_signals(), cut.screen()),
+                    read,
+                    "cut at {i} and {j}"
+                );
+            }
+        }
+        read
+    }
+
+    /// Gemini CLI inside tmux: OSC 777 in tmux's passthrough, its ESC
+    /// doubled, BEL-terminated (as measured) or ST-terminated (its ST's
+    /// ESC doubled too).
+    #[test]
+    fn a_notification_in_tmux_passthrough_is_read() {
+        let want = vec![signal::Signal::Notification {
+            title: "Gemini CLI session complete".into(),
+            body: "Run finished | done.".into(),
+        }];
+        let osc = "]777;notify;Gemini CLI session complete;Run finished | done.";
+        for end in ["\x07", "\x1b\x1b\\"] {
+            let wrapped = format!("a\x1bPtmux;\x1b\x1b{osc}{end}\x1b\\b");
+            let (signals, screen) = signals_however_cut(wrapped.as_bytes());
+            assert_eq!(signals, want, "{wrapped:?}");
+            assert_eq!(screen, "ab", "{wrapped:?}");
+        }
+    }
+
+    /// A passthrough cut short, never ended, or wrapping no OSC gives no
+    /// signal and prints nothing of itself.
+    #[test]
+    fn malformed_passthrough_is_no_signal_and_no_text() {
+        for bytes in [
+            &b"a\x1bPtmux;"[..],
+            b"a\x1bPtmux;\x1b\x1b]777;notify;T",
+            b"a\x1bPtmux;\x1b\x1b]777\x07\x1b\\",
+            b"a\x1bPtmux;\x1b\x1b\x1b\x1b\x1b\\",
+            b"a\x1bPtmux;\xff\xfe\x00\x1b\\",
+        ] {
+            let (signals, screen) = signals_however_cut(bytes);
+            assert!(signals.is_empty(), "{bytes:?}: {signals:?}");
+            assert_eq!(screen, "a", "{bytes:?}");
+        }
     }
 
     #[test]

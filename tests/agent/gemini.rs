@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
 
-use crate::support::gemini::{GeminiEnv, gemini_or_skip, shell};
+use crate::support::gemini::{
+    GeminiEnv, GeminiRun, gemini_or_skip, notifications, pane_output, shell,
+};
 
 use super::serve::{
     ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
@@ -380,4 +382,114 @@ fn gemini_hooks_through_serve() {
             "no {event} hook in the log:\n{log}"
         );
     }
+}
+
+/// Gemini's question (`ask_user`) answered with its second option, then a
+/// shell approval, recorded from the first byte (the fixture
+/// `tests/fixtures/gemini-<release>/question_then_shell.rec`, refreshed
+/// with `CLAWMUX_UPDATE_FIXTURES=1`; `tests/detect/gemini_recorded.rs`
+/// replays it): inside tmux, with notifications on (the test home's
+/// settings, as `clawmux hooks install --agent gemini` writes them),
+/// Gemini wraps its OSC 777 notifications in tmux's passthrough, and the
+/// pane reads each as a signal: the question, the approval and the turn's
+/// end.
+#[test]
+fn gemini_question_then_shell_recorded() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_then_shell_recorded") else {
+        return;
+    };
+    let ask = serde_json::json!({"questions": [{
+        "question": "Which database should the shop use?",
+        "header": "Database",
+        "type": "choice",
+        "options": [
+            {"label": "SQLite", "description": "One file"},
+            {"label": "Postgres", "description": "A server"},
+        ],
+    }]});
+    let script = vec![
+        Turn::tool("ask_user", ask),
+        Turn::tool(
+            "run_shell_command",
+            shell("touch made.txt", "Create a marker file"),
+        ),
+        Turn::text("Postgres it is."),
+    ];
+    let mut run = GeminiRun::start(&gemini, script);
+    run.prompt("pick a database");
+    run.wait_for("Which database should the shop use?");
+    run.settle();
+    run.keys(&["2"]);
+    run.wait_for("Allow execution of [Shell]?");
+    run.settle();
+    run.keys(&["1"]);
+    run.wait_for("Postgres it is.");
+    // Its turn's end, said after the answer is drawn.
+    run.wait_recorded("Gemini CLI session complete");
+    let recording = run.finish();
+    // As tmux's passthrough: `ESC P tmux; <the OSC, every ESC doubled> ESC \`.
+    let wrapped = b"\x1bPtmux;\x1b\x1b]777;notify;";
+    let bytes: Vec<u8> = (pane_output(&recording).into_iter())
+        .flat_map(|(_, b)| b)
+        .collect();
+    assert!(
+        bytes.windows(wrapped.len()).any(|w| w == wrapped),
+        "no OSC 777 in tmux's passthrough in the output"
+    );
+    let notes = notifications(&recording);
+    for (title, body) in [
+        (
+            "Gemini CLI needs your attention",
+            "Answer requested by agent",
+        ),
+        ("Gemini CLI needs your attention", "Approval required"),
+        ("Gemini CLI session complete", "Run finished"),
+    ] {
+        assert!(
+            notes.iter().any(|(t, b)| t == title && b.starts_with(body)),
+            "no {title:?} / {body:?} in {notes:?}"
+        );
+    }
+    run.maybe_save_fixture("question_then_shell");
+}
+
+/// With its window title's state icons off (`ui.dynamicWindowTitle:
+/// false`, the title no longer says ready, working or waiting), Gemini's
+/// OSC 777 notifications are the state clawmux reads (the `gemini`
+/// profile's `notification_states`): the approval's `Approval required`,
+/// then `session complete` ending the turn, once. Without them no turn of
+/// this Gemini ends: clawmux ends one only after the agent said it worked.
+#[test]
+fn gemini_notifications_end_turns_without_title_icons_through_serve() {
+    let test = "agent::gemini::gemini_notifications_end_turns_without_title_icons_through_serve";
+    let Some(gemini) = gemini_or_skip(test) else {
+        return;
+    };
+    let script = vec![
+        Turn::tool(
+            "run_shell_command",
+            shell("touch noted.txt", "Create a marker file"),
+        ),
+        Turn::text("Noted the marker file."),
+    ];
+    let api = FakeApi::start_paced(script, PACE).unwrap();
+    let (home, _) = shop_home();
+    let env = GeminiEnv::new(&api.base_url());
+    env.write_settings(serde_json::json!({"ui": {"dynamicWindowTitle": false}}));
+    let mut serve = serve_shop(&env.env_command(&gemini, &[]), home, "gemini");
+    serve.say("make a noted file");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    assert_shell_approval(&serve.output(), "touch noted.txt");
+    serve.say("/gsd:answer 1");
+    let at = serve.wait(at, "== shop: make a noted file ==\n**Finished");
+    let at = serve.wait(at, "Noted the marker file.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "make a noted file"), 1, "{out}");
+    assert!(
+        serve.home.path().join("ws/shop/noted.txt").exists(),
+        "{out}"
+    );
+    assert_eq!(api.exhausted(), 0, "{out}");
 }

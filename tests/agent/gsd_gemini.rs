@@ -108,14 +108,17 @@ fn gsd_plan_phase_on_gemini_through_serve() {
     serve.say("/gsd:answer 2");
 
     // The planner writes its plan through the shell: Gemini asks first.
-    // (The answered question's box can linger a frame and be read again:
-    // that card is closed "Answered in the terminal" once it is gone.)
+    // The answered question's box lingers a few frames with its cursor on
+    // the answer before Gemini closes it: still the one question, one
+    // card, closed by the answer.
     let at = serve.wait(at, "== Approval needed ==\nshop · cm-shop · permission");
     let at = serve.wait(at, "└─");
     let out = serve.output();
     let all = cards(&out);
     let approvals = new_cards(&all, "== Approval needed ==\nshop · cm-shop · permission");
     assert_eq!(approvals.len(), 1, "{out}");
+    let questions = new_cards(&all, "== Approval needed ==\nshop · cm-shop · question");
+    assert_eq!(questions.len(), 1, "{out}");
     for needle in [
         "mkdir -p .planning/phases/01-catalogue",
         "Allow execution of [Shell]?",
@@ -151,4 +154,10 @@ fn gsd_plan_phase_on_gemini_through_serve() {
         new_cards(&cards(&out), "reported an error").is_empty(),
         "{out}"
     );
+    // Every dialog one card, each closed by its answer from chat.
+    let all = cards(&out);
+    assert_eq!(new_cards(&all, "== Approval needed ==").len(), 2, "{out}");
+    for closed in ["Approval no longer pending", "Answered in the terminal"] {
+        assert!(!out.contains(closed), "{closed:?} in\n{out}");
+    }
 }

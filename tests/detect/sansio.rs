@@ -330,7 +330,7 @@ fn the_same_dialog_once_answered_is_a_new_one_when_seen_again() {
     feed(&mut w, 0, PERMISSION, &mut seen);
     tick(&mut w, 1_000, &mut seen);
     // Answered; the agent asks about the same command again at once.
-    w.detector_mut().forget_prompt(Millis(2_000));
+    w.detector_mut().forget_prompt(Millis(2_000), Some("1"));
     feed(&mut w, 2_000, PERMISSION, &mut seen);
     tick(&mut w, 3_000, &mut seen);
     assert_eq!(approvals(&seen), 2, "{seen:#?}");

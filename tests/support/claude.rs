@@ -451,7 +451,7 @@ pub fn is_idle_footer(screen: &str) -> bool {
 }
 
 /// SIGTERM, then wait (the recorder flushes and exits).
-fn stop(mut child: Child) {
+pub fn stop(mut child: Child) {
     // SAFETY: plain kill(2) on a child we spawned and have not reaped.
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
@@ -460,7 +460,7 @@ fn stop(mut child: Child) {
 }
 
 /// Waits until the file at `path` contains `needle`.
-fn wait_file(path: &Path, needle: &str, timeout: Duration) {
+pub fn wait_file(path: &Path, needle: &str, timeout: Duration) {
     let deadline = Instant::now() + timeout;
     loop {
         if std::fs::read_to_string(path).is_ok_and(|t| t.contains(needle)) {

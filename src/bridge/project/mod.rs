@@ -782,10 +782,12 @@ impl Actor {
                     None => {
                         // A dialog on screen from now on is another one, even
                         // one that looks the same (the same command asked
-                        // about twice).
+                        // about twice), but for this one still showing the
+                        // answer on its way out.
                         let now_ms = self.now();
                         if let Some((_, watcher)) = &mut self.pane {
-                            watcher.detector_mut().forget_prompt(now_ms);
+                            let chosen = Some(pending.answering.key.as_str());
+                            watcher.detector_mut().forget_prompt(now_ms, chosen);
                         }
                         Ok(())
                     }
