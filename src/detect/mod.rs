@@ -262,14 +262,14 @@ impl PaneWatcher {
 
     /// Fires what is due at `now` (call at [`PaneWatcher::next_deadline`]).
     pub fn tick(&mut self, now: Millis, sink: &mut impl FnMut(Detection)) {
-        let (pane, cells) = (&self.pane, self.detector.profile().cells);
-        self.detector.tick(now, || rows_of(pane, cells), sink);
+        let (pane, read) = (&self.pane, RowsRead::of(self.detector.profile()));
+        self.detector.tick(now, || rows_of(pane, read), sink);
     }
 
     /// The screen rows the detector reads: with what the colours say
     /// marked in them for a profile that reads them (see `cells`).
     fn rows(&self) -> Vec<String> {
-        rows_of(&self.pane, self.detector.profile().cells)
+        rows_of(&self.pane, RowsRead::of(self.detector.profile()))
     }
 
     /// When [`PaneWatcher::tick`] next has work.
@@ -285,6 +285,12 @@ impl PaneWatcher {
     /// The pane, e.g. to resize it.
     pub fn pane_mut(&mut self) -> &mut Pane {
         &mut self.pane
+    }
+
+    /// The agent reads its input on the cursor's row, a line at a time
+    /// (see `Profile::input_at_cursor`).
+    pub fn line_mode(&self) -> bool {
+        self.detector.profile().input_at_cursor
     }
 
     /// The permission mode the agent's footer last showed.
@@ -345,12 +351,35 @@ impl PaneWatcher {
     }
 }
 
-/// `pane`'s rows, marked from its cells when `cells` (see `cells`).
-fn rows_of(pane: &Pane, cells: bool) -> Vec<String> {
-    if cells {
-        cells::marked_rows(pane.cells())
-    } else {
-        pane.screen_rows()
+/// How a profile reads a pane's rows.
+#[derive(Clone, Copy)]
+enum RowsRead {
+    /// Marked from its cells (see `cells`).
+    Cells,
+    /// Down to the cursor's row, for a profile whose input is the
+    /// cursor's row (`input_at_cursor`).
+    ToCursor,
+    Text,
+}
+
+impl RowsRead {
+    fn of(profile: &Profile) -> RowsRead {
+        if profile.cells {
+            RowsRead::Cells
+        } else if profile.input_at_cursor {
+            RowsRead::ToCursor
+        } else {
+            RowsRead::Text
+        }
+    }
+}
+
+/// `pane`'s rows, read as `read` says.
+fn rows_of(pane: &Pane, read: RowsRead) -> Vec<String> {
+    match read {
+        RowsRead::Cells => cells::marked_rows(pane.cells()),
+        RowsRead::ToCursor => pane.screen_rows_to_cursor(),
+        RowsRead::Text => pane.screen_rows(),
     }
 }
 

@@ -97,6 +97,7 @@ struct ProfileSpec {
     turn_completed: Option<String>,
     stalled_attempts: Option<u64>,
     cells: Option<bool>,
+    input_at_cursor: Option<bool>,
     start_seconds: Option<u64>,
     approvals: Option<Vec<RuleSpec>>,
 }
@@ -178,6 +179,7 @@ impl ProfileSpec {
             turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
             stalled_attempts: self.stalled_attempts.or(base.stalled_attempts),
             cells: self.cells.or(base.cells),
+            input_at_cursor: self.input_at_cursor.or(base.input_at_cursor),
             start_seconds: self.start_seconds.or(base.start_seconds),
             approvals,
         }
@@ -262,6 +264,10 @@ pub struct Profile {
     /// The screen is read with its colours (see `cells`) and drawn in
     /// panels with a left bar (see `panel`): OpenCode.
     pub(crate) cells: bool,
+    /// The agent's input is the row its cursor is on (a line-mode program
+    /// such as Aider): a line it took has the cursor below it, though its
+    /// text is still the last on screen.
+    pub(crate) input_at_cursor: bool,
     /// Longest wait for the agent's first idle screen before a command
     /// is typed anyway, when the caller's default is too short (OpenCode
     /// starts in 15 to 35 s on a loaded machine, 80 s with a plugin; keys
@@ -529,6 +535,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
             .transpose()?,
         stalled_attempts: spec.stalled_attempts.unwrap_or(DEFAULT_STALLED_ATTEMPTS),
         cells: spec.cells.unwrap_or(false),
+        input_at_cursor: spec.input_at_cursor.unwrap_or(false),
         start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }

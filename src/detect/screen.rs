@@ -98,8 +98,15 @@ pub(crate) fn analyse(
     let status_text = status.join("\n");
     let idle_match = profile.idle.is_match(&status_text);
     let panel_box = profile.cells.then(|| panel::input_box(&rows)).flatten();
+    // A line-mode agent's input is the row its cursor is on (its rows go
+    // down to it): a line it took has the cursor below it, though its text
+    // is still the last on screen.
+    let input_text = match rows.last() {
+        Some(last) if profile.input_at_cursor => last.as_str(),
+        _ => &status_text,
+    };
     let input = (profile.input.as_ref())
-        .and_then(|re| re.captures(&status_text))
+        .and_then(|re| re.captures(input_text))
         .and_then(|c| c.get(1))
         .map(|m| m.as_str().trim().to_owned())
         .or_else(|| panel_box.as_ref().map(|b| b.text.clone()));
@@ -1399,6 +1406,14 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         let s = state("aider", &typed);
         assert!(!s.idle);
         assert_eq!(s.input.as_deref(), Some("hello"));
+        // Taken: the cursor moved to the row below (the rows go down to
+        // it), before anything else was drawn. No input waits there.
+        let aider = Profiles::defaults().unwrap().get("aider").unwrap();
+        let mut taken = screen(&typed);
+        taken.push(String::new());
+        let s = analyse(&aider, &taken, |_| true);
+        assert!(!s.idle && s.busy.is_none());
+        assert_eq!(s.input, None);
         let done = format!(
             "{AIDER_TOP}\ndiff> hello\nHi there.\nTokens: 2.3k sent, 4 received.\n{rule}\ndiff>"
         );

@@ -137,13 +137,28 @@ impl Pane {
     /// The visible screen rows, trailing blanks trimmed, trailing empty rows
     /// dropped.
     pub fn screen_rows(&self) -> Vec<String> {
+        self.rows_down_to(0)
+    }
+
+    /// [`Pane::screen_rows`], keeping the empty rows down to the cursor's:
+    /// the last row is then the one the cursor is on, or the last with
+    /// text below it. A line-mode program that took a line has moved the
+    /// cursor below it; one still editing it has not.
+    pub fn screen_rows_to_cursor(&self) -> Vec<String> {
+        let (row, _) = self.screen.screen().cursor_position();
+        self.rows_down_to(usize::from(row) + 1)
+    }
+
+    /// The screen's rows, trailing blanks trimmed, trailing empty rows
+    /// dropped past the first `keep`.
+    fn rows_down_to(&self, keep: usize) -> Vec<String> {
         let screen = self.screen.screen();
         let (_, cols) = screen.size();
         let mut rows: Vec<String> = screen
             .rows(0, cols.get())
             .map(|r| r.trim_end().to_owned())
             .collect();
-        while rows.last().is_some_and(|r| r.is_empty()) {
+        while rows.len() > keep && rows.last().is_some_and(|r| r.is_empty()) {
             rows.pop();
         }
         rows

@@ -14,9 +14,10 @@ use crate::support::gemini::{
 };
 
 use super::serve::{
-    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
-    with_hook_home,
+    ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
 };
+use super::steps;
+use crate::support::claude::STEP_TIMEOUT;
 
 /// A console daemon whose project `shop` runs Gemini CLI against
 /// `script`, `pace` between streamed chunks. The project exists already
@@ -49,38 +50,13 @@ fn start_with(
 
 const PACE: Duration = Duration::from_millis(15);
 
-/// Waits until the fake API answered `n` scripted requests (Gemini takes
-/// a while to start; a key sent before it asked the model finds no turn).
-fn wait_requests(api: &FakeApi, n: usize) {
-    let deadline = std::time::Instant::now() + crate::support::claude::STEP_TIMEOUT;
-    while api.scripted_requests().len() < n {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent made {} scripted requests, not {n}",
-            api.scripted_requests().len()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn gemini_answer_through_serve() {
     let Some(gemini) = gemini_or_skip("agent::gemini::gemini_answer_through_serve") else {
         return;
     };
     let (mut serve, api, _env) = start(&gemini, vec![Turn::text("The shop sells pears.")], PACE);
-    serve.say("tell me what the shop sells");
-    let at = serve.wait(0, "== shop: tell me what the shop sells ==\n**Finished");
-    let at = serve.wait(at, "The shop sells pears.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, "tell me what the shop sells"), 1, "{out}");
-    assert!(result_card(&out, "tell me what the shop sells").contains("The shop sells pears."));
-    assert_eq!(api.scripted_requests().len(), 1);
-    assert!(
-        new_cards(&cards(&out), "reported an error").is_empty(),
-        "{out}"
-    );
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells pears.");
     // The router's side call came first and was not taken from the script.
     assert!(
         api.requests()
@@ -91,23 +67,15 @@ fn gemini_answer_through_serve() {
 
 /// The approval card Gemini's shell dialog gives, checked exactly.
 fn assert_shell_approval(out: &str, cmd: &str) {
-    let all = cards(out);
-    let approvals = new_cards(&all, "== Approval needed ==");
-    assert_eq!(approvals.len(), 1, "{out}");
-    for needle in [
+    let needles = [
         "Allow execution of [Shell]?",
         cmd,
         "[1] Allow once",
         "[2] Allow for this session",
         "[3] No, suggest changes (esc)",
-    ] {
-        assert!(
-            approvals[0].contains(needle),
-            "{needle:?} not in\n{}",
-            approvals[0]
-        );
-    }
-    assert!(!approvals[0].contains("[4]"), "{}", approvals[0]);
+    ];
+    let card = steps::one_card(out, "== Approval needed ==", &needles);
+    assert!(!card.contains("[4]"), "{card}");
 }
 
 #[test]
@@ -129,22 +97,12 @@ fn gemini_approval_approved_through_serve() {
     let at = serve.wait(at, "└─");
     assert_shell_approval(&serve.output(), "touch made-by-gemini.txt");
     serve.say("/gsd:answer 1");
-    let at = serve.wait(at, "Made the marker file.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert!(
-        serve
-            .home
-            .path()
-            .join("ws/shop/made-by-gemini.txt")
-            .exists(),
-        "{out}"
+    let made = (
+        "make a marker file",
+        "made-by-gemini.txt",
+        "Made the marker file.",
     );
-    assert_eq!(finished(&out, "make a marker file"), 1, "{out}");
-    let scripted = api.scripted_requests();
-    assert_eq!(scripted.len(), 2, "{out}");
-    assert_eq!(scripted[1].tool_results().len(), 1);
-    assert_eq!(api.exhausted(), 0);
+    steps::approved(&serve, &api, at, made);
 }
 
 #[test]
@@ -190,48 +148,11 @@ fn gemini_question_through_serve() {
     let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_through_serve") else {
         return;
     };
-    let ask = serde_json::json!({"questions": [{
-        "question": "Which database should the shop use?",
-        "header": "Database",
-        "type": "choice",
-        "options": [
-            {"label": "SQLite", "description": "One file"},
-            {"label": "Postgres", "description": "A server"},
-        ],
-    }]});
+    let mut ask = steps::database_question();
+    ask["questions"][0]["type"] = "choice".into();
     let script = vec![Turn::tool("ask_user", ask), Turn::text("Postgres it is.")];
     let (mut serve, api, _env) = start(&gemini, script, PACE);
-    serve.say("pick a database");
-    let at = serve.wait(0, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    let questions = new_cards(&all, "== Approval needed ==");
-    assert_eq!(questions.len(), 1, "{out}");
-    for needle in [
-        "Which database should the shop use?",
-        "[1] SQLite",
-        "[2] Postgres",
-        "[3] Enter a custom value",
-    ] {
-        assert!(
-            questions[0].contains(needle),
-            "{needle:?} not in\n{}",
-            questions[0]
-        );
-    }
-    assert!(!questions[0].contains("[4]"), "{}", questions[0]);
-    serve.say("/gsd:answer 2");
-    let at = serve.wait(at, "Postgres it is.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
-    let scripted = api.scripted_requests();
-    assert_eq!(scripted.len(), 2, "{out}");
-    let results = scripted[1].tool_results();
-    assert_eq!(results.len(), 1, "{out}");
-    assert!(results[0].contains("Postgres"), "{results:?}");
-    assert!(!results[0].contains("SQLite"), "{results:?}");
+    steps::database_chosen(&mut serve, &api, STEP_TIMEOUT, "Enter a custom value");
 }
 
 /// A 400 is not retried: `✕ [API Error: …]` ends the turn, one error card.
@@ -278,21 +199,8 @@ fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
     };
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];
     let (mut serve, api, _env) = start(&gemini, script, PACE);
-    serve.say("hello");
-    let at = serve.wait(0, "== shop: hello ==");
-    let at = serve.wait(at, "stuck: no answer for 30s or more (retrying?)");
-    let out = serve.output();
-    assert!(api.scripted_requests().len() >= 2, "not retried: {out}");
-    assert_eq!(
-        out.matches("stuck: no answer for 30s or more").count(),
-        1,
-        "{out}"
-    );
-    assert!(
-        new_cards(&cards(&out), "reported an error").is_empty(),
-        "{out}"
-    );
-    let stopped = cancel_stops(&mut serve, at, "hello", "Esc");
+    let stuck = ("stuck: no answer for 30s or more (retrying?)", 2);
+    let stopped = steps::stuck_then_stopped(&mut serve, &api, STEP_TIMEOUT, stuck, "Esc");
     assert!(stopped.contains("Request cancelled."), "{stopped}");
 }
 
@@ -319,22 +227,13 @@ fn gemini_interrupt_through_serve() {
     let Some(gemini) = gemini_or_skip("agent::gemini::gemini_interrupt_through_serve") else {
         return;
     };
-    // Varied sentences: Gemini halts a repetitive stream as a loop.
-    let long: String = (1..400)
-        .map(|n| {
-            format!(
-                "Fact {n} is that shelf {} holds {} jars. ",
-                n * 7 % 31,
-                n * 13 % 97
-            )
-        })
-        .collect();
-    let (mut serve, _api, _env) =
+    let long = steps::long_answer();
+    let (mut serve, api, _env) =
         start(&gemini, vec![Turn::text(&long)], Duration::from_millis(300));
     serve.say("talk a lot");
     let at = serve.wait(0, "== shop: talk a lot ==");
     let at = serve.wait(at, "└─");
-    wait_requests(&_api, 1);
+    steps::wait_requests(&api, 1);
     let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc");
     assert!(stopped.contains("Request cancelled."), "{stopped}");
 }

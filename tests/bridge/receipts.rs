@@ -90,3 +90,46 @@ async fn an_agent_that_redraws_late_is_not_reported_not_submitted() {
         "{screen}"
     );
 }
+
+/// A line-mode agent (read with Aider's profile) that takes a line and
+/// draws nothing for 5 s, as Aider did on a loaded machine: the typed line
+/// is still the last text on screen, but the cursor left it, so it was
+/// taken. No second Enter: it would reach the agent as an empty line once
+/// it reads again (or as the `[Yes]` of its next question).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_mode_agent_slow_to_draw_gets_one_enter() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let script = home.path().join("slow_line_agent.sh");
+    std::fs::write(
+        &script,
+        "while :; do\n\
+           printf 'diff> '\n\
+           IFS= read -r line || exit 0\n\
+           sleep 5\n\
+           [ -z \"$line\" ] && echo 'an empty line came in'\n\
+           echo \"You said: $line\"\n\
+           echo 'Tokens: 1 sent, 1 received.'\n\
+           echo '────────'\n\
+         done\n",
+    )
+    .unwrap();
+    let mut config = test_config(&tmux.socket, home.path());
+    config.agent.command = format!("bash {}", script.display());
+    config.agent.profile = "aider".into();
+    let mut b = Bridge::start_with(tmux, home, config).await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
+    b.card_with("Project ready").await;
+    b.say("oc_1", "ou_alice", "hello there").await;
+    let result = b.card_with("You said: hello there").await;
+    assert!(result.text.contains("demo: hello there"), "{}", result.text);
+    let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
+    assert!(
+        !kinds.iter().any(|k| k == "enter_pressed_again"),
+        "{kinds:?}"
+    );
+    // Long enough for a second Enter to have come out as an empty line.
+    tokio::time::sleep(std::time::Duration::from_secs(6)).await;
+    let screen = b.tmux.capture("cm-demo");
+    assert!(!screen.contains("an empty line came in"), "{screen}");
+}

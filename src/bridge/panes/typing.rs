@@ -9,8 +9,9 @@
 //!   an option nobody chose.
 //! - After typing, [`receipt`] says whether the agent took the input: the
 //!   input box no longer shows it. While it still does, Enter is pressed
-//!   once more, and the chat is told it was not submitted only once the
-//!   text has sat there for [`NOT_SUBMITTED_AFTER`].
+//!   once more (not for a line-mode agent: [`max_enters`]), and the chat
+//!   is told it was not submitted only once the text has sat there for
+//!   [`NOT_SUBMITTED_AFTER`].
 
 use std::time::Duration;
 
@@ -23,6 +24,14 @@ pub const RECEIPT_WAIT: Duration = Duration::from_secs(3);
 
 /// Enter presses for one command at most (the first and one more).
 pub const MAX_ENTERS: u8 = 2;
+
+/// The Enter presses a command gets: a line-mode agent (its input on the
+/// cursor's row) reads its terminal in order, so an Enter it has not read
+/// yet is not lost, and a second would submit an empty line later, or
+/// answer the `[Yes]` of its next question.
+pub fn max_enters(line_mode: bool) -> u8 {
+    if line_mode { 1 } else { MAX_ENTERS }
+}
 
 /// How long after the first Enter typed input may still sit in the input
 /// box before the chat hears it was not submitted. An agent on a loaded
@@ -100,14 +109,19 @@ pub enum Receipt {
     Wait,
 }
 
-/// Has the agent taken `text`, after `enters` presses of Enter, the first
-/// `waited` ago?
-pub fn receipt(look: &ScreenLook, text: &str, enters: u8, waited: Duration) -> Receipt {
+/// Has the agent taken `text`, after `enters` presses of Enter (of at
+/// most `max`), the first `waited` ago?
+pub fn receipt(
+    look: &ScreenLook,
+    text: &str,
+    (enters, max): (u8, u8),
+    waited: Duration,
+) -> Receipt {
     if !in_input_box(look, text) {
         Receipt::Taken
     } else if look.dialog() {
         Receipt::Wait
-    } else if enters < MAX_ENTERS {
+    } else if enters < max {
         Receipt::PressEnter
     } else if waited < NOT_SUBMITTED_AFTER {
         Receipt::Wait
@@ -204,10 +218,16 @@ mod tests {
             resume(&dialog, CMD, screen_hash(&dialog.rows)),
             Resume::Follow
         );
-        assert_eq!(receipt(&dialog, CMD, 1, Duration::ZERO), Receipt::Taken);
+        assert_eq!(
+            receipt(&dialog, CMD, (1, MAX_ENTERS), Duration::ZERO),
+            Receipt::Taken
+        );
         let mut stuck = idle(&[], CMD);
         stuck.prompt = Some(crate::detect::ShownPrompt::default());
-        assert_eq!(receipt(&stuck, CMD, 1, Duration::ZERO), Receipt::Wait);
+        assert_eq!(
+            receipt(&stuck, CMD, (1, MAX_ENTERS), Duration::ZERO),
+            Receipt::Wait
+        );
     }
 
     #[test]
@@ -224,19 +244,32 @@ mod tests {
         assert_eq!(resume(&shown, CMD, before), Resume::Follow);
         let other = look(&["$ ls", "a b", "$ "], None);
         assert_eq!(resume(&other, CMD, before), Resume::Type);
-        assert_eq!(receipt(&shown, CMD, 1, Duration::ZERO), Receipt::Taken);
+        assert_eq!(
+            receipt(&shown, CMD, (1, MAX_ENTERS), Duration::ZERO),
+            Receipt::Taken
+        );
     }
 
     #[test]
     fn enter_is_pressed_once_more_then_the_chat_is_told() {
         let stuck = idle(&[], CMD);
         let soon = RECEIPT_WAIT;
-        assert_eq!(receipt(&stuck, CMD, 1, soon), Receipt::PressEnter);
+        let max = MAX_ENTERS;
+        assert_eq!(receipt(&stuck, CMD, (1, max), soon), Receipt::PressEnter);
         // Every Enter pressed: the agent may still redraw late.
-        assert_eq!(receipt(&stuck, CMD, 2, soon * 2), Receipt::Wait);
+        assert_eq!(receipt(&stuck, CMD, (2, max), soon * 2), Receipt::Wait);
         let late = NOT_SUBMITTED_AFTER;
-        assert_eq!(receipt(&stuck, CMD, 2, late), Receipt::NotSubmitted);
-        assert_eq!(receipt(&idle(&[], ""), CMD, 1, soon), Receipt::Taken);
+        assert_eq!(receipt(&stuck, CMD, (2, max), late), Receipt::NotSubmitted);
+        assert_eq!(receipt(&idle(&[], ""), CMD, (1, max), soon), Receipt::Taken);
+    }
+
+    #[test]
+    fn a_line_mode_agent_gets_one_enter() {
+        let stuck = idle(&[], CMD);
+        let one = (1, max_enters(true));
+        assert_eq!(receipt(&stuck, CMD, one, RECEIPT_WAIT), Receipt::Wait);
+        let late = NOT_SUBMITTED_AFTER;
+        assert_eq!(receipt(&stuck, CMD, one, late), Receipt::NotSubmitted);
     }
 
     #[test]

@@ -934,7 +934,8 @@ impl Actor {
             return;
         };
         let waited = check.since.elapsed();
-        match typing::receipt(&watcher.look(), &check.text, check.enters, waited) {
+        let enters = (check.enters, typing::max_enters(watcher.line_mode()));
+        match typing::receipt(&watcher.look(), &check.text, enters, waited) {
             Receipt::Taken => {}
             Receipt::Wait => {
                 check.at = Instant::now() + typing::RECEIPT_WAIT;
