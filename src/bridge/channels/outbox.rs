@@ -214,11 +214,14 @@ const MAX_REMEMBERED_CARDS: usize = 4096;
 
 /// Which chat each entry is for, and when each chat was last served.
 ///
-/// An entry's lane is its chat; an update (patch, reaction) has the lane
-/// of the card it changes (its send still queued, or delivered by this
-/// process), else a lane of its own card's. The next entry is the first
-/// of the lane served longest ago, so lanes take turns and each keeps its
-/// order.
+/// An entry's lane is its chat; an update (patch) has the lane of the
+/// card it changes (its send still queued, or delivered by this process);
+/// a reaction, the lane of a card replying to the message it marks (a
+/// command's "taken" and "finished" follow its cards, which reply to it).
+/// Else an update has a lane of its own, never served: without the
+/// reply's lane every reaction would go before an idle chat's card. The
+/// next entry is the first of the lane served longest ago, so lanes take
+/// turns and each keeps its order.
 #[derive(Default)]
 pub struct Lanes {
     /// Lane -> the turn it was last served in.
@@ -238,6 +241,9 @@ impl Lanes {
         for (at, entry) in outbox.iter().enumerate() {
             let lane = self.lane(entry, &seen);
             seen.insert(entry.op.handle().to_string(), lane.clone());
+            if let Some(key) = reply_key(entry) {
+                seen.insert(key, lane.clone());
+            }
             if !heads.insert(lane.clone()) {
                 continue;
             }
@@ -255,9 +261,11 @@ impl Lanes {
         self.turn += 1;
         self.last.insert(lane.clone(), self.turn);
         if matches!(entry.op, OutboxOp::Send { .. } | OutboxOp::File { .. }) {
-            let handle = entry.op.handle().to_string();
-            if self.card_lane.insert(handle.clone(), lane).is_none() {
-                self.card_order.push_back(handle);
+            let keys = [Some(entry.op.handle().to_string()), reply_key(entry)];
+            for key in keys.into_iter().flatten() {
+                if self.card_lane.insert(key.clone(), lane.clone()).is_none() {
+                    self.card_order.push_back(key);
+                }
             }
             while self.card_order.len() > MAX_REMEMBERED_CARDS {
                 if let Some(old) = self.card_order.pop_front() {
@@ -274,13 +282,40 @@ impl Lanes {
     /// The lane of `entry`; `queued` holds the lanes of the cards queued
     /// before it.
     fn lane(&self, entry: &OutboxEntry, queued: &HashMap<String, String>) -> String {
-        match &entry.op {
-            OutboxOp::Send { target, .. } | OutboxOp::File { target, .. } => chat_lane(target),
-            OutboxOp::Patch { handle } | OutboxOp::React { handle, .. } => (queued.get(&**handle))
-                .or_else(|| self.card_lane.get(&**handle))
+        let known = |key: &str| {
+            (queued.get(key))
+                .or_else(|| self.card_lane.get(key))
                 .cloned()
-                .unwrap_or_else(|| format!("card:{handle}")),
+        };
+        match &entry.op {
+            OutboxOp::Send { target, .. } | OutboxOp::File { target, .. } => {
+                Some(chat_lane(target))
+            }
+            OutboxOp::Patch { handle } => known(handle),
+            OutboxOp::React {
+                handle, message_id, ..
+            } => known(&replying_to(message_id)).or_else(|| known(handle)),
         }
+        .unwrap_or_else(|| format!("card:{}", entry.op.handle()))
+    }
+}
+
+/// The key under which [`Lanes`] remembers the lane of the cards replying
+/// to a message (not a card handle: those are random ids).
+fn replying_to(message_id: &str) -> String {
+    format!("reply:{message_id}")
+}
+
+/// The reply key of a card that replies to a message.
+fn reply_key(entry: &OutboxEntry) -> Option<String> {
+    match &entry.op {
+        OutboxOp::Send {
+            reply_to: Some(m), ..
+        }
+        | OutboxOp::File {
+            reply_to: Some(m), ..
+        } => Some(replying_to(m)),
+        _ => None,
     }
 }
 
@@ -521,6 +556,42 @@ mod tests {
             fair_order(queue),
             ["a0", "b0", "a1", "p0", "a2", "a3", "a4"]
         );
+    }
+
+    #[test]
+    fn a_reaction_takes_the_turn_of_the_chat_its_cards_reply_in() {
+        let reply = |uuid: &str, chat: &str, message: &str| {
+            let mut e = send_to(uuid, chat);
+            if let OutboxOp::Send { reply_to, .. } = &mut e.op {
+                *reply_to = Some(message.into());
+            }
+            e
+        };
+        let react = |uuid: &str, message: &str| {
+            let op = OutboxOp::React {
+                handle: format!("h-{uuid}").into(),
+                message_id: message.into(),
+                emoji: "OnIt".into(),
+            };
+            entry(uuid, op)
+        };
+        let mut lanes = Lanes::default();
+        lanes.served(&reply("a0", "busy", "om_1"));
+        let mut queue: VecDeque<OutboxEntry> = [
+            reply("a1", "busy", "om_2"),
+            react("r1", "om_2"),
+            react("r0", "om_1"),
+            send_to("b0", "idle"),
+        ]
+        .into();
+        // Reactions on the busy chat's messages (one replied to by a card
+        // queued, one by a card delivered) wait in its lane.
+        let mut order = Vec::new();
+        while let Some(e) = lanes.pick(&queue).and_then(|at| queue.remove(at)) {
+            lanes.served(&e);
+            order.push(e.uuid);
+        }
+        assert_eq!(order, ["b0", "a1", "r1", "r0"]);
     }
 
     #[test]
