@@ -297,15 +297,8 @@ fn gemini_question_then_shell_recorded() {
     let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_then_shell_recorded") else {
         return;
     };
-    let ask = serde_json::json!({"questions": [{
-        "question": "Which database should the shop use?",
-        "header": "Database",
-        "type": "choice",
-        "options": [
-            {"label": "SQLite", "description": "One file"},
-            {"label": "Postgres", "description": "A server"},
-        ],
-    }]});
+    let mut ask = steps::database_question();
+    ask["questions"][0]["type"] = "choice".into();
     let script = vec![
         Turn::tool("ask_user", ask),
         Turn::tool(

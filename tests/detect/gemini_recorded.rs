@@ -153,16 +153,7 @@ fn notifications(bytewise: bool) -> Vec<(String, String)> {
     let mut pane = Pane::new(120, 40);
     let mut found = Vec::new();
     for (_, line) in lines() {
-        let mut outputs = Vec::new();
-        decoder.feed(&line, &mut |e| {
-            if let clawmux::control::Event::Notification(clawmux::control::Notification::Output {
-                data,
-                ..
-            }) = e
-            {
-                outputs.push(data.to_vec());
-            }
-        });
+        let outputs = pane_outputs(&mut decoder, &line);
         for bytes in outputs {
             if bytewise {
                 for b in &bytes {
@@ -236,16 +227,7 @@ fn completions_without_titles(profile: std::sync::Arc<clawmux::detect::Profile>)
         while let Some(due) = w.next_deadline().filter(|d| d.0 <= at) {
             w.tick(due, &mut |d| seen.push(d));
         }
-        let mut outputs = Vec::new();
-        decoder.feed(&line, &mut |e| {
-            if let clawmux::control::Event::Notification(clawmux::control::Notification::Output {
-                data,
-                ..
-            }) = e
-            {
-                outputs.push(data.to_vec());
-            }
-        });
+        let outputs = pane_outputs(&mut decoder, &line);
         for bytes in outputs {
             w.feed(Millis(at), &without_titles(&bytes), &mut |d| seen.push(d));
         }
@@ -283,4 +265,19 @@ fn gemini_notifications_say_its_state_without_its_title() {
         completions_without_titles(deaf.get("gemini").unwrap()),
         [0u64; 0]
     );
+}
+
+/// The pane output (`%output`) a control-mode `line` carries.
+fn pane_outputs(decoder: &mut clawmux::control::Decoder, line: &[u8]) -> Vec<Vec<u8>> {
+    let mut outputs = Vec::new();
+    decoder.feed(line, &mut |e| {
+        if let clawmux::control::Event::Notification(clawmux::control::Notification::Output {
+            data,
+            ..
+        }) = e
+        {
+            outputs.push(data.to_vec());
+        }
+    });
+    outputs
 }
