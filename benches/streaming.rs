@@ -12,6 +12,9 @@
 #[path = "../tests/feishu/fake_server.rs"]
 #[allow(unused_imports)] // a test fixture: the bench uses part of it
 mod fake_server;
+#[path = "../tests/support/tmux.rs"]
+#[allow(dead_code)] // a test fixture: the bench uses part of it
+mod tmux;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -27,6 +30,7 @@ use clawmux::detect::Profiles;
 use clawmux::feishu::cardkit::MAX_OPS_PER_SEC_PER_CARD;
 use clawmux::store::SharedState;
 use fake_server::FakeFeishu;
+use tmux::TmuxServer;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
@@ -133,7 +137,9 @@ async fn main() {
     let n = lines();
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let home = home.path();
-    let socket = format!("clawmux-bench-stream-{}", std::process::id());
+    // Killed when dropped, a panicking wait included.
+    let tmux = TmuxServer::new();
+    let socket = tmux.socket.clone();
     let script_path = home.join("bench.sim");
     std::fs::write(&script_path, script(n)).unwrap_or_else(|e| panic!("script: {e}"));
     let fake = FakeFeishu::start().await;
@@ -253,8 +259,6 @@ async fn main() {
     daemon.abort();
     stream.abort();
     out.abort();
-    let _ = Command::new("tmux")
-        .args(["-L", &socket, "kill-server"])
-        .status();
+    drop(tmux);
     let _ = watcher.join();
 }
