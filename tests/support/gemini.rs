@@ -175,6 +175,9 @@ impl GeminiRun {
         // A placeholder that waits: the recorder attaches before Gemini
         // writes its first byte.
         tmux.new_session(&target, "cat");
+        // A Gemini that exits leaves its last screen (and the server) for
+        // the failure to show.
+        tmux.ok(&["set-option", "-t", &target, "remain-on-exit", "on"]);
         let dir = tempfile::tempdir().expect("tempdir");
         let recording = dir.path().join("run.rec");
         let recorder = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
