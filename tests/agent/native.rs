@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use clawmux::agentcheck::{ClaudeEnv, FakeApi};
 use clawmux::agents::claude::PermissionMode;
+use clawmux::bridge::panes::answering::ANSWER_SETTLE;
 use clawmux::detect::{
     DetectionKind, DetectorConfig, MenuSelect, Millis, PaneWatcher, Profiles, ShownPrompt,
 };
@@ -74,8 +75,10 @@ fn wait_dialog(tmux: &TmuxServer, target: &str) -> Shown {
     }
 }
 
-/// Chooses option `label` of `shown` with the keys the answer path sends.
+/// Chooses option `label` of `shown` with the keys the answer path sends,
+/// once the screen is still, as the answer path waits.
 fn choose(tmux: &TmuxServer, target: &str, shown: &Shown, label: &str) {
+    tmux.wait_still(target, ANSWER_SETTLE, STEP_TIMEOUT);
     let at = shown.labels.iter().position(|l| l == label);
     let at = at.unwrap_or_else(|| panic!("no {label:?} in {:?}", shown.labels));
     let key = &shown.prompt.keys[at];

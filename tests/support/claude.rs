@@ -376,17 +376,7 @@ impl ClaudeRun {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
-        let deadline = Instant::now() + STEP_TIMEOUT;
-        let mut screen = self.screen();
-        let mut still_since = Instant::now();
-        while still_since.elapsed() < ANSWER_SETTLE && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-            let now = self.screen();
-            if now != screen {
-                screen = now;
-                still_since = Instant::now();
-            }
-        }
+        (self.tmux).wait_still(&self.target, ANSWER_SETTLE, STEP_TIMEOUT);
     }
 
     /// Stops the recorder (and the watcher) and returns the recording. Bytes,

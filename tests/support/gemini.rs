@@ -253,17 +253,8 @@ impl GeminiRun {
     /// Waits until the screen has been still for [`ANSWER_SETTLE`], as
     /// clawmux waits before it answers a dialog.
     pub fn settle(&self) {
-        let deadline = std::time::Instant::now() + super::claude::STEP_TIMEOUT;
-        let mut screen = self.screen();
-        let mut still_since = std::time::Instant::now();
-        while still_since.elapsed() < ANSWER_SETTLE && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            let now = self.screen();
-            if now != screen {
-                screen = now;
-                still_since = std::time::Instant::now();
-            }
-        }
+        let timeout = super::claude::STEP_TIMEOUT;
+        (self.tmux).wait_still(&self.target, ANSWER_SETTLE, timeout);
     }
 
     /// Sends tmux key names (`1`, `Enter`, `Escape`).

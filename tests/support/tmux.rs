@@ -78,6 +78,23 @@ impl TmuxServer {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+
+    /// Waits until the screen of `target` has been still for `still` (at
+    /// most `timeout`), as a person waits before answering a dialog:
+    /// Claude Code 2.1.332 drops keys sent within ~0.2 s of drawing one.
+    pub fn wait_still(&self, target: &str, still: Duration, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut screen = self.capture(target);
+        let mut still_since = Instant::now();
+        while still_since.elapsed() < still && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = self.capture(target);
+            if now != screen {
+                screen = now;
+                still_since = Instant::now();
+            }
+        }
+    }
 }
 
 impl Drop for TmuxServer {
