@@ -292,12 +292,7 @@ fn gemini_hooks_through_serve() {
 /// Gemini wraps its OSC 777 notifications in tmux's passthrough, and the
 /// pane reads each as a signal: the question, the approval and the turn's
 /// end.
-///
-/// Ignored in the README's `cargo test`: in one full run its pane's tmux
-/// server was gone mid-test (cause not found; since then a Gemini that
-/// exits leaves its screen). `.ci/run` runs it on its own, with a retry.
 #[test]
-#[ignore = "records real Gemini; .ci/run runs it alone (cargo test -- --ignored)"]
 fn gemini_question_then_shell_recorded() {
     let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_then_shell_recorded") else {
         return;

@@ -192,8 +192,10 @@ impl GeminiRun {
         let command = env.env_command(gemini, &["--approval-mode", "default"]);
         let workspace = env.home().join("ws");
         std::fs::create_dir_all(&workspace).expect("workspace");
+        // Without the variables of a CI job (`.ci/run` sets `CI`): Gemini
+        // seeing them goes headless, as clawmux's own panes know.
         let cd = format!(
-            "cd {} && exec {command}",
+            "cd {} && exec env -u CI -u CONTINUOUS_INTEGRATION -u GITHUB_ACTIONS {command}",
             sh_quote(&workspace.display().to_string())
         );
         tmux.ok(&["respawn-pane", "-k", "-t", &target, &cd]);
