@@ -411,13 +411,20 @@ impl ClaudeRun {
 
     /// Copies the recording to the fixtures when `CLAWMUX_UPDATE_FIXTURES=1`.
     pub fn maybe_save_fixture(&self, name: &str) {
-        if self.save_fixture && std::env::var("CLAWMUX_UPDATE_FIXTURES").as_deref() == Ok("1") {
-            let dir = fixtures_dir();
-            std::fs::create_dir_all(&dir).expect("fixtures dir");
-            let to = dir.join(format!("{name}.rec"));
-            std::fs::copy(&self.recording, &to).expect("fixture written");
-            eprintln!("saved {}", to.display());
+        if self.save_fixture {
+            save_fixture_if_asked(&self.recording, &fixtures_dir(), name);
         }
+    }
+}
+
+/// Copies `recording` to `dir/NAME.rec` when `CLAWMUX_UPDATE_FIXTURES=1`
+/// (how a tested release's recordings are refreshed).
+pub fn save_fixture_if_asked(recording: &Path, dir: &Path, name: &str) {
+    if std::env::var("CLAWMUX_UPDATE_FIXTURES").as_deref() == Ok("1") {
+        std::fs::create_dir_all(dir).expect("fixtures dir");
+        let to = dir.join(format!("{name}.rec"));
+        std::fs::copy(recording, &to).expect("fixture written");
+        eprintln!("saved {}", to.display());
     }
 }
 

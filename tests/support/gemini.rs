@@ -278,13 +278,7 @@ impl GeminiRun {
     /// Copies the recording to `tests/fixtures/gemini-<TESTED>/NAME.rec`
     /// when `CLAWMUX_UPDATE_FIXTURES=1`.
     pub fn maybe_save_fixture(&self, name: &str) {
-        if std::env::var("CLAWMUX_UPDATE_FIXTURES").as_deref() == Ok("1") {
-            let dir = fixtures_dir();
-            std::fs::create_dir_all(&dir).expect("fixtures dir");
-            let to = dir.join(format!("{name}.rec"));
-            std::fs::copy(&self.recording, &to).expect("fixture written");
-            eprintln!("saved {}", to.display());
-        }
+        super::claude::save_fixture_if_asked(&self.recording, &fixtures_dir(), name);
     }
 }
 
