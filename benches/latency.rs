@@ -260,11 +260,9 @@ fn main() {
         std::thread::spawn(move || poll(socket, "lat".to_owned()))
     };
     let mut ours = stream(&socket);
-    // Usually gone already (the emitter exited); make sure, quietly.
-    let _ = Command::new("tmux")
-        .args(["-L", &socket, "kill-server"])
-        .stderr(Stdio::null())
-        .status();
+    // Usually gone already (the emitter exited); make sure, and remove
+    // its socket file.
+    clawmux::tmux::kill_server(&socket);
     let mut theirs = poller.join().unwrap_or_default();
     println!(
         "latency bench: {markers} markers, {turns} turns, 2 CPUs, load average {}",

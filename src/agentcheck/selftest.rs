@@ -115,9 +115,7 @@ impl PrivateTmux {
 
 impl Drop for PrivateTmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
+        crate::tmux::kill_server(&self.socket);
     }
 }
 

@@ -2,7 +2,6 @@
 //! configuration, one session per pane (as the daemon has one session per
 //! project), killed when dropped.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -15,8 +14,6 @@ pub struct BenchServer {
     pub socket: String,
     /// The server process (its own CPU is the work clients cause).
     pub pid: u32,
-    /// The socket file, removed on drop (`kill-server` leaves it).
-    path: Option<PathBuf>,
 }
 
 impl BenchServer {
@@ -30,19 +27,13 @@ impl BenchServer {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let socket = format!("clawmux-bench-{}-{n}-{tag}", std::process::id());
         // Killed on drop even if start-up fails half-way.
-        let mut server = BenchServer {
-            socket,
-            pid: 0,
-            path: None,
-        };
+        let mut server = BenchServer { socket, pid: 0 };
         let (w, h) = (width.to_string(), height.to_string());
         for (name, command) in sessions {
             server.ok(&["new-session", "-d", "-s", name, "-x", &w, "-y", &h, command])?;
         }
-        let info = server.ok(&["display-message", "-p", "#{pid} #{socket_path}"])?;
-        let (pid, path) = info.trim().split_once(' ').unwrap_or((info.trim(), ""));
-        server.path = Some(PathBuf::from(path)).filter(|p| !p.as_os_str().is_empty());
-        server.pid = pid
+        let info = server.ok(&["display-message", "-p", "#{pid}"])?;
+        server.pid = (info.trim())
             .parse()
             .map_err(|_| BenchError::Role(format!("tmux gave no server pid: {info:?}")))?;
         Ok(server)
@@ -89,9 +80,6 @@ impl BenchServer {
 
 impl Drop for BenchServer {
     fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-        if let Some(path) = &self.path {
-            let _ = std::fs::remove_file(path);
-        }
+        crate::tmux::kill_server(&self.socket);
     }
 }

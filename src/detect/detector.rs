@@ -243,6 +243,11 @@ impl Detector {
         }
     }
 
+    /// When output last arrived (or the screen was last taken as new).
+    pub fn last_output(&self) -> Millis {
+        self.last_output
+    }
+
     /// Judges the screen at the next tick even if nothing new arrives
     /// (e.g. a turn adopted after a restart may have ended meanwhile).
     pub fn judge_soon(&mut self, now: Millis) {
@@ -519,7 +524,11 @@ impl Detector {
         {
             sink(self.detection(now, approval_of(new), new.context.clone()));
         }
-        self.prompt = state.prompt;
+        // The same dialog stays known as first seen, its cursor where it
+        // started (see `forget_prompt`), unless its body was drawn since.
+        if changed || self.prompt.as_ref().is_some_and(|p| p.loading) {
+            self.prompt = state.prompt;
+        }
         self.turn_end = state.turn_end;
         self.screen_tail = tail(rows, self.config.context_lines * 2);
         // The box shows the typed command, or (wrapped) its beginning.

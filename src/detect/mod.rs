@@ -43,8 +43,8 @@ use serde::{Deserialize, Serialize};
 
 pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
-    DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_SETTLE, Detector, DetectorConfig,
-    MAX_LOADING_WAIT, is_echo, screen_hash,
+    DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,
+    DetectorConfig, MAX_LOADING_WAIT, is_echo, screen_hash,
 };
 pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing};
 pub use lines::{LineHit, ProgressFields};
@@ -293,6 +293,12 @@ impl PaneWatcher {
         self.detector.profile().input_at_cursor
     }
 
+    /// When the pane last printed: a frame is drawn in several writes, so
+    /// a screen is whole only once it has been still a moment.
+    pub fn last_output(&self) -> Millis {
+        self.detector.last_output()
+    }
+
     /// The permission mode the agent's footer last showed.
     pub fn mode(&self) -> Option<crate::agents::claude::PermissionMode> {
         self.detector.mode()
@@ -336,6 +342,7 @@ impl PaneWatcher {
         let state = screen::analyse(self.detector.profile(), &rows, |_| true);
         let prompt = state.prompt.map(|p| ShownPrompt {
             fingerprint: prompt_fingerprint(&p.context),
+            cursor: p.cursor_key(),
             question: p.question,
             body: p.body,
             presses: p.options.iter().map(|o| o.press.clone()).collect(),
@@ -426,6 +433,9 @@ pub struct ShownPrompt {
     pub fingerprint: u64,
     /// How its options are chosen with keys (the cursor's place counted).
     pub select: MenuSelect,
+    /// The key of the option the menu's cursor is on, where it shows one
+    /// (a text field's key once the field has the focus).
+    pub cursor: Option<String>,
 }
 
 impl ShownPrompt {

@@ -9,6 +9,7 @@ mod config;
 mod error;
 mod events;
 mod flood;
+mod teardown;
 
 pub use client::{Client, TEXT_ENTER_GAP, connect};
 pub use command::{TmuxCommand, quote};
@@ -16,3 +17,4 @@ pub use config::{ClientConfig, DEFAULT_STARTUP_TIMEOUT, NewSession, Socket, Star
 pub use error::TmuxError;
 pub use events::{ClientEvent, EVENT_CAPACITY, Subscription};
 pub use flood::FloodLimits;
+pub use teardown::kill_server;

@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use clawmux::bridge::panes::answering::{AnswerStep, Answering};
+use clawmux::bridge::panes::answering::{AnswerStep, Answering, FRAME_QUIET};
 use clawmux::detect::{
     ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneId, Profiles, StreamWatcher,
 };
@@ -58,6 +58,25 @@ fn replay(bytewise: bool) -> Vec<Detection> {
     let mut answer: Option<Answering> = None;
     let mut answered = false;
     for (at, bytes) in lines() {
+        // A key that went in is judged once the screen has stood still, as
+        // the daemon judges it, before the detector judges that screen;
+        // once it shows the answer taken, the detector is told.
+        if let Some(a) = answer.as_ref().filter(|a| a.tries() > 0)
+            && let Some(last) = w.pane(pane).map(|p| p.last_output().0)
+            && let whole = last + FRAME_QUIET.as_millis() as u64
+            && whole <= at
+        {
+            while let Some(due) = w.next_deadline().filter(|d| d.0 < whole) {
+                w.tick(due, &mut |d| seen.push(d));
+            }
+            if let Some(p) = w.pane(pane)
+                && a.step(&p.look(), instant(last), instant(whole)) == AnswerStep::Taken
+            {
+                p.detector_mut().forget_prompt(Millis(whole), Some(CHOSEN));
+                answer = None;
+                answered = true;
+            }
+        }
         while let Some(due) = w.next_deadline().filter(|d| d.0 <= at) {
             w.tick(due, &mut |d| seen.push(d));
         }
@@ -72,7 +91,7 @@ fn replay(bytewise: bool) -> Vec<Detection> {
                 _ => None,
             });
         }
-        let before = w.pane(pane).map(|p| p.look());
+        let before = w.pane(pane).map(|p| (p.look(), instant(p.last_output().0)));
         if bytewise {
             for b in &bytes {
                 w.feed(Millis(at), std::slice::from_ref(b), &mut |d| seen.push(d));
@@ -82,22 +101,12 @@ fn replay(bytewise: bool) -> Vec<Detection> {
         }
         // The key went in just before the first output that answers it
         // (the daemon types it once the dialog has settled).
-        if let (Some(a), Some(before), Some(p)) = (answer.as_mut(), before, w.pane(pane))
+        if let (Some(a), Some((before, still)), Some(p)) = (answer.as_mut(), before, w.pane(pane))
             && a.tries() == 0
-            && a.step(&before, instant(at)) == AnswerStep::Send
+            && a.step(&before, still, instant(at)) == AnswerStep::Send
             && p.look().prompt != before.prompt
         {
             a.sent(&before, instant(at));
-        }
-        // The key went in: once the screen shows it taken, the detector
-        // is told, as the daemon tells it.
-        if let Some(a) = answer.as_ref().filter(|a| a.tries() > 0)
-            && let Some(p) = w.pane(pane)
-            && a.step(&p.look(), instant(at)) == AnswerStep::Taken
-        {
-            p.detector_mut().forget_prompt(Millis(at), Some(CHOSEN));
-            answer = None;
-            answered = true;
         }
     }
     let end = lines().last().map_or(0, |(at, _)| *at);

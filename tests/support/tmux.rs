@@ -99,22 +99,6 @@ impl TmuxServer {
 
 impl Drop for TmuxServer {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-        // tmux leaves its socket file behind; so would every test run.
-        let _ = std::fs::remove_file(self.socket_path());
-    }
-}
-
-impl TmuxServer {
-    /// Where tmux puts a `-L` socket: `$TMUX_TMPDIR/tmux-UID/NAME`.
-    fn socket_path(&self) -> std::path::PathBuf {
-        use std::os::unix::fs::MetadataExt;
-        let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-        let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
-        std::path::Path::new(&dir)
-            .join(format!("tmux-{uid}"))
-            .join(&self.socket)
+        clawmux::tmux::kill_server(&self.socket);
     }
 }

@@ -6,21 +6,29 @@
 //! after 0.2–1 s; 2.1.197 dropped none). So a key goes to a dialog only
 //! once it has been on screen for [`ANSWER_SETTLE`], and only while the
 //! screen still shows the dialog the chat was shown (its question, body
-//! and the option's key). After the key the screen must change (the dialog
-//! gone, or the next one, or the text above it) within
+//! and the option's key). After the key the dialog must go or change (the
+//! next dialog, the cursor moved onto the answer) within
 //! [`ANSWER_CONFIRM_WAIT`]; a screen still unchanged gets the key once
 //! more, and is reported not taken after that. A reported answer is one
-//! the screen confirmed; a second dialog that looks like the first, drawn
-//! under the first one's result, is never answered by its retry.
+//! the screen confirmed.
 //!
-//! "Changed" is judged on the screen's text ([`text_hash`]), not on every
-//! cell: Claude Code 2.1.332 animates its logo and blinks the running
-//! tool's dot while a dialog waits, several times a second, and a key it
-//! dropped must not look taken because of that.
+//! The screen is judged only once it has been still for [`FRAME_QUIET`]:
+//! the agents draw a frame in several writes, and half of one can lack the
+//! dialog (a key that looks taken, words sent to no field) or show it under
+//! text not redrawn yet.
+//!
+//! Text changing around an unchanged dialog proves nothing either way.
+//! Claude Code 2.1.332 draws a dialog before the tool row above it (seen
+//! redrawn after the key on a loaded machine), and it animates its logo
+//! and blinks the running tool's dot while a dialog waits. But a dialog
+//! that looks like the first, drawn under the first one's result, must
+//! never get the first one's retry. So such a change holds the retry back
+//! ([`text_hash`] compares what the screen says, not its drawings): the
+//! answer is confirmed when the dialog goes, or reported not taken.
 
 use std::time::{Duration, Instant};
 
-use crate::detect::{ScreenLook, several_keys};
+use crate::detect::{DEFAULT_PROMPT_QUIET, ScreenLook, ShownPrompt, several_keys};
 
 /// How long a dialog must have been on screen before a key is sent to it:
 /// twice the longest delay after which 2.1.332 was seen to drop a key.
@@ -31,13 +39,18 @@ pub const ANSWER_SETTLE: Duration = Duration::from_millis(400);
 /// redraws within tens of milliseconds; a loaded machine takes longer.
 pub const ANSWER_CONFIRM_WAIT: Duration = Duration::from_millis(3000);
 
+/// How long the screen must have been still to be judged whole: as long as
+/// the detector waits before it reports a new dialog.
+pub const FRAME_QUIET: Duration = DEFAULT_PROMPT_QUIET;
+
 /// Keys sent for one answer at most (the first and one more).
 pub const MAX_ANSWER_TRIES: u8 = 2;
 
 /// What to do with an answer now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnswerStep {
-    /// The dialog has not been on screen long enough: wait until then.
+    /// Nothing sent yet, and not yet time to: look again then (or once
+    /// the screen changes).
     WaitUntil(Instant),
     /// Send the key (the first time, or once more).
     Send,
@@ -45,7 +58,8 @@ pub enum AnswerStep {
     Confirming(Instant),
     /// The dialog changed after the key: the answer took.
     Taken,
-    /// The dialog is still there, unchanged, after every try.
+    /// The dialog is still there, unchanged, after every try (or its text
+    /// field never took the focus).
     NotTaken,
     /// The screen does not show the dialog the chat was shown: send nothing.
     NotShown,
@@ -59,15 +73,16 @@ pub struct Answering {
     /// The body the chat was shown (the command, the diff).
     pub body: String,
     pub key: String,
-    /// When the dialog was first seen on screen.
+    /// For words: the key of the text field they go into, which must have
+    /// the dialog's focus.
+    field: Option<String>,
+    /// When the dialog was first seen on screen (for words: when the
+    /// field's key took).
     shown_at: Instant,
     /// The dialog and the screen's text ([`text_hash`]) as they were when
     /// the key was last sent.
     sent: Option<(u64, u64, Instant)>,
     tries: u8,
-    /// Keys sent at most: [`MAX_ANSWER_TRIES`], or 1 for typed words
-    /// (typed twice they would be a different answer).
-    max_tries: u8,
 }
 
 impl Answering {
@@ -78,18 +93,18 @@ impl Answering {
             question: question.to_owned(),
             body: body.to_owned(),
             key: key.to_owned(),
+            field: None,
             shown_at,
             sent: None,
             tries: 0,
-            max_tries: MAX_ANSWER_TRIES,
         }
     }
 
-    /// Words (and Enter) typed into the dialog's open text field, at once
-    /// and once only.
-    pub fn words(question: &str, body: &str, words: &str, now: Instant) -> Answering {
+    /// Words (and Enter) typed into the text field that the key `field`
+    /// opened at `now`: once the field has the focus, and only once.
+    pub fn words(question: &str, body: &str, field: &str, words: &str, now: Instant) -> Answering {
         Answering {
-            max_tries: 1,
+            field: Some(field.to_owned()),
             ..Answering::new(question, body, words, now)
         }
     }
@@ -99,44 +114,84 @@ impl Answering {
         self.tries
     }
 
-    /// Keys sent at most (1: words, typed with Enter).
+    /// Keys sent at most: [`MAX_ANSWER_TRIES`], or 1 for words (typed
+    /// twice they would be another answer).
     pub fn max_tries(&self) -> u8 {
-        self.max_tries
+        if self.field.is_some() {
+            1
+        } else {
+            MAX_ANSWER_TRIES
+        }
     }
 
-    /// What to do, given the screen now.
-    pub fn step(&self, look: &ScreenLook, now: Instant) -> AnswerStep {
-        let words = self.max_tries == 1;
-        let shown = look.prompt.as_ref().filter(|p| {
-            // Words go into the field the key opened: that dialog is ours.
-            p.question == self.question && (words || p.body == self.body && self.offered(&p.keys))
-        });
+    /// What to do, given the screen now and when it last changed.
+    pub fn step(&self, look: &ScreenLook, still_since: Instant, now: Instant) -> AnswerStep {
+        let deadline = self.deadline();
+        let whole = still_since + FRAME_QUIET;
+        if now < whole && now < deadline {
+            return self.wait(whole.min(deadline));
+        }
+        let shown = look.prompt.as_ref().filter(|p| self.shows(p));
         match (self.sent, shown) {
+            // The field has not taken the focus (yet).
+            (None, None) if self.field.is_some() && now < deadline => self.wait(deadline),
+            (None, None) if self.field.is_some() => AnswerStep::NotTaken,
             (None, None) => AnswerStep::NotShown,
             (None, Some(_)) => {
-                let ready = self.shown_at + if words { Duration::ZERO } else { ANSWER_SETTLE };
+                let ready = self.ready();
                 if now < ready {
                     AnswerStep::WaitUntil(ready)
                 } else {
                     AnswerStep::Send
                 }
             }
-            (Some((dialog, text, _)), Some(p))
-                if p.fingerprint != dialog || text_hash(&look.rows) != text =>
-            {
-                AnswerStep::Taken
-            }
             (Some(_), None) => AnswerStep::Taken,
-            (Some((_, _, at)), Some(_)) => {
-                let until = at + ANSWER_CONFIRM_WAIT;
-                if now < until {
-                    AnswerStep::Confirming(until)
-                } else if self.tries < self.max_tries {
+            (Some((dialog, _, _)), Some(p)) if p.fingerprint != dialog => AnswerStep::Taken,
+            (Some((_, text, _)), Some(_)) => {
+                if now < deadline {
+                    AnswerStep::Confirming(deadline)
+                } else if self.tries < self.max_tries() && text_hash(&look.rows) == text {
                     AnswerStep::Send
                 } else {
                     AnswerStep::NotTaken
                 }
             }
+        }
+    }
+
+    /// `prompt` is the dialog this answer is for, ready for it: the words'
+    /// field has the focus; a key's dialog shows what the chat was shown.
+    fn shows(&self, prompt: &ShownPrompt) -> bool {
+        if prompt.question != self.question {
+            return false;
+        }
+        match &self.field {
+            Some(field) => prompt.cursor.as_ref() == Some(field),
+            None => prompt.body == self.body && self.offered(&prompt.keys),
+        }
+    }
+
+    /// When the first key may go.
+    fn ready(&self) -> Instant {
+        match self.field {
+            Some(_) => self.shown_at,
+            None => self.shown_at + ANSWER_SETTLE,
+        }
+    }
+
+    /// The latest the screen is waited for: to confirm the key last sent,
+    /// for the field to take the focus, or (a screen never still) to send.
+    fn deadline(&self) -> Instant {
+        match self.sent {
+            Some((_, _, at)) => at + ANSWER_CONFIRM_WAIT,
+            None => self.ready() + ANSWER_CONFIRM_WAIT,
+        }
+    }
+
+    fn wait(&self, until: Instant) -> AnswerStep {
+        match self.sent {
+            Some(_) => AnswerStep::Confirming(until),
+            None => AnswerStep::WaitUntil(until),
         }
     }
 
@@ -171,19 +226,24 @@ fn text_hash(rows: &[String]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::ShownPrompt;
 
     fn dialog(question: &str, fingerprint: u64) -> ScreenLook {
         ScreenLook {
             prompt: Some(ShownPrompt {
                 question: question.into(),
-                keys: vec!["1".into(), "2".into()],
-                presses: vec![None, None],
+                keys: vec!["1".into(), "2".into(), "3".into()],
+                presses: vec![None, None, None],
                 fingerprint,
+                cursor: Some("1".into()),
                 ..ShownPrompt::default()
             }),
             ..ScreenLook::default()
         }
+    }
+
+    /// A screen last drawn long enough before `now` to be whole.
+    fn still(now: Instant) -> Instant {
+        now - FRAME_QUIET
     }
 
     #[test]
@@ -192,20 +252,28 @@ mod tests {
         let mut a = Answering::new("Proceed?", "", "1", t0);
         let shown = dialog("Proceed?", 7);
         assert_eq!(
-            a.step(&shown, t0),
+            a.step(&shown, still(t0), t0),
             AnswerStep::WaitUntil(t0 + ANSWER_SETTLE)
         );
         let t1 = t0 + ANSWER_SETTLE;
-        assert_eq!(a.step(&shown, t1), AnswerStep::Send);
+        assert_eq!(a.step(&shown, still(t1), t1), AnswerStep::Send);
         a.sent(&shown, t1);
         assert_eq!(
-            a.step(&shown, t1),
+            a.step(&shown, still(t1), t1),
             AnswerStep::Confirming(t1 + ANSWER_CONFIRM_WAIT)
         );
-        // Gone, or the next dialog (same question, another body): taken.
-        assert_eq!(a.step(&ScreenLook::default(), t1), AnswerStep::Taken);
-        assert_eq!(a.step(&dialog("Proceed?", 8), t1), AnswerStep::Taken);
-        assert_eq!(a.step(&dialog("Next?", 7), t1), AnswerStep::Taken);
+        // Gone, or the next dialog (same question, another body), or the
+        // cursor moved onto the answer: taken.
+        let gone = ScreenLook::default();
+        assert_eq!(a.step(&gone, still(t1), t1), AnswerStep::Taken);
+        assert_eq!(
+            a.step(&dialog("Proceed?", 8), still(t1), t1),
+            AnswerStep::Taken
+        );
+        assert_eq!(
+            a.step(&dialog("Next?", 7), still(t1), t1),
+            AnswerStep::Taken
+        );
     }
 
     #[test]
@@ -216,11 +284,41 @@ mod tests {
         let t1 = t0 + ANSWER_SETTLE;
         a.sent(&shown, t1);
         let t2 = t1 + ANSWER_CONFIRM_WAIT;
-        assert_eq!(a.step(&shown, t2), AnswerStep::Send);
+        assert_eq!(a.step(&shown, still(t2), t2), AnswerStep::Send);
         a.sent(&shown, t2);
         assert_eq!(a.tries(), 2);
         let t3 = t2 + ANSWER_CONFIRM_WAIT;
-        assert_eq!(a.step(&shown, t3), AnswerStep::NotTaken);
+        assert_eq!(a.step(&shown, still(t3), t3), AnswerStep::NotTaken);
+    }
+
+    #[test]
+    fn half_a_frame_is_judged_once_the_screen_is_still() {
+        let t0 = Instant::now();
+        let mut a = Answering::new("Proceed?", "", "1", t0);
+        let shown = dialog("Proceed?", 7);
+        let t1 = t0 + ANSWER_SETTLE;
+        // Drawn just now: the dialog may be half of a frame.
+        assert_eq!(
+            a.step(&shown, t1, t1),
+            AnswerStep::WaitUntil(t1 + FRAME_QUIET)
+        );
+        a.sent(&shown, t1);
+        // A redraw erased the dialog's rows and has not drawn them again.
+        let erased = ScreenLook::default();
+        let t2 = t1 + Duration::from_millis(10);
+        assert_eq!(
+            a.step(&erased, t2, t2),
+            AnswerStep::Confirming(t2 + FRAME_QUIET)
+        );
+        assert_eq!(
+            a.step(&shown, t2, t2 + FRAME_QUIET),
+            AnswerStep::Confirming(t1 + ANSWER_CONFIRM_WAIT)
+        );
+        // Still erased once the screen stood still: gone, taken.
+        assert_eq!(a.step(&erased, t2, t2 + FRAME_QUIET), AnswerStep::Taken);
+        // A screen never still is judged at the deadline all the same.
+        let t3 = t1 + ANSWER_CONFIRM_WAIT;
+        assert_eq!(a.step(&shown, t3, t3), AnswerStep::Send);
     }
 
     #[test]
@@ -235,38 +333,73 @@ mod tests {
         let mut redrawn = shown.clone();
         redrawn.rows = vec![" ▗▟▛███▛█▄".into(), "  Bash(touch a)".into()];
         assert_eq!(
-            a.step(&redrawn, t1),
+            a.step(&redrawn, still(t1), t1),
             AnswerStep::Confirming(t1 + ANSWER_CONFIRM_WAIT)
         );
         let t2 = t1 + ANSWER_CONFIRM_WAIT;
-        assert_eq!(a.step(&redrawn, t2), AnswerStep::Send);
+        assert_eq!(a.step(&redrawn, still(t2), t2), AnswerStep::Send);
     }
 
     #[test]
-    fn words_go_into_an_open_field_at_once_and_only_once() {
-        let t0 = Instant::now();
-        let mut a = Answering::words("Which one?", "", "redis please", t0);
-        let open = dialog("Which one?", 3);
-        assert_eq!(a.step(&open, t0), AnswerStep::Send);
-        a.sent(&open, t0);
-        let later = t0 + ANSWER_CONFIRM_WAIT;
-        assert_eq!(a.step(&open, later), AnswerStep::NotTaken);
-        assert_eq!(a.step(&ScreenLook::default(), later), AnswerStep::Taken);
-    }
-
-    #[test]
-    fn a_look_alike_dialog_under_the_first_ones_result_is_not_retried_into() {
+    fn text_redrawn_above_an_unchanged_dialog_neither_confirms_nor_resends() {
         let t0 = Instant::now();
         let mut a = Answering::new("Proceed?", "", "1", t0);
+        // 2.1.332 on a loaded machine: the dialog for the second command
+        // under the first command's tool row, redrawn after the key.
         let mut first = dialog("Proceed?", 7);
-        first.rows = vec!["● Bash(touch a)".into()];
+        first.rows = vec!["● Answer 12".into(), "  ⎿  $ touch answer-12.txt".into()];
         let t1 = t0 + ANSWER_SETTLE;
         a.sent(&first, t1);
-        // The same dialog again, the first command's result now above it.
-        let mut second = first.clone();
-        second.rows.push("  ⎿  (No content)".into());
+        let mut redrawn = first.clone();
+        redrawn.rows = vec!["● Answer 13".into(), "  ⎿  $ touch answer-13.txt".into()];
+        assert_eq!(
+            a.step(&redrawn, still(t1), t1),
+            AnswerStep::Confirming(t1 + ANSWER_CONFIRM_WAIT)
+        );
+        // It may be a look-alike dialog under the first one's result: no
+        // second key, ever.
         let t2 = t1 + ANSWER_CONFIRM_WAIT;
-        assert_eq!(a.step(&second, t2), AnswerStep::Taken);
+        assert_eq!(a.step(&redrawn, still(t2), t2), AnswerStep::NotTaken);
+        // The key took late: the dialog goes within the wait.
+        let t3 = t1 + ANSWER_CONFIRM_WAIT / 2;
+        assert_eq!(
+            a.step(&ScreenLook::default(), still(t3), t3),
+            AnswerStep::Taken
+        );
+    }
+
+    #[test]
+    fn words_go_into_a_focused_field_at_once_and_only_once() {
+        let t0 = Instant::now();
+        let mut a = Answering::words("Which one?", "", "3", "redis please", t0);
+        // The field's key took, but the field has not the focus yet (or
+        // the screen is between frames): the words wait for it.
+        let unfocused = dialog("Which one?", 3);
+        let deadline = t0 + ANSWER_CONFIRM_WAIT;
+        assert_eq!(
+            a.step(&unfocused, still(t0), t0),
+            AnswerStep::WaitUntil(deadline)
+        );
+        let erased = ScreenLook::default();
+        assert_eq!(
+            a.step(&erased, still(t0), t0),
+            AnswerStep::WaitUntil(deadline)
+        );
+        let mut open = dialog("Which one?", 4);
+        if let Some(p) = open.prompt.as_mut() {
+            p.cursor = Some("3".into());
+        }
+        assert_eq!(a.step(&open, still(t0), t0), AnswerStep::Send);
+        a.sent(&open, t0);
+        let later = t0 + ANSWER_CONFIRM_WAIT;
+        assert_eq!(a.step(&open, still(later), later), AnswerStep::NotTaken);
+        assert_eq!(a.step(&erased, still(later), later), AnswerStep::Taken);
+        // A field that never takes the focus gets no words.
+        let never = Answering::words("Which one?", "", "3", "redis please", t0);
+        assert_eq!(
+            never.step(&unfocused, still(later), later),
+            AnswerStep::NotTaken
+        );
     }
 
     #[test]
@@ -274,17 +407,24 @@ mod tests {
         let t0 = Instant::now();
         let a = Answering::new("Proceed?", "", "1", t0);
         let later = t0 + ANSWER_SETTLE;
-        assert_eq!(a.step(&ScreenLook::default(), later), AnswerStep::NotShown);
-        assert_eq!(a.step(&dialog("Other?", 1), later), AnswerStep::NotShown);
+        let none = ScreenLook::default();
+        assert_eq!(a.step(&none, still(later), later), AnswerStep::NotShown);
+        assert_eq!(
+            a.step(&dialog("Other?", 1), still(later), later),
+            AnswerStep::NotShown
+        );
         // Same question, another body: another dialog (another edit).
         let mut other_edit = dialog("Proceed?", 1);
         if let Some(p) = other_edit.prompt.as_mut() {
             p.body = "rm -rf build".into();
         }
-        assert_eq!(a.step(&other_edit, later), AnswerStep::NotShown);
+        assert_eq!(
+            a.step(&other_edit, still(later), later),
+            AnswerStep::NotShown
+        );
         let without_key = Answering::new("Proceed?", "", "9", t0);
         assert_eq!(
-            without_key.step(&dialog("Proceed?", 1), later),
+            without_key.step(&dialog("Proceed?", 1), still(later), later),
             AnswerStep::NotShown
         );
     }

@@ -256,14 +256,9 @@ impl Actor {
                 _ = sleep_opt(mode_at) => self.advance_mode().await,
                 _ = sleep_opt(interrupt_at) => self.check_interrupt().await,
             }
-            // The screen may have said whether an answer took.
-            if self
-                .answer
-                .as_ref()
-                .is_some_and(|a| a.answering.tries() > 0)
-            {
-                self.advance_answer().await;
-            }
+            // The screen may have said whether an answer took (or opened
+            // the field its words wait for).
+            self.judge_answer_first().await;
             self.drain_queue().await;
             self.report_status().await;
             self.watch_planning();
@@ -723,8 +718,9 @@ impl Actor {
                 .await;
         };
         let look = watcher.look();
+        let still_since = self.epoch + Duration::from_millis(watcher.last_output().0);
         let now = Instant::now();
-        let result = match pending.answering.step(&look, now) {
+        let result = match pending.answering.step(&look, still_since, now) {
             AnswerStep::WaitUntil(at) | AnswerStep::Confirming(at) => {
                 pending.at = Some(at);
                 self.answer = Some(pending);
@@ -774,8 +770,13 @@ impl Actor {
                 match pending.words.take() {
                     Some(words) => {
                         // The field is open: now the words, into it alone.
-                        let Answering { question, body, .. } = &pending.answering;
-                        pending.answering = Answering::words(question, body, &words, now);
+                        let Answering {
+                            question,
+                            body,
+                            key,
+                            ..
+                        } = &pending.answering;
+                        pending.answering = Answering::words(question, body, key, &words, now);
                         self.answer = Some(pending);
                         return Box::pin(self.advance_answer()).await;
                     }
@@ -804,6 +805,16 @@ impl Actor {
         self.runner.answer_done(result.is_ok());
         let kind = pending.report.event(pending.approval_id, result);
         self.emit(None, kind).await;
+    }
+
+    /// Judges an answer on its way before the detector judges the same
+    /// screen: both wait for it to stand still, and a dialog redrawn with
+    /// the answer's cursor on it is the answer taken (told to the detector
+    /// by [`Detector::forget_prompt`]), not a new dialog.
+    async fn judge_answer_first(&mut self) {
+        if self.answer.is_some() {
+            self.advance_answer().await;
+        }
     }
 
     /// Starts `job`: creates or attaches the session, then types it, unless
@@ -978,6 +989,9 @@ impl Actor {
         let mut detections = Vec::new();
         match event {
             Some(ClientEvent::Output { pane, data }) => {
+                if self.is_agent_pane(pane) {
+                    self.judge_answer_first().await;
+                }
                 if let Some((agent, watcher)) = &mut self.pane
                     && agent.pane == pane
                 {
@@ -1111,6 +1125,7 @@ impl Actor {
 
     /// Handles what the watcher has due at `now`.
     async fn tick_at(&mut self, now: Millis) {
+        self.judge_answer_first().await;
         let mut detections = Vec::new();
         if let Some((_, watcher)) = &mut self.pane {
             watcher.tick(now, &mut |d| detections.push(d));
