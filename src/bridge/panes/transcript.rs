@@ -92,7 +92,7 @@ impl Transcript {
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
         for line in lines {
-            let echo = (self.typed.as_deref()).is_some_and(|t| crate::detect::is_echo(line, t));
+            let echo = (self.typed.as_deref()).is_some_and(|t| echoes(line, t));
             if echo {
                 // A redraw passed the echo again: what was held above it
                 // was the screen redrawn, not output.
@@ -245,9 +245,7 @@ impl Transcript {
         if self.has_answer() {
             return false;
         }
-        let echo = rows
-            .iter()
-            .rposition(|row| crate::detect::is_echo(row, typed));
+        let echo = rows.iter().rposition(|row| echoes(row, typed));
         let Some(echo) = echo else { return false };
         self.earlier.clear();
         self.push(&rows[echo + 1..]);
@@ -528,6 +526,20 @@ fn is_furniture(line: &str) -> bool {
         || is_spinner(t)
 }
 
+/// Whether `row` is the agent's echo of `typed` (see
+/// [`crate::detect::is_echo`]), a GSD command in any of its spellings: it
+/// went to the agent in the spelling its install takes (`/gsd-x` for the
+/// chat's `/gsd:x`).
+fn echoes(row: &str, typed: &str) -> bool {
+    use crate::gsd::spelling::{Spelling, split_command};
+    match split_command(typed) {
+        Some((name, args)) => [Spelling::Colon, Spelling::Dash, Spelling::Dollar]
+            .iter()
+            .any(|s| crate::detect::is_echo(row, &format!("{}{name}{args}", s.prefix()))),
+        None => crate::detect::is_echo(row, typed),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -567,6 +579,15 @@ mod tests {
         t.push(&lines(&["● Checked.", "● Both ran."]));
         t.end();
         assert_eq!(t.text(), "● Checked.\n");
+    }
+
+    #[test]
+    fn a_gsd_command_typed_in_its_installs_spelling_is_echoed_all_the_same() {
+        let before = lines(&["❯ /gsd-progress", "● Phase 1 of 2.", "", "❯ "]);
+        let mut t = Transcript::after(&before).typed("/gsd:progress");
+        t.push(&lines(&["❯ /gsd-progress", "● Phase 1 of 2."]));
+        t.end();
+        assert_eq!(t.text(), "● Phase 1 of 2.\n", "said again after the echo");
     }
 
     #[test]
