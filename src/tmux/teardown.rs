@@ -5,11 +5,10 @@ use std::process::Command;
 
 /// Ends the tmux server on socket `name` and the programs in its panes,
 /// and removes its socket file (tmux leaves it behind, even when the
-/// server ended by itself). tmux hangs up on
-/// its panes as it goes, but Gemini CLI 0.61 outlives the hangup
-/// (measured: both of its processes ran on, orphaned, after
-/// `kill-server`), so each pane's process group is sent SIGTERM first.
-/// Best effort: a server already gone is no error.
+/// server ended by itself). tmux hangs up on its panes as it goes, but
+/// Gemini CLI 0.61 outlives the hangup (measured: both of its processes
+/// ran on, orphaned, after `kill-server`), so each pane's process group is
+/// sent SIGTERM first. Best effort: a server already gone is no error.
 pub fn kill_server(name: &str) {
     let panes = Command::new("tmux")
         .args(["-L", name, "list-panes", "-a", "-F", "#{pane_pid}"])

@@ -810,7 +810,7 @@ impl Actor {
     /// Judges an answer on its way before the detector judges the same
     /// screen: both wait for it to stand still, and a dialog redrawn with
     /// the answer's cursor on it is the answer taken (told to the detector
-    /// by [`Detector::forget_prompt`]), not a new dialog.
+    /// by [`crate::detect::Detector::forget_prompt`]), not a new dialog.
     async fn judge_answer_first(&mut self) {
         if self.answer.is_some() {
             self.advance_answer().await;
