@@ -7,7 +7,9 @@
 //! writes is judged whole, so a half-drawn menu is never reported), a new
 //! approval prompt once it has been still for `prompt_quiet` (a frame split
 //! by a loaded machine can show a quoted menu at the bottom for a moment;
-//! a checkpoint, which ends a turn, for `debounce` like any turn end),
+//! a checkpoint, which ends a turn, for `debounce` like any turn end), one
+//! gone once it has been missing that long (half a frame can lack a dialog
+//! being redrawn),
 //! and a turn is completed when the idle prompt has stayed on screen, with
 //! no busy marker, for `debounce` after the last output.
 
@@ -114,6 +116,8 @@ pub struct Detector {
     transcript_before: Option<u64>,
     /// When a new dialog with a placeholder body was first seen.
     loading_since: Option<Millis>,
+    /// Since when the prompt known has been missing from the screen.
+    gone_since: Option<Millis>,
     /// The permission mode the agent's footer last showed.
     mode: Option<PermissionMode>,
     /// What the agent last said it does (OSC 7501), which wins over its
@@ -159,6 +163,7 @@ impl Detector {
             taken: false,
             transcript_before: None,
             loading_since: None,
+            gone_since: None,
             mode: None,
             agent_state: None,
             worked: false,
@@ -469,6 +474,19 @@ impl Detector {
             (Some(a), Some(b)) => !same(a, b),
             (a, b) => a.is_some() != b.is_some(),
         };
+        // A prompt is gone once it has been missing for `prompt_quiet`,
+        // output or not: half a frame can lack the dialog its agent is
+        // redrawing (Gemini CLI moving its cursor onto an answer), but an
+        // agent streaming its next answer must not hold the card open.
+        if changed && state.prompt.is_none() {
+            let until = *self.gone_since.get_or_insert(now) + self.config.prompt_quiet;
+            if now < until {
+                self.settle_at = Some(until);
+                self.complete_at = None;
+                return;
+            }
+        }
+        self.gone_since = None;
         // A new prompt is judged again once it has been still long enough.
         // A checkpoint is the end of a turn that asks something: it waits
         // as long as any turn end (a loaded machine was seen to draw a

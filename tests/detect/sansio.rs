@@ -336,6 +336,41 @@ fn the_same_dialog_once_answered_is_a_new_one_when_seen_again() {
     assert_eq!(approvals(&seen), 2, "{seen:#?}");
 }
 
+#[test]
+fn a_dialog_redrawn_in_two_writes_with_its_answer_chosen_is_not_a_new_one() {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, PERMISSION, &mut seen);
+    tick(&mut w, 1_000, &mut seen);
+    // Option 2 typed: the agent redraws the dialog with its cursor on the
+    // answer (as Gemini CLI does before it closes it), the frame cut in
+    // two writes on a loaded machine: its first half lacks the dialog.
+    feed(
+        &mut w,
+        2_000,
+        "\x1b[H\x1b[2J⏺ Bash(make check)\r\n",
+        &mut seen,
+    );
+    tick(&mut w, 2_002, &mut seen);
+    let rest = "\r\n Bash command\r\n   make check\r\n\r\n Do you want to proceed?\r\n   1. Yes\r\n ❯ 2. No, and tell Claude what to do differently (esc)\r\n";
+    feed(&mut w, 2_010, rest, &mut seen);
+    tick(&mut w, 2_012, &mut seen);
+    // The answer is judged on the still screen first, as the daemon does.
+    w.detector_mut().forget_prompt(Millis(2_060), Some("2"));
+    tick(&mut w, 2_060, &mut seen);
+    feed(&mut w, 2_400, ANSWERED, &mut seen);
+    tick(&mut w, 3_000, &mut seen);
+    let kinds: Vec<&str> = seen
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Approval { .. } => Some("approval"),
+            DetectionKind::ApprovalGone { .. } => Some("gone"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["approval"], "{seen:#?}");
+}
+
 /// The idle box after a finished turn, with the terminal's echo of a typed
 /// command in it (the agent has not read the command yet).
 fn box_with_echo(command: &str) -> String {
