@@ -267,6 +267,17 @@ fn approvals(seen: &[Detection]) -> usize {
     count(seen, |k| matches!(k, DetectionKind::Approval { .. }))
 }
 
+/// The dialogs reported and gone, in order.
+fn approvals_and_gone(seen: &[Detection]) -> Vec<&'static str> {
+    (seen.iter())
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Approval { .. } => Some("approval"),
+            DetectionKind::ApprovalGone { .. } => Some("gone"),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn a_prompt_answered_before_it_was_judged_is_not_reported_as_new() {
     // A fresh watcher (a restart, a new client) starts from the screen,
@@ -312,14 +323,7 @@ fn a_dialog_with_the_same_question_and_another_body_is_another_dialog() {
         &mut seen,
     );
     tick(&mut w, 3_000, &mut seen);
-    let kinds: Vec<&str> = seen
-        .iter()
-        .filter_map(|d| match &d.kind {
-            DetectionKind::Approval { .. } => Some("approval"),
-            DetectionKind::ApprovalGone { .. } => Some("gone"),
-            _ => None,
-        })
-        .collect();
+    let kinds = approvals_and_gone(&seen);
     assert_eq!(kinds, ["approval", "gone", "approval"], "{seen:#?}");
 }
 
@@ -360,14 +364,7 @@ fn a_dialog_redrawn_in_two_writes_with_its_answer_chosen_is_not_a_new_one() {
     tick(&mut w, 2_060, &mut seen);
     feed(&mut w, 2_400, ANSWERED, &mut seen);
     tick(&mut w, 3_000, &mut seen);
-    let kinds: Vec<&str> = seen
-        .iter()
-        .filter_map(|d| match &d.kind {
-            DetectionKind::Approval { .. } => Some("approval"),
-            DetectionKind::ApprovalGone { .. } => Some("gone"),
-            _ => None,
-        })
-        .collect();
+    let kinds = approvals_and_gone(&seen);
     assert_eq!(kinds, ["approval"], "{seen:#?}");
 }
 
