@@ -42,9 +42,10 @@ pub struct Transcript {
     /// Lines the pane showed before the command: a TUI redrawing its
     /// screen finishes them again, but they are not this command's output.
     earlier: HashSet<String>,
-    /// The command as typed: its echo (`❯ text`) in the transcript is
-    /// where the earlier lines end (see [`Transcript::typed`]).
-    typed: Option<String>,
+    /// The command as typed, in each spelling the agent may echo it in
+    /// ([`echo_forms`]): its echo (`❯ text`) in the transcript is where the
+    /// earlier lines end (see [`Transcript::typed`]). Empty: none typed.
+    typed: Vec<String>,
     /// The command's echo went by: an earlier line seen since is either
     /// a redraw (the echo follows it again) or the agent printing the same
     /// line anew (nothing redrawn after it).
@@ -79,7 +80,7 @@ impl Transcript {
     /// redrawn with it, is output after all (an agent may say the same
     /// thing twice in two turns).
     pub fn typed(mut self, text: &str) -> Transcript {
-        self.typed = Some(text.to_owned());
+        self.typed = echo_forms(text);
         self
     }
 
@@ -92,7 +93,7 @@ impl Transcript {
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
         for line in lines {
-            let echo = (self.typed.as_deref()).is_some_and(|t| echoes(line, t));
+            let echo = is_echo_of(line, &self.typed);
             if echo {
                 // A redraw passed the echo again: what was held above it
                 // was the screen redrawn, not output.
@@ -245,7 +246,8 @@ impl Transcript {
         if self.has_answer() {
             return false;
         }
-        let echo = rows.iter().rposition(|row| echoes(row, typed));
+        let forms = echo_forms(typed);
+        let echo = rows.iter().rposition(|row| is_echo_of(row, &forms));
         let Some(echo) = echo else { return false };
         self.earlier.clear();
         self.push(&rows[echo + 1..]);
@@ -526,18 +528,24 @@ fn is_furniture(line: &str) -> bool {
         || is_spinner(t)
 }
 
-/// Whether `row` is the agent's echo of `typed` (see
-/// [`crate::detect::is_echo`]), a GSD command in any of its spellings: it
-/// went to the agent in the spelling its install takes (`/gsd-x` for the
-/// chat's `/gsd:x`).
-fn echoes(row: &str, typed: &str) -> bool {
+/// `typed` as the agent may echo it: a GSD command in each of its
+/// spellings, since it went to the agent in the one its install takes
+/// (`/gsd-x` for the chat's `/gsd:x`); other text as it is.
+fn echo_forms(typed: &str) -> Vec<String> {
     use crate::gsd::spelling::{Spelling, split_command};
     match split_command(typed) {
         Some((name, args)) => [Spelling::Colon, Spelling::Dash, Spelling::Dollar]
             .iter()
-            .any(|s| crate::detect::is_echo(row, &format!("{}{name}{args}", s.prefix()))),
-        None => crate::detect::is_echo(row, typed),
+            .map(|s| format!("{}{name}{args}", s.prefix()))
+            .collect(),
+        None => vec![typed.to_owned()],
     }
+}
+
+/// Whether `row` is the agent's echo of one of `forms` (see
+/// [`crate::detect::is_echo`]).
+fn is_echo_of(row: &str, forms: &[String]) -> bool {
+    forms.iter().any(|typed| crate::detect::is_echo(row, typed))
 }
 
 #[cfg(test)]
