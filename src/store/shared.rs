@@ -37,6 +37,10 @@ struct Inner {
     state: State,
     /// Changes made so far (the generation the next save carries).
     changes: u64,
+    /// Tests: every state a change left, so they can check what a crash
+    /// between two changes would find.
+    #[cfg(test)]
+    recorded: Option<Vec<State>>,
 }
 
 /// The state file's writer: a thread of its own, so the fsyncs never run
@@ -101,12 +105,29 @@ impl SharedState {
             source,
         })?;
         let shared = SharedState {
-            inner: Arc::new(Mutex::new(Inner { state, changes: 0 })),
+            inner: Arc::new(Mutex::new(Inner {
+                state,
+                changes: 0,
+                #[cfg(test)]
+                recorded: None,
+            })),
             log,
             outbox_ready: Arc::new(Notify::new()),
             saver: Arc::new(saver),
         };
         Ok((shared, loaded))
+    }
+
+    /// Tests: from now on every change's resulting state is kept.
+    #[cfg(test)]
+    pub(crate) fn record_changes(&self) {
+        self.lock().recorded = Some(Vec::new());
+    }
+
+    /// Tests: the states the changes since [`Self::record_changes`] left.
+    #[cfg(test)]
+    pub(crate) fn recorded_changes(&self) -> Vec<State> {
+        self.lock().recorded.clone().unwrap_or_default()
     }
 
     /// Reads the state.
@@ -120,6 +141,11 @@ impl SharedState {
     pub fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let mut inner = self.lock();
         let out = f(&mut inner.state);
+        #[cfg(test)]
+        if inner.recorded.is_some() {
+            let state = inner.state.clone();
+            inner.recorded.get_or_insert_default().push(state);
+        }
         inner.changes += 1;
         let change = inner.changes;
         match serde_json::to_vec(&inner.state) {

@@ -11,10 +11,11 @@ use crate::bridge::access::names;
 use crate::bridge::access::policy::{ChatKind, Decision};
 use crate::bridge::channels::chat::{CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::present;
-use crate::bridge::present::{ActionButton, CardAction, CommandChoice};
+use crate::bridge::present::CommandChoice;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
+use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
 use crate::store::clock;
 use crate::store::state::Job;
@@ -470,18 +471,13 @@ impl Core {
     /// suggested (`Did you mean /gsd-plan-phase?`) as a button. The refusal
     /// row may be above the reported one (`● Args from unknown skill: 2`
     /// follows it), so the turn's output is searched for it too.
-    pub(super) fn refused(
-        &mut self,
+    pub(super) fn refusal(
         job: &Job,
         title: &str,
         line: &str,
         output: &str,
         guidance: &str,
-    ) {
-        let buttons = vec![
-            ActionButton::new("Projects", CardAction::Projects),
-            ActionButton::new("Help", CardAction::Help),
-        ];
+    ) -> Card {
         let unknown = (output.lines())
             .map(str::trim)
             .find(|l| l.contains("Unknown command: ") || l.contains("Unknown slash command: "))
@@ -490,8 +486,8 @@ impl Core {
             Some(u) => format!("{u}\n{line}"),
             None => line.to_string(),
         };
-        let card = present::refusal_card(title, &text, guidance, &job.project, &job.text, buttons);
-        self.send(&job.target, job.reply_to.as_deref(), &card);
+        let buttons = Self::way_back();
+        present::refusal_card(title, &text, guidance, &job.project, &job.text, buttons)
     }
 
     /// A refusal card's suggestion clicked: the command runs in the project

@@ -9,7 +9,7 @@ use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::error_guidance;
 use crate::store::LogEvent;
-use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval};
+use crate::store::state::{ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval};
 
 impl Core {
     pub(super) fn submit(
@@ -99,14 +99,29 @@ impl Core {
         present::with_interrupt(card, &j.project, &j.id)
     }
 
-    /// A command is over: forget it (memory and state file).
-    pub(super) fn finish_job(&mut self, id: &str) -> Option<Job> {
+    /// A command is over: it is forgotten, and what it leaves for the chat
+    /// (`leave`: its result, the last update of its progress card) is
+    /// queued in the same state update, so a crash between the two cannot
+    /// lose the result. None if the command was not (or no longer) known.
+    pub(super) fn finish_job(
+        &mut self,
+        id: &str,
+        leave: impl FnOnce(&mut Self, &Job) -> Vec<OutboxEntry>,
+    ) -> Option<Job> {
+        let job = self.job(id)?;
+        let leave = leave(self, &job);
         self.throttles.remove(id);
         // A command ended some other way: its streamed card closes with
         // what it showed.
         self.end_stream(id, None);
         self.shared.update(|s| {
             let at = s.jobs.iter().position(|j| j.id == id)?;
+            for entry in leave {
+                match entry.op {
+                    OutboxOp::Patch { .. } => s.queue_patch(entry),
+                    _ => s.outbox.push_back(entry),
+                }
+            }
             Some(s.jobs.remove(at))
         })
     }
@@ -230,40 +245,40 @@ impl Core {
                     seconds,
                     errors,
                 });
-                if let Some(id) = &job_id {
-                    // The streamed card closes with the result's own text.
-                    self.end_stream(id, Some(&output));
-                }
-                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
+                let Some(id) = &job_id else { return };
+                // The streamed card closes with the result's own text.
+                self.end_stream(id, Some(&output));
+                self.finish_job(id, |core, j| {
                     let stage = match &ending {
                         TurnEnding::Finished => format!("Finished in {seconds}s"),
                         TurnEnding::Interrupted(_) => format!("Stopped after {seconds}s"),
                         TurnEnding::Rejected(_) => "Refused by the agent".to_string(),
                     };
+                    let mut leave = Vec::new();
                     if let Some(h) = &j.progress {
-                        self.patch(
-                            h,
-                            &present::progress_card(&self.title(&j), &stage, Some(100), ""),
-                        );
+                        let card = present::progress_card(&core.title(j), &stage, Some(100), "");
+                        leave.push(Self::patch_entry(h, &card));
                     }
                     let (target, reply_to) = (&j.target, j.reply_to.as_deref());
                     match ending {
                         TurnEnding::Rejected(line) => {
                             let guidance = "The agent did not run it. For a `/gsd:` command, check that GSD is installed for this project's agent; `/gsd:help` lists what clawmux answers itself.";
-                            let title = format!("The agent refused: {}", self.title(&j));
-                            self.refused(&j, &title, &line, &output, guidance);
+                            let title = format!("The agent refused: {}", core.title(j));
+                            let card = Self::refusal(j, &title, &line, &output, guidance);
+                            leave.push(Self::new_card(target, reply_to, &card).1);
                         }
                         TurnEnding::Interrupted(line) => {
                             let text = format!(
                                 "{line}\n\nThe agent waits for what to do instead: send it as a message."
                             );
-                            let title = format!("Stopped: {}", self.title(&j));
-                            self.send(target, reply_to, &present::info_card(&title, &text));
+                            let title = format!("Stopped: {}", core.title(j));
+                            let card = present::info_card(&title, &text);
+                            leave.push(Self::new_card(target, reply_to, &card).1);
                         }
                         TurnEnding::Finished => {
                             // A long result is a summary card and a file.
-                            let threshold = self.config.feishu.long_result_bytes;
-                            let (dir, title) = (&self.state_dir, self.title(&j));
+                            let threshold = core.config.feishu.long_result_bytes;
+                            let (dir, title) = (&core.state_dir, core.title(j));
                             let screen = (!screen.is_empty()).then_some(screen.as_str());
                             let mut entries = long_result::result_entries(
                                 dir, threshold, target, reply_to, &title, &output, screen,
@@ -271,7 +286,7 @@ impl Core {
                             // Tokens and context as the turn's Stop hook
                             // reported them; none without hooks (see
                             // `present::footer`).
-                            let usage = self.take_turn_usage(&project, &j.id);
+                            let usage = core.take_turn_usage(&project, &j.id);
                             let footer = present::footer::TurnFooter {
                                 seconds,
                                 tokens: usage.tokens,
@@ -279,12 +294,12 @@ impl Core {
                                 ..Default::default()
                             };
                             present::footer::add(&mut entries, &footer);
-                            self.shared.update(|s| s.outbox.extend(entries));
+                            leave.extend(entries);
                         }
                     }
-                    let done = long_result::done_reaction(&j.target, j.reply_to.as_deref());
-                    self.shared.update(|s| s.outbox.extend(done));
-                }
+                    leave.extend(long_result::done_reaction(target, reply_to));
+                    leave
+                });
             }
             ProjectEventKind::TimedOut {
                 screen,
@@ -305,14 +320,15 @@ impl Core {
                     job: job_id.clone(),
                     seconds,
                 });
-                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
-                    let title = format!("Timed out after {seconds}s: {}", self.title(&j));
+                let Some(id) = &job_id else { return };
+                self.finish_job(id, |core, j| {
+                    let title = format!("Timed out after {seconds}s: {}", core.title(j));
                     let mut guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.".to_string();
                     if unrecognised {
                         guidance.push_str(" clawmux recognised nothing on this screen during the command: the agent's screen may have changed; the operator can check with `clawmux doctor --agent`.");
                     }
-                    self.error(&j.target, j.reply_to.as_deref(), &title, &screen, &guidance);
-                }
+                    vec![Self::error_entry(j, &title, &screen, &guidance)]
+                });
             }
             ProjectEventKind::SessionLost { reason, retrying } => {
                 // Its prompts died with the session: close their cards.
@@ -366,11 +382,12 @@ impl Core {
                     project: project.clone(),
                     job: job_id.clone(),
                 });
-                if let Some(j) = job_id.as_deref().and_then(|id| self.finish_job(id)) {
-                    let title = format!("Not submitted: {}", self.title(&j));
+                let Some(id) = &job_id else { return };
+                self.finish_job(id, |core, j| {
+                    let title = format!("Not submitted: {}", core.title(j));
                     let guidance = "The agent left your command in its input box: Enter was pressed twice, and 20 s later it still sat there. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
-                    self.error(&j.target, j.reply_to.as_deref(), &title, &screen, guidance);
-                }
+                    vec![Self::error_entry(j, &title, &screen, guidance)]
+                });
             }
             ProjectEventKind::SessionCreated { recovered } => {
                 self.log(LogEvent::SessionCreated {
@@ -385,12 +402,15 @@ impl Core {
                     job: job_id.clone(),
                     error: error.clone(),
                 });
-                let job = job_id.as_deref().and_then(|id| self.finish_job(id));
-                let (target, reply_to) = match job {
-                    Some(j) => (j.target, j.reply_to),
-                    None => (self.chat_of(&project), None),
-                };
-                self.error(&target, reply_to.as_deref(), "Command failed", &error, "");
+                let title = "Command failed";
+                let leave = |_: &mut Self, j: &Job| vec![Self::error_entry(j, title, &error, "")];
+                if job_id
+                    .as_deref()
+                    .and_then(|id| self.finish_job(id, leave))
+                    .is_none()
+                {
+                    self.error(&self.chat_of(&project), None, title, &error, "");
+                }
             }
             // Dispatched to the other concerns by `on_project_event`.
             ProjectEventKind::Attached { .. }

@@ -244,7 +244,7 @@ impl Core {
         });
         let reply = match cmd {
             ProjectCmd::Submit(job) | ProjectCmd::Resume(job) => {
-                self.finish_job(&job.id);
+                self.finish_job(&job.id, |_, _| Vec::new());
                 Some((job.target, job.reply_to))
             }
             ProjectCmd::Answer {
@@ -379,8 +379,9 @@ impl Core {
             .read(|s| s.jobs.iter().find(|j| j.id == id).cloned())
     }
 
-    fn patch(&self, handle: &CardHandle, card: &Card) {
-        let entry = OutboxEntry {
+    /// An update of the card `handle` for the outbox.
+    fn patch_entry(handle: &CardHandle, card: &Card) -> OutboxEntry {
+        OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
             op: OutboxOp::Patch {
                 handle: handle.clone(),
@@ -388,8 +389,30 @@ impl Core {
             card: serde_json::to_value(card).unwrap_or(Value::Null),
             text: card.to_text(),
             created_ms: clock::now_ms(),
-        };
+        }
+    }
+
+    fn patch(&self, handle: &CardHandle, card: &Card) {
+        let entry = Self::patch_entry(handle, card);
         self.shared.update(|s| s.queue_patch(entry));
+    }
+
+    /// The buttons of an error card: the way back to the projects and the help.
+    fn way_back() -> Vec<ActionButton> {
+        vec![
+            ActionButton::new("Projects", CardAction::Projects),
+            ActionButton::new("Help", CardAction::Help),
+        ]
+    }
+
+    fn error_card(title: &str, text: &str, guidance: &str) -> Card {
+        present::error_card(title, text, guidance, Self::way_back())
+    }
+
+    /// An error card in answer to the command `job`, for the outbox.
+    fn error_entry(job: &Job, title: &str, text: &str, guidance: &str) -> OutboxEntry {
+        let card = Self::error_card(title, text, guidance);
+        Self::new_card(&job.target, job.reply_to.as_deref(), &card).1
     }
 
     fn error(
@@ -400,15 +423,8 @@ impl Core {
         text: &str,
         guidance: &str,
     ) {
-        let buttons = vec![
-            ActionButton::new("Projects", CardAction::Projects),
-            ActionButton::new("Help", CardAction::Help),
-        ];
-        self.send(
-            target,
-            reply_to,
-            &present::error_card(title, text, guidance, buttons),
-        );
+        let card = Self::error_card(title, text, guidance);
+        self.send(target, reply_to, &card);
     }
 
     fn on_message(&mut self, m: ChatMessage) {

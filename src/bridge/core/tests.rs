@@ -210,6 +210,63 @@ fn a_command_s_cards_follow_its_lifecycle() {
     assert!(w.shared.read(|s| s.jobs.is_empty()), "the job is over");
 }
 
+/// A crash may come between any two state changes: no state a command's end
+/// leaves may hold neither the command (to be resumed) nor its result (to be
+/// delivered), and its progress card's last update goes with the result.
+#[test]
+fn a_command_is_forgotten_in_the_same_change_that_queues_its_result() {
+    let endings = [
+        ProjectEventKind::Completed {
+            screen: String::new(),
+            output: "● Project initialised".into(),
+            seconds: 2,
+            errors: 0,
+            ending: TurnEnding::Finished,
+        },
+        ProjectEventKind::TimedOut {
+            screen: "still going".into(),
+            seconds: 600,
+            unrecognised: false,
+        },
+        ProjectEventKind::NotSubmitted {
+            screen: "❯ hello".into(),
+        },
+    ];
+    for ending in endings {
+        let what = format!("{ending:?}");
+        let mut w = World::new();
+        let job = w.with_project();
+        w.event(Some(&job), ProjectEventKind::Started);
+        let before = w.outbox().len();
+        w.shared.record_changes();
+        w.event(Some(&job), ending);
+        let states = w.shared.recorded_changes();
+        assert!(!states.is_empty(), "{what}: nothing changed");
+        for (i, s) in states.iter().enumerate() {
+            let gone = !s.jobs.iter().any(|j| j.id == job.id);
+            let sent =
+                (s.outbox.iter().skip(before)).any(|e| matches!(e.op, OutboxOp::Send { .. }));
+            let progress_patched =
+                (s.outbox.iter().skip(before)).any(|e| matches!(e.op, OutboxOp::Patch { .. }));
+            assert!(
+                !gone || sent,
+                "{what}: change {i} forgot the command before its result was queued"
+            );
+            assert_eq!(
+                sent, gone,
+                "{what}: change {i}: result queued, command kept"
+            );
+            if what.starts_with("Completed") {
+                assert_eq!(progress_patched, gone, "{what}: change {i}");
+            }
+        }
+        assert!(
+            w.shared.read(|s| s.jobs.is_empty()),
+            "{what}: the job is over"
+        );
+    }
+}
+
 #[test]
 fn progress_updates_wait_for_the_interval_on_the_injected_clock() {
     let mut w = World::new();
