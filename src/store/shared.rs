@@ -1,6 +1,7 @@
 //! The daemon's one copy of [`State`], shared between its tasks. A change is
-//! made in memory under a lock and its snapshot (compact JSON) handed to a
-//! saver thread, so no async worker ever waits on an fsync; a task that must
+//! made in memory under a lock and counted; a saver thread writes the
+//! newest state (compact JSON), so no async worker ever waits on an fsync
+//! and a burst of changes costs one snapshot, not one each; a task that must
 //! know its change is on disk before it acts (before typing into a pane)
 //! awaits [`SharedState::update_durable`] or [`SharedState::flush`]. A
 //! failed save (disk full) keeps the change in memory, tells the operator
@@ -44,8 +45,9 @@ struct Inner {
 }
 
 /// The state file's writer: a thread of its own, so the fsyncs never run
-/// on an async worker. It writes the newest snapshot queued (older ones are
-/// skipped: the newest holds them) and says which change it got to.
+/// on an async worker. Told that a change was made, it takes a snapshot of
+/// the state as it is then (which holds every change made before) and says
+/// which change it got to.
 struct Saver {
     queue: Arc<SaveQueue>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -60,8 +62,8 @@ struct SaveQueue {
 
 #[derive(Default)]
 struct Slot {
-    /// The newest snapshot not written yet: its change number and JSON.
-    pending: Option<(u64, Vec<u8>)>,
+    /// The newest change made: a save is due while it is past `attempted`.
+    wanted: u64,
     /// The newest change whose save was attempted (written, or failed).
     attempted: u64,
     /// The last save failed: the file is behind memory.
@@ -100,17 +102,19 @@ impl SharedState {
             }),
             Loaded::Current | Loaded::Fresh => {}
         }
-        let saver = Saver::start(file, log.clone()).map_err(|source| StateError::Write {
-            path: dir.join("state.json"),
-            source,
-        })?;
+        let inner = Arc::new(Mutex::new(Inner {
+            state,
+            changes: 0,
+            #[cfg(test)]
+            recorded: None,
+        }));
+        let saver =
+            Saver::start(inner.clone(), file, log.clone()).map_err(|source| StateError::Write {
+                path: dir.join("state.json"),
+                source,
+            })?;
         let shared = SharedState {
-            inner: Arc::new(Mutex::new(Inner {
-                state,
-                changes: 0,
-                #[cfg(test)]
-                recorded: None,
-            })),
+            inner,
             log,
             outbox_ready: Arc::new(Notify::new()),
             saver: Arc::new(saver),
@@ -135,9 +139,9 @@ impl SharedState {
         f(&self.lock().state)
     }
 
-    /// Changes the state and queues it for saving (compact JSON, written by
-    /// the saver thread; see [`SharedState::flush`] to wait for the disk).
-    /// Wakes the outbox when it has entries.
+    /// Changes the state and has it saved (by the saver thread; see
+    /// [`SharedState::flush`] to wait for the disk). Wakes the outbox when
+    /// it has entries.
     pub fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let mut inner = self.lock();
         let out = f(&mut inner.state);
@@ -148,14 +152,9 @@ impl SharedState {
         }
         inner.changes += 1;
         let change = inner.changes;
-        match serde_json::to_vec(&inner.state) {
-            Ok(bytes) => self.saver.queue(change, bytes),
-            Err(err) => self.log.event(&LogEvent::StateError {
-                error: err.to_string(),
-            }),
-        }
         let has_outbox = !inner.state.outbox.is_empty();
         drop(inner);
+        self.saver.want(change);
         if has_outbox {
             self.outbox_ready.notify_one();
         }
@@ -196,8 +195,12 @@ impl SharedState {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        lock_inner(&self.inner)
     }
+}
+
+fn lock_inner(inner: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
+    inner.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl SaveQueue {
@@ -207,13 +210,13 @@ impl SaveQueue {
 }
 
 impl Saver {
-    fn start(file: StateFile, log: EventLog) -> std::io::Result<Saver> {
+    fn start(inner: Arc<Mutex<Inner>>, file: StateFile, log: EventLog) -> std::io::Result<Saver> {
         let queue = Arc::new(SaveQueue::default());
         let (attempted_tx, attempted) = watch::channel(0);
         let q = queue.clone();
         let thread = std::thread::Builder::new()
             .name("state-saver".into())
-            .spawn(move || save_loop(&q, &file, &log, &attempted_tx))?;
+            .spawn(move || save_loop(&q, &inner, &file, &log, &attempted_tx))?;
         Ok(Saver {
             queue,
             thread: Mutex::new(Some(thread)),
@@ -221,8 +224,11 @@ impl Saver {
         })
     }
 
-    fn queue(&self, change: u64, bytes: Vec<u8>) {
-        self.queue.lock().pending = Some((change, bytes));
+    /// The change `change` was made: it is to be saved.
+    fn want(&self, change: u64) {
+        let mut slot = self.queue.lock();
+        slot.wanted = slot.wanted.max(change);
+        drop(slot);
         self.queue.changed.notify_all();
     }
 
@@ -239,7 +245,7 @@ impl Saver {
 }
 
 impl Drop for Saver {
-    /// The last handle is gone: the pending snapshot is written before the
+    /// The last handle is gone: the last change is written before the
     /// state can be opened again.
     fn drop(&mut self) {
         self.queue.lock().closed = true;
@@ -255,13 +261,19 @@ impl Drop for Saver {
     }
 }
 
-fn save_loop(queue: &SaveQueue, file: &StateFile, log: &EventLog, attempted: &watch::Sender<u64>) {
+fn save_loop(
+    queue: &SaveQueue,
+    inner: &Mutex<Inner>,
+    file: &StateFile,
+    log: &EventLog,
+    attempted: &watch::Sender<u64>,
+) {
     loop {
-        let (change, bytes, unsaved) = {
+        let unsaved = {
             let mut slot = queue.lock();
             loop {
-                if let Some((change, bytes)) = slot.pending.take() {
-                    break (change, bytes, slot.unsaved);
+                if slot.wanted > slot.attempted {
+                    break slot.unsaved;
                 }
                 if slot.closed {
                     return;
@@ -269,7 +281,16 @@ fn save_loop(queue: &SaveQueue, file: &StateFile, log: &EventLog, attempted: &wa
                 slot = queue.changed.wait(slot).unwrap_or_else(|p| p.into_inner());
             }
         };
-        let saved = file.save_bytes(&bytes, clock::now_ms());
+        // The state as it is now: it holds every change made so far, so
+        // changes made while the last one was written are saved together.
+        let (change, bytes) = {
+            let inner = lock_inner(inner);
+            (inner.changes, serde_json::to_vec(&inner.state))
+        };
+        let saved = match bytes {
+            Ok(bytes) => file.save_bytes(&bytes, clock::now_ms()),
+            Err(err) => Err(StateError::Serialize(err)),
+        };
         let now_unsaved = match saved {
             Ok(()) => {
                 if unsaved {
