@@ -385,3 +385,47 @@ fn gemini_notifications_end_turns_without_title_icons_through_serve() {
     );
     assert_eq!(api.exhausted(), 0, "{out}");
 }
+
+/// The processes of process group `pgid`, from `/proc`.
+fn process_group(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid pgrp …`: comm may hold spaces and parens.
+        let after = &stat[stat.rfind(')')? + 1..];
+        let pgrp: u32 = after.split_whitespace().nth(2)?.parse().ok()?;
+        (pgrp == pgid).then_some(pid)
+    })
+    .collect()
+}
+
+/// A session killed at the desk takes Gemini along, though Gemini outlives
+/// the hangup tmux sends: left running, it would work on in the workspace
+/// beside the agent a recovered session starts there.
+#[test]
+fn a_killed_session_ends_gemini_though_it_outlives_the_hangup() {
+    let test = "agent::gemini::a_killed_session_ends_gemini_though_it_outlives_the_hangup";
+    let Some(gemini) = gemini_or_skip(test) else {
+        return;
+    };
+    let (mut serve, api, _env) = start(&gemini, vec![Turn::text("The shop sells pears.")], PACE);
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells pears.");
+    let tmux = &serve._tmux;
+    let pid = tmux.ok(&["display-message", "-p", "-t", "=cm-shop:", "#{pane_pid}"]);
+    let pgid: u32 = pid.trim().parse().expect("the pane's process");
+    assert!(!process_group(pgid).is_empty(), "Gemini runs");
+
+    tmux.ok(&["kill-session", "-t", "=cm-shop"]);
+    let deadline = std::time::Instant::now() + STEP_TIMEOUT;
+    while !process_group(pgid).is_empty() {
+        let left = process_group(pgid);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Gemini's processes {left:?} outlived their session"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

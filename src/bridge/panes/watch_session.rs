@@ -21,6 +21,7 @@
 //! session's own window runs `cat`, which waits on its terminal forever
 //! without using the CPU.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use tokio::sync::Mutex;
@@ -230,14 +231,31 @@ async fn sweep_orphans(client: Client, stop: CancellationToken) {
     }
 }
 
-/// Unlinks every window only the watch session holds (its project session
-/// is gone), but its own; tmux then closes it.
+/// Closes every window only the watch session holds (its project session
+/// is gone), but its own. Closing a window hangs up on its programs, and
+/// Gemini CLI 0.61 outlives the hangup (measured: it ran on, orphaned, in
+/// the workspace a recovered session starts a new agent in), so each of
+/// its live panes' process groups is sent SIGTERM first, by the tmux
+/// server's own host (`run-shell`, so remote hosts too). Only windows
+/// clawmux created are linked here: an adopted pane is watched apart.
 async fn sweep(client: &Client) -> Result<(), TmuxError> {
     let session = format!("={WATCH_SESSION}");
-    let format = "#{window_id} #{window_linked_sessions} #{window_name}";
-    let list = TmuxCommand::new("list-windows").args(["-t", &session, "-F", format]);
-    for window in client.command(list).await?.iter().filter_map(|l| orphan(l)) {
-        tracing::info!(%window, "closing an agent window whose session is gone");
+    let format = "#{window_id} #{window_linked_sessions} #{pane_dead} #{pane_pid} #{window_name}";
+    let list = TmuxCommand::new("list-panes").args(["-s", "-t", &session, "-F", format]);
+    let mut orphans: BTreeMap<WindowId, Vec<u32>> = BTreeMap::new();
+    for (window, pid) in client.command(list).await?.iter().filter_map(|l| orphan(l)) {
+        orphans.entry(window).or_default().extend(pid);
+    }
+    for (window, pids) in orphans {
+        tracing::info!(%window, ?pids, "closing an agent window whose session is gone");
+        if !pids.is_empty() {
+            let groups: Vec<String> = pids.iter().map(|p| format!("-{p}")).collect();
+            // A group already gone is no error: the rest still get theirs.
+            let kill = format!("kill -s TERM -- {} 2>/dev/null; true", groups.join(" "));
+            client
+                .command(TmuxCommand::new("run-shell").arg(&kill))
+                .await?;
+        }
         let target = format!("{session}:{window}");
         let unlink = TmuxCommand::new("unlink-window").args(["-k", "-t", &target]);
         client.command(unlink).await?;
@@ -245,16 +263,19 @@ async fn sweep(client: &Client) -> Result<(), TmuxError> {
     Ok(())
 }
 
-/// The window of a `list-windows` line when it is linked nowhere else and
-/// is not the idle window.
-fn orphan(line: &[u8]) -> Option<WindowId> {
+/// The window of a `list-panes` line when it is linked nowhere else and is
+/// not the idle window, with the pane's process while the pane lives.
+fn orphan(line: &[u8]) -> Option<(WindowId, Option<u32>)> {
     let line = std::str::from_utf8(line).ok()?;
-    let mut fields = line.splitn(3, ' ');
-    let (window, linked, name) = (fields.next()?, fields.next()?, fields.next()?);
+    let mut fields = line.splitn(5, ' ');
+    let (window, linked) = (fields.next()?, fields.next()?);
+    let (dead, pid, name) = (fields.next()?, fields.next()?, fields.next()?);
     if linked != "1" || name == IDLE_WINDOW {
         return None;
     }
-    window.parse().ok()
+    // tmux starts a pane's program as the leader of its own process group.
+    let pid = pid.parse().ok().filter(|p| *p > 1 && dead == "0");
+    Some((window.parse().ok()?, pid))
 }
 
 #[cfg(test)]
@@ -262,13 +283,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_windows_held_by_the_watch_session_alone_are_orphans() {
-        assert_eq!(orphan(b"@4 1 claude"), Some(WindowId(4)));
-        assert_eq!(orphan(b"@4 1 two words"), Some(WindowId(4)));
-        assert_eq!(orphan(b"@4 2 claude"), None);
-        assert_eq!(orphan(b"@0 1 clawmux-idle"), None);
-        assert_eq!(orphan(b"@x 1 claude"), None);
+    fn only_windows_held_by_the_watch_session_alone_are_orphans_with_their_live_processes() {
+        assert_eq!(orphan(b"@4 1 0 812 claude"), Some((WindowId(4), Some(812))));
+        assert_eq!(
+            orphan(b"@4 1 0 812 two words"),
+            Some((WindowId(4), Some(812)))
+        );
+        assert_eq!(orphan(b"@4 2 0 812 claude"), None);
+        assert_eq!(orphan(b"@0 1 0 77 clawmux-idle"), None);
+        assert_eq!(orphan(b"@x 1 0 812 claude"), None);
         assert_eq!(orphan(b"garbage"), None);
         assert_eq!(orphan(&[0xff, b' ', b'1']), None);
+        // A dead pane's process may be another's by now; pid 1 is init.
+        assert_eq!(orphan(b"@4 1 1 812 claude"), Some((WindowId(4), None)));
+        assert_eq!(orphan(b"@4 1 0 1 claude"), Some((WindowId(4), None)));
+        assert_eq!(orphan(b"@4 1 0 -3 claude"), Some((WindowId(4), None)));
     }
 }
