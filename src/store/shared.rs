@@ -36,7 +36,7 @@ pub struct SharedState {
 
 struct Inner {
     state: State,
-    /// Changes made so far (the generation the next save carries).
+    /// Changes made so far: a save of the state says which it holds.
     changes: u64,
     /// Tests: every state a change left, so they can check what a crash
     /// between two changes would find.
@@ -143,17 +143,17 @@ impl SharedState {
     /// [`SharedState::flush`] to wait for the disk). Wakes the outbox when
     /// it has entries.
     pub fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
-        let mut inner = self.lock();
+        let mut guard = self.lock();
+        let inner = &mut *guard;
         let out = f(&mut inner.state);
         #[cfg(test)]
-        if inner.recorded.is_some() {
-            let state = inner.state.clone();
-            inner.recorded.get_or_insert_default().push(state);
+        if let Some(recorded) = &mut inner.recorded {
+            recorded.push(inner.state.clone());
         }
         inner.changes += 1;
         let change = inner.changes;
         let has_outbox = !inner.state.outbox.is_empty();
-        drop(inner);
+        drop(guard);
         self.saver.want(change);
         if has_outbox {
             self.outbox_ready.notify_one();

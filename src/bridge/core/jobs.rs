@@ -108,12 +108,12 @@ impl Core {
         id: &str,
         leave: impl FnOnce(&mut Self, &Job) -> Vec<OutboxEntry>,
     ) -> Option<Job> {
-        let job = self.job(id)?;
-        let leave = leave(self, &job);
         self.throttles.remove(id);
         // A command ended some other way: its streamed card closes with
         // what it showed.
         self.end_stream(id, None);
+        let job = self.job(id)?;
+        let leave = leave(self, &job);
         self.shared.update(|s| {
             let at = s.jobs.iter().position(|j| j.id == id)?;
             for entry in leave {
