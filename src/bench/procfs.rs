@@ -13,6 +13,7 @@ struct Times {
     /// cutime + cstime: children it has waited for.
     reaped_children: f64,
     ppid: u32,
+    pgrp: u32,
 }
 
 /// The process's own CPU seconds (user + system), children excluded: the
@@ -67,12 +68,22 @@ pub fn rss(pid: u32) -> Result<u64, BenchError> {
 
 /// Live children of `pid` (one level: the bench's roles do not nest).
 pub fn children(pid: u32) -> Vec<u32> {
+    processes_where(|t| t.ppid == pid)
+}
+
+/// Live processes of the process group `pgid` (tmux starts each pane's
+/// program as the leader of its own).
+pub fn process_group(pgid: u32) -> Vec<u32> {
+    processes_where(|t| t.pgrp == pgid)
+}
+
+fn processes_where(wanted: impl Fn(&Times) -> bool) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&p| times(p).is_ok_and(|t| t.ppid == pid))
+        .filter(|&p| times(p).is_ok_and(|t| wanted(&t)))
         .collect()
 }
 
@@ -89,13 +100,14 @@ fn times(pid: u32) -> Result<Times, BenchError> {
 fn parse_stat(stat: &str, ticks_per_second: f64) -> Option<Times> {
     let after = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = after.split_whitespace().collect();
-    // After the name: state(3) ppid(4) … utime(14) stime(15) cutime(16) cstime(17).
+    // After the name: state(3) ppid(4) pgrp(5) … utime(14) stime(15) cutime(16) cstime(17).
     let field = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
     let ticks = |a: usize, b: usize| Some((field(a)? + field(b)?) as f64 / ticks_per_second);
     Some(Times {
         own: ticks(14, 15)?,
         reaped_children: ticks(16, 17)?,
         ppid: u32::try_from(field(4)?).ok()?,
+        pgrp: u32::try_from(field(5)?).ok()?,
     })
 }
 
@@ -125,9 +137,19 @@ mod tests {
             "4242 (tmux: a) b) S 17 4242 4242 0 -1 4194560 1 2 3 4 250 50 7 3 20 0 1 0 5 6 7";
         let t = parse_stat(line, 100.0).unwrap();
         assert_eq!(t.ppid, 17);
+        assert_eq!(t.pgrp, 4242);
         assert!((t.own - 3.0).abs() < 1e-9);
         assert!((t.reaped_children - 0.1).abs() < 1e-9);
         assert_eq!(parse_stat("1 (x) S", 100.0), None);
+    }
+
+    #[test]
+    fn finds_this_process_in_its_group() {
+        let me = std::process::id();
+        // SAFETY: getpgrp only reads this process's group id.
+        let group = u32::try_from(unsafe { libc::getpgrp() }).unwrap();
+        assert!(process_group(group).contains(&me));
+        assert!(!process_group(u32::MAX).contains(&me));
     }
 
     #[test]

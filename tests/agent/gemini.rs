@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
+use clawmux::bench::procfs::process_group;
 
 use crate::support::gemini::{
     GeminiEnv, GeminiRun, gemini_or_skip, notifications, pane_output, shell,
@@ -384,22 +385,6 @@ fn gemini_notifications_end_turns_without_title_icons_through_serve() {
         "{out}"
     );
     assert_eq!(api.exhausted(), 0, "{out}");
-}
-
-/// The processes of process group `pgid`, from `/proc`.
-fn process_group(pgid: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
-        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // `pid (comm) state ppid pgrp …`: comm may hold spaces and parens.
-        let after = &stat[stat.rfind(')')? + 1..];
-        let pgrp: u32 = after.split_whitespace().nth(2)?.parse().ok()?;
-        (pgrp == pgid).then_some(pid)
-    })
-    .collect()
 }
 
 /// A session killed at the desk takes Gemini along, though Gemini outlives

@@ -263,6 +263,15 @@ const QUESTION: &str = "Do you want to proceed?";
 /// What follows an answer: the prompt is gone.
 const ANSWERED: &str = "\x1b[H\x1b[2J⏺ Bash(make check)\r\n  ⎿  Selected: Yes\r\n";
 
+/// A watcher that has read [`PERMISSION`] and reported it, with what it saw.
+fn permission_reported() -> (PaneWatcher, Vec<Detection>) {
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, PERMISSION, &mut seen);
+    tick(&mut w, 1_000, &mut seen);
+    (w, seen)
+}
+
 fn approvals(seen: &[Detection]) -> usize {
     count(seen, |k| matches!(k, DetectionKind::Approval { .. }))
 }
@@ -311,10 +320,7 @@ fn an_answered_question_is_forgotten_once_a_judged_screen_lacks_it() {
 
 #[test]
 fn a_dialog_with_the_same_question_and_another_body_is_another_dialog() {
-    let mut w = watcher();
-    let mut seen = Vec::new();
-    feed(&mut w, 0, PERMISSION, &mut seen);
-    tick(&mut w, 1_000, &mut seen);
+    let (mut w, mut seen) = permission_reported();
     // Redrawn at once over the first: another command, asked the same way.
     feed(
         &mut w,
@@ -329,10 +335,7 @@ fn a_dialog_with_the_same_question_and_another_body_is_another_dialog() {
 
 #[test]
 fn the_same_dialog_once_answered_is_a_new_one_when_seen_again() {
-    let mut w = watcher();
-    let mut seen = Vec::new();
-    feed(&mut w, 0, PERMISSION, &mut seen);
-    tick(&mut w, 1_000, &mut seen);
+    let (mut w, mut seen) = permission_reported();
     // Answered; the agent asks about the same command again at once.
     w.detector_mut().forget_prompt(Millis(2_000), Some("1"));
     feed(&mut w, 2_000, PERMISSION, &mut seen);
@@ -342,10 +345,7 @@ fn the_same_dialog_once_answered_is_a_new_one_when_seen_again() {
 
 #[test]
 fn a_dialog_redrawn_in_two_writes_with_its_answer_chosen_is_not_a_new_one() {
-    let mut w = watcher();
-    let mut seen = Vec::new();
-    feed(&mut w, 0, PERMISSION, &mut seen);
-    tick(&mut w, 1_000, &mut seen);
+    let (mut w, mut seen) = permission_reported();
     // Option 2 typed: the agent redraws the dialog with its cursor on the
     // answer (as Gemini CLI does before it closes it), the frame cut in
     // two writes on a loaded machine: its first half lacks the dialog.
