@@ -167,6 +167,7 @@ pub async fn run_once(
     project: &str,
     request: Request,
     log: &EventLog,
+    mut on_progress: impl FnMut(&str),
 ) -> Result<Outcome, RunError> {
     names::validate_project(project).map_err(|e| RunError::Invalid(e.to_string()))?;
     let command = match &request {
@@ -217,15 +218,24 @@ pub async fn run_once(
         Request::Message(_) => (handle.send(ProjectCmd::Submit(job))).map_err(|r| r.error),
         Request::Answer(key) => answer(&handle, &mut events, &key, job, workspace.as_path()).await,
     };
-    if let Err(error) = started {
-        outcome.error = Some(error.to_string());
-        return Ok(finish(outcome, log));
+    match started {
+        Ok(()) => {}
+        // An answer for no dialog, or a key it does not offer, is bad
+        // input (exit 2), not a failure of the run.
+        Err(e @ (ProjectError::NoApprovalWaiting(_) | ProjectError::NotAnOption { .. })) => {
+            return Err(RunError::Invalid(e.to_string()));
+        }
+        Err(error) => {
+            outcome.error = Some(error.to_string());
+            return Ok(finish(outcome, log));
+        }
     }
     while let Some(event) = events.recv().await {
         match event.kind {
             ProjectEventKind::Progress {
                 summary, percent, ..
             } => {
+                on_progress(&summary);
                 outcome
                     .detections
                     .push(json!({"kind": "progress", "summary": summary, "percent": percent}));

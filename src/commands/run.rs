@@ -1,12 +1,15 @@
 //! `clawmux run`: send one message as the chat would and print the result,
 //! in the format of the channel that relays it.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use clawmux::bridge::run_once::{self, Outcome, Request, Status};
 use clawmux::detect::Profiles;
-use clawmux::feishu::card::Card;
+use clawmux::feishu::card::{Card, Element};
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
@@ -69,21 +72,86 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let log = EventLog::open(&state_dir)?;
     let sim = sim_agent_command()?;
     let runtime = tokio::runtime::Runtime::new()?;
-    let outcome = runtime
-        .block_on(run_once::run_once(
-            &config,
-            &profiles,
-            &sim,
-            &args.project,
-            request,
-            &log,
-        ))
-        .map_err(|e| UsageError(e.to_string()))?;
+    let waiting = Waiting::start(&runtime, &args.project);
+    let outcome = runtime.block_on(run_once::run_once(
+        &config,
+        &profiles,
+        &sim,
+        &args.project,
+        request,
+        &log,
+        |summary| waiting.progress(summary),
+    ));
+    waiting.done(&runtime);
+    let outcome = outcome.map_err(|e| UsageError(e.to_string()))?;
     out!("{}", render(&outcome, args.format));
     Ok(match outcome.status {
         Status::Completed | Status::Approval => ExitCode::SUCCESS,
         Status::Error | Status::Timeout | Status::Failed => ExitCode::FAILURE,
     })
+}
+
+/// What `run` shows on stderr while it waits, so a minutes-long phase is
+/// not a silent terminal: on a terminal one line redrawn in place (a
+/// spinner, the seconds, the latest progress), otherwise one plain line
+/// per progress step (a log or a relaying program reads whole lines).
+struct Waiting {
+    latest: Arc<Mutex<String>>,
+    ticker: Option<tokio::task::JoinHandle<()>>,
+    terminal: bool,
+}
+
+/// How often the terminal line is redrawn.
+const SPINNER_TICK: Duration = Duration::from_millis(125);
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+impl Waiting {
+    fn start(runtime: &tokio::runtime::Runtime, project: &str) -> Waiting {
+        let latest = Arc::new(Mutex::new(String::new()));
+        let terminal = std::io::stderr().is_terminal();
+        let ticker = terminal.then(|| {
+            let (latest, project) = (latest.clone(), project.to_string());
+            runtime.spawn(async move {
+                let started = Instant::now();
+                let mut tick = tokio::time::interval(SPINNER_TICK);
+                for frame in SPINNER.iter().cycle() {
+                    tick.tick().await;
+                    let latest = latest.lock().map(|l| l.clone()).unwrap_or_default();
+                    let secs = started.elapsed().as_secs();
+                    let sep = if latest.is_empty() { "" } else { " · " };
+                    eprint!("\r\x1b[2K{frame} {project}: working, {secs} s{sep}{latest}");
+                }
+            })
+        });
+        if !terminal {
+            eprintln!("clawmux: {project}: sent, waiting for the agent");
+        }
+        Waiting {
+            latest,
+            ticker,
+            terminal,
+        }
+    }
+
+    fn progress(&self, summary: &str) {
+        if let Ok(mut latest) = self.latest.lock() {
+            latest.clear();
+            latest.push_str(summary);
+        }
+        if !self.terminal {
+            eprintln!("clawmux: progress: {summary}");
+        }
+    }
+
+    /// Stops the spinner and clears its line before the result is printed.
+    fn done(self, runtime: &tokio::runtime::Runtime) {
+        if let Some(ticker) = self.ticker {
+            ticker.abort();
+            // Waits out a frame being drawn, so none follows the clearing.
+            let _ = runtime.block_on(ticker);
+            eprint!("\r\x1b[2K");
+        }
+    }
 }
 
 /// The outcome in `format`. Every format carries the same content: the
@@ -92,7 +160,22 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
     if format == Format::Json {
         return serde_json::to_string_pretty(outcome).unwrap_or_default();
     }
-    let cards = outcome.cards();
+    let mut cards = outcome.cards();
+    if format != Format::Card {
+        // A closed panel (the screen at the end) can't be opened in a
+        // shell or a relayed text: its header alone would be an empty panel.
+        for card in &mut cards {
+            (card.body.elements).retain(|e| {
+                !matches!(
+                    e,
+                    Element::CollapsiblePanel {
+                        expanded: false,
+                        ..
+                    }
+                )
+            });
+        }
+    }
     match format {
         Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
         Format::Markdown => cards
@@ -199,7 +282,7 @@ mod tests {
         for format in [Format::Markdown, Format::Plain] {
             let text = render(&done, format);
             assert!(
-                text.contains("▸") && !text.contains("for shortcuts"),
+                !text.contains("▸") && !text.contains("Screen") && !text.contains("for shortcuts"),
                 "{format:?}:\n{text}"
             );
         }

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clawmux::store::event_log::{self, ReadStats};
+use clawmux::store::event_log::{self, LOG_FILE, ReadStats};
+use clawmux::store::log_event::KINDS;
 use clawmux::store::{self, EventRecord, clock};
 use clawmux::text_escape::{Keep, escape_controls};
 
@@ -16,8 +17,9 @@ pub struct Args {
     /// Keep printing new events as they are written.
     #[arg(short = 'f', long)]
     follow: bool,
-    /// Only events of this kind (e.g. command, card, approval, detection, denied).
-    #[arg(long)]
+    /// Only events of this kind (e.g. command, card, approval, detection, denied;
+    /// docs/EVENTS.md lists them all).
+    #[arg(long, value_parser = parse_kind)]
     kind: Option<String>,
     /// Only events of this project.
     #[arg(long)]
@@ -28,6 +30,25 @@ pub struct Args {
     /// Print the raw JSON lines.
     #[arg(long)]
     json: bool,
+}
+
+/// A kind the event log can hold; anything else is bad usage (exit 2)
+/// rather than a filter that silently matches nothing.
+fn parse_kind(s: &str) -> Result<String, String> {
+    if KINDS.contains(&s) {
+        return Ok(s.to_string());
+    }
+    // Kinds that share the word's stem (`approve` → `approval…`).
+    let stem = s.get(..s.len().min(5)).unwrap_or(s);
+    let close: Vec<&str> = (KINDS.iter().copied())
+        .filter(|k| k.contains(s) || s.contains(k) || k.starts_with(stem))
+        .collect();
+    let listed = if close.is_empty() {
+        KINDS.to_vec()
+    } else {
+        close
+    };
+    Err(format!("no event kind `{s}`; kinds: {}", listed.join(", ")))
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -48,6 +69,16 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = store::state_dir();
+    let log = dir.join(LOG_FILE);
+    if !log.exists() {
+        eprintln!(
+            "clawmux: no event log at {}: `clawmux serve` writes it there (CLAWMUX_HOME picks another state directory)",
+            log.display()
+        );
+        if !args.follow {
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     let since_ms = args
         .since
         .map(|d| clock::now_ms().saturating_sub(d.as_millis() as u64));
@@ -134,10 +165,30 @@ fn print_record(out: &mut impl Write, r: &EventRecord, json: bool) -> std::io::R
     writeln!(out, "{}", escape_controls(&line, Keep::Nothing))
 }
 
+/// Width of the kind column: the longest kind, so every line's fields
+/// start in the same column.
+fn kind_width() -> usize {
+    KINDS.iter().map(|k| k.len()).max().unwrap_or(0)
+}
+
+/// Fields the readable form leaves out (`--json` keeps everything): the
+/// line's own `ts` and `kind`, absent values, and a delivered card's
+/// handle and uuid (bookkeeping, not news).
+fn is_noise(kind: &str, field: &str, value: &serde_json::Value) -> bool {
+    matches!(field, "ts" | "kind")
+        || value.is_null()
+        || (kind == "card" && matches!(field, "uuid" | "handle"))
+}
+
 fn readable(r: &EventRecord) -> String {
     use std::fmt::Write as _;
-    let mut line = format!("{} {:<10}", clock::rfc3339(r.ts_ms), r.kind);
-    for (k, v) in r.fields.iter().filter(|(k, _)| *k != "ts" && *k != "kind") {
+    let mut line = format!(
+        "{} {:<width$}",
+        clock::rfc3339(r.ts_ms),
+        r.kind,
+        width = kind_width()
+    );
+    for (k, v) in r.fields.iter().filter(|(k, v)| !is_noise(&r.kind, k, v)) {
         // Infallible: writing to a String.
         let _ = match v.as_str() {
             Some(s) if !s.contains(char::is_whitespace) && !s.is_empty() => {
@@ -161,6 +212,43 @@ mod tests {
         assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86_400)));
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("m").is_err());
+    }
+
+    #[test]
+    fn kinds_are_checked() {
+        assert_eq!(
+            parse_kind("approval_answered"),
+            Ok("approval_answered".into())
+        );
+        let err = parse_kind("bogus").unwrap_err();
+        assert!(
+            err.contains("no event kind `bogus`") && err.contains("card_retry"),
+            "{err}"
+        );
+        let err = parse_kind("approve").unwrap_err();
+        assert!(
+            err.contains("approval_answered") && !err.contains("card_retry"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn readable_lines_align_and_drop_noise() {
+        let card = EventRecord::parse(
+            r#"{"ts":"2026-11-29T15:00:20.000Z","kind":"card","uuid":"u1","handle":"h1","op":"send"}"#,
+        )
+        .unwrap();
+        let done = EventRecord::parse(
+            r#"{"ts":"2026-11-29T15:00:21.000Z","kind":"approval_answered","project":"p","error":null}"#,
+        )
+        .unwrap();
+        let (card, done) = (readable(&card), readable(&done));
+        assert!(
+            !card.contains("u1") && !card.contains("h1") && card.contains("op=send"),
+            "{card}"
+        );
+        assert!(!done.contains("error"), "{done}");
+        assert_eq!(card.find("op="), done.find("project="), "{card}\n{done}");
     }
 
     #[test]

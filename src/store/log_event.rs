@@ -316,6 +316,60 @@ pub struct Denial {
     pub value: Option<Value>,
 }
 
+/// Every `kind` a log line can have, as written (a test keeps this list
+/// equal to the enum's variants): what `clawmux tail --kind` accepts.
+pub const KINDS: &[&str] = &[
+    "message",
+    "denied",
+    "pairing",
+    "click",
+    "use",
+    "project",
+    "cancel",
+    "command",
+    "queued",
+    "started",
+    "detection",
+    "completed",
+    "timeout",
+    "failed",
+    "resumed",
+    "typing_resumed",
+    "enter_pressed_again",
+    "not_submitted",
+    "run",
+    "approval",
+    "approval_found_again",
+    "approval_answered",
+    "approval_gone",
+    "session_created",
+    "session_lost",
+    "hook",
+    "detection_drift",
+    "host_down",
+    "reconnected",
+    "adopted",
+    "released",
+    "hook_ignored",
+    "serve",
+    "serve_stopped",
+    "card",
+    "card_retry",
+    "card_delivery_recovered",
+    "card_dropped",
+    "card_dead_letter",
+    "state_permissions",
+    "state_recovered",
+    "state_reset",
+    "state_error",
+    "state_saved",
+    "log_repaired",
+    "log_write_failed",
+    "dialog_mismatch",
+    "answer_resent",
+    "keys",
+];
+
 impl LogEvent {
     /// The line's `kind`.
     pub fn kind(&self) -> String {
@@ -708,6 +762,15 @@ mod documented {
             })
             .map_or(lines.len(), |n| start + 1 + n);
         Some(lines[start..end].join("\n"))
+    }
+
+    #[test]
+    fn kinds_lists_every_variant_once() {
+        let mut written: Vec<String> = samples().iter().map(LogEvent::kind).collect();
+        written.sort();
+        let mut listed: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
+        listed.sort();
+        assert_eq!(written, listed);
     }
 
     #[test]

@@ -32,13 +32,13 @@ fn big_log(home: &std::path::Path, recent: usize) -> usize {
     let mut w = BufWriter::new(File::create(home.join("events.jsonl")).unwrap());
     let (mut written, mut n) = (0u64, 0usize);
     while written < BIG_LOG_BYTES {
-        let line = record(old_ts + n as u64, "old", &pad);
+        let line = record(old_ts + n as u64, "message", &pad);
         w.write_all(line.as_bytes()).unwrap();
         written += line.len() as u64;
         n += 1;
     }
     for i in 0..recent {
-        w.write_all(record(now - 1_000 + i as u64, "recent", "hi").as_bytes())
+        w.write_all(record(now - 1_000 + i as u64, "command", "hi").as_bytes())
             .unwrap();
     }
     w.flush().unwrap();
@@ -88,18 +88,18 @@ fn tail_of_a_large_log_streams_in_bounded_memory() {
 
     let (lines, rss) = tail_rss(home.path(), &["--since", "1h"], 3);
     eprintln!("tail --since 1h: peak RSS {} KiB", rss / 1024);
-    assert!(lines.iter().all(|l| l.contains("recent")), "{lines:?}");
+    assert!(lines.iter().all(|l| l.contains("command")), "{lines:?}");
     assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
 
     // The whole log read, only the last records printed.
-    let (lines, rss) = tail_rss(home.path(), &["--kind", "recent", "--json"], 3);
+    let (lines, rss) = tail_rss(home.path(), &["--kind", "command", "--json"], 3);
     eprintln!("tail (whole log): peak RSS {} KiB", rss / 1024);
-    assert!(lines.iter().all(|l| l.contains("recent")), "{lines:?}");
+    assert!(lines.iter().all(|l| l.contains("command")), "{lines:?}");
     assert!(rss < MAX_RSS_BYTES, "peak RSS {rss} bytes");
 
     // Everything printed, in order.
     let (lines, _) = tail_rss(home.path(), &[], old + 3);
-    assert!(lines[0].contains("old") && lines[old].contains("recent"));
+    assert!(lines[0].contains("message") && lines[old].contains("command"));
 }
 
 #[test]
@@ -213,4 +213,29 @@ fn hostile_chat_text_reaches_the_terminal_escaped() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json, line);
     assert!(!out.stdout.contains(&0x1b));
+}
+
+#[test]
+fn an_unknown_kind_is_bad_usage_naming_the_kinds() {
+    let home = tempfile::tempdir().unwrap();
+    let out = clawmux(home.path(), &["tail", "--kind", "bogus"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no event kind `bogus`"), "{stderr}");
+    assert!(stderr.contains("approval_answered"), "{stderr}");
+}
+
+#[test]
+fn no_log_says_where_it_looked() {
+    let home = tempfile::tempdir().unwrap();
+    let out = clawmux(home.path(), &["tail"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let looked = home.path().join("events.jsonl");
+    assert!(
+        stderr.contains(&format!("no event log at {}", looked.display())),
+        "{stderr}"
+    );
 }

@@ -50,9 +50,22 @@ fn approval_answered_from_the_answer_with_line_then_a_card() {
     let first = keys.split('|').next().unwrap_or("");
     assert_eq!(keys.split('|').count(), 3, "{answer_line}");
 
+    // Waiting is shown on stderr, one plain line a step off a terminal.
+    assert_contains(&stderr(&out), "clawmux: shop: sent, waiting for the agent");
+
     let out = run(home.path(), &["--format", "markdown", "--answer", first]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_contains(&stdout(&out), "Created 2 plans for phase 2");
+    let result = stdout(&out);
+    assert_contains(&result, "Created 2 plans for phase 2");
+    assert_contains(&stderr(&out), "clawmux: progress: ");
+    // No closed panel a shell can't open.
+    assert!(!result.contains('▸'), "{result}");
+
+    // Nothing waits for an answer now: bad input, exit 2, one line why.
+    let out = run(home.path(), &["--answer", first]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert_contains(&stderr(&out), "clawmux: ");
 
     let out = run(home.path(), &["--format", "card", "--", "/gsd-progress"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
