@@ -180,7 +180,13 @@ pub fn route(text: &str) -> Route {
         .unwrap_or("");
     let one_arg = |what: &str, usage: &str| match args.split_whitespace().collect::<Vec<_>>()[..] {
         [arg] => Ok(arg.to_string()),
-        _ => Err(Route::Usage(format!("{what}: `{usage}`"))),
+        // Extra words are named: a pasted line with its description
+        // (`/gsd:answer 1   answers it`) must not read as a missing key.
+        [arg, ref extra @ ..] => Err(Route::Usage(format!(
+            "`/gsd:{name}` takes one argument, `{arg}`; nothing was done because of the extra words `{}`: `{usage}`",
+            extra.join(" ")
+        ))),
+        [] => Err(Route::Usage(format!("{what}: `{usage}`"))),
     };
     let builtin = match name {
         "help" if args.is_empty() => Ok(Builtin::Help),
@@ -357,6 +363,11 @@ mod tests {
             route("/gsd:answer 2"),
             Route::Builtin(Builtin::Answer("2".into()))
         );
+        assert!(matches!(
+            route("/gsd:answer 1                answers it (on Feishu: press the button)"),
+            Route::Usage(u) if u.contains("takes one argument, `1`") && u.contains("extra words `answers it (on")
+        ));
+        assert!(matches!(route("/gsd:answer"), Route::Usage(u) if u.contains("say which option")));
         assert!(matches!(route("/gsd:use"), Route::Usage(u) if u.contains("/gsd:use <project>")));
         assert!(matches!(route("/gsd:use a b"), Route::Usage(_)));
         assert_eq!(

@@ -13,6 +13,7 @@ mod keys;
 mod latency;
 mod outage;
 mod planning;
+mod quickstart;
 mod receipts;
 mod screen;
 mod soak;
