@@ -15,6 +15,7 @@ mod record;
 mod run;
 mod screenshot;
 mod serve;
+mod serve_notes;
 mod sim_agent;
 mod tail;
 mod watch;

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use super::UsageError;
+use super::serve_notes;
 
 /// Chat events waiting for the daemon at most.
 const CHAT_CAPACITY: usize = 256;
@@ -189,18 +190,21 @@ async fn serve(
             "no FEISHU_APP_ID/FEISHU_APP_SECRET"
         };
         println!(
-            "clawmux: serving on the console ({why}); agent `{}`, state in {}.\nType /gsd:help, or /gsd:new-project demo to start.",
+            "clawmux: serving on the console ({why}); agent `{}`, state in {}.\n{}",
             config.agent.command,
-            state_dir.display()
+            state_dir.display(),
+            shared.read(serve_notes::greeting)
         );
-        tokio::spawn(outbox::run(shared.clone(), console::ConsoleCourier));
+        let courier = console::ConsoleCourier::default();
+        let buttons = courier.buttons.clone();
+        tokio::spawn(outbox::run(shared.clone(), courier));
         if config.feishu.stream_answers {
             tokio::spawn(streaming::run(
                 shared.clone(),
                 streaming::ConsoleStream::default(),
             ));
         }
-        end_of_input = Some(console::spawn_stdin_reader(chat_tx));
+        end_of_input = Some(console::spawn_stdin_reader(chat_tx, buttons));
     } else {
         let (courier, _intake) =
             feishu_channel::start(&config, &shared, &state_dir, chat_tx, rates.clone()).await?;
@@ -219,6 +223,7 @@ async fn serve(
         console: use_console,
         agent: config.agent.command.clone(),
     });
+    let socket = config.tmux.socket.clone();
     let setup = DaemonSetup {
         config: Arc::new(config),
         shared,
@@ -261,7 +266,8 @@ async fn serve(
         reason: reason.to_string(),
     });
     if use_console {
-        eprintln!("clawmux: stopped ({reason})");
+        let left = shared.read(|state| serve_notes::left_running(state, &socket));
+        eprintln!("clawmux: stopped ({reason}). {left}");
     }
     Ok(ExitCode::SUCCESS)
 }

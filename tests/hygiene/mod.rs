@@ -3,6 +3,7 @@
 //! and commands whose reader went away.
 
 mod closed_stdout;
+mod console;
 mod disk_full;
 mod private_state;
 mod serve_stop;

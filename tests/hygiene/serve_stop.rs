@@ -11,18 +11,36 @@ use clawmux::store::event_log;
 use super::{WAIT, clawmux, wait_exit};
 use crate::support::tmux::TmuxServer;
 
-struct Served {
-    child: Child,
+pub(super) struct Served {
+    pub(super) child: Child,
     /// Lines printed on stdout after the "serving" line.
-    stdout: std::sync::mpsc::Receiver<String>,
-    stdin: Option<ChildStdin>,
-    home: tempfile::TempDir,
-    _tmux: TmuxServer,
+    pub(super) stdout: std::sync::mpsc::Receiver<String>,
+    /// Lines printed on stderr.
+    pub(super) stderr: std::sync::mpsc::Receiver<String>,
+    pub(super) stdin: Option<ChildStdin>,
+    /// The line after "serving on the console": the greeting.
+    pub(super) greeting: String,
+    pub(super) home: tempfile::TempDir,
+    pub(super) tmux: TmuxServer,
+}
+
+/// Every line `from` prints, as it comes.
+fn lines_of(from: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// Starts `serve --console --agent sim` on a private tmux socket and waits
 /// until it says it is serving (its signal handlers are in place by then).
-fn serve() -> Served {
+pub(super) fn serve() -> Served {
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().expect("temp dir");
     std::fs::write(
@@ -34,38 +52,50 @@ fn serve() -> Served {
         ),
     )
     .expect("config written");
+    serve_again(home, tmux)
+}
+
+/// [`serve`] on a state directory and tmux server used before.
+pub(super) fn serve_again(home: tempfile::TempDir, tmux: TmuxServer) -> Served {
     let mut child = clawmux(home.path(), &["serve", "--console", "--agent", "sim"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("clawmux serve starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let stdout = lines_of(child.stdout.take().expect("piped stdout"));
+    let stderr = lines_of(child.stderr.take().expect("piped stderr"));
     loop {
-        let line = rx
+        let line = stdout
             .recv_timeout(WAIT)
             .expect("serve printed that it is serving on the console");
         if line.starts_with("clawmux: serving on the console") {
             break;
         }
     }
+    let greeting = stdout.recv_timeout(WAIT).unwrap_or_default();
     let stdin = child.stdin.take();
     Served {
         child,
-        stdout: rx,
+        stdout,
+        stderr,
         stdin,
+        greeting,
         home,
-        _tmux: tmux,
+        tmux,
     }
+}
+
+/// Waits for a printed line holding `needle`; fails with what was printed.
+pub(super) fn line_with(lines: &std::sync::mpsc::Receiver<String>, needle: &str) -> String {
+    let mut seen = Vec::new();
+    while let Ok(line) = lines.recv_timeout(WAIT) {
+        if line.contains(needle) {
+            return line;
+        }
+        seen.push(line);
+    }
+    panic!("no line with {needle:?} in:\n{}", seen.join("\n"));
 }
 
 fn stop_reason(home: &std::path::Path) -> Option<String> {
@@ -120,6 +150,7 @@ fn end_of_input_stops_serve_after_its_last_line() {
     );
     // Both lines were answered on the console before the process ended.
     // Every line up to the end of its stdout (the reader thread ends there).
+    // (The greeting, which names /gsd:new-project too, was read already.)
     let mut printed = Vec::new();
     while let Ok(line) = served.stdout.recv_timeout(WAIT) {
         printed.push(line);

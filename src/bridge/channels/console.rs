@@ -1,19 +1,24 @@
 //! The console channel: chat lines from stdin, cards printed as readable
 //! text on stdout. It lets the bridge run with no Feishu credentials, and
 //! lets a newcomer drive an agent from a terminal.
+//!
+//! A card's buttons can be pressed too: each callback button printed gets
+//! a console-wide number, shown on its line (`[1] Yes · /press 7`), and
+//! `/press 7` (or `/press Yes`) is the click. A bare digit stays a prompt
+//! for the agent, as on Feishu.
 
-use std::io::Write;
+use std::collections::VecDeque;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
 
-use crate::text_escape::{Keep, escape_controls};
-
-use std::io::BufRead;
-
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::bridge::access::policy::ChatKind;
-use crate::bridge::channels::chat::{CONSOLE_USER, ChatEvent, ChatMessage};
+use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ToastLevel};
 use crate::bridge::channels::outbox::{Courier, DeliveryError};
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+use crate::text_escape::{Keep, escape_controls};
 
 /// Longest console line taken as a message, in bytes: far above anything
 /// typed or pasted by hand (Feishu caps a text message at 150 KB); a longer
@@ -25,12 +30,15 @@ pub const MAX_CONSOLE_LINE_BYTES: usize = 256 << 10;
 /// never joined: a blocking read on a terminal cannot be interrupted, so the
 /// process ends without waiting for it. The returned receiver resolves at
 /// end of input (Ctrl-D) or a read error.
-pub fn spawn_stdin_reader(chat: mpsc::Sender<ChatEvent>) -> oneshot::Receiver<()> {
+pub fn spawn_stdin_reader(
+    chat: mpsc::Sender<ChatEvent>,
+    buttons: ConsoleButtons,
+) -> oneshot::Receiver<()> {
     let (done_tx, done_rx) = oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name("console-stdin".into())
         .spawn(move || {
-            read_lines(std::io::stdin().lock(), &chat);
+            read_lines(std::io::stdin().lock(), &chat, &buttons);
             let _ = done_tx.send(());
         });
     if let Err(e) = spawned {
@@ -41,7 +49,11 @@ pub fn spawn_stdin_reader(chat: mpsc::Sender<ChatEvent>) -> oneshot::Receiver<()
 }
 
 /// Reads chat lines until end of input (blocking; run it on its own thread).
-pub fn read_lines(mut input: impl BufRead, chat: &mpsc::Sender<ChatEvent>) {
+pub fn read_lines(
+    mut input: impl BufRead,
+    chat: &mpsc::Sender<ChatEvent>,
+    buttons: &ConsoleButtons,
+) {
     let mut n: u64 = 0;
     let started = crate::store::clock::now_ms();
     let mut line = Vec::new();
@@ -72,6 +84,12 @@ pub fn read_lines(mut input: impl BufRead, chat: &mpsc::Sender<ChatEvent>) {
         }
         n += 1;
         let id = format!("console-{started}-{n}");
+        if let Some(which) = press_arg(text) {
+            if !press(buttons, which, id, chat) {
+                return;
+            }
+            continue;
+        }
         let message = ChatMessage {
             event_id: id.clone(),
             message_id: id,
@@ -88,6 +106,175 @@ pub fn read_lines(mut input: impl BufRead, chat: &mpsc::Sender<ChatEvent>) {
             return;
         }
     }
+}
+
+/// The button named by a `/press N` or `/press Label` line.
+fn press_arg(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("/press")?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
+}
+
+/// Presses a button: a click from the console user, answered on stdout.
+/// Returns false once the daemon is gone.
+fn press(
+    buttons: &ConsoleButtons,
+    which: &str,
+    id: String,
+    chat: &mpsc::Sender<ChatEvent>,
+) -> bool {
+    let value = match buttons.find(which) {
+        Ok(value) => value,
+        Err(why) => {
+            say(&format!("✗ {why}"));
+            return true;
+        }
+    };
+    let (respond, answer) = oneshot::channel();
+    let click = CardClick {
+        event_id: id.clone(),
+        operator: CONSOLE_USER.into(),
+        value,
+        option: None,
+        message_id: id,
+        target: ChatTarget::Console,
+        respond: Some(respond),
+    };
+    if chat.blocking_send(ChatEvent::Click(click)).is_err() {
+        return false;
+    }
+    if let Ok(answer) = answer.blocking_recv()
+        && let Some((level, text)) = answer.toast
+    {
+        let mark = match level {
+            ToastLevel::Success => "✓",
+            ToastLevel::Info => "·",
+            ToastLevel::Warning => "!",
+            ToastLevel::Error => "✗",
+        };
+        say(&format!("{mark} {text}"));
+    }
+    true
+}
+
+/// A line of the console's own on stdout, where the cards are.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", escape_controls(line, Keep::Nothing)).and_then(|_| out.flush());
+}
+
+/// Buttons remembered for `/press`: the newest cards' buttons are the ones
+/// a person is looking at; older ones are forgotten past this.
+pub const MAX_CONSOLE_BUTTONS: usize = 1024;
+
+/// The console's pressable buttons, shared by the courier that prints them
+/// and the reader that takes `/press`.
+#[derive(Clone, Default)]
+pub struct ConsoleButtons(Arc<Mutex<Buttons>>);
+
+#[derive(Default)]
+struct Buttons {
+    /// The last number given.
+    last: u64,
+    /// Oldest first: (number, the card's handle, label, callback value).
+    live: VecDeque<(u64, String, String, Value)>,
+}
+
+impl ConsoleButtons {
+    /// Numbers the callback buttons of `card` (printed under `handle`):
+    /// an updated card's earlier buttons are gone from the screen, so their
+    /// numbers no longer press anything. Returns each button's label and
+    /// number, in the card's order (a link button has no number).
+    fn register(&self, handle: &str, card: &Value) -> Vec<(String, Option<u64>)> {
+        let mut found = Vec::new();
+        card_buttons(&card["body"]["elements"], &mut found);
+        let Ok(mut b) = self.0.lock() else {
+            return Vec::new();
+        };
+        b.live.retain(|(_, h, _, _)| h != handle);
+        let mut shown = Vec::new();
+        for (label, value) in found {
+            let number = value.map(|value| {
+                b.last += 1;
+                let n = b.last;
+                b.live
+                    .push_back((n, handle.to_string(), label.clone(), value));
+                n
+            });
+            shown.push((label, number));
+        }
+        while b.live.len() > MAX_CONSOLE_BUTTONS {
+            b.live.pop_front();
+        }
+        shown
+    }
+
+    /// The callback value of the button numbered or labelled `which` (the
+    /// newest with that label).
+    fn find(&self, which: &str) -> Result<Value, String> {
+        let b = self
+            .0
+            .lock()
+            .map_err(|_| "the console's buttons are unavailable".to_string())?;
+        if which.is_empty() {
+            return Err("say which button: `/press N`, the number shown on its line".into());
+        }
+        let found = match which.parse::<u64>() {
+            Ok(n) => b.live.iter().find(|(k, ..)| *k == n),
+            Err(_) => b
+                .live
+                .iter()
+                .rev()
+                .find(|(_, _, label, _)| label.eq_ignore_ascii_case(which)),
+        };
+        found.map(|(.., value)| value.clone()).ok_or_else(|| {
+            format!(
+                "no button `{which}` on a card still shown: press one by the number on its line"
+            )
+        })
+    }
+}
+
+/// The buttons of a card's elements in the order its text numbers them
+/// (columns in turn; a closed panel's content is not shown): each label
+/// with its callback value, `None` for a link.
+fn card_buttons(elements: &Value, out: &mut Vec<(String, Option<Value>)>) {
+    for e in elements.as_array().into_iter().flatten() {
+        match e["tag"].as_str() {
+            Some("button") => {
+                let label = e["text"]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let behavior = &e["behaviors"][0];
+                let value = (behavior["type"] == "callback").then(|| behavior["value"].clone());
+                out.push((label, value));
+            }
+            Some("column_set") => {
+                for c in e["columns"].as_array().into_iter().flatten() {
+                    card_buttons(&c["elements"], out);
+                }
+            }
+            Some("collapsible_panel") if e["expanded"] == true => card_buttons(&e["elements"], out),
+            _ => {}
+        }
+    }
+}
+
+/// The card's text with each pressable button's line ending in how to
+/// press it (`[1] Yes · /press 7`).
+fn with_press_numbers(text: &str, buttons: &[(String, Option<u64>)]) -> String {
+    let mut out = String::with_capacity(text.len() + 16 * buttons.len());
+    for line in text.lines() {
+        out.push_str(line);
+        let pressable = buttons.iter().enumerate().find_map(|(i, (label, number))| {
+            (line == format!("[{}] {label}", i + 1)).then_some(*number)?
+        });
+        if let Some(n) = pressable {
+            out.push_str(&format!(" · /press {n}"));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 enum Line {
@@ -144,8 +331,11 @@ fn card_text(mark: &str, text: &str) -> String {
     format!("{mark}\n{text}\n└─\n")
 }
 
-/// Prints cards to stdout.
-pub struct ConsoleCourier;
+/// Prints cards to stdout, numbering their buttons for `/press`.
+#[derive(Default)]
+pub struct ConsoleCourier {
+    pub buttons: ConsoleButtons,
+}
 
 impl Courier for ConsoleCourier {
     async fn deliver(
@@ -159,9 +349,13 @@ impl Courier for ConsoleCourier {
             OutboxOp::File { handle, .. } => ("┌─ (file)", Some(handle.to_string())),
             OutboxOp::React { .. } => return Ok(None),
         };
+        let shown = self
+            .buttons
+            .register(entry.op.handle().as_ref(), &entry.card);
+        let text = with_press_numbers(&entry.text, &shown);
         let mut out = std::io::stdout().lock();
         let written = out
-            .write_all(card_text(mark, &entry.text).as_bytes())
+            .write_all(card_text(mark, &text).as_bytes())
             .and_then(|_| out.flush());
         written.map_err(|e| DeliveryError::Transient(format!("stdout: {e}")))?;
         Ok(id)
@@ -181,12 +375,55 @@ mod tests {
         );
     }
 
+    fn card(buttons: &[(&str, Value)]) -> Value {
+        let elements: Vec<Value> = (buttons.iter())
+            .map(|(label, value)| {
+                serde_json::json!({"tag": "button", "text": {"content": label},
+                    "behaviors": [{"type": "callback", "value": value}]})
+            })
+            .collect();
+        serde_json::json!({"body": {"elements": [
+            {"tag": "markdown", "content": "[1] Yes"},
+            {"tag": "column_set", "columns": [{"elements": elements}]},
+            {"tag": "collapsible_panel", "expanded": false, "elements": [
+                {"tag": "button", "text": {"content": "Hidden"},
+                 "behaviors": [{"type": "callback", "value": "h"}]}]}
+        ]}})
+    }
+
+    #[test]
+    fn buttons_get_console_wide_numbers_shown_on_their_lines() {
+        let buttons = ConsoleButtons::default();
+        let first = buttons.register("c1", &card(&[("Yes", "y".into()), ("No", "n".into())]));
+        assert_eq!(
+            first,
+            [("Yes".to_string(), Some(1)), ("No".to_string(), Some(2))]
+        );
+        let second = buttons.register("c2", &card(&[("Interrupt", "i".into())]));
+        assert_eq!(second, [("Interrupt".to_string(), Some(3))]);
+        // Only a button's own line is marked, not agent text that looks like one.
+        let text = with_press_numbers("Agent said:\n[1] Yes\n[1] Yes\n[2] No\n", &first);
+        assert_eq!(
+            text,
+            "Agent said:\n[1] Yes · /press 1\n[1] Yes · /press 1\n[2] No · /press 2\n"
+        );
+        assert_eq!(buttons.find("2"), Ok(Value::from("n")));
+        assert_eq!(buttons.find("interrupt"), Ok(Value::from("i")));
+        // The card updated: its old buttons press nothing.
+        buttons.register("c1", &card(&[]));
+        assert!(buttons.find("1").unwrap_err().contains("no button `1`"));
+        assert!(buttons.find("").unwrap_err().contains("/press N"));
+        assert_eq!(press_arg("/press 3"), Some("3"));
+        assert_eq!(press_arg("/pressure"), None);
+        assert_eq!(press_arg("3"), None);
+    }
+
     #[test]
     fn lines_become_messages_and_overlong_ones_are_dropped() {
         let long = "y".repeat(MAX_CONSOLE_LINE_BYTES + 1);
         let input = format!("/gsd:help\n\n  {long}\n  status?  \nlast");
         let (tx, mut rx) = mpsc::channel(8);
-        read_lines(std::io::Cursor::new(input), &tx);
+        read_lines(std::io::Cursor::new(input), &tx, &ConsoleButtons::default());
         drop(tx);
         let mut texts = Vec::new();
         while let Ok(ChatEvent::Message(m)) = rx.try_recv() {

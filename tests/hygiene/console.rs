@@ -1,0 +1,59 @@
+//! The console as a newcomer uses it: buttons pressed with `/press N`, a
+//! stop that says what keeps running and what still waits, and a restart
+//! that greets with the projects it found.
+
+use std::io::Write;
+
+use super::serve_stop::{line_with, serve, serve_again};
+use super::wait_exit;
+
+/// The console-wide number on a button's line: `[1] Yes · /press 7`.
+fn press_number(line: &str) -> String {
+    line.rsplit("/press ")
+        .next()
+        .map(str::trim)
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn buttons_pressed_a_stop_that_says_what_is_left_and_a_restart_that_greets() {
+    let mut served = serve();
+    let mut stdin = served.stdin.take().expect("piped stdin");
+    writeln!(stdin, "/gsd:new-project demo").unwrap();
+    line_with(&served.stdout, "Created **demo**");
+    writeln!(stdin, "/gsd:plan-phase 2").unwrap();
+    let yes = line_with(&served.stdout, "[1] Yes · /press ");
+    // The prompt waits: stop here, with it unanswered.
+    drop(stdin);
+    let status = wait_exit(served.child).expect("exits after end of input");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let stopped = line_with(&served.stderr, "clawmux: stopped");
+    assert!(
+        stopped.contains(&format!("`-L {}`", served.tmux.socket)) && stopped.contains("cm-demo"),
+        "{stopped}"
+    );
+    assert!(stopped.contains("kill-server"), "{stopped}");
+    line_with(&served.stderr, "Waiting for an answer");
+    line_with(&served.stderr, "demo: Do you want to proceed?");
+
+    // A number from the last run presses nothing now; the restart greets.
+    let mut served = serve_again(served.home, served.tmux);
+    assert!(
+        served.greeting.contains("Projects found: demo"),
+        "{}",
+        served.greeting
+    );
+    line_with(&served.stdout, "demo: Do you want to proceed?");
+    let mut stdin = served.stdin.take().expect("piped stdin");
+    writeln!(stdin, "/press {}", press_number(&yes)).unwrap();
+    line_with(&served.stdout, "✗ no button");
+    // The inbox shows the prompt's buttons again, numbered anew.
+    writeln!(stdin, "/gsd:inbox").unwrap();
+    let yes = line_with(&served.stdout, "[1] Yes · /press ");
+    writeln!(stdin, "/press {}", press_number(&yes)).unwrap();
+    line_with(&served.stdout, "✓ Sending: Yes");
+    line_with(&served.stdout, "Plans verified [3/3]");
+    drop(stdin);
+    wait_exit(served.child).expect("exits after end of input");
+}
