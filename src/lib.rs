@@ -17,6 +17,7 @@
 //! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
+//! - [`fds`]: descriptors inherited from the caller made close-on-exec, so no long-lived child holds the caller's pipes.
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
 //! - [`gsd`]: GSD as installed for a project: its command spelling, its planning files' state.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
@@ -29,6 +30,7 @@ pub mod bench;
 pub mod bridge;
 pub mod control;
 pub mod detect;
+pub mod fds;
 pub mod feishu;
 pub mod gsd;
 pub mod hooks;

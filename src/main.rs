@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    clawmux::fds::close_inherited_on_exec();
     let cli = commands::Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -5,6 +5,7 @@
 mod closed_stdout;
 mod console;
 mod disk_full;
+mod inherited_fds;
 mod private_state;
 mod serve_stop;
 mod tail_log;

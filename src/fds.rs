@@ -1,0 +1,60 @@
+//! File descriptors clawmux was started with beyond stdin, stdout and
+//! stderr. A caller that runs `clawmux run` with a pipe open (OpenClaw's
+//! exec tool, a CI runner) waits for every holder of that pipe to close
+//! it; the tmux server clawmux starts outlives clawmux, so an inherited
+//! descriptor would keep the caller waiting long after clawmux exited.
+//! [`close_inherited_on_exec`] marks them close-on-exec at start-up, so no
+//! child (the tmux server, an agent, ssh) inherits them.
+
+use std::os::fd::RawFd;
+
+/// Where the process's open descriptors are listed (Linux).
+const FD_DIR: &str = "/proc/self/fd";
+/// Descriptors tried one by one when [`FD_DIR`] cannot be read: well past
+/// what a caller leaves open.
+const FALLBACK_FD_LIMIT: RawFd = 4096;
+
+/// Marks every open descriptor above 2 close-on-exec. Call it first in
+/// `main`, before any other thread or descriptor exists.
+pub fn close_inherited_on_exec() {
+    let listed: Option<Vec<RawFd>> = std::fs::read_dir(FD_DIR).ok().map(|dir| {
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|fd| *fd > 2)
+            .collect()
+    });
+    match listed {
+        Some(fds) => fds.into_iter().for_each(set_cloexec),
+        None => (3..FALLBACK_FD_LIMIT).for_each(set_cloexec),
+    }
+}
+
+/// Sets `FD_CLOEXEC` on `fd`; a descriptor that is not open (or the
+/// directory listing's own, already closed) is left alone.
+fn set_cloexec(fd: RawFd) {
+    // SAFETY: fcntl with F_GETFD/F_SETFD only reads and sets the
+    // descriptor's flags; an invalid descriptor gives EBADF, nothing else.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn an_inheritable_descriptor_becomes_close_on_exec() {
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let fd = file.as_raw_fd();
+        // SAFETY: flags of a descriptor this test owns.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        unsafe { libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) };
+        close_inherited_on_exec();
+        let after = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        assert_ne!(after & libc::FD_CLOEXEC, 0);
+    }
+}
