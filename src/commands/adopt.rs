@@ -32,7 +32,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(args.config.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+    let path = (args.config.clone())
+        .or_else(|| super::serve::default_config_path(&clawmux::store::state_dir()));
+    let config = Config::load(path.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let target = AdoptTarget::parse(&args.target).map_err(|e| UsageError(e.to_string()))?;
     let profile_name = args.profile.clone().unwrap_or(config.agent.profile.clone());
     let profile = Profiles::defaults()?

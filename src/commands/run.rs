@@ -40,7 +40,10 @@ pub struct Args {
     /// Answer the pending approval of this project with this option key.
     #[arg(long, value_name = "KEY")]
     pub answer: Option<String>,
-    /// Configuration file (default: $CLAWMUX_HOME/config.toml when present).
+    /// Configuration file [default: ~/.config/clawmux/config.toml
+    /// ($XDG_CONFIG_HOME), or $CLAWMUX_HOME/config.toml when CLAWMUX_HOME is
+    /// set]. The state directory is $CLAWMUX_HOME [default:
+    /// ~/.local/state/clawmux].
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Agent for a project created by this run: `claude`, `sim`, or a command line.

@@ -25,7 +25,10 @@ const CHAT_CAPACITY: usize = 256;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Configuration file (default: $CLAWMUX_HOME/config.toml when present).
+    /// Configuration file [default: ~/.config/clawmux/config.toml
+    /// ($XDG_CONFIG_HOME), or $CLAWMUX_HOME/config.toml when CLAWMUX_HOME is
+    /// set; built-in defaults when there is none]. The state directory is
+    /// $CLAWMUX_HOME [default: ~/.local/state/clawmux].
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Use the console channel even when Feishu credentials are set.
@@ -43,10 +46,9 @@ pub fn load_config(
     state_dir: &Path,
     agent: Option<&str>,
 ) -> anyhow::Result<Config> {
-    let default = state_dir.join("config.toml");
     let path = path
         .map(Path::to_path_buf)
-        .or_else(|| default.exists().then_some(default));
+        .or_else(|| default_config_path(state_dir));
     let mut config = Config::load(path.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     if let Some(agent) = agent {
         config.agent.command = agent.to_string();
@@ -65,6 +67,37 @@ pub fn load_config(
         .into());
     }
     Ok(config)
+}
+
+/// The configuration file's name, wherever it lives.
+const CONFIG_FILE: &str = "config.toml";
+
+/// The config file read when `--config` is not given, if there is one.
+/// With `CLAWMUX_HOME` set, the one in that directory (an instance kept
+/// whole in one place, as tests and second daemons do); otherwise
+/// `$XDG_CONFIG_HOME/clawmux/config.toml` (`~/.config/clawmux/…`). A file
+/// at the old place, the state directory, is still read, with a notice.
+pub fn default_config_path(state_dir: &Path) -> Option<PathBuf> {
+    let in_state = state_dir.join(CONFIG_FILE);
+    if std::env::var_os("CLAWMUX_HOME").is_some_and(|h| !h.is_empty()) {
+        return in_state.exists().then_some(in_state);
+    }
+    let config_dir = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    let path = config_dir.join("clawmux").join(CONFIG_FILE);
+    if path.exists() {
+        return Some(path);
+    }
+    in_state.exists().then(|| {
+        eprintln!(
+            "clawmux: reading {} from the state directory, its old place; move it to {}",
+            in_state.display(),
+            path.display()
+        );
+        in_state
+    })
 }
 
 fn on_path(program: &str) -> bool {

@@ -3,6 +3,7 @@
 //! and commands whose reader went away.
 
 mod closed_stdout;
+mod config_place;
 mod console;
 mod disk_full;
 mod inherited_fds;
