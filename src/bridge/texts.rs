@@ -69,7 +69,7 @@ pub const HELP: &str = "\
 - `/gsd:cancel`: press Esc in the agent (a running command's progress card has an Interrupt button for approvers)
 - `/gsd:inbox`: every approval, question and checkpoint waiting for an answer, oldest first, with its buttons (`/gsd:inbox gsd` is GSD's own inbox)
 - `/gsd:file <path>`: send a file from the project's workspace (inside it only, at most 30 MB)
-- `/gsd:remind <minutes>|off`: show a prompt here again when it waited that long (off by default)
+- `/gsd:remind <minutes>|<N>s|off`: show a prompt here again, once, when it waited that long (off by default)
 - `/gsd:keys <key>…`: send Esc, Enter, Tab, Up, Down, Left, Right or Ctrl-C to the agent's pane (approvers only)
 - `/gsd:mode [manual|auto|plan|acceptEdits|bypassPermissions]`: the agent's permission mode, or switch it (approvers only; `manual` sends every approval here)
 - `/gsd:answer <key>`: answer the pending approval (or press its button)
@@ -80,3 +80,26 @@ pub const HELP: &str = "\
 - `/gsd:help`: this help
 
 Plain text is typed into the agent as a prompt. Reply to a question's card to answer it in your own words.";
+
+#[cfg(test)]
+mod tests {
+    use super::HELP;
+
+    const README: &str = include_str!("../../README.md");
+
+    /// The README lists clawmux's chat commands as `/gsd:help` does, word
+    /// for word: one source, the help text, copied and checked here.
+    #[test]
+    fn readme_lists_the_chat_commands_as_the_help_does() {
+        let list = HELP
+            .split_once("**clawmux commands**\n")
+            .and_then(|(_, rest)| rest.split_once("\n\n"))
+            .map(|(list, _)| list)
+            .expect("the help's command list");
+        assert!(list.lines().count() > 10, "{list}");
+        assert!(
+            README.contains(list),
+            "README.md's chat command list differs from /gsd:help's; paste this into it:\n{list}"
+        );
+    }
+}

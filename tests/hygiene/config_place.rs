@@ -31,7 +31,10 @@ fn config_is_read_from_the_config_directory_and_the_old_place_with_a_notice() {
     let out = run_in(home.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(&format!("config {}", new.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("config {}", new.display())),
+        "{stderr}"
+    );
 
     std::fs::remove_file(&new).unwrap();
     std::fs::write(&old, "bogus = [").unwrap();
@@ -39,16 +42,25 @@ fn config_is_read_from_the_config_directory_and_the_old_place_with_a_notice() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("its old place; move it to"), "{stderr}");
-    assert!(stderr.contains(&format!("config {}", old.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("config {}", old.display())),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn help_says_where_config_and_state_are_by_default() {
     for command in ["serve", "run"] {
-        let out = Command::new(BIN).args([command, "--help"]).output().unwrap();
+        let out = Command::new(BIN)
+            .args([command, "--help"])
+            .output()
+            .unwrap();
         let help = String::from_utf8_lossy(&out.stdout).replace(char::is_whitespace, "");
         for default in ["~/.config/clawmux/config.toml", "~/.local/state/clawmux"] {
-            assert!(help.contains(default), "{command} --help lacks {default}:\n{help}");
+            assert!(
+                help.contains(default),
+                "{command} --help lacks {default}:\n{help}"
+            );
         }
     }
 }
