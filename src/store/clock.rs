@@ -25,6 +25,20 @@ pub fn rfc3339(ms: u64) -> String {
     )
 }
 
+/// `14:12:41` in this machine's time zone (`TZ`, else the system's), as a
+/// person reads a clock; UTC when the zone cannot be found. Cards show
+/// this rather than [`rfc3339`], which is for machines and logs.
+pub fn local_time(ms: u64) -> String {
+    time_in(ms, jiff::tz::TimeZone::system())
+}
+
+fn time_in(ms: u64, zone: jiff::tz::TimeZone) -> String {
+    let Ok(at) = jiff::Timestamp::from_millisecond(ms.min(i64::MAX as u64) as i64) else {
+        return rfc3339(ms);
+    };
+    at.to_zoned_datetime(zone).strftime("%H:%M:%S").to_string()
+}
+
 /// `YYYY-MM-DD` (UTC) for a millisecond timestamp.
 pub fn date(ms: u64) -> String {
     let (y, m, d) = civil_from_days((ms / 1000 / 86_400) as i64);
@@ -81,6 +95,15 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_are_read_in_the_zone() {
+        let ms = 1_795_966_205_000; // 2026-11-29T15:30:05Z
+        let beijing = jiff::tz::TimeZone::fixed(jiff::tz::offset(8));
+        assert_eq!(time_in(ms, beijing), "23:30:05");
+        assert_eq!(time_in(ms, jiff::tz::TimeZone::UTC), "15:30:05");
+        assert_eq!(local_time(ms).len(), 8);
+    }
 
     #[test]
     fn known_instants() {

@@ -269,7 +269,7 @@ impl Core {
             by: who.to_string(),
             choice: choice.to_string(),
         });
-        let when = clock::rfc3339(clock::now_ms());
+        let when = clock::local_time(clock::now_ms());
         self.patch(
             &approval.card,
             &present::approval_resolved_card(approval, who, choice, &when),
