@@ -17,6 +17,7 @@ use super::project::{
     Approval, Job, ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectHandle,
     ProjectSetup, Reply, TurnEnding,
 };
+use super::router::{self, Builtin, Route};
 use super::texts::{error_guidance, output_markdown};
 use crate::bridge::access::names;
 use crate::bridge::panes::hosts::{Hosts, UnknownHost};
@@ -30,6 +31,14 @@ use crate::store::{EventLog, LogEvent};
 const APPROVAL_WAIT: Duration = Duration::from_secs(2);
 /// Project events buffered for one run.
 const EVENT_CAPACITY: usize = 64;
+/// How long `/gsd:status`, `/gsd:screen` and `/gsd:cancel` wait for the
+/// project's pane to answer (attaching takes milliseconds; an ssh host more).
+const LOOK_WAIT: Duration = Duration::from_secs(10);
+/// After the screen came, how long `/gsd:status` waits for the detector to
+/// settle on a prompt it shows (a dialog is confirmed once still for 50 ms).
+const STATUS_SETTLE: Duration = Duration::from_millis(500);
+/// Screen rows `/gsd:status` shows under its summary.
+const STATUS_ROWS: usize = 15;
 
 /// What to do.
 #[derive(Debug, Clone)]
@@ -193,6 +202,16 @@ pub async fn run_once(
         None,
     )
     .map_err(|e| RunError::Invalid(e.to_string()))?;
+    // Without the daemon, run answers the looks at a project itself: typed
+    // into the agent they would be prompts.
+    let look = match &request {
+        Request::Message(text) => match router::route(text) {
+            Route::Builtin(b @ (Builtin::Status | Builtin::Screen | Builtin::Cancel)) => Some(b),
+            _ => None,
+        },
+        Request::Answer(_) => None,
+    };
+    let interrupt = setup.interrupt;
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let timeout = config.timeout_for(&command).as_secs();
@@ -214,6 +233,20 @@ pub async fn run_once(
         text: command.to_string(),
         job: None,
     });
+    if let Some(look) = look {
+        let looked =
+            tokio::time::timeout(LOOK_WAIT, look_at(&handle, &mut events, look, interrupt))
+                .await
+                .unwrap_or_else(|_| Err("the project's pane did not answer in time".into()));
+        match looked {
+            Ok(text) => {
+                outcome.status = Status::Completed;
+                outcome.output = text;
+            }
+            Err(error) => outcome.error = Some(error),
+        }
+        return Ok(finish(outcome, log));
+    }
     let started = match request {
         Request::Message(_) => (handle.send(ProjectCmd::Submit(job))).map_err(|r| r.error),
         Request::Answer(key) => answer(&handle, &mut events, &key, job, workspace.as_path()).await,
@@ -314,6 +347,77 @@ pub async fn run_once(
         }
     }
     Ok(finish(outcome, log))
+}
+
+/// `/gsd:status` (what the agent is doing, and the end of its screen),
+/// `/gsd:screen` or `/gsd:cancel` (the agent's interrupt keys) for the
+/// project, as text. A project with no session is not started for it.
+async fn look_at(
+    handle: &ProjectHandle,
+    events: &mut mpsc::Receiver<ProjectEvent>,
+    look: Builtin,
+    interrupt: &[&str],
+) -> Result<String, String> {
+    let reply = Reply {
+        target: ChatTarget::Console,
+        reply_to: None,
+    };
+    if look == Builtin::Cancel {
+        let names = crate::agents::key_names(interrupt);
+        let keys = crate::bridge::panes::keys::parse_keys(&names)?;
+        let cmd = ProjectCmd::Keys {
+            keys,
+            by: "run".into(),
+            reply,
+        };
+        handle.send(cmd).map_err(|r| r.error.to_string())?;
+        while let Some(event) = events.recv().await {
+            if let ProjectEventKind::KeysSent { result, .. } = event.kind {
+                return result
+                    .map(|()| format!("Sent {names} to the agent: it stops what it is doing."))
+                    .map_err(|e| e.to_string());
+            }
+        }
+        return Err("the project ended before the keys were sent".into());
+    }
+    handle
+        .send(ProjectCmd::Screen { reply })
+        .map_err(|r| r.error.to_string())?;
+    let (mut waiting, mut busy) = (None, None);
+    let mut screen = None;
+    let mut settle = None;
+    loop {
+        let event = match settle {
+            Some(until) => match tokio::time::timeout_at(until, events.recv()).await {
+                Ok(event) => event,
+                Err(_) => break,
+            },
+            None => events.recv().await,
+        };
+        let Some(event) = event else { break };
+        match event.kind {
+            ProjectEventKind::Approval(seen) => waiting = Some(seen.question),
+            ProjectEventKind::Status(status) => busy = Some(status.busy),
+            ProjectEventKind::Screen { screen: shown, .. } => {
+                let shown = shown?;
+                if look == Builtin::Screen {
+                    return Ok(shown.trim_end().to_string());
+                }
+                screen = Some(shown);
+                settle = Some(tokio::time::Instant::now() + STATUS_SETTLE);
+            }
+            _ => {}
+        }
+    }
+    let screen = screen.ok_or("the project's pane did not answer")?;
+    let state = match (waiting, busy) {
+        (Some(question), _) => format!("waiting for an answer: {question}"),
+        (None, Some(true)) => "working".to_string(),
+        (None, _) => "idle".to_string(),
+    };
+    let rows: Vec<&str> = screen.trim_end().lines().collect();
+    let tail = rows[rows.len().saturating_sub(STATUS_ROWS)..].join("\n");
+    Ok(format!("{state}\n\n{tail}"))
 }
 
 /// Finds the approval on screen and types `key` for it.

@@ -89,3 +89,52 @@ fn a_bad_project_name_runs_nothing_and_says_why() {
     assert_eq!(stdout(&out), "");
     assert!(stderr(&out).starts_with("clawmux: "), "{}", stderr(&out));
 }
+
+/// `/gsd:status`, `/gsd:screen` and `/gsd:cancel` through `clawmux run`
+/// are answered by clawmux (no daemon needed), never typed as prompts.
+#[test]
+fn status_screen_and_cancel_without_the_daemon() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let config = format!(
+        "workspace_root = \"{}\"\n[tmux]\nsocket = \"{}\"\n",
+        home.path().join("projects").display(),
+        tmux.socket
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+
+    // No project yet: nothing is started to look at it.
+    let out = run(home.path(), &["--format", "plain", "--", "/gsd:status"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_contains(&stdout(&out), "cm-shop does not exist");
+    let exists = std::process::Command::new("tmux")
+        .args(["-L", &tmux.socket, "has-session", "-t", "=cm-shop"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(!exists, "a look started the project");
+
+    let out = run(home.path(), &["--", "/gsd:plan-phase 2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(home.path(), &["--format", "plain", "--", "/gsd:status"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_contains(
+        &stdout(&out),
+        "waiting for an answer: Do you want to proceed?",
+    );
+    let out = run(home.path(), &["--format", "plain", "--", "/gsd:screen"]);
+    assert_contains(&stdout(&out), "1. Yes");
+    assert!(!tmux.capture("=cm-shop:").contains("/gsd:status"));
+
+    let out = run(home.path(), &["--format", "plain", "--", "/gsd:cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_contains(&stdout(&out), "Sent Esc to the agent");
+    tmux.wait_for_screen(
+        "=cm-shop:",
+        "Interrupted",
+        std::time::Duration::from_secs(20),
+    );
+    let out = run(home.path(), &["--format", "plain", "--", "/gsd:status"]);
+    assert_contains(&stdout(&out), "idle");
+    assert_contains(&stdout(&out), "Interrupted");
+}
