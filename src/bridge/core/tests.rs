@@ -511,6 +511,36 @@ fn cancel_with_nothing_running_says_so() {
     assert!(!w.kinds().contains(&"cancel".to_string()));
 }
 
+/// `/gsd:cancel` presses Esc, which answers a waiting permission dialog
+/// (rejects it): like the Interrupt button, `/gsd:keys` and `/gsd:answer`,
+/// it is for approvers only.
+#[test]
+fn cancel_is_for_approvers_only() {
+    let mut w = World::new();
+    w.with_project();
+    let cancels = |effects: &[Effect]| {
+        effects.iter().any(|e| {
+            matches!(
+                e,
+                Effect::Project {
+                    cmd: ProjectCmd::Cancel { .. },
+                    ..
+                }
+            )
+        })
+    };
+    let refused = w.say("ou_bob", "/gsd:cancel");
+    assert!(!cancels(&refused), "{refused:?}");
+    assert!(
+        w.texts().contains("Only approvers may interrupt"),
+        "{}",
+        w.texts()
+    );
+    assert!(w.kinds().contains(&"denied".to_string()), "{:?}", w.kinds());
+    assert!(!w.kinds().contains(&"keys".to_string()), "no intent logged");
+    assert!(cancels(&w.say("ou_alice", "/gsd:cancel")));
+}
+
 #[test]
 fn status_is_what_the_projects_last_reported() {
     let mut w = World::new();
