@@ -978,6 +978,44 @@ fn an_adopted_pane_is_for_approvers_only() {
     assert!(denied(&w.say("ou_alice", "ls")));
 }
 
+/// An adopted pane's record has no workspace: `/gsd:file` there read the
+/// ssh login's home (or the daemon's directory). Never served, whoever
+/// asks, on this machine or a host.
+#[test]
+fn no_file_is_served_from_an_adopted_pane() {
+    let mut w = World::new();
+    w.adopted("mine");
+    w.shared.update(|s| {
+        if let Some(p) = s.projects.get_mut("mine") {
+            p.host = Some("box".into());
+        }
+    });
+    w.adopted("here");
+    for project in ["mine", "here"] {
+        w.say("ou_alice", &format!("/gsd:use {project}"));
+        for who in ["ou_bob", "ou_alice"] {
+            let effects = w.say(who, "/gsd:file .ssh/id_ed25519");
+            assert!(
+                !effects
+                    .iter()
+                    .any(|e| matches!(e, Effect::FetchFile { .. })),
+                "{project} {who}: {effects:?}"
+            );
+        }
+    }
+    let refusals = w
+        .texts()
+        .matches("adopted from a terminal, with no workspace")
+        .count();
+    assert_eq!(refusals, 4, "{}", w.texts());
+    assert!(
+        !w.outbox()
+            .iter()
+            .any(|e| matches!(e.op, OutboxOp::File { .. })),
+        "nothing sent"
+    );
+}
+
 /// `/gsd:new-project web@desk` when `web` runs elsewhere is refused with
 /// where it runs, not quietly sent to the existing one.
 #[test]
