@@ -66,7 +66,7 @@ pub const HELP: &str = "\
 - `/gsd:use <name>`: send messages to that project
 - `/gsd:projects`: list projects and pick one
 - `/gsd:status`: what each project is doing
-- `/gsd:cancel`: press Esc in the agent (a running command's progress card has an Interrupt button for approvers)
+- `/gsd:cancel`: press Esc in the agent, approvers only (a running command's progress card has an Interrupt button for approvers)
 - `/gsd:inbox`: every approval, question and checkpoint waiting for an answer, oldest first, with its buttons (`/gsd:inbox gsd` is GSD's own inbox)
 - `/gsd:file <path>`: send a file from the project's workspace (inside it only, at most 30 MB)
 - `/gsd:remind <minutes>|<N>s|off`: show a prompt here again, once, when it waited that long (off by default)

@@ -1,6 +1,7 @@
 //! `clawmux screenshot -t PANE -o FILE.png`: a picture of any tmux pane,
 //! one clawmux does not watch included: its `capture-pane -e -p` output
-//! and cursor fed to a fresh terminal model ([`clawmux::render::Grid::from_capture`])
+//! and cursor fed to a fresh terminal model no larger than the picture
+//! ([`clawmux::render::Grid::from_capture`], whatever the pane's size)
 //! and drawn with the machine's fonts ([`clawmux::render`]).
 
 use std::io::{Read, Write};

@@ -2,10 +2,17 @@
 //!
 //! Security: inside a `%begin`…`%end` block every line is reply text (window
 //! names, user options and captured screens, which a pane's program can
-//! influence), so a line there that looks like `%output` never becomes pane
-//! output. Only a closing line whose three fields equal the opening ones
-//! ends the block, and only `%pause`, `%continue` and `%exit` are still
-//! taken as notifications inside it.
+//! influence), so a line there that looks like `%output` or `%pause` never
+//! becomes a notification: a screen row `%pause %3` would otherwise make
+//! every capture of it trigger another, and one naming another pane resync
+//! that pane. Only a closing line whose three fields equal the opening ones
+//! ends the block, and only `%exit` is still taken as a notification inside
+//! it (tmux's client writes it when the server goes, even mid-block; a
+//! forged one is followed by more of the stream, and the client ignores a
+//! `%exit` that is not last). tmux does write a real `%pause` or `%continue`
+//! inside a block, but only in the reply to the `refresh-client -A` that
+//! caused it: the client, which knows which command a reply answers, reads
+//! those there (see `tmux::client`).
 //!
 //! Long with its tests (the sans-IO pipeline's chunking and block cases); the
 //! code itself is well under 600 lines.
@@ -34,7 +41,7 @@ pub const REPLY_LINE_OVERHEAD_BYTES: usize = 64;
 /// One decoded item of the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// A notification outside a block, or `%pause`/`%continue`/`%exit` inside one.
+    /// A notification outside a block, or `%exit` inside one.
     Notification(Notification),
     /// A whole reply block.
     Reply(Reply),
@@ -242,18 +249,12 @@ fn block_line(open: &Block, line: &[u8]) -> InBlock {
     }
     // Only the few names that matter inside a block are parsed at all.
     let name = line.split(|&b| b == b' ').next().unwrap_or(line);
-    if !matches!(
-        name,
-        b"%end" | b"%error" | b"%pause" | b"%continue" | b"%exit"
-    ) {
+    if !matches!(name, b"%end" | b"%error" | b"%exit") {
         return InBlock::Text;
     }
     match parse_line_counting(line) {
         Ok((Notification::End(g), _)) if g == open.guard => InBlock::Close { ok: true },
         Ok((Notification::Error(g), _)) if g == open.guard => InBlock::Close { ok: false },
-        Ok((n @ (Notification::Pause { .. } | Notification::Continue { .. }), _)) => {
-            InBlock::Notification(n)
-        }
         Ok((n @ Notification::Exit { .. }, _)) => InBlock::Notification(n),
         _ => InBlock::Text,
     }
@@ -486,17 +487,25 @@ mod tests {
         );
     }
 
+    /// A captured screen row `%pause %2` is the screen's text: read as a
+    /// notification it made every capture of the pane trigger another.
     #[test]
-    fn pause_continue_exit_inside_a_block_are_notifications() {
+    fn pause_and_continue_inside_a_block_are_reply_text_exit_a_notification() {
         let (events, _) =
             decode(b"%begin 7 5 1\nline\n%pause %2\n%continue %2\n%exit\n%end 7 5 1\n");
         assert_eq!(
             events,
             vec![
+                Event::Notification(Notification::Exit { reason: None }),
+                reply(5, 1, true, &[b"line", b"%pause %2", b"%continue %2"]),
+            ]
+        );
+        let (outside, _) = decode(b"%pause %2\n%continue %2\n");
+        assert_eq!(
+            outside,
+            vec![
                 Event::Notification(Notification::Pause { pane: PaneId(2) }),
                 Event::Notification(Notification::Continue { pane: PaneId(2) }),
-                Event::Notification(Notification::Exit { reason: None }),
-                reply(5, 1, true, &[b"line"]),
             ]
         );
     }

@@ -5,7 +5,7 @@
 //! Two sources: the pane model clawmux keeps for a pane it watches
 //! ([`Grid::from_screen`] of [`crate::pane::Pane::cells`]), and for a pane it
 //! does not watch, `capture-pane -e -p` output fed to a fresh `vt100` parser
-//! ([`Grid::from_capture`]).
+//! no larger than the grid, whatever the pane's size ([`Grid::from_capture`]).
 
 /// Most columns copied into a grid: wider panes are cut on the right
 /// (tmux allows 10000; a picture wider than this is unreadable on a phone
@@ -106,31 +106,137 @@ impl Grid {
     /// A grid from `capture-pane -e -p` output of a `cols` x `rows` pane
     /// (rows separated by `\n`, colours as SGR sequences) and its cursor
     /// (`#{cursor_y}`, `#{cursor_x}`; `None` when hidden). At most
-    /// [`MAX_CAPTURE_BYTES`] are read.
+    /// [`MAX_CAPTURE_BYTES`] are read, and the terminal model is no larger
+    /// than the grid ([`MAX_GRID_COLS`] x [`MAX_GRID_ROWS`]) whatever the
+    /// pane's size: a program can make its window 10000x10000 cells, a
+    /// model of that size is gigabytes.
     pub fn from_capture(capture: &[u8], cols: u16, rows: u16, cursor: Option<(u16, u16)>) -> Grid {
-        let capture = &capture[..capture.len().min(MAX_CAPTURE_BYTES)];
-        let mut parser = vt100::Parser::new(non_zero(rows), non_zero(cols), 0);
-        // capture-pane ends rows with a bare `\n`: the terminal needs
-        // `\r\n`. Its colour codes carry on from the row before (tmux
-        // writes only changes), so no reset goes between rows.
-        let mut fed = Vec::with_capacity(capture.len() + usize::from(rows));
-        let body = capture.strip_suffix(b"\n").unwrap_or(capture);
-        for (i, line) in body.split(|&b| b == b'\n').enumerate() {
-            if i >= usize::from(rows) {
-                break;
-            }
-            if i > 0 {
-                fed.extend_from_slice(b"\r\n");
-            }
-            fed.extend_from_slice(line);
-        }
-        parser.process(&fed);
+        let (parser, first_row) = capture_model(capture, cols, rows);
         let mut grid = Grid::from_screen(parser.screen());
-        let first_row = rows.saturating_sub(grid.rows);
+        grid.clipped = cols > grid.cols || rows > grid.rows;
         grid.cursor = cursor.and_then(|(r, c)| {
             (r >= first_row && r < rows && c < grid.cols).then(|| (r - first_row, c))
         });
         grid
+    }
+}
+
+/// The terminal model of a capture's bottom rows and left columns, the
+/// grid's size at most, and the pane row its top row is. Rows above are
+/// fed their escape sequences only (colours carry on from row to row: tmux
+/// writes only changes); each kept row's text is cut at the model's width
+/// ([`cut_row`]), so nothing wraps.
+fn capture_model(capture: &[u8], cols: u16, rows: u16) -> (vt100::Parser, u16) {
+    let capture = &capture[..capture.len().min(MAX_CAPTURE_BYTES)];
+    // One column past the grid when the pane is wider: a wide character
+    // across the grid's edge then shows its left half, as on the pane.
+    let model_cols = cols.clamp(1, MAX_GRID_COLS + 1);
+    let model_rows = rows.clamp(1, MAX_GRID_ROWS);
+    let first_row = rows.saturating_sub(model_rows);
+    let mut parser = vt100::Parser::new(non_zero(model_rows), non_zero(model_cols), 0);
+    // capture-pane ends rows with a bare `\n`: the terminal needs `\r\n`.
+    let mut fed = Vec::with_capacity(capture.len() + usize::from(model_rows) * 2);
+    let body = capture.strip_suffix(b"\n").unwrap_or(capture);
+    for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+        match u16::try_from(i) {
+            Ok(i) if i < first_row => cut_row(line, 0, &mut fed),
+            Ok(i) if i < rows => {
+                if i > first_row {
+                    fed.extend_from_slice(b"\r\n");
+                }
+                cut_row(line, model_cols, &mut fed);
+            }
+            _ => break,
+        }
+    }
+    parser.process(&fed);
+    (parser, first_row)
+}
+
+/// Appends `line` (one captured row) to `out`, every escape sequence kept
+/// and its text cut after `max_cols` columns as the terminal model counts
+/// them (a wide character that would cross the edge is cut too, and all
+/// text after it); control bytes other than ESC are dropped (a captured row
+/// has none, and the rows' layout is ours).
+fn cut_row(line: &[u8], max_cols: u16, out: &mut Vec<u8>) {
+    let mut col: u16 = 0;
+    let mut cut = max_cols == 0;
+    let mut i = 0;
+    while i < line.len() {
+        let b = line[i];
+        if b == 0x1b {
+            let end = escape_end(line, i);
+            out.extend_from_slice(&line[i..end]);
+            i = end;
+            continue;
+        }
+        if b < 0x20 || b == 0x7f {
+            i += 1;
+            continue;
+        }
+        let len = utf8_len(b).min(line.len() - i);
+        let (width, len) = match std::str::from_utf8(&line[i..i + len]) {
+            Ok(s) => (s.chars().next().map_or(1, char_width), len),
+            // The model draws an invalid byte as one replacement character.
+            Err(_) => (1, 1),
+        };
+        if !cut && col + width <= max_cols {
+            out.extend_from_slice(&line[i..i + len]);
+            col += width;
+        } else {
+            cut = true;
+        }
+        i += len;
+    }
+}
+
+/// Columns `c` takes in the model (`vt100`'s rule: at most 2, 0 for a
+/// combining mark and for a control character it does not draw, 1 for
+/// another character unicode gives no width).
+fn char_width(c: char) -> u16 {
+    match unicode_width::UnicodeWidthChar::width(c) {
+        Some(w) => u16::try_from(w.min(2)).unwrap_or(1),
+        None if u32::from(c) < 256 => 0,
+        None => 1,
+    }
+}
+
+/// Bytes of the UTF-8 character a lead byte starts (1 for a stray byte).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    }
+}
+
+/// Where the escape sequence at `start` (an ESC) ends: a CSI at its final
+/// byte, an OSC/DCS/APC/PM/SOS string at BEL or ST, any other after its
+/// intermediates and final byte; the line's end for one cut short.
+fn escape_end(line: &[u8], start: usize) -> usize {
+    let after = |i: usize| i.min(line.len());
+    match line.get(start + 1) {
+        Some(b'[') => line[start + 2..]
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+            .map_or(line.len(), |p| start + 2 + p + 1),
+        Some(b']' | b'P' | b'_' | b'^' | b'X') => {
+            let mut i = start + 2;
+            while i < line.len() {
+                match line[i] {
+                    0x07 => return i + 1,
+                    0x1b if line.get(i + 1) == Some(&b'\\') => return i + 2,
+                    _ => i += 1,
+                }
+            }
+            line.len()
+        }
+        Some(_) => line[start + 1..]
+            .iter()
+            .position(|b| !(0x20..=0x2f).contains(b))
+            .map_or(line.len(), |p| after(start + 1 + p + 1)),
+        None => line.len(),
     }
 }
 
@@ -195,6 +301,98 @@ mod tests {
         );
         // The bottom rows are kept: the top row (with the cursor) is gone.
         assert_eq!(big.cursor, None);
+    }
+
+    /// What `from_capture` gave before its model was bounded: a model of
+    /// the pane's whole size, then cut. The oracle for the bounded one.
+    fn whole_model_grid(capture: &[u8], cols: u16, rows: u16) -> Grid {
+        let mut parser = vt100::Parser::new(non_zero(rows), non_zero(cols), 0);
+        let body = capture.strip_suffix(b"\n").unwrap_or(capture);
+        let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+        parser.process(&lines.join(&b"\r\n"[..]));
+        Grid::from_screen(parser.screen())
+    }
+
+    /// A pane larger than the grid: colours set in rows above the kept
+    /// ones carry on, rows longer than the grid are cut without wrapping,
+    /// a wide character across the grid's edge shows as on the pane, and
+    /// the result is the whole model's, cell for cell.
+    #[test]
+    fn a_large_pane_s_capture_is_the_whole_model_s_cut() {
+        let (cols, rows) = (MAX_GRID_COLS + 20, MAX_GRID_ROWS + 30);
+        let mut capture = Vec::new();
+        for row in 0..rows {
+            match row {
+                0 => capture.extend_from_slice(b"\x1b[1;32mtop row sets green"),
+                5 => capture.extend_from_slice(
+                    "\x1b]8;;http://x\x07link\x1b]8;;\x1b\\ é\u{301}".as_bytes(),
+                ),
+                r if r == rows - 3 => {
+                    capture.extend_from_slice(&vec![b'a'; usize::from(MAX_GRID_COLS) - 1]);
+                    capture.extend_from_slice("中文\x1b[44mblue edge".as_bytes());
+                }
+                r if r == rows - 2 => {
+                    capture.extend_from_slice(&vec![b'b'; usize::from(MAX_GRID_COLS)]);
+                    capture.extend_from_slice("中\x1b[0mreset".as_bytes());
+                }
+                r if r == rows - 1 => capture.extend_from_slice(b"last \x1b[31mred"),
+                r => capture.extend_from_slice(
+                    format!("row {r} {}", "x".repeat(usize::from(r))).as_bytes(),
+                ),
+            }
+            capture.push(b'\n');
+        }
+        let cut = Grid::from_capture(&capture, cols, rows, Some((rows - 1, 3)));
+        let mut whole = whole_model_grid(&capture, cols, rows);
+        whole.cursor = Some((MAX_GRID_ROWS - 1, 3));
+        assert_eq!((cut.cols, cut.rows), (MAX_GRID_COLS, MAX_GRID_ROWS));
+        assert!(cut.clipped);
+        for row in 0..cut.rows {
+            for col in 0..cut.cols {
+                assert_eq!(cut.cell(row, col), whole.cell(row, col), "({row}, {col})");
+            }
+        }
+        assert_eq!(cut, whole);
+        let edge = cut.cell(MAX_GRID_ROWS - 3, MAX_GRID_COLS - 1).unwrap();
+        assert!(edge.wide && edge.text == "中", "{edge:?}");
+        let green = cut.cell(0, 0).unwrap();
+        assert_eq!(green.fg, Color::Idx(2), "carried from a row above the grid");
+    }
+
+    /// Whatever the pane's size (tmux allows 10000x10000, and a program
+    /// can resize its own window), the model is no larger than the grid.
+    #[test]
+    fn the_model_is_bounded_by_the_grid_whatever_the_pane_s_size() {
+        let mut capture = b"\n".repeat(9999);
+        capture.extend_from_slice(b"bottom\n");
+        for (cols, rows) in [(10000, 10000), (10000, 2000), (u16::MAX, u16::MAX), (0, 0)] {
+            let (model, first_row) = capture_model(&capture, cols, rows);
+            let (model_rows, model_cols) = model.screen().size();
+            assert!(model_rows.get() <= MAX_GRID_ROWS && model_cols.get() <= MAX_GRID_COLS + 1);
+            assert_eq!(first_row, rows.saturating_sub(model_rows.get()));
+        }
+        let g = Grid::from_capture(&capture, 10000, 10000, Some((9999, 6)));
+        assert_eq!((g.cols, g.rows), (MAX_GRID_COLS, MAX_GRID_ROWS));
+        assert_eq!(g.cell(MAX_GRID_ROWS - 1, 0).unwrap().text, "b");
+        assert_eq!(g.cursor, Some((MAX_GRID_ROWS - 1, 6)));
+        assert!(g.clipped);
+    }
+
+    #[test]
+    fn escape_sequences_are_kept_whole_and_text_cut_by_columns() {
+        let mut out = Vec::new();
+        cut_row(
+            "ab\x1b[31mcd中e\x1b[0m\x1b]0;t\x07\x08f".as_bytes(),
+            5,
+            &mut out,
+        );
+        assert_eq!(out, "ab\x1b[31mcd\x1b[0m\x1b]0;t\x07".as_bytes());
+        out.clear();
+        cut_row(b"text\x1b[1mmore\x1b(B", 0, &mut out);
+        assert_eq!(out, b"\x1b[1m\x1b(B");
+        out.clear();
+        cut_row(b"x\x1b[3", 9, &mut out);
+        assert_eq!(out, b"x\x1b[3", "a sequence cut short is kept as it is");
     }
 
     #[test]

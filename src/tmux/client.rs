@@ -43,6 +43,9 @@ const STDERR_TAIL_BYTES: usize = 4096;
 /// How long to wait for the process to exit after its stdout closed, before
 /// killing it: tmux exits at once; a stuck `ssh` must not hang the client.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// The one command whose reply holds real `%pause`/`%continue` lines
+/// (`refresh-client -A '%N:pause'`): tmux writes them while it runs it.
+const PANE_OUTPUT_COMMAND: &str = "refresh-client";
 /// Pause between typing chat text and pressing Enter: text and Enter in one
 /// read look like a paste to Claude Code and would not be submitted.
 pub const TEXT_ENTER_GAP: Duration = Duration::from_millis(150);
@@ -317,7 +320,7 @@ impl Client {
         state: &str,
         on_reply: Option<OnReply>,
     ) -> Result<(), TmuxError> {
-        let command = TmuxCommand::new("refresh-client")
+        let command = TmuxCommand::new(PANE_OUTPUT_COMMAND)
             .arg("-A")
             .arg(format!("{pane}:{state}"));
         self.request(command, on_reply).await.map(drop)
@@ -642,6 +645,9 @@ impl Reader {
             tracing::warn!(number = reply.number, "a reply nobody asked for");
             return;
         };
+        if queued.line.starts_with(PANE_OUTPUT_COMMAND) {
+            self.pane_output_notifications(&reply.lines);
+        }
         let result = if reply.ok {
             match queued.on_reply {
                 Some(OnReply::Snapshot {
@@ -658,6 +664,20 @@ impl Reader {
         };
         // The caller may have given up waiting: that is fine.
         let _ = queued.reply.send(result);
+    }
+
+    /// The `%pause`/`%continue` lines tmux writes inside the reply to
+    /// `refresh-client -A`, taken as the notifications they are. Only
+    /// there: in any other reply (a captured screen) such a line is text a
+    /// pane printed, and the decoder keeps it as text.
+    fn pane_output_notifications(&mut self, lines: &[Bytes]) {
+        for line in lines {
+            if let Ok(n @ (Notification::Pause { .. } | Notification::Continue { .. })) =
+                crate::control::parse_line(line)
+            {
+                self.on_notification(n);
+            }
+        }
     }
 
     fn publish_snapshot(&self, pane: PaneId, always: bool, rows: &[Bytes], cursor: Option<Cursor>) {

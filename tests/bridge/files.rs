@@ -1,6 +1,7 @@
 //! `/gsd:file` against the local Feishu server: a workspace file is
 //! uploaded (`im/v1/files`) and sent as a file message replying to the
-//! command; a path outside the workspace (`..` or a symlink) is refused.
+//! command; a path outside the workspace (`..`, a symlink, an absolute
+//! path) is refused with the same answer as a missing one.
 
 use std::time::Duration;
 
@@ -32,19 +33,30 @@ async fn a_workspace_file_is_sent_and_nothing_outside_it() {
     assert_eq!(files[0].1, "report.md");
     assert_eq!(files[0].2, b"# Report\nall good\n");
 
-    for path in ["../../secret.txt", "escape"] {
+    // Outside (`..`, a symlink, an absolute path) and missing: one answer,
+    // so a chat cannot tell which paths exist on the host.
+    let mut answers = Vec::new();
+    for path in [
+        "../../secret.txt",
+        "../../no-secret.txt",
+        "escape",
+        "/etc/passwd",
+        "/etc/no-such-file",
+        "nothing-here.txt",
+    ] {
         fake.push_message("oc_1", "ou_alice", &format!("/gsd:file {path}"));
-        card(&fake, "a refusal", |c| {
-            c.title() == "File not sent"
-                && c.card_text()
-                    .contains(&format!("`{path}` is not in the project's workspace"))
+        let refused = card(&fake, "a refusal", |c| {
+            c.title() == "File not sent" && c.card_text().contains(&format!("`{path}`"))
         })
         .await;
+        let text = refused.card_text().replace(path, "PATH");
+        assert!(
+            text.contains("`PATH` is not in the project's workspace"),
+            "{text}"
+        );
+        answers.push(text);
     }
-    fake.push_message("oc_1", "ou_alice", "/gsd:file nothing-here.txt");
-    card(&fake, "a missing file", |c| {
-        c.card_text().contains("does not exist")
-    })
-    .await;
+    answers.dedup();
+    assert_eq!(answers.len(), 1, "one answer: {answers:?}");
     assert_eq!(fake.files().len(), 1, "nothing else was uploaded");
 }

@@ -172,6 +172,86 @@ async fn a_paused_pane_is_resynced_and_resumed() {
     output_until(&mut events, pane, b"after").await;
 }
 
+/// A pane that prints the plain rows `%pause <itself>` and `%pause
+/// <another pane>`: its captured screen is text. Read as notifications,
+/// every capture of it made the client resync it (capture again, for ever)
+/// and resync the other pane, whose running output then had a gap.
+#[tokio::test]
+async fn screen_rows_that_read_like_pause_are_never_notifications() {
+    let server = TmuxServer::new();
+    let client = connect_with(&server, |c| c.pause_after = Some(Duration::from_secs(5))).await;
+    let mut events = client.subscribe();
+    // Everything, from before the panes start, for the checks below.
+    let mut all = client.subscribe();
+    let counter =
+        "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); printf 'n%d.\\n' $i; sleep 0.02; done";
+    let other = open_pane(&client, counter).await;
+    let rows = format!(
+        "printf '%s\\n' \"%pause $TMUX_PANE\" '%pause {other}' '%continue {other}' END; exec sleep 3600"
+    );
+    let printer = open_pane(&client, &rows).await;
+    output_until(&mut events, printer, b"END").await;
+    // Attach, adopt and catch-up each capture the screen.
+    for _ in 0..3 {
+        let screen = client.capture_screen(printer).await.unwrap();
+        assert!(
+            contains(&screen, format!("%pause {other}").as_bytes()),
+            "{screen:?}"
+        );
+    }
+    // Everything the reader made of the replies is published by now; then
+    // the other pane's output up to a number printed after the captures.
+    let mut seen = Vec::new();
+    while let Some(event) = all.try_recv() {
+        seen.push(event);
+    }
+    let after = tokio::time::timeout(DEADLINE, async {
+        let mut numbers_after = 0;
+        while let Some(event) = all.recv().await {
+            if let ClientEvent::Output { pane, data } = &event
+                && *pane == other
+            {
+                numbers_after += data.iter().filter(|&&b| b == b'.').count();
+            }
+            seen.push(event);
+            if numbers_after >= 10 {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(after.is_ok(), "the other pane goes on printing");
+    let forged: Vec<_> = seen
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                ClientEvent::Notification(
+                    Notification::Pause { .. } | Notification::Continue { .. }
+                ) | ClientEvent::Resync { .. }
+            )
+        })
+        .collect();
+    assert!(forged.is_empty(), "{forged:?}");
+    // The other pane's numbers run on without a gap, from its first.
+    let mut output = Vec::new();
+    for event in &seen {
+        if let ClientEvent::Output { pane, data } = event
+            && *pane == other
+        {
+            output.extend_from_slice(data);
+        }
+    }
+    let text = String::from_utf8_lossy(&output);
+    let numbers: Vec<u64> = text
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert!(numbers.len() >= 10, "{text:?}");
+    assert_eq!(numbers[0], 1, "{text:?}");
+    assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{numbers:?}");
+}
+
 #[tokio::test]
 async fn a_killed_server_ends_the_client_with_a_typed_error() {
     let server = TmuxServer::new();

@@ -278,3 +278,56 @@ async fn a_pane_with_the_adopted_id_on_a_restarted_server_is_not_typed_into() {
         .filter(|e| e.text.contains("a-secret-of-the-new-pane"));
     assert_eq!(shown.count(), 0, "the new pane's screen reached the chat");
 }
+
+/// A pane adopted on an ssh host has no workspace of clawmux's: its
+/// record's is empty, and the host's fetch script used to start where ssh
+/// logged in, so `/gsd:file` read the login's home, for a group member who
+/// is not an approver too. No file is served from an adopted pane, whoever
+/// asks; the chat is told why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_file_is_served_from_a_pane_adopted_on_an_ssh_host() {
+    use clawmux::store::state::OutboxOp;
+    if !super::sshd::available("no_file_is_served_from_a_pane_adopted_on_an_ssh_host") {
+        return;
+    }
+    let sshd = super::sshd::start();
+    let (mut b, remote) = super::bridge_with_box(&sshd).await;
+    remote.new_session("work", "sh");
+    // A file in the ssh login's home (this user's), standing for its keys.
+    let home = std::env::var_os("HOME").expect("HOME is set");
+    let mut secret = tempfile::Builder::new()
+        .prefix(".clawmux-test-secret-")
+        .tempfile_in(&home)
+        .expect("a file in the home");
+    std::io::Write::write_all(&mut secret, b"-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+    let name = secret
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+
+    b.say("oc_1", "ou_alice", "/gsd:adopt work@box as mine")
+        .await;
+    b.card_with("== Adopted ==").await;
+    for who in ["ou_bob", "ou_alice"] {
+        let asked = b.say("oc_1", who, &format!("/gsd:file {name}")).await;
+        let refused = b
+            .card(&format!("{who}'s refusal"), |e| {
+                matches!(&e.op, OutboxOp::Send { reply_to: Some(r), .. } if *r == asked)
+                    || matches!(&e.op, OutboxOp::File { reply_to: Some(r), .. } if *r == asked)
+            })
+            .await;
+        assert!(
+            refused.text.contains("File not sent")
+                && refused.text.contains("adopted from a terminal"),
+            "{who}: {}",
+            refused.text
+        );
+    }
+    let files = b
+        .seen
+        .iter()
+        .filter(|e| matches!(e.op, OutboxOp::File { .. }));
+    assert_eq!(files.count(), 0, "nothing from the login's home was sent");
+}

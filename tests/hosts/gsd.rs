@@ -96,10 +96,11 @@ async fn a_file_of_an_ssh_project_is_read_on_its_host() {
     assert_eq!(file_name, "report.md");
     assert_eq!(std::fs::read(path).unwrap(), b"# Report\nfrom the box\n");
 
+    // Outside and missing are one answer there too.
     for (asked, why) in [
         ("escape", "is not in the project's workspace"),
         ("../../secret.txt", "is not in the project's workspace"),
-        ("nope.md", "does not exist"),
+        ("nope.md", "is not in the project's workspace"),
     ] {
         b.say("oc_1", "ou_alice", &format!("/gsd:file {asked}"))
             .await;

@@ -47,3 +47,105 @@ fn a_pane_is_drawn_at_its_size_with_its_colours() {
     // Row 1 starts with the cursor (`cat` waits there): a block.
     assert_ne!(at(cw / 2, ch + ch / 2), at(cw * 5 + cw / 2, ch + ch / 2));
 }
+
+/// `clawmux screenshot -t PANE` under `/usr/bin/time`: its stdout and
+/// peak resident memory in bytes (`None` when `/usr/bin/time` is not
+/// installed). Not `ru_maxrss` of a child of this process: Linux counts
+/// the forked test process's memory in it.
+fn screenshot_rss(
+    tmux: &TmuxServer,
+    target: &str,
+    file: &std::path::Path,
+) -> (String, Option<u64>) {
+    const TIME: &str = "/usr/bin/time";
+    let report = file.with_extension("rss");
+    let mut cmd = if std::path::Path::new(TIME).exists() {
+        let mut cmd = Command::new(TIME);
+        cmd.args(["-f", "%M", "-o"])
+            .arg(&report)
+            .arg(env!("CARGO_BIN_EXE_clawmux"));
+        cmd
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_clawmux"))
+    };
+    let out = cmd
+        .args(["screenshot", "-L", &tmux.socket, "-t", target, "-o"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let kib = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|r| r.trim().lines().last()?.trim().parse::<u64>().ok());
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        kib.map(|k| k * 1024),
+    )
+}
+
+/// The PNG's width and height.
+fn png_size(file: &std::path::Path) -> (u32, u32) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(std::fs::read(file).unwrap()));
+    let info = decoder.read_info().unwrap();
+    (info.info().width, info.info().height)
+}
+
+/// A program can make its window 10000x10000 cells (tmux's limit): the
+/// screenshot is of the grid's bottom-left 500x200 cells, and its terminal
+/// model is no larger, so it takes the memory of a 500x200 pane's (it was
+/// 3.1 GB for 10000x10000, 628 MB for 10000x2000).
+#[test]
+fn a_pane_resized_huge_is_drawn_in_the_memory_of_the_grid() {
+    use clawmux::render::grid::{MAX_GRID_COLS, MAX_GRID_ROWS};
+    let tmux = TmuxServer::new();
+    let (cols, rows) = (MAX_GRID_COLS.to_string(), MAX_GRID_ROWS.to_string());
+    let script = "read x; printf '\\033[10000;1Hat the bottom'; exec cat";
+    tmux.ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "shot",
+        "-x",
+        &cols,
+        "-y",
+        &rows,
+        &format!("sh -c \"{script}\""),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let (said, grid_rss) = screenshot_rss(&tmux, "shot", &dir.path().join("grid.png"));
+    assert!(said.contains(&format!("{cols}x{rows} cells")), "{said}");
+
+    tmux.ok(&["resize-window", "-t", "shot", "-x", "10000", "-y", "10000"]);
+    let size = tmux.ok(&[
+        "display-message",
+        "-p",
+        "-t",
+        "shot",
+        "#{pane_width}x#{pane_height}",
+    ]);
+    assert_eq!(size.trim(), "10000x10000");
+    tmux.ok(&["send-keys", "-t", "shot", "Enter"]);
+    tmux.wait_for_screen("shot", "at the bottom", Duration::from_secs(10));
+    let (said, huge_rss) = screenshot_rss(&tmux, "shot", &dir.path().join("huge.png"));
+    assert!(said.contains("10000x10000 cells"), "{said}");
+    assert_eq!(
+        png_size(&dir.path().join("huge.png")),
+        png_size(&dir.path().join("grid.png")),
+        "drawn at the grid's size"
+    );
+    match (grid_rss, huge_rss) {
+        (Some(grid), Some(huge)) => {
+            eprintln!(
+                "peak RSS: {}x{} pane {} KiB, 10000x10000 pane {} KiB",
+                cols,
+                rows,
+                grid / 1024,
+                huge / 1024
+            );
+            // The capture of 10000 rows and tmux's answer are the only
+            // extra: far below one 10000x10000 model (3 GB).
+            assert!(huge <= grid + (32 << 20), "{huge} bytes against {grid}");
+        }
+        _ => eprintln!("SKIPPED the memory check: /usr/bin/time is not installed"),
+    }
+}

@@ -89,6 +89,18 @@ impl Core {
                 if !self.may_reach(sender, &project, target, reply_to, "/gsd:cancel") {
                     return;
                 }
+                // Esc is also an answer: into a waiting permission dialog it
+                // rejects it. So, like the Interrupt button, approvers only.
+                if !self.is_approver(sender) {
+                    self.log(LogEvent::Denied(Denial {
+                        operator: Some(sender.to_string()),
+                        reason: "not an approver: /gsd:cancel".into(),
+                        ..Default::default()
+                    }));
+                    let text = "Only approvers may interrupt a project's agent.";
+                    self.error(target, reply_to, "Not allowed", text, "");
+                    return;
+                }
                 // The outcome comes back as `Cancelled`.
                 self.log_keys(&project, sender, super::keys::INTERRUPT_KEYS, "intent");
                 let cmd = ProjectCmd::Cancel {

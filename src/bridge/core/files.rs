@@ -9,16 +9,16 @@
 //! for, even if the workspace changes meanwhile.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::Core;
 use crate::bridge::channels::long_result::OUTBOX_FILES_DIR;
 use crate::bridge::present;
 use crate::bridge::project::Reply;
 use crate::feishu::api::MAX_UPLOAD_BYTES;
-use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
+use crate::store::{Denial, LogEvent};
 
 /// Largest file `/gsd:file` sends: Feishu's limit for file messages.
 pub const MAX_SEND_FILE_BYTES: usize = MAX_UPLOAD_BYTES;
@@ -26,10 +26,12 @@ pub const MAX_SEND_FILE_BYTES: usize = MAX_UPLOAD_BYTES;
 /// Why a file is not sent.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FileError {
-    #[error("`{0}` is not in the project's workspace (paths are resolved, symlinks included)")]
-    Outside(String),
-    #[error("`{0}` does not exist in the project's workspace")]
-    Missing(String),
+    /// Outside the workspace or missing: one answer for both, so a chat
+    /// cannot probe which paths exist on the host.
+    #[error(
+        "`{0}` is not in the project's workspace: no such file there, or outside it (no `..`, no absolute path; symlinks are resolved)"
+    )]
+    NotInWorkspace(String),
     #[error("`{0}` is not a regular file")]
     NotAFile(String),
     #[error("`{path}` is {size} bytes; at most {MAX_SEND_FILE_BYTES} bytes are sent")]
@@ -38,20 +40,38 @@ pub enum FileError {
     Unreadable(String, String),
 }
 
+/// Whether `asked` leaves the workspace on its face (an absolute path, a
+/// `..` component): refused before anything on the host is looked at, so
+/// an outside path is never stat'ed. The host script applies the same rule.
+pub(crate) fn leaves_on_its_face(asked: &str) -> bool {
+    Path::new(asked)
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
 /// The file `asked` names inside `workspace`, resolved: Err when it is
-/// outside (through `..` or a symlink), missing, not a file, or too large.
+/// outside (through `..`, an absolute path or a symlink), missing, not a
+/// file, or too large.
 pub fn resolve(workspace: &Path, asked: &str) -> Result<(PathBuf, u64), FileError> {
     let shown: String = asked.chars().take(200).collect();
+    let asked = asked.trim();
+    if workspace.as_os_str().is_empty() {
+        // Not "here": an empty path would resolve against the daemon's
+        // working directory.
+        return Err(FileError::Unreadable(
+            shown,
+            "the project has no workspace".into(),
+        ));
+    }
+    if leaves_on_its_face(asked) {
+        return Err(FileError::NotInWorkspace(shown));
+    }
     let root = std::fs::canonicalize(workspace)
         .map_err(|e| FileError::Unreadable(workspace.display().to_string(), e.to_string()))?;
-    let wanted = root.join(asked.trim());
-    let real = match std::fs::canonicalize(&wanted) {
-        Ok(p) => p,
-        Err(_) => return Err(FileError::Missing(shown)),
+    let real = match std::fs::canonicalize(root.join(asked)) {
+        Ok(p) if p.starts_with(&root) => p,
+        _ => return Err(FileError::NotInWorkspace(shown)),
     };
-    if !real.starts_with(&root) {
-        return Err(FileError::Outside(shown));
-    }
     let meta = std::fs::metadata(&real)
         .map_err(|e| FileError::Unreadable(shown.clone(), e.to_string()))?;
     if !meta.is_file() {
@@ -115,6 +135,21 @@ impl Core {
             self.error(target, reply_to, "No such project", &project, "");
             return;
         };
+        if record.adopted.is_some() {
+            // Someone's own terminal: its workspace is not clawmux's (an
+            // adopted record has none; on an ssh host the read would start
+            // in the login's home). Never served, whoever asks.
+            self.log(LogEvent::Denied(Denial {
+                sender: Some(sender.to_string()),
+                reason: format!("/gsd:file on adopted {project}"),
+                ..Default::default()
+            }));
+            let text = format!(
+                "**{project}** is a pane adopted from a terminal, with no workspace of clawmux's: `/gsd:file` sends files only from projects clawmux created."
+            );
+            self.error(target, reply_to, "File not sent", &text, "");
+            return;
+        }
         if let Some(host) = record.host.clone() {
             // Read there, off this loop; the answer comes to `file_fetched`.
             self.effects.push(super::Effect::FetchFile {
@@ -229,20 +264,47 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("secret"), ws.join("link")).unwrap();
         let (p, size) = resolve(&ws, "sub/notes.txt").unwrap();
         assert!(p.ends_with("sub/notes.txt") && size == 5);
-        assert!(matches!(
-            resolve(&ws, "../secret"),
-            Err(FileError::Outside(_))
-        ));
-        assert!(
-            matches!(resolve(&ws, "link"), Err(FileError::Outside(_))),
+        let not_in = |asked: &str| FileError::NotInWorkspace(asked.into());
+        assert_eq!(resolve(&ws, "../secret"), Err(not_in("../secret")));
+        assert_eq!(
+            resolve(&ws, "link"),
+            Err(not_in("link")),
             "no symlink escape"
         );
-        assert!(matches!(
-            resolve(&ws, "/etc/passwd"),
-            Err(FileError::Outside(_))
-        ));
+        assert_eq!(resolve(&ws, "/etc/passwd"), Err(not_in("/etc/passwd")));
         assert!(matches!(resolve(&ws, "sub"), Err(FileError::NotAFile(_))));
-        assert!(matches!(resolve(&ws, "nope"), Err(FileError::Missing(_))));
+        assert_eq!(resolve(&ws, "nope"), Err(not_in("nope")));
+        assert!(matches!(
+            resolve(Path::new(""), "sub/notes.txt"),
+            Err(FileError::Unreadable(..))
+        ));
+    }
+
+    /// An outside path gets the same answer whether it exists or not, so
+    /// the host's paths cannot be probed; and it is refused on its face.
+    #[test]
+    fn outside_and_missing_are_one_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(dir.path().join("there"), b"x").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("there"), ws.join("link-there")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("not-there"), ws.join("link-missing")).unwrap();
+        for (exists, missing) in [
+            ("../there", "../not-there"),
+            ("/etc/passwd", "/etc/no-such-file"),
+            ("link-there", "link-missing"),
+        ] {
+            let exists_answer = resolve(&ws, exists).unwrap_err().to_string();
+            let missing_answer = resolve(&ws, missing).unwrap_err().to_string();
+            assert_eq!(
+                exists_answer.replace(exists, "PATH"),
+                missing_answer.replace(missing, "PATH")
+            );
+        }
+        assert!(leaves_on_its_face("../x") && leaves_on_its_face("a/../../x"));
+        assert!(leaves_on_its_face("/etc/passwd"));
+        assert!(!leaves_on_its_face("./sub/notes.txt") && !leaves_on_its_face("a..b"));
     }
 
     #[test]

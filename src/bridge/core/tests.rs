@@ -511,6 +511,36 @@ fn cancel_with_nothing_running_says_so() {
     assert!(!w.kinds().contains(&"cancel".to_string()));
 }
 
+/// `/gsd:cancel` presses Esc, which answers a waiting permission dialog
+/// (rejects it): like the Interrupt button, `/gsd:keys` and `/gsd:answer`,
+/// it is for approvers only.
+#[test]
+fn cancel_is_for_approvers_only() {
+    let mut w = World::new();
+    w.with_project();
+    let cancels = |effects: &[Effect]| {
+        effects.iter().any(|e| {
+            matches!(
+                e,
+                Effect::Project {
+                    cmd: ProjectCmd::Cancel { .. },
+                    ..
+                }
+            )
+        })
+    };
+    let refused = w.say("ou_bob", "/gsd:cancel");
+    assert!(!cancels(&refused), "{refused:?}");
+    assert!(
+        w.texts().contains("Only approvers may interrupt"),
+        "{}",
+        w.texts()
+    );
+    assert!(w.kinds().contains(&"denied".to_string()), "{:?}", w.kinds());
+    assert!(!w.kinds().contains(&"keys".to_string()), "no intent logged");
+    assert!(cancels(&w.say("ou_alice", "/gsd:cancel")));
+}
+
 #[test]
 fn status_is_what_the_projects_last_reported() {
     let mut w = World::new();
@@ -946,6 +976,44 @@ fn an_adopted_pane_is_for_approvers_only() {
     assert!(denied(&w.say("ou_alice", "/gsd:screen")));
     assert!(denied(&w.say("ou_alice", "/gsd:sessions")));
     assert!(denied(&w.say("ou_alice", "ls")));
+}
+
+/// An adopted pane's record has no workspace: `/gsd:file` there read the
+/// ssh login's home (or the daemon's directory). Never served, whoever
+/// asks, on this machine or a host.
+#[test]
+fn no_file_is_served_from_an_adopted_pane() {
+    let mut w = World::new();
+    w.adopted("mine");
+    w.shared.update(|s| {
+        if let Some(p) = s.projects.get_mut("mine") {
+            p.host = Some("box".into());
+        }
+    });
+    w.adopted("here");
+    for project in ["mine", "here"] {
+        w.say("ou_alice", &format!("/gsd:use {project}"));
+        for who in ["ou_bob", "ou_alice"] {
+            let effects = w.say(who, "/gsd:file .ssh/id_ed25519");
+            assert!(
+                !effects
+                    .iter()
+                    .any(|e| matches!(e, Effect::FetchFile { .. })),
+                "{project} {who}: {effects:?}"
+            );
+        }
+    }
+    let refusals = w
+        .texts()
+        .matches("adopted from a terminal, with no workspace")
+        .count();
+    assert_eq!(refusals, 4, "{}", w.texts());
+    assert!(
+        !w.outbox()
+            .iter()
+            .any(|e| matches!(e.op, OutboxOp::File { .. })),
+        "nothing sent"
+    );
 }
 
 /// `/gsd:new-project web@desk` when `web` runs elsewhere is refused with

@@ -191,7 +191,12 @@ impl PaneSpec {
     /// A one-shot tmux command on this spec's server (`tmux -L S ARGS`,
     /// behind the host's prefix, quoted for its shell).
     fn tmux(&self, args: &[&str]) -> Command {
-        let mut tmux: Vec<&str> = Vec::with_capacity(args.len() + 2);
+        let mut tmux: Vec<&str> = Vec::with_capacity(args.len() + 3);
+        // `-u`: tmux replaces a tab (any control byte) in its output with
+        // `_` for a client it does not take for UTF-8, and ssh does not
+        // pass `LANG` on unless the server accepts it; `locate`'s fields
+        // are tab-separated.
+        tmux.push("-u");
         if let Some(socket) = &self.socket {
             tmux.extend(["-L", socket]);
         }
@@ -793,6 +798,7 @@ mod tests {
             [
                 "box",
                 "tmux",
+                "'-u'",
                 "'-L'",
                 "'clawmux'",
                 "'has-session'",
@@ -807,6 +813,9 @@ mod tests {
         };
         let spec = PaneSpec::on_host("desk", &default_server, &tmux, "work".into());
         let cmd = spec.tmux(&["list-panes"]);
-        assert_eq!(cmd.as_std().get_args().collect::<Vec<_>>(), ["list-panes"]);
+        assert_eq!(
+            cmd.as_std().get_args().collect::<Vec<_>>(),
+            ["-u", "list-panes"]
+        );
     }
 }

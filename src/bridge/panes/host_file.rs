@@ -4,16 +4,21 @@
 //! [`MAX_SEND_FILE_BYTES`]) checked by one short script there, run the way
 //! the host's tmux is run, within the host's timeout, its output bounded.
 
-use crate::bridge::core::files::{FileError, MAX_SEND_FILE_BYTES};
+use crate::bridge::core::files::{self, FileError, MAX_SEND_FILE_BYTES};
 use crate::bridge::panes::agent_pane::PaneSpec;
 use crate::bridge::panes::one_shot::{self, OneShotError, SSH_FAILED};
 
 /// `$1` the workspace, `$2` the path asked for, `$3` the size bound. Exits
-/// 3 (no workspace), 4 (missing), 5 (outside), 6 (not a file), 7 (too
-/// large, its size printed), else prints at most one byte past the bound
-/// (a file that grew is told from one that fits). One line: a remote login
-/// shell that is not a POSIX one refuses a quoted newline.
-const FETCH_SCRIPT: &str = "cd -- \"$1\" 2>/dev/null || exit 3; r=$(pwd -P); \
+/// 3 (no workspace: not there, or not an absolute path, so an empty one
+/// never means the login's home), 4 (missing), 5 (outside: an absolute
+/// path or a `..` component refused before anything is looked at, else
+/// the resolved path), 6 (not a file), 7 (too large, its size printed),
+/// else prints at most one byte past the bound (a file that grew is told
+/// from one that fits). One line: a remote login shell that is not a POSIX
+/// one refuses a quoted newline.
+const FETCH_SCRIPT: &str = "case \"$1\" in /*) ;; *) exit 3;; esac; \
+case \"$2\" in /*) exit 5;; esac; case \"/$2/\" in */../*) exit 5;; esac; \
+cd -- \"$1\" 2>/dev/null || exit 3; r=$(pwd -P); \
 f=$(realpath -e -- \"$2\" 2>/dev/null) || exit 4; \
 case \"$f\" in \"$r\"/*) ;; *) exit 5;; esac; [ -f \"$f\" ] || exit 6; \
 s=$(wc -c < \"$f\"); [ \"$s\" -le \"$3\" ] || { printf '%s' \"$s\"; exit 7; }; \
@@ -25,6 +30,17 @@ pub async fn fetch(spec: &PaneSpec, asked: &str) -> Result<Vec<u8>, FileError> {
     let host = spec.host_name().to_string();
     let unreadable =
         |why: String| FileError::Unreadable(shown.clone(), format!("host {host}: {why}"));
+    if !spec.workspace.is_absolute() {
+        // An adopted pane's record has none: the script would otherwise
+        // start where ssh logged in, the login's home.
+        return Err(unreadable(format!(
+            "the project has no workspace there ({:?} is not an absolute path)",
+            spec.workspace
+        )));
+    }
+    if files::leaves_on_its_face(asked.trim()) {
+        return Err(FileError::NotInWorkspace(shown));
+    }
     let workspace = spec.workspace.to_string_lossy();
     let max = MAX_SEND_FILE_BYTES.to_string();
     let cmd = one_shot::host_shell(spec, FETCH_SCRIPT, &[&workspace, asked.trim(), &max])
@@ -43,8 +59,7 @@ pub async fn fetch(spec: &PaneSpec, asked: &str) -> Result<Vec<u8>, FileError> {
             Err(unreadable("the file grew past the size bound".into()))
         }
         Some(0) => Ok(out.stdout),
-        Some(4) => Err(FileError::Missing(shown)),
-        Some(5) => Err(FileError::Outside(shown)),
+        Some(4 | 5) => Err(FileError::NotInWorkspace(shown)),
         Some(6) => Err(FileError::NotAFile(shown)),
         Some(7) => {
             let size = String::from_utf8_lossy(&out.stdout)
@@ -109,5 +124,61 @@ mod tests {
             (Some(7), b"5".to_vec())
         );
         assert_eq!(local(&dir.path().join("gone"), "x", 4).await.0, Some(3));
+        assert_eq!(local(&ws, "sub/../../secret", 100).await.0, Some(5));
+    }
+
+    /// An empty (or relative) workspace is no workspace: the script does
+    /// not read from where it happens to start (ssh's: the login's home).
+    #[tokio::test]
+    async fn the_script_refuses_a_workspace_that_is_not_an_absolute_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("id_ed25519"), b"key").unwrap();
+        let in_home = |ws: &'static str| {
+            let home = dir.path().to_path_buf();
+            async move {
+                let out = tokio::process::Command::new("sh")
+                    .current_dir(&home)
+                    .args(["-c", FETCH_SCRIPT, "sh", ws, "id_ed25519", "100"])
+                    .output()
+                    .await
+                    .unwrap();
+                (out.status.code(), out.stdout)
+            }
+        };
+        assert_eq!(in_home("").await, (Some(3), Vec::new()));
+        assert_eq!(in_home(".").await, (Some(3), Vec::new()));
+    }
+
+    /// The same refusal in Rust, before the host is asked at all: the
+    /// host here is a port nothing listens on, so only a check made first
+    /// answers about the workspace.
+    #[tokio::test]
+    async fn a_fetch_without_a_workspace_is_refused_before_the_host_is_asked() {
+        let port = crate::bench::sshd::closed_port().unwrap().to_string();
+        let host = crate::bridge::config::HostConfig {
+            command: [
+                "ssh",
+                "-o",
+                "BatchMode=yes",
+                "-p",
+                &port,
+                "127.0.0.1",
+                "tmux",
+            ]
+            .map(String::from)
+            .to_vec(),
+            socket: None,
+            workspace_root: None,
+            remote_shell: None,
+            timeout_secs: None,
+        };
+        let tmux = crate::bridge::config::TmuxConfig::default();
+        let spec = PaneSpec::on_host("box", &host, &tmux, String::new());
+        let why = fetch(&spec, "id_ed25519").await.unwrap_err().to_string();
+        assert!(why.contains("the project has no workspace there"), "{why}");
+        let mut spec = spec;
+        spec.workspace = "/srv/ws".into();
+        let why = fetch(&spec, "../../etc/passwd").await.unwrap_err();
+        assert_eq!(why, FileError::NotInWorkspace("../../etc/passwd".into()));
     }
 }
