@@ -412,6 +412,12 @@ async fn step(shared: &SharedState, sink: &impl StreamSink, job: &JobId, p: &mut
         if s.final_text.is_some() && p.final_seen.is_none() {
             p.final_seen = Some(Instant::now());
         }
+        if s.message_id.is_none() && s.final_text.is_some() && p.finalise_now() {
+            // Nothing shows the card yet and the turn is over: a card
+            // appearing now would trail the result card that has it all.
+            tracing::warn!(job = %job, "the answer card could not be shown before the turn ended; the result card carries the answer");
+            return finish(shared, job);
+        }
         if !s.patching && s.card_id.is_none() {
             let text = wanted(&s).to_string();
             let card = stream_card(&s.title, &text, true, false);

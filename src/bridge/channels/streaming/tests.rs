@@ -16,6 +16,8 @@ struct Recorder {
     text_answers: Mutex<Vec<StreamError>>,
     /// Every text update fails with a 5xx.
     text_down: bool,
+    /// Every create times out.
+    create_down: bool,
 }
 
 impl Recorder {
@@ -29,6 +31,10 @@ impl Recorder {
 
 impl StreamSink for Arc<Recorder> {
     async fn create(&self, _card: &Value) -> Result<String, StreamError> {
+        if self.create_down {
+            self.log("create timed out".into());
+            return Err(StreamError::Transient("no answer within 5 s".into()));
+        }
         if self.refuse_create {
             self.log("create refused".into());
             return Err(StreamError::Fallback("no scope".into()));
@@ -238,6 +244,27 @@ async fn failing_updates_end_in_one_full_update_soon_after_the_turn() {
         "given up within the grace: {calls:?}"
     );
     assert_eq!(last, &format!("full 4 {uuid}-4 \"one\\ntwo\""));
+}
+
+#[tokio::test]
+async fn a_card_never_shown_by_the_turns_end_is_dropped_not_sent_late() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, _) = SharedState::open(dir.path()).unwrap();
+    let mut s = stream();
+    s.text = "partial".into();
+    s.final_text = Some("the whole answer".into());
+    shared.update(|st| st.streams.insert(s.job.clone(), s));
+    let sink = Arc::new(Recorder {
+        create_down: true,
+        ..Default::default()
+    });
+    run_until_done(&shared, Arc::clone(&sink)).await;
+    let calls = sink.calls();
+    assert!(
+        calls.iter().all(|c| c == "create timed out"),
+        "no card sent after the result: {calls:?}"
+    );
+    assert!(calls.len() < MAX_FAILURES as usize, "{calls:?}");
 }
 
 #[test]
