@@ -374,6 +374,10 @@ async fn an_answer_outliving_the_streaming_lifetime_ends_on_its_last_line() {
         .filter(|o| o.kind == "settings" && o.content.contains("\"streaming_mode\":true"))
         .count();
     assert!(reopens >= 1, "streaming turned on again: {:#?}", e.ops);
+    eprintln!(
+        "measured: streaming turned on again {reopens} times, {} operations",
+        e.ops.len()
+    );
     assert!(
         e.ops
             .iter()
@@ -426,6 +430,11 @@ async fn a_cardkit_outage_ends_in_a_full_update_soon_after_the_result() {
     let full: Vec<_> = e.ops.iter().filter(|o| o.kind == "full").collect();
     assert_eq!(full.len(), 1, "one full update: {:#?}", e.ops);
     assert!(full[0].at <= deadline, "final by the deadline");
+    eprintln!(
+        "measured: the full update {} ms after the result card, after {} failed updates",
+        full[0].at.saturating_duration_since(result.at).as_millis(),
+        fake.cardkit_fault_state().0
+    );
     assert_eq!(e.card["header"]["template"], "green", "shown final");
     assert_exactly_one_final(&fake, "The end of: through an outage");
     assert_no_entity_patch_nor_error(&fake);
@@ -473,6 +482,12 @@ async fn one_cards_rate_limit_does_not_hold_another_chats_card() {
         "the other card closed only after the first card's limit ended"
     );
     assert!(refused >= 1);
+    let ends = until.unwrap_or_else(tokio::time::Instant::now);
+    eprintln!(
+        "measured: the other card closed {:.1} s before the first card's limit ends ({refused} calls refused)",
+        ends.saturating_duration_since(tokio::time::Instant::now())
+            .as_secs_f64()
+    );
     assert!(answer_text(&closed).contains("The end of: free two"));
     assert!(
         fake.entity(&limited.card_id).unwrap().streaming,

@@ -230,6 +230,8 @@ struct Pace {
     stuck: bool,
     /// When the task first saw the turn's end.
     final_seen: Option<Instant>,
+    /// The current wait is a rate limit's reset: never cut short.
+    limited: bool,
 }
 
 impl Pace {
@@ -241,6 +243,7 @@ impl Pace {
             reopens: 0,
             stuck: false,
             final_seen: None,
+            limited: false,
         }
     }
 
@@ -277,7 +280,7 @@ async fn drive<S: StreamSink>(shared: SharedState, sink: Arc<S>, job: JobId) {
     let mut p = Pace::new();
     loop {
         if let Some(at) = p.next_at.take() {
-            tokio::time::sleep_until(at).await;
+            wait(&shared, &job, &mut p, at).await;
         }
         let stepped =
             match tokio::time::timeout(STEP_TIMEOUT, step(&shared, &*sink, &job, &mut p)).await {
@@ -301,6 +304,7 @@ async fn drive<S: StreamSink>(shared: SharedState, sink: Arc<S>, job: JobId) {
                 // This card waits; no other card does.
                 tracing::info!(job = %job, ?wait, "answer card rate limited");
                 p.next_at = Some(Instant::now() + wait.max(OP_GAP));
+                p.limited = true;
             }
             Stepped::Failed(e) => {
                 p.failures += 1;
@@ -319,6 +323,28 @@ async fn drive<S: StreamSink>(shared: SharedState, sink: Arc<S>, job: JobId) {
                 }
             }
         }
+    }
+}
+
+/// Waits until `at`, noting the turn's end when it comes; a failing card's
+/// backoff (not a rate limit's reset) ends early once its full update is
+/// due, so the final card does not trail the result by a whole backoff.
+async fn wait(shared: &SharedState, job: &JobId, p: &mut Pace, at: Instant) {
+    let limited = std::mem::take(&mut p.limited);
+    loop {
+        let now = Instant::now();
+        if now >= at {
+            return;
+        }
+        if p.final_seen.is_none()
+            && shared.read(|st| st.streams.get(job).is_some_and(|s| s.final_text.is_some()))
+        {
+            p.final_seen = Some(now);
+        }
+        if !limited && p.finalise_now() {
+            return;
+        }
+        tokio::time::sleep(POLL.min(at - now)).await;
     }
 }
 
