@@ -496,6 +496,48 @@ async fn one_cards_rate_limit_does_not_hold_another_chats_card() {
     assert_no_entity_patch_nor_error(&fake);
 }
 
+/// One chat's card entity create hangs for 30 s: another chat's answer
+/// card streams and closes while it hangs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_cards_hung_create_does_not_hold_another_chats_card() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.agent.command = agent_command(home.path());
+    let _live = start_with(&config, home.path(), true).await;
+    new_project(&fake, true).await;
+    new_project_in(&fake, true, "oc_fake", "other", 2).await;
+
+    let hang = Duration::from_secs(30);
+    fake.cardkit_fault_n(None, Some("create"), CardFault::Hang, hang, Some(1));
+    fake.push_message("oc_1", "ou_alice", "hung one");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fake.cardkit_fault_state().0 == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no create hung");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    fake.push_message("oc_fake", "ou_alice", "free three");
+    let closed = entity(&fake, "the other card closed", |e| {
+        answer_text(e).contains("The end of: free three") && !e.streaming && closes(e) == 1
+    })
+    .await;
+    assert!(
+        fake.cardkit_fault_state().1.is_some(),
+        "the other card closed only after the hung create ended"
+    );
+    eprintln!(
+        "measured: the other card closed {:.1} s before the hung create ends",
+        fake.cardkit_fault_state()
+            .1
+            .unwrap_or_else(tokio::time::Instant::now)
+            .saturating_duration_since(tokio::time::Instant::now())
+            .as_secs_f64()
+    );
+    assert_eq!(closed.limited, 0);
+    assert_no_entity_patch_nor_error(&fake);
+}
+
 /// `clawmux serve`'s config for the SIGKILL test.
 fn write_serve_config(home: &Path, socket: &str) {
     write_serve_config_for(home, socket, SLOW_ANSWER)

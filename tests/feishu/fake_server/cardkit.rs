@@ -68,6 +68,8 @@ struct Fault {
     kind: Option<&'static str>,
     what: CardFault,
     until: Instant,
+    /// Calls it may still answer (None: every one until `until`).
+    left: Option<u32>,
     served: u32,
 }
 
@@ -163,22 +165,35 @@ fn error(code: i64, msg: &str) -> Response {
         .into_response()
 }
 
-/// The injected fault matching this call, if any (expired ones dropped).
-fn fault_for(ck: &mut CardKit, card_id: Option<&str>, kind: &str) -> Option<(CardFault, Instant)> {
+/// The injected fault matching this call, if any (expired ones dropped),
+/// counted as served when `take` says this kind of fault is answered here.
+fn fault_for(
+    ck: &mut CardKit,
+    card_id: Option<&str>,
+    kind: &str,
+    take: impl Fn(CardFault) -> bool,
+) -> Option<(CardFault, Instant)> {
     let now = Instant::now();
     ck.faults.retain(|f| f.until > now);
     let f = ck.faults.iter_mut().find(|f| {
-        f.kind.is_none_or(|k| k == kind) && f.card_id.as_deref().is_none_or(|c| Some(c) == card_id)
+        f.left != Some(0)
+            && f.kind.is_none_or(|k| k == kind)
+            && f.card_id.as_deref().is_none_or(|c| Some(c) == card_id)
     })?;
+    if !take(f.what) {
+        return None;
+    }
     f.served += 1;
+    if let Some(n) = &mut f.left {
+        *n -= 1;
+    }
     Some((f.what, f.until))
 }
 
 /// A hang injected on this call: waits it out (as a silent server would).
 async fn hang(sh: &super::Shared, card_id: Option<&str>, kind: &str) {
-    let until = sh.with(|s| match fault_for(&mut s.cardkit, card_id, kind) {
-        Some((CardFault::Hang, until)) => Some(until),
-        _ => None,
+    let until = sh.with(|s| {
+        fault_for(&mut s.cardkit, card_id, kind, |w| w == CardFault::Hang).map(|(_, u)| u)
     });
     if let Some(until) = until {
         tokio::time::sleep_until(until).await;
@@ -195,7 +210,7 @@ fn precheck(
     if let Some(r) = super::refused(s, headers, false) {
         return Some(r);
     }
-    match fault_for(&mut s.cardkit, card_id, kind) {
+    match fault_for(&mut s.cardkit, card_id, kind, |w| w != CardFault::Hang) {
         Some((CardFault::Status(code), _)) => {
             let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             return Some((status, "injected fault").into_response());
@@ -645,11 +660,26 @@ impl FakeFeishu {
         what: CardFault,
         for_: Duration,
     ) {
+        self.cardkit_fault_n(card_id, kind, what, for_, None);
+    }
+
+    /// As [`FakeFeishu::cardkit_fault`], for the next `n` matching calls
+    /// at most (None: all of them); it stays in force (for
+    /// [`FakeFeishu::cardkit_fault_state`]) until `for_` is over.
+    pub fn cardkit_fault_n(
+        &self,
+        card_id: Option<&str>,
+        kind: Option<&'static str>,
+        what: CardFault,
+        for_: Duration,
+        n: Option<u32>,
+    ) {
         let f = Fault {
             card_id: card_id.map(str::to_string),
             kind,
             what,
             until: Instant::now() + for_,
+            left: n,
             served: 0,
         };
         self.shared.with(|s| s.cardkit.faults.push(f));
