@@ -6,7 +6,8 @@
 //! mid-stream. Each case ends with exactly one answer card, closed once.
 //! And as Feishu really behaves: an answer outliving the streaming
 //! lifetime (shortened to 2 s), a CardKit whose element updates all fail,
-//! and one chat's card rate-limited for 30 s beside another chat's.
+//! and one chat's card rate-limited for 30 s, or its create hung for 30 s,
+//! beside another chat's.
 
 use std::path::Path;
 use std::time::Duration;
