@@ -35,7 +35,9 @@ pub struct AnswerStream {
     pub card_id: Option<String>,
     /// The chat message showing the card, once sent.
     pub message_id: Option<String>,
-    /// CardKit refused this card: it is a plain card, patched instead.
+    /// CardKit refused this card before any message showed it: it is a
+    /// plain card, patched instead. A message showing an entity is never
+    /// patched (only CardKit updates an entity).
     pub patching: bool,
     /// Interim patches sent while patching (bounded: Feishu stops taking
     /// edits of one message after a few dozen).
@@ -55,14 +57,32 @@ pub struct AnswerStream {
 pub enum StreamOp {
     /// Replace the answer element's text.
     Text { sequence: u32, text: String },
+    /// Turn streaming mode on again (Feishu ends it after a while).
+    Reopen { sequence: u32 },
     /// End streaming mode: the card is final.
     Close { sequence: u32 },
+    /// Replace the whole card with its final form (streaming off): the way
+    /// out when element updates keep failing.
+    Full { sequence: u32, text: String },
 }
 
 impl StreamOp {
     pub fn sequence(&self) -> u32 {
         match self {
-            StreamOp::Text { sequence, .. } | StreamOp::Close { sequence } => *sequence,
+            StreamOp::Text { sequence, .. }
+            | StreamOp::Reopen { sequence }
+            | StreamOp::Close { sequence }
+            | StreamOp::Full { sequence, .. } => *sequence,
+        }
+    }
+
+    /// The same operation under another sequence.
+    pub fn with_sequence(self, sequence: u32) -> StreamOp {
+        match self {
+            StreamOp::Text { text, .. } => StreamOp::Text { sequence, text },
+            StreamOp::Reopen { .. } => StreamOp::Reopen { sequence },
+            StreamOp::Close { .. } => StreamOp::Close { sequence },
+            StreamOp::Full { text, .. } => StreamOp::Full { sequence, text },
         }
     }
 }

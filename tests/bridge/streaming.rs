@@ -4,15 +4,19 @@
 //! 5xx/429 and applied-then-failed answers, a CardKit that refuses the card
 //! (a patched plain card instead), and `clawmux serve` killed with SIGKILL
 //! mid-stream. Each case ends with exactly one answer card, closed once.
+//! And as Feishu really behaves: an answer outliving the streaming
+//! lifetime (shortened to 2 s), a CardKit whose element updates all fail,
+//! and one chat's card rate-limited for 30 s, or its create hung for 30 s,
+//! beside another chat's.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use clawmux::bridge::channels::streaming;
 
 use super::crash::Serve;
 use super::feishu_e2e::{card, feishu_config, start_with};
-use crate::feishu::fake_server::{Entity, FakeFeishu, Kind, Recorded};
+use crate::feishu::fake_server::{CardFault, Entity, FakeFeishu, Kind, Recorded};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -31,17 +35,31 @@ on *
   say   The end of: $input
 ";
 
-fn script(home: &Path) -> PathBuf {
-    let path = home.join("slow.sim");
-    std::fs::write(&path, SLOW_ANSWER).unwrap();
-    path
-}
+/// Like [`SLOW_ANSWER`], but writing for about 5 s: longer than two of
+/// the shortened streaming lifetimes.
+const LONG_ANSWER: &str = "\
+on *
+  spin 200 Thinking…
+  say ● Streaming answer to $input, line one
+  spin 1700 Writing…
+  say   line two of the answer to $input
+  spin 1700 Writing…
+  say   line three of the answer to $input
+  spin 1700 Writing…
+  say   The end of: $input
+";
 
 fn agent_command(home: &Path) -> String {
+    agent_command_for(home, SLOW_ANSWER)
+}
+
+fn agent_command_for(home: &Path, script: &str) -> String {
+    let path = home.join("slow.sim");
+    std::fs::write(&path, script).unwrap();
     format!(
         "{} sim-agent --script {}",
         env!("CARGO_BIN_EXE_clawmux"),
-        script(home).display()
+        path.display()
     )
 }
 
@@ -69,26 +87,80 @@ fn answer_text(e: &Entity) -> String {
 /// A new project, ready for commands.
 async fn new_project(fake: &FakeFeishu, cardkit: bool) {
     assert!(fake.wait_connected(1, WAIT).await, "long connection up");
-    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    new_project_in(fake, cardkit, "oc_1", "demo", 1).await;
+}
+
+/// Project `name` made from chat `chat`, its first turn over: the
+/// `n`-th project made in this test.
+async fn new_project_in(fake: &FakeFeishu, cardkit: bool, chat: &str, name: &str, n: usize) {
+    fake.push_message(chat, "ou_alice", &format!("/gsd:new-project {name}"));
     card(fake, "project ready", |c| {
-        c.card_text().contains("Created **demo**")
+        c.card_text().contains(&format!("Created **{name}**"))
     })
     .await;
     // Its first turn (the sim answers `/gsd:new-project` too) is over.
-    card(fake, "the first result", |c| {
+    let first_turn = |c: &Recorded| {
         c.card_text().contains("The end of: /gsd:new-project")
             && c.card_id.is_none()
             && c.kind != Kind::Patch
-    })
-    .await;
-    // And its answer card closed.
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fake.sent_cards().iter().filter(|c| first_turn(c)).count() < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no first result: {}",
+            fake.listing()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     if !cardkit {
         return;
     }
-    entity(fake, "the first answer card closed", |e| {
-        !e.streaming && answer_text(e).contains("The end of: /gsd:new-project")
-    })
-    .await;
+    // And its answer card closed.
+    let closed =
+        |e: &Entity| !e.streaming && answer_text(e).contains("The end of: /gsd:new-project");
+    while fake.entities().iter().filter(|e| closed(e)).count() < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no first answer closed: {:#?}",
+            fake.entities()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The operations that ended streaming on `e`: settings with streaming
+/// off, and full updates.
+fn closes(e: &Entity) -> usize {
+    e.ops
+        .iter()
+        .filter(|o| {
+            o.kind == "full"
+                || (o.kind == "settings" && o.content.contains("\"streaming_mode\":false"))
+        })
+        .count()
+}
+
+/// No message showing an entity was ever patched through `im/v1`, and
+/// no error card was sent.
+fn assert_no_entity_patch_nor_error(fake: &FakeFeishu) {
+    let sent = fake.sent_cards();
+    let entity_messages: Vec<&String> = (sent.iter())
+        .filter(|c| c.card_id.is_some())
+        .map(|c| &c.message_id)
+        .collect();
+    assert!(
+        !sent
+            .iter()
+            .any(|c| c.kind == Kind::Patch && entity_messages.contains(&&c.message_id)),
+        "an entity's message was patched through im/v1: {}",
+        fake.listing()
+    );
+    assert!(
+        !sent.iter().any(|c| c.card["header"]["template"] == "red"),
+        "an error card: {}",
+        fake.listing()
+    );
 }
 
 /// Waits for an entity made after the ones there now.
@@ -109,8 +181,7 @@ fn assert_exactly_one_final(fake: &FakeFeishu, needle: &str) {
     assert_eq!(entities.len(), 1, "one answer entity: {entities:#?}");
     let e = &entities[0];
     assert!(!e.streaming, "closed: {e:#?}");
-    let closes = e.ops.iter().filter(|o| o.kind == "settings").count();
-    assert_eq!(closes, 1, "closed once: {:#?}", e.ops);
+    assert_eq!(closes(e), 1, "closed once: {:#?}", e.ops);
     let seqs: Vec<u32> = e.ops.iter().skip(1).map(|o| o.sequence).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
     assert_eq!(e.limited, 0, "no operation over 10/s");
@@ -268,8 +339,213 @@ async fn a_refused_cardkit_falls_back_to_a_patched_card() {
     );
 }
 
+/// Feishu ends streaming 10 minutes after it was turned on; here after
+/// 2 s, while the answer takes 5: `clawmux serve` turns it on again each
+/// time (Feishu's answer to 200850) and the card ends on the answer's last
+/// line through CardKit, closed once, its message never patched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_outliving_the_streaming_lifetime_ends_on_its_last_line() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    write_serve_config_for(home, &tmux.socket, LONG_ANSWER);
+    let _daemon = super::crash::serve(home, &fake);
+    new_project(&fake, true).await;
+    fake.set_streaming_lifetime(Duration::from_secs(2));
+
+    fake.push_message("oc_1", "ou_alice", "outlive it");
+    let mid = new_entity(&fake, "streaming", |e| e.streaming).await;
+    let result = card(&fake, "the result", |c| {
+        c.card_id.is_none() && c.card_text().contains("The end of: outlive it")
+    })
+    .await;
+    let e = entity(&fake, "closed on the last line", |e| {
+        e.card_id == mid.card_id && !e.streaming && closes(e) == 1
+    })
+    .await;
+    assert!(
+        answer_text(&e)
+            .trim_end()
+            .ends_with("The end of: outlive it"),
+        "{}",
+        answer_text(&e)
+    );
+    let reopens = (e.ops.iter())
+        .filter(|o| o.kind == "settings" && o.content.contains("\"streaming_mode\":true"))
+        .count();
+    assert!(reopens >= 1, "streaming turned on again: {:#?}", e.ops);
+    eprintln!(
+        "measured: streaming turned on again {reopens} times, {} operations",
+        e.ops.len()
+    );
+    assert!(
+        e.ops
+            .iter()
+            .filter(|o| o.kind == "content")
+            .any(|o| o.content.contains("line three")),
+        "typed in after a reopen: {:#?}",
+        e.ops
+    );
+    assert!(result.card_text().contains(answer_text(&e).trim()));
+    assert_exactly_one_final(&fake, "The end of: outlive it");
+    assert_no_entity_patch_nor_error(&fake);
+}
+
+/// Every element update failing (5xx) from the first: the card is
+/// finalised by one full update soon after the result card, never left
+/// "streaming", never patched through `im/v1`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cardkit_outage_ends_in_a_full_update_soon_after_the_result() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.agent.command = agent_command(home.path());
+    let _live = start_with(&config, home.path(), true).await;
+    new_project(&fake, true).await;
+
+    let outage = Duration::from_secs(600);
+    fake.cardkit_fault(None, Some("content"), CardFault::Status(503), outage);
+    fake.push_message("oc_1", "ou_alice", "through an outage");
+    let mid = new_entity(&fake, "made", |_| true).await;
+    let result = card(&fake, "the result", |c| {
+        c.card_id.is_none() && c.card_text().contains("The end of: through an outage")
+    })
+    .await;
+    // The deadline counts from the result card: no later than 10 s after
+    // it, the card must be final.
+    let deadline = result.at + Duration::from_secs(10);
+    let e = loop {
+        let e = fake.entity(&mid.card_id).unwrap();
+        if !e.streaming {
+            break e;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still streaming 10 s after the result: {e:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(fake.cardkit_fault_state().0 > 0, "the updates did fail");
+    let full: Vec<_> = e.ops.iter().filter(|o| o.kind == "full").collect();
+    assert_eq!(full.len(), 1, "one full update: {:#?}", e.ops);
+    assert!(full[0].at <= deadline, "final by the deadline");
+    eprintln!(
+        "measured: the full update {} ms after the result card, after {} failed updates",
+        full[0].at.saturating_duration_since(result.at).as_millis(),
+        fake.cardkit_fault_state().0
+    );
+    assert_eq!(e.card["header"]["template"], "green", "shown final");
+    assert_exactly_one_final(&fake, "The end of: through an outage");
+    assert_no_entity_patch_nor_error(&fake);
+}
+
+/// One chat's card rate-limited for 30 s (429, `x-ogw-ratelimit-reset:
+/// 30`): another chat's answer card streams and closes while the first is
+/// still limited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_cards_rate_limit_does_not_hold_another_chats_card() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.agent.command = agent_command(home.path());
+    let _live = start_with(&config, home.path(), true).await;
+    new_project(&fake, true).await;
+    new_project_in(&fake, true, "oc_fake", "other", 2).await;
+
+    fake.push_message("oc_1", "ou_alice", "limited one");
+    let limited = new_entity(&fake, "the first chat's card", |e| e.streaming).await;
+    let limit = Duration::from_secs(30);
+    fake.cardkit_fault(Some(&limited.card_id), None, CardFault::RateLimit, limit);
+    // The first card hits its limit before the other chat asks.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fake.cardkit_fault_state().0 == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the limited card made no call"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    fake.push_message("oc_fake", "ou_alice", "free two");
+    let other = new_entity(&fake, "the other chat's card", |e| {
+        answer_text(e).contains("free two")
+    })
+    .await;
+    let closed = entity(&fake, "the other card closed", |e| {
+        e.card_id == other.card_id && !e.streaming && closes(e) == 1
+    })
+    .await;
+    let (refused, until) = fake.cardkit_fault_state();
+    assert!(
+        until.is_some(),
+        "the other card closed only after the first card's limit ended"
+    );
+    assert!(refused >= 1);
+    let ends = until.unwrap_or_else(tokio::time::Instant::now);
+    eprintln!(
+        "measured: the other card closed {:.1} s before the first card's limit ends ({refused} calls refused)",
+        ends.saturating_duration_since(tokio::time::Instant::now())
+            .as_secs_f64()
+    );
+    assert!(answer_text(&closed).contains("The end of: free two"));
+    assert!(
+        fake.entity(&limited.card_id).unwrap().streaming,
+        "the limited card waits out its reset"
+    );
+    assert_no_entity_patch_nor_error(&fake);
+}
+
+/// One chat's card entity create hangs for 30 s: another chat's answer
+/// card streams and closes while it hangs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_cards_hung_create_does_not_hold_another_chats_card() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.agent.command = agent_command(home.path());
+    let _live = start_with(&config, home.path(), true).await;
+    new_project(&fake, true).await;
+    new_project_in(&fake, true, "oc_fake", "other", 2).await;
+
+    let hang = Duration::from_secs(30);
+    fake.cardkit_fault_n(None, Some("create"), CardFault::Hang, hang, Some(1));
+    fake.push_message("oc_1", "ou_alice", "hung one");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fake.cardkit_fault_state().0 == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no create hung");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    fake.push_message("oc_fake", "ou_alice", "free three");
+    let closed = entity(&fake, "the other card closed", |e| {
+        answer_text(e).contains("The end of: free three") && !e.streaming && closes(e) == 1
+    })
+    .await;
+    assert!(
+        fake.cardkit_fault_state().1.is_some(),
+        "the other card closed only after the hung create ended"
+    );
+    eprintln!(
+        "measured: the other card closed {:.1} s before the hung create ends",
+        fake.cardkit_fault_state()
+            .1
+            .unwrap_or_else(tokio::time::Instant::now)
+            .saturating_duration_since(tokio::time::Instant::now())
+            .as_secs_f64()
+    );
+    assert_eq!(closed.limited, 0);
+    assert_no_entity_patch_nor_error(&fake);
+}
+
 /// `clawmux serve`'s config for the SIGKILL test.
 fn write_serve_config(home: &Path, socket: &str) {
+    write_serve_config_for(home, socket, SLOW_ANSWER)
+}
+
+/// `clawmux serve`'s config, the agent answering with `script`.
+fn write_serve_config_for(home: &Path, socket: &str, script: &str) {
     let config = format!(
         r#"workspace_root = "{ws}"
 [tmux]
@@ -289,7 +565,7 @@ approvers = ["ou_alice"]
 rate_per_minute = 600
 "#,
         ws = home.join("ws").display(),
-        agent = agent_command(home),
+        agent = agent_command_for(home, script),
     );
     std::fs::write(home.join("config.toml"), config).unwrap();
 }

@@ -25,7 +25,7 @@
 //!   Feishu redelivers unacknowledged events when the client reconnects.
 //!
 //! - CardKit (`POST /open-apis/cardkit/v1/cards`, `PUT …/elements/:id/content`,
-//!   `PATCH …/settings`) and messages showing an entity by `card_id`, with
+//!   `PATCH …/settings`, `PUT …/cards/:id`) and messages showing an entity by `card_id`, with
 //!   Feishu's sequence, uuid, rate and streaming rules (see `cardkit`).
 //! - `POST /open-apis/im/v1/images`: uploads checked as Feishu documents
 //!   them (type, size, format, resolution; see `images`); a card whose
@@ -43,7 +43,7 @@
 
 #[path = "fake_server/cardkit.rs"]
 mod cardkit;
-pub use cardkit::Entity;
+pub use cardkit::{CardFault, Entity};
 #[path = "fake_server/images.rs"]
 mod images;
 pub use images::UploadedImage;
@@ -342,6 +342,7 @@ impl FakeFeishu {
                 "/open-apis/cardkit/v1/cards/{card_id}/settings",
                 patch(cardkit::settings),
             )
+            .route("/open-apis/cardkit/v1/cards/{card_id}", put(cardkit::full))
             .route("/callback/ws/endpoint", post(ws_endpoint))
             .with_state(Arc::clone(&shared));
         let http_task = tokio::spawn(async move {

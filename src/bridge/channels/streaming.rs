@@ -1,13 +1,27 @@
 //! Streams each running command's answer into a card of its own while the
 //! turn runs: on Feishu a CardKit entity typed into, on the console the
 //! new lines as text. The core writes what the card should show into the
-//! state ([`AnswerStream`]); this task brings the card there.
+//! state ([`AnswerStream`]); this module brings each card there, one task
+//! per card ([`run`] starts them), so one card's trouble (a rate limit, a
+//! hung call, an outage) never holds another chat's card.
 //!
 //! Limits: one entity operation per card per [`OP_GAP`] (under 3 a second,
 //! against Feishu's 10), each carrying the latest text, so a fast writer
-//! is coalesced rather than queued. When CardKit refuses a card (no
-//! permission, streaming closed or timed out, …), the card becomes a plain
-//! card patched at most every [`PATCH_GAP`], at most
+//! is coalesced rather than queued. A rate limit's reset is waited out by
+//! that card alone; every step is bounded by [`STEP_TIMEOUT`].
+//!
+//! Lifetime: Feishu ends streaming mode [`STREAMING_LIFETIME`] after it was
+//! last turned on. The task turns it on again ([`StreamOp::Reopen`]) before
+//! [`REOPEN_AFTER`], and whenever an update is answered "timed out" or
+//! "closed", then resends the text. An entity is only ever updated through
+//! CardKit; a message showing one is never patched.
+//!
+//! Give-up, bounded: when element updates keep failing, the card is
+//! finalised by a full update ([`StreamOp::Full`]) [`FINAL_GRACE`] after
+//! the turn's end is seen, and the stream is dropped if even that fails
+//! for [`FINAL_GIVE_UP`] (the result card carries the whole answer). When
+//! CardKit refuses a card before a message shows it, a plain card is sent
+//! instead and patched at most every [`PATCH_GAP`], at most
 //! [`MAX_INTERIM_PATCHES`] times, the final text always.
 //!
 //! Exactly once: every operation is written to the state, and flushed to
@@ -24,11 +38,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::bridge::present::stream::{shown_text, stream_card, stream_title, summary};
 use crate::feishu::api::{Api, ErrorClass, FeishuError, ReceiveId};
-use crate::feishu::cardkit::{SEQUENCE_CODE, calls_for_fallback};
+use crate::feishu::cardkit::{
+    CardKitError, ENTITY_GONE_CODES, SEQUENCE_CODE, STREAMING_LIFETIME, calls_for_fallback,
+    streaming_closed,
+};
 use crate::store::SharedState;
 use crate::store::state::{ChatTarget, JobId};
 use crate::store::stream::{AnswerStream, StreamOp};
@@ -43,35 +61,67 @@ pub const PATCH_GAP: Duration = Duration::from_secs(2);
 /// Interim patches of a fallback card at most: Feishu silently stops
 /// applying edits of one message after a few dozen; the final one must land.
 pub const MAX_INTERIM_PATCHES: u32 = 15;
-/// How often the task looks for work.
+/// Streaming is turned on again this long after it last was: two minutes
+/// before Feishu ends it, room for a slow or rate-limited call.
+pub const REOPEN_AFTER: Duration = STREAMING_LIFETIME.saturating_sub(Duration::from_secs(120));
+/// After the turn's end is seen, element updates get this long to land;
+/// then a failing card is finalised by a full update.
+pub const FINAL_GRACE: Duration = Duration::from_secs(2);
+/// After the turn's end is seen, a card that still cannot be finalised
+/// (CardKit down altogether) is dropped this long after: the result card
+/// carries the answer, and Feishu ends the streaming itself.
+pub const FINAL_GIVE_UP: Duration = Duration::from_secs(60);
+/// Longest one step (one call, its state change) may take: a hung call
+/// holds its own card only, and only this long.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+/// How often an idle card's task (and [`run`]) looks for work.
 const POLL: Duration = Duration::from_millis(50);
-/// Failures in a row after which a stream gives up CardKit (then falls back
-/// to patching) or, patching already, is dropped: the result card still
-/// carries the whole answer.
+/// Failures in a row after which a stream stops element updates (then the
+/// final text goes by full update) or, patching a plain card, is dropped:
+/// the result card still carries the whole answer.
 const MAX_FAILURES: u32 = 8;
+/// "Streaming closed" answers in a row, each after turning it on again,
+/// after which element updates stop (the final text goes by full update).
+const MAX_REOPENS: u32 = 3;
 /// First wait after a failed operation; doubles up to [`RETRY_CAP`].
 const RETRY_FIRST: Duration = Duration::from_millis(500);
-const RETRY_CAP: Duration = Duration::from_secs(10);
+const RETRY_CAP: Duration = Duration::from_secs(4);
 
 /// What a failed stream operation calls for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StreamError {
-    /// CardKit will not take this card: patch a plain card instead.
+    /// CardKit will not take this card: before a message shows it, send a
+    /// plain card instead; after, finalise it by a full update.
     #[error("CardKit refused: {0}")]
     Fallback(String),
+    /// The entity is gone or expired: nothing can update it.
+    #[error("card entity gone: {0}")]
+    Gone(String),
+    /// Streaming mode ended (timed out or closed): turn it on again.
+    #[error("streaming closed: {0}")]
+    Closed(String),
+    /// Feishu asks this card to wait this long.
+    #[error("rate limited for {0:?}")]
+    RateLimited(Duration),
     /// The entity is past this operation's sequence: take a new one.
     #[error("sequence behind the card's")]
     Sequence,
     /// Never going to work (chat gone, message deleted).
     #[error("{0}")]
     Permanent(String),
-    /// Worth retrying: network, 5xx, rate limits.
+    /// Worth retrying: network, 5xx, timeouts.
     #[error("{0}")]
     Transient(String),
 }
 
 impl From<FeishuError> for StreamError {
     fn from(e: FeishuError) -> Self {
+        if e.code().is_some_and(|c| ENTITY_GONE_CODES.contains(&c)) {
+            return StreamError::Gone(e.to_string());
+        }
+        if streaming_closed(&e) {
+            return StreamError::Closed(e.to_string());
+        }
         if calls_for_fallback(&e) {
             return StreamError::Fallback(e.to_string());
         }
@@ -81,6 +131,15 @@ impl From<FeishuError> for StreamError {
         match e.class() {
             ErrorClass::Permanent => StreamError::Permanent(e.to_string()),
             _ => StreamError::Transient(e.to_string()),
+        }
+    }
+}
+
+impl From<CardKitError> for StreamError {
+    fn from(e: CardKitError) -> Self {
+        match e.rate_limited {
+            Some(wait) => StreamError::RateLimited(wait),
+            None => e.error.into(),
         }
     }
 }
@@ -111,6 +170,13 @@ pub trait StreamSink: Send + Sync + 'static {
         sequence: u32,
         uuid: &str,
     ) -> impl Future<Output = Result<(), StreamError>> + Send;
+    /// Turns streaming mode on again.
+    fn reopen(
+        &self,
+        card_id: &str,
+        sequence: u32,
+        uuid: &str,
+    ) -> impl Future<Output = Result<(), StreamError>> + Send;
     /// Ends streaming: the card is final.
     fn close(
         &self,
@@ -119,7 +185,15 @@ pub trait StreamSink: Send + Sync + 'static {
         sequence: u32,
         uuid: &str,
     ) -> impl Future<Output = Result<(), StreamError>> + Send;
-    /// Replaces a plain card (the fallback).
+    /// Replaces the whole entity with `card` (final, streaming off).
+    fn full(
+        &self,
+        card_id: &str,
+        card: &Value,
+        sequence: u32,
+        uuid: &str,
+    ) -> impl Future<Output = Result<(), StreamError>> + Send;
+    /// Replaces a plain card (the fallback; never an entity's message).
     fn patch(
         &self,
         message_id: &str,
@@ -141,62 +215,152 @@ enum Stepped {
     Failed(StreamError),
 }
 
-/// Per-stream pacing kept in memory: a restart only waits less.
-#[derive(Default)]
+/// One card's pacing and health, kept in memory by its task: a restart
+/// only waits less.
 struct Pace {
     next_at: Option<Instant>,
     failures: u32,
+    /// When streaming was last turned on (None: it must be turned on
+    /// before the next text). A restart counts from the task's start;
+    /// Feishu's "timed out" answer covers a card older than that.
+    streaming_on: Option<Instant>,
+    /// "Streaming closed" answers since the last text that landed.
+    reopens: u32,
+    /// Element updates stopped: the final text goes by full update.
+    stuck: bool,
+    /// When the task first saw the turn's end.
+    final_seen: Option<Instant>,
+    /// The current wait is a rate limit's reset: never cut short.
+    limited: bool,
 }
 
-/// Runs for ever, bringing every stream's card to what the state says.
+impl Pace {
+    fn new() -> Self {
+        Pace {
+            next_at: None,
+            failures: 0,
+            streaming_on: Some(Instant::now()),
+            reopens: 0,
+            stuck: false,
+            final_seen: None,
+            limited: false,
+        }
+    }
+
+    /// Past the grace after the turn's end, with element updates failing:
+    /// time for the full update.
+    fn finalise_now(&self) -> bool {
+        self.final_seen
+            .is_some_and(|at| at.elapsed() >= FINAL_GRACE && (self.stuck || self.failures > 0))
+    }
+}
+
+/// Runs for ever: starts a task for every stream in the state that has
+/// none (at most [`crate::store::stream::MAX_STREAMS`], as the state
+/// bounds them), each bringing its card to what the state says.
 pub async fn run(shared: SharedState, sink: impl StreamSink) {
-    let mut pace: HashMap<JobId, Pace> = HashMap::new();
+    let sink = Arc::new(sink);
+    let mut tasks: HashMap<JobId, JoinHandle<()>> = HashMap::new();
     loop {
+        tasks.retain(|_, t| !t.is_finished());
         let jobs: Vec<JobId> = shared.read(|s| s.streams.keys().cloned().collect());
-        pace.retain(|j, _| jobs.contains(j));
         for job in jobs {
-            let p = pace.entry(job.clone()).or_default();
-            if p.next_at.is_some_and(|at| Instant::now() < at) {
+            if tasks.contains_key(&job) {
                 continue;
             }
-            match step(&shared, &sink, &job).await {
-                Stepped::Idle => {}
-                Stepped::Op => {
-                    p.failures = 0;
-                    p.next_at = Some(Instant::now() + OP_GAP);
-                }
-                Stepped::Patched => {
-                    p.failures = 0;
-                    p.next_at = Some(Instant::now() + PATCH_GAP);
-                }
-                Stepped::Done => {
-                    pace.remove(&job);
-                }
-                Stepped::Failed(e) => {
-                    p.failures += 1;
-                    let n = p.failures;
-                    let wait = RETRY_FIRST
-                        .saturating_mul(1 << (n - 1).min(8))
-                        .min(RETRY_CAP);
-                    p.next_at = Some(Instant::now() + wait);
-                    tracing::warn!(job = %job, error = %e, failures = n, "streaming an answer card failed");
-                    if n >= MAX_FAILURES || matches!(e, StreamError::Permanent(_)) {
-                        p.failures = 0;
-                        give_up(&shared, &job, &e);
-                    }
-                }
-            }
+            let task = tokio::spawn(drive(shared.clone(), Arc::clone(&sink), job.clone()));
+            tasks.insert(job, task);
         }
         tokio::time::sleep(POLL).await;
     }
 }
 
-/// A stream that keeps failing: off CardKit to patching, or, patching
-/// already (or refused for good), dropped: the result card has the answer.
-fn give_up(shared: &SharedState, job: &JobId, e: &StreamError) {
+/// One card's task: steps it until its stream leaves the state.
+async fn drive<S: StreamSink>(shared: SharedState, sink: Arc<S>, job: JobId) {
+    let mut p = Pace::new();
+    loop {
+        if let Some(at) = p.next_at.take() {
+            wait(&shared, &job, &mut p, at).await;
+        }
+        let stepped =
+            match tokio::time::timeout(STEP_TIMEOUT, step(&shared, &*sink, &job, &mut p)).await {
+                Ok(s) => s,
+                Err(_) => Stepped::Failed(StreamError::Transient(format!(
+                    "no answer within {STEP_TIMEOUT:?}"
+                ))),
+            };
+        match stepped {
+            Stepped::Idle => p.next_at = Some(Instant::now() + POLL),
+            Stepped::Op => {
+                p.failures = 0;
+                p.next_at = Some(Instant::now() + OP_GAP);
+            }
+            Stepped::Patched => {
+                p.failures = 0;
+                p.next_at = Some(Instant::now() + PATCH_GAP);
+            }
+            Stepped::Done => return,
+            Stepped::Failed(StreamError::RateLimited(wait)) => {
+                // This card waits; no other card does.
+                tracing::info!(job = %job, ?wait, "answer card rate limited");
+                p.next_at = Some(Instant::now() + wait.max(OP_GAP));
+                p.limited = true;
+            }
+            Stepped::Failed(e) => {
+                p.failures += 1;
+                let n = p.failures;
+                let wait = RETRY_FIRST
+                    .saturating_mul(1 << (n - 1).min(8))
+                    .min(RETRY_CAP);
+                p.next_at = Some(Instant::now() + wait);
+                tracing::warn!(job = %job, error = %e, failures = n, "streaming an answer card failed");
+                let over = p.final_seen.is_some_and(|at| at.elapsed() >= FINAL_GIVE_UP);
+                if over
+                    || matches!(e, StreamError::Permanent(_) | StreamError::Gone(_))
+                    || n >= MAX_FAILURES
+                {
+                    give_up(&shared, &job, &e, &mut p, over);
+                }
+            }
+        }
+    }
+}
+
+/// Waits until `at`, noting the turn's end when it comes; a failing card's
+/// backoff (not a rate limit's reset) ends early once its full update is
+/// due, so the final card does not trail the result by a whole backoff.
+async fn wait(shared: &SharedState, job: &JobId, p: &mut Pace, at: Instant) {
+    let limited = std::mem::take(&mut p.limited);
+    loop {
+        let now = Instant::now();
+        if now >= at {
+            return;
+        }
+        if p.final_seen.is_none()
+            && shared.read(|st| st.streams.get(job).is_some_and(|s| s.final_text.is_some()))
+        {
+            p.final_seen = Some(now);
+        }
+        if !limited && p.finalise_now() {
+            return;
+        }
+        tokio::time::sleep(POLL.min(at - now)).await;
+    }
+}
+
+/// A stream that keeps failing: element updates stop (the final text goes
+/// by full update), or, patching a plain card, refused for good, or past
+/// [`FINAL_GIVE_UP`], it is dropped: the result card has the answer.
+fn give_up(shared: &SharedState, job: &JobId, e: &StreamError, p: &mut Pace, over: bool) {
     let dropped = shared.update(|st| {
         let s = st.streams.get_mut(job)?;
-        if !s.patching && !matches!(e, StreamError::Permanent(_)) {
+        let entity_shown = !s.patching && s.card_id.is_some() && s.message_id.is_some();
+        if entity_shown && !over && !matches!(e, StreamError::Permanent(_) | StreamError::Gone(_)) {
+            return Some(false);
+        }
+        if !s.patching && s.message_id.is_none() && !over && !matches!(e, StreamError::Permanent(_))
+        {
+            // Nothing shows the entity yet: a plain card instead.
             s.patching = true;
             s.in_flight = None;
             return Some(false);
@@ -209,7 +373,9 @@ fn give_up(shared: &SharedState, job: &JobId, e: &StreamError) {
             tracing::error!(job = %job, error = %e, "gave up streaming an answer card; the result card carries the answer")
         }
         Some(false) => {
-            tracing::warn!(job = %job, error = %e, "CardKit keeps failing; patching the answer card instead")
+            tracing::warn!(job = %job, error = %e, "CardKit keeps failing; the answer card gets its final text in one full update");
+            p.stuck = true;
+            p.failures = p.failures.min(MAX_FAILURES - 1);
         }
         None => {}
     }
@@ -234,25 +400,63 @@ fn finish(shared: &SharedState, job: &JobId) -> Stepped {
     Stepped::Done
 }
 
+/// The operation that brings entity stream `s` closer to what it should
+/// show, if any.
+fn next_op(s: &AnswerStream, p: &Pace, want: &str) -> Option<StreamOp> {
+    let sequence = s.sequence + 1;
+    let final_ = s.final_text.is_some();
+    if final_ && p.finalise_now() {
+        return Some(StreamOp::Full {
+            sequence,
+            text: want.to_string(),
+        });
+    }
+    if p.stuck {
+        return None;
+    }
+    if want != s.shown {
+        let on = p.streaming_on.is_some_and(|at| at.elapsed() < REOPEN_AFTER);
+        return Some(if on {
+            StreamOp::Text {
+                sequence,
+                text: want.to_string(),
+            }
+        } else {
+            StreamOp::Reopen { sequence }
+        });
+    }
+    final_.then_some(StreamOp::Close { sequence })
+}
+
 /// Moves stream `job` one operation towards what it should show.
-async fn step(shared: &SharedState, sink: &impl StreamSink, job: &JobId) -> Stepped {
+async fn step(shared: &SharedState, sink: &impl StreamSink, job: &JobId, p: &mut Pace) -> Stepped {
     // Twice at most: an operation recorded is sent in the same step.
     for _ in 0..2 {
         let Some(s) = shared.read(|st| st.streams.get(job).cloned()) else {
             return Stepped::Done;
         };
+        if s.final_text.is_some() && p.final_seen.is_none() {
+            p.final_seen = Some(Instant::now());
+        }
+        if s.message_id.is_none() && s.final_text.is_some() && p.finalise_now() {
+            // Nothing shows the card yet and the turn is over: a card
+            // appearing now would trail the result card that has it all.
+            tracing::warn!(job = %job, "the answer card could not be shown before the turn ended; the result card carries the answer");
+            return finish(shared, job);
+        }
         if !s.patching && s.card_id.is_none() {
             let text = wanted(&s).to_string();
             let card = stream_card(&s.title, &text, true, false);
             return match sink.create(&card).await {
                 Ok(id) => {
+                    p.streaming_on = Some(Instant::now());
                     change(shared, job, |s| {
                         s.card_id = Some(id);
                         s.shown = text;
                     });
                     Stepped::Op
                 }
-                Err(StreamError::Fallback(why)) => {
+                Err(StreamError::Fallback(why) | StreamError::Gone(why)) => {
                     tracing::warn!(job = %job, error = %why, "CardKit refused the answer card; patching a plain card instead");
                     change(shared, job, |s| s.patching = true);
                     Stepped::Op
@@ -263,37 +467,46 @@ async fn step(shared: &SharedState, sink: &impl StreamSink, job: &JobId) -> Step
         if s.message_id.is_none() {
             return send(shared, sink, job, &s).await;
         }
+        if s.patching {
+            let want = wanted(&s).to_string();
+            return patch(shared, sink, job, &s, &want, s.final_text.is_some()).await;
+        }
         if let Some(op) = &s.in_flight {
-            return replay(shared, sink, job, &s, op).await;
+            // Past the grace, a failing update gives way to the full one
+            // (a higher sequence: it supersedes the other if that landed).
+            let op = match op {
+                StreamOp::Full { .. } => op.clone(),
+                _ if s.final_text.is_some() && p.finalise_now() => StreamOp::Full {
+                    sequence: s.sequence + 1,
+                    text: wanted(&s).to_string(),
+                },
+                _ => return replay(shared, sink, job, &s, op, p).await,
+            };
+            if Some(&op) != s.in_flight.as_ref() {
+                record(shared, job, op).await;
+                continue;
+            }
+            return replay(shared, sink, job, &s, &op, p).await;
         }
         let want = wanted(&s).to_string();
-        let final_ = s.final_text.is_some();
-        if s.patching {
-            return patch(shared, sink, job, &s, &want, final_).await;
-        }
-        let op = if want != s.shown {
-            StreamOp::Text {
-                sequence: s.sequence + 1,
-                text: want,
-            }
-        } else if final_ {
-            StreamOp::Close {
-                sequence: s.sequence + 1,
-            }
-        } else {
+        let Some(op) = next_op(&s, p, &want) else {
             return Stepped::Idle;
         };
-        // The intent is on disk before the operation leaves.
-        shared
-            .update_durable(|st| {
-                if let Some(s) = st.streams.get_mut(job) {
-                    s.sequence = op.sequence();
-                    s.in_flight = Some(op);
-                }
-            })
-            .await;
+        record(shared, job, op).await;
     }
     Stepped::Idle
+}
+
+/// Writes operation `op` down as in flight, on disk, before it is sent.
+async fn record(shared: &SharedState, job: &JobId, op: StreamOp) {
+    shared
+        .update_durable(|st| {
+            if let Some(s) = st.streams.get_mut(job) {
+                s.sequence = op.sequence();
+                s.in_flight = Some(op);
+            }
+        })
+        .await;
 }
 
 /// Sends the message showing the card (the entity, or the fallback card).
@@ -335,7 +548,7 @@ async fn send(
             change(shared, job, |s| s.message_id = Some(id));
             Stepped::Op
         }
-        Err(StreamError::Fallback(why)) => {
+        Err(StreamError::Fallback(why) | StreamError::Gone(why)) => {
             tracing::warn!(job = %job, error = %why, "the answer card entity cannot be sent; patching a plain card instead");
             change(shared, job, |s| s.patching = true);
             Stepped::Op
@@ -351,6 +564,7 @@ async fn replay(
     job: &JobId,
     s: &AnswerStream,
     op: &StreamOp,
+    p: &mut Pace,
 ) -> Stepped {
     let Some(card_id) = &s.card_id else {
         change(shared, job, |s| s.in_flight = None);
@@ -359,41 +573,70 @@ async fn replay(
     let uuid = s.op_uuid(op.sequence());
     let sent = match op {
         StreamOp::Text { sequence, text } => sink.text(card_id, text, *sequence, &uuid).await,
+        StreamOp::Reopen { sequence } => sink.reopen(card_id, *sequence, &uuid).await,
         StreamOp::Close { sequence } => {
             sink.close(card_id, &summary(&s.shown), *sequence, &uuid)
                 .await
+        }
+        StreamOp::Full { sequence, text } => {
+            let mut card = stream_card(&s.title, text, false, true);
+            card["config"]["streaming_mode"] = Value::Bool(false);
+            sink.full(card_id, &card, *sequence, &uuid).await
         }
     };
     match (sent, op) {
         (Ok(()), StreamOp::Text { text, .. }) => {
             let text = text.clone();
+            p.reopens = 0;
             change(shared, job, |s| {
                 s.shown = text;
                 s.in_flight = None;
             });
             Stepped::Op
         }
-        (Ok(()), StreamOp::Close { .. }) => finish(shared, job),
+        (Ok(()), StreamOp::Reopen { .. }) => {
+            p.streaming_on = Some(Instant::now());
+            change(shared, job, |s| s.in_flight = None);
+            Stepped::Op
+        }
+        (Ok(()), StreamOp::Close { .. } | StreamOp::Full { .. }) => finish(shared, job),
+        (Err(StreamError::Closed(why)), StreamOp::Text { .. }) => {
+            // Feishu ended streaming (its lifetime): on again, then the
+            // text again under a new sequence.
+            p.reopens += 1;
+            p.streaming_on = None;
+            tracing::info!(job = %job, error = %why, reopens = p.reopens, "streaming ended; turning it on again");
+            change(shared, job, |s| s.in_flight = None);
+            if p.reopens > MAX_REOPENS {
+                p.stuck = true;
+                return Stepped::Failed(StreamError::Closed(why));
+            }
+            Stepped::Op
+        }
+        (Err(StreamError::Closed(_)), StreamOp::Close { .. }) => {
+            // Ended already, after the last text landed.
+            finish(shared, job)
+        }
         (Err(StreamError::Sequence), _) => {
             // Only a state older than the card (a restored backup) gets
             // here: the same operation under the next sequence.
             change(shared, job, |s| {
                 s.sequence += 1;
                 let sequence = s.sequence;
-                s.in_flight = s.in_flight.take().map(|op| match op {
-                    StreamOp::Text { text, .. } => StreamOp::Text { sequence, text },
-                    StreamOp::Close { .. } => StreamOp::Close { sequence },
-                });
+                s.in_flight = s.in_flight.take().map(|op| op.with_sequence(sequence));
             });
             Stepped::Failed(StreamError::Sequence)
         }
+        (Err(StreamError::Fallback(why)), StreamOp::Full { .. }) => {
+            Stepped::Failed(StreamError::Permanent(why))
+        }
         (Err(StreamError::Fallback(why)), _) => {
-            tracing::warn!(job = %job, error = %why, "CardKit stopped taking the answer card; patching it instead");
-            change(shared, job, |s| {
-                s.patching = true;
-                s.in_flight = None;
-            });
-            Stepped::Op
+            // Shown already: only CardKit may update it. No more element
+            // updates; the final text goes by full update.
+            tracing::warn!(job = %job, error = %why, "CardKit stopped taking updates of the answer card; it gets its final text in one full update");
+            p.stuck = true;
+            change(shared, job, |s| s.in_flight = None);
+            Stepped::Failed(StreamError::Fallback(why))
         }
         (Err(e), _) => Stepped::Failed(e),
     }
@@ -487,6 +730,13 @@ impl StreamSink for FeishuStream {
             .await?)
     }
 
+    async fn reopen(&self, card_id: &str, sequence: u32, uuid: &str) -> Result<(), StreamError> {
+        Ok(self
+            .0
+            .set_streaming(card_id, true, None, sequence, uuid)
+            .await?)
+    }
+
     async fn close(
         &self,
         card_id: &str,
@@ -496,7 +746,20 @@ impl StreamSink for FeishuStream {
     ) -> Result<(), StreamError> {
         Ok(self
             .0
-            .close_streaming(card_id, summary, sequence, uuid)
+            .set_streaming(card_id, false, Some(summary), sequence, uuid)
+            .await?)
+    }
+
+    async fn full(
+        &self,
+        card_id: &str,
+        card: &Value,
+        sequence: u32,
+        uuid: &str,
+    ) -> Result<(), StreamError> {
+        Ok(self
+            .0
+            .replace_card_entity(card_id, card, sequence, uuid)
             .await?)
     }
 
@@ -585,6 +848,10 @@ impl StreamSink for ConsoleStream {
         Ok(())
     }
 
+    async fn reopen(&self, _card_id: &str, _sequence: u32, _uuid: &str) -> Result<(), StreamError> {
+        Ok(())
+    }
+
     async fn close(
         &self,
         card_id: &str,
@@ -594,6 +861,21 @@ impl StreamSink for ConsoleStream {
     ) -> Result<(), StreamError> {
         (self.printed.lock().unwrap_or_else(|p| p.into_inner())).remove(card_id);
         self.print("└─ (answer complete)\n")
+    }
+
+    async fn full(
+        &self,
+        card_id: &str,
+        card: &Value,
+        _sequence: u32,
+        _uuid: &str,
+    ) -> Result<(), StreamError> {
+        let text = card
+            .pointer("/body/elements/0/content")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.text(card_id, text, 0, "").await?;
+        self.close(card_id, "", 0, "").await
     }
 
     async fn patch(&self, message_id: &str, card: &Value) -> Result<(), StreamError> {

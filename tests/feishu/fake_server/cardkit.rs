@@ -8,7 +8,17 @@
 //! chars (10002), and at most 10 operations a second reach one entity
 //! (more are answered as Feishu limits: 99991400 with a reset).
 //!
-//! Faults: [`FakeFeishu::cardkit_fail_next`] (HTTP 500, nothing applied),
+//! Streaming mode ends by itself [`DEFAULT_STREAMING_LIFETIME`] after it
+//! was last turned on ([`FakeFeishu::set_streaming_lifetime`] shortens
+//! it): the next content update is 200850, later ones 300309, until the
+//! settings turn it on again. A full update (`PUT …/cards/:id`) replaces
+//! the card. Fields as documented: uuid at most 64 chars, element ids
+//! unique (300301) and well-formed, at most 200 components (300305), an
+//! entity sent as a message once.
+//!
+//! Faults: [`FakeFeishu::cardkit_fault`] (per card and per operation, for
+//! a while: an HTTP status, a rate limit with its reset, or a hang),
+//! [`FakeFeishu::cardkit_fail_next`] (HTTP 500, nothing applied),
 //! [`FakeFeishu::cardkit_fail_after_apply_next`] (applied, then HTTP 500),
 //! [`FakeFeishu::cardkit_rate_limit_next`] (429), and
 //! [`FakeFeishu::refuse_cardkit`] (every create refused with a code, as
@@ -29,11 +39,44 @@ use super::{FakeFeishu, St, State_, api_json, parse_body, validate_card};
 pub const MAX_OPS_PER_SEC: usize = 10;
 /// Longest element content, in chars.
 const MAX_CONTENT_CHARS: usize = 100_000;
+/// Longest CardKit `uuid`, in chars.
+const MAX_UUID_CHARS: usize = 64;
+/// Components one card holds at most (300305 beyond).
+const MAX_COMPONENTS: usize = 200;
+/// Longest `element_id`, in chars.
+const MAX_ELEMENT_ID_CHARS: usize = 20;
+/// Feishu ends streaming mode this long after it was last turned on.
+pub const DEFAULT_STREAMING_LIFETIME: Duration = Duration::from_secs(600);
+
+/// What an injected CardKit fault answers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CardFault {
+    /// This HTTP status, nothing applied.
+    Status(u16),
+    /// HTTP 429, code 99991400, `x-ogw-ratelimit-reset` = the seconds left.
+    RateLimit,
+    /// No answer until the fault ends (then served as usual).
+    Hang,
+}
+
+/// A fault on some CardKit calls until `until`.
+#[derive(Debug, Clone)]
+struct Fault {
+    /// Only this entity's calls (None: every entity, creates included).
+    card_id: Option<String>,
+    /// Only this operation (`create`, `content`, `settings`, `full`).
+    kind: Option<&'static str>,
+    what: CardFault,
+    until: Instant,
+    /// Calls it may still answer (None: every one until `until`).
+    left: Option<u32>,
+    served: u32,
+}
 
 /// One operation an entity took.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CardOp {
-    /// `create`, `content` or `settings`.
+    /// `create`, `content`, `settings` or `full`.
     pub kind: &'static str,
     pub sequence: u32,
     pub uuid: Option<String>,
@@ -48,7 +91,14 @@ pub struct CardOp {
 pub struct Entity {
     pub card_id: String,
     pub card: Value,
+    /// Streaming mode as set; see [`Entity::streaming_now`].
     pub streaming: bool,
+    /// When streaming was last turned on.
+    pub streaming_on: Instant,
+    /// The 200850 of a lifetime that ran out was answered (300309 since).
+    pub timed_out: bool,
+    /// Messages that showed it (Feishu allows one).
+    pub sent: u32,
     pub last_sequence: u32,
     /// Every operation taken, create first.
     pub ops: Vec<CardOp>,
@@ -74,6 +124,9 @@ impl Entity {
 pub(super) struct CardKit {
     seq: u64,
     pub(super) entities: HashMap<String, Entity>,
+    /// None: [`DEFAULT_STREAMING_LIFETIME`].
+    lifetime: Option<Duration>,
+    faults: Vec<Fault>,
     fail_next: u32,
     fail_after_apply: u32,
     rate_limit_next: u32,
@@ -112,18 +165,66 @@ fn error(code: i64, msg: &str) -> Response {
         .into_response()
 }
 
+/// The injected fault matching this call, if any (expired ones dropped),
+/// counted as served when `take` says this kind of fault is answered here.
+fn fault_for(
+    ck: &mut CardKit,
+    card_id: Option<&str>,
+    kind: &str,
+    take: impl Fn(CardFault) -> bool,
+) -> Option<(CardFault, Instant)> {
+    let now = Instant::now();
+    ck.faults.retain(|f| f.until > now);
+    let f = ck.faults.iter_mut().find(|f| {
+        f.left != Some(0)
+            && f.kind.is_none_or(|k| k == kind)
+            && f.card_id.as_deref().is_none_or(|c| Some(c) == card_id)
+    })?;
+    if !take(f.what) {
+        return None;
+    }
+    f.served += 1;
+    if let Some(n) = &mut f.left {
+        *n -= 1;
+    }
+    Some((f.what, f.until))
+}
+
+/// A hang injected on this call: waits it out (as a silent server would).
+async fn hang(sh: &super::Shared, card_id: Option<&str>, kind: &str) {
+    let until = sh.with(|s| {
+        fault_for(&mut s.cardkit, card_id, kind, |w| w == CardFault::Hang).map(|(_, u)| u)
+    });
+    if let Some(until) = until {
+        tokio::time::sleep_until(until).await;
+    }
+}
+
 /// Faults and auth shared by every CardKit call.
-fn precheck(s: &mut State_, headers: &HeaderMap) -> Option<Response> {
+fn precheck(
+    s: &mut State_,
+    headers: &HeaderMap,
+    card_id: Option<&str>,
+    kind: &str,
+) -> Option<Response> {
     if let Some(r) = super::refused(s, headers, false) {
         return Some(r);
+    }
+    match fault_for(&mut s.cardkit, card_id, kind, |w| w != CardFault::Hang) {
+        Some((CardFault::Status(code), _)) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return Some((status, "injected fault").into_response());
+        }
+        Some((CardFault::RateLimit, until)) => {
+            let left = until.saturating_duration_since(Instant::now());
+            return Some(rate_limited(left.as_secs_f64().ceil() as u64));
+        }
+        Some((CardFault::Hang, _)) | None => {}
     }
     let ck = &mut s.cardkit;
     if ck.rate_limit_next > 0 {
         ck.rate_limit_next -= 1;
-        let mut h = HeaderMap::new();
-        h.insert("x-ogw-ratelimit-reset", 1u64.into());
-        let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
-        return Some((StatusCode::TOO_MANY_REQUESTS, h, body).into_response());
+        return Some(rate_limited(1));
     }
     if ck.fail_next > 0 {
         ck.fail_next -= 1;
@@ -153,13 +254,99 @@ fn over_rate(e: &mut Entity) -> Option<Response> {
     }
     if e.recent.len() >= MAX_OPS_PER_SEC {
         e.limited += 1;
-        let mut h = HeaderMap::new();
-        h.insert("x-ogw-ratelimit-reset", 1u64.into());
-        let body = axum::Json(json!({"code": 99991400, "msg": "card operation frequency limit"}));
-        return Some((StatusCode::TOO_MANY_REQUESTS, h, body).into_response());
+        return Some(rate_limited(1));
     }
     e.recent.push_back(now);
     None
+}
+
+/// Feishu's frequency answer: HTTP 429, code 99991400, the reset in seconds.
+fn rate_limited(reset_secs: u64) -> Response {
+    let mut h = HeaderMap::new();
+    h.insert("x-ogw-ratelimit-reset", reset_secs.into());
+    let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
+    (StatusCode::TOO_MANY_REQUESTS, h, body).into_response()
+}
+
+/// The uuid of a body, refused when over [`MAX_UUID_CHARS`].
+#[allow(clippy::result_large_err)]
+fn uuid_of(body: &Value) -> Result<Option<String>, Response> {
+    match body["uuid"].as_str() {
+        Some(u) if u.chars().count() > MAX_UUID_CHARS => {
+            Err(error(10002, "uuid must be at most 64 characters"))
+        }
+        u => Ok(u.map(str::to_string)),
+    }
+}
+
+/// A card entity's JSON as create and full update check it: 2.0, not
+/// empty, `update_multi` not false, element ids unique and well-formed,
+/// at most [`MAX_COMPONENTS`] components.
+#[allow(clippy::result_large_err)]
+fn checked_card(card: &Value) -> Result<Value, Response> {
+    if card["type"] != "card_json" {
+        return Err(error(10002, "type must be card_json"));
+    }
+    let Some(data) = card["data"].as_str().filter(|d| !d.is_empty()) else {
+        return Err(error(300307, "The card DSL is empty"));
+    };
+    let Ok(parsed) = serde_json::from_str::<Value>(data) else {
+        return Err(error(200220, "Failed to generate card content"));
+    };
+    if parsed["schema"] != "2.0" {
+        return Err(error(300303, "The card schema is not 2.0"));
+    }
+    let card = validate_card(data).map_err(|_| error(200220, "Failed to generate card content"))?;
+    if card["config"]["update_multi"] == false {
+        return Err(error(300302, "update_multi property is false"));
+    }
+    let mut ids = Vec::new();
+    let mut components = 0;
+    walk_components(&card["body"], &mut ids, &mut components);
+    if components > MAX_COMPONENTS {
+        return Err(error(300305, "The card has more than 200 components"));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let ok = id.chars().count() <= MAX_ELEMENT_ID_CHARS
+            && id.starts_with(|c: char| c.is_ascii_alphabetic())
+            && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(error(10002, "invalid element_id"));
+        }
+        if ids[..i].contains(id) {
+            return Err(error(300301, "Duplicate element_id"));
+        }
+    }
+    Ok(card)
+}
+
+fn walk_components(v: &Value, ids: &mut Vec<String>, n: &mut usize) {
+    match v {
+        Value::Object(o) => {
+            if o.contains_key("tag") {
+                *n += 1;
+            }
+            if let Some(id) = o.get("element_id").and_then(Value::as_str) {
+                ids.push(id.to_string());
+            }
+            o.values().for_each(|v| walk_components(v, ids, n));
+        }
+        Value::Array(a) => a.iter().for_each(|v| walk_components(v, ids, n)),
+        _ => {}
+    }
+}
+
+impl Entity {
+    /// Whether streaming is still on, Feishu's lifetime counted.
+    pub fn streaming_now(&self, lifetime: Duration) -> bool {
+        self.streaming && self.streaming_on.elapsed() < lifetime
+    }
+}
+
+impl CardKit {
+    fn lifetime(&self) -> Duration {
+        self.lifetime.unwrap_or(DEFAULT_STREAMING_LIFETIME)
+    }
 }
 
 /// Sequence and uuid rules: Ok(true) = a replay to answer ok without
@@ -190,8 +377,9 @@ fn order(
 }
 
 pub(super) async fn create(State(sh): St, headers: HeaderMap, raw: Bytes) -> Response {
+    hang(&sh, None, "create").await;
     sh.with(|s| {
-        if let Some(r) = precheck(s, &headers) {
+        if let Some(r) = precheck(s, &headers, None, "create") {
             return r;
         }
         if let Some((code, msg)) = s.cardkit.refuse.clone() {
@@ -201,19 +389,11 @@ pub(super) async fn create(State(sh): St, headers: HeaderMap, raw: Bytes) -> Res
             Ok(b) => b,
             Err(r) => return r,
         };
-        if body["type"] != "card_json" {
-            return error(10002, "type must be card_json");
-        }
-        let Some(data) = body["data"].as_str().filter(|d| !d.is_empty()) else {
-            return error(300307, "The card DSL is empty");
-        };
-        let card = match validate_card(data) {
+        let card = match checked_card(&body) {
             Ok(c) => c,
-            Err(_) => return error(200220, "Failed to generate card content"),
+            Err(r) => return r,
         };
-        if card["config"]["update_multi"] == false {
-            return error(300302, "update_multi property is false");
-        }
+        let data = body["data"].as_str().unwrap_or_default();
         s.cardkit.seq += 1;
         let card_id = format!("7355439197{:010}", s.cardkit.seq);
         let streaming = card["config"]["streaming_mode"] == true;
@@ -221,6 +401,9 @@ pub(super) async fn create(State(sh): St, headers: HeaderMap, raw: Bytes) -> Res
             card_id: card_id.clone(),
             card,
             streaming,
+            streaming_on: Instant::now(),
+            timed_out: false,
+            sent: 0,
             last_sequence: 0,
             ops: vec![CardOp {
                 kind: "create",
@@ -245,10 +428,12 @@ pub(super) async fn content(
     headers: HeaderMap,
     raw: Bytes,
 ) -> Response {
+    hang(&sh, Some(&card_id), "content").await;
     sh.with(|s| {
-        if let Some(r) = precheck(s, &headers) {
+        if let Some(r) = precheck(s, &headers, Some(&card_id), "content") {
             return r;
         }
+        let lifetime = s.cardkit.lifetime();
         let body = match parse_body(&raw) {
             Ok(b) => b,
             Err(r) => return r,
@@ -266,7 +451,10 @@ pub(super) async fn content(
         else {
             return error(10002, "sequence must be a positive int32");
         };
-        let uuid = body["uuid"].as_str().map(str::to_string);
+        let uuid = match uuid_of(&body) {
+            Ok(u) => u,
+            Err(r) => return r,
+        };
         let Some(e) = s.cardkit.entities.get_mut(&card_id) else {
             return error(200740, "The card entity does not exist");
         };
@@ -277,6 +465,12 @@ pub(super) async fn content(
             Ok(true) => return api_json(0, "success", json!({})),
             Ok(false) => {}
             Err(r) => return r,
+        }
+        if e.streaming && !e.streaming_now(lifetime) {
+            // Feishu's lifetime ran out: told once, closed since.
+            e.streaming = false;
+            e.timed_out = true;
+            return error(200850, "Card streaming timeout");
         }
         if !e.streaming {
             return error(300309, "Card streaming closed");
@@ -313,8 +507,9 @@ pub(super) async fn settings(
     headers: HeaderMap,
     raw: Bytes,
 ) -> Response {
+    hang(&sh, Some(&card_id), "settings").await;
     sh.with(|s| {
-        if let Some(r) = precheck(s, &headers) {
+        if let Some(r) = precheck(s, &headers, Some(&card_id), "settings") {
             return r;
         }
         let body = match parse_body(&raw) {
@@ -333,7 +528,10 @@ pub(super) async fn settings(
         else {
             return error(10002, "sequence must be a positive int32");
         };
-        let uuid = body["uuid"].as_str().map(str::to_string);
+        let uuid = match uuid_of(&body) {
+            Ok(u) => u,
+            Err(r) => return r,
+        };
         let Some(e) = s.cardkit.entities.get_mut(&card_id) else {
             return error(200740, "The card entity does not exist");
         };
@@ -350,6 +548,10 @@ pub(super) async fn settings(
             .and_then(Value::as_bool)
         {
             e.streaming = mode;
+            if mode {
+                e.streaming_on = Instant::now();
+                e.timed_out = false;
+            }
             e.card["config"]["streaming_mode"] = Value::Bool(mode);
         }
         if let Some(summary) = settings.pointer("/config/summary") {
@@ -373,7 +575,127 @@ pub(super) async fn settings(
     })
 }
 
+/// `PUT /open-apis/cardkit/v1/cards/:card_id`: the whole card replaced
+/// (全量更新卡片实体), streaming as its config says.
+pub(super) async fn full(
+    State(sh): St,
+    Path(card_id): Path<String>,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    hang(&sh, Some(&card_id), "full").await;
+    sh.with(|s| {
+        if let Some(r) = precheck(s, &headers, Some(&card_id), "full") {
+            return r;
+        }
+        let body = match parse_body(&raw) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
+        let card = match checked_card(&body["card"]) {
+            Ok(c) => c,
+            Err(r) => return r,
+        };
+        let data = body["card"]["data"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let Some(sequence) = body["sequence"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+        else {
+            return error(10002, "sequence must be a positive int32");
+        };
+        let uuid = match uuid_of(&body) {
+            Ok(u) => u,
+            Err(r) => return r,
+        };
+        let Some(e) = s.cardkit.entities.get_mut(&card_id) else {
+            return error(200740, "The card entity does not exist");
+        };
+        if let Some(r) = over_rate(e) {
+            return r;
+        }
+        match order(e, "full", sequence, uuid.as_deref(), &data) {
+            Ok(true) => return api_json(0, "success", json!({})),
+            Ok(false) => {}
+            Err(r) => return r,
+        }
+        let streaming = card["config"]["streaming_mode"] == true;
+        if streaming && !e.streaming {
+            e.streaming_on = Instant::now();
+            e.timed_out = false;
+        }
+        e.streaming = streaming;
+        e.card = card;
+        e.last_sequence = sequence;
+        if let Some(u) = &uuid {
+            e.uuids
+                .insert(u.clone(), ("full".into(), sequence, data.clone()));
+        }
+        e.ops.push(CardOp {
+            kind: "full",
+            sequence,
+            uuid,
+            content: data,
+            at: Instant::now(),
+        });
+        answer_applied(s)
+    })
+}
+
 impl FakeFeishu {
+    /// Streaming mode ends this long after it was last turned on
+    /// (Feishu: 10 minutes).
+    pub fn set_streaming_lifetime(&self, lifetime: Duration) {
+        self.shared.with(|s| s.cardkit.lifetime = Some(lifetime));
+    }
+
+    /// Answer CardKit calls on `card_id` (None: every entity, and creates)
+    /// of operation `kind` (None: every one) with `what` for `for_`.
+    pub fn cardkit_fault(
+        &self,
+        card_id: Option<&str>,
+        kind: Option<&'static str>,
+        what: CardFault,
+        for_: Duration,
+    ) {
+        self.cardkit_fault_n(card_id, kind, what, for_, None);
+    }
+
+    /// As [`FakeFeishu::cardkit_fault`], for the next `n` matching calls
+    /// at most (None: all of them); it stays in force (for
+    /// [`FakeFeishu::cardkit_fault_state`]) until `for_` is over.
+    pub fn cardkit_fault_n(
+        &self,
+        card_id: Option<&str>,
+        kind: Option<&'static str>,
+        what: CardFault,
+        for_: Duration,
+        n: Option<u32>,
+    ) {
+        let f = Fault {
+            card_id: card_id.map(str::to_string),
+            kind,
+            what,
+            until: Instant::now() + for_,
+            left: n,
+            served: 0,
+        };
+        self.shared.with(|s| s.cardkit.faults.push(f));
+    }
+
+    /// Calls answered by injected faults still in force, and when the
+    /// last of them ends (None: no fault in force).
+    pub fn cardkit_fault_state(&self) -> (u32, Option<Instant>) {
+        self.shared.read(|s| {
+            let now = Instant::now();
+            let live = s.cardkit.faults.iter().filter(|f| f.until > now);
+            let served = live.clone().map(|f| f.served).sum();
+            (served, live.map(|f| f.until).max())
+        })
+    }
+
     /// Answer the next `n` CardKit calls with HTTP 500, applying nothing.
     pub fn cardkit_fail_next(&self, n: u32) {
         self.shared.with(|s| s.cardkit.fail_next = n);
@@ -406,24 +728,32 @@ impl FakeFeishu {
     }
 
     /// Every card entity, in creation order.
+    /// `streaming` is as of now: false once Feishu's lifetime ran out.
     pub fn entities(&self) -> Vec<Entity> {
-        let mut all: Vec<Entity> = self
-            .shared
-            .read(|s| s.cardkit.entities.values().cloned().collect());
+        let mut all: Vec<Entity> = self.shared.read(|s| {
+            let lifetime = s.cardkit.lifetime();
+            (s.cardkit.entities.values())
+                .map(|e| Entity {
+                    streaming: e.streaming_now(lifetime),
+                    ..e.clone()
+                })
+                .collect()
+        });
         all.sort_by(|a, b| a.card_id.cmp(&b.card_id));
         all
     }
 
     /// The entity `card_id`.
     pub fn entity(&self, card_id: &str) -> Option<Entity> {
-        self.shared
-            .read(|s| s.cardkit.entities.get(card_id).cloned())
+        self.entities().into_iter().find(|e| e.card_id == card_id)
     }
 }
 
 /// The card a `{"type":"card","data":{"card_id":…}}` message shows, or
-/// why it cannot be sent.
-pub(super) fn entity_card(s: &State_, content: &Value) -> Option<Result<Value, Response>> {
+/// why it cannot be sent: an unknown entity, or one sent already (Feishu
+/// sends an entity once; the code is the card-refused one, 230099). The
+/// caller has already answered a replayed message uuid.
+pub(super) fn entity_card(s: &mut State_, content: &Value) -> Option<Result<Value, Response>> {
     if content["type"] != "card" {
         return None;
     }
@@ -431,8 +761,133 @@ pub(super) fn entity_card(s: &State_, content: &Value) -> Option<Result<Value, R
         .pointer("/data/card_id")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    Some(match s.cardkit.entities.get(id) {
-        Some(e) => Ok(e.card.clone()),
+    Some(match s.cardkit.entities.get_mut(id) {
+        Some(e) if e.sent > 0 => Err(error(230099, "The card entity was sent already")),
+        Some(e) => {
+            e.sent += 1;
+            Ok(e.card.clone())
+        }
         None => Err(error(200740, "The card entity does not exist")),
     })
+}
+
+/// The fake refuses what Feishu refuses, with Feishu's codes, asked
+/// through clawmux's own CardKit client.
+#[cfg(test)]
+mod strict {
+    use clawmux::feishu::{Api, ReceiveId};
+    use serde_json::{Value, json};
+    use tokio::time::Duration;
+
+    use super::super::FakeFeishu;
+
+    fn card(elements: Value) -> Value {
+        json!({"schema": "2.0", "config": {"streaming_mode": true, "update_multi": true},
+               "body": {"elements": elements}})
+    }
+
+    fn answer_card() -> Value {
+        card(json!([{"tag": "markdown", "element_id": "answer", "content": "…"}]))
+    }
+
+    fn code<T: std::fmt::Debug>(r: Result<T, clawmux::feishu::cardkit::CardKitError>) -> i64 {
+        r.unwrap_err().error.code().expect("a Feishu code")
+    }
+
+    #[tokio::test]
+    async fn streaming_ends_with_its_lifetime_and_is_turned_on_again() {
+        let fake = FakeFeishu::start().await;
+        let api = Api::new(fake.config());
+        let id = api.create_card_entity(&answer_card()).await.unwrap();
+        fake.set_streaming_lifetime(Duration::ZERO);
+        let uuids: Vec<String> = (0..6).map(|n| format!("t-{n}")).collect();
+        let text =
+            |seq: u32| api.stream_element_text(&id, "answer", "a", seq, &uuids[seq as usize]);
+        assert_eq!(code(text(1).await), 200850, "timed out, once");
+        assert_eq!(code(text(2).await), 300309, "closed since");
+        fake.set_streaming_lifetime(Duration::from_secs(600));
+        assert_eq!(code(text(3).await), 300309, "still closed");
+        api.set_streaming(&id, true, None, 4, "u-4").await.unwrap();
+        text(5).await.unwrap();
+        assert_eq!(
+            fake.entity(&id).unwrap().element_text("answer").unwrap(),
+            "a"
+        );
+        // A full update replaces the card; streaming as its config says.
+        let done = json!({"schema": "2.0", "config": {"update_multi": true},
+            "body": {"elements": [{"tag": "markdown", "element_id": "answer", "content": "end"}]}});
+        api.replace_card_entity(&id, &done, 6, "u-6").await.unwrap();
+        let e = fake.entity(&id).unwrap();
+        assert!(!e.streaming);
+        assert_eq!(e.element_text("answer").unwrap(), "end");
+        assert_eq!(e.ops.last().unwrap().kind, "full");
+    }
+
+    #[tokio::test]
+    async fn bad_operations_get_feishus_codes() {
+        let fake = FakeFeishu::start().await;
+        let api = Api::new(fake.config());
+        let id = api.create_card_entity(&answer_card()).await.unwrap();
+        let put = |text: &'static str, seq: u32, uuid: &'static str| {
+            api.stream_element_text(&id, "answer", text, seq, uuid)
+        };
+        put("a", 5, "s-5").await.unwrap();
+        let same = put("b", 5, "s-5b").await;
+        assert_eq!(code(same), 300317, "sequence not increasing");
+        let long_uuid = "u".repeat(65);
+        let r = api
+            .stream_element_text(&id, "answer", "b", 6, &long_uuid)
+            .await;
+        assert_eq!(code(r), 10002, "uuid over 64");
+        let r = api.stream_element_text(&id, "answer", "", 7, "s-7").await;
+        assert_eq!(code(r), 10002, "empty content");
+        let r = api
+            .stream_element_text("7355439197999", "answer", "b", 8, "s-8")
+            .await;
+        assert_eq!(code(r), 200740, "unknown entity");
+
+        let twice = card(json!([
+            {"tag": "markdown", "element_id": "a1", "content": "x"},
+            {"tag": "markdown", "element_id": "a1", "content": "y"}
+        ]));
+        assert_eq!(code(api.create_card_entity(&twice).await), 300301);
+        let bad_id = card(json!([{"tag": "markdown", "element_id": "1x", "content": "x"}]));
+        assert_eq!(code(api.create_card_entity(&bad_id).await), 10002);
+        let many: Vec<Value> = (0..201)
+            .map(|_| json!({"tag": "markdown", "content": "x"}))
+            .collect();
+        assert_eq!(
+            code(api.create_card_entity(&card(json!(many))).await),
+            300305
+        );
+        let old = json!({"config": {"update_multi": true}, "elements": []});
+        assert_eq!(code(api.create_card_entity(&old).await), 300303);
+
+        // An entity is sent as a message once.
+        let to = ReceiveId::ChatId("oc_1".into());
+        api.send_card_entity(&to, None, &id, "m-1").await.unwrap();
+        let again = api.send_card_entity(&to, None, &id, "m-2").await;
+        assert_eq!(again.unwrap_err().code(), Some(230099));
+    }
+
+    #[tokio::test]
+    async fn a_card_fault_holds_that_card_only() {
+        let fake = FakeFeishu::start().await;
+        let api = Api::new(fake.config());
+        let one = api.create_card_entity(&answer_card()).await.unwrap();
+        let two = api.create_card_entity(&answer_card()).await.unwrap();
+        let limit = Duration::from_secs(30);
+        fake.cardkit_fault(Some(&one), None, super::CardFault::RateLimit, limit);
+        let r = api.stream_element_text(&one, "answer", "a", 1, "").await;
+        let e = r.unwrap_err();
+        assert_eq!(e.error.code(), Some(99991400));
+        let reset = e.rate_limited.expect("the reset");
+        assert!(
+            reset > Duration::from_secs(28) && reset <= limit,
+            "{reset:?}"
+        );
+        api.stream_element_text(&two, "answer", "a", 1, "")
+            .await
+            .unwrap();
+    }
 }

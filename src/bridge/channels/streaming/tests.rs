@@ -12,6 +12,12 @@ use crate::store::state::ChatTarget;
 struct Recorder {
     calls: Mutex<Vec<String>>,
     refuse_create: bool,
+    /// Answers for the coming text updates, in order (then Ok).
+    text_answers: Mutex<Vec<StreamError>>,
+    /// Every text update fails with a 5xx.
+    text_down: bool,
+    /// Every create times out.
+    create_down: bool,
 }
 
 impl Recorder {
@@ -25,6 +31,10 @@ impl Recorder {
 
 impl StreamSink for Arc<Recorder> {
     async fn create(&self, _card: &Value) -> Result<String, StreamError> {
+        if self.create_down {
+            self.log("create timed out".into());
+            return Err(StreamError::Transient("no answer within 5 s".into()));
+        }
         if self.refuse_create {
             self.log("create refused".into());
             return Err(StreamError::Fallback("no scope".into()));
@@ -59,6 +69,17 @@ impl StreamSink for Arc<Recorder> {
         uuid: &str,
     ) -> Result<(), StreamError> {
         self.log(format!("text {sequence} {uuid} {text:?}"));
+        if self.text_down {
+            return Err(StreamError::Transient("HTTP 503".into()));
+        }
+        let mut answers = self.text_answers.lock().unwrap();
+        if !answers.is_empty() {
+            return Err(answers.remove(0));
+        }
+        Ok(())
+    }
+    async fn reopen(&self, _card_id: &str, sequence: u32, uuid: &str) -> Result<(), StreamError> {
+        self.log(format!("reopen {sequence} {uuid}"));
         Ok(())
     }
     async fn close(
@@ -69,6 +90,20 @@ impl StreamSink for Arc<Recorder> {
         uuid: &str,
     ) -> Result<(), StreamError> {
         self.log(format!("close {sequence} {uuid}"));
+        Ok(())
+    }
+    async fn full(
+        &self,
+        _card_id: &str,
+        card: &Value,
+        sequence: u32,
+        uuid: &str,
+    ) -> Result<(), StreamError> {
+        let text = card.pointer("/body/elements/0/content").cloned();
+        self.log(format!(
+            "full {sequence} {uuid} {}",
+            text.unwrap_or_default()
+        ));
         Ok(())
     }
     async fn patch(&self, message_id: &str, card: &Value) -> Result<(), StreamError> {
@@ -150,6 +185,112 @@ async fn a_refused_card_entity_becomes_a_plain_card_sent_with_its_final_text() {
             format!("send_card {uuid}-p \"the whole answer\""),
         ]
     );
+}
+
+#[tokio::test]
+async fn streaming_timed_out_is_turned_on_again_and_the_text_resent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, _) = SharedState::open(dir.path()).unwrap();
+    let mut s = stream();
+    s.card_id = Some("card-1".into());
+    s.message_id = Some("om_1".into());
+    s.shown = "one".into();
+    s.sequence = 3;
+    s.final_text = Some("one\ntwo".into());
+    let uuid = s.uuid.clone();
+    shared.update(|st| st.streams.insert(s.job.clone(), s));
+    let sink = Arc::new(Recorder {
+        text_answers: Mutex::new(vec![StreamError::Closed("200850 timeout".into())]),
+        ..Default::default()
+    });
+    run_until_done(&shared, Arc::clone(&sink)).await;
+    assert_eq!(
+        sink.calls(),
+        [
+            format!("text 4 {uuid}-4 \"one\\ntwo\""),
+            format!("reopen 5 {uuid}-5"),
+            format!("text 6 {uuid}-6 \"one\\ntwo\""),
+            format!("close 7 {uuid}-7"),
+        ],
+        "on again, the text again under a new sequence, one close; never a patch"
+    );
+}
+
+#[tokio::test]
+async fn failing_updates_end_in_one_full_update_soon_after_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, _) = SharedState::open(dir.path()).unwrap();
+    let mut s = stream();
+    s.card_id = Some("card-1".into());
+    s.message_id = Some("om_1".into());
+    s.shown = "one".into();
+    s.sequence = 2;
+    s.final_text = Some("one\ntwo".into());
+    let uuid = s.uuid.clone();
+    shared.update(|st| st.streams.insert(s.job.clone(), s));
+    let sink = Arc::new(Recorder {
+        text_down: true,
+        ..Default::default()
+    });
+    run_until_done(&shared, Arc::clone(&sink)).await;
+    let calls = sink.calls();
+    let (last, before) = calls.split_last().unwrap();
+    assert!(
+        before.iter().all(|c| c.starts_with("text 3 ")),
+        "the same text retried, nothing else: {calls:?}"
+    );
+    assert!(
+        before.len() < MAX_FAILURES as usize,
+        "given up within the grace: {calls:?}"
+    );
+    assert_eq!(last, &format!("full 4 {uuid}-4 \"one\\ntwo\""));
+}
+
+#[tokio::test]
+async fn a_card_never_shown_by_the_turns_end_is_dropped_not_sent_late() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, _) = SharedState::open(dir.path()).unwrap();
+    let mut s = stream();
+    s.text = "partial".into();
+    s.final_text = Some("the whole answer".into());
+    shared.update(|st| st.streams.insert(s.job.clone(), s));
+    let sink = Arc::new(Recorder {
+        create_down: true,
+        ..Default::default()
+    });
+    run_until_done(&shared, Arc::clone(&sink)).await;
+    let calls = sink.calls();
+    assert!(
+        calls.iter().all(|c| c == "create timed out"),
+        "no card sent after the result: {calls:?}"
+    );
+    assert!(calls.len() < MAX_FAILURES as usize, "{calls:?}");
+}
+
+#[test]
+fn streaming_is_turned_on_again_before_feishu_ends_it() {
+    let mut s = stream();
+    s.card_id = Some("card-1".into());
+    s.message_id = Some("om_1".into());
+    s.text = "more".into();
+    s.sequence = 9;
+    let mut p = Pace::new();
+    assert_eq!(
+        next_op(&s, &p, "more"),
+        Some(StreamOp::Text {
+            sequence: 10,
+            text: "more".into()
+        })
+    );
+    let Some(long_ago) = Instant::now().checked_sub(REOPEN_AFTER) else {
+        return; // the clock is younger than the lifetime: nothing to test
+    };
+    p.streaming_on = Some(long_ago);
+    assert_eq!(
+        next_op(&s, &p, "more"),
+        Some(StreamOp::Reopen { sequence: 10 })
+    );
+    assert!(REOPEN_AFTER < STREAMING_LIFETIME);
 }
 
 #[test]
