@@ -327,13 +327,27 @@ fn pace_key<'a>(entry: &'a OutboxEntry, message_id: Option<&'a str>) -> &'a str 
     }
 }
 
+/// The API an entry is delivered with, for its per-API minute limit.
+fn api_name(op: &OutboxOp) -> &'static str {
+    match op {
+        OutboxOp::Send {
+            reply_to: Some(_), ..
+        } => "reply",
+        OutboxOp::Send { .. } | OutboxOp::File { .. } => "send",
+        OutboxOp::Patch { .. } => "patch",
+        OutboxOp::React { .. } => "reaction",
+    }
+}
+
 impl Courier for FeishuCourier {
     async fn deliver(
         &self,
         entry: &OutboxEntry,
         message_id: Option<&str>,
     ) -> Result<Option<String>, DeliveryError> {
-        self.pacer.wait(pace_key(entry, message_id)).await;
+        self.pacer
+            .wait(api_name(&entry.op), pace_key(entry, message_id))
+            .await;
         // A card with a picture: the picture is uploaded first.
         let pictured;
         let picture = match &entry.op {
@@ -511,10 +525,45 @@ pub fn classify(e: FeishuError) -> DeliveryError {
             code: e.code(),
             msg: e.feishu_msg().map_or_else(|| e.to_string(), str::to_string),
         },
-        (ErrorClass::Transient, FeishuError::Api { code, msg, .. }) => DeliveryError::Refused {
-            code: *code,
-            msg: msg.clone(),
-        },
+        // A documented passing state (230049, still being sent) is not a
+        // refusal: it never counts toward moving the entry aside.
+        (ErrorClass::Transient, FeishuError::Api { code, msg, .. })
+            if !crate::feishu::api::is_busy(*code) =>
+        {
+            DeliveryError::Refused {
+                code: *code,
+                msg: msg.clone(),
+            }
+        }
         _ => DeliveryError::Transient(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(code: i64) -> FeishuError {
+        FeishuError::Api {
+            code,
+            msg: "m".into(),
+            http_status: 400,
+        }
+    }
+
+    #[test]
+    fn a_message_still_being_sent_is_not_counted_as_a_refusal() {
+        assert!(matches!(classify(api(230049)), DeliveryError::Transient(_)));
+        assert!(matches!(
+            classify(api(239999)),
+            DeliveryError::Refused { .. }
+        ));
+        assert!(matches!(
+            classify(api(230053)),
+            DeliveryError::Permanent {
+                code: Some(230053),
+                ..
+            }
+        ));
     }
 }
