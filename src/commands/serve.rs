@@ -107,6 +107,8 @@ enum Stop {
     Signal(&'static str),
     /// End of input on the console (Ctrl-D).
     EndOfInput,
+    /// The Feishu intake stopped for good: no event can arrive any more.
+    IntakeLost,
 }
 
 /// Resolves at the first of SIGINT, SIGTERM and SIGHUP. Handlers are
@@ -181,6 +183,7 @@ async fn serve(
     let (chat_tx, chat_rx) = mpsc::channel(CHAT_CAPACITY);
     let use_console = args.console || !config.has_feishu();
     let mut end_of_input = None;
+    let mut intake_task = None;
     let rates = RateWindow::default();
     if use_console {
         let why = if args.console {
@@ -202,8 +205,9 @@ async fn serve(
         }
         end_of_input = Some(console::spawn_stdin_reader(chat_tx));
     } else {
-        let (courier, _intake) =
+        let (courier, intake) =
             feishu_channel::start(&config, &shared, &state_dir, chat_tx, rates.clone()).await?;
+        intake_task = Some(intake);
         if config.feishu.stream_answers {
             let sink = streaming::FeishuStream(courier.api());
             tokio::spawn(streaming::run(shared.clone(), sink));
@@ -239,7 +243,23 @@ async fn serve(
             None => std::future::pending().await,
         }
     };
+    // Why the intake stopped by itself; pending while it runs (or when
+    // it ended because the daemon closed its channel).
+    let mut lost = None;
+    let intake_lost = async {
+        match intake_task {
+            Some(task) => match task.await {
+                Ok(Some(why)) => why,
+                Ok(None) | Err(_) => std::future::pending().await,
+            },
+            None => std::future::pending().await,
+        }
+    };
     let stop = tokio::select! {
+        why = intake_lost => {
+            lost = Some(why);
+            Stop::IntakeLost
+        }
         _ = Daemon::new(setup).run(chat_rx, hook_rx) => Stop::Finished,
         stop = signals => stop,
         // The daemon also ends once it has drained the closed chat channel;
@@ -250,6 +270,7 @@ async fn serve(
         Stop::Finished => "finished",
         Stop::Signal(name) => name,
         Stop::EndOfInput => "end of input",
+        Stop::IntakeLost => "no Feishu events can arrive",
     };
     if use_console && stop != Stop::Signal("SIGINT") && stop != Stop::Signal("SIGTERM") {
         // `echo /gsd:help | clawmux serve --console`: the cards made for the
@@ -262,6 +283,11 @@ async fn serve(
     });
     if use_console {
         eprintln!("clawmux: stopped ({reason})");
+    }
+    if let Some(why) = lost {
+        // A supervisor restarts a failed daemon; exiting 0 would leave the
+        // bot deaf. main prints this as one line.
+        anyhow::bail!("stopped: {why}; no Feishu events can arrive");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -239,13 +239,21 @@ struct State_ {
     history: HashMap<String, Vec<Frame>>,
     acks: HashMap<String, Vec<Ack>>,
     current_ws: Option<mpsc::UnboundedSender<WsCmd>>,
+    /// Close frames the fake sent, and those the client answered.
+    closes_sent: u32,
+    closes_answered: u32,
     cardkit: cardkit::CardKit,
 }
 
 enum WsCmd {
     Send(Vec<Frame>),
     Drop,
+    /// Send a close frame and wait for the client's (RFC 6455 §5.5.1).
+    Close,
 }
+
+/// How long the fake waits for the client's close frame after its own.
+const CLOSE_ANSWER_WAIT: Duration = Duration::from_secs(5);
 
 struct Shared {
     state: Mutex<State_>,
@@ -514,7 +522,22 @@ impl FakeFeishu {
         });
     }
 
+    /// Close the current WebSocket properly: a close frame, then the
+    /// client's answer is awaited ([`closes`](Self::closes)).
+    pub fn close_ws(&self) {
+        self.shared.with(|s| {
+            if let Some(ws) = s.current_ws.take() {
+                let _ = ws.send(WsCmd::Close);
+            }
+        });
+    }
+
     // ---- observations ----------------------------------------------------
+
+    /// (close frames sent, close frames the client answered).
+    pub fn closes(&self) -> (u32, u32) {
+        self.shared.read(|s| (s.closes_sent, s.closes_answered))
+    }
 
     /// Every accepted send, reply and patch, in order.
     pub fn sent_cards(&self) -> Vec<Recorded> {
@@ -940,6 +963,26 @@ async fn serve_ws(shared: Arc<Shared>, stream: tokio::net::TcpStream) {
                             return;
                         }
                     }
+                }
+                Some(WsCmd::Close) => {
+                    shared.with(|s| s.closes_sent += 1);
+                    if sink.send(WsMessage::Close(None)).await.is_err() {
+                        return;
+                    }
+                    // Data frames may still come; the close answer ends it.
+                    let answered = tokio::time::timeout(CLOSE_ANSWER_WAIT, async {
+                        while let Some(Ok(m)) = source.next().await {
+                            if matches!(m, WsMessage::Close(_)) {
+                                return true;
+                            }
+                        }
+                        false
+                    })
+                    .await;
+                    if answered == Ok(true) {
+                        shared.with(|s| s.closes_answered += 1);
+                    }
+                    return;
                 }
                 Some(WsCmd::Drop) | None => return,
             },

@@ -64,14 +64,16 @@ pub fn feishu_config(config: &Config) -> Result<FeishuConfig, ChannelError> {
 
 /// Starts the intake (events go to `chat`) and returns the courier, and
 /// the intake's task: it ends, and the connection with it, when `chat`
-/// closes; aborting it stops the intake at once.
+/// closes (with `None`), or when the intake stopped by itself and no more
+/// events can arrive (with why: a final refusal of the long connection);
+/// aborting it stops the intake at once.
 pub async fn start(
     config: &Config,
     shared: &SharedState,
     state_dir: &Path,
     chat: mpsc::Sender<ChatEvent>,
     rates: RateWindow,
-) -> Result<(FeishuCourier, JoinHandle<()>), ChannelError> {
+) -> Result<(FeishuCourier, JoinHandle<Option<String>>), ChannelError> {
     let fc = feishu_config(config)?;
     let dedupe: Arc<dyn Dedupe> = Arc::new(StateDedupe(shared.clone()));
     let intake = match config.feishu.mode {
@@ -165,7 +167,7 @@ async fn pump(
     mut bot: watch::Receiver<Option<String>>,
     _fetch: AbortOnDropHandle<()>,
     images: Images,
-) {
+) -> Option<String> {
     let images = Arc::new(images);
     let mut fetches = Fetches::default();
     loop {
@@ -176,14 +178,20 @@ async fn pump(
             ready = fetches.next_done() => {
                 for event in ready {
                     if chat.send(event).await.is_err() {
-                        return;
+                        return None;
                     }
                 }
                 continue;
             }
-            () = chat.closed() => return,
+            () = chat.closed() => return None,
         };
-        let Some(event) = event else { return };
+        let Some(event) = event else {
+            return Some(
+                intake
+                    .ended()
+                    .unwrap_or_else(|| "the Feishu intake stopped".into()),
+            );
+        };
         let event = match event {
             IntakeEvent::MessageReceived(m) => {
                 let mentions_bot = mentions_bot(&m, &mut bot).await;
@@ -240,7 +248,7 @@ async fn pump(
             }
         };
         if chat.send(event).await.is_err() {
-            return;
+            return None;
         }
     }
 }
