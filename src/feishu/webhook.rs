@@ -22,8 +22,9 @@
 //!
 //! The server ([`serve`]) is bounded as a public HTTP server must be: at
 //! most [`MAX_CONNECTIONS`] connections (never more than a share of the
-//! process's file descriptors), headers within [`HEADER_READ_TIMEOUT`], a
-//! body within [`BODY_READ_TIMEOUT`]; anyone can connect to the port, so
+//! process's file descriptors; at the limit the oldest connection not
+//! handling a request gives way), headers within [`HEADER_READ_TIMEOUT`],
+//! a body within [`BODY_READ_TIMEOUT`]; anyone can connect to the port, so
 //! slow or half-sent requests must not hold it.
 
 use std::sync::Arc;
@@ -51,11 +52,10 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Signed requests older or newer than this are rejected (replay window),
 /// in seconds. Our own bound: the host clock must be this close to Feishu's.
 pub const MAX_TIMESTAMP_SKEW_SECS: u64 = 300;
-/// Connections served at once at most. Feishu posts one event per request
-/// and few at a time; more waiting clients stay in the kernel's accept
-/// queue, costing the daemon no file descriptor. Capped at a quarter of
-/// the process's open-file limit ([`connection_limit`]) so the port can
-/// never starve tmux, the state and the log of descriptors.
+/// Connections open at once at most (each costs a file descriptor).
+/// Feishu posts one event per request and few at a time. Capped at a
+/// quarter of the process's open-file limit ([`connection_limit`]) so the
+/// port can never starve tmux, the state and the log of descriptors.
 pub const MAX_CONNECTIONS: usize = 256;
 /// Time a connection has to send a request's headers, from its first byte.
 /// Feishu sends a request whole in milliseconds; a client still sending
@@ -139,15 +139,19 @@ pub(crate) fn router(
 }
 
 /// Serve `app` on `listener` until it fails: at most
-/// [`connection_limit`] connections at once, each bounded in time.
+/// [`connection_limit`] connections open at once, each bounded in time.
+/// At the limit a new connection takes the slot of the oldest one that is
+/// not handling a request (a client still sending headers, or idle), so
+/// clients that connect and stall can never lock Feishu out; when every
+/// slot is handling a request, the new connection is closed (Feishu
+/// redelivers).
 pub(crate) async fn serve(listener: tokio::net::TcpListener, app: Router) -> std::io::Result<()> {
+    use hyper::service::Service as _;
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
-    let slots = Arc::new(tokio::sync::Semaphore::new(connection_limit()));
+    let limit = connection_limit();
+    let slots = Arc::new(std::sync::Mutex::new(Slots::default()));
     loop {
-        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
-            return Ok(());
-        };
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
@@ -158,15 +162,96 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, app: Router) -> std
                 continue;
             }
         };
-        let service = TowerToHyperService::new(app.clone());
+        let Some((id, busy, evicted)) = lock(&slots).admit(limit) else {
+            tracing::warn!(
+                limit,
+                "webhook: every connection is handling a request; closing a new one"
+            );
+            continue;
+        };
+        let inner = TowerToHyperService::new(app.clone());
+        let service = hyper::service::service_fn(move |req| {
+            let guard = Busy::enter(Arc::clone(&busy));
+            let answer = inner.call(req);
+            async move {
+                let answer = answer.await;
+                drop(guard);
+                answer
+            }
+        });
+        let slots = Arc::clone(&slots);
         tokio::spawn(async move {
-            let _slot = slot;
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service);
-            let _ = tokio::time::timeout(MAX_CONNECTION_LIFETIME, conn).await;
+            tokio::select! {
+                _ = tokio::time::timeout(MAX_CONNECTION_LIFETIME, conn) => {}
+                _ = evicted => {}
+            }
+            lock(&slots).open.remove(&id);
         });
+    }
+}
+
+fn lock(slots: &std::sync::Mutex<Slots>) -> std::sync::MutexGuard<'_, Slots> {
+    slots.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The open connections, oldest first.
+#[derive(Default)]
+struct Slots {
+    next_id: u64,
+    /// id -> (requests in progress, eviction signal).
+    open: std::collections::BTreeMap<
+        u64,
+        (
+            Arc<std::sync::atomic::AtomicUsize>,
+            tokio::sync::oneshot::Sender<()>,
+        ),
+    >,
+}
+
+type Admitted = (
+    u64,
+    Arc<std::sync::atomic::AtomicUsize>,
+    tokio::sync::oneshot::Receiver<()>,
+);
+
+impl Slots {
+    /// A slot for a new connection, evicting the oldest connection not
+    /// handling a request when all `limit` are taken; None when every one is.
+    fn admit(&mut self, limit: usize) -> Option<Admitted> {
+        use std::sync::atomic::Ordering;
+        if self.open.len() >= limit {
+            let idle = (self.open.iter())
+                .find(|(_, (busy, _))| busy.load(Ordering::Acquire) == 0)
+                .map(|(id, _)| *id)?;
+            if let Some((_, evict)) = self.open.remove(&idle) {
+                let _ = evict.send(());
+            }
+        }
+        self.next_id += 1;
+        let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.open.insert(self.next_id, (Arc::clone(&busy), tx));
+        Some((self.next_id, busy, rx))
+    }
+}
+
+/// Marks a connection as handling a request while alive.
+struct Busy(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Busy {
+    fn enter(n: Arc<std::sync::atomic::AtomicUsize>) -> Busy {
+        n.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Busy(n)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
@@ -395,6 +480,23 @@ pub fn decrypt(encrypt_key: &str, encrypted_b64: &str) -> Result<Vec<u8>, Webhoo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_server_evicts_the_oldest_idle_connection_never_a_busy_one() {
+        use std::sync::atomic::Ordering;
+        let mut slots = Slots::default();
+        let (a, a_busy, mut a_evicted) = slots.admit(2).unwrap();
+        let (b, _b_busy, mut b_evicted) = slots.admit(2).unwrap();
+        a_busy.fetch_add(1, Ordering::AcqRel);
+        // Full: the oldest idle one (b, since a handles a request) goes.
+        let (c, c_busy, _) = slots.admit(2).unwrap();
+        assert!(b_evicted.try_recv().is_ok(), "b evicted");
+        assert!(a_evicted.try_recv().is_err(), "a kept: it is answering");
+        assert_eq!(slots.open.keys().copied().collect::<Vec<_>>(), [a, c]);
+        assert!(b < c);
+        c_busy.fetch_add(1, Ordering::AcqRel);
+        assert!(slots.admit(2).is_none(), "every slot is answering");
+    }
 
     #[test]
     fn decrypt_rejects_garbage_without_panicking() {

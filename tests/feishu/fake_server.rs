@@ -239,6 +239,9 @@ struct State_ {
     history: HashMap<String, Vec<Frame>>,
     acks: HashMap<String, Vec<Ack>>,
     current_ws: Option<mpsc::UnboundedSender<WsCmd>>,
+    /// Seconds added to the `Date` header of every HTTP answer (a Feishu
+    /// whose clock differs from the host's).
+    clock_offset_secs: i64,
     /// Close frames the fake sent, and those the client answered.
     closes_sent: u32,
     closes_answered: u32,
@@ -351,6 +354,10 @@ impl FakeFeishu {
                 patch(cardkit::settings),
             )
             .route("/callback/ws/endpoint", post(ws_endpoint))
+            .layer(axum::middleware::map_response_with_state(
+                Arc::clone(&shared),
+                dated,
+            ))
             .with_state(Arc::clone(&shared));
         let http_task = tokio::spawn(async move {
             let _ = axum::serve(http, app).await;
@@ -520,6 +527,11 @@ impl FakeFeishu {
                 let _ = ws.send(WsCmd::Drop);
             }
         });
+    }
+
+    /// Answer with a `Date` `secs` off the host's clock.
+    pub fn set_clock_offset(&self, secs: i64) {
+        self.shared.with(|s| s.clock_offset_secs = secs);
     }
 
     /// Close the current WebSocket properly: a close frame, then the
@@ -907,6 +919,22 @@ fn fragment(kind: &str, frame_id: &str, seq_id: u64, bytes: &[u8], n: usize) -> 
             f
         })
         .collect()
+}
+
+/// Every answer carries a `Date`, as Feishu's do: the host's clock plus
+/// the configured offset.
+async fn dated(State(sh): St, mut resp: Response) -> Response {
+    let offset = sh.read(|s| s.clock_offset_secs);
+    let now = std::time::SystemTime::now();
+    let at = if offset >= 0 {
+        now + Duration::from_secs(offset.unsigned_abs())
+    } else {
+        now - Duration::from_secs(offset.unsigned_abs())
+    };
+    if let Ok(v) = httpdate::fmt_http_date(at).parse() {
+        resp.headers_mut().insert("date", v);
+    }
+    resp
 }
 
 async fn serve_ws(shared: Arc<Shared>, stream: tokio::net::TcpStream) {
