@@ -48,7 +48,7 @@ pub use cardkit::Entity;
 mod images;
 pub use images::UploadedImage;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -184,6 +184,16 @@ struct State_ {
     // auth
     token_seq: u64,
     valid_tokens: HashSet<String>,
+    /// When each token handed out stops being valid (its `expire`).
+    token_expiry: HashMap<String, Instant>,
+    /// The code an invalid or expired tenant token is answered with
+    /// (99991663 or 99991665: Feishu uses both).
+    invalid_token_code: i64,
+    /// Recent message sends per chat (per parent for replies), for the
+    /// 5 QPS limit; None: not enforced.
+    chat_sends: Option<HashMap<String, VecDeque<Instant>>>,
+    /// Sends refused by the per-chat limit.
+    chat_limited: u32,
     token_expire_secs: u64,
     token_requests: u32,
     // faults
@@ -314,6 +324,8 @@ impl FakeFeishu {
         let shared = Arc::new(Shared {
             state: Mutex::new(State_ {
                 token_expire_secs: 7200,
+                invalid_token_code: 99991663,
+                chat_sends: Some(HashMap::new()),
                 ping_interval_secs: 120,
                 reconnect_count: -1,
                 reconnect_interval_secs: 1,
@@ -389,6 +401,23 @@ impl FakeFeishu {
     /// `expire` (seconds) of the tokens handed out from now on.
     pub fn set_token_expire(&self, secs: u64) {
         self.shared.with(|s| s.token_expire_secs = secs);
+    }
+
+    /// Answer an invalid or expired token with `code` (99991663 or
+    /// 99991665) from now on.
+    pub fn set_invalid_token_code(&self, code: i64) {
+        self.shared.with(|s| s.invalid_token_code = code);
+    }
+
+    /// Whether sends over 5 a second to one chat are refused with 230020
+    /// (on unless a test turns it off).
+    pub fn enforce_chat_qps(&self, on: bool) {
+        self.shared.with(|s| s.chat_sends = on.then(HashMap::new));
+    }
+
+    /// Sends refused with 230020 (over 5 a second to one chat).
+    pub fn chat_limited(&self) -> u32 {
+        self.shared.read(|s| s.chat_limited)
     }
 
     /// Invalidate every token handed out so far (as if they expired).
@@ -1116,13 +1145,13 @@ fn internal_error() -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
 }
 
-/// Feishu's rate-limit answer: HTTP 400 (as its API docs give it), code
-/// 99991400, and when to come back.
+/// Feishu's rate-limit answer (Server API > Rate limits): HTTP 429, code
+/// 99991400, and when to come back in `x-ogw-ratelimit-reset`.
 fn rate_limited(reset_secs: u64) -> Response {
     let mut headers = HeaderMap::new();
     headers.insert("x-ogw-ratelimit-reset", reset_secs.into());
     let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
-    (StatusCode::BAD_REQUEST, headers, body).into_response()
+    (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response()
 }
 
 /// The `ClientConfig` the endpoint and pongs carry: all four values.
@@ -1149,7 +1178,7 @@ fn refused(s: &mut State_, headers: &HeaderMap, sends: bool) -> Option<Response>
         return Some(r);
     }
     if !authorized(s, headers) {
-        return Some(invalid_token());
+        return Some(invalid_token(s.invalid_token_code));
     }
     if sends { rejection(s) } else { None }
 }
@@ -1168,21 +1197,59 @@ fn rejection(s: &mut State_) -> Option<Response> {
     )
 }
 
+/// A token handed out, not invalidated, and not past its `expire`.
 fn authorized(s: &State_, headers: &HeaderMap) -> bool {
+    let now = Instant::now();
     headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| s.valid_tokens.contains(t))
+        .is_some_and(|t| {
+            s.valid_tokens.contains(t) && s.token_expiry.get(t).is_none_or(|at| now < *at)
+        })
 }
 
-fn invalid_token() -> Response {
+fn invalid_token(code: i64) -> Response {
     (
         StatusCode::BAD_REQUEST,
-        axum::Json(json!({"code": 99991663, "msg": "Invalid access token for authorization."})),
+        axum::Json(json!({"code": code, "msg": "Invalid access token for authorization."})),
     )
         .into_response()
 }
+
+/// Feishu's per-chat limit: 5 sends a second to one chat (shared by
+/// every bot in it), answered with 230020.
+const CHAT_QPS: usize = 5;
+
+/// Counts a send to `target`; the 230020 answer when over the limit.
+fn over_chat_limit(s: &mut State_, target: &str) -> Option<Response> {
+    let sends = s.chat_sends.as_mut()?;
+    let now = Instant::now();
+    let recent = sends.entry(target.to_string()).or_default();
+    while recent
+        .front()
+        .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
+    {
+        recent.pop_front();
+    }
+    if recent.len() >= CHAT_QPS {
+        s.chat_limited += 1;
+        return Some(
+            (
+                StatusCode::BAD_REQUEST,
+                axum::Json(
+                    json!({"code": 230020, "msg": "This chat is sending messages too frequently."}),
+                ),
+            )
+                .into_response(),
+        );
+    }
+    recent.push_back(now);
+    None
+}
+
+/// Longest message `uuid` Feishu takes (a longer one is a field error).
+const MAX_MESSAGE_UUID_CHARS: usize = 50;
 
 /// Check a card the way Feishu would; Err is the reason for rejecting it.
 fn validate_card(content: &str) -> Result<Value, &'static str> {
@@ -1217,6 +1284,8 @@ async fn token(State(sh): St, body: axum::Json<Value>) -> Response {
         s.token_seq += 1;
         let t = format!("t-{}", s.token_seq);
         s.valid_tokens.insert(t.clone());
+        let expires = Instant::now() + Duration::from_secs(s.token_expire_secs);
+        s.token_expiry.insert(t.clone(), expires);
         axum::Json(json!({"code": 0, "msg": "ok", "tenant_access_token": t, "expire": s.token_expire_secs})).into_response()
     })
 }
@@ -1250,10 +1319,22 @@ fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: Stri
             Err(r) => return r,
         };
         let uuid = body["uuid"].as_str().map(str::to_string);
+        if uuid
+            .as_ref()
+            .is_some_and(|u| u.chars().count() > MAX_MESSAGE_UUID_CHARS)
+        {
+            return api_json(99992402, "field validation failed: uuid", Value::Null);
+        }
         if let Some(id) = uuid.as_ref().and_then(|u| s.by_uuid.get(u)) {
             return api_json(0, "ok", json!({"message_id": id}));
         }
         let content = body["content"].as_str().unwrap_or_default();
+        if content.is_empty() {
+            return api_json(230001, "content is empty", Value::Null);
+        }
+        if let Some(r) = over_chat_limit(s, &target) {
+            return r;
+        }
         let parsed: Value = serde_json::from_str(content).unwrap_or(Value::Null);
         let card_id = (parsed["type"] == "card")
             .then(|| parsed.pointer("/data/card_id").and_then(Value::as_str))
