@@ -401,7 +401,7 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
         .env("FEISHU_ENCRYPT_KEY", KEY)
         .env("FEISHU_VERIFICATION_TOKEN", TOKEN)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .expect("start serve");
@@ -452,5 +452,21 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
         slow.len()
     );
     drop(slow);
+    // A Feishu whose clock is 10 minutes behind: refused, and the log
+    // says by how much.
+    let stale = with_token(message_event("ev_t", "om_t", "oc_1", "ou_a", "late"));
+    let refused =
+        super::signed::post_event_at(&url, KEY, TOKEN, &stale, super::signed::now() - 600)
+            .await
+            .expect("POST");
+    assert_eq!(refused.0, 401);
     let _ = daemon.start_kill();
+    let out = daemon.wait_with_output().await.expect("serve output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        ["-599 s", "-600 s", "-601 s"]
+            .iter()
+            .any(|skew| stderr.contains(&format!("its timestamp is {skew} from this host's clock"))),
+        "{stderr}"
+    );
 }
