@@ -56,6 +56,9 @@ pub const CODE_TABLE: &[(i64, Row)] = &[
     (99991664, Row::Token),
     (99991665, Row::Token),
     (99991671, Row::Token),
+    // ... and 99992402: a request field failed validation (e.g. a message
+    // uuid over 50 characters); the same request fails the same way.
+    (99992402, Row::Permanent),
     // Messages > Send message (发送消息), Reply (回复消息) and Update a card
     // (更新应用发送的消息卡片) error tables.
     (FREQUENCY_LIMIT_CODE, Row::RateLimited), // per-chat frequency limit

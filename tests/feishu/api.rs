@@ -359,3 +359,23 @@ async fn a_sixth_send_in_a_second_to_one_chat_is_limited_and_retried() {
     assert!(fake.chat_limited() >= 1, "the sixth send was not limited");
     assert_eq!(fake.sent_cards().len(), 6);
 }
+
+/// A message uuid longer than Feishu's 50 characters is a field error
+/// (99992402): refused once, as permanent, not retried.
+#[tokio::test]
+async fn a_message_uuid_over_50_chars_is_refused_for_good() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    api.tenant_token().await.expect("token");
+    let err = api
+        .send(&chat(), &card("a"), &"u".repeat(51))
+        .await
+        .expect_err("refused");
+    assert_eq!(err.code(), Some(99992402), "{err}");
+    assert!(err.is_permanent(), "{err}");
+    // The token, then one attempt.
+    assert_eq!(fake.api_attempts(), 2);
+    api.send(&chat(), &card("b"), &"u".repeat(50))
+        .await
+        .expect("50 characters are fine");
+}
