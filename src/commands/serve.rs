@@ -127,6 +127,10 @@ fn stop_signals() -> anyhow::Result<impl Future<Output = Stop>> {
     })
 }
 
+/// After the daemon finished, how long to wait for the Feishu intake to
+/// say why it stopped (it ends at the same moment when it stops for good).
+const INTAKE_REASON_WAIT: Duration = Duration::from_millis(500);
+
 /// After end of input, how long the daemon may go on handling the lines
 /// read before it (it normally returns at once when they are handled).
 const EOF_GRACE: Duration = Duration::from_secs(2);
@@ -246,6 +250,7 @@ async fn serve(
     // Why the intake stopped by itself; pending while it runs (or when
     // it ended because the daemon closed its channel).
     let mut lost = None;
+    let has_intake = intake_task.is_some();
     let intake_lost = async {
         match intake_task {
             Some(task) => match task.await {
@@ -255,8 +260,9 @@ async fn serve(
             None => std::future::pending().await,
         }
     };
-    let stop = tokio::select! {
-        why = intake_lost => {
+    tokio::pin!(intake_lost);
+    let mut stop = tokio::select! {
+        why = &mut intake_lost => {
             lost = Some(why);
             Stop::IntakeLost
         }
@@ -266,6 +272,14 @@ async fn serve(
         // this stops it even while it is busy with a project.
         () = eof_then_grace(eof) => Stop::EndOfInput,
     };
+    if stop == Stop::Finished && has_intake {
+        // The intake ending closes the daemon's chat channel too, so the
+        // daemon may finish first: a lost intake is still the reason.
+        if let Ok(why) = tokio::time::timeout(INTAKE_REASON_WAIT, &mut intake_lost).await {
+            lost = Some(why);
+            stop = Stop::IntakeLost;
+        }
+    }
     let reason = match stop {
         Stop::Finished => "finished",
         Stop::Signal(name) => name,

@@ -31,7 +31,8 @@ pub struct Intake {
 impl Intake {
     /// Long connection (WebSocket; needs no public URL). Reconnects as
     /// Feishu's policy says; on a fatal refusal it logs why and what to do,
-    /// and the intake ends ([`recv`](Self::recv) gives `None`).
+    /// and the intake ends ([`recv`](Self::recv) gives `None`, then
+    /// [`ended`](Self::ended) says why).
     /// Must be called inside a tokio runtime.
     pub fn long_connection(config: FeishuConfig, dedupe: Arc<dyn Dedupe>) -> Intake {
         let (tx, rx) = mpsc::channel(INTAKE_CHANNEL_CAPACITY);
@@ -43,10 +44,15 @@ impl Intake {
             let ended = Arc::clone(&ended);
             async move {
                 let e = ws::run(config, dispatcher).await;
-                let why = format!(
-                    "Feishu refused the long connection for good ({e}): {}",
-                    e.advice()
-                );
+                let why = match &e {
+                    ws::WsError::GaveUp { .. } => format!(
+                        "the long connection was given up as Feishu's ReconnectCount says ({e})"
+                    ),
+                    _ => format!(
+                        "Feishu refused the long connection for good ({e}): {}",
+                        e.advice()
+                    ),
+                };
                 *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
                 drop(keep);
             }
