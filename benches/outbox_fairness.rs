@@ -201,8 +201,12 @@ async fn start(
         actors: TaskTracker::new(),
     };
     let actors = setup.actors.clone();
+    // Aborting the wrapper drops the handle, which aborts the intake.
+    let intake = tokio_util::task::AbortOnDropHandle::new(intake);
     let mut tasks = vec![
-        intake,
+        tokio::spawn(async move {
+            let _ = intake.await;
+        }),
         tokio::spawn(outbox::run_in(shared.clone(), courier, order)),
         tokio::spawn(async move {
             // The hook sender lives as long as the daemon: hooks are quiet.

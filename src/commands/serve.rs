@@ -141,6 +141,8 @@ enum Stop {
     Signal(&'static str),
     /// End of input on the console (Ctrl-D).
     EndOfInput,
+    /// The Feishu intake stopped for good: no event can arrive any more.
+    IntakeLost,
 }
 
 /// Resolves at the first of SIGINT, SIGTERM and SIGHUP. Handlers are
@@ -158,6 +160,10 @@ fn stop_signals() -> anyhow::Result<impl Future<Output = Stop>> {
         }
     })
 }
+
+/// After the daemon finished, how long to wait for the Feishu intake to
+/// say why it stopped (it ends at the same moment when it stops for good).
+const INTAKE_REASON_WAIT: Duration = Duration::from_millis(500);
 
 /// After end of input, how long the daemon may go on handling the lines
 /// read before it (it normally returns at once when they are handled).
@@ -215,6 +221,7 @@ async fn serve(
     let (chat_tx, chat_rx) = mpsc::channel(CHAT_CAPACITY);
     let use_console = args.console || !config.has_feishu();
     let mut end_of_input = None;
+    let mut intake_task = None;
     let rates = RateWindow::default();
     if use_console {
         let why = if args.console {
@@ -239,8 +246,9 @@ async fn serve(
         }
         end_of_input = Some(console::spawn_stdin_reader(chat_tx, buttons));
     } else {
-        let (courier, _intake) =
+        let (courier, intake) =
             feishu_channel::start(&config, &shared, &state_dir, chat_tx, rates.clone()).await?;
+        intake_task = Some(intake);
         if config.feishu.stream_answers {
             let sink = streaming::FeishuStream(courier.api());
             tokio::spawn(streaming::run(shared.clone(), sink));
@@ -277,17 +285,44 @@ async fn serve(
             None => std::future::pending().await,
         }
     };
-    let stop = tokio::select! {
+    // Why the intake stopped by itself; pending while it runs (or when
+    // it ended because the daemon closed its channel).
+    let mut lost = None;
+    let has_intake = intake_task.is_some();
+    let intake_lost = async {
+        match intake_task {
+            Some(task) => match task.await {
+                Ok(Some(why)) => why,
+                Ok(None) | Err(_) => std::future::pending().await,
+            },
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(intake_lost);
+    let mut stop = tokio::select! {
+        why = &mut intake_lost => {
+            lost = Some(why);
+            Stop::IntakeLost
+        }
         _ = Daemon::new(setup).run(chat_rx, hook_rx) => Stop::Finished,
         stop = signals => stop,
         // The daemon also ends once it has drained the closed chat channel;
         // this stops it even while it is busy with a project.
         () = eof_then_grace(eof) => Stop::EndOfInput,
     };
+    if stop == Stop::Finished && has_intake {
+        // The intake ending closes the daemon's chat channel too, so the
+        // daemon may finish first: a lost intake is still the reason.
+        if let Ok(why) = tokio::time::timeout(INTAKE_REASON_WAIT, &mut intake_lost).await {
+            lost = Some(why);
+            stop = Stop::IntakeLost;
+        }
+    }
     let reason = match stop {
         Stop::Finished => "finished",
         Stop::Signal(name) => name,
         Stop::EndOfInput => "end of input",
+        Stop::IntakeLost => "no Feishu events can arrive",
     };
     if use_console && stop != Stop::Signal("SIGINT") && stop != Stop::Signal("SIGTERM") {
         // `echo /gsd:help | clawmux serve --console`: the cards made for the
@@ -301,6 +336,11 @@ async fn serve(
     if use_console {
         let left = shared.read(|state| serve_notes::left_running(state, &socket));
         eprintln!("clawmux: stopped ({reason}). {left}");
+    }
+    if let Some(why) = lost {
+        // A supervisor restarts a failed daemon; exiting 0 would leave the
+        // bot deaf. main prints this as one line.
+        anyhow::bail!("stopped: {why}; no Feishu events can arrive");
     }
     Ok(ExitCode::SUCCESS)
 }

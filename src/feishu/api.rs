@@ -18,23 +18,109 @@ use super::paginate::MAX_REQUEST_BODY_BYTES;
 
 /// A token is refreshed this long before Feishu says it expires.
 pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(180);
-/// Codes meaning the tenant token is invalid or expired: refresh and retry once.
-pub const INVALID_TOKEN_CODES: [i64; 3] = [99991663, 99991664, 99991671];
 /// App-wide rate limit (Feishu documents HTTP 400 with it; 429 is seen
 /// too), usually with `x-ogw-ratelimit-reset`.
 pub const RATE_LIMIT_CODE: i64 = 99991400;
 /// Message frequency limit of a chat (HTTP 400): back off and retry.
 pub const FREQUENCY_LIMIT_CODE: i64 = 230020;
-/// Codes that no retry can fix, from Feishu's message API error tables:
-/// 230001 bad parameters, 230002 bot not in the chat, 230003/230010/230027
-/// no permission, 230021/230022 the chat refuses the bot (muted,
-/// dissolved), 230025 content too long, 230028 stopped by DLP, 230031 the
-/// message is older than 14 days, 230011/231003 recalled or deleted,
-/// 230099 card content rejected.
-pub const PERMANENT_CODES: [i64; 13] = [
-    230001, 230002, 230003, 230010, 230027, 230021, 230022, 230025, 230028, 230031, 230011, 231003,
-    230099,
+
+/// What one documented code calls for (a row of [`CODE_TABLE`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    /// No retry fixes this request (bad content, message gone, card refused).
+    Permanent,
+    /// No retry fixes it, and the chat or user itself cannot be reached by
+    /// the bot: nothing more can be said there, so the operator is told.
+    Unreachable,
+    /// Slow down: wait (the reset header, or a backoff) and retry.
+    RateLimited,
+    /// The tenant token was refused: fetch a new one and retry once.
+    Token,
+    /// Feishu is still busy with the same request: retry with backoff; it
+    /// is not a refusal of the request.
+    Busy,
+}
+
+/// Feishu's codes as its documentation and the official SDKs describe
+/// them. Codes not in the table are retried a few times, then counted as
+/// refusals by the outbox.
+pub const CODE_TABLE: &[(i64, Row)] = &[
+    // Server API > Calling guide > Rate limits (频控策略): the app's limit.
+    (RATE_LIMIT_CODE, Row::RateLimited),
+    // Server API > General error codes (通用错误码): token codes. 99991661
+    // no token, 99991663 invalid tenant token, 99991665 invalid
+    // tenant_access_token, 99991664 invalid app token, 99991671 token of
+    // another app. All: fetch a new tenant token.
+    (99991661, Row::Token),
+    (99991663, Row::Token),
+    (99991664, Row::Token),
+    (99991665, Row::Token),
+    (99991671, Row::Token),
+    // ... and 99992402: a request field failed validation (e.g. a message
+    // uuid over 50 characters); the same request fails the same way.
+    (99992402, Row::Permanent),
+    // Messages > Send message (发送消息), Reply (回复消息) and Update a card
+    // (更新应用发送的消息卡片) error tables.
+    (FREQUENCY_LIMIT_CODE, Row::RateLimited), // per-chat frequency limit
+    (230049, Row::Busy),                      // the message is being sent
+    (230001, Row::Permanent),                 // bad parameters
+    (230011, Row::Permanent),                 // message recalled
+    (231003, Row::Permanent),                 // message deleted
+    (230022, Row::Permanent),                 // content contains sensitive information
+    (230025, Row::Permanent),                 // body too large (30 KB card, 150 KB text)
+    (230028, Row::Permanent),                 // stopped by data loss prevention
+    (230031, Row::Permanent),                 // too old to update (14 days)
+    (230099, Row::Permanent),                 // card content rejected
+    (230110, Row::Permanent),                 // the message was deleted
+    (230002, Row::Unreachable),               // the bot is not in the chat
+    (230003, Row::Unreachable),               // no permission in the chat
+    (230006, Row::Unreachable),               // the bot is disabled
+    (230010, Row::Unreachable),               // no permission in the chat
+    (230013, Row::Unreachable),               // user outside the app's availability
+    (230017, Row::Unreachable),               // bot may not message this user
+    (230018, Row::Unreachable),               // group settings forbid the bot
+    (230019, Row::Unreachable),               // the chat does not take the bot's messages
+    (230021, Row::Unreachable),               // the chat refuses the bot
+    (230027, Row::Unreachable),               // no permission to send
+    (230029, Row::Unreachable),               // the user resigned
+    (230034, Row::Unreachable),               // receive_id is not valid
+    (230035, Row::Unreachable),               // no permission to send
+    (230038, Row::Unreachable),               // cross-tenant user unreachable
+    (230053, Row::Unreachable),               // the user blocked the bot
+    (230054, Row::Unreachable),               // the chat is frozen
+    (230055, Row::Unreachable),               // the chat is read-only
+    (230075, Row::Unreachable),               // the user may not receive messages
+    (232009, Row::Unreachable),               // the chat was dissolved
+    // Cards > Card entities (卡片实体) and element calls (CardKit): the
+    // entity or the card is wrong, whatever is retried. 200740 no such
+    // entity, 200750 older than 14 days, 300301 duplicate element_id,
+    // 300302 `update_multi` false, 300303 schema not 2.0, 300305 over 200
+    // components, 300307 empty card, 300310 only text can be updated.
+    (200740, Row::Permanent),
+    (200750, Row::Permanent),
+    (300301, Row::Permanent),
+    (300302, Row::Permanent),
+    (300303, Row::Permanent),
+    (300305, Row::Permanent),
+    (300307, Row::Permanent),
+    (300310, Row::Permanent),
 ];
+
+/// The table's row for `code`.
+pub fn row_of_code(code: i64) -> Option<Row> {
+    CODE_TABLE.iter().find(|(c, _)| *c == code).map(|(_, r)| *r)
+}
+
+/// Whether `code` says the chat or user cannot be reached by the bot at
+/// all (a notice there would be refused too).
+pub fn chat_unreachable(code: i64) -> bool {
+    row_of_code(code) == Some(Row::Unreachable)
+}
+
+/// Whether `code` is a documented passing state (not a refusal).
+pub fn is_busy(code: i64) -> bool {
+    row_of_code(code) == Some(Row::Busy)
+}
 
 /// What a Feishu failure calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,11 +137,11 @@ pub enum ErrorClass {
 
 /// The class of a Feishu answer code.
 pub fn class_of_code(code: i64) -> ErrorClass {
-    match code {
-        c if PERMANENT_CODES.contains(&c) => ErrorClass::Permanent,
-        RATE_LIMIT_CODE | FREQUENCY_LIMIT_CODE => ErrorClass::RateLimited,
-        c if INVALID_TOKEN_CODES.contains(&c) => ErrorClass::Token,
-        _ => ErrorClass::Transient,
+    match row_of_code(code) {
+        Some(Row::Permanent | Row::Unreachable) => ErrorClass::Permanent,
+        Some(Row::RateLimited) => ErrorClass::RateLimited,
+        Some(Row::Token) => ErrorClass::Token,
+        Some(Row::Busy) | None => ErrorClass::Transient,
     }
 }
 /// One HTTP exchange may take this long before it counts as a network error.
@@ -662,6 +748,7 @@ fn classify(status: StatusCode, reset: Option<Duration>, text: &str) -> Outcome 
             let jitter = Duration::from_millis(rand::rng().random_range(0..=250));
             Outcome::Retry(api_err(c), reset.map(|r| r + jitter))
         }
+        Some(c) if is_busy(c) => Outcome::Retry(api_err(c), None),
         _ if status == StatusCode::TOO_MANY_REQUESTS => {
             let e = FeishuError::Http {
                 status: http_status,
@@ -852,17 +939,57 @@ mod tests {
 
     #[test]
     fn documented_codes_are_classified() {
-        for c in PERMANENT_CODES {
-            assert_eq!(class_of_code(c), ErrorClass::Permanent, "{c}");
+        let permanent =
+            (CODE_TABLE.iter()).filter(|(_, r)| matches!(r, Row::Permanent | Row::Unreachable));
+        for (c, _) in permanent {
+            assert_eq!(class_of_code(*c), ErrorClass::Permanent, "{c}");
             let answer = format!(r#"{{"code":{c},"msg":"m"}}"#);
             assert!(matches!(
                 classify(StatusCode::BAD_REQUEST, None, &answer),
                 Outcome::Fail(ref e) if e.is_permanent()
             ));
         }
-        for c in INVALID_TOKEN_CODES {
-            assert_eq!(class_of_code(c), ErrorClass::Token, "{c}");
+        // The documented rows, as the issue lists them.
+        for c in [
+            230002, 230006, 230013, 230017, 230018, 230019, 230029, 230034, 230035, 230038, 230053,
+            230054, 230055, 230075, 232009,
+        ] {
+            assert!(chat_unreachable(c), "{c}: the chat cannot be reached");
         }
+        assert!(
+            !chat_unreachable(230022),
+            "sensitive content: the chat is fine"
+        );
+        assert_eq!(class_of_code(230022), ErrorClass::Permanent);
+        for c in [230025, 230031, 230110] {
+            assert_eq!(class_of_code(c), ErrorClass::Permanent, "{c}");
+        }
+        for c in [
+            200740, 200750, 300301, 300302, 300303, 300305, 300307, 300310,
+        ] {
+            assert_eq!(class_of_code(c), ErrorClass::Permanent, "CardKit {c}");
+        }
+        for c in [99991661, 99991663, 99991665] {
+            assert_eq!(class_of_code(c), ErrorClass::Token, "{c}");
+            let answer = format!(r#"{{"code":{c},"msg":"m"}}"#);
+            assert!(matches!(
+                classify(StatusCode::BAD_REQUEST, None, &answer),
+                Outcome::InvalidToken(_)
+            ));
+        }
+        // 230049, "the message is being sent": retried, never a refusal.
+        assert!(is_busy(230049));
+        assert!(matches!(
+            classify(
+                StatusCode::BAD_REQUEST,
+                None,
+                r#"{"code":230049,"msg":"sending"}"#
+            ),
+            Outcome::Retry(_, None)
+        ));
+        let codes: Vec<i64> = CODE_TABLE.iter().map(|(c, _)| *c).collect();
+        let unique: std::collections::HashSet<_> = codes.iter().collect();
+        assert_eq!(unique.len(), codes.len(), "a code in two rows");
         // 230020 (HTTP 400) backs off with the policy's delay; 99991400 with
         // HTTP 400, as documented, honours the reset header.
         assert!(matches!(

@@ -3,7 +3,7 @@
 //! dispatcher that turns payloads into events.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 use tokio_util::task::AbortOnDropHandle;
@@ -22,6 +22,8 @@ pub const INTAKE_CHANNEL_CAPACITY: usize = 256;
 pub struct Intake {
     rx: mpsc::Receiver<IntakeEvent>,
     local_addr: Option<SocketAddr>,
+    /// Why the transport stopped by itself, set before the stream ends.
+    ended: Arc<Mutex<Option<String>>>,
     /// The connection or server: stopped when the intake is dropped.
     _task: AbortOnDropHandle<()>,
 }
@@ -29,18 +31,36 @@ pub struct Intake {
 impl Intake {
     /// Long connection (WebSocket; needs no public URL). Reconnects as
     /// Feishu's policy says; on a fatal refusal it logs why and what to do,
-    /// and the intake ends ([`recv`](Self::recv) gives `None`).
+    /// and the intake ends ([`recv`](Self::recv) gives `None`, then
+    /// [`ended`](Self::ended) says why).
     /// Must be called inside a tokio runtime.
     pub fn long_connection(config: FeishuConfig, dedupe: Arc<dyn Dedupe>) -> Intake {
         let (tx, rx) = mpsc::channel(INTAKE_CHANNEL_CAPACITY);
+        // Held until the reason is recorded: the stream ends only after.
+        let keep = tx.clone();
         let dispatcher = Arc::new(Dispatcher::new(tx, dedupe));
-        let task = tokio::spawn(async move {
-            // Logged with its advice where it happens.
-            let _fatal = ws::run(config, dispatcher).await;
+        let ended = Arc::new(Mutex::new(None));
+        let task = tokio::spawn({
+            let ended = Arc::clone(&ended);
+            async move {
+                let e = ws::run(config, dispatcher).await;
+                let why = match &e {
+                    ws::WsError::GaveUp { .. } => format!(
+                        "the long connection was given up as Feishu's ReconnectCount says ({e})"
+                    ),
+                    _ => format!(
+                        "Feishu refused the long connection for good ({e}): {}",
+                        e.advice()
+                    ),
+                };
+                *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                drop(keep);
+            }
         });
         Intake {
             rx,
             local_addr: None,
+            ended,
             _task: AbortOnDropHandle::new(task),
         }
     }
@@ -54,19 +74,29 @@ impl Intake {
         dedupe: Arc<dyn Dedupe>,
     ) -> std::io::Result<Intake> {
         let (tx, rx) = mpsc::channel(INTAKE_CHANNEL_CAPACITY);
+        let keep = tx.clone();
         let dispatcher = Arc::new(Dispatcher::new(tx, dedupe));
         let app = webhook::router(config, dispatcher)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listener = tokio::net::TcpListener::bind(bind).await?;
         let local_addr = listener.local_addr()?;
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!(error = %e, "webhook server stopped");
+        let ended = Arc::new(Mutex::new(None));
+        let task = tokio::spawn({
+            let ended = Arc::clone(&ended);
+            async move {
+                let why = match webhook::serve(listener, app).await {
+                    Ok(()) => "the webhook server stopped".to_string(),
+                    Err(e) => format!("the webhook server stopped: {e}"),
+                };
+                tracing::error!(why, "no more Feishu events will arrive");
+                *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                drop(keep);
             }
         });
         Ok(Intake {
             rx,
             local_addr: Some(local_addr),
+            ended,
             _task: AbortOnDropHandle::new(task),
         })
     }
@@ -74,6 +104,13 @@ impl Intake {
     /// The next event; `None` once the intake has stopped.
     pub async fn recv(&mut self) -> Option<IntakeEvent> {
         self.rx.recv().await
+    }
+
+    /// Why the intake stopped by itself (a final refusal of the long
+    /// connection, the webhook server failing), once [`recv`](Self::recv)
+    /// has given `None`.
+    pub fn ended(&self) -> Option<String> {
+        self.ended.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Where the webhook listens (None for the long connection).

@@ -1,8 +1,9 @@
-//! Send pacing within Feishu's limits: at most 5 messages a second to one
-//! chat (shared by every bot in it, so we stay at it, not over), and 50 a
-//! second for the whole app. A sliding window of send times per key; a
-//! caller waits until its send fits both windows. Time is tokio's, so tests
-//! run it paused.
+//! Send pacing within Feishu's limits (Server API > Rate limits, and the
+//! send, reply and update pages): at most 5 messages a second to one chat
+//! (shared by every bot in it, so we stay at it, not over), 50 a second
+//! for the whole app, and 1000 a minute per API (send, reply, update…).
+//! A sliding window of send times per key; a caller waits until its send
+//! fits every window. Time is tokio's, so tests run it paused.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -15,6 +16,10 @@ pub const PER_CHAT_PER_WINDOW: usize = 5;
 pub const PER_APP_PER_WINDOW: usize = 50;
 /// The window both limits count in.
 pub const WINDOW: Duration = Duration::from_secs(1);
+/// Calls one API takes per [`API_WINDOW`], all chats together.
+pub const PER_API_PER_MINUTE: usize = 1000;
+/// The window the per-API limit counts in.
+pub const API_WINDOW: Duration = Duration::from_secs(60);
 /// Chats whose recent sends are remembered; the least recently used is
 /// forgotten beyond this (a forgotten chat has sent nothing for a while).
 pub const MAX_TRACKED_CHATS: usize = 1024;
@@ -22,6 +27,8 @@ pub const MAX_TRACKED_CHATS: usize = 1024;
 #[derive(Default)]
 struct Windows {
     app: VecDeque<Instant>,
+    /// Per API (a handful of names): at most [`PER_API_PER_MINUTE`] each.
+    apis: HashMap<&'static str, VecDeque<Instant>>,
     chats: HashMap<String, VecDeque<Instant>>,
 }
 
@@ -36,24 +43,28 @@ impl Pacer {
         Self::default()
     }
 
-    /// Waits until a message to `key` (a chat id, or a message id for
-    /// updates) fits both limits, and counts it.
-    pub async fn wait(&self, key: &str) {
+    /// Waits until a call of `api` (its name: "send", "reply", "patch",
+    /// …) to `key` (a chat id, or a message id for updates) fits every
+    /// limit, and counts it.
+    pub async fn wait(&self, api: &'static str, key: &str) {
         loop {
             let now = Instant::now();
             let until = {
                 let mut w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
-                let app_at = free_at(&mut w.app, PER_APP_PER_WINDOW, now);
+                let app_at = free_at(&mut w.app, PER_APP_PER_WINDOW, WINDOW, now);
+                let calls = w.apis.entry(api).or_default();
+                let api_at = free_at(calls, PER_API_PER_MINUTE, API_WINDOW, now);
                 if !w.chats.contains_key(key) && w.chats.len() >= MAX_TRACKED_CHATS {
                     forget_idle(&mut w.chats, now);
                 }
                 let chat = w.chats.entry(key.to_string()).or_default();
-                let chat_at = free_at(chat, PER_CHAT_PER_WINDOW, now);
-                match app_at.max(chat_at) {
+                let chat_at = free_at(chat, PER_CHAT_PER_WINDOW, WINDOW, now);
+                match app_at.max(chat_at).max(api_at) {
                     Some(at) => at,
                     None => {
                         chat.push_back(now);
                         w.app.push_back(now);
+                        w.apis.entry(api).or_default().push_back(now);
                         return;
                     }
                 }
@@ -63,13 +74,18 @@ impl Pacer {
     }
 }
 
-/// Drops sends older than the window; when the window is full, the time
+/// Drops sends older than `window`; when it is full (`limit`), the time
 /// its oldest send leaves it.
-fn free_at(sent: &mut VecDeque<Instant>, limit: usize, now: Instant) -> Option<Instant> {
-    while sent.front().is_some_and(|t| *t + WINDOW <= now) {
+fn free_at(
+    sent: &mut VecDeque<Instant>,
+    limit: usize,
+    window: Duration,
+    now: Instant,
+) -> Option<Instant> {
+    while sent.front().is_some_and(|t| *t + window <= now) {
         sent.pop_front();
     }
-    (sent.len() >= limit).then(|| sent.front().map_or(now, |t| *t + WINDOW))
+    (sent.len() >= limit).then(|| sent.front().map_or(now, |t| *t + window))
 }
 
 /// Forgets chats with nothing in their window; if all are busy, the one
@@ -95,7 +111,7 @@ mod tests {
         let start = Instant::now();
         let mut out = Vec::new();
         for k in keys {
-            p.wait(k).await;
+            p.wait("send", k).await;
             out.push(start.elapsed());
         }
         out
@@ -135,10 +151,32 @@ mod tests {
     async fn tracked_chats_are_bounded() {
         let p = Pacer::new();
         for i in 0..(MAX_TRACKED_CHATS + 10) {
-            p.wait(&format!("k{i}")).await;
+            p.wait("send", &format!("k{i}")).await;
             tokio::time::advance(Duration::from_millis(30)).await;
         }
         let n = p.windows.lock().unwrap().chats.len();
         assert!(n <= MAX_TRACKED_CHATS, "{n}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_api_takes_a_thousand_a_minute_and_another_api_is_not_held() {
+        let p = Pacer::new();
+        let start = Instant::now();
+        // 1001 sends, each to its own chat (no chat limit), 50 a second.
+        let mut last = Duration::ZERO;
+        for i in 0..=PER_API_PER_MINUTE {
+            p.wait("send", &format!("c{i}")).await;
+            if i < PER_API_PER_MINUTE {
+                last = start.elapsed();
+            }
+        }
+        // 1000 fit in 20 s at 50/s; the 1001st waits for the first to
+        // leave the minute window.
+        assert_eq!(last, Duration::from_secs(19));
+        assert_eq!(start.elapsed(), API_WINDOW);
+        // Another API has its own minute.
+        let before = Instant::now();
+        p.wait("patch", "om_1").await;
+        assert_eq!(before.elapsed(), Duration::ZERO);
     }
 }

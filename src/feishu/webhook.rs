@@ -4,21 +4,35 @@
 //! `X-Lark-Signature` over the raw body in constant time, rejects stale
 //! timestamps. Bad signature: 401; garbage: 400; never a panic.
 //!
-//! Two signature schemes: events and 2.0 callbacks (`schema` set, or an
-//! encrypted body) are signed hex(sha256(timestamp + nonce + encrypt_key +
-//! body)); old (1.0) card callbacks are signed
-//! hex(sha1(timestamp + nonce + verification_token + body)). Both secrets
-//! are required (the webhook does not start without them) and every
-//! request but the URL check must carry a valid signature: an unsigned
-//! body, of either shape, could otherwise name any user, an approver
-//! included.
+//! Two signature schemes: events and 2.0 callbacks (`schema` set) are
+//! signed hex(sha256(timestamp + nonce + encrypt_key + body)); old (1.0)
+//! card callbacks, encrypted or not, only ever
+//! hex(sha1(timestamp + nonce + verification_token + body)) over the body
+//! as received (Feishu never signs them with the encrypt key; the SDK's
+//! card handler decrypts first to see what it got, then checks the sha1).
+//! Both secrets are required (the webhook does not start without them)
+//! and every request but the URL check must carry a valid signature: an
+//! unsigned body, of either shape, could otherwise name any user, an
+//! approver included.
+//!
+//! The timestamp window ([`MAX_TIMESTAMP_SKEW_SECS`]) is clawmux's own
+//! replay guard (neither Feishu's docs nor its SDKs bound it): the host's
+//! clock must be within it of Feishu's, and an event refused for skew is
+//! logged with the skew.
+//!
+//! The server ([`serve`]) is bounded as a public HTTP server must be: at
+//! most [`MAX_CONNECTIONS`] connections (never more than a share of the
+//! process's file descriptors; at the limit the oldest connection not
+//! handling a request gives way), headers within [`HEADER_READ_TIMEOUT`],
+//! a body within [`BODY_READ_TIMEOUT`]; anyone can connect to the port, so
+//! slow or half-sent requests must not hold it.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aes::cipher::{BlockDecryptMut, KeyIvInit, block_padding::Pkcs7};
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -35,8 +49,25 @@ use super::event::token_of;
 
 /// Largest accepted body, in bytes (events are a few KB).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-/// Signed requests older or newer than this are rejected (replay window), in seconds.
+/// Signed requests older or newer than this are rejected (replay window),
+/// in seconds. Our own bound: the host clock must be this close to Feishu's.
 pub const MAX_TIMESTAMP_SKEW_SECS: u64 = 300;
+/// Connections open at once at most (each costs a file descriptor).
+/// Feishu posts one event per request and few at a time. Capped at a
+/// quarter of the process's open-file limit ([`connection_limit`]) so the
+/// port can never starve tmux, the state and the log of descriptors.
+pub const MAX_CONNECTIONS: usize = 256;
+/// Time a connection has to send a request's headers, from its first byte.
+/// Feishu sends a request whole in milliseconds; a client still sending
+/// headers after this is slow on purpose and is cut off.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time a request has to send its body (at most [`MAX_BODY_BYTES`]).
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a connection stays open, idle keep-alive included: a slot held
+/// by a client that never sends is freed after it.
+pub const MAX_CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
+/// Wait after a failed accept (e.g. out of file descriptors) before the next.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
 /// Why a request was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -45,6 +76,8 @@ pub enum WebhookError {
     BadSignature,
     #[error("stale or missing timestamp")]
     StaleTimestamp,
+    #[error("the request body did not arrive in time")]
+    SlowBody,
     #[error("verification token mismatch")]
     BadToken,
     #[error("body is not a Feishu event: {0}")]
@@ -67,6 +100,7 @@ impl IntoResponse for WebhookError {
             | WebhookError::BadToken
             | WebhookError::Decrypt(_) => StatusCode::UNAUTHORIZED,
             WebhookError::Garbage(_) => StatusCode::BAD_REQUEST,
+            WebhookError::SlowBody => StatusCode::REQUEST_TIMEOUT,
             WebhookError::Unverifiable => StatusCode::INTERNAL_SERVER_ERROR,
         };
         (status, self.to_string()).into_response()
@@ -100,15 +134,160 @@ pub(crate) fn router(
     Ok(Router::new()
         .route("/", post(handle))
         .route("/{*path}", post(handle))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state))
+}
+
+/// Serve `app` on `listener` until it fails: at most
+/// [`connection_limit`] connections open at once, each bounded in time.
+/// At the limit a new connection takes the slot of the oldest one that is
+/// not handling a request (a client still sending headers, or idle), so
+/// clients that connect and stall can never lock Feishu out; when every
+/// slot is handling a request, the new connection is closed (Feishu
+/// redelivers).
+pub(crate) async fn serve(listener: tokio::net::TcpListener, app: Router) -> std::io::Result<()> {
+    use hyper::service::Service as _;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    let limit = connection_limit();
+    let slots = Arc::new(std::sync::Mutex::new(Slots::default()));
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors or a connection reset before accept:
+                // the listener is still good.
+                tracing::warn!(error = %e, "webhook accept failed");
+                tokio::time::sleep(ACCEPT_RETRY).await;
+                continue;
+            }
+        };
+        let Some((id, busy, evicted)) = lock(&slots).admit(limit) else {
+            tracing::warn!(
+                limit,
+                "webhook: every connection is handling a request; closing a new one"
+            );
+            continue;
+        };
+        let inner = TowerToHyperService::new(app.clone());
+        let service = hyper::service::service_fn(move |req| {
+            let guard = Busy::enter(Arc::clone(&busy));
+            let answer = inner.call(req);
+            async move {
+                let answer = answer.await;
+                drop(guard);
+                answer
+            }
+        });
+        let slots = Arc::clone(&slots);
+        tokio::spawn(async move {
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = tokio::time::timeout(MAX_CONNECTION_LIFETIME, conn) => {}
+                _ = evicted => {}
+            }
+            lock(&slots).open.remove(&id);
+        });
+    }
+}
+
+fn lock(slots: &std::sync::Mutex<Slots>) -> std::sync::MutexGuard<'_, Slots> {
+    slots.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The open connections, oldest first.
+#[derive(Default)]
+struct Slots {
+    next_id: u64,
+    /// id -> (requests in progress, eviction signal).
+    open: std::collections::BTreeMap<
+        u64,
+        (
+            Arc<std::sync::atomic::AtomicUsize>,
+            tokio::sync::oneshot::Sender<()>,
+        ),
+    >,
+}
+
+type Admitted = (
+    u64,
+    Arc<std::sync::atomic::AtomicUsize>,
+    tokio::sync::oneshot::Receiver<()>,
+);
+
+impl Slots {
+    /// A slot for a new connection, evicting the oldest connection not
+    /// handling a request when all `limit` are taken; None when every one is.
+    fn admit(&mut self, limit: usize) -> Option<Admitted> {
+        use std::sync::atomic::Ordering;
+        if self.open.len() >= limit {
+            let idle = (self.open.iter())
+                .find(|(_, (busy, _))| busy.load(Ordering::Acquire) == 0)
+                .map(|(id, _)| *id)?;
+            if let Some((_, evict)) = self.open.remove(&idle) {
+                let _ = evict.send(());
+            }
+        }
+        self.next_id += 1;
+        let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.open.insert(self.next_id, (Arc::clone(&busy), tx));
+        Some((self.next_id, busy, rx))
+    }
+}
+
+/// Marks a connection as handling a request while alive.
+struct Busy(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Busy {
+    fn enter(n: Arc<std::sync::atomic::AtomicUsize>) -> Busy {
+        n.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Busy(n)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// [`MAX_CONNECTIONS`], or a quarter of the open-file limit when that is
+/// lower (at least 1).
+pub fn connection_limit() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct we pass.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
+    let quarter = if got {
+        usize::try_from(lim.rlim_cur / 4).unwrap_or(usize::MAX)
+    } else {
+        MAX_CONNECTIONS
+    };
+    MAX_CONNECTIONS.min(quarter).max(1)
 }
 
 async fn handle(
     State(st): State<Arc<WebhookState>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Result<Response, WebhookError> {
+    let body = match tokio::time::timeout(
+        BODY_READ_TIMEOUT,
+        axum::body::to_bytes(body, MAX_BODY_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return Ok((StatusCode::PAYLOAD_TOO_LARGE, e.to_string()).into_response()),
+        Err(_) => return Err(WebhookError::SlowBody),
+    };
+    let body: Bytes = body;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -158,7 +337,6 @@ pub fn decode_body(
     let outer: Value =
         serde_json::from_slice(body).map_err(|e| WebhookError::Garbage(e.to_string()))?;
     let encrypted = outer.get("encrypt").and_then(Value::as_str);
-    let was_encrypted = encrypted.is_some();
     let payload = match encrypted {
         Some(enc) => {
             let key = encrypt_key.ok_or_else(|| {
@@ -175,7 +353,7 @@ pub fn decode_body(
     }
     // A 1.0 card callback's `token` is the card's update token, not the
     // verification token: its sha1 signature proves that one instead.
-    let scheme = scheme_of(was_encrypted, &payload);
+    let scheme = scheme_of(&payload);
     if let Some(expected) = verification_token
         && scheme != Scheme::CardV1
     {
@@ -196,14 +374,15 @@ pub enum Scheme {
     CardV1,
 }
 
-/// The scheme of a request: an encrypted body or one with `schema` is an
-/// event or 2.0 callback; a plain body shaped like an old card callback
-/// (`action` and `open_message_id` at the top) is a 1.0 card callback.
-fn scheme_of(encrypted: bool, payload: &Value) -> Scheme {
+/// The scheme of a request, from its (decrypted) payload: one with
+/// `schema` is an event or 2.0 callback; one shaped like an old card
+/// callback (`action` and `open_message_id` at the top), encrypted or
+/// not, is a 1.0 card callback.
+fn scheme_of(payload: &Value) -> Scheme {
     let old_card = payload.get("schema").is_none()
         && payload.get("action").is_some()
         && payload.get("open_message_id").is_some();
-    if !encrypted && old_card {
+    if old_card {
         Scheme::CardV1
     } else {
         Scheme::Event
@@ -238,6 +417,14 @@ fn check_signature(
     }
     let ts: u64 = ts.parse().map_err(|_| WebhookError::StaleTimestamp)?;
     if ts.abs_diff(now) > MAX_TIMESTAMP_SKEW_SECS {
+        // Signed correctly, so Feishu sent it: most likely this host's
+        // clock is off. Say by how much (positive: Feishu is ahead).
+        let skew = i128::from(ts) - i128::from(now);
+        tracing::warn!(
+            skew_secs = %skew,
+            window_secs = MAX_TIMESTAMP_SKEW_SECS,
+            "refused a signed Feishu event: its timestamp is {skew} s from this host's clock, outside the ±{MAX_TIMESTAMP_SKEW_SECS} s window; check the host clock (NTP)"
+        );
         return Err(WebhookError::StaleTimestamp);
     }
     Ok(())
@@ -293,6 +480,23 @@ pub fn decrypt(encrypt_key: &str, encrypted_b64: &str) -> Result<Vec<u8>, Webhoo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_server_evicts_the_oldest_idle_connection_never_a_busy_one() {
+        use std::sync::atomic::Ordering;
+        let mut slots = Slots::default();
+        let (a, a_busy, mut a_evicted) = slots.admit(2).unwrap();
+        let (b, _b_busy, mut b_evicted) = slots.admit(2).unwrap();
+        a_busy.fetch_add(1, Ordering::AcqRel);
+        // Full: the oldest idle one (b, since a handles a request) goes.
+        let (c, c_busy, _) = slots.admit(2).unwrap();
+        assert!(b_evicted.try_recv().is_ok(), "b evicted");
+        assert!(a_evicted.try_recv().is_err(), "a kept: it is answering");
+        assert_eq!(slots.open.keys().copied().collect::<Vec<_>>(), [a, c]);
+        assert!(b < c);
+        c_busy.fetch_add(1, Ordering::AcqRel);
+        assert!(slots.admit(2).is_none(), "every slot is answering");
+    }
 
     #[test]
     fn decrypt_rejects_garbage_without_panicking() {

@@ -6,8 +6,15 @@
 //! first a random wait in [0, ReconnectNonce), then a try every
 //! ReconnectInterval, giving up after ReconnectCount tries unless that is
 //! negative. The endpoint's ClientConfig sets the four values and every pong
-//! updates them. Fatal refusals (wrong credentials, forbidden, connection
-//! limit) stop the client with a clear error instead of retrying for ever.
+//! updates them. Refusals are sorted as both official SDKs sort them (the
+//! Python SDK's `_parse_ws_conn_exception` and `_get_conn_url`, the Node
+//! WSClient): the endpoint's codes 1 (busy) and 1000040343 (internal
+//! error) are retried and every other non-zero code is final; a handshake
+//! refused with `handshake-status` 514 is retried unless its
+//! `handshake-autherrcode` is 1000040350 (too many connections), 403 is
+//! final, anything else is retried. A final refusal stops the client with
+//! a clear error instead of retrying for ever. A close frame from the
+//! server is answered with one (RFC 6455 §5.5.1) before reconnecting.
 
 use std::sync::Arc;
 
@@ -41,15 +48,21 @@ pub const DEFAULT_RECONNECT_NONCE: Duration = Duration::from_secs(30);
 /// Longest interval, nonce or ping interval taken from Feishu, so a bad
 /// value cannot park the client for days.
 pub const MAX_POLICY_SECS: u64 = 3600;
-/// Endpoint and handshake codes that no retry fixes: forbidden (403),
-/// authentication failed (514), and the app's refusals 1000040344 and
-/// 1000040350 (connection limit reached).
-pub const FATAL_CODES: [i64; 4] = [403, 514, 1000040344, 1000040350];
-/// Codes Feishu documents as worth retrying: system busy (1) and internal
-/// error (1000040343).
+/// Endpoint codes worth retrying (both SDKs): system busy (1) and
+/// internal error (1000040343). Every other non-zero code is final.
 pub const RETRYABLE_CODES: [i64; 2] = [1, 1000040343];
+/// `handshake-status` of a refused authentication: retried, unless its
+/// `handshake-autherrcode` is [`TOO_MANY_CONNECTIONS`].
+pub const HANDSHAKE_AUTH_FAILED: i64 = 514;
+/// `handshake-status` of a forbidden connection: final.
+pub const HANDSHAKE_FORBIDDEN: i64 = 403;
+/// `handshake-autherrcode` (and endpoint code) of an app at its limit of
+/// long connections (50): final.
+pub const TOO_MANY_CONNECTIONS: i64 = 1000040350;
 /// Frames queued for sending on one connection (acks and pings).
 const OUTGOING_FRAMES: usize = 64;
+/// Longest wait to write the close frame that answers the server's.
+const CLOSE_REPLY_WAIT: Duration = Duration::from_secs(5);
 /// Time allowed for the endpoint request and the WebSocket handshake.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -94,23 +107,23 @@ impl WsError {
         }
     }
 
-    /// No retry can fix it: stop and tell the operator.
+    /// No retry can fix it: stop and tell the operator. As the SDKs: an
+    /// endpoint code other than the retryable ones; a handshake refused
+    /// with 403, or with 514 and the connection-limit auth code.
     pub fn is_fatal(&self) -> bool {
         match self {
             WsError::GaveUp { .. } => true,
+            WsError::Refused { code, .. } => !RETRYABLE_CODES.contains(code),
             WsError::Handshake {
                 handshake_status,
                 auth_code,
                 ..
-            } => {
-                let retryable = auth_code.is_some_and(|c| RETRYABLE_CODES.contains(&c));
-                !retryable
-                    && [*handshake_status, *auth_code]
-                        .into_iter()
-                        .flatten()
-                        .any(|c| FATAL_CODES.contains(&c))
-            }
-            _ => self.code().is_some_and(|c| FATAL_CODES.contains(&c)),
+            } => match handshake_status {
+                Some(HANDSHAKE_FORBIDDEN) => true,
+                Some(HANDSHAKE_AUTH_FAILED) => *auth_code == Some(TOO_MANY_CONNECTIONS),
+                _ => false,
+            },
+            _ => false,
         }
     }
 
@@ -121,6 +134,7 @@ impl WsError {
                 "the app may not use the long connection: enable \"receive events through persistent connection\" in the app's console, or use webhook mode"
             }
             Some(514) => "authentication failed: check FEISHU_APP_ID and FEISHU_APP_SECRET",
+            Some(10003 | 10014) => "check FEISHU_APP_ID and FEISHU_APP_SECRET",
             Some(1000040350) => {
                 "the app has too many long connections open (at most 50): stop other clawmux instances of this app"
             }
@@ -261,11 +275,17 @@ async fn endpoint(
         .send()
         .await
         .map_err(|e| WsError::Endpoint(e.to_string()))?;
+    let status = resp.status();
+    if !status.is_success() {
+        // As the SDKs: an HTTP failure is the server's, worth retrying.
+        return Err(WsError::Endpoint(format!("HTTP {status}")));
+    }
     let v: Value = resp
         .json()
         .await
         .map_err(|e| WsError::Endpoint(e.to_string()))?;
-    let code = v.get("code").and_then(Value::as_i64).unwrap_or(-1);
+    let code = (v.get("code").and_then(Value::as_i64))
+        .ok_or_else(|| WsError::Endpoint("no code in the endpoint answer".into()))?;
     if code != 0 {
         let msg = v
             .get("msg")
@@ -398,7 +418,13 @@ impl Connection<'_> {
                 }
                 Some(frame) = out_rx.recv() => send(&mut sink, &frame).await?,
                 msg = stream.next() => match msg {
-                    None | Some(Ok(WsMessage::Close(_))) => return Err(WsError::Closed),
+                    Some(Ok(WsMessage::Close(_))) => {
+                        // tungstenite queued the answering close frame;
+                        // write it out before the socket is dropped.
+                        let _ = tokio::time::timeout(CLOSE_REPLY_WAIT, sink.close()).await;
+                        return Err(WsError::Closed);
+                    }
+                    None => return Err(WsError::Closed),
                     Some(Err(e)) => return Err(WsError::Socket(e.to_string())),
                     Some(Ok(WsMessage::Binary(bytes))) => match Frame::decode(bytes.as_ref()) {
                         Ok(frame) => {
@@ -530,26 +556,32 @@ mod tests {
             code,
             msg: String::new(),
         };
-        for c in FATAL_CODES {
-            assert!(refused(c).is_fatal(), "{c}");
-        }
         for c in RETRYABLE_CODES {
             assert!(!refused(c).is_fatal(), "{c}");
         }
+        // The SDKs stop on every other endpoint code.
+        for c in [403, 514, 1000040344, TOO_MANY_CONNECTIONS, 10014, 99999] {
+            assert!(refused(c).is_fatal(), "{c}");
+        }
         let hs = |status, auth| WsError::Handshake {
-            status: 403,
+            status: 400,
             handshake_status: status,
             auth_code: auth,
             msg: "m".into(),
         };
-        assert!(hs(Some(514), Some(1000040350)).is_fatal());
+        assert!(hs(Some(514), Some(TOO_MANY_CONNECTIONS)).is_fatal());
         assert!(
             !hs(Some(514), Some(1000040343)).is_fatal(),
-            "the auth code says retry"
+            "514 with another auth code is retried"
         );
+        assert!(!hs(Some(514), None).is_fatal(), "514 alone is retried");
         assert!(hs(Some(403), None).is_fatal());
-        assert!(!hs(None, None).is_fatal());
-        assert_eq!(hs(Some(514), Some(1000040350)).code(), Some(1000040350));
-        assert!(refused(1000040350).advice().contains("too many"));
+        assert!(!hs(Some(500), None).is_fatal());
+        assert!(!hs(None, None).is_fatal(), "no handshake headers: retried");
+        assert_eq!(
+            hs(Some(514), Some(TOO_MANY_CONNECTIONS)).code(),
+            Some(TOO_MANY_CONNECTIONS)
+        );
+        assert!(refused(TOO_MANY_CONNECTIONS).advice().contains("too many"));
     }
 }

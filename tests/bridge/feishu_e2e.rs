@@ -68,6 +68,11 @@ pub async fn start_with(config: &Config, home: &std::path::Path, streaming: bool
         let _keep = _hook_tx;
         Daemon::new(setup).run(chat_rx, hook_rx).await
     });
+    // Aborting the wrapper drops the handle, which aborts the intake.
+    let intake = tokio_util::task::AbortOnDropHandle::new(intake);
+    let intake = tokio::spawn(async move {
+        let _ = intake.await;
+    });
     let mut tasks = vec![daemon, intake];
     if streaming {
         tasks.push(tokio::spawn(streaming::run(

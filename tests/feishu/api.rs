@@ -148,6 +148,9 @@ async fn storm_of_429_and_5xx_loses_nothing() {
     ));
     fake.rate_limit_next(6, 0);
     fake.fail_next(4);
+    // 20 at once to one chat, unpaced: this test is about the app-wide
+    // faults, not the per-chat limit (covered below).
+    fake.enforce_chat_qps(false);
     let mut tasks = Vec::new();
     for i in 0..20 {
         let api = Arc::clone(&api);
@@ -292,4 +295,87 @@ async fn image_uploads_are_refused_as_feishu_documents() {
         .await
         .expect("after a token refresh");
     assert_eq!(fake.uploaded_images().len(), 1);
+}
+
+/// Feishu answers a stale tenant token with 99991665 as well as 99991663:
+/// both fetch a new token and the call goes through.
+#[tokio::test]
+async fn an_invalid_tenant_token_99991665_is_refreshed() {
+    let fake = FakeFeishu::start().await;
+    fake.set_invalid_token_code(99991665);
+    let api = Api::with_retry(fake.config(), fast_retry());
+    let id = api.send(&chat(), &card("a"), "u-a").await.expect("send");
+    fake.expire_tokens();
+    api.patch(&id, &card("b"))
+        .await
+        .expect("patch after a 99991665");
+    assert_eq!(fake.token_requests(), 2);
+}
+
+/// A token past its `expire` is refused as Feishu refuses it; the client
+/// refreshes it before then (its margin), so no call fails.
+#[tokio::test]
+async fn a_token_past_its_expire_is_refused_and_never_used() {
+    let fake = FakeFeishu::start().await;
+    // Shorter than the refresh margin: every call fetches a new one.
+    fake.set_token_expire(1);
+    let api = Api::with_retry(fake.config(), fast_retry());
+    api.send(&chat(), &card("a"), "u-a").await.expect("send");
+    let stale = reqwest::Client::new()
+        .post(format!(
+            "{}/open-apis/im/v1/messages?receive_id_type=chat_id",
+            fake.base_url()
+        ))
+        .bearer_auth("t-1")
+        .json(&serde_json::json!({"receive_id": "oc_1", "msg_type": "interactive", "content": "{}", "uuid": "x"}))
+        .send();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let answer: serde_json::Value = stale.await.expect("POST").json().await.expect("json");
+    assert_eq!(answer["code"], 99991663, "{answer}");
+    api.send(&chat(), &card("b"), "u-b")
+        .await
+        .expect("send with a fresh token");
+}
+
+/// More than 5 sends a second to one chat: the local Feishu answers the
+/// sixth with 230020 (the per-chat limit), which the client backs off and
+/// retries; the courier's pacer never gets there.
+#[tokio::test]
+async fn a_sixth_send_in_a_second_to_one_chat_is_limited_and_retried() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(
+        fake.config(),
+        RetryPolicy {
+            max_attempts: 6,
+            base_delay: Duration::from_millis(300),
+            max_delay: Duration::from_secs(1),
+        },
+    );
+    for i in 0..6 {
+        api.send(&chat(), &card("x"), &format!("u-{i}"))
+            .await
+            .expect("send");
+    }
+    assert!(fake.chat_limited() >= 1, "the sixth send was not limited");
+    assert_eq!(fake.sent_cards().len(), 6);
+}
+
+/// A message uuid longer than Feishu's 50 characters is a field error
+/// (99992402): refused once, as permanent, not retried.
+#[tokio::test]
+async fn a_message_uuid_over_50_chars_is_refused_for_good() {
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    api.tenant_token().await.expect("token");
+    let err = api
+        .send(&chat(), &card("a"), &"u".repeat(51))
+        .await
+        .expect_err("refused");
+    assert_eq!(err.code(), Some(99992402), "{err}");
+    assert!(err.is_permanent(), "{err}");
+    // The token, then one attempt.
+    assert_eq!(fake.api_attempts(), 2);
+    api.send(&chat(), &card("b"), &"u".repeat(50))
+        .await
+        .expect("50 characters are fine");
 }

@@ -192,3 +192,59 @@ async fn doctor_stops_on_a_fatal_long_connection_refusal() {
         "{stdout}"
     );
 }
+
+/// The daemon cannot receive events any more (Feishu refused the long
+/// connection for good: 514 with 1000040350): `serve` exits 1 with one
+/// line saying why, so a supervisor restarts or alerts; `doctor` tells
+/// the same refusal.
+#[tokio::test]
+async fn serve_exits_non_zero_when_the_long_connection_is_refused_for_good() {
+    let fake = FakeFeishu::start().await;
+    fake.refuse_handshake(Some((514, 1000040350, "exceed conn limit")));
+    let home = tempfile::tempdir().expect("tempdir");
+    let serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["serve", "--agent", "sim"])
+        .env("CLAWMUX_HOME", home.path())
+        .env("FEISHU_APP_ID", APP_ID)
+        .env("FEISHU_APP_SECRET", APP_SECRET)
+        .env("FEISHU_DOMAIN", fake.base_url())
+        .env_remove("FEISHU_ENCRYPT_KEY")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), serve)
+        .await
+        .expect("serve kept running after the refusal")
+        .expect("run serve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("1000040350")
+            && last.contains("too many long connections")
+            && last.contains("no Feishu events can arrive"),
+        "{stderr}"
+    );
+    let out = doctor(&fake, APP_SECRET).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("1000040350"), "{stderr}");
+}
+
+/// `doctor` compares this host's clock with the `Date` of Feishu's
+/// answers and says how far off it is.
+#[tokio::test]
+async fn doctor_reports_the_clock_skew() {
+    let fake = FakeFeishu::start().await;
+    let out = doctor(&fake, APP_SECRET).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ok: clock within"), "{stdout}");
+    fake.set_clock_offset(600);
+    let out = doctor(&fake, APP_SECRET).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("warning: this host's clock is 600 s behind Feishu's")
+            || stdout.contains("warning: this host's clock is 599 s behind Feishu's")
+            || stdout.contains("warning: this host's clock is 601 s behind Feishu's"),
+        "{stdout}"
+    );
+}

@@ -48,7 +48,7 @@ pub use cardkit::{CardFault, Entity};
 mod images;
 pub use images::UploadedImage;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -184,6 +184,16 @@ struct State_ {
     // auth
     token_seq: u64,
     valid_tokens: HashSet<String>,
+    /// When each token handed out stops being valid (its `expire`).
+    token_expiry: HashMap<String, Instant>,
+    /// The code an invalid or expired tenant token is answered with
+    /// (99991663 or 99991665: Feishu uses both).
+    invalid_token_code: i64,
+    /// Recent message sends per chat (per parent for replies), for the
+    /// 5 QPS limit; None: not enforced.
+    chat_sends: Option<HashMap<String, VecDeque<Instant>>>,
+    /// Sends refused by the per-chat limit.
+    chat_limited: u32,
     token_expire_secs: u64,
     token_requests: u32,
     // faults
@@ -239,13 +249,24 @@ struct State_ {
     history: HashMap<String, Vec<Frame>>,
     acks: HashMap<String, Vec<Ack>>,
     current_ws: Option<mpsc::UnboundedSender<WsCmd>>,
+    /// Seconds added to the `Date` header of every HTTP answer (a Feishu
+    /// whose clock differs from the host's).
+    clock_offset_secs: i64,
+    /// Close frames the fake sent, and those the client answered.
+    closes_sent: u32,
+    closes_answered: u32,
     cardkit: cardkit::CardKit,
 }
 
 enum WsCmd {
     Send(Vec<Frame>),
     Drop,
+    /// Send a close frame and wait for the client's (RFC 6455 §5.5.1).
+    Close,
 }
+
+/// How long the fake waits for the client's close frame after its own.
+const CLOSE_ANSWER_WAIT: Duration = Duration::from_secs(5);
 
 struct Shared {
     state: Mutex<State_>,
@@ -303,6 +324,8 @@ impl FakeFeishu {
         let shared = Arc::new(Shared {
             state: Mutex::new(State_ {
                 token_expire_secs: 7200,
+                invalid_token_code: 99991663,
+                chat_sends: Some(HashMap::new()),
                 ping_interval_secs: 120,
                 reconnect_count: -1,
                 reconnect_interval_secs: 1,
@@ -344,6 +367,10 @@ impl FakeFeishu {
             )
             .route("/open-apis/cardkit/v1/cards/{card_id}", put(cardkit::full))
             .route("/callback/ws/endpoint", post(ws_endpoint))
+            .layer(axum::middleware::map_response_with_state(
+                Arc::clone(&shared),
+                dated,
+            ))
             .with_state(Arc::clone(&shared));
         let http_task = tokio::spawn(async move {
             let _ = axum::serve(http, app).await;
@@ -375,6 +402,23 @@ impl FakeFeishu {
     /// `expire` (seconds) of the tokens handed out from now on.
     pub fn set_token_expire(&self, secs: u64) {
         self.shared.with(|s| s.token_expire_secs = secs);
+    }
+
+    /// Answer an invalid or expired token with `code` (99991663 or
+    /// 99991665) from now on.
+    pub fn set_invalid_token_code(&self, code: i64) {
+        self.shared.with(|s| s.invalid_token_code = code);
+    }
+
+    /// Whether sends over 5 a second to one chat are refused with 230020
+    /// (on unless a test turns it off).
+    pub fn enforce_chat_qps(&self, on: bool) {
+        self.shared.with(|s| s.chat_sends = on.then(HashMap::new));
+    }
+
+    /// Sends refused with 230020 (over 5 a second to one chat).
+    pub fn chat_limited(&self) -> u32 {
+        self.shared.read(|s| s.chat_limited)
     }
 
     /// Invalidate every token handed out so far (as if they expired).
@@ -515,7 +559,27 @@ impl FakeFeishu {
         });
     }
 
+    /// Answer with a `Date` `secs` off the host's clock.
+    pub fn set_clock_offset(&self, secs: i64) {
+        self.shared.with(|s| s.clock_offset_secs = secs);
+    }
+
+    /// Close the current WebSocket properly: a close frame, then the
+    /// client's answer is awaited ([`closes`](Self::closes)).
+    pub fn close_ws(&self) {
+        self.shared.with(|s| {
+            if let Some(ws) = s.current_ws.take() {
+                let _ = ws.send(WsCmd::Close);
+            }
+        });
+    }
+
     // ---- observations ----------------------------------------------------
+
+    /// (close frames sent, close frames the client answered).
+    pub fn closes(&self) -> (u32, u32) {
+        self.shared.read(|s| (s.closes_sent, s.closes_answered))
+    }
 
     /// Every accepted send, reply and patch, in order.
     pub fn sent_cards(&self) -> Vec<Recorded> {
@@ -887,6 +951,22 @@ fn fragment(kind: &str, frame_id: &str, seq_id: u64, bytes: &[u8], n: usize) -> 
         .collect()
 }
 
+/// Every answer carries a `Date`, as Feishu's do: the host's clock plus
+/// the configured offset.
+async fn dated(State(sh): St, mut resp: Response) -> Response {
+    let offset = sh.read(|s| s.clock_offset_secs);
+    let now = std::time::SystemTime::now();
+    let at = if offset >= 0 {
+        now + Duration::from_secs(offset.unsigned_abs())
+    } else {
+        now - Duration::from_secs(offset.unsigned_abs())
+    };
+    if let Ok(v) = httpdate::fmt_http_date(at).parse() {
+        resp.headers_mut().insert("date", v);
+    }
+    resp
+}
+
 async fn serve_ws(shared: Arc<Shared>, stream: tokio::net::TcpStream) {
     use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
     let refusal = shared.read(|s| s.refuse_handshake.clone());
@@ -941,6 +1021,26 @@ async fn serve_ws(shared: Arc<Shared>, stream: tokio::net::TcpStream) {
                             return;
                         }
                     }
+                }
+                Some(WsCmd::Close) => {
+                    shared.with(|s| s.closes_sent += 1);
+                    if sink.send(WsMessage::Close(None)).await.is_err() {
+                        return;
+                    }
+                    // Data frames may still come; the close answer ends it.
+                    let answered = tokio::time::timeout(CLOSE_ANSWER_WAIT, async {
+                        while let Some(Ok(m)) = source.next().await {
+                            if matches!(m, WsMessage::Close(_)) {
+                                return true;
+                            }
+                        }
+                        false
+                    })
+                    .await;
+                    if answered == Ok(true) {
+                        shared.with(|s| s.closes_answered += 1);
+                    }
+                    return;
                 }
                 Some(WsCmd::Drop) | None => return,
             },
@@ -1046,13 +1146,13 @@ fn internal_error() -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
 }
 
-/// Feishu's rate-limit answer: HTTP 400 (as its API docs give it), code
-/// 99991400, and when to come back.
+/// Feishu's rate-limit answer (Server API > Rate limits): HTTP 429, code
+/// 99991400, and when to come back in `x-ogw-ratelimit-reset`.
 fn rate_limited(reset_secs: u64) -> Response {
     let mut headers = HeaderMap::new();
     headers.insert("x-ogw-ratelimit-reset", reset_secs.into());
     let body = axum::Json(json!({"code": 99991400, "msg": "request trigger frequency limit"}));
-    (StatusCode::BAD_REQUEST, headers, body).into_response()
+    (StatusCode::TOO_MANY_REQUESTS, headers, body).into_response()
 }
 
 /// The `ClientConfig` the endpoint and pongs carry: all four values.
@@ -1079,7 +1179,7 @@ fn refused(s: &mut State_, headers: &HeaderMap, sends: bool) -> Option<Response>
         return Some(r);
     }
     if !authorized(s, headers) {
-        return Some(invalid_token());
+        return Some(invalid_token(s.invalid_token_code));
     }
     if sends { rejection(s) } else { None }
 }
@@ -1098,21 +1198,59 @@ fn rejection(s: &mut State_) -> Option<Response> {
     )
 }
 
+/// A token handed out, not invalidated, and not past its `expire`.
 fn authorized(s: &State_, headers: &HeaderMap) -> bool {
+    let now = Instant::now();
     headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| s.valid_tokens.contains(t))
+        .is_some_and(|t| {
+            s.valid_tokens.contains(t) && s.token_expiry.get(t).is_none_or(|at| now < *at)
+        })
 }
 
-fn invalid_token() -> Response {
+fn invalid_token(code: i64) -> Response {
     (
         StatusCode::BAD_REQUEST,
-        axum::Json(json!({"code": 99991663, "msg": "Invalid access token for authorization."})),
+        axum::Json(json!({"code": code, "msg": "Invalid access token for authorization."})),
     )
         .into_response()
 }
+
+/// Feishu's per-chat limit: 5 sends a second to one chat (shared by
+/// every bot in it), answered with 230020.
+const CHAT_QPS: usize = 5;
+
+/// Counts a send to `target`; the 230020 answer when over the limit.
+fn over_chat_limit(s: &mut State_, target: &str) -> Option<Response> {
+    let sends = s.chat_sends.as_mut()?;
+    let now = Instant::now();
+    let recent = sends.entry(target.to_string()).or_default();
+    while recent
+        .front()
+        .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
+    {
+        recent.pop_front();
+    }
+    if recent.len() >= CHAT_QPS {
+        s.chat_limited += 1;
+        return Some(
+            (
+                StatusCode::BAD_REQUEST,
+                axum::Json(
+                    json!({"code": 230020, "msg": "This chat is sending messages too frequently."}),
+                ),
+            )
+                .into_response(),
+        );
+    }
+    recent.push_back(now);
+    None
+}
+
+/// Longest message `uuid` Feishu takes (a longer one is a field error).
+const MAX_MESSAGE_UUID_CHARS: usize = 50;
 
 /// Check a card the way Feishu would; Err is the reason for rejecting it.
 fn validate_card(content: &str) -> Result<Value, &'static str> {
@@ -1147,6 +1285,8 @@ async fn token(State(sh): St, body: axum::Json<Value>) -> Response {
         s.token_seq += 1;
         let t = format!("t-{}", s.token_seq);
         s.valid_tokens.insert(t.clone());
+        let expires = Instant::now() + Duration::from_secs(s.token_expire_secs);
+        s.token_expiry.insert(t.clone(), expires);
         axum::Json(json!({"code": 0, "msg": "ok", "tenant_access_token": t, "expire": s.token_expire_secs})).into_response()
     })
 }
@@ -1180,10 +1320,22 @@ fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: Stri
             Err(r) => return r,
         };
         let uuid = body["uuid"].as_str().map(str::to_string);
+        if uuid
+            .as_ref()
+            .is_some_and(|u| u.chars().count() > MAX_MESSAGE_UUID_CHARS)
+        {
+            return api_json(99992402, "field validation failed: uuid", Value::Null);
+        }
         if let Some(id) = uuid.as_ref().and_then(|u| s.by_uuid.get(u)) {
             return api_json(0, "ok", json!({"message_id": id}));
         }
         let content = body["content"].as_str().unwrap_or_default();
+        if content.is_empty() {
+            return api_json(230001, "content is empty", Value::Null);
+        }
+        if let Some(r) = over_chat_limit(s, &target) {
+            return r;
+        }
         let parsed: Value = serde_json::from_str(content).unwrap_or(Value::Null);
         let card_id = (parsed["type"] == "card")
             .then(|| parsed.pointer("/data/card_id").and_then(Value::as_str))

@@ -377,3 +377,75 @@ async fn retryable_refusals_are_retried_until_they_stop() {
     };
     assert_eq!(m.message_id, pushed.message_id);
 }
+
+#[tokio::test]
+async fn a_514_handshake_is_retried_unless_it_says_too_many_connections() {
+    let fake = FakeFeishu::start().await;
+    // Retry for ever, without waits, as the endpoint says.
+    fake.set_client_config(120, -1, 0, 0);
+    // 514 with another auth code: the SDKs retry (a server-side failure).
+    fake.refuse_handshake(Some((514, 1000040343, "auth failed, try again")));
+    let mut intake = Intake::long_connection(fake.config(), Arc::new(MemoryDedupe::default()));
+    fake.wait_until(WAIT, |f| Some(()).filter(|_| f.endpoint_requests() >= 3))
+        .await
+        .expect("a 514 is retried");
+    fake.refuse_handshake(None);
+    assert!(
+        fake.wait_connected(1, WAIT).await,
+        "connected once accepted"
+    );
+    let pushed = fake.push_message("oc_1", "ou_alice", "/gsd:progress");
+    let IntakeEvent::MessageReceived(m) = next_event(&mut intake).await else {
+        panic!("expected a message")
+    };
+    assert_eq!(m.message_id, pushed.message_id);
+    drop(intake);
+
+    // 514 with 1000040350 (too many connections): final, one try.
+    let fake = FakeFeishu::start().await;
+    fake.set_client_config(120, -1, 0, 0);
+    fake.refuse_handshake(Some((514, 1000040350, "exceed conn limit")));
+    let mut intake = Intake::long_connection(fake.config(), Arc::new(MemoryDedupe::default()));
+    assert!(stops(&mut intake).await, "the client kept going");
+    assert_eq!(fake.endpoint_requests(), 1);
+    let why = intake.ended().expect("why it stopped");
+    assert!(
+        why.contains("1000040350") && why.contains("too many long connections"),
+        "{why}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_endpoint_code_is_final_as_in_the_sdks() {
+    let fake = FakeFeishu::start().await;
+    fake.refuse_endpoint(Some((1000040999, "something new")));
+    let mut intake = Intake::long_connection(fake.config(), Arc::new(MemoryDedupe::default()));
+    assert!(
+        stops(&mut intake).await,
+        "the client retried an unknown code"
+    );
+    assert_eq!(fake.endpoint_requests(), 1);
+    assert!(intake.ended().is_some_and(|w| w.contains("1000040999")));
+}
+
+#[tokio::test]
+async fn a_close_frame_from_the_server_is_answered_then_the_client_reconnects() {
+    let fake = FakeFeishu::start().await;
+    fake.set_client_config(120, -1, 0, 0);
+    let (mut intake, _) = connected(&fake).await;
+    fake.close_ws();
+    let answered = fake
+        .wait_until(WAIT, |f| Some(()).filter(|_| f.closes() == (1, 1)))
+        .await;
+    assert!(
+        answered.is_some(),
+        "closes (sent, answered): {:?}",
+        fake.closes()
+    );
+    assert!(fake.wait_connected(2, WAIT).await, "reconnected");
+    let pushed = fake.push_message("oc_1", "ou_alice", "/gsd:progress");
+    let IntakeEvent::MessageReceived(m) = next_event(&mut intake).await else {
+        panic!("expected a message")
+    };
+    assert_eq!(m.message_id, pushed.message_id);
+}

@@ -19,7 +19,7 @@ use tokio::time::{Duration, Instant, timeout_at};
 
 use std::sync::Arc;
 
-use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe};
+use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe, ws};
 
 use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
 
@@ -502,4 +502,67 @@ async fn feed_vectors(vectors: &[Value], verdicts: &[Verdict]) {
     );
     // Nothing refused slipped through.
     assert!(seen.try_recv().is_err(), "an extra event was delivered");
+}
+
+/// The local server's handshake refusals, judged by the official Python
+/// SDK's long-connection client: 514 with `handshake-autherrcode`
+/// 1000040350 (too many connections) and 403 make it give up at once
+/// (ClientException), as clawmux does; 514 with another auth code is
+/// retried, as clawmux does.
+#[tokio::test]
+async fn the_python_ws_client_sorts_the_local_handshake_refusals_as_clawmux_does() {
+    let Some(py) =
+        python_sdk("the_python_ws_client_sorts_the_local_handshake_refusals_as_clawmux_does")
+    else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/ws_refusal.py");
+    let start = |fake: &FakeFeishu| {
+        tokio::process::Command::new("python3")
+            .arg(&script)
+            .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
+            .env("PYTHONPATH", &py)
+            .env("PYTHONNOUSERSITE", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start python3")
+    };
+    for (status, code) in [(514, 1000040350), (403, 0)] {
+        let fake = FakeFeishu::start().await;
+        fake.refuse_handshake(Some((status, code, "refused")));
+        let mut child = start(&fake);
+        let mut lines = lines_of(&mut child);
+        let got = next_of(
+            &mut lines,
+            "gave_up",
+            Instant::now() + Duration::from_secs(30),
+        )
+        .await;
+        assert_eq!(got["class"], "ClientException", "{status}/{code}: {got}");
+        assert_eq!(fake.endpoint_requests(), 1, "{status}/{code}: no retry");
+        let refused = ws::check_endpoint(&fake.config())
+            .await
+            .expect_err("refused");
+        assert!(
+            refused.is_fatal(),
+            "clawmux agrees: {status}/{code} is final"
+        );
+    }
+    let fake = FakeFeishu::start().await;
+    fake.set_client_config(120, -1, 0, 0);
+    fake.refuse_handshake(Some((514, 1000040343, "try again")));
+    let mut child = start(&fake);
+    let retried = fake
+        .wait_until(Duration::from_secs(30), |f| {
+            Some(()).filter(|_| f.endpoint_requests() >= 2)
+        })
+        .await;
+    child.kill().await.ok();
+    assert!(retried.is_some(), "the SDK retries a 514 with another code");
+    let refused = ws::check_endpoint(&fake.config())
+        .await
+        .expect_err("refused");
+    assert!(!refused.is_fatal(), "clawmux agrees: retried");
 }

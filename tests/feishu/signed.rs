@@ -40,10 +40,22 @@ pub async fn post_event(
     token: &str,
     payload: &Value,
 ) -> Result<(u16, String), reqwest::Error> {
+    post_event_at(url, key, token, payload, now()).await
+}
+
+/// [`post_event`] stamped `ts` (seconds since the epoch), as a Feishu
+/// whose clock differs from this host's would.
+pub async fn post_event_at(
+    url: &str,
+    key: &str,
+    token: &str,
+    payload: &Value,
+    ts: u64,
+) -> Result<(u16, String), reqwest::Error> {
     let mut payload = payload.clone();
     payload["header"]["token"] = json!(token);
     let body = json!({"encrypt": encrypt(key, payload.to_string().as_bytes())}).to_string();
-    let ts = now().to_string();
+    let ts = ts.to_string();
     let answer = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")

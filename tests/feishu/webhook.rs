@@ -310,3 +310,163 @@ async fn unsigned_bodies_of_any_shape_are_refused() {
     };
     assert_eq!(m.text, "signed");
 }
+
+/// An old (1.0) card callback arrives encrypted when the app has an
+/// encrypt key, and Feishu still signs it only as sha1(timestamp + nonce +
+/// verification token + body): decrypted first, then that sha1 checked.
+/// Signed with the encrypt key instead, it is a forgery.
+#[tokio::test]
+async fn an_encrypted_1_0_card_callback_is_checked_as_feishu_signs_it() {
+    use clawmux::feishu::webhook::card_v1_signature_of;
+    let mut hook = Hook::start(Some(KEY)).await;
+    let old_card = json!({
+        "open_id": "ou_a",
+        "open_message_id": "om_card",
+        "open_chat_id": "oc_1",
+        "token": "c-update-token",
+        "action": {"value": {"action": "retry"}, "tag": "button"}
+    });
+    let body = json!({"encrypt": encrypt(KEY, old_card.to_string().as_bytes())}).to_string();
+    // With the event scheme's sha256 and the encrypt key: refused.
+    assert_eq!(hook.post(&body, Some((now(), KEY))).await.0, 401);
+    let ts = now().to_string();
+    let post = hook
+        .http
+        .post(&hook.url)
+        .header("content-type", "application/json")
+        .header("X-Lark-Request-Timestamp", &ts)
+        .header("X-Lark-Request-Nonce", "n1")
+        .header(
+            "X-Lark-Signature",
+            card_v1_signature_of(&ts, "n1", TOKEN, body.as_bytes()),
+        )
+        .body(body.clone())
+        .send();
+    let answer = tokio::spawn(post);
+    let IntakeEvent::CardAction(action) = hook.next().await else {
+        panic!("expected a card action")
+    };
+    assert_eq!(action.value, json!({"action": "retry"}));
+    assert_eq!(action.message_id, "om_card");
+    let _ = action.respond.send(CardResponse::default());
+    let resp = answer.await.expect("join").expect("POST");
+    assert_eq!(resp.status().as_u16(), 200);
+    // The sha1 with the encrypt key in place of the token: refused.
+    let ts = now().to_string();
+    let forged = hook
+        .http
+        .post(&hook.url)
+        .header("X-Lark-Request-Timestamp", &ts)
+        .header("X-Lark-Request-Nonce", "n2")
+        .header(
+            "X-Lark-Signature",
+            card_v1_signature_of(&ts, "n2", KEY, body.as_bytes()),
+        )
+        .body(body)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(forged.status().as_u16(), 401);
+}
+
+/// Attack 6: 300 clients that connect and send half their headers, then
+/// hang, against a real `clawmux serve` in webhook mode whose open-file
+/// limit (128) is below what they would take without bounds. A signed
+/// Feishu event sent after them is still answered: slow connections give
+/// way, and the daemon never runs out of descriptors.
+#[tokio::test]
+async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
+    use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+    use tokio::io::AsyncWriteExt;
+    const SLOW_CLIENTS: usize = 300;
+    let fake = FakeFeishu::start().await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[feishu]\nmode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\n"),
+    )
+    .expect("config");
+    let mut daemon = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 128 && exec \"$0\" serve --agent sim")
+        .arg(env!("CARGO_BIN_EXE_clawmux"))
+        .env("CLAWMUX_HOME", home.path())
+        .env("FEISHU_APP_ID", APP_ID)
+        .env("FEISHU_APP_SECRET", APP_SECRET)
+        .env("FEISHU_DOMAIN", fake.base_url())
+        .env("FEISHU_ENCRYPT_KEY", KEY)
+        .env("FEISHU_VERIFICATION_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start serve");
+    let url = format!("http://127.0.0.1:{port}/webhook/event");
+    // Up: a signed event is answered.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let probe = with_token(message_event("ev_p", "om_p", "oc_1", "ou_a", "hello"));
+    loop {
+        let sent = super::signed::post_event(&url, KEY, TOKEN, &probe).await;
+        if matches!(sent, Ok((200, _))) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "serve never answered: {sent:?}"
+        );
+        assert!(daemon.try_wait().expect("wait").is_none(), "serve exited");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut slow = Vec::with_capacity(SLOW_CLIENTS);
+    for _ in 0..SLOW_CLIENTS {
+        // A server that stopped accepting fills its backlog: connects then
+        // hang, and the loop stops there.
+        let connect = tokio::net::TcpStream::connect(("127.0.0.1", port));
+        let Ok(Ok(mut s)) = timeout(Duration::from_secs(1), connect).await else {
+            break;
+        };
+        let _ = s
+            .write_all(b"POST /webhook/event HTTP/1.1\r\nHost: x\r\nContent-Type: appl")
+            .await;
+        slow.push(s);
+    }
+    let event = with_token(message_event("ev_s", "om_s", "oc_1", "ou_a", "still here"));
+    let answered = timeout(
+        Duration::from_secs(10),
+        super::signed::post_event(&url, KEY, TOKEN, &event),
+    )
+    .await;
+    assert!(
+        matches!(answered, Ok(Ok((200, _)))),
+        "the signed event got no answer while {} slow clients hang: {answered:?}",
+        slow.len()
+    );
+    // More than the daemon's whole open-file limit hung on it.
+    assert!(
+        slow.len() > 128,
+        "only {} slow clients connected",
+        slow.len()
+    );
+    drop(slow);
+    // A Feishu whose clock is 10 minutes behind: refused, and the log
+    // says by how much.
+    let stale = with_token(message_event("ev_t", "om_t", "oc_1", "ou_a", "late"));
+    let refused =
+        super::signed::post_event_at(&url, KEY, TOKEN, &stale, super::signed::now() - 600)
+            .await
+            .expect("POST");
+    assert_eq!(refused.0, 401);
+    let _ = daemon.start_kill();
+    let out = daemon.wait_with_output().await.expect("serve output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        ["-599 s", "-600 s", "-601 s"]
+            .iter()
+            .any(|skew| stderr.contains(&format!("its timestamp is {skew} from this host's clock"))),
+        "{stderr}"
+    );
+}

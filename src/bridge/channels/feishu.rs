@@ -64,14 +64,16 @@ pub fn feishu_config(config: &Config) -> Result<FeishuConfig, ChannelError> {
 
 /// Starts the intake (events go to `chat`) and returns the courier, and
 /// the intake's task: it ends, and the connection with it, when `chat`
-/// closes; aborting it stops the intake at once.
+/// closes (with `None`), or when the intake stopped by itself and no more
+/// events can arrive (with why: a final refusal of the long connection);
+/// aborting it stops the intake at once.
 pub async fn start(
     config: &Config,
     shared: &SharedState,
     state_dir: &Path,
     chat: mpsc::Sender<ChatEvent>,
     rates: RateWindow,
-) -> Result<(FeishuCourier, JoinHandle<()>), ChannelError> {
+) -> Result<(FeishuCourier, JoinHandle<Option<String>>), ChannelError> {
     let fc = feishu_config(config)?;
     let dedupe: Arc<dyn Dedupe> = Arc::new(StateDedupe(shared.clone()));
     let intake = match config.feishu.mode {
@@ -165,7 +167,7 @@ async fn pump(
     mut bot: watch::Receiver<Option<String>>,
     _fetch: AbortOnDropHandle<()>,
     images: Images,
-) {
+) -> Option<String> {
     let images = Arc::new(images);
     let mut fetches = Fetches::default();
     loop {
@@ -176,14 +178,20 @@ async fn pump(
             ready = fetches.next_done() => {
                 for event in ready {
                     if chat.send(event).await.is_err() {
-                        return;
+                        return None;
                     }
                 }
                 continue;
             }
-            () = chat.closed() => return,
+            () = chat.closed() => return None,
         };
-        let Some(event) = event else { return };
+        let Some(event) = event else {
+            return Some(
+                intake
+                    .ended()
+                    .unwrap_or_else(|| "the Feishu intake stopped".into()),
+            );
+        };
         let event = match event {
             IntakeEvent::MessageReceived(m) => {
                 let mentions_bot = mentions_bot(&m, &mut bot).await;
@@ -240,7 +248,7 @@ async fn pump(
             }
         };
         if chat.send(event).await.is_err() {
-            return;
+            return None;
         }
     }
 }
@@ -327,13 +335,27 @@ fn pace_key<'a>(entry: &'a OutboxEntry, message_id: Option<&'a str>) -> &'a str 
     }
 }
 
+/// The API an entry is delivered with, for its per-API minute limit.
+fn api_name(op: &OutboxOp) -> &'static str {
+    match op {
+        OutboxOp::Send {
+            reply_to: Some(_), ..
+        } => "reply",
+        OutboxOp::Send { .. } | OutboxOp::File { .. } => "send",
+        OutboxOp::Patch { .. } => "patch",
+        OutboxOp::React { .. } => "reaction",
+    }
+}
+
 impl Courier for FeishuCourier {
     async fn deliver(
         &self,
         entry: &OutboxEntry,
         message_id: Option<&str>,
     ) -> Result<Option<String>, DeliveryError> {
-        self.pacer.wait(pace_key(entry, message_id)).await;
+        self.pacer
+            .wait(api_name(&entry.op), pace_key(entry, message_id))
+            .await;
         // A card with a picture: the picture is uploaded first.
         let pictured;
         let picture = match &entry.op {
@@ -511,10 +533,45 @@ pub fn classify(e: FeishuError) -> DeliveryError {
             code: e.code(),
             msg: e.feishu_msg().map_or_else(|| e.to_string(), str::to_string),
         },
-        (ErrorClass::Transient, FeishuError::Api { code, msg, .. }) => DeliveryError::Refused {
-            code: *code,
-            msg: msg.clone(),
-        },
+        // A documented passing state (230049, still being sent) is not a
+        // refusal: it never counts toward moving the entry aside.
+        (ErrorClass::Transient, FeishuError::Api { code, msg, .. })
+            if !crate::feishu::api::is_busy(*code) =>
+        {
+            DeliveryError::Refused {
+                code: *code,
+                msg: msg.clone(),
+            }
+        }
         _ => DeliveryError::Transient(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(code: i64) -> FeishuError {
+        FeishuError::Api {
+            code,
+            msg: "m".into(),
+            http_status: 400,
+        }
+    }
+
+    #[test]
+    fn a_message_still_being_sent_is_not_counted_as_a_refusal() {
+        assert!(matches!(classify(api(230049)), DeliveryError::Transient(_)));
+        assert!(matches!(
+            classify(api(239999)),
+            DeliveryError::Refused { .. }
+        ));
+        assert!(matches!(
+            classify(api(230053)),
+            DeliveryError::Permanent {
+                code: Some(230053),
+                ..
+            }
+        ));
     }
 }

@@ -50,10 +50,6 @@ const MAX_REFUSALS: u32 = 3;
 /// a lost notice is not announced again.
 const NOTICE_HANDLE_PREFIX: &str = "dead-letter-notice-";
 
-/// Feishu codes saying the chat itself cannot be reached (bot not in it,
-/// no permission, the chat refuses it): the notice goes to the operator.
-const CHAT_UNREACHABLE_CODES: [i64; 6] = [230002, 230003, 230010, 230027, 230021, 230022];
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeliveryError {
     /// Worth retrying: network, 5xx, rate limits.
@@ -349,7 +345,8 @@ fn dead_letter(
         _ => None,
     };
     let is_notice = entry.op.handle().starts_with(NOTICE_HANDLE_PREFIX);
-    let reachable = !code.is_some_and(|c| CHAT_UNREACHABLE_CODES.contains(&c));
+    // Feishu's table says which codes mean the chat cannot be reached.
+    let reachable = !code.is_some_and(crate::feishu::api::chat_unreachable);
     let tell_chat = chat
         .clone()
         .filter(|_| reachable && !is_notice)
@@ -823,23 +820,31 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_unreachable_chat_is_not_sent_a_notice_and_a_failing_notice_is_not_announced() {
-        let dir = tempfile::tempdir().unwrap();
-        let (shared, _) = SharedState::open(dir.path()).unwrap();
-        let courier = Picky {
-            error: DeliveryError::Permanent {
-                code: Some(230002),
-                msg: "bot not in chat".into(),
-            },
-            attempts: Arc::default(),
-        };
-        shared.update(|s| s.outbox.extend([to_chat("bad-1"), to_chat("good-1")]));
-        let task = tokio::spawn(run(shared.clone(), courier.clone()));
-        drain(&shared).await;
-        task.abort();
-        assert_eq!(*courier.attempts.lock().unwrap(), ["bad-1", "good-1"]);
-        let log = records(dir.path());
-        let letter = log.iter().find(|r| r.kind == "card_dead_letter").unwrap();
-        assert_eq!(letter.fields["told"], "operator");
+        // Each documented "cannot reach this chat or user" code (bot not in
+        // it, user blocked the bot, chat dissolved, …): the operator is told.
+        for code in [230002, 230006, 230053, 232009] {
+            let dir = tempfile::tempdir().unwrap();
+            let (shared, _) = SharedState::open(dir.path()).unwrap();
+            let courier = Picky {
+                error: DeliveryError::Permanent {
+                    code: Some(code),
+                    msg: "unreachable".into(),
+                },
+                attempts: Arc::default(),
+            };
+            shared.update(|s| s.outbox.extend([to_chat("bad-1"), to_chat("good-1")]));
+            let task = tokio::spawn(run(shared.clone(), courier.clone()));
+            drain(&shared).await;
+            task.abort();
+            assert_eq!(
+                *courier.attempts.lock().unwrap(),
+                ["bad-1", "good-1"],
+                "{code}: no notice sent to the chat"
+            );
+            let log = records(dir.path());
+            let letter = log.iter().find(|r| r.kind == "card_dead_letter").unwrap();
+            assert_eq!(letter.fields["told"], "operator", "{code}");
+        }
     }
 
     #[tokio::test(start_paused = true)]

@@ -148,6 +148,17 @@ tampered = body.replace(b'"option": "3"', b'"option": "1"')
 vector("card_v1_tampered", card_v1_handler(), tampered, sign_card_v1(ts, "nonce-3", VT, body), "nonce-3",
        expect="card_v1")
 
+# 1.0 card callbacks encrypted (the app has an encrypt key): still signed
+# only sha1 with the verification token over the body as sent; the SDK's
+# card handler decrypts, then checks that.
+# (Its own card token: a 1.0 callback's dedupe key is its token.)
+card_v1_enc = dict(card_v1, token="c-enc", open_message_id="om_card_3")
+enc = json.dumps({"encrypt": encrypt(EK, json.dumps(card_v1_enc).encode())}).encode()
+vector("card_v1_encrypted_signed", card_v1_handler(), enc, sign_card_v1(ts, "nonce-4", VT, enc), "nonce-4",
+       expect="card_v1")
+vector("card_v1_encrypted_signed_like_an_event", card_v1_handler(), enc, sign_event(ts, "nonce-4", EK, enc),
+       "nonce-4", expect="card_v1")
+
 # url_verification, for both: unsigned, checked by the token.
 body = json.dumps({"challenge": "ch-card", "token": VT, "type": "url_verification"}).encode()
 vector("card_v1_url_verification", card_v1_handler(), body, "")
