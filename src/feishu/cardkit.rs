@@ -26,8 +26,8 @@ use serde_json::{Value, json};
 use tokio::time::Duration;
 
 use super::api::{
-    Api, FeishuError, INVALID_TOKEN_CODES, MAX_RATE_LIMIT_WAIT, MessageId, RATE_LIMIT_CODE,
-    ReceiveId, check_body, message_id_of, path_segment,
+    Api, ErrorClass, FeishuError, MAX_RATE_LIMIT_WAIT, MessageId, RATE_LIMIT_CODE, ReceiveId,
+    check_body, class_of_code, message_id_of, path_segment,
 };
 
 /// Operations per second Feishu allows on one card entity.
@@ -193,7 +193,7 @@ impl Api {
             Err(e)
                 if e.error
                     .code()
-                    .is_some_and(|c| INVALID_TOKEN_CODES.contains(&c)) =>
+                    .is_some_and(|c| class_of_code(c) == ErrorClass::Token) =>
             {
                 Ok(self.call(method, path, body).await?)
             }
