@@ -257,10 +257,11 @@ fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
     }
 }
 
-/// How the last turn of an agent drawn without an input box ended: the
+/// The rows of the last turn of an agent drawn without an input box: the
 /// rows between the last two input rows (the prompt echo and the live
-/// input row, see the profile's `prompt_row`).
-fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> TurnEnd {
+/// input row, see the profile's `prompt_row`), empty and spinner rows
+/// left out.
+fn last_turn<'a>(profile: &Profile, prompt: &regex::Regex, rows: &'a [String]) -> Vec<&'a str> {
     let inputs: Vec<usize> = (rows.iter().enumerate())
         .filter(|(_, r)| prompt.is_match(r))
         .map(|(i, _)| i)
@@ -270,11 +271,33 @@ fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> T
         [b] => (0, b),
         [] => (0, rows.len()),
     };
-    let block: Vec<&str> = rows[from..to]
+    rows[from..to]
         .iter()
         .map(String::as_str)
         .filter(|r| !r.trim().is_empty() && !profile.spinner.is_match(r))
-        .collect();
+        .collect()
+}
+
+/// Whether the last turn on screen shows the row that closes a finished
+/// turn (the profile's `turn_closed`) or an error row: what an in-band
+/// `done` or `error` must be borne out by. A profile naming no closing row
+/// takes the agent's word.
+pub(crate) fn turn_closed(profile: &Profile, rows: &[String]) -> bool {
+    let Some(closed) = &profile.turn_closed else {
+        return true;
+    };
+    let rows: Vec<String> = rows.iter().map(|r| clean(r)).collect();
+    let block = match &profile.prompt_row {
+        Some(prompt) => last_turn(profile, prompt, &rows),
+        None => rows.iter().map(String::as_str).collect(),
+    };
+    (block.iter()).any(|r| closed.is_match(r) || profile.turn_errors.is_match(r))
+}
+
+/// How the last turn of an agent drawn without an input box ended (see
+/// [`last_turn`]).
+fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> TurnEnd {
+    let block = last_turn(profile, prompt, rows);
     let find = |set: &regex::RegexSet| {
         block
             .iter()
