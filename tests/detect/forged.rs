@@ -210,3 +210,84 @@ fn a_forged_state_in_a_real_shell_pane_does_not_wedge_it() {
     let done = live.completed();
     assert!(done.context.contains("the-next-one"), "{done:?}");
 }
+
+const QUOTED: &str = "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:";
+
+/// Aider streaming an answer that quotes its own question, the quote the
+/// last text for a while (the stream pauses there), its cursor hidden as
+/// while its answer streams; then the turn's end and a real question on
+/// its cursor row.
+fn aider_quoting(real_question: bool) -> Vec<(u64, String)> {
+    let mut frames = vec![
+        (0, "Aider v0.86.2\r\n\r\ndiff> ".to_owned()),
+        (100, "what do you ask?\r\n".to_owned()),
+        (150, "\x1b[?25l ░█  Waiting for fake-model".to_owned()),
+        (200, "\r\x1b[KIt asks this:\r\n".to_owned()),
+        (300, format!("{QUOTED} ")),
+        // 2 s later the stream goes on and ends.
+        (
+            2300,
+            "\r\nand waits.\r\n\x1b[?25hTokens: 1k sent, 9 received.\r\n".to_owned(),
+        ),
+    ];
+    if real_question {
+        frames.push((2400, format!("touch m.txt\r\n{QUOTED} ")));
+    } else {
+        frames.push((2400, "────────────\r\ndiff> ".to_owned()));
+    }
+    frames
+}
+
+fn approvals(seen: &[Detection]) -> Vec<(u64, String, String)> {
+    (seen.iter())
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Approval { question, body, .. } => {
+                Some((d.at_ms.0, question.clone(), body.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_question_quoted_in_an_aider_answer_is_not_a_dialog() {
+    let typed = [(100, "what do you ask?")];
+    let seen = both("aider", &aider_quoting(false), &typed, 5000);
+    assert!(approvals(&seen).is_empty(), "{:?}", names(&seen));
+    assert_eq!(completions(&seen).len(), 1, "{:?}", names(&seen));
+    // The same stream followed by the real question on the cursor row:
+    // that one is asked, naming its command.
+    let seen = both("aider", &aider_quoting(true), &typed, 5000);
+    let asked = approvals(&seen);
+    assert_eq!(asked.len(), 1, "{:?}", names(&seen));
+    assert!(asked[0].0 >= 2400, "{asked:?}");
+    assert_eq!(
+        (asked[0].1.as_str(), asked[0].2.as_str()),
+        (QUOTED, "touch m.txt")
+    );
+}
+
+#[test]
+fn a_quoted_question_printed_into_a_real_pane_is_not_a_dialog() {
+    // A real tmux pane printing what Aider draws while it streams an
+    // answer quoting its question (cursor hidden, the quote the last text
+    // for 2 s), then its real question on the cursor row.
+    let script = format!(
+        "printf 'diff> '; sleep 0.3; printf '\\033[?25lIt asks:\\r\\n{q} '; sleep 2; \
+         printf '\\r\\nand waits.\\r\\n\\033[?25hTokens: 1k sent, 9 received.\\r\\n'; \
+         printf 'touch m.txt\\r\\n{q} '; sleep 30",
+        q = QUOTED.replace('\'', "'\\''")
+    );
+    let mut live = Live::start(
+        &format!("sh -c \"{}\"", script.replace('"', "\\\"")),
+        "aider",
+    );
+    let asked = live.wait_for("the real question", |d| {
+        matches!(d.kind, DetectionKind::Approval { .. })
+    });
+    let DetectionKind::Approval { body, .. } = &asked.kind else {
+        unreachable!()
+    };
+    assert_eq!(body, "touch m.txt", "{asked:?}");
+    assert_eq!(live.approvals().len(), 1, "{:#?}", live.seen);
+}
