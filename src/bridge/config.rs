@@ -337,9 +337,17 @@ impl Default for TimeoutConfig {
     }
 }
 
+/// Default seconds between two updates of one progress card: Feishu
+/// takes at most 5 updates a second to one message, and a card that moves
+/// every second follows a 13 s phase step by step (10 s showed only its
+/// last position).
+pub const DEFAULT_PROGRESS_INTERVAL_SECS: u64 = 1;
+
 impl Default for ProgressConfig {
     fn default() -> Self {
-        ProgressConfig { interval_secs: 10 }
+        ProgressConfig {
+            interval_secs: DEFAULT_PROGRESS_INTERVAL_SECS,
+        }
     }
 }
 
@@ -559,6 +567,10 @@ mod tests {
         assert_eq!(
             (c.tmux.width, c.tmux.height, c.progress.interval_secs),
             (d.tmux.width, d.tmux.height, d.progress.interval_secs)
+        );
+        assert_eq!(
+            d.progress.interval_secs, 1,
+            "a card paced by Feishu's limit"
         );
         assert_eq!(c.timeouts.commands, d.timeouts.commands);
         assert_eq!(c.policy.rate_per_minute, d.policy.rate_per_minute);

@@ -55,6 +55,15 @@ pub const DEFAULT_PROMPT_QUIET: Duration = Duration::from_millis(50);
 /// computes the diff after drawing the dialog; a card should show it, but a
 /// slow diff must not hold the card back for long.
 pub const MAX_LOADING_WAIT: Duration = Duration::from_millis(250);
+/// How long an agent state said in-band (OSC 7501, a title, a
+/// notification) outlives a screen that does not bear it out (`working`
+/// with no busy row and no output, `blocked` with no dialog drawn, `done`
+/// with no closing row) before it lapses and the screen alone decides.
+/// Anything that prints into the pane can write those sequences; a false
+/// one must not hold a project for good. Long enough for an agent that
+/// says `working` while its model thinks without drawing anything (Codex
+/// shows no busy row once its answer streams).
+pub const STATE_LAPSE: Duration = Duration::from_secs(60);
 /// Default number of context lines.
 pub const DEFAULT_CONTEXT_LINES: usize = 5;
 
@@ -123,6 +132,12 @@ pub struct Detector {
     /// What the agent last said it does (OSC 7501), which wins over its
     /// screen: Codex shows no busy row once the model's output streams.
     agent_state: Option<AgentState>,
+    /// When `agent_state` was last said.
+    state_at: Millis,
+    /// The agent said `done` or `error` while its profile wants the turn's
+    /// closing row on screen first (`turn_closed`), and the screen has not
+    /// shown it yet: the turn is still taken as worked on.
+    end_unconfirmed: bool,
     /// The agent said `working` (or `blocked`) since the turn began: an
     /// agent that speaks OSC 7501 has not taken a command before it says
     /// so (Codex echoes it at once, and a command typed while it starts
@@ -166,6 +181,8 @@ impl Detector {
             gone_since: None,
             mode: None,
             agent_state: None,
+            state_at: Millis(0),
+            end_unconfirmed: false,
             worked: false,
             desk_input: None,
         }
@@ -357,7 +374,16 @@ impl Detector {
         // A profile may read the agent's state off its window title or its
         // notifications (Gemini CLI has no state sequence).
         let (state, titled) = match signal {
-            Signal::State { state, .. } => (Some(*state), false),
+            // Only the agent's own sequence counts: the app its profile
+            // names. A shell (an adopted pane) names none, so a file
+            // holding `state=working` that is `cat` there is just text.
+            Signal::State { state, app, .. } => {
+                if self.profile.state_app.as_deref() != Some(app.as_str()) {
+                    tracing::debug!(pane = %self.pane, app, "state sequence of another app ignored");
+                    return;
+                }
+                (Some(*state), false)
+            }
             Signal::Title(title) => {
                 let mut states = self.profile.title_states.iter();
                 let state = states.find(|(re, _)| re.is_match(title));
@@ -384,7 +410,26 @@ impl Detector {
                     state,
                     AgentState::Blocked | AgentState::Done | AgentState::Error
                 );
+            // A turn's end said in-band waits for the screen to show it
+            // where the profile names the row that closes a turn; `idle`
+            // after `working` ends the turn just the same. Only a turn's
+            // (start-up says `working`, `idle` too).
+            self.end_unconfirmed = self.profile.turn_closed.is_some()
+                && self.in_turn
+                && match state {
+                    AgentState::Done | AgentState::Error => true,
+                    AgentState::Idle => {
+                        self.end_unconfirmed
+                            || (self.worked
+                                && matches!(
+                                    self.agent_state,
+                                    Some(AgentState::Working | AgentState::Blocked)
+                                ))
+                    }
+                    AgentState::Working | AgentState::Blocked => false,
+                };
             self.agent_state = Some(state);
+            self.state_at = now;
             self.settle_at = Some(now + self.config.settle);
             self.complete_at = None;
         }
@@ -393,7 +438,7 @@ impl Detector {
     fn judge_screen(&mut self, now: Millis, rows: &[String], sink: &mut impl FnMut(Detection)) {
         let printed = &self.printed;
         let mut state = screen::analyse(&self.profile, rows, |rule| printed[rule]);
-        match self.agent_state {
+        match self.said_state(now, &state, rows) {
             Some(AgentState::Working) => {
                 state.idle = false;
                 state.turn_end = None;
@@ -591,6 +636,54 @@ impl Detector {
             && self.prompt.is_none()
             && !self.flooding)
             .then(|| self.last_output + self.config.debounce);
+    }
+
+    /// The state the agent said in-band, as far as the screen bears it
+    /// out: a `done`/`error` its profile wants confirmed reads as
+    /// `working` until the turn's closing row or an error row is drawn; a
+    /// `working` or `blocked` (or that unconfirmed end) the screen does not
+    /// show lapses after [`STATE_LAPSE`] without output, and the screen
+    /// alone decides from then on. Never wedged by a sequence anyone
+    /// printed.
+    fn said_state(
+        &mut self,
+        now: Millis,
+        screen: &screen::ScreenState,
+        rows: &[String],
+    ) -> Option<AgentState> {
+        if self.end_unconfirmed && screen::turn_closed(&self.profile, rows) {
+            self.end_unconfirmed = false;
+        }
+        let said = match self.agent_state {
+            Some(AgentState::Done | AgentState::Error | AgentState::Idle)
+                if self.end_unconfirmed =>
+            {
+                Some(AgentState::Working)
+            }
+            other => other,
+        };
+        let borne_out = match said {
+            Some(AgentState::Working) => !self.end_unconfirmed && screen.busy.is_some(),
+            Some(AgentState::Blocked) => screen.prompt.is_some(),
+            _ => true,
+        };
+        if borne_out {
+            return said;
+        }
+        let lapse_at = self.last_output.max(self.state_at) + STATE_LAPSE;
+        if now < lapse_at {
+            // Judged again then, output or not.
+            self.settle_at = Some(self.settle_at.map_or(lapse_at, |at| at.min(lapse_at)));
+            return said;
+        }
+        tracing::info!(pane = %self.pane, state = ?said, "agent state lapsed: the screen does not show it");
+        self.agent_state = None;
+        self.end_unconfirmed = false;
+        // The screen alone decides this turn's end now, taken as new: the
+        // debounce starts over from here.
+        self.worked = true;
+        self.last_output = now;
+        None
     }
 
     fn detection(&self, at: Millis, kind: DetectionKind, context: String) -> Detection {

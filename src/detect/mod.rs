@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,
-    DetectorConfig, MAX_LOADING_WAIT, is_echo, screen_hash,
+    DetectorConfig, MAX_LOADING_WAIT, STATE_LAPSE, is_echo, screen_hash,
 };
 pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing};
 pub use lines::{LineHit, ProgressFields};
@@ -385,7 +385,16 @@ impl RowsRead {
 fn rows_of(pane: &Pane, read: RowsRead) -> Vec<String> {
     match read {
         RowsRead::Cells => cells::marked_rows(pane.cells()),
-        RowsRead::ToCursor => pane.screen_rows_to_cursor(),
+        RowsRead::ToCursor => {
+            let mut rows = pane.screen_rows_to_cursor();
+            // A hidden cursor is on no input row: a line-mode agent hides
+            // it while its answer streams (Aider's live markdown), so a
+            // question quoted at the end of the text so far is not one.
+            if pane.cells().hide_cursor() {
+                rows.push(String::new());
+            }
+            rows
+        }
         RowsRead::Text => pane.screen_rows(),
     }
 }

@@ -87,6 +87,8 @@ struct ProfileSpec {
     turn_rejected: Option<Vec<String>>,
     prompt_row: Option<String>,
     state_sequence: Option<bool>,
+    state_app: Option<String>,
+    turn_closed: Option<String>,
     question: Option<String>,
     option_key: Option<String>,
     menu_cursor: Option<String>,
@@ -168,6 +170,8 @@ impl ProfileSpec {
                 .or_else(|| base.turn_rejected.clone()),
             prompt_row: self.prompt_row.clone().or_else(|| base.prompt_row.clone()),
             state_sequence: self.state_sequence.or(base.state_sequence),
+            state_app: self.state_app.clone().or_else(|| base.state_app.clone()),
+            turn_closed: (self.turn_closed.clone()).or_else(|| base.turn_closed.clone()),
             question: self.question.clone().or_else(|| base.question.clone()),
             option_key: self.option_key.clone().or_else(|| base.option_key.clone()),
             menu_cursor: (self.menu_cursor.clone()).or_else(|| base.menu_cursor.clone()),
@@ -235,6 +239,16 @@ pub struct Profile {
     /// The agent reports its state with OSC 7501 (Codex): no turn of it
     /// ends before it said it worked on it.
     pub(crate) state_sequence: bool,
+    /// The `app=` of the OSC 7501 states the agent writes itself
+    /// (`codex`): a state sequence naming another app, or met in a pane
+    /// whose profile names none (a shell), is text some program printed,
+    /// not the agent's word, and is ignored.
+    pub(crate) state_app: Option<String>,
+    /// A row that closes every turn the agent finished (Codex's `Worked
+    /// for 5s`): an in-band `done` is believed only once the last turn
+    /// shows it or one of `turn_errors`; until then the state it replaced
+    /// stands (see `Detector`).
+    pub(crate) turn_closed: Option<Regex>,
     /// A dialog's question row, where the paragraph above the menu is not
     /// it (Codex puts the command there).
     pub(crate) question: Option<Regex>,
@@ -507,6 +521,10 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         turn_interrupted: regex_set(name, "turn_interrupted", &list(&spec.turn_interrupted))?,
         turn_rejected: regex_set(name, "turn_rejected", &list(&spec.turn_rejected))?,
         state_sequence: spec.state_sequence.unwrap_or(false),
+        state_app: spec.state_app.clone().filter(|a| !a.is_empty()),
+        turn_closed: (spec.turn_closed.as_ref())
+            .map(|p| regex(name, "turn_closed", p))
+            .transpose()?,
         prompt_row: (spec.prompt_row.as_ref())
             .map(|p| regex(name, "prompt_row", p))
             .transpose()?,

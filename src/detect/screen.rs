@@ -257,10 +257,11 @@ fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
     }
 }
 
-/// How the last turn of an agent drawn without an input box ended: the
+/// The rows of the last turn of an agent drawn without an input box: the
 /// rows between the last two input rows (the prompt echo and the live
-/// input row, see the profile's `prompt_row`).
-fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> TurnEnd {
+/// input row, see the profile's `prompt_row`), empty and spinner rows
+/// left out.
+fn last_turn<'a>(profile: &Profile, prompt: &regex::Regex, rows: &'a [String]) -> Vec<&'a str> {
     let inputs: Vec<usize> = (rows.iter().enumerate())
         .filter(|(_, r)| prompt.is_match(r))
         .map(|(i, _)| i)
@@ -270,11 +271,33 @@ fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> T
         [b] => (0, b),
         [] => (0, rows.len()),
     };
-    let block: Vec<&str> = rows[from..to]
+    rows[from..to]
         .iter()
         .map(String::as_str)
         .filter(|r| !r.trim().is_empty() && !profile.spinner.is_match(r))
-        .collect();
+        .collect()
+}
+
+/// Whether the last turn on screen shows the row that closes a finished
+/// turn (the profile's `turn_closed`) or an error row: what an in-band
+/// `done` or `error` must be borne out by. A profile naming no closing row
+/// takes the agent's word.
+pub(crate) fn turn_closed(profile: &Profile, rows: &[String]) -> bool {
+    let Some(closed) = &profile.turn_closed else {
+        return true;
+    };
+    let rows: Vec<String> = rows.iter().map(|r| clean(r)).collect();
+    let block = match &profile.prompt_row {
+        Some(prompt) => last_turn(profile, prompt, &rows),
+        None => rows.iter().map(String::as_str).collect(),
+    };
+    (block.iter()).any(|r| closed.is_match(r) || profile.turn_errors.is_match(r))
+}
+
+/// How the last turn of an agent drawn without an input box ended (see
+/// [`last_turn`]).
+fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> TurnEnd {
+    let block = last_turn(profile, prompt, rows);
     let find = |set: &regex::RegexSet| {
         block
             .iter()
@@ -342,14 +365,33 @@ fn approval(
         // A question still waiting on its own row (Aider's `… [Yes]: `,
         // the cursor after it) is live though its line is not finished.
         let live = region[header_at + 1..].iter().all(|r| r.trim().is_empty());
-        if busy || !(printed(index) || live) {
+        // A line-mode agent draws its question where it reads the answer:
+        // on the cursor's row (the last of `rows`, see `input_at_cursor`).
+        // The same words anywhere else, a finished line included, are text
+        // in its answer (one quoting the question), not a dialog.
+        let asking = if profile.input_at_cursor {
+            header_at + 1 == region.len()
+        } else {
+            printed(index) || live
+        };
+        if busy || !asking {
             continue;
         }
+        let question = region[header_at].trim().to_owned();
+        // What it asks about: below it, or (a line-mode agent asking on
+        // its cursor row) the rows it printed right above it: Aider's
+        // command, or the file it would add.
+        let body = if profile.input_at_cursor {
+            asked_about(profile, &region[..header_at])
+        } else {
+            region[header_at + 1..].join("\n")
+        };
+        let options = typed_options(&question).unwrap_or_else(|| rule.options.clone());
         return Some(Prompt {
             kind: rule.kind,
-            question: region[header_at].trim().to_owned(),
-            body: dialog::bound(region[header_at + 1..].join("\n").trim()),
-            options: rule.options.clone(),
+            question,
+            body: dialog::bound(body.trim()),
+            options,
             context: region[header_at..].join("\n").trim_end().to_owned(),
             loading: false,
             select: MenuSelect::Typed,
@@ -405,6 +447,59 @@ fn approval(
         loading: d.loading,
         select: d.select,
     })
+}
+
+/// Rows a line-mode agent prints right above its question, as many as
+/// a few shell commands take; more are the answer above them.
+const MAX_ASKED_ROWS: usize = 4;
+
+/// The rows right above a line-mode agent's question (`above`, nearest
+/// last) that say what it asks about, up to an empty row, a rule, the
+/// turn's closing row or its prompt row.
+fn asked_about(profile: &Profile, above: &[String]) -> String {
+    let ends = |r: &str| {
+        r.trim().is_empty()
+            || is_rule(r)
+            || profile
+                .turn_completed
+                .as_ref()
+                .is_some_and(|re| re.is_match(r))
+            || profile.prompt_row.as_ref().is_some_and(|re| re.is_match(r))
+    };
+    let mut rows: Vec<&str> = (above.iter().rev())
+        .map(String::as_str)
+        .take_while(|r| !ends(r))
+        .take(MAX_ASKED_ROWS)
+        .map(str::trim)
+        .collect();
+    rows.reverse();
+    rows.join("\n")
+}
+
+/// The options a typed question names itself, each by its letter in
+/// brackets: `(Y)es/(N)o/(D)on't ask again [Yes]:` is Yes, No and Don't
+/// ask again, answered with their first word (`yes`, `no`, `don't`; Aider
+/// takes any beginning of one). `None` unless it names two or more.
+fn typed_options(question: &str) -> Option<Vec<ApprovalOption>> {
+    let q = question.trim_end();
+    let q = q.rfind(" [").map_or(q, |at| &q[..at]);
+    let first = q.rfind(" (")? + 1;
+    let mut options = Vec::new();
+    for part in q[first..].split('/') {
+        let rest = part.strip_prefix('(')?;
+        let mut chars = rest.chars();
+        let letter = chars.next().filter(char::is_ascii_alphabetic)?;
+        let rest = chars.as_str().strip_prefix(')')?;
+        let label = format!("{letter}{rest}").trim().to_owned();
+        let key = label.split_whitespace().next()?.to_lowercase();
+        options.push(ApprovalOption {
+            key,
+            label,
+            description: None,
+            press: None,
+        });
+    }
+    (options.len() >= 2).then_some(options)
 }
 
 /// The status of a turn whose busy row counts `stalled_seconds` or more
@@ -1388,12 +1483,50 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         // Answered, it is output, not a question.
         let answered = format!("{asking} y\nRunning touch m.txt");
         assert!(state("aider", &answered).prompt.is_none());
+        // The card names the command: the row above the question.
+        assert_eq!(p.body, "touch m.txt");
+        // Every option the question names, answered by its first word.
+        let add = format!(
+            "{AIDER_TOP}\ndiff> look at it\nTokens: 2.5k sent, 15 received.\nsrc/app.py\n\
+             Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]:"
+        );
+        let p = state("aider", &add).prompt.expect("the question");
+        assert_eq!(p.body, "src/app.py");
+        let options: Vec<(&str, &str)> = (p.options.iter())
+            .map(|o| (o.key.as_str(), o.label.as_str()))
+            .collect();
+        assert_eq!(
+            options,
+            [
+                ("yes", "Yes"),
+                ("no", "No"),
+                ("all", "All"),
+                ("skip", "Skip all"),
+                ("don't", "Don't ask again")
+            ]
+        );
         let create =
             format!("{AIDER_TOP}\ndiff> notes\nnotes.txt\nCreate new file? (Y)es/(N)o [Yes]:");
         assert_eq!(
             state("aider", &create).prompt.map(|p| p.kind),
             Some(ApprovalKind::Create)
         );
+    }
+
+    #[test]
+    fn aider_question_quoted_in_an_answer_is_not_asked() {
+        let aider = Profiles::defaults().unwrap().get("aider").unwrap();
+        let quoted = "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:";
+        // Its answer streams a line quoting the question: a finished line,
+        // the cursor (rows go down to it) on the row below.
+        let mut rows = screen(&format!(
+            "{AIDER_TOP}\ndiff> what does aider ask?\nIt asks:\n{quoted}"
+        ));
+        rows.push(String::new());
+        assert!(analyse(&aider, &rows, |_| true).prompt.is_none());
+        // Above the cursor row, followed by more of the answer.
+        let rows = screen(&format!("{AIDER_TOP}\ndiff> what?\n{quoted}\nand then"));
+        assert!(analyse(&aider, &rows, |_| true).prompt.is_none());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod cli;
 mod codex_states;
+mod forged;
 mod gemini_recorded;
 mod live;
 mod real;

@@ -498,6 +498,24 @@ fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
     card.push(crate::feishu::card::Element::note(how))
 }
 
+/// The option key `said` stands for: an option's own key, or else the
+/// number the card shows by it (`[1] Yes`: its place, from 1) when no
+/// option's key is a number itself. Aider's options are words (`yes`,
+/// `no`), answered by their number like any other agent's.
+pub(super) fn shown_key(options: &[ApprovalOption], said: &str) -> String {
+    let said = said.trim();
+    if options.iter().any(|o| o.key == said)
+        || (options.iter()).any(|o| o.key.chars().all(|c| c.is_ascii_digit()))
+    {
+        return said.to_owned();
+    }
+    let place = said.parse::<usize>().ok().filter(|n| *n >= 1);
+    match place.and_then(|n| options.get(n - 1)) {
+        Some(o) => o.key.clone(),
+        None => said.to_owned(),
+    }
+}
+
 /// What a reply to an approval's card does.
 #[derive(Debug, PartialEq)]
 enum ReplyPlan {
@@ -515,6 +533,7 @@ enum ReplyPlan {
 /// do nothing and Enter would choose whichever option has the focus.
 fn reply_plan(approval: &Approval, text: &str) -> ReplyPlan {
     let said = text.trim().trim_end_matches(['.', '!']).to_lowercase();
+    let said = shown_key(&approval.options, &said);
     let names = |o: &ApprovalOption| {
         o.key == said || o.name().trim().trim_end_matches('.').to_lowercase() == said
     };
@@ -581,5 +600,32 @@ mod reply_tests {
             text,
             "not the field's own row"
         );
+    }
+
+    #[test]
+    fn the_number_shown_by_a_worded_option_answers_it() {
+        // Aider's options are words; the card shows them as `[1] Yes`,
+        // `[2] No`, `[3] Don't ask again`.
+        let mut aider = prompt(&[]);
+        aider.options = ["yes", "no", "don't"]
+            .iter()
+            .zip(["Yes", "No", "Don't ask again"])
+            .map(|(key, label)| ApprovalOption {
+                key: key.to_string(),
+                label: label.to_string(),
+                description: None,
+                press: None,
+            })
+            .collect();
+        let option = |key: &str| ReplyPlan::Option { key: key.into() };
+        assert_eq!(reply_plan(&aider, "1"), option("yes"));
+        assert_eq!(reply_plan(&aider, "3"), option("don't"));
+        assert_eq!(reply_plan(&aider, "no"), option("no"));
+        assert_eq!(reply_plan(&aider, "4"), ReplyPlan::Refuse);
+        assert_eq!(shown_key(&aider.options, " 2 "), "no");
+        assert_eq!(shown_key(&aider.options, "0"), "0");
+        // Numbered options keep their own numbers.
+        let bash = prompt(&["Yes", "No"]);
+        assert_eq!(shown_key(&bash.options, "2"), "2");
     }
 }

@@ -138,6 +138,8 @@ impl Core {
                     target: target.clone(),
                     reply_to: reply_to.map(String::from),
                 };
+                // The number the card shows by an option answers it too.
+                let key = super::approvals::shown_key(&approval.options, &key);
                 match self.check_answer(&approval, &key, sender) {
                     Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
                     Err(e) => self.error(target, reply_to, "Could not answer", &e.to_string(), ""),
