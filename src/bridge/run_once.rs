@@ -100,7 +100,20 @@ impl Outcome {
                     self.project,
                     keys.join("|")
                 );
-                vec![present::approval_card(seen(&self.project, a)).push(Element::note(how))]
+                let mut card = present::approval_card(seen(&self.project, a));
+                // What the turn got through before it stopped to ask: a
+                // relayed approval is all the chat sees of the run so far.
+                let progress: Vec<&str> = (self.detections.iter())
+                    .filter(|d| d["kind"] == "progress")
+                    .filter_map(|d| d["summary"].as_str())
+                    .collect();
+                if !progress.is_empty() {
+                    card = card.push(Element::note(format!(
+                        "Progress so far: {}",
+                        progress.join(" · ")
+                    )));
+                }
+                vec![card.push(Element::note(how))]
             }
             Status::Error => {
                 let errors: Vec<&str> = self

@@ -140,7 +140,11 @@ fn frontmatter_is_valid_and_declares_name_triggers_and_binary() {
     let bins = metadata["openclaw"]["requires"]["bins"]
         .as_array()
         .expect("metadata.openclaw.requires.bins");
-    assert!(bins.iter().any(|b| b == "clawmux"), "{bins:?}");
+    // OpenClaw marks the skill ready only when every binary it names is
+    // installed: clawmux runs nothing without tmux.
+    for bin in ["clawmux", "tmux"] {
+        assert!(bins.iter().any(|b| b == bin), "{bin} in {bins:?}");
+    }
 }
 
 /// `/gsd:plan-phase <N> [x]` -> `/gsd:plan-phase value`.

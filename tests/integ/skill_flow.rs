@@ -40,6 +40,8 @@ fn approval_answered_from_the_answer_with_line_then_a_card() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert_contains(&text, "[1] Yes");
+    // The progress the turn made before the prompt comes along with it.
+    assert_contains(&text, "Progress so far: ");
     let answer_line = text
         .lines()
         .find_map(|l| l.strip_prefix("Answer with: clawmux "))
