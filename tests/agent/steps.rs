@@ -47,7 +47,8 @@ pub(super) fn plain_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Durat
     serve.wait(at, "└─");
     let out = serve.output();
     assert_eq!(finished(&out, title), 1, "{out}");
-    assert!(result_card(&out, title).contains(answer), "{out}");
+    let card = result_card(&out, title);
+    assert_eq!(answer_text(&card), normalised(answer), "{card}");
     assert_eq!(api.scripted_requests().len(), 1, "{out}");
     assert!(
         new_cards(&cards(&out), "reported an error").is_empty(),
@@ -75,6 +76,28 @@ pub(super) fn approved(
     assert_eq!(scripted.len(), 2, "{out}");
     assert_eq!(scripted[1].tool_results().len(), 1, "{out}");
     assert_eq!(api.exhausted(), 0);
+}
+
+/// The answer a result card holds, markdown-normalised: the text inside
+/// its code fence, each row without the agent's block bullet (`•`, `●`,
+/// `✦`) or indentation, joined by single spaces.
+pub(super) fn answer_text(card: &str) -> String {
+    let body = card.split("```").nth(1).unwrap_or("");
+    let rows: Vec<&str> = body
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_start_matches(['•', '●', '⏺', '✦'])
+                .trim_start()
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    normalised(&rows.join(" "))
+}
+
+/// `text` with runs of white space made one space, trimmed.
+pub(super) fn normalised(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The question the question tests ask, as the question tool's input.

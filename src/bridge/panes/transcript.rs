@@ -126,7 +126,7 @@ impl Transcript {
     fn take(&mut self, line: &str) {
         self.read_answer(line);
         if !is_furniture(line) {
-            self.lines.push(line.to_owned());
+            self.lines.push_frame(line.to_owned());
         }
     }
 
@@ -170,7 +170,7 @@ impl Transcript {
             // The block drawn again (the agent redrew it with its result):
             // the new copy replaces the old.
             self.answer.truncate_from_last(&header);
-            self.answer.push(header);
+            self.answer.push_frame(header);
             return;
         }
         let result = t.starts_with('⎿');
@@ -214,7 +214,7 @@ impl Transcript {
         if std::mem::take(&mut self.blank) && !result {
             self.answer.push(String::new());
         }
-        self.answer.push(line.trim_end().to_owned());
+        self.answer.push_frame(line.trim_end().to_owned());
     }
 
     /// Marks where lines went by unseen: the pane flooded (only its
@@ -358,6 +358,20 @@ impl Bounded {
         }
     }
 
+    /// Pushes `line`, replacing the last line when `line` extends it: the
+    /// agent redrew the row it streams its answer into, a few characters
+    /// longer (a model streams in pieces; each frame finishes the row
+    /// again), so the shorter copy was a frame, not a line of output.
+    fn push_frame(&mut self, line: String) {
+        if let Some(last) = self.lines.back()
+            && is_frame_of(last, &line)
+            && let Some(old) = self.lines.pop_back()
+        {
+            self.bytes -= old.len() + 1;
+        }
+        self.push(line);
+    }
+
     /// Some `●` block was kept.
     fn has_block(&self) -> bool {
         self.lines.iter().any(|l| l.starts_with(['●', '⏺']))
@@ -387,6 +401,17 @@ impl Bounded {
         }
         out
     }
+}
+
+/// Whether `earlier` is a cut-off copy of `line`: a non-empty row that
+/// `line` starts with and goes on from (the same row redrawn longer as the
+/// answer streamed in). A blank row or a gap mark is never a frame.
+fn is_frame_of(earlier: &str, line: &str) -> bool {
+    let earlier = earlier.trim_end();
+    !earlier.trim().is_empty()
+        && earlier != GAP_LINE
+        && line.len() > earlier.len()
+        && line.starts_with(earlier)
 }
 
 /// What Claude Code appends to a tool row it can expand.
@@ -514,6 +539,8 @@ fn is_codex_furniture(t: &str) -> bool {
         || (t.starts_with("• Working (") && t.ends_with("esc to interrupt)"))
         || t.starts_with("Worked for ")
         || t.starts_with("Waiting for startup")
+        // `⚠ 2 warnings · f2 to view`: its count of start-up warnings.
+        || (t.starts_with("⚠ ") && t.ends_with(" · f2 to view"))
 }
 
 fn is_furniture(line: &str) -> bool {
@@ -635,6 +662,7 @@ mod tests {
             "────────────",
             "❯",
             "  ? for shortcuts",
+            "⚠ 2 warnings · f2 to view",
             "",
             "❯ 1. Yes",
         ]));
@@ -769,6 +797,40 @@ mod tests {
         ]));
         assert_eq!(t.text(), "● Ran 1 shell command\n  Done.\n");
         assert!(!t.raw().contains('│'), "{}", t.raw());
+    }
+
+    /// Codex streaming a one-line answer a few characters at a time: each
+    /// frame finished the row again, longer; the answer is the last.
+    #[test]
+    fn a_row_redrawn_longer_as_the_answer_streams_is_one_line() {
+        let mut t = Transcript::after(&[]).typed("what does the shop sell");
+        t.push(&lines(&[
+            "› what does the shop sell",
+            "• Working (0s • esc to interrupt)",
+            "• The",
+            "• The s",
+            "• The shop sells ap",
+            "• The shop sells apples.",
+            "  They are",
+            "  They are red.",
+            "",
+            "• Second point",
+            "Worked for 1s",
+        ]));
+        t.end();
+        assert_eq!(
+            t.text(),
+            "• The shop sells apples.\n  They are red.\n• Second point\n"
+        );
+        let mut aider = Transcript::after(&[]).typed("hi");
+        aider.push(&lines(&[
+            "> hi",
+            "Pla",
+            "Plain ans",
+            "Plain answer.",
+            "Next.",
+        ]));
+        assert_eq!(aider.text(), "> hi\nPlain answer.\nNext.\n");
     }
 
     #[test]

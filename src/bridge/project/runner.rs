@@ -628,13 +628,17 @@ impl JobRunner {
                 output = format!("{}\n● {}", output.trim_end(), indent_rest(&answer));
             }
         }
+        let mut ending = running.ending;
+        if ending == TurnEnding::Finished && only_errors(&output, &running.errors) {
+            ending = TurnEnding::Failed;
+        }
         let screen = screen_rows.map(|rows| rows.join("\n").trim_end().to_string());
         let kind = ProjectEventKind::Completed {
             output,
             screen: screen.unwrap_or_default(),
             seconds: running.started.elapsed().as_secs(),
             errors: running.errors.len(),
-            ending: running.ending,
+            ending,
         };
         Some(Finished::Report(running.job, kind))
     }
@@ -722,6 +726,27 @@ fn shows_end_of(output: &str, answer: &str) -> bool {
     let skip = answer.chars().count().saturating_sub(ANSWER_END_CHARS);
     let end: String = answer.chars().skip(skip).collect();
     alnum(output).contains(&end)
+}
+
+/// Whether the turn's `output` is nothing but the `errors` reported during
+/// it (each error row, drawn as the agent draws it): the error cards said
+/// it all. False when no error was reported, or the agent said more (an
+/// answer after a retried error).
+fn only_errors(output: &str, errors: &[String]) -> bool {
+    let core = |t: &str| -> String {
+        t.trim()
+            .trim_start_matches(['•', '●', '⏺', '■', '✕', '>'])
+            .trim()
+            .to_owned()
+    };
+    let errors: Vec<String> = errors.iter().map(|e| core(e)).collect();
+    !errors.is_empty()
+        && output.lines().map(core).all(|row| {
+            row.is_empty()
+                || errors
+                    .iter()
+                    .any(|e| e.contains(&row) || row.contains(e.as_str()))
+        })
 }
 
 /// Lines after the first indented as the agent indents a block's rows.
