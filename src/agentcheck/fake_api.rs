@@ -21,7 +21,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -212,6 +212,10 @@ struct Shared {
     requests: VecDeque<Request>,
     /// Scripted calls that found the script empty.
     exhausted: u64,
+    /// When each scripted answer's last frame was sent, oldest first
+    /// (bounded like `requests`): where the model's turn ended, for
+    /// latency measured from there.
+    answered: VecDeque<Instant>,
     next_id: u64,
 }
 
@@ -343,6 +347,12 @@ impl FakeApi {
         lock(&self.shared).exhausted
     }
 
+    /// When each scripted answer finished streaming (its last frame sent),
+    /// oldest first.
+    pub fn answered(&self) -> Vec<Instant> {
+        lock(&self.shared).answered.iter().copied().collect()
+    }
+
     /// The requests received so far, oldest first.
     pub fn requests(&self) -> Vec<Request> {
         lock(&self.shared).requests.iter().cloned().collect()
@@ -443,6 +453,7 @@ async fn handle(
         (answer, id)
     };
     let mut chunker = state.streaming.chunker(id);
+    let scripted = matches!(answer, Answer::Turn(_));
     let (turn, pacer) = match answer {
         Answer::Empty(status) => return plain(status, Body::empty(), "text/plain"),
         // Side requests are answered in pieces too, without gaps, in the
@@ -466,6 +477,7 @@ async fn handle(
     let stream = Stream {
         chunker: &mut chunker,
         pacer,
+        done: scripted.then(|| state.shared.clone()),
     };
     match protocol {
         Protocol::Responses => responses_reply(turn, id, stream),
@@ -475,10 +487,12 @@ async fn handle(
     }
 }
 
-/// How one answer streams: its pieces and its gaps.
+/// How one answer streams: its pieces and its gaps, and where to note
+/// its end (scripted answers only).
 struct Stream<'a> {
     chunker: &'a mut Chunker,
     pacer: Pacer,
+    done: Option<Arc<Mutex<Shared>>>,
 }
 
 /// An HTTP error `status` with `body` (each protocol words its own).
@@ -497,7 +511,7 @@ fn responses_reply(turn: Turn, id: u64, stream: Stream<'_>) -> Response {
         return error_response(*status, super::responses::error_body(*status, message));
     }
     let frames = super::responses::sse_frames(&turn, id, stream.chunker);
-    sse_response(frames, stream.pacer)
+    sse_response(frames, stream.pacer, stream.done)
 }
 
 /// A Gemini answer: an HTTP error with Google's error body, the whole
@@ -514,7 +528,7 @@ fn gemini_reply(turn: Turn, streamed: bool, stream: Stream<'_>) -> Response {
         return plain(StatusCode::OK, Body::from(body), "application/json");
     }
     let frames = super::gemini::sse_frames(&turn, stream.chunker);
-    sse_response(frames, stream.pacer)
+    sse_response(frames, stream.pacer, stream.done)
 }
 
 /// A Chat Completions answer: an HTTP error with OpenAI's error body, the
@@ -531,22 +545,37 @@ fn chat_reply(turn: Turn, id: u64, streaming: bool, stream: Stream<'_>) -> Respo
         return plain(StatusCode::OK, Body::from(body), "application/json");
     }
     let frames = super::chat::sse_frames(&turn, id, stream.chunker);
-    sse_response(frames, stream.pacer)
+    sse_response(frames, stream.pacer, stream.done)
 }
 
 /// Streams `frames` as `text/event-stream`, each followed by the gap
 /// `pacer` draws.
-fn sse_response(frames: Vec<Bytes>, mut pacer: Pacer) -> Response {
+fn sse_response(
+    frames: Vec<Bytes>,
+    mut pacer: Pacer,
+    done: Option<Arc<Mutex<Shared>>>,
+) -> Response {
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::convert::Infallible>>(SSE_QUEUE);
     tokio::spawn(async move {
-        for frame in frames {
+        let last = frames.len();
+        for (i, frame) in frames.into_iter().enumerate() {
             if tx.send(Ok(frame)).await.is_err() {
                 return;
+            }
+            if i + 1 == last {
+                break;
             }
             let gap = pacer.next_gap();
             if !gap.is_zero() {
                 tokio::time::sleep(gap).await;
             }
+        }
+        if let Some(shared) = done {
+            let mut shared = lock(&shared);
+            if shared.answered.len() >= MAX_RECORDED_REQUESTS {
+                shared.answered.pop_front();
+            }
+            shared.answered.push_back(Instant::now());
         }
     });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -668,7 +697,7 @@ fn reply(turn: Turn, id: u64, streaming: bool, stream: Stream<'_>) -> Response {
         .into_iter()
         .map(|(name, data)| Bytes::from(format!("event: {name}\ndata: {data}\n\n")))
         .collect();
-    sse_response(frames, stream.pacer)
+    sse_response(frames, stream.pacer, stream.done)
 }
 
 /// The signature a thinking block carries (Claude Code sends it back).

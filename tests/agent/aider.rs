@@ -28,7 +28,11 @@ const RETRIES_TIMEOUT: Duration = Duration::from_secs(240);
 /// A console daemon whose project `shop` (a git repository) runs Aider
 /// against `script`. The project exists already (in the daemon's state),
 /// so the first chat line is `/gsd:use shop`.
-fn start(aider: &Path, script: Vec<Turn>, pace: Duration) -> (ConsoleServe, FakeApi, AiderEnv) {
+pub(super) fn start(
+    aider: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+) -> (ConsoleServe, FakeApi, AiderEnv) {
     start_with(aider, script, pace, false)
 }
 

@@ -20,7 +20,7 @@ use crate::support::claude::STEP_TIMEOUT;
 /// The project exists already (in the daemon's state), so the first chat
 /// line is `/gsd:use shop`: Codex has no `/gsd:new-project` command and
 /// leaves an unknown one in its input row.
-fn start(codex: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, CodexEnv) {
+pub(super) fn start(codex: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, CodexEnv) {
     start_paced(codex, script, Duration::from_millis(15))
 }
 

@@ -21,7 +21,7 @@ use super::steps;
 
 /// A console daemon whose project `shop` runs OpenCode against `script`,
 /// `pace` between streamed chunks, with the clawmux plugin when `plugin`.
-fn start(
+pub(super) fn start(
     (opencode, seed): &(std::path::PathBuf, std::path::PathBuf),
     script: Vec<Turn>,
     pace: Duration,

@@ -254,6 +254,31 @@ impl Transcript {
         true
     }
 
+    /// The answer as the settled screen shows it at the turn's end: the
+    /// rows under the command's last echo (`› text`, `❯ text`, `> text`),
+    /// read as a transcript of their own, furniture and the footer rows
+    /// seen during the command left out. This is what the terminal finally
+    /// shows, not the log of frames drawn on the way (a streamed row
+    /// redrawn, a cell re-inserted whole once the stream ended). None when
+    /// the echo is off the screen (a long answer scrolled it away: the
+    /// line log is then all there is) or nothing is under it.
+    pub fn settled_text(&self, rows: &[String]) -> Option<String> {
+        let forms = if self.typed.is_empty() {
+            return None;
+        } else {
+            &self.typed
+        };
+        let echo = rows.iter().rposition(|row| is_prompt_echo(row, forms))?;
+        let mut settled = Transcript {
+            footer: self.footer.clone(),
+            ..Transcript::default()
+        };
+        settled.push(&rows[echo + 1..]);
+        settled.end();
+        let text = settled.text();
+        (!text.trim().is_empty()).then_some(text)
+    }
+
     /// The rows the screen shows under the input box now (see `footer`).
     pub fn footer(&mut self, rows: &[String]) {
         for row in rows {
@@ -403,15 +428,20 @@ impl Bounded {
     }
 }
 
-/// Whether `earlier` is a cut-off copy of `line`: a non-empty row that
-/// `line` starts with and goes on from (the same row redrawn longer as the
-/// answer streamed in). A blank row or a gap mark is never a frame.
+/// Whether `earlier` is a passing frame of the row `line`: a non-empty row
+/// that `line` goes on from (the same row redrawn longer as the answer
+/// streamed in), or that `line` cuts back at a word (the row drawn to the
+/// pane's edge mid-word, then wrapped at a space once the word was whole:
+/// `… while unt` then `… while` and `  until.` below). A blank row or a
+/// gap mark is never a frame.
 fn is_frame_of(earlier: &str, line: &str) -> bool {
-    let earlier = earlier.trim_end();
-    !earlier.trim().is_empty()
-        && earlier != GAP_LINE
-        && line.len() > earlier.len()
-        && line.starts_with(earlier)
+    let (earlier, line) = (earlier.trim_end(), line.trim_end());
+    let longer = line.len() > earlier.len() && line.starts_with(earlier);
+    let rewrapped = !line.trim().is_empty()
+        && earlier.len() > line.len()
+        && earlier.starts_with(line)
+        && earlier[line.len()..].starts_with(' ');
+    !earlier.trim().is_empty() && earlier != GAP_LINE && (longer || rewrapped)
 }
 
 /// What Claude Code appends to a tool row it can expand.
@@ -538,7 +568,11 @@ fn is_codex_furniture(t: &str) -> bool {
         || t.starts_with("› ")
         || (t.starts_with("• Working (") && t.ends_with("esc to interrupt)"))
         || t.starts_with("Worked for ")
+        // The turn's rule: `─ Worked for 1s ──────`.
+        || t.trim_matches(['─', ' ']).starts_with("Worked for ")
         || t.starts_with("Waiting for startup")
+        // A tip under the answer: `└ Tip: Use /keymap to …`.
+        || t.starts_with("└ Tip: ")
         // `⚠ 2 warnings · f2 to view`: its count of start-up warnings.
         || (t.starts_with("⚠ ") && t.ends_with(" · f2 to view"))
 }
@@ -567,6 +601,20 @@ fn echo_forms(typed: &str) -> Vec<String> {
             .collect(),
         None => vec![typed.to_owned()],
     }
+}
+
+/// Whether `row` is an agent's echo of one of `forms` behind its prompt
+/// glyph: Claude Code's `❯`, Codex's `›`, a line-mode `>`.
+fn is_prompt_echo(row: &str, forms: &[String]) -> bool {
+    let Some(shown) = row.trim_start().strip_prefix(['❯', '›', '>']) else {
+        return false;
+    };
+    let shown = shown.trim();
+    !shown.is_empty()
+        && forms.iter().any(|typed| {
+            let first = typed.trim().lines().next().unwrap_or_default();
+            first.starts_with(shown) || shown.starts_with(first)
+        })
 }
 
 /// Whether `row` is the agent's echo of one of `forms` (see
@@ -831,6 +879,53 @@ mod tests {
             "Next.",
         ]));
         assert_eq!(aider.text(), "> hi\nPlain answer.\nNext.\n");
+        // Drawn to the pane's edge mid-word, then wrapped at the space.
+        let mut t = Transcript::after(&[]).typed("q");
+        t.push(&lines(&[
+            "• Door pears noon door every while unt",
+            "• Door pears noon door every while",
+            "  until. The end.",
+            "  └ Tip: Use /keymap to configure keyboard shortcuts.",
+        ]));
+        assert_eq!(
+            t.text(),
+            "• Door pears noon door every while\n  until. The end.\n"
+        );
+    }
+
+    /// Codex's settled screen at a turn's end: the answer once, under the
+    /// echo, though the line log drew it as frames and then again whole.
+    #[test]
+    fn the_settled_screen_under_the_echo_is_the_answer() {
+        let mut t = Transcript::after(&[]).typed("question 3");
+        t.push(&lines(&[
+            "› question 3",
+            "• Answer 1: Plum",
+            "• Answer 3: Of of until three apples jars.",
+            "• Answer 3: Of of until three apples jars.",
+        ]));
+        let rows = lines(&[
+            "› question 2",
+            "",
+            "• Answer 2.",
+            "",
+            "› question 3",
+            "",
+            "• Answer 3: Of of until three",
+            "  apples jars.",
+            "",
+            "─ Worked for 1s ────────────────",
+            "",
+            "› Find and fix a bug in @filename",
+            "",
+            "  GPT-6-Sol default fast · /ws/shop · Scripted session",
+        ]);
+        assert_eq!(
+            t.settled_text(&rows).as_deref(),
+            Some("• Answer 3: Of of until three\n  apples jars.\n")
+        );
+        assert_eq!(t.settled_text(&rows[5..]), None, "no echo on screen");
+        assert_eq!(Transcript::default().settled_text(&rows), None);
     }
 
     #[test]

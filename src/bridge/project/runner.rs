@@ -139,6 +139,9 @@ pub struct JobRunner {
     /// A dialog nobody was shown is on screen: the first waiting command
     /// waits until it is reported (then `approval` holds it) or gone.
     held: bool,
+    /// The agent redraws its answer as it streams (see
+    /// [`JobRunner::result_from_screen`]).
+    settled_result: bool,
 }
 
 impl JobRunner {
@@ -600,6 +603,15 @@ impl JobRunner {
         }
     }
 
+    /// The result of a turn is read off the settled screen at its end (the
+    /// rows under the command's echo), the line log only when the echo is
+    /// off the screen: for agents whose line log holds every frame of a
+    /// streamed answer (Codex redraws the answer's row at every delta and
+    /// inserts the finished cell again).
+    pub fn result_from_screen(&mut self, on: bool) {
+        self.settled_result = on;
+    }
+
     /// Ends the running command: its output (`screen_rows` fill what a
     /// flood skipped), or the recovery prompt's end.
     pub fn finish(&mut self, screen_rows: Option<&[String]>) -> Option<Finished> {
@@ -615,7 +627,10 @@ impl JobRunner {
             running.output.fill_gap(rows);
         }
         running.output.end();
-        let mut output = running.output.text();
+        let settled = screen_rows
+            .filter(|_| self.settled_result)
+            .and_then(|rows| running.output.settled_text(rows));
+        let mut output = settled.unwrap_or_else(|| running.output.text());
         if let Some(answer) = running.hook_answer {
             if output.trim().is_empty() || output.contains(GAP_LINE) {
                 // The screen lost some of the answer (a flood, a reconnect)
