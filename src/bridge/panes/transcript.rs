@@ -577,9 +577,25 @@ fn is_codex_furniture(t: &str) -> bool {
         || (t.starts_with("⚠ ") && t.ends_with(" · f2 to view"))
 }
 
+/// Aider's rows around an answer: its spinner (`░█  Waiting for
+/// openai/model`, the blocks moving) and the turn's token count (`Tokens:
+/// 2.3k sent, 6 received.`).
+fn is_aider_furniture(t: &str) -> bool {
+    let spinner = t.starts_with(['░', '█'])
+        && t.trim_start_matches(['░', '█', ' '])
+            .starts_with("Waiting for ");
+    let tokens = t.starts_with("Tokens: ") && t.contains(" sent, ") && t.ends_with(" received.");
+    // Its empty input row: `diff>`, `ask>`.
+    let prompt = t
+        .strip_suffix('>')
+        .is_some_and(|mode| !mode.is_empty() && mode.chars().all(|c| c.is_ascii_lowercase()));
+    spinner || tokens || prompt
+}
+
 fn is_furniture(line: &str) -> bool {
     let t = line.trim();
     is_codex_furniture(t)
+        || is_aider_furniture(t)
         || t.is_empty()
         || t.chars()
             .all(|c| matches!(c, '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | ' ' | '\u{a0}'))
@@ -604,9 +620,15 @@ fn echo_forms(typed: &str) -> Vec<String> {
 }
 
 /// Whether `row` is an agent's echo of one of `forms` behind its prompt
-/// glyph: Claude Code's `❯`, Codex's `›`, a line-mode `>`.
+/// glyph: Claude Code's `❯`, Codex's `›`, a line-mode `>` (Aider's
+/// `diff> `, `ask> `: a mode word before it).
 fn is_prompt_echo(row: &str, forms: &[String]) -> bool {
-    let Some(shown) = row.trim_start().strip_prefix(['❯', '›', '>']) else {
+    let row = row.trim_start();
+    let mode = row
+        .split_once("> ")
+        .filter(|(word, _)| !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase()))
+        .map(|(_, rest)| rest);
+    let Some(shown) = mode.or_else(|| row.strip_prefix(['❯', '›', '>'])) else {
         return false;
     };
     let shown = shown.trim();
@@ -925,6 +947,21 @@ mod tests {
             Some("• Answer 3: Of of until three\n  apples jars.\n")
         );
         assert_eq!(t.settled_text(&rows[5..]), None, "no echo on screen");
+        // Aider, line mode: its echo behind the edit mode, spinner and
+        // token count around the answer.
+        let aider = Transcript::after(&[]).typed("tell me what the shop sells");
+        let rows = lines(&[
+            "diff> tell me what the shop sells",
+            "█░         Waiting for openai/fake-model",
+            "The shop sells plums.",
+            "Tokens: 2.3k sent, 6 received.",
+            "─────────────",
+            "diff>",
+        ]);
+        assert_eq!(
+            aider.settled_text(&rows).as_deref(),
+            Some("The shop sells plums.\n")
+        );
         assert_eq!(Transcript::default().settled_text(&rows), None);
     }
 
