@@ -269,11 +269,18 @@ impl Transcript {
             &self.typed
         };
         let echo = rows.iter().rposition(|row| is_prompt_echo(row, forms))?;
+        let below = &rows[echo + 1..];
+        // The input box and what is under it (footer, statusline) end the
+        // answer: its top edge is the last row drawn only of `▄`, `─`, `━`.
+        let top = below.iter().rposition(|row| {
+            let t = row.trim();
+            !t.is_empty() && t.chars().all(|c| matches!(c, '▄' | '─' | '━'))
+        });
         let mut settled = Transcript {
             footer: self.footer.clone(),
             ..Transcript::default()
         };
-        settled.push(&rows[echo + 1..]);
+        settled.push(&below[..top.unwrap_or(below.len())]);
         settled.end();
         let text = settled.text();
         (!text.trim().is_empty()).then_some(text)
@@ -592,13 +599,30 @@ fn is_aider_furniture(t: &str) -> bool {
     spinner || tokens || prompt
 }
 
+/// Gemini CLI's rows around an answer: its spinner (`⠋ Thinking... (esc
+/// to cancel, 0s)`, a braille frame first) and its input box's rows
+/// (`│ >   Type your message or @path/to/file │`).
+fn is_gemini_furniture(t: &str) -> bool {
+    let spinner = t.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))
+        && t.contains("(esc to cancel");
+    let boxed = t.starts_with('│') && t.ends_with('│');
+    // The edit-mode hint over its input box.
+    let mode = t.starts_with("Shift+Tab to ");
+    spinner || boxed || mode
+}
+
 fn is_furniture(line: &str) -> bool {
     let t = line.trim();
     is_codex_furniture(t)
         || is_aider_furniture(t)
+        || is_gemini_furniture(t)
         || t.is_empty()
-        || t.chars()
-            .all(|c| matches!(c, '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | ' ' | '\u{a0}'))
+        || t.chars().all(|c| {
+            matches!(
+                c,
+                '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | '▀' | '▄' | ' ' | '\u{a0}'
+            )
+        })
         || t == "❯"
         || t == ">"
         || is_footer(t)
@@ -947,6 +971,24 @@ mod tests {
             Some("• Answer 3: Of of until three\n  apples jars.\n")
         );
         assert_eq!(t.settled_text(&rows[5..]), None, "no echo on screen");
+        // Gemini CLI: the echo's box edge, the answer, the mode hint, then
+        // its input box and footer.
+        let gemini = Transcript::after(&[]).typed("tell me what the shop sells");
+        let rows = lines(&[
+            " > tell me what the shop sells",
+            "▀▀▀▀▀▀▀▀▀▀",
+            "✦ The shop sells pears.",
+            " Shift+Tab to accept edits",
+            "▄▄▄▄▄▄▄▄▄▄",
+            " >   Type your message or @path/to/file",
+            "▀▀▀▀▀▀▀▀▀▀",
+            " workspace (/directory)        sandbox       /model",
+            " /tmp/ws/shop                  no sandbox      Auto",
+        ]);
+        assert_eq!(
+            gemini.settled_text(&rows).as_deref(),
+            Some("✦ The shop sells pears.\n")
+        );
         // Aider, line mode: its echo behind the edit mode, spinner and
         // token count around the answer.
         let aider = Transcript::after(&[]).typed("tell me what the shop sells");

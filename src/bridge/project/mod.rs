@@ -55,8 +55,9 @@ const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 /// end (see [`JobRunner::result_from_screen`]): measured against a fake
 /// model streaming 1–8 characters 20–60 ms apart, Codex's line log held
 /// every frame of the answer and the answer again whole, Aider's its
-/// spinner frames and the answer twice (drawn live, then printed).
-const SETTLED_RESULT_PROFILES: [&str; 2] = ["codex", "aider"];
+/// spinner frames and the answer twice (drawn live, then printed), Gemini
+/// CLI's every spinner frame between the answer's frames.
+const SETTLED_RESULT_PROFILES: [&str; 3] = ["codex", "aider", "gemini"];
 /// Lines of the lost session's output quoted in the recovery prompt.
 const RECOVERY_TAIL_LINES: usize = 20;
 
