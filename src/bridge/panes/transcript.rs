@@ -605,7 +605,8 @@ fn is_aider_furniture(t: &str) -> bool {
 fn is_gemini_furniture(t: &str) -> bool {
     let spinner = t.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))
         && t.contains("(esc to cancel");
-    let boxed = t.starts_with('│') && t.ends_with('│');
+    // Only its input row: a markdown table's rows are boxed too.
+    let boxed = t.starts_with("│ >") && t.ends_with('│');
     // The edit-mode hint over its input box.
     let mode = t.starts_with("Shift+Tab to ");
     spinner || boxed || mode
