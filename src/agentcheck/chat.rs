@@ -1,6 +1,8 @@
 //! The OpenAI Chat Completions protocol of the fake model API: `POST
 //! /v1/chat/completions`, streamed as SSE `chat.completion.chunk`s ending
-//! in `data: [DONE]`, or whole. Aider (through litellm) speaks it without
+//! in `data: [DONE]`, or whole. Streamed text, thinking
+//! (`reasoning_content`) and tool call arguments come a few characters
+//! per chunk. Aider (through litellm) speaks it without
 //! tools: it reads edits and commands out of the reply's text. OpenCode
 //! (through `@ai-sdk/openai-compatible`) speaks it with tools.
 //!
@@ -11,10 +13,8 @@
 use axum::body::Bytes;
 use serde_json::{Value, json};
 
-use super::fake_api::{SIDE_ANSWER, Turn, chunks};
-
-/// Characters of text per streamed chunk.
-const TEXT_CHUNK_CHARS: usize = 64;
+use super::fake_api::{SIDE_ANSWER, Turn};
+use super::stream::{Chunker, Parts};
 
 /// What the system prompt of a side request says (lower case): Aider's
 /// commit message and summary prompts, OpenCode's title generator.
@@ -84,15 +84,6 @@ pub(crate) fn tool_results(body: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The text and tool calls of a turn.
-fn split(turn: &Turn) -> (Option<&str>, &[super::ToolUse]) {
-    match turn {
-        Turn::Text(t) => (Some(t.as_str()), &[][..]),
-        Turn::Tools { text, tools } => (text.as_deref(), tools.as_slice()),
-        Turn::Error { .. } => (None, &[][..]),
-    }
-}
-
 fn tool_call(id: u64, i: usize, tool: &super::ToolUse) -> Value {
     json!({
         "id": format!("call_fake{id:04}{i:02}"),
@@ -107,8 +98,12 @@ fn usage() -> Value {
 
 /// The whole (non-streamed) answer.
 pub(crate) fn whole(turn: &Turn, id: u64) -> Value {
-    let (text, tools) = split(turn);
+    let parts = Parts::of(turn);
+    let (text, tools) = (parts.text, parts.tools);
     let mut message = json!({"role": "assistant", "content": text});
+    if let Some(thinking) = parts.thinking {
+        message["reasoning_content"] = json!(thinking);
+    }
     let finish = if tools.is_empty() {
         "stop"
     } else {
@@ -132,10 +127,12 @@ pub(crate) fn side_turn() -> Turn {
     Turn::text(SIDE_ANSWER)
 }
 
-/// The SSE frames of a streamed answer: the role, the text in pieces, each
-/// tool call, the finish reason, the usage, `[DONE]`.
-pub(crate) fn sse_frames(turn: &Turn, id: u64) -> Vec<Bytes> {
-    let (text, tools) = split(turn);
+/// The SSE frames of a streamed answer: the role, the thinking and the
+/// text in pieces, each tool call (its name, then its arguments in
+/// pieces), the finish reason, the usage, `[DONE]`.
+pub(crate) fn sse_frames(turn: &Turn, id: u64, chunker: &mut Chunker) -> Vec<Bytes> {
+    let parts = Parts::of(turn);
+    let (text, tools) = (parts.text, parts.tools);
     let chunk = |delta: Value, finish: Option<&str>| {
         json!({
             "id": format!("chatcmpl-fake{id:06}"), "object": "chat.completion.chunk",
@@ -144,15 +141,25 @@ pub(crate) fn sse_frames(turn: &Turn, id: u64) -> Vec<Bytes> {
         })
     };
     let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    if let Some(thinking) = parts.thinking {
+        for piece in chunker.split(thinking) {
+            events.push(chunk(json!({ "reasoning_content": piece }), None));
+        }
+    }
     if let Some(text) = text {
-        for piece in chunks(text, TEXT_CHUNK_CHARS) {
+        for piece in chunker.split(text) {
             events.push(chunk(json!({ "content": piece }), None));
         }
     }
     for (i, tool) in tools.iter().enumerate() {
         let mut call = tool_call(id, i, tool);
         call["index"] = json!(i);
+        call["function"]["arguments"] = json!("");
         events.push(chunk(json!({ "tool_calls": [call] }), None));
+        for piece in chunker.split(&tool.input.to_string()) {
+            let part = json!({"index": i, "function": {"arguments": piece}});
+            events.push(chunk(json!({ "tool_calls": [part] }), None));
+        }
     }
     let finish = if tools.is_empty() {
         "stop"
@@ -195,17 +202,50 @@ mod tests {
 
     #[test]
     fn tool_calls_stream_and_results_are_read() {
-        let turn = Turn::tool("bash", json!({"command": "ls"}));
-        let frames: Vec<String> = sse_frames(&turn, 3)
+        let turn = Turn::think(
+            "Which files?",
+            Turn::Tools {
+                text: Some("Listing them.".into()),
+                tools: vec![crate::agentcheck::ToolUse::new(
+                    "bash",
+                    json!({"command": "ls"}),
+                )],
+            },
+        );
+        let chunker = &mut crate::agentcheck::stream::Streaming::default().chunker(3);
+        let frames: Vec<String> = sse_frames(&turn, 3, chunker)
             .iter()
             .map(|f| String::from_utf8_lossy(f).into_owned())
             .collect();
         assert_eq!(frames.last().map(String::as_str), Some("data: [DONE]\n\n"));
-        let all = frames.concat();
-        assert!(
-            all.contains(r#""arguments":"{\"command\":\"ls\"}""#),
-            "{all}"
+        let deltas: Vec<Value> = frames[..frames.len() - 1]
+            .iter()
+            .map(|f| serde_json::from_str(f.trim().strip_prefix("data: ").unwrap()).unwrap())
+            .filter_map(|c: Value| c.pointer("/choices/0/delta").cloned())
+            .collect();
+        let joined = |pointer: &str| {
+            let pieces: Vec<&str> = deltas
+                .iter()
+                .filter_map(|d| d.pointer(pointer).and_then(Value::as_str))
+                .filter(|p| !p.is_empty())
+                .collect();
+            assert!(pieces.len() > 1, "{pointer}: {pieces:?}");
+            assert!(pieces.iter().all(|p| p.chars().count() <= 8), "{pieces:?}");
+            pieces.concat()
+        };
+        assert_eq!(joined("/reasoning_content"), "Which files?");
+        assert_eq!(joined("/content"), "Listing them.");
+        assert_eq!(
+            joined("/tool_calls/0/function/arguments"),
+            r#"{"command":"ls"}"#
         );
+        let named: Vec<&Value> = deltas
+            .iter()
+            .filter(|d| d.pointer("/tool_calls/0/function/name").is_some())
+            .collect();
+        assert_eq!(named.len(), 1, "the name comes once, with the id");
+        assert_eq!(named[0]["tool_calls"][0]["id"], "call_fake000300");
+        let all = frames.concat();
         assert!(all.contains(r#""finish_reason":"tool_calls""#), "{all}");
         let whole = whole(&Turn::text("hi"), 1);
         assert_eq!(whole["choices"][0]["message"]["content"], "hi");

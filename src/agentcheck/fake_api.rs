@@ -21,7 +21,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::AgentCheckError;
+use super::stream::{Chunker, Pacer, Parts, Streaming};
 
 /// Largest request body accepted. Claude Code's requests carry the system
 /// prompt, the tool schemas and the whole conversation: a few hundred KiB
@@ -44,10 +45,6 @@ pub const MAX_RECORDED_REQUESTS: usize = 512;
 
 /// SSE events buffered between the script and the socket.
 const SSE_QUEUE: usize = 64;
-
-/// Characters of text sent in one `text_delta`, so a long answer streams in
-/// pieces as the real API does.
-const TEXT_CHUNK_CHARS: usize = 64;
 
 /// The answer to side requests (no `tools`): short, and not a prompt or an
 /// error a detector could mistake.
@@ -97,6 +94,10 @@ pub enum Turn {
         message: String,
         times: u32,
     },
+    /// Thinking streamed first (Anthropic `thinking_delta`, Responses
+    /// reasoning summary, Chat `reasoning_content`, Gemini `thought`
+    /// parts), then `answer` (text or tools).
+    Thought { thinking: String, answer: Box<Turn> },
 }
 
 impl Turn {
@@ -109,6 +110,14 @@ impl Turn {
         Turn::Tools {
             text: None,
             tools: vec![ToolUse::new(name, input)],
+        }
+    }
+
+    /// `answer` preceded by `thinking`.
+    pub fn think(thinking: &str, answer: Turn) -> Turn {
+        Turn::Thought {
+            thinking: thinking.to_owned(),
+            answer: Box::new(answer),
         }
     }
 
@@ -203,13 +212,17 @@ struct Shared {
     requests: VecDeque<Request>,
     /// Scripted calls that found the script empty.
     exhausted: u64,
+    /// When each scripted answer's last frame was sent, oldest first
+    /// (bounded like `requests`): where the model's turn ended, for
+    /// latency measured from there.
+    answered: VecDeque<Instant>,
     next_id: u64,
 }
 
 #[derive(Clone)]
 struct AppState {
     shared: Arc<Mutex<Shared>>,
-    pace: Duration,
+    streaming: Streaming,
 }
 
 /// A running fake API. Dropping it stops the server.
@@ -221,14 +234,23 @@ pub struct FakeApi {
 }
 
 impl FakeApi {
-    /// Starts the server on 127.0.0.1 (a free port) with `script`.
+    /// Starts the server on 127.0.0.1 (a free port) with `script`,
+    /// streaming as a model does ([`Streaming::default`]).
     pub fn start(script: Vec<Turn>) -> Result<FakeApi, AgentCheckError> {
-        FakeApi::start_paced(script, Duration::ZERO)
+        FakeApi::start_streaming(script, Streaming::default())
     }
 
-    /// Like [`FakeApi::start`], with `pace` between streamed events, so the
-    /// agent shows its busy spinner for a while as with a real model.
+    /// Like [`FakeApi::start`], with at least `pace` between streamed
+    /// events, so the agent shows its busy spinner for longer.
     pub fn start_paced(script: Vec<Turn>, pace: Duration) -> Result<FakeApi, AgentCheckError> {
+        FakeApi::start_streaming(script, Streaming::paced(pace))
+    }
+
+    /// Like [`FakeApi::start`], streaming as `streaming` says.
+    pub fn start_streaming(
+        script: Vec<Turn>,
+        streaming: Streaming,
+    ) -> Result<FakeApi, AgentCheckError> {
         let shared = Arc::new(Mutex::new(Shared {
             script: script.into(),
             ..Shared::default()
@@ -244,7 +266,7 @@ impl FakeApi {
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let state = AppState {
             shared: shared.clone(),
-            pace,
+            streaming,
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), std::io::Error>>();
         let thread = std::thread::Builder::new()
@@ -323,6 +345,12 @@ impl FakeApi {
     /// short text so the agent ends its turn).
     pub fn exhausted(&self) -> u64 {
         lock(&self.shared).exhausted
+    }
+
+    /// When each scripted answer finished streaming (its last frame sent),
+    /// oldest first.
+    pub fn answered(&self) -> Vec<Instant> {
+        lock(&self.shared).answered.iter().copied().collect()
     }
 
     /// The requests received so far, oldest first.
@@ -424,9 +452,12 @@ async fn handle(
         });
         (answer, id)
     };
-    let (turn, pace) = match answer {
+    let mut chunker = state.streaming.chunker(id);
+    let scripted = matches!(answer, Answer::Turn(_));
+    let (turn, pacer) = match answer {
         Answer::Empty(status) => return plain(status, Body::empty(), "text/plain"),
-        // Side requests are answered at once, in the protocol's own words.
+        // Side requests are answered in pieces too, without gaps, in the
+        // protocol's own words.
         Answer::Side => {
             let side = match protocol {
                 Protocol::Responses => super::responses::side_turn(&json),
@@ -434,16 +465,34 @@ async fn handle(
                 Protocol::Chat => super::chat::side_turn(),
                 Protocol::Messages | Protocol::Other => Turn::text(SIDE_ANSWER),
             };
-            (side, Duration::ZERO)
+            let unpaced = Streaming {
+                min_gap: Duration::ZERO,
+                max_gap: Duration::ZERO,
+                ..state.streaming
+            };
+            (side, unpaced.pacer(id))
         }
-        Answer::Turn(turn) => (turn, state.pace),
+        Answer::Turn(turn) => (turn, state.streaming.pacer(id)),
+    };
+    let stream = Stream {
+        chunker: &mut chunker,
+        pacer,
+        done: scripted.then(|| state.shared.clone()),
     };
     match protocol {
-        Protocol::Responses => responses_reply(turn, id, pace),
-        Protocol::Gemini => gemini_reply(turn, super::gemini::is_streamed(&path), pace),
-        Protocol::Chat => chat_reply(turn, id, streaming, pace),
-        Protocol::Messages | Protocol::Other => reply(turn, id, streaming, pace),
+        Protocol::Responses => responses_reply(turn, id, stream),
+        Protocol::Gemini => gemini_reply(turn, super::gemini::is_streamed(&path), stream),
+        Protocol::Chat => chat_reply(turn, id, streaming, stream),
+        Protocol::Messages | Protocol::Other => reply(turn, id, streaming, stream),
     }
+}
+
+/// How one answer streams: its pieces and its gaps, and where to note
+/// its end (scripted answers only).
+struct Stream<'a> {
+    chunker: &'a mut Chunker,
+    pacer: Pacer,
+    done: Option<Arc<Mutex<Shared>>>,
 }
 
 /// An HTTP error `status` with `body` (each protocol words its own).
@@ -454,19 +503,20 @@ fn error_response(status: u16, body: Value) -> Response {
 
 /// A Responses answer: an HTTP error with OpenAI's error body, or the
 /// turn streamed as SSE.
-fn responses_reply(turn: Turn, id: u64, pace: Duration) -> Response {
+fn responses_reply(turn: Turn, id: u64, stream: Stream<'_>) -> Response {
     if let Turn::Error {
         status, message, ..
     } = &turn
     {
         return error_response(*status, super::responses::error_body(*status, message));
     }
-    sse_response(super::responses::sse_frames(&turn, id), pace)
+    let frames = super::responses::sse_frames(&turn, id, stream.chunker);
+    sse_response(frames, stream.pacer, stream.done)
 }
 
 /// A Gemini answer: an HTTP error with Google's error body, the whole
 /// answer, or the turn streamed as SSE.
-fn gemini_reply(turn: Turn, streamed: bool, pace: Duration) -> Response {
+fn gemini_reply(turn: Turn, streamed: bool, stream: Stream<'_>) -> Response {
     if let Turn::Error {
         status, message, ..
     } = &turn
@@ -477,12 +527,13 @@ fn gemini_reply(turn: Turn, streamed: bool, pace: Duration) -> Response {
         let body = super::gemini::whole(&turn).to_string();
         return plain(StatusCode::OK, Body::from(body), "application/json");
     }
-    sse_response(super::gemini::sse_frames(&turn), pace)
+    let frames = super::gemini::sse_frames(&turn, stream.chunker);
+    sse_response(frames, stream.pacer, stream.done)
 }
 
 /// A Chat Completions answer: an HTTP error with OpenAI's error body, the
 /// whole answer, or the turn streamed as SSE.
-fn chat_reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
+fn chat_reply(turn: Turn, id: u64, streaming: bool, stream: Stream<'_>) -> Response {
     if let Turn::Error {
         status, message, ..
     } = &turn
@@ -493,20 +544,38 @@ fn chat_reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response 
         let body = super::chat::whole(&turn, id).to_string();
         return plain(StatusCode::OK, Body::from(body), "application/json");
     }
-    sse_response(super::chat::sse_frames(&turn, id), pace)
+    let frames = super::chat::sse_frames(&turn, id, stream.chunker);
+    sse_response(frames, stream.pacer, stream.done)
 }
 
-/// Streams `frames` as `text/event-stream`, `pace` apart.
-fn sse_response(frames: Vec<Bytes>, pace: Duration) -> Response {
+/// Streams `frames` as `text/event-stream`, each followed by the gap
+/// `pacer` draws.
+fn sse_response(
+    frames: Vec<Bytes>,
+    mut pacer: Pacer,
+    done: Option<Arc<Mutex<Shared>>>,
+) -> Response {
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::convert::Infallible>>(SSE_QUEUE);
     tokio::spawn(async move {
-        for frame in frames {
+        let last = frames.len();
+        for (i, frame) in frames.into_iter().enumerate() {
             if tx.send(Ok(frame)).await.is_err() {
                 return;
             }
-            if !pace.is_zero() {
-                tokio::time::sleep(pace).await;
+            if i + 1 == last {
+                break;
             }
+            let gap = pacer.next_gap();
+            if !gap.is_zero() {
+                tokio::time::sleep(gap).await;
+            }
+        }
+        if let Some(shared) = done {
+            let mut shared = lock(&shared);
+            if shared.answered.len() >= MAX_RECORDED_REQUESTS {
+                shared.answered.pop_front();
+            }
+            shared.answered.push_back(Instant::now());
         }
     });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -585,6 +654,10 @@ fn with_plan_file(turn: Turn, path: &str) -> Turn {
                 })
                 .collect(),
         },
+        Turn::Thought { thinking, answer } => Turn::Thought {
+            thinking,
+            answer: Box::new(with_plan_file(*answer, path)),
+        },
         other => other,
     }
 }
@@ -598,7 +671,7 @@ fn plain(status: StatusCode, body: Body, content_type: &str) -> Response {
     response
 }
 
-fn reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
+fn reply(turn: Turn, id: u64, streaming: bool, stream: Stream<'_>) -> Response {
     if let Turn::Error {
         status, message, ..
     } = &turn
@@ -613,7 +686,6 @@ fn reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
         }
         return response;
     }
-    let events = sse_events(&turn, id);
     if !streaming {
         return plain(
             StatusCode::OK,
@@ -621,45 +693,33 @@ fn reply(turn: Turn, id: u64, streaming: bool, pace: Duration) -> Response {
             "application/json",
         );
     }
-    let (tx, rx) = mpsc::channel::<Result<Bytes, std::convert::Infallible>>(SSE_QUEUE);
-    tokio::spawn(async move {
-        for (name, data) in events {
-            let frame = format!("event: {name}\ndata: {data}\n\n");
-            if tx.send(Ok(Bytes::from(frame))).await.is_err() {
-                return;
-            }
-            if !pace.is_zero() {
-                tokio::time::sleep(pace).await;
-            }
-        }
-    });
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    });
-    let mut response = plain(
-        StatusCode::OK,
-        Body::from_stream(stream),
-        "text/event-stream",
-    );
-    response.headers_mut().insert(
-        header::CACHE_CONTROL,
-        header::HeaderValue::from_static("no-cache"),
-    );
-    response
+    let frames = sse_events(&turn, id, stream.chunker)
+        .into_iter()
+        .map(|(name, data)| Bytes::from(format!("event: {name}\ndata: {data}\n\n")))
+        .collect();
+    sse_response(frames, stream.pacer, stream.done)
 }
+
+/// The signature a thinking block carries (Claude Code sends it back).
+const THINKING_SIGNATURE: &str = "fake-signature";
 
 /// The content blocks of a text or tools turn.
 fn blocks(turn: &Turn, id: u64) -> (Vec<Value>, &'static str) {
-    let mut blocks = Vec::new();
-    let (text, tools, stop) = match turn {
-        Turn::Text(t) => (Some(t.as_str()), &[][..], "end_turn"),
-        Turn::Tools { text, tools } => (text.as_deref(), tools.as_slice(), "tool_use"),
-        Turn::Error { .. } => (None, &[][..], "end_turn"),
+    let parts = Parts::of(turn);
+    let stop = if parts.tools.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
     };
-    if let Some(text) = text {
+    let mut blocks = Vec::new();
+    if let Some(thinking) = parts.thinking {
+        blocks.push(json!({"type": "thinking", "thinking": thinking,
+            "signature": THINKING_SIGNATURE}));
+    }
+    if let Some(text) = parts.text {
         blocks.push(json!({"type": "text", "text": text}));
     }
-    for (i, tool) in tools.iter().enumerate() {
+    for (i, tool) in parts.tools.iter().enumerate() {
         blocks.push(json!({
             "type": "tool_use",
             "id": format!("toolu_fake{id:04}{i:02}"),
@@ -693,8 +753,17 @@ fn whole_message(turn: &Turn, id: u64) -> Value {
     })
 }
 
-/// The SSE events (name, JSON data) of a streamed answer.
-fn sse_events(turn: &Turn, id: u64) -> Vec<(&'static str, String)> {
+/// One `content_block_delta` event.
+fn delta(index: usize, delta: Value) -> (&'static str, String) {
+    (
+        "content_block_delta",
+        json!({"type": "content_block_delta", "index": index, "delta": delta}).to_string(),
+    )
+}
+
+/// The SSE events (name, JSON data) of a streamed answer: each block's
+/// text, thinking or tool input in pieces `chunker` cuts.
+fn sse_events(turn: &Turn, id: u64, chunker: &mut Chunker) -> Vec<(&'static str, String)> {
     let (content, stop) = blocks(turn, id);
     let mut events = vec![
         (
@@ -715,43 +784,52 @@ fn sse_events(turn: &Turn, id: u64) -> Vec<(&'static str, String)> {
     ];
     let mut output_tokens = 1;
     for (index, block) in content.iter().enumerate() {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                events.push((
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": index,
-                        "content_block": {"type": "text", "text": ""}})
-                    .to_string(),
-                ));
-                for chunk in chunks(text, TEXT_CHUNK_CHARS) {
-                    output_tokens += 1 + chunk.len() / 4;
-                    events.push((
-                        "content_block_delta",
-                        json!({"type": "content_block_delta", "index": index,
-                            "delta": {"type": "text_delta", "text": chunk}})
-                        .to_string(),
-                    ));
-                }
-            }
-            _ => {
-                let input = block.get("input").cloned().unwrap_or(json!({}));
-                events.push((
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": index,
-                        "content_block": {"type": "tool_use", "id": block.get("id"),
-                            "name": block.get("name"), "input": {}}})
-                    .to_string(),
-                ));
-                let partial = input.to_string();
-                output_tokens += 1 + partial.len() / 4;
-                events.push((
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": partial}})
-                    .to_string(),
-                ));
-            }
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let start = match kind {
+            "text" => json!({"type": "text", "text": ""}),
+            "thinking" => json!({"type": "thinking", "thinking": "", "signature": ""}),
+            _ => json!({"type": "tool_use", "id": block.get("id"),
+                "name": block.get("name"), "input": {}}),
+        };
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start})
+                .to_string(),
+        ));
+        let (body, field, delta_type) = match kind {
+            "text" => (
+                block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                "text",
+                "text_delta",
+            ),
+            "thinking" => (
+                block
+                    .get("thinking")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                "thinking",
+                "thinking_delta",
+            ),
+            _ => (
+                block.get("input").cloned().unwrap_or(json!({})).to_string(),
+                "partial_json",
+                "input_json_delta",
+            ),
+        };
+        for piece in chunker.split(&body) {
+            output_tokens += 1 + piece.len() / 4;
+            events.push(delta(index, json!({"type": delta_type, field: piece})));
+        }
+        if kind == "thinking" {
+            events.push(delta(
+                index,
+                json!({"type": "signature_delta", "signature": THINKING_SIGNATURE}),
+            ));
         }
         events.push((
             "content_block_stop",
@@ -769,35 +847,9 @@ fn sse_events(turn: &Turn, id: u64) -> Vec<(&'static str, String)> {
     events
 }
 
-/// `text` in pieces of at most `max` characters, split on char boundaries.
-pub(crate) fn chunks(text: &str, max: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut count = 0;
-    for (i, _) in text.char_indices() {
-        if count == max {
-            out.push(&text[start..i]);
-            start = i;
-            count = 0;
-        }
-        count += 1;
-    }
-    if start < text.len() || out.is_empty() {
-        out.push(&text[start..]);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunks_split_on_char_boundaries() {
-        assert_eq!(chunks("", 3), vec![""]);
-        assert_eq!(chunks("abcdefg", 3), vec!["abc", "def", "g"]);
-        assert_eq!(chunks("ééé", 2), vec!["éé", "é"]);
-    }
 
     #[test]
     fn an_error_turn_answers_times_calls() {
@@ -837,30 +889,64 @@ mod tests {
         assert_eq!(plan_file(b"no plans here"), None);
     }
 
+    /// The deltas of one kind, joined.
+    fn joined(events: &[(&str, String)], delta_type: &str, field: &str) -> (String, usize) {
+        let pieces: Vec<String> = events
+            .iter()
+            .filter(|(n, _)| *n == "content_block_delta")
+            .map(|(_, d)| serde_json::from_str::<Value>(d).unwrap())
+            .filter(|d| d["delta"]["type"] == delta_type)
+            .map(|d| d["delta"][field].as_str().unwrap().to_owned())
+            .collect();
+        assert!(pieces.iter().all(|p| p.chars().count() <= 8), "{pieces:?}");
+        (pieces.concat(), pieces.len())
+    }
+
+    #[test]
+    fn text_thinking_and_tool_input_stream_in_small_pieces() {
+        let turn = Turn::think(
+            "Let me think about the shop.",
+            Turn::Tools {
+                text: Some("I will list the files now.".into()),
+                tools: vec![ToolUse::new("Bash", json!({"command": "ls -la"}))],
+            },
+        );
+        let events = sse_events(&turn, 7, &mut Streaming::default().chunker(7));
+        let (thinking, n) = joined(&events, "thinking_delta", "thinking");
+        assert_eq!(thinking, "Let me think about the shop.");
+        assert!(n >= 4, "{n} pieces");
+        let (text, n) = joined(&events, "text_delta", "text");
+        assert_eq!(text, "I will list the files now.");
+        assert!(n >= 4, "{n} pieces");
+        let (input, n) = joined(&events, "input_json_delta", "partial_json");
+        assert_eq!(
+            serde_json::from_str::<Value>(&input).unwrap(),
+            json!({"command": "ls -la"})
+        );
+        assert!(n >= 3, "{n} pieces");
+        assert!(events.iter().any(|(_, d)| d.contains("signature_delta")));
+        let whole = whole_message(&turn, 7);
+        assert_eq!(whole["content"][0]["type"], "thinking");
+        assert_eq!(whole["content"][1]["text"], "I will list the files now.");
+        assert_eq!(whole["stop_reason"], "tool_use");
+    }
+
     #[test]
     fn tool_use_streams_its_input_as_json() {
         let turn = Turn::tool("Bash", json!({"command": "echo hi"}));
-        let events = sse_events(&turn, 7);
+        let events = sse_events(&turn, 7, &mut Streaming::default().chunker(7));
         let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names[..3], ["message_start", "ping", "content_block_start"]);
         assert_eq!(
-            names,
-            [
-                "message_start",
-                "ping",
-                "content_block_start",
-                "content_block_delta",
-                "content_block_stop",
-                "message_delta",
-                "message_stop"
-            ]
+            names[names.len() - 3..],
+            ["content_block_stop", "message_delta", "message_stop"]
         );
-        let delta: Value = serde_json::from_str(&events[3].1).unwrap();
-        let partial = delta["delta"]["partial_json"].as_str().unwrap();
+        let (partial, _) = joined(&events, "input_json_delta", "partial_json");
         assert_eq!(
-            serde_json::from_str::<Value>(partial).unwrap(),
+            serde_json::from_str::<Value>(&partial).unwrap(),
             json!({"command": "echo hi"})
         );
-        let stop: Value = serde_json::from_str(&events[5].1).unwrap();
+        let stop: Value = serde_json::from_str(&events[events.len() - 2].1).unwrap();
         assert_eq!(stop["delta"]["stop_reason"], "tool_use");
     }
 }

@@ -1,7 +1,9 @@
 //! The Gemini protocol of the fake model API (Gemini CLI's wire API):
 //! `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`, answered as
-//! SSE `data:` chunks of `GenerateContentResponse` JSON, and the
-//! non-streamed `…:generateContent`.
+//! SSE `data:` chunks of `GenerateContentResponse` JSON (one part a chunk:
+//! thoughts, `thought: true`, then text, a few characters each, then whole
+//! `functionCall`s, as Gemini sends them), and the non-streamed
+//! `…:generateContent`.
 //!
 //! Gemini CLI asks a small router model which model to use before every
 //! main request (a `generateContent` call without `tools` that wants JSON
@@ -13,10 +15,8 @@
 use axum::body::Bytes;
 use serde_json::{Value, json};
 
-use super::fake_api::{SIDE_ANSWER, Turn, chunks};
-
-/// Characters of text per streamed chunk.
-const TEXT_CHUNK_CHARS: usize = 64;
+use super::fake_api::{SIDE_ANSWER, Turn};
+use super::stream::{Chunker, Parts};
 
 /// Whether `path` is a Gemini model call (`/v1beta/models/…:…Content`).
 pub(crate) fn is_gemini_path(path: &str) -> bool {
@@ -69,25 +69,29 @@ pub(crate) fn tool_results(body: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The model's parts for a text or tools turn.
-fn parts(turn: &Turn) -> Vec<Value> {
-    let (text, tools) = match turn {
-        Turn::Text(t) => (Some(t.as_str()), &[][..]),
-        Turn::Tools { text, tools } => (text.as_deref(), tools.as_slice()),
-        Turn::Error { .. } => (None, &[][..]),
-    };
-    let mut parts = Vec::new();
-    if let Some(text) = text {
-        parts.extend(
-            chunks(text, TEXT_CHUNK_CHARS)
-                .into_iter()
-                .map(|c| json!({ "text": c })),
-        );
+/// The model's parts for a turn, text cut by `chunker` (the whole answer
+/// passes a chunker that keeps text whole).
+fn parts(turn: &Turn, mut chunker: Option<&mut Chunker>) -> Vec<Value> {
+    let p = Parts::of(turn);
+    let mut out = Vec::new();
+    for (text, thought) in [(p.thinking, true), (p.text, false)] {
+        let Some(text) = text else { continue };
+        let pieces = match chunker.as_deref_mut() {
+            Some(c) => c.split(text),
+            None => vec![text],
+        };
+        out.extend(pieces.into_iter().map(|piece| {
+            if thought {
+                json!({"text": piece, "thought": true})
+            } else {
+                json!({ "text": piece })
+            }
+        }));
     }
-    for tool in tools {
-        parts.push(json!({"functionCall": {"name": tool.name, "args": tool.input}}));
+    for tool in p.tools {
+        out.push(json!({"functionCall": {"name": tool.name, "args": tool.input}}));
     }
-    parts
+    out
 }
 
 fn usage() -> Value {
@@ -107,13 +111,13 @@ fn chunk(parts: Vec<Value>, last: bool) -> Value {
 
 /// The whole (non-streamed) answer.
 pub(crate) fn whole(turn: &Turn) -> Value {
-    chunk(parts(turn), true)
+    chunk(parts(turn, None), true)
 }
 
 /// The SSE frames of a streamed answer: one part per chunk, the last
 /// chunk carrying `finishReason` and usage.
-pub(crate) fn sse_frames(turn: &Turn) -> Vec<Bytes> {
-    let parts = parts(turn);
+pub(crate) fn sse_frames(turn: &Turn, chunker: &mut Chunker) -> Vec<Bytes> {
+    let parts = parts(turn, Some(chunker));
     let n = parts.len();
     let mut frames: Vec<Bytes> = parts
         .into_iter()
@@ -179,16 +183,33 @@ mod tests {
                 json!({"command": "ls", "description": "list"}),
             )],
         };
-        let frames = sse_frames(&turn);
-        assert_eq!(frames.len(), 2);
+        let turn = Turn::think("Hmm, a listing.", turn);
+        let chunker = &mut crate::agentcheck::stream::Streaming::default().chunker(2);
+        let frames = sse_frames(&turn, chunker);
         let text: Vec<String> = frames
             .iter()
             .map(|f| String::from_utf8_lossy(f).into_owned())
             .collect();
         assert!(text[0].starts_with("data: {"), "{}", text[0]);
         assert!(!text[0].contains("finishReason"));
-        let last: Value =
-            serde_json::from_str(text[1].trim().strip_prefix("data: ").unwrap()).unwrap();
+        let chunks: Vec<Value> = text
+            .iter()
+            .map(|t| serde_json::from_str(t.trim().strip_prefix("data: ").unwrap()).unwrap())
+            .collect();
+        let joined = |thought: bool| {
+            let pieces: Vec<&str> = chunks
+                .iter()
+                .map(|c| &c["candidates"][0]["content"]["parts"][0])
+                .filter(|p| p["thought"].as_bool().unwrap_or(false) == thought)
+                .filter_map(|p| p["text"].as_str())
+                .collect();
+            assert!(pieces.len() > 1, "{pieces:?}");
+            assert!(pieces.iter().all(|p| p.chars().count() <= 8), "{pieces:?}");
+            pieces.concat()
+        };
+        assert_eq!(joined(true), "Hmm, a listing.");
+        assert_eq!(joined(false), "Running it.");
+        let last = chunks.last().unwrap();
         assert_eq!(
             last["candidates"][0]["content"]["parts"][0]["functionCall"]["name"],
             "run_shell_command"

@@ -11,12 +11,14 @@ mod fake_api;
 mod gemini;
 mod responses;
 pub mod selftest;
+pub mod stream;
 
 pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, claude_version, find_claude, sh_quote};
 pub use fake_api::{
     FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Protocol, Request,
     SIDE_ANSWER, ToolUse, Turn, error_type,
 };
+pub use stream::Streaming;
 
 /// What can go wrong setting up or running the agent check.
 #[derive(Debug, thiserror::Error)]

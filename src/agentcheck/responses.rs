@@ -1,7 +1,10 @@
 //! The OpenAI Responses protocol of the fake model API (Codex CLI's wire
 //! API): `POST /v1/responses` with `stream: true`, answered as SSE
-//! `response.created`, `response.output_item.added|done`,
-//! `response.output_text.delta` and `response.completed`.
+//! `response.created`, `response.output_item.added|done`, the deltas
+//! (`response.output_text.delta`, `response.reasoning_summary_text.delta`,
+//! `response.function_call_arguments.delta`,
+//! `response.custom_tool_call_input.delta`, each a few characters) and
+//! `response.completed`.
 //!
 //! Codex sends its tools inside the input (an `additional_tools` item) and
 //! runs shell commands through a freeform `exec` tool whose input is
@@ -13,10 +16,8 @@
 use axum::body::Bytes;
 use serde_json::{Value, json};
 
-use super::fake_api::{SIDE_ANSWER, Turn, chunks};
-
-/// Characters of text per `response.output_text.delta`.
-const TEXT_CHUNK_CHARS: usize = 64;
+use super::fake_api::{SIDE_ANSWER, Turn};
+use super::stream::{Chunker, Parts};
 
 /// Whether a Responses request is a step of the user's turn: it carries
 /// tools (as `tools` or an `additional_tools` input item) and does not ask
@@ -73,22 +74,24 @@ pub(crate) fn tool_results(body: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The output items of a text or tools turn.
+/// The output items of a turn: reasoning, message, tool calls.
 fn items(turn: &Turn, id: u64) -> Vec<Value> {
-    let (text, tools) = match turn {
-        Turn::Text(t) => (Some(t.as_str()), &[][..]),
-        Turn::Tools { text, tools } => (text.as_deref(), tools.as_slice()),
-        Turn::Error { .. } => (None, &[][..]),
-    };
+    let parts = Parts::of(turn);
     let mut items = Vec::new();
-    if let Some(text) = text {
+    if let Some(thinking) = parts.thinking {
+        items.push(json!({
+            "type": "reasoning", "id": format!("rs_fake{id:06}"),
+            "summary": [{"type": "summary_text", "text": thinking}],
+        }));
+    }
+    if let Some(text) = parts.text {
         items.push(json!({
             "type": "message", "role": "assistant", "id": format!("msg_fake{id:06}"),
             "status": "completed",
             "content": [{"type": "output_text", "text": text, "annotations": []}],
         }));
     }
-    for (i, tool) in tools.iter().enumerate() {
+    for (i, tool) in parts.tools.iter().enumerate() {
         let call = format!("call_fake{id:04}{i:02}");
         items.push(match &tool.input {
             Value::String(input) => json!({
@@ -105,8 +108,93 @@ fn items(turn: &Turn, id: u64) -> Vec<Value> {
     items
 }
 
+/// The item as `response.output_item.added` announces it: its streamed
+/// body empty.
+fn announced(item: &Value) -> Value {
+    let mut added = item.clone();
+    match item.get("type").and_then(Value::as_str) {
+        Some("message") => added["content"] = json!([]),
+        Some("reasoning") => added["summary"] = json!([]),
+        Some("function_call") => added["arguments"] = json!(""),
+        Some("custom_tool_call") => added["input"] = json!(""),
+        _ => {}
+    }
+    if added.get("status").is_some() {
+        added["status"] = json!("in_progress");
+    }
+    added
+}
+
+/// The delta events of one item, its body in pieces `chunker` cuts.
+fn deltas(item: &Value, index: usize, chunker: &mut Chunker) -> Vec<Value> {
+    let id = &item["id"];
+    let mut events = Vec::new();
+    let mut stream = |body: &str, delta: &str, done: Value, extra: Value| {
+        for piece in chunker.split(body) {
+            let mut e = json!({"type": delta, "item_id": id, "output_index": index,
+                "delta": piece});
+            merge(&mut e, &extra);
+            events.push(e);
+        }
+        let mut done = done;
+        merge(&mut done, &json!({"item_id": id, "output_index": index}));
+        merge(&mut done, &extra);
+        events.push(done);
+    };
+    match item.get("type").and_then(Value::as_str) {
+        Some("reasoning") => {
+            let text = item.pointer("/summary/0/text").and_then(Value::as_str);
+            let part = json!({"summary_index": 0});
+            stream(
+                text.unwrap_or(""),
+                "response.reasoning_summary_text.delta",
+                json!({"type": "response.reasoning_summary_text.done", "text": text}),
+                part,
+            );
+        }
+        Some("message") => {
+            let text = item.pointer("/content/0/text").and_then(Value::as_str);
+            stream(
+                text.unwrap_or(""),
+                "response.output_text.delta",
+                json!({"type": "response.output_text.done", "text": text}),
+                json!({"content_index": 0}),
+            );
+        }
+        Some("function_call") => {
+            let args = item.get("arguments").and_then(Value::as_str);
+            stream(
+                args.unwrap_or(""),
+                "response.function_call_arguments.delta",
+                json!({"type": "response.function_call_arguments.done", "arguments": args}),
+                json!({}),
+            );
+        }
+        Some("custom_tool_call") => {
+            let input = item.get("input").and_then(Value::as_str);
+            stream(
+                input.unwrap_or(""),
+                "response.custom_tool_call_input.delta",
+                json!({"type": "response.custom_tool_call_input.done", "input": input}),
+                json!({}),
+            );
+        }
+        _ => {}
+    }
+    events
+}
+
+/// Copies `extra`'s fields into `into` (both objects).
+fn merge(into: &mut Value, extra: &Value) {
+    if let (Some(into), Some(extra)) = (into.as_object_mut(), extra.as_object()) {
+        for (k, v) in extra {
+            into.insert(k.clone(), v.clone());
+        }
+    }
+}
+
 /// The SSE frames of a streamed answer.
-pub(crate) fn sse_frames(turn: &Turn, id: u64) -> Vec<Bytes> {
+pub(crate) fn sse_frames(turn: &Turn, id: u64, chunker: &mut Chunker) -> Vec<Bytes> {
     let response_id = format!("resp_fake{id:06}");
     let mut events = vec![json!({
         "type": "response.created",
@@ -114,21 +202,11 @@ pub(crate) fn sse_frames(turn: &Turn, id: u64) -> Vec<Bytes> {
     })];
     let items = items(turn, id);
     for (index, item) in items.iter().enumerate() {
-        let mut added = item.clone();
-        if added.get("type").and_then(Value::as_str) == Some("message") {
-            added["content"] = json!([]);
-        }
         events.push(
-            json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+            json!({"type": "response.output_item.added", "output_index": index,
+            "item": announced(item)}),
         );
-        if let Some(text) = item.pointer("/content/0/text").and_then(Value::as_str) {
-            for chunk in chunks(text, TEXT_CHUNK_CHARS) {
-                events.push(json!({
-                    "type": "response.output_text.delta", "item_id": item["id"],
-                    "output_index": index, "content_index": 0, "delta": chunk,
-                }));
-            }
-        }
+        events.extend(deltas(item, index, chunker));
         events.push(
             json!({"type": "response.output_item.done", "output_index": index, "item": item}),
         );
@@ -170,6 +248,69 @@ pub(crate) fn error_body(status: u16, message: &str) -> Value {
 mod tests {
     use super::*;
     use crate::agentcheck::ToolUse;
+    use crate::agentcheck::stream::Streaming;
+
+    /// The events of a frame list, as JSON.
+    fn events(frames: &[Bytes]) -> Vec<Value> {
+        frames
+            .iter()
+            .map(|f| {
+                let text = String::from_utf8_lossy(f);
+                let data = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+                serde_json::from_str(data).unwrap()
+            })
+            .collect()
+    }
+
+    /// The `delta`s of events of `kind`, joined, each at most 8 characters.
+    fn joined(events: &[Value], kind: &str) -> String {
+        let pieces: Vec<&str> = events
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .map(|e| e["delta"].as_str().unwrap())
+            .collect();
+        assert!(pieces.len() > 1, "{kind}: {pieces:?}");
+        assert!(pieces.iter().all(|p| p.chars().count() <= 8), "{pieces:?}");
+        pieces.concat()
+    }
+
+    #[test]
+    fn text_reasoning_and_arguments_stream_in_pieces() {
+        let turn = Turn::think(
+            "Thinking it over.",
+            Turn::Tools {
+                text: Some("Running the listing.".into()),
+                tools: vec![
+                    ToolUse::new("exec", json!("await tools.exec_command({cmd: 'ls'})")),
+                    ToolUse::new("shell", json!({"command": ["ls", "-la"]})),
+                ],
+            },
+        );
+        let all = events(&sse_frames(&turn, 4, &mut Streaming::default().chunker(4)));
+        assert_eq!(
+            joined(&all, "response.reasoning_summary_text.delta"),
+            "Thinking it over."
+        );
+        assert_eq!(
+            joined(&all, "response.output_text.delta"),
+            "Running the listing."
+        );
+        assert_eq!(
+            joined(&all, "response.custom_tool_call_input.delta"),
+            "await tools.exec_command({cmd: 'ls'})"
+        );
+        assert_eq!(
+            joined(&all, "response.function_call_arguments.delta"),
+            r#"{"command":["ls","-la"]}"#
+        );
+        let added: Vec<&Value> = all
+            .iter()
+            .filter(|e| e["type"] == "response.output_item.added")
+            .collect();
+        assert_eq!(added[0]["item"]["type"], "reasoning");
+        assert_eq!(added[2]["item"]["input"], "");
+        assert_eq!(all.last().unwrap()["type"], "response.completed");
+    }
 
     #[test]
     fn codex_turns_and_title_requests_are_told_apart() {
@@ -195,7 +336,7 @@ mod tests {
                 ToolUse::new("shell", json!({"command": ["ls"]})),
             ],
         };
-        let frames = sse_frames(&turn, 7);
+        let frames = sse_frames(&turn, 7, &mut Streaming::default().chunker(7));
         let text: String = frames
             .iter()
             .map(|f| String::from_utf8_lossy(f).into_owned())

@@ -322,7 +322,8 @@ pub async fn run_once(
                     Status::Completed
                 };
                 match ending {
-                    TurnEnding::Finished => {}
+                    // An error turn: `errors` made the status an error.
+                    TurnEnding::Finished | TurnEnding::Failed => {}
                     TurnEnding::Interrupted(line) => {
                         (outcome.detections).push(json!({"kind": "interrupted", "line": line}));
                     }

@@ -28,7 +28,11 @@ const RETRIES_TIMEOUT: Duration = Duration::from_secs(240);
 /// A console daemon whose project `shop` (a git repository) runs Aider
 /// against `script`. The project exists already (in the daemon's state),
 /// so the first chat line is `/gsd:use shop`.
-fn start(aider: &Path, script: Vec<Turn>, pace: Duration) -> (ConsoleServe, FakeApi, AiderEnv) {
+pub(super) fn start(
+    aider: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+) -> (ConsoleServe, FakeApi, AiderEnv) {
     start_with(aider, script, pace, false)
 }
 
@@ -184,12 +188,14 @@ fn http_error_is_reported(test: &str, status: u16, row: &str) {
     }
     let at = serve.wait(0, "== The agent reported an error ==");
     let at = serve.wait(at, "└─");
-    let at = serve.wait(at, "== shop: hello ==");
+    let at = serve.wait(at, "Failed after");
     serve.wait(at, "└─");
     let out = serve.output();
     let all = cards(&out);
     let errors = new_cards(&all, "== The agent reported an error ==");
     assert_eq!(errors.len(), 1, "{out}");
+    // One error card and nothing else: no "Finished", no result card.
+    assert_eq!(finished(&out, "hello"), 0, "{out}");
     assert!(errors[0].contains(row), "{row:?} not in\n{}", errors[0]);
     assert!(errors[0].contains("upstream exploded"), "{}", errors[0]);
     assert!(!api.scripted_requests().is_empty());

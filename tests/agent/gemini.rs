@@ -23,7 +23,7 @@ use crate::support::claude::STEP_TIMEOUT;
 /// A console daemon whose project `shop` runs Gemini CLI against
 /// `script`, `pace` between streamed chunks. The project exists already
 /// (in the daemon's state), so the first chat line is `/gsd:use shop`.
-fn start(
+pub(super) fn start(
     gemini: &std::path::Path,
     script: Vec<Turn>,
     pace: Duration,

@@ -21,4 +21,5 @@ mod record;
 mod replay;
 mod scenarios;
 mod serve;
+mod soak;
 mod steps;

@@ -22,6 +22,9 @@ pub(super) struct ConsoleServe {
     child: Child,
     stdin: Option<ChildStdin>,
     out: Arc<Mutex<String>>,
+    /// When each line reached `out`: (its end offset, the time), for
+    /// latency measured to the card (bounded by the test's own output).
+    arrivals: Arc<Mutex<Vec<(usize, Instant)>>>,
     pub(super) home: tempfile::TempDir,
     pub(super) _tmux: TmuxServer,
 }
@@ -64,8 +67,10 @@ impl ConsoleServe {
             .expect("clawmux serve");
         let stdout = child.stdout.take().unwrap();
         let out = Arc::new(Mutex::new(String::new()));
+        let arrivals = Arc::new(Mutex::new(Vec::new()));
         {
             let out = out.clone();
+            let arrivals = arrivals.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { return };
@@ -81,6 +86,7 @@ impl ConsoleServe {
                     let mut o = out.lock().unwrap();
                     o.push_str(&line);
                     o.push('\n');
+                    arrivals.lock().unwrap().push((o.len(), Instant::now()));
                 }
             });
         }
@@ -89,6 +95,7 @@ impl ConsoleServe {
             child,
             stdin,
             out,
+            arrivals,
             home,
             _tmux: tmux,
         }
@@ -98,6 +105,15 @@ impl ConsoleServe {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// When the output up to byte `offset` had arrived.
+    pub(super) fn arrived_at(&self, offset: usize) -> Option<Instant> {
+        let arrivals = self.arrivals.lock().unwrap();
+        arrivals
+            .iter()
+            .find(|(end, _)| *end >= offset)
+            .map(|(_, at)| *at)
     }
 
     pub(super) fn output(&self) -> String {

@@ -36,10 +36,14 @@ pub(super) fn one_card(out: &str, title: &str, needles: &[&str]) -> String {
     found[0].to_string()
 }
 
-/// Asks what the shop sells, `first` the wait for the first step (with
-/// the agent's start): one result holding `answer`, from one model call,
-/// and no error card.
-pub(super) fn plain_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Duration, answer: &str) {
+/// [`plain_answer`] checking only that the result holds `answer` (the
+/// result may hold more): for OpenCode, whose result is not exact yet.
+pub(super) fn plain_answer_within(
+    serve: &mut ConsoleServe,
+    api: &FakeApi,
+    first: Duration,
+    answer: &str,
+) {
     let title = "tell me what the shop sells";
     serve.say(title);
     let at = serve.wait_within(0, &format!("== shop: {title} ==\n**Finished"), first);
@@ -48,6 +52,22 @@ pub(super) fn plain_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Durat
     let out = serve.output();
     assert_eq!(finished(&out, title), 1, "{out}");
     assert!(result_card(&out, title).contains(answer), "{out}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+}
+
+/// Asks what the shop sells, `first` the wait for the first step (with
+/// the agent's start): one result holding exactly `answer` (normalised),
+/// from one model call, and no error card.
+pub(super) fn plain_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Duration, answer: &str) {
+    let title = "tell me what the shop sells";
+    serve.say(title);
+    let at = serve.wait_within(0, &format!("== shop: {title} ==\n**Finished"), first);
+    let at = serve.wait(at, answer);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, title), 1, "{out}");
+    let card = result_card(&out, title);
+    assert_eq!(answer_text(&card), normalised(answer), "{card}");
     assert_eq!(api.scripted_requests().len(), 1, "{out}");
     assert!(
         new_cards(&cards(&out), "reported an error").is_empty(),
@@ -71,10 +91,42 @@ pub(super) fn approved(
     let path = serve.home.path().join("ws/shop").join(made);
     assert!(path.exists(), "{made} not made:\n{out}");
     assert_eq!(finished(&out, title), 1, "{out}");
+    // The result is the tool's summary and the answer, once: never a copy
+    // of the answered dialog or a frame of the streamed answer. Not yet
+    // for OpenCode (its result is its redraw history: issue 32, item 1).
+    let card = result_card(&out, title);
+    if !card.contains("Build · ") {
+        let text = answer_text(&card);
+        assert!(text.ends_with(&normalised(answer)), "{card}");
+        assert_eq!(text.matches(&normalised(answer)).count(), 1, "{card}");
+        assert!(!card.contains("Would you like to run"), "{card}");
+    }
     let scripted = api.scripted_requests();
     assert_eq!(scripted.len(), 2, "{out}");
     assert_eq!(scripted[1].tool_results().len(), 1, "{out}");
     assert_eq!(api.exhausted(), 0);
+}
+
+/// The answer a result card holds, markdown-normalised: the text inside
+/// its code fence, each row without the agent's block bullet (`•`, `●`,
+/// `✦`) or indentation, joined by single spaces.
+pub(super) fn answer_text(card: &str) -> String {
+    let body = card.split("```").nth(1).unwrap_or("");
+    let rows: Vec<&str> = body
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_start_matches(['•', '●', '⏺', '✦'])
+                .trim_start()
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    normalised(&rows.join(" "))
+}
+
+/// `text` with runs of white space made one space, trimmed.
+pub(super) fn normalised(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The question the question tests ask, as the question tool's input.

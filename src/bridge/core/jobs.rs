@@ -253,6 +253,7 @@ impl Core {
                         TurnEnding::Finished => format!("Finished in {seconds}s"),
                         TurnEnding::Interrupted(_) => format!("Stopped after {seconds}s"),
                         TurnEnding::Rejected(_) => "Refused by the agent".to_string(),
+                        TurnEnding::Failed => format!("Failed after {seconds}s"),
                     };
                     let mut leave = Vec::new();
                     if let Some(h) = &j.progress {
@@ -267,6 +268,8 @@ impl Core {
                             let card = Self::refusal(j, &title, &line, &output, guidance);
                             leave.push(Self::new_card(target, reply_to, &card).1);
                         }
+                        // Its error card was the report.
+                        TurnEnding::Failed => {}
                         TurnEnding::Interrupted(line) => {
                             let text = format!(
                                 "{line}\n\nThe agent waits for what to do instead: send it as a message."

@@ -126,7 +126,7 @@ impl Transcript {
     fn take(&mut self, line: &str) {
         self.read_answer(line);
         if !is_furniture(line) {
-            self.lines.push(line.to_owned());
+            self.lines.push_frame(line.to_owned());
         }
     }
 
@@ -170,7 +170,7 @@ impl Transcript {
             // The block drawn again (the agent redrew it with its result):
             // the new copy replaces the old.
             self.answer.truncate_from_last(&header);
-            self.answer.push(header);
+            self.answer.push_frame(header);
             return;
         }
         let result = t.starts_with('⎿');
@@ -214,7 +214,7 @@ impl Transcript {
         if std::mem::take(&mut self.blank) && !result {
             self.answer.push(String::new());
         }
-        self.answer.push(line.trim_end().to_owned());
+        self.answer.push_frame(line.trim_end().to_owned());
     }
 
     /// Marks where lines went by unseen: the pane flooded (only its
@@ -252,6 +252,38 @@ impl Transcript {
         self.earlier.clear();
         self.push(&rows[echo + 1..]);
         true
+    }
+
+    /// The answer as the settled screen shows it at the turn's end: the
+    /// rows under the command's last echo (`› text`, `❯ text`, `> text`),
+    /// read as a transcript of their own, furniture and the footer rows
+    /// seen during the command left out. This is what the terminal finally
+    /// shows, not the log of frames drawn on the way (a streamed row
+    /// redrawn, a cell re-inserted whole once the stream ended). None when
+    /// the echo is off the screen (a long answer scrolled it away: the
+    /// line log is then all there is) or nothing is under it.
+    pub fn settled_text(&self, rows: &[String]) -> Option<String> {
+        let forms = if self.typed.is_empty() {
+            return None;
+        } else {
+            &self.typed
+        };
+        let echo = rows.iter().rposition(|row| is_prompt_echo(row, forms))?;
+        let below = &rows[echo + 1..];
+        // The input box and what is under it (footer, statusline) end the
+        // answer: its top edge is the last row drawn only of `▄`, `─`, `━`.
+        let top = below.iter().rposition(|row| {
+            let t = row.trim();
+            !t.is_empty() && t.chars().all(|c| matches!(c, '▄' | '─' | '━'))
+        });
+        let mut settled = Transcript {
+            footer: self.footer.clone(),
+            ..Transcript::default()
+        };
+        settled.push(&below[..top.unwrap_or(below.len())]);
+        settled.end();
+        let text = settled.text();
+        (!text.trim().is_empty()).then_some(text)
     }
 
     /// The rows the screen shows under the input box now (see `footer`).
@@ -358,6 +390,20 @@ impl Bounded {
         }
     }
 
+    /// Pushes `line`, replacing the last line when `line` extends it: the
+    /// agent redrew the row it streams its answer into, a few characters
+    /// longer (a model streams in pieces; each frame finishes the row
+    /// again), so the shorter copy was a frame, not a line of output.
+    fn push_frame(&mut self, line: String) {
+        if let Some(last) = self.lines.back()
+            && is_frame_of(last, &line)
+            && let Some(old) = self.lines.pop_back()
+        {
+            self.bytes -= old.len() + 1;
+        }
+        self.push(line);
+    }
+
     /// Some `●` block was kept.
     fn has_block(&self) -> bool {
         self.lines.iter().any(|l| l.starts_with(['●', '⏺']))
@@ -387,6 +433,22 @@ impl Bounded {
         }
         out
     }
+}
+
+/// Whether `earlier` is a passing frame of the row `line`: a non-empty row
+/// that `line` goes on from (the same row redrawn longer as the answer
+/// streamed in), or that `line` cuts back at a word (the row drawn to the
+/// pane's edge mid-word, then wrapped at a space once the word was whole:
+/// `… while unt` then `… while` and `  until.` below). A blank row or a
+/// gap mark is never a frame.
+fn is_frame_of(earlier: &str, line: &str) -> bool {
+    let (earlier, line) = (earlier.trim_end(), line.trim_end());
+    let longer = line.len() > earlier.len() && line.starts_with(earlier);
+    let rewrapped = !line.trim().is_empty()
+        && earlier.len() > line.len()
+        && earlier.starts_with(line)
+        && earlier[line.len()..].starts_with(' ');
+    !earlier.trim().is_empty() && earlier != GAP_LINE && (longer || rewrapped)
 }
 
 /// What Claude Code appends to a tool row it can expand.
@@ -513,15 +575,55 @@ fn is_codex_furniture(t: &str) -> bool {
         || t.starts_with("› ")
         || (t.starts_with("• Working (") && t.ends_with("esc to interrupt)"))
         || t.starts_with("Worked for ")
+        // The turn's rule: `─ Worked for 1s ──────`.
+        || t.trim_matches(['─', ' ']).starts_with("Worked for ")
         || t.starts_with("Waiting for startup")
+        // A tip under the answer: `└ Tip: Use /keymap to …`.
+        || t.starts_with("└ Tip: ")
+        // `⚠ 2 warnings · f2 to view`: its count of start-up warnings.
+        || (t.starts_with("⚠ ") && t.ends_with(" · f2 to view"))
+}
+
+/// Aider's rows around an answer: its spinner (`░█  Waiting for
+/// openai/model`, the blocks moving) and the turn's token count (`Tokens:
+/// 2.3k sent, 6 received.`).
+fn is_aider_furniture(t: &str) -> bool {
+    let spinner = t.starts_with(['░', '█'])
+        && t.trim_start_matches(['░', '█', ' '])
+            .starts_with("Waiting for ");
+    let tokens = t.starts_with("Tokens: ") && t.contains(" sent, ") && t.ends_with(" received.");
+    // Its empty input row: `diff>`, `ask>`.
+    let prompt = t
+        .strip_suffix('>')
+        .is_some_and(|mode| !mode.is_empty() && mode.chars().all(|c| c.is_ascii_lowercase()));
+    spinner || tokens || prompt
+}
+
+/// Gemini CLI's rows around an answer: its spinner (`⠋ Thinking... (esc
+/// to cancel, 0s)`, a braille frame first) and its input box's rows
+/// (`│ >   Type your message or @path/to/file │`).
+fn is_gemini_furniture(t: &str) -> bool {
+    let spinner = t.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))
+        && t.contains("(esc to cancel");
+    // Only its input row: a markdown table's rows are boxed too.
+    let boxed = t.starts_with("│ >") && t.ends_with('│');
+    // The edit-mode hint over its input box.
+    let mode = t.starts_with("Shift+Tab to ");
+    spinner || boxed || mode
 }
 
 fn is_furniture(line: &str) -> bool {
     let t = line.trim();
     is_codex_furniture(t)
+        || is_aider_furniture(t)
+        || is_gemini_furniture(t)
         || t.is_empty()
-        || t.chars()
-            .all(|c| matches!(c, '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | ' ' | '\u{a0}'))
+        || t.chars().all(|c| {
+            matches!(
+                c,
+                '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | '▀' | '▄' | ' ' | '\u{a0}'
+            )
+        })
         || t == "❯"
         || t == ">"
         || is_footer(t)
@@ -540,6 +642,26 @@ fn echo_forms(typed: &str) -> Vec<String> {
             .collect(),
         None => vec![typed.to_owned()],
     }
+}
+
+/// Whether `row` is an agent's echo of one of `forms` behind its prompt
+/// glyph: Claude Code's `❯`, Codex's `›`, a line-mode `>` (Aider's
+/// `diff> `, `ask> `: a mode word before it).
+fn is_prompt_echo(row: &str, forms: &[String]) -> bool {
+    let row = row.trim_start();
+    let mode = row
+        .split_once("> ")
+        .filter(|(word, _)| !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase()))
+        .map(|(_, rest)| rest);
+    let Some(shown) = mode.or_else(|| row.strip_prefix(['❯', '›', '>'])) else {
+        return false;
+    };
+    let shown = shown.trim();
+    !shown.is_empty()
+        && forms.iter().any(|typed| {
+            let first = typed.trim().lines().next().unwrap_or_default();
+            first.starts_with(shown) || shown.starts_with(first)
+        })
 }
 
 /// Whether `row` is the agent's echo of one of `forms` (see
@@ -635,6 +757,7 @@ mod tests {
             "────────────",
             "❯",
             "  ? for shortcuts",
+            "⚠ 2 warnings · f2 to view",
             "",
             "❯ 1. Yes",
         ]));
@@ -769,6 +892,120 @@ mod tests {
         ]));
         assert_eq!(t.text(), "● Ran 1 shell command\n  Done.\n");
         assert!(!t.raw().contains('│'), "{}", t.raw());
+    }
+
+    /// Codex streaming a one-line answer a few characters at a time: each
+    /// frame finished the row again, longer; the answer is the last.
+    #[test]
+    fn a_row_redrawn_longer_as_the_answer_streams_is_one_line() {
+        let mut t = Transcript::after(&[]).typed("what does the shop sell");
+        t.push(&lines(&[
+            "› what does the shop sell",
+            "• Working (0s • esc to interrupt)",
+            "• The",
+            "• The s",
+            "• The shop sells ap",
+            "• The shop sells apples.",
+            "  They are",
+            "  They are red.",
+            "",
+            "• Second point",
+            "Worked for 1s",
+        ]));
+        t.end();
+        assert_eq!(
+            t.text(),
+            "• The shop sells apples.\n  They are red.\n• Second point\n"
+        );
+        let mut aider = Transcript::after(&[]).typed("hi");
+        aider.push(&lines(&[
+            "> hi",
+            "Pla",
+            "Plain ans",
+            "Plain answer.",
+            "Next.",
+        ]));
+        assert_eq!(aider.text(), "> hi\nPlain answer.\nNext.\n");
+        // Drawn to the pane's edge mid-word, then wrapped at the space.
+        let mut t = Transcript::after(&[]).typed("q");
+        t.push(&lines(&[
+            "• Door pears noon door every while unt",
+            "• Door pears noon door every while",
+            "  until. The end.",
+            "  └ Tip: Use /keymap to configure keyboard shortcuts.",
+        ]));
+        assert_eq!(
+            t.text(),
+            "• Door pears noon door every while\n  until. The end.\n"
+        );
+    }
+
+    /// Codex's settled screen at a turn's end: the answer once, under the
+    /// echo, though the line log drew it as frames and then again whole.
+    #[test]
+    fn the_settled_screen_under_the_echo_is_the_answer() {
+        let mut t = Transcript::after(&[]).typed("question 3");
+        t.push(&lines(&[
+            "› question 3",
+            "• Answer 1: Plum",
+            "• Answer 3: Of of until three apples jars.",
+            "• Answer 3: Of of until three apples jars.",
+        ]));
+        let rows = lines(&[
+            "› question 2",
+            "",
+            "• Answer 2.",
+            "",
+            "› question 3",
+            "",
+            "• Answer 3: Of of until three",
+            "  apples jars.",
+            "",
+            "─ Worked for 1s ────────────────",
+            "",
+            "› Find and fix a bug in @filename",
+            "",
+            "  GPT-6-Sol default fast · /ws/shop · Scripted session",
+        ]);
+        assert_eq!(
+            t.settled_text(&rows).as_deref(),
+            Some("• Answer 3: Of of until three\n  apples jars.\n")
+        );
+        assert_eq!(t.settled_text(&rows[5..]), None, "no echo on screen");
+        // Gemini CLI: the echo's box edge, the answer, the mode hint, then
+        // its input box and footer.
+        let gemini = Transcript::after(&[]).typed("tell me what the shop sells");
+        let rows = lines(&[
+            " > tell me what the shop sells",
+            "▀▀▀▀▀▀▀▀▀▀",
+            "✦ The shop sells pears.",
+            " Shift+Tab to accept edits",
+            "▄▄▄▄▄▄▄▄▄▄",
+            " >   Type your message or @path/to/file",
+            "▀▀▀▀▀▀▀▀▀▀",
+            " workspace (/directory)        sandbox       /model",
+            " /tmp/ws/shop                  no sandbox      Auto",
+        ]);
+        assert_eq!(
+            gemini.settled_text(&rows).as_deref(),
+            Some("✦ The shop sells pears.\n")
+        );
+        // Aider, line mode: its echo behind the edit mode, spinner and
+        // token count around the answer.
+        let aider = Transcript::after(&[]).typed("tell me what the shop sells");
+        let rows = lines(&[
+            "diff> tell me what the shop sells",
+            "█░         Waiting for openai/fake-model",
+            "The shop sells plums.",
+            "Tokens: 2.3k sent, 6 received.",
+            "─────────────",
+            "diff>",
+        ]);
+        assert_eq!(
+            aider.settled_text(&rows).as_deref(),
+            Some("The shop sells plums.\n")
+        );
+        assert_eq!(Transcript::default().settled_text(&rows), None);
     }
 
     #[test]

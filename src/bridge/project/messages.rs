@@ -226,6 +226,10 @@ pub enum TurnEnding {
     Interrupted(String),
     /// The agent refused the command itself (`Unknown command: …`).
     Rejected(String),
+    /// The turn ended on its error, already told to the chat as an error
+    /// card, and the agent said nothing else: no result card follows (an
+    /// error turn is reported once).
+    Failed,
 }
 
 #[derive(Debug, Clone)]

@@ -50,6 +50,14 @@ pub use runner::{MAX_QUEUED, TaskNews};
 /// Longest wait for a new agent's idle prompt before typing anyway:
 /// Claude Code starts in a few seconds.
 const AGENT_START_WAIT: Duration = Duration::from_secs(20);
+
+/// The profiles whose result is read off the settled screen at a turn's
+/// end (see [`JobRunner::result_from_screen`]): measured against a fake
+/// model streaming 1–8 characters 20–60 ms apart, Codex's line log held
+/// every frame of the answer and the answer again whole, Aider's its
+/// spinner frames and the answer twice (drawn live, then printed), Gemini
+/// CLI's every spinner frame between the answer's frames.
+const SETTLED_RESULT_PROFILES: [&str; 3] = ["codex", "aider", "gemini"];
 /// Lines of the lost session's output quoted in the recovery prompt.
 const RECOVERY_TAIL_LINES: usize = 20;
 
@@ -164,11 +172,13 @@ struct Actor {
 
 impl Actor {
     fn new(setup: ProjectSetup, events: mpsc::Sender<ProjectEvent>) -> Actor {
+        let mut runner = JobRunner::default();
+        runner.result_from_screen(SETTLED_RESULT_PROFILES.contains(&setup.profile.name()));
         Actor {
             setup,
             events,
             pane: None,
-            runner: JobRunner::default(),
+            runner,
             receipt: None,
             answer: None,
             mode_change: None,

@@ -139,6 +139,9 @@ pub struct JobRunner {
     /// A dialog nobody was shown is on screen: the first waiting command
     /// waits until it is reported (then `approval` holds it) or gone.
     held: bool,
+    /// The agent redraws its answer as it streams (see
+    /// [`JobRunner::result_from_screen`]).
+    settled_result: bool,
 }
 
 impl JobRunner {
@@ -600,6 +603,15 @@ impl JobRunner {
         }
     }
 
+    /// The result of a turn is read off the settled screen at its end (the
+    /// rows under the command's echo), the line log only when the echo is
+    /// off the screen: for agents whose line log holds every frame of a
+    /// streamed answer (Codex redraws the answer's row at every delta and
+    /// inserts the finished cell again).
+    pub fn result_from_screen(&mut self, on: bool) {
+        self.settled_result = on;
+    }
+
     /// Ends the running command: its output (`screen_rows` fill what a
     /// flood skipped), or the recovery prompt's end.
     pub fn finish(&mut self, screen_rows: Option<&[String]>) -> Option<Finished> {
@@ -615,7 +627,10 @@ impl JobRunner {
             running.output.fill_gap(rows);
         }
         running.output.end();
-        let mut output = running.output.text();
+        let settled = screen_rows
+            .filter(|_| self.settled_result)
+            .and_then(|rows| running.output.settled_text(rows));
+        let mut output = settled.unwrap_or_else(|| running.output.text());
         if let Some(answer) = running.hook_answer {
             if output.trim().is_empty() || output.contains(GAP_LINE) {
                 // The screen lost some of the answer (a flood, a reconnect)
@@ -628,13 +643,17 @@ impl JobRunner {
                 output = format!("{}\n● {}", output.trim_end(), indent_rest(&answer));
             }
         }
+        let mut ending = running.ending;
+        if ending == TurnEnding::Finished && only_errors(&output, &running.errors) {
+            ending = TurnEnding::Failed;
+        }
         let screen = screen_rows.map(|rows| rows.join("\n").trim_end().to_string());
         let kind = ProjectEventKind::Completed {
             output,
             screen: screen.unwrap_or_default(),
             seconds: running.started.elapsed().as_secs(),
             errors: running.errors.len(),
-            ending: running.ending,
+            ending,
         };
         Some(Finished::Report(running.job, kind))
     }
@@ -722,6 +741,27 @@ fn shows_end_of(output: &str, answer: &str) -> bool {
     let skip = answer.chars().count().saturating_sub(ANSWER_END_CHARS);
     let end: String = answer.chars().skip(skip).collect();
     alnum(output).contains(&end)
+}
+
+/// Whether the turn's `output` is nothing but the `errors` reported during
+/// it (each error row, drawn as the agent draws it): the error cards said
+/// it all. False when no error was reported, or the agent said more (an
+/// answer after a retried error).
+fn only_errors(output: &str, errors: &[String]) -> bool {
+    let core = |t: &str| -> String {
+        t.trim()
+            .trim_start_matches(['•', '●', '⏺', '■', '✕', '>'])
+            .trim()
+            .to_owned()
+    };
+    let errors: Vec<String> = errors.iter().map(|e| core(e)).collect();
+    !errors.is_empty()
+        && output.lines().map(core).all(|row| {
+            row.is_empty()
+                || errors
+                    .iter()
+                    .any(|e| e.contains(&row) || row.contains(e.as_str()))
+        })
 }
 
 /// Lines after the first indented as the agent indents a block's rows.

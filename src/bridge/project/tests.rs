@@ -519,3 +519,37 @@ fn progress_is_reported_once_until_it_changes() {
     assert!(runner.on_detection(redrawn, "cm-demo").is_empty());
     assert_eq!(kinds(&see(&mut runner, line(2))).len(), 1);
 }
+
+/// Codex's API error: the `■` row is reported as an error card, then the
+/// turn ends with nothing else said. That is one report, not an error and
+/// then a result holding the same row; an answer after a retried error
+/// is still a result.
+#[test]
+fn a_turn_that_ended_on_its_error_is_reported_once() {
+    let mut runner = running();
+    let row = "■ We’re currently experiencing high demand".to_string();
+    runner.lines(&lines(&["› /gsd:demo", &row]));
+    let steps = see(&mut runner, DetectionKind::Error { line: row.clone() });
+    assert!(
+        matches!(&steps[..], [Step::Emit(_, ProjectEventKind::Error { .. })]),
+        "{steps:?}"
+    );
+    assert_eq!(
+        see(&mut runner, DetectionKind::Completed),
+        vec![Step::Complete]
+    );
+    let ProjectEventKind::Completed { ending, errors, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!((ending, errors), (TurnEnding::Failed, 1));
+
+    let mut runner = running();
+    let row = "API Error: 529 Overloaded · retrying".to_string();
+    see(&mut runner, DetectionKind::Error { line: row.clone() });
+    runner.lines(&lines(&[&row, "● Here is the answer after all."]));
+    see(&mut runner, DetectionKind::Completed);
+    let ProjectEventKind::Completed { ending, output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(ending, TurnEnding::Finished, "{output}");
+}
