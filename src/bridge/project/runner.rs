@@ -755,13 +755,34 @@ fn only_errors(output: &str, errors: &[String]) -> bool {
             .to_owned()
     };
     let errors: Vec<String> = errors.iter().map(|e| core(e)).collect();
+    // Rows under an error row, up to a retry notice, are its explanation
+    // (litellm's `The API provider has rate limited you. …`); the notice
+    // itself (`Retrying in 2.0 seconds...`) closes it, so an answer drawn
+    // after a retry is never taken for part of the error.
+    let mut in_error = false;
     !errors.is_empty()
         && output.lines().map(core).all(|row| {
-            row.is_empty()
-                || errors
-                    .iter()
-                    .any(|e| e.contains(&row) || row.contains(e.as_str()))
+            if row.is_empty() {
+                return true;
+            }
+            if (errors.iter()).any(|e| e.contains(&row) || row.contains(e.as_str())) {
+                in_error = true;
+                return true;
+            }
+            if is_retry_notice(&row) {
+                in_error = false;
+                return true;
+            }
+            in_error
         })
+}
+
+/// `Retrying in 0.5 seconds...`: an agent's note that it will send the
+/// failed request again (Aider, through litellm, doubling the wait).
+fn is_retry_notice(row: &str) -> bool {
+    row.strip_prefix("Retrying in ")
+        .and_then(|r| r.strip_suffix(" seconds..."))
+        .is_some_and(|n| n.parse::<f64>().is_ok())
 }
 
 /// Lines after the first indented as the agent indents a block's rows.

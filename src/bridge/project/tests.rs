@@ -553,3 +553,55 @@ fn a_turn_that_ended_on_its_error_is_reported_once() {
     };
     assert_eq!(ending, TurnEnding::Finished, "{output}");
 }
+
+/// Aider's retried error, as it draws it (through litellm): the error row,
+/// its explanation, `Retrying in … seconds...`, again and again, and at
+/// last the error with its explanation alone. Nothing but the error: one
+/// report. An answer after a retry is a result.
+#[test]
+fn aider_s_retried_error_rows_are_the_error_not_a_result() {
+    let error = "litellm.RateLimitError: RateLimitError: OpenAIException - upstream exploded";
+    let why = "The API provider has rate limited you. Try again later or check your quotas.";
+    let mut runner = running();
+    see(
+        &mut runner,
+        DetectionKind::Error {
+            line: error.to_string(),
+        },
+    );
+    let drawn = [
+        &format!("       ░{error}")[..],
+        &format!("        ░{why}"),
+        "Retrying in 0.2 seconds...",
+        error,
+        why,
+        "Retrying in 0.5 seconds...",
+        error,
+        why,
+    ];
+    runner.lines(&lines(&drawn));
+    see(&mut runner, DetectionKind::Completed);
+    let ProjectEventKind::Completed { ending, output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(ending, TurnEnding::Failed, "{output}");
+
+    let mut runner = running();
+    see(
+        &mut runner,
+        DetectionKind::Error {
+            line: error.to_string(),
+        },
+    );
+    runner.lines(&lines(&[
+        error,
+        why,
+        "Retrying in 0.2 seconds...",
+        "The shop sells figs.",
+    ]));
+    see(&mut runner, DetectionKind::Completed);
+    let ProjectEventKind::Completed { ending, output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(ending, TurnEnding::Finished, "{output}");
+}
