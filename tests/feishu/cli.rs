@@ -128,9 +128,13 @@ fn card_of_short_input_is_one_card() {
     );
 }
 
+/// `clawmux doctor` against `fake`, with the simulated agent configured
+/// (so only the Feishu checks can block).
 async fn doctor(fake: &FakeFeishu, secret: &str) -> std::process::Output {
+    let home = home_with("[agent]\ncommand = \"sim\"\n");
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"));
     cmd.arg("doctor")
+        .env("CLAWMUX_HOME", home.path())
         .env("FEISHU_APP_ID", APP_ID)
         .env("FEISHU_APP_SECRET", secret)
         .env("FEISHU_DOMAIN", fake.base_url())
@@ -157,15 +161,132 @@ async fn doctor_checks_credentials() {
         stderr.contains("code 10014") && stderr.contains("FEISHU_APP_SECRET"),
         "{stderr}"
     );
+}
 
-    let missing = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+/// A state directory holding `config.toml` with `config`, mode 0700.
+fn home_with(config: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::write(home.path().join("config.toml"), config).expect("write config");
+    home
+}
+
+/// `clawmux doctor ARGS` without Feishu credentials, in `home`, with
+/// only the system's directories on PATH (tmux, no agents).
+fn doctor_offline(home: &std::path::Path, args: &[&str]) -> std::process::Output {
+    clawmux()
         .arg("doctor")
+        .args(args)
+        .env("CLAWMUX_HOME", home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env_remove("FEISHU_APP_ID")
+        .env_remove("FEISHU_APP_SECRET")
         .output()
-        .await
-        .expect("run doctor");
-    assert_eq!(missing.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("FEISHU_APP_ID is not set"));
+        .expect("run doctor")
+}
+
+/// Without credentials `doctor` names every missing variable in one run,
+/// still checks the rest (tmux, state directory, config, agent) and
+/// points at `doctor --agent` and `serve --console`; nothing there blocks
+/// serving (the console needs no Feishu), so it exits 0.
+#[test]
+fn doctor_without_credentials_checks_everything_else() {
+    let home = home_with("[agent]\ncommand = \"sim\"\n");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let line = (stdout.lines())
+        .find(|l| l.starts_with("feishu-credentials"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("FEISHU_APP_ID and FEISHU_APP_SECRET not set"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`clawmux doctor --agent`") && stdout.contains("`clawmux serve --console`"),
+        "{stdout}"
+    );
+    for check in ["state-dir ", "config ", "tmux ", "fonts ", "agent "] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(check)),
+            "no {check:?} line in {stdout}"
+        );
+    }
+    assert!(stdout.contains("config.toml read"), "{stdout}");
+    assert!(stdout.contains("simulated agent"), "{stdout}");
+}
+
+/// A configured agent that is not installed blocks serving: exit 1, the
+/// finding on stdout with its fix, and one line per blocking finding on
+/// stderr; a state directory others can read is a warning with its chmod.
+#[test]
+fn doctor_names_a_missing_agent_and_an_open_state_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = home_with("[agent]\ncommand = \"sim\"\n[projects.demo]\nagent = \"aider\"\n");
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("error: Aider is not installed")
+            && stdout.contains("fix: install PyPI aider-chat (release 0.86.2 tested)"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("agent: Aider is not installed"), "{stderr}");
+    assert!(
+        stdout.contains("mode 0755")
+            && stdout.contains(&format!("chmod 700 {}", home.path().display())),
+        "{stdout}"
+    );
+    // A broken config is an error too, and the other checks still run.
+    std::fs::write(home.path().join("config.toml"), "[agent]\nbogus = 1\n").expect("write");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("config             error:") && stdout.contains("bogus"),
+        "{stdout}"
+    );
+    assert!(stdout.lines().any(|l| l.starts_with("tmux ")), "{stdout}");
+}
+
+/// `--json`: an array of `{check, ok, severity, detail, fix}`, the same
+/// findings, the same exit code.
+#[test]
+fn doctor_json_lists_every_finding() {
+    let home = home_with("[agent]\ncommand = \"sim\"\n[projects.demo]\nagent = \"aider\"\n");
+    let out = doctor_offline(home.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let findings: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON array");
+    for f in &findings {
+        for key in ["check", "ok", "severity", "detail", "fix"] {
+            assert!(f.get(key).is_some(), "{key} missing in {f}");
+        }
+        assert_eq!(f["ok"], Value::Bool(f["severity"] == "ok"), "{f}");
+    }
+    let checks: Vec<&str> = findings
+        .iter()
+        .filter_map(|f| f["check"].as_str())
+        .collect();
+    for check in [
+        "state-dir",
+        "config",
+        "tmux",
+        "fonts",
+        "agent",
+        "feishu-credentials",
+    ] {
+        assert!(checks.contains(&check), "{check} missing in {checks:?}");
+    }
+    assert!(
+        findings.iter().any(|f| f["severity"] == "error"
+            && f["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("Aider is not installed")),
+        "{findings:?}"
+    );
 }
 
 #[tokio::test]
