@@ -369,3 +369,56 @@ async fn doctor_reports_the_clock_skew() {
         "{stdout}"
     );
 }
+
+/// An agent release outside the tested range is a warning naming both
+/// releases (serving still works: exit 0); the real `--version` output
+/// form is parsed (`2.1.332 (Claude Code)`).
+#[test]
+fn doctor_compares_the_agent_release_with_the_tested_ones() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = home_with("[agent]\ncommand = \"claude\"\n");
+    let bin = home.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let claude = bin.join("claude");
+    let doctor = |release: &str| {
+        std::fs::write(
+            &claude,
+            format!("#!/bin/sh\necho '{release} (Claude Code)'\n"),
+        )
+        .expect("write");
+        std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        clawmux()
+            .arg("doctor")
+            .env("CLAWMUX_HOME", home.path())
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+            )
+            .env_remove("FEISHU_APP_ID")
+            .env_remove("FEISHU_APP_SECRET")
+            .output()
+            .expect("run doctor")
+    };
+    let old = doctor("1.0.0");
+    let stdout = String::from_utf8_lossy(&old.stdout);
+    assert_eq!(old.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "warning: Claude Code 1.0.0 is older than the oldest release supported (2.1.197)"
+        ),
+        "{stdout}"
+    );
+    let tested = doctor("2.1.197");
+    let stdout = String::from_utf8_lossy(&tested.stdout);
+    assert!(
+        stdout.contains("ok: Claude Code 2.1.197 (a release tested)"),
+        "{stdout}"
+    );
+    let newer = doctor("2.9.0");
+    let stdout = String::from_utf8_lossy(&newer.stdout);
+    assert!(
+        stdout.contains("warning: Claude Code 2.9.0 is not the release tested (2.1.332)")
+            && stdout.contains("clawmux doctor --agent"),
+        "{stdout}"
+    );
+}

@@ -261,7 +261,7 @@ async fn agents_found(config: &Config) -> Vec<Finding> {
     found
 }
 
-async fn agent_version(agent: &agents::Agent) -> Finding {
+async fn agent_version(agent: &'static agents::Agent) -> Finding {
     const CHECK: &str = "agent";
     let text = match output(agent.program, &["--version"]).await {
         Ok(t) => t,
@@ -278,9 +278,18 @@ async fn agent_version(agent: &agents::Agent) -> Finding {
     };
     let version = version_in(&text);
     match version {
-        Some(v) if v == agent.tested => {
-            Finding::ok(CHECK, format!("{} {v} (the release tested)", agent.title))
+        Some(v) if tested(agent).contains(&v) => {
+            Finding::ok(CHECK, format!("{} {v} (a release tested)", agent.title))
         }
+        Some(v) if older(v, oldest(agent)) => Finding::warn(
+            CHECK,
+            format!(
+                "{} {v} is older than the oldest release supported ({})",
+                agent.title,
+                oldest(agent)
+            ),
+            format!("update it: install {} {}", agent.package, agent.tested),
+        ),
         Some(v) => Finding::warn(
             CHECK,
             format!(
@@ -302,6 +311,30 @@ async fn agent_version(agent: &agents::Agent) -> Finding {
             format!("reinstall {}", agent.package),
         ),
     }
+}
+
+/// The releases of `agent` the tests ran against.
+fn tested(agent: &'static agents::Agent) -> &'static [&'static str] {
+    if agent.name == agents::claude::AGENT.name {
+        &agents::claude::TESTED_VERSIONS
+    } else {
+        std::slice::from_ref(&agent.tested)
+    }
+}
+
+/// The oldest release of `agent` clawmux supports.
+fn oldest(agent: &agents::Agent) -> &'static str {
+    if agent.name == agents::claude::AGENT.name {
+        agents::claude::OLDEST_SUPPORTED
+    } else {
+        agent.tested
+    }
+}
+
+/// Whether release `a` is older than `b`, comparing dotted numbers.
+fn older(a: &str, b: &str) -> bool {
+    let parts = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
+    parts(a) < parts(b)
 }
 
 /// The first `N.N[.N…]` word in `text`.
@@ -354,5 +387,15 @@ mod tests {
         assert_eq!(version_in("codex-cli 0.171.0"), Some("0.171.0"));
         assert_eq!(version_in("aider v0.86.2"), Some("0.86.2"));
         assert_eq!(version_in("no version here 3."), None);
+    }
+
+    #[test]
+    fn releases_compare_by_number() {
+        assert!(older("2.1.99", "2.1.197"));
+        assert!(!older("2.1.332", "2.1.197"));
+        assert!(!older("0.171.0", "0.171.0"));
+        let claude = &agents::claude::AGENT;
+        assert!(tested(claude).contains(&agents::claude::OLDEST_SUPPORTED));
+        assert!(tested(claude).contains(&agents::claude::NEWEST_TESTED));
     }
 }
