@@ -422,3 +422,46 @@ fn doctor_compares_the_agent_release_with_the_tested_ones() {
         "{stdout}"
     );
 }
+
+/// Hooks: missing, a warning with the `hooks install` command; after
+/// `clawmux hooks install --write --dir P`, doctor run in P finds them.
+#[test]
+fn doctor_finds_the_hooks_hooks_install_wrote() {
+    let home = home_with("[agent]\ncommand = \"claude\"\n");
+    let project = tempfile::tempdir().expect("tempdir");
+    let run = || {
+        clawmux()
+            .arg("doctor")
+            .current_dir(project.path())
+            .env("CLAWMUX_HOME", home.path())
+            .env("HOME", home.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env_remove("FEISHU_APP_ID")
+            .env_remove("FEISHU_APP_SECRET")
+            .output()
+            .expect("run doctor")
+    };
+    let before = run();
+    let stdout = String::from_utf8_lossy(&before.stdout);
+    assert!(
+        stdout.contains(
+            "hooks              warning: Claude Code: no clawmux hooks in .claude/settings.json"
+        ) && stdout.contains(
+            "fix: clawmux hooks install --agent claude --write --dir <project directory>"
+        ),
+        "{stdout}"
+    );
+    let install = clawmux()
+        .args(["hooks", "install", "--write", "--dir"])
+        .arg(project.path())
+        .output()
+        .expect("hooks install");
+    assert!(install.status.success(), "{install:?}");
+    let after = run();
+    let stdout = String::from_utf8_lossy(&after.stdout);
+    assert!(
+        stdout
+            .contains("hooks              ok: Claude Code: clawmux hooks in .claude/settings.json"),
+        "{stdout}"
+    );
+}

@@ -254,8 +254,8 @@ async fn agents_found(config: &Config) -> Vec<Finding> {
             continue;
         };
         found.push(agent_version(agent).await);
-        if agent.name == "claude" {
-            found.push(claude_hooks());
+        if let Some(finding) = hooks(agent) {
+            found.push(finding);
         }
     }
     found
@@ -348,33 +348,73 @@ fn version_in(text: &str) -> Option<&str> {
         })
 }
 
-/// Claude Code's hooks: in the user's settings or this directory's.
-fn claude_hooks() -> Finding {
-    const CHECK: &str = "hooks";
-    let mut places = vec![PathBuf::from(".claude/settings.json")];
-    if let Some(home) = std::env::var_os("HOME") {
-        places.push(PathBuf::from(home).join(".claude/settings.json"));
+/// Where `clawmux hooks install --write` puts `agent`'s hooks (see
+/// `clawmux hooks install --help`), and the `--agent` value; `None` for an
+/// agent without hooks (Aider's notifications command is on its command line).
+fn hook_places(agent: &agents::Agent) -> Option<(Vec<PathBuf>, &'static str)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let under_home = |rel: &str| home.iter().map(|h| h.join(rel)).collect::<Vec<_>>();
+    match agent.name {
+        "claude" => {
+            let mut places = vec![PathBuf::from(".claude/settings.json")];
+            places.extend(under_home(".claude/settings.json"));
+            Some((places, "claude --write --dir <project directory>"))
+        }
+        "codex" => {
+            let codex_home = std::env::var_os("CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".codex")));
+            Some((
+                codex_home
+                    .map(|d| d.join("hooks.json"))
+                    .into_iter()
+                    .collect(),
+                "codex --write",
+            ))
+        }
+        "gemini" => Some((under_home(".gemini/settings.json"), "gemini --write")),
+        "opencode" => {
+            let config = std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".config")));
+            Some((
+                config
+                    .map(|d| d.join("opencode/plugin/clawmux.js"))
+                    .into_iter()
+                    .collect(),
+                "opencode --write",
+            ))
+        }
+        _ => None,
     }
+}
+
+/// Whether `agent`'s hooks run clawmux, in one of the places they are
+/// written.
+fn hooks(agent: &agents::Agent) -> Option<Finding> {
+    const CHECK: &str = "hooks";
+    let (places, install) = hook_places(agent)?;
     for place in &places {
         if let Ok(text) = std::fs::read_to_string(place)
             && text.contains("clawmux")
-            && text.contains(" hook")
+            && text.contains("hook")
         {
-            return Finding::ok(CHECK, format!("clawmux hooks in {}", place.display()));
+            return Some(Finding::ok(
+                CHECK,
+                format!("{}: clawmux hooks in {}", agent.title, place.display()),
+            ));
         }
     }
-    Finding::warn(
+    let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+    Some(Finding::warn(
         CHECK,
         format!(
-            "no clawmux hooks in {}: approvals and completions are read off the screen only",
-            places
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" or ")
+            "{}: no clawmux hooks in {}: approvals and completions are read off the screen only",
+            agent.title,
+            looked.join(" or ")
         ),
-        "clawmux hooks install --write --dir <project directory>",
-    )
+        format!("clawmux hooks install --agent {install}"),
+    ))
 }
 
 #[cfg(test)]
