@@ -137,8 +137,13 @@ impl Fonts {
         Fonts::discover_in(paths, &font_dirs(), true)
     }
 
-    /// [`Fonts::discover`] over `dirs`, asking `fc-match` or not.
-    fn discover_in(paths: &FontPaths, dirs: &[PathBuf], ask_fc: bool) -> Result<Fonts, FontError> {
+    /// [`Fonts::discover`] over `dirs` only, asking `fc-match` or not: a
+    /// machine with fewer fonts, as checks of the fallbacks need.
+    pub fn discover_in(
+        paths: &FontPaths,
+        dirs: &[PathBuf],
+        ask_fc: bool,
+    ) -> Result<Fonts, FontError> {
         let mut fonts = Vec::new();
         let roles = [
             (Role::Mono, &paths.mono),

@@ -183,18 +183,22 @@ async fn tmux(program: &str) -> Finding {
     }
 }
 
+const FONTS: &str = "fonts";
+
 fn fonts_found(paths: &fonts::FontPaths) -> Vec<Finding> {
-    const CHECK: &str = "fonts";
-    let fonts = match Fonts::discover(paths) {
-        Ok(f) => f,
-        Err(e) => {
-            return vec![Finding::warn(
-                CHECK,
-                format!("{e}; /gsd:screen sends text without a picture"),
-                format!("sudo apt-get install {}", fonts::MONO_PACKAGE),
-            )];
-        }
-    };
+    match Fonts::discover(paths) {
+        Ok(f) => glyph_findings(&f),
+        Err(e) => vec![Finding::warn(
+            FONTS,
+            format!("{e}; /gsd:screen sends text without a picture"),
+            format!("sudo apt-get install {}", fonts::MONO_PACKAGE),
+        )],
+    }
+}
+
+/// The monospace font found, and each range of [`GLYPH_RANGES`] no font has.
+fn glyph_findings(fonts: &Fonts) -> Vec<Finding> {
+    const CHECK: &str = FONTS;
     let mut found = vec![Finding::ok(
         CHECK,
         format!(
@@ -427,6 +431,38 @@ mod tests {
         assert_eq!(version_in("codex-cli 0.171.0"), Some("0.171.0"));
         assert_eq!(version_in("aider v0.86.2"), Some("0.86.2"));
         assert_eq!(version_in("no version here 3."), None);
+    }
+
+    /// With only DejaVu Sans Mono (fonts-dejavu-core's), the CJK and
+    /// symbol ranges are named with their packages.
+    #[test]
+    fn missing_glyph_ranges_are_named_with_their_package() {
+        let mono = PathBuf::from("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf");
+        if !mono.is_file() {
+            return;
+        }
+        let paths = fonts::FontPaths {
+            mono: Some(mono),
+            ..Default::default()
+        };
+        let Ok(only) = Fonts::discover_in(&paths, &[], false) else {
+            panic!("DejaVu Sans Mono does not load");
+        };
+        let found = glyph_findings(&only);
+        assert!(found[0].ok && found[0].detail.contains("DejaVuSansMono.ttf"));
+        let warned = |range: &str, package: &str| {
+            found.iter().any(|f| {
+                !f.ok
+                    && f.detail.contains(range)
+                    && f.fix == format!("sudo apt-get install {package}")
+            })
+        };
+        assert!(
+            warned("CJK ideographs U+4E00–U+9FFF", CJK_PACKAGE),
+            "{found:?}"
+        );
+        assert!(warned("Claude Code's ⎿", SYMBOL_PACKAGE), "{found:?}");
+        assert!(warned("emoji", SYMBOL_PACKAGE), "{found:?}");
     }
 
     #[test]
