@@ -465,3 +465,32 @@ fn doctor_finds_the_hooks_hooks_install_wrote() {
         "{stdout}"
     );
 }
+
+/// tmux is run through the config's command prefix; one that does not
+/// run blocks serving, one that is not the tested release is a warning.
+#[test]
+fn doctor_checks_tmux_through_the_configured_command() {
+    let home = home_with("[agent]\ncommand = \"sim\"\n[tmux]\ncommand = [\"/nonexistent/tmux\"]\n");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "tmux               error: tmux is not usable: cannot run `/nonexistent/tmux`"
+        ) && stdout.contains("sudo apt-get install tmux"),
+        "{stdout}"
+    );
+    // `sh -c 'echo tmux 9.9' -V` stands for a prefix reaching another tmux.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[agent]\ncommand = \"sim\"\n[tmux]\ncommand = [\"sh\", \"-c\", \"echo tmux 9.9\"]\n",
+    )
+    .expect("write");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("tmux               warning: tmux 9.9 is not the release tested (3.3a)"),
+        "{stdout}"
+    );
+}

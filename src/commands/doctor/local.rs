@@ -38,7 +38,7 @@ pub async fn check(config_path: Option<&Path>) -> Vec<Finding> {
     let (config, finding) = config(config_path, &state);
     found.push(finding);
     let config = config.unwrap_or_default();
-    found.push(tmux(&config.tmux.command[0]).await);
+    found.push(tmux(&config.tmux.command).await);
     found.extend(fonts_found(&config.screen.fonts));
     found.extend(agents_found(&config).await);
     found
@@ -152,9 +152,20 @@ async fn output(program: &str, args: &[&str]) -> Result<String, String> {
     }
 }
 
-async fn tmux(program: &str) -> Finding {
+/// tmux's version, run through the config's command prefix (`ssh host
+/// tmux` asks the remote tmux).
+async fn tmux(command: &[String]) -> Finding {
     const CHECK: &str = "tmux";
-    let text = match output(program, &["-V"]).await {
+    let Some((program, prefix)) = command.split_first() else {
+        return Finding::error(
+            CHECK,
+            "[tmux] command is empty",
+            "remove it from the config (the default is [\"tmux\"])",
+        );
+    };
+    let mut argv: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    argv.push("-V");
+    let text = match output(program, &argv).await {
         Ok(t) => t,
         Err(e) => {
             return Finding::error(
