@@ -1,10 +1,14 @@
-//! `clawmux doctor`: checks the Feishu configuration from the environment by
-//! fetching a tenant token, asking for a long-connection endpoint and
-//! opening it, and says exactly what is wrong. A refusal Feishu means for
-//! good (forbidden, authentication, connection limit) fails the check. It
-//! also compares this host's clock with the `Date` of Feishu's answer:
-//! webhook mode refuses events whose timestamp is further off than
-//! `MAX_TIMESTAMP_SKEW_SECS`.
+//! `clawmux doctor`: checks everything a deployment needs and prints every
+//! finding at once, each with its fix: tmux and its version, the fonts the
+//! pictures need, the state and config directories, each configured agent
+//! and its version against the release tested, Claude Code's hooks, and,
+//! when credentials are set, Feishu: a tenant token, the host clock against
+//! the `Date` of Feishu's answer (webhook mode refuses events whose
+//! timestamp is further off than `MAX_TIMESTAMP_SKEW_SECS`) and the long
+//! connection. Exits 1 when a finding blocks serving (an `error`), else 0;
+//! `--json` prints the findings as an array for scripts.
+
+mod local;
 
 use super::out;
 use std::process::ExitCode;
@@ -21,22 +25,144 @@ pub struct Args {
     /// built-in fake API.
     #[arg(long)]
     agent: bool,
+    /// Print the findings as a JSON array of `{check, ok, severity, detail,
+    /// fix}` instead of lines.
+    #[arg(long)]
+    json: bool,
+    /// The config file checked (default: as `serve` finds it).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+}
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Ok,
+    /// Serving works, something is lesser (pictures, webhook mode, an
+    /// untested release).
+    Warning,
+    /// Serving does not work until it is fixed.
+    Error,
+}
+
+impl Severity {
+    fn label(self) -> &'static str {
+        match self {
+            Severity::Ok => "ok",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One thing checked and what was found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub ok: bool,
+    pub severity: Severity,
+    pub detail: String,
+    /// What to do; empty when nothing is needed.
+    pub fix: String,
+}
+
+impl Finding {
+    pub fn ok(check: &'static str, detail: impl Into<String>) -> Finding {
+        Finding::new(check, Severity::Ok, detail, "")
+    }
+    pub fn warn(check: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding::new(check, Severity::Warning, detail, fix)
+    }
+    pub fn error(
+        check: &'static str,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding::new(check, Severity::Error, detail, fix)
+    }
+    fn new(
+        check: &'static str,
+        severity: Severity,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            check,
+            ok: severity == Severity::Ok,
+            severity,
+            detail: detail.into(),
+            fix: fix.into(),
+        }
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.agent {
         return super::agent_check::run();
     }
-    let config =
-        FeishuConfig::from_env().map_err(|e| anyhow::anyhow!("Feishu is not configured: {e}"))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(check(config))
+    let mut findings = runtime.block_on(local::check(args.config.as_deref()));
+    match FeishuConfig::from_env() {
+        Ok(config) => findings.extend(runtime.block_on(feishu(config))),
+        Err(_) => findings.push(missing_credentials()),
+    }
+    report(&findings, args.json)
 }
 
-async fn check(config: FeishuConfig) -> anyhow::Result<ExitCode> {
-    out!("app {} at {}", config.app_id, config.base_url());
+/// Every Feishu variable that is missing, named in one finding.
+fn missing_credentials() -> Finding {
+    let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.trim().is_empty());
+    let missing: Vec<&str> = ["FEISHU_APP_ID", "FEISHU_APP_SECRET"]
+        .into_iter()
+        .filter(|k| !set(k))
+        .collect();
+    let detail = if missing.is_empty() {
+        match FeishuConfig::from_env() {
+            Err(e) => format!("Feishu is not configured: {e}"),
+            Ok(_) => "Feishu is configured".into(),
+        }
+    } else {
+        format!(
+            "Feishu is not configured: {} not set (the Feishu checks were skipped)",
+            missing.join(" and ")
+        )
+    };
+    Finding::warn(
+        "feishu-credentials",
+        detail,
+        "set FEISHU_APP_ID and FEISHU_APP_SECRET from the app's console page (FEISHU_DOMAIN=lark for Lark); meanwhile `clawmux doctor --agent` checks detection with the installed Claude Code and `clawmux serve --console` runs the bridge in this terminal",
+    )
+}
+
+fn report(findings: &[Finding], json: bool) -> anyhow::Result<ExitCode> {
+    let blocking: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    if json {
+        out!("{}", serde_json::to_string_pretty(findings)?);
+    } else {
+        for f in findings {
+            out!("{:<18} {}: {}", f.check, f.severity.label(), f.detail);
+            if !f.fix.is_empty() {
+                out!("{:<18}   fix: {}", "", f.fix);
+            }
+        }
+    }
+    if blocking.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for f in &blocking {
+        eprintln!("clawmux doctor: {}: {}: {}", f.check, f.detail, f.fix);
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+async fn feishu(config: FeishuConfig) -> Vec<Finding> {
+    let mut found = Vec::new();
     // Doctor answers quickly: two attempts, short backoff.
     let retry = RetryPolicy {
         max_attempts: 2,
@@ -45,32 +171,60 @@ async fn check(config: FeishuConfig) -> anyhow::Result<ExitCode> {
     };
     let api = Api::with_retry(config.clone(), retry);
     match api.tenant_token().await {
-        Ok(_) => out!("ok: credentials accepted (tenant access token fetched)"),
-        Err(e) => anyhow::bail!("{}", explain(&config, &e)),
+        Ok(_) => found.push(Finding::ok(
+            "feishu-credentials",
+            format!(
+                "credentials accepted (tenant access token fetched) for app {} at {}",
+                config.app_id,
+                config.base_url()
+            ),
+        )),
+        Err(e) => {
+            let (detail, fix) = explain(&config, &e);
+            found.push(Finding::error("feishu-credentials", detail, fix));
+            return found;
+        }
     }
-    match clock_skew(&config).await {
-        Ok(skew) if skew.unsigned_abs() > MAX_TIMESTAMP_SKEW_SECS => out!(
-            "warning: this host's clock is {} s {} Feishu's: webhook mode refuses every event more than {MAX_TIMESTAMP_SKEW_SECS} s off; set the clock (NTP)",
-            skew.unsigned_abs(),
-            if skew > 0 { "behind" } else { "ahead of" }
+    found.push(match clock_skew(&config).await {
+        Ok(skew) if skew.unsigned_abs() > MAX_TIMESTAMP_SKEW_SECS => Finding::warn(
+            "clock",
+            format!(
+                "this host's clock is {} s {} Feishu's: webhook mode refuses every event more than {MAX_TIMESTAMP_SKEW_SECS} s off",
+                skew.unsigned_abs(),
+                if skew > 0 { "behind" } else { "ahead of" }
+            ),
+            "set the clock (NTP, e.g. `sudo timedatectl set-ntp true`)",
         ),
-        Ok(skew) => out!(
-            "ok: clock within {} s of Feishu's (webhook mode needs ±{MAX_TIMESTAMP_SKEW_SECS} s)",
-            skew.unsigned_abs()
+        Ok(skew) => Finding::ok(
+            "clock",
+            format!(
+                "clock within {} s of Feishu's (webhook mode needs ±{MAX_TIMESTAMP_SKEW_SECS} s)",
+                skew.unsigned_abs()
+            ),
         ),
-        Err(e) => out!("warning: cannot compare this host's clock with Feishu's: {e}"),
-    }
-    match ws::check_endpoint(&config).await {
-        Ok(()) => out!("ok: long connection endpoint available (events need no public URL)"),
-        Err(e) if e.is_fatal() => anyhow::bail!(
-            "Feishu refuses the long connection for good: {e}: {}",
-            e.advice()
+        Err(e) => Finding::warn(
+            "clock",
+            format!("cannot compare this host's clock with Feishu's: {e}"),
+            "check the network to Feishu; webhook mode needs the clock within ±300 s",
         ),
-        Err(e) => out!(
-            "warning: long connection unavailable: {e}; enable \"long connection\" event delivery in the app's console, or use webhook mode"
+    });
+    found.push(match ws::check_endpoint(&config).await {
+        Ok(()) => Finding::ok(
+            "feishu-connection",
+            "long connection endpoint available (events need no public URL)",
         ),
-    }
-    Ok(ExitCode::SUCCESS)
+        Err(e) if e.is_fatal() => Finding::error(
+            "feishu-connection",
+            format!("Feishu refuses the long connection for good: {e}"),
+            e.advice(),
+        ),
+        Err(e) => Finding::warn(
+            "feishu-connection",
+            format!("long connection unavailable: {e}"),
+            "enable \"long connection\" event delivery in the app's console, or use webhook mode",
+        ),
+    });
+    found
 }
 
 /// Feishu's clock minus this host's, in seconds (positive: the host is
@@ -102,17 +256,24 @@ async fn clock_skew(config: &FeishuConfig) -> Result<i64, String> {
     Ok((secs(theirs) - secs(ours)).round() as i64)
 }
 
-fn explain(config: &FeishuConfig, e: &FeishuError) -> String {
+/// What went wrong fetching a token, and what to do.
+fn explain(config: &FeishuConfig, e: &FeishuError) -> (String, String) {
     match e {
-        FeishuError::Api { code, msg, .. } => format!(
-            "Feishu refused the credentials (code {code}: {msg}): check FEISHU_APP_ID ({}) and FEISHU_APP_SECRET against the app's console page",
-            config.app_id
+        FeishuError::Api { code, msg, .. } => (
+            format!("Feishu refused the credentials (code {code}: {msg})"),
+            format!(
+                "check FEISHU_APP_ID ({}) and FEISHU_APP_SECRET against the app's console page",
+                config.app_id
+            ),
         ),
-        FeishuError::Network(m) => format!(
-            "cannot reach {}: {m}: check the network and FEISHU_DOMAIN (feishu, lark or a URL)",
-            config.base_url()
+        FeishuError::Network(m) => (
+            format!("cannot reach {}: {m}", config.base_url()),
+            "check the network and FEISHU_DOMAIN (feishu, lark or a URL)".into(),
         ),
         FeishuError::GaveUp { last, .. } => explain(config, last),
-        other => format!("token request failed: {other}"),
+        other => (
+            format!("token request failed: {other}"),
+            "run again; if it persists, check Feishu's status".into(),
+        ),
     }
 }

@@ -79,7 +79,8 @@ enum Command {
     Detect(detect::Args),
     /// Print the paginated Feishu cards for markdown on stdin.
     Card(card::Args),
-    /// Check the Feishu configuration by fetching a token.
+    /// Check everything serving needs (tmux, fonts, directories, agents,
+    /// hooks, Feishu) and print each finding with its fix.
     Doctor(doctor::Args),
     /// Read the event log.
     Tail(tail::Args),

@@ -137,8 +137,13 @@ impl Fonts {
         Fonts::discover_in(paths, &font_dirs(), true)
     }
 
-    /// [`Fonts::discover`] over `dirs`, asking `fc-match` or not.
-    fn discover_in(paths: &FontPaths, dirs: &[PathBuf], ask_fc: bool) -> Result<Fonts, FontError> {
+    /// [`Fonts::discover`] over `dirs` only, asking `fc-match` or not: a
+    /// machine with fewer fonts, as checks of the fallbacks need.
+    pub fn discover_in(
+        paths: &FontPaths,
+        dirs: &[PathBuf],
+        ask_fc: bool,
+    ) -> Result<Fonts, FontError> {
         let mut fonts = Vec::new();
         let roles = [
             (Role::Mono, &paths.mono),
@@ -193,6 +198,64 @@ impl Fonts {
     pub fn has_cjk(&self) -> bool {
         matches!(self.glyph('中'), Lookup::Glyph(..))
     }
+
+    /// The characters of `text` no font has (drawn as boxes), each once,
+    /// in order of first sight, at most [`MAX_NAMED_MISSING`]. Whitespace
+    /// and control characters are not drawn and not counted.
+    pub fn missing(&self, text: impl IntoIterator<Item = char>) -> Vec<char> {
+        let mut missing = Vec::new();
+        for c in text {
+            if missing.len() == MAX_NAMED_MISSING {
+                break;
+            }
+            if c.is_whitespace() || c.is_control() || missing.contains(&c) {
+                continue;
+            }
+            if matches!(self.glyph(c), Lookup::Missing) {
+                missing.push(c);
+            }
+        }
+        missing
+    }
+}
+
+/// Most missing characters named in one warning: enough to see which
+/// ranges lack a font, short enough for one line.
+pub const MAX_NAMED_MISSING: usize = 12;
+
+/// Whether `c` is a CJK character (the CJK font's job): ideographs, kana,
+/// hangul, CJK punctuation and full-width forms.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x2E80..=0x2FDF | 0x3000..=0x30FF | 0x3100..=0x31FF | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF
+        | 0x20000..=0x2FFFF)
+}
+
+/// `⎿ (U+23BF), 中 (U+4E2D)`: the characters and their code points.
+pub fn describe(chars: &[char]) -> String {
+    let named: Vec<String> = chars
+        .iter()
+        .map(|c| format!("{c} (U+{:04X})", *c as u32))
+        .collect();
+    named.join(", ")
+}
+
+/// What to install for `chars`: the CJK package for CJK characters, the
+/// symbol package for the rest.
+pub fn remedy(chars: &[char]) -> String {
+    let mut packages = Vec::new();
+    if chars.iter().any(|c| is_cjk(*c)) {
+        packages.push(CJK_PACKAGE);
+    }
+    if chars.iter().any(|c| !is_cjk(*c)) {
+        packages.push(SYMBOL_PACKAGE);
+    }
+    format!(
+        "install {} (e.g. `sudo apt-get install {}`), or name a font that has them in [screen.fonts]",
+        packages.join(" and "),
+        packages.join(" ")
+    )
 }
 
 /// The fonts, found once per process and shared; a failed search is not
@@ -387,6 +450,22 @@ mod tests {
         };
         let fonts = Fonts::discover_in(&paths, &dirs, false).unwrap();
         assert_eq!(fonts.paths(), vec![mono.as_path()]);
+    }
+
+    #[test]
+    fn missing_names_each_absent_character_once_and_the_package() {
+        assert_eq!(describe(&['⎿', '中']), "⎿ (U+23BF), 中 (U+4E2D)");
+        assert!(remedy(&['⎿']).contains(SYMBOL_PACKAGE) && !remedy(&['⎿']).contains(CJK_PACKAGE));
+        assert!(remedy(&['中']).contains(CJK_PACKAGE) && !remedy(&['中']).contains(SYMBOL_PACKAGE));
+        let Ok(fonts) = Fonts::discover(&FontPaths::default()) else {
+            return;
+        };
+        // Private-use code points: no font on any machine draws them.
+        let text = "ab \u{E0F0}\u{E0F0}\u{E0F1}\n";
+        assert_eq!(fonts.missing(text.chars()), vec!['\u{E0F0}', '\u{E0F1}']);
+        assert_eq!(fonts.missing("plain ascii".chars()), Vec::<char>::new());
+        let many = (0xE000..0xE100).filter_map(char::from_u32);
+        assert_eq!(fonts.missing(many).len(), MAX_NAMED_MISSING);
     }
 
     #[test]

@@ -128,9 +128,13 @@ fn card_of_short_input_is_one_card() {
     );
 }
 
+/// `clawmux doctor` against `fake`, with the simulated agent configured
+/// (so only the Feishu checks can block).
 async fn doctor(fake: &FakeFeishu, secret: &str) -> std::process::Output {
+    let home = home_with("[agent]\ncommand = \"sim\"\n");
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"));
     cmd.arg("doctor")
+        .env("CLAWMUX_HOME", home.path())
         .env("FEISHU_APP_ID", APP_ID)
         .env("FEISHU_APP_SECRET", secret)
         .env("FEISHU_DOMAIN", fake.base_url())
@@ -157,15 +161,132 @@ async fn doctor_checks_credentials() {
         stderr.contains("code 10014") && stderr.contains("FEISHU_APP_SECRET"),
         "{stderr}"
     );
+}
 
-    let missing = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+/// A state directory holding `config.toml` with `config`, mode 0700.
+fn home_with(config: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("tempdir");
+    std::fs::write(home.path().join("config.toml"), config).expect("write config");
+    home
+}
+
+/// `clawmux doctor ARGS` without Feishu credentials, in `home`, with
+/// only the system's directories on PATH (tmux, no agents).
+fn doctor_offline(home: &std::path::Path, args: &[&str]) -> std::process::Output {
+    clawmux()
         .arg("doctor")
+        .args(args)
+        .env("CLAWMUX_HOME", home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env_remove("FEISHU_APP_ID")
+        .env_remove("FEISHU_APP_SECRET")
         .output()
-        .await
-        .expect("run doctor");
-    assert_eq!(missing.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("FEISHU_APP_ID is not set"));
+        .expect("run doctor")
+}
+
+/// Without credentials `doctor` names every missing variable in one run,
+/// still checks the rest (tmux, state directory, config, agent) and
+/// points at `doctor --agent` and `serve --console`; nothing there blocks
+/// serving (the console needs no Feishu), so it exits 0.
+#[test]
+fn doctor_without_credentials_checks_everything_else() {
+    let home = home_with("[agent]\ncommand = \"sim\"\n");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let line = (stdout.lines())
+        .find(|l| l.starts_with("feishu-credentials"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("FEISHU_APP_ID and FEISHU_APP_SECRET not set"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`clawmux doctor --agent`") && stdout.contains("`clawmux serve --console`"),
+        "{stdout}"
+    );
+    for check in ["state-dir ", "config ", "tmux ", "fonts ", "agent "] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(check)),
+            "no {check:?} line in {stdout}"
+        );
+    }
+    assert!(stdout.contains("config.toml read"), "{stdout}");
+    assert!(stdout.contains("simulated agent"), "{stdout}");
+}
+
+/// A configured agent that is not installed blocks serving: exit 1, the
+/// finding on stdout with its fix, and one line per blocking finding on
+/// stderr; a state directory others can read is a warning with its chmod.
+#[test]
+fn doctor_names_a_missing_agent_and_an_open_state_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = home_with("[agent]\ncommand = \"sim\"\n[projects.demo]\nagent = \"aider\"\n");
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("error: Aider is not installed")
+            && stdout.contains("fix: install PyPI aider-chat (release 0.86.2 tested)"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("agent: Aider is not installed"), "{stderr}");
+    assert!(
+        stdout.contains("mode 0755")
+            && stdout.contains(&format!("chmod 700 {}", home.path().display())),
+        "{stdout}"
+    );
+    // A broken config is an error too, and the other checks still run.
+    std::fs::write(home.path().join("config.toml"), "[agent]\nbogus = 1\n").expect("write");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("config             error:") && stdout.contains("bogus"),
+        "{stdout}"
+    );
+    assert!(stdout.lines().any(|l| l.starts_with("tmux ")), "{stdout}");
+}
+
+/// `--json`: an array of `{check, ok, severity, detail, fix}`, the same
+/// findings, the same exit code.
+#[test]
+fn doctor_json_lists_every_finding() {
+    let home = home_with("[agent]\ncommand = \"sim\"\n[projects.demo]\nagent = \"aider\"\n");
+    let out = doctor_offline(home.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let findings: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON array");
+    for f in &findings {
+        for key in ["check", "ok", "severity", "detail", "fix"] {
+            assert!(f.get(key).is_some(), "{key} missing in {f}");
+        }
+        assert_eq!(f["ok"], Value::Bool(f["severity"] == "ok"), "{f}");
+    }
+    let checks: Vec<&str> = findings
+        .iter()
+        .filter_map(|f| f["check"].as_str())
+        .collect();
+    for check in [
+        "state-dir",
+        "config",
+        "tmux",
+        "fonts",
+        "agent",
+        "feishu-credentials",
+    ] {
+        assert!(checks.contains(&check), "{check} missing in {checks:?}");
+    }
+    assert!(
+        findings.iter().any(|f| f["severity"] == "error"
+            && f["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("Aider is not installed")),
+        "{findings:?}"
+    );
 }
 
 #[tokio::test]
@@ -245,6 +366,131 @@ async fn doctor_reports_the_clock_skew() {
         stdout.contains("warning: this host's clock is 600 s behind Feishu's")
             || stdout.contains("warning: this host's clock is 599 s behind Feishu's")
             || stdout.contains("warning: this host's clock is 601 s behind Feishu's"),
+        "{stdout}"
+    );
+}
+
+/// An agent release outside the tested range is a warning naming both
+/// releases (serving still works: exit 0); the real `--version` output
+/// form is parsed (`2.1.332 (Claude Code)`).
+#[test]
+fn doctor_compares_the_agent_release_with_the_tested_ones() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = home_with("[agent]\ncommand = \"claude\"\n");
+    let bin = home.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let claude = bin.join("claude");
+    let doctor = |release: &str| {
+        std::fs::write(
+            &claude,
+            format!("#!/bin/sh\necho '{release} (Claude Code)'\n"),
+        )
+        .expect("write");
+        std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        clawmux()
+            .arg("doctor")
+            .env("CLAWMUX_HOME", home.path())
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+            )
+            .env_remove("FEISHU_APP_ID")
+            .env_remove("FEISHU_APP_SECRET")
+            .output()
+            .expect("run doctor")
+    };
+    let old = doctor("1.0.0");
+    let stdout = String::from_utf8_lossy(&old.stdout);
+    assert_eq!(old.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "warning: Claude Code 1.0.0 is older than the oldest release supported (2.1.197)"
+        ),
+        "{stdout}"
+    );
+    let tested = doctor("2.1.197");
+    let stdout = String::from_utf8_lossy(&tested.stdout);
+    assert!(
+        stdout.contains("ok: Claude Code 2.1.197 (a release tested)"),
+        "{stdout}"
+    );
+    let newer = doctor("2.9.0");
+    let stdout = String::from_utf8_lossy(&newer.stdout);
+    assert!(
+        stdout.contains("warning: Claude Code 2.9.0 is not the release tested (2.1.332)")
+            && stdout.contains("clawmux doctor --agent"),
+        "{stdout}"
+    );
+}
+
+/// Hooks: missing, a warning with the `hooks install` command; after
+/// `clawmux hooks install --write --dir P`, doctor run in P finds them.
+#[test]
+fn doctor_finds_the_hooks_hooks_install_wrote() {
+    let home = home_with("[agent]\ncommand = \"claude\"\n");
+    let project = tempfile::tempdir().expect("tempdir");
+    let run = || {
+        clawmux()
+            .arg("doctor")
+            .current_dir(project.path())
+            .env("CLAWMUX_HOME", home.path())
+            .env("HOME", home.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env_remove("FEISHU_APP_ID")
+            .env_remove("FEISHU_APP_SECRET")
+            .output()
+            .expect("run doctor")
+    };
+    let before = run();
+    let stdout = String::from_utf8_lossy(&before.stdout);
+    assert!(
+        stdout.contains(
+            "hooks              warning: Claude Code: no clawmux hooks in .claude/settings.json"
+        ) && stdout.contains(
+            "fix: clawmux hooks install --agent claude --write --dir <project directory>"
+        ),
+        "{stdout}"
+    );
+    let install = clawmux()
+        .args(["hooks", "install", "--write", "--dir"])
+        .arg(project.path())
+        .output()
+        .expect("hooks install");
+    assert!(install.status.success(), "{install:?}");
+    let after = run();
+    let stdout = String::from_utf8_lossy(&after.stdout);
+    assert!(
+        stdout
+            .contains("hooks              ok: Claude Code: clawmux hooks in .claude/settings.json"),
+        "{stdout}"
+    );
+}
+
+/// tmux is run through the config's command prefix; one that does not
+/// run blocks serving, one that is not the tested release is a warning.
+#[test]
+fn doctor_checks_tmux_through_the_configured_command() {
+    let home = home_with("[agent]\ncommand = \"sim\"\n[tmux]\ncommand = [\"/nonexistent/tmux\"]\n");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "tmux               error: tmux is not usable: cannot run `/nonexistent/tmux`"
+        ) && stdout.contains("sudo apt-get install tmux"),
+        "{stdout}"
+    );
+    // `sh -c 'echo tmux 9.9' -V` stands for a prefix reaching another tmux.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[agent]\ncommand = \"sim\"\n[tmux]\ncommand = [\"sh\", \"-c\", \"echo tmux 9.9\"]\n",
+    )
+    .expect("write");
+    let out = doctor_offline(home.path(), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("tmux               warning: tmux 9.9 is not the release tested (3.3a)"),
         "{stdout}"
     );
 }

@@ -149,3 +149,108 @@ fn a_pane_resized_huge_is_drawn_in_the_memory_of_the_grid() {
         _ => eprintln!("SKIPPED the memory check: /usr/bin/time is not installed"),
     }
 }
+
+/// `clawmux screenshot ARGS` with tmux's sockets under `tmpdir` and no
+/// enclosing tmux session: (exit code, stdout, stderr).
+fn screenshot(args: &[&str], tmpdir: Option<&std::path::Path>) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clawmux"));
+    cmd.arg("screenshot").args(args).env_remove("TMUX");
+    if let Some(dir) = tmpdir {
+        cmd.env("TMUX_TMPDIR", dir);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Without `-L` and no default server, one line names the socket tried
+/// and says to name the server, instead of tmux's "error connecting to".
+#[test]
+fn no_server_names_the_socket_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pane.png");
+    let file = file.to_str().unwrap();
+    let (code, _, stderr) = screenshot(&["-t", "x", "-o", file], Some(dir.path()));
+    assert_eq!(code, Some(1), "{stderr}");
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let socket = dir.path().join(format!("tmux-{uid}/default"));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("no tmux server at {}", socket.display()))
+            && stderr.contains("no -L or -S given")
+            && stderr.contains("-L NAME"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("error connecting"), "{stderr}");
+    let (code, _, stderr) = screenshot(
+        &["-L", "nobody-here", "-t", "x", "-o", file],
+        Some(dir.path()),
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("`-L nobody-here`"), "{stderr}");
+}
+
+/// An unknown pane is named with the server asked: bad input, exit 2.
+#[test]
+fn an_unknown_pane_is_named_with_its_server() {
+    let tmux = TmuxServer::new();
+    tmux.new_session("here", "exec cat");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pane.png");
+    for target in ["nosuch", "%999"] {
+        let (code, _, stderr) = screenshot(
+            &[
+                "-L",
+                &tmux.socket,
+                "-t",
+                target,
+                "-o",
+                file.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "no pane {target:?} on the tmux server `-L {}`",
+                tmux.socket
+            )) && stderr.contains(&format!("tmux -L {} list-panes -a", tmux.socket)),
+            "{stderr}"
+        );
+    }
+    assert!(!file.exists());
+}
+
+/// A character no font has is drawn as a box and named on stderr with
+/// its code point and the package to install; the picture is still made.
+#[test]
+fn a_missing_glyph_is_named_in_a_warning() {
+    let tmux = TmuxServer::new();
+    // U+E0F0, private use: no font on any machine draws it.
+    tmux.new_session(
+        "glyph",
+        "sh -c \"printf 'ok \\356\\203\\260 ok\\n'; exec cat\"",
+    );
+    tmux.wait_for_screen("glyph", "ok", Duration::from_secs(10));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pane.png");
+    let file = file.to_str().unwrap();
+    let (code, stdout, stderr) = screenshot(&["-L", &tmux.socket, "-t", "glyph", "-o", file], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains(" cells)"), "{stdout}");
+    assert!(
+        stderr.contains("warning: no font on this machine has \u{E0F0} (U+E0F0)")
+            && stderr.contains("fonts-symbola"),
+        "{stderr}"
+    );
+    // A pane every font covers gives no warning.
+    tmux.new_session("plain", "sh -c \"printf 'plain\\n'; exec cat\"");
+    tmux.wait_for_screen("plain", "plain", Duration::from_secs(10));
+    let (code, _, stderr) = screenshot(&["-L", &tmux.socket, "-t", "plain", "-o", file], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
