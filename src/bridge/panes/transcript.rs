@@ -444,7 +444,13 @@ impl Bounded {
 fn is_frame_of(earlier: &str, line: &str) -> bool {
     let (earlier, line) = (earlier.trim_end(), line.trim_end());
     let longer = line.len() > earlier.len() && line.starts_with(earlier);
-    let rewrapped = !line.trim().is_empty()
+    // A bare bullet (`●`, the first frame of the next block) holds no word
+    // to cut back to: it rewraps nothing.
+    let words = !(line.trim())
+        .trim_start_matches(['●', '⏺', '•'])
+        .trim()
+        .is_empty();
+    let rewrapped = words
         && earlier.len() > line.len()
         && earlier.starts_with(line)
         && earlier[line.len()..].starts_with(' ');
@@ -673,6 +679,21 @@ fn is_echo_of(row: &str, forms: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool's summary block, then the next block's first frame (a bare
+    /// bullet) streamed longer: the summary stays, the bare bullet is a
+    /// frame of the answer row (measured with Claude Code 2.1.332 against
+    /// a streaming model: `● Ran 1 shell command` had been dropped).
+    #[test]
+    fn a_bare_bullet_is_no_rewrap_of_the_block_above() {
+        assert!(!is_frame_of("● Ran 1 shell command", "●"));
+        assert!(is_frame_of("●", "● Created the marker file."));
+        assert!(is_frame_of(
+            "● Created the mar",
+            "● Created the marker file."
+        ));
+        assert!(is_frame_of("● it waits while unt", "● it waits while"));
+    }
 
     fn lines(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
