@@ -290,3 +290,21 @@ fn pane_outputs(decoder: &mut clawmux::control::Decoder, line: &[u8]) -> Vec<Vec
     });
     outputs
 }
+
+/// Gemini's `Answer Questions` box is carded with the question it asks,
+/// not with the box's scroll arrow (`▲`) or its title.
+#[test]
+fn gemini_question_card_carries_its_question_text() {
+    let whole = replay(false);
+    let questions: Vec<&str> = (whole.iter())
+        .filter_map(|d| match &d.kind {
+            DetectionKind::Approval {
+                approval: ApprovalKind::Question,
+                question,
+                ..
+            } => Some(question.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(questions, ["Which database should the shop use?"]);
+}
