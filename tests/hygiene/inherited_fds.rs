@@ -17,16 +17,7 @@ const CALLER_FD: i32 = 3;
 #[test]
 fn a_pipe_inherited_by_run_is_not_held_by_the_tmux_server_it_starts() {
     let tmux = TmuxServer::new();
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "workspace_root = {:?}\n[tmux]\nsocket = {:?}\n",
-            home.path().join("ws").display().to_string(),
-            tmux.socket
-        ),
-    )
-    .unwrap();
+    let home = super::sim_home(&tmux);
     // Both ends close-on-exec here, so no other test's child takes them;
     // only this child gets the write end, as an inheritable descriptor 3.
     let mut fds = [0; 2];

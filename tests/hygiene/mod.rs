@@ -29,6 +29,22 @@ fn clawmux(home: &Path, args: &[&str]) -> Command {
     clawmux_via(BIN, home, args)
 }
 
+/// A state directory whose config puts workspaces and the tmux server in
+/// this test's own places.
+fn sim_home(tmux: &crate::support::tmux::TmuxServer) -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "workspace_root = {:?}\n[tmux]\nsocket = {:?}\n",
+            home.path().join("ws").display().to_string(),
+            tmux.socket
+        ),
+    )
+    .expect("config written");
+    home
+}
+
 /// [`clawmux`] through another program (e.g. `sh` to set a umask first).
 fn clawmux_via(program: &str, home: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(program);

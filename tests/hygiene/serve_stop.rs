@@ -42,16 +42,7 @@ fn lines_of(from: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Recei
 /// until it says it is serving (its signal handlers are in place by then).
 pub(super) fn serve() -> Served {
     let tmux = TmuxServer::new();
-    let home = tempfile::tempdir().expect("temp dir");
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "workspace_root = {:?}\n[tmux]\nsocket = {:?}\n",
-            home.path().join("ws").display().to_string(),
-            tmux.socket
-        ),
-    )
-    .expect("config written");
+    let home = super::sim_home(&tmux);
     serve_again(home, tmux)
 }
 

@@ -22,8 +22,9 @@ fn run(home: &Path, args: &[&str]) -> Output {
         .expect("run clawmux")
 }
 
-#[test]
-fn approval_answered_from_the_answer_with_line_then_a_card() {
+/// A state directory whose config puts projects and the tmux server in
+/// this test's own places.
+fn configured() -> (TmuxServer, tempfile::TempDir) {
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
     let config = format!(
@@ -32,6 +33,12 @@ fn approval_answered_from_the_answer_with_line_then_a_card() {
         tmux.socket
     );
     std::fs::write(home.path().join("config.toml"), config).unwrap();
+    (tmux, home)
+}
+
+#[test]
+fn approval_answered_from_the_answer_with_line_then_a_card() {
+    let (_tmux, home) = configured();
 
     let out = run(
         home.path(),
@@ -96,14 +103,7 @@ fn a_bad_project_name_runs_nothing_and_says_why() {
 /// are answered by clawmux (no daemon needed), never typed as prompts.
 #[test]
 fn status_screen_and_cancel_without_the_daemon() {
-    let tmux = TmuxServer::new();
-    let home = tempfile::tempdir().unwrap();
-    let config = format!(
-        "workspace_root = \"{}\"\n[tmux]\nsocket = \"{}\"\n",
-        home.path().join("projects").display(),
-        tmux.socket
-    );
-    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let (tmux, home) = configured();
 
     // No project yet: nothing is started to look at it.
     let out = run(home.path(), &["--format", "plain", "--", "/gsd:status"]);
