@@ -245,15 +245,19 @@ async fn clock_skew(config: &FeishuConfig) -> Result<i64, String> {
     let date = (resp.headers().get("date"))
         .and_then(|v| v.to_str().ok())
         .ok_or("no Date header in Feishu's answer")?;
-    let theirs = httpdate::parse_http_date(date).map_err(|e| format!("Date {date:?}: {e}"))?;
+    // An HTTP date (`Fri, 04 Dec 2026 07:44:18 GMT`) is an RFC 2822 one.
+    let theirs = jiff::fmt::rfc2822::parse(date)
+        .map_err(|e| format!("Date {date:?}: {e}"))?
+        .timestamp()
+        .as_millisecond() as f64
+        / 1000.0;
     // Our time at the middle of the exchange.
     let ours = sent + received.duration_since(sent).unwrap_or_default() / 2;
-    let secs = |t: std::time::SystemTime| {
-        t.duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0)
-    };
-    Ok((secs(theirs) - secs(ours)).round() as i64)
+    let ours = ours
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    Ok((theirs - ours).round() as i64)
 }
 
 /// What went wrong fetching a token, and what to do.

@@ -955,13 +955,13 @@ fn fragment(kind: &str, frame_id: &str, seq_id: u64, bytes: &[u8], n: usize) -> 
 /// the configured offset.
 async fn dated(State(sh): St, mut resp: Response) -> Response {
     let offset = sh.read(|s| s.clock_offset_secs);
-    let now = std::time::SystemTime::now();
-    let at = if offset >= 0 {
-        now + Duration::from_secs(offset.unsigned_abs())
-    } else {
-        now - Duration::from_secs(offset.unsigned_abs())
-    };
-    if let Ok(v) = httpdate::fmt_http_date(at).parse() {
+    let at = jiff::Timestamp::now().as_second().saturating_add(offset);
+    let date = jiff::Timestamp::from_second(at).ok().and_then(|at| {
+        jiff::fmt::rfc2822::DateTimePrinter::new()
+            .timestamp_to_rfc9110_string(&at)
+            .ok()
+    });
+    if let Some(v) = date.and_then(|d| d.parse().ok()) {
         resp.headers_mut().insert("date", v);
     }
     resp
