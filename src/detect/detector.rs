@@ -64,6 +64,14 @@ pub const MAX_LOADING_WAIT: Duration = Duration::from_millis(250);
 /// says `working` while its model thinks without drawing anything (Codex
 /// shows no busy row once its answer streams).
 pub const STATE_LAPSE: Duration = Duration::from_secs(60);
+/// How long a turn that looks idle but shows neither the row that closes a
+/// finished turn nor an error, interruption or refusal row (see
+/// [`screen::TurnEnd::unclosed`]) must stay quiet before it is taken as
+/// ended: Claude Code 2.1.197 hides its spinner while an answer streams
+/// and draws the answer a line at a time, so a line that streams for a
+/// second or two leaves an idle-looking screen; a turn that truly ended
+/// without its closing row (a local command) is reported this much later.
+pub const UNCLOSED_QUIET: Duration = Duration::from_secs(4);
 /// Default number of context lines.
 pub const DEFAULT_CONTEXT_LINES: usize = 5;
 
@@ -537,7 +545,7 @@ impl Detector {
         // as long as any turn end (a loaded machine was seen to draw a
         // frame without the spinner row while the agent still wrote).
         let quiet = match &state.prompt {
-            Some(p) if p.kind == ApprovalKind::Checkpoint => self.config.debounce,
+            Some(p) if p.kind == ApprovalKind::Checkpoint => self.quiet_before_end(state.unclosed),
             _ => self.config.prompt_quiet,
         };
         let still_at = self.last_output + quiet;
@@ -635,7 +643,17 @@ impl Detector {
             && !untaken
             && self.prompt.is_none()
             && !self.flooding)
-            .then(|| self.last_output + self.config.debounce);
+            .then(|| self.last_output + self.quiet_before_end(state.unclosed));
+    }
+
+    /// How long an idle screen must stay quiet before its turn is over
+    /// (`unclosed`: see [`screen::ScreenState::unclosed`]).
+    fn quiet_before_end(&self, unclosed: bool) -> Duration {
+        if unclosed {
+            self.config.debounce.max(UNCLOSED_QUIET)
+        } else {
+            self.config.debounce
+        }
     }
 
     /// The state the agent said in-band, as far as the screen bears it

@@ -146,6 +146,13 @@ fn is_transcript_row(row: &str) -> bool {
     row.starts_with(['●', '⏺', '✻', '❯', '✦', '▀']) || row.trim_start().starts_with('⎿')
 }
 
+/// A menu's own footer: how to choose and how to leave
+/// (`Enter to select · ↑/↓ to navigate · Esc to cancel`).
+fn is_selection_footer(row: &str) -> bool {
+    let row = row.trim();
+    row.starts_with("Enter to select") && row.contains("Esc to cancel")
+}
+
 fn indent(row: &str) -> usize {
     row.chars().take_while(|c| *c == ' ').count()
 }
@@ -263,11 +270,23 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         }
         q_start -= 1;
     }
-    let question = rows[q_start..q_end]
+    let mut question = rows[q_start..q_end]
         .iter()
         .map(|r| r.trim())
         .collect::<Vec<_>>()
         .join(" ");
+    // A menu drawn without a dialog of its own (no rule, no title) under
+    // the agent's last words, with a selection footer: those words ask.
+    if question.is_empty() && below.iter().any(|r| is_selection_footer(r)) {
+        question = (q_end.checked_sub(1))
+            .map(|i| {
+                rows[i]
+                    .trim_start_matches(['●', '⏺', '✦'])
+                    .trim()
+                    .to_owned()
+            })
+            .unwrap_or_default();
+    }
     if question.is_empty() {
         return Err(Missing::Question);
     }
@@ -401,12 +420,18 @@ fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
                 None => (&c["label"], None),
             };
             prev_was_label = description.is_none();
-            options.push(ApprovalOption {
+            let mut option = ApprovalOption {
                 key: c["key"].to_owned(),
                 label: label.to_owned(),
                 description,
                 press: None,
-            });
+            };
+            // A multi-select's free-text row (`[ ] Type something`) is a
+            // text field, not a box to tick.
+            if option.takes_text() {
+                option.label = option.name().to_owned();
+            }
+            options.push(option);
             prev_len = row.chars().count();
             last = i;
         } else if row.trim().is_empty() {
@@ -424,6 +449,13 @@ fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
         {
             let Some(o) = options.last_mut() else { break };
             let text = row.trim();
+            // A multi-select's free-text row has no description: the row
+            // under it is the list's Submit button.
+            if o.takes_text() && text == "Submit" {
+                last = i;
+                i += 1;
+                continue;
+            }
             let first_word = text
                 .split_whitespace()
                 .next()

@@ -131,6 +131,7 @@ pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
         error,
         interrupted,
         rejected: None,
+        unclosed: false,
         context: block.join("\n"),
     }
 }

@@ -57,6 +57,12 @@ pub(crate) struct TurnEnd {
     pub(crate) interrupted: Option<String>,
     /// The agent refused the command (the row saying so).
     pub(crate) rejected: Option<String>,
+    /// The profile names the row that closes a finished turn
+    /// (`turn_closed`) and the turn shows neither it nor any row above:
+    /// what looks idle may be a pause in the answer (Claude Code 2.1.197
+    /// hides its spinner while a text block streams, drawing it a line at a
+    /// time).
+    pub(crate) unclosed: bool,
     /// The turn's last rows, as context.
     pub(crate) context: String,
 }
@@ -76,6 +82,9 @@ pub(crate) struct ScreenState {
     pub(crate) turn_end: Option<TurnEnd>,
     /// The permission mode the input box's footer shows.
     pub(crate) mode: Option<PermissionMode>,
+    /// The screen would be idle (a dialog aside) but the turn has not
+    /// shown how it closed (see [`TurnEnd::unclosed`]).
+    pub(crate) unclosed: bool,
 }
 
 /// Analyses `rows` (the visible screen, trailing empty rows dropped).
@@ -160,12 +169,14 @@ pub(crate) fn analyse(
         })
         .or_else(|| stalled(profile, busy.as_deref()));
     let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
+    let structured_end = (structured && idle).then(|| turn_end(profile, &rows));
+    let unclosed = structured_end.as_ref().is_some_and(|e| e.unclosed);
     // A boxed dialog over a drawn input box waits all the same.
     let idle = idle && prompt.is_none();
     let turn_end = if profile.cells && idle {
         Some(panel::turn_end(profile, &rows))
     } else if structured && idle {
-        Some(turn_end(profile, &rows))
+        structured_end
     } else if idle {
         (profile.prompt_row.as_ref()).map(|re| line_turn_end(profile, re, &rows))
     } else {
@@ -179,6 +190,7 @@ pub(crate) fn analyse(
         retry,
         turn_end,
         mode,
+        unclosed,
     }
 }
 
@@ -249,10 +261,16 @@ fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
             .find(|r| set.is_match(r))
             .map(|r| r.trim().to_owned())
     };
+    let error = find(&profile.turn_errors);
+    let interrupted = find(&profile.turn_interrupted);
+    let rejected = find(&profile.turn_rejected);
+    let closed = (profile.turn_closed.as_ref())
+        .is_none_or(|closed| block.iter().any(|r| closed.is_match(r)));
     TurnEnd {
-        error: find(&profile.turn_errors),
-        interrupted: find(&profile.turn_interrupted),
-        rejected: find(&profile.turn_rejected),
+        unclosed: !closed && error.is_none() && interrupted.is_none() && rejected.is_none(),
+        error,
+        interrupted,
+        rejected,
         context: block.join("\n"),
     }
 }
@@ -325,6 +343,7 @@ fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> T
         error,
         interrupted,
         rejected: find(&profile.turn_rejected),
+        unclosed: false,
         context: block.join("\n"),
     }
 }
@@ -961,10 +980,38 @@ mod tests {
             [
                 ("1", "[✔] Auth", Some("Login and sessions")),
                 ("2", "[ ] Export", Some("CSV and JSON export")),
-                ("3", "[ ] Type something", Some("Submit")),
+                ("3", "Type something", None),
                 ("4", "Chat about this", None),
             ]
         );
+    }
+
+    /// A numbered menu under a selection cursor with its navigation
+    /// footer, drawn without the dialog's rule and title (the question is
+    /// the agent's last words above it), is a dialog all the same.
+    #[test]
+    fn an_unboxed_menu_with_its_selection_footer_is_a_dialog() {
+        let s = state(
+            "gsd",
+            "● Which phase next?\n\n❯ 1. Plan phase 2\n  2. Execute phase 1\n  3. Stop here\n\nEnter to select · ↑/↓ to navigate · Esc to cancel",
+        );
+        assert!(!s.idle);
+        let p = s.prompt.expect("a dialog");
+        assert_eq!(p.question, "Which phase next?");
+        assert_eq!(
+            options(&p),
+            [
+                ("1", "Plan phase 2", None),
+                ("2", "Execute phase 1", None),
+                ("3", "Stop here", None)
+            ]
+        );
+        // Without the footer, a list under an answer is not asked.
+        let s = state(
+            "gsd",
+            "● Which phase next?\n\n❯ 1. Plan phase 2\n  2. Execute phase 1\n",
+        );
+        assert!(s.prompt.is_none());
     }
 
     #[test]

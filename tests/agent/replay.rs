@@ -192,6 +192,40 @@ fn a_turn_drawn_in_one_frame_still_ends_with_its_error() {
     }
 }
 
+/// GSD's new-project on Claude Code 2.1.197 against the streaming fake
+/// model: the spinner goes while the answer streams, and the answer is drawn
+/// a line at a time, so the screen looked idle for ~400 ms between two
+/// lines. That pause once ended the turn (the next command was typed and
+/// Claude Code queued it: `Press up to edit queued messages`); no turn ends
+/// before the turn's closing row (`✻ Worked for 13s`) is drawn.
+#[test]
+fn a_pause_while_the_answer_streams_does_not_end_the_turn() {
+    let bytes = read("gsd_streaming");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let closed_at: u64 = text
+        .lines()
+        .find(|l| l.contains("Worked for"))
+        .and_then(|l| l.strip_prefix('+'))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|ms| ms.parse().ok())
+        .expect("the closing row's line");
+    let (code, out, err) = clawmux_stdin(&["detect", "--profile", "gsd"], &bytes);
+    assert_eq!(code, 0, "{err}");
+    let ds: Vec<Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let ends: Vec<u64> = (ds.iter())
+        .filter(|d| d["kind"] == "completed")
+        .filter_map(|d| d["at_ms"].as_u64())
+        .collect();
+    assert!(!ends.is_empty(), "{out}");
+    assert!(
+        ends.iter().all(|at| *at > closed_at),
+        "a turn ended at {ends:?}, before its closing row at {closed_at} ms"
+    );
+}
+
 /// Each recorded dialog with the `PermissionRequest` payload the same
 /// scenario sent (`tests/integ/payloads/claude-2.1.197/`).
 const DIALOG_HOOKS: [(&str, &str); 5] = [

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clawmux::detect::{
     ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profiles,
+    UNCLOSED_QUIET,
 };
 use clawmux::sim::{DEFAULT_SCRIPT, Script, SimAgent, SimOptions};
 use rand::rngs::StdRng;
@@ -248,12 +249,57 @@ fn debounce_is_configurable() {
     let mut w = PaneWatcher::new("%2".parse().unwrap(), profile, config, 80, 24);
     let mut seen = Vec::new();
     feed(&mut w, 0, SPINNER, &mut seen);
-    feed(&mut w, 100, &format!("\r\x1b[2K{IDLE_BOX}"), &mut seen);
+    feed(
+        &mut w,
+        100,
+        &format!("\r\x1b[2K✻ Worked for 1s\r\n{IDLE_BOX}"),
+        &mut seen,
+    );
     tick(&mut w, 149, &mut seen);
     assert_eq!(seen.len(), 1);
     tick(&mut w, 150, &mut seen);
     assert_eq!(seen[1].kind, DetectionKind::Completed);
     assert_eq!(seen[1].at_ms, Millis(150));
+}
+
+/// Claude Code 2.1.197 hides its spinner while an answer streams and
+/// draws the answer a line at a time: between two lines the screen looks
+/// idle. Without the row that closes a turn (`✻ Worked for 2s`) that is a
+/// pause, not the end; the turn ends once that row shows, at the debounce,
+/// or after [`UNCLOSED_QUIET`] of silence (a turn that ended without it).
+#[test]
+fn an_idle_screen_without_the_turns_closing_row_is_a_pause() {
+    let ends = |seen: &[Detection]| -> Vec<Millis> {
+        (seen.iter())
+            .filter(|d| d.kind == DetectionKind::Completed)
+            .map(|d| d.at_ms)
+            .collect()
+    };
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, SPINNER, &mut seen);
+    let first_line = format!("\x1b[H\x1b[2J❯ /gsd:plan-phase 1\r\n● ━━━━━━━━\r\n{IDLE_BOX}");
+    feed(&mut w, 100, &first_line, &mut seen);
+    tick(&mut w, 1_500, &mut seen);
+    assert_eq!(ends(&seen), [], "a pause in the answer ended the turn");
+    // The next line and the closing row: over at the debounce.
+    let closed = format!(
+        "\x1b[H\x1b[2J❯ /gsd:plan-phase 1\r\n● ━━━━━━━━\r\n  Nothing left to plan.\r\n✻ Worked for 2s\r\n{IDLE_BOX}"
+    );
+    feed(&mut w, 1_600, &closed, &mut seen);
+    tick(&mut w, 1_900, &mut seen);
+    assert_eq!(ends(&seen), [Millis(1_900)], "{seen:#?}");
+
+    // A turn that never shows the row ends after the longer quiet time.
+    let mut w = watcher();
+    let mut seen = Vec::new();
+    feed(&mut w, 0, SPINNER, &mut seen);
+    feed(&mut w, 100, &first_line, &mut seen);
+    let end = 100 + UNCLOSED_QUIET.as_millis() as u64;
+    tick(&mut w, end - 1, &mut seen);
+    assert_eq!(ends(&seen), []);
+    tick(&mut w, end, &mut seen);
+    assert_eq!(ends(&seen), [Millis(end)], "{seen:#?}");
 }
 
 /// A permission prompt as Claude Code draws it (the screen starts here).
@@ -475,11 +521,11 @@ fn a_typed_command_the_agent_has_not_echoed_does_not_end_on_the_last_turns_scree
 }
 
 /// A screen of GSD's decision checkpoint above Claude Code's input box,
-/// with the spinner row between them while the agent still writes.
-fn checkpoint_frame(writing: bool) -> String {
-    let spinner = if writing { SPINNER } else { "" };
+/// with `below` between them: the spinner row while the agent still
+/// writes, the turn's closing row once it is over.
+fn checkpoint_frame(below: &str) -> String {
     format!(
-        "\x1b[H\x1b[2J⏺ Executing wave 1\r\n  ║  CHECKPOINT: Decision Required  ║\r\n  Decision: Which store?\r\n  Options:\r\n  1. redis - fast\r\n  2. sqlite - one file\r\n  ────────\r\n  → Select: redis / sqlite\r\n  ────────\r\n{spinner}\r\n{IDLE_BOX}"
+        "\x1b[H\x1b[2J⏺ Executing wave 1\r\n  ║  CHECKPOINT: Decision Required  ║\r\n  Decision: Which store?\r\n  Options:\r\n  1. redis - fast\r\n  2. sqlite - one file\r\n  ────────\r\n  → Select: redis / sqlite\r\n  ────────\r\n{below}\r\n{IDLE_BOX}"
     )
 }
 
@@ -487,15 +533,25 @@ fn checkpoint_frame(writing: bool) -> String {
 fn a_checkpoint_is_reported_once_the_turn_is_over_like_any_turn_end() {
     let mut w = watcher();
     let mut seen = Vec::new();
-    feed(&mut w, 0, &checkpoint_frame(true), &mut seen);
+    feed(&mut w, 0, &checkpoint_frame(SPINNER), &mut seen);
     // A frame drawn without the spinner row, 150 ms before the next one
     // (as a loaded machine drew it): the agent still writes.
-    feed(&mut w, 100, &checkpoint_frame(false), &mut seen);
-    feed(&mut w, 250, &checkpoint_frame(true), &mut seen);
+    feed(&mut w, 100, &checkpoint_frame(""), &mut seen);
+    feed(&mut w, 250, &checkpoint_frame(SPINNER), &mut seen);
     tick(&mut w, 1_000, &mut seen);
     assert_eq!(approvals(&seen), 0, "{seen:#?}");
+    // No spinner and no closing row for longer than the debounce (Claude
+    // Code 2.1.197 drawing the answer a line at a time): still writing.
+    feed(&mut w, 1_100, &checkpoint_frame(""), &mut seen);
+    tick(&mut w, 1_900, &mut seen);
+    assert_eq!(approvals(&seen), 0, "{seen:#?}");
     // The turn's end: the checkpoint waits, still, for the debounce.
-    feed(&mut w, 2_000, &checkpoint_frame(false), &mut seen);
+    feed(
+        &mut w,
+        2_000,
+        &checkpoint_frame("✻ Worked for 3s"),
+        &mut seen,
+    );
     tick(&mut w, 2_299, &mut seen);
     assert_eq!(approvals(&seen), 0, "{seen:#?}");
     tick(&mut w, 2_300, &mut seen);

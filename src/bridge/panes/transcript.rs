@@ -356,15 +356,21 @@ impl Transcript {
         self.lines.text_where(|l| !self.footer.contains(l.trim()))
     }
 
-    /// The last `n` lines.
+    /// The last `n` lines of what the agent said: its answer once it
+    /// began one (so not the tips and statusline rows a redraw leaves
+    /// among the finished lines), else every line kept; rows seen under
+    /// the input box left out either way.
     pub fn tail(&self, n: usize) -> String {
-        let skip = self.lines.lines.len().saturating_sub(n);
-        (self.lines.lines)
-            .iter()
-            .skip(skip)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+        let said = if self.has_answer() {
+            &self.answer
+        } else {
+            &self.lines
+        };
+        let kept: Vec<&str> = (said.lines.iter())
+            .map(String::as_str)
+            .filter(|l| !self.footer.contains(l.trim()))
+            .collect();
+        kept[kept.len().saturating_sub(n)..].join("\n")
     }
 }
 
@@ -787,7 +793,25 @@ mod tests {
             "> /gsd:progress\n⏺ Progress: ████░░ 60%\n❯ 1. Yes\n"
         );
         assert_eq!(t.text(), "⏺ Progress: ████░░ 60%\n");
-        assert_eq!(t.tail(1), "❯ 1. Yes");
+        // A progress card's tail is what the agent said, not the dialog.
+        assert_eq!(t.tail(1), "⏺ Progress: ████░░ 60%");
+    }
+
+    /// Claude Code's tips and GSD's statusline rows, left among the
+    /// finished lines by redraws, are not the agent's recent lines.
+    #[test]
+    fn the_tail_is_the_answer_not_the_tips_or_the_statusline() {
+        let mut t = Transcript::default();
+        t.footer(&lines(&["  Opus 4.8 │ shop ░░░░░░░░░░ 0%"]));
+        t.push(&lines(&[
+            "● Reading the roadmap",
+            "  ⎿  Tip: Use /statusline to set up a custom status line",
+            "● Writing 01-01-PLAN.md",
+            "  Opus 4.8 │ shop ░░░░░░░░░░ 0%",
+            "Tip: Run /install-github-app to tag @claude",
+            "",
+        ]));
+        assert_eq!(t.tail(8), "● Reading the roadmap\n● Writing 01-01-PLAN.md");
     }
 
     /// The rows of a real Claude Code 2.1.197 screen from the echo of

@@ -640,7 +640,11 @@ impl JobRunner {
                 // The hook overtook the last frame (measured with Claude
                 // Code 2.1.197: `Stop` can come before the final text is
                 // drawn): the answer ends with the hook's text.
-                output = format!("{}\n● {}", output.trim_end(), indent_rest(&answer));
+                output = format!(
+                    "{}\n● {}",
+                    without_bare_bullet(&output),
+                    indent_rest(&answer)
+                );
             }
         }
         let mut ending = running.ending;
@@ -741,6 +745,18 @@ fn shows_end_of(output: &str, answer: &str) -> bool {
     let skip = answer.chars().count().saturating_sub(ANSWER_END_CHARS);
     let end: String = answer.chars().skip(skip).collect();
     alnum(output).contains(&end)
+}
+
+/// `output` without trailing blank rows and a last row that is only a
+/// bullet: the first frame of the block whose text the hook overtook
+/// (`●` drawn, its words not yet), which the hook's answer replaces.
+fn without_bare_bullet(output: &str) -> &str {
+    let output = output.trim_end();
+    match output.rsplit_once('\n') {
+        Some((above, last)) if matches!(last.trim(), "●" | "⏺") => above.trim_end(),
+        None if matches!(output.trim(), "●" | "⏺") => "",
+        _ => output,
+    }
 }
 
 /// Whether the turn's `output` is nothing but the `errors` reported during

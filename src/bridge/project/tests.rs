@@ -220,6 +220,19 @@ fn the_stop_hooks_answer_stands_in_when_the_screen_lost_lines() {
         "● Bash(touch marker)\n  ⎿  Done\n● Created the **marker** file.\n  Nothing else."
     );
 
+    // Its block's bullet was drawn, its words not yet: the hook's text
+    // takes the bullet's place (no stray `●` row above it).
+    let mut runner = running();
+    runner.lines(&lines(&["● Bash(touch marker)", "  ⎿  Done", "●"]));
+    assert!(runner.hook_stop(Some("The project is set up.".into())));
+    let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(
+        output,
+        "● Bash(touch marker)\n  ⎿  Done\n● The project is set up."
+    );
+
     // A whole answer on screen is kept: it has the tool calls too.
     let mut runner = running();
     runner.lines(&lines(&[
