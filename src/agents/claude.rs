@@ -179,14 +179,17 @@ pub fn footer_mode<'a>(footer: impl IntoIterator<Item = &'a str>) -> Option<Perm
 /// own mode, or another program, is left as it is (its mode is still read
 /// back from the footer).
 pub fn with_permission_mode(command: &str, mode: PermissionMode) -> String {
-    let words = shell_words(command);
-    let names_mode = words.iter().any(|w| {
-        w.starts_with("--permission-mode") || w.starts_with("--dangerously-skip-permissions")
-    });
-    if names_mode || !starts_claude(&words) {
+    if names_mode(command) || !starts_claude(&shell_words(command)) {
         return command.to_owned();
     }
     format!("{command} --permission-mode {}", mode.flag())
+}
+
+/// Whether `command` chooses Claude Code's permission mode itself.
+pub fn names_mode(command: &str) -> bool {
+    shell_words(command).iter().any(|w| {
+        w.starts_with("--permission-mode") || w.starts_with("--dangerously-skip-permissions")
+    })
 }
 
 /// A POSIX shell command line's words, quotes removed (`'…'`, `"…"`,

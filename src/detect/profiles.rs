@@ -299,6 +299,12 @@ impl Profile {
         &self.name
     }
 
+    /// Whether screens read with it are Claude Code's (a spinner row above
+    /// an input box whose footer shows the permission mode).
+    pub fn reads_footer_mode(&self) -> bool {
+        !self.spinner.is_empty()
+    }
+
     /// Runs every line pattern over `batch` (lines joined by `\n`) in one
     /// pass and calls `hit(line_index, what)` for each matching line.
     pub fn scan_lines(&self, batch: &str, hit: impl FnMut(usize, LineHit)) {

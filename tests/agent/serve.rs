@@ -3,6 +3,7 @@
 //! server against the fake API.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,9 @@ use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use clawmux::bridge::present::footer;
 use serde_json::json;
 
-use crate::support::claude::{STEP_TIMEOUT, agent_home, bash_no_key, claude_or_skip};
+use crate::support::claude::{
+    STEP_TIMEOUT, agent_home, bash_no_key, claude_or_skip, release_at_least,
+};
 use crate::support::tmux::TmuxServer;
 
 use super::scenarios::{self, bash_script};
@@ -667,6 +670,38 @@ fn mode_is_shown_and_switched_from_chat() {
     serve.wait(at, "| plan |");
     serve.say("/gsd:mode manual");
     serve.wait(at, "is in **manual** mode now");
+}
+
+/// Claude Code started through a wrapper script whose name says nothing
+/// of it (`agent = "…/cc-work.sh"`): clawmux cannot add the mode to that
+/// command line, so it sets the configured mode (manual) from the keyboard
+/// once the footer shows another (2.1.332 starts in auto mode), before the
+/// first command is typed, and tells the chat.
+#[test]
+fn a_wrapper_scripts_claude_code_gets_the_configured_mode() {
+    let Some(claude) =
+        claude_or_skip("agent::serve::a_wrapper_scripts_claude_code_gets_the_configured_mode")
+    else {
+        return;
+    };
+    let api = FakeApi::start_paced(vec![Turn::text("Nothing to do.")], Duration::ZERO).unwrap();
+    let (home, env) = agent_home(&api, "shop");
+    let wrapper = home.path().join("cc-work.sh");
+    let script = format!("#!/bin/sh\nexec {}\n", env.env_command(&claude, &[]));
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agent = wrapper.display().to_string();
+    let mut serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    let at = new_project_then(&mut serve, "/gsd:mode");
+    serve.wait(
+        at,
+        "is in **manual** mode: every approval reaches this chat.",
+    );
+    let out = serve.output();
+    // Older releases start in manual mode: nothing to set.
+    if release_at_least("2.1.332") {
+        assert!(out.contains("is in **manual** mode now"), "{out}");
+    }
 }
 
 /// A workspace Claude Code was never told to trust opens with its folder

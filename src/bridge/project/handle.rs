@@ -9,7 +9,8 @@ use tokio::sync::mpsc;
 use tokio_util::task::{AbortOnDropHandle, TaskTracker};
 
 use super::{Actor, ProjectCmd, ProjectError, ProjectEvent};
-use crate::agents::Choice;
+use crate::agents::claude::{self, PermissionMode};
+use crate::agents::{Choice, of_command};
 use crate::bridge::access::names::session_name;
 use crate::bridge::config::Config;
 use crate::bridge::panes::agent_pane::PaneSpec;
@@ -33,6 +34,10 @@ pub struct ProjectSetup {
     /// Where the actor records its intent before typing a command (the
     /// daemon's state); `None` for `clawmux run`, which keeps no state.
     pub journal: Option<SharedState>,
+    /// The configured permission mode, to be set from the keyboard once
+    /// the agent's footer shows another: its command line (a wrapper
+    /// script, say) could not be given the mode.
+    pub apply_mode: Option<PermissionMode>,
 }
 
 impl ProjectSetup {
@@ -66,7 +71,8 @@ impl ProjectSetup {
         journal: Option<SharedState>,
     ) -> Result<ProjectSetup, ProfileError> {
         let choice = Choice::of(agent.unwrap_or(config.agent_for(name)));
-        let agent = choice.start(config.permission_mode_for(name), sim_agent);
+        let mode = config.permission_mode_for(name);
+        let agent = choice.start(mode, sim_agent);
         // A profile the project names wins; else the agent's own (Codex's
         // screen is not Claude Code's); else the configured default.
         let own = config.projects.get(name).and_then(|p| p.profile.as_deref());
@@ -74,6 +80,7 @@ impl ProjectSetup {
         let profile = profiles
             .get(profile_name)
             .or_else(|_| profiles.get(&config.agent.profile))?;
+        let apply_mode = keyboard_mode(choice, &profile, mode);
         let spec = PaneSpec {
             workspace,
             agent,
@@ -92,7 +99,28 @@ impl ProjectSetup {
                 .agent()
                 .map_or(crate::agents::DEFAULT_INTERRUPT, |a| a.interrupt),
             journal,
+            apply_mode,
         })
+    }
+}
+
+/// The mode to set from the keyboard (see [`ProjectSetup::apply_mode`]):
+/// for a command clawmux does not know that names no mode itself, read
+/// with a profile of Claude Code's screens (whose footer shows the mode).
+fn keyboard_mode(
+    choice: Choice,
+    profile: &Profile,
+    mode: PermissionMode,
+) -> Option<PermissionMode> {
+    match choice {
+        Choice::Command(command)
+            if of_command(command).is_none()
+                && !claude::names_mode(command)
+                && profile.reads_footer_mode() =>
+        {
+            Some(mode)
+        }
+        _ => None,
     }
 }
 

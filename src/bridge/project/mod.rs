@@ -609,6 +609,44 @@ impl Actor {
         });
     }
 
+    /// Sets the project's configured mode from the keyboard, as a
+    /// `/gsd:mode` would, before the first command is typed into an agent
+    /// whose command line could not carry it (see
+    /// [`ProjectSetup::apply_mode`]); the chat of that command hears how
+    /// it went. Tried once, when the footer first shows another mode.
+    async fn apply_configured_mode(&mut self) {
+        let Some(mode) = self.setup.apply_mode else {
+            return;
+        };
+        let shown = self.pane.as_ref().and_then(|(_, w)| w.mode());
+        let Some(job) = self.runner.first_waiting().filter(|_| {
+            self.mode_change.is_none()
+                && self.runner.idle()
+                && self.runner.starting_until().is_none()
+        }) else {
+            return;
+        };
+        let Some(shown) = shown else {
+            return;
+        };
+        self.setup.apply_mode = None;
+        if shown == mode {
+            return;
+        }
+        tracing::info!(project = %self.setup.name, %shown, %mode, "setting the configured mode from the keyboard");
+        self.mode_change = Some(PendingMode {
+            mode,
+            by: "clawmux".into(),
+            reply: Reply {
+                target: job.target.clone(),
+                reply_to: job.reply_to.clone(),
+            },
+            presses: 0,
+            at: Instant::now(),
+        });
+        self.advance_mode().await;
+    }
+
     /// Moves a `/gsd:mode` on: done once the footer shows the mode;
     /// otherwise shift+tab, a wait for the redraw, and again, at most
     /// [`MAX_MODE_PRESSES`] times (the cycle is shorter).
@@ -880,8 +918,13 @@ impl Actor {
         }
     }
 
-    /// Starts waiting commands while the agent is ready for them.
+    /// Starts waiting commands while the agent is ready for them (once
+    /// its configured mode is set, see [`Actor::apply_configured_mode`]).
     async fn drain_queue(&mut self) {
+        self.apply_configured_mode().await;
+        if self.mode_change.is_some() {
+            return;
+        }
         while let Some(next) = self.runner.next_waiting() {
             Box::pin(self.start(next.job, next.recovery, false)).await;
         }

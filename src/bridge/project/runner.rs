@@ -243,6 +243,11 @@ impl JobRunner {
         self.held = false;
     }
 
+    /// The command first in line, if one waits.
+    pub fn first_waiting(&self) -> Option<&Job> {
+        self.queue.front().map(|w| &w.job)
+    }
+
     /// The next waiting command, when one may start.
     pub fn next_waiting(&mut self) -> Option<Waiting> {
         if self.ready() {
