@@ -104,6 +104,16 @@ pub const CODE_TABLE: &[(i64, Row)] = &[
     (300305, Row::Permanent),
     (300307, Row::Permanent),
     (300310, Row::Permanent),
+    // ... and further CardKit refusals: 200220 card JSON not valid,
+    // 200770 the same uuid with another operation, 200860 card over
+    // 30 KB, 300311 the entity belongs to another app, 10002 bad
+    // parameters; 99991672 (General error codes) the app lacks the scope.
+    (200220, Row::Permanent),
+    (200770, Row::Permanent),
+    (200860, Row::Permanent),
+    (300311, Row::Permanent),
+    (10002, Row::Permanent),
+    (99991672, Row::Permanent),
 ];
 
 /// The table's row for `code`.
@@ -705,19 +715,24 @@ impl Api {
             Err(e) => return Outcome::Retry(FeishuError::Network(e.to_string()), None),
         };
         let status = resp.status();
-        let reset = resp
-            .headers()
-            .get("x-ogw-ratelimit-reset")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(|s| Duration::from_secs_f64(s).min(MAX_RATE_LIMIT_WAIT));
+        let reset = ratelimit_reset(resp.headers());
         let text = match resp.text().await {
             Ok(t) => t,
             Err(e) => return Outcome::Retry(FeishuError::Network(e.to_string()), None),
         };
         classify(status, reset, &text)
     }
+}
+
+/// How long Feishu asks us to wait, from `x-ogw-ratelimit-reset`
+/// (seconds), at most [`MAX_RATE_LIMIT_WAIT`].
+pub(super) fn ratelimit_reset(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get("x-ogw-ratelimit-reset")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| Duration::from_secs_f64(s).min(MAX_RATE_LIMIT_WAIT))
 }
 
 /// Decide what an HTTP answer means.

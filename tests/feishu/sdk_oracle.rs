@@ -440,6 +440,9 @@ async fn feed_vectors(vectors: &[Value], verdicts: &[Verdict]) {
                     let _ = a.respond.send(Default::default());
                     ("card".to_string(), a.message_id)
                 }
+                IntakeEvent::ClockSkew { skew_secs, .. } => {
+                    ("clock_skew".to_string(), skew_secs.to_string())
+                }
             };
             if seen_tx.send(item).await.is_err() {
                 return;
