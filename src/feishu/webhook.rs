@@ -266,17 +266,11 @@ impl Drop for Busy {
 /// [`MAX_CONNECTIONS`], or a quarter of the open-file limit when that is
 /// lower (at least 1).
 pub fn connection_limit() -> usize {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit only writes the struct we pass.
-    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
-    let quarter = if got {
-        usize::try_from(lim.rlim_cur / 4).unwrap_or(usize::MAX)
-    } else {
-        MAX_CONNECTIONS
-    };
+    use rustix::process::{Resource, getrlimit};
+    // `None`: no limit.
+    let quarter = getrlimit(Resource::Nofile)
+        .current
+        .map_or(usize::MAX, |n| usize::try_from(n / 4).unwrap_or(usize::MAX));
     MAX_CONNECTIONS.min(quarter).max(1)
 }
 
