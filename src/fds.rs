@@ -5,8 +5,14 @@
 //! descriptor would keep the caller waiting long after clawmux exited.
 //! [`close_inherited_on_exec`] marks them close-on-exec at start-up, so no
 //! child (the tmux server, an agent, ssh) inherits them.
+//!
+//! The one module with `unsafe` code (the crate denies it elsewhere):
+//! acting on descriptors by number, which no safe API can do because
+//! nothing in the process owns them: the inherited ones above, and the
+//! standard three ([`borrow_std`]) for terminal calls. Everything else
+//! goes through std, `rustix` and `socket2`.
 
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
 
 /// Where the process's open descriptors are listed (Linux).
 const FD_DIR: &str = "/proc/self/fd";
@@ -28,6 +34,17 @@ pub fn close_inherited_on_exec() {
     }
 }
 
+/// Standard input, output or error (0, 1, 2) as a borrowed descriptor for
+/// a terminal call; `None` for any other number.
+pub fn borrow_std(fd: RawFd) -> Option<BorrowedFd<'static>> {
+    // SAFETY: 0, 1 and 2 are open for the whole life of the process
+    // (std never closes them and neither does clawmux); at worst one is
+    // /dev/null or closed by the caller, and the call fails with EBADF.
+    (0..=2)
+        .contains(&fd)
+        .then(|| unsafe { BorrowedFd::borrow_raw(fd) })
+}
+
 /// Sets `FD_CLOEXEC` on `fd`; a descriptor that is not open (or the
 /// directory listing's own, already closed) is left alone.
 fn set_cloexec(fd: RawFd) {
@@ -44,17 +61,21 @@ fn set_cloexec(fd: RawFd) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::AsRawFd;
+    use rustix::io::{FdFlags, fcntl_getfd, fcntl_setfd};
 
     #[test]
     fn an_inheritable_descriptor_becomes_close_on_exec() {
         let file = std::fs::File::open("/dev/null").unwrap();
-        let fd = file.as_raw_fd();
-        // SAFETY: flags of a descriptor this test owns.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
-        unsafe { libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) };
+        let flags = fcntl_getfd(&file).unwrap();
+        fcntl_setfd(&file, flags - FdFlags::CLOEXEC).unwrap();
+        assert!(!fcntl_getfd(&file).unwrap().contains(FdFlags::CLOEXEC));
         close_inherited_on_exec();
-        let after = unsafe { libc::fcntl(fd, libc::F_GETFD) };
-        assert_ne!(after & libc::FD_CLOEXEC, 0);
+        assert!(fcntl_getfd(&file).unwrap().contains(FdFlags::CLOEXEC));
+    }
+
+    #[test]
+    fn only_the_standard_three_are_borrowed() {
+        assert!(borrow_std(1).is_some());
+        assert!(borrow_std(3).is_none() && borrow_std(-1).is_none());
     }
 }

@@ -24,12 +24,16 @@
 //! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
 //! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
+// `unsafe` lives in `fds` alone (descriptors by number); denied elsewhere.
+#![deny(unsafe_code)]
+
 pub mod agentcheck;
 pub mod agents;
 pub mod bench;
 pub mod bridge;
 pub mod control;
 pub mod detect;
+#[allow(unsafe_code)] // the one module that needs it (see its doc)
 pub mod fds;
 pub mod feishu;
 pub mod gsd;

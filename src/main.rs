@@ -1,4 +1,5 @@
 //! The `clawmux` command line: parse arguments, set up tracing, call the library.
+#![forbid(unsafe_code)]
 
 mod commands;
 

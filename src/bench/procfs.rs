@@ -113,8 +113,7 @@ fn parse_stat(stat: &str, ticks_per_second: f64) -> Option<Times> {
 
 /// Clock ticks per second of the times in `/proc/<pid>/stat` (`USER_HZ`).
 pub fn clock_ticks() -> f64 {
-    // SAFETY: sysconf only reads a system constant.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = rustix::param::clock_ticks_per_second();
     if hz > 0 { hz as f64 } else { 100.0 }
 }
 
@@ -146,8 +145,7 @@ mod tests {
     #[test]
     fn finds_this_process_in_its_group() {
         let me = std::process::id();
-        // SAFETY: getpgrp only reads this process's group id.
-        let group = u32::try_from(unsafe { libc::getpgrp() }).unwrap();
+        let group = u32::try_from(rustix::process::getpgrp().as_raw_pid()).unwrap();
         assert!(process_group(group).contains(&me));
         assert!(!process_group(u32::MAX).contains(&me));
     }

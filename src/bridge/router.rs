@@ -269,24 +269,9 @@ fn nearest(name: &str) -> Option<String> {
     let name = name.to_ascii_lowercase();
     let (best, dist) = BUILTINS
         .iter()
-        .map(|known| (*known, edit_distance(&name, known)))
+        .map(|known| (*known, strsim::levenshtein(&name, known)))
         .min_by_key(|&(_, d)| d)?;
     (dist <= name.len().max(3) / 2).then(|| format!("/gsd:{best}"))
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -51,20 +51,21 @@ fn parse_kind(s: &str) -> Result<String, String> {
     Err(format!("no event kind `{s}`; kinds: {}", listed.join(", ")))
 }
 
+/// `30s`, `10m`, `2h`, `1d`, or jiff's friendly spans (`1h30m`, `2 days`);
+/// a bare number is seconds. A day is 24 hours here.
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration like 30s, 10m, 2h, 1d"))?;
-    let secs = match unit {
-        "s" | "" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err(format!("unknown unit `{unit}` in `{s}`: use s, m, h or d")),
+    let bad = || format!("`{s}` is not a duration like 30s, 10m, 2h, 1d");
+    let t = s.trim();
+    let with_unit = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{t}s")
+    } else {
+        t.to_string()
     };
-    Ok(Duration::from_secs(n.saturating_mul(secs)))
+    let span: jiff::Span = with_unit.parse().map_err(|_| bad())?;
+    let d = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|_| bad())?;
+    Duration::try_from(d).map_err(|_| bad())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -210,8 +211,14 @@ mod tests {
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
         assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86_400)));
-        assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("m").is_err());
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        // jiff's spans: combined units and words.
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("2 days"), Ok(Duration::from_secs(172_800)));
+        assert!(parse_duration("10x").unwrap_err().contains("like 30s, 10m"));
+        for bad in ["m", "", "-5m", "1.5.2h"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -104,6 +104,16 @@ pub const CODE_TABLE: &[(i64, Row)] = &[
     (300305, Row::Permanent),
     (300307, Row::Permanent),
     (300310, Row::Permanent),
+    // ... and further CardKit refusals: 200220 card JSON not valid,
+    // 200770 the same uuid with another operation, 200860 card over
+    // 30 KB, 300311 the entity belongs to another app, 10002 bad
+    // parameters; 99991672 (General error codes) the app lacks the scope.
+    (200220, Row::Permanent),
+    (200770, Row::Permanent),
+    (200860, Row::Permanent),
+    (300311, Row::Permanent),
+    (10002, Row::Permanent),
+    (99991672, Row::Permanent),
 ];
 
 /// The table's row for `code`.
@@ -448,9 +458,8 @@ impl Api {
         if bytes.len() > MAX_UPLOAD_BYTES {
             return Err(FeishuError::FileTooLarge(bytes.len()));
         }
-        let boundary = format!("clawmux-{}", uuid::Uuid::new_v4().simple());
-        let body = multipart(&boundary, file_type, file_name, bytes);
-        self.upload("/open-apis/im/v1/files", &boundary, body, "/data/file_key")
+        let form = || file_form(file_type, file_name, bytes);
+        self.upload("/open-apis/im/v1/files", form, "/data/file_key")
             .await
     }
 
@@ -462,37 +471,26 @@ impl Api {
         if bytes.len() > MAX_IMAGE_BYTES {
             return Err(FeishuError::ImageTooLarge(bytes.len()));
         }
-        let boundary = format!("clawmux-{}", uuid::Uuid::new_v4().simple());
-        let body = image_multipart(&boundary, bytes);
-        self.upload(
-            "/open-apis/im/v1/images",
-            &boundary,
-            body,
-            "/data/image_key",
-        )
-        .await
+        let form = || image_form(bytes);
+        self.upload("/open-apis/im/v1/images", form, "/data/image_key")
+            .await
     }
 
-    /// POSTs a multipart `body` to `path` with the usual retries and one
+    /// POSTs the multipart form `form` makes (once per attempt: a form is
+    /// consumed by its request) to `path` with the usual retries and one
     /// token refresh; returns the string at `key` in the answer.
     async fn upload(
         &self,
         path: &str,
-        boundary: &str,
-        body: Vec<u8>,
+        form: impl Fn() -> reqwest::multipart::Form,
         key: &str,
     ) -> Result<String, FeishuError> {
-        let content_type = format!("multipart/form-data; boundary={boundary}");
         let url = format!("{}{path}", self.config.base_url());
         let mut token_refreshed = false;
         loop {
             let token = self.tenant_token().await?;
             let attempt = || {
-                let req = self
-                    .http
-                    .post(&url)
-                    .header(reqwest::header::CONTENT_TYPE, &content_type)
-                    .body(body.clone());
+                let req = self.http.post(&url).multipart(form());
                 self.finish_attempt(req, Some(&token))
             };
             match self.run_attempts(attempt).await {
@@ -705,19 +703,24 @@ impl Api {
             Err(e) => return Outcome::Retry(FeishuError::Network(e.to_string()), None),
         };
         let status = resp.status();
-        let reset = resp
-            .headers()
-            .get("x-ogw-ratelimit-reset")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(|s| Duration::from_secs_f64(s).min(MAX_RATE_LIMIT_WAIT));
+        let reset = ratelimit_reset(resp.headers());
         let text = match resp.text().await {
             Ok(t) => t,
             Err(e) => return Outcome::Retry(FeishuError::Network(e.to_string()), None),
         };
         classify(status, reset, &text)
     }
+}
+
+/// How long Feishu asks us to wait, from `x-ogw-ratelimit-reset`
+/// (seconds), at most [`MAX_RATE_LIMIT_WAIT`].
+pub(super) fn ratelimit_reset(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get("x-ogw-ratelimit-reset")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| Duration::from_secs_f64(s).min(MAX_RATE_LIMIT_WAIT))
 }
 
 /// Decide what an HTTP answer means.
@@ -801,49 +804,40 @@ async fn read_bounded(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>
 /// Largest file Feishu takes for a file message, in bytes (30 MB).
 pub const MAX_UPLOAD_BYTES: usize = 30 * 1024 * 1024;
 
-/// A multipart/form-data body with the three fields the file upload takes.
-fn multipart(boundary: &str, file_type: &str, file_name: &str, bytes: &[u8]) -> Vec<u8> {
-    // Quotes and line breaks would end the header value early.
+/// The `im/v1/files` form: `file_type`, `file_name`, then the file, as
+/// Feishu's documentation and both SDKs send it.
+fn file_form(file_type: &str, file_name: &str, bytes: &[u8]) -> reqwest::multipart::Form {
+    use reqwest::multipart::{Form, Part};
+    // Quotes and line breaks would end a header value early (reqwest
+    // escapes them with backslashes, which Feishu's docs do not mention):
+    // they become `_`, in the name field too so both say the same.
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| if c == '"' || c.is_control() { '_' } else { c })
             .collect()
     };
-    let mut out = Vec::with_capacity(bytes.len() + 512);
-    for (name, value) in [("file_type", file_type), ("file_name", file_name)] {
-        out.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{}\r\n",
-                clean(value)
-            )
-            .as_bytes(),
-        );
-    }
-    out.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
-            clean(file_name)
-        )
-        .as_bytes(),
-    );
-    out.extend_from_slice(bytes);
-    out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    out
+    let name = clean(file_name);
+    let file = Part::bytes(bytes.to_vec())
+        .file_name(name.clone())
+        .mime_str("application/octet-stream")
+        .unwrap_or_else(|_| Part::bytes(bytes.to_vec()).file_name(name.clone()));
+    Form::new()
+        .text("file_type", clean(file_type))
+        .text("file_name", name)
+        .part("file", file)
 }
 
-/// The `im/v1/images` body: `image_type=message` and the image, as
+/// The `im/v1/images` form: `image_type=message` and the image, as
 /// Feishu's documentation shows it.
-fn image_multipart(boundary: &str, bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() + 256);
-    out.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"image_type\"\r\n\r\nmessage\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"screen.png\"\r\nContent-Type: image/png\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    out.extend_from_slice(bytes);
-    out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    out
+fn image_form(bytes: &[u8]) -> reqwest::multipart::Form {
+    use reqwest::multipart::{Form, Part};
+    let image = Part::bytes(bytes.to_vec())
+        .file_name("screen.png")
+        .mime_str("image/png")
+        .unwrap_or_else(|_| Part::bytes(bytes.to_vec()).file_name("screen.png"));
+    Form::new()
+        .text("image_type", "message")
+        .part("image", image)
 }
 
 /// Longest response body quoted in an error, in bytes.
@@ -1021,32 +1015,55 @@ mod tests {
         assert_eq!(class_of_code(239_999), ErrorClass::Transient, "unknown");
     }
 
-    #[test]
-    fn multipart_body_has_the_three_fields_and_cannot_be_broken_by_a_name() {
-        let body = multipart("B", "stream", "a\"b\r\nc.txt", b"\x00data");
+    /// A form's bytes as reqwest sends them, and its boundary.
+    async fn form_bytes(form: reqwest::multipart::Form) -> (String, Vec<u8>) {
+        use futures_util::StreamExt;
+        let boundary = form.boundary().to_string();
+        let mut stream = std::pin::pin!(form.into_stream());
+        let mut out = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk.unwrap());
+        }
+        (boundary, out)
+    }
+
+    #[tokio::test]
+    async fn file_form_has_the_three_fields_and_cannot_be_broken_by_a_name() {
+        let (b, body) = form_bytes(file_form("stream", "a\"b\r\nc.txt", b"\x00data")).await;
         let text = String::from_utf8_lossy(&body);
-        assert!(text.starts_with(
-            "--B\r\nContent-Disposition: form-data; name=\"file_type\"\r\n\r\nstream\r\n"
-        ));
+        assert!(
+            text.starts_with(&format!(
+                "--{b}\r\nContent-Disposition: form-data; name=\"file_type\"\r\n\r\nstream\r\n"
+            )),
+            "{text}"
+        );
         assert!(
             text.contains("name=\"file_name\"\r\n\r\na_b__c.txt\r\n"),
             "{text}"
         );
-        assert!(text.contains("filename=\"a_b__c.txt\""));
-        assert!(text.ends_with("\x00data\r\n--B--\r\n"));
+        assert!(text.contains(
+            "name=\"file\"; filename=\"a_b__c.txt\"\r\nContent-Type: application/octet-stream\r\n\r\n\x00data\r\n"
+        ));
+        assert!(
+            text.ends_with(&format!("\x00data\r\n--{b}--\r\n")),
+            "{text}"
+        );
     }
 
-    #[test]
-    fn image_body_names_its_type_and_the_image() {
-        let body = image_multipart("B", b"\x89PNG");
+    #[tokio::test]
+    async fn image_form_names_its_type_and_the_image() {
+        let (b, body) = form_bytes(image_form(b"\x89PNG")).await;
         let text = String::from_utf8_lossy(&body);
-        assert!(text.starts_with(
-            "--B\r\nContent-Disposition: form-data; name=\"image_type\"\r\n\r\nmessage\r\n--B\r\n"
-        ));
+        assert!(text.starts_with(&format!(
+            "--{b}\r\nContent-Disposition: form-data; name=\"image_type\"\r\n\r\nmessage\r\n--{b}\r\n"
+        )));
         assert!(text.contains(
             "name=\"image\"; filename=\"screen.png\"\r\nContent-Type: image/png\r\n\r\n"
         ));
-        assert!(text.ends_with("\u{fffd}PNG\r\n--B--\r\n"), "{text}");
+        assert!(
+            text.ends_with(&format!("\u{fffd}PNG\r\n--{b}--\r\n")),
+            "{text}"
+        );
     }
 
     #[test]

@@ -26,8 +26,8 @@ use serde_json::{Value, json};
 use tokio::time::Duration;
 
 use super::api::{
-    Api, ErrorClass, FeishuError, MAX_RATE_LIMIT_WAIT, MessageId, RATE_LIMIT_CODE, ReceiveId,
-    check_body, class_of_code, message_id_of, path_segment,
+    Api, ErrorClass, FeishuError, MessageId, ReceiveId, check_body, class_of_code, message_id_of,
+    path_segment, ratelimit_reset,
 };
 
 /// Operations per second Feishu allows on one card entity.
@@ -48,37 +48,16 @@ pub const STREAMING_CLOSED_CODES: [i64; 2] = [200850, 300309];
 /// The entity is gone (200740) or older than 14 days (200750): nothing
 /// can update it any more.
 pub const ENTITY_GONE_CODES: [i64; 2] = [200740, 200750];
-/// Codes saying CardKit will not take this card or operation, whatever we
-/// retry: no permission (99991672 app scope missing, 300311 not the
-/// creator's app), the card refused (200860 over 30 KB, 300302
-/// `update_multi` false, 200220 bad card JSON, 300307 empty, 300303 not
-/// schema 2.0, 300305 over 200 components, 300301 duplicate element id,
-/// 300310 only text can be updated, 10002 bad parameters), and the
-/// [`ENTITY_GONE_CODES`].
-pub const FALLBACK_CODES: [i64; 15] = [
-    99991672,
-    300311,
-    200860,
-    300302,
-    200220,
-    300307,
-    300303,
-    300305,
-    300301,
-    300310,
-    10002,
-    200740,
-    200750,
-    UUID_CONFLICT_CODE,
-    99992402,
-];
 /// One CardKit request may take this long: a hung call holds only its
 /// own card, and only this long, before the card's task retries.
 pub const CARDKIT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether a CardKit failure means: stop using CardKit for this card.
+/// The client's one error table says so: a code no retry can fix (the
+/// card or operation refused, no permission, the entity gone).
 pub fn calls_for_fallback(e: &FeishuError) -> bool {
-    e.code().is_some_and(|c| FALLBACK_CODES.contains(&c))
+    e.code()
+        .is_some_and(|c| class_of_code(c) == ErrorClass::Permanent)
 }
 
 /// Whether a CardKit failure says streaming mode has ended.
@@ -93,7 +72,7 @@ pub fn streaming_closed(e: &FeishuError) -> bool {
 pub struct CardKitError {
     pub error: FeishuError,
     /// Feishu asked us to slow down: come back after this (its
-    /// `x-ogw-ratelimit-reset`, at most [`MAX_RATE_LIMIT_WAIT`]).
+    /// `x-ogw-ratelimit-reset`, at most [`MAX_RATE_LIMIT_WAIT`](super::api::MAX_RATE_LIMIT_WAIT)).
     pub rate_limited: Option<Duration>,
 }
 
@@ -116,16 +95,6 @@ fn http() -> &'static reqwest::Client {
             .build()
             .unwrap_or_else(|_| reqwest::Client::new())
     })
-}
-
-/// How long Feishu asks us to wait, from `x-ogw-ratelimit-reset` (seconds).
-fn reset_of(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    headers
-        .get("x-ogw-ratelimit-reset")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| Duration::from_secs_f64(s).min(MAX_RATE_LIMIT_WAIT))
 }
 
 /// What one CardKit answer means.
@@ -156,7 +125,8 @@ fn classify(
             body: text.chars().take(200).collect(),
         },
     };
-    let limited = code == Some(RATE_LIMIT_CODE) || status == StatusCode::TOO_MANY_REQUESTS;
+    let limited = code.is_some_and(|c| class_of_code(c) == ErrorClass::RateLimited)
+        || status == StatusCode::TOO_MANY_REQUESTS;
     Err(CardKitError {
         error,
         // Without a reset, a second: Feishu counts operations per second.
@@ -184,7 +154,7 @@ impl Api {
             .await
             .map_err(|e| FeishuError::Network(e.to_string()))?;
         let status = resp.status();
-        let reset = reset_of(resp.headers());
+        let reset = ratelimit_reset(resp.headers());
         let text = resp
             .text()
             .await
@@ -347,6 +317,28 @@ mod tests {
             http_status: 400,
         };
         assert!(streaming_closed(&timeout) && !calls_for_fallback(&timeout));
+        // Every documented CardKit refusal is in the one table, and ends
+        // CardKit for the card.
+        for code in [
+            99991672, 300311, 200860, 300302, 200220, 300307, 300303, 300305, 300301, 300310,
+            10002, 200740, 200750, 200770, 99992402,
+        ] {
+            let e = FeishuError::Api {
+                code,
+                msg: String::new(),
+                http_status: 400,
+            };
+            assert!(calls_for_fallback(&e), "{code}");
+        }
+        // A rate limit and a busy answer are not refusals.
+        for code in [99991400, 230049] {
+            let e = FeishuError::Api {
+                code,
+                msg: String::new(),
+                http_status: 400,
+            };
+            assert!(!calls_for_fallback(&e), "{code}");
+        }
     }
 
     #[test]
@@ -358,7 +350,7 @@ mod tests {
         );
         let e = limited.unwrap_err();
         assert_eq!(e.rate_limited, Some(Duration::from_secs(30)));
-        assert_eq!(e.error.code(), Some(RATE_LIMIT_CODE));
+        assert_eq!(e.error.code(), Some(crate::feishu::api::RATE_LIMIT_CODE));
         let down = classify(StatusCode::BAD_GATEWAY, None, "bad gateway").unwrap_err();
         assert_eq!(down.rate_limited, None);
         assert_eq!(down.error.code(), None);

@@ -28,6 +28,21 @@ impl Dispatcher {
         Dispatcher { tx, dedupe }
     }
 
+    /// Reports a signed event refused because its timestamp is `skew_secs`
+    /// from this host's clock (outside ±`window_secs`), so the daemon can
+    /// log it where operators look. Never waits: when the intake is full
+    /// the report is dropped (the transport has logged it already), and
+    /// Feishu's retries of the event report it again.
+    pub(crate) fn clock_skew(&self, skew_secs: i64, window_secs: u64) {
+        let event = IntakeEvent::ClockSkew {
+            skew_secs,
+            window_secs,
+        };
+        if self.tx.try_send(event).is_err() {
+            tracing::debug!("intake full or gone; clock-skew report dropped");
+        }
+    }
+
     /// Handle one event payload; returns the JSON answer for Feishu.
     /// `fallback_id` names events that carry no event id (old card callbacks).
     pub(crate) async fn handle(&self, payload: &Value, fallback_id: &str) -> Value {

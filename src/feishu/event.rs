@@ -16,6 +16,14 @@ use super::card::Card;
 pub enum IntakeEvent {
     MessageReceived(Message),
     CardAction(ActionEvent),
+    /// A correctly signed event was refused because its timestamp is
+    /// `skew_secs` from this host's clock (positive: Feishu is ahead),
+    /// outside ±`window_secs`: the host clock is most likely off, and
+    /// every event will be refused until it is fixed.
+    ClockSkew {
+        skew_secs: i64,
+        window_secs: u64,
+    },
 }
 
 /// A chat message sent to the bot.

@@ -76,6 +76,13 @@ pub enum WebhookError {
     BadSignature,
     #[error("stale or missing timestamp")]
     StaleTimestamp,
+    /// Signed correctly (so Feishu sent it), but its timestamp is
+    /// `skew_secs` from this host's clock (positive: Feishu is ahead),
+    /// outside the window: most likely this host's clock is off.
+    #[error(
+        "its timestamp is {skew_secs} s from this host's clock, outside the ±{MAX_TIMESTAMP_SKEW_SECS} s window; check the host clock (NTP)"
+    )]
+    ClockSkew { skew_secs: i64 },
     #[error("the request body did not arrive in time")]
     SlowBody,
     #[error("verification token mismatch")]
@@ -97,6 +104,7 @@ impl IntoResponse for WebhookError {
             // with our key: refused like a bad signature.
             WebhookError::BadSignature
             | WebhookError::StaleTimestamp
+            | WebhookError::ClockSkew { .. }
             | WebhookError::BadToken
             | WebhookError::Decrypt(_) => StatusCode::UNAUTHORIZED,
             WebhookError::Garbage(_) => StatusCode::BAD_REQUEST,
@@ -258,17 +266,11 @@ impl Drop for Busy {
 /// [`MAX_CONNECTIONS`], or a quarter of the open-file limit when that is
 /// lower (at least 1).
 pub fn connection_limit() -> usize {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit only writes the struct we pass.
-    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0;
-    let quarter = if got {
-        usize::try_from(lim.rlim_cur / 4).unwrap_or(usize::MAX)
-    } else {
-        MAX_CONNECTIONS
-    };
+    use rustix::process::{Resource, getrlimit};
+    // `None`: no limit.
+    let quarter = getrlimit(Resource::Nofile)
+        .current
+        .map_or(usize::MAX, |n| usize::try_from(n / 4).unwrap_or(usize::MAX));
     MAX_CONNECTIONS.min(quarter).max(1)
 }
 
@@ -305,7 +307,13 @@ async fn handle(
         Scheme::Event => key,
         Scheme::CardV1 => token,
     };
-    check_signature(&headers, scheme, secret, &body, now)?;
+    if let Err(e) = check_signature(&headers, scheme, secret, &body, now) {
+        if let WebhookError::ClockSkew { skew_secs } = e {
+            tracing::warn!(skew_secs, "refused a signed Feishu event: {e}");
+            st.dispatcher.clock_skew(skew_secs, MAX_TIMESTAMP_SKEW_SECS);
+        }
+        return Err(e);
+    }
     let fallback = payload
         .get("token")
         .and_then(Value::as_str)
@@ -420,12 +428,8 @@ fn check_signature(
         // Signed correctly, so Feishu sent it: most likely this host's
         // clock is off. Say by how much (positive: Feishu is ahead).
         let skew = i128::from(ts) - i128::from(now);
-        tracing::warn!(
-            skew_secs = %skew,
-            window_secs = MAX_TIMESTAMP_SKEW_SECS,
-            "refused a signed Feishu event: its timestamp is {skew} s from this host's clock, outside the ±{MAX_TIMESTAMP_SKEW_SECS} s window; check the host clock (NTP)"
-        );
-        return Err(WebhookError::StaleTimestamp);
+        let skew_secs = i64::try_from(skew).unwrap_or(if skew < 0 { i64::MIN } else { i64::MAX });
+        return Err(WebhookError::ClockSkew { skew_secs });
     }
     Ok(())
 }
@@ -525,7 +529,16 @@ mod tests {
         assert_eq!(check_signature(&headers, ev, "k", b"{}", 1000), Ok(()));
         assert_eq!(
             check_signature(&headers, ev, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS + 1),
-            Err(WebhookError::StaleTimestamp)
+            Err(WebhookError::ClockSkew { skew_secs: -301 })
+        );
+        // Feishu ahead of this host: a positive skew.
+        assert_eq!(
+            check_signature(&headers, ev, "k", b"{}", 1000 - MAX_TIMESTAMP_SKEW_SECS - 5),
+            Err(WebhookError::ClockSkew { skew_secs: 305 })
+        );
+        assert_eq!(
+            check_signature(&headers, ev, "k", b"{}", 1000 + MAX_TIMESTAMP_SKEW_SECS),
+            Ok(())
         );
         assert_eq!(
             check_signature(&headers, ev, "k", b"{ }", 1000),

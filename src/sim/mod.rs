@@ -55,8 +55,8 @@ pub struct SimOptions {
 impl SimOptions {
     /// Options for the process's own stdin/stdout terminal.
     pub fn for_terminal(speed: f64) -> Self {
-        // SAFETY: isatty only inspects the descriptor.
-        let is_tty = unsafe { libc::isatty(0) } == 1;
+        use std::io::IsTerminal;
+        let is_tty = std::io::stdin().is_terminal();
         SimOptions {
             speed,
             cols: term::columns(1),

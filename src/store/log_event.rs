@@ -265,6 +265,10 @@ pub enum LogEvent {
         /// `chat`, or `operator` when only this log says so.
         told: String,
     },
+    /// A correctly signed webhook event was refused because its timestamp
+    /// is `skew_secs` from this host's clock (positive: Feishu is ahead),
+    /// outside ±`window_secs`: the host clock needs fixing (NTP).
+    ClockSkew { skew_secs: i64, window_secs: u64 },
     /// A state path was wider than 0700/0600 (tightened when ours).
     StatePermissions {
         path: String,
@@ -368,6 +372,7 @@ pub const KINDS: &[&str] = &[
     "dialog_mismatch",
     "answer_resent",
     "keys",
+    "clock_skew",
 ];
 
 impl LogEvent {
@@ -559,6 +564,10 @@ mod documented {
                 keys: s("Esc Enter"),
                 stage: s("intent"),
             },
+            LogEvent::ClockSkew {
+                skew_secs: -420,
+                window_secs: 300,
+            },
             LogEvent::ApprovalGone {
                 project: p(),
                 approval: "ap1".into(),
@@ -727,9 +736,10 @@ mod documented {
             DialogMismatch { .. } => 46,
             AnswerResent { .. } => 47,
             Keys { .. } => 48,
+            ClockSkew { .. } => 49,
         }
     }
-    const VARIANTS: usize = 49;
+    const VARIANTS: usize = 50;
 
     /// GitHub's anchor for a heading: lower case, spaces to `-`, other
     /// punctuation (but `-` and `_`) dropped.

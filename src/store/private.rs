@@ -131,8 +131,7 @@ fn check_one(path: &Path, wanted: u32, found: &mut Vec<Finding>) {
     if mode & !wanted == 0 {
         return;
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let ours = meta.uid() == unsafe { libc::geteuid() };
+    let ours = meta.uid() == rustix::process::geteuid().as_raw();
     let (tightened, problem) = if !ours {
         (false, Some(format!("owned by uid {}, not us", meta.uid())))
     } else if meta.file_type().is_symlink() {

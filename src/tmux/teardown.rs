@@ -17,13 +17,13 @@ pub fn kill_server(name: &str) {
         .unwrap_or_default();
     for pid in panes
         .lines()
-        .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+        .filter_map(|l| l.trim().parse::<i32>().ok())
+        .filter(|pid| *pid > 1)
+        .filter_map(rustix::process::Pid::from_raw)
     {
-        if pid > 1 {
-            // SAFETY: killpg only sends a signal; tmux starts each pane's
-            // program as the leader of its own process group.
-            unsafe { libc::killpg(pid, libc::SIGTERM) };
-        }
+        // tmux starts each pane's program as the leader of its own
+        // process group. Gone already: nothing to do.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
     }
     let _ = Command::new("tmux")
         .args(["-L", name, "kill-server"])
@@ -35,8 +35,7 @@ pub fn kill_server(name: &str) {
 /// without the variable.
 fn socket_path(name: &str) -> std::path::PathBuf {
     let dir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     std::path::Path::new(&dir)
         .join(format!("tmux-{uid}"))
         .join(name)
@@ -69,15 +68,15 @@ mod tests {
             .unwrap_or_default();
         let (pid, socket) = out.split_once(' ').unwrap_or_default();
         assert_eq!(socket_path(&name), std::path::Path::new(socket));
-        let pid: libc::pid_t = pid.parse().unwrap_or(0);
+        let pid: i32 = pid.parse().unwrap_or(0);
         assert!(pid > 1, "the pane's program: {out:?}");
+        let pid = rustix::process::Pid::from_raw(pid).expect("a pid");
         kill_server(&name);
         assert!(
             !std::path::Path::new(socket).exists(),
             "socket {socket} left"
         );
-        // SAFETY: signal 0 only checks that the process exists.
-        let alive = || unsafe { libc::kill(pid, 0) } == 0;
+        let alive = || rustix::process::test_kill_process(pid).is_ok();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while alive() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));

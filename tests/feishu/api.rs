@@ -379,3 +379,58 @@ async fn a_message_uuid_over_50_chars_is_refused_for_good() {
         .await
         .expect("50 characters are fine");
 }
+
+/// Feishu takes 5 updates a second to one message and answers more with
+/// 230020. Twelve updates to one message handed to the courier at once
+/// are paced: every one lands, none is refused. The same kind of burst
+/// sent straight through the API (no pacer, one attempt each) is refused
+/// past the fifth.
+#[tokio::test]
+async fn a_burst_of_updates_to_one_message_is_paced_and_an_unpaced_one_refused() {
+    use clawmux::bridge::channels::feishu::FeishuCourier;
+    use clawmux::bridge::channels::outbox::Courier;
+    use clawmux::store::state::{CardHandle, OutboxEntry, OutboxOp};
+    use futures_util::future::join_all;
+
+    let fake = FakeFeishu::start().await;
+    let once = RetryPolicy {
+        max_attempts: 1,
+        ..fast_retry()
+    };
+    let api = Arc::new(Api::with_retry(fake.config(), once));
+    let id = api.send(&chat(), &card("v0"), "u-0").await.expect("send");
+    let courier = FeishuCourier::new(Arc::clone(&api));
+    let entries: Vec<OutboxEntry> = (1..=12)
+        .map(|i| OutboxEntry {
+            uuid: format!("p-{i}"),
+            op: OutboxOp::Patch {
+                handle: CardHandle::from("h-1"),
+            },
+            card: serde_json::to_value(card(&format!("v{i}"))).expect("card JSON"),
+            text: String::new(),
+            created_ms: 0,
+        })
+        .collect();
+    let paced = join_all(entries.iter().map(|e| courier.deliver(e, Some(&id)))).await;
+    for (i, r) in paced.iter().enumerate() {
+        assert!(r.is_ok(), "update {i}: {r:?}");
+    }
+    assert_eq!(fake.patch_limited(), 0);
+    let patches = || {
+        fake.sent_cards()
+            .iter()
+            .filter(|r| r.kind == Kind::Patch)
+            .count()
+    };
+    assert_eq!(patches(), 12);
+
+    let cards: Vec<Card> = (0..8).map(|i| card(&format!("w{i}"))).collect();
+    let unpaced = join_all(cards.iter().map(|c| api.patch(&id, c))).await;
+    let refused = unpaced
+        .iter()
+        .filter(|r| r.as_ref().err().and_then(FeishuError::code) == Some(230020))
+        .count();
+    assert!(refused >= 3, "{unpaced:?}");
+    assert_eq!(fake.patch_limited() as usize, refused);
+    assert_eq!(patches(), 12 + 8 - refused);
+}

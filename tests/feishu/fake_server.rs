@@ -18,7 +18,9 @@
 //! - `POST /open-apis/im/v1/messages`, `POST …/:id/reply`, `PATCH …/:id`:
 //!   recorded ([`FakeFeishu::sent_cards`]), deduped on `uuid` like Feishu,
 //!   card content validated (JSON 2.0, at most 30 KB, no `action` tag:
-//!   otherwise code 230099). A bad token gets code 99991663.
+//!   otherwise code 230099). A bad token gets code 99991663. Feishu's
+//!   limits of 5 a second per chat (sends and replies) and per updated
+//!   message are enforced with its code 230020 (HTTP 400).
 //! - `POST /callback/ws/endpoint` and a WebSocket speaking `pbbp2` frames:
 //!   answers pings with pongs, pushes events (`type=event`) and card actions
 //!   (`type=card`), whole or in `sum>1` fragments, records acks, and like
@@ -189,11 +191,15 @@ struct State_ {
     /// The code an invalid or expired tenant token is answered with
     /// (99991663 or 99991665: Feishu uses both).
     invalid_token_code: i64,
-    /// Recent message sends per chat (per parent for replies), for the
-    /// 5 QPS limit; None: not enforced.
-    chat_sends: Option<HashMap<String, VecDeque<Instant>>>,
-    /// Sends refused by the per-chat limit.
-    chat_limited: u32,
+    /// Recent sends and replies per chat, for Feishu's 5 QPS per chat;
+    /// None: not enforced.
+    chat_qps: Option<Qps>,
+    /// Recent updates per message, for Feishu's 5 QPS per updated
+    /// message; None: not enforced.
+    message_qps: Option<Qps>,
+    /// The chat each known message is in (`chat_id:oc_…`): a reply counts
+    /// toward its parent's chat.
+    chat_of: HashMap<String, String>,
     token_expire_secs: u64,
     token_requests: u32,
     // faults
@@ -325,7 +331,8 @@ impl FakeFeishu {
             state: Mutex::new(State_ {
                 token_expire_secs: 7200,
                 invalid_token_code: 99991663,
-                chat_sends: Some(HashMap::new()),
+                chat_qps: Some(Qps::default()),
+                message_qps: Some(Qps::default()),
                 ping_interval_secs: 120,
                 reconnect_count: -1,
                 reconnect_interval_secs: 1,
@@ -410,15 +417,28 @@ impl FakeFeishu {
         self.shared.with(|s| s.invalid_token_code = code);
     }
 
-    /// Whether sends over 5 a second to one chat are refused with 230020
-    /// (on unless a test turns it off).
+    /// Whether sends and replies over 5 a second to one chat are refused
+    /// with 230020 (on unless a test turns it off).
     pub fn enforce_chat_qps(&self, on: bool) {
-        self.shared.with(|s| s.chat_sends = on.then(HashMap::new));
+        self.shared.with(|s| s.chat_qps = on.then(Qps::default));
     }
 
-    /// Sends refused with 230020 (over 5 a second to one chat).
+    /// Sends and replies refused with 230020 (over 5 a second to one chat).
     pub fn chat_limited(&self) -> u32 {
-        self.shared.read(|s| s.chat_limited)
+        self.shared
+            .read(|s| s.chat_qps.as_ref().map_or(0, |q| q.refused))
+    }
+
+    /// Whether updates over 5 a second to one message are refused with
+    /// 230020 (on unless a test turns it off).
+    pub fn enforce_message_qps(&self, on: bool) {
+        self.shared.with(|s| s.message_qps = on.then(Qps::default));
+    }
+
+    /// Updates refused with 230020 (over 5 a second to one message).
+    pub fn patch_limited(&self) -> u32 {
+        self.shared
+            .read(|s| s.message_qps.as_ref().map_or(0, |q| q.refused))
     }
 
     /// Invalidate every token handed out so far (as if they expired).
@@ -838,7 +858,14 @@ impl FakeFeishu {
     /// Push any event JSON as `type` (`event` or `card`) frames.
     pub fn push_payload(&self, kind: &str, payload: &Value, fragments: usize) -> String {
         let bytes = payload.to_string().into_bytes();
+        let message = &payload["event"]["message"];
+        let in_chat = message["message_id"]
+            .as_str()
+            .zip(message["chat_id"].as_str());
         self.shared.with(|s| {
+            if let Some((id, chat)) = in_chat {
+                s.chat_of.insert(id.to_string(), format!("chat_id:{chat}"));
+            }
             s.frame_seq += 1;
             let frame_id = format!("frame_{}", s.frame_seq);
             let frames = fragment(kind, &frame_id, s.frame_seq, &bytes, fragments.max(1));
@@ -1218,35 +1245,47 @@ fn invalid_token(code: i64) -> Response {
         .into_response()
 }
 
-/// Feishu's per-chat limit: 5 sends a second to one chat (shared by
-/// every bot in it), answered with 230020.
-const CHAT_QPS: usize = 5;
+/// Feishu's message limits (Server API > Rate limits, the send, reply and
+/// update-card pages): 5 sends a second to one chat (shared by every bot in
+/// it) and 5 updates a second to one message, both answered with HTTP 400,
+/// code 230020, and no reset header.
+const QPS_PER_KEY: usize = 5;
 
-/// Counts a send to `target`; the 230020 answer when over the limit.
-fn over_chat_limit(s: &mut State_, target: &str) -> Option<Response> {
-    let sends = s.chat_sends.as_mut()?;
-    let now = Instant::now();
-    let recent = sends.entry(target.to_string()).or_default();
-    while recent
-        .front()
-        .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
-    {
-        recent.pop_front();
+/// A sliding one-second window of calls per key (a chat, or a message).
+#[derive(Default)]
+struct Qps {
+    recent: HashMap<String, VecDeque<Instant>>,
+    /// Calls refused for going over.
+    refused: u32,
+}
+
+impl Qps {
+    /// Counts a call for `key`; Feishu's 230020 answer when it is one too
+    /// many (the refused call is not counted, as Feishu does not).
+    fn over(&mut self, key: &str) -> Option<Response> {
+        let now = Instant::now();
+        let recent = self.recent.entry(key.to_string()).or_default();
+        while recent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
+        {
+            recent.pop_front();
+        }
+        if recent.len() >= QPS_PER_KEY {
+            self.refused += 1;
+            return Some(
+                (
+                    StatusCode::BAD_REQUEST,
+                    axum::Json(
+                        json!({"code": 230020, "msg": "This operation triggers the frequency limit."}),
+                    ),
+                )
+                    .into_response(),
+            );
+        }
+        recent.push_back(now);
+        None
     }
-    if recent.len() >= CHAT_QPS {
-        s.chat_limited += 1;
-        return Some(
-            (
-                StatusCode::BAD_REQUEST,
-                axum::Json(
-                    json!({"code": 230020, "msg": "This chat is sending messages too frequently."}),
-                ),
-            )
-                .into_response(),
-        );
-    }
-    recent.push_back(now);
-    None
 }
 
 /// Longest message `uuid` Feishu takes (a longer one is a field error).
@@ -1333,7 +1372,13 @@ fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: Stri
         if content.is_empty() {
             return api_json(230001, "content is empty", Value::Null);
         }
-        if let Some(r) = over_chat_limit(s, &target) {
+        // A reply goes to its parent's chat (a message the fake does not
+        // know stands for its own chat).
+        let chat = match kind {
+            Kind::Reply => s.chat_of.get(&target).cloned().unwrap_or(target.clone()),
+            _ => target.clone(),
+        };
+        if let Some(r) = s.chat_qps.as_mut().and_then(|q| q.over(&chat)) {
             return r;
         }
         let parsed: Value = serde_json::from_str(content).unwrap_or(Value::Null);
@@ -1368,6 +1413,7 @@ fn create(sh: &Shared, headers: &HeaderMap, raw: &[u8], kind: Kind, target: Stri
         s.msg_seq += 1;
         let id = format!("om_{}", s.msg_seq);
         s.existing.insert(id.clone());
+        s.chat_of.insert(id.clone(), chat);
         if let Some(u) = &uuid {
             s.by_uuid.insert(u.clone(), id.clone());
         }
@@ -1432,6 +1478,9 @@ async fn patch_message(
             Err(why) => return card_rejected(why),
         };
         if let Some(r) = images::unknown_image_key(s, &card) {
+            return r;
+        }
+        if let Some(r) = s.message_qps.as_mut().and_then(|q| q.over(&id)) {
             return r;
         }
         s.recorded.push(Recorded {

@@ -272,6 +272,59 @@ async fn image_uploads_have_the_official_node_sdks_shape() {
     child.kill().await.ok();
 }
 
+/// The official Node SDK's file upload (`client.im.file.create`) and
+/// clawmux's (reqwest's multipart form) are both taken by the local
+/// server, with the same fields: `file_type`, the same `file_name` (not
+/// ASCII here), and bytes that arrive unchanged (every byte value, CR LF
+/// and a fake boundary line included).
+#[tokio::test]
+async fn file_uploads_have_the_official_node_sdks_shape() {
+    let Some(modules) = node_sdk("file_uploads_have_the_official_node_sdks_shape") else {
+        return;
+    };
+    let fake = FakeFeishu::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut bytes: Vec<u8> = (0..=255u8).collect();
+    bytes.extend_from_slice(b"\r\n--not-the-boundary--\r\n\r\n");
+    let file = dir.path().join("blob.bin");
+    std::fs::write(&file, &bytes).expect("write file");
+    let name = "résumé 2026.txt";
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/file_upload.js");
+    let mut child = tokio::process::Command::new("node")
+        .arg(&script)
+        .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
+        .arg(&file)
+        .arg(name)
+        .env("NODE_PATH", &modules)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node");
+    let mut lines = lines_of(&mut child);
+    let got = next_of(&mut lines, "answer", Instant::now() + NODE_WAIT).await;
+    let sdk_key = got
+        .pointer("/res/file_key")
+        .or_else(|| got.pointer("/res/data/file_key"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let ours = clawmux::feishu::Api::new(fake.config())
+        .upload_file("stream", name, &bytes)
+        .await
+        .expect("clawmux's upload");
+    let files = fake.files();
+    assert_eq!(files.len(), 2, "both accepted: {got}");
+    let by_key = |k: &str| files.iter().find(|(key, _, _)| key == k).cloned();
+    let sdk = by_key(sdk_key.as_deref().unwrap_or_default()).expect("the SDK's file");
+    let mine = by_key(&ours).expect("clawmux's file");
+    assert_eq!((sdk.1.as_str(), &sdk.2), (name, &bytes), "the SDK's upload");
+    assert_eq!(
+        (mine.1.as_str(), &mine.2),
+        (name, &bytes),
+        "clawmux's upload"
+    );
+    child.kill().await.ok();
+}
+
 const VECTOR_KEY: &str = "vector-encrypt-key";
 const VECTOR_TOKEN: &str = "vector-verification-token";
 
@@ -439,6 +492,9 @@ async fn feed_vectors(vectors: &[Value], verdicts: &[Verdict]) {
                 IntakeEvent::CardAction(a) => {
                     let _ = a.respond.send(Default::default());
                     ("card".to_string(), a.message_id)
+                }
+                IntakeEvent::ClockSkew { skew_secs, .. } => {
+                    ("clock_skew".to_string(), skew_secs.to_string())
                 }
             };
             if seen_tx.send(item).await.is_err() {

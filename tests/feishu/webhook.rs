@@ -176,9 +176,19 @@ async fn forged_stale_unsigned_and_garbage_requests_are_refused() {
         401,
         "wrong verification token"
     );
-    // None of that reached the bridge; a good event does.
+    // None of that reached the bridge as an event: the stale one only as
+    // a report of the clock skew (for the event log); a good event does.
     let good = with_token(message_event("ev_2", "om_2", "oc_1", "ou_a", "good"));
     assert_eq!(hook.post_encrypted(&good).await.0, 200);
+    let IntakeEvent::ClockSkew {
+        skew_secs,
+        window_secs,
+    } = hook.next().await
+    else {
+        panic!("the stale event was not reported as clock skew")
+    };
+    assert!((-3601..=-3599).contains(&skew_secs), "{skew_secs}");
+    assert_eq!(window_secs, 300);
     let IntakeEvent::MessageReceived(m) = hook.next().await else {
         panic!()
     };
@@ -469,4 +479,92 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
             .any(|skew| stderr.contains(&format!("its timestamp is {skew} from this host's clock"))),
         "{stderr}"
     );
+}
+
+/// A signed event from a Feishu whose clock is 10 minutes behind this
+/// host's, posted to a real `clawmux serve` in webhook mode: refused
+/// (401), and the event log holds a `clock_skew` line with the skew in
+/// seconds, which `clawmux tail --kind clock_skew` shows.
+#[tokio::test]
+async fn an_event_refused_for_clock_skew_is_in_the_event_log() {
+    use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+    let fake = FakeFeishu::start().await;
+    let home = tempfile::tempdir().expect("tempdir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[feishu]\nmode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\n"),
+    )
+    .expect("config");
+    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["serve", "--agent", "sim"])
+        .env("CLAWMUX_HOME", home.path())
+        .env("FEISHU_APP_ID", APP_ID)
+        .env("FEISHU_APP_SECRET", APP_SECRET)
+        .env("FEISHU_DOMAIN", fake.base_url())
+        .env("FEISHU_ENCRYPT_KEY", KEY)
+        .env("FEISHU_VERIFICATION_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start serve");
+    let url = format!("http://127.0.0.1:{port}/webhook/event");
+    let stale = with_token(message_event("ev_t", "om_t", "oc_1", "ou_a", "late"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let at = super::signed::now() - 600;
+        let sent = super::signed::post_event_at(&url, KEY, TOKEN, &stale, at).await;
+        if let Ok((status, _)) = sent {
+            assert_eq!(status, 401, "a skewed event was not refused");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "serve never answered: {sent:?}"
+        );
+        assert!(daemon.try_wait().expect("wait").is_none(), "serve exited");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Written by the daemon after the answer: wait for it.
+    let tail = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["tail", "--json", "--kind", "clock_skew"])
+            .env("CLAWMUX_HOME", home.path())
+            .output()
+            .expect("run clawmux tail")
+    };
+    let line = loop {
+        let out = tail();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        if let Some(line) = text.lines().next() {
+            break serde_json::from_str::<serde_json::Value>(line).expect("a JSON line");
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no clock_skew line in the event log"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(line["kind"], "clock_skew", "{line}");
+    let skew = line["skew_secs"].as_i64().expect("skew_secs");
+    // `now` was read a moment before the daemon read its clock.
+    assert!((-602..=-599).contains(&skew), "{line}");
+    assert_eq!(line["window_secs"], 300, "{line}");
+    // The readable form says it too.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "clock_skew"])
+        .env("CLAWMUX_HOME", home.path())
+        .output()
+        .expect("run clawmux tail");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("clock_skew") && text.contains(&skew.to_string()),
+        "{text}"
+    );
+    let _ = daemon.start_kill();
 }

@@ -23,8 +23,8 @@ use crate::feishu::pace::Pacer;
 use crate::feishu::{
     CardResponse, Dedupe, Domain, FeishuConfig, Intake, IntakeEvent, Toast, ToastKind,
 };
-use crate::store::SharedState;
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+use crate::store::{LogEvent, SharedState};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ChannelError {
@@ -226,6 +226,18 @@ async fn pump(
                     Some(event) => event,
                     None => continue,
                 }
+            }
+            IntakeEvent::ClockSkew {
+                skew_secs,
+                window_secs,
+            } => {
+                // Nothing for the daemon to do but say so where operators
+                // look: every event is refused until the clock is fixed.
+                images.shared.log.event(&LogEvent::ClockSkew {
+                    skew_secs,
+                    window_secs,
+                });
+                continue;
             }
             IntakeEvent::CardAction(a) => {
                 let (tx, rx) = oneshot::channel::<ClickAnswer>();
