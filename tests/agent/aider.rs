@@ -69,6 +69,20 @@ fn aider_answer_through_serve() {
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells plums.");
 }
 
+/// An answer in markdown reaches the chat as Aider recorded it
+/// (`.aider.chat.history.md`): heading, bold and list marks kept, where
+/// the screen shows them rendered (a centred title, bold text, `•`).
+#[test]
+fn aider_answer_keeps_its_markdown_through_serve() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_answer_keeps_its_markdown_through_serve")
+    else {
+        return;
+    };
+    let answer = "# Prices\n\nThe shop sells:\n\n- **plums** at 2 coins\n- *figs* at 3 coins";
+    let (mut serve, api, _env) = start(&aider, vec![Turn::text(answer)], PACE);
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, answer);
+}
+
 /// An edit creating a file: `Create new file? (Y)es/(N)o [Yes]:` is one
 /// card with Aider's two answers; `yes` (typed with Enter) creates it and
 /// Aider commits it (its commit message is a side request).
