@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
 
-use crate::support::aider::{AiderEnv, aider_or_skip, create_file, git_workspace, shell_reply};
+use crate::support::aider::{
+    AiderEnv, AiderRun, aider_or_skip, create_file, git_workspace, shell_reply,
+};
 
 use super::serve::{
     ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
@@ -242,6 +244,38 @@ fn aider_http_429_is_reported_through_serve() {
     );
 }
 
+/// A 429 Aider retries (the OpenAI client retries it twice itself, so
+/// three in a row reach Aider once), then the answer: no error card, the
+/// answer is the result, once.
+#[test]
+fn aider_retried_429_then_answer_is_one_result_through_serve() {
+    let test = "agent::aider::aider_retried_429_then_answer_is_one_result_through_serve";
+    let Some(aider) = aider_or_skip(test) else {
+        return;
+    };
+    let script = vec![
+        Turn::error(429, "slow down", 3),
+        Turn::text("Hello after the wait."),
+    ];
+    let (mut serve, api, _env) = start(&aider, script, PACE);
+    serve.say("hello");
+    let at = serve.wait(0, "== shop: hello ==\n**Finished");
+    let at = serve.wait(at, "Hello after the wait.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let pane = serve._tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
+    let pane = String::from_utf8_lossy(&pane.stdout);
+    assert!(pane.contains("Retrying in 0.2 seconds..."), "{pane}");
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+    assert_eq!(finished(&out, "hello"), 1, "{out}");
+    let card = super::serve::result_card(&out, "hello");
+    assert_eq!(steps::answer_text(&card), "Hello after the wait.", "{card}");
+    assert_eq!(api.remaining(), 0, "{out}");
+}
+
 /// `/gsd:cancel` sends Ctrl-C mid-answer: Aider stops the stream and
 /// prints its prompt without a token count: reported once as stopped,
 /// never as finished.
@@ -302,4 +336,70 @@ fn aider_notifications_command_through_serve() {
     assert!(hook.contains("\"event\":\"Notification\""), "{hook}");
     assert!(hook.contains("\"project\":\"shop\""), "{hook}");
     assert!(!log.contains("hook_ignored"), "{log}");
+}
+
+/// The screen's last row with text.
+fn last_row(screen: &str) -> &str {
+    screen.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+/// Five turns of the real Aider recorded from its first byte (the fixture
+/// `tests/fixtures/aider-<release>/turns_with_dialogs.rec`, refreshed with
+/// `CLAWMUX_UPDATE_FIXTURES=1`; `tests/agent/replay.rs` replays it): a
+/// plain answer; an edit creating a file (`Create new file?`, yes); a shell
+/// command (`Run shell command?`, yes); an answer naming a file of the
+/// repository (`Add file to the chat?`, yes, and Aider's second model
+/// call with the file); a 429 Aider retries once (`Retrying in 0.2
+/// seconds...`), then the answer.
+#[test]
+fn aider_turns_with_dialogs_recorded() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_turns_with_dialogs_recorded") else {
+        return;
+    };
+    let script = vec![
+        Turn::text("The shop sells plums."),
+        Turn::text(&create_file("notes.txt", "hello from aider")),
+        Turn::text(&shell_reply("touch made-by-aider.txt")),
+        Turn::text("The prices are in menu.txt."),
+        Turn::text("The menu lists plums at 2 coins."),
+        // The OpenAI client litellm uses retries a 429 twice itself:
+        // the third in a row is Aider's to retry (once, here).
+        Turn::error(429, "slow down", 3),
+        Turn::text("Hello after the wait."),
+    ];
+    let mut run = AiderRun::start(&aider, script, &[("menu.txt", "plums 2\n")]);
+    let turn_over = |run: &AiderRun, answer: &str| {
+        run.wait_for(answer);
+        run.settle();
+        let screen = run.wait_for("diff>");
+        assert_eq!(last_row(&screen).trim_end(), "diff>", "{screen}");
+    };
+    run.say("what does the shop sell?");
+    turn_over(&run, "The shop sells plums.");
+    run.say("write the notes");
+    run.wait_for("Create new file? (Y)es/(N)o [Yes]:");
+    run.settle();
+    run.say("yes");
+    turn_over(&run, "Applied edit to notes.txt");
+    run.say("make a marker file");
+    run.wait_for("Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:");
+    run.settle();
+    run.say("yes");
+    turn_over(&run, "Running touch made-by-aider.txt");
+    assert!(run.workspace.join("made-by-aider.txt").exists());
+    run.say("where are the prices?");
+    run.wait_for("Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:");
+    run.settle();
+    run.say("yes");
+    turn_over(&run, "The menu lists plums at 2 coins.");
+    run.say("hello again");
+    turn_over(&run, "Hello after the wait.");
+    let recording = run.finish();
+    let retried = b"Retrying in 0.2 seconds";
+    assert!(
+        recording.windows(retried.len()).any(|w| w == retried),
+        "Aider did not retry the 429"
+    );
+    assert_eq!(run.api.remaining(), 0);
+    run.maybe_save_fixture("turns_with_dialogs");
 }
