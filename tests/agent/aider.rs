@@ -46,9 +46,33 @@ fn start_with(
     pace: Duration,
     hooks: bool,
 ) -> (ConsoleServe, FakeApi, AiderEnv) {
+    start_in(aider, script, pace, hooks, &[])
+}
+
+/// [`start_with`] in a repository that also holds `files` (committed):
+/// Aider offers to add a file its answer names.
+fn start_in(
+    aider: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+    hooks: bool,
+    files: &[(&str, &str)],
+) -> (ConsoleServe, FakeApi, AiderEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
     let (home, workspace) = shop_home();
     git_workspace(&workspace);
+    for (name, text) in files {
+        std::fs::write(workspace.join(name), text).unwrap();
+        for args in [&["add", name][..], &["commit", "-q", "-m", name]] {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&workspace)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "git {args:?}");
+        }
+    }
     let env = AiderEnv::new(&api.base_url());
     let mut agent = env.env_command(aider);
     if hooks {
@@ -241,6 +265,85 @@ fn aider_http_429_is_reported_through_serve() {
         "agent::aider::aider_http_429_is_reported_through_serve",
         429,
         "litellm.RateLimitError:",
+    );
+}
+
+/// `Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:`, asked when
+/// an answer names a file of the repository not in the chat: one card
+/// naming the file with every option, `Don't ask again` included, each
+/// answerable by the number shown (`answer`). Yes adds the file and Aider
+/// asks the model again; the result is both replies as Aider recorded
+/// them. Don't ask again adds nothing.
+fn add_file(test: &str, answer: &str, added: bool) {
+    let Some(aider) = aider_or_skip(test) else {
+        return;
+    };
+    let mut script = vec![Turn::text("The prices are in menu.txt.")];
+    if added {
+        script.push(Turn::text("The menu lists plums at 2 coins."));
+    }
+    let files = [("menu.txt", "plums 2\n")];
+    let (mut serve, api, _env) = start_in(&aider, script, PACE, false, &files);
+    serve.say("where are the prices?");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    one_approval(
+        &out,
+        &[
+            "Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:",
+            "menu.txt",
+            "[1] Yes",
+            "[2] No",
+            "[3] Don't ask again",
+            "/gsd:answer yes|no|don't",
+        ],
+    );
+    serve.say(&format!("/gsd:answer {answer}"));
+    let at = serve.wait(at, "== shop: where are the prices? ==\n**Finished");
+    let last = if added { "at 2 coins." } else { "in menu.txt." };
+    let at = serve.wait(at, last);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "where are the prices?"), 1, "{out}");
+    let card = super::serve::result_card(&out, "where are the prices?");
+    let expected = if added {
+        "The prices are in menu.txt. The menu lists plums at 2 coins."
+    } else {
+        "The prices are in menu.txt."
+    };
+    assert_eq!(steps::answer_text(&card), expected, "{card}");
+    assert_eq!(api.scripted_requests().len(), if added { 2 } else { 1 });
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+}
+
+#[test]
+fn aider_add_file_answered_by_number_through_serve() {
+    add_file(
+        "agent::aider::aider_add_file_answered_by_number_through_serve",
+        "1",
+        true,
+    );
+}
+
+#[test]
+fn aider_add_file_dont_ask_again_by_number_through_serve() {
+    add_file(
+        "agent::aider::aider_add_file_dont_ask_again_by_number_through_serve",
+        "3",
+        false,
+    );
+}
+
+#[test]
+fn aider_add_file_answered_by_key_through_serve() {
+    add_file(
+        "agent::aider::aider_add_file_answered_by_key_through_serve",
+        "yes",
+        true,
     );
 }
 
