@@ -212,3 +212,34 @@ fn aider_add_file_card_has_every_option() {
         [("yes", "Yes"), ("no", "No"), ("don't", "Don't ask again")]
     );
 }
+
+/// Read as an adopted pane is (`clawmux detect`: nobody told the detector
+/// a command was typed), every turn still ends once: a command taken at
+/// Aider's prompt shows as its echo (`diff> write the notes`) with the
+/// cursor below it, and that begins the turn even when no busy row was
+/// ever drawn (the three turns with a dialog streamed before Aider drew
+/// its spinner, and were missed).
+#[test]
+fn aider_turns_typed_at_the_desk_end_once() {
+    let (code, out, err) =
+        crate::support::claude::clawmux_stdin(&["detect", "--profile", "aider"], RECORDING);
+    assert_eq!(code, 0, "{err}");
+    let kinds: Vec<serde_json::Value> = (out.lines())
+        .map(|l| serde_json::from_str(l).expect("a detection"))
+        .collect();
+    let ends: Vec<u64> = (kinds.iter())
+        .filter(|d| d["kind"] == "completed")
+        .filter_map(|d| d["at_ms"].as_u64())
+        .collect();
+    assert_eq!(ends.len(), TURNS.len(), "{out}");
+    for (end, (_, over)) in ends.iter().zip(TURNS) {
+        assert!(*end >= shown_at(over), "{over:?} ended at {end}: {out}");
+    }
+    assert!(kinds.iter().all(|d| d["kind"] != "error"), "{out}");
+    let retrying = (kinds.iter()).find(|d| d["kind"] == "progress");
+    assert_eq!(
+        retrying.map(|d| d["stage"].clone()),
+        Some("Retrying in 0.2 seconds...".into()),
+        "{out}"
+    );
+}
