@@ -9,6 +9,7 @@
 //! agent's name is taken as a command line, as before.
 
 pub mod aider;
+pub mod aider_history;
 pub mod claude;
 pub mod codex;
 pub mod gemini;

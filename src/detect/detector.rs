@@ -467,7 +467,7 @@ impl Detector {
             && !self.in_turn
             && state.input.as_deref().is_none_or(str::is_empty)
             && before != transcript
-            && echoed(rows, &text)
+            && echoed(&self.profile, rows, &text)
         {
             self.begin_turn();
         }
@@ -633,7 +633,7 @@ impl Detector {
             self.taken = state.busy.is_some()
                 || self.prompt.is_some()
                 || transcript_changed
-                || echoed(rows, typed);
+                || echoed(&self.profile, rows, typed);
         }
         let untaken = in_box || (state.input.is_some() && self.typed.is_some() && !self.taken);
         let said_done = !self.profile.state_sequence || self.worked;
@@ -783,9 +783,31 @@ fn input_box_row(rows: &[String]) -> Option<usize> {
 /// Whether the transcript on screen echoes `typed` as a submitted prompt:
 /// a `❯` row other than the input box whose text begins the command (or,
 /// wrapped, is begun by it).
-fn echoed(rows: &[String], typed: &str) -> bool {
-    let input = input_box_row(rows);
-    (rows.iter().enumerate()).any(|(i, row)| Some(i) != input && is_echo(row, typed))
+fn echoed(profile: &Profile, rows: &[String], typed: &str) -> bool {
+    // A line-mode agent's input is its cursor row, the last (Aider's
+    // `diff> text`); its echo is a row above it that shows its prompt and
+    // the command.
+    let input = match profile.input_at_cursor {
+        true => rows.len().checked_sub(1),
+        false => input_box_row(rows),
+    };
+    (rows.iter().enumerate()).any(|(i, row)| {
+        Some(i) != input && (is_echo(row, typed) || is_line_echo(profile, row, typed))
+    })
+}
+
+/// Whether `row` is a line-mode agent's prompt holding `typed` (see the
+/// profile's `input`): the echo of that command once it was taken.
+fn is_line_echo(profile: &Profile, row: &str, typed: &str) -> bool {
+    let first_line = typed.trim().lines().next().unwrap_or_default();
+    let shown = (profile.input.as_ref())
+        .filter(|_| profile.input_at_cursor)
+        .and_then(|re| re.captures(row.trim_end()))
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str().trim());
+    shown.is_some_and(|shown| {
+        !shown.is_empty() && (first_line.starts_with(shown) || shown.starts_with(first_line))
+    })
 }
 
 /// Whether `row` is a `❯` row whose text begins `typed`'s first line (or,

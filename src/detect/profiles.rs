@@ -97,6 +97,7 @@ struct ProfileSpec {
     stalled: Option<String>,
     stalled_seconds: Option<u64>,
     turn_completed: Option<String>,
+    turn_retried: Option<String>,
     stalled_attempts: Option<u64>,
     cells: Option<bool>,
     input_at_cursor: Option<bool>,
@@ -181,6 +182,7 @@ impl ProfileSpec {
             stalled: self.stalled.clone().or_else(|| base.stalled.clone()),
             stalled_seconds: self.stalled_seconds.or(base.stalled_seconds),
             turn_completed: (self.turn_completed.clone()).or_else(|| base.turn_completed.clone()),
+            turn_retried: (self.turn_retried.clone()).or_else(|| base.turn_retried.clone()),
             stalled_attempts: self.stalled_attempts.or(base.stalled_attempts),
             cells: self.cells.or(base.cells),
             input_at_cursor: self.input_at_cursor.or(base.input_at_cursor),
@@ -291,6 +293,11 @@ pub struct Profile {
     /// prints (Aider's `Tokens: … sent, … received.`): a turn without it
     /// and without an error row was interrupted.
     pub(crate) turn_completed: Option<Regex>,
+    /// The row an agent prints after an error it will try again (Aider's
+    /// `Retrying in 0.2 seconds...`): an error row followed by it is the
+    /// agent's retrying status, not the turn's error; only the error it
+    /// gives up on is.
+    pub(crate) turn_retried: Option<Regex>,
 }
 
 impl Profile {
@@ -556,6 +563,9 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
             .map(|re| (re, spec.stalled_seconds.unwrap_or(DEFAULT_STALLED_SECONDS))),
         turn_completed: (spec.turn_completed.as_ref())
             .map(|p| regex(name, "turn_completed", p))
+            .transpose()?,
+        turn_retried: (spec.turn_retried.as_ref())
+            .map(|p| regex(name, "turn_retried", p))
             .transpose()?,
         stalled_attempts: spec.stalled_attempts.unwrap_or(DEFAULT_STALLED_ATTEMPTS),
         cells: spec.cells.unwrap_or(false),

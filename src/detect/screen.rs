@@ -167,7 +167,8 @@ pub(crate) fn analyse(
             let n = |g: &str| c.name(g).map_or("?", |m| m.as_str()).to_owned();
             format!("retrying {}/{}", n("attempt"), n("of"))
         })
-        .or_else(|| stalled(profile, busy.as_deref()));
+        .or_else(|| stalled(profile, busy.as_deref()))
+        .or_else(|| retrying(profile, &rows).filter(|_| !idle));
     let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
     let structured_end = (structured && idle).then(|| turn_end(profile, &rows));
     let unclosed = structured_end.as_ref().is_some_and(|e| e.unclosed);
@@ -296,6 +297,32 @@ fn last_turn<'a>(profile: &Profile, prompt: &regex::Regex, rows: &'a [String]) -
         .collect()
 }
 
+/// The last error row of a turn's `block` that no retry row (the
+/// profile's `turn_retried`) follows: the error the agent gave up on.
+fn given_up_error(profile: &Profile, block: &[&str]) -> Option<String> {
+    let at = block
+        .iter()
+        .rposition(|r| profile.turn_errors.is_match(r))?;
+    let retried = (profile.turn_retried.as_ref())
+        .is_some_and(|re| block[at + 1..].iter().any(|r| re.is_match(r.trim())));
+    (!retried).then(|| block[at].trim().to_owned())
+}
+
+/// The agent's retry of an error, while it works: the last row of the
+/// turn so far (spinner rows aside) is its retry row (the profile's
+/// `turn_retried`, Aider's `Retrying in 0.5 seconds...`).
+fn retrying(profile: &Profile, rows: &[String]) -> Option<String> {
+    let (re, prompt) = profile
+        .turn_retried
+        .as_ref()
+        .zip(profile.prompt_row.as_ref())?;
+    let from = rows.iter().rposition(|r| prompt.is_match(r)).unwrap_or(0);
+    let last = (rows[from..].iter())
+        .map(|r| r.trim())
+        .rfind(|r| !r.is_empty() && !profile.spinner.is_match(r) && !profile.busy.is_match(r))?;
+    re.is_match(last).then(|| last.to_owned())
+}
+
 /// Whether the last turn on screen shows the row that closes a finished
 /// turn (the profile's `turn_closed`) or an error row: what an in-band
 /// `done` or `error` must be borne out by. A profile naming no closing row
@@ -324,8 +351,9 @@ fn line_turn_end(profile: &Profile, prompt: &regex::Regex, rows: &[String]) -> T
             .map(|r| r.trim().to_owned())
     };
     let mut interrupted = find(&profile.turn_interrupted);
-    // Codex's interruption row looks like its error rows (`■ …`).
-    let error = find(&profile.turn_errors).filter(|e| interrupted.as_ref() != Some(e));
+    // Codex's interruption row looks like its error rows (`■ …`). An error
+    // the agent went on to retry (a retry row after it) is not the turn's.
+    let error = given_up_error(profile, &block).filter(|e| interrupted.as_ref() != Some(e));
     // A turn that printed neither its closing row nor an error was cut
     // short (Aider prints nothing when interrupted): its last row says
     // where.
@@ -1614,5 +1642,33 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
             Some("░litellm.BadRequestError: OpenAIException - bad")
         );
         assert_eq!(end.interrupted, None);
+    }
+
+    /// A 429 Aider retries (`Retrying in … seconds...` after it) is its
+    /// status while it works, and no error of a turn that then answers;
+    /// the error it gives up on (no retry row after it) is the turn's.
+    #[test]
+    fn aider_retried_error_is_retrying_not_the_turn_error() {
+        let rule = "────────────────────────────────────────";
+        let error = "litellm.RateLimitError: RateLimitError: OpenAIException - slow";
+        let why = "The API provider has rate limited you. Try again later.";
+        let retrying = format!(
+            "{AIDER_TOP}\ndiff> hello\n{error}\n{why}\nRetrying in 0.2 seconds...\n              ░█        Waiting for openai/fake-model"
+        );
+        let s = state("aider", &retrying);
+        assert!(s.busy.is_some() && !s.idle);
+        assert_eq!(s.retry.as_deref(), Some("Retrying in 0.2 seconds..."));
+        let answered = format!(
+            "{AIDER_TOP}\ndiff> hello\n{error}\n{why}\nRetrying in 0.2 seconds...\n\
+             Hello after the wait.\nTokens: 2.7k sent, 5 received.\n{rule}\ndiff>"
+        );
+        let end = state("aider", &answered).turn_end.expect("the turn's end");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        let gave_up = format!(
+            "{AIDER_TOP}\ndiff> hello\n{error}\n{why}\nRetrying in 32.0 seconds...\n\
+             ░{error}\n{why}\n{rule}\ndiff>"
+        );
+        let end = state("aider", &gave_up).turn_end.expect("the turn's end");
+        assert_eq!(end.error, Some(format!("░{error}")));
     }
 }

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
 
-use crate::support::aider::{AiderEnv, aider_or_skip, create_file, git_workspace, shell_reply};
+use crate::support::aider::{
+    AiderEnv, AiderRun, aider_or_skip, create_file, git_workspace, shell_reply,
+};
 
 use super::serve::{
     ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
@@ -44,9 +46,33 @@ fn start_with(
     pace: Duration,
     hooks: bool,
 ) -> (ConsoleServe, FakeApi, AiderEnv) {
+    start_in(aider, script, pace, hooks, &[])
+}
+
+/// [`start_with`] in a repository that also holds `files` (committed):
+/// Aider offers to add a file its answer names.
+fn start_in(
+    aider: &Path,
+    script: Vec<Turn>,
+    pace: Duration,
+    hooks: bool,
+    files: &[(&str, &str)],
+) -> (ConsoleServe, FakeApi, AiderEnv) {
     let api = FakeApi::start_paced(script, pace).unwrap();
     let (home, workspace) = shop_home();
     git_workspace(&workspace);
+    for (name, text) in files {
+        std::fs::write(workspace.join(name), text).unwrap();
+        for args in [&["add", name][..], &["commit", "-q", "-m", name]] {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&workspace)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "git {args:?}");
+        }
+    }
     let env = AiderEnv::new(&api.base_url());
     let mut agent = env.env_command(aider);
     if hooks {
@@ -67,6 +93,20 @@ fn aider_answer_through_serve() {
     };
     let (mut serve, api, _env) = start(&aider, vec![Turn::text("The shop sells plums.")], PACE);
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells plums.");
+}
+
+/// An answer in markdown reaches the chat as Aider recorded it
+/// (`.aider.chat.history.md`): heading, bold and list marks kept, where
+/// the screen shows them rendered (a centred title, bold text, `•`).
+#[test]
+fn aider_answer_keeps_its_markdown_through_serve() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_answer_keeps_its_markdown_through_serve")
+    else {
+        return;
+    };
+    let answer = "# Prices\n\nThe shop sells:\n\n- **plums** at 2 coins\n- *figs* at 3 coins";
+    let (mut serve, api, _env) = start(&aider, vec![Turn::text(answer)], PACE);
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, answer);
 }
 
 /// An edit creating a file: `Create new file? (Y)es/(N)o [Yes]:` is one
@@ -228,6 +268,117 @@ fn aider_http_429_is_reported_through_serve() {
     );
 }
 
+/// `Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:`, asked when
+/// an answer names a file of the repository not in the chat: one card
+/// naming the file with every option, `Don't ask again` included, each
+/// answerable by the number shown (`answer`). Yes adds the file and Aider
+/// asks the model again; the result is both replies as Aider recorded
+/// them. Don't ask again adds nothing.
+fn add_file(test: &str, answer: &str, added: bool) {
+    let Some(aider) = aider_or_skip(test) else {
+        return;
+    };
+    let mut script = vec![Turn::text("The prices are in menu.txt.")];
+    if added {
+        script.push(Turn::text("The menu lists plums at 2 coins."));
+    }
+    let files = [("menu.txt", "plums 2\n")];
+    let (mut serve, api, _env) = start_in(&aider, script, PACE, false, &files);
+    serve.say("where are the prices?");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    one_approval(
+        &out,
+        &[
+            "Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:",
+            "menu.txt",
+            "[1] Yes",
+            "[2] No",
+            "[3] Don't ask again",
+            "/gsd:answer yes|no|don't",
+        ],
+    );
+    serve.say(&format!("/gsd:answer {answer}"));
+    let at = serve.wait(at, "== shop: where are the prices? ==\n**Finished");
+    let last = if added { "at 2 coins." } else { "in menu.txt." };
+    let at = serve.wait(at, last);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "where are the prices?"), 1, "{out}");
+    let card = super::serve::result_card(&out, "where are the prices?");
+    let expected = if added {
+        "The prices are in menu.txt. The menu lists plums at 2 coins."
+    } else {
+        "The prices are in menu.txt."
+    };
+    assert_eq!(steps::answer_text(&card), expected, "{card}");
+    assert_eq!(api.scripted_requests().len(), if added { 2 } else { 1 });
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+}
+
+#[test]
+fn aider_add_file_answered_by_number_through_serve() {
+    add_file(
+        "agent::aider::aider_add_file_answered_by_number_through_serve",
+        "1",
+        true,
+    );
+}
+
+#[test]
+fn aider_add_file_dont_ask_again_by_number_through_serve() {
+    add_file(
+        "agent::aider::aider_add_file_dont_ask_again_by_number_through_serve",
+        "3",
+        false,
+    );
+}
+
+#[test]
+fn aider_add_file_answered_by_key_through_serve() {
+    add_file(
+        "agent::aider::aider_add_file_answered_by_key_through_serve",
+        "yes",
+        true,
+    );
+}
+
+/// A 429 Aider retries (the OpenAI client retries it twice itself, so
+/// three in a row reach Aider once), then the answer: no error card, the
+/// answer is the result, once.
+#[test]
+fn aider_retried_429_then_answer_is_one_result_through_serve() {
+    let test = "agent::aider::aider_retried_429_then_answer_is_one_result_through_serve";
+    let Some(aider) = aider_or_skip(test) else {
+        return;
+    };
+    let script = vec![
+        Turn::error(429, "slow down", 3),
+        Turn::text("Hello after the wait."),
+    ];
+    let (mut serve, api, _env) = start(&aider, script, PACE);
+    serve.say("hello");
+    let at = serve.wait(0, "== shop: hello ==\n**Finished");
+    let at = serve.wait(at, "Hello after the wait.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let pane = serve._tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
+    let pane = String::from_utf8_lossy(&pane.stdout);
+    assert!(pane.contains("Retrying in 0.2 seconds..."), "{pane}");
+    assert!(
+        new_cards(&cards(&out), "reported an error").is_empty(),
+        "{out}"
+    );
+    assert_eq!(finished(&out, "hello"), 1, "{out}");
+    let card = super::serve::result_card(&out, "hello");
+    assert_eq!(steps::answer_text(&card), "Hello after the wait.", "{card}");
+    assert_eq!(api.remaining(), 0, "{out}");
+}
+
 /// `/gsd:cancel` sends Ctrl-C mid-answer: Aider stops the stream and
 /// prints its prompt without a token count: reported once as stopped,
 /// never as finished.
@@ -288,4 +439,70 @@ fn aider_notifications_command_through_serve() {
     assert!(hook.contains("\"event\":\"Notification\""), "{hook}");
     assert!(hook.contains("\"project\":\"shop\""), "{hook}");
     assert!(!log.contains("hook_ignored"), "{log}");
+}
+
+/// The screen's last row with text.
+fn last_row(screen: &str) -> &str {
+    screen.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+/// Five turns of the real Aider recorded from its first byte (the fixture
+/// `tests/fixtures/aider-<release>/turns_with_dialogs.rec`, refreshed with
+/// `CLAWMUX_UPDATE_FIXTURES=1`; `tests/agent/replay.rs` replays it): a
+/// plain answer; an edit creating a file (`Create new file?`, yes); a shell
+/// command (`Run shell command?`, yes); an answer naming a file of the
+/// repository (`Add file to the chat?`, yes, and Aider's second model
+/// call with the file); a 429 Aider retries once (`Retrying in 0.2
+/// seconds...`), then the answer.
+#[test]
+fn aider_turns_with_dialogs_recorded() {
+    let Some(aider) = aider_or_skip("agent::aider::aider_turns_with_dialogs_recorded") else {
+        return;
+    };
+    let script = vec![
+        Turn::text("The shop sells plums."),
+        Turn::text(&create_file("notes.txt", "hello from aider")),
+        Turn::text(&shell_reply("touch made-by-aider.txt")),
+        Turn::text("The prices are in menu.txt."),
+        Turn::text("The menu lists plums at 2 coins."),
+        // The OpenAI client litellm uses retries a 429 twice itself:
+        // the third in a row is Aider's to retry (once, here).
+        Turn::error(429, "slow down", 3),
+        Turn::text("Hello after the wait."),
+    ];
+    let mut run = AiderRun::start(&aider, script, &[("menu.txt", "plums 2\n")]);
+    let turn_over = |run: &AiderRun, answer: &str| {
+        run.wait_for(answer);
+        run.settle();
+        let screen = run.wait_for("diff>");
+        assert_eq!(last_row(&screen).trim_end(), "diff>", "{screen}");
+    };
+    run.say("what does the shop sell?");
+    turn_over(&run, "The shop sells plums.");
+    run.say("write the notes");
+    run.wait_for("Create new file? (Y)es/(N)o [Yes]:");
+    run.settle();
+    run.say("yes");
+    turn_over(&run, "Applied edit to notes.txt");
+    run.say("make a marker file");
+    run.wait_for("Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:");
+    run.settle();
+    run.say("yes");
+    turn_over(&run, "Running touch made-by-aider.txt");
+    assert!(run.workspace.join("made-by-aider.txt").exists());
+    run.say("where are the prices?");
+    run.wait_for("Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:");
+    run.settle();
+    run.say("yes");
+    turn_over(&run, "The menu lists plums at 2 coins.");
+    run.say("hello again");
+    turn_over(&run, "Hello after the wait.");
+    let recording = run.finish();
+    let retried = b"Retrying in 0.2 seconds";
+    assert!(
+        recording.windows(retried.len()).any(|w| w == retried),
+        "Aider did not retry the 429"
+    );
+    assert_eq!(run.api.remaining(), 0);
+    run.maybe_save_fixture("turns_with_dialogs");
 }

@@ -2,6 +2,7 @@
 //! shell), watched through `tmux -C`; plus sans-IO tests of chunking
 //! invariance and the clock-controlled debounce, and the `detect` CLI.
 
+mod aider_recorded;
 mod cli;
 mod codex_states;
 mod forged;

@@ -147,3 +147,137 @@ pub fn create_file(file: &str, text: &str) -> String {
 pub fn shell_reply(cmd: &str) -> String {
     format!("Run this:\n\n```bash\n{cmd}\n```\n")
 }
+
+/// The committed recordings of the tested Aider release.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("aider-{TESTED}"))
+}
+
+/// Aider in a tmux pane recorded from its first byte by `clawmux record`
+/// (the way `tests/fixtures/aider-<release>/*.rec` are made), driven by
+/// keys as clawmux types them.
+pub struct AiderRun {
+    pub api: clawmux::agentcheck::FakeApi,
+    pub env: AiderEnv,
+    pub tmux: super::tmux::TmuxServer,
+    pub target: String,
+    pub workspace: PathBuf,
+    recording: PathBuf,
+    recorder: Option<std::process::Child>,
+    _dir: tempfile::TempDir,
+}
+
+impl AiderRun {
+    /// Starts the recorder on a placeholder pane, then Aider (asking
+    /// before it acts) in a git workspace holding `files` (committed),
+    /// against `script`; waits for its prompt.
+    pub fn start(
+        aider: &Path,
+        script: Vec<clawmux::agentcheck::Turn>,
+        files: &[(&str, &str)],
+    ) -> AiderRun {
+        use super::claude::{STEP_TIMEOUT, wait_file};
+        let api =
+            clawmux::agentcheck::FakeApi::start_paced(script, std::time::Duration::from_millis(15))
+                .expect("fake API starts");
+        let env = AiderEnv::new(&api.base_url());
+        let tmux = super::tmux::TmuxServer::new();
+        let target = "agent".to_owned();
+        // A placeholder that waits: the recorder attaches before Aider
+        // writes its first byte.
+        tmux.new_session(&target, "cat");
+        tmux.ok(&["set-option", "-t", &target, "remain-on-exit", "on"]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let recording = dir.path().join("run.rec");
+        let recorder = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["record", "-L", &tmux.socket, "-t", &target, "-o"])
+            .arg(&recording)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("clawmux record starts");
+        wait_file(&recording, "%session-changed", STEP_TIMEOUT);
+        let workspace = env.home().join("ws");
+        git_workspace(&workspace);
+        for (name, text) in files {
+            std::fs::write(workspace.join(name), text).expect("workspace file");
+        }
+        if !files.is_empty() {
+            let git = |args: &[&str]| {
+                let ok = std::process::Command::new("git")
+                    .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                    .args(args)
+                    .current_dir(&workspace)
+                    .status()
+                    .expect("git")
+                    .success();
+                assert!(ok, "git {args:?}");
+            };
+            git(&["add", "-A"]);
+            git(&["commit", "-q", "-m", "files"]);
+        }
+        let cd = format!(
+            "cd {} && exec {}",
+            sh_quote(&workspace.display().to_string()),
+            env.env_command(aider)
+        );
+        tmux.ok(&["respawn-pane", "-k", "-t", &target, &cd]);
+        let run = AiderRun {
+            api,
+            env,
+            tmux,
+            target,
+            workspace,
+            recording,
+            recorder: Some(recorder),
+            _dir: dir,
+        };
+        run.wait_for("diff>");
+        run
+    }
+
+    /// Waits until the screen shows `needle`; panics with the screen.
+    pub fn wait_for(&self, needle: &str) -> String {
+        self.tmux
+            .wait_for_screen(&self.target, needle, super::claude::STEP_TIMEOUT)
+    }
+
+    /// Waits until the screen has stood still for clawmux's settle time.
+    pub fn settle(&self) {
+        use clawmux::bridge::panes::answering::ANSWER_SETTLE;
+        (self.tmux).wait_still(&self.target, ANSWER_SETTLE, super::claude::STEP_TIMEOUT);
+    }
+
+    /// Types `text` literally, then Enter on its own, as clawmux does.
+    pub fn say(&self, text: &str) {
+        self.tmux.ok(&["send-keys", "-t", &self.target, "-l", text]);
+        self.wait_for(text);
+        std::thread::sleep(clawmux::tmux::TEXT_ENTER_GAP);
+        self.tmux.ok(&["send-keys", "-t", &self.target, "Enter"]);
+    }
+
+    /// Stops the recorder and returns the recording.
+    pub fn finish(&mut self) -> Vec<u8> {
+        if let Some(child) = self.recorder.take() {
+            super::claude::stop(child);
+        }
+        std::fs::read(&self.recording).expect("recording readable")
+    }
+
+    /// Copies the recording to `tests/fixtures/aider-<TESTED>/NAME.rec`
+    /// when `CLAWMUX_UPDATE_FIXTURES=1`.
+    pub fn maybe_save_fixture(&self, name: &str) {
+        super::claude::save_fixture_if_asked(&self.recording, &fixtures_dir(), name);
+    }
+}
+
+impl Drop for AiderRun {
+    fn drop(&mut self) {
+        if let Some(child) = self.recorder.take() {
+            super::claude::stop(child);
+        }
+    }
+}

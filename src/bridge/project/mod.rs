@@ -1233,7 +1233,10 @@ impl Actor {
 
     async fn finished(&mut self, finished: Finished) {
         match finished {
-            Finished::Report(job, kind) => self.emit(Some(&job), kind).await,
+            Finished::Report(job, mut kind) => {
+                self.answer_from_record(&job, &mut kind);
+                self.emit(Some(&job), kind).await
+            }
             Finished::Recovery(job) => {
                 // The agent has its context back: now the real command, once.
                 if let Err((job, error)) = self.type_job(job, false).await {
@@ -1241,6 +1244,24 @@ impl Actor {
                         .await;
                 }
             }
+        }
+    }
+
+    /// The turn's answer as the agent recorded it, where it keeps a record
+    /// clawmux reads (Aider's `.aider.chat.history.md` in a local
+    /// workspace), in place of the answer read off the screen; the screen's
+    /// stays when the record has none for this command.
+    fn answer_from_record(&self, job: &Job, kind: &mut ProjectEventKind) {
+        let ProjectEventKind::Completed { output, ending, .. } = kind else {
+            return;
+        };
+        let local = self.setup.spec.host.is_none() && !self.setup.spec.remote_shell;
+        if self.setup.profile.name() != "aider" || !local || *ending == TurnEnding::Failed {
+            return;
+        }
+        match crate::agents::aider_history::read_reply(&self.setup.spec.workspace, &job.text) {
+            Ok(reply) => *output = reply,
+            Err(e) => tracing::debug!(project = %self.setup.name, "answer off the screen: {e}"),
         }
     }
 

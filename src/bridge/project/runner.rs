@@ -768,10 +768,17 @@ fn without_bare_bullet(output: &str) -> &str {
 /// it (each error row, drawn as the agent draws it): the error cards said
 /// it all. False when no error was reported, or the agent said more (an
 /// answer after a retried error).
+/// Most distinct explanation rows [`only_errors`] remembers (an error's
+/// explanation is a row or two; a turn's output is bounded anyway).
+const MAX_EXPLANATION_ROWS: usize = 16;
+
 fn only_errors(output: &str, errors: &[String]) -> bool {
+    // Aider's scanner (`░█`) may stand before an error row, or a frame of
+    // it (`█░ Waiting for …`) glued to the row's start: the error's own
+    // text is matched, wherever in the row.
     let core = |t: &str| -> String {
         t.trim()
-            .trim_start_matches(['•', '●', '⏺', '■', '✕', '>'])
+            .trim_start_matches(['•', '●', '⏺', '■', '✕', '>', '░', '█', ' '])
             .trim()
             .to_owned()
     };
@@ -780,7 +787,11 @@ fn only_errors(output: &str, errors: &[String]) -> bool {
     // (litellm's `The API provider has rate limited you. …`); the notice
     // itself (`Retrying in 2.0 seconds...`) closes it, so an answer drawn
     // after a retry is never taken for part of the error.
+    // An explanation row seen under an error is one wherever it stands: the
+    // error row above it may be lost (drawn over by a frame of a spinner,
+    // which the transcript leaves out).
     let mut in_error = false;
+    let mut explained: Vec<String> = Vec::new();
     !errors.is_empty()
         && output.lines().map(core).all(|row| {
             if row.is_empty() {
@@ -794,7 +805,11 @@ fn only_errors(output: &str, errors: &[String]) -> bool {
                 in_error = false;
                 return true;
             }
-            in_error
+            if in_error && explained.len() < MAX_EXPLANATION_ROWS {
+                explained.push(row);
+                return true;
+            }
+            in_error || explained.contains(&row)
         })
 }
 

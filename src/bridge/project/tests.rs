@@ -579,7 +579,7 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
     see(
         &mut runner,
         DetectionKind::Error {
-            line: error.to_string(),
+            line: format!("░{error}"),
         },
     );
     let drawn = [
@@ -589,7 +589,9 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
         error,
         why,
         "Retrying in 0.5 seconds...",
-        error,
+        // A frame of the scanner left at the row's start (measured under
+        // load), the error given up on after it.
+        &format!("        █░ Waiting for openai/fake-model{error}"),
         why,
     ];
     runner.lines(&lines(&drawn));
