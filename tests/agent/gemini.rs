@@ -156,39 +156,45 @@ fn gemini_question_through_serve() {
     steps::database_chosen(&mut serve, &api, STEP_TIMEOUT, "Enter a custom value");
 }
 
-/// A 400 is not retried: `✕ [API Error: …]` ends the turn, one error card.
-#[test]
-fn gemini_http_400_is_reported_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_http_400_is_reported_through_serve")
-    else {
+/// A 400 is not retried: `✕ [API Error: …]` ends the turn, one error
+/// card and no result card; with clawmux's hooks installed too, though
+/// Gemini's `AfterAgent` fires (`[no response text]`) before the error row
+/// is drawn.
+fn http_400_is_one_error(test: &str, hooks: bool) {
+    let Some(gemini) = gemini_or_skip(test) else {
         return;
     };
     let script = vec![
         Turn::error(400, "the request was malformed", 1),
         Turn::text("Back again."),
     ];
-    let (mut serve, api, _env) = start(&gemini, script, PACE);
-    serve.say("hello");
-    let at = serve.wait(0, "== The agent reported an error ==");
-    let at = serve.wait(at, "└─");
-    let at = serve.wait(at, "== shop: hello ==");
-    let at = serve.wait(at, "└─");
+    let (mut serve, api, _env) = start_with(&gemini, script, PACE, hooks);
+    let row = "✕ [API Error:";
+    steps::error_turn_once(&mut serve, &api, STEP_TIMEOUT, row, 1);
     let out = serve.output();
     let all = cards(&out);
     let errors = new_cards(&all, "== The agent reported an error ==");
-    assert_eq!(errors.len(), 1, "{out}");
-    assert!(errors[0].contains("✕ [API Error:"), "{}", errors[0]);
     assert!(
         errors[0].contains("the request was malformed"),
         "{}",
         errors[0]
     );
-    assert_eq!(api.scripted_requests().len(), 1, "{out}");
-    // The turn is over: the next message is a turn of its own.
-    serve.say("again");
-    let at = serve.wait(at, "== shop: again ==\n**Finished");
-    serve.wait(at, "Back again.");
-    assert_eq!(api.scripted_requests().len(), 2);
+}
+
+#[test]
+fn gemini_http_400_is_reported_through_serve() {
+    http_400_is_one_error(
+        "agent::gemini::gemini_http_400_is_reported_through_serve",
+        false,
+    );
+}
+
+#[test]
+fn gemini_http_400_with_hooks_is_reported_through_serve() {
+    http_400_is_one_error(
+        "agent::gemini::gemini_http_400_with_hooks_is_reported_through_serve",
+        true,
+    );
 }
 
 /// Gemini retries a 500 or 429 without end, showing only its spinner:
@@ -237,6 +243,20 @@ fn gemini_interrupt_through_serve() {
     steps::wait_requests(&api, 1);
     let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc");
     assert!(stopped.contains("Request cancelled."), "{stopped}");
+}
+
+/// With clawmux's hooks installed, the result is Gemini's own record of
+/// the answer (`AfterAgent`'s `prompt_response`), markdown kept, once: the
+/// screen draws `**pears**` as bold and `figs` without its backticks.
+#[test]
+fn gemini_answer_from_its_record_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_answer_from_its_record_through_serve")
+    else {
+        return;
+    };
+    let answer = "The shop sells **pears** and `figs`.";
+    let (mut serve, api, _env) = start_with(&gemini, vec![Turn::text(answer)], PACE, true);
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, answer);
 }
 
 /// Gemini's own hooks (`AfterAgent`, `Notification`) reach the daemon
