@@ -434,3 +434,86 @@ fn a_killed_session_ends_gemini_though_it_outlives_the_hangup() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Gemini's question box in a short pane (15 rows): the box scrolls its
+/// options and draws `▲` above and `▼` under them. Recorded from the first
+/// byte (`tests/fixtures/gemini-<release>/question_short_pane.rec`,
+/// refreshed with `CLAWMUX_UPDATE_FIXTURES=1`, replayed by
+/// [`gemini_question_in_a_short_pane_replayed`]): the question read off it
+/// is the question asked, never the scroll mark.
+#[test]
+fn gemini_question_in_a_short_pane_recorded() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_in_a_short_pane_recorded")
+    else {
+        return;
+    };
+    let mut ask = steps::database_question();
+    ask["questions"][0]["type"] = "choice".into();
+    let script = vec![Turn::tool("ask_user", ask), Turn::text("Postgres it is.")];
+    let mut run = GeminiRun::start(&gemini, script);
+    run.tmux
+        .ok(&["resize-window", "-t", &run.target, "-x", "100", "-y", "15"]);
+    run.settle();
+    run.prompt("pick a database");
+    run.wait_for("Answer Questions");
+    let screen = run.wait_for("▼");
+    assert!(screen.contains("▲"), "the options do not scroll:\n{screen}");
+    run.settle();
+    run.keys(&["2"]);
+    run.wait_for("Postgres it is.");
+    let recording = run.finish();
+    run.maybe_save_fixture("question_short_pane");
+    assert_eq!(
+        questions(&recording),
+        ["Which database should the shop use?"]
+    );
+}
+
+/// The committed recording of [`gemini_question_in_a_short_pane_recorded`]
+/// read by `clawmux detect --profile gemini`: one question, its text the
+/// question asked (was `▲`, the scroll mark above the options), with the
+/// two options the box shows.
+#[test]
+fn gemini_question_in_a_short_pane_replayed() {
+    let path = crate::support::gemini::fixtures_dir().join("question_short_pane.rec");
+    let recording = std::fs::read(&path).unwrap();
+    assert_eq!(
+        questions(&recording),
+        ["Which database should the shop use?"]
+    );
+    let json = detections(&recording);
+    let card = json
+        .iter()
+        .find(|d| d["kind"] == "approval")
+        .expect("a question");
+    let labels: Vec<&str> = (card["options"].as_array().unwrap().iter())
+        .filter_map(|o| o["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["SQLite", "Postgres"], "{card}");
+}
+
+/// What `clawmux detect --profile gemini` reads off a recording.
+fn detections(recording: &[u8]) -> Vec<serde_json::Value> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["detect", "--profile", "gemini"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(recording).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    (out.stdout.split(|b| *b == b'\n'))
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
+}
+
+/// The questions (approval kind `question`) read off a recording.
+fn questions(recording: &[u8]) -> Vec<String> {
+    (detections(recording).iter())
+        .filter(|d| d["kind"] == "approval" && d["approval"] == "question")
+        .filter_map(|d| d["question"].as_str().map(str::to_owned))
+        .collect()
+}
