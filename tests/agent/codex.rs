@@ -284,3 +284,28 @@ fn codex_hooks_through_serve() {
         "one notify for the turn:\n{log}"
     );
 }
+
+/// Codex's question picker (its `request_user_input` tool, offered in
+/// plan mode and, with `features.default_mode_request_user_input`, in the
+/// default mode used here): `Question 1/1` over the question and its
+/// numbered options is one question card with every option (Codex adds
+/// `None of the above`), and `/gsd:answer 2` picks Postgres.
+#[test]
+fn codex_question_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_question_through_serve") else {
+        return;
+    };
+    let mut ask = steps::database_question();
+    ask["questions"][0]["id"] = "database".into();
+    let script = vec![
+        Turn::tool("request_user_input", ask),
+        Turn::text("Postgres it is."),
+    ];
+    let api = FakeApi::start_paced(script, Duration::from_millis(15)).unwrap();
+    let (home, workspace) = shop_home();
+    let env = CodexEnv::new(&api.base_url(), &workspace);
+    let feature = "features.default_mode_request_user_input=true";
+    let agent = env.env_command(&codex, &["-c", feature]);
+    let mut serve = serve_shop(&agent, home, "codex");
+    steps::database_chosen(&mut serve, &api, STEP_TIMEOUT, "None of the above");
+}
