@@ -201,11 +201,17 @@ fn gemini_http_400_with_hooks_is_reported_through_serve() {
 /// the chat is told the turn is stuck, once, and `/gsd:cancel` (Escape)
 /// ends it, reported as stopped, not finished.
 fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
+    stuck_retry_with(test, status, false);
+}
+
+/// [`stuck_retry_is_reported_and_interrupted`], with clawmux's hooks
+/// installed when `hooks` (no hook event ends the retrying turn).
+fn stuck_retry_with(test: &str, status: u16, hooks: bool) {
     let Some(gemini) = gemini_or_skip(test) else {
         return;
     };
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];
-    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    let (mut serve, api, _env) = start_with(&gemini, script, PACE, hooks);
     let stuck = ("stuck: no answer for 30s or more (retrying?)", 2);
     let stopped = steps::stuck_then_stopped(&mut serve, &api, STEP_TIMEOUT, stuck, "Esc");
     assert!(stopped.contains("Request cancelled."), "{stopped}");
@@ -216,6 +222,15 @@ fn gemini_http_500_stuck_is_reported_and_interrupted_through_serve() {
     stuck_retry_is_reported_and_interrupted(
         "agent::gemini::gemini_http_500_stuck_is_reported_and_interrupted_through_serve",
         500,
+    );
+}
+
+#[test]
+fn gemini_http_500_stuck_with_hooks_is_reported_and_interrupted_through_serve() {
+    stuck_retry_with(
+        "agent::gemini::gemini_http_500_stuck_with_hooks_is_reported_and_interrupted_through_serve",
+        500,
+        true,
     );
 }
 
