@@ -14,6 +14,7 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod opencode;
+pub mod record;
 
 use claude::PermissionMode;
 

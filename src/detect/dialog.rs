@@ -249,9 +249,14 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         return Err(Missing::Footer);
     }
     // The question: the paragraph right above the menu, past a link (the
-    // bypass-permissions consent ends with its documentation's address).
+    // bypass-permissions consent ends with its documentation's address)
+    // and a scroll mark (Gemini CLI's options scrolled in a short pane).
     let mut q_end = start;
-    while q_end > 0 && (rows[q_end - 1].trim().is_empty() || is_link(&rows[q_end - 1])) {
+    while q_end > 0
+        && (rows[q_end - 1].trim().is_empty()
+            || is_link(&rows[q_end - 1])
+            || is_scroll_mark(&rows[q_end - 1]))
+    {
         q_end -= 1;
     }
     let mut q_start = q_end;
@@ -363,6 +368,13 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
 pub(crate) fn is_link(row: &str) -> bool {
     let t = row.trim();
     t.starts_with("https://") && !t.contains(' ')
+}
+
+/// A row that is only a scroll mark: Gemini CLI 0.61.0 draws `▲` above
+/// and `▼` under the options of a box too tall for the pane (measured at
+/// 15 rows: the question, `▲`, two of three options, `▼`).
+fn is_scroll_mark(row: &str) -> bool {
+    matches!(row.trim(), "▲" | "▼")
 }
 
 struct Menu {

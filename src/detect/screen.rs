@@ -462,18 +462,22 @@ fn approval(
             profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
         })?
     };
-    if idle && !d.boxed {
+    if idle && !d.boxed && !only_echo_above(profile, rows) {
         return None;
     }
     let (question, body) = own_question(profile, &d.context).unwrap_or((d.question, d.body));
-    let kind = menu_rules
-        .clone()
-        .find(|r| {
-            [d.title.as_str(), question.as_str(), d.footer.as_str()]
-                .iter()
-                .any(|t| t.lines().any(|l| r.header.is_match(l)))
-        })
-        .map_or(ApprovalKind::Dialog, |r| r.kind);
+    let rule = menu_rules.clone().find(|r| {
+        [d.title.as_str(), question.as_str(), d.footer.as_str()]
+            .iter()
+            .any(|t| t.lines().any(|l| r.header.is_match(l)))
+    });
+    let kind = rule.map_or(ApprovalKind::Dialog, |r| r.kind);
+    let question = match rule {
+        Some(r) if kind == ApprovalKind::Question => {
+            without_header(&r.header, &d.context, question)
+        }
+        _ => question,
+    };
     let mut options = d.options;
     if let Some(re) = &profile.option_key {
         for o in &mut options {
@@ -582,6 +586,34 @@ fn with_menu_cursor(rows: &[String], cursor: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether the rows the profile takes for its input row (`prompt_row`)
+/// are all above the menu at the bottom of `rows`: a prompt echo (Codex's
+/// `› pick a database` over its question picker, which takes the input
+/// row's place), so the idle match is that echo and the menu is live. A
+/// menu with the input row under it is text in an answer.
+fn only_echo_above(profile: &Profile, rows: &[String]) -> bool {
+    let Some(re) = &profile.prompt_row else {
+        return false;
+    };
+    let Some(last) = rows.iter().rposition(|r| dialog::is_option_row(r)) else {
+        return false;
+    };
+    rows[..last].iter().any(|r| re.is_match(r)) && !rows[last..].iter().any(|r| re.is_match(r))
+}
+
+/// A question whose header row (Codex's `Question 1/1 (1 unanswered)`)
+/// was read into its paragraph, without it: what is asked.
+fn without_header(header: &regex::Regex, context: &str, question: String) -> String {
+    let row = context
+        .lines()
+        .map(str::trim)
+        .find(|l| header.is_match(l) && question.starts_with(l) && question.len() > l.len());
+    match row {
+        Some(row) => question[row.len()..].trim().to_owned(),
+        None => question,
+    }
+}
+
 /// The question row the profile names (`question`) in a dialog's rows,
 /// and the rows between it and the menu as the body: Codex asks `Would you
 /// like to run the following command?` above the command, so the
@@ -632,6 +664,28 @@ mod tests {
             .iter()
             .map(|o| (o.key.as_str(), o.label.as_str(), o.description.as_deref()))
             .collect()
+    }
+
+    /// Codex 0.171.0's question picker (its `request_user_input` tool),
+    /// captured from the real CLI through `serve`.
+    #[test]
+    fn codex_question_picker_is_a_question_with_its_options() {
+        let text = include_str!("../../tests/fixtures/codex-0.171.0/question-picker.screen");
+        let p = state("codex", text).prompt.expect("a dialog");
+        assert_eq!(p.kind, ApprovalKind::Question, "{p:?}");
+        assert_eq!(p.question, "Which database should the shop use?");
+        let labels: Vec<(&str, &str)> = (p.options.iter())
+            .map(|o| (o.key.as_str(), o.label.as_str()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("1", "SQLite"),
+                ("2", "Postgres"),
+                ("3", "None of the above")
+            ],
+            "{p:?}"
+        );
     }
 
     // An older screen: no rule above the dialog, ⏺ answers.

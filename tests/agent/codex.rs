@@ -206,6 +206,38 @@ fn codex_interrupt_through_serve() {
     assert!(stopped.contains("■ Conversation interrupted"), "{stopped}");
 }
 
+/// With clawmux's hooks and `notify` installed, the result is Codex's own
+/// record of the answer (`last-assistant-message`), markdown kept, once:
+/// the screen draws `**apples**` as bold and `pears` without backticks.
+#[test]
+fn codex_answer_from_its_record_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_answer_from_its_record_through_serve")
+    else {
+        return;
+    };
+    let answer = "The shop sells **apples** and `pears`.";
+    let script = vec![Turn::text(answer)];
+    let (mut serve, api, _env) = start_with(&codex, script, Duration::from_millis(15), true);
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, answer);
+}
+
+/// An API error with clawmux's hooks installed: one error card, no result.
+#[test]
+fn codex_http_500_with_hooks_is_one_error_through_serve() {
+    let Some(codex) =
+        codex_or_skip("agent::codex::codex_http_500_with_hooks_is_one_error_through_serve")
+    else {
+        return;
+    };
+    let script = vec![
+        Turn::error(500, "upstream exploded", 6),
+        Turn::text("Back again."),
+    ];
+    let (mut serve, api, _env) = start_with(&codex, script, Duration::from_millis(15), true);
+    let row = "■ We’re currently experiencing high demand";
+    steps::error_turn_once(&mut serve, &api, STEP_TIMEOUT, row, 6);
+}
+
 /// Codex's own hooks (`hooks.json`, Claude Code's schema) and its `notify`
 /// program, both written by `clawmux hooks install --agent codex`, reach
 /// the daemon through `clawmux hook`, the path Claude Code's use: the
@@ -251,4 +283,29 @@ fn codex_hooks_through_serve() {
         1,
         "one notify for the turn:\n{log}"
     );
+}
+
+/// Codex's question picker (its `request_user_input` tool, offered in
+/// plan mode and, with `features.default_mode_request_user_input`, in the
+/// default mode used here): `Question 1/1` over the question and its
+/// numbered options is one question card with every option (Codex adds
+/// `None of the above`), and `/gsd:answer 2` picks Postgres.
+#[test]
+fn codex_question_through_serve() {
+    let Some(codex) = codex_or_skip("agent::codex::codex_question_through_serve") else {
+        return;
+    };
+    let mut ask = steps::database_question();
+    ask["questions"][0]["id"] = "database".into();
+    let script = vec![
+        Turn::tool("request_user_input", ask),
+        Turn::text("Postgres it is."),
+    ];
+    let api = FakeApi::start_paced(script, Duration::from_millis(15)).unwrap();
+    let (home, workspace) = shop_home();
+    let env = CodexEnv::new(&api.base_url(), &workspace);
+    let feature = "features.default_mode_request_user_input=true";
+    let agent = env.env_command(&codex, &["-c", feature]);
+    let mut serve = serve_shop(&agent, home, "codex");
+    steps::database_chosen(&mut serve, &api, STEP_TIMEOUT, "None of the above");
 }

@@ -156,50 +156,62 @@ fn gemini_question_through_serve() {
     steps::database_chosen(&mut serve, &api, STEP_TIMEOUT, "Enter a custom value");
 }
 
-/// A 400 is not retried: `✕ [API Error: …]` ends the turn, one error card.
-#[test]
-fn gemini_http_400_is_reported_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_http_400_is_reported_through_serve")
-    else {
+/// A 400 is not retried: `✕ [API Error: …]` ends the turn, one error
+/// card and no result card; with clawmux's hooks installed too, though
+/// Gemini's `AfterAgent` fires (`[no response text]`) before the error row
+/// is drawn.
+fn http_400_is_one_error(test: &str, hooks: bool) {
+    let Some(gemini) = gemini_or_skip(test) else {
         return;
     };
     let script = vec![
         Turn::error(400, "the request was malformed", 1),
         Turn::text("Back again."),
     ];
-    let (mut serve, api, _env) = start(&gemini, script, PACE);
-    serve.say("hello");
-    let at = serve.wait(0, "== The agent reported an error ==");
-    let at = serve.wait(at, "└─");
-    let at = serve.wait(at, "== shop: hello ==");
-    let at = serve.wait(at, "└─");
+    let (mut serve, api, _env) = start_with(&gemini, script, PACE, hooks);
+    let row = "✕ [API Error:";
+    steps::error_turn_once(&mut serve, &api, STEP_TIMEOUT, row, 1);
     let out = serve.output();
     let all = cards(&out);
     let errors = new_cards(&all, "== The agent reported an error ==");
-    assert_eq!(errors.len(), 1, "{out}");
-    assert!(errors[0].contains("✕ [API Error:"), "{}", errors[0]);
     assert!(
         errors[0].contains("the request was malformed"),
         "{}",
         errors[0]
     );
-    assert_eq!(api.scripted_requests().len(), 1, "{out}");
-    // The turn is over: the next message is a turn of its own.
-    serve.say("again");
-    let at = serve.wait(at, "== shop: again ==\n**Finished");
-    serve.wait(at, "Back again.");
-    assert_eq!(api.scripted_requests().len(), 2);
+}
+
+#[test]
+fn gemini_http_400_is_reported_through_serve() {
+    http_400_is_one_error(
+        "agent::gemini::gemini_http_400_is_reported_through_serve",
+        false,
+    );
+}
+
+#[test]
+fn gemini_http_400_with_hooks_is_reported_through_serve() {
+    http_400_is_one_error(
+        "agent::gemini::gemini_http_400_with_hooks_is_reported_through_serve",
+        true,
+    );
 }
 
 /// Gemini retries a 500 or 429 without end, showing only its spinner:
 /// the chat is told the turn is stuck, once, and `/gsd:cancel` (Escape)
 /// ends it, reported as stopped, not finished.
 fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
+    stuck_retry_with(test, status, false);
+}
+
+/// [`stuck_retry_is_reported_and_interrupted`], with clawmux's hooks
+/// installed when `hooks` (no hook event ends the retrying turn).
+fn stuck_retry_with(test: &str, status: u16, hooks: bool) {
     let Some(gemini) = gemini_or_skip(test) else {
         return;
     };
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];
-    let (mut serve, api, _env) = start(&gemini, script, PACE);
+    let (mut serve, api, _env) = start_with(&gemini, script, PACE, hooks);
     let stuck = ("stuck: no answer for 30s or more (retrying?)", 2);
     let stopped = steps::stuck_then_stopped(&mut serve, &api, STEP_TIMEOUT, stuck, "Esc");
     assert!(stopped.contains("Request cancelled."), "{stopped}");
@@ -210,6 +222,15 @@ fn gemini_http_500_stuck_is_reported_and_interrupted_through_serve() {
     stuck_retry_is_reported_and_interrupted(
         "agent::gemini::gemini_http_500_stuck_is_reported_and_interrupted_through_serve",
         500,
+    );
+}
+
+#[test]
+fn gemini_http_500_stuck_with_hooks_is_reported_and_interrupted_through_serve() {
+    stuck_retry_with(
+        "agent::gemini::gemini_http_500_stuck_with_hooks_is_reported_and_interrupted_through_serve",
+        500,
+        true,
     );
 }
 
@@ -237,6 +258,20 @@ fn gemini_interrupt_through_serve() {
     steps::wait_requests(&api, 1);
     let stopped = cancel_stops(&mut serve, at, "talk a lot", "Esc");
     assert!(stopped.contains("Request cancelled."), "{stopped}");
+}
+
+/// With clawmux's hooks installed, the result is Gemini's own record of
+/// the answer (`AfterAgent`'s `prompt_response`), markdown kept, once: the
+/// screen draws `**pears**` as bold and `figs` without its backticks.
+#[test]
+fn gemini_answer_from_its_record_through_serve() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_answer_from_its_record_through_serve")
+    else {
+        return;
+    };
+    let answer = "The shop sells **pears** and `figs`.";
+    let (mut serve, api, _env) = start_with(&gemini, vec![Turn::text(answer)], PACE, true);
+    steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, answer);
 }
 
 /// Gemini's own hooks (`AfterAgent`, `Notification`) reach the daemon
@@ -413,4 +448,87 @@ fn a_killed_session_ends_gemini_though_it_outlives_the_hangup() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Gemini's question box in a short pane (15 rows): the box scrolls its
+/// options and draws `▲` above and `▼` under them. Recorded from the first
+/// byte (`tests/fixtures/gemini-<release>/question_short_pane.rec`,
+/// refreshed with `CLAWMUX_UPDATE_FIXTURES=1`, replayed by
+/// [`gemini_question_in_a_short_pane_replayed`]): the question read off it
+/// is the question asked, never the scroll mark.
+#[test]
+fn gemini_question_in_a_short_pane_recorded() {
+    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_in_a_short_pane_recorded")
+    else {
+        return;
+    };
+    let mut ask = steps::database_question();
+    ask["questions"][0]["type"] = "choice".into();
+    let script = vec![Turn::tool("ask_user", ask), Turn::text("Postgres it is.")];
+    let mut run = GeminiRun::start(&gemini, script);
+    run.tmux
+        .ok(&["resize-window", "-t", &run.target, "-x", "100", "-y", "15"]);
+    run.settle();
+    run.prompt("pick a database");
+    run.wait_for("Answer Questions");
+    let screen = run.wait_for("▼");
+    assert!(screen.contains("▲"), "the options do not scroll:\n{screen}");
+    run.settle();
+    run.keys(&["2"]);
+    run.wait_for("Postgres it is.");
+    let recording = run.finish();
+    run.maybe_save_fixture("question_short_pane");
+    assert_eq!(
+        questions(&recording),
+        ["Which database should the shop use?"]
+    );
+}
+
+/// The committed recording of [`gemini_question_in_a_short_pane_recorded`]
+/// read by `clawmux detect --profile gemini`: one question, its text the
+/// question asked (was `▲`, the scroll mark above the options), with the
+/// two options the box shows.
+#[test]
+fn gemini_question_in_a_short_pane_replayed() {
+    let path = crate::support::gemini::fixtures_dir().join("question_short_pane.rec");
+    let recording = std::fs::read(&path).unwrap();
+    assert_eq!(
+        questions(&recording),
+        ["Which database should the shop use?"]
+    );
+    let json = detections(&recording);
+    let card = json
+        .iter()
+        .find(|d| d["kind"] == "approval")
+        .expect("a question");
+    let labels: Vec<&str> = (card["options"].as_array().unwrap().iter())
+        .filter_map(|o| o["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["SQLite", "Postgres"], "{card}");
+}
+
+/// What `clawmux detect --profile gemini` reads off a recording.
+fn detections(recording: &[u8]) -> Vec<serde_json::Value> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["detect", "--profile", "gemini"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(recording).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    (out.stdout.split(|b| *b == b'\n'))
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
+}
+
+/// The questions (approval kind `question`) read off a recording.
+fn questions(recording: &[u8]) -> Vec<String> {
+    (detections(recording).iter())
+        .filter(|d| d["kind"] == "approval" && d["approval"] == "question")
+        .filter_map(|d| d["question"].as_str().map(str::to_owned))
+        .collect()
 }

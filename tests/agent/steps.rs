@@ -214,3 +214,39 @@ pub(super) fn long_answer() -> String {
         })
         .collect()
 }
+
+/// Says `hello` to an agent whose model call fails (`row`: the error row
+/// the agent draws, `attempts`: the model calls it makes): one error card
+/// holding `row`, the turn reported failed once, no "Finished" and no
+/// result card repeating the error; the next message is a turn of its
+/// own, answered `Back again.` (the script's next turn).
+pub(super) fn error_turn_once(
+    serve: &mut ConsoleServe,
+    api: &FakeApi,
+    first: Duration,
+    row: &str,
+    attempts: usize,
+) {
+    serve.say("hello");
+    let at = serve.wait_within(0, "== The agent reported an error ==", first);
+    let at = serve.wait(at, "└─");
+    let at = serve.wait(at, "Failed after");
+    let at = serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let errors = new_cards(&all, "== The agent reported an error ==");
+    assert_eq!(errors.len(), 1, "{out}");
+    assert!(errors[0].contains(row), "{row:?} not in\n{}", errors[0]);
+    assert_eq!(finished(&out, "hello"), 0, "{out}");
+    let heading = "== shop: hello ==";
+    let results = all
+        .iter()
+        .filter(|(updated, t)| !updated && t.starts_with(heading) && t.contains("```"));
+    assert_eq!(results.count(), 0, "{out}");
+    assert_eq!(out.matches("Failed after").count(), 1, "{out}");
+    assert_eq!(api.scripted_requests().len(), attempts, "{out}");
+    serve.say("again");
+    let at = serve.wait(at, "== shop: again ==\n**Finished");
+    serve.wait(at, "Back again.");
+    assert_eq!(api.scripted_requests().len(), attempts + 1);
+}

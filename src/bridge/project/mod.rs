@@ -58,6 +58,9 @@ const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 /// spinner frames and the answer twice (drawn live, then printed), Gemini
 /// CLI's every spinner frame between the answer's frames.
 const SETTLED_RESULT_PROFILES: [&str; 3] = ["codex", "aider", "gemini"];
+/// The profiles whose agents' turn-end hooks are their record of the
+/// answer, not the end of the turn (see [`JobRunner::answer_from_record`]).
+const RECORD_ANSWER_PROFILES: [&str; 2] = ["codex", "gemini"];
 /// Lines of the lost session's output quoted in the recovery prompt.
 const RECOVERY_TAIL_LINES: usize = 20;
 
@@ -174,6 +177,7 @@ impl Actor {
     fn new(setup: ProjectSetup, events: mpsc::Sender<ProjectEvent>) -> Actor {
         let mut runner = JobRunner::default();
         runner.result_from_screen(SETTLED_RESULT_PROFILES.contains(&setup.profile.name()));
+        runner.answer_from_record(RECORD_ANSWER_PROFILES.contains(&setup.profile.name()));
         Actor {
             setup,
             events,
@@ -482,6 +486,10 @@ impl Actor {
                     if self.runner.running().is_some() && self.runner.approval().is_none() {
                         self.complete().await;
                     }
+                } else if self.runner.records_answer() {
+                    // The turn ended by the agent's word: the screen, read
+                    // now, says how.
+                    self.judge_now().await;
                 }
             }
             ProjectCmd::HookApproval => self.judge_now().await,

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::confirm::{disagreement, fill_body};
 use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
+use crate::agents::record;
 use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
 use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, ProgressFields};
 use crate::hooks::ToolRequest;
@@ -142,6 +143,9 @@ pub struct JobRunner {
     /// The agent redraws its answer as it streams (see
     /// [`JobRunner::result_from_screen`]).
     settled_result: bool,
+    /// The agent's turn-end hook is its record of the answer, not the end
+    /// of its turn (see [`JobRunner::answer_from_record`]).
+    record_answer: bool,
 }
 
 impl JobRunner {
@@ -535,6 +539,17 @@ impl JobRunner {
     /// `answer` as its final text. True when that ends the running command
     /// (not while a prompt waits: its answer starts more of the turn).
     pub fn hook_stop(&mut self, answer: Option<String>) -> bool {
+        if self.record_answer {
+            // Only the answer: the screen ends the turn (see
+            // `answer_from_record`). A later event without text (Codex's
+            // `Stop` hook after its `notify`) keeps the one said.
+            if let Some(running) = &mut self.running
+                && let Some(answer) = answer.as_deref().and_then(record::answer_of)
+            {
+                running.hook_answer = Some(answer);
+            }
+            return false;
+        }
         if self.approval.is_some() {
             return false;
         }
@@ -617,6 +632,23 @@ impl JobRunner {
         self.settled_result = on;
     }
 
+    /// The agent's turn-end hook (Codex's `Stop` hook and `notify`, Gemini
+    /// CLI's `AfterAgent`) gives the answer, markdown kept, and never ends
+    /// a turn: it can come before the screen says how the turn ended
+    /// (Gemini's `AfterAgent` fires `[no response text]` ~55 ms after the
+    /// prompt, before an API error's row is drawn), so the screen's own
+    /// end (its closing row, error row, settled prompt) ends the turn and
+    /// the record replaces the answer drawn on it ([`record::reconcile`]).
+    pub fn answer_from_record(&mut self, on: bool) {
+        self.record_answer = on;
+    }
+
+    /// Whether a turn-end hook only records the answer (see
+    /// [`JobRunner::answer_from_record`]).
+    pub fn records_answer(&self) -> bool {
+        self.record_answer
+    }
+
     /// Ends the running command: its output (`screen_rows` fill what a
     /// flood skipped), or the recovery prompt's end.
     pub fn finish(&mut self, screen_rows: Option<&[String]>) -> Option<Finished> {
@@ -636,7 +668,11 @@ impl JobRunner {
             .filter(|_| self.settled_result)
             .and_then(|rows| running.output.settled_text(rows));
         let mut output = settled.unwrap_or_else(|| running.output.text());
-        if let Some(answer) = running.hook_answer {
+        if self.record_answer {
+            if let Some(answer) = running.hook_answer.take() {
+                output = record::reconcile(Some(&output), &answer);
+            }
+        } else if let Some(answer) = running.hook_answer {
             if output.trim().is_empty() || output.contains(GAP_LINE) {
                 // The screen lost some of the answer (a flood, a reconnect)
                 // or never showed one: the hook's final text is the answer.

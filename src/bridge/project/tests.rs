@@ -248,6 +248,44 @@ fn the_stop_hooks_answer_stands_in_when_the_screen_lost_lines() {
     assert_eq!(output, "● Bash(ls)\n  ⎿  src\n● Done: **one**\n  folder.\n");
 }
 
+/// Codex and Gemini CLI: the turn-end hook is the answer's record, never
+/// the turn's end. Gemini's `AfterAgent` comes before an API error's row:
+/// the error row, then the screen's end, end the turn as failed.
+#[test]
+fn a_recording_hook_gives_the_answer_and_the_screen_ends_the_turn() {
+    let mut runner = running();
+    runner.answer_from_record(true);
+    assert!(!runner.hook_stop(Some("[no response text]".into())));
+    let line = "✕ [API Error: bad request]".to_string();
+    let steps = see(&mut runner, DetectionKind::Error { line: line.clone() });
+    assert!(matches!(
+        kinds(&steps)[..],
+        [ProjectEventKind::Error { .. }]
+    ));
+    runner.lines(&lines(&[line.as_str()]));
+    assert_eq!(
+        see(&mut runner, DetectionKind::Completed),
+        vec![Step::Complete]
+    );
+    let ProjectEventKind::Completed { ending, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(ending, TurnEnding::Failed);
+
+    // The record replaces the answer as drawn; a later hook without text
+    // (Codex's `Stop` after its `notify`) keeps it.
+    let mut runner = running();
+    runner.answer_from_record(true);
+    runner.lines(&lines(&["• Ran ls", "  └ src", "• The shop sells pears."]));
+    assert!(!runner.hook_stop(Some("The shop sells **pears**.".into())));
+    assert!(!runner.hook_stop(None));
+    let ProjectEventKind::Completed { output, ending, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(ending, TurnEnding::Finished);
+    assert_eq!(output, "• Ran ls\n  └ src\n• The shop sells **pears**.");
+}
+
 #[test]
 fn a_permission_hook_that_agrees_with_the_screen_adds_nothing() {
     let mut runner = running();
