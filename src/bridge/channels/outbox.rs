@@ -13,6 +13,7 @@
 //! Long with its tests (delivery, retry and dead-letter cases on a fake
 //! courier); the code itself is well under 600 lines.
 
+use crate::bridge::texts::Msg;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::time::Duration;
@@ -357,7 +358,7 @@ fn dead_letter(
             None => format!("A card could not be delivered: {msg}."),
         };
         let card = present::info_card(
-            "A card was not delivered",
+            Msg::CardNotDelivered,
             &format!(
                 "{}\n\nLater cards are not affected. The operator can see it in the event log (`card_dead_letter`).",
                 crate::feishu::markdown::escape_inline(&what)

@@ -3,6 +3,7 @@
 //! senders, the one polite answer a denied sender gets, and the panes
 //! only approvers reach (one clawmux did not create, the hosts' list).
 
+use crate::bridge::texts::Msg;
 use crate::store::{Denial, LogEvent};
 
 use super::{Core, target_id};
@@ -54,7 +55,7 @@ impl Core {
                 self.send(
                     &m.target,
                     Some(&m.message_id),
-                    &present::info_card("Slow down", text),
+                    &present::info_card(Msg::SlowDown, text),
                 );
                 false
             }
@@ -70,7 +71,7 @@ impl Core {
                     self.send(
                         &m.target,
                         Some(&m.message_id),
-                        &present::info_card("Pairing needed", &text),
+                        &present::info_card(Msg::PairingNeeded, &text),
                     );
                     false
                 }
@@ -97,7 +98,7 @@ impl Core {
                     self.send(
                         &m.target,
                         Some(&m.message_id),
-                        &present::info_card("Not allowed", text),
+                        &present::info_card(Msg::NotAllowed, text),
                     );
                 }
                 false
@@ -175,7 +176,7 @@ impl Core {
         let text = format!(
             "**{project}** is a pane adopted from a terminal: only approvers may use it, see its screen or type into it."
         );
-        self.error(target, reply_to, "Not allowed", &text, "");
+        self.error(target, reply_to, Msg::NotAllowed, &text, "");
         false
     }
 }

@@ -9,6 +9,7 @@ use crate::bridge::channels::chat::{
 };
 use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
+use crate::bridge::texts::Msg;
 use crate::detect::{ApprovalOption, several_keys};
 use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval};
@@ -35,7 +36,7 @@ impl Core {
             self.send(
                 &m.target,
                 Some(&m.message_id),
-                &present::info_card("Not answered", text),
+                &present::info_card(Msg::NotAnswered, text),
             );
             return true;
         };
@@ -43,7 +44,7 @@ impl Core {
             self.error(
                 &m.target,
                 Some(&m.message_id),
-                "Cannot type that",
+                Msg::CannotType,
                 &e.to_string(),
                 "",
             );
@@ -72,7 +73,7 @@ impl Core {
                     Ok(label) => self.type_answer(&approval, &key, &m.sender, &label, reply),
                     Err(e) => {
                         let e = e.to_string();
-                        self.error(&m.target, Some(&m.message_id), "Not answered", &e, "");
+                        self.error(&m.target, Some(&m.message_id), Msg::NotAnswered, &e, "");
                     }
                 }
             }
@@ -80,7 +81,7 @@ impl Core {
             ReplyPlan::Text { focus } => {
                 if !self.answering.insert(approval.id.clone()) {
                     let text = "This prompt is being answered already; nothing more was typed.";
-                    let card = present::info_card("Not answered", text);
+                    let card = present::info_card(Msg::NotAnswered, text);
                     self.send(&m.target, Some(&m.message_id), &card);
                     return true;
                 }
@@ -104,7 +105,7 @@ impl Core {
                     "This prompt takes one of its options: {}. Press its button, or reply with the option's name or number.",
                     labels.join(", ")
                 );
-                let card = present::info_card("Not answered", &text);
+                let card = present::info_card(Msg::NotAnswered, &text);
                 self.send(&m.target, Some(&m.message_id), &card);
             }
         }
@@ -415,11 +416,7 @@ impl Core {
                 let text = format!(
                     "{detail}.\n\nThe buttons follow the dialog on screen: check it with `/gsd:screen` before answering."
                 );
-                self.send(
-                    &target,
-                    None,
-                    &present::info_card("Check this prompt", &text),
-                );
+                self.send(&target, None, &present::info_card(Msg::CheckPrompt, &text));
             }
             ProjectEventKind::Answered {
                 approval_id,
@@ -437,8 +434,8 @@ impl Core {
                         &reply.target,
                         reply.reply_to.as_deref(),
                         match e {
-                            ProjectError::NotTaken { .. } => "Answer not taken",
-                            _ => "Could not answer the approval",
+                            ProjectError::NotTaken { .. } => Msg::AnswerNotTaken,
+                            _ => Msg::CouldNotAnswerApproval,
                         },
                         &e.to_string(),
                         "Press the button again, or answer in the terminal.",
@@ -460,7 +457,7 @@ impl Core {
                     (Err(e), _) => self.error(
                         &reply.target,
                         reply.reply_to.as_deref(),
-                        "Could not answer",
+                        Msg::CouldNotAnswer,
                         &e.to_string(),
                         "",
                     ),

@@ -15,6 +15,7 @@ use crate::bridge::present::CommandChoice;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::HELP;
+use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
 use crate::store::clock;
@@ -46,17 +47,17 @@ impl Core {
                     ..Default::default()
                 }));
                 let text = "Only approvers may list the panes of every host.";
-                self.error(target, reply_to, "Not allowed", text, "");
+                self.error(target, reply_to, Msg::NotAllowed, text, "");
             }
             Builtin::Sessions => self.effects.push(Effect::ListSessions { reply: reply() }),
             Builtin::Screen => match self.current_project(target) {
                 Some(p) if !self.may_reach(sender, &p, target, reply_to, "/gsd:screen") => {}
                 Some(project) => self.tell_project(&project, ProjectCmd::Screen { reply: reply() }),
-                None => self.error(target, reply_to, "No project selected", "/gsd:screen", ""),
+                None => self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:screen", ""),
             },
             Builtin::Help => {
                 let text = format!("{HELP}\n\n{GSD_HELP_NOTE}");
-                self.send(target, reply_to, &present::info_card("clawmux help", &text));
+                self.send(target, reply_to, &present::info_card(Msg::HelpTitle, &text));
             }
             Builtin::Projects => {
                 let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
@@ -83,7 +84,7 @@ impl Core {
             Builtin::Remind(secs) => self.remind(target, reply_to, secs),
             Builtin::Cancel => {
                 let Some(project) = self.current_project(target) else {
-                    self.error(target, reply_to, "No project selected", "/gsd:cancel", "");
+                    self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:cancel", "");
                     return;
                 };
                 if !self.may_reach(sender, &project, target, reply_to, "/gsd:cancel") {
@@ -98,7 +99,7 @@ impl Core {
                         ..Default::default()
                     }));
                     let text = "Only approvers may interrupt a project's agent.";
-                    self.error(target, reply_to, "Not allowed", text, "");
+                    self.error(target, reply_to, Msg::NotAllowed, text, "");
                     return;
                 }
                 // The outcome comes back as `Cancelled`.
@@ -114,7 +115,7 @@ impl Core {
             }
             Builtin::Answer(key) => {
                 let Some(project) = self.current_project(target) else {
-                    self.error(target, reply_to, "No project selected", "/gsd:answer", "");
+                    self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:answer", "");
                     return;
                 };
                 let pending = self.shared.read(|s| {
@@ -128,7 +129,7 @@ impl Core {
                     self.error(
                         target,
                         reply_to,
-                        "No approval pending",
+                        Msg::NoApprovalPending,
                         &format!("/gsd:answer {key}"),
                         "",
                     );
@@ -142,7 +143,7 @@ impl Core {
                 let key = super::approvals::shown_key(&approval.options, &key);
                 match self.check_answer(&approval, &key, sender) {
                     Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
-                    Err(e) => self.error(target, reply_to, "Could not answer", &e.to_string(), ""),
+                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, &e.to_string(), ""),
                 }
             }
         }
@@ -160,7 +161,7 @@ impl Core {
             self.error(
                 target,
                 reply_to,
-                "Invalid project name",
+                Msg::InvalidProjectName,
                 name,
                 &e.to_string(),
             );
@@ -171,7 +172,7 @@ impl Core {
             let guidance = format!(
                 "Create it with `/gsd:new-project {name}`, or list projects with `/gsd:projects`."
             );
-            self.error(target, reply_to, "No such project", name, &guidance);
+            self.error(target, reply_to, Msg::NoSuchProject, name, &guidance);
             return false;
         }
         if !self.may_reach(sender, name, target, reply_to, "/gsd:use") {
@@ -188,7 +189,7 @@ impl Core {
             target,
             reply_to,
             &present::info_card(
-                "Project selected",
+                Msg::ProjectSelected,
                 &format!("Messages now go to **{name}**."),
             ),
         );
@@ -220,7 +221,7 @@ impl Core {
                     let text = format!(
                         "**{name}** already runs on **{on}**: a project stays on the host it was created on. Pick another name for one on **{asked}**."
                     );
-                    self.error(target, reply_to, "Project exists elsewhere", &text, "");
+                    self.error(target, reply_to, Msg::ProjectElsewhere, &text, "");
                     return;
                 }
                 (name, asked.or(self.config.host_for(name)))
@@ -229,7 +230,7 @@ impl Core {
                 self.error(
                     target,
                     reply_to,
-                    "Invalid project name",
+                    Msg::InvalidProjectName,
                     name,
                     &e.to_string(),
                 );
@@ -238,7 +239,13 @@ impl Core {
         };
         if self.adopting.contains(name) {
             let text = format!("A pane is being adopted as **{name}** right now.");
-            self.error(target, reply_to, "Name taken", &text, "Pick another name.");
+            self.error(
+                target,
+                reply_to,
+                Msg::NameTaken,
+                &text,
+                "Pick another name.",
+            );
             return;
         }
         let (workspace, remote) = match self.hosts.workspace_root(host) {
@@ -248,7 +255,7 @@ impl Core {
             ),
             Err(e) => {
                 let guidance = "Projects run on the hosts of the config's [hosts] tables.";
-                self.error(target, reply_to, "Unknown host", &e.to_string(), guidance);
+                self.error(target, reply_to, Msg::UnknownHost, &e.to_string(), guidance);
                 return;
             }
         };
@@ -256,7 +263,7 @@ impl Core {
         // A remote host's pane makes its own workspace (see PaneSpec).
         if !remote && let Err(e) = std::fs::create_dir_all(&workspace) {
             let text = format!("{}: {e}", workspace.display());
-            self.error(target, reply_to, "Cannot create the workspace", &text, "");
+            self.error(target, reply_to, Msg::CannotCreateWorkspace, &text, "");
             return;
         }
         let chat = target_id(target);
@@ -292,7 +299,7 @@ impl Core {
         self.send(
             target,
             reply_to,
-            &present::info_card("Project ready", &text),
+            &present::info_card(Msg::ProjectReady, &text),
         );
         if !existed {
             // GSD's own new-project, in the spelling its install takes (the
@@ -349,7 +356,7 @@ impl Core {
             self.send(
                 target,
                 reply_to,
-                &present::info_card("Status", "No projects yet: `/gsd:new-project <name>`."),
+                &present::info_card(Msg::Status, "No projects yet: `/gsd:new-project <name>`."),
             );
             return;
         }
@@ -365,7 +372,7 @@ impl Core {
             md.push_str("\n**GSD planning** (`.planning/STATE.md`)\n");
             md.push_str(&planning);
         }
-        self.send(target, reply_to, &present::info_card("Status", &md));
+        self.send(target, reply_to, &present::info_card(Msg::Status, &md));
     }
 
     /// `/gsd:mode [MODE]`: the current project's permission mode, or (for
@@ -378,7 +385,7 @@ impl Core {
         mode: Option<PermissionMode>,
     ) {
         let Some(project) = self.current_project(target) else {
-            self.error(target, reply_to, "No project selected", "/gsd:mode", "");
+            self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:mode", "");
             return;
         };
         let Some(mode) = mode else {
@@ -390,7 +397,7 @@ impl Core {
             self.send(
                 target,
                 reply_to,
-                &present::info_card("Permission mode", &text),
+                &present::info_card(Msg::PermissionMode, &text),
             );
             return;
         };
@@ -401,7 +408,7 @@ impl Core {
                 ..Default::default()
             }));
             let text = "Only approvers may switch a project's permission mode.";
-            self.error(target, reply_to, "Not allowed", text, "");
+            self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;
         }
         let cmd = ProjectCmd::SetMode {
@@ -429,13 +436,13 @@ impl Core {
                 self.send(
                     target,
                     reply_to,
-                    &present::info_card("Permission mode", &text),
+                    &present::info_card(Msg::PermissionMode, &text),
                 );
             }
             Err(e) => self.error(
                 target,
                 reply_to,
-                "Could not switch the mode",
+                Msg::CouldNotSwitchMode,
                 &e.to_string(),
                 "",
             ),
@@ -558,7 +565,7 @@ impl Core {
                     sender: by.to_string(),
                 });
                 let text = format!("Sent {keys} to the agent of **{project}**.");
-                self.send(target, reply_to, &present::info_card("Cancelled", &text));
+                self.send(target, reply_to, &present::info_card(Msg::Cancelled, &text));
             }
             Err(ProjectError::NothingToCancel) => {
                 let text = format!(
@@ -567,10 +574,10 @@ impl Core {
                 self.send(
                     target,
                     reply_to,
-                    &present::info_card("Nothing to cancel", &text),
+                    &present::info_card(Msg::NothingToCancel, &text),
                 );
             }
-            Err(e) => self.error(target, reply_to, "Could not cancel", &e.to_string(), ""),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, &e.to_string(), ""),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::bridge::panes::hosts::{AdoptTarget, LocateError};
 use crate::bridge::panes::watch_session::WATCH_SESSION;
 use crate::bridge::present;
 use crate::bridge::project::Reply;
+use crate::bridge::texts::Msg;
 use crate::store::clock;
 use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};
@@ -67,7 +68,7 @@ impl Core {
             "The connection to the tmux server of **{project}** ({}) ended, and reconnecting failed: {error}\nTrying again with backoff; your command is kept.",
             self.host_label(project)
         );
-        let card = present::info_card("Host unreachable", &text);
+        let card = present::info_card(Msg::HostUnreachable, &text);
         self.send(&target, reply_to.as_deref(), &card);
     }
 
@@ -88,7 +89,7 @@ impl Core {
                 "The connection to **{}** was lost ({reason}) and is back. The command goes on; its result marks where output may be missing.",
                 self.host_label(project)
             );
-            let card = present::info_card("Reconnected", &text);
+            let card = present::info_card(Msg::Reconnected, &text);
             self.send(&target, reply_to.as_deref(), &card);
         }
     }
@@ -125,27 +126,27 @@ impl Core {
         let reply_to = reply_to.as_deref();
         if !self.may_adopt(sender, "adopt") {
             let text = "Only approvers may adopt or release panes.";
-            return self.error(&target, reply_to, "Not allowed", text, "");
+            return self.error(&target, reply_to, Msg::NotAllowed, text, "");
         }
         let parsed = match AdoptTarget::parse(pane) {
             Ok(parsed) => parsed,
             Err(e) => {
                 let e = e.to_string();
-                return self.error(&target, reply_to, "Cannot adopt that", &e, ADOPT_USAGE);
+                return self.error(&target, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
             }
         };
         let name = name.unwrap_or(&parsed.session).to_string();
         if let Err(e) = names::validate_project(&name) {
             let guidance = "Name the project with `as NAME`, e.g. `/gsd:adopt work:1.0 as api`.";
             let text = e.to_string();
-            return self.error(&target, reply_to, "Invalid project name", &text, guidance);
+            return self.error(&target, reply_to, Msg::InvalidProjectName, &text, guidance);
         }
         if let Some(text) = self.name_taken(&name) {
             let guidance = "Pick another name with `as NAME`.";
-            return self.error(&target, reply_to, "Name taken", &text, guidance);
+            return self.error(&target, reply_to, Msg::NameTaken, &text, guidance);
         }
         if let Err(e) = self.hosts.watch(parsed.host.as_deref()) {
-            return self.error(&target, reply_to, "Unknown host", &e.to_string(), "");
+            return self.error(&target, reply_to, Msg::UnknownHost, &e.to_string(), "");
         }
         self.adopting.insert(name.clone());
         self.effects.push(Effect::Adopt {
@@ -173,14 +174,14 @@ impl Core {
             let text =
                 format!("A project named **{name}** was made while its pane was looked for.");
             let guidance = "Adopt it under another name with `as NAME`.";
-            self.error(chat, reply_to, "Name taken", &text, guidance);
+            self.error(chat, reply_to, Msg::NameTaken, &text, guidance);
             return false;
         }
         let location = match located {
             Ok(location) => location,
             Err(e) => {
                 let e = e.to_string();
-                self.error(chat, reply_to, "Cannot adopt that", &e, ADOPT_USAGE);
+                self.error(chat, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
                 return false;
             }
         };
@@ -189,7 +190,7 @@ impl Core {
                 "Session {} is clawmux's own; its projects are watched already.",
                 location.session
             );
-            self.error(chat, reply_to, "Cannot adopt that", &text, "");
+            self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
             return false;
         }
         let record = location.adopted();
@@ -200,7 +201,7 @@ impl Core {
         });
         if let Some(other) = taken {
             let text = format!("That pane is adopted already, as **{other}**.");
-            self.error(chat, reply_to, "Cannot adopt that", &text, "");
+            self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
             return false;
         }
         let chat_id = target_id(chat);
@@ -232,7 +233,7 @@ impl Core {
             "Watching pane {} of session **{}**{on} ({}x{}) as **{name}**; messages now go to it. Nothing was restarted or resized. `/gsd:release {name}` stops watching.",
             location.pane, location.session, location.width, location.height
         );
-        self.send(chat, reply_to, &present::info_card("Adopted", &text));
+        self.send(chat, reply_to, &present::info_card(Msg::Adopted, &text));
         true
     }
 
@@ -243,7 +244,7 @@ impl Core {
             s.chats.retain(|_, p| *p != name);
         });
         let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
-        self.error(chat, reply_to, "Cannot watch that pane", error, "");
+        self.error(chat, reply_to, Msg::CannotWatch, error, "");
     }
 
     /// `/gsd:release`: stops watching an adopted pane and forgets its
@@ -257,7 +258,7 @@ impl Core {
     ) {
         if !self.may_adopt(sender, "release") {
             let text = "Only approvers may adopt or release panes.";
-            return self.error(target, reply_to, "Not allowed", text, "");
+            return self.error(target, reply_to, Msg::NotAllowed, text, "");
         }
         let adopted = (self.shared).read(|s| s.projects.get(name).map(|p| p.adopted.clone()));
         let pane = match adopted {
@@ -266,11 +267,11 @@ impl Core {
                 let text = format!(
                     "**{name}** was created by clawmux; release only lets go of adopted panes."
                 );
-                return self.error(target, reply_to, "Not adopted", &text, "");
+                return self.error(target, reply_to, Msg::NotAdopted, &text, "");
             }
             None => {
                 let text = format!("No project is named **{name}**.");
-                return self.error(target, reply_to, "No such project", &text, "");
+                return self.error(target, reply_to, Msg::NoSuchProject, &text, "");
             }
         };
         // The actor stops with its last handle, and its client detaches.
@@ -297,7 +298,7 @@ impl Core {
             by: sender.to_string(),
         });
         let text = format!("No longer watching **{name}** (pane {pane}); the pane is as it was.");
-        self.send(target, reply_to, &present::info_card("Released", &text));
+        self.send(target, reply_to, &present::info_card(Msg::Released, &text));
     }
 
     /// Sends `text` as an info card titled `title` to `reply`.

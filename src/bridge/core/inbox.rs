@@ -8,6 +8,7 @@ use super::{Core, target_id};
 use crate::bridge::access::pairing::Pairing;
 use crate::bridge::channels::chat::CONSOLE_USER;
 use crate::bridge::present::{self, inbox};
+use crate::bridge::texts::Msg;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, PendingApproval};
 
@@ -56,7 +57,7 @@ impl Core {
             Some(n) => format!("A prompt waiting longer than {n} s is shown here again, once."),
             None => "No reminders in this chat.".to_string(),
         };
-        self.send(target, reply_to, &present::info_card("Reminders", &text));
+        self.send(target, reply_to, &present::info_card(Msg::Reminders, &text));
     }
 
     /// Sends the reminders that fell due (called on every tick).

@@ -7,6 +7,7 @@ use crate::bridge::access::names;
 use crate::bridge::channels::long_result;
 use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
+use crate::bridge::texts::Msg;
 use crate::bridge::texts::error_guidance;
 use crate::store::LogEvent;
 use crate::store::state::{ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval};
@@ -20,19 +21,13 @@ impl Core {
         sender: &str,
     ) {
         if let Err(e) = names::validate_typed_text(text) {
-            self.error(
-                target,
-                reply_to,
-                "Cannot send that to the agent",
-                &e.to_string(),
-                "",
-            );
+            self.error(target, reply_to, Msg::CannotSendToAgent, &e.to_string(), "");
             return;
         }
         let Some(project) = self.current_project(target) else {
             let guidance =
                 "Create one with `/gsd:new-project <name>` or pick one with `/gsd:use <name>`.";
-            self.error(target, reply_to, "No project selected", text, guidance);
+            self.error(target, reply_to, Msg::NoProjectSelected, text, guidance);
             return;
         };
         self.run_in(&project, target, reply_to, text, sender);
@@ -150,7 +145,7 @@ impl Core {
                     let text = format!(
                         "The agent is busy; your command is number {position} in the queue."
                     );
-                    let card = present::info_card("Queued", &text);
+                    let card = present::info_card(Msg::Queued, &text);
                     self.send_for_job(id, &card, |j, _| j.queued = true);
                 }
             }
@@ -162,7 +157,7 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = present::progress_card(&self.title(&j), "Running…", None, "");
+                    let card = present::progress_card(&self.title(&j), Msg::Running, None, "");
                     let card = present::with_interrupt(card, &project, id);
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
@@ -227,7 +222,7 @@ impl Core {
                 self.error(
                     &target,
                     reply_to.as_deref(),
-                    "The agent reported an error",
+                    Msg::AgentError,
                     &context,
                     &guidance,
                 );
@@ -363,7 +358,7 @@ impl Core {
                     self.send(
                         &target,
                         reply_to.as_deref(),
-                        &present::info_card("Session lost", &text),
+                        &present::info_card(Msg::SessionLost, &text),
                     );
                 }
             }

@@ -10,6 +10,7 @@ use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastL
 use crate::bridge::panes::keys::{NamedKey, labels};
 use crate::bridge::present::{self, InterruptChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
+use crate::bridge::texts::Msg;
 use crate::store::state::ChatTarget;
 use crate::store::{Denial, LogEvent};
 
@@ -42,7 +43,7 @@ impl Core {
         keys: Vec<NamedKey>,
     ) {
         let Some(project) = self.current_project(target) else {
-            self.error(target, reply_to, "No project selected", "/gsd:keys", "");
+            self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:keys", "");
             return;
         };
         if !self.may_send_keys(sender) {
@@ -52,7 +53,7 @@ impl Core {
                 ..Default::default()
             }));
             let text = "Only approvers may send keys to a project's pane.";
-            self.error(target, reply_to, "Not allowed", text, "");
+            self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;
         }
         self.log_keys(&project, sender, &labels(&keys), "intent");
@@ -82,11 +83,11 @@ impl Core {
             Ok(()) => {
                 self.log_keys(project, by, &shown, "sent");
                 let text = format!("Sent `{shown}` to the agent of **{project}**.");
-                self.send(target, reply_to, &present::info_card("Keys sent", &text));
+                self.send(target, reply_to, &present::info_card(Msg::KeysSent, &text));
             }
             Err(e) => {
                 self.log_keys(project, by, &shown, "failed");
-                self.error(target, reply_to, "Keys not sent", &e.to_string(), "");
+                self.error(target, reply_to, Msg::KeysNotSent, &e.to_string(), "");
             }
         }
     }
@@ -107,7 +108,13 @@ impl Core {
         );
         let guidance = "Interrupt again, or send other keys with `/gsd:keys` (e.g. `Ctrl-C`).";
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
-        self.error(target, reply_to, "Interrupt not confirmed", &text, guidance);
+        self.error(
+            target,
+            reply_to,
+            Msg::InterruptNotConfirmed,
+            &text,
+            guidance,
+        );
     }
 
     /// The Interrupt button of a running command's progress card.
