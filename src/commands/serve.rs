@@ -235,7 +235,7 @@ async fn serve(
             state_dir.display(),
             shared.read(serve_notes::greeting)
         );
-        let courier = console::ConsoleCourier::default();
+        let courier = console::ConsoleCourier::from_env();
         let buttons = courier.buttons.clone();
         tokio::spawn(outbox::run(shared.clone(), courier));
         if config.feishu.stream_answers {
