@@ -564,9 +564,75 @@ impl Renderer {
     }
 }
 
+/// A sent card (its JSON) with every translated text's fallback `content`
+/// in `lang`: what a client that shows neither of the card's languages
+/// falls back to.
+pub fn with_fallback(card: &Value, lang: Lang) -> Value {
+    let mut card = card.clone();
+    if lang != Lang::En {
+        set_fallback(&mut card, lang.code());
+    }
+    card
+}
+
+fn set_fallback(v: &mut Value, code: &str) {
+    match v {
+        Value::Object(map) => {
+            let chosen = (map.get("i18n_content"))
+                .and_then(|i| i.get(code))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if let Some(text) = chosen
+                && map.contains_key("content")
+            {
+                map.insert("content".into(), Value::String(text));
+            }
+            for (k, child) in map.iter_mut() {
+                if k != "i18n_content" {
+                    set_fallback(child, code);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|c| set_fallback(c, code)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn translated_texts_carry_both_languages_and_literal_ones_only_content() {
+        let card = Card::new(Text::both("Done", "已完成"), Template::Green)
+            .push(Element::markdown("ls -la"))
+            .push(Element::note(Text::both("a note", "备注")));
+        let v = serde_json::to_value(&card).unwrap();
+        assert_eq!(
+            v["config"]["locales"],
+            serde_json::json!(["zh_cn", "en_us"])
+        );
+        assert_eq!(
+            v["header"]["title"],
+            serde_json::json!({"tag": "plain_text", "content": "Done",
+                "i18n_content": {"zh_cn": "已完成", "en_us": "Done"}})
+        );
+        assert_eq!(
+            v["body"]["elements"][0],
+            serde_json::json!({"tag": "markdown", "content": "ls -la"})
+        );
+        assert_eq!(v["body"]["elements"][1]["i18n_content"]["zh_cn"], "备注");
+        // A card with nothing translated declares no locales.
+        let plain = serde_json::to_value(Card::new("ls", Template::Blue)).unwrap();
+        assert_eq!(plain["config"], serde_json::json!({"update_multi": true}));
+        // The fallback content follows the chat's locale; i18n stays.
+        let zh = with_fallback(&v, Lang::Zh);
+        assert_eq!(zh["header"]["title"]["content"], "已完成");
+        assert_eq!(zh["header"]["title"]["i18n_content"]["en_us"], "Done");
+        assert_eq!(zh["body"]["elements"][0]["content"], "ls -la");
+        assert_eq!(zh["body"]["elements"][1]["content"], "备注");
+        assert_eq!(with_fallback(&v, Lang::En), v);
+    }
     use serde_json::json;
 
     #[test]
