@@ -241,7 +241,7 @@ async fn serve(
         if config.feishu.stream_answers {
             tokio::spawn(streaming::run(
                 shared.clone(),
-                streaming::ConsoleStream::default(),
+                streaming::ConsoleStream::from_env(),
             ));
         }
         end_of_input = Some(console::spawn_stdin_reader(chat_tx, buttons));

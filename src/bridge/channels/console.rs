@@ -157,7 +157,7 @@ fn press(
             ToastLevel::Warning => "!",
             ToastLevel::Error => "✗",
         };
-        say(&format!("{mark} {text}"));
+        say(&format!("{mark} {}", text.get(Lang::from_env())));
     }
     true
 }

@@ -51,7 +51,7 @@ impl Core {
                     text: Some(m.text.clone()),
                     ..Default::default()
                 }));
-                let text = "You are sending messages faster than this bot accepts; this one was dropped. Try again in a minute.";
+                let text = Msg::TooFast;
                 self.send(
                     &m.target,
                     Some(&m.message_id),
@@ -65,9 +65,7 @@ impl Core {
                         sender: m.sender.clone(),
                         code: code.clone(),
                     });
-                    let text = format!(
-                        "I don't know you yet. Your pairing code is **{code}**.\nAsk the operator to run `clawmux pairing approve {code}`."
-                    );
+                    let text = Msg::PairingCode.with(&[("code", &code.to_string())]);
                     self.send(
                         &m.target,
                         Some(&m.message_id),
@@ -93,8 +91,7 @@ impl Core {
                     ..Default::default()
                 }));
                 if self.policy.reply_to_denied() && self.denied_told.insert(m.sender.clone()) {
-                    let text =
-                        "Sorry, you are not allowed to use this bot. Ask its operator for access.";
+                    let text = Msg::NotAllowedBot;
                     self.send(
                         &m.target,
                         Some(&m.message_id),
@@ -173,9 +170,7 @@ impl Core {
             reason: format!("not an approver: {what} on adopted {project}"),
             ..Default::default()
         }));
-        let text = format!(
-            "**{project}** is a pane adopted from a terminal: only approvers may use it, see its screen or type into it."
-        );
+        let text = Msg::OnlyApproversAdopted.with(&[("project", project)]);
         self.error(target, reply_to, Msg::NotAllowed, &text, "");
         false
     }

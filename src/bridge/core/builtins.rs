@@ -14,7 +14,6 @@ use crate::bridge::present;
 use crate::bridge::present::CommandChoice;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
-use crate::bridge::texts::HELP;
 use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
@@ -46,7 +45,7 @@ impl Core {
                     reason: "not an approver: /gsd:sessions".into(),
                     ..Default::default()
                 }));
-                let text = "Only approvers may list the panes of every host.";
+                let text = Msg::OnlyApproversSessions;
                 self.error(target, reply_to, Msg::NotAllowed, text, "");
             }
             Builtin::Sessions => self.effects.push(Effect::ListSessions { reply: reply() }),
@@ -56,7 +55,7 @@ impl Core {
                 None => self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:screen", ""),
             },
             Builtin::Help => {
-                let text = format!("{HELP}\n\n{GSD_HELP_NOTE}");
+                let text = Msg::HelpText.text().join("\n\n", &Msg::GsdHelpNote.text());
                 self.send(target, reply_to, &present::info_card(Msg::HelpTitle, &text));
             }
             Builtin::Projects => {
@@ -98,7 +97,7 @@ impl Core {
                         reason: "not an approver: /gsd:cancel".into(),
                         ..Default::default()
                     }));
-                    let text = "Only approvers may interrupt a project's agent.";
+                    let text = Msg::OnlyApproversInterrupt;
                     self.error(target, reply_to, Msg::NotAllowed, text, "");
                     return;
                 }
@@ -169,9 +168,7 @@ impl Core {
         }
         let exists = self.shared.read(|s| s.projects.contains_key(name));
         if !exists {
-            let guidance = format!(
-                "Create it with `/gsd:new-project {name}`, or list projects with `/gsd:projects`."
-            );
+            let guidance = Msg::CreateOrList.with(&[("name", name)]);
             self.error(target, reply_to, Msg::NoSuchProject, name, &guidance);
             return false;
         }
@@ -190,7 +187,7 @@ impl Core {
             reply_to,
             &present::info_card(
                 Msg::ProjectSelected,
-                &format!("Messages now go to **{name}**."),
+                Msg::MessagesGoTo.with(&[("name", name)]),
             ),
         );
         true
@@ -218,9 +215,8 @@ impl Core {
                     && self.hosts.workspace_root(Some(asked)).is_ok()
                 {
                     let on = existing.as_deref().unwrap_or("local");
-                    let text = format!(
-                        "**{name}** already runs on **{on}**: a project stays on the host it was created on. Pick another name for one on **{asked}**."
-                    );
+                    let text =
+                        Msg::RunsElsewhere.with(&[("name", name), ("on", on), ("asked", asked)]);
                     self.error(target, reply_to, Msg::ProjectElsewhere, &text, "");
                     return;
                 }
@@ -238,14 +234,8 @@ impl Core {
             }
         };
         if self.adopting.contains(name) {
-            let text = format!("A pane is being adopted as **{name}** right now.");
-            self.error(
-                target,
-                reply_to,
-                Msg::NameTaken,
-                &text,
-                "Pick another name.",
-            );
+            let text = Msg::BeingAdopted.with(&[("name", name)]);
+            self.error(target, reply_to, Msg::NameTaken, text, Msg::PickAnotherName);
             return;
         }
         let (workspace, remote) = match self.hosts.workspace_root(host) {
@@ -254,7 +244,7 @@ impl Core {
                 host.is_some_and(|h| self.hosts.is_remote(h)),
             ),
             Err(e) => {
-                let guidance = "Projects run on the hosts of the config's [hosts] tables.";
+                let guidance = Msg::HostsFromConfig;
                 self.error(target, reply_to, Msg::UnknownHost, &e.to_string(), guidance);
                 return;
             }
@@ -288,13 +278,12 @@ impl Core {
             workspace: ws.clone(),
             created: !existed,
         });
-        let text = if existed {
-            format!("**{name}** already exists; messages now go to it.")
-        } else {
-            let on = (host.as_deref())
-                .map(|h| format!(" on host **{h}**"))
-                .unwrap_or_default();
-            format!("Created **{name}**{on} in `{ws}`. Starting the agent and GSD's project setup…")
+        let text = match (existed, host.as_deref()) {
+            (true, _) => Msg::AlreadyExists.with(&[("name", name)]),
+            (false, None) => Msg::Created.with(&[("name", name), ("workspace", &ws)]),
+            (false, Some(h)) => {
+                Msg::CreatedOnHost.with(&[("name", name), ("host", h), ("workspace", &ws)])
+            }
         };
         self.send(
             target,
@@ -356,21 +345,22 @@ impl Core {
             self.send(
                 target,
                 reply_to,
-                &present::info_card(Msg::Status, "No projects yet: `/gsd:new-project <name>`."),
+                &present::info_card(Msg::Status, Msg::NoProjectsYet),
             );
             return;
         }
-        let mut md = String::from(
-            "| project | state | mode | progress | queued | host |\n|---|---|---|---|---|---|\n",
-        );
+        let mut rows = String::new();
         for name in names {
             let host = self.host_label(&name);
-            md.push_str(&status_row(&name, &host, self.statuses.get(&name)));
+            rows.push_str(&status_row(&name, &host, self.statuses.get(&name)));
         }
+        let mut md = Msg::StatusHeader.text().map(|h| format!("{h}{rows}"));
         let planning = self.planning_lines();
         if !planning.is_empty() {
-            md.push_str("\n**GSD planning** (`.planning/STATE.md`)\n");
-            md.push_str(&planning);
+            md = md.join(
+                "",
+                &Msg::GsdPlanning.text().map(|p| format!("{p}{planning}")),
+            );
         }
         self.send(target, reply_to, &present::info_card(Msg::Status, &md));
     }
@@ -391,8 +381,12 @@ impl Core {
         let Some(mode) = mode else {
             let shown = self.statuses.get(&project).and_then(|s| s.mode);
             let text = match shown {
-                Some(m) => format!("**{project}** is in **{m}** mode: {}.", m.reach()),
-                None => format!("**{project}**'s agent shows no permission mode yet."),
+                Some(m) => Msg::ModeIs.with(&[
+                    ("project", &project),
+                    ("mode", &m.to_string()),
+                    ("reach", m.reach()),
+                ]),
+                None => Msg::NoModeYet.with(&[("project", &project)]),
             };
             self.send(
                 target,
@@ -407,7 +401,7 @@ impl Core {
                 reason: "not an approver: /gsd:mode".into(),
                 ..Default::default()
             }));
-            let text = "Only approvers may switch a project's permission mode.";
+            let text = Msg::OnlyApproversMode;
             self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;
         }
@@ -432,7 +426,11 @@ impl Core {
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
         match result {
             Ok(mode) => {
-                let text = format!("**{project}** is in **{mode}** mode now: {}.", mode.reach());
+                let text = Msg::ModeNow.with(&[
+                    ("project", project),
+                    ("mode", &mode.to_string()),
+                    ("reach", mode.reach()),
+                ]);
                 self.send(
                     target,
                     reply_to,
@@ -519,7 +517,7 @@ impl Core {
             && choice.command.len() <= present::MAX_SUGGESTED_COMMAND_BYTES
             && names::validate_typed_text(&choice.command).is_ok();
         if !well_formed {
-            return ClickAnswer::toast(ToastLevel::Error, "This button is not recognised");
+            return ClickAnswer::toast(ToastLevel::Error, Msg::ButtonNotRecognised);
         }
         if c.target != ChatTarget::Console {
             let paired = self.pairing.allowed().unwrap_or_default();
@@ -527,14 +525,14 @@ impl Core {
             let decision =
                 (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &paired);
             if decision != Decision::Allow {
-                return ClickAnswer::toast(ToastLevel::Error, "You cannot send commands here");
+                return ClickAnswer::toast(ToastLevel::Error, Msg::CannotSendCommandsHere);
             }
         }
         let exists = self
             .shared
             .read(|s| s.projects.contains_key(choice.project.as_str()));
         if !exists {
-            return ClickAnswer::toast(ToastLevel::Warning, "That project is gone");
+            return ClickAnswer::toast(ToastLevel::Warning, Msg::ProjectGone);
         }
         self.run_in(
             &choice.project,
@@ -543,7 +541,10 @@ impl Core {
             &choice.command,
             &c.operator,
         );
-        ClickAnswer::toast(ToastLevel::Info, format!("Sent {}", choice.command))
+        ClickAnswer::toast(
+            ToastLevel::Info,
+            Msg::SentCommand.with(&[("command", &choice.command)]),
+        )
     }
 
     /// The outcome of `/gsd:cancel`.
@@ -564,13 +565,11 @@ impl Core {
                     project: project.to_string(),
                     sender: by.to_string(),
                 });
-                let text = format!("Sent {keys} to the agent of **{project}**.");
+                let text = Msg::SentKeysTo.with(&[("keys", keys), ("project", project)]);
                 self.send(target, reply_to, &present::info_card(Msg::Cancelled, &text));
             }
             Err(ProjectError::NothingToCancel) => {
-                let text = format!(
-                    "Nothing is running in **{project}**, so nothing was sent to its agent."
-                );
+                let text = Msg::NothingRunning.with(&[("project", project)]);
                 self.send(
                     target,
                     reply_to,
@@ -581,11 +580,3 @@ impl Core {
         }
     }
 }
-
-/// Appended to clawmux's help: how GSD's own commands are reached.
-const GSD_HELP_NOTE: &str = "\
-**GSD's own commands** are typed in the spelling the project's GSD install takes \
-(`/gsd-<name>` for GSD's default global install, `/gsd:<name>` for a project-local one); \
-either spelling may be sent. `/gsd:help gsd` shows GSD's own help; \
-`/gsd:new-project <name> [args]` creates the project, then runs GSD's `new-project [args]` in it \
-(without a name, `/gsd:new-project [--auto …]` runs GSD's in the current project).";

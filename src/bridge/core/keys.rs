@@ -129,13 +129,13 @@ impl Core {
                 reason: "not an approver: interrupt".into(),
                 ..Default::default()
             }));
-            return ClickAnswer::toast(ToastLevel::Error, "Only approvers may interrupt");
+            return ClickAnswer::toast(ToastLevel::Error, Msg::OnlyApproversMayInterrupt);
         }
         let running = self
             .job(&choice.job)
             .filter(|j| j.project == choice.project && j.started);
         let Some(job) = running else {
-            return ClickAnswer::toast(ToastLevel::Warning, "That command is no longer running");
+            return ClickAnswer::toast(ToastLevel::Warning, Msg::NoLongerRunning);
         };
         self.log_keys(&choice.project, &c.operator, INTERRUPT_KEYS, "intent");
         // The outcome comes back as `Cancelled` (sent, or nothing running);
@@ -148,6 +148,6 @@ impl Core {
             },
         };
         self.tell_project(&choice.project, cmd);
-        ClickAnswer::toast(ToastLevel::Info, "Interrupting…")
+        ClickAnswer::toast(ToastLevel::Info, Msg::Interrupting)
     }
 }

@@ -318,6 +318,8 @@ catalogue! {
 
     // The whole help.
     HelpText: super::HELP => HELP_ZH;
+    GsdHelpNote: "**GSD's own commands** are typed in the spelling the project's GSD install takes (`/gsd-<name>` for GSD's default global install, `/gsd:<name>` for a project-local one); either spelling may be sent. `/gsd:help gsd` shows GSD's own help; `/gsd:new-project <name> [args]` creates the project, then runs GSD's `new-project [args]` in it (without a name, `/gsd:new-project [--auto …]` runs GSD's in the current project)."
+        => "**GSD 自己的命令**按项目中 GSD 的安装方式书写（GSD 默认全局安装用 `/gsd-<name>`，项目内安装用 `/gsd:<name>`），两种写法都可以发送。`/gsd:help gsd` 显示 GSD 自己的帮助；`/gsd:new-project <name> [args]` 先创建项目，再在其中运行 GSD 的 `new-project [args]`（不带名字时，`/gsd:new-project [--auto …]` 在当前项目中运行 GSD 的同名命令）。";
 }
 
 /// `/gsd:help` in Chinese: the same commands (never translated) as
