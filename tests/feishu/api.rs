@@ -429,19 +429,19 @@ async fn cards_in_two_languages_are_taken_and_bad_locales_refused() {
             ),
         ),
     ];
+    // A chat each: six sends to one chat in a second would be rate-limited.
     for (i, (why, card)) in bad.into_iter().enumerate() {
+        let to = ReceiveId::ChatId(format!("oc_i18n_{i}"));
         let err = api
-            .send(&chat(), &card, &format!("u-i18n-{i}"))
+            .send(&to, &card, &format!("u-i18n-{i}"))
             .await
             .unwrap_err();
         assert_eq!(err.code(), Some(230099), "{why}: {err}");
     }
     let on_a_button = json!({"schema": "2.0", "config": {"update_multi": true},
         "body": {"elements": [{"tag": "hr", "i18n_content": {"en_us": "x"}}]}});
-    let err = api
-        .send(&chat(), &on_a_button, "u-i18n-hr")
-        .await
-        .unwrap_err();
+    let to = ReceiveId::ChatId("oc_i18n_hr".into());
+    let err = api.send(&to, &on_a_button, "u-i18n-hr").await.unwrap_err();
     assert_eq!(err.code(), Some(230099), "{err}");
     assert_eq!(
         fake.sent_cards().len(),
