@@ -87,7 +87,7 @@ impl Outcome {
         match self.status {
             Status::Completed => present::result_cards(
                 &format!("{title} ({}s)", self.seconds),
-                &output_markdown(&self.output),
+                output_markdown(&self.output),
                 self.screen.as_deref(),
             ),
             Status::Approval => {
@@ -128,13 +128,13 @@ impl Outcome {
                 );
                 let mut cards = vec![present::error_card(
                     Msg::ErrorTitle.with(&[("title", &title)]),
-                    &errors.join("\n"),
+                    errors.join("\n"),
                     &guidance,
                     Vec::new(),
                 )];
                 cards.extend(present::result_cards(
                     &format!("{title} ({}s)", self.seconds),
-                    &output_markdown(&self.output),
+                    output_markdown(&self.output),
                     self.screen.as_deref(),
                 ));
                 cards

@@ -359,7 +359,7 @@ fn dead_letter(
         };
         let card = present::info_card(
             Msg::CardNotDelivered,
-            &format!(
+            format!(
                 "{}\n\nLater cards are not affected. The operator can see it in the event log (`card_dead_letter`).",
                 crate::feishu::markdown::escape_inline(&what)
             ),

@@ -45,7 +45,7 @@ impl Core {
                 &m.target,
                 Some(&m.message_id),
                 Msg::CannotType,
-                &e.to_string(),
+                e.to_string(),
                 "",
             );
             return true;
@@ -424,7 +424,7 @@ impl Core {
                             ProjectError::NotTaken { .. } => Msg::AnswerNotTaken,
                             _ => Msg::CouldNotAnswerApproval,
                         },
-                        &e.to_string(),
+                        e.to_string(),
                         Msg::PressAgain,
                     ),
                 }
@@ -445,7 +445,7 @@ impl Core {
                         &reply.target,
                         reply.reply_to.as_deref(),
                         Msg::CouldNotAnswer,
-                        &e.to_string(),
+                        e.to_string(),
                         "",
                     ),
                 }

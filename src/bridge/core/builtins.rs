@@ -129,7 +129,7 @@ impl Core {
                         target,
                         reply_to,
                         Msg::NoApprovalPending,
-                        &format!("/gsd:answer {key}"),
+                        format!("/gsd:answer {key}"),
                         "",
                     );
                     return;
@@ -142,7 +142,7 @@ impl Core {
                 let key = super::approvals::shown_key(&approval.options, &key);
                 match self.check_answer(&approval, &key, sender) {
                     Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
-                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, &e.to_string(), ""),
+                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, e.to_string(), ""),
                 }
             }
         }
@@ -162,7 +162,7 @@ impl Core {
                 reply_to,
                 Msg::InvalidProjectName,
                 name,
-                &e.to_string(),
+                e.to_string(),
             );
             return false;
         }
@@ -228,7 +228,7 @@ impl Core {
                     reply_to,
                     Msg::InvalidProjectName,
                     name,
-                    &e.to_string(),
+                    e.to_string(),
                 );
                 return;
             }
@@ -245,7 +245,7 @@ impl Core {
             ),
             Err(e) => {
                 let guidance = Msg::HostsFromConfig;
-                self.error(target, reply_to, Msg::UnknownHost, &e.to_string(), guidance);
+                self.error(target, reply_to, Msg::UnknownHost, e.to_string(), guidance);
                 return;
             }
         };
@@ -437,13 +437,7 @@ impl Core {
                     &present::info_card(Msg::PermissionMode, &text),
                 );
             }
-            Err(e) => self.error(
-                target,
-                reply_to,
-                Msg::CouldNotSwitchMode,
-                &e.to_string(),
-                "",
-            ),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotSwitchMode, e.to_string(), ""),
         }
     }
 
@@ -576,7 +570,7 @@ impl Core {
                     &present::info_card(Msg::NothingToCancel, &text),
                 );
             }
-            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, &e.to_string(), ""),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, e.to_string(), ""),
         }
     }
 }

@@ -206,7 +206,7 @@ impl Core {
         let (file_name, bytes) = match read {
             Ok(read) => read,
             Err(e) => {
-                self.error(target, reply_to, Msg::FileNotSent, &e.to_string(), "");
+                self.error(target, reply_to, Msg::FileNotSent, e.to_string(), "");
                 return;
             }
         };
@@ -215,7 +215,7 @@ impl Core {
             Ok(p) => p,
             Err(e) => {
                 let why = FileError::Unreadable(asked.chars().take(200).collect(), e.to_string());
-                self.error(target, reply_to, Msg::FileNotSent, &why.to_string(), "");
+                self.error(target, reply_to, Msg::FileNotSent, why.to_string(), "");
                 return;
             }
         };
@@ -226,7 +226,7 @@ impl Core {
             job: None,
         });
         let size = bytes.len();
-        let card = present::info_card(Msg::FileTitle, &format!("`{file_name}` ({size} bytes)"));
+        let card = present::info_card(Msg::FileTitle, format!("`{file_name}` ({size} bytes)"));
         let entry = OutboxEntry {
             uuid,
             op: OutboxOp::File {

@@ -146,7 +146,7 @@ impl Core {
             return self.error(&target, reply_to, Msg::NameTaken, &text, guidance);
         }
         if let Err(e) = self.hosts.watch(parsed.host.as_deref()) {
-            return self.error(&target, reply_to, Msg::UnknownHost, &e.to_string(), "");
+            return self.error(&target, reply_to, Msg::UnknownHost, e.to_string(), "");
         }
         self.adopting.insert(name.clone());
         self.effects.push(Effect::Adopt {

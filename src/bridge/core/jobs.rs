@@ -21,7 +21,7 @@ impl Core {
         sender: &str,
     ) {
         if let Err(e) = names::validate_typed_text(text) {
-            self.error(target, reply_to, Msg::CannotSendToAgent, &e.to_string(), "");
+            self.error(target, reply_to, Msg::CannotSendToAgent, e.to_string(), "");
             return;
         }
         let Some(project) = self.current_project(target) else {
@@ -87,7 +87,7 @@ impl Core {
         tail: &str,
         planning: Option<String>,
     ) -> crate::feishu::card::Card {
-        let mut card = present::progress_card(&self.title(j), stage, percent, tail);
+        let mut card = present::progress_card(self.title(j), stage, percent, tail);
         if let Some(planning) = planning {
             card = present::with_planning(card, &planning);
         }
@@ -157,7 +157,7 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = present::progress_card(&self.title(&j), Msg::Running, None, "");
+                    let card = present::progress_card(self.title(&j), Msg::Running, None, "");
                     let card = present::with_interrupt(card, &project, id);
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
@@ -252,7 +252,7 @@ impl Core {
                     };
                     let mut leave = Vec::new();
                     if let Some(h) = &j.progress {
-                        let card = present::progress_card(&core.title(j), &stage, Some(100), "");
+                        let card = present::progress_card(core.title(j), &stage, Some(100), "");
                         leave.push(Self::patch_entry(h, &card));
                     }
                     let (target, reply_to) = (&j.target, j.reply_to.as_deref());

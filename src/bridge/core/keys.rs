@@ -87,7 +87,7 @@ impl Core {
             }
             Err(e) => {
                 self.log_keys(project, by, &shown, "failed");
-                self.error(target, reply_to, Msg::KeysNotSent, &e.to_string(), "");
+                self.error(target, reply_to, Msg::KeysNotSent, e.to_string(), "");
             }
         }
     }
