@@ -17,6 +17,7 @@ use crate::bridge::router::Builtin;
 use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
+use crate::i18n::Text;
 use crate::store::clock;
 use crate::store::state::Job;
 use crate::store::state::{ChatTarget, ProjectRecord};
@@ -486,10 +487,10 @@ impl Core {
     /// follows it), so the turn's output is searched for it too.
     pub(super) fn refusal(
         job: &Job,
-        title: &str,
+        title: impl Into<Text>,
         line: &str,
         output: &str,
-        guidance: &str,
+        guidance: impl Into<Text>,
     ) -> Card {
         let unknown = (output.lines())
             .map(str::trim)

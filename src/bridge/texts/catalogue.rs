@@ -228,6 +228,10 @@ catalogue! {
         => "智能体没有执行它。如果是 `/gsd:` 命令，请检查此项目的智能体是否安装了 GSD；`/gsd:help` 列出了 clawmux 自己回答的命令。";
     WaitsForInstead: "{line}\n\nThe agent waits for what to do instead: send it as a message."
         => "{line}\n\n智能体在等你告诉它接下来做什么：直接发消息即可。";
+    NothingRecognised: "clawmux recognised nothing on this screen during the command: the agent's screen may have changed; the operator can check with `clawmux doctor --agent`."
+        => "命令运行期间 clawmux 没有在屏幕上识别出任何内容：智能体的界面可能变了；管理员可以用 `clawmux doctor --agent` 检查。";
+    NotSubmittedGuidance: "The agent left your command in its input box: Enter was pressed twice, and 20 s later it still sat there. Check the screen below; send `/gsd:cancel` or answer in the terminal."
+        => "你的命令还留在智能体的输入框里：已按过两次 Enter，20 秒后仍未提交。请查看下面的屏幕；发送 `/gsd:cancel`，或在终端中处理。";
     TimedOutGuidance: "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check."
         => "命令仍在窗格中运行。发送 `/gsd:cancel` 停止它，或发送 `/gsd:status` 查看。";
     SessionLostRetrying: "The tmux session of **{project}** was lost ({reason}). Recreating it, restoring context, and retrying your command once."
