@@ -145,9 +145,7 @@ impl Core {
                 reason: format!("/gsd:file on adopted {project}"),
                 ..Default::default()
             }));
-            let text = format!(
-                "**{project}** is a pane adopted from a terminal, with no workspace of clawmux's: `/gsd:file` sends files only from projects clawmux created."
-            );
+            let text = Msg::AdoptedNoFiles.with(&[("project", &project)]);
             self.error(target, reply_to, Msg::FileNotSent, &text, "");
             return;
         }
@@ -226,7 +224,9 @@ impl Core {
             job: None,
         });
         let size = bytes.len();
-        let card = present::info_card(Msg::FileTitle, format!("`{file_name}` ({size} bytes)"));
+        let size = size.to_string();
+        let text = Msg::FileSize.with(&[("file", &file_name), ("size", &size)]);
+        let card = present::info_card(Msg::FileTitle, text);
         let entry = OutboxEntry {
             uuid,
             op: OutboxOp::File {

@@ -52,7 +52,7 @@ impl Core {
                 reason: "not an approver: /gsd:keys".into(),
                 ..Default::default()
             }));
-            let text = "Only approvers may send keys to a project's pane.";
+            let text = Msg::OnlyApproversKeys;
             self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;
         }
@@ -82,7 +82,7 @@ impl Core {
         match result {
             Ok(()) => {
                 self.log_keys(project, by, &shown, "sent");
-                let text = format!("Sent `{shown}` to the agent of **{project}**.");
+                let text = Msg::SentKeysCodeTo.with(&[("keys", &shown), ("project", project)]);
                 self.send(target, reply_to, &present::info_card(Msg::KeysSent, &text));
             }
             Err(e) => {
@@ -102,11 +102,12 @@ impl Core {
         waited: std::time::Duration,
     ) {
         self.log_keys(project, by, keys, "not_confirmed");
-        let text = format!(
-            "{keys} went to the agent of **{project}** {}s ago, and its turn still runs.",
-            waited.as_secs()
-        );
-        let guidance = "Interrupt again, or send other keys with `/gsd:keys` (e.g. `Ctrl-C`).";
+        let text = Msg::InterruptUnconfirmed.with(&[
+            ("keys", keys),
+            ("project", project),
+            ("seconds", &waited.as_secs().to_string()),
+        ]);
+        let guidance = Msg::InterruptAgain;
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
         self.error(
             target,
