@@ -65,11 +65,7 @@ impl Core {
         let (target, reply_to) =
             (self.job_target(job)).unwrap_or_else(|| (self.chat_of(project), None));
         let host = self.host_label(project);
-        let text = Msg::HostDown.with(&[
-            ("project", project),
-            ("host", &host),
-            ("error", &error.to_string()),
-        ]);
+        let text = Msg::HostDown.with(&[("project", project), ("host", &host), ("error", error)]);
         let card = present::info_card(Msg::HostUnreachable, &text);
         self.send(&target, reply_to.as_deref(), &card);
     }
@@ -88,7 +84,7 @@ impl Core {
         }
         if let Some((target, reply_to)) = self.job_target(job) {
             let host = self.host_label(project);
-            let text = Msg::HostBack.with(&[("project", &host), ("reason", &reason.to_string())]);
+            let text = Msg::HostBack.with(&[("project", &host), ("reason", reason)]);
             let card = present::info_card(Msg::Reconnected, &text);
             self.send(&target, reply_to.as_deref(), &card);
         }
