@@ -353,17 +353,18 @@ fn dead_letter(
         .filter(|_| reachable && !is_notice)
         .filter(|c| told.insert((c.clone(), code)));
     let notice = tell_chat.map(|chat| {
+        let msg = msg.to_string();
         let what = match code {
-            Some(c) => format!("Feishu refused a card (error {c}: {msg})."),
-            None => format!("A card could not be delivered: {msg}."),
+            Some(c) => Msg::FeishuRefusedCard.with(&[("code", &c.to_string()), ("msg", &msg)]),
+            None => Msg::CardUndeliverable.with(&[("msg", &msg)]),
         };
-        let card = present::info_card(
-            Msg::CardNotDelivered,
-            format!(
-                "{}\n\nLater cards are not affected. The operator can see it in the event log (`card_dead_letter`).",
-                crate::feishu::markdown::escape_inline(&what)
-            ),
-        );
+        let text = Msg::LaterCardsFine.with_each(|lang| {
+            vec![(
+                "what",
+                crate::feishu::markdown::escape_inline(what.get(lang)),
+            )]
+        });
+        let card = present::info_card(Msg::CardNotDelivered, text);
         OutboxEntry {
             uuid: format!("dl-{}", entry.uuid.chars().take(40).collect::<String>()),
             op: OutboxOp::Send {

@@ -48,6 +48,19 @@ impl Msg {
     }
 }
 
+impl Msg {
+    /// The message with arguments that are themselves worded per language
+    /// (a translated phrase filled into a translated sentence).
+    pub fn with_each(self, args: impl Fn(Lang) -> Vec<(&'static str, String)>) -> Text {
+        let fill_in = |lang: Lang| {
+            let args = args(lang);
+            let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            fill(self.template(lang), &args)
+        };
+        Text::both(fill_in(Lang::En), fill_in(Lang::Zh))
+    }
+}
+
 impl From<Msg> for Text {
     fn from(m: Msg) -> Text {
         m.text()
@@ -156,7 +169,6 @@ catalogue! {
         => "…… 省略 {hidden} 行 …… 最后 {n} 行：";
     NoOutput: "_(no output)_" => "_（没有输出）_";
     NoPicture: "No picture: {why}" => "没有图片：{why}";
-    Waiting: "waiting {minutes} min" => "已等待 {minutes} 分钟";
     WaitingPermission: "waiting for permission" => "等待授权";
     WaitingInput: "waiting for input" => "等待输入";
     NoCardShowsPrompt: "No card shows this prompt: see it with `/gsd:screen`, answer with `/gsd:keys`."
@@ -166,11 +178,6 @@ catalogue! {
     NothingWaits: "Nothing waits for an answer." => "没有等待回答的事项。";
     InboxMore: "…and {n} more; answer these first, then send `/gsd:inbox` again."
         => "……还有 {n} 项；请先处理以上各项，再发送 `/gsd:inbox`。";
-    Tokens: "{n} tokens" => "{n} tokens";
-    ContextTokens: "context {n} tokens" => "上下文 {n} tokens";
-    DurationMinSec: "{min} min {sec} s" => "{min} 分 {sec} 秒";
-    DurationHourMin: "{hours} h {min} min" => "{hours} 小时 {min} 分";
-    DurationSec: "{sec} s" => "{sec} 秒";
 
     // Messages of the core.
     OnlyApproversSessions: "Only approvers may list the panes of every host."
@@ -209,7 +216,6 @@ catalogue! {
         => "| 项目 | 状态 | 模式 | 进度 | 排队 | 主机 |\n|---|---|---|---|---|---|\n";
     GsdPlanning: "\n**GSD planning** (`.planning/STATE.md`)\n"
         => "\n**GSD 计划**（`.planning/STATE.md`）\n";
-    WaitsOnYou: " · **waits on you**" => " · **等你处理**";
     ModeIs: "**{project}** is in **{mode}** mode: {reach}."
         => "**{project}** 处于 **{mode}** 模式：{reach}。";
     ModeNow: "**{project}** is in **{mode}** mode now: {reach}."
