@@ -18,6 +18,7 @@
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
 //! - [`fds`]: descriptors inherited from the caller made close-on-exec, so no long-lived child holds the caller's pipes.
+//! - [`i18n`]: the two languages (en_us, zh_cn), text that carries both, the terminal's language.
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
 //! - [`gsd`]: GSD as installed for a project: its command spelling, its planning files' state.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
@@ -38,6 +39,7 @@ pub mod fds;
 pub mod feishu;
 pub mod gsd;
 pub mod hooks;
+pub mod i18n;
 pub mod openspec;
 pub mod pane;
 pub mod prompts;

@@ -68,6 +68,8 @@ pub struct Config {
     pub feishu: FeishuSettings,
     /// Pictures of panes (`[screen]`).
     pub screen: ScreenSettings,
+    /// The chat's language (`[chat]`).
+    pub chat: ChatSettings,
     /// Per-project overrides, by project name.
     pub projects: BTreeMap<String, ProjectConfig>,
     /// Other tmux servers (usually other machines over `ssh`), by host name.
@@ -234,6 +236,17 @@ pub enum IntakeMode {
     Webhook,
 }
 
+/// `[chat]`: the chat's language. Cards carry English and Chinese and each
+/// reader's Feishu client shows its own; `locale` is the one shown where a
+/// text has room for one language only: a card's fallback `content` (what a
+/// client in a third language, or one that ignores `i18n_content`, shows).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChatSettings {
+    /// `en_us` (default) or `zh_cn`.
+    pub locale: crate::i18n::Lang,
+}
+
 /// `[screen]`: pictures of a pane on Feishu.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -290,6 +303,7 @@ impl Default for Config {
             policy: PolicyConfig::default(),
             feishu: FeishuSettings::default(),
             screen: ScreenSettings::default(),
+            chat: ChatSettings::default(),
             projects: BTreeMap::new(),
             hosts: BTreeMap::new(),
         }
@@ -611,6 +625,22 @@ mod tests {
         assert!(e.contains("dm_polcy") && e.contains("line 2"), "{e}");
         let e = Config::parse("[policy]\ndm_policy = \"sometimes\"\n").unwrap_err();
         assert!(e.contains("sometimes"), "{e}");
+    }
+
+    #[test]
+    fn the_chat_locale_is_en_us_by_default_and_checked() {
+        use crate::i18n::Lang;
+        assert_eq!(Config::parse("").unwrap().chat.locale, Lang::En);
+        let c = Config::parse("[chat]\nlocale = \"zh_cn\"\n").unwrap();
+        assert_eq!(c.chat.locale, Lang::Zh);
+        let e = Config::parse("[chat]\nlocale = \"zh_CN\"\n").unwrap_err();
+        assert!(
+            e.contains("zh_CN")
+                && e.contains("zh_cn")
+                && e.contains("en_us")
+                && e.contains("line 2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ use super::project::{
     ProjectSetup, Reply, TurnEnding,
 };
 use super::router::{self, Builtin, Route};
-use super::texts::{error_guidance, output_markdown};
+use super::texts::{Msg, error_guidance, output_markdown};
 use crate::bridge::access::names;
 use crate::bridge::panes::hosts::{Hosts, UnknownHost};
 use crate::detect::Profiles;
@@ -87,7 +87,7 @@ impl Outcome {
         match self.status {
             Status::Completed => present::result_cards(
                 &format!("{title} ({}s)", self.seconds),
-                &output_markdown(&self.output),
+                output_markdown(&self.output),
                 self.screen.as_deref(),
             ),
             Status::Approval => {
@@ -95,11 +95,10 @@ impl Outcome {
                     return Vec::new();
                 };
                 let keys: Vec<&str> = a.options.iter().map(|opt| opt.key.as_str()).collect();
-                let how = format!(
-                    "Answer with: clawmux run --project {} --answer {}",
-                    self.project,
-                    keys.join("|")
-                );
+                let how = Msg::AnswerWith.with(&[
+                    ("project", self.project.as_str()),
+                    ("keys", &keys.join("|")),
+                ]);
                 let mut card = present::approval_card(seen(&self.project, a));
                 // What the turn got through before it stopped to ask: a
                 // relayed approval is all the chat sees of the run so far.
@@ -108,10 +107,10 @@ impl Outcome {
                     .filter_map(|d| d["summary"].as_str())
                     .collect();
                 if !progress.is_empty() {
-                    card = card.push(Element::note(format!(
-                        "Progress so far: {}",
-                        progress.join(" · ")
-                    )));
+                    let progress = progress.join(" · ");
+                    card = card.push(Element::note(
+                        Msg::ProgressSoFar.with(&[("progress", &progress)]),
+                    ));
                 }
                 vec![card.push(Element::note(how))]
             }
@@ -128,31 +127,32 @@ impl Outcome {
                     &self.output,
                 );
                 let mut cards = vec![present::error_card(
-                    &format!("Error: {title}"),
-                    &errors.join("\n"),
+                    Msg::ErrorTitle.with(&[("title", &title)]),
+                    errors.join("\n"),
                     &guidance,
                     Vec::new(),
                 )];
                 cards.extend(present::result_cards(
                     &format!("{title} ({}s)", self.seconds),
-                    &output_markdown(&self.output),
+                    output_markdown(&self.output),
                     self.screen.as_deref(),
                 ));
                 cards
             }
             Status::Timeout => {
-                let t = format!("Timed out after {}s: {title}", self.seconds);
+                let seconds = self.seconds.to_string();
+                let t = Msg::TimedOut.with(&[("seconds", &seconds), ("title", &title)]);
                 vec![present::error_card(
-                    &t,
+                    t,
                     &self.output,
-                    "The command is still running in its pane.",
+                    Msg::StillRunning,
                     Vec::new(),
                 )]
             }
             Status::Failed => {
                 let error = self.error.as_deref().unwrap_or("unknown failure");
                 vec![present::error_card(
-                    &format!("Failed: {title}"),
+                    Msg::FailedTitle.with(&[("title", &title)]),
                     error,
                     "",
                     Vec::new(),

@@ -9,6 +9,7 @@
 //! open ([`without_picture`]), so the screen is never lost for a picture.
 //! With no font on the machine the card is the text one, saying why.
 
+use crate::bridge::texts::Msg;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -90,7 +91,7 @@ impl ScreenPicture {
 
 /// The screen as text, saying why it has no picture (no font, …).
 fn text_card(project: &str, text: &str, why: &str) -> crate::feishu::card::Card {
-    present::screen_card(project, text).push(Element::note(format!("No picture: {why}")))
+    present::screen_card(project, text).push(Element::note(Msg::NoPicture.with(&[("why", why)])))
 }
 
 /// Writes `png` (0600) into the outbox's private directory.
@@ -127,8 +128,8 @@ pub fn with_image_key(card: &Value, key: &str) -> Value {
 /// and every closed panel opened (the screen's text is all there is).
 pub fn without_picture(card: &Value, why: &str) -> Value {
     let mut card = card.clone();
-    let note =
-        serde_json::to_value(Element::note(format!("No picture: {why}"))).unwrap_or(Value::Null);
+    let note = serde_json::to_value(Element::note(Msg::NoPicture.with(&[("why", why)])))
+        .unwrap_or(Value::Null);
     visit_elements(&mut card, &mut |el| {
         if el.get("img_key").and_then(Value::as_str) == Some(present::PENDING_IMAGE_KEY) {
             *el = note.clone();

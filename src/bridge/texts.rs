@@ -1,16 +1,22 @@
 //! The words of the bridge: card texts (help, command output as markdown)
-//! and the prompt templates it types into agents.
+//! and the prompt templates it types into agents. The chat wording in both
+//! languages is the [`catalogue`] ([`Msg`]).
+
+pub mod catalogue;
+
+pub use catalogue::Msg;
 
 use crate::feishu::markdown::escape_code_block;
+use crate::i18n::Text;
 use crate::prompts;
 
 /// Terminal output as markdown that renders literally: a code block.
-pub fn output_markdown(output: &str) -> String {
+pub fn output_markdown(output: &str) -> Text {
     let output = output.trim();
     if output.is_empty() {
-        "_(no output)_".to_string()
+        Msg::NoOutput.text()
     } else {
-        format!("```\n{}\n```", escape_code_block(output))
+        format!("```\n{}\n```", escape_code_block(output)).into()
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use clawmux::bridge::run_once::{self, Outcome, Request, Status};
 use clawmux::detect::Profiles;
-use clawmux::feishu::card::{Card, Element};
+use clawmux::feishu::card::Element;
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
@@ -179,16 +179,18 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
             });
         }
     }
+    // The card JSON carries both languages; text is in the terminal's.
+    let lang = clawmux::i18n::Lang::from_env();
     match format {
         Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
         Format::Markdown => cards
             .iter()
-            .map(Card::to_markdown)
+            .map(|c| c.to_markdown_in(lang))
             .collect::<Vec<_>>()
             .join("\n\n"),
         _ => cards
             .iter()
-            .map(|c| plain(&c.to_text()))
+            .map(|c| plain(&c.to_text_in(lang)))
             .collect::<Vec<_>>()
             .join("\n\n"),
     }

@@ -235,13 +235,13 @@ async fn serve(
             state_dir.display(),
             shared.read(serve_notes::greeting)
         );
-        let courier = console::ConsoleCourier::default();
+        let courier = console::ConsoleCourier::from_env();
         let buttons = courier.buttons.clone();
         tokio::spawn(outbox::run(shared.clone(), courier));
         if config.feishu.stream_answers {
             tokio::spawn(streaming::run(
                 shared.clone(),
-                streaming::ConsoleStream::default(),
+                streaming::ConsoleStream::from_env(),
             ));
         }
         end_of_input = Some(console::spawn_stdin_reader(chat_tx, buttons));

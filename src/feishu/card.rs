@@ -6,11 +6,23 @@
 //!
 //! Shape: `{"schema":"2.0","config":{"update_multi":true},"header":{…},"body":{"elements":[…]}}`.
 //! There is no `action` container in 2.0: buttons sit in a `column_set` row.
+//!
+//! Languages: every text (a `plain_text` object or a `markdown` element)
+//! holds a [`Text`]. Wording in two languages is written as Feishu's
+//! local multi-language fields: `content` (English, what a client in any
+//! other language shows) and `i18n_content` (`zh_cn` and `en_us`), with
+//! `config.locales` naming the two; each reader's client shows its own.
+//! A literal text (an agent's words) is written as `content` alone. A card
+//! parsed back from its JSON ([`Card::from_value`]) renders in either
+//! language ([`Card::to_text_in`]).
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::markdown::{json_escaped_len, unescape_code_text};
+use crate::i18n::{I18n, Lang, Text};
 
 /// Feishu rejects a card or rich-text message whose request body is larger
 /// than this, in bytes (error 230025).
@@ -32,7 +44,7 @@ pub fn body_len(card: &Card) -> usize {
 }
 
 /// Header colour, by the names Feishu card JSON 2.0 uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Template {
     Blue,
@@ -41,31 +53,48 @@ pub enum Template {
     Red,
     Grey,
     Yellow,
+    /// The streamed answer's colour while it is typed.
+    Wathet,
 }
 
-/// `{"tag":"plain_text","content":…}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `{"tag":"plain_text","content":…,"i18n_content":{…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlainText {
-    tag: &'static str,
+    tag: Cow<'static, str>,
+    /// The English words (a client in a third language shows these).
     pub content: String,
+    /// Both languages, when they differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub i18n_content: Option<I18n>,
 }
 
 impl PlainText {
-    pub fn new(content: impl Into<String>) -> Self {
+    pub fn new(content: impl Into<Text>) -> Self {
+        let text = content.into();
         Self {
-            tag: "plain_text",
-            content: content.into(),
+            tag: Cow::Borrowed("plain_text"),
+            content: text.get(Lang::En).to_string(),
+            i18n_content: text.i18n(),
         }
+    }
+
+    /// The words a reader in `lang` sees.
+    pub fn get(&self, lang: Lang) -> &str {
+        localized(&self.content, self.i18n_content.as_ref(), lang)
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+fn localized<'a>(content: &'a str, i18n: Option<&'a I18n>, lang: Lang) -> &'a str {
+    i18n.map_or(content, |i| i.get(lang))
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Must be true before and after a PATCH, or the update is refused.
     pub update_multi: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     pub title: PlainText,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,13 +102,13 @@ pub struct Header {
     pub template: Template,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Body {
     pub elements: Vec<Element>,
 }
 
 /// Button look (`type` in the JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ButtonKind {
     Default,
@@ -88,7 +117,7 @@ pub enum ButtonKind {
 }
 
 /// What a click does.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Behavior {
     /// Sends `card.action.trigger` with this value to the bot.
@@ -98,33 +127,37 @@ pub enum Behavior {
 }
 
 /// One option of a select menu.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SelectOption {
     pub text: PlainText,
     pub value: String,
 }
 
 /// A column of a `column_set`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Column {
-    tag: &'static str,
-    width: &'static str,
+    tag: Cow<'static, str>,
+    width: Cow<'static, str>,
     pub elements: Vec<Element>,
 }
 
 /// A body element. Serialized with its `tag`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "tag", rename_all = "snake_case")]
 pub enum Element {
     Markdown {
+        /// The English words (a client in a third language shows these).
         content: String,
         /// `Some("notation")` renders a small grey note.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        text_size: Option<&'static str>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text_size: Option<Cow<'static, str>>,
+        /// Both languages, when they differ.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        i18n_content: Option<I18n>,
     },
     Hr,
     ColumnSet {
-        flex_mode: &'static str,
+        flex_mode: Cow<'static, str>,
         columns: Vec<Column>,
     },
     Button {
@@ -136,7 +169,7 @@ pub enum Element {
     SelectStatic {
         placeholder: PlainText,
         options: Vec<SelectOption>,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         initial_option: Option<String>,
         behaviors: Vec<Behavior>,
     },
@@ -160,34 +193,38 @@ pub enum Element {
     Img {
         img_key: String,
         alt: PlainText,
-        scale_type: &'static str,
+        scale_type: Cow<'static, str>,
         preview: bool,
     },
 }
 
 /// The always-visible header of a [`Element::CollapsiblePanel`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PanelHeader {
     pub title: PlainText,
 }
 
 impl Element {
-    pub fn markdown(content: impl Into<String>) -> Self {
+    pub fn markdown(content: impl Into<Text>) -> Self {
+        let text = content.into();
         Element::Markdown {
-            content: content.into(),
+            content: text.get(Lang::En).to_string(),
             text_size: None,
+            i18n_content: text.i18n(),
         }
     }
 
-    pub fn note(content: impl Into<String>) -> Self {
+    pub fn note(content: impl Into<Text>) -> Self {
+        let text = content.into();
         Element::Markdown {
-            content: content.into(),
-            text_size: Some("notation"),
+            content: text.get(Lang::En).to_string(),
+            text_size: Some(Cow::Borrowed("notation")),
+            i18n_content: text.i18n(),
         }
     }
 
     /// A button that sends `value` back as a card action.
-    pub fn callback_button(label: impl Into<String>, kind: ButtonKind, value: Value) -> Self {
+    pub fn callback_button(label: impl Into<Text>, kind: ButtonKind, value: Value) -> Self {
         Element::Button {
             text: PlainText::new(label),
             kind,
@@ -196,7 +233,7 @@ impl Element {
     }
 
     /// A closed panel titled `title` holding `elements`.
-    pub fn collapsed(title: impl Into<String>, elements: Vec<Element>) -> Self {
+    pub fn collapsed(title: impl Into<Text>, elements: Vec<Element>) -> Self {
         Element::CollapsiblePanel {
             expanded: false,
             header: PanelHeader {
@@ -207,11 +244,11 @@ impl Element {
     }
 
     /// A picture shown whole, `alt` its text for readers that cannot see it.
-    pub fn image(img_key: impl Into<String>, alt: impl Into<String>) -> Self {
+    pub fn image(img_key: impl Into<String>, alt: impl Into<Text>) -> Self {
         Element::Img {
             img_key: img_key.into(),
             alt: PlainText::new(alt),
-            scale_type: "fit_horizontal",
+            scale_type: Cow::Borrowed("fit_horizontal"),
             preview: true,
         }
     }
@@ -220,32 +257,86 @@ impl Element {
     /// narrow screens.
     pub fn row(items: Vec<Element>) -> Self {
         Element::ColumnSet {
-            flex_mode: "flow",
+            flex_mode: Cow::Borrowed("flow"),
             columns: items
                 .into_iter()
                 .map(|e| Column {
-                    tag: "column",
-                    width: "auto",
+                    tag: Cow::Borrowed("column"),
+                    width: Cow::Borrowed("auto"),
                     elements: vec![e],
                 })
                 .collect(),
         }
     }
+
+    /// True when this element or one inside it has text in two languages.
+    fn has_i18n(&self) -> bool {
+        match self {
+            Element::Markdown { i18n_content, .. } => i18n_content.is_some(),
+            Element::Hr => false,
+            Element::ColumnSet { columns, .. } => columns
+                .iter()
+                .any(|c| c.elements.iter().any(Element::has_i18n)),
+            Element::Button { text, .. } => text.i18n_content.is_some(),
+            Element::SelectStatic {
+                placeholder,
+                options,
+                ..
+            } => {
+                placeholder.i18n_content.is_some()
+                    || options.iter().any(|o| o.text.i18n_content.is_some())
+            }
+            Element::CollapsiblePanel {
+                header, elements, ..
+            } => header.title.i18n_content.is_some() || elements.iter().any(Element::has_i18n),
+            Element::Img { alt, .. } => alt.i18n_content.is_some(),
+        }
+    }
 }
 
-/// A whole card, ready for `serde_json::to_string`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A whole card, ready for `serde_json::to_string`. Serialized with
+/// `config.locales` when any of its texts is in two languages.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Card {
-    schema: &'static str,
+    schema: Cow<'static, str>,
     pub config: Config,
     pub header: Header,
     pub body: Body,
 }
 
+impl Serialize for Card {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct WireConfig {
+            update_multi: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            locales: Option<[&'static str; 2]>,
+        }
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            schema: &'a str,
+            config: WireConfig,
+            header: &'a Header,
+            body: &'a Body,
+        }
+        let locales = self.has_i18n().then(|| Lang::ALL.map(Lang::code));
+        Wire {
+            schema: &self.schema,
+            config: WireConfig {
+                update_multi: self.config.update_multi,
+                locales,
+            },
+            header: &self.header,
+            body: &self.body,
+        }
+        .serialize(serializer)
+    }
+}
+
 impl Card {
-    pub fn new(title: impl Into<String>, template: Template) -> Self {
+    pub fn new(title: impl Into<Text>, template: Template) -> Self {
         Card {
-            schema: "2.0",
+            schema: Cow::Borrowed("2.0"),
             config: Config { update_multi: true },
             header: Header {
                 title: PlainText::new(title),
@@ -258,7 +349,7 @@ impl Card {
         }
     }
 
-    pub fn subtitle(mut self, subtitle: impl Into<String>) -> Self {
+    pub fn subtitle(mut self, subtitle: impl Into<Text>) -> Self {
         self.header.subtitle = Some(PlainText::new(subtitle));
         self
     }
@@ -266,6 +357,22 @@ impl Card {
     pub fn push(mut self, element: Element) -> Self {
         self.body.elements.push(element);
         self
+    }
+
+    /// True when any text on the card is in two languages.
+    pub fn has_i18n(&self) -> bool {
+        let h = &self.header;
+        h.title.i18n_content.is_some()
+            || h.subtitle
+                .as_ref()
+                .is_some_and(|s| s.i18n_content.is_some())
+            || self.body.elements.iter().any(Element::has_i18n)
+    }
+
+    /// A card as its JSON was written (by [`Card`]'s own serializer: an
+    /// outbox entry's card); None for another shape (a streamed card).
+    pub fn from_value(card: &Value) -> Option<Card> {
+        serde_json::from_value(card.clone()).ok()
     }
 
     /// The JSON text sent as message `content`.
@@ -281,28 +388,44 @@ impl Card {
     /// Readable plain text: title, subtitle, text, buttons as `[1] Yes` lines,
     /// menus as `(a) name` lines. Used by the console channel and `--format plain`.
     pub fn to_text(&self) -> String {
-        self.render(false)
+        self.render(false, Lang::En)
     }
 
     /// The same content as markdown (`**title**`, text kept as markdown).
     pub fn to_markdown(&self) -> String {
-        self.render(true)
+        self.render(true, Lang::En)
     }
 
-    fn render(&self, markdown: bool) -> String {
+    /// [`Card::to_text`] in `lang`.
+    pub fn to_text_in(&self, lang: Lang) -> String {
+        self.render(false, lang)
+    }
+
+    /// [`Card::to_markdown`] in `lang`.
+    pub fn to_markdown_in(&self, lang: Lang) -> String {
+        self.render(true, lang)
+    }
+
+    fn render(&self, markdown: bool, lang: Lang) -> String {
         let mut out = String::new();
+        let title = self.header.title.get(lang);
         if markdown {
-            out.push_str(&format!("**{}**\n", self.header.title.content));
+            out.push_str(&format!("**{title}**\n"));
         } else {
-            out.push_str(&format!("== {} ==\n", self.header.title.content));
+            out.push_str(&format!("== {title} ==\n"));
         }
         if let Some(sub) = &self.header.subtitle {
-            out.push_str(&sub.content);
+            out.push_str(sub.get(lang));
             out.push('\n');
         }
-        let mut button_no = 0;
-        render_elements(&self.body.elements, markdown, &mut button_no, &mut out);
-        out
+        let mut r = Renderer {
+            markdown,
+            lang,
+            button_no: 0,
+            out,
+        };
+        r.elements(&self.body.elements);
+        r.out
     }
 
     /// Every callback value on the card, in order.
@@ -333,8 +456,7 @@ impl Card {
         out
     }
 
-    /// All markdown text on the card joined by newlines.
-    #[cfg(test)]
+    /// All markdown text on the card joined by newlines (in English).
     pub fn text(&self) -> String {
         let mut out = Vec::new();
         for e in &self.body.elements {
@@ -346,80 +468,171 @@ impl Card {
     }
 }
 
-fn render_elements(els: &[Element], markdown: bool, button_no: &mut usize, out: &mut String) {
-    for e in els {
-        match e {
-            Element::Markdown { content, .. } => {
-                let text = if markdown {
-                    content.clone()
-                } else {
-                    unescape_code_text(content)
-                };
-                out.push_str(&text);
-                out.push('\n');
-            }
-            Element::Hr => out.push_str(if markdown { "\n---\n" } else { "----\n" }),
-            Element::ColumnSet { columns, .. } => {
-                for c in columns {
-                    render_elements(&c.elements, markdown, button_no, out);
-                }
-            }
-            // Text cannot be opened: a closed panel stays a header line,
-            // an open one shows what is inside.
-            Element::CollapsiblePanel {
-                expanded,
-                header,
-                elements,
-            } => {
-                let mark = if *expanded { '▾' } else { '▸' };
-                let title = &header.title.content;
-                if markdown {
-                    out.push_str(&format!("{mark} _{title}_\n"));
-                } else {
-                    out.push_str(&format!("{mark} {title}\n"));
-                }
-                if *expanded {
-                    render_elements(elements, markdown, button_no, out);
-                }
-            }
-            // Text has no pictures: the alt text stands in.
-            Element::Img { alt, .. } => {
-                out.push_str(&format!("[picture: {}]\n", alt.content));
-            }
-            Element::Button {
-                text, behaviors, ..
-            } => {
-                *button_no += 1;
-                match behaviors.first() {
-                    Some(Behavior::OpenUrl { default_url }) => {
-                        out.push_str(&format!("[{button_no}] {} <{default_url}>\n", text.content))
-                    }
-                    _ => out.push_str(&format!("[{button_no}] {}\n", text.content)),
-                }
-            }
-            Element::SelectStatic {
-                placeholder,
-                options,
-                initial_option,
-                ..
-            } => {
-                out.push_str(&format!("{}:\n", placeholder.content));
-                for o in options {
-                    let mark = if initial_option.as_deref() == Some(o.value.as_str()) {
-                        "*"
+/// Renders elements as text, numbering buttons across the whole card.
+struct Renderer {
+    markdown: bool,
+    lang: Lang,
+    button_no: usize,
+    out: String,
+}
+
+impl Renderer {
+    fn elements(&mut self, els: &[Element]) {
+        let (markdown, lang) = (self.markdown, self.lang);
+        for e in els {
+            match e {
+                Element::Markdown {
+                    content,
+                    i18n_content,
+                    ..
+                } => {
+                    let content = localized(content, i18n_content.as_ref(), lang);
+                    let text = if markdown {
+                        content.to_string()
                     } else {
-                        " "
+                        unescape_code_text(content)
                     };
-                    out.push_str(&format!(" {mark} {}\n", o.text.content));
+                    self.out.push_str(&text);
+                    self.out.push('\n');
+                }
+                Element::Hr => self
+                    .out
+                    .push_str(if markdown { "\n---\n" } else { "----\n" }),
+                Element::ColumnSet { columns, .. } => {
+                    for c in columns {
+                        self.elements(&c.elements);
+                    }
+                }
+                // Text cannot be opened: a closed panel stays a header line,
+                // an open one shows what is inside.
+                Element::CollapsiblePanel {
+                    expanded,
+                    header,
+                    elements,
+                } => {
+                    let mark = if *expanded { '▾' } else { '▸' };
+                    let title = header.title.get(lang);
+                    if markdown {
+                        self.out.push_str(&format!("{mark} _{title}_\n"));
+                    } else {
+                        self.out.push_str(&format!("{mark} {title}\n"));
+                    }
+                    if *expanded {
+                        self.elements(elements);
+                    }
+                }
+                // Text has no pictures: the alt text stands in.
+                Element::Img { alt, .. } => {
+                    let picture = match lang {
+                        Lang::En => "picture",
+                        Lang::Zh => "图片",
+                    };
+                    self.out
+                        .push_str(&format!("[{picture}: {}]\n", alt.get(lang)));
+                }
+                Element::Button {
+                    text, behaviors, ..
+                } => {
+                    self.button_no += 1;
+                    let (no, label) = (self.button_no, text.get(lang));
+                    match behaviors.first() {
+                        Some(Behavior::OpenUrl { default_url }) => self
+                            .out
+                            .push_str(&format!("[{no}] {label} <{default_url}>\n")),
+                        _ => self.out.push_str(&format!("[{no}] {label}\n")),
+                    }
+                }
+                Element::SelectStatic {
+                    placeholder,
+                    options,
+                    initial_option,
+                    ..
+                } => {
+                    self.out.push_str(&format!("{}:\n", placeholder.get(lang)));
+                    for o in options {
+                        let mark = if initial_option.as_deref() == Some(o.value.as_str()) {
+                            "*"
+                        } else {
+                            " "
+                        };
+                        self.out
+                            .push_str(&format!(" {mark} {}\n", o.text.get(lang)));
+                    }
                 }
             }
         }
     }
 }
 
+/// A sent card (its JSON) with every translated text's fallback `content`
+/// in `lang`: what a client that shows neither of the card's languages
+/// falls back to.
+pub fn with_fallback(card: &Value, lang: Lang) -> Value {
+    let mut card = card.clone();
+    if lang != Lang::En {
+        set_fallback(&mut card, lang.code());
+    }
+    card
+}
+
+fn set_fallback(v: &mut Value, code: &str) {
+    match v {
+        Value::Object(map) => {
+            let chosen = (map.get("i18n_content"))
+                .and_then(|i| i.get(code))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if let Some(text) = chosen
+                && map.contains_key("content")
+            {
+                map.insert("content".into(), Value::String(text));
+            }
+            for (k, child) in map.iter_mut() {
+                if k != "i18n_content" {
+                    set_fallback(child, code);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|c| set_fallback(c, code)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn translated_texts_carry_both_languages_and_literal_ones_only_content() {
+        let card = Card::new(Text::both("Done", "已完成"), Template::Green)
+            .push(Element::markdown("ls -la"))
+            .push(Element::note(Text::both("a note", "备注")));
+        let v = serde_json::to_value(&card).unwrap();
+        assert_eq!(
+            v["config"]["locales"],
+            serde_json::json!(["zh_cn", "en_us"])
+        );
+        assert_eq!(
+            v["header"]["title"],
+            serde_json::json!({"tag": "plain_text", "content": "Done",
+                "i18n_content": {"zh_cn": "已完成", "en_us": "Done"}})
+        );
+        assert_eq!(
+            v["body"]["elements"][0],
+            serde_json::json!({"tag": "markdown", "content": "ls -la"})
+        );
+        assert_eq!(v["body"]["elements"][1]["i18n_content"]["zh_cn"], "备注");
+        // A card with nothing translated declares no locales.
+        let plain = serde_json::to_value(Card::new("ls", Template::Blue)).unwrap();
+        assert_eq!(plain["config"], serde_json::json!({"update_multi": true}));
+        // The fallback content follows the chat's locale; i18n stays.
+        let zh = with_fallback(&v, Lang::Zh);
+        assert_eq!(zh["header"]["title"]["content"], "已完成");
+        assert_eq!(zh["header"]["title"]["i18n_content"]["en_us"], "Done");
+        assert_eq!(zh["body"]["elements"][0]["content"], "ls -la");
+        assert_eq!(zh["body"]["elements"][1]["content"], "备注");
+        assert_eq!(with_fallback(&v, Lang::En), v);
+    }
     use serde_json::json;
 
     #[test]

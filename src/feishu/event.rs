@@ -2,6 +2,7 @@
 //! `card.action.trigger` in both the 2.0 envelope and the older card-callback
 //! shape), the answer a card action gets, and the dedupe contract.
 
+use crate::i18n::{Lang, Text};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
 
@@ -99,7 +100,8 @@ pub struct CardResponse {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Toast {
     pub kind: ToastKind,
-    pub text: String,
+    /// English as `content`, both languages as `i18n` when they differ.
+    pub text: Text,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -112,7 +114,7 @@ pub enum ToastKind {
 }
 
 impl CardResponse {
-    pub fn toast(kind: ToastKind, text: impl Into<String>) -> Self {
+    pub fn toast(kind: ToastKind, text: impl Into<Text>) -> Self {
         CardResponse {
             toast: Some(Toast {
                 kind,
@@ -131,7 +133,11 @@ impl CardResponse {
     pub fn to_json(&self) -> Value {
         let mut out = serde_json::Map::new();
         if let Some(t) = &self.toast {
-            out.insert("toast".into(), json!({"type": t.kind, "content": t.text}));
+            let mut toast = json!({"type": t.kind, "content": t.text.get(Lang::En)});
+            if let Some(i18n) = t.text.i18n() {
+                toast["i18n"] = json!(i18n);
+            }
+            out.insert("toast".into(), toast);
         }
         if let Some(c) = &self.card {
             let data = serde_json::to_value(c).unwrap_or(Value::Null);

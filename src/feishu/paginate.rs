@@ -12,6 +12,7 @@
 use super::card::{Card, Element, Template};
 pub use super::card::{MAX_ENVELOPE_BYTES, MAX_REQUEST_BODY_BYTES, TARGET_BODY_BYTES, body_len};
 use super::markdown::{body_byte_len, body_text_len};
+use crate::i18n::{Lang, Text};
 
 /// The bench's name for [`TARGET_BODY_BYTES`].
 pub const TARGET_CARD_JSON_BYTES: usize = TARGET_BODY_BYTES;
@@ -98,34 +99,79 @@ fn fence_after(open: Option<Fence>, line: &[u8]) -> Option<Fence> {
 }
 
 /// Paginate `markdown` into cards titled `title` (with `[i/N]` when N > 1).
-pub fn paginate(title: &str, template: Template, markdown: &str) -> Vec<Card> {
+///
+/// Text in two languages ([`Text`]) is one card carrying both when both
+/// fit on it; otherwise each language is split with a third of the room
+/// (the English words are written twice: `content` and `i18n_content`) and
+/// the pages paired (a language with fewer pages gets `…` on the last ones).
+pub fn paginate(
+    title: impl Into<Text>,
+    template: Template,
+    markdown: impl Into<Text>,
+) -> Vec<Card> {
+    let (title, markdown) = (title.into(), markdown.into());
+    if markdown.is_literal() {
+        return paginate_one(&title, template, markdown.get(Lang::En), 1);
+    }
+    let whole = Card::new(title.clone(), template).push(Element::markdown(markdown.clone()));
+    if !markdown.get(Lang::En).trim().is_empty() && body_len(&whole) <= TARGET_BODY_BYTES {
+        return vec![whole];
+    }
+    let en = paginate_one(&title, template, markdown.get(Lang::En), TEXTS_PER_I18N);
+    let zh = paginate_one(&title, template, markdown.get(Lang::Zh), TEXTS_PER_I18N);
+    let n = en.len().max(zh.len());
+    let page_text = |cards: &[Card], i: usize| {
+        cards
+            .get(i)
+            .map(Card::text)
+            .unwrap_or_else(|| "…".to_string())
+    };
+    (0..n)
+        .map(|i| {
+            let t = page_title(&title, i, n);
+            let text = Text::both(page_text(&en, i), page_text(&zh, i));
+            Card::new(t, template).push(Element::markdown(text))
+        })
+        .collect()
+}
+
+/// Copies of a text of one language's size a translated element carries:
+/// `content` (English), and `i18n_content`'s `en_us` and `zh_cn`.
+pub const TEXTS_PER_I18N: usize = 3;
+
+/// The title of page `i` of `n`.
+fn page_title(title: &Text, i: usize, n: usize) -> Text {
+    if n > 1 {
+        title.map(|t| format!("{t} [{}/{n}]", i + 1))
+    } else {
+        title.clone()
+    }
+}
+
+/// Pages of one text, each leaving room for `share` texts of its size
+/// ([`TEXTS_PER_I18N`] when the page carries it in two languages).
+fn paginate_one(title: &Text, template: Template, markdown: &str, share: usize) -> Vec<Card> {
     let markdown = if markdown.trim().is_empty() {
         EMPTY_TEXT
     } else {
         markdown
     };
-    let overhead = body_len(
-        &Card::new(format!("{title} [99999/99999]"), template).push(Element::markdown("")),
-    );
+    let overhead =
+        body_len(&Card::new(page_title(title, 99998, 99999), template).push(Element::markdown("")));
     // A title so long that nothing fits is cut first.
-    if overhead + MIN_CONTENT_BYTES > TARGET_BODY_BYTES {
-        let short = truncate_at_boundary(title, MAX_TITLE_BYTES);
-        return paginate(short, template, markdown);
+    if overhead + MIN_CONTENT_BYTES * share > TARGET_BODY_BYTES {
+        let short = title.map(|t| truncate_at_boundary(t, MAX_TITLE_BYTES).to_string());
+        if short != *title {
+            return paginate_one(&short, template, markdown, share);
+        }
     }
-    let budget = TARGET_BODY_BYTES - overhead;
+    let budget = TARGET_BODY_BYTES.saturating_sub(overhead) / share;
     let pages = split(markdown, budget);
     let n = pages.len();
     pages
         .into_iter()
         .enumerate()
-        .map(|(i, text)| {
-            let t = if n > 1 {
-                format!("{title} [{}/{n}]", i + 1)
-            } else {
-                title.to_string()
-            };
-            Card::new(t, template).push(Element::markdown(text))
-        })
+        .map(|(i, text)| Card::new(page_title(title, i, n), template).push(Element::markdown(text)))
         .collect()
 }
 
@@ -408,6 +454,31 @@ mod tests {
         assert_eq!(cards.len(), 1);
         assert_eq!(cards[0].header.title.content, "Done");
         assert_eq!(texts(&cards), vec!["hello\n\nworld"]);
+    }
+
+    /// Wording in two languages: one card carrying both when it fits;
+    /// otherwise pages that each carry both, within the limit.
+    #[test]
+    fn text_in_two_languages_pairs_its_pages() {
+        use crate::i18n::{Lang, Text};
+        let short = Text::both("**Done.**", "**已完成。**");
+        let cards = paginate(Text::both("Status", "状态"), Template::Blue, short);
+        assert_eq!(cards.len(), 1);
+        assert_eq!(cards[0].to_text_in(Lang::Zh), "== 状态 ==\n**已完成。**\n");
+        assert_eq!(cards[0].to_text(), "== Status ==\n**Done.**\n");
+        let en = format!("{}\n", "a line of words ".repeat(20)).repeat(200);
+        let zh = format!("{}\n", "一行文字".repeat(20)).repeat(200);
+        let cards = paginate(
+            Text::both("Status", "状态"),
+            Template::Blue,
+            Text::both(&en, &zh),
+        );
+        assert!(cards.len() > 1);
+        assert_card_limits(&cards);
+        let zh_pages: Vec<String> = cards.iter().map(|c| c.to_text_in(Lang::Zh)).collect();
+        assert!(zh_pages[0].starts_with(&format!("== 状态 [1/{}] ==\n一行文字", cards.len())));
+        let en_text: String = cards.iter().map(Card::text).collect::<Vec<_>>().join("\n");
+        assert_eq!(en_text.matches("a line of words").count(), 20 * 200);
     }
 
     #[test]

@@ -609,3 +609,69 @@ async fn a_multi_line_message_reaches_the_agent_with_its_lines_and_indentation()
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Every card carries the bridge's words in Chinese and English (each
+/// reader's client shows its own); `[chat] locale = "zh_cn"` makes Chinese
+/// the fallback text; the agent's words are never translated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_carry_chinese_and_english_and_the_agents_words_as_they_are() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.chat.locale = clawmux::i18n::Lang::Zh;
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await);
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    let ready = card(&fake, "project ready", |c| {
+        c.card["header"]["title"]["i18n_content"]["en_us"] == "Project ready"
+    })
+    .await;
+    let title = &ready.card["header"]["title"];
+    assert_eq!(
+        title["content"], "项目已就绪",
+        "the chat's locale is the fallback"
+    );
+    assert_eq!(title["i18n_content"]["zh_cn"], "项目已就绪");
+    assert_eq!(
+        ready.card["config"]["locales"],
+        serde_json::json!(["zh_cn", "en_us"])
+    );
+    let text = &ready.card["body"]["elements"][0];
+    let en = text["i18n_content"]["en_us"].as_str().unwrap_or_default();
+    let zh = text["i18n_content"]["zh_cn"].as_str().unwrap_or_default();
+    assert!(en.starts_with("Created **demo** in `"), "{en}");
+    assert!(
+        zh.starts_with("已在 `") && zh.contains("创建 **demo**"),
+        "{zh}"
+    );
+    // The agent's answer is its own: one text, no translation.
+    let answer = card(&fake, "first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project")
+    })
+    .await;
+    let said = (answer.card["body"]["elements"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .find(|e| {
+        e["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("You said:"))
+    })
+    .expect("the answer's element");
+    assert!(said.get("i18n_content").is_none(), "{said}");
+    // A card the bridge writes in full: the help, both languages.
+    fake.push_message("oc_1", "ou_alice", "/gsd:help");
+    let help = card(&fake, "help", |c| {
+        c.card["header"]["title"]["i18n_content"]["en_us"] == "clawmux help"
+    })
+    .await;
+    let help_zh = help.card["body"]["elements"][0]["i18n_content"]["zh_cn"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        help_zh.contains("**clawmux 命令**") && help_zh.contains("`/gsd:status`"),
+        "{help_zh}"
+    );
+}

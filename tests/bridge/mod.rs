@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use clawmux::bridge::channels::chat::ToastLevel;
 use clawmux::bridge::panes::transcript::GAP_LINE;
+use clawmux::i18n::Lang;
 use clawmux::store::state::{ChatTarget, OutboxOp};
 use serde_json::json;
 
@@ -98,7 +99,9 @@ async fn command_progress_approval_click_result() {
 
     let answered = b.click("oc_1", "ou_alice", yes.clone()).await;
     assert_eq!(
-        answered.toast,
+        answered
+            .toast
+            .map(|(l, t)| (l, t.get(Lang::En).to_string())),
         Some((ToastLevel::Success, "Sending: Yes".into()))
     );
     b.card("the resolved approval", |e| {
@@ -238,7 +241,9 @@ async fn approval_survives_a_daemon_restart() {
     );
     let answered = b.click("oc_1", "ou_alice", yes).await;
     assert_eq!(
-        answered.toast,
+        answered
+            .toast
+            .map(|(l, t)| (l, t.get(Lang::En).to_string())),
         Some((ToastLevel::Success, "Sending: Yes".into()))
     );
     b.card("the resolved approval", |e| {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use clawmux::feishu::api::RetryPolicy;
 use clawmux::feishu::card::{Card, Element, Template};
 use clawmux::feishu::{Api, FeishuError, ReceiveId};
+use serde_json::Value;
 use tokio::time::Duration;
 
 use super::fake_server::{FakeFeishu, Kind};
@@ -433,4 +434,73 @@ async fn a_burst_of_updates_to_one_message_is_paced_and_an_unpaced_one_refused()
     assert!(refused >= 3, "{unpaced:?}");
     assert_eq!(fake.patch_limited() as usize, refused);
     assert_eq!(patches(), 12 + 8 - refused);
+}
+
+/// A card in Chinese and English is taken; multi-language fields Feishu
+/// would not show as meant are refused (230099), each for its reason.
+#[tokio::test]
+async fn cards_in_two_languages_are_taken_and_bad_locales_refused() {
+    use clawmux::i18n::Text;
+    use serde_json::json;
+    let fake = FakeFeishu::start().await;
+    let api = Api::with_retry(fake.config(), fast_retry());
+    let both = Card::new(Text::both("Status", "状态"), Template::Blue)
+        .push(Element::markdown("`ls` output"));
+    api.send(&chat(), &both, "u-i18n-ok").await.expect("taken");
+    let sent = &fake.sent_cards()[0].card;
+    assert_eq!(sent["config"]["locales"], json!(["zh_cn", "en_us"]));
+    assert_eq!(sent["header"]["title"]["i18n_content"]["zh_cn"], "状态");
+    let text = |i18n: Value, locales: Value| {
+        json!({"schema": "2.0", "config": {"update_multi": true, "locales": locales},
+            "header": {"title": {"tag": "plain_text", "content": "Status", "i18n_content": i18n},
+                "template": "blue"},
+            "body": {"elements": []}})
+    };
+    let bad = [
+        (
+            "unknown locale",
+            text(
+                json!({"zh_CN": "状态", "en_us": "Status"}),
+                json!(["zh_cn", "en_us"]),
+            ),
+        ),
+        (
+            "a declared locale missing",
+            text(json!({"en_us": "Status"}), json!(["zh_cn", "en_us"])),
+        ),
+        (
+            "unknown declared locale",
+            text(json!({"en_us": "Status"}), json!(["en"])),
+        ),
+        (
+            "locales repeated",
+            text(json!({"en_us": "Status"}), json!(["en_us", "en_us"])),
+        ),
+        (
+            "a value not a string",
+            text(
+                json!({"en_us": 1, "zh_cn": "状态"}),
+                json!(["zh_cn", "en_us"]),
+            ),
+        ),
+    ];
+    // A chat each: six sends to one chat in a second would be rate-limited.
+    for (i, (why, card)) in bad.into_iter().enumerate() {
+        let to = ReceiveId::ChatId(format!("oc_i18n_{i}"));
+        let err = api
+            .send(&to, &card, &format!("u-i18n-{i}"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Some(230099), "{why}: {err}");
+    }
+    let on_a_button = json!({"schema": "2.0", "config": {"update_multi": true},
+        "body": {"elements": [{"tag": "hr", "i18n_content": {"en_us": "x"}}]}});
+    let to = ReceiveId::ChatId("oc_i18n_hr".into());
+    let err = api.send(&to, &on_a_button, "u-i18n-hr").await.unwrap_err();
+    assert_eq!(err.code(), Some(230099), "{err}");
+    assert_eq!(
+        fake.sent_cards().len(),
+        1,
+        "only the good card was recorded"
+    );
 }

@@ -1300,7 +1300,79 @@ fn validate_card(content: &str) -> Result<Value, &'static str> {
     if content.contains("\"tag\":\"action\"") {
         return Err("unknown tag action");
     }
+    check_locales(&card)?;
     Ok(card)
+}
+
+/// The locale codes card JSON's multi-language fields take (Feishu's
+/// "configure multi-language content" page lists these 16).
+const CARD_LOCALES: [&str; 16] = [
+    "en_us", "zh_cn", "zh_hk", "zh_tw", "ja_jp", "id_id", "vi_vn", "th_th", "pt_br", "es_es",
+    "ko_kr", "de_de", "fr_fr", "it_it", "ru_ru", "ms_my",
+];
+
+/// A card's multi-language fields checked as Feishu documents them, and
+/// stricter where a mistake would show a reader the wrong language:
+/// `config.locales` is a non-empty list of distinct known codes;
+/// `i18n_content` sits only on a text (`plain_text`, `lark_md`,
+/// `markdown`), maps known codes to strings, and names every locale the
+/// card declares (a reader of a missing one would get the fallback).
+fn check_locales(card: &Value) -> Result<(), &'static str> {
+    let declared: Option<Vec<&str>> = match card["config"].get("locales") {
+        None => None,
+        Some(Value::Array(codes)) => {
+            let codes: Vec<&str> = codes.iter().filter_map(Value::as_str).collect();
+            let known = codes.iter().all(|c| CARD_LOCALES.contains(c));
+            let distinct = codes.iter().collect::<HashSet<_>>().len() == codes.len();
+            if codes.is_empty()
+                || !known
+                || !distinct
+                || codes.len() != card["config"]["locales"].as_array().map_or(0, Vec::len)
+            {
+                return Err("config.locales must be distinct known locale codes");
+            }
+            Some(codes)
+        }
+        Some(_) => return Err("config.locales must be an array"),
+    };
+    fn walk(v: &Value, declared: Option<&[&str]>) -> Result<(), &'static str> {
+        match v {
+            Value::Object(map) => {
+                if let Some(i18n) = map.get("i18n_content") {
+                    let text = matches!(
+                        map.get("tag").and_then(Value::as_str),
+                        Some("plain_text" | "lark_md" | "markdown")
+                    );
+                    if !text {
+                        return Err("i18n_content on an element that is not a text");
+                    }
+                    let Some(per) = i18n.as_object() else {
+                        return Err("i18n_content must be an object");
+                    };
+                    if per.is_empty() {
+                        return Err("i18n_content is empty");
+                    }
+                    for (code, words) in per {
+                        if !CARD_LOCALES.contains(&code.as_str()) {
+                            return Err("i18n_content has an unknown locale");
+                        }
+                        if !words.is_string() {
+                            return Err("i18n_content values must be strings");
+                        }
+                    }
+                    if declared.is_some_and(|d| d.iter().any(|c| !per.contains_key(*c))) {
+                        return Err("i18n_content lacks a locale of config.locales");
+                    }
+                }
+                map.iter()
+                    .filter(|(k, _)| k.as_str() != "i18n_content")
+                    .try_for_each(|(_, child)| walk(child, declared))
+            }
+            Value::Array(items) => items.iter().try_for_each(|c| walk(c, declared)),
+            _ => Ok(()),
+        }
+    }
+    walk(card, declared.as_deref())
 }
 
 /// Feishu's answer to a rejected card (a permanent error).

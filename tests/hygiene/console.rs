@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::serve_stop::{line_with, serve, serve_again};
+use super::serve_stop::{line_with, serve, serve_again, serve_with};
 use super::wait_exit;
 
 /// The console-wide number on a button's line: `[1] Yes · /press 7`.
@@ -54,6 +54,32 @@ fn buttons_pressed_a_stop_that_says_what_is_left_and_a_restart_that_greets() {
     writeln!(stdin, "/press {}", press_number(&yes)).unwrap();
     line_with(&served.stdout, "✓ Sending: Yes");
     line_with(&served.stdout, "Plans verified [3/3]");
+    drop(stdin);
+    wait_exit(served.child).expect("exits after end of input");
+}
+
+/// With `LANG=zh_CN.UTF-8` the console prints clawmux's words in Chinese,
+/// buttons included, and the agent's words as the agent wrote them.
+#[test]
+fn the_console_speaks_chinese_under_a_chinese_locale() {
+    let tmux = crate::support::tmux::TmuxServer::new();
+    let home = super::sim_home(&tmux);
+    let mut served = serve_with(home, tmux, &[("LANG", "zh_CN.UTF-8")]);
+    let mut stdin = served.stdin.take().expect("piped stdin");
+    writeln!(stdin, "/gsd:help").unwrap();
+    line_with(&served.stdout, "== clawmux 帮助 ==");
+    line_with(&served.stdout, "**clawmux 命令**");
+    line_with(&served.stdout, "- `/gsd:status`：每个项目正在做什么");
+    writeln!(stdin, "/gsd:new-project demo").unwrap();
+    line_with(&served.stdout, "== 项目已就绪 ==");
+    line_with(&served.stdout, "创建 **demo**");
+    // The agent's own answer is not translated.
+    line_with(&served.stdout, "You said: /gsd:new-project");
+    writeln!(stdin, "/gsd:plan-phase 2").unwrap();
+    line_with(&served.stdout, "== 需要审批 ==");
+    let yes = line_with(&served.stdout, "[1] Yes · /press ");
+    writeln!(stdin, "/press {}", press_number(&yes)).unwrap();
+    line_with(&served.stdout, "✓ 正在发送：Yes");
     drop(stdin);
     wait_exit(served.child).expect("exits after end of input");
 }

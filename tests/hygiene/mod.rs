@@ -24,7 +24,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_clawmux");
 const WAIT: Duration = Duration::from_secs(20);
 
 /// `clawmux <args>` with its state in `home` and nothing of the caller's
-/// environment (log filter, tmux pane, Feishu credentials) leaking in.
+/// environment (log filter, tmux pane, Feishu credentials, locale) leaking in.
 fn clawmux(home: &Path, args: &[&str]) -> Command {
     clawmux_via(BIN, home, args)
 }
@@ -54,7 +54,11 @@ fn clawmux_via(program: &str, home: &Path, args: &[&str]) -> Command {
         .env_remove("TMUX_PANE")
         .env_remove("TMUX")
         .env_remove("FEISHU_APP_ID")
-        .env_remove("FEISHU_APP_SECRET");
+        .env_remove("FEISHU_APP_SECRET")
+        // English, as the tests read it, whatever the caller's locale.
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "C.UTF-8");
     cmd
 }
 

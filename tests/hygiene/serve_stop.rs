@@ -48,7 +48,18 @@ pub(super) fn serve() -> Served {
 
 /// [`serve`] on a state directory and tmux server used before.
 pub(super) fn serve_again(home: tempfile::TempDir, tmux: TmuxServer) -> Served {
-    let mut child = clawmux(home.path(), &["serve", "--console", "--agent", "sim"])
+    serve_with(home, tmux, &[])
+}
+
+/// [`serve_again`] with these environment variables set.
+pub(super) fn serve_with(
+    home: tempfile::TempDir,
+    tmux: TmuxServer,
+    env: &[(&str, &str)],
+) -> Served {
+    let mut cmd = clawmux(home.path(), &["serve", "--console", "--agent", "sim"]);
+    cmd.envs(env.iter().copied());
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,6 +1,7 @@
 //! What the bridge receives from a chat channel (Feishu or the console), in
 //! one channel-neutral form.
 
+use crate::i18n::Text;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -64,13 +65,15 @@ pub enum ToastLevel {
 /// The immediate answer to a click.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClickAnswer {
-    pub toast: Option<(ToastLevel, String)>,
+    /// A short note to the clicker, in both languages (Feishu's client
+    /// shows its reader's).
+    pub toast: Option<(ToastLevel, Text)>,
     /// A card to show in place of the clicked one.
     pub card: Option<Value>,
 }
 
 impl ClickAnswer {
-    pub fn toast(level: ToastLevel, text: impl Into<String>) -> ClickAnswer {
+    pub fn toast(level: ToastLevel, text: impl Into<Text>) -> ClickAnswer {
         ClickAnswer {
             toast: Some((level, text.into())),
             card: None,

@@ -6,6 +6,10 @@
 //! a console-wide number, shown on its line (`[1] Yes · /press 7`), and
 //! `/press 7` (or `/press Yes`) is the click. A bare digit stays a prompt
 //! for the agent, as on Feishu.
+//!
+//! Cards are printed in the terminal's language ([`Lang::from_env`]:
+//! `LANG=zh_CN.UTF-8` gives Chinese), read from the card's JSON, which
+//! carries both; English is the entry's own text.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
@@ -17,6 +21,8 @@ use tokio::sync::{mpsc, oneshot};
 use crate::bridge::access::policy::ChatKind;
 use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ToastLevel};
 use crate::bridge::channels::outbox::{Courier, DeliveryError};
+use crate::feishu::card::Card;
+use crate::i18n::Lang;
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 use crate::text_escape::{Keep, escape_controls};
 
@@ -151,7 +157,7 @@ fn press(
             ToastLevel::Warning => "!",
             ToastLevel::Error => "✗",
         };
-        say(&format!("{mark} {text}"));
+        say(&format!("{mark} {}", text.get(Lang::from_env())));
     }
     true
 }
@@ -184,9 +190,9 @@ impl ConsoleButtons {
     /// an updated card's earlier buttons are gone from the screen, so their
     /// numbers no longer press anything. Returns each button's label and
     /// number, in the card's order (a link button has no number).
-    fn register(&self, handle: &str, card: &Value) -> Vec<(String, Option<u64>)> {
+    fn register(&self, handle: &str, card: &Value, lang: Lang) -> Vec<(String, Option<u64>)> {
         let mut found = Vec::new();
-        card_buttons(&card["body"]["elements"], &mut found);
+        card_buttons(&card["body"]["elements"], lang, &mut found);
         let Ok(mut b) = self.0.lock() else {
             return Vec::new();
         };
@@ -236,13 +242,14 @@ impl ConsoleButtons {
 
 /// The buttons of a card's elements in the order its text numbers them
 /// (columns in turn; a closed panel's content is not shown): each label
-/// with its callback value, `None` for a link.
-fn card_buttons(elements: &Value, out: &mut Vec<(String, Option<Value>)>) {
+/// (in `lang`) with its callback value, `None` for a link.
+fn card_buttons(elements: &Value, lang: Lang, out: &mut Vec<(String, Option<Value>)>) {
     for e in elements.as_array().into_iter().flatten() {
         match e["tag"].as_str() {
             Some("button") => {
-                let label = e["text"]["content"]
-                    .as_str()
+                let text = &e["text"];
+                let label = (text["i18n_content"][lang.code()].as_str())
+                    .or(text["content"].as_str())
                     .unwrap_or_default()
                     .to_string();
                 let behavior = &e["behaviors"][0];
@@ -251,10 +258,12 @@ fn card_buttons(elements: &Value, out: &mut Vec<(String, Option<Value>)>) {
             }
             Some("column_set") => {
                 for c in e["columns"].as_array().into_iter().flatten() {
-                    card_buttons(&c["elements"], out);
+                    card_buttons(&c["elements"], lang, out);
                 }
             }
-            Some("collapsible_panel") if e["expanded"] == true => card_buttons(&e["elements"], out),
+            Some("collapsible_panel") if e["expanded"] == true => {
+                card_buttons(&e["elements"], lang, out)
+            }
             _ => {}
         }
     }
@@ -335,6 +344,29 @@ fn card_text(mark: &str, text: &str) -> String {
 #[derive(Default)]
 pub struct ConsoleCourier {
     pub buttons: ConsoleButtons,
+    /// The language cards are printed in.
+    pub lang: Lang,
+}
+
+impl ConsoleCourier {
+    /// A courier printing in the terminal's language.
+    pub fn from_env() -> Self {
+        ConsoleCourier {
+            lang: Lang::from_env(),
+            ..Default::default()
+        }
+    }
+}
+
+/// The entry's card as printed in `lang`: English is the text the entry was
+/// made with; another language is read from the card's JSON (a card of
+/// another shape keeps the entry's text).
+fn entry_text(entry: &OutboxEntry, lang: Lang) -> String {
+    match (lang, Card::from_value(&entry.card)) {
+        (Lang::En, _) | (_, None) => entry.text.clone(),
+        (lang, Some(card)) if card.has_i18n() => card.to_text_in(lang),
+        (_, Some(_)) => entry.text.clone(),
+    }
 }
 
 impl Courier for ConsoleCourier {
@@ -351,8 +383,8 @@ impl Courier for ConsoleCourier {
         };
         let shown = self
             .buttons
-            .register(entry.op.handle().as_ref(), &entry.card);
-        let text = with_press_numbers(&entry.text, &shown);
+            .register(entry.op.handle().as_ref(), &entry.card, self.lang);
+        let text = with_press_numbers(&entry_text(entry, self.lang), &shown);
         let mut out = std::io::stdout().lock();
         let written = out
             .write_all(card_text(mark, &text).as_bytes())
@@ -391,15 +423,59 @@ mod tests {
         ]}})
     }
 
+    /// Chinese is read from the card's JSON, buttons and all; English is
+    /// the entry's text; the agent's words are the same in both.
+    #[test]
+    fn cards_print_in_the_terminal_language() {
+        use crate::bridge::present;
+        use crate::bridge::texts::Msg;
+        let card = present::with_interrupt(
+            present::progress_card("web: /gsd:plan", Msg::Running, None, "● Reading files"),
+            "web",
+            "j1",
+        );
+        let entry = OutboxEntry {
+            uuid: "u1".into(),
+            op: OutboxOp::Send {
+                target: ChatTarget::Console,
+                handle: crate::store::state::CardHandle::random(),
+                reply_to: None,
+                image: None,
+            },
+            card: serde_json::to_value(&card).unwrap(),
+            text: card.to_text(),
+            created_ms: 0,
+        };
+        assert_eq!(entry_text(&entry, Lang::En), entry.text);
+        let zh = entry_text(&entry, Lang::Zh);
+        assert!(
+            zh.starts_with("== web: /gsd:plan ==\n**运行中…**\n"),
+            "{zh}"
+        );
+        assert!(
+            zh.contains("● Reading files") && zh.ends_with("[1] 中断\n"),
+            "{zh}"
+        );
+        let buttons = ConsoleButtons::default();
+        let shown = buttons.register("c1", &entry.card, Lang::Zh);
+        assert_eq!(shown, vec![("中断".to_string(), Some(1))]);
+        assert!(with_press_numbers(&zh, &shown).ends_with("[1] 中断 · /press 1\n"));
+        assert!(buttons.find("中断").is_ok());
+    }
+
     #[test]
     fn buttons_get_console_wide_numbers_shown_on_their_lines() {
         let buttons = ConsoleButtons::default();
-        let first = buttons.register("c1", &card(&[("Yes", "y".into()), ("No", "n".into())]));
+        let first = buttons.register(
+            "c1",
+            &card(&[("Yes", "y".into()), ("No", "n".into())]),
+            Lang::En,
+        );
         assert_eq!(
             first,
             [("Yes".to_string(), Some(1)), ("No".to_string(), Some(2))]
         );
-        let second = buttons.register("c2", &card(&[("Interrupt", "i".into())]));
+        let second = buttons.register("c2", &card(&[("Interrupt", "i".into())]), Lang::En);
         assert_eq!(second, [("Interrupt".to_string(), Some(3))]);
         // Only a button's own line is marked, not agent text that looks like one.
         let text = with_press_numbers("Agent said:\n[1] Yes\n[1] Yes\n[2] No\n", &first);
@@ -410,7 +486,7 @@ mod tests {
         assert_eq!(buttons.find("2"), Ok(Value::from("n")));
         assert_eq!(buttons.find("interrupt"), Ok(Value::from("i")));
         // The card updated: its old buttons press nothing.
-        buttons.register("c1", &card(&[]));
+        buttons.register("c1", &card(&[]), Lang::En);
         assert!(buttons.find("1").unwrap_err().contains("no button `1`"));
         assert!(buttons.find("").unwrap_err().contains("/press N"));
         assert_eq!(press_arg("/press 3"), Some("3"));

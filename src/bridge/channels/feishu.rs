@@ -19,10 +19,12 @@ use crate::bridge::channels::outbox::{Courier, DeliveryError};
 use crate::bridge::config::{Config, IntakeMode};
 use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, with_image_key, without_picture};
 use crate::feishu::api::{Api, ErrorClass, FeishuError, MAX_IMAGE_BYTES, ReceiveId};
+use crate::feishu::card::with_fallback;
 use crate::feishu::pace::Pacer;
 use crate::feishu::{
     CardResponse, Dedupe, Domain, FeishuConfig, Intake, IntakeEvent, Toast, ToastKind,
 };
+use crate::i18n::Lang;
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 use crate::store::{LogEvent, SharedState};
 
@@ -110,7 +112,7 @@ pub async fn start(
             .collect(),
     };
     let pump = tokio::spawn(pump(intake, chat, bot_rx, fetch, images));
-    let courier = FeishuCourier::new(api);
+    let courier = FeishuCourier::new(api).with_locale(config.chat.locale);
     Ok((courier, pump))
 }
 
@@ -310,6 +312,8 @@ fn to_response(answer: ClickAnswer) -> CardResponse {
 pub struct FeishuCourier {
     api: Arc<Api>,
     pacer: Pacer,
+    /// The chat's language (`[chat] locale`): the fallback text of cards.
+    locale: Lang,
 }
 
 impl FeishuCourier {
@@ -317,7 +321,15 @@ impl FeishuCourier {
         FeishuCourier {
             api,
             pacer: Pacer::new(),
+            locale: Lang::default(),
         }
+    }
+
+    /// Cards' fallback text in `locale` (each reader's client still shows
+    /// its own language).
+    pub fn with_locale(mut self, locale: Lang) -> Self {
+        self.locale = locale;
+        self
     }
 
     /// The API client it sends with (the answer stream shares it: one
@@ -385,6 +397,16 @@ impl Courier for FeishuCourier {
                 &pictured
             }
             None => entry,
+        };
+        let localized;
+        let entry = if self.locale == Lang::En {
+            entry
+        } else {
+            localized = OutboxEntry {
+                card: with_fallback(&entry.card, self.locale),
+                ..entry.clone()
+            };
+            &localized
         };
         let result = match (&entry.op, message_id) {
             (

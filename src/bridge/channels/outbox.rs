@@ -13,6 +13,7 @@
 //! Long with its tests (delivery, retry and dead-letter cases on a fake
 //! courier); the code itself is well under 600 lines.
 
+use crate::bridge::texts::Msg;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::time::Duration;
@@ -352,17 +353,18 @@ fn dead_letter(
         .filter(|_| reachable && !is_notice)
         .filter(|c| told.insert((c.clone(), code)));
     let notice = tell_chat.map(|chat| {
+        let msg = msg.to_string();
         let what = match code {
-            Some(c) => format!("Feishu refused a card (error {c}: {msg})."),
-            None => format!("A card could not be delivered: {msg}."),
+            Some(c) => Msg::FeishuRefusedCard.with(&[("code", &c.to_string()), ("msg", &msg)]),
+            None => Msg::CardUndeliverable.with(&[("msg", &msg)]),
         };
-        let card = present::info_card(
-            "A card was not delivered",
-            &format!(
-                "{}\n\nLater cards are not affected. The operator can see it in the event log (`card_dead_letter`).",
-                crate::feishu::markdown::escape_inline(&what)
-            ),
-        );
+        let text = Msg::LaterCardsFine.with_each(|lang| {
+            vec![(
+                "what",
+                crate::feishu::markdown::escape_inline(what.get(lang)),
+            )]
+        });
+        let card = present::info_card(Msg::CardNotDelivered, text);
         OutboxEntry {
             uuid: format!("dl-{}", entry.uuid.chars().take(40).collect::<String>()),
             op: OutboxOp::Send {

@@ -775,9 +775,19 @@ pub struct ConsoleStream {
     /// Card id -> what was printed of it.
     printed: Mutex<HashMap<String, String>>,
     next_id: Mutex<u64>,
+    /// The language of the answer's title line.
+    lang: crate::i18n::Lang,
 }
 
 impl ConsoleStream {
+    /// A stream printing in the terminal's language.
+    pub fn from_env() -> Self {
+        ConsoleStream {
+            lang: crate::i18n::Lang::from_env(),
+            ..Default::default()
+        }
+    }
+
     fn print(&self, text: &str) -> Result<(), StreamError> {
         let mut out = std::io::stdout().lock();
         out.write_all(escape_controls(text, Keep::LinesAndTabs).as_bytes())
@@ -815,7 +825,7 @@ impl StreamSink for ConsoleStream {
         let shown = shown_text(&s.shown).to_string();
         self.print(&format!(
             "┌─ (streaming) {}\n{}",
-            stream_title(&s.title),
+            stream_title(&s.title).get(self.lang),
             console_delta("", &shown)
         ))?;
         (self.printed.lock().unwrap_or_else(|p| p.into_inner())).insert(card_id.into(), shown);

@@ -3,6 +3,7 @@
 //! senders, the one polite answer a denied sender gets, and the panes
 //! only approvers reach (one clawmux did not create, the hosts' list).
 
+use crate::bridge::texts::Msg;
 use crate::store::{Denial, LogEvent};
 
 use super::{Core, target_id};
@@ -50,11 +51,11 @@ impl Core {
                     text: Some(m.text.clone()),
                     ..Default::default()
                 }));
-                let text = "You are sending messages faster than this bot accepts; this one was dropped. Try again in a minute.";
+                let text = Msg::TooFast;
                 self.send(
                     &m.target,
                     Some(&m.message_id),
-                    &present::info_card("Slow down", text),
+                    &present::info_card(Msg::SlowDown, text),
                 );
                 false
             }
@@ -64,13 +65,11 @@ impl Core {
                         sender: m.sender.clone(),
                         code: code.clone(),
                     });
-                    let text = format!(
-                        "I don't know you yet. Your pairing code is **{code}**.\nAsk the operator to run `clawmux pairing approve {code}`."
-                    );
+                    let text = Msg::PairingCode.with(&[("code", &code.to_string())]);
                     self.send(
                         &m.target,
                         Some(&m.message_id),
-                        &present::info_card("Pairing needed", &text),
+                        &present::info_card(Msg::PairingNeeded, &text),
                     );
                     false
                 }
@@ -92,12 +91,11 @@ impl Core {
                     ..Default::default()
                 }));
                 if self.policy.reply_to_denied() && self.denied_told.insert(m.sender.clone()) {
-                    let text =
-                        "Sorry, you are not allowed to use this bot. Ask its operator for access.";
+                    let text = Msg::NotAllowedBot;
                     self.send(
                         &m.target,
                         Some(&m.message_id),
-                        &present::info_card("Not allowed", text),
+                        &present::info_card(Msg::NotAllowed, text),
                     );
                 }
                 false
@@ -172,10 +170,8 @@ impl Core {
             reason: format!("not an approver: {what} on adopted {project}"),
             ..Default::default()
         }));
-        let text = format!(
-            "**{project}** is a pane adopted from a terminal: only approvers may use it, see its screen or type into it."
-        );
-        self.error(target, reply_to, "Not allowed", &text, "");
+        let text = Msg::OnlyApproversAdopted.with(&[("project", project)]);
+        self.error(target, reply_to, Msg::NotAllowed, &text, "");
         false
     }
 }

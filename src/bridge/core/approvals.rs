@@ -9,6 +9,7 @@ use crate::bridge::channels::chat::{
 };
 use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
+use crate::bridge::texts::Msg;
 use crate::detect::{ApprovalOption, several_keys};
 use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval};
@@ -31,11 +32,11 @@ impl Core {
                 return false;
             }
             // Typed now, the words would land in whatever the agent shows.
-            let text = "This prompt was answered or closed already; nothing was typed. To tell the agent more, send a new message (not a reply to the prompt's card).";
+            let text = Msg::PromptClosed;
             self.send(
                 &m.target,
                 Some(&m.message_id),
-                &present::info_card("Not answered", text),
+                &present::info_card(Msg::NotAnswered, text),
             );
             return true;
         };
@@ -43,8 +44,8 @@ impl Core {
             self.error(
                 &m.target,
                 Some(&m.message_id),
-                "Cannot type that",
-                &e.to_string(),
+                Msg::CannotType,
+                e.to_string(),
                 "",
             );
             return true;
@@ -72,15 +73,15 @@ impl Core {
                     Ok(label) => self.type_answer(&approval, &key, &m.sender, &label, reply),
                     Err(e) => {
                         let e = e.to_string();
-                        self.error(&m.target, Some(&m.message_id), "Not answered", &e, "");
+                        self.error(&m.target, Some(&m.message_id), Msg::NotAnswered, &e, "");
                     }
                 }
             }
             // The outcome comes back as `Replied`.
             ReplyPlan::Text { focus } => {
                 if !self.answering.insert(approval.id.clone()) {
-                    let text = "This prompt is being answered already; nothing more was typed.";
-                    let card = present::info_card("Not answered", text);
+                    let text = Msg::PromptBeingAnswered;
+                    let card = present::info_card(Msg::NotAnswered, text);
                     self.send(&m.target, Some(&m.message_id), &card);
                     return true;
                 }
@@ -100,11 +101,8 @@ impl Core {
                 let labels: Vec<String> = (approval.options.iter())
                     .map(|o| format!("**{}**", o.label))
                     .collect();
-                let text = format!(
-                    "This prompt takes one of its options: {}. Press its button, or reply with the option's name or number.",
-                    labels.join(", ")
-                );
-                let card = present::info_card("Not answered", &text);
+                let text = Msg::PromptTakesOptions.with(&[("options", &labels.join(", "))]);
+                let card = present::info_card(Msg::NotAnswered, &text);
                 self.send(&m.target, Some(&m.message_id), &card);
             }
         }
@@ -121,10 +119,7 @@ impl Core {
         } = choice;
         let pending = self.shared.read(|s| s.approvals.get(&id).cloned());
         let checked = match pending {
-            None => Err((
-                ToastLevel::Warning,
-                "This approval was already answered.".to_string(),
-            )),
+            None => Err((ToastLevel::Warning, Msg::AlreadyAnswered.text())),
             Some(a) if a.project != project || a.session != session => {
                 self.log(LogEvent::Denied(Denial {
                     operator: Some(c.operator.clone()),
@@ -132,32 +127,27 @@ impl Core {
                     value: Some(c.value.clone()),
                     ..Default::default()
                 }));
-                Err((
-                    ToastLevel::Error,
-                    "This button does not match its approval.".to_string(),
-                ))
+                Err((ToastLevel::Error, Msg::ButtonMismatch.text()))
             }
-            Some(a) if self.answering.contains(&a.id) => Err((
-                ToastLevel::Info,
-                "This approval is being answered.".to_string(),
-            )),
+            Some(a) if self.answering.contains(&a.id) => {
+                Err((ToastLevel::Info, Msg::BeingAnswered.text()))
+            }
             // Its key only opens the agent's text field: the words come in
             // a reply (see `answer_by_reply`).
-            Some(a) if a.options.iter().any(|o| o.key == key && o.takes_text()) => Err((
-                ToastLevel::Info,
-                "Reply to this card with your answer: it is typed in the agent's text field."
-                    .to_string(),
-            )),
+            Some(a) if a.options.iter().any(|o| o.key == key && o.takes_text()) => {
+                Err((ToastLevel::Info, Msg::ReplyToAnswer.text()))
+            }
             Some(a) => match self.check_answer(&a, &key, &c.operator) {
                 Ok(label) => Ok((a, label)),
-                Err(e) => Err((ToastLevel::Error, e.to_string())),
+                Err(e) => Err((ToastLevel::Error, e.to_string().into())),
             },
         };
         let (approval, label) = match checked {
             Ok(ok) => ok,
             Err((level, text)) => return self.respond(&c, ClickAnswer::toast(level, text)),
         };
-        let toast = ClickAnswer::toast(ToastLevel::Success, format!("Sending: {label}"));
+        let toast =
+            ClickAnswer::toast(ToastLevel::Success, Msg::Sending.with(&[("label", &label)]));
         self.respond(&c, toast);
         // A second click finds the approval being answered, then resolved
         // (or pending again if typing failed).
@@ -412,14 +402,8 @@ impl Core {
                     .shared
                     .read(|s| s.approvals.get(&approval_id).map(|a| a.target.clone()))
                     .unwrap_or_else(|| self.chat_of(&project));
-                let text = format!(
-                    "{detail}.\n\nThe buttons follow the dialog on screen: check it with `/gsd:screen` before answering."
-                );
-                self.send(
-                    &target,
-                    None,
-                    &present::info_card("Check this prompt", &text),
-                );
+                let text = Msg::CheckDialog.with(&[("detail", &detail)]);
+                self.send(&target, None, &present::info_card(Msg::CheckPrompt, &text));
             }
             ProjectEventKind::Answered {
                 approval_id,
@@ -437,11 +421,11 @@ impl Core {
                         &reply.target,
                         reply.reply_to.as_deref(),
                         match e {
-                            ProjectError::NotTaken { .. } => "Answer not taken",
-                            _ => "Could not answer the approval",
+                            ProjectError::NotTaken { .. } => Msg::AnswerNotTaken,
+                            _ => Msg::CouldNotAnswerApproval,
                         },
-                        &e.to_string(),
-                        "Press the button again, or answer in the terminal.",
+                        e.to_string(),
+                        Msg::PressAgain,
                     ),
                 }
             }
@@ -460,8 +444,8 @@ impl Core {
                     (Err(e), _) => self.error(
                         &reply.target,
                         reply.reply_to.as_deref(),
-                        "Could not answer",
-                        &e.to_string(),
+                        Msg::CouldNotAnswer,
+                        e.to_string(),
                         "",
                     ),
                 }

@@ -14,9 +14,10 @@ use crate::bridge::present;
 use crate::bridge::present::CommandChoice;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
-use crate::bridge::texts::HELP;
+use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
+use crate::i18n::Text;
 use crate::store::clock;
 use crate::store::state::Job;
 use crate::store::state::{ChatTarget, ProjectRecord};
@@ -45,18 +46,18 @@ impl Core {
                     reason: "not an approver: /gsd:sessions".into(),
                     ..Default::default()
                 }));
-                let text = "Only approvers may list the panes of every host.";
-                self.error(target, reply_to, "Not allowed", text, "");
+                let text = Msg::OnlyApproversSessions;
+                self.error(target, reply_to, Msg::NotAllowed, text, "");
             }
             Builtin::Sessions => self.effects.push(Effect::ListSessions { reply: reply() }),
             Builtin::Screen => match self.current_project(target) {
                 Some(p) if !self.may_reach(sender, &p, target, reply_to, "/gsd:screen") => {}
                 Some(project) => self.tell_project(&project, ProjectCmd::Screen { reply: reply() }),
-                None => self.error(target, reply_to, "No project selected", "/gsd:screen", ""),
+                None => self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:screen", ""),
             },
             Builtin::Help => {
-                let text = format!("{HELP}\n\n{GSD_HELP_NOTE}");
-                self.send(target, reply_to, &present::info_card("clawmux help", &text));
+                let text = Msg::HelpText.text().join("\n\n", &Msg::GsdHelpNote.text());
+                self.send(target, reply_to, &present::info_card(Msg::HelpTitle, &text));
             }
             Builtin::Projects => {
                 let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
@@ -83,7 +84,7 @@ impl Core {
             Builtin::Remind(secs) => self.remind(target, reply_to, secs),
             Builtin::Cancel => {
                 let Some(project) = self.current_project(target) else {
-                    self.error(target, reply_to, "No project selected", "/gsd:cancel", "");
+                    self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:cancel", "");
                     return;
                 };
                 if !self.may_reach(sender, &project, target, reply_to, "/gsd:cancel") {
@@ -97,8 +98,8 @@ impl Core {
                         reason: "not an approver: /gsd:cancel".into(),
                         ..Default::default()
                     }));
-                    let text = "Only approvers may interrupt a project's agent.";
-                    self.error(target, reply_to, "Not allowed", text, "");
+                    let text = Msg::OnlyApproversInterrupt;
+                    self.error(target, reply_to, Msg::NotAllowed, text, "");
                     return;
                 }
                 // The outcome comes back as `Cancelled`.
@@ -114,7 +115,7 @@ impl Core {
             }
             Builtin::Answer(key) => {
                 let Some(project) = self.current_project(target) else {
-                    self.error(target, reply_to, "No project selected", "/gsd:answer", "");
+                    self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:answer", "");
                     return;
                 };
                 let pending = self.shared.read(|s| {
@@ -128,8 +129,8 @@ impl Core {
                     self.error(
                         target,
                         reply_to,
-                        "No approval pending",
-                        &format!("/gsd:answer {key}"),
+                        Msg::NoApprovalPending,
+                        format!("/gsd:answer {key}"),
                         "",
                     );
                     return;
@@ -142,7 +143,7 @@ impl Core {
                 let key = super::approvals::shown_key(&approval.options, &key);
                 match self.check_answer(&approval, &key, sender) {
                     Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
-                    Err(e) => self.error(target, reply_to, "Could not answer", &e.to_string(), ""),
+                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, e.to_string(), ""),
                 }
             }
         }
@@ -160,18 +161,16 @@ impl Core {
             self.error(
                 target,
                 reply_to,
-                "Invalid project name",
+                Msg::InvalidProjectName,
                 name,
-                &e.to_string(),
+                e.to_string(),
             );
             return false;
         }
         let exists = self.shared.read(|s| s.projects.contains_key(name));
         if !exists {
-            let guidance = format!(
-                "Create it with `/gsd:new-project {name}`, or list projects with `/gsd:projects`."
-            );
-            self.error(target, reply_to, "No such project", name, &guidance);
+            let guidance = Msg::CreateOrList.with(&[("name", name)]);
+            self.error(target, reply_to, Msg::NoSuchProject, name, &guidance);
             return false;
         }
         if !self.may_reach(sender, name, target, reply_to, "/gsd:use") {
@@ -188,8 +187,8 @@ impl Core {
             target,
             reply_to,
             &present::info_card(
-                "Project selected",
-                &format!("Messages now go to **{name}**."),
+                Msg::ProjectSelected,
+                Msg::MessagesGoTo.with(&[("name", name)]),
             ),
         );
         true
@@ -217,10 +216,9 @@ impl Core {
                     && self.hosts.workspace_root(Some(asked)).is_ok()
                 {
                     let on = existing.as_deref().unwrap_or("local");
-                    let text = format!(
-                        "**{name}** already runs on **{on}**: a project stays on the host it was created on. Pick another name for one on **{asked}**."
-                    );
-                    self.error(target, reply_to, "Project exists elsewhere", &text, "");
+                    let text =
+                        Msg::RunsElsewhere.with(&[("name", name), ("on", on), ("asked", asked)]);
+                    self.error(target, reply_to, Msg::ProjectElsewhere, &text, "");
                     return;
                 }
                 (name, asked.or(self.config.host_for(name)))
@@ -229,16 +227,16 @@ impl Core {
                 self.error(
                     target,
                     reply_to,
-                    "Invalid project name",
+                    Msg::InvalidProjectName,
                     name,
-                    &e.to_string(),
+                    e.to_string(),
                 );
                 return;
             }
         };
         if self.adopting.contains(name) {
-            let text = format!("A pane is being adopted as **{name}** right now.");
-            self.error(target, reply_to, "Name taken", &text, "Pick another name.");
+            let text = Msg::BeingAdopted.with(&[("name", name)]);
+            self.error(target, reply_to, Msg::NameTaken, text, Msg::PickAnotherName);
             return;
         }
         let (workspace, remote) = match self.hosts.workspace_root(host) {
@@ -247,8 +245,8 @@ impl Core {
                 host.is_some_and(|h| self.hosts.is_remote(h)),
             ),
             Err(e) => {
-                let guidance = "Projects run on the hosts of the config's [hosts] tables.";
-                self.error(target, reply_to, "Unknown host", &e.to_string(), guidance);
+                let guidance = Msg::HostsFromConfig;
+                self.error(target, reply_to, Msg::UnknownHost, e.to_string(), guidance);
                 return;
             }
         };
@@ -256,7 +254,7 @@ impl Core {
         // A remote host's pane makes its own workspace (see PaneSpec).
         if !remote && let Err(e) = std::fs::create_dir_all(&workspace) {
             let text = format!("{}: {e}", workspace.display());
-            self.error(target, reply_to, "Cannot create the workspace", &text, "");
+            self.error(target, reply_to, Msg::CannotCreateWorkspace, &text, "");
             return;
         }
         let chat = target_id(target);
@@ -281,18 +279,17 @@ impl Core {
             workspace: ws.clone(),
             created: !existed,
         });
-        let text = if existed {
-            format!("**{name}** already exists; messages now go to it.")
-        } else {
-            let on = (host.as_deref())
-                .map(|h| format!(" on host **{h}**"))
-                .unwrap_or_default();
-            format!("Created **{name}**{on} in `{ws}`. Starting the agent and GSD's project setup…")
+        let text = match (existed, host.as_deref()) {
+            (true, _) => Msg::AlreadyExists.with(&[("name", name)]),
+            (false, None) => Msg::Created.with(&[("name", name), ("workspace", &ws)]),
+            (false, Some(h)) => {
+                Msg::CreatedOnHost.with(&[("name", name), ("host", h), ("workspace", &ws)])
+            }
         };
         self.send(
             target,
             reply_to,
-            &present::info_card("Project ready", &text),
+            &present::info_card(Msg::ProjectReady, &text),
         );
         if !existed {
             // GSD's own new-project, in the spelling its install takes (the
@@ -349,23 +346,24 @@ impl Core {
             self.send(
                 target,
                 reply_to,
-                &present::info_card("Status", "No projects yet: `/gsd:new-project <name>`."),
+                &present::info_card(Msg::Status, Msg::NoProjectsYet),
             );
             return;
         }
-        let mut md = String::from(
-            "| project | state | mode | progress | queued | host |\n|---|---|---|---|---|---|\n",
-        );
+        let mut rows = String::new();
         for name in names {
             let host = self.host_label(&name);
-            md.push_str(&status_row(&name, &host, self.statuses.get(&name)));
+            rows.push_str(&status_row(&name, &host, self.statuses.get(&name)));
         }
+        let mut md = Msg::StatusHeader.text().map(|h| format!("{h}{rows}"));
         let planning = self.planning_lines();
         if !planning.is_empty() {
-            md.push_str("\n**GSD planning** (`.planning/STATE.md`)\n");
-            md.push_str(&planning);
+            md = md.join(
+                "",
+                &Msg::GsdPlanning.text().map(|p| format!("{p}{planning}")),
+            );
         }
-        self.send(target, reply_to, &present::info_card("Status", &md));
+        self.send(target, reply_to, &present::info_card(Msg::Status, &md));
     }
 
     /// `/gsd:mode [MODE]`: the current project's permission mode, or (for
@@ -378,19 +376,23 @@ impl Core {
         mode: Option<PermissionMode>,
     ) {
         let Some(project) = self.current_project(target) else {
-            self.error(target, reply_to, "No project selected", "/gsd:mode", "");
+            self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:mode", "");
             return;
         };
         let Some(mode) = mode else {
             let shown = self.statuses.get(&project).and_then(|s| s.mode);
             let text = match shown {
-                Some(m) => format!("**{project}** is in **{m}** mode: {}.", m.reach()),
-                None => format!("**{project}**'s agent shows no permission mode yet."),
+                Some(m) => Msg::ModeIs.with(&[
+                    ("project", &project),
+                    ("mode", &m.to_string()),
+                    ("reach", m.reach()),
+                ]),
+                None => Msg::NoModeYet.with(&[("project", &project)]),
             };
             self.send(
                 target,
                 reply_to,
-                &present::info_card("Permission mode", &text),
+                &present::info_card(Msg::PermissionMode, &text),
             );
             return;
         };
@@ -400,8 +402,8 @@ impl Core {
                 reason: "not an approver: /gsd:mode".into(),
                 ..Default::default()
             }));
-            let text = "Only approvers may switch a project's permission mode.";
-            self.error(target, reply_to, "Not allowed", text, "");
+            let text = Msg::OnlyApproversMode;
+            self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;
         }
         let cmd = ProjectCmd::SetMode {
@@ -425,20 +427,18 @@ impl Core {
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
         match result {
             Ok(mode) => {
-                let text = format!("**{project}** is in **{mode}** mode now: {}.", mode.reach());
+                let text = Msg::ModeNow.with(&[
+                    ("project", project),
+                    ("mode", &mode.to_string()),
+                    ("reach", mode.reach()),
+                ]);
                 self.send(
                     target,
                     reply_to,
-                    &present::info_card("Permission mode", &text),
+                    &present::info_card(Msg::PermissionMode, &text),
                 );
             }
-            Err(e) => self.error(
-                target,
-                reply_to,
-                "Could not switch the mode",
-                &e.to_string(),
-                "",
-            ),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotSwitchMode, e.to_string(), ""),
         }
     }
 
@@ -487,10 +487,10 @@ impl Core {
     /// follows it), so the turn's output is searched for it too.
     pub(super) fn refusal(
         job: &Job,
-        title: &str,
+        title: impl Into<Text>,
         line: &str,
         output: &str,
-        guidance: &str,
+        guidance: impl Into<Text>,
     ) -> Card {
         let unknown = (output.lines())
             .map(str::trim)
@@ -512,7 +512,7 @@ impl Core {
             && choice.command.len() <= present::MAX_SUGGESTED_COMMAND_BYTES
             && names::validate_typed_text(&choice.command).is_ok();
         if !well_formed {
-            return ClickAnswer::toast(ToastLevel::Error, "This button is not recognised");
+            return ClickAnswer::toast(ToastLevel::Error, Msg::ButtonNotRecognised);
         }
         if c.target != ChatTarget::Console {
             let paired = self.pairing.allowed().unwrap_or_default();
@@ -520,14 +520,14 @@ impl Core {
             let decision =
                 (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &paired);
             if decision != Decision::Allow {
-                return ClickAnswer::toast(ToastLevel::Error, "You cannot send commands here");
+                return ClickAnswer::toast(ToastLevel::Error, Msg::CannotSendCommandsHere);
             }
         }
         let exists = self
             .shared
             .read(|s| s.projects.contains_key(choice.project.as_str()));
         if !exists {
-            return ClickAnswer::toast(ToastLevel::Warning, "That project is gone");
+            return ClickAnswer::toast(ToastLevel::Warning, Msg::ProjectGone);
         }
         self.run_in(
             &choice.project,
@@ -536,7 +536,10 @@ impl Core {
             &choice.command,
             &c.operator,
         );
-        ClickAnswer::toast(ToastLevel::Info, format!("Sent {}", choice.command))
+        ClickAnswer::toast(
+            ToastLevel::Info,
+            Msg::SentCommand.with(&[("command", &choice.command)]),
+        )
     }
 
     /// The outcome of `/gsd:cancel`.
@@ -557,28 +560,18 @@ impl Core {
                     project: project.to_string(),
                     sender: by.to_string(),
                 });
-                let text = format!("Sent {keys} to the agent of **{project}**.");
-                self.send(target, reply_to, &present::info_card("Cancelled", &text));
+                let text = Msg::SentKeysTo.with(&[("keys", keys), ("project", project)]);
+                self.send(target, reply_to, &present::info_card(Msg::Cancelled, &text));
             }
             Err(ProjectError::NothingToCancel) => {
-                let text = format!(
-                    "Nothing is running in **{project}**, so nothing was sent to its agent."
-                );
+                let text = Msg::NothingRunning.with(&[("project", project)]);
                 self.send(
                     target,
                     reply_to,
-                    &present::info_card("Nothing to cancel", &text),
+                    &present::info_card(Msg::NothingToCancel, &text),
                 );
             }
-            Err(e) => self.error(target, reply_to, "Could not cancel", &e.to_string(), ""),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, e.to_string(), ""),
         }
     }
 }
-
-/// Appended to clawmux's help: how GSD's own commands are reached.
-const GSD_HELP_NOTE: &str = "\
-**GSD's own commands** are typed in the spelling the project's GSD install takes \
-(`/gsd-<name>` for GSD's default global install, `/gsd:<name>` for a project-local one); \
-either spelling may be sent. `/gsd:help gsd` shows GSD's own help; \
-`/gsd:new-project <name> [args]` creates the project, then runs GSD's `new-project [args]` in it \
-(without a name, `/gsd:new-project [--auto …]` runs GSD's in the current project).";

@@ -8,6 +8,7 @@
 //! (0600) before it is queued, so the outbox retries send what was asked
 //! for, even if the workspace changes meanwhile.
 
+use crate::bridge::texts::Msg;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
@@ -127,12 +128,12 @@ impl Core {
         asked: &str,
     ) {
         let Some(project) = self.current_project(target) else {
-            self.error(target, reply_to, "No project selected", "/gsd:file", "");
+            self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:file", "");
             return;
         };
         let record = self.shared.read(|s| s.projects.get(&project).cloned());
         let Some(record) = record else {
-            self.error(target, reply_to, "No such project", &project, "");
+            self.error(target, reply_to, Msg::NoSuchProject, &project, "");
             return;
         };
         if record.adopted.is_some() {
@@ -144,10 +145,8 @@ impl Core {
                 reason: format!("/gsd:file on adopted {project}"),
                 ..Default::default()
             }));
-            let text = format!(
-                "**{project}** is a pane adopted from a terminal, with no workspace of clawmux's: `/gsd:file` sends files only from projects clawmux created."
-            );
-            self.error(target, reply_to, "File not sent", &text, "");
+            let text = Msg::AdoptedNoFiles.with(&[("project", &project)]);
+            self.error(target, reply_to, Msg::FileNotSent, &text, "");
             return;
         }
         if let Some(host) = record.host.clone() {
@@ -205,7 +204,7 @@ impl Core {
         let (file_name, bytes) = match read {
             Ok(read) => read,
             Err(e) => {
-                self.error(target, reply_to, "File not sent", &e.to_string(), "");
+                self.error(target, reply_to, Msg::FileNotSent, e.to_string(), "");
                 return;
             }
         };
@@ -214,7 +213,7 @@ impl Core {
             Ok(p) => p,
             Err(e) => {
                 let why = FileError::Unreadable(asked.chars().take(200).collect(), e.to_string());
-                self.error(target, reply_to, "File not sent", &why.to_string(), "");
+                self.error(target, reply_to, Msg::FileNotSent, why.to_string(), "");
                 return;
             }
         };
@@ -225,7 +224,9 @@ impl Core {
             job: None,
         });
         let size = bytes.len();
-        let card = present::info_card("File", &format!("`{file_name}` ({size} bytes)"));
+        let size = size.to_string();
+        let text = Msg::FileSize.with(&[("file", &file_name), ("size", &size)]);
+        let card = present::info_card(Msg::FileTitle, text);
         let entry = OutboxEntry {
             uuid,
             op: OutboxOp::File {

@@ -10,6 +10,7 @@ use crate::bridge::panes::hosts::{AdoptTarget, LocateError};
 use crate::bridge::panes::watch_session::WATCH_SESSION;
 use crate::bridge::present;
 use crate::bridge::project::Reply;
+use crate::bridge::texts::Msg;
 use crate::store::clock;
 use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};
@@ -63,11 +64,9 @@ impl Core {
         });
         let (target, reply_to) =
             (self.job_target(job)).unwrap_or_else(|| (self.chat_of(project), None));
-        let text = format!(
-            "The connection to the tmux server of **{project}** ({}) ended, and reconnecting failed: {error}\nTrying again with backoff; your command is kept.",
-            self.host_label(project)
-        );
-        let card = present::info_card("Host unreachable", &text);
+        let host = self.host_label(project);
+        let text = Msg::HostDown.with(&[("project", project), ("host", &host), ("error", error)]);
+        let card = present::info_card(Msg::HostUnreachable, &text);
         self.send(&target, reply_to.as_deref(), &card);
     }
 
@@ -84,11 +83,9 @@ impl Core {
             return;
         }
         if let Some((target, reply_to)) = self.job_target(job) {
-            let text = format!(
-                "The connection to **{}** was lost ({reason}) and is back. The command goes on; its result marks where output may be missing.",
-                self.host_label(project)
-            );
-            let card = present::info_card("Reconnected", &text);
+            let host = self.host_label(project);
+            let text = Msg::HostBack.with(&[("project", &host), ("reason", reason)]);
+            let card = present::info_card(Msg::Reconnected, &text);
             self.send(&target, reply_to.as_deref(), &card);
         }
     }
@@ -108,11 +105,11 @@ impl Core {
     }
 
     /// Why `name` cannot be a new adopted project's, if it cannot.
-    pub(super) fn name_taken(&self, name: &str) -> Option<String> {
+    pub(super) fn name_taken(&self, name: &str) -> Option<crate::i18n::Text> {
         if self.adopting.contains(name) {
-            Some(format!("A pane is being adopted as **{name}** right now."))
+            Some(Msg::BeingAdopted.with(&[("name", name)]))
         } else if self.shared.read(|s| s.projects.contains_key(name)) {
-            Some(format!("A project named **{name}** exists already."))
+            Some(Msg::ProjectExists.with(&[("name", name)]))
         } else {
             None
         }
@@ -124,28 +121,28 @@ impl Core {
         let (target, reply_to) = (reply.target.clone(), reply.reply_to.clone());
         let reply_to = reply_to.as_deref();
         if !self.may_adopt(sender, "adopt") {
-            let text = "Only approvers may adopt or release panes.";
-            return self.error(&target, reply_to, "Not allowed", text, "");
+            let text = Msg::OnlyApproversAdopt;
+            return self.error(&target, reply_to, Msg::NotAllowed, text, "");
         }
         let parsed = match AdoptTarget::parse(pane) {
             Ok(parsed) => parsed,
             Err(e) => {
                 let e = e.to_string();
-                return self.error(&target, reply_to, "Cannot adopt that", &e, ADOPT_USAGE);
+                return self.error(&target, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
             }
         };
         let name = name.unwrap_or(&parsed.session).to_string();
         if let Err(e) = names::validate_project(&name) {
-            let guidance = "Name the project with `as NAME`, e.g. `/gsd:adopt work:1.0 as api`.";
+            let guidance = Msg::NameAsUsage;
             let text = e.to_string();
-            return self.error(&target, reply_to, "Invalid project name", &text, guidance);
+            return self.error(&target, reply_to, Msg::InvalidProjectName, &text, guidance);
         }
         if let Some(text) = self.name_taken(&name) {
-            let guidance = "Pick another name with `as NAME`.";
-            return self.error(&target, reply_to, "Name taken", &text, guidance);
+            let guidance = Msg::PickAnotherAs;
+            return self.error(&target, reply_to, Msg::NameTaken, &text, guidance);
         }
         if let Err(e) = self.hosts.watch(parsed.host.as_deref()) {
-            return self.error(&target, reply_to, "Unknown host", &e.to_string(), "");
+            return self.error(&target, reply_to, Msg::UnknownHost, e.to_string(), "");
         }
         self.adopting.insert(name.clone());
         self.effects.push(Effect::Adopt {
@@ -170,26 +167,22 @@ impl Core {
         let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
         self.adopting.remove(name);
         if self.shared.read(|s| s.projects.contains_key(name)) {
-            let text =
-                format!("A project named **{name}** was made while its pane was looked for.");
-            let guidance = "Adopt it under another name with `as NAME`.";
-            self.error(chat, reply_to, "Name taken", &text, guidance);
+            let text = Msg::MadeWhileLooking.with(&[("name", name)]);
+            let guidance = Msg::AdoptUnderAnother;
+            self.error(chat, reply_to, Msg::NameTaken, &text, guidance);
             return false;
         }
         let location = match located {
             Ok(location) => location,
             Err(e) => {
                 let e = e.to_string();
-                self.error(chat, reply_to, "Cannot adopt that", &e, ADOPT_USAGE);
+                self.error(chat, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
                 return false;
             }
         };
         if location.session == WATCH_SESSION || location.session.starts_with("cm-") {
-            let text = format!(
-                "Session {} is clawmux's own; its projects are watched already.",
-                location.session
-            );
-            self.error(chat, reply_to, "Cannot adopt that", &text, "");
+            let text = Msg::OwnSession.with(&[("session", &location.session)]);
+            self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
             return false;
         }
         let record = location.adopted();
@@ -199,8 +192,8 @@ impl Core {
                 .map(|(n, _)| n.clone())
         });
         if let Some(other) = taken {
-            let text = format!("That pane is adopted already, as **{other}**.");
-            self.error(chat, reply_to, "Cannot adopt that", &text, "");
+            let text = Msg::AdoptedAs.with(&[("name", &other)]);
+            self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
             return false;
         }
         let chat_id = target_id(chat);
@@ -225,14 +218,30 @@ impl Core {
             by: by.to_string(),
             size: format!("{}x{}", location.width, location.height),
         });
-        let on = (target.host.as_deref())
-            .map(|h| format!(" on **{h}**"))
-            .unwrap_or_default();
-        let text = format!(
-            "Watching pane {} of session **{}**{on} ({}x{}) as **{name}**; messages now go to it. Nothing was restarted or resized. `/gsd:release {name}` stops watching.",
-            location.pane, location.session, location.width, location.height
-        );
-        self.send(chat, reply_to, &present::info_card("Adopted", &text));
+        let on = match target.host.as_deref() {
+            Some(h) => Msg::OnHost.with(&[("host", h)]),
+            None => crate::i18n::Text::default(),
+        };
+        let (cols, rows) = (location.width.to_string(), location.height.to_string());
+        let pane = location.pane.to_string();
+        // `on` is itself worded per language, so each language is filled alone.
+        let text = {
+            let fill = |lang| {
+                crate::i18n::fill(
+                    Msg::Watching.template(lang),
+                    &[
+                        ("pane", &pane),
+                        ("session", &location.session),
+                        ("on", on.get(lang)),
+                        ("cols", &cols),
+                        ("rows", &rows),
+                        ("name", name),
+                    ],
+                )
+            };
+            crate::i18n::Text::both(fill(crate::i18n::Lang::En), fill(crate::i18n::Lang::Zh))
+        };
+        self.send(chat, reply_to, &present::info_card(Msg::Adopted, &text));
         true
     }
 
@@ -243,7 +252,7 @@ impl Core {
             s.chats.retain(|_, p| *p != name);
         });
         let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
-        self.error(chat, reply_to, "Cannot watch that pane", error, "");
+        self.error(chat, reply_to, Msg::CannotWatch, error, "");
     }
 
     /// `/gsd:release`: stops watching an adopted pane and forgets its
@@ -256,21 +265,19 @@ impl Core {
         name: &str,
     ) {
         if !self.may_adopt(sender, "release") {
-            let text = "Only approvers may adopt or release panes.";
-            return self.error(target, reply_to, "Not allowed", text, "");
+            let text = Msg::OnlyApproversAdopt;
+            return self.error(target, reply_to, Msg::NotAllowed, text, "");
         }
         let adopted = (self.shared).read(|s| s.projects.get(name).map(|p| p.adopted.clone()));
         let pane = match adopted {
             Some(Some(pane)) => pane,
             Some(None) => {
-                let text = format!(
-                    "**{name}** was created by clawmux; release only lets go of adopted panes."
-                );
-                return self.error(target, reply_to, "Not adopted", &text, "");
+                let text = Msg::CreatedByClawmux.with(&[("name", name)]);
+                return self.error(target, reply_to, Msg::NotAdopted, &text, "");
             }
             None => {
-                let text = format!("No project is named **{name}**.");
-                return self.error(target, reply_to, "No such project", &text, "");
+                let text = Msg::NoProjectNamed.with(&[("name", name)]);
+                return self.error(target, reply_to, Msg::NoSuchProject, &text, "");
             }
         };
         // The actor stops with its last handle, and its client detaches.
@@ -296,8 +303,8 @@ impl Core {
             pane: pane.to_string(),
             by: sender.to_string(),
         });
-        let text = format!("No longer watching **{name}** (pane {pane}); the pane is as it was.");
-        self.send(target, reply_to, &present::info_card("Released", &text));
+        let text = Msg::NoLongerWatching.with(&[("name", name), ("pane", &pane.to_string())]);
+        self.send(target, reply_to, &present::info_card(Msg::Released, &text));
     }
 
     /// Sends `text` as an info card titled `title` to `reply`.

@@ -8,6 +8,7 @@ use super::{Core, target_id};
 use crate::bridge::access::pairing::Pairing;
 use crate::bridge::channels::chat::CONSOLE_USER;
 use crate::bridge::present::{self, inbox};
+use crate::bridge::texts::Msg;
 use crate::store::clock;
 use crate::store::state::{ChatTarget, PendingApproval};
 
@@ -49,14 +50,11 @@ impl Core {
             None => s.reminders.remove(&chat),
         });
         let text = match secs {
-            Some(n) if n % 60 == 0 => format!(
-                "A prompt waiting longer than {} min is shown here again, once.",
-                n / 60
-            ),
-            Some(n) => format!("A prompt waiting longer than {n} s is shown here again, once."),
-            None => "No reminders in this chat.".to_string(),
+            Some(n) if n % 60 == 0 => Msg::RemindMinutes.with(&[("n", &(n / 60).to_string())]),
+            Some(n) => Msg::RemindSeconds.with(&[("n", &n.to_string())]),
+            None => Msg::NoReminders.text(),
         };
-        self.send(target, reply_to, &present::info_card("Reminders", &text));
+        self.send(target, reply_to, &present::info_card(Msg::Reminders, &text));
     }
 
     /// Sends the reminders that fell due (called on every tick).

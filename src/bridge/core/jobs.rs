@@ -7,6 +7,7 @@ use crate::bridge::access::names;
 use crate::bridge::channels::long_result;
 use crate::bridge::present;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
+use crate::bridge::texts::Msg;
 use crate::bridge::texts::error_guidance;
 use crate::store::LogEvent;
 use crate::store::state::{ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval};
@@ -20,19 +21,12 @@ impl Core {
         sender: &str,
     ) {
         if let Err(e) = names::validate_typed_text(text) {
-            self.error(
-                target,
-                reply_to,
-                "Cannot send that to the agent",
-                &e.to_string(),
-                "",
-            );
+            self.error(target, reply_to, Msg::CannotSendToAgent, e.to_string(), "");
             return;
         }
         let Some(project) = self.current_project(target) else {
-            let guidance =
-                "Create one with `/gsd:new-project <name>` or pick one with `/gsd:use <name>`.";
-            self.error(target, reply_to, "No project selected", text, guidance);
+            let guidance = Msg::CreateOrPick;
+            self.error(target, reply_to, Msg::NoProjectSelected, text, guidance);
             return;
         };
         self.run_in(&project, target, reply_to, text, sender);
@@ -92,7 +86,7 @@ impl Core {
         tail: &str,
         planning: Option<String>,
     ) -> crate::feishu::card::Card {
-        let mut card = present::progress_card(&self.title(j), stage, percent, tail);
+        let mut card = present::progress_card(self.title(j), stage, percent, tail);
         if let Some(planning) = planning {
             card = present::with_planning(card, &planning);
         }
@@ -147,10 +141,8 @@ impl Core {
                 if let Some(id) = &job_id
                     && self.job(id).is_some_and(|j| !j.queued)
                 {
-                    let text = format!(
-                        "The agent is busy; your command is number {position} in the queue."
-                    );
-                    let card = present::info_card("Queued", &text);
+                    let text = Msg::QueuedAt.with(&[("position", &position.to_string())]);
+                    let card = present::info_card(Msg::Queued, &text);
                     self.send_for_job(id, &card, |j, _| j.queued = true);
                 }
             }
@@ -162,7 +154,7 @@ impl Core {
                 if let Some(id) = &job_id
                     && let Some(j) = self.job(id)
                 {
-                    let card = present::progress_card(&self.title(&j), "Running…", None, "");
+                    let card = present::progress_card(self.title(&j), Msg::Running, None, "");
                     let card = present::with_interrupt(card, &project, id);
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
@@ -227,7 +219,7 @@ impl Core {
                 self.error(
                     &target,
                     reply_to.as_deref(),
-                    "The agent reported an error",
+                    Msg::AgentError,
                     &context,
                     &guidance,
                 );
@@ -249,33 +241,34 @@ impl Core {
                 // The streamed card closes with the result's own text.
                 self.end_stream(id, Some(&output));
                 self.finish_job(id, |core, j| {
+                    let secs = [("seconds", seconds.to_string())];
+                    let secs: Vec<(&str, &str)> =
+                        secs.iter().map(|(k, v)| (*k, v.as_str())).collect();
                     let stage = match &ending {
-                        TurnEnding::Finished => format!("Finished in {seconds}s"),
-                        TurnEnding::Interrupted(_) => format!("Stopped after {seconds}s"),
-                        TurnEnding::Rejected(_) => "Refused by the agent".to_string(),
-                        TurnEnding::Failed => format!("Failed after {seconds}s"),
+                        TurnEnding::Finished => Msg::Finished.with(&secs),
+                        TurnEnding::Interrupted(_) => Msg::StoppedAfter.with(&secs),
+                        TurnEnding::Rejected(_) => Msg::RefusedByAgent.text(),
+                        TurnEnding::Failed => Msg::FailedAfter.with(&secs),
                     };
                     let mut leave = Vec::new();
                     if let Some(h) = &j.progress {
-                        let card = present::progress_card(&core.title(j), &stage, Some(100), "");
+                        let card = present::progress_card(core.title(j), &stage, Some(100), "");
                         leave.push(Self::patch_entry(h, &card));
                     }
                     let (target, reply_to) = (&j.target, j.reply_to.as_deref());
                     match ending {
                         TurnEnding::Rejected(line) => {
-                            let guidance = "The agent did not run it. For a `/gsd:` command, check that GSD is installed for this project's agent; `/gsd:help` lists what clawmux answers itself.";
-                            let title = format!("The agent refused: {}", core.title(j));
+                            let guidance = Msg::RefusalGuidance;
+                            let title = Msg::AgentRefused.with(&[("title", &core.title(j))]);
                             let card = Self::refusal(j, &title, &line, &output, guidance);
                             leave.push(Self::new_card(target, reply_to, &card).1);
                         }
                         // Its error card was the report.
                         TurnEnding::Failed => {}
                         TurnEnding::Interrupted(line) => {
-                            let text = format!(
-                                "{line}\n\nThe agent waits for what to do instead: send it as a message."
-                            );
-                            let title = format!("Stopped: {}", core.title(j));
-                            let card = present::info_card(&title, &text);
+                            let text = Msg::WaitsForInstead.with(&[("line", &line)]);
+                            let title = Msg::StoppedTitle.with(&[("title", &core.title(j))]);
+                            let card = present::info_card(title, text);
                             leave.push(Self::new_card(target, reply_to, &card).1);
                         }
                         TurnEnding::Finished => {
@@ -325,10 +318,11 @@ impl Core {
                 });
                 let Some(id) = &job_id else { return };
                 self.finish_job(id, |core, j| {
-                    let title = format!("Timed out after {seconds}s: {}", core.title(j));
-                    let mut guidance = "The command is still running in its pane. Send `/gsd:cancel` to stop it or `/gsd:status` to check.".to_string();
+                    let title = Msg::TimedOut
+                        .with(&[("seconds", &seconds.to_string()), ("title", &core.title(j))]);
+                    let mut guidance = Msg::TimedOutGuidance.text();
                     if unrecognised {
-                        guidance.push_str(" clawmux recognised nothing on this screen during the command: the agent's screen may have changed; the operator can check with `clawmux doctor --agent`.");
+                        guidance = guidance.join(" ", &Msg::NothingRecognised.text());
                     }
                     vec![Self::error_entry(j, &title, &screen, &guidance)]
                 });
@@ -353,17 +347,16 @@ impl Core {
                     retrying,
                 });
                 if let Some((target, reply_to)) = self.job_target(job) {
+                    let args = [("project", project.as_str()), ("reason", reason.as_str())];
                     let text = if retrying {
-                        format!(
-                            "The tmux session of **{project}** was lost ({reason}). Recreating it, restoring context, and retrying your command once."
-                        )
+                        Msg::SessionLostRetrying.with(&args)
                     } else {
-                        format!("The tmux session of **{project}** was lost again ({reason}).")
+                        Msg::SessionLostAgain.with(&args)
                     };
                     self.send(
                         &target,
                         reply_to.as_deref(),
-                        &present::info_card("Session lost", &text),
+                        &present::info_card(Msg::SessionLost, &text),
                     );
                 }
             }
@@ -387,8 +380,8 @@ impl Core {
                 });
                 let Some(id) = &job_id else { return };
                 self.finish_job(id, |core, j| {
-                    let title = format!("Not submitted: {}", core.title(j));
-                    let guidance = "The agent left your command in its input box: Enter was pressed twice, and 20 s later it still sat there. Check the screen below; send `/gsd:cancel` or answer in the terminal.";
+                    let title = Msg::NotSubmitted.with(&[("title", &core.title(j))]);
+                    let guidance = Msg::NotSubmittedGuidance;
                     vec![Self::error_entry(j, &title, &screen, guidance)]
                 });
             }
@@ -405,7 +398,7 @@ impl Core {
                     job: job_id.clone(),
                     error: error.clone(),
                 });
-                let title = "Command failed";
+                let title = Msg::CommandFailed;
                 let leave = |_: &mut Self, j: &Job| vec![Self::error_entry(j, title, &error, "")];
                 if job_id
                     .as_deref()

@@ -10,6 +10,7 @@ use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastL
 use crate::bridge::panes::keys::{NamedKey, labels};
 use crate::bridge::present::{self, InterruptChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
+use crate::bridge::texts::Msg;
 use crate::store::state::ChatTarget;
 use crate::store::{Denial, LogEvent};
 
@@ -42,7 +43,7 @@ impl Core {
         keys: Vec<NamedKey>,
     ) {
         let Some(project) = self.current_project(target) else {
-            self.error(target, reply_to, "No project selected", "/gsd:keys", "");
+            self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:keys", "");
             return;
         };
         if !self.may_send_keys(sender) {
@@ -51,8 +52,8 @@ impl Core {
                 reason: "not an approver: /gsd:keys".into(),
                 ..Default::default()
             }));
-            let text = "Only approvers may send keys to a project's pane.";
-            self.error(target, reply_to, "Not allowed", text, "");
+            let text = Msg::OnlyApproversKeys;
+            self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;
         }
         self.log_keys(&project, sender, &labels(&keys), "intent");
@@ -81,12 +82,12 @@ impl Core {
         match result {
             Ok(()) => {
                 self.log_keys(project, by, &shown, "sent");
-                let text = format!("Sent `{shown}` to the agent of **{project}**.");
-                self.send(target, reply_to, &present::info_card("Keys sent", &text));
+                let text = Msg::SentKeysCodeTo.with(&[("keys", &shown), ("project", project)]);
+                self.send(target, reply_to, &present::info_card(Msg::KeysSent, &text));
             }
             Err(e) => {
                 self.log_keys(project, by, &shown, "failed");
-                self.error(target, reply_to, "Keys not sent", &e.to_string(), "");
+                self.error(target, reply_to, Msg::KeysNotSent, e.to_string(), "");
             }
         }
     }
@@ -101,13 +102,20 @@ impl Core {
         waited: std::time::Duration,
     ) {
         self.log_keys(project, by, keys, "not_confirmed");
-        let text = format!(
-            "{keys} went to the agent of **{project}** {}s ago, and its turn still runs.",
-            waited.as_secs()
-        );
-        let guidance = "Interrupt again, or send other keys with `/gsd:keys` (e.g. `Ctrl-C`).";
+        let text = Msg::InterruptUnconfirmed.with(&[
+            ("keys", keys),
+            ("project", project),
+            ("seconds", &waited.as_secs().to_string()),
+        ]);
+        let guidance = Msg::InterruptAgain;
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
-        self.error(target, reply_to, "Interrupt not confirmed", &text, guidance);
+        self.error(
+            target,
+            reply_to,
+            Msg::InterruptNotConfirmed,
+            &text,
+            guidance,
+        );
     }
 
     /// The Interrupt button of a running command's progress card.
@@ -122,13 +130,13 @@ impl Core {
                 reason: "not an approver: interrupt".into(),
                 ..Default::default()
             }));
-            return ClickAnswer::toast(ToastLevel::Error, "Only approvers may interrupt");
+            return ClickAnswer::toast(ToastLevel::Error, Msg::OnlyApproversMayInterrupt);
         }
         let running = self
             .job(&choice.job)
             .filter(|j| j.project == choice.project && j.started);
         let Some(job) = running else {
-            return ClickAnswer::toast(ToastLevel::Warning, "That command is no longer running");
+            return ClickAnswer::toast(ToastLevel::Warning, Msg::NoLongerRunning);
         };
         self.log_keys(&choice.project, &c.operator, INTERRUPT_KEYS, "intent");
         // The outcome comes back as `Cancelled` (sent, or nothing running);
@@ -141,6 +149,6 @@ impl Core {
             },
         };
         self.tell_project(&choice.project, cmd);
-        ClickAnswer::toast(ToastLevel::Info, "Interrupting…")
+        ClickAnswer::toast(ToastLevel::Info, Msg::Interrupting)
     }
 }

@@ -49,8 +49,10 @@ use crate::bridge::channels::chat::{
 };
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
 use crate::bridge::present::{self, ActionButton, CardAction};
+use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
 use crate::hooks::HookEvent;
+use crate::i18n::Text;
 use crate::store::clock;
 use crate::store::event_log::LogHealth;
 use crate::store::state::{ApprovalId, CardHandle, ChatTarget, Job, JobId, OutboxEntry, OutboxOp};
@@ -310,10 +312,10 @@ impl Core {
     /// an operator tailing it sees nothing.
     fn on_log_health(&mut self, health: LogHealth) {
         let text = match health {
-            LogHealth::Failing { first_error, .. } => format!(
-                "clawmux cannot write its event log ({first_error}). Commands still run; the records missed are counted and the count is written once the disk has room."
-            ),
-            LogHealth::Ok => "clawmux writes its event log again.".to_string(),
+            LogHealth::Failing { first_error, .. } => {
+                Msg::LogFailing.with(&[("error", &first_error.to_string())])
+            }
+            LogHealth::Ok => Msg::LogOk.text(),
         };
         let mut chats: Vec<String> = self.shared.read(|s| s.chats.keys().cloned().collect());
         chats.sort();
@@ -322,7 +324,7 @@ impl Core {
             self.send(
                 &target_of(&chat),
                 None,
-                &present::info_card("Event log", &text),
+                &present::info_card(Msg::EventLog, &text),
             );
         }
     }
@@ -400,17 +402,26 @@ impl Core {
     /// The buttons of an error card: the way back to the projects and the help.
     fn way_back() -> Vec<ActionButton> {
         vec![
-            ActionButton::new("Projects", CardAction::Projects),
-            ActionButton::new("Help", CardAction::Help),
+            ActionButton::new(Msg::Projects, CardAction::Projects),
+            ActionButton::new(Msg::Help, CardAction::Help),
         ]
     }
 
-    fn error_card(title: &str, text: &str, guidance: &str) -> Card {
+    fn error_card(
+        title: impl Into<Text>,
+        text: impl Into<Text>,
+        guidance: impl Into<Text>,
+    ) -> Card {
         present::error_card(title, text, guidance, Self::way_back())
     }
 
     /// An error card in answer to the command `job`, for the outbox.
-    fn error_entry(job: &Job, title: &str, text: &str, guidance: &str) -> OutboxEntry {
+    fn error_entry(
+        job: &Job,
+        title: impl Into<Text>,
+        text: impl Into<Text>,
+        guidance: impl Into<Text>,
+    ) -> OutboxEntry {
         let card = Self::error_card(title, text, guidance);
         Self::new_card(&job.target, job.reply_to.as_deref(), &card).1
     }
@@ -419,9 +430,9 @@ impl Core {
         &self,
         target: &ChatTarget,
         reply_to: Option<&str>,
-        title: &str,
-        text: &str,
-        guidance: &str,
+        title: impl Into<Text>,
+        text: impl Into<Text>,
+        guidance: impl Into<Text>,
     ) {
         let card = Self::error_card(title, text, guidance);
         self.send(target, reply_to, &card);
@@ -548,11 +559,13 @@ impl Core {
                 {
                     // Said once per change: approvals would otherwise stop
                     // without a word.
-                    let text = format!(
-                        "**{project}** runs in **{mode}** mode: {unasked}, so those approvals will not reach this chat. `/gsd:mode manual` brings them back (approvers)."
-                    );
+                    let text = Msg::ApprovalsOffText.with(&[
+                        ("project", &project),
+                        ("mode", &mode.to_string()),
+                        ("unasked", unasked),
+                    ]);
                     let target = self.chat_of(&project);
-                    self.send(&target, None, &present::info_card("Approvals off", &text));
+                    self.send(&target, None, &present::info_card(Msg::ApprovalsOff, &text));
                 }
                 self.statuses.insert(project, status);
             }
@@ -582,8 +595,9 @@ impl Core {
                 let card = match screen {
                     Ok(screen) => present::screen_card(&project, &screen),
                     Err(why) => {
-                        let text = format!("**{project}** has no pane attached: {why}.");
-                        present::info_card("No screen", &text)
+                        let text =
+                            Msg::NoPaneAttached.with(&[("project", &project), ("why", &why)]);
+                        present::info_card(Msg::NoScreen, &text)
                     }
                 };
                 self.send(&reply.target, reply.reply_to.as_deref(), &card);

@@ -158,7 +158,8 @@ fn submitted(effects: &[Effect]) -> Vec<Job> {
 
 fn toast(effects: &[Effect]) -> Option<(ToastLevel, String)> {
     effects.iter().find_map(|e| match e {
-        Effect::Respond { answer, .. } => answer.toast.clone(),
+        Effect::Respond { answer, .. } => (answer.toast.clone())
+            .map(|(level, text)| (level, text.get(crate::i18n::Lang::En).to_string())),
         _ => None,
     })
 }

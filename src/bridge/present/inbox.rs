@@ -4,8 +4,10 @@
 //! reminder card for one prompt that waited too long.
 
 use super::{ApprovalView, ButtonKind, Card, Element, MAX_BUTTONS, Template, body_len, short};
+use crate::bridge::texts::Msg;
 use crate::feishu::card::TARGET_BODY_BYTES;
 use crate::feishu::markdown::{escape_inline, first_body_bytes};
+use crate::i18n::{Lang, Text};
 use crate::store::state::PendingApproval;
 
 /// Prompts one inbox card lists at most (the rest are counted): each
@@ -70,25 +72,31 @@ pub struct WaitingItem {
     pub since_ms: u64,
 }
 
-fn waiting_text(w: &WaitingItem, now_ms: u64, n: usize) -> String {
+fn waiting_text(w: &WaitingItem, now_ms: u64, n: usize) -> Text {
     let waited = now_ms.saturating_sub(w.since_ms) / 60_000;
     let place = match &w.host {
         Some(h) => format!("{}@{}", w.project, h),
         None => w.project.clone(),
     };
     let (what, hint) = if w.permission {
-        (
-            "waiting for permission",
-            "No card shows this prompt: see it with `/gsd:screen`, answer with `/gsd:keys`.",
-        )
+        (Msg::WaitingPermission, Msg::NoCardShowsPrompt)
     } else {
-        ("waiting for input", "Send it a message to go on.")
+        (Msg::WaitingInput, Msg::SendMessageToGoOn)
     };
-    format!(
-        "**{n}. {}** · {what} · {waited} min\n{}\n{hint}",
+    let minutes = Msg::MinutesShort.with(&[("minutes", &waited.to_string())]);
+    let (place, message) = (
         escape_inline(short(&place)),
-        escape_inline(first_body_bytes(w.message.trim(), ITEM_QUESTION_BYTES))
-    )
+        escape_inline(first_body_bytes(w.message.trim(), ITEM_QUESTION_BYTES)),
+    );
+    let line = |lang: Lang| {
+        format!(
+            "**{n}. {place}** · {} · {}\n{message}\n{}",
+            what.template(lang),
+            minutes.get(lang),
+            hint.template(lang)
+        )
+    };
+    Text::both(line(Lang::En), line(Lang::Zh))
 }
 
 /// The inbox: `pending` must be oldest first; `host_of` names a project's
@@ -100,10 +108,11 @@ pub fn inbox_card(
     host_of: impl Fn(&str) -> Option<String>,
     now_ms: u64,
 ) -> Card {
-    let title = format!("Inbox: {} waiting", pending.len() + waiting.len());
+    let count = (pending.len() + waiting.len()).to_string();
+    let title = Msg::InboxTitle.with(&[("n", &count)]);
     let mut card = Card::new(title, Template::Orange);
     if pending.is_empty() && waiting.is_empty() {
-        return card.push(Element::markdown("Nothing waits for an answer."));
+        return card.push(Element::markdown(Msg::NothingWaits));
     }
     let mut shown = 0;
     for (i, a) in pending.iter().enumerate().take(MAX_INBOX_ITEMS) {
@@ -132,11 +141,8 @@ pub fn inbox_card(
     }
     let total = pending.len() + waiting.len();
     if shown < total {
-        let more = format!(
-            "…and {} more; answer these first, then send `/gsd:inbox` again.",
-            total - shown
-        );
-        card = card.push(Element::markdown(first_body_bytes(&more, 256)));
+        let more = Msg::InboxMore.with(&[("n", &(total - shown).to_string())]);
+        card = card.push(Element::markdown(more));
     }
     card
 }
@@ -144,7 +150,9 @@ pub fn inbox_card(
 /// A reminder: `a` has waited longer than the chat's reminder time.
 pub fn reminder_card(a: &PendingApproval, host: Option<&str>, now_ms: u64) -> Card {
     let waited = now_ms.saturating_sub(a.created_ms) / 60_000;
-    let mut card = Card::new(format!("Still waiting ({waited} min)"), Template::Orange);
+    let minutes = waited.to_string();
+    let title = Msg::StillWaiting.with(&[("minutes", &minutes)]);
+    let mut card = Card::new(title, Template::Orange);
     for e in item(a, host, now_ms, 1) {
         card = card.push(e);
     }

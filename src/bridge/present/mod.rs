@@ -26,7 +26,10 @@ use crate::feishu::card::{
 };
 use crate::feishu::markdown::{code_block_head, code_block_tail, escape_inline, first_body_bytes};
 use crate::feishu::paginate::paginate;
+use crate::i18n::Text;
 use crate::store::state::{ApprovalId, ApprovalKind, ApprovalOption, PendingApproval};
+
+use super::texts::Msg;
 
 /// How much recent output a progress card shows, in request body bytes:
 /// enough context, far below the 30 KB limit.
@@ -61,8 +64,6 @@ pub const SCREEN_PANEL_BYTES: usize = 12 * 1024;
 /// Least room worth a screen panel on a result's last page, in body bytes;
 /// with less, the panel goes on a card of its own.
 pub const MIN_SCREEN_PANEL_BYTES: usize = 2 * 1024;
-/// The screen panel's header.
-pub const SCREEN_PANEL_TITLE: &str = "Screen";
 
 fn short_title(title: &str) -> &str {
     first_body_bytes(title, MAX_TITLE_BODY_BYTES)
@@ -81,7 +82,7 @@ fn room_on(card: &Card, cap: usize) -> usize {
         .min(cap)
 }
 
-fn first_page(cards: Vec<Card>, title: &str, template: Template) -> Card {
+fn first_page(cards: Vec<Card>, title: Text, template: Template) -> Card {
     cards
         .into_iter()
         .next()
@@ -94,7 +95,7 @@ fn first_page(cards: Vec<Card>, title: &str, template: Template) -> Card {
 /// Result of a finished turn: green, the answer paginated (one card per
 /// page). The raw screen, when given, goes in a closed panel under the
 /// answer on the last page (on a card of its own if that page is full).
-pub fn result_cards(title: &str, markdown: &str, screen: Option<&str>) -> Vec<Card> {
+pub fn result_cards(title: &str, markdown: impl Into<Text>, screen: Option<&str>) -> Vec<Card> {
     let mut cards = paginate(title, Template::Green, markdown);
     let Some(screen) = screen.map(str::trim_end).filter(|s| !s.trim().is_empty()) else {
         return cards;
@@ -113,7 +114,7 @@ pub fn result_cards(title: &str, markdown: &str, screen: Option<&str>) -> Vec<Ca
 /// `card` with the tail of `screen` in a closed panel, if the card has room.
 fn with_screen_panel(card: &Card, screen: &str) -> Option<Card> {
     let panel =
-        |content: String| Element::collapsed(SCREEN_PANEL_TITLE, vec![Element::markdown(content)]);
+        |content: String| Element::collapsed(Msg::ScreenPanel, vec![Element::markdown(content)]);
     let empty = card.clone().push(panel(String::new()));
     let room = TARGET_BODY_BYTES
         .saturating_sub(body_len(&empty))
@@ -123,30 +124,39 @@ fn with_screen_panel(card: &Card, screen: &str) -> Option<Card> {
 }
 
 /// Any informational text: blue, paginated.
-pub fn info_cards(title: &str, markdown: &str) -> Vec<Card> {
+pub fn info_cards(title: impl Into<Text>, markdown: impl Into<Text>) -> Vec<Card> {
     paginate(title, Template::Blue, markdown)
 }
 
 /// A short informational card (first page only if the text is long).
-pub fn info_card(title: &str, markdown: &str) -> Card {
-    first_page(info_cards(title, markdown), title, Template::Blue)
+pub fn info_card(title: impl Into<Text>, markdown: impl Into<Text>) -> Card {
+    let title = title.into();
+    first_page(info_cards(title.clone(), markdown), title, Template::Blue)
 }
 
 /// Work in progress: blue, a progress line and the latest output tail.
 /// `percent` is shown as a bar when known.
-pub fn progress_card(title: &str, stage: &str, percent: Option<u8>, tail: &str) -> Card {
-    let stage = first_body_bytes(stage, MAX_INLINE_BODY_BYTES);
-    let mut line = format!("**{}**", escape_inline(stage));
-    if let Some(p) = percent {
+pub fn progress_card(
+    title: impl Into<Text>,
+    stage: impl Into<Text>,
+    percent: Option<u8>,
+    tail: &str,
+) -> Card {
+    let bar = percent.map(|p| {
         let p = p.min(100);
         let filled = usize::from(p) / 10;
-        line.push_str(&format!(
-            "  `{}{}` {p}%",
-            "█".repeat(filled),
-            "░".repeat(10 - filled)
-        ));
-    }
-    let mut card = Card::new(short_title(title), Template::Blue).push(Element::markdown(line));
+        format!("  `{}{}` {p}%", "█".repeat(filled), "░".repeat(10 - filled))
+    });
+    let line = stage.into().map(|stage| {
+        let stage = first_body_bytes(stage, MAX_INLINE_BODY_BYTES);
+        format!(
+            "**{}**{}",
+            escape_inline(stage),
+            bar.as_deref().unwrap_or("")
+        )
+    });
+    let title = title.into().map(|t| short_title(t).to_string());
+    let mut card = Card::new(title, Template::Blue).push(Element::markdown(line));
     if !tail.trim().is_empty() {
         card = card.push(Element::markdown(code_block_tail(
             tail,
@@ -166,7 +176,7 @@ pub fn with_planning(card: Card, planning: &str) -> Card {
 /// Blue: what a project's pane shows right now (`/gsd:screen`), as a code
 /// block; a screen too large for a card keeps its bottom rows.
 pub fn screen_card(project: &str, screen: &str) -> Card {
-    let title = format!("Screen of {}", short(project));
+    let title = Msg::ScreenOf.with(&[("project", short(project))]);
     let card = Card::new(title, Template::Blue);
     let room = room_on(&card, TARGET_BODY_BYTES);
     card.push(Element::markdown(code_block_tail(screen.trim_end(), room)))
@@ -175,20 +185,21 @@ pub fn screen_card(project: &str, screen: &str) -> Card {
 /// The `img_key` a picture card holds until its PNG is uploaded (the
 /// outbox puts the key Feishu gave in its place; see `screen_picture`).
 pub const PENDING_IMAGE_KEY: &str = "clawmux:pending-image";
-/// The closed panel under a screen picture that holds the screen's text.
-pub const SCREEN_TEXT_PANEL_TITLE: &str = "Screen as text";
 
 /// Blue: a project's pane as a picture (`/gsd:screen` on Feishu), its text
 /// in a closed panel under it; the picture's key is [`PENDING_IMAGE_KEY`]
 /// until it is uploaded.
 pub fn screen_picture_card(project: &str, screen: &str) -> Card {
-    let title = format!("Screen of {}", short(project));
+    let title = Msg::ScreenOf.with(&[("project", short(project))]);
     let card =
         Card::new(title.clone(), Template::Blue).push(Element::image(PENDING_IMAGE_KEY, title));
-    let room =
-        room_on(&card, TARGET_BODY_BYTES).saturating_sub(SCREEN_TEXT_PANEL_TITLE.len() + 120);
+    let panel_title = Msg::ScreenAsText.text();
+    let panel_cost = 2 * panel_title.get(crate::i18n::Lang::En).len()
+        + panel_title.get(crate::i18n::Lang::Zh).len()
+        + 200;
+    let room = room_on(&card, TARGET_BODY_BYTES).saturating_sub(panel_cost);
     let text = Element::markdown(code_block_tail(screen.trim_end(), room));
-    card.push(Element::collapsed(SCREEN_TEXT_PANEL_TITLE, vec![text]))
+    card.push(Element::collapsed(panel_title, vec![text]))
 }
 
 /// Green: a long result in brief, its first and last lines and its size,
@@ -196,11 +207,11 @@ pub fn screen_picture_card(project: &str, screen: &str) -> Card {
 pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
     let lines: Vec<&str> = output.lines().collect();
     let n = lines.len();
-    let counts = format!(
-        "**{n} lines, {} bytes.** The whole output is in the file `{}` below.",
-        output.len(),
-        escape_inline(short(file_name))
-    );
+    let counts = Msg::SummaryCounts.with(&[
+        ("lines", &n.to_string()),
+        ("bytes", &output.len().to_string()),
+        ("file", &escape_inline(short(file_name))),
+    ]);
     let mut card = Card::new(short_title(title), Template::Green).push(Element::markdown(counts));
     if n <= 2 * SUMMARY_LINES {
         let room = room_on(&card, 2 * SUMMARY_PART_BYTES);
@@ -208,13 +219,14 @@ pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
     }
     let head = lines[..SUMMARY_LINES].join("\n");
     let tail = lines[n - SUMMARY_LINES..].join("\n");
-    card = card.push(Element::note(format!("First {SUMMARY_LINES} lines:")));
+    let first = SUMMARY_LINES.to_string();
+    card = card.push(Element::note(Msg::FirstLines.with(&[("n", &first)])));
     let room = room_on(&card, SUMMARY_PART_BYTES);
     card = card.push(Element::markdown(code_block_head(&head, room)));
-    card = card.push(Element::note(format!(
-        "… {} lines not shown … last {SUMMARY_LINES} lines:",
-        n - 2 * SUMMARY_LINES
-    )));
+    let hidden = (n - 2 * SUMMARY_LINES).to_string();
+    card = card.push(Element::note(
+        Msg::LinesNotShown.with(&[("hidden", &hidden), ("n", &first)]),
+    ));
     let room = room_on(&card, SUMMARY_PART_BYTES);
     card.push(Element::markdown(code_block_tail(&tail, room)))
 }
@@ -251,13 +263,18 @@ impl<'a> From<&'a PendingApproval> for ApprovalView<'a> {
 }
 
 impl ApprovalView<'_> {
-    fn subtitle(&self) -> String {
-        format!(
-            "{} · {} · {}",
-            short(self.project),
-            short(self.session),
-            short(&self.kind.to_string())
-        )
+    fn subtitle(&self) -> Text {
+        let kind = match self.kind {
+            ApprovalKind::Permission => Msg::KindPermission,
+            ApprovalKind::Edit => Msg::KindEdit,
+            ApprovalKind::Create => Msg::KindCreate,
+            ApprovalKind::Question => Msg::KindQuestion,
+            ApprovalKind::Plan => Msg::KindPlan,
+            ApprovalKind::Checkpoint => Msg::KindCheckpoint,
+            ApprovalKind::Dialog => Msg::KindDialog,
+        };
+        let (project, session) = (short(self.project), short(self.session));
+        kind.text().map(|k| format!("{project} · {session} · {k}"))
     }
 
     /// What is asked about, then the question.
@@ -308,13 +325,11 @@ pub fn approval_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
             Element::callback_button(short(&o.label), kind, a.action(&o.key).to_value())
         })
         .collect();
-    let mut card = Card::new("Approval needed", Template::Orange)
+    let mut card = Card::new(Msg::ApprovalNeeded, Template::Orange)
         .subtitle(a.subtitle())
         .push(Element::row(buttons));
     if a.options.iter().any(|o| o.ticked().is_some()) {
-        card = card.push(Element::note(
-            "Several at once: reply to this card with their numbers, e.g. `1,3`.",
-        ));
+        card = card.push(Element::note(Msg::SeveralAtOnce));
     }
     a.with_question(card)
 }
@@ -327,23 +342,22 @@ pub fn approval_resolved_card<'a>(
     when: &str,
 ) -> Card {
     let a = approval.into();
-    let card = Card::new("Approval answered", Template::Grey)
+    let card = Card::new(Msg::ApprovalAnswered, Template::Grey)
         .subtitle(a.subtitle())
-        .push(Element::note(format!(
-            "{} chose **{}** at {}",
-            escape_inline(short(who)),
-            escape_inline(short(choice)),
-            escape_inline(short(when))
-        )));
+        .push(Element::note(Msg::ChoseAt.with(&[
+            ("who", &escape_inline(short(who))),
+            ("choice", &escape_inline(short(choice))),
+            ("when", &escape_inline(short(when))),
+        ])));
     a.with_question(card)
 }
 
 /// Grey: the prompt disappeared (answered in the terminal); buttons removed.
 pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
     let a = approval.into();
-    let card = Card::new("Approval no longer pending", Template::Grey)
+    let card = Card::new(Msg::ApprovalGone, Template::Grey)
         .subtitle(a.subtitle())
-        .push(Element::note("Answered in the terminal."));
+        .push(Element::note(Msg::AnsweredInTerminal));
     a.with_question(card)
 }
 
@@ -357,19 +371,19 @@ pub fn with_interrupt(card: Card, project: &str, job: &str) -> Card {
         project: project.into(),
         job: job.into(),
     });
-    let button = Element::callback_button("Interrupt", ButtonKind::Default, action.to_value());
+    let button = Element::callback_button(Msg::Interrupt, ButtonKind::Default, action.to_value());
     card.push(Element::row(vec![button]))
 }
 
 /// A guidance button on an error card.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActionButton {
-    pub label: String,
+    pub label: Text,
     pub action: CardAction,
 }
 
 impl ActionButton {
-    pub fn new(label: impl Into<String>, action: CardAction) -> Self {
+    pub fn new(label: impl Into<Text>, action: CardAction) -> Self {
         ActionButton {
             label: label.into(),
             action,
@@ -379,14 +393,16 @@ impl ActionButton {
 
 /// Red: the raw error in a code block, guidance, and buttons (Projects, Help…).
 pub fn error_card(
-    title: &str,
-    error_text: &str,
-    guidance_markdown: &str,
+    title: impl Into<Text>,
+    error_text: impl Into<Text>,
+    guidance_markdown: impl Into<Text>,
     buttons: Vec<ActionButton>,
 ) -> Card {
-    let mut card = Card::new(short_title(title), Template::Red);
-    if !guidance_markdown.trim().is_empty() {
-        let guidance = first_body_bytes(guidance_markdown, GUIDANCE_BODY_BYTES);
+    let title = title.into().map(|t| short_title(t).to_string());
+    let mut card = Card::new(title, Template::Red);
+    let guidance = guidance_markdown.into();
+    if !guidance.get(crate::i18n::Lang::En).trim().is_empty() {
+        let guidance = guidance.map(|g| first_body_bytes(g, GUIDANCE_BODY_BYTES).to_string());
         card = card.push(Element::markdown(guidance));
     }
     if !buttons.is_empty() {
@@ -394,28 +410,37 @@ pub fn error_card(
             .into_iter()
             .take(MAX_BUTTONS)
             .map(|b| {
-                Element::callback_button(short(&b.label), ButtonKind::Default, b.action.to_value())
+                let label = b.label.map(|l| short(l).to_string());
+                Element::callback_button(label, ButtonKind::Default, b.action.to_value())
             })
             .collect();
         card = card.push(Element::row(row));
     }
-    let room = room_on(&card, ERROR_TEXT_BYTES);
-    card.body
-        .elements
-        .insert(0, Element::markdown(code_block_tail(error_text, room)));
+    let error_text = error_text.into();
+    // Both languages share the room when the text is translated.
+    let share = if error_text.is_literal() {
+        1
+    } else {
+        crate::feishu::paginate::TEXTS_PER_I18N
+    };
+    let room = room_on(&card, ERROR_TEXT_BYTES) / share;
+    card.body.elements.insert(
+        0,
+        Element::markdown(error_text.map(|e| code_block_tail(e, room))),
+    );
     card
 }
 
 /// Blue: a select menu of projects; choosing one sends
 /// [`CardAction::SelectProject`] with the chosen name as the click's option.
 pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
-    let mut card = Card::new("Projects", Template::Blue);
+    let mut card = Card::new(Msg::Projects, Template::Blue);
     if projects.is_empty() {
-        return card.push(Element::markdown("No projects configured."));
+        return card.push(Element::markdown(Msg::NoProjectsConfigured));
     }
     let current_md = match current {
-        Some(c) => format!("Current project: **{}**", escape_inline(short(c))),
-        None => "No current project.".to_string(),
+        Some(c) => Msg::CurrentProject.with(&[("project", &escape_inline(short(c)))]),
+        None => Msg::NoCurrentProject.text(),
     };
     card = card.push(Element::markdown(current_md));
     // Options are values to send back, so they are never cut: a list too
@@ -423,7 +448,7 @@ pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
     let mut shown = projects.len().min(MAX_PROJECT_OPTIONS);
     loop {
         let menu = Element::SelectStatic {
-            placeholder: PlainText::new("Choose a project"),
+            placeholder: PlainText::new(Msg::ChooseProject),
             options: projects[..shown]
                 .iter()
                 .map(|p| SelectOption {
@@ -440,10 +465,8 @@ pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
         };
         let mut out = card.clone().push(menu);
         if shown < projects.len() {
-            out = out.push(Element::note(format!(
-                "{} more not shown: `/gsd:status` lists them all.",
-                projects.len() - shown
-            )));
+            let more = (projects.len() - shown).to_string();
+            out = out.push(Element::note(Msg::MoreProjects.with(&[("n", &more)])));
         }
         if shown == 0 || body_len(&out) <= TARGET_BODY_BYTES {
             return out;
@@ -484,9 +507,9 @@ pub fn with_arguments(suggestion: &str, refused: &str) -> String {
 /// a button that sends the command the agent suggested (with the refused
 /// command's arguments), before the usual ones.
 pub fn refusal_card(
-    title: &str,
+    title: impl Into<Text>,
     refusal: &str,
-    guidance: &str,
+    guidance: impl Into<Text>,
     project: &str,
     refused: &str,
     mut buttons: Vec<ActionButton>,
@@ -500,7 +523,10 @@ pub fn refusal_card(
             };
             buttons.insert(
                 0,
-                ActionButton::new(format!("Run {command}"), CardAction::Command(choice)),
+                ActionButton::new(
+                    Msg::RunCommand.with(&[("command", &command)]),
+                    CardAction::Command(choice),
+                ),
             );
         }
     }

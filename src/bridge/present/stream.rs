@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 
+use crate::bridge::texts::Msg;
 use crate::feishu::markdown::first_body_bytes;
+use crate::i18n::{Lang, Text};
 
 /// The element the answer streams into.
 pub const ANSWER_ELEMENT_ID: &str = "answer";
@@ -14,11 +16,9 @@ pub const PLACEHOLDER: &str = "…";
 const SUMMARY_BYTES: usize = 120;
 
 /// The title of the answer card of command `title`.
-pub fn stream_title(title: &str) -> String {
-    format!(
-        "Answer: {}",
-        first_body_bytes(title, super::MAX_TITLE_BODY_BYTES)
-    )
+pub fn stream_title(title: &str) -> Text {
+    let title = first_body_bytes(title, super::MAX_TITLE_BODY_BYTES);
+    Msg::AnswerOf.with(&[("title", title)])
 }
 
 /// What the element shows for `text`: CardKit takes 1 char at least.
@@ -44,14 +44,19 @@ pub fn summary(text: &str) -> String {
 /// (wathet); otherwise the final or patched card (green once `done`).
 pub fn stream_card(title: &str, text: &str, streaming: bool, done: bool) -> Value {
     let template = if done { "green" } else { "wathet" };
-    let mut config = json!({"update_multi": true, "summary": {"content": summary(text)}});
+    let title = stream_title(title);
+    // The title is the card's only translated text: the answer is the agent's.
+    let locales = Lang::ALL.map(Lang::code);
+    let mut config = json!({"update_multi": true, "locales": locales,
+        "summary": {"content": summary(text)}});
     if streaming {
         config["streaming_mode"] = Value::Bool(true);
     }
     json!({
         "schema": "2.0",
         "config": config,
-        "header": {"title": {"tag": "plain_text", "content": stream_title(title)}, "template": template},
+        "header": {"title": {"tag": "plain_text", "content": title.get(Lang::En),
+            "i18n_content": title.i18n()}, "template": template},
         "body": {"elements": [
             {"tag": "markdown", "element_id": ANSWER_ELEMENT_ID, "content": shown_text(text)}
         ]}
@@ -74,5 +79,8 @@ mod tests {
         assert!(done["config"].get("streaming_mode").is_none());
         assert_eq!(done["config"]["summary"]["content"], "last line");
         assert_eq!(done["header"]["template"], "green");
+        assert_eq!(done["header"]["title"]["content"], "Answer: t");
+        assert_eq!(done["header"]["title"]["i18n_content"]["zh_cn"], "回答：t");
+        assert_eq!(done["config"]["locales"], json!(["zh_cn", "en_us"]));
     }
 }

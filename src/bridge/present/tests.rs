@@ -45,10 +45,14 @@ fn approval_card_exact_json() {
     let v = serde_json::to_value(approval_card(&simple())).unwrap();
     let expected = json!({
         "schema": "2.0",
-        "config": {"update_multi": true},
+        // The card's own words in both languages; the agent's (the
+        // question, the options' labels) as they are.
+        "config": {"update_multi": true, "locales": ["zh_cn", "en_us"]},
         "header": {
-            "title": {"tag": "plain_text", "content": "Approval needed"},
-            "subtitle": {"tag": "plain_text", "content": "web · s1 · permission"},
+            "title": {"tag": "plain_text", "content": "Approval needed",
+                "i18n_content": {"zh_cn": "需要审批", "en_us": "Approval needed"}},
+            "subtitle": {"tag": "plain_text", "content": "web · s1 · permission",
+                "i18n_content": {"zh_cn": "web · s1 · 权限", "en_us": "web · s1 · permission"}},
             "template": "orange"
         },
         "body": {"elements": [
@@ -170,7 +174,8 @@ fn projects_card_select_menu() {
         v["body"]["elements"][1],
         json!({
             "tag": "select_static",
-            "placeholder": {"tag": "plain_text", "content": "Choose a project"},
+            "placeholder": {"tag": "plain_text", "content": "Choose a project",
+                "i18n_content": {"zh_cn": "选择项目", "en_us": "Choose a project"}},
             "options": [
                 {"text": {"tag": "plain_text", "content": "api"}, "value": "api"},
                 {"text": {"tag": "plain_text", "content": "web"}, "value": "web"}
@@ -180,6 +185,29 @@ fn projects_card_select_menu() {
         })
     );
     assert!(card.to_text().contains(" * web"));
+    let zh = card.to_text_in(crate::i18n::Lang::Zh);
+    assert!(
+        zh.starts_with("== 项目 ==\n当前项目：**web**\n选择项目:\n"),
+        "{zh}"
+    );
+    assert!(zh.contains(" * web"), "{zh}");
+}
+
+/// A card parsed back from the JSON it was sent as reads in either
+/// language; the agent's words stay as they are in both.
+#[test]
+fn a_card_reads_in_both_languages_from_its_json() {
+    use crate::i18n::Lang;
+    let card = approval_card(&simple());
+    let back = crate::feishu::card::Card::from_value(&serde_json::to_value(&card).unwrap())
+        .expect("the card parses back");
+    assert_eq!(back.to_text_in(Lang::En), card.to_text());
+    let zh = back.to_text_in(Lang::Zh);
+    assert!(zh.starts_with("== 需要审批 ==\nweb · s1 · 权限\n"), "{zh}");
+    assert!(
+        zh.contains("Do you want to proceed?") && zh.contains("[1] Yes"),
+        "{zh}"
+    );
 }
 
 #[test]
@@ -242,7 +270,8 @@ fn result_card_carries_the_screen_in_a_closed_panel() {
     assert_eq!(panel["expanded"], false);
     assert_eq!(
         panel["header"]["title"],
-        json!({"tag": "plain_text", "content": SCREEN_PANEL_TITLE})
+        json!({"tag": "plain_text", "content": "Screen",
+            "i18n_content": {"zh_cn": "屏幕", "en_us": "Screen"}})
     );
     let code = panel["elements"][0]["content"].as_str().unwrap();
     assert_eq!(panel["elements"][0]["tag"], "markdown");
