@@ -62,6 +62,10 @@ pub struct Running {
     /// not on every redraw (measured: 59 progress events with the
     /// statusline against 9 without). Bounded by [`MAX_PROGRESS_TOLD`].
     progress_told: VecDeque<String>,
+    /// The last stage this command's output named (GSD's `PLANNING PHASE
+    /// 2` banner): later counts are reported within it, so a card that
+    /// moves once a second still says which stage a count belongs to.
+    stage: Option<String>,
 }
 
 /// A command waiting for its turn; `recovery` types the context-recovery
@@ -294,6 +298,7 @@ impl JobRunner {
             answer_told: None,
             followed: false,
             progress_told: VecDeque::new(),
+            stage: None,
         });
         new_deadline
     }
@@ -429,6 +434,13 @@ impl JobRunner {
                 let line = d.context.rsplit('\n').next().unwrap_or_default();
                 if (self.running.as_ref()).is_some_and(|r| r.output.is_earlier(line)) {
                     return Vec::new();
+                }
+                let mut fields = fields;
+                if let Some(running) = &mut self.running {
+                    match &fields.stage {
+                        Some(stage) => running.stage = Some(stage.clone()),
+                        None => fields.stage = running.stage.clone(),
+                    }
                 }
                 let summary = describe(&fields);
                 self.last_progress = Some(summary.clone());

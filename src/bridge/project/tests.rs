@@ -571,6 +571,44 @@ fn progress_is_reported_once_until_it_changes() {
     assert_eq!(kinds(&see(&mut runner, line(2))).len(), 1);
 }
 
+/// Counts after a stage banner are told within that stage: a card that
+/// moves once a second (the banner's event overtaken by the next count)
+/// still says which stage the count belongs to.
+#[test]
+fn counts_are_told_within_the_last_stage() {
+    let mut runner = running();
+    let fields = |stage: Option<&str>, done: Option<u32>| {
+        DetectionKind::Progress(crate::detect::ProgressFields {
+            stage: stage.map(str::to_owned),
+            done,
+            total: done.map(|_| 3),
+            ..Default::default()
+        })
+    };
+    let mut told = Vec::new();
+    for kind in [
+        fields(Some("PLANNING PHASE 2"), None),
+        fields(None, Some(1)),
+        fields(Some("VERIFYING"), None),
+        fields(None, Some(3)),
+    ] {
+        for step in see(&mut runner, kind) {
+            if let Step::Emit(_, ProjectEventKind::Progress { summary, .. }) = step {
+                told.push(summary);
+            }
+        }
+    }
+    assert_eq!(
+        told,
+        [
+            "PLANNING PHASE 2",
+            "PLANNING PHASE 2 · 1/3",
+            "VERIFYING",
+            "VERIFYING · 3/3"
+        ]
+    );
+}
+
 /// Codex's API error: the `■` row is reported as an error card, then the
 /// turn ends with nothing else said. That is one report, not an error and
 /// then a result holding the same row; an answer after a retried error
