@@ -77,62 +77,95 @@ pub(crate) fn input_box(rows: &[String]) -> Option<InputBox> {
     })
 }
 
+/// Blank cells that part the conversation column from OpenCode's sidebar
+/// (drawn right of it on screens over 120 columns: the session's title,
+/// `0% used`, `$0.00 spent`, `LSPs are disabled`): never a row's own gap.
+const SIDEBAR_GAP: &str = "    ";
+
+/// Leading blank cells past which a row holds only the sidebar: the
+/// conversation's text starts within a few columns of the left edge (its
+/// boxes at 2, the answer at 5, markdown indenting a little more), the
+/// sidebar 42 columns from the right edge of a screen over 120 wide.
+const SIDEBAR_ONLY_INDENT: usize = 40;
+
+/// A row's conversation column: its text up to the sidebar's gap, empty
+/// for a row of the sidebar alone. The sidebar is chrome, never how a
+/// turn ended.
+fn main_column(row: &str) -> &str {
+    let indent = row.chars().take_while(|c| *c == ' ').count();
+    if indent >= SIDEBAR_ONLY_INDENT {
+        return "";
+    }
+    let t = row.trim();
+    t.split_once(SIDEBAR_GAP)
+        .map_or(t, |(main, _)| main.trim_end())
+}
+
 /// How the last turn above the input box ended: the rows after the last
 /// message box (`┃`). A turn that finished has the profile's
 /// `turn_completed` row; one that did not ended on an error (the last
 /// box before its end, unless it is a tool's: `$ cmd`, `# Title`) or was
-/// stopped (its last row says where).
-pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
+/// stopped: OpenCode closes every turn with its `▣  Build · <model>` row,
+/// with the time only when it finished (the profile's `turn_interrupted`
+/// names the row without it). `None` while the turn shows no end: its
+/// last row is anything else (the answer streaming, a sidebar row drawn
+/// before the first turn's busy bar), so the turn is still going, never
+/// stopped by what happens to be drawn last.
+pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> Option<TurnEnd> {
     let end = input_box(rows).map_or(rows.len(), |b| b.top);
     let rows = &rows[..end];
     // No message above the input box (OpenCode's start screen, its logo):
     // no turn to read.
     let Some(from) = rows.iter().rposition(|r| is_bar(r, BAR)).map(|i| i + 1) else {
-        return TurnEnd::default();
+        return Some(TurnEnd::default());
     };
     let block: Vec<&str> = rows[from..]
         .iter()
-        .map(|r| r.trim())
+        .map(|r| main_column(r))
         .filter(|r| !r.is_empty())
         .collect();
     let completed =
         (profile.turn_completed.as_ref()).is_some_and(|re| block.iter().any(|r| re.is_match(r)));
-    let mut error = None;
-    let mut interrupted = None;
-    if !completed && !block.is_empty() {
-        // The last box of the turn (blank rows part boxes): its first row
-        // with text, if only the closing row follows it.
-        let all: Vec<&str> = rows[from..].iter().map(|r| r.trim()).collect();
-        let last_box = all.iter().rposition(|r| r.starts_with(OTHER_BAR));
-        let first_text = last_box.and_then(|end| {
-            let start = all[..=end]
-                .iter()
-                .rposition(|r| !r.starts_with(OTHER_BAR))
-                .map_or(0, |i| i + 1);
-            let closes = all[end + 1..].iter().filter(|r| !r.is_empty()).count() <= 1;
-            // Text at the panel's text column: a toast drawn over the
-            // right of the screen (OpenCode shows the error there too, for
-            // a while) starts far further right.
-            (all[start..=end].iter())
-                .find(|r| {
-                    (after_bar(r).and_then(|t| t.strip_prefix("  ")))
-                        .is_some_and(|t| t.starts_with(|c: char| c != ' '))
-                })
-                .filter(|_| closes)
+    if completed {
+        return Some(TurnEnd {
+            context: block.join("\n"),
+            ..TurnEnd::default()
         });
-        error = first_text
-            .filter(|r| profile.turn_errors.is_match(r))
-            .map(|r| after_bar(r).unwrap_or(r).trim().to_owned());
-        if error.is_none() && profile.turn_completed.is_some() {
-            interrupted = block.last().map(|r| (*r).to_owned());
-        }
     }
-    TurnEnd {
+    // The closing row without a time: how a stopped or failed turn ends.
+    let closing = block
+        .last()
+        .filter(|r| profile.turn_interrupted.is_match(r))?;
+    // The last box of the turn (blank rows part boxes): its first row
+    // with text, if only the closing row follows it.
+    let all: Vec<&str> = rows[from..].iter().map(|r| r.trim()).collect();
+    let last_box = all.iter().rposition(|r| r.starts_with(OTHER_BAR));
+    let first_text = last_box.and_then(|end| {
+        let start = all[..=end]
+            .iter()
+            .rposition(|r| !r.starts_with(OTHER_BAR))
+            .map_or(0, |i| i + 1);
+        let closes = all[end + 1..].iter().filter(|r| !r.is_empty()).count() <= 1;
+        // Text at the panel's text column: a toast drawn over the
+        // right of the screen (OpenCode shows the error there too, for
+        // a while) starts far further right.
+        (all[start..=end].iter())
+            .find(|r| {
+                (after_bar(r).and_then(|t| t.strip_prefix("  ")))
+                    .is_some_and(|t| t.starts_with(|c: char| c != ' '))
+            })
+            .filter(|_| closes)
+    });
+    let error = first_text
+        .filter(|r| profile.turn_errors.is_match(r))
+        .map(|r| after_bar(r).unwrap_or(r).trim().to_owned());
+    let interrupted = error.is_none().then(|| (*closing).to_owned());
+    Some(TurnEnd {
         error,
         interrupted,
         rejected: None,
         context: block.join("\n"),
-    }
+    })
 }
 
 /// The dialog at the bottom of `rows`, if one waits: the bottom-most bar
@@ -368,6 +401,55 @@ mod tests {
         let logo = "   █▀▀█ █▀▀█\n   ▀▀▀▀ █▀▀▀\n";
         let end = state(&screen(logo, IDLE_FOOTER)).turn_end.expect("idle");
         assert_eq!(end, TurnEnd::default());
+        // A tool's box with no closing row under it: the turn goes on.
+        let working = format!("{ECHO}\n  ╏\n  ╏  $ echo hi\n  ╏\n");
+        assert_eq!(state(&screen(&working, IDLE_FOOTER)).turn_end, None);
+    }
+
+    /// OpenCode's sidebar (screens over 120 columns) right of the
+    /// conversation, 42 columns from the right edge.
+    fn with_sidebar(transcript: &str, sidebar: &[&str]) -> String {
+        let mut out: Vec<String> = transcript.lines().map(str::to_owned).collect();
+        for (i, side) in sidebar.iter().enumerate() {
+            if out.len() <= i {
+                out.push(String::new());
+            }
+            out[i] = format!("{:<118}{side}", out[i]);
+        }
+        out.join("\n")
+    }
+
+    const SIDEBAR: [&str; 8] = [
+        "Greeting the shop",
+        "",
+        "Context",
+        "0 tokens",
+        "0% used",
+        "$0.00 spent",
+        "LSP",
+        "LSPs are disabled",
+    ];
+
+    /// The first turn after start-up, measured: the person's message is
+    /// drawn, the busy bar not yet, the sidebar's last row is `LSPs are
+    /// disabled`. The turn is going on, not stopped by a sidebar row.
+    #[test]
+    fn a_first_turn_without_its_busy_bar_is_not_over() {
+        let s = state(&screen(&with_sidebar(ECHO, &SIDEBAR), IDLE_FOOTER));
+        assert!(!s.idle, "{:?}", s.turn_end);
+        assert_eq!(s.turn_end, None);
+        // Nor without a sidebar, an answer still streaming.
+        let streaming = format!("{ECHO}\n     The shop sel\n");
+        assert!(!state(&screen(&streaming, IDLE_FOOTER)).idle);
+        // With the sidebar, a finished turn and a stopped one still read.
+        let done = format!("{ECHO}\n     Pears.\n\n     ▣  Build · Fake Model · 3.7s\n");
+        let s = state(&screen(&with_sidebar(&done, &SIDEBAR), IDLE_FOOTER));
+        let end = s.turn_end.expect("finished");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        let stopped = format!("{ECHO}\n     Pea\n\n     ▣  Build · Fake Model\n");
+        let s = state(&screen(&with_sidebar(&stopped, &SIDEBAR), IDLE_FOOTER));
+        let end = s.turn_end.expect("stopped");
+        assert_eq!(end.interrupted.as_deref(), Some("▣  Build · Fake Model"));
     }
 
     #[test]

@@ -161,9 +161,14 @@ pub(crate) fn analyse(
         .or_else(|| stalled(profile, busy.as_deref()));
     let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
     // A boxed dialog over a drawn input box waits all the same.
-    let idle = idle && prompt.is_none();
+    let mut idle = idle && prompt.is_none();
     let turn_end = if profile.cells && idle {
-        Some(panel::turn_end(profile, &rows))
+        // A panel-drawn turn that shows no end is still going, however
+        // idle its footer looks (OpenCode's first turn draws its busy bar
+        // late).
+        let end = panel::turn_end(profile, &rows);
+        idle = end.is_some();
+        end
     } else if structured && idle {
         Some(turn_end(profile, &rows))
     } else if idle {
