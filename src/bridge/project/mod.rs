@@ -174,6 +174,7 @@ impl Actor {
     fn new(setup: ProjectSetup, events: mpsc::Sender<ProjectEvent>) -> Actor {
         let mut runner = JobRunner::default();
         runner.result_from_screen(SETTLED_RESULT_PROFILES.contains(&setup.profile.name()));
+        runner.result_from_panel(setup.profile.cells);
         Actor {
             setup,
             events,
@@ -482,6 +483,9 @@ impl Actor {
                     if self.runner.running().is_some() && self.runner.approval().is_none() {
                         self.complete().await;
                     }
+                } else {
+                    // The screen decides (see `JobRunner::hook_stop`).
+                    self.judge_now().await;
                 }
             }
             ProjectCmd::HookApproval => self.judge_now().await,
