@@ -77,63 +77,182 @@ pub(crate) fn input_box(rows: &[String]) -> Option<InputBox> {
     })
 }
 
+/// Blank cells that part the conversation column from OpenCode's sidebar
+/// (drawn right of it on screens over 120 columns: the session's title,
+/// `0% used`, `$0.00 spent`, `LSPs are disabled`).
+const SIDEBAR_GAP: &str = "    ";
+
+/// The leftmost column OpenCode's sidebar starts at: 42 columns from the
+/// right edge of the narrowest screen that shows one (121 columns). The
+/// conversation's text ends 4 columns before it.
+const SIDEBAR_MIN_COLUMN: usize = 79;
+
+/// A row's conversation column, its indentation kept: its text up to the
+/// sidebar (text after a gap, from [`SIDEBAR_MIN_COLUMN`] on), empty for
+/// a row of the sidebar alone. The sidebar is chrome: never how a turn
+/// ended, never the answer.
+fn conversation(row: &str) -> &str {
+    let row = row.trim_end();
+    let mut blanks = 0;
+    for (column, (at, c)) in row.char_indices().enumerate() {
+        if c == ' ' {
+            blanks += 1;
+        } else {
+            if column >= SIDEBAR_MIN_COLUMN && blanks >= SIDEBAR_GAP.len() {
+                return row[..at].trim_end();
+            }
+            blanks = 0;
+        }
+    }
+    row
+}
+
+/// [`conversation`] trimmed.
+fn main_column(row: &str) -> &str {
+    conversation(row).trim()
+}
+
 /// How the last turn above the input box ended: the rows after the last
 /// message box (`┃`). A turn that finished has the profile's
 /// `turn_completed` row; one that did not ended on an error (the last
 /// box before its end, unless it is a tool's: `$ cmd`, `# Title`) or was
-/// stopped (its last row says where).
-pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
+/// stopped: OpenCode closes every turn with its `▣  Build · <model>` row,
+/// with the time only when it finished (the profile's `turn_interrupted`
+/// names the row without it). `None` while the turn shows no end: its
+/// last row is anything else (the answer streaming, a sidebar row drawn
+/// before the first turn's busy bar), so the turn is still going, never
+/// stopped by what happens to be drawn last.
+pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> Option<TurnEnd> {
     let end = input_box(rows).map_or(rows.len(), |b| b.top);
     let rows = &rows[..end];
     // No message above the input box (OpenCode's start screen, its logo):
     // no turn to read.
     let Some(from) = rows.iter().rposition(|r| is_bar(r, BAR)).map(|i| i + 1) else {
-        return TurnEnd::default();
+        return Some(TurnEnd::default());
     };
     let block: Vec<&str> = rows[from..]
         .iter()
-        .map(|r| r.trim())
+        .map(|r| main_column(r))
         .filter(|r| !r.is_empty())
         .collect();
     let completed =
         (profile.turn_completed.as_ref()).is_some_and(|re| block.iter().any(|r| re.is_match(r)));
-    let mut error = None;
-    let mut interrupted = None;
-    if !completed && !block.is_empty() {
-        // The last box of the turn (blank rows part boxes): its first row
-        // with text, if only the closing row follows it.
-        let all: Vec<&str> = rows[from..].iter().map(|r| r.trim()).collect();
-        let last_box = all.iter().rposition(|r| r.starts_with(OTHER_BAR));
-        let first_text = last_box.and_then(|end| {
-            let start = all[..=end]
-                .iter()
-                .rposition(|r| !r.starts_with(OTHER_BAR))
-                .map_or(0, |i| i + 1);
-            let closes = all[end + 1..].iter().filter(|r| !r.is_empty()).count() <= 1;
-            // Text at the panel's text column: a toast drawn over the
-            // right of the screen (OpenCode shows the error there too, for
-            // a while) starts far further right.
-            (all[start..=end].iter())
-                .find(|r| {
-                    (after_bar(r).and_then(|t| t.strip_prefix("  ")))
-                        .is_some_and(|t| t.starts_with(|c: char| c != ' '))
-                })
-                .filter(|_| closes)
+    if completed {
+        return Some(TurnEnd {
+            context: block.join("\n"),
+            ..TurnEnd::default()
         });
-        error = first_text
-            .filter(|r| profile.turn_errors.is_match(r))
-            .map(|r| after_bar(r).unwrap_or(r).trim().to_owned());
-        if error.is_none() && profile.turn_completed.is_some() {
-            interrupted = block.last().map(|r| (*r).to_owned());
-        }
     }
-    TurnEnd {
+    // The closing row without a time: how a stopped or failed turn ends.
+    let closing = block
+        .last()
+        .filter(|r| profile.turn_interrupted.is_match(r))?;
+    // The last box of the turn (blank rows part boxes): its first row
+    // with text, if only the closing row follows it.
+    let all: Vec<&str> = rows[from..].iter().map(|r| r.trim()).collect();
+    let last_box = all.iter().rposition(|r| r.starts_with(OTHER_BAR));
+    let first_text = last_box.and_then(|end| {
+        let start = all[..=end]
+            .iter()
+            .rposition(|r| !r.starts_with(OTHER_BAR))
+            .map_or(0, |i| i + 1);
+        let closes = all[end + 1..].iter().filter(|r| !r.is_empty()).count() <= 1;
+        // Text at the panel's text column: a toast drawn over the
+        // right of the screen (OpenCode shows the error there too, for
+        // a while) starts far further right.
+        (all[start..=end].iter())
+            .find(|r| {
+                (after_bar(r).and_then(|t| t.strip_prefix("  ")))
+                    .is_some_and(|t| t.starts_with(|c: char| c != ' '))
+            })
+            .filter(|_| closes)
+    });
+    let error = first_text
+        .filter(|r| profile.turn_errors.is_match(r))
+        .map(|r| after_bar(r).unwrap_or(r).trim().to_owned());
+    let interrupted = error.is_none().then(|| (*closing).to_owned());
+    Some(TurnEnd {
         error,
         interrupted,
         rejected: None,
         unclosed: false,
         context: block.join("\n"),
+    })
+}
+
+/// Most characters of the typed command compared with its echo: enough
+/// to tell commands apart, few enough for the echo's box to wrap it.
+const ECHO_CHARS: usize = 60;
+
+/// The answer to the command `typed` as the settled screen shows it: the
+/// rows between the person's message box echoing it (`┃  typed`) and the
+/// input box, in the conversation's column (the sidebar cut off), without
+/// OpenCode's closing rows (`▣  Build · <model> · 7.8s`), tool boxes'
+/// bars dropped, indentation relative to the answer's. What the terminal
+/// finally shows, not the frames drawn on the way (a streamed line redrawn
+/// at every delta, the busy bar). `None` when the echo is off the screen
+/// (a long answer scrolled it away) or nothing is under it.
+pub fn answer(rows: &[String], typed: &str) -> Option<String> {
+    let end = input_box(rows).map_or(rows.len(), |b| b.top);
+    let rows = &rows[..end];
+    let words = |t: &str| -> String {
+        let w: Vec<&str> = t.split_whitespace().collect();
+        w.join(" ").chars().take(ECHO_CHARS).collect()
+    };
+    let typed = words(typed);
+    if typed.is_empty() {
+        return None;
     }
+    // The message boxes (runs of `┃` rows), the last echoing `typed`.
+    // Bars in the conversation's column only: a toast over the right of
+    // the screen (OpenCode shows an error there too) draws its own, and
+    // read as plain text (no colours) a tool's or an error's box has the
+    // same bar as the person's.
+    let bar = |r: &String| is_bar(conversation(r), BAR);
+    let mut echo_end = None;
+    let mut i = 0;
+    while i < rows.len() {
+        if !bar(&rows[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < rows.len() && bar(&rows[i]) {
+            i += 1;
+        }
+        let text: Vec<&str> = rows[start..i]
+            .iter()
+            .filter_map(|r| after_bar(conversation(r)))
+            .collect();
+        let shown = words(&text.join(" "));
+        if !shown.is_empty() && (shown.starts_with(&typed) || typed.starts_with(&shown)) {
+            echo_end = Some(i);
+        }
+    }
+    let below: Vec<&str> = rows[echo_end?..]
+        .iter()
+        .map(|r| conversation(r))
+        // A tool's box: its rows without the bar, at its text's column.
+        .map(|r| after_bar(r).map_or(r, str::trim_end))
+        .filter(|r| !r.trim_start().starts_with('▣'))
+        .collect();
+    let indent = (below.iter())
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| r.chars().take_while(|c| *c == ' ').count())
+        .min()?;
+    let mut out: Vec<&str> = Vec::new();
+    for row in below {
+        let row = row.get(indent..).unwrap_or("").trim_end();
+        // Blank rows part paragraphs and boxes: one is enough.
+        if row.is_empty() && out.last().is_none_or(|l| l.is_empty()) {
+            continue;
+        }
+        out.push(row);
+    }
+    while out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    Some(out.join("\n"))
 }
 
 /// The dialog at the bottom of `rows`, if one waits: the bottom-most bar
@@ -369,6 +488,101 @@ mod tests {
         let logo = "   █▀▀█ █▀▀█\n   ▀▀▀▀ █▀▀▀\n";
         let end = state(&screen(logo, IDLE_FOOTER)).turn_end.expect("idle");
         assert_eq!(end, TurnEnd::default());
+        // A tool's box with no closing row under it: the turn goes on.
+        let working = format!("{ECHO}\n  ╏\n  ╏  $ echo hi\n  ╏\n");
+        assert_eq!(state(&screen(&working, IDLE_FOOTER)).turn_end, None);
+    }
+
+    /// OpenCode's sidebar (screens over 120 columns) right of the
+    /// conversation, 42 columns from the right edge.
+    fn with_sidebar(transcript: &str, sidebar: &[&str]) -> String {
+        let mut out: Vec<String> = transcript.lines().map(str::to_owned).collect();
+        for (i, side) in sidebar.iter().enumerate() {
+            if out.len() <= i {
+                out.push(String::new());
+            }
+            out[i] = format!("{:<118}{side}", out[i]);
+        }
+        out.join("\n")
+    }
+
+    const SIDEBAR: [&str; 8] = [
+        "Greeting the shop",
+        "",
+        "Context",
+        "0 tokens",
+        "0% used",
+        "$0.00 spent",
+        "LSP",
+        "LSPs are disabled",
+    ];
+
+    /// The first turn after start-up, measured: the person's message is
+    /// drawn, the busy bar not yet, the sidebar's last row is `LSPs are
+    /// disabled`. The turn is going on, not stopped by a sidebar row.
+    #[test]
+    fn a_first_turn_without_its_busy_bar_is_not_over() {
+        let s = state(&screen(&with_sidebar(ECHO, &SIDEBAR), IDLE_FOOTER));
+        assert!(!s.idle, "{:?}", s.turn_end);
+        assert_eq!(s.turn_end, None);
+        // Nor without a sidebar, an answer still streaming.
+        let streaming = format!("{ECHO}\n     The shop sel\n");
+        assert!(!state(&screen(&streaming, IDLE_FOOTER)).idle);
+        // With the sidebar, a finished turn and a stopped one still read.
+        let done = format!("{ECHO}\n     Pears.\n\n     ▣  Build · Fake Model · 3.7s\n");
+        let s = state(&screen(&with_sidebar(&done, &SIDEBAR), IDLE_FOOTER));
+        let end = s.turn_end.expect("finished");
+        assert_eq!((end.error, end.interrupted), (None, None));
+        let stopped = format!("{ECHO}\n     Pea\n\n     ▣  Build · Fake Model\n");
+        let s = state(&screen(&with_sidebar(&stopped, &SIDEBAR), IDLE_FOOTER));
+        let end = s.turn_end.expect("stopped");
+        assert_eq!(end.interrupted.as_deref(), Some("▣  Build · Fake Model"));
+    }
+
+    /// The settled screen at a turn's end (OpenCode 1.18.33, as captured
+    /// after a streamed answer): the answer under the echo, once, without
+    /// the closing row, the input box, the busy bar or the sidebar.
+    #[test]
+    fn the_answer_is_what_the_settled_screen_shows() {
+        let earlier =
+            format!("{ECHO}\n     Earlier answer.\n\n     ▣  Build · Fake Model · 1.0s\n");
+        let turn = "  ┃\n  ┃  tell me what the shop sells\n  ┃\n\n     The shop sells pears.\n\n     - one item\n       wrapped\n\n\n     ▣  Build · Fake Model · 11.5s\n\n\n";
+        let settled = screen(&format!("{earlier}{turn}"), IDLE_FOOTER);
+        let want = "The shop sells pears.\n\n- one item\n  wrapped";
+        assert_eq!(
+            answer(&settled, "tell me what the shop sells").as_deref(),
+            Some(want)
+        );
+        let wide = screen(
+            &with_sidebar(&format!("{earlier}{turn}"), &SIDEBAR),
+            IDLE_FOOTER,
+        );
+        assert_eq!(
+            answer(&wide, "tell me  what the shop sells").as_deref(),
+            Some(want)
+        );
+        // A tool's box and the answer after it.
+        let tool = "  ┃\n  ┃  make a file\n  ┃\n\n  ╏\n  ╏  $ touch made.txt\n  ╏\n\n     ▣  Build · Fake Model\n\n     Made it.\n\n     ▣  Build · Fake Model · 2.0s\n";
+        assert_eq!(
+            answer(&screen(tool, IDLE_FOOTER), "make a file").as_deref(),
+            Some("$ touch made.txt\n\n   Made it.")
+        );
+        // An error turn read as plain text (no colours: every bar `┃`),
+        // its toast over the right of the screen.
+        let toast = format!(
+            "  ┃\n  ┃  hello{:80}┃{:29}┃\n  ┃{:85}┃  the request was malformed  ┃\n{:87}┃{:29}┃\n  ┃\n  ┃  the request was malformed\n  ┃\n\n     ▣  Build · Fake Model\n",
+            "", "", "", "", ""
+        );
+        assert_eq!(
+            answer(&screen(&toast, IDLE_FOOTER), "hello").as_deref(),
+            Some("the request was malformed")
+        );
+        // The echo scrolled off: no settled answer (the log is all there is).
+        assert_eq!(
+            answer(&screen("     pears.\n", IDLE_FOOTER), "tell me"),
+            None
+        );
+        assert_eq!(answer(&settled, "something else"), None);
     }
 
     #[test]

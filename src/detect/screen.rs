@@ -173,9 +173,14 @@ pub(crate) fn analyse(
     let structured_end = (structured && idle).then(|| turn_end(profile, &rows));
     let unclosed = structured_end.as_ref().is_some_and(|e| e.unclosed);
     // A boxed dialog over a drawn input box waits all the same.
-    let idle = idle && prompt.is_none();
+    let mut idle = idle && prompt.is_none();
     let turn_end = if profile.cells && idle {
-        Some(panel::turn_end(profile, &rows))
+        // A panel-drawn turn that shows no end is still going, however
+        // idle its footer looks (OpenCode's first turn draws its busy bar
+        // late).
+        let end = panel::turn_end(profile, &rows);
+        idle = end.is_some();
+        end
     } else if structured && idle {
         structured_end
     } else if idle {

@@ -178,6 +178,7 @@ impl Actor {
         let mut runner = JobRunner::default();
         runner.result_from_screen(SETTLED_RESULT_PROFILES.contains(&setup.profile.name()));
         runner.answer_from_record(RECORD_ANSWER_PROFILES.contains(&setup.profile.name()));
+        runner.result_from_panel(setup.profile.cells);
         Actor {
             setup,
             events,
@@ -486,9 +487,9 @@ impl Actor {
                     if self.runner.running().is_some() && self.runner.approval().is_none() {
                         self.complete().await;
                     }
-                } else if self.runner.records_answer() {
+                } else {
                     // The turn ended by the agent's word: the screen, read
-                    // now, says how.
+                    // now, says how (see `JobRunner::hook_stop`).
                     self.judge_now().await;
                 }
             }

@@ -150,6 +150,8 @@ pub struct JobRunner {
     /// The agent's turn-end hook is its record of the answer, not the end
     /// of its turn (see [`JobRunner::answer_from_record`]).
     record_answer: bool,
+    /// The agent draws its turns in panels (see [`JobRunner::result_from_panel`]).
+    panel_result: bool,
 }
 
 impl JobRunner {
@@ -550,6 +552,11 @@ impl JobRunner {
     /// The agent's `Stop` (or `StopFailure`) hook: the turn is over, with
     /// `answer` as its final text. True when that ends the running command
     /// (not while a prompt waits: its answer starts more of the turn).
+    /// A panel agent's (OpenCode's plugin `session.idle`) only records the
+    /// answer: its turn ends when the screen draws the end (the closing
+    /// row, an error box), since the event can come before the error it
+    /// ends on (`session.idle` before `session.error`) or before the last
+    /// frame; the screen is judged at once instead.
     pub fn hook_stop(&mut self, answer: Option<String>) -> bool {
         if self.record_answer {
             // Only the answer: the screen ends the turn (see
@@ -569,7 +576,7 @@ impl JobRunner {
             return false;
         };
         running.hook_answer = answer.filter(|a| !a.trim().is_empty());
-        true
+        !self.panel_result
     }
 
     /// The agent's permission hook: what the dialog it is about to show
@@ -655,10 +662,13 @@ impl JobRunner {
         self.record_answer = on;
     }
 
-    /// Whether a turn-end hook only records the answer (see
-    /// [`JobRunner::answer_from_record`]).
-    pub fn records_answer(&self) -> bool {
-        self.record_answer
+    /// The result of a turn is read off the settled screen's panels at its
+    /// end (OpenCode: the rows under the person's message box, see
+    /// [`crate::detect::panel_answer`]), or the agent's own record when its
+    /// plugin sent one; the line log only when the echo is off the screen.
+    /// Its line log holds the busy bar's every frame and the answer's.
+    pub fn result_from_panel(&mut self, on: bool) {
+        self.panel_result = on;
     }
 
     /// Ends the running command: its output (`screen_rows` fill what a
@@ -679,12 +689,23 @@ impl JobRunner {
         let settled = screen_rows
             .filter(|_| self.settled_result)
             .and_then(|rows| running.output.settled_text(rows));
-        let mut output = settled.unwrap_or_else(|| running.output.text());
+        let panel = screen_rows
+            .filter(|_| self.panel_result)
+            .and_then(|rows| crate::detect::panel_answer(rows, &running.job.text));
+        let mut output = settled.or(panel).unwrap_or_else(|| running.output.text());
+        // A panel agent's own record of a turn that finished is its answer
+        // as it said it (markdown and all); an error or a stop is the
+        // screen's to tell.
+        let recorded = self.panel_result
+            && running.ending == TurnEnding::Finished
+            && running.errors.is_empty();
         if self.record_answer {
             if let Some(answer) = running.hook_answer.take() {
                 output = record::reconcile(Some(&output), &answer);
             }
-        } else if let Some(answer) = running.hook_answer {
+        } else if let Some(answer) = running.hook_answer.as_ref().filter(|_| recorded) {
+            output = answer.clone();
+        } else if let Some(answer) = running.hook_answer.filter(|_| !self.panel_result) {
             if output.trim().is_empty() || output.contains(GAP_LINE) {
                 // The screen lost some of the answer (a flood, a reconnect)
                 // or never showed one: the hook's final text is the answer.

@@ -286,6 +286,85 @@ fn a_recording_hook_gives_the_answer_and_the_screen_ends_the_turn() {
     assert_eq!(output, "• Ran ls\n  └ src\n• The shop sells **pears**.");
 }
 
+/// OpenCode: the plugin's `session.idle` never ends the turn (it can come
+/// before `session.error`, or before the screen settled); the screen's end
+/// does, the plugin's record is the answer of a finished turn, and an
+/// error turn is the error alone whatever the plugin said.
+#[test]
+fn a_panel_agents_plugin_records_the_answer_and_the_screen_ends_the_turn() {
+    let typed = "/gsd:a";
+    let settled = lines(&[
+        "  ┃",
+        &format!("  ┃  {typed}"),
+        "  ┃",
+        "",
+        "     The shop sells pears.",
+        "",
+        "     ▣  Build · Fake Model · 1.2s",
+        "  ┃",
+        "  ┃  Build · Fake Model Fake",
+        "  ╹▀▀▀▀▀▀",
+        "   ⬝⬝⬝⬝⬝⬝⬝⬝  esc interrupt",
+    ]);
+    let mut runner = running();
+    runner.result_from_panel(true);
+    runner.lines(&lines(&["   ■■⬝⬝⬝⬝⬝⬝  esc interrupt", "     The shop sel"]));
+    assert!(!runner.hook_stop(Some("The shop sells **pears**.".into())));
+    assert!(runner.running().is_some(), "the screen ends it");
+    let Some(Finished::Report(_, ProjectEventKind::Completed { output, ending, .. })) =
+        runner.finish(Some(&settled))
+    else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(
+        (output.as_str(), ending),
+        ("The shop sells **pears**.", TurnEnding::Finished)
+    );
+
+    // Without the plugin: the settled screen, not the log of frames.
+    let mut runner = running();
+    runner.result_from_panel(true);
+    runner.lines(&lines(&["   ■■⬝⬝⬝⬝⬝⬝  esc interrupt", "     The shop sel"]));
+    let Some(Finished::Report(_, ProjectEventKind::Completed { output, .. })) =
+        runner.finish(Some(&settled))
+    else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(output, "The shop sells pears.");
+
+    // `session.idle` (outcome `done`, no text) before `session.error`,
+    // then the screen's error box: one error, a failed turn.
+    let mut runner = running();
+    runner.result_from_panel(true);
+    assert!(!runner.hook_stop(Some("partial".into())));
+    let line = "the request was malformed".to_string();
+    let steps = see(&mut runner, DetectionKind::Error { line: line.clone() });
+    assert!(matches!(
+        kinds(&steps)[..],
+        [ProjectEventKind::Error { .. }]
+    ));
+    let failed = lines(&[
+        "  ┃",
+        &format!("  ┃  {typed}"),
+        "  ┃",
+        "",
+        "  ╏",
+        &format!("  ╏  {line}"),
+        "  ╏",
+        "",
+        "     ▣  Build · Fake Model",
+    ]);
+    let Some(Finished::Report(_, ProjectEventKind::Completed { output, ending, .. })) =
+        runner.finish(Some(&failed))
+    else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(
+        (output.as_str(), ending),
+        (line.as_str(), TurnEnding::Failed)
+    );
+}
+
 #[test]
 fn a_permission_hook_that_agrees_with_the_screen_adds_nothing() {
     let mut runner = running();
