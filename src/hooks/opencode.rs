@@ -13,10 +13,13 @@
 //! with OpenCode's environment (`TMUX_PANE`, the project's hook token,
 //! `CLAWMUX_HOME`), so these reach the daemon as Claude Code's hooks do:
 //!
-//! - `session.idle` after a turn that finished is Claude Code's `Stop`
-//!   (the final text as `last_assistant_message`). After a turn that
-//!   failed, was interrupted or whose command was rejected it ends
-//!   nothing: the screen says how it ended (an error card, a stopped one).
+//! - `session.idle` after a turn that finished arrives as a `Stop` with
+//!   the final text as `last_assistant_message`: the answer's record, not
+//!   the turn's end. It can come before `session.error` or before the
+//!   screen settles, so the screen (its closing row or error box) ends
+//!   the turn, and the record is the answer of a turn that finished.
+//!   After a turn that failed, was interrupted or whose command was
+//!   rejected it carries nothing.
 //! - `permission.asked` and `question.asked` are a `permission_prompt`
 //!   notification: a dialog waits, the screen is read at once.
 //! - The rest are logged by name.
