@@ -121,7 +121,9 @@ fn cut_after(text: &str, n: usize) -> &str {
     text[..end + marks].trim_end()
 }
 
-fn alnum(t: &str) -> String {
+/// `t`'s letters and digits only: how a hook's markdown and the screen's
+/// rendering of it (bold drawn as bold, rows wrapped) are compared.
+pub(crate) fn alnum(t: &str) -> String {
     t.chars().filter(|c| c.is_alphanumeric()).collect()
 }
 

@@ -49,7 +49,9 @@ pub use detector::{
 pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing};
 pub use lines::{LineHit, ProgressFields};
 pub use panel::answer as panel_answer;
-pub use profiles::{DEFAULT_PROFILES, MAX_PROFILES_BYTES, Profile, ProfileError, Profiles};
+pub use profiles::{
+    AnswerSource, DEFAULT_PROFILES, MAX_PROFILES_BYTES, Profile, ProfileError, Profiles,
+};
 pub use stream::{DEFAULT_PANE_SIZE, MAX_PANES_PER_STREAM, StreamCounts, StreamWatcher};
 
 pub use crate::control::PaneId;

@@ -65,6 +65,36 @@ fn yes() -> bool {
     true
 }
 
+/// Where a turn's answer is read (a profile's `answer`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerSource {
+    /// The turn's finished lines (Claude Code's `●` blocks, a shell's
+    /// output); a turn-end hook's text fills what the screen lost.
+    #[default]
+    Lines,
+    /// The settled screen at the turn's end: the line log of an agent that
+    /// redraws its answer as it streams holds every frame of it (measured
+    /// against a model streaming 1–8 characters 20–60 ms apart: Codex's
+    /// held every frame and the answer again whole, Aider's its spinner
+    /// frames and the answer twice, Gemini CLI's every spinner frame).
+    SettledScreen,
+    /// The settled screen, the agent's turn-end hook giving the answer's
+    /// text (Codex's `notify`/`Stop`, Gemini CLI's `AfterAgent`): the hook
+    /// never ends the turn, the screen does.
+    Hook,
+    /// The settled screen, the reply Aider wrote to its chat history file
+    /// giving the answer's text.
+    AiderHistory,
+}
+
+impl AnswerSource {
+    /// Whether the result is read off the settled screen.
+    pub fn settled(self) -> bool {
+        self != AnswerSource::Lines
+    }
+}
+
 /// One profile as written in TOML: every field optional so that a user
 /// file can override just one of them.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -101,6 +131,7 @@ struct ProfileSpec {
     stalled_attempts: Option<u64>,
     cells: Option<bool>,
     input_at_cursor: Option<bool>,
+    answer: Option<AnswerSource>,
     start_seconds: Option<u64>,
     approvals: Option<Vec<RuleSpec>>,
 }
@@ -186,6 +217,7 @@ impl ProfileSpec {
             stalled_attempts: self.stalled_attempts.or(base.stalled_attempts),
             cells: self.cells.or(base.cells),
             input_at_cursor: self.input_at_cursor.or(base.input_at_cursor),
+            answer: self.answer.or(base.answer),
             start_seconds: self.start_seconds.or(base.start_seconds),
             approvals,
         }
@@ -284,6 +316,8 @@ pub struct Profile {
     /// such as Aider): a line it took has the cursor below it, though its
     /// text is still the last on screen.
     pub(crate) input_at_cursor: bool,
+    /// Where a turn's answer is read.
+    pub answer: AnswerSource,
     /// Longest wait for the agent's first idle screen before a command
     /// is typed anyway, when the caller's default is too short (OpenCode
     /// starts in 15 to 35 s on a loaded machine, 80 s with a plugin; keys
@@ -570,6 +604,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         stalled_attempts: spec.stalled_attempts.unwrap_or(DEFAULT_STALLED_ATTEMPTS),
         cells: spec.cells.unwrap_or(false),
         input_at_cursor: spec.input_at_cursor.unwrap_or(false),
+        answer: spec.answer.unwrap_or_default(),
         start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }
@@ -617,6 +652,27 @@ mod tests {
         assert!(msg.contains("\"claude\""), "{msg}");
         assert!(msg.contains("busy"), "{msg}");
         assert!(msg.contains("(unclosed"), "{msg}");
+    }
+
+    /// Where the answer is read is the profile's, so a user's profile that
+    /// extends an agent's reads it the same way (a list of built-in names
+    /// would not know `my-codex`), and can say otherwise.
+    #[test]
+    fn the_answer_source_is_inherited_and_can_be_overridden() {
+        let p = Profiles::from_toml_layers(Some((
+            "user.toml",
+            "[profiles.my-codex]\nextends = 'codex'\n[profiles.plain]\nextends = 'aider'\nanswer = 'settled_screen'\n",
+        )))
+        .unwrap();
+        assert_eq!(p.get("my-codex").unwrap().answer, AnswerSource::Hook);
+        assert_eq!(p.get("aider").unwrap().answer, AnswerSource::AiderHistory);
+        assert_eq!(p.get("plain").unwrap().answer, AnswerSource::SettledScreen);
+        assert_eq!(p.get("gsd").unwrap().answer, AnswerSource::Lines);
+        assert!(!AnswerSource::Lines.settled() && AnswerSource::Hook.settled());
+        assert!(
+            Profiles::from_toml_layers(Some(("user.toml", "[profiles.x]\nanswer = 'guess'\n")))
+                .is_err()
+        );
     }
 
     #[test]

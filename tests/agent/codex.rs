@@ -138,30 +138,7 @@ fn http_error_is_reported(test: &str, status: u16, attempts: u32, row: &str) {
         Turn::text("Back again."),
     ];
     let (mut serve, api, _env) = start(&codex, script);
-    serve.say("hello");
-    let at = serve.wait(0, "== The agent reported an error ==");
-    let at = serve.wait(at, "└─");
-    let at = serve.wait(at, "Failed after");
-    let at = serve.wait(at, "└─");
-    let out = serve.output();
-    let all = cards(&out);
-    let errors = new_cards(&all, "== The agent reported an error ==");
-    assert_eq!(errors.len(), 1, "{out}");
-    // One error card and nothing else: no "Finished", no result card
-    // repeating the error row.
-    assert_eq!(finished(&out, "hello"), 0, "{out}");
-    let heading = "== shop: hello ==";
-    let results = all
-        .iter()
-        .filter(|(updated, t)| !updated && t.starts_with(heading) && t.contains("```"));
-    assert_eq!(results.count(), 0, "{out}");
-    assert!(errors[0].contains(row), "{row:?} not in\n{}", errors[0]);
-    assert_eq!(api.scripted_requests().len(), attempts as usize, "{out}");
-    // The turn is over: the next message is a turn of its own.
-    serve.say("again");
-    let at = serve.wait(at, "== shop: again ==\n**Finished");
-    serve.wait(at, "Back again.");
-    assert_eq!(api.scripted_requests().len(), attempts as usize + 1);
+    steps::error_turn_once(&mut serve, &api, STEP_TIMEOUT, row, attempts as usize);
 }
 
 #[test]

@@ -36,25 +36,6 @@ pub(super) fn one_card(out: &str, title: &str, needles: &[&str]) -> String {
     found[0].to_string()
 }
 
-/// [`plain_answer`] checking only that the result holds `answer` (the
-/// result may hold more): for OpenCode, whose result is not exact yet.
-pub(super) fn plain_answer_within(
-    serve: &mut ConsoleServe,
-    api: &FakeApi,
-    first: Duration,
-    answer: &str,
-) {
-    let title = "tell me what the shop sells";
-    serve.say(title);
-    let at = serve.wait_within(0, &format!("== shop: {title} ==\n**Finished"), first);
-    let at = serve.wait(at, answer);
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, title), 1, "{out}");
-    assert!(result_card(&out, title).contains(answer), "{out}");
-    assert_eq!(api.scripted_requests().len(), 1, "{out}");
-}
-
 /// Asks what the shop sells, `first` the wait for the first step (with
 /// the agent's start): one result holding exactly `answer` (normalised),
 /// from one model call, and no error card.

@@ -32,24 +32,6 @@ const TURNS: [(&str, &str); 5] = [
 /// The answer typed into every dialog.
 const ANSWER: &str = "yes";
 
-/// The recording's lines: (time in ms, control-mode line with its `\n`).
-fn lines() -> Vec<(u64, Vec<u8>)> {
-    let mut out = Vec::new();
-    for line in RECORDING.split(|b| *b == b'\n').skip(1) {
-        let Some(space) = line.iter().position(|b| *b == b' ') else {
-            continue;
-        };
-        let at = std::str::from_utf8(&line[..space])
-            .ok()
-            .and_then(|t| t.trim_start_matches('+').parse().ok())
-            .expect("a timed line");
-        let mut bytes = line[space + 1..].to_vec();
-        bytes.push(b'\n');
-        out.push((at, bytes));
-    }
-    out
-}
-
 fn contains(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
@@ -66,7 +48,7 @@ fn replay(bytewise: bool) -> Vec<Detection> {
     let mut answer: Option<Answering> = None;
     let mut answered = 0;
     let mut typed = 0;
-    for (at, bytes) in lines() {
+    for (at, bytes) in super::timed_lines(RECORDING) {
         // An answer that went in is judged once the screen stood still,
         // before the detector judges that screen.
         if let Some(a) = answer.as_ref().filter(|a| a.tries() > 0)
@@ -125,7 +107,9 @@ fn replay(bytewise: bool) -> Vec<Detection> {
             a.sent(&before, instant(at));
         }
     }
-    let end = lines().last().map_or(0, |(at, _)| *at);
+    let end = super::timed_lines(RECORDING)
+        .last()
+        .map_or(0, |(at, _)| *at);
     w.finish(Millis(end), &mut |d| seen.push(d));
     w.tick(Millis(end + 10_000), &mut |d| seen.push(d));
     assert_eq!(typed, TURNS.len(), "not every command was seen typed");
@@ -141,7 +125,7 @@ fn described(seen: &[Detection]) -> Vec<String> {
 
 /// The time the recording first shows `needle`.
 fn shown_at(needle: &str) -> u64 {
-    (lines().iter())
+    (super::timed_lines(RECORDING).iter())
         .find(|(_, l)| contains(l, needle))
         .map(|(at, _)| *at)
         .unwrap_or_else(|| panic!("{needle:?} not in the recording"))

@@ -28,24 +28,6 @@ const RECORDING: &[u8] = include_bytes!(concat!(
 /// The option the recorded answer chose.
 const CHOSEN: &str = "2";
 
-/// The recording's lines: (time in ms, control-mode line with its `\n`).
-fn lines() -> Vec<(u64, Vec<u8>)> {
-    let mut out = Vec::new();
-    for line in RECORDING.split(|b| *b == b'\n').skip(1) {
-        let Some(space) = line.iter().position(|b| *b == b' ') else {
-            continue;
-        };
-        let at = std::str::from_utf8(&line[..space])
-            .ok()
-            .and_then(|t| t.trim_start_matches('+').parse().ok())
-            .expect("a timed line");
-        let mut bytes = line[space + 1..].to_vec();
-        bytes.push(b'\n');
-        out.push((at, bytes));
-    }
-    out
-}
-
 /// Replays the recording with the gemini profile, answering the question
 /// as the daemon does; returns the detections.
 fn replay(bytewise: bool) -> Vec<Detection> {
@@ -57,7 +39,7 @@ fn replay(bytewise: bool) -> Vec<Detection> {
     let mut seen: Vec<Detection> = Vec::new();
     let mut answer: Option<Answering> = None;
     let mut answered = false;
-    for (at, bytes) in lines() {
+    for (at, bytes) in super::timed_lines(RECORDING) {
         // A key that went in is judged once the screen has stood still, as
         // the daemon judges it, before the detector judges that screen;
         // once it shows the answer taken, the detector is told.
@@ -109,7 +91,9 @@ fn replay(bytewise: bool) -> Vec<Detection> {
             a.sent(&before, instant(at));
         }
     }
-    let end = lines().last().map_or(0, |(at, _)| *at);
+    let end = super::timed_lines(RECORDING)
+        .last()
+        .map_or(0, |(at, _)| *at);
     w.finish(Millis(end), &mut |d| seen.push(d));
     w.tick(Millis(end + 10_000), &mut |d| seen.push(d));
     assert!(answered, "the recorded answer was never seen taken");
@@ -161,7 +145,7 @@ fn notifications(bytewise: bool) -> Vec<(String, String)> {
     let mut decoder = clawmux::control::Decoder::new();
     let mut pane = Pane::new(120, 40);
     let mut found = Vec::new();
-    for (_, line) in lines() {
+    for (_, line) in super::timed_lines(RECORDING) {
         let outputs = pane_outputs(&mut decoder, &line);
         for bytes in outputs {
             if bytewise {
@@ -232,7 +216,7 @@ fn completions_without_titles(profile: std::sync::Arc<clawmux::detect::Profile>)
         clawmux::detect::PaneWatcher::new(pane, profile, DetectorConfig::default(), 120, 40);
     let mut seen = Vec::new();
     let mut end = 0;
-    for (at, line) in lines() {
+    for (at, line) in super::timed_lines(RECORDING) {
         while let Some(due) = w.next_deadline().filter(|d| d.0 <= at) {
             w.tick(due, &mut |d| seen.push(d));
         }
@@ -258,7 +242,7 @@ fn completions_without_titles(profile: std::sync::Arc<clawmux::detect::Profile>)
 fn gemini_notifications_say_its_state_without_its_title() {
     let profiles = Profiles::defaults().unwrap();
     let done = completions_without_titles(profiles.get("gemini").unwrap());
-    let complete_at = lines()
+    let complete_at = super::timed_lines(RECORDING)
         .iter()
         .find(|(_, l)| l.windows(27).any(|w| w == b"Gemini CLI session complete"))
         .map(|(at, _)| *at)

@@ -12,6 +12,7 @@ mod real;
 mod recorded;
 mod sansio;
 
+use clawmux::control::recording::RecordingReader;
 use clawmux::detect::{ApprovalKind, Detection, DetectionKind};
 
 use live::Live;
@@ -276,4 +277,26 @@ fn shell_profile_completes_on_the_prompt() {
     live.wait_for("busy", |d| d.kind == DetectionKind::Busy);
     let done = live.completed();
     assert!(done.context.contains("the-output"), "{done:?}");
+}
+
+/// A timed recording's lines: (time in ms, control-mode line with its
+/// `\n`), read by the recording reader the `detect` command uses.
+fn timed_lines(recording: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let mut reader = RecordingReader::new(recording).expect("a recording");
+    let mut out: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut at = 0;
+    while let Some(chunk) = reader.next_chunk().expect("a well-formed recording") {
+        match chunk.at_ms {
+            Some(ms) => {
+                at = ms;
+                out.push((at, chunk.bytes.to_vec()));
+            }
+            // The rest of an over-long line.
+            None => match out.last_mut() {
+                Some((_, line)) => line.extend_from_slice(chunk.bytes),
+                None => out.push((at, chunk.bytes.to_vec())),
+            },
+        }
+    }
+    out
 }

@@ -178,28 +178,16 @@ impl AiderRun {
         script: Vec<clawmux::agentcheck::Turn>,
         files: &[(&str, &str)],
     ) -> AiderRun {
-        use super::claude::{STEP_TIMEOUT, wait_file};
         let api =
             clawmux::agentcheck::FakeApi::start_paced(script, std::time::Duration::from_millis(15))
                 .expect("fake API starts");
         let env = AiderEnv::new(&api.base_url());
         let tmux = super::tmux::TmuxServer::new();
         let target = "agent".to_owned();
-        // A placeholder that waits: the recorder attaches before Aider
-        // writes its first byte.
-        tmux.new_session(&target, "cat");
-        tmux.ok(&["set-option", "-t", &target, "remain-on-exit", "on"]);
         let dir = tempfile::tempdir().expect("tempdir");
-        let recording = dir.path().join("run.rec");
-        let recorder = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
-            .args(["record", "-L", &tmux.socket, "-t", &target, "-o"])
-            .arg(&recording)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("clawmux record starts");
-        wait_file(&recording, "%session-changed", STEP_TIMEOUT);
+        // The recorder attaches before Aider writes its first byte.
+        let (recording, recorder) = super::claude::recorded_placeholder(&tmux, &target, dir.path());
+        tmux.ok(&["set-option", "-t", &target, "remain-on-exit", "on"]);
         let workspace = env.home().join("ws");
         git_workspace(&workspace);
         for (name, text) in files {

@@ -31,6 +31,25 @@ pub fn release_at_least(min: &str) -> bool {
     at_least(release(), min)
 }
 
+/// Session `target` of `tmux` on a placeholder that waits (`cat`),
+/// recorded by `clawmux record` into `dir/run.rec` from its first byte: the
+/// agent is started into it afterwards (`respawn-pane`). The recording's
+/// path and the recorder, once it is attached.
+pub fn recorded_placeholder(tmux: &TmuxServer, target: &str, dir: &Path) -> (PathBuf, Child) {
+    tmux.new_session(target, "cat");
+    let recording = dir.join("run.rec");
+    let recorder = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["record", "-L", &tmux.socket, "-t", target, "-o"])
+        .arg(&recording)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("clawmux record starts");
+    wait_file(&recording, "%session-changed", STEP_TIMEOUT);
+    (recording, recorder)
+}
+
 /// The home of a daemon that drives the real agent: `ws/` holds the
 /// workspaces, and the agent's environment (against `api`) trusts
 /// `ws/<project>`. Short, under /tmp: a Unix socket path has at most 107
@@ -175,20 +194,9 @@ impl ClaudeRun {
         api.push(prepare(env.project()));
         let tmux = TmuxServer::new();
         let target = "agent".to_owned();
-        // A placeholder that waits: the recorder attaches before Claude Code
-        // writes its first byte.
-        tmux.new_session(&target, "cat");
         let dir = tempfile::tempdir().expect("tempdir");
-        let recording = dir.path().join("run.rec");
-        let recorder = Command::new(env!("CARGO_BIN_EXE_clawmux"))
-            .args(["record", "-L", &tmux.socket, "-t", &target, "-o"])
-            .arg(&recording)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("clawmux record starts");
-        wait_file(&recording, "%session-changed", STEP_TIMEOUT);
+        // The recorder attaches before Claude Code writes its first byte.
+        let (recording, recorder) = recorded_placeholder(&tmux, &target, dir.path());
         let watch_out = dir.path().join("watch.jsonl");
         let watcher = options.watch.then(|| {
             let out = std::fs::File::create(&watch_out).expect("watch output");

@@ -165,30 +165,18 @@ impl GeminiRun {
     /// approvals) in that pane against `script`, and waits for its input
     /// box.
     pub fn start(gemini: &Path, script: Vec<clawmux::agentcheck::Turn>) -> GeminiRun {
-        use super::claude::{STEP_TIMEOUT, wait_file};
         let api =
             clawmux::agentcheck::FakeApi::start_paced(script, std::time::Duration::from_millis(15))
                 .expect("fake API starts");
         let env = GeminiEnv::new(&api.base_url());
         let tmux = super::tmux::TmuxServer::new();
         let target = "agent".to_owned();
-        // A placeholder that waits: the recorder attaches before Gemini
-        // writes its first byte.
-        tmux.new_session(&target, "cat");
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The recorder attaches before Gemini writes its first byte.
+        let (recording, recorder) = super::claude::recorded_placeholder(&tmux, &target, dir.path());
         // A Gemini that exits leaves its last screen (and the server) for
         // the failure to show.
         tmux.ok(&["set-option", "-t", &target, "remain-on-exit", "on"]);
-        let dir = tempfile::tempdir().expect("tempdir");
-        let recording = dir.path().join("run.rec");
-        let recorder = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
-            .args(["record", "-L", &tmux.socket, "-t", &target, "-o"])
-            .arg(&recording)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("clawmux record starts");
-        wait_file(&recording, "%session-changed", STEP_TIMEOUT);
         let command = env.env_command(gemini, &["--approval-mode", "default"]);
         let workspace = env.home().join("ws");
         std::fs::create_dir_all(&workspace).expect("workspace");

@@ -33,7 +33,7 @@ use crate::bridge::panes::answering::{ANSWER_CONFIRM_WAIT, AnswerStep, Answering
 use crate::bridge::panes::hosts;
 use crate::bridge::panes::typing::{self, Receipt, Resume};
 use crate::control::{Notification, PaneId};
-use crate::detect::{Detection, Millis, PaneWatcher};
+use crate::detect::{AnswerSource, Detection, Millis, PaneWatcher};
 use crate::store::LogEvent;
 use crate::store::clock;
 use crate::store::state::TypingIntent;
@@ -51,16 +51,6 @@ pub use runner::{MAX_QUEUED, TaskNews};
 /// Claude Code starts in a few seconds.
 const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 
-/// The profiles whose result is read off the settled screen at a turn's
-/// end (see [`JobRunner::result_from_screen`]): measured against a fake
-/// model streaming 1–8 characters 20–60 ms apart, Codex's line log held
-/// every frame of the answer and the answer again whole, Aider's its
-/// spinner frames and the answer twice (drawn live, then printed), Gemini
-/// CLI's every spinner frame between the answer's frames.
-const SETTLED_RESULT_PROFILES: [&str; 3] = ["codex", "aider", "gemini"];
-/// The profiles whose agents' turn-end hooks are their record of the
-/// answer, not the end of the turn (see [`JobRunner::answer_from_record`]).
-const RECORD_ANSWER_PROFILES: [&str; 2] = ["codex", "gemini"];
 /// Lines of the lost session's output quoted in the recovery prompt.
 const RECOVERY_TAIL_LINES: usize = 20;
 
@@ -176,8 +166,8 @@ struct Actor {
 impl Actor {
     fn new(setup: ProjectSetup, events: mpsc::Sender<ProjectEvent>) -> Actor {
         let mut runner = JobRunner::default();
-        runner.result_from_screen(SETTLED_RESULT_PROFILES.contains(&setup.profile.name()));
-        runner.answer_from_record(RECORD_ANSWER_PROFILES.contains(&setup.profile.name()));
+        runner.result_from_screen(setup.profile.answer.settled());
+        runner.answer_from_record(setup.profile.answer == AnswerSource::Hook);
         runner.result_from_panel(setup.profile.cells);
         Actor {
             setup,
@@ -1265,7 +1255,10 @@ impl Actor {
             return;
         };
         let local = self.setup.spec.host.is_none() && !self.setup.spec.remote_shell;
-        if self.setup.profile.name() != "aider" || !local || *ending == TurnEnding::Failed {
+        if self.setup.profile.answer != AnswerSource::AiderHistory
+            || !local
+            || *ending == TurnEnding::Failed
+        {
             return;
         }
         match crate::agents::aider_history::read_reply(&self.setup.spec.workspace, &job.text) {

@@ -814,7 +814,7 @@ const ANSWER_END_CHARS: usize = 48;
 /// hook's markdown). Compared on letters and digits only: the screen draws
 /// `**bold**` as bold, and wraps long rows.
 fn shows_end_of(output: &str, answer: &str) -> bool {
-    let alnum = |t: &str| -> String { t.chars().filter(|c| c.is_alphanumeric()).collect() };
+    let alnum = record::alnum;
     let answer = alnum(answer);
     let skip = answer.chars().count().saturating_sub(ANSWER_END_CHARS);
     let end: String = answer.chars().skip(skip).collect();
