@@ -168,7 +168,7 @@ pub(crate) fn analyse(
             format!("retrying {}/{}", n("attempt"), n("of"))
         })
         .or_else(|| stalled(profile, busy.as_deref()))
-        .or_else(|| retrying(profile, &rows).filter(|_| !idle));
+        .or_else(|| (!idle).then(|| retrying(profile, &rows)).flatten());
     let prompt = approval(profile, &rows, drawn, idle, busy.is_some(), printed);
     let structured_end = (structured && idle).then(|| turn_end(profile, &rows));
     let unclosed = structured_end.as_ref().is_some_and(|e| e.unclosed);

@@ -379,6 +379,44 @@ async fn an_encrypted_1_0_card_callback_is_checked_as_feishu_signs_it() {
     assert_eq!(forged.status().as_u16(), 401);
 }
 
+/// A real `clawmux serve --agent sim` in `home`, taking Feishu's events
+/// by webhook on a free local port against `fake`, started by `sh` after
+/// `prefix` (`ulimit -n 128 && `); the daemon, its port and events URL.
+fn webhook_serve(
+    fake: &super::fake_server::FakeFeishu,
+    home: &std::path::Path,
+    prefix: &str,
+    stderr: std::process::Stdio,
+) -> (tokio::process::Child, u16, String) {
+    use super::fake_server::{APP_ID, APP_SECRET};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    std::fs::write(
+        home.join("config.toml"),
+        format!("[feishu]\nmode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\n"),
+    )
+    .expect("config");
+    let daemon = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{prefix}exec \"$0\" serve --agent sim"))
+        .arg(env!("CARGO_BIN_EXE_clawmux"))
+        .env("CLAWMUX_HOME", home)
+        .env("FEISHU_APP_ID", APP_ID)
+        .env("FEISHU_APP_SECRET", APP_SECRET)
+        .env("FEISHU_DOMAIN", fake.base_url())
+        .env("FEISHU_ENCRYPT_KEY", KEY)
+        .env("FEISHU_VERIFICATION_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start serve");
+    let url = format!("http://127.0.0.1:{port}/webhook/event");
+    (daemon, port, url)
+}
+
 /// Attack 6: 300 clients that connect and send half their headers, then
 /// hang, against a real `clawmux serve` in webhook mode whose open-file
 /// limit (128) is below what they would take without bounds. A signed
@@ -386,36 +424,17 @@ async fn an_encrypted_1_0_card_callback_is_checked_as_feishu_signs_it() {
 /// way, and the daemon never runs out of descriptors.
 #[tokio::test]
 async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
-    use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+    use super::fake_server::FakeFeishu;
     use tokio::io::AsyncWriteExt;
     const SLOW_CLIENTS: usize = 300;
     let fake = FakeFeishu::start().await;
     let home = tempfile::tempdir().expect("tempdir");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!("[feishu]\nmode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\n"),
-    )
-    .expect("config");
-    let mut daemon = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -n 128 && exec \"$0\" serve --agent sim")
-        .arg(env!("CARGO_BIN_EXE_clawmux"))
-        .env("CLAWMUX_HOME", home.path())
-        .env("FEISHU_APP_ID", APP_ID)
-        .env("FEISHU_APP_SECRET", APP_SECRET)
-        .env("FEISHU_DOMAIN", fake.base_url())
-        .env("FEISHU_ENCRYPT_KEY", KEY)
-        .env("FEISHU_VERIFICATION_TOKEN", TOKEN)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start serve");
-    let url = format!("http://127.0.0.1:{port}/webhook/event");
+    let (mut daemon, port, url) = webhook_serve(
+        &fake,
+        home.path(),
+        "ulimit -n 128 && ",
+        std::process::Stdio::piped(),
+    );
     // Up: a signed event is answered.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let probe = with_token(message_event("ev_p", "om_p", "oc_1", "ou_a", "hello"));
@@ -487,32 +506,10 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
 /// seconds, which `clawmux tail --kind clock_skew` shows.
 #[tokio::test]
 async fn an_event_refused_for_clock_skew_is_in_the_event_log() {
-    use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+    use super::fake_server::FakeFeishu;
     let fake = FakeFeishu::start().await;
     let home = tempfile::tempdir().expect("tempdir");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!("[feishu]\nmode = \"webhook\"\nwebhook_bind = \"127.0.0.1:{port}\"\n"),
-    )
-    .expect("config");
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
-        .args(["serve", "--agent", "sim"])
-        .env("CLAWMUX_HOME", home.path())
-        .env("FEISHU_APP_ID", APP_ID)
-        .env("FEISHU_APP_SECRET", APP_SECRET)
-        .env("FEISHU_DOMAIN", fake.base_url())
-        .env("FEISHU_ENCRYPT_KEY", KEY)
-        .env("FEISHU_VERIFICATION_TOKEN", TOKEN)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start serve");
-    let url = format!("http://127.0.0.1:{port}/webhook/event");
+    let (mut daemon, _, url) = webhook_serve(&fake, home.path(), "", std::process::Stdio::null());
     let stale = with_token(message_event("ev_t", "om_t", "oc_1", "ou_a", "late"));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
