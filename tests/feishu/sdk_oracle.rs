@@ -113,6 +113,29 @@ pub fn python_sdk(test: &str) -> Option<PathBuf> {
     Some(target)
 }
 
+/// The official Node SDK running `tests/feishu/sdk/<script>` against
+/// `fake` (its URL, app id and secret first, then `args`), its modules
+/// from `modules`; stdout piped for [`lines_of`].
+fn node_script(
+    script: &str,
+    fake: &FakeFeishu,
+    modules: &Path,
+    args: &[&std::ffi::OsStr],
+) -> tokio::process::Child {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/feishu/sdk")
+        .join(script);
+    tokio::process::Command::new("node")
+        .arg(&script)
+        .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
+        .args(args)
+        .env("NODE_PATH", modules)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start node")
+}
+
 /// The JSON lines a child prints, as they come.
 fn lines_of(child: &mut tokio::process::Child) -> mpsc::Receiver<Value> {
     let stdout = child.stdout.take().expect("piped stdout");
@@ -156,15 +179,7 @@ async fn the_official_node_ws_client_works_against_the_local_server() {
     let fake = FakeFeishu::start().await;
     // Pings every second, so the client's pings and our pongs are seen.
     fake.set_client_config(1, -1, 1, 0);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/ws_client.js");
-    let mut child = tokio::process::Command::new("node")
-        .arg(&script)
-        .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
-        .env("NODE_PATH", &modules)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
+    let mut child = node_script("ws_client.js", &fake, &modules, &[]);
     let mut lines = lines_of(&mut child);
     next_of(&mut lines, "ready", Instant::now() + NODE_WAIT).await;
 
@@ -232,16 +247,7 @@ async fn image_uploads_have_the_official_node_sdks_shape() {
     };
     let file = dir.path().join("screen.png");
     std::fs::write(&file, &png).expect("write png");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/image_upload.js");
-    let mut child = tokio::process::Command::new("node")
-        .arg(&script)
-        .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
-        .arg(&file)
-        .env("NODE_PATH", &modules)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
+    let mut child = node_script("image_upload.js", &fake, &modules, &[file.as_os_str()]);
     let mut lines = lines_of(&mut child);
     let got = next_of(&mut lines, "answer", Instant::now() + NODE_WAIT).await;
     let sdk_key = got
@@ -289,17 +295,12 @@ async fn file_uploads_have_the_official_node_sdks_shape() {
     let file = dir.path().join("blob.bin");
     std::fs::write(&file, &bytes).expect("write file");
     let name = "résumé 2026.txt";
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/file_upload.js");
-    let mut child = tokio::process::Command::new("node")
-        .arg(&script)
-        .args([fake.base_url().as_str(), APP_ID, APP_SECRET])
-        .arg(&file)
-        .arg(name)
-        .env("NODE_PATH", &modules)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start node");
+    let mut child = node_script(
+        "file_upload.js",
+        &fake,
+        &modules,
+        &[file.as_os_str(), name.as_ref()],
+    );
     let mut lines = lines_of(&mut child);
     let got = next_of(&mut lines, "answer", Instant::now() + NODE_WAIT).await;
     let sdk_key = got
