@@ -32,7 +32,7 @@
 //! `cargo bench --bench outbox_fairness` (env `CLAWMUX_FAIR_MESSAGES`,
 //! default 500; past about 640, 20 chats x 32, a project queues no more).
 
-#[path = "../tests/feishu/fake_server.rs"]
+#[path = "../tests/support/fake_feishu.rs"]
 #[allow(unused_imports)] // a test fixture: the bench uses part of it
 mod fake_server;
 #[path = "../tests/support/tmux.rs"]

@@ -9,7 +9,7 @@
 //!
 //! `cargo bench --bench streaming` (env `CLAWMUX_STREAM_LINES`, default 24).
 
-#[path = "../tests/feishu/fake_server.rs"]
+#[path = "../tests/support/fake_feishu.rs"]
 #[allow(unused_imports)] // a test fixture: the bench uses part of it
 mod fake_server;
 #[path = "../tests/support/tmux.rs"]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use clawmux::agentcheck::{FakeApi, Turn};
 
 use crate::support::aider::{
-    AiderEnv, AiderRun, aider_or_skip, create_file, git_workspace, shell_reply,
+    AiderEnv, AiderRun, aider_required, create_file, git_workspace, shell_reply,
 };
 
 use super::serve::{
@@ -88,9 +88,7 @@ fn one_approval(out: &str, needles: &[&str]) {
 
 #[test]
 fn aider_answer_through_serve() {
-    let Some(aider) = aider_or_skip("agent::aider::aider_answer_through_serve") else {
-        return;
-    };
+    let aider = aider_required();
     let (mut serve, api, _env) = start(&aider, vec![Turn::text("The shop sells plums.")], PACE);
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells plums.");
 }
@@ -100,10 +98,7 @@ fn aider_answer_through_serve() {
 /// the screen shows them rendered (a centred title, bold text, `•`).
 #[test]
 fn aider_answer_keeps_its_markdown_through_serve() {
-    let Some(aider) = aider_or_skip("agent::aider::aider_answer_keeps_its_markdown_through_serve")
-    else {
-        return;
-    };
+    let aider = aider_required();
     let answer = "# Prices\n\nThe shop sells:\n\n- **plums** at 2 coins\n- *figs* at 3 coins";
     let (mut serve, api, _env) = start(&aider, vec![Turn::text(answer)], PACE);
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, answer);
@@ -114,9 +109,7 @@ fn aider_answer_keeps_its_markdown_through_serve() {
 /// Aider commits it (its commit message is a side request).
 #[test]
 fn aider_new_file_approved_through_serve() {
-    let Some(aider) = aider_or_skip("agent::aider::aider_new_file_approved_through_serve") else {
-        return;
-    };
+    let aider = aider_required();
     let script = vec![Turn::text(&create_file("notes.txt", "hello from aider"))];
     let (mut serve, api, _env) = start(&aider, script, PACE);
     serve.say("write the notes");
@@ -152,10 +145,8 @@ fn aider_new_file_approved_through_serve() {
 /// `Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:`: one card with
 /// the three answers; `answer` reaches Aider and decides whether the
 /// command runs.
-fn shell_command(test: &str, answer: &str, runs: bool) {
-    let Some(aider) = aider_or_skip(test) else {
-        return;
-    };
+fn shell_command(answer: &str, runs: bool) {
+    let aider = aider_required();
     let script = vec![Turn::text(&shell_reply("touch made-by-aider.txt"))];
     let (mut serve, api, _env) = start(&aider, script, PACE);
     serve.say("make a marker file");
@@ -194,29 +185,19 @@ fn shell_command(test: &str, answer: &str, runs: bool) {
 
 #[test]
 fn aider_shell_command_approved_through_serve() {
-    shell_command(
-        "agent::aider::aider_shell_command_approved_through_serve",
-        "yes",
-        true,
-    );
+    shell_command("yes", true);
 }
 
 #[test]
 fn aider_shell_command_denied_through_serve() {
-    shell_command(
-        "agent::aider::aider_shell_command_denied_through_serve",
-        "no",
-        false,
-    );
+    shell_command("no", false);
 }
 
 /// An API error: Aider retries (a 400 not at all, a 500 or 429 with
 /// doubling waits for about a minute), then prints the error and its
 /// prompt: one error card, the turn over.
-fn http_error_is_reported(test: &str, status: u16, row: &str) {
-    let Some(aider) = aider_or_skip(test) else {
-        return;
-    };
+fn http_error_is_reported(status: u16, row: &str) {
+    let aider = aider_required();
     let script = vec![Turn::error(status, "upstream exploded", 1000)];
     let (mut serve, api, _env) = start(&aider, script, PACE);
     serve.say("hello");
@@ -243,29 +224,17 @@ fn http_error_is_reported(test: &str, status: u16, row: &str) {
 
 #[test]
 fn aider_http_400_is_reported_through_serve() {
-    http_error_is_reported(
-        "agent::aider::aider_http_400_is_reported_through_serve",
-        400,
-        "litellm.BadRequestError:",
-    );
+    http_error_is_reported(400, "litellm.BadRequestError:");
 }
 
 #[test]
 fn aider_http_500_is_reported_through_serve() {
-    http_error_is_reported(
-        "agent::aider::aider_http_500_is_reported_through_serve",
-        500,
-        "litellm.InternalServerError:",
-    );
+    http_error_is_reported(500, "litellm.InternalServerError:");
 }
 
 #[test]
 fn aider_http_429_is_reported_through_serve() {
-    http_error_is_reported(
-        "agent::aider::aider_http_429_is_reported_through_serve",
-        429,
-        "litellm.RateLimitError:",
-    );
+    http_error_is_reported(429, "litellm.RateLimitError:");
 }
 
 /// `Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:`, asked when
@@ -274,10 +243,8 @@ fn aider_http_429_is_reported_through_serve() {
 /// answerable by the number shown (`answer`). Yes adds the file and Aider
 /// asks the model again; the result is both replies as Aider recorded
 /// them. Don't ask again adds nothing.
-fn add_file(test: &str, answer: &str, added: bool) {
-    let Some(aider) = aider_or_skip(test) else {
-        return;
-    };
+fn add_file(answer: &str, added: bool) {
+    let aider = aider_required();
     let mut script = vec![Turn::text("The prices are in menu.txt.")];
     if added {
         script.push(Turn::text("The menu lists plums at 2 coins."));
@@ -322,29 +289,17 @@ fn add_file(test: &str, answer: &str, added: bool) {
 
 #[test]
 fn aider_add_file_answered_by_number_through_serve() {
-    add_file(
-        "agent::aider::aider_add_file_answered_by_number_through_serve",
-        "1",
-        true,
-    );
+    add_file("1", true);
 }
 
 #[test]
 fn aider_add_file_dont_ask_again_by_number_through_serve() {
-    add_file(
-        "agent::aider::aider_add_file_dont_ask_again_by_number_through_serve",
-        "3",
-        false,
-    );
+    add_file("3", false);
 }
 
 #[test]
 fn aider_add_file_answered_by_key_through_serve() {
-    add_file(
-        "agent::aider::aider_add_file_answered_by_key_through_serve",
-        "yes",
-        true,
-    );
+    add_file("yes", true);
 }
 
 /// A 429 Aider retries (the OpenAI client retries it twice itself, so
@@ -352,10 +307,7 @@ fn aider_add_file_answered_by_key_through_serve() {
 /// answer is the result, once.
 #[test]
 fn aider_retried_429_then_answer_is_one_result_through_serve() {
-    let test = "agent::aider::aider_retried_429_then_answer_is_one_result_through_serve";
-    let Some(aider) = aider_or_skip(test) else {
-        return;
-    };
+    let aider = aider_required();
     let script = vec![
         Turn::error(429, "slow down", 3),
         Turn::text("Hello after the wait."),
@@ -384,9 +336,7 @@ fn aider_retried_429_then_answer_is_one_result_through_serve() {
 /// never as finished.
 #[test]
 fn aider_interrupt_through_serve() {
-    let Some(aider) = aider_or_skip("agent::aider::aider_interrupt_through_serve") else {
-        return;
-    };
+    let aider = aider_required();
     let long: String = (1..3000).map(|n| format!("fact {n} ")).collect();
     let (mut serve, api, _env) = start(&aider, vec![Turn::text(&long)], Duration::from_millis(300));
     serve.say("talk a lot");
@@ -403,10 +353,7 @@ fn aider_interrupt_through_serve() {
 /// is still reported once, from the screen.
 #[test]
 fn aider_notifications_command_through_serve() {
-    let Some(aider) = aider_or_skip("agent::aider::aider_notifications_command_through_serve")
-    else {
-        return;
-    };
+    let aider = aider_required();
     let (mut serve, _api, _env) =
         start_with(&aider, vec![Turn::text("The shop sells figs.")], PACE, true);
     serve.say("tell me what the shop sells");
@@ -448,7 +395,7 @@ fn last_row(screen: &str) -> &str {
 
 /// Five turns of the real Aider recorded from its first byte (the fixture
 /// `tests/fixtures/aider-<release>/turns_with_dialogs.rec`, refreshed with
-/// `CLAWMUX_UPDATE_FIXTURES=1`; `tests/agent/replay.rs` replays it): a
+/// `CLAWMUX_UPDATE_FIXTURES=1`; `tests/detect/claude_recorded.rs` replays it): a
 /// plain answer; an edit creating a file (`Create new file?`, yes); a shell
 /// command (`Run shell command?`, yes); an answer naming a file of the
 /// repository (`Add file to the chat?`, yes, and Aider's second model
@@ -456,9 +403,7 @@ fn last_row(screen: &str) -> &str {
 /// seconds...`), then the answer.
 #[test]
 fn aider_turns_with_dialogs_recorded() {
-    let Some(aider) = aider_or_skip("agent::aider::aider_turns_with_dialogs_recorded") else {
-        return;
-    };
+    let aider = aider_required();
     let script = vec![
         Turn::text("The shop sells plums."),
         Turn::text(&create_file("notes.txt", "hello from aider")),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
 
-use crate::support::codex::{CodexEnv, codex_or_skip, exec};
+use crate::support::codex::{CodexEnv, codex_required, exec};
 
 use super::serve::{
     ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
@@ -53,18 +53,14 @@ fn start_with(
 
 #[test]
 fn codex_answer_through_serve() {
-    let Some(codex) = codex_or_skip("agent::codex::codex_answer_through_serve") else {
-        return;
-    };
+    let codex = codex_required();
     let (mut serve, api, _env) = start(&codex, vec![Turn::text("The shop sells apples.")]);
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells apples.");
 }
 
 #[test]
 fn codex_approval_approved_through_serve() {
-    let Some(codex) = codex_or_skip("agent::codex::codex_approval_approved_through_serve") else {
-        return;
-    };
+    let codex = codex_required();
     let script = vec![
         Turn::tool(
             "exec",
@@ -94,9 +90,7 @@ fn codex_approval_approved_through_serve() {
 
 #[test]
 fn codex_approval_denied_through_serve() {
-    let Some(codex) = codex_or_skip("agent::codex::codex_approval_denied_through_serve") else {
-        return;
-    };
+    let codex = codex_required();
     let script = vec![
         Turn::tool("exec", exec("touch denied.txt", "Create a file")),
         Turn::text("Should not come."),
@@ -129,10 +123,8 @@ fn codex_approval_denied_through_serve() {
 /// An API error Codex gives up on (after its bounded retries) ends the
 /// turn with one `■` row: one error card with that row, the turn over.
 /// `attempts`: the requests Codex makes before it gives up (measured).
-fn http_error_is_reported(test: &str, status: u16, attempts: u32, row: &str) {
-    let Some(codex) = codex_or_skip(test) else {
-        return;
-    };
+fn http_error_is_reported(status: u16, attempts: u32, row: &str) {
+    let codex = codex_required();
     let script = vec![
         Turn::error(status, "upstream exploded", attempts),
         Turn::text("Back again."),
@@ -144,7 +136,6 @@ fn http_error_is_reported(test: &str, status: u16, attempts: u32, row: &str) {
 #[test]
 fn codex_http_500_is_reported_through_serve() {
     http_error_is_reported(
-        "agent::codex::codex_http_500_is_reported_through_serve",
         500,
         // Measured on 0.171: (request_max_retries + 1) x
         // (stream_max_retries + 1) requests for a 500.
@@ -156,7 +147,6 @@ fn codex_http_500_is_reported_through_serve() {
 #[test]
 fn codex_http_429_is_reported_through_serve() {
     http_error_is_reported(
-        "agent::codex::codex_http_429_is_reported_through_serve",
         429,
         // Measured on 0.171: a 429 without `retry-after` is not retried.
         1,
@@ -168,9 +158,7 @@ fn codex_http_429_is_reported_through_serve() {
 /// turn stops, reported once as stopped, and the stream is not finished.
 #[test]
 fn codex_interrupt_through_serve() {
-    let Some(codex) = codex_or_skip("agent::codex::codex_interrupt_through_serve") else {
-        return;
-    };
+    let codex = codex_required();
     let long = "word ".repeat(600);
     let (mut serve, _api, _env) =
         start_paced(&codex, vec![Turn::text(&long)], Duration::from_millis(300));
@@ -188,10 +176,7 @@ fn codex_interrupt_through_serve() {
 /// the screen draws `**apples**` as bold and `pears` without backticks.
 #[test]
 fn codex_answer_from_its_record_through_serve() {
-    let Some(codex) = codex_or_skip("agent::codex::codex_answer_from_its_record_through_serve")
-    else {
-        return;
-    };
+    let codex = codex_required();
     let answer = "The shop sells **apples** and `pears`.";
     let script = vec![Turn::text(answer)];
     let (mut serve, api, _env) = start_with(&codex, script, Duration::from_millis(15), true);
@@ -201,11 +186,7 @@ fn codex_answer_from_its_record_through_serve() {
 /// An API error with clawmux's hooks installed: one error card, no result.
 #[test]
 fn codex_http_500_with_hooks_is_one_error_through_serve() {
-    let Some(codex) =
-        codex_or_skip("agent::codex::codex_http_500_with_hooks_is_one_error_through_serve")
-    else {
-        return;
-    };
+    let codex = codex_required();
     let script = vec![
         Turn::error(500, "upstream exploded", 6),
         Turn::text("Back again."),
@@ -223,9 +204,7 @@ fn codex_http_500_with_hooks_is_one_error_through_serve() {
 /// is told twice (the `Stop` hook and `notify`'s `agent-turn-complete`).
 #[test]
 fn codex_hooks_through_serve() {
-    let Some(codex) = codex_or_skip("agent::codex::codex_hooks_through_serve") else {
-        return;
-    };
+    let codex = codex_required();
     let script = vec![
         Turn::tool("exec", exec("touch hooked.txt", "Create a file")),
         Turn::text("Hooked."),
@@ -269,9 +248,7 @@ fn codex_hooks_through_serve() {
 /// `None of the above`), and `/gsd:answer 2` picks Postgres.
 #[test]
 fn codex_question_through_serve() {
-    let Some(codex) = codex_or_skip("agent::codex::codex_question_through_serve") else {
-        return;
-    };
+    let codex = codex_required();
     let mut ask = steps::database_question();
     ask["questions"][0]["id"] = "database".into();
     let script = vec![

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use crate::support::claude::claude_or_skip;
+use crate::support::claude::claude_required;
 
 fn doctor_agent(claude: &std::path::Path) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_clawmux"))
@@ -32,11 +32,7 @@ fn line<'a>(out: &'a str, signal: &str) -> &'a str {
 /// what was detected.
 #[test]
 fn reports_each_signal_on_the_installed_version() {
-    let Some(claude) =
-        claude_or_skip("agent::doctor::reports_each_signal_on_the_installed_version")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let (_, out, err) = doctor_agent(&claude);
     let release = crate::support::claude::release();
     assert!(
@@ -60,11 +56,7 @@ fn reports_each_signal_on_the_installed_version() {
 
 #[test]
 fn every_signal_is_detected_on_the_tested_version() {
-    let Some(claude) =
-        claude_or_skip("agent::doctor::every_signal_is_detected_on_the_tested_version")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let (code, out, err) = doctor_agent(&claude);
     assert_eq!(code, Some(0), "{out}\n{err}");
     for signal in ["permission prompt", "completion", "question", "API error"] {

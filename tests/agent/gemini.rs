@@ -11,7 +11,7 @@ use clawmux::agentcheck::{FakeApi, Turn};
 use clawmux::bench::procfs::process_group;
 
 use crate::support::gemini::{
-    GeminiEnv, GeminiRun, gemini_or_skip, notifications, pane_output, shell,
+    GeminiEnv, GeminiRun, gemini_required, notifications, pane_output, shell,
 };
 
 use super::serve::{
@@ -53,9 +53,7 @@ const PACE: Duration = Duration::from_millis(15);
 
 #[test]
 fn gemini_answer_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_answer_through_serve") else {
-        return;
-    };
+    let gemini = gemini_required();
     let (mut serve, api, _env) = start(&gemini, vec![Turn::text("The shop sells pears.")], PACE);
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells pears.");
     // The router's side call came first and was not taken from the script.
@@ -81,10 +79,7 @@ fn assert_shell_approval(out: &str, cmd: &str) {
 
 #[test]
 fn gemini_approval_approved_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_approval_approved_through_serve")
-    else {
-        return;
-    };
+    let gemini = gemini_required();
     let script = vec![
         Turn::tool(
             "run_shell_command",
@@ -108,9 +103,7 @@ fn gemini_approval_approved_through_serve() {
 
 #[test]
 fn gemini_approval_denied_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_approval_denied_through_serve") else {
-        return;
-    };
+    let gemini = gemini_required();
     let script = vec![
         Turn::tool(
             "run_shell_command",
@@ -146,9 +139,7 @@ fn gemini_approval_denied_through_serve() {
 /// a digit answers at once and the choice reaches the model.
 #[test]
 fn gemini_question_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_through_serve") else {
-        return;
-    };
+    let gemini = gemini_required();
     let mut ask = steps::database_question();
     ask["questions"][0]["type"] = "choice".into();
     let script = vec![Turn::tool("ask_user", ask), Turn::text("Postgres it is.")];
@@ -160,10 +151,8 @@ fn gemini_question_through_serve() {
 /// card and no result card; with clawmux's hooks installed too, though
 /// Gemini's `AfterAgent` fires (`[no response text]`) before the error row
 /// is drawn.
-fn http_400_is_one_error(test: &str, hooks: bool) {
-    let Some(gemini) = gemini_or_skip(test) else {
-        return;
-    };
+fn http_400_is_one_error(hooks: bool) {
+    let gemini = gemini_required();
     let script = vec![
         Turn::error(400, "the request was malformed", 1),
         Turn::text("Back again."),
@@ -183,33 +172,25 @@ fn http_400_is_one_error(test: &str, hooks: bool) {
 
 #[test]
 fn gemini_http_400_is_reported_through_serve() {
-    http_400_is_one_error(
-        "agent::gemini::gemini_http_400_is_reported_through_serve",
-        false,
-    );
+    http_400_is_one_error(false);
 }
 
 #[test]
 fn gemini_http_400_with_hooks_is_reported_through_serve() {
-    http_400_is_one_error(
-        "agent::gemini::gemini_http_400_with_hooks_is_reported_through_serve",
-        true,
-    );
+    http_400_is_one_error(true);
 }
 
 /// Gemini retries a 500 or 429 without end, showing only its spinner:
 /// the chat is told the turn is stuck, once, and `/gsd:cancel` (Escape)
 /// ends it, reported as stopped, not finished.
-fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
-    stuck_retry_with(test, status, false);
+fn stuck_retry_is_reported_and_interrupted(status: u16) {
+    stuck_retry_with(status, false);
 }
 
 /// [`stuck_retry_is_reported_and_interrupted`], with clawmux's hooks
 /// installed when `hooks` (no hook event ends the retrying turn).
-fn stuck_retry_with(test: &str, status: u16, hooks: bool) {
-    let Some(gemini) = gemini_or_skip(test) else {
-        return;
-    };
+fn stuck_retry_with(status: u16, hooks: bool) {
+    let gemini = gemini_required();
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];
     let (mut serve, api, _env) = start_with(&gemini, script, PACE, hooks);
     let stuck = ("stuck: no answer for 30s or more (retrying?)", 2);
@@ -219,36 +200,24 @@ fn stuck_retry_with(test: &str, status: u16, hooks: bool) {
 
 #[test]
 fn gemini_http_500_stuck_is_reported_and_interrupted_through_serve() {
-    stuck_retry_is_reported_and_interrupted(
-        "agent::gemini::gemini_http_500_stuck_is_reported_and_interrupted_through_serve",
-        500,
-    );
+    stuck_retry_is_reported_and_interrupted(500);
 }
 
 #[test]
 fn gemini_http_500_stuck_with_hooks_is_reported_and_interrupted_through_serve() {
-    stuck_retry_with(
-        "agent::gemini::gemini_http_500_stuck_with_hooks_is_reported_and_interrupted_through_serve",
-        500,
-        true,
-    );
+    stuck_retry_with(500, true);
 }
 
 #[test]
 fn gemini_http_429_stuck_is_reported_and_interrupted_through_serve() {
-    stuck_retry_is_reported_and_interrupted(
-        "agent::gemini::gemini_http_429_stuck_is_reported_and_interrupted_through_serve",
-        429,
-    );
+    stuck_retry_is_reported_and_interrupted(429);
 }
 
 /// `/gsd:cancel` mid-answer: Escape stops the stream, reported once as
 /// stopped, never as finished.
 #[test]
 fn gemini_interrupt_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_interrupt_through_serve") else {
-        return;
-    };
+    let gemini = gemini_required();
     let long = steps::long_answer();
     let (mut serve, api, _env) =
         start(&gemini, vec![Turn::text(&long)], Duration::from_millis(300));
@@ -265,10 +234,7 @@ fn gemini_interrupt_through_serve() {
 /// screen draws `**pears**` as bold and `figs` without its backticks.
 #[test]
 fn gemini_answer_from_its_record_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_answer_from_its_record_through_serve")
-    else {
-        return;
-    };
+    let gemini = gemini_required();
     let answer = "The shop sells **pears** and `figs`.";
     let (mut serve, api, _env) = start_with(&gemini, vec![Turn::text(answer)], PACE, true);
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, answer);
@@ -279,9 +245,7 @@ fn gemini_answer_from_its_record_through_serve() {
 /// the turn's end reported once, the hooks in the event log.
 #[test]
 fn gemini_hooks_through_serve() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_hooks_through_serve") else {
-        return;
-    };
+    let gemini = gemini_required();
     let script = vec![
         Turn::tool(
             "run_shell_command",
@@ -330,9 +294,7 @@ fn gemini_hooks_through_serve() {
 /// end.
 #[test]
 fn gemini_question_then_shell_recorded() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_then_shell_recorded") else {
-        return;
-    };
+    let gemini = gemini_required();
     let mut ask = steps::database_question();
     ask["questions"][0]["type"] = "choice".into();
     let script = vec![
@@ -389,10 +351,7 @@ fn gemini_question_then_shell_recorded() {
 /// this Gemini ends: clawmux ends one only after the agent said it worked.
 #[test]
 fn gemini_notifications_end_turns_without_title_icons_through_serve() {
-    let test = "agent::gemini::gemini_notifications_end_turns_without_title_icons_through_serve";
-    let Some(gemini) = gemini_or_skip(test) else {
-        return;
-    };
+    let gemini = gemini_required();
     let script = vec![
         Turn::tool(
             "run_shell_command",
@@ -427,10 +386,7 @@ fn gemini_notifications_end_turns_without_title_icons_through_serve() {
 /// beside the agent a recovered session starts there.
 #[test]
 fn a_killed_session_ends_gemini_though_it_outlives_the_hangup() {
-    let test = "agent::gemini::a_killed_session_ends_gemini_though_it_outlives_the_hangup";
-    let Some(gemini) = gemini_or_skip(test) else {
-        return;
-    };
+    let gemini = gemini_required();
     let (mut serve, api, _env) = start(&gemini, vec![Turn::text("The shop sells pears.")], PACE);
     steps::plain_answer(&mut serve, &api, STEP_TIMEOUT, "The shop sells pears.");
     let tmux = &serve._tmux;
@@ -458,10 +414,7 @@ fn a_killed_session_ends_gemini_though_it_outlives_the_hangup() {
 /// is the question asked, never the scroll mark.
 #[test]
 fn gemini_question_in_a_short_pane_recorded() {
-    let Some(gemini) = gemini_or_skip("agent::gemini::gemini_question_in_a_short_pane_recorded")
-    else {
-        return;
-    };
+    let gemini = gemini_required();
     let mut ask = steps::database_question();
     ask["questions"][0]["type"] = "choice".into();
     let script = vec![Turn::tool("ask_user", ask), Turn::text("Postgres it is.")];

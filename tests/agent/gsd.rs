@@ -12,7 +12,7 @@ use std::time::Duration;
 use clawmux::agentcheck::{FakeApi, Turn};
 use serde_json::{Value, json};
 
-use crate::support::claude::{agent_home, claude_or_skip};
+use crate::support::claude::{agent_home, claude_required};
 use crate::support::gsd::{self, Layout};
 use crate::support::tmux::TmuxServer;
 
@@ -127,13 +127,9 @@ fn request_text(api: &FakeApi) -> Vec<String> {
         .collect()
 }
 
-fn flow(layout: Layout, test: &str) {
-    let Some(claude) = claude_or_skip(test) else {
-        return;
-    };
-    let Some(package) = gsd::gsd_or_skip(test) else {
-        return;
-    };
+fn flow(layout: Layout) {
+    let claude = claude_required();
+    let package = gsd::gsd_required();
     let (mut serve, api) = start(&claude, &package, layout);
     let (typed_new, typed_plan) = match layout {
         Layout::Global => ("/gsd-new-project", "/gsd-plan-phase 1"),
@@ -342,18 +338,12 @@ fn progress_log(serve: &ConsoleServe) -> Vec<String> {
 
 #[test]
 fn global_install_end_to_end_through_serve() {
-    flow(
-        Layout::Global,
-        "agent::gsd::global_install_end_to_end_through_serve",
-    );
+    flow(Layout::Global);
 }
 
 #[test]
 fn local_install_end_to_end_through_serve() {
-    flow(
-        Layout::Local,
-        "agent::gsd::local_install_end_to_end_through_serve",
-    );
+    flow(Layout::Local);
 }
 
 /// The planning parser on STATE.md as GSD's own `gsd-sdk` writes it: the
@@ -361,10 +351,7 @@ fn local_install_end_to_end_through_serve() {
 /// state.sync` against a roadmap and plan files (3 of 5 plans summarised).
 #[test]
 fn planning_files_as_gsd_sdk_writes_them() {
-    let Some(package) = gsd::gsd_or_skip("agent::gsd::planning_files_as_gsd_sdk_writes_them")
-    else {
-        return;
-    };
+    let package = gsd::gsd_required();
     let home = tempfile::tempdir().unwrap();
     let project = home.path().join("shop");
     gsd::install(&package, Layout::Global, home.path(), home.path());
@@ -433,13 +420,8 @@ fn planning_files_as_gsd_sdk_writes_them() {
 /// (with the refused command's arguments).
 #[test]
 fn a_refused_command_offers_the_agents_suggestion() {
-    let test = "agent::gsd::a_refused_command_offers_the_agents_suggestion";
-    let Some(claude) = claude_or_skip(test) else {
-        return;
-    };
-    let Some(package) = gsd::gsd_or_skip(test) else {
-        return;
-    };
+    let claude = claude_required();
+    let package = gsd::gsd_required();
     let api = FakeApi::start_paced(vec![Turn::text("ok")], Duration::from_millis(15)).unwrap();
     let (home, env) = agent_home(&api, "shop");
     gsd::install(

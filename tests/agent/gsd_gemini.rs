@@ -14,7 +14,7 @@ use std::time::Duration;
 use clawmux::agentcheck::{FakeApi, Turn};
 use serde_json::json;
 
-use crate::support::gemini::{GeminiEnv, gemini_or_skip, shell};
+use crate::support::gemini::{GeminiEnv, gemini_required, shell};
 use crate::support::gsd;
 
 use super::serve::{ConsoleServe, cards, new_cards, result_card, serve_shop, shop_home};
@@ -78,13 +78,8 @@ fn start(gemini: &Path, package: &Path) -> (ConsoleServe, FakeApi, GeminiEnv) {
 /// is the result.
 #[test]
 fn gsd_plan_phase_on_gemini_through_serve() {
-    let test = "agent::gsd_gemini::gsd_plan_phase_on_gemini_through_serve";
-    let Some(gemini) = gemini_or_skip(test) else {
-        return;
-    };
-    let Some(package) = gsd::gsd_or_skip(test) else {
-        return;
-    };
+    let gemini = gemini_required();
+    let package = gsd::gsd_required();
     let (mut serve, api, _env) = start(&gemini, &package);
     serve.say("/gsd-plan-phase 1");
 

@@ -17,9 +17,9 @@ use clawmux::agentcheck::Turn;
 use clawmux::hooks::{HookEvent, HookKind, decode_line};
 use serde_json::{Value, json};
 
-use crate::support::claude::{ClaudeRun, RunOptions, STEP_TIMEOUT, claude_or_skip};
+use crate::support::claude::{ClaudeRun, RunOptions, STEP_TIMEOUT, claude_required};
 
-use super::scenarios;
+use crate::support::scenarios;
 
 /// The hook socket of a fake daemon: every line `clawmux hook` writes.
 struct HookSink {
@@ -163,9 +163,7 @@ fn tool_input(p: &Value) -> &Value {
 
 #[test]
 fn bash_permission_hooks() {
-    let Some(claude) = claude_or_skip("agent::hooks::bash_permission_hooks") else {
-        return;
-    };
+    let claude = claude_required();
     let sink = HookSink::new();
     let run = ClaudeRun::start(
         &claude,
@@ -215,9 +213,7 @@ fn bash_permission_hooks() {
 
 #[test]
 fn question_plan_edit_and_create_hooks() {
-    let Some(claude) = claude_or_skip("agent::hooks::question_plan_edit_and_create_hooks") else {
-        return;
-    };
+    let claude = claude_required();
     let sink = HookSink::new();
     let done = scenarios::ask_question(&claude, &sink.options());
     drop(done);
@@ -285,9 +281,7 @@ fn question_plan_edit_and_create_hooks() {
 
 #[test]
 fn api_errors_end_with_stop_failure() {
-    let Some(claude) = claude_or_skip("agent::hooks::api_errors_end_with_stop_failure") else {
-        return;
-    };
+    let claude = claude_required();
     for (status, message, shows, error) in [
         (
             500,
@@ -341,9 +335,7 @@ fn api_errors_end_with_stop_failure() {
 
 #[test]
 fn task_hooks() {
-    let Some(claude) = claude_or_skip("agent::hooks::task_hooks") else {
-        return;
-    };
+    let claude = claude_required();
     let sink = HookSink::new();
     drop(scenarios::task_list(&claude, &sink.options()));
     let names = sink.names();

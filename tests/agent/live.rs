@@ -1,10 +1,10 @@
 //! Each scenario run live: what Claude Code showed and sent back to the
 //! fake API, and what the recording holds.
 
-use crate::support::claude::{RunOptions, claude_or_skip, clawmux_stdin, retries_400};
+use crate::support::claude::{RunOptions, claude_required, clawmux_stdin, retries_400};
 
-use super::scenarios::{self, Done};
-use super::{expect, replay};
+use crate::support::expect;
+use crate::support::scenarios::{self, Done};
 
 fn watching() -> RunOptions {
     RunOptions {
@@ -24,7 +24,7 @@ fn decoded(done: &Done) -> String {
 /// says), and the live ones are returned.
 fn live_matches_replay(name: &str, done: &Done) -> Vec<serde_json::Value> {
     let live = expect::detections(done.run.watch_lines());
-    let replayed = replay::replay(&done.recording);
+    let replayed = expect::replay(&done.recording);
     let (left, right) = (expect::signatures(&live), expect::signatures(&replayed));
     assert!(
         left == right,
@@ -75,9 +75,7 @@ fn tool_results(done: &Done) -> Vec<String> {
 
 #[test]
 fn bash_permission() {
-    let Some(claude) = claude_or_skip("agent::live::bash_permission") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::bash_permission(&claude, &watching());
     assert!(
         done.screens[0].contains("touch made-by-bash.txt"),
@@ -96,9 +94,7 @@ fn bash_permission() {
 
 #[test]
 fn bash_denied() {
-    let Some(claude) = claude_or_skip("agent::live::bash_denied") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::bash_denied(&claude, &watching());
     assert!(
         done.screens[0].contains("rm -rf build"),
@@ -117,9 +113,7 @@ fn bash_denied() {
 
 #[test]
 fn edit_file() {
-    let Some(claude) = claude_or_skip("agent::live::edit_file") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::edit_file(&claude, &watching());
     assert!(done.screens[0].contains("notes.txt"), "{}", done.screens[0]);
     let notes = std::fs::read_to_string(done.run.env.project().join("notes.txt")).unwrap();
@@ -130,9 +124,7 @@ fn edit_file() {
 
 #[test]
 fn create_file() {
-    let Some(claude) = claude_or_skip("agent::live::create_file") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::create_file(&claude, &watching());
     assert!(done.screens[0].contains("hello.py"), "{}", done.screens[0]);
     let made = std::fs::read_to_string(done.run.env.project().join("hello.py")).unwrap();
@@ -142,9 +134,7 @@ fn create_file() {
 
 #[test]
 fn ask_question() {
-    let Some(claude) = claude_or_skip("agent::live::ask_question") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::ask_question(&claude, &watching());
     let dialog = &done.screens[0];
     for needle in [
@@ -162,9 +152,7 @@ fn ask_question() {
 
 #[test]
 fn plan_mode() {
-    let Some(claude) = claude_or_skip("agent::live::plan_mode") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::plan_mode(&claude, &watching());
     let dialog = &done.screens[0];
     assert!(dialog.contains("Write the tokenizer"), "{dialog}");
@@ -176,9 +164,7 @@ fn plan_mode() {
 
 #[test]
 fn api_error_500() {
-    let Some(claude) = claude_or_skip("agent::live::api_error_500") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::api_error(
         &claude,
         &watching(),
@@ -193,9 +179,7 @@ fn api_error_500() {
 
 #[test]
 fn api_error_529() {
-    let Some(claude) = claude_or_skip("agent::live::api_error_529") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::api_error(&claude, &watching(), 529, "Overloaded", "529");
     assert_eq!(done.run.api.scripted_requests().len(), 2);
     expect_live("api_error_529", &done);
@@ -203,9 +187,7 @@ fn api_error_529() {
 
 #[test]
 fn api_error_401() {
-    let Some(claude) = claude_or_skip("agent::live::api_error_401") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::api_error(
         &claude,
         &watching(),
@@ -219,9 +201,7 @@ fn api_error_401() {
 
 #[test]
 fn api_error_400() {
-    let Some(claude) = claude_or_skip("agent::live::api_error_400") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::api_error(
         &claude,
         &watching(),
@@ -242,9 +222,7 @@ fn api_error_400() {
 
 #[test]
 fn long_answer() {
-    let Some(claude) = claude_or_skip("agent::live::long_answer") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::long_answer(&claude, &watching());
     // 2.1.332 redraws only the cells that change, so the pane's bytes need
     // not hold `120` in a row: the screen at the end is the proof.
@@ -257,9 +235,7 @@ fn long_answer() {
 
 #[test]
 fn task_list() {
-    let Some(claude) = claude_or_skip("agent::live::task_list") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::task_list(&claude, &watching());
     let text = decoded(&done);
     assert!(text.contains("parser"), "{text}");
@@ -269,9 +245,7 @@ fn task_list() {
 
 #[test]
 fn quoting_reply() {
-    let Some(claude) = claude_or_skip("agent::live::quoting_reply") else {
-        return;
-    };
+    let claude = claude_required();
     let done = scenarios::quoting_reply(&claude, &watching());
     assert!(
         done.screens[0].contains("Fatal errors: none."),

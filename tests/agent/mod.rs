@@ -6,7 +6,6 @@
 mod aider;
 mod codex;
 mod doctor;
-mod expect;
 mod fake_api;
 mod feishu;
 mod gemini;
@@ -17,9 +16,6 @@ mod live;
 mod native;
 mod opencode;
 mod paste;
-mod record;
-mod replay;
-mod scenarios;
 mod serve;
 mod soak;
 mod steps;

@@ -22,7 +22,7 @@ use clawmux::detect::{
     DetectionKind, DetectorConfig, MenuSelect, Millis, PaneWatcher, Profiles, ShownPrompt,
 };
 
-use crate::support::claude::{STEP_TIMEOUT, claude_or_skip, release_at_least};
+use crate::support::claude::{STEP_TIMEOUT, claude_required, release_at_least};
 use crate::support::tmux::TmuxServer;
 
 /// A dialog read from the screen of `target`, as the daemon reads a pane
@@ -108,11 +108,7 @@ fn start(claude: &Path, env: &ClaudeEnv, dir: &Path, args: &[&str]) -> TmuxServe
 
 #[test]
 fn folder_trust_is_a_dialog_answered_from_its_options() {
-    let Some(claude) =
-        claude_or_skip("agent::native::folder_trust_is_a_dialog_answered_from_its_options")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let api = FakeApi::start(Vec::new()).unwrap();
     let env = ClaudeEnv::new(&api.base_url()).unwrap();
     // A folder nobody trusted yet.
@@ -142,11 +138,7 @@ fn folder_trust_is_a_dialog_answered_from_its_options() {
 /// from its options starts the agent in that mode.
 #[test]
 fn bypass_consent_is_a_dialog_answered_from_its_options() {
-    let Some(claude) =
-        claude_or_skip("agent::native::bypass_consent_is_a_dialog_answered_from_its_options")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let api = FakeApi::start(Vec::new()).unwrap();
     let env = ClaudeEnv::new(&api.base_url())
         .unwrap()
@@ -173,9 +165,7 @@ fn bypass_consent_is_a_dialog_answered_from_its_options() {
 /// `/model` typed into an idle agent opens a menu of its own.
 #[test]
 fn the_model_menu_is_a_dialog() {
-    let Some(claude) = claude_or_skip("agent::native::the_model_menu_is_a_dialog") else {
-        return;
-    };
+    let claude = claude_required();
     let api = FakeApi::start(Vec::new()).unwrap();
     let env = ClaudeEnv::new(&api.base_url()).unwrap();
     let mode = PermissionMode::Manual.flag();
@@ -206,11 +196,7 @@ fn the_model_menu_is_a_dialog() {
 /// `/effort` on 2.1.332 is a slider; the level chosen in chat is set.
 #[test]
 fn the_effort_slider_is_a_dialog_answered_from_its_options() {
-    let Some(claude) =
-        claude_or_skip("agent::native::the_effort_slider_is_a_dialog_answered_from_its_options")
-    else {
-        return;
-    };
+    let claude = claude_required();
     if !release_at_least("2.1.332") {
         eprintln!(
             "\n*** SKIPPED agent::native::the_effort_slider_is_a_dialog_answered_from_its_options: {} has no /effort slider ***\n",

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
 
-use crate::support::opencode::{OpenCodeEnv, bash, opencode_or_skip};
+use crate::support::opencode::{OpenCodeEnv, bash, opencode_required};
 
 use super::serve::{
     ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
@@ -57,9 +57,7 @@ fn wait_first(serve: &ConsoleServe, needle: &str) -> usize {
 /// it is read off the settled screen's panels.
 #[test]
 fn opencode_answer_through_serve() {
-    let Some(oc) = opencode_or_skip("agent::opencode::opencode_answer_through_serve") else {
-        return;
-    };
+    let oc = opencode_required();
     let (mut serve, api, _env) = start(&oc, vec![Turn::text("The shop sells pears.")], PACE, false);
     steps::plain_answer(&mut serve, &api, FIRST_STEP, "The shop sells pears.");
     // The title request was a side request, not taken from the script.
@@ -81,10 +79,7 @@ fn assert_bash_approval(out: &str, cmd: &str) {
 
 #[test]
 fn opencode_approval_approved_through_serve() {
-    let Some(oc) = opencode_or_skip("agent::opencode::opencode_approval_approved_through_serve")
-    else {
-        return;
-    };
+    let oc = opencode_required();
     let script = vec![
         Turn::tool(
             "bash",
@@ -111,10 +106,7 @@ fn opencode_approval_approved_through_serve() {
 /// closing row): reported as stopped, and the model is not asked again.
 #[test]
 fn opencode_approval_rejected_through_serve() {
-    let Some(oc) = opencode_or_skip("agent::opencode::opencode_approval_rejected_through_serve")
-    else {
-        return;
-    };
+    let oc = opencode_required();
     let script = vec![
         Turn::tool("bash", bash("touch denied.txt", "Create a file")),
         Turn::text("Should not come."),
@@ -147,9 +139,7 @@ fn opencode_approval_rejected_through_serve() {
 /// answer` row OpenCode adds); a digit answers at once.
 #[test]
 fn opencode_question_through_serve() {
-    let Some(oc) = opencode_or_skip("agent::opencode::opencode_question_through_serve") else {
-        return;
-    };
+    let oc = opencode_required();
     let script = vec![
         Turn::tool("question", steps::database_question()),
         Turn::text("Postgres it is."),
@@ -162,10 +152,8 @@ fn opencode_question_through_serve() {
 /// an error box and ends the turn, one error card and no result card;
 /// with the plugin too (its `session.idle` comes before `session.error`
 /// and used to end the turn as finished, the error card never sent).
-fn http_400_is_one_error(test: &str, plugin: bool) {
-    let Some(oc) = opencode_or_skip(test) else {
-        return;
-    };
+fn http_400_is_one_error(plugin: bool) {
+    let oc = opencode_required();
     let script = vec![
         Turn::error(400, "the request was malformed", 1),
         Turn::text("Back again."),
@@ -205,27 +193,19 @@ fn http_400_is_one_error(test: &str, plugin: bool) {
 
 #[test]
 fn opencode_http_400_is_reported_through_serve() {
-    http_400_is_one_error(
-        "agent::opencode::opencode_http_400_is_reported_through_serve",
-        false,
-    );
+    http_400_is_one_error(false);
 }
 
 #[test]
 fn opencode_http_400_with_the_plugin_is_one_error_through_serve() {
-    http_400_is_one_error(
-        "agent::opencode::opencode_http_400_with_the_plugin_is_one_error_through_serve",
-        true,
-    );
+    http_400_is_one_error(true);
 }
 
 /// OpenCode retries a 500 or 429 for ever (`[retrying in 8s attempt
 /// #3]` in its busy bar): the chat is told the turn is stuck, once, and
 /// `/gsd:cancel` (Escape twice) ends it, reported as stopped.
-fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
-    let Some(oc) = opencode_or_skip(test) else {
-        return;
-    };
+fn stuck_retry_is_reported_and_interrupted(status: u16) {
+    let oc = opencode_required();
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     let stuck = ("stuck: the call failed 3 times or more (retrying)", 3);
@@ -235,27 +215,19 @@ fn stuck_retry_is_reported_and_interrupted(test: &str, status: u16) {
 
 #[test]
 fn opencode_http_500_stuck_is_reported_and_interrupted_through_serve() {
-    stuck_retry_is_reported_and_interrupted(
-        "agent::opencode::opencode_http_500_stuck_is_reported_and_interrupted_through_serve",
-        500,
-    );
+    stuck_retry_is_reported_and_interrupted(500);
 }
 
 #[test]
 fn opencode_http_429_stuck_is_reported_and_interrupted_through_serve() {
-    stuck_retry_is_reported_and_interrupted(
-        "agent::opencode::opencode_http_429_stuck_is_reported_and_interrupted_through_serve",
-        429,
-    );
+    stuck_retry_is_reported_and_interrupted(429);
 }
 
 /// `/gsd:cancel` mid-answer: Escape twice stops the stream, reported once
 /// as stopped, never as finished.
 #[test]
 fn opencode_interrupt_through_serve() {
-    let Some(oc) = opencode_or_skip("agent::opencode::opencode_interrupt_through_serve") else {
-        return;
-    };
+    let oc = opencode_required();
     let long = steps::long_answer();
     let (mut serve, api, _env) = start(
         &oc,
@@ -277,10 +249,7 @@ fn opencode_interrupt_through_serve() {
 /// logged by name; one approval card, the turn's end reported once.
 #[test]
 fn opencode_plugin_events_reach_the_daemon() {
-    let Some(oc) = opencode_or_skip("agent::opencode::opencode_plugin_events_reach_the_daemon")
-    else {
-        return;
-    };
+    let oc = opencode_required();
     let script = vec![
         Turn::tool("bash", bash("touch hooked.txt", "Create a file")),
         Turn::text("Hooked."),

@@ -6,18 +6,15 @@ use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
 
-use crate::bridge::harness::{Bridge, test_config};
-use crate::support::claude::{agent_home, claude_or_skip};
+use crate::support::bridge::{Bridge, test_config};
+use crate::support::claude::{agent_home, claude_required};
 use crate::support::tmux::TmuxServer;
 
 const ANSWER: &str = "Got all three lines.";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_multi_line_message_arrives_whole_and_once() {
-    let Some(claude) = claude_or_skip("agent::paste::a_multi_line_message_arrives_whole_and_once")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let api = FakeApi::start_paced(vec![Turn::text(ANSWER)], Duration::from_millis(15)).unwrap();
     let tmux = TmuxServer::new();
     let (home, env) = agent_home(&api, "shop");

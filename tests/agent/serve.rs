@@ -14,11 +14,11 @@ use clawmux::bridge::present::footer;
 use serde_json::json;
 
 use crate::support::claude::{
-    STEP_TIMEOUT, agent_home, bash_no_key, claude_or_skip, release_at_least,
+    STEP_TIMEOUT, agent_home, bash_no_key, claude_required, release_at_least,
 };
 use crate::support::tmux::TmuxServer;
 
-use super::scenarios::{self, bash_script};
+use crate::support::scenarios::{self, bash_script};
 
 /// A console daemon, killed on drop (its tmux server with it).
 pub(super) struct ConsoleServe {
@@ -300,9 +300,7 @@ fn bash_through_serve(claude: &Path) -> (ConsoleServe, FakeApi, ClaudeEnv, Strin
 /// Claude Code sent its result back to the model.
 #[test]
 fn bash_permission_through_serve() {
-    let Some(claude) = claude_or_skip("agent::serve::bash_permission_through_serve") else {
-        return;
-    };
+    let claude = claude_required();
     let (serve, api, _env, out) = bash_through_serve(&claude);
     let all = cards(&out);
     let approvals = new_cards(&all, "== Approval needed ==");
@@ -337,10 +335,7 @@ fn bash_permission_through_serve() {
 /// its own dialog.
 #[test]
 fn turn_ends_once_and_never_early_through_serve() {
-    let Some(claude) = claude_or_skip("agent::serve::turn_ends_once_and_never_early_through_serve")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let (serve, _api, _env, _) = bash_through_serve(&claude);
     let at = serve.wait(0, "== shop: make a marker file ==\n**Finished");
     serve.wait(at, "└─");
@@ -368,10 +363,7 @@ fn turn_ends_once_and_never_early_through_serve() {
 /// holds the agent's answer, not the screen.
 #[test]
 fn approval_and_result_cards_show_what_matters() {
-    let Some(claude) = claude_or_skip("agent::serve::approval_and_result_cards_show_what_matters")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let (_serve, _api, _env, out) = bash_through_serve(&claude);
     let all = cards(&out);
     let approval = new_cards(&all, "== Approval needed ==")[0];
@@ -403,9 +395,7 @@ fn approval_and_result_cards_show_what_matters() {
 /// goes on.
 #[test]
 fn plan_through_serve() {
-    let Some(claude) = claude_or_skip("agent::serve::plan_through_serve") else {
-        return;
-    };
+    let claude = claude_required();
     let api = FakeApi::start_paced(
         vec![
             Turn::tool(
@@ -439,9 +429,7 @@ fn plan_through_serve() {
 /// A reply that quotes prompts and errors raises neither.
 #[test]
 fn quoting_reply_through_serve() {
-    let Some(claude) = claude_or_skip("agent::serve::quoting_reply_through_serve") else {
-        return;
-    };
+    let claude = claude_required();
     let (mut serve, _api, _env) = start(&claude, vec![Turn::text(scenarios::QUOTING_REPLY)]);
     let at = new_project_then(&mut serve, "show me the dialogs");
     let at = serve.wait(at, "**Finished");
@@ -458,11 +446,7 @@ fn quoting_reply_through_serve() {
 /// turn ends once, with its answer.
 #[test]
 fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
-    let Some(claude) =
-        claude_or_skip("agent::serve::hooks_through_serve_confirm_the_dialog_and_end_the_turn")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let api = FakeApi::start_paced(bash_script(), Duration::from_millis(15)).unwrap();
     let (home, env) = agent_home(&api, "shop");
     let workspace = home.path().join("ws/shop");
@@ -590,10 +574,7 @@ fn transcript_figures(dir: &Path) -> (u64, u64) {
 #[test]
 fn fifty_answers_sent_at_once_each_take_once() {
     const ANSWERS: usize = 50;
-    let Some(claude) = claude_or_skip("agent::serve::fifty_answers_sent_at_once_each_take_once")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let mut script: Vec<Turn> = (0..ANSWERS)
         .map(|i| {
             Turn::tool(
@@ -654,9 +635,7 @@ fn fifty_answers_sent_at_once_each_take_once() {
 /// shows it.
 #[test]
 fn mode_is_shown_and_switched_from_chat() {
-    let Some(claude) = claude_or_skip("agent::serve::mode_is_shown_and_switched_from_chat") else {
-        return;
-    };
+    let claude = claude_required();
     let (mut serve, _api, _env) = start(&claude, vec![Turn::text("Nothing to do.")]);
     let at = new_project_then(&mut serve, "/gsd:mode");
     let at = serve.wait(
@@ -679,11 +658,7 @@ fn mode_is_shown_and_switched_from_chat() {
 /// first command is typed, and tells the chat.
 #[test]
 fn a_wrapper_scripts_claude_code_gets_the_configured_mode() {
-    let Some(claude) =
-        claude_or_skip("agent::serve::a_wrapper_scripts_claude_code_gets_the_configured_mode")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let api = FakeApi::start_paced(vec![Turn::text("Nothing to do.")], Duration::ZERO).unwrap();
     let (home, env) = agent_home(&api, "shop");
     let wrapper = home.path().join("cc-work.sh");
@@ -711,11 +686,7 @@ fn a_wrapper_scripts_claude_code_gets_the_configured_mode() {
 /// the dialog.
 #[test]
 fn folder_trust_reaches_the_chat_and_is_answered_from_it() {
-    let Some(claude) =
-        claude_or_skip("agent::serve::folder_trust_reaches_the_chat_and_is_answered_from_it")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let api =
         FakeApi::start_paced(vec![Turn::text("Trusted and working.")], Duration::ZERO).unwrap();
     // The home trusts another folder: `shop` is new to Claude Code.
@@ -754,11 +725,7 @@ fn folder_trust_reaches_the_chat_and_is_answered_from_it() {
 /// model gets both choices.
 #[test]
 fn multi_select_is_ticked_and_submitted_from_chat() {
-    let Some(claude) =
-        claude_or_skip("agent::serve::multi_select_is_ticked_and_submitted_from_chat")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let script = vec![
         Turn::tool(
             "AskUserQuestion",
@@ -806,11 +773,7 @@ fn multi_select_is_ticked_and_submitted_from_chat() {
 /// one result card carrying its own answer, none "Finished" empty.
 #[test]
 fn commands_sent_right_after_each_result_each_get_their_own() {
-    let Some(claude) =
-        claude_or_skip("agent::serve::commands_sent_right_after_each_result_each_get_their_own")
-    else {
-        return;
-    };
+    let claude = claude_required();
     const RUNS: usize = 12;
     let script = (1..=RUNS)
         .map(|i| Turn::text(&format!("Answer number {i}.")))

@@ -120,9 +120,7 @@ fn script(answers: &[String]) -> Vec<Turn> {
 #[test]
 #[ignore = "a soak: minutes; scripts/answer-soak.sh"]
 fn codex_answer_soak() {
-    let Some(codex) = crate::support::codex::codex_or_skip("agent::soak::codex_answer_soak") else {
-        return;
-    };
+    let codex = crate::support::codex::codex_required();
     let answers = answers(turns(), 32);
     let (mut serve, api, _env) = super::codex::start(&codex, script(&answers));
     serve.wait(0, "Messages now go to **shop**.");
@@ -132,9 +130,7 @@ fn codex_answer_soak() {
 #[test]
 #[ignore = "a soak: minutes; scripts/answer-soak.sh"]
 fn aider_answer_soak() {
-    let Some(aider) = crate::support::aider::aider_or_skip("agent::soak::aider_answer_soak") else {
-        return;
-    };
+    let aider = crate::support::aider::aider_required();
     let answers = answers(turns(), 33);
     let pace = Duration::from_millis(15);
     let (mut serve, api, _env) = super::aider::start(&aider, script(&answers), pace);
@@ -145,10 +141,7 @@ fn aider_answer_soak() {
 #[test]
 #[ignore = "a soak: minutes; scripts/answer-soak.sh"]
 fn gemini_answer_soak() {
-    let Some(gemini) = crate::support::gemini::gemini_or_skip("agent::soak::gemini_answer_soak")
-    else {
-        return;
-    };
+    let gemini = crate::support::gemini::gemini_required();
     let answers = answers(turns(), 34);
     let pace = Duration::from_millis(15);
     let (mut serve, api, _env) = super::gemini::start(&gemini, script(&answers), pace);
@@ -159,10 +152,7 @@ fn gemini_answer_soak() {
 #[test]
 #[ignore = "a soak: minutes; scripts/answer-soak.sh"]
 fn opencode_answer_soak() {
-    let Some(oc) = crate::support::opencode::opencode_or_skip("agent::soak::opencode_answer_soak")
-    else {
-        return;
-    };
+    let oc = crate::support::opencode::opencode_required();
     let answers = answers(turns(), 35);
     let pace = Duration::from_millis(15);
     let (mut serve, api, _env) = super::opencode::start(&oc, script(&answers), pace, false);

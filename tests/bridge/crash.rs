@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::harness::until;
-use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
+use crate::support::bridge::until;
+use crate::support::fake_feishu::{FakeFeishu, Kind, Recorded};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -6,8 +6,8 @@
 use clawmux::bridge::channels::chat::ToastLevel;
 use clawmux::store::state::OutboxEntry;
 
-use super::harness::{Bridge, button_value, until};
 use super::is_send;
+use crate::support::bridge::{Bridge, button_value, until};
 
 async fn project_with_approval(b: &mut Bridge, phase: u32) -> OutboxEntry {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;

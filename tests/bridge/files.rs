@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use super::feishu_e2e::{card, demo_project, feishu_config, start};
-use crate::feishu::fake_server::{FakeFeishu, Kind};
+use crate::support::fake_feishu::{FakeFeishu, Kind};
+use crate::support::feishu_serve::{card, demo_project, feishu_config, start};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -10,7 +10,7 @@ use clawmux::hooks::token::{HookKey, TOKEN_ENV};
 use clawmux::store::StateFile;
 use clawmux::store::state::{ProjectRecord, State};
 
-use super::harness::{Bridge, test_config};
+use crate::support::bridge::{Bridge, test_config};
 use crate::support::tmux::TmuxServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

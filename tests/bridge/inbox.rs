@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::feishu_e2e::{card, demo_project, feishu_config, start};
-use crate::feishu::fake_server::{FakeFeishu, Kind};
+use crate::support::fake_feishu::{FakeFeishu, Kind};
+use crate::support::feishu_serve::{card, demo_project, feishu_config, start};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -99,5 +99,5 @@ async fn the_inbox_answers_what_waits_and_a_reminder_comes_once() {
             .filter(|c| c.title() == "Inbox: 0 waiting")
             .count()
     };
-    super::harness::until(|| empty() == 2, "the inbox empty again").await;
+    crate::support::bridge::until(|| empty() == 2, "the inbox empty again").await;
 }

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use clawmux::store::event_log;
 
-use super::feishu_e2e::{card, demo_project, feishu_config, find_button as button, start};
-use crate::feishu::fake_server::{FakeFeishu, Kind};
+use crate::support::fake_feishu::{FakeFeishu, Kind};
+use crate::support::feishu_serve::{
+    card, demo_project, feishu_config, find_button as button, start,
+};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);

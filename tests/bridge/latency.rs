@@ -11,8 +11,8 @@ use tokio::time::Instant;
 use clawmux::bridge::config::ProjectConfig;
 use clawmux::tmux::{self, ClientConfig, ClientEvent, Socket};
 
-use super::feishu_e2e::{feishu_config, start};
-use crate::feishu::fake_server::{FakeFeishu, Recorded};
+use crate::support::fake_feishu::{FakeFeishu, Recorded};
+use crate::support::feishu_serve::{feishu_config, start};
 use crate::support::tmux::TmuxServer;
 
 const SAMPLES: usize = 30;

@@ -6,7 +6,6 @@ mod crash;
 mod faults;
 mod feishu_e2e;
 mod files;
-pub(crate) mod harness;
 mod hooks;
 mod inbox;
 mod keys;
@@ -28,8 +27,8 @@ use clawmux::i18n::Lang;
 use clawmux::store::state::{ChatTarget, OutboxOp};
 use serde_json::json;
 
+use crate::support::bridge::{Bridge, button_value, is_send};
 use crate::support::tmux::TmuxServer;
-use harness::{Bridge, button_value, is_send};
 
 fn target(e: &clawmux::store::state::OutboxEntry) -> Option<&ChatTarget> {
     match &e.op {
@@ -149,7 +148,7 @@ async fn a_prompt_answered_in_the_terminal_after_a_restart_closes_its_card() {
     // The restarted actor finds the prompt again (a new id for it), then
     // someone at the terminal answers it.
     let found_again = || b.events().iter().any(|r| r.kind == "approval_found_again");
-    harness::until(found_again, "the restarted daemon found the prompt again").await;
+    crate::support::bridge::until(found_again, "the restarted daemon found the prompt again").await;
     assert!(
         b.tmux
             .run(&["send-keys", "-t", "=cm-demo:", "1"])
@@ -181,7 +180,7 @@ async fn a_prompt_answered_at_the_desk_while_clawmux_was_down_is_closed_at_start
             .capture("=cm-demo:")
             .contains("Created 2 plans for phase 4")
     };
-    harness::until(ran, "the answer at the desk ran the command").await;
+    crate::support::bridge::until(ran, "the answer at the desk ran the command").await;
     b.resume().await;
     b.card("the first card closed", |e| {
         matches!(e.op, OutboxOp::Patch { .. })
@@ -194,7 +193,7 @@ async fn a_prompt_answered_at_the_desk_while_clawmux_was_down_is_closed_at_start
         let state: serde_json::Value = serde_json::from_slice(&state).unwrap();
         state["approvals"].as_object().map_or(0, |a| a.len())
     };
-    harness::until(|| pending() == 0, "no approval left pending").await;
+    crate::support::bridge::until(|| pending() == 0, "no approval left pending").await;
     // The same prompt asked again is a new approval, with its own card.
     b.card("the resumed command finished", |e| {
         e.text.contains("demo: /gsd:plan-phase 4") && e.text.contains("**Finished")
@@ -229,7 +228,7 @@ async fn approval_survives_a_daemon_restart() {
     );
 
     b.restart().await;
-    harness::until(
+    crate::support::bridge::until(
         || b.events().iter().any(|e| e.kind == "resumed"),
         "the command resumed",
     )
@@ -491,7 +490,7 @@ async fn unknown_commands_bad_names_and_queueing() {
 async fn a_flooding_command_reports_its_end_and_marks_what_it_skipped() {
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
-    let mut config = harness::test_config(&tmux.socket, home.path());
+    let mut config = crate::support::bridge::test_config(&tmux.socket, home.path());
     // Low enough that even a slow, loaded machine floods past it.
     config.tmux.flood_bytes_per_second = 16 * 1024;
     // The whole result as cards (not a summary and a file), to find the mark.
@@ -548,7 +547,7 @@ async fn cancel_with_nothing_running_types_nothing() {
 async fn a_project_stuck_starting_holds_up_no_other_chat() {
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
-    let mut config = harness::test_config(&tmux.socket, home.path());
+    let mut config = crate::support::bridge::test_config(&tmux.socket, home.path());
     // An agent that never shows its prompt: its project stays starting.
     config.projects.insert(
         "stuck".into(),
@@ -599,7 +598,7 @@ async fn an_agent_starts_without_the_ci_markers_of_its_tmux_server() {
         .expect("tmux runs");
     assert!(started.success());
     let home = tempfile::tempdir().unwrap();
-    let mut config = harness::test_config(&tmux.socket, home.path());
+    let mut config = crate::support::bridge::test_config(&tmux.socket, home.path());
     // A shell command line, quotes and all, run as the agent.
     let report = r#"printf '%s|%s|%s|\n' "ci=${CI-unset}" "gha=${GITHUB_ACTIONS-unset}" "${CLAWMUX_AGENT_COMMAND-gone}"; sleep 600"#;
     config.projects.insert(
@@ -619,7 +618,7 @@ async fn an_agent_starts_without_the_ci_markers_of_its_tmux_server() {
         let out = b.tmux.run(&["capture-pane", "-p", "-t", "=cm-env:"]);
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    harness::until(
+    crate::support::bridge::until(
         || screen().contains('|'),
         "the agent printed its environment",
     )
@@ -675,7 +674,7 @@ async fn a_dialog_opened_while_clawmux_was_down_gets_its_card_before_any_key() {
             .capture("cm-demo")
             .contains("Do you want to proceed?")
     };
-    harness::until(asked, "the dialog is up").await;
+    crate::support::bridge::until(asked, "the dialog is up").await;
     // The first message after the restart comes at once: a digit and
     // Enter would answer the dialog.
     b.resume().await;

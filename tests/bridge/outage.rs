@@ -13,9 +13,9 @@ use clawmux::store::event_log::{self, EventRecord};
 use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp, State};
 use tokio::time::Instant;
 
-use super::feishu_e2e::{feishu_config, start};
-use super::harness::button_value;
-use crate::feishu::fake_server::{FakeFeishu, Kind, Recorded};
+use crate::support::bridge::button_value;
+use crate::support::fake_feishu::{FakeFeishu, Kind, Recorded};
+use crate::support::feishu_serve::{feishu_config, start};
 use crate::support::tmux::TmuxServer;
 
 /// How long Feishu is down: the "for a minute".

@@ -3,7 +3,7 @@
 //! anything, and the running command's progress card still shows where
 //! the project stands.
 
-use super::harness::Bridge;
+use crate::support::bridge::Bridge;
 
 /// STATE.md at phase `n` of 3.
 fn state(n: u32) -> String {
@@ -26,7 +26,7 @@ async fn a_state_md_rewritten_mid_run_shows_on_the_progress_card() {
     std::fs::write(planning.join("STATE.md"), state(3)).unwrap();
     let card = b.card_with("GSD: phase 3 of 3 (Cart)").await;
     assert!(
-        !super::harness::is_send(&card),
+        !crate::support::bridge::is_send(&card),
         "the progress card, updated"
     );
     assert!(

@@ -2,8 +2,8 @@
 //! chat lines are read from README.md itself, so the test and the page
 //! cannot drift apart.
 
-use super::harness::{Bridge, is_send};
 use super::new_project;
+use crate::support::bridge::{Bridge, is_send};
 
 const README: &str = include_str!("../../README.md");
 

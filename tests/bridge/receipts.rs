@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::harness::{Bridge, test_config};
+use crate::support::bridge::{Bridge, test_config};
 use crate::support::tmux::TmuxServer;
 
 fn stubborn_agent(ignore: &str) -> String {

@@ -9,8 +9,8 @@ use std::time::Duration;
 use clawmux::render::{self, FontPaths, Grid};
 use serde_json::Value;
 
-use super::feishu_e2e::{demo_project, feishu_config, start};
-use crate::feishu::fake_server::{FakeFeishu, Recorded};
+use crate::support::fake_feishu::{FakeFeishu, Recorded};
+use crate::support::feishu_serve::{demo_project, feishu_config, start};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(20);

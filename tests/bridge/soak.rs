@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::crash::{serve, write_config_for};
-use crate::feishu::fake_server::{FakeFeishu, Kind};
+use crate::support::fake_feishu::{FakeFeishu, Kind};
 use crate::support::tmux::TmuxServer;
 
 const PROJECTS: usize = 5;

@@ -15,8 +15,8 @@ use std::time::Duration;
 use clawmux::bridge::channels::streaming;
 
 use super::crash::Serve;
-use super::feishu_e2e::{card, feishu_config, start_with};
-use crate::feishu::fake_server::{CardFault, Entity, FakeFeishu, Kind, Recorded};
+use crate::support::fake_feishu::{CardFault, Entity, FakeFeishu, Kind, Recorded};
+use crate::support::feishu_serve::{card, feishu_config, start_with};
 use crate::support::tmux::TmuxServer;
 
 const WAIT: Duration = Duration::from_secs(30);

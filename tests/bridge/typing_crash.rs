@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::crash::write_config;
-use super::harness::until;
+use crate::support::bridge::until;
 use crate::support::tmux::TmuxServer;
 
 const COMMAND: &str = "/gsd:plan-phase 2";

@@ -5,6 +5,7 @@
 mod client;
 mod decode_cli;
 mod flood;
+mod record_cli;
 mod watch_cli;
 
 use std::time::Duration;

@@ -8,7 +8,7 @@ use clawmux::feishu::{Api, FeishuError, ReceiveId};
 use serde_json::Value;
 use tokio::time::Duration;
 
-use super::fake_server::{FakeFeishu, Kind};
+use crate::support::fake_feishu::{FakeFeishu, Kind};
 
 /// Short delays so fault tests take milliseconds, not the production seconds.
 fn fast_retry() -> RetryPolicy {

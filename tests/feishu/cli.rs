@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+use crate::support::fake_feishu::{APP_ID, APP_SECRET, FakeFeishu};
 
 fn clawmux() -> Command {
     Command::new(env!("CARGO_BIN_EXE_clawmux"))

@@ -14,7 +14,7 @@ use clawmux::feishu::{Dedupe, Intake, IntakeEvent, MemoryDedupe};
 use serde_json::json;
 use tokio::time::{Duration, Instant, timeout};
 
-use super::fake_server::FakeFeishu;
+use crate::support::fake_feishu::FakeFeishu;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -123,7 +123,7 @@ async fn card_frames_are_handled_and_answered() {
 async fn an_older_type_card_frame_is_still_handled_and_acked() {
     let fake = FakeFeishu::start().await;
     let (mut intake, _) = connected(&fake).await;
-    let payload = super::fake_server::card_action_event(
+    let payload = crate::support::fake_feishu::card_action_event(
         "ev_card_frame",
         "ou_a",
         "om_card",

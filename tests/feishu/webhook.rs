@@ -10,8 +10,8 @@ use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe};
 use serde_json::{Value, json};
 use tokio::time::{Duration, timeout};
 
-use super::fake_server::{card_action_event, message_event};
-use super::signed::{encrypt, now};
+use crate::support::fake_feishu::{card_action_event, message_event};
+use crate::support::signed::{encrypt, now};
 
 const KEY: &str = "test-encrypt-key";
 const TOKEN: &str = "verify-token";
@@ -203,7 +203,7 @@ async fn card_action_answered_with_toast_or_empty_in_time() {
         let url = url.clone();
         tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let (status, body) = super::signed::post_event(&url, KEY, TOKEN, &payload)
+            let (status, body) = crate::support::signed::post_event(&url, KEY, TOKEN, &payload)
                 .await
                 .expect("POST");
             assert_eq!(status, 200, "{body}");
@@ -383,12 +383,12 @@ async fn an_encrypted_1_0_card_callback_is_checked_as_feishu_signs_it() {
 /// by webhook on a free local port against `fake`, started by `sh` after
 /// `prefix` (`ulimit -n 128 && `); the daemon, its port and events URL.
 fn webhook_serve(
-    fake: &super::fake_server::FakeFeishu,
+    fake: &crate::support::fake_feishu::FakeFeishu,
     home: &std::path::Path,
     prefix: &str,
     stderr: std::process::Stdio,
 ) -> (tokio::process::Child, u16, String) {
-    use super::fake_server::{APP_ID, APP_SECRET};
+    use crate::support::fake_feishu::{APP_ID, APP_SECRET};
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
@@ -424,7 +424,7 @@ fn webhook_serve(
 /// way, and the daemon never runs out of descriptors.
 #[tokio::test]
 async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
-    use super::fake_server::FakeFeishu;
+    use crate::support::fake_feishu::FakeFeishu;
     use tokio::io::AsyncWriteExt;
     const SLOW_CLIENTS: usize = 300;
     let fake = FakeFeishu::start().await;
@@ -439,7 +439,7 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let probe = with_token(message_event("ev_p", "om_p", "oc_1", "ou_a", "hello"));
     loop {
-        let sent = super::signed::post_event(&url, KEY, TOKEN, &probe).await;
+        let sent = crate::support::signed::post_event(&url, KEY, TOKEN, &probe).await;
         if matches!(sent, Ok((200, _))) {
             break;
         }
@@ -466,7 +466,7 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
     let event = with_token(message_event("ev_s", "om_s", "oc_1", "ou_a", "still here"));
     let answered = timeout(
         Duration::from_secs(10),
-        super::signed::post_event(&url, KEY, TOKEN, &event),
+        crate::support::signed::post_event(&url, KEY, TOKEN, &event),
     )
     .await;
     assert!(
@@ -484,10 +484,15 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
     // A Feishu whose clock is 10 minutes behind: refused, and the log
     // says by how much.
     let stale = with_token(message_event("ev_t", "om_t", "oc_1", "ou_a", "late"));
-    let refused =
-        super::signed::post_event_at(&url, KEY, TOKEN, &stale, super::signed::now() - 600)
-            .await
-            .expect("POST");
+    let refused = crate::support::signed::post_event_at(
+        &url,
+        KEY,
+        TOKEN,
+        &stale,
+        crate::support::signed::now() - 600,
+    )
+    .await
+    .expect("POST");
     assert_eq!(refused.0, 401);
     let _ = daemon.start_kill();
     let out = daemon.wait_with_output().await.expect("serve output");
@@ -506,15 +511,15 @@ async fn a_signed_event_is_answered_while_300_slow_clients_hang() {
 /// seconds, which `clawmux tail --kind clock_skew` shows.
 #[tokio::test]
 async fn an_event_refused_for_clock_skew_is_in_the_event_log() {
-    use super::fake_server::FakeFeishu;
+    use crate::support::fake_feishu::FakeFeishu;
     let fake = FakeFeishu::start().await;
     let home = tempfile::tempdir().expect("tempdir");
     let (mut daemon, _, url) = webhook_serve(&fake, home.path(), "", std::process::Stdio::null());
     let stale = with_token(message_event("ev_t", "om_t", "oc_1", "ou_a", "late"));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let at = super::signed::now() - 600;
-        let sent = super::signed::post_event_at(&url, KEY, TOKEN, &stale, at).await;
+        let at = crate::support::signed::now() - 600;
+        let sent = crate::support::signed::post_event_at(&url, KEY, TOKEN, &stale, at).await;
         if let Ok((status, _)) = sent {
             assert_eq!(status, 401, "a skewed event was not refused");
             break;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::bridge::harness::{Bridge, button_value, until};
+use crate::support::bridge::{Bridge, button_value, until};
 use crate::support::tmux::TmuxServer;
 
 /// The user's panes and windows as tmux reports them: ids, sizes, pids.
@@ -53,7 +53,7 @@ async fn adopt_and_release_a_session_clawmux_did_not_create() {
     let before = layout(&tmux);
 
     let home = tempfile::tempdir().expect("temp dir");
-    let config = crate::bridge::harness::test_config(&tmux.socket, home.path());
+    let config = crate::support::bridge::test_config(&tmux.socket, home.path());
     let mut b = Bridge::start_with(tmux, home, config).await;
 
     // Only approvers adopt.
@@ -175,7 +175,7 @@ async fn clawmux_adopt_prints_the_detections_of_a_pane_and_lets_go() {
     // The user types in their own terminal; clawmux sees the prompt.
     tmux.ok(&["send-keys", "-t", "=desk:agent", "-l", "/gsd:plan-phase 4"]);
     tmux.ok(&["send-keys", "-t", "=desk:agent", "Enter"]);
-    let deadline = std::time::Instant::now() + crate::bridge::harness::CARD_WAIT;
+    let deadline = std::time::Instant::now() + crate::support::bridge::CARD_WAIT;
     let approval = loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         let line = lines
@@ -221,7 +221,7 @@ async fn a_pane_with_the_adopted_id_on_a_restarted_server_is_not_typed_into() {
     tmux.new_session("work", &sim);
     tmux.wait_for_screen("=work:", "❯", Duration::from_secs(20));
     let home = tempfile::tempdir().expect("temp dir");
-    let config = crate::bridge::harness::test_config(&tmux.socket, home.path());
+    let config = crate::support::bridge::test_config(&tmux.socket, home.path());
     let mut b = Bridge::start_with(tmux, home, config).await;
     b.say("oc_1", "ou_alice", "/gsd:adopt work as mine").await;
     b.card_with("== Adopted ==").await;
@@ -287,9 +287,6 @@ async fn a_pane_with_the_adopted_id_on_a_restarted_server_is_not_typed_into() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_file_is_served_from_a_pane_adopted_on_an_ssh_host() {
     use clawmux::store::state::OutboxOp;
-    if !super::sshd::available("no_file_is_served_from_a_pane_adopted_on_an_ssh_host") {
-        return;
-    }
     let sshd = super::sshd::start();
     let (mut b, remote) = super::bridge_with_box(&sshd).await;
     remote.new_session("work", "sh");

@@ -2,7 +2,7 @@
 //! host, read there through the host's own command (a private sshd on
 //! 127.0.0.1, whose "host" file system is this one).
 
-use crate::bridge::harness::{button_value, is_send};
+use crate::support::bridge::{button_value, is_send};
 use crate::support::sshd;
 
 use super::{bridge_with_box, new_web_on_box};
@@ -13,9 +13,6 @@ use super::{bridge_with_box, new_web_on_box};
 /// `/gsd:status` shows the position it holds afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ssh_projects_gsd_install_and_planning_are_read_on_its_host() {
-    if !sshd::available("an_ssh_projects_gsd_install_and_planning_are_read_on_its_host") {
-        return;
-    }
     let sshd = sshd::start();
     let (mut b, remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;
@@ -72,9 +69,6 @@ async fn an_ssh_projects_gsd_install_and_planning_are_read_on_its_host() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_of_an_ssh_project_is_read_on_its_host() {
     use clawmux::store::state::OutboxOp;
-    if !sshd::available("a_file_of_an_ssh_project_is_read_on_its_host") {
-        return;
-    }
     let sshd = sshd::start();
     let (mut b, _remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;

@@ -14,7 +14,9 @@ use clawmux::bridge::config::{Config, HostConfig};
 use clawmux::bridge::panes::hosts::MAX_LISTED_LINE_CHARS;
 use clawmux::bridge::panes::transcript::GAP_LINE;
 
-use crate::bridge::harness::{Bridge, button_value, is_send, test_config};
+use crate::support::bridge::{Bridge, button_value, is_send, test_config};
+use crate::support::fake_feishu::FakeFeishu;
+use crate::support::feishu_serve::{card, feishu_config, image_refused, start};
 use crate::support::sshd::{self, Sshd};
 use crate::support::tmux::TmuxServer;
 
@@ -65,9 +67,6 @@ async fn new_web_on_box(b: &mut Bridge) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_on_an_ssh_host_runs_end_to_end() {
-    if !sshd::available("a_project_on_an_ssh_host_runs_end_to_end") {
-        return;
-    }
     let sshd = sshd::start();
     let (mut b, remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;
@@ -115,9 +114,6 @@ async fn a_project_on_an_ssh_host_runs_end_to_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so() {
-    if !sshd::available("cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so") {
-        return;
-    }
     let sshd = sshd::start();
     let (mut b, _remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;
@@ -159,9 +155,6 @@ async fn cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_down_for_a_while_is_reported_and_reconnected_with_backoff() {
-    if !sshd::available("a_host_down_for_a_while_is_reported_and_reconnected_with_backoff") {
-        return;
-    }
     let mut sshd = sshd::start();
     let (mut b, _remote) = bridge_with_box(&sshd).await;
     new_web_on_box(&mut b).await;
@@ -295,4 +288,39 @@ async fn a_host_that_never_answers_or_never_stops_is_bounded_and_hides_no_other(
     );
     b.say("oc_2", "ou_alice", "/gsd:status").await;
     b.card_with("== Status ==").await;
+}
+
+/// An image from chat for a project on an ssh host is refused with the
+/// reason told to the chat, nothing typed and nothing written on either
+/// side (before, it was saved on the gateway, where the agent cannot read
+/// it).
+///
+/// Passes by `Images::folder` (`src/bridge/channels/chat_images.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_for_a_project_on_an_ssh_host_is_refused_with_its_reason() {
+    let sshd = sshd::start();
+    let fake = FakeFeishu::start().await;
+    let local = TmuxServer::new();
+    let remote = TmuxServer::new();
+    let home = tempfile::tempdir().expect("temp dir");
+    let root = home.path().join("box-ws");
+    let mut config = feishu_config(&local, home.path(), &fake);
+    with_host(&mut config, "box", sshd.ssh_tmux(), &remote, &root);
+    let _live = start(&config, home.path()).await;
+    assert!(
+        fake.wait_connected(1, std::time::Duration::from_secs(60))
+            .await,
+        "long connection up"
+    );
+
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project web@box");
+    card(&fake, "web's first result", |c| {
+        c.card_text().contains("You said: /gsd:new-project") && c.title().starts_with("web@box")
+    })
+    .await;
+    image_refused(&fake, home.path(), "web", "runs on").await;
+    let screen = remote.capture("=cm-web:");
+    assert!(!screen.contains("Image from chat"), "typed:\n{screen}");
+    assert!(screen.contains("after the image web"), "{screen}");
+    assert!(!root.join("web/.clawmux").exists(), "written on the host");
 }

@@ -5,7 +5,6 @@
 mod closed_stdout;
 mod config_place;
 mod console;
-mod disk_full;
 mod inherited_fds;
 mod private_state;
 mod serve_stop;

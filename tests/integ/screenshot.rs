@@ -49,37 +49,30 @@ fn a_pane_is_drawn_at_its_size_with_its_colours() {
 }
 
 /// `clawmux screenshot -t PANE` under `/usr/bin/time`: its stdout and
-/// peak resident memory in bytes (`None` when `/usr/bin/time` is not
-/// installed). Not `ru_maxrss` of a child of this process: Linux counts
+/// peak resident memory in bytes (the test fails without GNU time). Not `ru_maxrss` of a child of this process: Linux counts
 /// the forked test process's memory in it.
-fn screenshot_rss(
-    tmux: &TmuxServer,
-    target: &str,
-    file: &std::path::Path,
-) -> (String, Option<u64>) {
+fn screenshot_rss(tmux: &TmuxServer, target: &str, file: &std::path::Path) -> (String, u64) {
     const TIME: &str = "/usr/bin/time";
+    if !std::path::Path::new(TIME).exists() {
+        crate::support::missing("GNU time (/usr/bin/time)", "apt-get install time");
+    }
     let report = file.with_extension("rss");
-    let mut cmd = if std::path::Path::new(TIME).exists() {
-        let mut cmd = Command::new(TIME);
-        cmd.args(["-f", "%M", "-o"])
-            .arg(&report)
-            .arg(env!("CARGO_BIN_EXE_clawmux"));
-        cmd
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_clawmux"))
-    };
-    let out = cmd
+    let out = Command::new(TIME)
+        .args(["-f", "%M", "-o"])
+        .arg(&report)
+        .arg(env!("CARGO_BIN_EXE_clawmux"))
         .args(["screenshot", "-L", &tmux.socket, "-t", target, "-o"])
         .arg(file)
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let kib = std::fs::read_to_string(&report)
-        .ok()
-        .and_then(|r| r.trim().lines().last()?.trim().parse::<u64>().ok());
+    let report = std::fs::read_to_string(&report).expect("GNU time's report");
+    let kib = (report.trim().lines().last())
+        .and_then(|l| l.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("GNU time's report holds no KiB figure: {report:?}"));
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
-        kib.map(|k| k * 1024),
+        kib * 1024,
     )
 }
 
@@ -133,21 +126,15 @@ fn a_pane_resized_huge_is_drawn_in_the_memory_of_the_grid() {
         png_size(&dir.path().join("grid.png")),
         "drawn at the grid's size"
     );
-    match (grid_rss, huge_rss) {
-        (Some(grid), Some(huge)) => {
-            eprintln!(
-                "peak RSS: {}x{} pane {} KiB, 10000x10000 pane {} KiB",
-                cols,
-                rows,
-                grid / 1024,
-                huge / 1024
-            );
-            // The capture of 10000 rows and tmux's answer are the only
-            // extra: far below one 10000x10000 model (3 GB).
-            assert!(huge <= grid + (32 << 20), "{huge} bytes against {grid}");
-        }
-        _ => eprintln!("SKIPPED the memory check: /usr/bin/time is not installed"),
-    }
+    let (grid, huge) = (grid_rss, huge_rss);
+    eprintln!(
+        "peak RSS: {cols}x{rows} pane {} KiB, 10000x10000 pane {} KiB",
+        grid / 1024,
+        huge / 1024
+    );
+    // The capture of 10000 rows and tmux's answer are the only extra: far
+    // below one 10000x10000 model (3 GB).
+    assert!(huge <= grid + (32 << 20), "{huge} bytes against {grid}");
 }
 
 /// `clawmux screenshot ARGS` with tmux's sockets under `tmpdir` and no

@@ -95,13 +95,13 @@ fn ours(root: &Path, name: &str, strict: bool) -> (bool, Findings) {
     (report.valid, found)
 }
 
-/// The real OpenSpec CLI's version, when it is on PATH.
-fn openspec_cli() -> Option<String> {
-    let version = clawmux::openspec::cli::OpenSpecCli::default().version();
-    if version.is_none() {
-        eprintln!("openspec CLI not on PATH: agreement with the real CLI not checked here");
-    }
-    version
+/// The real OpenSpec CLI's version; the test fails when it is not on PATH.
+fn openspec_cli() -> String {
+    clawmux::openspec::cli::OpenSpecCli::default()
+        .version()
+        .unwrap_or_else(|| {
+            crate::support::missing("The OpenSpec CLI", "npm install -g @fission-ai/openspec")
+        })
 }
 
 /// The CLI's verdict and findings per change id.
@@ -165,9 +165,7 @@ fn table_verdicts_are_the_recorded_ones() {
 
 #[test]
 fn table_agrees_with_openspec_cli() {
-    let Some(version) = openspec_cli() else {
-        return;
-    };
+    let version = openspec_cli();
     let dir = table_project();
     let mut wrong = Vec::new();
     for strict in [false, true] {
@@ -386,9 +384,7 @@ fn random_text(rng: &mut StdRng, pieces: &[&str], max_lines: usize) -> String {
 
 #[test]
 fn unseen_random_changes_agree_with_openspec_cli() {
-    let Some(version) = openspec_cli() else {
-        return;
-    };
+    let version = openspec_cli();
     /// Changes per run (`CLAWMUX_LINT_CHANGES` overrides): one CLI process
     /// validates them all, so this is cheap.
     const CHANGES: usize = 80;

@@ -18,20 +18,14 @@ pub const AIDER_BIN_ENV: &str = "CLAWMUX_AIDER";
 /// The model name Aider is started with (litellm's `openai/` provider).
 pub const MODEL: &str = "fake-model";
 
-/// The `aider` program, or `None` after a loud message saying `test` is
-/// skipped.
-pub fn aider_or_skip(test: &str) -> Option<PathBuf> {
-    let found = std::env::var_os(AIDER_BIN_ENV)
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_file());
-    if found.is_none() {
-        eprintln!(
-            "\n*** SKIPPED {test}: Aider is not installed (set {AIDER_BIN_ENV}; \
-             .ci/run installs aider-chat=={TESTED} in a venv under target/) ***\n"
-        );
-    }
-    found
+/// The `aider` program; the test fails when it is not installed.
+pub fn aider_required() -> PathBuf {
+    super::program_from_env(AIDER_BIN_ENV).unwrap_or_else(|| {
+        super::missing(
+            "Aider",
+            &format!("set {AIDER_BIN_ENV} (pip install aider-chat=={TESTED} in a venv)"),
+        )
+    })
 }
 
 /// Makes `dir` a git repository with one empty commit (Aider commits its

@@ -98,17 +98,17 @@ pub fn fixtures_dir() -> PathBuf {
     fixtures_dir_of(release())
 }
 
-/// The `claude` binary, or `None` after a loud message saying the test is
-/// skipped.
-pub fn claude_or_skip(test: &str) -> Option<PathBuf> {
-    let found = find_claude();
-    if found.is_none() {
-        eprintln!(
-            "\n*** SKIPPED {test}: Claude Code is not installed (set CLAWMUX_CLAUDE or put `claude` on PATH; \
-             .ci/run installs @anthropic-ai/claude-code@{NEWEST_TESTED} and @{OLDEST_SUPPORTED} with npm) ***\n"
-        );
-    }
-    found
+/// The `claude` binary; the test fails when it is not installed.
+pub fn claude_required() -> PathBuf {
+    find_claude().unwrap_or_else(|| {
+        super::missing(
+            "Claude Code",
+            &format!(
+                "set CLAWMUX_CLAUDE or put `claude` on PATH \
+                 (npm install @anthropic-ai/claude-code@{NEWEST_TESTED}, or @{OLDEST_SUPPORTED})"
+            ),
+        )
+    })
 }
 
 /// Longest a scenario step waits for the screen. Claude Code starts in ~2 s

@@ -14,20 +14,14 @@ use clawmux::agents::codex::TESTED;
 /// The variable naming the `codex` binary.
 pub const CODEX_BIN_ENV: &str = "CLAWMUX_CODEX";
 
-/// The `codex` binary, or `None` after a loud message saying `test` is
-/// skipped.
-pub fn codex_or_skip(test: &str) -> Option<PathBuf> {
-    let found = std::env::var_os(CODEX_BIN_ENV)
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_file());
-    if found.is_none() {
-        eprintln!(
-            "\n*** SKIPPED {test}: Codex CLI is not installed (set {CODEX_BIN_ENV}; \
-             .ci/run installs @openai/codex@{TESTED} under target/) ***\n"
-        );
-    }
-    found
+/// The `codex` binary; the test fails when it is not installed.
+pub fn codex_required() -> PathBuf {
+    super::program_from_env(CODEX_BIN_ENV).unwrap_or_else(|| {
+        super::missing(
+            "Codex CLI",
+            &format!("set {CODEX_BIN_ENV} (npm install @openai/codex@{TESTED})"),
+        )
+    })
 }
 
 /// A throwaway home for Codex against the fake API at `base_url`.

@@ -20,20 +20,14 @@ use clawmux::tmux::TEXT_ENTER_GAP;
 /// The variable naming the `gemini` program.
 pub const GEMINI_BIN_ENV: &str = "CLAWMUX_GEMINI";
 
-/// The `gemini` program, or `None` after a loud message saying `test` is
-/// skipped.
-pub fn gemini_or_skip(test: &str) -> Option<PathBuf> {
-    let found = std::env::var_os(GEMINI_BIN_ENV)
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_file());
-    if found.is_none() {
-        eprintln!(
-            "\n*** SKIPPED {test}: Gemini CLI is not installed (set {GEMINI_BIN_ENV}; \
-             .ci/run installs @google/gemini-cli@{TESTED} under target/) ***\n"
-        );
-    }
-    found
+/// The `gemini` program; the test fails when it is not installed.
+pub fn gemini_required() -> PathBuf {
+    super::program_from_env(GEMINI_BIN_ENV).unwrap_or_else(|| {
+        super::missing(
+            "Gemini CLI",
+            &format!("set {GEMINI_BIN_ENV} (npm install @google/gemini-cli@{TESTED})"),
+        )
+    })
 }
 
 /// A throwaway home for Gemini CLI against the fake API at `base_url`.

@@ -13,8 +13,8 @@ use clawmux::agentcheck::ClaudeEnv;
 /// The GSD release `.ci/run` installs and these tests were written against.
 pub const GSD_VERSION: &str = clawmux::gsd::TESTED_VERSION;
 
-/// The installed package's directory, or `None` after a loud skip message.
-pub fn gsd_or_skip(test: &str) -> Option<PathBuf> {
+/// The installed package's directory; the test fails when it is not there.
+pub fn gsd_required() -> PathBuf {
     let dir = std::env::var_os("CLAWMUX_GSD")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -22,15 +22,13 @@ pub fn gsd_or_skip(test: &str) -> Option<PathBuf> {
                 "target/gsd-{GSD_VERSION}/node_modules/get-shit-done-cc"
             ))
         });
-    if dir.join("bin/install.js").is_file() {
-        return Some(dir);
+    if !dir.join("bin/install.js").is_file() {
+        super::missing(
+            &format!("GSD at {}", dir.display()),
+            &format!("set CLAWMUX_GSD (npm install get-shit-done-cc@{GSD_VERSION})"),
+        );
     }
-    eprintln!(
-        "\n*** SKIPPED {test}: GSD is not installed at {} (set CLAWMUX_GSD, or run .ci/run, \
-         which installs get-shit-done-cc@{GSD_VERSION} with npm) ***\n",
-        dir.display()
-    );
-    None
+    dir
 }
 
 /// Which layout to install.

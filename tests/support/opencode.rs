@@ -29,24 +29,23 @@ const CLOSED_REGISTRY: &str = "http://127.0.0.1:9/";
 /// The model's name in the config, and as OpenCode shows it.
 pub const MODEL_NAME: &str = "Fake Model";
 
-/// The `opencode` program and the plugin pre-seed, or `None` after a loud
-/// message saying `test` is skipped.
-pub fn opencode_or_skip(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-    };
-    let bin = var(OPENCODE_BIN_ENV).filter(|p| p.is_file());
-    let seed = var(OPENCODE_PLUGIN_ENV).filter(|p| p.join("node_modules").is_dir());
-    if bin.is_none() || seed.is_none() {
-        eprintln!(
-            "\n*** SKIPPED {test}: OpenCode is not installed (set {OPENCODE_BIN_ENV} and \
-             {OPENCODE_PLUGIN_ENV}; .ci/run installs opencode-ai@{TESTED} and the \
-             @opencode-ai/plugin pre-seed under target/) ***\n"
-        );
-    }
-    bin.zip(seed)
+/// The `opencode` program and the plugin pre-seed; the test fails when
+/// either is not installed.
+pub fn opencode_required() -> (PathBuf, PathBuf) {
+    let bin = super::program_from_env(OPENCODE_BIN_ENV);
+    let seed = std::env::var_os(OPENCODE_PLUGIN_ENV)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.join("node_modules").is_dir());
+    bin.zip(seed).unwrap_or_else(|| {
+        super::missing(
+            "OpenCode",
+            &format!(
+                "set {OPENCODE_BIN_ENV} and {OPENCODE_PLUGIN_ENV} (npm install \
+                 opencode-ai@{TESTED}, and @opencode-ai/plugin@{TESTED} as the pre-seed)"
+            ),
+        )
+    })
 }
 
 /// A throwaway home for OpenCode against the fake API at `base_url`.

@@ -1,26 +1,18 @@
 //! A private OpenSSH server on 127.0.0.1 for one test (the library's
 //! loopback sshd: own host key, own authorized key, own free port, the
-//! current user, killed with its connections on drop), and the skip rule
-//! when sshd is not installed.
+//! current user, killed with its connections on drop); a test fails when
+//! sshd is not installed.
 
 use std::path::Path;
 
 pub use clawmux::bench::sshd::LoopbackSshd as Sshd;
 use clawmux::bench::sshd::SSHD;
 
-/// Whether the tests that need a real sshd can run; says loudly when not.
-pub fn available(test: &str) -> bool {
-    let ok = Path::new(SSHD).exists();
-    if !ok {
-        eprintln!(
-            "SKIPPED {test}: {SSHD} is not installed (apt-get install openssh-server; .ci/run does)"
-        );
-    }
-    ok
-}
-
 /// A started sshd; the test fails with sshd's log if it cannot start.
 pub fn start() -> Sshd {
+    if !Path::new(SSHD).exists() {
+        super::missing(SSHD, "apt-get install openssh-server");
+    }
     Sshd::start().unwrap_or_else(|e| panic!("sshd: {e}"))
 }
 

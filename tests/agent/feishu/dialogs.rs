@@ -9,9 +9,9 @@ use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use serde_json::json;
 
 use super::harness::*;
-use crate::agent::scenarios;
-use crate::feishu::fake_server::{Kind, Pushed, Recorded};
-use crate::support::claude::{claude_or_skip, release_at_least};
+use crate::support::claude::{claude_required, release_at_least};
+use crate::support::fake_feishu::{Kind, Pushed, Recorded};
+use crate::support::scenarios;
 
 /// The Bash permission prompt is one approval card with its exact
 /// command, question and options; clicks that may not answer it are
@@ -20,9 +20,7 @@ use crate::support::claude::{claude_or_skip, release_at_least};
 /// agent's answer and nothing else of its screen.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bash_permission_approved_by_a_click() {
-    let Some(claude) = claude_or_skip("agent::feishu::bash_permission_approved_by_a_click") else {
-        return;
-    };
+    let claude = claude_required();
     let (serve, api, _env) = start(&claude, bash_script()).await;
     let (asked, from) = serve.new_project_then("make a marker file").await;
     let approval = serve
@@ -159,11 +157,7 @@ async fn bash_permission_approved_by_a_click() {
 /// answers the prompt.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_with_a_bad_token_is_refused_over_the_webhook() {
-    let Some(claude) =
-        claude_or_skip("agent::feishu::a_click_with_a_bad_token_is_refused_over_the_webhook")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let (serve, api, _env) = start_setup(
         &claude,
         |_| bash_script(),
@@ -268,10 +262,7 @@ async fn question_clicked(claude: &Path, label: &str) -> Clicked {
 /// to the model.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn question_answered_by_a_described_option() {
-    let Some(claude) = claude_or_skip("agent::feishu::question_answered_by_a_described_option")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let Clicked {
         serve,
         api,
@@ -306,11 +297,7 @@ async fn question_answered_by_a_described_option() {
 /// clarify, with no answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn question_answered_by_the_option_below_the_rule() {
-    let Some(claude) =
-        claude_or_skip("agent::feishu::question_answered_by_the_option_below_the_rule")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let Clicked {
         serve,
         api,
@@ -422,10 +409,7 @@ async fn edit_approved_by_a_click(claude: &Path) -> Edited {
 /// misses, in [`edit_card_holds_the_diff`].
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edit_approved_by_a_click_changes_the_file() {
-    let Some(claude) = claude_or_skip("agent::feishu::edit_approved_by_a_click_changes_the_file")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let Edited {
         approval, result, ..
     } = edit_approved_by_a_click(&claude).await;
@@ -453,11 +437,7 @@ async fn edit_approved_by_a_click_changes_the_file() {
 /// file (ctrl+o to expand)`; a read still running is not the answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edit_result_card_holds_only_rows_the_agent_still_shows() {
-    let Some(claude) =
-        claude_or_skip("agent::feishu::edit_result_card_holds_only_rows_the_agent_still_shows")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let Edited { serve, result, .. } = edit_approved_by_a_click(&claude).await;
     let stale = serve.rows_not_on_the_pane(&result);
     if !stale.is_empty() {
@@ -475,9 +455,7 @@ async fn edit_result_card_holds_only_rows_the_agent_still_shows() {
 /// anyone answers it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edit_card_holds_the_diff() {
-    let Some(claude) = claude_or_skip("agent::feishu::edit_card_holds_the_diff") else {
-        return;
-    };
+    let claude = claude_required();
     let Edited {
         serve, approval, ..
     } = edit_approved_by_a_click(&claude).await;
@@ -497,9 +475,7 @@ async fn edit_card_holds_the_diff() {
 /// which leaves plan mode and tells the model the plan was approved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_approved_by_a_click() {
-    let Some(claude) = claude_or_skip("agent::feishu::plan_approved_by_a_click") else {
-        return;
-    };
+    let claude = claude_required();
     let script = |_: &Path| {
         vec![
             Turn::tool(

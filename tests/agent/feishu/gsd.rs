@@ -5,7 +5,7 @@
 use clawmux::agentcheck::Turn;
 
 use super::harness::*;
-use crate::support::claude::claude_or_skip;
+use crate::support::claude::claude_required;
 use crate::support::gsd::{self, Layout};
 
 const RULE: &str = "━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━";
@@ -28,13 +28,8 @@ fn checkpoint() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gsd_decision_checkpoint_is_answered_by_its_button() {
-    let test = "agent::feishu::gsd::a_gsd_decision_checkpoint_is_answered_by_its_button";
-    let Some(claude) = claude_or_skip(test) else {
-        return;
-    };
-    let Some(package) = gsd::gsd_or_skip(test) else {
-        return;
-    };
+    let claude = claude_required();
+    let package = gsd::gsd_required();
     let script = vec![
         Turn::text("The project is set up."),
         Turn::text(&checkpoint()),

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use serde_json::{Value, json};
 
-pub(super) use crate::agent::scenarios::{bash_script, question_script};
-use crate::feishu::fake_server::{self, FakeFeishu, Kind, Pushed, Recorded};
-use crate::feishu::signed;
 use crate::support::claude::{STEP_TIMEOUT, agent_home};
+use crate::support::fake_feishu::{self, FakeFeishu, Kind, Pushed, Recorded};
 use crate::support::gsd::Layout;
+pub(super) use crate::support::scenarios::{bash_script, question_script};
+use crate::support::signed;
 use crate::support::tmux::TmuxServer;
 
 /// The group chat the bot is in (clicks from the fake server name it).
@@ -87,8 +87,8 @@ impl FeishuServe {
             ws = home.path().join("ws").display().to_string(),
             socket = tmux.socket,
             domain = fake.base_url(),
-            app_id = fake_server::APP_ID,
-            secret = fake_server::APP_SECRET,
+            app_id = fake_feishu::APP_ID,
+            secret = fake_feishu::APP_SECRET,
         );
         let config_path = home.path().join("config.toml");
         std::fs::write(&config_path, config).expect("config written");
@@ -203,7 +203,7 @@ impl FeishuServe {
         };
         let n = self.posted.fetch_add(1, Ordering::Relaxed);
         let (event_id, message_id) = (format!("ev_w{n}"), format!("om_w{n}"));
-        let event = fake_server::message_event(&event_id, &message_id, CHAT, from, text);
+        let event = fake_feishu::message_event(&event_id, &message_id, CHAT, from, text);
         match signed::post_event(url, ENCRYPT_KEY, TOKEN, &event).await {
             Ok((200, _)) => {}
             other => self.fail(&format!("the webhook refused {text:?}: {other:?}")),
@@ -243,7 +243,7 @@ impl FeishuServe {
         };
         let n = self.posted.fetch_add(1, Ordering::Relaxed);
         let event =
-            fake_server::card_action_event(&format!("ev_w{n}"), who, message_id, CHAT, value);
+            fake_feishu::card_action_event(&format!("ev_w{n}"), who, message_id, CHAT, value);
         signed::post_event(url, ENCRYPT_KEY, token, &event)
             .await
             .unwrap_or_else(|e| self.fail(&format!("cannot post a click: {e}")))

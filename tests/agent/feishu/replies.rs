@@ -7,9 +7,9 @@
 //! field, or is refused.
 
 use super::harness::*;
-use crate::agent::scenarios;
-use crate::feishu::fake_server::{Kind, Pushed, Recorded};
-use crate::support::claude::claude_or_skip;
+use crate::support::claude::claude_required;
+use crate::support::fake_feishu::{Kind, Pushed, Recorded};
+use crate::support::scenarios;
 
 /// Waits until the turn asked by `asked` ended: its result card, or the
 /// card saying the agent stopped (denied). The card.
@@ -28,11 +28,7 @@ async fn turn_ended(serve: &FeishuServe, asked: &Pushed, from: usize) -> Recorde
 /// take the reply as an answer, the card's "No" button closes the dialog.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_no_to_a_bash_card_does_not_run_the_command() {
-    let Some(claude) =
-        claude_or_skip("agent::feishu::a_reply_no_to_a_bash_card_does_not_run_the_command")
-    else {
-        return;
-    };
+    let claude = claude_required();
     let (serve, api, _env) = start(&claude, bash_script()).await;
     let (asked, from) = serve.new_project_then("make a marker file").await;
     let approval = serve
@@ -73,10 +69,7 @@ async fn a_reply_no_to_a_bash_card_does_not_run_the_command() {
 /// card says the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_to_the_question_card_is_the_answer() {
-    let Some(claude) = claude_or_skip("agent::feishu::a_reply_to_the_question_card_is_the_answer")
-    else {
-        return;
-    };
+    let claude = claude_required();
     const ANSWER: &str = "DuckDB, because we do analytics";
     let (serve, api, _env) = start(&claude, question_script()).await;
     let (asked, from) = serve.new_project_then("pick a database").await;

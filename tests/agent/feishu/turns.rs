@@ -4,17 +4,15 @@
 use clawmux::agentcheck::Turn;
 
 use super::harness::*;
-use crate::agent::scenarios;
-use crate::feishu::fake_server::{Kind, Recorded};
-use crate::support::claude::claude_or_skip;
+use crate::support::claude::claude_required;
+use crate::support::fake_feishu::{Kind, Recorded};
+use crate::support::scenarios;
 
 /// A reply quoting permission prompts, menus and error lines raises no
 /// approval card and no error card, and is one result card.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quoting_reply_is_one_result_card() {
-    let Some(claude) = claude_or_skip("agent::feishu::quoting_reply_is_one_result_card") else {
-        return;
-    };
+    let claude = claude_required();
     let (serve, api, _env) = start(&claude, vec![Turn::text(scenarios::QUOTING_REPLY)]).await;
     let (asked, from) = serve.new_project_then("show me the dialogs").await;
     let result = serve
@@ -55,10 +53,7 @@ async fn quoting_reply_is_one_result_card() {
 /// runs as its own turn and ends once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_during_a_dialog_waits_its_turn() {
-    let Some(claude) = claude_or_skip("agent::feishu::a_message_during_a_dialog_waits_its_turn")
-    else {
-        return;
-    };
+    let claude = claude_required();
     const SECOND_ANSWER: &str = "Second answer here.";
     let mut script = bash_script();
     script.push(Turn::text(SECOND_ANSWER));

@@ -1,5 +1,5 @@
 // The official Node SDK's long-connection client against the local Feishu
-// server (tests/feishu/sdk_oracle.rs). Usage: node ws_client.js <base URL>
+// server (tests/oracles/feishu_sdk.rs). Usage: node ws_client.js <base URL>
 // <app id> <app secret>. Prints one JSON line per event it handles; answers
 // card actions with a toast the server checks in its ack.
 const lark = require('@larksuiteoapi/node-sdk');

@@ -1,5 +1,5 @@
 // The official Node SDK uploads an image to the local Feishu server
-// (tests/feishu/sdk_oracle.rs). Usage: node image_upload.js <base URL>
+// (tests/oracles/feishu_sdk.rs). Usage: node image_upload.js <base URL>
 // <app id> <app secret> <png file>. Prints the SDK's answer as one JSON line.
 const fs = require('fs');
 const lark = require('@larksuiteoapi/node-sdk');

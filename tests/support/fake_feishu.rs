@@ -1,6 +1,6 @@
 //! A local Feishu: the Open API endpoints and the long-connection WebSocket,
 //! speaking the real wire protocol on 127.0.0.1, with fault knobs. Reusable
-//! by every test area (`crate::feishu::fake_server::FakeFeishu`).
+//! by every test area (`crate::support::fake_feishu::FakeFeishu`).
 //!
 //! ```ignore
 //! let fake = FakeFeishu::start().await;
@@ -43,10 +43,10 @@
 
 #![allow(dead_code)] // a fixture: each test area uses a different part
 
-#[path = "fake_server/cardkit.rs"]
+#[path = "fake_feishu/cardkit.rs"]
 mod cardkit;
 pub use cardkit::{CardFault, Entity};
-#[path = "fake_server/images.rs"]
+#[path = "fake_feishu/images.rs"]
 mod images;
 pub use images::UploadedImage;
 

@@ -11,7 +11,7 @@
 // callbacks). A vector records whether the SDK's handler ran (accepted) or
 // not (refused), and the challenge it answered. Forgeries are the good
 // request with one byte changed. Prints {"sdk", "vectors"} as JSON on
-// stdout; clawmux must agree (tests/feishu/sdk_oracle.rs).
+// stdout; clawmux must agree (tests/oracles/feishu_sdk.rs).
 //
 // The Node SDK signs over JSON.stringify of the parsed body, not the raw
 // bytes, so every body here is JSON.stringify output (compact), where the

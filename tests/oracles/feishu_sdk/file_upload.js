@@ -1,5 +1,5 @@
 // The official Node SDK uploads a file to the local Feishu server
-// (tests/feishu/sdk_oracle.rs). Usage: node file_upload.js <base URL>
+// (tests/oracles/feishu_sdk.rs). Usage: node file_upload.js <base URL>
 // <app id> <app secret> <file> <file name>. Prints the SDK's answer as one
 // JSON line.
 const fs = require('fs');

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::scenarios;
+use crate::support::scenarios;
 
 /// Detections from JSON lines: the objects with an `at_ms` (watch also
 /// prints the tmux events).
@@ -226,4 +226,14 @@ pub fn check_for(release: &str, name: &str, ds: &[Value]) -> Result<(), String> 
         }
         other => Err(format!("no expectation for scenario {other}")),
     }
+}
+
+/// `clawmux detect --profile claude` on a recording, as JSON values.
+pub fn replay(recording: &[u8]) -> Vec<Value> {
+    let (code, out, err) =
+        crate::support::claude::clawmux_stdin(&["detect", "--profile", "claude"], recording);
+    assert_eq!(code, 0, "clawmux detect failed: {err}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use clawmux::feishu::{Domain, FeishuConfig, Intake, IntakeEvent, MemoryDedupe, ws};
 
-use super::fake_server::{APP_ID, APP_SECRET, FakeFeishu};
+use crate::support::fake_feishu::{APP_ID, APP_SECRET, FakeFeishu};
 
 /// The Node SDK version the local server was checked against.
 pub const NODE_SDK_VERSION: &str = "1.74.0";
@@ -48,11 +48,10 @@ fn runs(program: &str, arg: &str) -> bool {
 }
 
 /// `node_modules` holding `@larksuiteoapi/node-sdk`, installed if needed;
-/// None (after saying so) when node or npm is missing.
-pub fn node_sdk(test: &str) -> Option<PathBuf> {
+/// the test fails when node or npm is missing.
+pub fn node_sdk() -> PathBuf {
     if !runs("node", "--version") || !runs("npm", "--version") {
-        eprintln!("SKIPPED {test}: node/npm not found; the official Node SDK oracle needs them");
-        return None;
+        crate::support::missing("Node.js with npm", "apt-get install nodejs npm");
     }
     let prefix = sdk_root().join("node");
     let modules = prefix.join("node_modules");
@@ -71,15 +70,14 @@ pub fn node_sdk(test: &str) -> Option<PathBuf> {
             .expect("run npm");
         assert!(status.success(), "npm install of the Node SDK failed");
     }
-    Some(modules)
+    modules
 }
 
 /// A directory to put on PYTHONPATH with `lark_oapi`, installed if needed;
-/// None (after saying so) when python3 is missing.
-pub fn python_sdk(test: &str) -> Option<PathBuf> {
+/// the test fails when python3 is missing.
+pub fn python_sdk() -> PathBuf {
     if !runs("python3", "--version") {
-        eprintln!("SKIPPED {test}: python3 not found; the official Python SDK oracle needs it");
-        return None;
+        crate::support::missing("python3", "apt-get install python3");
     }
     let target = sdk_root().join("python");
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
@@ -110,10 +108,10 @@ pub fn python_sdk(test: &str) -> Option<PathBuf> {
             .expect("run pip");
         assert!(status.success(), "pip install of lark-oapi failed");
     }
-    Some(target)
+    target
 }
 
-/// The official Node SDK running `tests/feishu/sdk/<script>` against
+/// The official Node SDK running `tests/oracles/feishu_sdk/<script>` against
 /// `fake` (its URL, app id and secret first, then `args`), its modules
 /// from `modules`; stdout piped for [`lines_of`].
 fn node_script(
@@ -123,7 +121,7 @@ fn node_script(
     args: &[&std::ffi::OsStr],
 ) -> tokio::process::Child {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/feishu/sdk")
+        .join("tests/oracles/feishu_sdk")
         .join(script);
     tokio::process::Command::new("node")
         .arg(&script)
@@ -172,10 +170,7 @@ const NODE_WAIT: Duration = Duration::from_secs(60);
 
 #[tokio::test]
 async fn the_official_node_ws_client_works_against_the_local_server() {
-    let Some(modules) = node_sdk("the_official_node_ws_client_works_against_the_local_server")
-    else {
-        return;
-    };
+    let modules = node_sdk();
     let fake = FakeFeishu::start().await;
     // Pings every second, so the client's pings and our pongs are seen.
     fake.set_client_config(1, -1, 1, 0);
@@ -229,9 +224,7 @@ async fn the_official_node_ws_client_works_against_the_local_server() {
 /// that arrive unchanged.
 #[tokio::test]
 async fn image_uploads_have_the_official_node_sdks_shape() {
-    let Some(modules) = node_sdk("image_uploads_have_the_official_node_sdks_shape") else {
-        return;
-    };
+    let modules = node_sdk();
     let fake = FakeFeishu::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let png = {
@@ -285,9 +278,7 @@ async fn image_uploads_have_the_official_node_sdks_shape() {
 /// and a fake boundary line included).
 #[tokio::test]
 async fn file_uploads_have_the_official_node_sdks_shape() {
-    let Some(modules) = node_sdk("file_uploads_have_the_official_node_sdks_shape") else {
-        return;
-    };
+    let modules = node_sdk();
     let fake = FakeFeishu::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let mut bytes: Vec<u8> = (0..=255u8).collect();
@@ -335,10 +326,9 @@ const VECTOR_TOKEN: &str = "vector-verification-token";
 /// delivered, refused ones 401.
 #[tokio::test]
 async fn webhook_verdicts_agree_with_the_official_python_sdk() {
-    let Some(py) = python_sdk("webhook_verdicts_agree_with_the_official_python_sdk") else {
-        return;
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/webhook_vectors.py");
+    let py = python_sdk();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/feishu_sdk/webhook_vectors.py");
     let out = Command::new("python3")
         .arg(&script)
         .args([VECTOR_KEY, VECTOR_TOKEN])
@@ -379,10 +369,7 @@ async fn webhook_verdicts_agree_with_the_official_python_sdk() {
 /// (not even in url_verification); clawmux, like the Python SDK, does.
 #[tokio::test]
 async fn webhook_verdicts_agree_with_the_official_node_sdk() {
-    let Some(all) = node_vectors("webhook_verdicts_agree_with_the_official_node_sdk") else {
-        return;
-    };
-    let vectors = all;
+    let vectors = node_vectors();
     let named = |name: &str| {
         vectors
             .iter()
@@ -428,11 +415,11 @@ async fn webhook_verdicts_agree_with_the_official_node_sdk() {
     feed_vectors(&vectors, &verdicts).await;
 }
 
-/// The vectors the Node SDK judged (tests/feishu/sdk/webhook_vectors.js);
-/// None (after saying so) when node/npm is missing.
-fn node_vectors(test: &str) -> Option<Vec<Value>> {
-    let modules = node_sdk(test)?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/webhook_vectors.js");
+/// The vectors the Node SDK judged (tests/oracles/feishu_sdk/webhook_vectors.js);
+fn node_vectors() -> Vec<Value> {
+    let modules = node_sdk();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/feishu_sdk/webhook_vectors.js");
     let out = Command::new("node")
         .arg(&script)
         .args([VECTOR_KEY, VECTOR_TOKEN])
@@ -449,7 +436,7 @@ fn node_vectors(test: &str) -> Option<Vec<Value>> {
         vectors["sdk"],
         format!("@larksuiteoapi/node-sdk {NODE_SDK_VERSION}")
     );
-    Some(vectors["vectors"].as_array().expect("a list").clone())
+    vectors["vectors"].as_array().expect("a list").clone()
 }
 
 /// What clawmux must do with one vector.
@@ -568,12 +555,9 @@ async fn feed_vectors(vectors: &[Value], verdicts: &[Verdict]) {
 /// retried, as clawmux does.
 #[tokio::test]
 async fn the_python_ws_client_sorts_the_local_handshake_refusals_as_clawmux_does() {
-    let Some(py) =
-        python_sdk("the_python_ws_client_sorts_the_local_handshake_refusals_as_clawmux_does")
-    else {
-        return;
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/feishu/sdk/ws_refusal.py");
+    let py = python_sdk();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/feishu_sdk/ws_refusal.py");
     let start = |fake: &FakeFeishu| {
         tokio::process::Command::new("python3")
             .arg(&script)

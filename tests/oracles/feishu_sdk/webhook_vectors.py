@@ -8,7 +8,7 @@ callbacks (sha1 with the verification token), plus url_verification for
 both. Every request is run through the SDK's own handlers
 (EventDispatcherHandler.do, CardActionHandler.do); the vector records what
 the SDK did with it. Prints {"vectors": [...]} as JSON; clawmux must agree
-with the SDK on every one (tests/feishu/sdk_oracle.rs).
+with the SDK on every one (tests/oracles/feishu_sdk.rs).
 """
 
 import base64

@@ -83,8 +83,10 @@ fn fill(dir: &Path, leave: u64) -> PathBuf {
 fn a_full_disk_loses_no_record_silently_and_tears_nothing() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED: mounting a tmpfs needs root");
-        return;
+        crate::support::missing(
+            "root",
+            "run the peers tier as root (mounting a tmpfs needs it)",
+        );
     }
     let fs_ = Tmpfs::mount();
     let dir = fs_.path();

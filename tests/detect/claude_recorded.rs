@@ -10,7 +10,7 @@ use clawmux::agents::claude::{OLDEST_SUPPORTED, TESTED_VERSIONS};
 
 use crate::support::claude::{clawmux_stdin, fixtures_dir_of};
 
-use super::expect;
+use crate::support::expect::{self, replay};
 
 /// Every scenario with its recording, and a phrase its screen must show
 /// (words only: Claude Code moves the cursor instead of writing spaces).
@@ -43,15 +43,6 @@ fn read(name: &str) -> Vec<u8> {
 fn read_of(release: &str, name: &str) -> Vec<u8> {
     let path = fixture(release, name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// `clawmux detect --profile claude` on a recording, as JSON values.
-pub fn replay(recording: &[u8]) -> Vec<Value> {
-    let (code, out, err) = clawmux_stdin(&["detect", "--profile", "claude"], recording);
-    assert_eq!(code, 0, "clawmux detect failed: {err}");
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 #[test]
