@@ -202,8 +202,9 @@ fn opencode_http_400_with_the_plugin_is_one_error_through_serve() {
 }
 
 /// OpenCode retries a 500 or 429 for ever (`[retrying in 8s attempt
-/// #3]` in its busy bar): the chat is told the turn is stuck, once, and
-/// `/gsd:cancel` (Escape twice) ends it, reported as stopped.
+/// #3]` in its busy bar): the chat is told the turn is stuck, once, on a
+/// status card whose Interrupt button (Escape twice) ends it, reported as
+/// stopped, and the retrying stops.
 fn stuck_retry_is_reported_and_interrupted(status: u16) {
     let oc = opencode_required();
     let script = vec![Turn::error(status, "upstream trouble", 10_000)];

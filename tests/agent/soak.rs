@@ -9,13 +9,14 @@
 
 use std::time::{Duration, Instant};
 
-use clawmux::agentcheck::{FakeApi, Turn};
+use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::serve::{ConsoleServe, cards, finished};
+use super::serve::{ConsoleServe, cards, finished, serve_shop, shop_home};
 use super::steps::{answer_text, normalised};
 use crate::support::claude::STEP_TIMEOUT;
+use crate::support::claude::claude_required;
 
 /// Turns per soak unless `CLAWMUX_ANSWER_SOAK_TURNS` says otherwise.
 const DEFAULT_TURNS: usize = 50;
@@ -115,6 +116,30 @@ fn soak(agent: &str, serve: &mut ConsoleServe, api: &FakeApi, answers: &[String]
 
 fn script(answers: &[String]) -> Vec<Turn> {
     answers.iter().map(|a| Turn::text(a)).collect()
+}
+
+/// Claude Code's soak on whichever release `CLAWMUX_CLAUDE` names
+/// (`scripts/answer-soak.sh` runs it on 2.1.332 and on 2.1.197); the row
+/// names the release.
+#[test]
+#[ignore = "a soak: minutes; scripts/answer-soak.sh"]
+fn claude_answer_soak() {
+    let claude = claude_required();
+    let release = clawmux::agentcheck::claude_version(&claude).expect("claude --version");
+    let answers = answers(turns(), 31);
+    let api = FakeApi::start_paced(script(&answers), Duration::from_millis(15)).expect("fake api");
+    let (home, workspace) = shop_home();
+    let mut env = ClaudeEnv::new(&api.base_url()).expect("claude env");
+    env.trust(&workspace).expect("trust the project");
+    let agent = env.env_command(&claude, &[]);
+    let mut serve = serve_shop(&agent, home, "claude");
+    serve.wait(0, "Messages now go to **shop**.");
+    soak(
+        &format!("Claude Code {release}"),
+        &mut serve,
+        &api,
+        &answers,
+    );
 }
 
 #[test]

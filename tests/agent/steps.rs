@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use clawmux::agentcheck::FakeApi;
 use serde_json::{Value, json};
 
-use super::serve::{ConsoleServe, cancel_stops, cards, finished, new_cards, result_card};
+use super::serve::{ConsoleServe, cards, finished, new_cards, result_card};
 use crate::support::claude::STEP_TIMEOUT;
 
 /// Waits until the fake API answered `n` scripted requests.
@@ -159,8 +159,11 @@ pub(super) fn database_chosen(serve: &mut ConsoleServe, api: &FakeApi, first: Du
 
 /// Says `hello` to an agent whose model call fails for ever: the chat is
 /// told `stuck` once (after at least `retried` calls), with no error card,
-/// and `/gsd:cancel` (the agent's interrupt, `keys`) stops the turn. The
-/// stopped card.
+/// on the command's status card, which carries an Interrupt button;
+/// pressing it sends the agent's interrupt (`keys`), the turn is reported
+/// stopped once, never finished, and the retrying ends: the next model
+/// call is the next prompt's, not another try of `hello`. The stopped
+/// card.
 pub(super) fn stuck_then_stopped(
     serve: &mut ConsoleServe,
     api: &FakeApi,
@@ -181,7 +184,47 @@ pub(super) fn stuck_then_stopped(
         new_cards(&cards(&out), "reported an error").is_empty(),
         "{out}"
     );
-    cancel_stops(serve, at, "hello", keys)
+    let status = serve.wait(at, "└─");
+    let out = serve.output();
+    let card = (cards(&out).into_iter().rev())
+        .find(|(_, t)| t.contains(stuck))
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let press = interrupt_press(&card).unwrap_or_else(|| panic!("no Interrupt button:\n{card}"));
+    serve.say(&press);
+    let at = serve.wait(status, &format!("Sent {keys} to the agent of **shop**."));
+    let heading = "== Stopped: shop: hello ==";
+    let at = serve.wait(at, heading);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let all = cards(&out);
+    let stopped = new_cards(&all, heading);
+    assert_eq!(stopped.len(), 1, "{out}");
+    assert_eq!(finished(&out, "hello"), 0, "{out}");
+    let stopped = stopped[0].to_string();
+    let tries = api.scripted_requests().len();
+    serve.say("are you there");
+    serve.wait(at, "== shop: are you there ==");
+    wait_requests(api, tries + 1);
+    let next = &api.scripted_requests()[tries];
+    assert!(
+        next.body.to_string().contains("are you there"),
+        "the agent tried `hello` again after the interrupt: {}",
+        next.body
+    );
+    stopped
+}
+
+/// The `/press N` line of the Interrupt button on `card`
+/// (`[1] Interrupt · /press 7`).
+fn interrupt_press(card: &str) -> Option<String> {
+    let line = card.lines().find(|l| l.contains("Interrupt · /press "))?;
+    let n = line
+        .split("Interrupt · /press ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?;
+    Some(format!("/press {n}"))
 }
 
 /// A long answer to stop mid-stream, in varied sentences (Gemini halts a

@@ -4,108 +4,40 @@
 //! notifications on. Replayed sans-IO at the recorded times, whole and one
 //! byte at a time.
 //!
-//! - The answer goes in as the daemon types it (`Answering`, after the
-//!   dialog settled) and the detector is told once the screen shows it
-//!   taken. Gemini moves its cursor onto the option typed and closes the
-//!   dialog ~0.4 s later: that frame is not a second question.
+//! - The answer goes in through the shared driver (`answered_replay`), as
+//!   the daemon types it. Gemini moves its cursor onto the option typed
+//!   and closes the dialog ~0.4 s later: that frame is not a second
+//!   question.
 //! - Its OSC 777 notifications, wrapped in tmux's passthrough, are read
 //!   as signals: the question, the approval, the turn's end.
 
-use std::time::{Duration, Instant};
-
-use clawmux::bridge::panes::answering::{AnswerStep, Answering, FRAME_QUIET};
-use clawmux::detect::{
-    ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneId, Profiles, StreamWatcher,
-};
+use clawmux::detect::Millis;
+use clawmux::detect::{ApprovalKind, Detection, DetectionKind, DetectorConfig, PaneId, Profiles};
 use clawmux::pane::Pane;
 use clawmux::pane::signal::Signal;
+
+use super::answered_replay::{Replay, SentWhen, approvals, described};
 
 const RECORDING: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/gemini-0.61.0/question_then_shell.rec"
 ));
 
-/// The option the recorded answer chose.
-const CHOSEN: &str = "2";
+/// The recording, its question answered with its second option as it was.
+const REPLAY: Replay<'static> = Replay {
+    recording: RECORDING,
+    profile: "gemini",
+    typed: &[],
+    answer: "2",
+    answers: Some(ApprovalKind::Question),
+    sent: SentWhen::PromptChanged,
+};
 
-/// Replays the recording with the gemini profile, answering the question
-/// as the daemon does; returns the detections.
+/// The detections of [`REPLAY`], its answer seen taken.
 fn replay(bytewise: bool) -> Vec<Detection> {
-    let profile = Profiles::defaults().unwrap().get("gemini").unwrap();
-    let mut w = StreamWatcher::new(profile, DetectorConfig::default(), (120, 40));
-    let pane: PaneId = "%0".parse().unwrap();
-    let start = Instant::now();
-    let instant = |ms: u64| start + Duration::from_millis(ms);
-    let mut seen: Vec<Detection> = Vec::new();
-    let mut answer: Option<Answering> = None;
-    let mut answered = false;
-    for (at, bytes) in super::timed_lines(RECORDING) {
-        // A key that went in is judged once the screen has stood still, as
-        // the daemon judges it, before the detector judges that screen;
-        // once it shows the answer taken, the detector is told.
-        if let Some(a) = answer.as_ref().filter(|a| a.tries() > 0)
-            && let Some(last) = w.pane(pane).map(|p| p.last_output().0)
-            && let whole = last + FRAME_QUIET.as_millis() as u64
-            && whole <= at
-        {
-            while let Some(due) = w.next_deadline().filter(|d| d.0 < whole) {
-                w.tick(due, &mut |d| seen.push(d));
-            }
-            if let Some(p) = w.pane(pane)
-                && a.step(&p.look(), instant(last), instant(whole)) == AnswerStep::Taken
-            {
-                p.detector_mut().forget_prompt(Millis(whole), Some(CHOSEN));
-                answer = None;
-                answered = true;
-            }
-        }
-        while let Some(due) = w.next_deadline().filter(|d| d.0 <= at) {
-            w.tick(due, &mut |d| seen.push(d));
-        }
-        if answer.is_none() && !answered {
-            answer = seen.iter().find_map(|d| match &d.kind {
-                DetectionKind::Approval {
-                    approval: ApprovalKind::Question,
-                    question,
-                    body,
-                    ..
-                } => Some(Answering::new(question, body, CHOSEN, instant(d.at_ms.0))),
-                _ => None,
-            });
-        }
-        let before = w.pane(pane).map(|p| (p.look(), instant(p.last_output().0)));
-        if bytewise {
-            for b in &bytes {
-                w.feed(Millis(at), std::slice::from_ref(b), &mut |d| seen.push(d));
-            }
-        } else {
-            w.feed(Millis(at), &bytes, &mut |d| seen.push(d));
-        }
-        // The key went in just before the first output that answers it
-        // (the daemon types it once the dialog has settled).
-        if let (Some(a), Some((before, still)), Some(p)) = (answer.as_mut(), before, w.pane(pane))
-            && a.tries() == 0
-            && a.step(&before, still, instant(at)) == AnswerStep::Send
-            && p.look().prompt != before.prompt
-        {
-            a.sent(&before, instant(at));
-        }
-    }
-    let end = super::timed_lines(RECORDING)
-        .last()
-        .map_or(0, |(at, _)| *at);
-    w.finish(Millis(end), &mut |d| seen.push(d));
-    w.tick(Millis(end + 10_000), &mut |d| seen.push(d));
-    assert!(answered, "the recorded answer was never seen taken");
-    seen
-}
-
-fn approvals(seen: &[Detection], kind: ApprovalKind) -> usize {
-    (seen.iter())
-        .filter(
-            |d| matches!(&d.kind, DetectionKind::Approval { approval, .. } if *approval == kind),
-        )
-        .count()
+    let r = REPLAY.run(bytewise);
+    assert_eq!(r.answered, 1, "the recorded answer was never seen taken");
+    r.seen
 }
 
 /// Every dialog one card: the answered question, still drawn for a few
@@ -114,9 +46,7 @@ fn approvals(seen: &[Detection], kind: ApprovalKind) -> usize {
 #[test]
 fn gemini_answered_question_lingering_is_not_a_second_question() {
     let whole = replay(false);
-    let kinds: Vec<String> = (whole.iter())
-        .map(|d| format!("{} {}", d.at_ms.0, d.to_json()))
-        .collect();
+    let kinds = described(&whole);
     assert_eq!(approvals(&whole, ApprovalKind::Question), 1, "{kinds:#?}");
     assert_eq!(approvals(&whole, ApprovalKind::Permission), 1, "{kinds:#?}");
     assert!(

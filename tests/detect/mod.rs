@@ -3,6 +3,7 @@
 //! invariance and the clock-controlled debounce, and the `detect` CLI.
 
 mod aider_recorded;
+mod answered_replay;
 mod claude_recorded;
 mod cli;
 mod codex_states;
