@@ -19,8 +19,8 @@ npm install --prefix "$prefix" --no-fund --no-audit "@anthropic-ai/claude-code@$
 export CLAWMUX_CLAUDE="$prefix/node_modules/.bin/claude"
 DISABLE_AUTOUPDATER=1 "$CLAWMUX_CLAUDE" --version
 # Record the screens while the live scenarios run, then replay them.
-CLAWMUX_UPDATE_FIXTURES=1 cargo test --test tests -- agent::live
-cargo test --test tests -- agent::
+CLAWMUX_UPDATE_FIXTURES=1 cargo test --test agents -- agent::live
+cargo test --test agents -- agent::
 cargo run --quiet -- doctor --agent
 echo "Claude Code $release passes. Set NEWEST_TESTED = \"$release\" in src/agents/claude.rs," \
   "add it to the README's tested releases, and commit tests/fixtures/claude-$release/."
