@@ -5,13 +5,13 @@
 //! Code facts they rely on.
 //!
 //! # Layout
-//! - [`control`]: tmux control-mode protocol, sans-IO: framer, nom line parser, `%output` unescape, block assembly.
-//! - [`tmux`]: tmux process I/O: spawn/attach, FIFO command correlation, quoting, flow control.
-//! - [`pane`]: per-pane state: bytes to clean text (vte), bounded scrollback, screen snapshot (vt100).
+//! - [`control`] (crate `clawmux-control`): tmux control-mode protocol, sans-IO: framer, nom line parser, `%output` unescape, block assembly.
+//! - [`tmux`] (crate `clawmux-tmux`): tmux process I/O: spawn/attach, FIFO command correlation, quoting, flow control.
+//! - [`pane`] (crate `clawmux-pane`): per-pane state: bytes to clean text (vte), bounded scrollback, screen snapshot (vt100).
 //! - [`detect`]: streaming matchers (completion, approval, error, progress) and pattern profiles.
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
 //! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
-//! - [`render`]: pictures of terminal screens: a pane's cell grid drawn as a PNG with the machine's fonts.
+//! - [`render`] (crate `clawmux-render`): pictures of terminal screens: a pane's cell grid drawn as a PNG with the machine's fonts.
 //! - [`store`]: event log, atomic state file, outbox.
 //! - [`agents`]: the coding agents clawmux drives, as data (claude, codex, gemini, opencode, aider: start command per permission mode, profile, interrupt keys, signals).
 //! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
@@ -32,7 +32,7 @@ pub mod agentcheck;
 pub mod agents;
 pub mod bench;
 pub mod bridge;
-pub mod control;
+pub use clawmux_control as control;
 pub mod detect;
 #[allow(unsafe_code)] // the one module that needs it (see its doc)
 pub mod fds;
@@ -41,10 +41,10 @@ pub mod gsd;
 pub mod hooks;
 pub mod i18n;
 pub mod openspec;
-pub mod pane;
+pub use clawmux_pane as pane;
 pub mod prompts;
-pub mod render;
+pub use clawmux_render as render;
 pub mod sim;
 pub mod store;
 pub mod text_escape;
-pub mod tmux;
+pub use clawmux_tmux as tmux;

@@ -352,7 +352,7 @@ fn outside_block(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::PaneId;
+    use crate::PaneId;
 
     /// Decodes `input` whole and one byte at a time; both must agree.
     fn decode(input: &[u8]) -> (Vec<Event>, Counters) {
@@ -556,7 +556,7 @@ mod tests {
 
     #[test]
     fn fixture_pane_zero_decodes_to_its_recorded_length() {
-        let fixture = include_bytes!("../../tests/fixtures/tmux-3.3a-basic.ctl");
+        let fixture = include_bytes!("../../../tests/fixtures/tmux-3.3a-basic.ctl");
         let (events, counters) = decode(fixture);
         let pane0: usize = events
             .iter()
@@ -596,7 +596,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn chunking_never_changes_the_events(cuts in proptest::collection::vec(1usize..4096, 1..64)) {
-            let fixture = include_bytes!("../../tests/fixtures/tmux-3.3a-basic.ctl");
+            let fixture = include_bytes!("../../../tests/fixtures/tmux-3.3a-basic.ctl");
             let mut whole = Vec::new();
             let mut decoder = Decoder::new();
             decoder.feed(fixture, &mut |e| whole.push(e));

@@ -3,7 +3,7 @@
 //! `vt100` screen so it can cross threads and be compared in tests.
 //!
 //! Two sources: the pane model clawmux keeps for a pane it watches
-//! ([`Grid::from_screen`] of [`crate::pane::Pane::cells`]), and for a pane it
+//! ([`Grid::from_screen`] of [`clawmux_pane::Pane::cells`]), and for a pane it
 //! does not watch, `capture-pane -e -p` output fed to a fresh `vt100` parser
 //! no larger than the grid, whatever the pane's size ([`Grid::from_capture`]).
 

@@ -34,6 +34,8 @@
 //! assert!(pane.screen().starts_with("hello\nwor\u{2728}ld"));
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod signal;
 mod text;
 

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 
 use super::error::TmuxError;
-use crate::control::PaneId;
+use clawmux_control::PaneId;
 
 /// One command line for tmux, built from quoted arguments or given raw.
 #[derive(Debug, Clone, PartialEq, Eq)]

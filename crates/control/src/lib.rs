@@ -7,6 +7,8 @@
 //! ([`unescape()`]): a pane's program may write anything, UTF-8 or not.
 //! [`recording`] reads and writes timed recordings (`clawmux record`).
 
+#![forbid(unsafe_code)]
+
 mod decoder;
 mod framer;
 mod ids;

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use crate::control::{PaneId, WindowId};
+use clawmux_control::{PaneId, WindowId};
 
 /// A failure talking to tmux. `Clone` so the end of a client can be told to
 /// every subscriber and every waiting command.

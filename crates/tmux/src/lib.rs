@@ -3,6 +3,8 @@
 //! quoting, flow control (`%pause` resync, the flood guard) and a typed end,
 //! never a hang.
 
+#![forbid(unsafe_code)]
+
 mod client;
 mod command;
 mod config;

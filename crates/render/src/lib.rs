@@ -14,6 +14,8 @@
 //! font shrinks to fit, down to [`MIN_FONT_PX`]) and the PNG size
 //! ([`MAX_PNG_BYTES`], Feishu's image limit).
 
+#![forbid(unsafe_code)]
+
 pub mod fonts;
 pub mod grid;
 mod palette;

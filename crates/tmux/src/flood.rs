@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::control::PaneId;
+use clawmux_control::PaneId;
 
 /// The streamed panes together may write as much as this many panes at
 /// the limit (see [`FloodLimits::total_bytes`]).

@@ -15,7 +15,7 @@ use serde::{Serialize, Serializer};
 use tokio::sync::{broadcast, watch};
 
 use super::error::TmuxError;
-use crate::control::{Notification, PaneId, ParseError};
+use clawmux_control::{Notification, PaneId, ParseError};
 
 /// Events a subscriber can be behind by before it loses the oldest. At
 /// tmux's 8 KiB per `%output` line this is up to 8 MiB of pane output in

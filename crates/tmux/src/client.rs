@@ -30,7 +30,7 @@ use super::config::ClientConfig;
 use super::error::TmuxError;
 use super::events::{ClientEvent, EVENT_CAPACITY, Subscription};
 use super::flood::FloodGuard;
-use crate::control::{Decoder, Event, Notification, PaneId, Reply, SessionId};
+use clawmux_control::{Decoder, Event, Notification, PaneId, Reply, SessionId};
 
 /// Bytes read from tmux's stdout at a time: several full `%output` lines
 /// (tmux writes at most ~32 KiB escaped per line) per system call.
@@ -673,7 +673,7 @@ impl Reader {
     fn pane_output_notifications(&mut self, lines: &[Bytes]) {
         for line in lines {
             if let Ok(n @ (Notification::Pause { .. } | Notification::Continue { .. })) =
-                crate::control::parse_line(line)
+                clawmux_control::parse_line(line)
             {
                 self.on_notification(n);
             }
