@@ -23,7 +23,7 @@ use crate::bridge::panes::hosts::{Hosts, UnknownHost};
 use crate::detect::Profiles;
 use crate::feishu::card::{Card, Element};
 use crate::store::log_event::RunDetection;
-use crate::store::state::ChatTarget;
+use crate::store::state::{ChatTarget, ProjectName};
 use crate::store::{EventLog, LogEvent};
 
 /// How long `--answer` waits for the prompt to be recognised on screen
@@ -63,7 +63,7 @@ pub enum Status {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     pub status: Status,
-    pub project: String,
+    pub project: ProjectName,
     pub command: String,
     /// The clean text the turn produced (the screen, for a timeout).
     pub output: String,
@@ -128,7 +128,7 @@ impl Outcome {
                     })
                     .collect();
                 let guidance = error_guidance(
-                    &self.project,
+                    self.project.as_str(),
                     &self.command,
                     errors.first().copied().unwrap_or(""),
                     &self.output,
@@ -170,7 +170,7 @@ impl Outcome {
 }
 
 /// The approval a run saw, as its card shows it.
-fn seen<'a>(project: &'a str, a: &'a Approval) -> ApprovalView<'a> {
+fn seen<'a>(project: &'a ProjectName, a: &'a Approval) -> ApprovalView<'a> {
     ApprovalView {
         id: &a.id,
         project,
@@ -198,7 +198,7 @@ pub async fn run_once(
     log: &EventLog,
     mut on_progress: impl FnMut(&str),
 ) -> Result<Outcome, RunError> {
-    names::validate_project(project).map_err(|e| RunError::Invalid(e.to_string()))?;
+    let name = ProjectName::parse(project).map_err(|e| RunError::Invalid(e.to_string()))?;
     let command = match &request {
         Request::Message(text) => {
             names::validate_typed_text(text).map_err(|e| RunError::Invalid(e.to_string()))?;
@@ -216,7 +216,7 @@ pub async fn run_once(
         config,
         profiles,
         sim_agent,
-        project,
+        &name,
         workspace.clone(),
         watch,
         None,
@@ -235,10 +235,10 @@ pub async fn run_once(
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let timeout = config.timeout_for(&command).as_secs();
-    let job = Job::new(project, &command, ChatTarget::Console, None, timeout);
+    let job = Job::new(&name, &command, ChatTarget::Console, None, timeout);
     let mut outcome = Outcome {
         status: Status::Failed,
-        project: project.to_string(),
+        project: name.clone(),
         command: command.clone(),
         output: String::new(),
         screen: None,
@@ -483,7 +483,7 @@ async fn answer(
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {
     log.event(&LogEvent::Run {
-        project: outcome.project.clone(),
+        project: outcome.project.to_string(),
         status: serde_json::to_value(outcome.status).unwrap_or(serde_json::Value::Null),
         seconds: outcome.seconds,
         error: outcome.error.clone(),

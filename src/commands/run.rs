@@ -217,7 +217,7 @@ mod tests {
     fn outcome(status: Status) -> Outcome {
         Outcome {
             status,
-            project: "shop".into(),
+            project: "shop".parse().unwrap(),
             command: "/gsd:plan-phase 2".into(),
             output: "⏺ Plans verified [3/3]\n  Created 2 plans for phase 2 <b>*x*</b>\n".into(),
             screen: (status == Status::Completed)

@@ -232,7 +232,7 @@ impl Job {
     /// A new command record (a fresh id, nothing typed or sent for it yet)
     /// that may run `timeout_secs`.
     pub fn new(
-        project: &str,
+        project: &ProjectName,
         text: &str,
         target: ChatTarget,
         reply_to: Option<&str>,
@@ -240,7 +240,7 @@ impl Job {
     ) -> Job {
         Job {
             id: JobId::random(),
-            project: project.into(),
+            project: project.clone(),
             text: text.to_string(),
             target,
             reply_to: reply_to.map(String::from),

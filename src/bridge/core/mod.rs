@@ -622,7 +622,7 @@ impl Core {
             | ProjectEventKind::ScreenAtStart { .. }
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
-            | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),
+            | ProjectEventKind::Replied { .. }) => self.on_approval_event(&e.project, &e.job, kind),
             ProjectEventKind::Answer { text } => self.on_answer(&e.job, &text),
             ProjectEventKind::KeysSent {
                 keys,
@@ -630,7 +630,7 @@ impl Core {
                 reply,
                 result,
             } => self.keys_sent(&project, &keys, &by, &reply, result),
-            kind => self.on_job_event(&project, &e.job, kind),
+            kind => self.on_job_event(&e.project, &e.job, kind),
         }
     }
 

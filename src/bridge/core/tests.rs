@@ -100,7 +100,7 @@ impl World {
 
     fn event(&mut self, job: Option<&Job>, kind: ProjectEventKind) -> Vec<Effect> {
         let e = ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: job.cloned(),
             kind,
         };
@@ -286,7 +286,7 @@ fn progress_updates_wait_for_the_interval_on_the_injected_clock() {
             .collect::<Vec<_>>()
     };
     let e = ProjectEvent {
-        project: "demo".into(),
+        project: crate::store::ids::project("demo"),
         job: Some(job.clone()),
         kind: progress("first"),
     };
@@ -316,7 +316,7 @@ fn progress_cards_carry_the_gsd_planning_position() {
         let state = format!("# Project State\n\nPhase: {phase} of 3 (Cart)\nStatus: executing\n");
         std::fs::write(planning.join("STATE.md"), state).unwrap();
         let e = ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: Some(job.clone()),
             kind: ProjectEventKind::Progress {
                 summary: "Executing".into(),
@@ -353,7 +353,7 @@ fn a_planning_change_alone_updates_the_progress_card() {
     w.at(
         Duration::from_secs(2),
         Input::Project(ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: Some(job.clone()),
             kind: progress,
         }),
@@ -364,7 +364,7 @@ fn a_planning_change_alone_updates_the_progress_card() {
     w.at(
         Duration::from_secs(4),
         Input::Project(ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: Some(job.clone()),
             kind: planning,
         }),
@@ -1339,7 +1339,7 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
             };
             let pending = PendingApproval {
                 approval,
-                project: project.into(),
+                project: crate::store::ids::project(project),
                 target,
                 card: format!("card_{id}").into(),
                 created_ms,
