@@ -230,7 +230,7 @@ mod tests {
             approval: (status == Status::Approval).then(|| Approval {
                 id: "a1".into(),
                 session: "cm-shop".into(),
-                pane: "%0".into(),
+                pane: clawmux::control::PaneId(0),
                 kind: ApprovalKind::Permission,
                 question: "Do you want to proceed?".into(),
                 body: "Bash command\n  make check".into(),

@@ -547,7 +547,7 @@ mod reply_tests {
         Approval {
             id: "ap".into(),
             session: "cm-demo".into(),
-            pane: "%1".into(),
+            pane: crate::control::PaneId(1),
             kind: ApprovalKind::Question,
             question: "Which database should we use?".into(),
             body: String::new(),

@@ -380,7 +380,7 @@ fn approval() -> Approval {
     Approval {
         id: "ap1".into(),
         session: "cm-demo".into(),
-        pane: "%1".into(),
+        pane: crate::control::PaneId(1),
         kind: ApprovalKind::Permission,
         question: "Do you want to proceed?".into(),
         body: "Bash command\n  rm -rf build\n  Remove the build output".into(),

@@ -19,7 +19,7 @@ fn pending(body: &str, question: &str, options: Vec<ApprovalOption>) -> PendingA
         approval: Approval {
             id: "a1".into(),
             session: "s1".into(),
-            pane: "%0".into(),
+            pane: crate::control::PaneId(0),
             kind: ApprovalKind::Permission,
             question: question.into(),
             body: body.into(),
