@@ -151,7 +151,7 @@ pub enum ProjectEventKind {
     },
     /// The agent pane this project uses (for hook routing).
     Attached {
-        pane: String,
+        pane: crate::control::PaneId,
     },
     /// An answer to an approval was typed (or could not be).
     Answered {

@@ -335,7 +335,7 @@ impl Actor {
             let wait = self.setup.profile.start_wait.unwrap_or(AGENT_START_WAIT);
             self.runner.agent_starting(Instant::now() + wait);
         }
-        let pane = agent.pane.to_string();
+        let pane = agent.pane;
         self.pane = Some((agent, watcher));
         self.emit(None, ProjectEventKind::Attached { pane }).await;
         Ok(created)
