@@ -7,7 +7,9 @@
 //! backslash does not split.
 //!
 //! tmux's own command language (`send-keys '…'` on the control client) is
-//! not a shell: its quoting stays in `tmux::command`.
+//! not a shell: its quoting stays in `tmux::command`. Two hand-written
+//! ones remain to move here: `hooks::settings`'s quoter and
+//! `agents::claude::shell_words`.
 
 use std::borrow::Cow;
 
