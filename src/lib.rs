@@ -19,6 +19,7 @@
 //! - [`prompts`]: `{{variable}}` prompt templates.
 //! - [`fds`]: descriptors inherited from the caller made close-on-exec, so no long-lived child holds the caller's pipes.
 //! - [`i18n`]: the two languages (en_us, zh_cn), text that carries both, the terminal's language.
+//! - [`shell`]: POSIX shell words quoted and split (the `shlex` crate), NUL refused.
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
 //! - [`gsd`]: GSD as installed for a project: its command spelling, its planning files' state.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
@@ -46,5 +47,5 @@ pub mod prompts;
 pub use clawmux_render as render;
 pub mod sim;
 pub mod store;
-pub mod text_escape;
+pub use clawmux_text::{shell, text_escape};
 pub use clawmux_tmux as tmux;

@@ -265,13 +265,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), AgentCheckError> {
         .map_err(|e| AgentCheckError::io("write", &path.display().to_string(), e))
 }
 
-/// Single-quotes `s` for `sh`.
-pub fn sh_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b))
-    {
-        return s.to_owned();
-    }
-    format!("'{}'", s.replace('\'', r"'\''"))
+/// `s` as one `sh` word (a NUL kept: tmux and `exec` refuse the line).
+fn sh_quote(s: &str) -> String {
+    crate::shell::quote_keeping_nul(s).into_owned()
 }

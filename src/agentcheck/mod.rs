@@ -13,7 +13,7 @@ mod responses;
 pub mod selftest;
 pub mod stream;
 
-pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, claude_version, find_claude, sh_quote};
+pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, claude_version, find_claude};
 pub use fake_api::{
     FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Protocol, Request,
     SIDE_ANSWER, ToolUse, Turn, error_type,

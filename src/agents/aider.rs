@@ -50,7 +50,8 @@ const NOTIFICATION_FLAGS: [&str; 3] = [
 /// that run this clawmux. Aider runs the command through the shell with its
 /// own environment, so the hook gets the pane and the project's token.
 pub fn with_notifications(command: &str, clawmux: &str) -> String {
-    let words = super::claude::shell_words(command);
+    // A line the shell cannot split names no flag: the shell refuses it.
+    let words = crate::shell::split(command).unwrap_or_default();
     let named = words.iter().any(|w| {
         NOTIFICATION_FLAGS
             .iter()
@@ -62,7 +63,7 @@ pub fn with_notifications(command: &str, clawmux: &str) -> String {
     let hook = format!("{clawmux} hook --from aider-waiting");
     format!(
         "{command} --notifications --notifications-command {}",
-        crate::agentcheck::sh_quote(&hook)
+        crate::shell::quote_keeping_nul(&hook)
     )
 }
 
@@ -74,9 +75,9 @@ mod tests {
     fn notifications_run_clawmux_hook_unless_the_command_names_them() {
         assert_eq!(
             with_notifications("aider --yes-always", "'/opt/my bin/clawmux'"),
-            r"aider --yes-always --notifications --notifications-command ''\''/opt/my bin/clawmux'\'' hook --from aider-waiting'"
+            r#"aider --yes-always --notifications --notifications-command "'/opt/my bin/clawmux' hook --from aider-waiting""#
         );
-        let words = crate::agents::claude::shell_words(&with_notifications("aider", "clawmux"));
+        let words = crate::shell::split(&with_notifications("aider", "clawmux")).unwrap();
         assert_eq!(
             words,
             [

@@ -95,7 +95,8 @@ impl Agent {
     /// `command` (a command line starting this agent) with the mode's
     /// arguments added, unless it names a mode itself.
     pub fn with_mode(&self, command: &str, mode: PermissionMode) -> String {
-        let words = claude::shell_words(command);
+        // A line the shell cannot split names no mode: the shell refuses it.
+        let words = crate::shell::split(command).unwrap_or_default();
         let names_mode = words.iter().any(|w| {
             self.mode_flags
                 .iter()
@@ -170,7 +171,7 @@ pub fn by_name(name: &str) -> Option<&'static Agent> {
 /// The agent a command line starts: its program's file name (behind
 /// `env K=V …` too) is an agent's program.
 pub fn of_command(command: &str) -> Option<&'static Agent> {
-    let words = claude::shell_words(command);
+    let words = crate::shell::split(command).ok()?;
     let program = claude::program_of(&words)?;
     AGENTS
         .iter()
@@ -295,7 +296,7 @@ mod tests {
         );
         assert_eq!(
             Choice::of("aider").start(m, "'/b in/clawmux' sim-agent"),
-            r"aider --notifications --notifications-command ''\''/b in/clawmux'\'' hook --from aider-waiting'"
+            r#"aider --notifications --notifications-command "'/b in/clawmux' hook --from aider-waiting""#
         );
         assert_eq!(
             Choice::of("env A=1 aider").start(PermissionMode::Auto, "other"),

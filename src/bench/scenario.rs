@@ -514,7 +514,8 @@ impl Drop for ReportDir {
     }
 }
 
-/// POSIX shell single-quoting (tmux runs pane commands with `sh -c`).
+/// `arg` as one shell word (tmux runs pane commands with `sh -c`; a NUL
+/// is kept for tmux to refuse).
 pub(super) fn shell_quote(arg: &str) -> String {
-    format!("'{}'", arg.replace('\'', r"'\''"))
+    crate::shell::quote_keeping_nul(arg).into_owned()
 }

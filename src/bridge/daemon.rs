@@ -27,6 +27,7 @@ use crate::bridge::panes::host_file;
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
+use crate::store::state::ProjectName;
 use crate::store::{LogEvent, SharedState};
 
 /// Project events waiting for the daemon at most.
@@ -349,7 +350,7 @@ impl Daemon {
             &self.setup.config,
             &self.setup.profiles,
             &self.setup.sim_agent,
-            name,
+            &ProjectName::parse(name)?,
             record.as_ref().and_then(|r| r.agent.as_deref()),
             workspace,
             watch,

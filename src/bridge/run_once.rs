@@ -6,8 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
@@ -23,7 +22,8 @@ use crate::bridge::access::names;
 use crate::bridge::panes::hosts::{Hosts, UnknownHost};
 use crate::detect::Profiles;
 use crate::feishu::card::{Card, Element};
-use crate::store::state::ChatTarget;
+use crate::store::log_event::RunDetection;
+use crate::store::state::{ChatTarget, ProjectName};
 use crate::store::{EventLog, LogEvent};
 
 /// How long `--answer` waits for the prompt to be recognised on screen
@@ -49,7 +49,7 @@ pub enum Request {
     Answer(String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Completed,
@@ -60,10 +60,10 @@ pub enum Status {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     pub status: Status,
-    pub project: String,
+    pub project: ProjectName,
     pub command: String,
     /// The clean text the turn produced (the screen, for a timeout).
     pub output: String,
@@ -73,7 +73,7 @@ pub struct Outcome {
     pub screen: Option<String>,
     pub seconds: u64,
     /// Progress, error and session events seen on the way.
-    pub detections: Vec<Value>,
+    pub detections: Vec<RunDetection>,
     pub approval: Option<Approval>,
     /// Why the run failed.
     pub error: Option<String>,
@@ -103,8 +103,10 @@ impl Outcome {
                 // What the turn got through before it stopped to ask: a
                 // relayed approval is all the chat sees of the run so far.
                 let progress: Vec<&str> = (self.detections.iter())
-                    .filter(|d| d["kind"] == "progress")
-                    .filter_map(|d| d["summary"].as_str())
+                    .filter_map(|d| match d {
+                        RunDetection::Progress { summary, .. } => Some(summary.as_str()),
+                        _ => None,
+                    })
                     .collect();
                 if !progress.is_empty() {
                     let progress = progress.join(" · ");
@@ -118,10 +120,15 @@ impl Outcome {
                 let errors: Vec<&str> = self
                     .detections
                     .iter()
-                    .filter_map(|d| d.get("line").and_then(|l| l.as_str()))
+                    .filter_map(|d| match d {
+                        RunDetection::Error { line } | RunDetection::Interrupted { line } => {
+                            Some(line.as_str())
+                        }
+                        _ => None,
+                    })
                     .collect();
                 let guidance = error_guidance(
-                    &self.project,
+                    self.project.as_str(),
                     &self.command,
                     errors.first().copied().unwrap_or(""),
                     &self.output,
@@ -163,7 +170,7 @@ impl Outcome {
 }
 
 /// The approval a run saw, as its card shows it.
-fn seen<'a>(project: &'a str, a: &'a Approval) -> ApprovalView<'a> {
+fn seen<'a>(project: &'a ProjectName, a: &'a Approval) -> ApprovalView<'a> {
     ApprovalView {
         id: &a.id,
         project,
@@ -191,7 +198,7 @@ pub async fn run_once(
     log: &EventLog,
     mut on_progress: impl FnMut(&str),
 ) -> Result<Outcome, RunError> {
-    names::validate_project(project).map_err(|e| RunError::Invalid(e.to_string()))?;
+    let name = ProjectName::parse(project).map_err(|e| RunError::Invalid(e.to_string()))?;
     let command = match &request {
         Request::Message(text) => {
             names::validate_typed_text(text).map_err(|e| RunError::Invalid(e.to_string()))?;
@@ -209,7 +216,7 @@ pub async fn run_once(
         config,
         profiles,
         sim_agent,
-        project,
+        &name,
         workspace.clone(),
         watch,
         None,
@@ -228,10 +235,10 @@ pub async fn run_once(
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let timeout = config.timeout_for(&command).as_secs();
-    let job = Job::new(project, &command, ChatTarget::Console, None, timeout);
+    let job = Job::new(&name, &command, ChatTarget::Console, None, timeout);
     let mut outcome = Outcome {
         status: Status::Failed,
-        project: project.to_string(),
+        project: name.clone(),
         command: command.clone(),
         output: String::new(),
         screen: None,
@@ -282,24 +289,16 @@ pub async fn run_once(
                 summary, percent, ..
             } => {
                 on_progress(&summary);
-                outcome
-                    .detections
-                    .push(json!({"kind": "progress", "summary": summary, "percent": percent}));
+                (outcome.detections).push(RunDetection::Progress { percent, summary });
             }
             ProjectEventKind::Error { line, .. } => {
-                outcome
-                    .detections
-                    .push(json!({"kind": "error", "line": line}));
+                (outcome.detections).push(RunDetection::Error { line });
             }
             ProjectEventKind::SessionLost { reason, retrying } => {
-                outcome
-                    .detections
-                    .push(json!({"kind": "session_lost", "reason": reason, "retrying": retrying}));
+                (outcome.detections).push(RunDetection::SessionLost { reason, retrying });
             }
             ProjectEventKind::SessionCreated { recovered } => {
-                outcome
-                    .detections
-                    .push(json!({"kind": "session_created", "recovered": recovered}));
+                (outcome.detections).push(RunDetection::SessionCreated { recovered });
             }
             ProjectEventKind::Approval(seen) => {
                 outcome.status = Status::Approval;
@@ -307,7 +306,7 @@ pub async fn run_once(
                 break;
             }
             ProjectEventKind::DialogMismatch { detail, .. } => {
-                (outcome.detections).push(json!({"kind": "dialog_mismatch", "detail": detail}));
+                (outcome.detections).push(RunDetection::DialogMismatch { detail });
             }
             ProjectEventKind::Completed {
                 output,
@@ -325,7 +324,7 @@ pub async fn run_once(
                     // An error turn: `errors` made the status an error.
                     TurnEnding::Finished | TurnEnding::Failed => {}
                     TurnEnding::Interrupted(line) => {
-                        (outcome.detections).push(json!({"kind": "interrupted", "line": line}));
+                        (outcome.detections).push(RunDetection::Interrupted { line });
                     }
                     TurnEnding::Rejected(line) => {
                         outcome.status = Status::Error;
@@ -484,7 +483,7 @@ async fn answer(
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {
     log.event(&LogEvent::Run {
-        project: outcome.project.clone(),
+        project: outcome.project.to_string(),
         status: serde_json::to_value(outcome.status).unwrap_or(serde_json::Value::Null),
         seconds: outcome.seconds,
         error: outcome.error.clone(),

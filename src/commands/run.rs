@@ -211,24 +211,26 @@ fn plain(text: &str) -> String {
 mod tests {
     use super::*;
     use clawmux::bridge::project::Approval;
+    use clawmux::store::log_event::RunDetection;
     use clawmux::store::state::{ApprovalKind, ApprovalOption};
 
     fn outcome(status: Status) -> Outcome {
         Outcome {
             status,
-            project: "shop".into(),
+            project: "shop".parse().unwrap(),
             command: "/gsd:plan-phase 2".into(),
             output: "⏺ Plans verified [3/3]\n  Created 2 plans for phase 2 <b>*x*</b>\n".into(),
             screen: (status == Status::Completed)
                 .then(|| "⏺ Plans verified [3/3]\n──────\n❯ \n──────\n  ? for shortcuts".into()),
             seconds: 4,
-            detections: vec![
-                serde_json::json!({"kind": "progress", "summary": "2/3", "percent": null}),
-            ],
+            detections: vec![RunDetection::Progress {
+                percent: None,
+                summary: "2/3".into(),
+            }],
             approval: (status == Status::Approval).then(|| Approval {
                 id: "a1".into(),
                 session: "cm-shop".into(),
-                pane: "%0".into(),
+                pane: clawmux::control::PaneId(0),
                 kind: ApprovalKind::Permission,
                 question: "Do you want to proceed?".into(),
                 body: "Bash command\n  make check".into(),
@@ -314,5 +316,69 @@ mod tests {
         }
         let json: serde_json::Value = serde_json::from_str(&render(&asking, Format::Json)).unwrap();
         assert_eq!(json["approval"]["options"][1]["key"], "3");
+    }
+
+    /// The `--format json` contract the OpenClaw skill parses, byte for
+    /// byte as it was printed before the output got its own serde types:
+    /// field order, `null`s and the detections' alphabetical keys included.
+    #[test]
+    fn json_output_is_byte_compatible() {
+        let completed = r#"{
+  "status": "completed",
+  "project": "shop",
+  "command": "/gsd:plan-phase 2",
+  "output": "⏺ Plans verified [3/3]\n  Created 2 plans for phase 2 <b>*x*</b>\n",
+  "screen": "⏺ Plans verified [3/3]\n──────\n❯ \n──────\n  ? for shortcuts",
+  "seconds": 4,
+  "detections": [
+    {
+      "kind": "progress",
+      "percent": null,
+      "summary": "2/3"
+    }
+  ],
+  "approval": null,
+  "error": null
+}"#;
+        let approval = r#"{
+  "status": "approval",
+  "project": "shop",
+  "command": "/gsd:plan-phase 2",
+  "output": "⏺ Plans verified [3/3]\n  Created 2 plans for phase 2 <b>*x*</b>\n",
+  "seconds": 4,
+  "detections": [
+    {
+      "kind": "progress",
+      "percent": null,
+      "summary": "2/3"
+    }
+  ],
+  "approval": {
+    "id": "a1",
+    "session": "cm-shop",
+    "pane": "%0",
+    "kind": "permission",
+    "question": "Do you want to proceed?",
+    "body": "Bash command\n  make check",
+    "options": [
+      {
+        "key": "1",
+        "label": "Yes"
+      },
+      {
+        "key": "3",
+        "label": "No"
+      }
+    ]
+  },
+  "error": null
+}"#;
+        assert_eq!(render(&outcome(Status::Completed), Format::Json), completed);
+        assert_eq!(render(&outcome(Status::Approval), Format::Json), approval);
+        // The contract reads back into the same types.
+        for text in [completed, approval] {
+            let back: Outcome = serde_json::from_str(text).unwrap();
+            assert_eq!(render(&back, Format::Json), text);
+        }
     }
 }

@@ -110,7 +110,7 @@ pub fn sim_agent_command() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("cannot find the clawmux binary")?;
     let exe = exe.to_string_lossy();
     // tmux runs the command through `sh -c`: quote the path for the shell.
-    Ok(format!("'{}' sim-agent", exe.replace('\'', r"'\''")))
+    Ok(format!("{} sim-agent", clawmux::shell::quote(&exe)?))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -246,7 +246,7 @@ mod tests {
         )
         .unwrap();
         let done = EventRecord::parse(
-            r#"{"ts":"2026-11-29T15:00:21.000Z","kind":"approval_answered","project":"p","error":null}"#,
+            r#"{"ts":"2026-11-29T15:00:21.000Z","kind":"completed","errors":0,"job":null,"project":"p","seconds":1}"#,
         )
         .unwrap();
         let (card, done) = (readable(&card), readable(&done));
@@ -254,13 +254,13 @@ mod tests {
             !card.contains("u1") && !card.contains("h1") && card.contains("op=send"),
             "{card}"
         );
-        assert!(!done.contains("error"), "{done}");
-        assert_eq!(card.find("op="), done.find("project="), "{card}\n{done}");
+        assert!(!done.contains("job"), "{done}");
+        assert_eq!(card.find("op="), done.find("errors="), "{card}\n{done}");
     }
 
     #[test]
     fn readable_lines_make_control_characters_visible() {
-        let line = r#"{"ts":"2026-11-29T15:00:20.000Z","kind":"command","project":"x\u001b[2J","text":"hi \u001b]2;pwned\u0007 there\u009b"}"#;
+        let line = r#"{"ts":"2026-11-29T15:00:20.000Z","kind":"command","project":"x\u001b[2J","sender":"ou_a","text":"hi \u001b]2;pwned\u0007 there\u009b"}"#;
         let r = EventRecord::parse(line).unwrap();
         let mut out = Vec::new();
         print_record(&mut out, &r, false).unwrap();

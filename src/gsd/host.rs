@@ -101,6 +101,7 @@ fn nonce() -> String {
 async fn run(spec: &PaneSpec, script: &str, args: &[&str]) -> Result<Vec<u8>, HostFilesError> {
     let host = spec.host_name();
     let cmd = one_shot::host_shell(spec, script, args)
+        .map_err(|e| failed(host, e.to_string()))?
         .ok_or_else(|| HostFilesError::NoShell(host.to_string()))?;
     let out = match one_shot::run(cmd, spec.timeout).await {
         Ok(out) => out,

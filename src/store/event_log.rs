@@ -134,7 +134,7 @@ impl EventLog {
 
 /// One record as its line: `ts`, `kind` and the event's fields (a field
 /// cannot override either).
-fn line(event: &LogEvent) -> String {
+pub(super) fn line(event: &LogEvent) -> String {
     let (kind, fields) = event.split();
     let mut record = Map::new();
     record.insert("ts".into(), Value::String(clock::rfc3339(clock::now_ms())));
@@ -263,25 +263,33 @@ fn rotate(dir: &Path) -> std::io::Result<()> {
     fs::rename(dir.join(LOG_FILE), rotated(dir, 1))
 }
 
-/// One parsed line of the log.
+/// One parsed line of the log: the event in the writer's own schema
+/// ([`LogEvent`]), and the line's fields as written (for `tail --json`,
+/// which prints them byte for byte).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventRecord {
     pub ts_ms: u64,
+    /// The event's `kind` (as [`LogEvent::kind`] names it).
     pub kind: String,
+    pub event: LogEvent,
     pub fields: Map<String, Value>,
 }
 
 impl EventRecord {
-    /// Parses one line; `None` for a torn or foreign line.
+    /// Parses one line; `None` for a torn or foreign line, or one that is
+    /// not an event of the schema (an unknown kind, a field missing or of
+    /// the wrong type): readers count those as skipped.
     pub fn parse(line: &str) -> Option<EventRecord> {
         let Value::Object(fields) = serde_json::from_str::<Value>(line).ok()? else {
             return None;
         };
         let ts_ms = clock::parse_rfc3339(fields.get("ts")?.as_str()?)?;
-        let kind = fields.get("kind")?.as_str()?.to_string();
+        // The schema ignores `ts` (the writer's, not the event's).
+        let event: LogEvent = serde_json::from_value(Value::Object(fields.clone())).ok()?;
         Some(EventRecord {
             ts_ms,
-            kind,
+            kind: event.kind(),
+            event,
             fields,
         })
     }
@@ -351,12 +359,21 @@ mod tests {
         log.append(&named("a")).unwrap();
         let mut f = open_append(&dir.path().join(LOG_FILE)).unwrap();
         f.write_all(
-            b"not json\n{\"ts\":\"2026-11-29T15:00:20Z\",\"kind\":\"b\"}\n{\"ts\":\"2026-1",
+            concat!(
+                "not json\n",
+                r#"{"ts":"2026-11-29T15:00:20Z","kind":"bogus","event":"x"}"#,
+                "\n",
+                r#"{"ts":"2026-11-29T15:00:20Z","kind":"hook","project":"p","pane":"%0","event":"b"}"#,
+                "\n",
+                r#"{"ts":"2026-1"#,
+            )
+            .as_bytes(),
         )
         .unwrap();
         let got = read_all(dir.path()).unwrap();
         assert_eq!(names(&got.records), ["a", "b"]);
-        assert_eq!(got.skipped_lines, 1);
+        // The garbage and the kind the schema does not know.
+        assert_eq!(got.skipped_lines, 2);
         // The torn tail is not consumed: a follower picks it up once completed.
         let (_, offset) = read_from(dir.path(), 0).unwrap();
         assert!(offset < current_len(dir.path()));

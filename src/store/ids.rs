@@ -1,6 +1,9 @@
 //! Newtypes for the identifiers the bridge hands around, so that a job's id
 //! cannot be passed where an approval's is wanted. Each is a plain string
-//! on the wire and on disk (`serde(transparent)`), and reads as a `&str`.
+//! on the wire and on disk, and reads as a `&str`. A [`ProjectName`] is
+//! only made by parsing (chat, configuration, a card's button, the state
+//! file alike): a name that breaks its rule is a [`NameError`], never a
+//! value.
 
 use serde::{Deserialize, Serialize};
 
@@ -94,19 +97,161 @@ string_id!(
     ApprovalId
 );
 string_id!(
-    /// A project's name (checked by `bridge::access::names::validate_project`
-    /// where it comes in from chat or configuration).
-    ProjectName
-);
-string_id!(
     /// The handle of a card clawmux sent: stable across retries and
     /// restarts; the chat's own message id is looked up by it.
     CardHandle
 );
 
+/// Longest project name (matches `^[a-z0-9][a-z0-9._-]{0,63}$`).
+pub const MAX_PROJECT_NAME: usize = 64;
+
+/// Why a text is not a project name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("project name is empty; use lowercase letters, digits, `.`, `_` or `-`, e.g. `my-app`")]
+    Empty,
+    #[error("project name `{0}` is too long (at most {MAX_PROJECT_NAME} characters)")]
+    TooLong(String),
+    #[error(
+        "project name `{name}` must start with a lowercase letter or digit and contain only a-z, 0-9, `.`, `_`, `-` (found {found:?})"
+    )]
+    BadChar { name: String, found: char },
+}
+
+/// A project's name: `^[a-z0-9][a-z0-9._-]{0,63}$`, made only by
+/// [`ProjectName::parse`] (or `str::parse`, or reading one from JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ProjectName(String);
+
+impl ProjectName {
+    /// `name` if it is a project name.
+    pub fn parse(name: &str) -> Result<Self, NameError> {
+        let first = name.chars().next().ok_or(NameError::Empty)?;
+        if name.len() > MAX_PROJECT_NAME {
+            return Err(NameError::TooLong(name.chars().take(80).collect()));
+        }
+        let ok_first = first.is_ascii_lowercase() || first.is_ascii_digit();
+        let bad = name.chars().enumerate().find(|&(i, c)| {
+            !(c.is_ascii_lowercase()
+                || c.is_ascii_digit()
+                || (i > 0 && matches!(c, '.' | '_' | '-')))
+        });
+        match bad {
+            Some((_, found)) => Err(NameError::BadChar {
+                name: name.into(),
+                found,
+            }),
+            None if !ok_first => Err(NameError::BadChar {
+                name: name.into(),
+                found: first,
+            }),
+            None => Ok(ProjectName(name.to_owned())),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for ProjectName {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Self, NameError> {
+        ProjectName::parse(s)
+    }
+}
+
+impl TryFrom<String> for ProjectName {
+    type Error = NameError;
+    fn try_from(s: String) -> Result<Self, NameError> {
+        ProjectName::parse(&s)
+    }
+}
+
+impl From<ProjectName> for String {
+    fn from(name: ProjectName) -> String {
+        name.0
+    }
+}
+
+/// Lookups by `&str` in maps keyed by names (a valid name hashes as its
+/// text).
+impl std::borrow::Borrow<str> for ProjectName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for ProjectName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ProjectName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for ProjectName {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for ProjectName {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for ProjectName {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+/// A name for test code: `name` parsed, panicking if it is not one.
+#[cfg(test)]
+pub(crate) fn project(name: &str) -> ProjectName {
+    ProjectName::parse(name).unwrap_or_else(|e| panic!("test project name: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only parsing makes a name, from text or from JSON (a forged card
+    /// value, an edited state file).
+    #[test]
+    fn project_names_are_made_only_by_parsing() {
+        assert_eq!(ProjectName::parse("shop").unwrap(), "shop");
+        assert_eq!(
+            "my-app.2".parse::<ProjectName>().unwrap().as_str(),
+            "my-app.2"
+        );
+        for bad in ["", "Shop", "-x", "a b", "../etc", "a;b", &"x".repeat(65)] {
+            assert!(ProjectName::parse(bad).is_err(), "{bad:?}");
+            let json = serde_json::to_string(bad).unwrap();
+            let err = serde_json::from_str::<ProjectName>(&json).unwrap_err();
+            assert!(err.to_string().contains("project name"), "{err}");
+        }
+        assert_eq!(
+            ProjectName::parse("Shop"),
+            Err(NameError::BadChar {
+                name: "Shop".into(),
+                found: 'S'
+            })
+        );
+        let name = ProjectName::parse("web").unwrap();
+        assert_eq!(serde_json::to_string(&name).unwrap(), "\"web\"");
+        assert_eq!(
+            serde_json::from_str::<ProjectName>("\"web\"").unwrap(),
+            name
+        );
+    }
 
     #[test]
     fn ids_are_plain_strings_on_disk_and_read_as_str() {

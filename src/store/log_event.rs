@@ -1,18 +1,20 @@
 //! The event log's schema: every kind of line written to `events.jsonl`
 //! (by the bridge, the outbox, the state store and the log itself), with its
-//! fields, as one enum; the log takes nothing else. `docs/EVENTS.md`
+//! fields, as one enum; the log takes nothing else, and its reader (`clawmux
+//! tail`, the tests) parses lines back into the same enum. `docs/EVENTS.md`
 //! describes each for operators (a test keeps it complete); `clawmux tail
-//! --kind K` filters on the names here (snake_case).
+//! --kind K` accepts only the names here (snake_case). [`RunDetection`] is
+//! the same events as `clawmux run --format json` lists them.
 //!
 //! Long with its tests (a sample of every kind, checked against
 //! docs/EVENTS.md); the code itself is well under 600 lines.
 
 use super::ids::{ApprovalId, JobId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One event-log line (its `ts_ms` is added when written).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LogEvent {
     /// A chat message that passed the access policy.
@@ -301,7 +303,7 @@ pub enum LogEvent {
 }
 
 /// Who was refused what, and why (the fields of [`LogEvent::Denied`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Denial {
     /// Who sent the message (chat) or pressed the button (`operator`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -318,6 +320,30 @@ pub struct Denial {
     /// The button's callback value, as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
+}
+
+/// What `clawmux run --format json` lists under `detections`: the events
+/// of its one turn, without the project (the output names it once). A
+/// contract the OpenClaw skill parses: fields are declared in alphabetical
+/// order, as the output has always printed them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunDetection {
+    /// A progress line (`percent` when it gave one).
+    Progress {
+        percent: Option<u8>,
+        summary: String,
+    },
+    /// An error line in the agent's output.
+    Error { line: String },
+    /// The project's tmux session went away.
+    SessionLost { reason: String, retrying: bool },
+    /// The project's tmux session was made (again, when `recovered`).
+    SessionCreated { recovered: bool },
+    /// The dialog on screen did not match the approval being answered.
+    DialogMismatch { detail: String },
+    /// The turn was interrupted (the agent's line saying so).
+    Interrupted { line: String },
 }
 
 /// Every `kind` a log line can have, as written (a test keeps this list
@@ -781,6 +807,55 @@ mod documented {
         let mut listed: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
         listed.sort();
         assert_eq!(written, listed);
+    }
+
+    /// One schema: every line the writer makes reads back as the event
+    /// it was made from; a line outside the schema reads as nothing.
+    #[test]
+    fn the_reader_parses_what_the_writer_writes() {
+        use crate::store::event_log::{EventRecord, line};
+        for e in samples() {
+            let written = line(&e);
+            let read = EventRecord::parse(written.trim_end())
+                .unwrap_or_else(|| panic!("unreadable: {written}"));
+            assert_eq!(read.event, e, "{written}");
+            assert_eq!(read.kind, e.kind());
+        }
+        let ts = r#""ts":"2026-12-01T00:00:00.000Z""#;
+        for foreign in [
+            format!(r#"{{{ts},"kind":"bogus","project":"p"}}"#),
+            format!(r#"{{{ts},"kind":"session_lost","project":"p","reason":"x"}}"#),
+            format!(r#"{{{ts},"kind":"session_created","project":"p","recovered":"yes"}}"#),
+        ] {
+            assert_eq!(EventRecord::parse(&foreign), None, "{foreign}");
+        }
+    }
+
+    /// `run --format json`'s detections read back as written.
+    #[test]
+    fn run_detections_round_trip() {
+        let all = vec![
+            RunDetection::Progress {
+                percent: Some(40),
+                summary: s("2/5"),
+            },
+            RunDetection::Error {
+                line: s("error: x"),
+            },
+            RunDetection::SessionLost {
+                reason: s("gone"),
+                retrying: true,
+            },
+            RunDetection::SessionCreated { recovered: false },
+            RunDetection::DialogMismatch { detail: s("d") },
+            RunDetection::Interrupted {
+                line: s("Interrupted"),
+            },
+        ];
+        let text = serde_json::to_string(&all).unwrap();
+        assert!(text.starts_with(r#"[{"kind":"progress","percent":40,"summary":"2/5"}"#));
+        let back: Vec<RunDetection> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, all);
     }
 
     #[test]

@@ -275,16 +275,21 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn line(ts: u64, kind: &str) -> String {
+    /// A record of the schema named `name` (a `state_saved` note).
+    fn line(ts: u64, name: &str) -> String {
         format!(
-            "{{\"ts\":\"{}\",\"kind\":\"{kind}\"}}\n",
+            "{{\"ts\":\"{}\",\"kind\":\"state_saved\",\"note\":\"{name}\"}}\n",
             clock::rfc3339(ts)
         )
     }
 
+    /// The names of the records read.
     fn kinds(dir: &Path, since: Option<u64>) -> (Vec<String>, ReadStats) {
         let mut got = Vec::new();
-        let stats = stream(dir, since, &mut |r| got.push(r.kind)).unwrap();
+        let stats = stream(dir, since, &mut |r| {
+            got.push(r.field("note").unwrap_or_default().to_string())
+        })
+        .unwrap();
         (got, stats)
     }
 
@@ -330,7 +335,7 @@ mod tests {
         // A record-shaped line past the bound: never buffered, never printed.
         let pad = "x".repeat(MAX_RECORD_BYTES + 10);
         let big = format!(
-            "{{\"ts\":\"{}\",\"kind\":\"big\",\"pad\":\"{pad}\"}}\n",
+            "{{\"ts\":\"{}\",\"kind\":\"state_saved\",\"note\":\"{pad}\"}}\n",
             clock::rfc3339(2_000)
         );
         f.write_all(big.as_bytes()).unwrap();

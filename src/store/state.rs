@@ -232,7 +232,7 @@ impl Job {
     /// A new command record (a fresh id, nothing typed or sent for it yet)
     /// that may run `timeout_secs`.
     pub fn new(
-        project: &str,
+        project: &ProjectName,
         text: &str,
         target: ChatTarget,
         reply_to: Option<&str>,
@@ -240,7 +240,7 @@ impl Job {
     ) -> Job {
         Job {
             id: JobId::random(),
-            project: project.into(),
+            project: project.clone(),
             text: text.to_string(),
             target,
             reply_to: reply_to.map(String::from),
@@ -291,7 +291,7 @@ pub struct Approval {
     /// The tmux session the prompt is in (a check against stale clicks).
     pub session: String,
     /// The pane (`%N`) to type the answer into.
-    pub pane: String,
+    pub pane: PaneId,
     pub kind: ApprovalKind,
     pub question: String,
     /// What is asked about (the command, the file and diff, the plan),
@@ -512,6 +512,26 @@ impl<'de> Deserialize<'de> for DeliveredCards {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An approval's pane is a tmux pane id, on disk `%N` as before; a
+    /// state file naming anything else is refused as it is read, not
+    /// typed into later.
+    #[test]
+    fn an_approvals_pane_is_a_pane_id() {
+        let json = |pane: &str| {
+            serde_json::json!({
+                "id": "a1", "session": "cm-web", "pane": pane, "kind": "permission",
+                "question": "Proceed?", "options": []
+            })
+        };
+        let a: Approval = serde_json::from_value(json("%7")).unwrap();
+        assert_eq!(a.pane, PaneId(7));
+        assert_eq!(serde_json::to_value(&a).unwrap()["pane"], "%7");
+        for bad in ["7", "%", "%1;kill-server", "@1", ""] {
+            let err = serde_json::from_value::<Approval>(json(bad)).unwrap_err();
+            assert!(err.to_string().contains("not a tmux id"), "{bad:?}: {err}");
+        }
+    }
 
     #[test]
     fn adopted_panes_round_trip_and_old_records_are_read_without_identity() {

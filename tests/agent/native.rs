@@ -99,7 +99,7 @@ fn start(claude: &Path, env: &ClaudeEnv, dir: &Path, args: &[&str]) -> TmuxServe
     let tmux = TmuxServer::new();
     let command = format!(
         "cd {} && exec {}",
-        clawmux::agentcheck::sh_quote(&dir.display().to_string()),
+        clawmux::shell::quote_keeping_nul(&dir.display().to_string()),
         env.env_command(claude, args)
     );
     tmux.new_session("agent", &command);

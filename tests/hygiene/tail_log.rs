@@ -16,9 +16,19 @@ const BIG_LOG_BYTES: u64 = 64 << 20;
 /// (as records) costs several times its size.
 const MAX_RSS_BYTES: u64 = BIG_LOG_BYTES / 2;
 
-fn record(ts_ms: u64, kind: &str, pad: &str) -> String {
+/// A `command` record of project `p` from `sender` (a line of the log's
+/// schema: `tail` skips any other).
+fn record(ts_ms: u64, sender: &str, text: &str) -> String {
     format!(
-        "{{\"ts\":\"{}\",\"kind\":\"{kind}\",\"project\":\"p\",\"text\":\"{pad}\"}}\n",
+        "{{\"ts\":\"{}\",\"kind\":\"command\",\"project\":\"p\",\"sender\":\"{sender}\",\"text\":\"{text}\"}}\n",
+        clock::rfc3339(ts_ms)
+    )
+}
+
+/// A chat `message` record.
+fn message(ts_ms: u64, text: &str) -> String {
+    format!(
+        "{{\"ts\":\"{}\",\"kind\":\"message\",\"sender\":\"ou_a\",\"chat\":\"oc_1\",\"text\":\"{text}\"}}\n",
         clock::rfc3339(ts_ms)
     )
 }
@@ -32,7 +42,7 @@ fn big_log(home: &std::path::Path, recent: usize) -> usize {
     let mut w = BufWriter::new(File::create(home.join("events.jsonl")).unwrap());
     let (mut written, mut n) = (0u64, 0usize);
     while written < BIG_LOG_BYTES {
-        let line = record(old_ts + n as u64, "message", &pad);
+        let line = message(old_ts + n as u64, &pad);
         w.write_all(line.as_bytes()).unwrap();
         written += line.len() as u64;
         n += 1;
@@ -189,6 +199,7 @@ fn hostile_chat_text_reaches_the_terminal_escaped() {
         "ts": clock::rfc3339(clock::now_ms()),
         "kind": "command",
         "project": "demo",
+        "sender": "ou_a",
         "text": "hi \u{1b}]2;owned\u{7}\u{1b}[2J\u{9b}31m\u{202e}there",
     });
     fs::write(home.path().join("events.jsonl"), format!("{line}\n")).unwrap();
@@ -236,6 +247,28 @@ fn no_log_says_where_it_looked() {
     let looked = home.path().join("events.jsonl");
     assert!(
         stderr.contains(&format!("no event log at {}", looked.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_line_outside_the_schema_is_skipped_and_counted() {
+    let home = tempfile::tempdir().unwrap();
+    let now = clock::now_ms();
+    let ts = clock::rfc3339(now);
+    let log = record(now, "ou_a", "kept")
+        + &format!("{{\"ts\":\"{ts}\",\"kind\":\"bogus\",\"project\":\"p\"}}\n")
+        // A known kind missing a field the schema requires.
+        + &format!("{{\"ts\":\"{ts}\",\"kind\":\"command\",\"project\":\"p\"}}\n");
+    fs::write(home.path().join("events.jsonl"), log).unwrap();
+    let out = clawmux(home.path(), &["tail", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.contains("kept"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("skipped 2 torn or unreadable line(s)"),
         "{stderr}"
     );
 }

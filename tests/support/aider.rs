@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use clawmux::agentcheck::sh_quote;
 use clawmux::agents::aider::TESTED;
+use clawmux::shell::quote_keeping_nul as sh_quote;
 
 /// The variable naming the `aider` program.
 pub const AIDER_BIN_ENV: &str = "CLAWMUX_AIDER";

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use clawmux::agentcheck::sh_quote;
 use clawmux::agents::codex::TESTED;
+use clawmux::shell::quote_keeping_nul as sh_quote;
 
 /// The variable naming the `codex` binary.
 pub const CODEX_BIN_ENV: &str = "CLAWMUX_CODEX";

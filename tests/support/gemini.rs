@@ -11,10 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
-use clawmux::agentcheck::sh_quote;
 use clawmux::agents::gemini::TESTED;
 use clawmux::bridge::panes::answering::ANSWER_SETTLE;
 use clawmux::hooks::settings::GEMINI_SETTINGS;
+use clawmux::shell::quote_keeping_nul as sh_quote;
 use clawmux::tmux::TEXT_ENTER_GAP;
 
 /// The variable naming the `gemini` program.

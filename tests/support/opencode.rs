@@ -14,8 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
-use clawmux::agentcheck::sh_quote;
 use clawmux::agents::opencode::TESTED;
+use clawmux::shell::quote_keeping_nul as sh_quote;
 
 /// The variable naming the `opencode` program.
 pub const OPENCODE_BIN_ENV: &str = "CLAWMUX_OPENCODE";

@@ -112,7 +112,7 @@ struct Pending {
 /// Starts `tmux -C` as configured and waits for its start-up block and
 /// `%session-changed` before returning.
 pub async fn connect(config: ClientConfig) -> Result<Client, TmuxError> {
-    let argv = config.argv();
+    let argv = config.argv()?;
     let (program, args) = argv.split_first().ok_or_else(|| TmuxError::Spawn {
         program: String::new(),
         reason: "empty program".into(),

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::TmuxError;
 use super::flood::FloodLimits;
 
 /// Which tmux server to talk to.
@@ -110,8 +111,9 @@ impl ClientConfig {
         Self::new(Start::NewSession(session))
     }
 
-    /// The program and its full argument list.
-    pub(crate) fn argv(&self) -> Vec<String> {
+    /// The program and its full argument list; an error for a word the
+    /// host's shell cannot carry (a NUL byte).
+    pub(crate) fn argv(&self) -> Result<Vec<String>, TmuxError> {
         let mut tmux: Vec<String> = vec!["-u".into()];
         if let Some(socket) = &self.socket {
             tmux.extend(socket.args());
@@ -145,15 +147,16 @@ impl ClientConfig {
             }
         }
         if self.remote_shell {
-            tmux = tmux.iter().map(|a| shell_quote(a)).collect();
+            tmux = (tmux.iter())
+                .map(|a| clawmux_text::shell::quote(a).map(String::from))
+                .collect::<Result<_, _>>()
+                .map_err(|e| TmuxError::Spawn {
+                    program: self.program.join(" "),
+                    reason: e.to_string(),
+                })?;
         }
-        self.program.iter().cloned().chain(tmux).collect()
+        Ok(self.program.iter().cloned().chain(tmux).collect())
     }
-}
-
-/// POSIX shell single-quoting.
-pub fn shell_quote(arg: &str) -> String {
-    format!("'{}'", arg.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]
@@ -170,7 +173,7 @@ mod tests {
         config.socket = Some(Socket::Name("s".into()));
         config.size = Some((120, 40));
         assert_eq!(
-            config.argv(),
+            config.argv().unwrap(),
             [
                 "tmux",
                 "-u",
@@ -191,23 +194,38 @@ mod tests {
         remote.program = vec!["ssh".into(), "host".into(), "tmux".into()];
         remote.remote_shell = true;
         assert_eq!(
-            remote.argv(),
+            remote.argv().unwrap(),
             [
                 "ssh",
                 "host",
                 "tmux",
-                "'-u'",
-                "'-C'",
-                "'attach-session'",
-                "'-t'",
-                "'p'"
+                "-u",
+                "-C",
+                "attach-session",
+                "-t",
+                "p"
             ]
         );
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        // What the remote shell would expand is quoted for it.
+        let mut hostile = ClientConfig::attach(Some("=$(id) it's"));
+        hostile.program = vec!["ssh".into(), "host".into(), "tmux".into()];
+        hostile.remote_shell = true;
+        let argv = hostile.argv().unwrap();
+        assert_eq!(
+            clawmux_text::shell::split(&argv[3..].join(" ")).unwrap(),
+            ["-u", "-C", "attach-session", "-t", "=$(id) it's"]
+        );
+        assert!(!argv.last().unwrap().starts_with("=$("), "{argv:?}");
+        // A NUL cannot reach the host's shell: refused, not cut.
+        let mut nul = ClientConfig::attach(Some("p\0q"));
+        nul.program = vec!["ssh".into(), "host".into(), "tmux".into()];
+        nul.remote_shell = true;
+        let err = nul.argv().unwrap_err().to_string();
+        assert!(err.contains("NUL byte"), "{err}");
         let mut adopt = ClientConfig::attach(Some("=work"));
         adopt.attach_flags = vec!["ignore-size".into()];
         assert_eq!(
-            adopt.argv(),
+            adopt.argv().unwrap(),
             [
                 "tmux",
                 "-u",

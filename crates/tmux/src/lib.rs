@@ -15,7 +15,7 @@ mod teardown;
 
 pub use client::{Client, TEXT_ENTER_GAP, connect};
 pub use command::{TmuxCommand, quote};
-pub use config::{ClientConfig, DEFAULT_STARTUP_TIMEOUT, NewSession, Socket, Start, shell_quote};
+pub use config::{ClientConfig, DEFAULT_STARTUP_TIMEOUT, NewSession, Socket, Start};
 pub use error::TmuxError;
 pub use events::{ClientEvent, EVENT_CAPACITY, Subscription};
 pub use flood::FloodLimits;

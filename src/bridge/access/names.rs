@@ -4,20 +4,7 @@
 /// Longest message typed into an agent: GSD commands are short; a long paste
 /// belongs in a file, and tmux's command line has its own limits.
 pub const MAX_TYPED_CHARS: usize = 4000;
-/// Longest project name (matches `^[a-z0-9][a-z0-9._-]{0,63}$`).
-pub const MAX_PROJECT_NAME: usize = 64;
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NameError {
-    #[error("project name is empty; use lowercase letters, digits, `.`, `_` or `-`, e.g. `my-app`")]
-    Empty,
-    #[error("project name `{0}` is too long (at most {MAX_PROJECT_NAME} characters)")]
-    TooLong(String),
-    #[error(
-        "project name `{name}` must start with a lowercase letter or digit and contain only a-z, 0-9, `.`, `_`, `-` (found {found:?})"
-    )]
-    BadChar { name: String, found: char },
-}
+pub use crate::store::ids::{MAX_PROJECT_NAME, NameError};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TextError {
@@ -67,27 +54,10 @@ pub fn split_project_host(text: &str) -> Result<(&str, Option<&str>), ProjectAtH
     Ok((project, host))
 }
 
-/// Checks a project name against `^[a-z0-9][a-z0-9._-]{0,63}$`.
+/// Checks a project name against `^[a-z0-9][a-z0-9._-]{0,63}$` (the rule
+/// of [`crate::store::ids::ProjectName::parse`]).
 pub fn validate_project(name: &str) -> Result<(), NameError> {
-    let first = name.chars().next().ok_or(NameError::Empty)?;
-    if name.len() > MAX_PROJECT_NAME {
-        return Err(NameError::TooLong(name.chars().take(80).collect()));
-    }
-    let ok_first = first.is_ascii_lowercase() || first.is_ascii_digit();
-    let bad = name.chars().enumerate().find(|&(i, c)| {
-        !(c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && matches!(c, '.' | '_' | '-')))
-    });
-    match bad {
-        Some((_, found)) => Err(NameError::BadChar {
-            name: name.into(),
-            found,
-        }),
-        None if !ok_first => Err(NameError::BadChar {
-            name: name.into(),
-            found: first,
-        }),
-        None => Ok(()),
-    }
+    crate::store::ids::ProjectName::parse(name).map(|_| ())
 }
 
 /// The tmux session of a project. tmux turns `.` into `_` in session names,

@@ -431,7 +431,7 @@ mod tests {
         use crate::bridge::texts::Msg;
         let card = present::with_interrupt(
             present::progress_card("web: /gsd:plan", Msg::Running, None, "● Reading files"),
-            "web",
+            &crate::store::ids::project("web"),
             "j1",
         );
         let entry = OutboxEntry {

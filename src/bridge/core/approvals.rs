@@ -12,7 +12,7 @@ use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKin
 use crate::bridge::texts::Msg;
 use crate::detect::{ApprovalOption, several_keys};
 use crate::store::clock;
-use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval};
+use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval, ProjectName};
 use crate::store::{Denial, LogEvent};
 
 impl Core {
@@ -95,7 +95,7 @@ impl Core {
                     by: m.sender.clone(),
                     reply,
                 };
-                self.tell_project(&approval.project, cmd);
+                self.tell_project(approval.project.as_str(), cmd);
             }
             ReplyPlan::Refuse => {
                 let labels: Vec<String> = (approval.options.iter())
@@ -235,7 +235,7 @@ impl Core {
             reply,
         };
         self.answering.insert(approval.id.clone());
-        self.tell_project(&approval.project, cmd);
+        self.tell_project(approval.project.as_str(), cmd);
     }
 
     /// The command a project adopts when an approval is answered while it
@@ -266,7 +266,7 @@ impl Core {
         );
     }
 
-    pub(super) fn on_approval(&mut self, project: &str, job: &Option<Job>, seen: Approval) {
+    pub(super) fn on_approval(&mut self, project: &ProjectName, job: &Option<Job>, seen: Approval) {
         // The prompt again with its body drawn since (same id), or found by
         // a restarted actor (same pane, question, options and body): keep
         // its card, and remember the actor's id for it. Another body is
@@ -276,7 +276,7 @@ impl Core {
                 .values()
                 .find(|a| {
                     a.id == seen.id
-                        || a.project == project
+                        || a.project == *project
                             && a.pane == seen.pane
                             && a.question == seen.question
                             && a.options == seen.options
@@ -311,10 +311,10 @@ impl Core {
         });
         let (target, reply_to) = self
             .job_target(job)
-            .unwrap_or_else(|| (self.chat_of(project), None));
+            .unwrap_or_else(|| (self.chat_of(project.as_str()), None));
         let mut pending = PendingApproval {
             approval: seen,
-            project: project.into(),
+            project: project.clone(),
             target: target.clone(),
             card: CardHandle::default(),
             created_ms: clock::now_ms(),
@@ -332,7 +332,7 @@ impl Core {
         // picture card right after (see `bridge::screen_picture`).
         if self.config.screen.approval_picture && matches!(target, ChatTarget::Chat { .. }) {
             let reply = Reply { target, reply_to };
-            self.tell_project(project, ProjectCmd::Screen { reply });
+            self.tell_project(project.as_str(), ProjectCmd::Screen { reply });
         }
     }
 
@@ -360,13 +360,13 @@ impl Core {
     /// A project's news about a prompt or an answer.
     pub(super) fn on_approval_event(
         &mut self,
-        project: &str,
+        name: &ProjectName,
         job: &Option<Job>,
         kind: ProjectEventKind,
     ) {
-        let project = project.to_string();
+        let project = name.to_string();
         match kind {
-            ProjectEventKind::Approval(seen) => self.on_approval(&project, job, seen),
+            ProjectEventKind::Approval(seen) => self.on_approval(name, job, seen),
             ProjectEventKind::ApprovalGone { approval_id } => {
                 // A prompt re-detected after a restart kept its first id.
                 let approval_id = self.aliases.remove(&approval_id).unwrap_or(approval_id);
@@ -547,7 +547,7 @@ mod reply_tests {
         Approval {
             id: "ap".into(),
             session: "cm-demo".into(),
-            pane: "%1".into(),
+            pane: crate::control::PaneId(1),
             kind: ApprovalKind::Question,
             question: "Which database should we use?".into(),
             body: String::new(),

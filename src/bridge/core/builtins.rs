@@ -530,7 +530,7 @@ impl Core {
             return ClickAnswer::toast(ToastLevel::Warning, Msg::ProjectGone);
         }
         self.run_in(
-            &choice.project,
+            choice.project.as_str(),
             &c.target,
             None,
             &choice.command,

@@ -7,10 +7,11 @@
 
 use super::Core;
 use crate::bridge::project::{ProjectCmd, TaskNews};
+use crate::control::PaneId;
 use crate::hooks::usage::{self, TurnUsage};
 use crate::hooks::{HookEvent, HookKind};
 use crate::store::LogEvent;
-use crate::store::state::JobId;
+use crate::store::state::{JobId, ProjectName};
 
 impl Core {
     /// The hook token `project`'s agent gets in its environment.
@@ -20,7 +21,12 @@ impl Core {
 
     pub(super) fn on_hook(&mut self, hook: HookEvent) {
         let Some(pane) = &hook.tmux_pane else { return };
-        let Some(project) = self.panes.get(pane).cloned() else {
+        // Only tmux's own spelling (`%01` is not `%1`'s).
+        let Some(project) = (pane.parse::<PaneId>().ok())
+            .filter(|id| id.to_string() == *pane)
+            .and_then(|id| self.panes.get(&id))
+            .map(ProjectName::to_string)
+        else {
             self.log(LogEvent::HookIgnored {
                 pane: pane.clone(),
                 reason: "not a clawmux pane".into(),

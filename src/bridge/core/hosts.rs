@@ -284,7 +284,7 @@ impl Core {
         self.effects.push(Effect::Forget {
             project: name.to_string(),
         });
-        self.panes.retain(|_, p| p != name);
+        self.panes.retain(|_, p| p.as_str() != name);
         let stale: Vec<PendingApproval> = self.shared.update(|s| {
             s.jobs.retain(|j| j.project != name);
             s.projects.remove(name);

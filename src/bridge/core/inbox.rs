@@ -80,7 +80,8 @@ impl Core {
         let entries: Vec<_> = due
             .iter()
             .map(|a| {
-                let card = inbox::reminder_card(a, self.host_of(&a.project).as_deref(), now);
+                let card =
+                    inbox::reminder_card(a, self.host_of(a.project.as_str()).as_deref(), now);
                 (a.id.clone(), Self::new_card(&a.target, None, &card).1)
             })
             .collect();

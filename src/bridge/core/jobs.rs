@@ -10,7 +10,9 @@ use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::Msg;
 use crate::bridge::texts::error_guidance;
 use crate::store::LogEvent;
-use crate::store::state::{ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval};
+use crate::store::state::{
+    ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval, ProjectName,
+};
 
 impl Core {
     pub(super) fn submit(
@@ -43,7 +45,16 @@ impl Core {
         if !self.may_reach(sender, project, target, reply_to, "typing") {
             return;
         }
-        let job = self.new_job(project, text, target, reply_to, false);
+        // A command is recorded under a project name only: a chat's chosen
+        // project that is not one (an old state file, say) is refused here.
+        let name = match ProjectName::parse(project) {
+            Ok(name) => name,
+            Err(e) => {
+                let why = e.to_string();
+                return self.error(target, reply_to, Msg::InvalidProjectName, project, why);
+            }
+        };
+        let job = self.new_job(&name, text, target, reply_to, false);
         self.shared.update(|s| {
             if let Some(p) = s.projects.get_mut(project) {
                 p.last_command = Some(text.to_string());
@@ -62,7 +73,7 @@ impl Core {
     /// A new command record (not saved yet).
     pub(super) fn new_job(
         &self,
-        project: &str,
+        project: &ProjectName,
         text: &str,
         target: &ChatTarget,
         reply_to: Option<&str>,
@@ -123,11 +134,11 @@ impl Core {
     /// A project's news about a command.
     pub(super) fn on_job_event(
         &mut self,
-        project: &str,
+        name: &ProjectName,
         job: &Option<Job>,
         kind: ProjectEventKind,
     ) {
-        let project = project.to_string();
+        let project = name.to_string();
         let job_id = job.as_ref().map(|j| j.id.clone());
         match kind {
             ProjectEventKind::Queued { position } => {
@@ -155,7 +166,7 @@ impl Core {
                     && let Some(j) = self.job(id)
                 {
                     let card = present::progress_card(self.title(&j), Msg::Running, None, "");
-                    let card = present::with_interrupt(card, &project, id);
+                    let card = present::with_interrupt(card, name, id);
                     self.send_for_job(id, &card, |j, handle| {
                         j.started = true;
                         j.progress = Some(handle.clone());

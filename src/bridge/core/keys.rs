@@ -138,7 +138,12 @@ impl Core {
         let Some(job) = running else {
             return ClickAnswer::toast(ToastLevel::Warning, Msg::NoLongerRunning);
         };
-        self.log_keys(&choice.project, &c.operator, INTERRUPT_KEYS, "intent");
+        self.log_keys(
+            choice.project.as_str(),
+            &c.operator,
+            INTERRUPT_KEYS,
+            "intent",
+        );
         // The outcome comes back as `Cancelled` (sent, or nothing running);
         // the turn's end, read off the screen, as "Stopped".
         let cmd = ProjectCmd::Cancel {
@@ -148,7 +153,7 @@ impl Core {
                 reply_to: job.reply_to.clone(),
             },
         };
-        self.tell_project(&choice.project, cmd);
+        self.tell_project(choice.project.as_str(), cmd);
         ClickAnswer::toast(ToastLevel::Info, Msg::Interrupting)
     }
 }

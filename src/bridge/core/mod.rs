@@ -50,12 +50,15 @@ use crate::bridge::channels::chat::{
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
 use crate::bridge::present::{self, ActionButton, CardAction};
 use crate::bridge::texts::Msg;
+use crate::control::PaneId;
 use crate::feishu::card::Card;
 use crate::hooks::HookEvent;
 use crate::i18n::Text;
 use crate::store::clock;
 use crate::store::event_log::LogHealth;
-use crate::store::state::{ApprovalId, CardHandle, ChatTarget, Job, JobId, OutboxEntry, OutboxOp};
+use crate::store::state::{
+    ApprovalId, CardHandle, ChatTarget, Job, JobId, OutboxEntry, OutboxOp, ProjectName,
+};
 use crate::store::{Denial, LogEvent, SharedState};
 
 use progress::Throttle;
@@ -147,7 +150,7 @@ pub struct Core {
     policy: Policy,
     pairing: Pairing,
     /// Agent pane (`%N`) -> project, for hooks.
-    panes: HashMap<String, String>,
+    panes: HashMap<PaneId, ProjectName>,
     /// What proves a hook comes from a project's own agent.
     hook_key: crate::hooks::token::HookKey,
     /// What each project last said it is doing (for `/gsd:status`,
@@ -545,7 +548,7 @@ impl Core {
                 // Hooks come from the local server's panes only: pane ids
                 // of other servers would collide with them.
                 if self.is_local(&project) {
-                    self.panes.insert(pane, project);
+                    self.panes.insert(pane, e.project.clone());
                 }
             }
             ProjectEventKind::HostDown { error } => self.on_host_down(&project, &e.job, &error),
@@ -622,7 +625,7 @@ impl Core {
             | ProjectEventKind::ScreenAtStart { .. }
             | ProjectEventKind::DialogMismatch { .. }
             | ProjectEventKind::Answered { .. }
-            | ProjectEventKind::Replied { .. }) => self.on_approval_event(&project, &e.job, kind),
+            | ProjectEventKind::Replied { .. }) => self.on_approval_event(&e.project, &e.job, kind),
             ProjectEventKind::Answer { text } => self.on_answer(&e.job, &text),
             ProjectEventKind::KeysSent {
                 keys,
@@ -630,7 +633,7 @@ impl Core {
                 reply,
                 result,
             } => self.keys_sent(&project, &keys, &by, &reply, result),
-            kind => self.on_job_event(&project, &e.job, kind),
+            kind => self.on_job_event(&e.project, &e.job, kind),
         }
     }
 

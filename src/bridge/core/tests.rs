@@ -100,7 +100,7 @@ impl World {
 
     fn event(&mut self, job: Option<&Job>, kind: ProjectEventKind) -> Vec<Effect> {
         let e = ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: job.cloned(),
             kind,
         };
@@ -286,7 +286,7 @@ fn progress_updates_wait_for_the_interval_on_the_injected_clock() {
             .collect::<Vec<_>>()
     };
     let e = ProjectEvent {
-        project: "demo".into(),
+        project: crate::store::ids::project("demo"),
         job: Some(job.clone()),
         kind: progress("first"),
     };
@@ -316,7 +316,7 @@ fn progress_cards_carry_the_gsd_planning_position() {
         let state = format!("# Project State\n\nPhase: {phase} of 3 (Cart)\nStatus: executing\n");
         std::fs::write(planning.join("STATE.md"), state).unwrap();
         let e = ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: Some(job.clone()),
             kind: ProjectEventKind::Progress {
                 summary: "Executing".into(),
@@ -353,7 +353,7 @@ fn a_planning_change_alone_updates_the_progress_card() {
     w.at(
         Duration::from_secs(2),
         Input::Project(ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: Some(job.clone()),
             kind: progress,
         }),
@@ -364,7 +364,7 @@ fn a_planning_change_alone_updates_the_progress_card() {
     w.at(
         Duration::from_secs(4),
         Input::Project(ProjectEvent {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             job: Some(job.clone()),
             kind: planning,
         }),
@@ -380,7 +380,7 @@ fn approval() -> Approval {
     Approval {
         id: "ap1".into(),
         session: "cm-demo".into(),
-        pane: "%1".into(),
+        pane: crate::control::PaneId(1),
         kind: ApprovalKind::Permission,
         question: "Do you want to proceed?".into(),
         body: "Bash command\n  rm -rf build\n  Remove the build output".into(),
@@ -722,7 +722,12 @@ fn project_cmds(effects: Vec<Effect>) -> Vec<ProjectCmd> {
 fn hooks_reach_their_projects_actor_with_what_they_carry() {
     let mut w = World::new();
     w.with_project();
-    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    w.event(
+        None,
+        ProjectEventKind::Attached {
+            pane: crate::control::PaneId(1),
+        },
+    );
     let stop = HookKind::Stop {
         stop_hook_active: false,
         last_assistant_message: Some("All done.".into()),
@@ -756,7 +761,12 @@ fn hooks_reach_their_projects_actor_with_what_they_carry() {
 fn a_hook_without_its_projects_token_is_ignored() {
     let mut w = World::new();
     w.with_project();
-    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    w.event(
+        None,
+        ProjectEventKind::Attached {
+            pane: crate::control::PaneId(1),
+        },
+    );
     let stop = || HookKind::Stop {
         stop_hook_active: false,
         last_assistant_message: Some("invented".into()),
@@ -772,13 +782,49 @@ fn a_hook_without_its_projects_token_is_ignored() {
     assert_eq!(w.kinds().iter().filter(|k| *k == "hook_ignored").count(), 3);
 }
 
+/// A hook is matched to an agent pane by tmux's own pane id only: another
+/// spelling of it, or no pane id at all, speaks for no one.
+#[test]
+fn a_hook_naming_no_agent_pane_is_ignored() {
+    let mut w = World::new();
+    w.with_project();
+    w.event(
+        None,
+        ProjectEventKind::Attached {
+            pane: crate::control::PaneId(1),
+        },
+    );
+    for pane in ["%01", "1", "%1 ", "%2", "demo"] {
+        let Input::Hook(mut h) = hook(
+            &w,
+            HookKind::Stop {
+                stop_hook_active: false,
+                last_assistant_message: Some("invented".into()),
+            },
+        ) else {
+            unreachable!()
+        };
+        h.tmux_pane = Some(pane.into());
+        assert!(
+            project_cmds(w.at(Duration::ZERO, Input::Hook(h))).is_empty(),
+            "{pane:?}"
+        );
+    }
+    assert_eq!(w.kinds().iter().filter(|k| *k == "hook_ignored").count(), 5);
+}
+
 /// An adopted pane's agent was started by someone else, without a token:
 /// a hook naming its pane speaks for no one.
 #[test]
 fn an_adopted_panes_hooks_are_ignored() {
     let mut w = World::new();
     w.adopted("demo");
-    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    w.event(
+        None,
+        ProjectEventKind::Attached {
+            pane: crate::control::PaneId(1),
+        },
+    );
     let stop = HookKind::Stop {
         stop_hook_active: false,
         last_assistant_message: Some("invented".into()),
@@ -1220,7 +1266,12 @@ fn a_screen_for_a_chat_is_a_picture_card_unless_turned_off() {
 fn a_stop_hooks_transcript_figures_end_the_result_and_none_are_made_up() {
     let mut w = World::new();
     let job = w.with_project();
-    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    w.event(
+        None,
+        ProjectEventKind::Attached {
+            pane: crate::control::PaneId(1),
+        },
+    );
     w.event(Some(&job), ProjectEventKind::Started);
     let transcript = w._dir.path().join("session.jsonl");
     let lines = [
@@ -1271,7 +1322,12 @@ fn a_stop_hooks_transcript_figures_end_the_result_and_none_are_made_up() {
 fn notification_hooks_put_a_waiting_project_in_the_inbox_until_it_moves_on() {
     let mut w = World::new();
     let job = w.with_project();
-    w.event(None, ProjectEventKind::Attached { pane: "%1".into() });
+    w.event(
+        None,
+        ProjectEventKind::Attached {
+            pane: crate::control::PaneId(1),
+        },
+    );
     let note = |w: &World, kind: &str, message: &str| {
         hook(
             w,
@@ -1339,7 +1395,7 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
             };
             let pending = PendingApproval {
                 approval,
-                project: project.into(),
+                project: crate::store::ids::project(project),
                 target,
                 card: format!("card_{id}").into(),
                 created_ms,

@@ -20,7 +20,7 @@ use crate::detect::MenuSelect;
 use crate::store::state::{AdoptedPane, PaneIdentity};
 use crate::tmux::{
     Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
-    TmuxError, shell_quote,
+    TmuxError,
 };
 
 /// Between the presses of one answer. Keys arriving in one read are taken
@@ -190,7 +190,7 @@ impl PaneSpec {
 
     /// A one-shot tmux command on this spec's server (`tmux -L S ARGS`,
     /// behind the host's prefix, quoted for its shell).
-    fn tmux(&self, args: &[&str]) -> Command {
+    fn tmux(&self, args: &[&str]) -> Result<Command, PaneError> {
         let mut tmux: Vec<&str> = Vec::with_capacity(args.len() + 3);
         // `-u`: tmux replaces a tab (any control byte) in its output with
         // `_` for a client it does not take for UTF-8, and ssh does not
@@ -204,12 +204,18 @@ impl PaneSpec {
         let mut cmd = Command::new(&self.program[0]);
         cmd.args(&self.program[1..]);
         if self.remote_shell {
-            cmd.args(tmux.iter().map(|a| shell_quote(a)));
+            for word in tmux {
+                let word = crate::shell::quote(word).map_err(|e| PaneError::Unreachable {
+                    host: self.host_name().to_string(),
+                    message: e.to_string(),
+                })?;
+                cmd.arg(word.as_ref());
+            }
         } else {
             cmd.args(tmux);
         }
         cmd.env("LANG", "C.UTF-8");
-        cmd
+        Ok(cmd)
     }
 
     /// Runs a one-shot tmux command, within the spec's timeout and
@@ -217,7 +223,7 @@ impl PaneSpec {
     /// the host unreachable (`ssh`'s own message, or no answer in time) or
     /// tmux refusing it.
     async fn run(&self, args: &[&str]) -> Result<Result<String, TmuxRefused>, PaneError> {
-        let out = match one_shot::run(self.tmux(args), self.timeout).await {
+        let out = match one_shot::run(self.tmux(args)?, self.timeout).await {
             Ok(out) => out,
             Err(OneShotError::TooMuchOutput) => {
                 return Err(PaneError::TooMuchOutput {
@@ -269,7 +275,11 @@ impl PaneSpec {
         let agent = format!(concat!(agent_command_env!(), "={}"), self.agent);
         let env = ["-e", agent.as_str()];
         if self.remote_shell {
-            let dir = shell_quote(&self.workspace.to_string_lossy());
+            let workspace = self.workspace.to_string_lossy();
+            let dir = crate::shell::quote(&workspace).map_err(|e| PaneError::Create {
+                session: self.session.clone(),
+                reason: e.to_string(),
+            })?;
             let launch = format!("mkdir -p -- {dir} && cd -- {dir} && {AGENT_LAUNCH}");
             return self.new_session(&env, &launch).await;
         }
@@ -791,28 +801,38 @@ mod tests {
         let spec = PaneSpec::on_host("box", &host, &tmux, "cm-web".into());
         assert!(spec.remote_shell);
         assert_eq!(spec.host_name(), "box");
-        let cmd = spec.tmux(&["has-session", "-t", "=cm-web"]);
+        let cmd = spec.tmux(&["has-session", "-t", "=cm-web"]).unwrap();
         let args: Vec<_> = cmd.as_std().get_args().collect();
         assert_eq!(
             args,
             [
                 "box",
                 "tmux",
-                "'-u'",
-                "'-L'",
-                "'clawmux'",
-                "'has-session'",
-                "'-t'",
+                "-u",
+                "-L",
+                "clawmux",
+                "has-session",
+                "-t",
                 "'=cm-web'"
             ]
         );
+        let cmd = spec.tmux(&["-t", "=$(id) it's"]).unwrap();
+        let args: Vec<_> = (cmd.as_std().get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            crate::shell::split(&args[2..].join(" ")).unwrap(),
+            ["-u", "-L", "clawmux", "-t", "=$(id) it's"]
+        );
+        let err = spec.tmux(&["has-session", "-t", "a\0b"]).unwrap_err();
+        assert!(err.to_string().contains("NUL byte"), "{err}");
         let default_server = HostConfig {
             command: vec!["tmux".into()],
             socket: Some(String::new()),
             ..host
         };
         let spec = PaneSpec::on_host("desk", &default_server, &tmux, "work".into());
-        let cmd = spec.tmux(&["list-panes"]);
+        let cmd = spec.tmux(&["list-panes"]).unwrap();
         assert_eq!(
             cmd.as_std().get_args().collect::<Vec<_>>(),
             ["-u", "list-panes"]

@@ -44,6 +44,7 @@ pub async fn fetch(spec: &PaneSpec, asked: &str) -> Result<Vec<u8>, FileError> {
     let workspace = spec.workspace.to_string_lossy();
     let max = MAX_SEND_FILE_BYTES.to_string();
     let cmd = one_shot::host_shell(spec, FETCH_SCRIPT, &[&workspace, asked.trim(), &max])
+        .map_err(|e| unreadable(e.to_string()))?
         .ok_or_else(|| {
             unreadable("its command does not end in `tmux`, so no file can be read there".into())
         })?;

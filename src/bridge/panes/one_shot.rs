@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use super::agent_pane::PaneSpec;
-use crate::tmux::shell_quote;
+use crate::shell::{self, ShellError};
 
 /// Longest a one-shot command may take, connecting included: ssh's own
 /// connect timeout is often minutes; a tmux command answers in
@@ -101,24 +101,35 @@ pub async fn run_up_to(
 /// The host's command (`ssh … box tmux`) with `sh -c script sh args…` in
 /// place of its last word, `tmux`, each quoted for the remote shell: a
 /// short script run where the host's tmux runs. `None` for a local host
-/// or one whose command does not end in a `tmux` program.
-pub fn host_shell(spec: &PaneSpec, script: &str, args: &[&str]) -> Option<Command> {
-    let (last, prefix) = spec.program.split_last()?;
+/// or one whose command does not end in a `tmux` program; an error for
+/// an argument the shell cannot carry (a NUL byte).
+pub fn host_shell(
+    spec: &PaneSpec,
+    script: &str,
+    args: &[&str],
+) -> Result<Option<Command>, ShellError> {
+    let Some((last, prefix)) = spec.program.split_last() else {
+        return Ok(None);
+    };
     let runs_tmux = std::path::Path::new(last)
         .file_name()
         .is_some_and(|n| n == "tmux");
-    let (program, leading) = prefix.split_first()?;
+    let Some((program, leading)) = prefix.split_first() else {
+        return Ok(None);
+    };
     if !spec.remote_shell || !runs_tmux {
-        return None;
+        return Ok(None);
     }
     let mut cmd = Command::new(program);
     cmd.args(leading);
     cmd.args(["sh", "-c"]);
-    cmd.arg(shell_quote(script));
+    cmd.arg(shell::quote(script)?.as_ref());
     cmd.arg("sh");
-    cmd.args(args.iter().map(|a| shell_quote(a)));
+    for arg in args {
+        cmd.arg(shell::quote(arg)?.as_ref());
+    }
     cmd.env("LANG", "C.UTF-8");
-    Some(cmd)
+    Ok(Some(cmd))
 }
 
 /// Reads `from` to its end, keeping at most `max` bytes; whether it all
@@ -160,27 +171,26 @@ mod tests {
         spec.program = ["ssh", "-p", "22", "box", "tmux"]
             .map(String::from)
             .to_vec();
-        let cmd = host_shell(&spec, "echo 'x'", &["a b"]).unwrap();
+        let cmd = host_shell(&spec, "echo 'x'", &["a b", "$(id)"])
+            .unwrap()
+            .unwrap();
         let args: Vec<String> = (cmd.as_std().get_args())
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
+        assert_eq!(args[..5], ["-p", "22", "box", "sh", "-c"]);
+        // The remote shell reads back the script and each argument whole.
         assert_eq!(
-            args,
-            [
-                "-p",
-                "22",
-                "box",
-                "sh",
-                "-c",
-                r"'echo '\''x'\'''",
-                "sh",
-                "'a b'"
-            ]
+            shell::split(&args[3..].join(" ")).unwrap(),
+            ["sh", "-c", "echo 'x'", "sh", "a b", "$(id)"]
         );
+        assert!(matches!(
+            host_shell(&spec, "true", &["a\0b"]),
+            Err(ShellError::Nul { .. })
+        ));
         spec.program = ["ssh", "box", "tmux-wrapper"].map(String::from).to_vec();
-        assert!(host_shell(&spec, "true", &[]).is_none());
+        assert!(host_shell(&spec, "true", &[]).unwrap().is_none());
         spec.program = ["tmux"].map(String::from).to_vec();
-        assert!(host_shell(&spec, "true", &[]).is_none());
+        assert!(host_shell(&spec, "true", &[]).unwrap().is_none());
     }
 
     fn sh(script: &str) -> Command {

@@ -128,7 +128,7 @@ mod tests {
     fn approval() -> CardAction {
         CardAction::Approval(ApprovalChoice {
             approval_id: "a1".into(),
-            project: "web".into(),
+            project: crate::store::ids::project("web"),
             session: "s1".into(),
             option: "1".into(),
         })
@@ -143,11 +143,11 @@ mod tests {
             CardAction::Help,
             CardAction::Status,
             CardAction::Command(CommandChoice {
-                project: "web".into(),
+                project: crate::store::ids::project("web"),
                 command: "/gsd-plan-phase 2".into(),
             }),
             CardAction::Interrupt(InterruptChoice {
-                project: "web".into(),
+                project: crate::store::ids::project("web"),
                 job: "j1".into(),
             }),
         ] {
@@ -155,6 +155,20 @@ mod tests {
             let name = CardAction::name_of(&v).unwrap();
             assert!(CardAction::NAMES.contains(&name), "{name}");
             assert_eq!(CardAction::from_value(&v), Ok(a));
+        }
+    }
+
+    /// A forged click naming no project (`../x`, a shell word, upper case)
+    /// is malformed: the name is parsed as the value is read.
+    #[test]
+    fn a_click_naming_no_project_is_refused() {
+        for bad in ["../etc", "Web", "a;b", "", "$(id)"] {
+            let v = json!({"action": "interrupt", "project": bad, "job": "j1"});
+            let err = CardAction::from_value(&v).unwrap_err();
+            assert!(
+                matches!(&err, CardActionError::Malformed { reason, .. } if reason.contains("project name")),
+                "{bad:?}: {err}"
+            );
         }
     }
 

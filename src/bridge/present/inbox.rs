@@ -116,7 +116,7 @@ pub fn inbox_card(
     }
     let mut shown = 0;
     for (i, a) in pending.iter().enumerate().take(MAX_INBOX_ITEMS) {
-        let host = host_of(&a.project);
+        let host = host_of(a.project.as_str());
         let mut next = card.clone();
         for e in item(a, host.as_deref(), now_ms, i + 1) {
             next = next.push(e);

@@ -27,7 +27,7 @@ use crate::feishu::card::{
 use crate::feishu::markdown::{code_block_head, code_block_tail, escape_inline, first_body_bytes};
 use crate::feishu::paginate::paginate;
 use crate::i18n::Text;
-use crate::store::state::{ApprovalId, ApprovalKind, ApprovalOption, PendingApproval};
+use crate::store::state::{ApprovalId, ApprovalKind, ApprovalOption, PendingApproval, ProjectName};
 
 use super::texts::Msg;
 
@@ -239,7 +239,7 @@ pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
 #[derive(Debug, Clone, Copy)]
 pub struct ApprovalView<'a> {
     pub id: &'a ApprovalId,
-    pub project: &'a str,
+    pub project: &'a ProjectName,
     pub session: &'a str,
     pub kind: ApprovalKind,
     /// What is asked about (the command, the file and diff, the plan).
@@ -273,7 +273,7 @@ impl ApprovalView<'_> {
             ApprovalKind::Checkpoint => Msg::KindCheckpoint,
             ApprovalKind::Dialog => Msg::KindDialog,
         };
-        let (project, session) = (short(self.project), short(self.session));
+        let (project, session) = (short(self.project.as_str()), short(self.session));
         kind.text().map(|k| format!("{project} · {session} · {k}"))
     }
 
@@ -289,7 +289,7 @@ impl ApprovalView<'_> {
     pub fn action(&self, key: &str) -> CardAction {
         CardAction::Approval(ApprovalChoice {
             approval_id: self.id.clone(),
-            project: self.project.into(),
+            project: self.project.clone(),
             session: self.session.to_string(),
             option: key.to_string(),
         })
@@ -366,9 +366,9 @@ pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
 
 /// The progress card of a running command, with its Interrupt button
 /// (the click comes back as [`CardAction::Interrupt`]).
-pub fn with_interrupt(card: Card, project: &str, job: &str) -> Card {
+pub fn with_interrupt(card: Card, project: &ProjectName, job: &str) -> Card {
     let action = CardAction::Interrupt(InterruptChoice {
-        project: project.into(),
+        project: project.clone(),
         job: job.into(),
     });
     let button = Element::callback_button(Msg::Interrupt, ButtonKind::Default, action.to_value());
@@ -510,7 +510,7 @@ pub fn refusal_card(
     title: impl Into<Text>,
     refusal: &str,
     guidance: impl Into<Text>,
-    project: &str,
+    project: &ProjectName,
     refused: &str,
     mut buttons: Vec<ActionButton>,
 ) -> Card {
@@ -518,7 +518,7 @@ pub fn refusal_card(
         let command = with_arguments(s, refused);
         if command.len() <= MAX_SUGGESTED_COMMAND_BYTES {
             let choice = CommandChoice {
-                project: project.into(),
+                project: project.clone(),
                 command: command.clone(),
             };
             buttons.insert(

@@ -19,13 +19,13 @@ fn pending(body: &str, question: &str, options: Vec<ApprovalOption>) -> PendingA
         approval: Approval {
             id: "a1".into(),
             session: "s1".into(),
-            pane: "%0".into(),
+            pane: crate::control::PaneId(0),
             kind: ApprovalKind::Permission,
             question: question.into(),
             body: body.into(),
             options,
         },
-        project: "web".into(),
+        project: crate::store::ids::project("web"),
         target: ChatTarget::Console,
         card: Default::default(),
         created_ms: 0,
@@ -110,7 +110,11 @@ fn approval_with_body_and_options() {
         .map(|a| match a {
             CardAction::Approval(choice) => {
                 assert_eq!(
-                    (&*choice.approval_id, &*choice.project, &*choice.session),
+                    (
+                        &*choice.approval_id,
+                        choice.project.as_str(),
+                        &*choice.session
+                    ),
                     ("a1", "web", "s1")
                 );
                 choice.option.as_str()
@@ -343,6 +347,12 @@ fn name() -> impl Strategy<Value = String> {
     "[a-z0-9\"\\\u{1}-]{1,64}"
 }
 
+/// Project names, up to the longest there can be (a project is named only
+/// by parsing).
+fn project_name() -> impl Strategy<Value = String> {
+    "[a-z0-9][a-z0-9._-]{0,63}"
+}
+
 fn assert_fits(card: &Card) -> Result<(), TestCaseError> {
     let b = body_len(card);
     prop_assert!(b <= TARGET_BODY_BYTES, "body of {b} bytes");
@@ -362,7 +372,7 @@ proptest! {
     #[test]
     fn every_builder_fits_on_hostile_text(
         text in hostile(), other in hostile(), small in hostile(), screen in hostile(),
-        id in name(), project in name(), session in name(),
+        id in name(), project in project_name(), session in name(),
         labels in proptest::collection::vec(hostile(), 0..14),
         projects in proptest::collection::vec(name(), 0..400),
     ) {
@@ -376,7 +386,7 @@ proptest! {
                 .map(|(i, l)| option(&i.to_string(), l))
                 .collect(),
         );
-        (a.approval.id, a.project, a.approval.session) = (id.clone().into(), project.clone().into(), session.clone());
+        (a.approval.id, a.project, a.approval.session) = (id.clone().into(), crate::store::ids::project(&project), session.clone());
         assert_fits(&approval_card(&a))?;
         assert_fits(&approval_resolved_card(&a, small, &other, small))?;
         assert_fits(&approval_gone_card(&a))?;
@@ -426,7 +436,7 @@ fn a_refusal_offers_the_suggested_command_with_its_arguments() {
         "The agent refused: shop: /gsd:plan-phase 2",
         line,
         "check",
-        "shop",
+        &crate::store::ids::project("shop"),
         "/gsd:plan-phase 2",
         vec![ActionButton::new("Help", CardAction::Help)],
     );
@@ -434,7 +444,7 @@ fn a_refusal_offers_the_suggested_command_with_its_arguments() {
     let text = json.to_string();
     assert!(text.contains("Run /gsd-plan-phase 2"), "{text}");
     let want = CardAction::Command(CommandChoice {
-        project: "shop".into(),
+        project: crate::store::ids::project("shop"),
         command: "/gsd-plan-phase 2".into(),
     })
     .to_value();
@@ -444,7 +454,7 @@ fn a_refusal_offers_the_suggested_command_with_its_arguments() {
         "t",
         "● Unknown command: /gsd:zzz",
         "",
-        "shop",
+        &crate::store::ids::project("shop"),
         "/gsd:zzz",
         vec![],
     );

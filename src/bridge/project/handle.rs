@@ -17,13 +17,14 @@ use crate::bridge::panes::agent_pane::PaneSpec;
 use crate::bridge::panes::watch_session::WatchSession;
 use crate::detect::{DetectorConfig, Profile, ProfileError, Profiles};
 use crate::store::SharedState;
+use crate::store::state::ProjectName;
 
 /// Commands to the actor waiting at most.
 const COMMAND_CAPACITY: usize = 64;
 
 /// Everything the actor needs that does not change.
 pub struct ProjectSetup {
-    pub name: String,
+    pub name: ProjectName,
     pub spec: PaneSpec,
     /// The server's watch session, shared by every project on it.
     pub watch: Arc<WatchSession>,
@@ -47,7 +48,7 @@ impl ProjectSetup {
         config: &Config,
         profiles: &Profiles,
         sim_agent: &str,
-        name: &str,
+        name: &ProjectName,
         workspace: PathBuf,
         watch: Arc<WatchSession>,
         journal: Option<SharedState>,
@@ -64,18 +65,21 @@ impl ProjectSetup {
         config: &Config,
         profiles: &Profiles,
         sim_agent: &str,
-        name: &str,
+        name: &ProjectName,
         agent: Option<&str>,
         workspace: PathBuf,
         watch: Arc<WatchSession>,
         journal: Option<SharedState>,
     ) -> Result<ProjectSetup, ProfileError> {
-        let choice = Choice::of(agent.unwrap_or(config.agent_for(name)));
-        let mode = config.permission_mode_for(name);
+        let choice = Choice::of(agent.unwrap_or(config.agent_for(name.as_str())));
+        let mode = config.permission_mode_for(name.as_str());
         let agent = choice.start(mode, sim_agent);
         // A profile the project names wins; else the agent's own (Codex's
         // screen is not Claude Code's); else the configured default.
-        let own = config.projects.get(name).and_then(|p| p.profile.as_deref());
+        let own = config
+            .projects
+            .get(name.as_str())
+            .and_then(|p| p.profile.as_deref());
         let profile_name = own.or(choice.profile()).unwrap_or(&config.agent.profile);
         let profile = profiles
             .get(profile_name)
@@ -84,10 +88,10 @@ impl ProjectSetup {
         let spec = PaneSpec {
             workspace,
             agent,
-            ..watch.spec_for(session_name(name))
+            ..watch.spec_for(session_name(name.as_str()))
         };
         Ok(ProjectSetup {
-            name: name.to_string(),
+            name: name.clone(),
             spec,
             watch,
             profile,

@@ -51,6 +51,8 @@ pub enum ProjectError {
     NotResumed(Box<ProjectError>),
     #[error("{0}")]
     Profile(String),
+    #[error(transparent)]
+    Name(#[from] crate::store::ids::NameError),
     #[error("no approval is waiting in this project (workspace {0})")]
     NoApprovalWaiting(String),
     #[error("`{key}` is not one of the options ({keys})")]
@@ -149,7 +151,7 @@ pub enum ProjectEventKind {
     },
     /// The agent pane this project uses (for hook routing).
     Attached {
-        pane: String,
+        pane: crate::control::PaneId,
     },
     /// An answer to an approval was typed (or could not be).
     Answered {

@@ -195,7 +195,7 @@ impl Actor {
 
     async fn emit(&self, job: Option<&Job>, kind: ProjectEventKind) {
         let event = ProjectEvent {
-            project: self.setup.name.as_str().into(),
+            project: self.setup.name.clone(),
             job: job.cloned(),
             kind,
         };
@@ -335,7 +335,7 @@ impl Actor {
             let wait = self.setup.profile.start_wait.unwrap_or(AGENT_START_WAIT);
             self.runner.agent_starting(Instant::now() + wait);
         }
-        let pane = agent.pane.to_string();
+        let pane = agent.pane;
         self.pane = Some((agent, watcher));
         self.emit(None, ProjectEventKind::Attached { pane }).await;
         Ok(created)
@@ -548,7 +548,7 @@ impl Actor {
         let decision = typing::resume(&look, &job.text, intent.screen);
         if let Some(journal) = &self.setup.journal {
             journal.log.event(&LogEvent::TypingResumed {
-                project: self.setup.name.clone(),
+                project: self.setup.name.to_string(),
                 job: job.id.clone(),
                 decision: format!("{decision:?}"),
             });
@@ -938,7 +938,7 @@ impl Actor {
         let text = if recovery {
             let tail = self.runner.recent_tail(RECOVERY_TAIL_LINES);
             let workspace = self.setup.spec.workspace.display().to_string();
-            texts::recovery_prompt(&self.setup.name, &workspace, &job.text, &tail)
+            texts::recovery_prompt(self.setup.name.as_str(), &workspace, &job.text, &tail)
         } else {
             // In the spelling the project's installed GSD takes.
             self.gsd_spelling(&job.text).await

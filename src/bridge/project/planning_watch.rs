@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::messages::{ProjectEvent, ProjectEventKind};
 use crate::bridge::panes::agent_pane::PaneSpec;
 use crate::gsd::host::{self, HostFilesError};
-use crate::store::state::Job;
+use crate::store::state::{Job, ProjectName};
 
 /// How often a local project's planning files are looked at while a
 /// command runs: GSD writes STATE.md once per step (seconds to minutes
@@ -51,11 +51,11 @@ impl PlanningWatch {
     /// every change.
     pub fn start(
         spec: PaneSpec,
-        project: &str,
+        project: &ProjectName,
         job: Job,
         events: mpsc::Sender<ProjectEvent>,
     ) -> PlanningWatch {
-        let project = project.to_string();
+        let project = project.clone();
         let task = tokio::spawn(async move {
             let mut stamp = None;
             let mut told: Option<String> = None;
@@ -83,7 +83,7 @@ impl PlanningWatch {
                     {
                         told = Some(summary.clone());
                         let event = ProjectEvent {
-                            project: project.as_str().into(),
+                            project: project.clone(),
                             job: Some(job.clone()),
                             kind: ProjectEventKind::Planning { summary },
                         };

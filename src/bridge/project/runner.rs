@@ -471,7 +471,7 @@ impl JobRunner {
                 let mut seen = Approval {
                     id: ApprovalId::random(),
                     session: session.to_string(),
-                    pane: d.pane.to_string(),
+                    pane: d.pane,
                     kind: approval,
                     question,
                     body,

@@ -16,7 +16,13 @@ fn job(id: &str) -> Job {
     Job {
         id: id.into(),
         text: format!("/gsd:{id}"),
-        ..Job::new("demo", "", ChatTarget::Console, None, 600)
+        ..Job::new(
+            &crate::store::ids::project("demo"),
+            "",
+            ChatTarget::Console,
+            None,
+            600,
+        )
     }
 }
 

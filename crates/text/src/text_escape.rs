@@ -8,8 +8,8 @@
 //! `\x7f`, `\u{9b}`, `\u{202e}`. Everything else, including a backslash, is
 //! written as it is: the result is for reading, not for parsing back.
 //!
-//! It sits at the top of the crate, imported only by the layers that print
-//! (commands, the console channel); nothing below them needs it.
+//! Imported by the layers that print (commands, the console channel) and by
+//! [`crate::shell`] for its error messages.
 
 use std::borrow::Cow;
 use std::fmt::Write;
