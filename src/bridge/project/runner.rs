@@ -719,6 +719,12 @@ impl JobRunner {
                     without_bare_bullet(&output),
                     indent_rest(&answer)
                 );
+            } else if let Some(recorded) = record::replace_drawn(&output, &answer) {
+                // The record (Claude Code's transcript, else its `Stop`
+                // hook's text) is the answer as the model wrote it,
+                // markdown kept; the rows the screen drew before it (tool
+                // calls and their outcome) stay as the agent showed them.
+                output = recorded;
             }
         }
         let mut ending = running.ending;
