@@ -480,7 +480,22 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
         })
         .count();
     assert_eq!(finished, 1, "{out}");
-    assert!(result_card(&out, "make a marker file").contains(scenarios::BASH_ANSWER));
+    // The answer after the approval: once, after the tool call as drawn,
+    // never the answered dialog.
+    let result = result_card(&out, "make a marker file");
+    assert_eq!(
+        result.matches(scenarios::BASH_ANSWER).count(),
+        1,
+        "{result}"
+    );
+    // The tool call as this version drew it (2.1.332: `● Ran 1 shell
+    // command`; 2.1.197: `● Bash(…)` and its `⎿` row) above the answer.
+    let body: Vec<&str> = (result.split("```").nth(1).unwrap_or_default().lines())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(body.last(), Some(&"● Created the marker file."), "{result}");
+    assert!(body.len() >= 2, "no tool call above the answer: {result}");
+    assert!(!result.contains("Do you want to proceed"), "{result}");
     // The hooks did arrive: the log has them, from the project's pane.
     let tail = Command::new(env!("CARGO_BIN_EXE_clawmux"))
         .args(["tail", "--kind", "hook", "--json"])
