@@ -24,7 +24,7 @@
 //! `%output` lines.
 //!
 //! ```
-//! use clawmux::pane::Pane;
+//! use clawmux_pane::Pane;
 //! let mut pane = Pane::new(80, 24);
 //! let mark = pane.mark();
 //! let done = pane.feed(b"\x1b[1;31mhello\x1b[0m\r\nwor\xe2");
