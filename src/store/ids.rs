@@ -127,11 +127,13 @@ pub struct ProjectName(String);
 impl ProjectName {
     /// `name` if it is a project name.
     pub fn parse(name: &str) -> Result<Self, NameError> {
-        let first = name.chars().next().ok_or(NameError::Empty)?;
+        if name.is_empty() {
+            return Err(NameError::Empty);
+        }
         if name.len() > MAX_PROJECT_NAME {
             return Err(NameError::TooLong(name.chars().take(80).collect()));
         }
-        let ok_first = first.is_ascii_lowercase() || first.is_ascii_digit();
+        // A separator is allowed anywhere but first.
         let bad = name.chars().enumerate().find(|&(i, c)| {
             !(c.is_ascii_lowercase()
                 || c.is_ascii_digit()
@@ -141,10 +143,6 @@ impl ProjectName {
             Some((_, found)) => Err(NameError::BadChar {
                 name: name.into(),
                 found,
-            }),
-            None if !ok_first => Err(NameError::BadChar {
-                name: name.into(),
-                found: first,
             }),
             None => Ok(ProjectName(name.to_owned())),
         }

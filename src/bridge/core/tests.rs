@@ -697,7 +697,12 @@ fn a_timeout_with_nothing_recognised_raises_the_drift_alarm() {
 
 /// A hook from project demo's agent pane, with its token.
 fn hook(w: &World, event: HookKind) -> Input {
-    Input::Hook(HookEvent {
+    Input::Hook(hook_event(w, event))
+}
+
+/// A hook from the project's agent (its token, its pane), to alter.
+fn hook_event(w: &World, event: HookKind) -> HookEvent {
+    HookEvent {
         name: String::new(),
         event,
         session_id: None,
@@ -706,7 +711,7 @@ fn hook(w: &World, event: HookKind) -> Input {
         tmux_pane: Some("%1".into()),
         token: Some(w.core.hook_token("demo")),
         received_at: std::time::SystemTime::now(),
-    })
+    }
 }
 
 fn project_cmds(effects: Vec<Effect>) -> Vec<ProjectCmd> {
@@ -773,9 +778,7 @@ fn a_hook_without_its_projects_token_is_ignored() {
     };
     let other_project = Some(w.core.hook_token("blog"));
     for token in [None, Some("0".repeat(32)), other_project] {
-        let Input::Hook(mut forged) = hook(&w, stop()) else {
-            unreachable!()
-        };
+        let mut forged = hook_event(&w, stop());
         forged.token = token;
         assert!(project_cmds(w.at(Duration::ZERO, Input::Hook(forged))).is_empty());
     }
@@ -795,15 +798,13 @@ fn a_hook_naming_no_agent_pane_is_ignored() {
         },
     );
     for pane in ["%01", "1", "%1 ", "%2", "demo"] {
-        let Input::Hook(mut h) = hook(
+        let mut h = hook_event(
             &w,
             HookKind::Stop {
                 stop_hook_active: false,
                 last_assistant_message: Some("invented".into()),
             },
-        ) else {
-            unreachable!()
-        };
+        );
         h.tmux_pane = Some(pane.into());
         assert!(
             project_cmds(w.at(Duration::ZERO, Input::Hook(h))).is_empty(),
@@ -829,9 +830,7 @@ fn an_adopted_panes_hooks_are_ignored() {
         stop_hook_active: false,
         last_assistant_message: Some("invented".into()),
     };
-    let Input::Hook(mut forged) = hook(&w, stop) else {
-        unreachable!()
-    };
+    let mut forged = hook_event(&w, stop);
     forged.token = None;
     assert!(project_cmds(w.at(Duration::ZERO, Input::Hook(forged))).is_empty());
     assert!(
@@ -1281,15 +1280,13 @@ fn a_stop_hooks_transcript_figures_end_the_result_and_none_are_made_up() {
     ];
     let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     std::fs::write(&transcript, text.join("\n") + "\n").unwrap();
-    let Input::Hook(mut stop) = hook(
+    let mut stop = hook_event(
         &w,
         HookKind::Stop {
             stop_hook_active: false,
             last_assistant_message: Some("done".into()),
         },
-    ) else {
-        unreachable!()
-    };
+    );
     stop.transcript_path = Some(transcript);
     w.at(Duration::ZERO, Input::Hook(stop));
     let done = |secs| ProjectEventKind::Completed {
