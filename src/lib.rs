@@ -41,7 +41,7 @@ pub mod feishu;
 pub mod gsd;
 pub mod hooks;
 pub mod i18n;
-pub mod openspec;
+pub use clawmux_openspec as openspec;
 pub use clawmux_pane as pane;
 pub mod prompts;
 pub use clawmux_render as render;

@@ -13,6 +13,8 @@
 //! - [`mirror`]: byte-exact draft mirroring with recorded ids, and `--check`.
 //! - [`archive`]: the last-task trigger, `openspec archive`, spec mirror-back.
 
+#![forbid(unsafe_code)]
+
 pub mod archive;
 pub mod change;
 pub mod chorus;

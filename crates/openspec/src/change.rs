@@ -156,13 +156,23 @@ pub fn new_change(
 
 /// Today's UTC date as `YYYY-MM-DD`.
 pub(crate) fn today() -> String {
-    crate::store::clock::date(crate::store::clock::now_ms())
+    utc_date(jiff::Timestamp::now())
+}
+
+/// `YYYY-MM-DD` of an instant, in UTC (OpenSpec's metadata dates).
+fn utc_date(at: jiff::Timestamp) -> String {
+    at.to_zoned_datetime(jiff::tz::TimeZone::UTC)
+        .date()
+        .to_string()
 }
 
 /// The date `days` after the Unix epoch.
 #[cfg(test)]
 fn civil_date(days: u64) -> String {
-    crate::store::clock::date(days * 86_400_000)
+    let seconds = i64::try_from(days)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(86_400);
+    jiff::Timestamp::from_second(seconds).map_or_else(|_| String::from("out of range"), utc_date)
 }
 
 #[cfg(test)]
