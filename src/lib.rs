@@ -26,8 +26,8 @@
 //! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
 //! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
-// `unsafe` lives in `fds` alone (descriptors by number); denied elsewhere.
-#![deny(unsafe_code)]
+// `unsafe` lives in the `clawmux-fds` crate alone (descriptors by number).
+#![forbid(unsafe_code)]
 
 pub mod agentcheck;
 pub mod agents;
@@ -35,8 +35,7 @@ pub mod bench;
 pub mod bridge;
 pub use clawmux_control as control;
 pub mod detect;
-#[allow(unsafe_code)] // the one module that needs it (see its doc)
-pub mod fds;
+pub use clawmux_fds as fds;
 pub mod feishu;
 pub mod gsd;
 pub mod hooks;
@@ -45,7 +44,7 @@ pub use clawmux_openspec as openspec;
 pub use clawmux_pane as pane;
 pub mod prompts;
 pub use clawmux_render as render;
-pub mod sim;
+pub use clawmux_sim as sim;
 pub mod store;
 pub use clawmux_text::{shell, text_escape};
 pub use clawmux_tmux as tmux;

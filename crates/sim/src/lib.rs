@@ -10,6 +10,8 @@
 //! menus read a single key in raw mode. Output: ANSI to the terminal. End of
 //! input ends the agent.
 
+#![forbid(unsafe_code)]
+
 mod script;
 mod term;
 
@@ -543,7 +545,7 @@ fn printable(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pane::Pane;
+    use clawmux_pane::Pane;
 
     fn run(input: &str) -> String {
         let script = Script::parse(DEFAULT_SCRIPT).unwrap();

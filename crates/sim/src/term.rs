@@ -5,7 +5,7 @@ use std::os::fd::RawFd;
 
 use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
 
-use crate::fds::borrow_std;
+use clawmux_fds::borrow_std;
 
 /// Width used when the output is not a terminal.
 pub const DEFAULT_COLS: u16 = 80;

@@ -6,7 +6,7 @@
 //! [`close_inherited_on_exec`] marks them close-on-exec at start-up, so no
 //! child (the tmux server, an agent, ssh) inherits them.
 //!
-//! The one module with `unsafe` code (the crate denies it elsewhere):
+//! The workspace's one crate with `unsafe` code (every other crate forbids it):
 //! acting on descriptors by number, which no safe API can do because
 //! nothing in the process owns them: the inherited ones above, and the
 //! standard three ([`borrow_std`]) for terminal calls. Everything else
