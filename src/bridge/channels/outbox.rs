@@ -93,7 +93,9 @@ pub enum Order {
     /// Chats in turn, each chat's entries in their order (see [`Lanes`]).
     Fair,
     /// The oldest entry first, whatever its chat: the order before chats
-    /// were served in turn, kept as the benchmark's baseline.
+    /// were served in turn, kept as the benchmark's baseline (so only in
+    /// builds with the `test-support` feature).
+    #[cfg(feature = "test-support")]
     OneQueue,
 }
 
@@ -116,6 +118,7 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
         let next = shared.read(|s| {
             let at = match order {
                 Order::Fair => lanes.pick(&s.outbox)?,
+                #[cfg(feature = "test-support")]
                 Order::OneQueue => 0,
             };
             s.outbox.get(at).cloned().map(|e| {
