@@ -24,14 +24,12 @@
 //! - [`gsd`]: GSD as installed for a project: its command spelling, its planning files' state.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
 //! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
-//! - [`bench`](mod@bench): load bench on real tmux servers (idle cost vs polling, floods, detection latency).
 
 // `unsafe` lives in the `clawmux-fds` crate alone (descriptors by number).
 #![forbid(unsafe_code)]
 
 pub mod agentcheck;
 pub mod agents;
-pub mod bench;
 pub mod bridge;
 pub use clawmux_control as control;
 pub mod detect;

@@ -11,5 +11,4 @@ mod detect;
 mod feishu;
 mod hygiene;
 mod integ;
-mod load;
 mod support;

@@ -2,7 +2,6 @@
 
 mod adopt;
 mod agent_check;
-mod bench;
 mod card;
 mod decode;
 mod detect;
@@ -96,8 +95,6 @@ enum Command {
     Openspec(openspec::Args),
     /// A simulated Claude Code + GSD agent for tests and demos.
     SimAgent(sim_agent::Args),
-    /// Load bench on real tmux servers: idle cost, floods, detection latency.
-    Bench(bench::Args),
     /// Watch a pane you already run (never resized or restarted) and print
     /// its detections until Ctrl-C, which lets go of it.
     Adopt(adopt::Args),
@@ -143,7 +140,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pairing(a) => pairing::run(a),
         Command::Openspec(a) => openspec::run(a),
         Command::SimAgent(a) => sim_agent::run(a),
-        Command::Bench(a) => bench::run(a),
         Command::Adopt(a) => adopt::run(a),
         Command::Screenshot(a) => screenshot::run(a),
     }

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
-use clawmux::bench::procfs::process_group;
+use clawmux_bench::procfs::process_group;
 
 use crate::support::gemini::{
     GeminiEnv, GeminiRun, gemini_required, notifications, pane_output, shell,

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-pub use clawmux::bench::sshd::LoopbackSshd as Sshd;
-use clawmux::bench::sshd::SSHD;
+pub use clawmux_bench::sshd::LoopbackSshd as Sshd;
+use clawmux_bench::sshd::SSHD;
 
 /// A started sshd; the test fails with sshd's log if it cannot start.
 pub fn start() -> Sshd {
@@ -18,10 +18,10 @@ pub fn start() -> Sshd {
 
 /// A port nothing listens on.
 pub fn closed_port() -> u16 {
-    clawmux::bench::sshd::closed_port().expect("a free port")
+    clawmux_bench::sshd::closed_port().expect("a free port")
 }
 
 /// `ssh … 127.0.0.1 tmux` with `key` to `port`.
 pub fn ssh_tmux(port: u16, key: &Path) -> Vec<String> {
-    clawmux::bench::sshd::ssh_tmux(port, key)
+    clawmux_bench::sshd::ssh_tmux(port, key)
 }

@@ -155,7 +155,10 @@ mod tests {
     /// answers about the workspace.
     #[tokio::test]
     async fn a_fetch_without_a_workspace_is_refused_before_the_host_is_asked() {
-        let port = crate::bench::sshd::closed_port().unwrap().to_string();
+        // A port just bound and released: nothing listens on it.
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = free.local_addr().unwrap().port().to_string();
+        drop(free);
         let host = crate::bridge::config::HostConfig {
             command: [
                 "ssh",

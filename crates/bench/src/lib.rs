@@ -1,6 +1,8 @@
 //! Load bench on real tmux servers: idle cost against the polling design,
 //! floods with and without clawmux attached, detection latency under a
-//! flood. `clawmux bench` runs it and prints a table; see the README.
+//! flood. The `clawmux-bench` program runs it and prints a table; see
+//! docs/BENCHMARKS.md. A crate of its own so that none of it ships in the
+//! `clawmux` binary.
 //!
 //! Every design is a separate process measured from `/proc` the same way
 //! (CPU with children, peak RSS), together with the tmux server's own CPU:
@@ -9,6 +11,8 @@
 //! - [`roles::writer`] / [`roles::marker`]: the programs in the panes.
 //!
 //! Benchmarks report numbers; the tests assert only behaviour.
+
+#![forbid(unsafe_code)]
 
 pub mod hosts;
 pub mod procfs;

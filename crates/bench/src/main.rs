@@ -1,20 +1,66 @@
-//! `clawmux bench`: the load bench (idle cost, floods, detection latency)
-//! on real tmux servers, and the hidden roles it runs as helper processes.
+//! `clawmux-bench`: the load bench (idle cost, floods, detection latency)
+//! on real tmux servers, and the hidden roles it runs as helper processes
+//! (this same program, started with a role).
+
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clawmux::bench::{self, Settings, roles, watcher};
+use clap::Parser;
 use clawmux::detect::Profiles;
+use clawmux_bench::{self as bench, Settings, roles, watcher};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::UsageError;
-use super::out;
+/// Bad usage or bad input: the process exits with code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct UsageError(String);
 
-#[derive(clap::Args)]
-pub struct Args {
+/// Writes a line to stdout; a reader that went away (`| head`) is not an
+/// error: what it wanted was written.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        print_out(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+fn main() -> ExitCode {
+    clawmux::fds::close_inherited_on_exec();
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CLAWMUX_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(args) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("clawmux-bench: {err:#}");
+            let usage = err.downcast_ref::<UsageError>().is_some();
+            ExitCode::from(if usage { 2 } else { 1 })
+        }
+    }
+}
+
+/// The load bench on real tmux servers: idle cost against polling, floods
+/// with and without clawmux attached, detection latency under a flood.
+#[derive(Parser)]
+#[command(name = "clawmux-bench", version)]
+struct Args {
     /// A smoke run of a few seconds per part instead of about four minutes.
     #[arg(long)]
     quick: bool,
@@ -81,7 +127,7 @@ enum Role {
     },
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.role {
         None => match args.hosts {
             Some(hosts) => run_hosts(args.quick, args.json, usize::from(hosts)),

@@ -21,12 +21,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::BenchError;
 use super::roles::{MARK_PREFIX, unix_nanos};
-use crate::bridge::config::TmuxConfig;
-use crate::bridge::panes::agent_pane::{AgentPane, PaneSpec};
-use crate::bridge::panes::watch_session::WatchSession;
-use crate::control::Notification;
-use crate::detect::{Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile};
-use crate::tmux::ClientEvent;
+use clawmux::bridge::config::TmuxConfig;
+use clawmux::bridge::panes::agent_pane::{AgentPane, PaneSpec};
+use clawmux::bridge::panes::watch_session::WatchSession;
+use clawmux::control::Notification;
+use clawmux::detect::{Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile};
+use clawmux::tmux::ClientEvent;
 
 /// What the watcher saw, summed over its sessions.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

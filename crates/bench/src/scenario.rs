@@ -291,8 +291,7 @@ fn flood_run(
         .map(|i| {
             let report = shell_quote(&dir.file(&format!("p{i}")).to_string_lossy());
             let rate = pace.map(|r| format!(" --rate {r}")).unwrap_or_default();
-            let cmd =
-                format!("exec {exe} bench writer --seconds {seconds}{rate} --report {report}");
+            let cmd = format!("exec {exe} writer --seconds {seconds}{rate} --report {report}");
             (format!("p{i}"), cmd)
         })
         .collect();
@@ -300,7 +299,7 @@ fn flood_run(
     sessions.push((
         "mark".into(),
         format!(
-            "exec {exe} bench marker --seconds {seconds} --report {}",
+            "exec {exe} marker --seconds {seconds} --report {}",
             shell_quote(&mark_report.to_string_lossy())
         ),
     ));
@@ -381,7 +380,6 @@ pub(super) struct Helper {
 impl Helper {
     pub(super) fn spawn(settings: &Settings, args: &[&str]) -> Result<Self, BenchError> {
         let mut child = Command::new(&settings.exe)
-            .arg("bench")
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -517,5 +515,5 @@ impl Drop for ReportDir {
 /// `arg` as one shell word (tmux runs pane commands with `sh -c`; a NUL
 /// is kept for tmux to refuse).
 pub(super) fn shell_quote(arg: &str) -> String {
-    crate::shell::quote_keeping_nul(arg).into_owned()
+    clawmux::shell::quote_keeping_nul(arg).into_owned()
 }

@@ -80,6 +80,6 @@ impl BenchServer {
 
 impl Drop for BenchServer {
     fn drop(&mut self) {
-        crate::tmux::kill_server(&self.socket);
+        clawmux::tmux::kill_server(&self.socket);
     }
 }

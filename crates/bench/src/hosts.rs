@@ -206,7 +206,7 @@ fn run_design(
     let seconds = settings.flood_seconds.to_string();
     let marker = |name: &str| {
         let report = shell_quote(&dir.file(name).to_string_lossy());
-        format!("exec {exe} bench marker --seconds {seconds} --report {report}")
+        format!("exec {exe} marker --seconds {seconds} --report {report}")
     };
     // The same shape both ways: one tmux server per host, so the ratio is
     // what ssh costs, not what spreading panes over servers gains.

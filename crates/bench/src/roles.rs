@@ -228,7 +228,7 @@ pub fn unix_nanos() -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
+    use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
 
     #[test]
     fn flood_text_triggers_no_detection() {
@@ -252,8 +252,8 @@ mod tests {
         assert!(
             matches!(
                 seen[..],
-                [crate::detect::Detection {
-                    kind: crate::detect::DetectionKind::Progress(_),
+                [clawmux::detect::Detection {
+                    kind: clawmux::detect::DetectionKind::Progress(_),
                     ..
                 }]
             ),

@@ -1,4 +1,4 @@
-//! `clawmux bench --quick` on real tmux servers: the table has every row,
+//! `clawmux-bench --quick` on real tmux servers: the table has every row,
 //! tmux never threw clawmux out, every part measured something, and the
 //! marker lines were detected under the flood. Behaviour only: no timing
 //! thresholds (the machines are noisy).
@@ -9,8 +9,8 @@ use serde_json::Value;
 
 #[test]
 fn quick_bench_reports_every_row_and_keeps_up() {
-    let out = Command::new(env!("CARGO_BIN_EXE_clawmux"))
-        .args(["bench", "--quick", "--json"])
+    let out = Command::new(env!("CARGO_BIN_EXE_clawmux-bench"))
+        .args(["--quick", "--json"])
         .output()
         .expect("clawmux runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
