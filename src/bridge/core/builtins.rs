@@ -12,6 +12,7 @@ use crate::bridge::access::policy::{ChatKind, Decision};
 use crate::bridge::channels::chat::{CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::present;
 use crate::bridge::present::CommandChoice;
+use crate::bridge::present::words::said;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::Msg;
@@ -143,7 +144,7 @@ impl Core {
                 let key = super::approvals::shown_key(&approval.options, &key);
                 match self.check_answer(&approval, &key, sender) {
                     Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
-                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, e.to_string(), ""),
+                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, said(&e), ""),
                 }
             }
         }
@@ -158,13 +159,7 @@ impl Core {
         sender: &str,
     ) -> bool {
         if let Err(e) = names::validate_project(name) {
-            self.error(
-                target,
-                reply_to,
-                Msg::InvalidProjectName,
-                name,
-                e.to_string(),
-            );
+            self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e));
             return false;
         }
         let exists = self.shared.read(|s| s.projects.contains_key(name));
@@ -224,13 +219,7 @@ impl Core {
                 (name, asked.or(self.config.host_for(name)))
             }
             Err(e) => {
-                self.error(
-                    target,
-                    reply_to,
-                    Msg::InvalidProjectName,
-                    name,
-                    e.to_string(),
-                );
+                self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e));
                 return;
             }
         };
@@ -246,7 +235,7 @@ impl Core {
             ),
             Err(e) => {
                 let guidance = Msg::HostsFromConfig;
-                self.error(target, reply_to, Msg::UnknownHost, e.to_string(), guidance);
+                self.error(target, reply_to, Msg::UnknownHost, said(&e), guidance);
                 return;
             }
         };
@@ -382,11 +371,16 @@ impl Core {
         let Some(mode) = mode else {
             let shown = self.statuses.get(&project).and_then(|s| s.mode);
             let text = match shown {
-                Some(m) => Msg::ModeIs.with(&[
-                    ("project", &project),
-                    ("mode", &m.to_string()),
-                    ("reach", m.reach()),
-                ]),
+                Some(m) => {
+                    let reach = present::words::mode_reach(m);
+                    Msg::ModeIs.with_each(|lang| {
+                        vec![
+                            ("project", project.to_string()),
+                            ("mode", m.to_string()),
+                            ("reach", reach.get(lang).to_string()),
+                        ]
+                    })
+                }
                 None => Msg::NoModeYet.with(&[("project", &project)]),
             };
             self.send(
@@ -427,18 +421,21 @@ impl Core {
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
         match result {
             Ok(mode) => {
-                let text = Msg::ModeNow.with(&[
-                    ("project", project),
-                    ("mode", &mode.to_string()),
-                    ("reach", mode.reach()),
-                ]);
+                let reach = present::words::mode_reach(mode);
+                let text = Msg::ModeNow.with_each(|lang| {
+                    vec![
+                        ("project", project.to_string()),
+                        ("mode", mode.to_string()),
+                        ("reach", reach.get(lang).to_string()),
+                    ]
+                });
                 self.send(
                     target,
                     reply_to,
                     &present::info_card(Msg::PermissionMode, &text),
                 );
             }
-            Err(e) => self.error(target, reply_to, Msg::CouldNotSwitchMode, e.to_string(), ""),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotSwitchMode, said(&e), ""),
         }
     }
 
@@ -571,7 +568,7 @@ impl Core {
                     &present::info_card(Msg::NothingToCancel, &text),
                 );
             }
-            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, e.to_string(), ""),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, said(&e), ""),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::panes::hosts::{AdoptTarget, LocateError};
 use crate::bridge::panes::watch_session::WATCH_SESSION;
 use crate::bridge::present;
+use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::bridge::texts::Msg;
 use crate::store::clock;
@@ -127,22 +128,21 @@ impl Core {
         let parsed = match AdoptTarget::parse(pane) {
             Ok(parsed) => parsed,
             Err(e) => {
-                let e = e.to_string();
-                return self.error(&target, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
+                return self.error(&target, reply_to, Msg::CannotAdopt, said(&e), ADOPT_USAGE);
             }
         };
         let name = name.unwrap_or(&parsed.session).to_string();
         if let Err(e) = names::validate_project(&name) {
             let guidance = Msg::NameAsUsage;
-            let text = e.to_string();
-            return self.error(&target, reply_to, Msg::InvalidProjectName, &text, guidance);
+            let text = said(&e);
+            return self.error(&target, reply_to, Msg::InvalidProjectName, text, guidance);
         }
         if let Some(text) = self.name_taken(&name) {
             let guidance = Msg::PickAnotherAs;
             return self.error(&target, reply_to, Msg::NameTaken, &text, guidance);
         }
         if let Err(e) = self.hosts.watch(parsed.host.as_deref()) {
-            return self.error(&target, reply_to, Msg::UnknownHost, e.to_string(), "");
+            return self.error(&target, reply_to, Msg::UnknownHost, said(&e), "");
         }
         self.adopting.insert(name.clone());
         self.effects.push(Effect::Adopt {
@@ -175,8 +175,7 @@ impl Core {
         let location = match located {
             Ok(location) => location,
             Err(e) => {
-                let e = e.to_string();
-                self.error(chat, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
+                self.error(chat, reply_to, Msg::CannotAdopt, said(&e), ADOPT_USAGE);
                 return false;
             }
         };

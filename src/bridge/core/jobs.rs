@@ -6,6 +6,7 @@ use super::Core;
 use crate::bridge::access::names;
 use crate::bridge::channels::long_result;
 use crate::bridge::present;
+use crate::bridge::present::words::said;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::Msg;
 use crate::bridge::texts::error_guidance;
@@ -23,7 +24,7 @@ impl Core {
         sender: &str,
     ) {
         if let Err(e) = names::validate_typed_text(text) {
-            self.error(target, reply_to, Msg::CannotSendToAgent, e.to_string(), "");
+            self.error(target, reply_to, Msg::CannotSendToAgent, said(&e), "");
             return;
         }
         let Some(project) = self.current_project(target) else {
@@ -50,7 +51,7 @@ impl Core {
         let name = match ProjectName::parse(project) {
             Ok(name) => name,
             Err(e) => {
-                let why = e.to_string();
+                let why = said(&e);
                 return self.error(target, reply_to, Msg::InvalidProjectName, project, why);
             }
         };
@@ -403,12 +404,12 @@ impl Core {
                 });
             }
             ProjectEventKind::Failed { error } => {
-                let error = error.to_string();
                 self.log(LogEvent::Failed {
                     project: project.clone(),
                     job: job_id.clone(),
-                    error: error.clone(),
+                    error: error.to_string(),
                 });
+                let error = said(&error);
                 let title = Msg::CommandFailed;
                 let leave = |_: &mut Self, j: &Job| vec![Self::error_entry(j, title, &error, "")];
                 if job_id

@@ -48,6 +48,7 @@ use crate::bridge::channels::chat::{
     CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
 };
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
+use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ActionButton, CardAction};
 use crate::bridge::texts::Msg;
 use crate::control::PaneId;
@@ -241,12 +242,12 @@ impl Core {
     /// `cmd` could not be handed to `project`: whoever asked is told, and
     /// what it started is undone.
     pub fn undeliverable(&mut self, project: &str, cmd: ProjectCmd, error: &ProjectError) {
-        let error = error.to_string();
         self.log(LogEvent::Failed {
             project: project.to_string(),
             job: None,
-            error: error.clone(),
+            error: error.to_string(),
         });
+        let error = said(error);
         let reply = match cmd {
             ProjectCmd::Submit(job) | ProjectCmd::Resume(job) => {
                 self.finish_job(&job.id, |_, _| Vec::new());
@@ -277,8 +278,8 @@ impl Core {
             self.error(
                 &target,
                 reply_to.as_deref(),
-                "Project unavailable",
-                &error,
+                Msg::ProjectUnavailable,
+                error,
                 "",
             );
         }
@@ -558,15 +559,17 @@ impl Core {
             ProjectEventKind::Status(status) => {
                 let before = self.statuses.get(&project).and_then(|s| s.mode);
                 if let Some(mode) = status.mode.filter(|m| Some(*m) != before)
-                    && let Some(unasked) = mode.unasked()
+                    && let Some(unasked) = present::words::mode_unasked(mode)
                 {
                     // Said once per change: approvals would otherwise stop
                     // without a word.
-                    let text = Msg::ApprovalsOffText.with(&[
-                        ("project", &project),
-                        ("mode", &mode.to_string()),
-                        ("unasked", unasked),
-                    ]);
+                    let text = Msg::ApprovalsOffText.with_each(|lang| {
+                        vec![
+                            ("project", project.to_string()),
+                            ("mode", mode.to_string()),
+                            ("unasked", unasked.get(lang).to_string()),
+                        ]
+                    });
                     let target = self.chat_of(&project);
                     self.send(&target, None, &present::info_card(Msg::ApprovalsOff, &text));
                 }

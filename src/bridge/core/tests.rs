@@ -1417,3 +1417,36 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
     assert!(own.contains("Run the demo?"), "{own}");
     assert!(!own.contains("Deploy") && !own.contains("blog"), "{own}");
 }
+
+/// An error's detail reaches a Chinese reader in Chinese: the core words
+/// it through the presenter, not the error's (English) `Display`.
+#[test]
+fn an_errors_detail_is_worded_in_both_languages() {
+    use crate::i18n::Lang;
+    let mut w = World::new();
+    w.with_project();
+    let reply = Reply {
+        target: chat(),
+        reply_to: None,
+    };
+    w.event(
+        None,
+        ProjectEventKind::ModeSet {
+            by: "ou_alice".into(),
+            reply,
+            result: Err(ProjectError::NotIdle),
+        },
+    );
+    w.say("ou_alice", "/gsd:use Web");
+    let zh: Vec<String> = (w.outbox().iter())
+        .filter_map(|e| crate::feishu::card::Card::from_value(&e.card))
+        .map(|c| c.to_text_in(Lang::Zh))
+        .collect();
+    let zh = zh.join("\n----\n");
+    assert!(zh.contains("== 无法切换模式 =="), "{zh}");
+    assert!(zh.contains("智能体正忙或正在提问"), "{zh}");
+    assert!(zh.contains("项目名 `Web` 必须以小写字母或数字开头"), "{zh}");
+    // English readers read what the error's Display says.
+    let en = w.texts();
+    assert!(en.contains(&ProjectError::NotIdle.to_string()), "{en}");
+}

@@ -12,11 +12,15 @@
 //! - [`stream`]: the streamed answer card of a running turn.
 //! - [`inbox`]: every prompt waiting for an answer, and reminders.
 //! - [`footer`]: the turn footer under a result (duration, reported figures).
+//! - [`words`]: domain values (errors, modes, durations, times) in the chat's words.
 
 pub mod action;
+#[cfg(test)]
+pub mod english_check;
 pub mod footer;
 pub mod inbox;
 pub mod stream;
+pub mod words;
 
 pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice, InterruptChoice};
 

@@ -82,6 +82,7 @@ catalogue! {
     Queued: "Queued" => "排队中";
     Running: "Running…" => "运行中…";
     Status: "Status" => "状态";
+    ProjectUnavailable: "Project unavailable" => "项目不可用";
     ProjectReady: "Project ready" => "项目已就绪";
     ProjectSelected: "Project selected" => "已切换项目";
     PermissionMode: "Permission mode" => "权限模式";
@@ -325,6 +326,76 @@ catalogue! {
         => "回答方式：clawmux run --project {project} --answer {keys}";
     ProgressSoFar: "Progress so far: {progress}" => "目前进度：{progress}";
     StillRunning: "The command is still running in its pane." => "命令仍在窗格中运行。";
+
+    // Why something was refused (`present::words::ChatWords`): the English
+    // is the error's own `Display`, word for word.
+    ErrStopped: "the project stopped" => "项目已停止";
+    ErrOverloaded: "the project is not keeping up with its commands; try again in a moment"
+        => "项目处理不过来它的命令；请稍后再试";
+    ErrQueueFull: "{n} commands are already waiting; try again later"
+        => "已有 {n} 条命令在排队；请稍后再试";
+    ErrNotAttached: "the agent pane is not attached" => "智能体的窗格未关联";
+    ErrOtherPrompt: "another prompt is on screen now; answer that one"
+        => "屏幕上现在是另一个提示；请先回答它";
+    ErrNothingRunning: "nothing is running" => "没有正在运行的命令";
+    ErrAnswering: "an answer is still being typed into this prompt" => "此提示的回答仍在输入中";
+    ErrModeNotReached: "{mode} mode is not among the modes shift+tab cycles through in this session (it shows {shown}); set `permission_mode = \"{mode}\"` for the project and restart its agent"
+        => "{mode} 模式不在此会话中 shift+tab 可切换的模式里（它显示 {shown}）；请为项目设置 `permission_mode = \"{mode}\"` 并重启它的智能体";
+    ErrNotIdle: "the agent is busy or asking: switch its mode once it waits for input"
+        => "智能体正忙或正在提问：等它等待输入时再切换模式";
+    ErrNotTaken: "the agent did not take the answer: its dialog is still on screen, unchanged, after the key was sent {tries} times"
+        => "智能体没有接受回答：按键已发送 {tries} 次，它的对话框仍原样留在屏幕上";
+    ErrPane: "{detail}" => "智能体的窗格无法使用：{detail}";
+    ErrReplaced: "{detail}" => "窗格现在运行的是另一个程序，因此没有输入任何内容：{detail}";
+    ErrLostAgain: "the session was lost again ({reason}); not retrying"
+        => "会话再次丢失（{reason}）；不再重试";
+    ErrNotResumed: "the command was running when clawmux restarted, and {error}"
+        => "clawmux 重启时该命令正在运行，而{error}";
+    ErrProfile: "{detail}" => "无法使用智能体的配置：{detail}";
+    ErrNoApprovalWaiting: "no approval is waiting in this project (workspace {workspace})"
+        => "此项目中没有等待处理的审批（工作区 {workspace}）";
+    ErrNotAnOption: "`{key}` is not one of the options ({keys})" => "`{key}` 不是可选项之一（{keys}）";
+    ErrNotAlone: "`{key}` cannot be chosen together with others: only a multi-select list's options can"
+        => "`{key}` 不能与其他选项同时选择：只有多选列表的选项可以";
+    ErrNotApprover: "You are not allowed to answer approvals." => "你无权处理审批。";
+    ErrProjectNameEmpty: "project name is empty; use lowercase letters, digits, `.`, `_` or `-`, e.g. `my-app`"
+        => "项目名为空；请使用小写字母、数字、`.`、`_` 或 `-`，例如 `my-app`";
+    ErrHostNameEmpty: "host name is empty; use lowercase letters, digits, `.`, `_` or `-`, e.g. `my-app`"
+        => "主机名为空；请使用小写字母、数字、`.`、`_` 或 `-`，例如 `my-app`";
+    ErrProjectNameTooLong: "project name `{name}` is too long (at most {max} characters)"
+        => "项目名 `{name}` 太长（最多 {max} 个字符）";
+    ErrHostNameTooLong: "host name `{name}` is too long (at most {max} characters)"
+        => "主机名 `{name}` 太长（最多 {max} 个字符）";
+    ErrProjectName: "project name `{name}` must start with a lowercase letter or digit and contain only a-z, 0-9, `.`, `_`, `-` (found {found})"
+        => "项目名 `{name}` 必须以小写字母或数字开头，且只能包含 a-z、0-9、`.`、`_`、`-`（发现 {found}）";
+    ErrHostName: "host name `{name}` must start with a lowercase letter or digit and contain only a-z, 0-9, `.`, `_`, `-` (found {found})"
+        => "主机名 `{name}` 必须以小写字母或数字开头，且只能包含 a-z、0-9、`.`、`_`、`-`（发现 {found}）";
+    ErrEmptyMessage: "the message is empty" => "消息为空";
+    ErrMessageTooLong: "the message is {n} characters long; at most {max} can be typed into the agent"
+        => "消息长 {n} 个字符；最多只能向智能体输入 {max} 个";
+    ErrControlChar: "the message contains a control character ({c}); only printable text is typed into the agent"
+        => "消息含有控制字符（{c}）；只有可打印的文字才会输入给智能体";
+    ErrNotAdoptableSession: "`{session}` is not a session name clawmux adopts: use letters, digits, `-` and `_` (at most {max})"
+        => "`{session}` 不是 clawmux 可接管的会话名：请使用字母、数字、`-` 和 `_`（最多 {max} 个）";
+    ErrNotWindowPane: "`{pane}` is not WINDOW.PANE: use numbers, e.g. `{session}:1.0`"
+        => "`{pane}` 不是 WINDOW.PANE：请用数字，例如 `{session}:1.0`";
+    ErrNoAnswer: "its tmux server did not answer in time" => "它的 tmux 服务器没有及时回应";
+    ErrUnknownHost: "no host {host} is configured; known hosts: {known}"
+        => "没有配置主机 {host}；已知主机：{known}";
+
+    // What a permission mode lets reach the chat.
+    EveryApprovalReaches: "every approval reaches this chat" => "每个审批都会发到此会话";
+    UnaskedEdits: "file edits are approved without asking" => "修改文件无需询问即被批准";
+    UnaskedAuto: "the agent approves its own commands and edits" => "智能体自行批准它的命令和修改";
+    UnaskedNothing: "nothing asks for approval" => "任何操作都不再请求审批";
+
+    // Durations and times (`present::words`).
+    DurationSeconds: "{s} s" => "{s} 秒";
+    DurationMinutes: "{m} min {s} s" => "{m} 分 {s} 秒";
+    DurationMinutesOnly: "{m} min" => "{m} 分钟";
+    DurationHours: "{h} h {m} min" => "{h} 小时 {m} 分";
+    Ago: "{span} ago" => "{span}前";
+    JustNow: "just now" => "刚刚";
 
     // The whole help.
     HelpText: super::HELP => HELP_ZH;
