@@ -1411,6 +1411,15 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
     assert!(at("Deploy the api?") < at("2. blog**"), "{all}");
     assert!(at("Publish the blog?") < at("3. demo**"), "{all}");
     assert!(at("3. demo**") < at("Run the demo?"), "{all}");
+    assert!(
+        all.contains("**1. api@desk** · permission · waiting "),
+        "{all}"
+    );
+    // Each item's own words are in Chinese too (the question is the agent's).
+    let card = crate::feishu::card::Card::from_value(&w.outbox().pop().unwrap().card).unwrap();
+    let zh = card.to_text_in(crate::i18n::Lang::Zh);
+    assert!(zh.contains("**1. api@desk** · 权限 · 已等待 "), "{zh}");
+    assert!(zh.contains("Deploy the api?"), "{zh}");
     // Bob is no approver: only what waits in this chat.
     let own = inbox(&mut w, "ou_bob");
     assert!(own.contains("Inbox: 1 waiting"), "{own}");

@@ -266,19 +266,24 @@ impl<'a> From<&'a PendingApproval> for ApprovalView<'a> {
     }
 }
 
+/// What an approval asks about, in words (`permission`, `权限`).
+pub fn kind_text(kind: ApprovalKind) -> Text {
+    match kind {
+        ApprovalKind::Permission => Msg::KindPermission,
+        ApprovalKind::Edit => Msg::KindEdit,
+        ApprovalKind::Create => Msg::KindCreate,
+        ApprovalKind::Question => Msg::KindQuestion,
+        ApprovalKind::Plan => Msg::KindPlan,
+        ApprovalKind::Checkpoint => Msg::KindCheckpoint,
+        ApprovalKind::Dialog => Msg::KindDialog,
+    }
+    .text()
+}
+
 impl ApprovalView<'_> {
     fn subtitle(&self) -> Text {
-        let kind = match self.kind {
-            ApprovalKind::Permission => Msg::KindPermission,
-            ApprovalKind::Edit => Msg::KindEdit,
-            ApprovalKind::Create => Msg::KindCreate,
-            ApprovalKind::Question => Msg::KindQuestion,
-            ApprovalKind::Plan => Msg::KindPlan,
-            ApprovalKind::Checkpoint => Msg::KindCheckpoint,
-            ApprovalKind::Dialog => Msg::KindDialog,
-        };
         let (project, session) = (short(self.project.as_str()), short(self.session));
-        kind.text().map(|k| format!("{project} · {session} · {k}"))
+        kind_text(self.kind).map(|k| format!("{project} · {session} · {k}"))
     }
 
     /// What is asked about, then the question.

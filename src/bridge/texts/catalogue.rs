@@ -176,6 +176,7 @@ catalogue! {
         => "没有卡片显示此提示：用 `/gsd:screen` 查看，用 `/gsd:keys` 回答。";
     SendMessageToGoOn: "Send it a message to go on." => "发一条消息让它继续。";
     MinutesShort: "{minutes} min" => "{minutes} 分钟";
+    WaitingMinutes: "waiting {minutes} min" => "已等待 {minutes} 分钟";
     NothingWaits: "Nothing waits for an answer." => "没有等待回答的事项。";
     InboxMore: "…and {n} more; answer these first, then send `/gsd:inbox` again."
         => "……还有 {n} 项；请先处理以上各项，再发送 `/gsd:inbox`。";
