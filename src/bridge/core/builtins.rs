@@ -339,18 +339,14 @@ impl Core {
             );
             return;
         }
-        let mut rows = String::new();
+        let mut md = Msg::StatusHeader.text();
         for name in names {
             let host = self.host_label(&name);
-            rows.push_str(&status_row(&name, &host, self.statuses.get(&name)));
+            md = md.join("", &status_row(&name, &host, self.statuses.get(&name)));
         }
-        let mut md = Msg::StatusHeader.text().map(|h| format!("{h}{rows}"));
         let planning = self.planning_lines();
-        if !planning.is_empty() {
-            md = md.join(
-                "",
-                &Msg::GsdPlanning.text().map(|p| format!("{p}{planning}")),
-            );
+        if !planning.get(crate::i18n::Lang::En).is_empty() {
+            md = md.join("", &Msg::GsdPlanning.text()).join("", &planning);
         }
         self.send(target, reply_to, &present::info_card(Msg::Status, &md));
     }
@@ -441,19 +437,24 @@ impl Core {
 
     /// One line per local project with GSD planning files: phase N of M,
     /// plans done, its step, and whether a question waits on the user.
-    fn planning_lines(&self) -> String {
+    fn planning_lines(&self) -> Text {
         let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
-        let mut md = String::new();
+        let mut md = Text::default();
         for name in names {
             let Some(line) = self.planning_of(&name) else {
                 continue;
             };
             let waiting = (self.statuses.get(&name)).is_some_and(|s| s.awaiting_approval.is_some());
-            let waits = if waiting { " · **waits on you**" } else { "" };
-            md.push_str(&format!(
-                "- **{name}**: {line}{waits}
-"
-            ));
+            let waits = if waiting {
+                Msg::WaitsOnYou.text()
+            } else {
+                Text::default()
+            };
+            let item = |lang| format!("- **{name}**: {}{}\n", line.get(lang), waits.get(lang));
+            md = md.join(
+                "",
+                &Text::both(item(crate::i18n::Lang::En), item(crate::i18n::Lang::Zh)),
+            );
         }
         md
     }
@@ -463,18 +464,21 @@ impl Core {
     /// works, and are a few KiB); a remote project's as last read on its
     /// host (by its planning watch while a command runs, or for
     /// `/gsd:status`).
-    pub(super) fn planning_of(&self, project: &str) -> Option<String> {
+    pub(super) fn planning_of(&self, project: &str) -> Option<Text> {
         let (workspace, host) = self.shared.read(|s| {
             let p = s.projects.get(project)?;
             Some((p.workspace.clone(), p.host.clone()))
         })?;
         if host.is_some_and(|h| self.hosts.is_remote(&h)) {
-            return self.planning.get(project).cloned();
+            return self
+                .planning
+                .get(project)
+                .map(|s| present::words::planning(s));
         }
         match Planning::read_local(std::path::Path::new(&workspace)) {
-            Ok(Some(p)) => Some(p.summary()),
+            Ok(Some(p)) => Some(present::words::planning(&p.summary())),
             Ok(None) => None,
-            Err(e) => Some(format!("cannot read: {e}")),
+            Err(e) => Some(Msg::PlanningUnreadable.with(&[("error", &e.to_string())])),
         }
     }
 

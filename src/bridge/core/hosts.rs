@@ -12,6 +12,7 @@ use crate::bridge::present;
 use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::bridge::texts::Msg;
+use crate::i18n::Text;
 use crate::store::clock;
 use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};
@@ -35,15 +36,23 @@ impl Core {
 
     /// Where a project runs, for `/gsd:status`: its host, and the pane
     /// when adopted.
-    pub(super) fn host_label(&self, project: &str) -> String {
+    pub(super) fn host_label(&self, project: &str) -> Text {
         self.shared.read(|s| {
             let Some(p) = s.projects.get(project) else {
-                return String::new();
+                return Text::default();
             };
-            let host = p.host.as_deref().unwrap_or("local");
+            let host = match p.host.as_deref() {
+                Some(h) => Text::literal(h),
+                None => Msg::HostLocal.text(),
+            };
             match &p.adopted {
-                Some(pane) => format!("{host} (adopted {pane})"),
-                None => host.to_string(),
+                Some(pane) => Msg::HostAdopted.with_each(|lang| {
+                    vec![
+                        ("host", host.get(lang).to_string()),
+                        ("pane", pane.to_string()),
+                    ]
+                }),
+                None => host,
             }
         })
     }
@@ -66,7 +75,13 @@ impl Core {
         let (target, reply_to) =
             (self.job_target(job)).unwrap_or_else(|| (self.chat_of(project), None));
         let host = self.host_label(project);
-        let text = Msg::HostDown.with(&[("project", project), ("host", &host), ("error", error)]);
+        let text = Msg::HostDown.with_each(|lang| {
+            vec![
+                ("project", project.to_string()),
+                ("host", host.get(lang).to_string()),
+                ("error", error.to_string()),
+            ]
+        });
         let card = present::info_card(Msg::HostUnreachable, &text);
         self.send(&target, reply_to.as_deref(), &card);
     }
@@ -85,7 +100,12 @@ impl Core {
         }
         if let Some((target, reply_to)) = self.job_target(job) {
             let host = self.host_label(project);
-            let text = Msg::HostBack.with(&[("project", &host), ("reason", reason)]);
+            let text = Msg::HostBack.with_each(|lang| {
+                vec![
+                    ("project", host.get(lang).to_string()),
+                    ("reason", reason.to_string()),
+                ]
+            });
             let card = present::info_card(Msg::Reconnected, &text);
             self.send(&target, reply_to.as_deref(), &card);
         }

@@ -96,7 +96,7 @@ impl Core {
         stage: &str,
         percent: Option<u8>,
         tail: &str,
-        planning: Option<String>,
+        planning: Option<crate::i18n::Text>,
     ) -> crate::feishu::card::Card {
         let mut card = present::progress_card(self.title(j), stage, percent, tail);
         if let Some(planning) = planning {
@@ -211,7 +211,13 @@ impl Core {
                     let last = (self.throttles.get(id)).and_then(|t| t.last.clone());
                     let (stage, percent, tail) =
                         last.unwrap_or_else(|| ("Running…".to_string(), None, String::new()));
-                    let card = self.progress_card(&j, &stage, percent, &tail, Some(summary));
+                    let card = self.progress_card(
+                        &j,
+                        &stage,
+                        percent,
+                        &tail,
+                        Some(present::words::planning(&summary)),
+                    );
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();

@@ -676,23 +676,31 @@ fn target_of(chat: &str) -> ChatTarget {
     }
 }
 
-fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String {
+fn status_row(name: &str, host: &Text, status: Option<&ProjectStatus>) -> Text {
+    use present::words::{State, state};
+    let row = |state: Text, mode: &str, progress: &str, queued: &str| {
+        let row = |lang| {
+            let (state, host) = (state.get(lang), host.get(lang));
+            format!("| {name} | {state} | {mode} | {progress} | {queued} | {host} |\n")
+        };
+        Text::both(row(crate::i18n::Lang::En), row(crate::i18n::Lang::Zh))
+    };
     let Some(s) = status else {
-        return format!("| {name} | not attached | | | | {host} |\n");
+        return row(state(State::NotAttached), "", "", "");
     };
-    let state = if s.starting {
-        "starting its agent"
+    let shown = if s.starting {
+        State::Starting
     } else if s.awaiting_approval.is_some() {
-        "awaiting approval"
+        State::AwaitingApproval
     } else if s.busy || s.running.is_some() {
-        "busy"
+        State::Busy
     } else if s.attached {
-        "idle"
+        State::Idle
     } else {
-        "not attached"
+        State::NotAttached
     };
+    // The progress line is the agent's own words, shown as they are.
     let progress = s.last_progress.as_deref().unwrap_or("");
-    let queued = s.queued;
     let mode = s.mode.map_or("", |m| m.name());
-    format!("| {name} | {state} | {mode} | {progress} | {queued} | {host} |\n")
+    row(state(shown), mode, progress, &s.queued.to_string())
 }

@@ -334,6 +334,12 @@ fn progress_cards_carry_the_gsd_planning_position() {
     w.event(Some(&job), ProjectEventKind::Started);
     let first = progress(&mut w, 5, 2);
     assert!(first.contains("GSD: phase 2 of 3 (Cart)"), "{first}");
+    let card = (w.outbox().iter().rev())
+        .find(|e| matches!(e.op, OutboxOp::Patch { .. }))
+        .and_then(|e| crate::feishu::card::Card::from_value(&e.card))
+        .unwrap();
+    let zh = card.to_text_in(crate::i18n::Lang::Zh);
+    assert!(zh.contains("GSD：第 2/3 阶段 (Cart)"), "{zh}");
     let next = progress(&mut w, 10, 3);
     assert!(next.contains("GSD: phase 3 of 3 (Cart)"), "{next}");
 }
@@ -558,6 +564,13 @@ fn status_is_what_the_projects_last_reported() {
         w.texts().contains("| demo | starting its agent |"),
         "{}",
         w.texts()
+    );
+    // The cells clawmux writes are in Chinese too.
+    let card = crate::feishu::card::Card::from_value(&w.outbox().pop().unwrap().card).unwrap();
+    let zh = card.to_text_in(crate::i18n::Lang::Zh);
+    assert!(
+        zh.contains("| demo | 正在启动智能体 |  |  | 0 | 本机 |"),
+        "{zh}"
     );
 }
 

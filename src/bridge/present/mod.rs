@@ -172,9 +172,10 @@ pub fn progress_card(
 
 /// A progress card with where the GSD project stands, from its planning
 /// files (`phase 2 of 3 (Cart) · plan 2 of 3 · …`).
-pub fn with_planning(card: Card, planning: &str) -> Card {
-    let line = first_body_bytes(planning, MAX_INLINE_BODY_BYTES);
-    card.push(Element::note(format!("GSD: {}", escape_inline(line))))
+pub fn with_planning(card: Card, planning: &Text) -> Card {
+    let line = planning.map(|l| escape_inline(first_body_bytes(l, MAX_INLINE_BODY_BYTES)));
+    let note = Msg::GsdLine.with_each(|lang| vec![("line", line.get(lang).to_string())]);
+    card.push(Element::note(note))
 }
 
 /// Blue: what a project's pane shows right now (`/gsd:screen`), as a code

@@ -1,7 +1,8 @@
 //! Domain values in the chat's words, in both languages: why something
 //! was refused ([`ChatWords`], one impl per error type reaching the chat),
-//! what a permission mode lets reach the chat ([`mode_reach`]), durations
-//! and times ([`duration`], [`ago`], [`clock`]).
+//! what a permission mode lets reach the chat ([`mode_reach`]), a
+//! project's state and GSD planning line in the status table ([`state`],
+//! [`planning`]), durations and times ([`duration`], [`ago`], [`clock`]).
 //!
 //! The error types keep their `Display` for logs and the terminal; what
 //! the chat reads is worded here, per variant, from the catalogue. Details
@@ -173,6 +174,69 @@ pub fn mode_reach(mode: PermissionMode) -> Text {
     mode_unasked(mode).unwrap_or_else(|| Msg::EveryApprovalReaches.text())
 }
 
+/// A project's state, as the status table's cell says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Starting,
+    AwaitingApproval,
+    Busy,
+    Idle,
+    NotAttached,
+}
+
+pub fn state(s: State) -> Text {
+    match s {
+        State::Starting => Msg::StateStarting,
+        State::AwaitingApproval => Msg::StateAwaitingApproval,
+        State::Busy => Msg::StateBusy,
+        State::Idle => Msg::StateIdle,
+        State::NotAttached => Msg::StateNotAttached,
+    }
+    .text()
+}
+
+/// The GSD planning line clawmux writes (`gsd::planning::Planning::summary`:
+/// `phase 2 of 3 (Cart) · plan 2 of 3 · 3/5 plans done · executing`, also
+/// what a remote host sends back) in both languages: clawmux's own parts
+/// are worded from the catalogue; a phase's name and GSD's status word
+/// are GSD's and stay as they are.
+pub fn planning(summary: &str) -> Text {
+    let parts: Vec<Text> = summary.split(" · ").map(planning_part).collect();
+    let line = |lang| {
+        let parts: Vec<&str> = parts.iter().map(|p| p.get(lang)).collect();
+        parts.join(" · ")
+    };
+    Text::both(line(crate::i18n::Lang::En), line(crate::i18n::Lang::Zh))
+}
+
+fn planning_part(part: &str) -> Text {
+    fn number(s: &str) -> bool {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+    }
+    fn of(s: &str) -> Option<(&str, &str)> {
+        s.split_once(" of ").filter(|(a, b)| number(a) && number(b))
+    }
+    if let Some(rest) = part.strip_prefix("phase ") {
+        let (nums, name) = match rest.split_once(" (") {
+            Some((nums, name)) => (nums, format!(" ({name}")),
+            None => (rest, String::new()),
+        };
+        if let Some((n, m)) = of(nums) {
+            return Msg::PlanningPhase.with(&[("n", n), ("m", m), ("name", &name)]);
+        }
+    }
+    if let Some((a, b)) = part.strip_prefix("plan ").and_then(of) {
+        return Msg::PlanningPlan.with(&[("a", a), ("b", b)]);
+    }
+    if let Some((done, total)) = (part.strip_suffix(" plans done"))
+        .and_then(|p| p.split_once('/'))
+        .filter(|(d, t)| number(d) && number(t))
+    {
+        return Msg::PlanningDone.with(&[("done", done), ("total", total)]);
+    }
+    Text::literal(part)
+}
+
 /// `12 s`, `1 min 5 s`, `2 h 3 min` (`12 秒`, `1 分 5 秒`, `2 小时 3 分`).
 pub fn duration(secs: u64) -> Text {
     let n = |v: u64| v.to_string();
@@ -298,6 +362,35 @@ mod tests {
         assert_eq!(
             TextError::TooLong(5000).chat_words().get(Lang::En),
             TextError::TooLong(5000).to_string()
+        );
+    }
+
+    /// The planning line clawmux writes is worded in Chinese, keeping
+    /// GSD's own words (the phase's name, its status) as they are.
+    #[test]
+    fn planning_lines_are_worded_and_gsds_words_kept() {
+        let read = crate::gsd::planning::Planning::parse(
+            "# Project State\n\nPhase: 2 of 3 (Cart)\nPlan: 2 of 3\nStatus: executing\n",
+            None,
+        );
+        let summary = read.summary();
+        assert!(
+            summary.starts_with("phase 2 of 3 (Cart) · plan 2 of 3"),
+            "{summary}"
+        );
+        let t = planning(&summary);
+        assert_eq!(t.get(Lang::En), summary);
+        let zh = t.get(Lang::Zh);
+        assert!(zh.starts_with("第 2/3 阶段 (Cart) · 第 2/3 个计划"), "{zh}");
+        assert!(zh.ends_with("executing"), "{zh}");
+        assert_eq!(
+            planning("3/5 plans done").get(Lang::Zh),
+            "已完成 3/5 个计划"
+        );
+        // What is not clawmux's grammar stays as it is.
+        assert_eq!(
+            planning("phase one of two").get(Lang::Zh),
+            "phase one of two"
         );
     }
 

@@ -390,6 +390,21 @@ catalogue! {
     UnaskedAuto: "the agent approves its own commands and edits" => "智能体自行批准它的命令和修改";
     UnaskedNothing: "nothing asks for approval" => "任何操作都不再请求审批";
 
+    // The status table's cells and the GSD planning line.
+    StateStarting: "starting its agent" => "正在启动智能体";
+    StateAwaitingApproval: "awaiting approval" => "等待审批";
+    StateBusy: "busy" => "忙碌";
+    StateIdle: "idle" => "空闲";
+    StateNotAttached: "not attached" => "未关联";
+    HostLocal: "local" => "本机";
+    HostAdopted: "{host} (adopted {pane})" => "{host}（接管的 {pane}）";
+    WaitsOnYou: " · **waits on you**" => " · **等你处理**";
+    PlanningUnreadable: "cannot read: {error}" => "无法读取：{error}";
+    PlanningPhase: "phase {n} of {m}{name}" => "第 {n}/{m} 阶段{name}";
+    PlanningPlan: "plan {a} of {b}" => "第 {a}/{b} 个计划";
+    PlanningDone: "{done}/{total} plans done" => "已完成 {done}/{total} 个计划";
+    GsdLine: "GSD: {line}" => "GSD：{line}";
+
     // Durations and times (`present::words`).
     DurationSeconds: "{s} s" => "{s} 秒";
     DurationMinutes: "{m} min {s} s" => "{m} 分 {s} 秒";
