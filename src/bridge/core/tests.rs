@@ -1472,3 +1472,124 @@ fn an_errors_detail_is_worded_in_both_languages() {
     let en = w.texts();
     assert!(en.contains(&ProjectError::NotIdle.to_string()), "{en}");
 }
+
+/// Every card the core sends in the usual scenarios (a project made, a
+/// command's progress, an approval, its answer, a result with its footer,
+/// the status table, the mode, the inbox, refusals and errors) has all of
+/// clawmux's own words in Chinese too: a text without `i18n_content` is
+/// only the agent's words, names and code.
+#[test]
+fn every_card_of_the_usual_scenarios_reads_in_chinese() {
+    use crate::agents::claude::PermissionMode;
+    use crate::bridge::present::english_check::english_only;
+    let mut w = World::new();
+    let job = w.with_project();
+    let reply = Reply {
+        target: chat(),
+        reply_to: None,
+    };
+    w.event(Some(&job), ProjectEventKind::Started);
+    let progress = ProjectEventKind::Progress {
+        summary: "Reading files".into(),
+        percent: Some(40),
+        tail: "● Reading src/main.rs".into(),
+    };
+    w.at(
+        Duration::from_secs(5),
+        Input::Project(ProjectEvent {
+            project: crate::store::ids::project("demo"),
+            job: Some(job.clone()),
+            kind: progress,
+        }),
+    );
+    w.event(Some(&job), ProjectEventKind::Approval(approval()));
+    w.say("ou_alice", "/gsd:inbox");
+    let status = ProjectStatus {
+        attached: true,
+        busy: true,
+        running: Some("/gsd:new-project".into()),
+        awaiting_approval: Some("ap1".into()),
+        mode: Some(PermissionMode::Auto),
+        queued: 1,
+        ..Default::default()
+    };
+    w.event(None, ProjectEventKind::Status(status));
+    w.say("ou_alice", "/gsd:status");
+    w.say("ou_alice", "/gsd:mode");
+    w.event(
+        None,
+        ProjectEventKind::ModeSet {
+            by: "ou_alice".into(),
+            reply: reply.clone(),
+            result: Err(ProjectError::NotIdle),
+        },
+    );
+    w.event(
+        None,
+        ProjectEventKind::ModeSet {
+            by: "ou_alice".into(),
+            reply: reply.clone(),
+            result: Ok(PermissionMode::Manual),
+        },
+    );
+    w.event(
+        None,
+        ProjectEventKind::Cancelled {
+            by: "ou_alice".into(),
+            keys: "Esc".into(),
+            reply: reply.clone(),
+            result: Err(ProjectError::Pane("can't find pane: %9".into())),
+        },
+    );
+    let value = json!({"action": "approval", "approval_id": "ap1", "project": "demo", "session": "cm-demo", "option": "1"});
+    w.click("ou_alice", value);
+    w.event(
+        None,
+        ProjectEventKind::Answered {
+            approval_id: "ap1".into(),
+            by: "ou_alice".into(),
+            label: "Yes".into(),
+            reply: reply.clone(),
+            result: Ok(()),
+        },
+    );
+    w.say("ou_alice", "/gsd:use Web");
+    w.say("ou_alice", "/gsd:new-project web@nowhere");
+    let done = ProjectEventKind::Completed {
+        screen: String::new(),
+        output: "● Project initialised".into(),
+        seconds: 75,
+        errors: 0,
+        ending: TurnEnding::Finished,
+    };
+    w.event(Some(&job), done);
+    let job = submitted(&w.say("ou_alice", "run the tests")).remove(0);
+    w.core
+        .undeliverable("demo", ProjectCmd::Submit(job), &ProjectError::Overloaded);
+    let literal = [
+        "Do you want to proceed?",
+        "Bash command",
+        "rm -rf build",
+        "Remove the build output",
+        "can't find pane: %9",
+        "Reading files",
+        "Reading src/main.rs",
+        "run the tests",
+        "demo",
+        "Yes",
+        "No",
+        // Names: GSD, the agent's permission modes, a config table.
+        "GSD",
+        "**auto**",
+        "**manual**",
+        "| auto |",
+        "[hosts]",
+        "ou&#95;alice",
+    ];
+    let entries = w.outbox();
+    assert!(entries.len() > 12, "{}", w.texts());
+    let english: Vec<String> = (entries.iter())
+        .flat_map(|e| english_only(&e.card, &literal))
+        .collect();
+    assert!(english.is_empty(), "English only: {english:#?}");
+}
