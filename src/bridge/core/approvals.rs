@@ -488,9 +488,9 @@ fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
         return card;
     }
     let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
-    let mut how = format!("Answer with /gsd:answer {}", keys.join("|"));
+    let mut how = Msg::ConsoleAnswerWith.with(&[("keys", &keys.join("|"))]);
     if pending.options.iter().any(|o| o.ticked().is_some()) {
-        how.push_str(" (several at once: /gsd:answer 1,3)");
+        how = how.join("", &Msg::ConsoleSeveral.text());
     }
     card.push(crate::feishu::card::Element::note(how))
 }

@@ -339,7 +339,7 @@ fn progress_cards_carry_the_gsd_planning_position() {
         .and_then(|e| crate::feishu::card::Card::from_value(&e.card))
         .unwrap();
     let zh = card.to_text_in(crate::i18n::Lang::Zh);
-    assert!(zh.contains("GSD：第 2/3 阶段 (Cart)"), "{zh}");
+    assert!(zh.contains("GSD 进度：第 2/3 阶段 (Cart)"), "{zh}");
     let next = progress(&mut w, 10, 3);
     assert!(next.contains("GSD: phase 3 of 3 (Cart)"), "{next}");
 }

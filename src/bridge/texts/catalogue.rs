@@ -322,6 +322,31 @@ catalogue! {
         => "**{project}** 在 **{mode}** 模式下运行：{unasked}，这些审批不会发到此会话。`/gsd:mode manual` 可恢复（仅限审批人）。";
     NoPaneAttached: "**{project}** has no pane attached: {why}." => "**{project}** 没有关联的窗格：{why}。";
 
+    // The console's own framing (`clawmux serve --console`).
+    ConsoleServing: "clawmux: serving on the console ({why}); agent `{agent}`, state in {dir}."
+        => "clawmux：在控制台上服务（{why}）；智能体 `{agent}`，状态目录 {dir}。";
+    NoCredentials: "no FEISHU_APP_ID/FEISHU_APP_SECRET" => "没有 FEISHU_APP_ID/FEISHU_APP_SECRET";
+    GreetEmpty: "Type /gsd:help, or /gsd:new-project demo to start."
+        => "输入 /gsd:help，或输入 /gsd:new-project demo 开始。";
+    GreetProjects: "Projects found: {names}. Type /gsd:status to see what each is doing, /gsd:use <project> to switch, /gsd:help for the rest."
+        => "找到的项目：{names}。输入 /gsd:status 查看各项目在做什么，/gsd:use <project> 切换项目，/gsd:help 查看其余命令。";
+    NothingLeftRunning: "No agent was left running." => "没有留下运行中的智能体。";
+    LeftRunning: "The agents keep running in tmux server `-L {socket}` (sessions {sessions}); the next `clawmux serve` picks them up. Watch one with `tmux -L {socket} attach -t {first}`; end them all with `tmux -L {socket} kill-server`."
+        => "智能体仍在 tmux 服务器 `-L {socket}` 中运行（会话 {sessions}）；下次 `clawmux serve` 会接着使用它们。用 `tmux -L {socket} attach -t {first}` 查看其中一个；用 `tmux -L {socket} kill-server` 全部结束。";
+    WaitingForAnswer: "Waiting for an answer (/gsd:inbox shows their buttons):"
+        => "等待回答（/gsd:inbox 显示它们的按钮）：";
+    ConsoleStopped: "clawmux: stopped ({reason}). {left}" => "clawmux：已停止（{reason}）。{left}";
+    StopFinished: "finished" => "已结束";
+    StopEndOfInput: "end of input" => "输入结束";
+    StopIntakeLost: "no Feishu events can arrive" => "收不到飞书事件";
+    ConsoleAnswerWith: "Answer with /gsd:answer {keys}" => "回答：/gsd:answer {keys}";
+    ConsoleSeveral: " (several at once: /gsd:answer 1,3)" => "（可多选：/gsd:answer 1,3）";
+
+    // `clawmux run`'s lines on stderr while it waits.
+    RunSent: "clawmux: {project}: sent, waiting for the agent" => "clawmux：{project}：已发送，等待智能体";
+    RunProgress: "clawmux: progress: {summary}" => "clawmux：进度：{summary}";
+    RunWorking: "{project}: working, {secs} s" => "{project}：运行中，{secs} 秒";
+
     // `clawmux run`.
     AnswerWith: "Answer with: clawmux run --project {project} --answer {keys}"
         => "回答方式：clawmux run --project {project} --answer {keys}";
@@ -403,7 +428,7 @@ catalogue! {
     PlanningPhase: "phase {n} of {m}{name}" => "第 {n}/{m} 阶段{name}";
     PlanningPlan: "plan {a} of {b}" => "第 {a}/{b} 个计划";
     PlanningDone: "{done}/{total} plans done" => "已完成 {done}/{total} 个计划";
-    GsdLine: "GSD: {line}" => "GSD：{line}";
+    GsdLine: "GSD: {line}" => "GSD 进度：{line}";
 
     // Durations and times (`present::words`).
     DurationSeconds: "{s} s" => "{s} 秒";
