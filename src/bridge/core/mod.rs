@@ -453,23 +453,25 @@ impl Core {
         });
         let reply_to = Some(m.message_id.as_str()).filter(|_| m.target != ChatTarget::Console);
         if let Some(why) = &m.image_not_saved {
-            let text = format!("The image was not saved: {why}.");
-            return self.error(&m.target, reply_to, "Image not saved", &text, "");
+            let text = Msg::ImageNotSavedText.with(&[("why", why)]);
+            return self.error(&m.target, reply_to, Msg::ImageNotSaved, text, "");
         }
         if self.answer_by_reply(&m) {
             return;
         }
         match router::route(&m.text) {
-            Route::Usage(usage) => self.error(&m.target, reply_to, "Missing argument", &usage, ""),
+            Route::Usage(usage) => {
+                self.error(&m.target, reply_to, Msg::MissingArgument, &usage, "");
+            }
             Route::Unknown {
                 command,
                 suggestion,
             } => {
                 let hint = match suggestion {
-                    Some(s) => format!("Did you mean `{s}`? Send `/gsd:help` for the list."),
-                    None => "Send `/gsd:help` for the commands clawmux knows.".into(),
+                    Some(s) => Msg::DidYouMean.with(&[("suggestion", &s)]),
+                    None => Msg::SendHelp.text(),
                 };
-                self.error(&m.target, reply_to, "Unknown command", &command, &hint);
+                self.error(&m.target, reply_to, Msg::UnknownCommand, &command, hint);
             }
             Route::Builtin(b) => self.builtin(b, &m.target, reply_to, &m.sender),
             Route::Agent(text) => self.submit(&m.target, reply_to, &text, &m.sender),
@@ -504,12 +506,18 @@ impl Core {
             Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
                     if self.use_project(&c.target, None, p, &c.operator) {
-                        ClickAnswer::toast(ToastLevel::Success, format!("Now using {p}"))
+                        ClickAnswer::toast(
+                            ToastLevel::Success,
+                            Msg::NowUsing.with(&[("project", p)]),
+                        )
                     } else {
-                        ClickAnswer::toast(ToastLevel::Error, format!("Not switched to {p}"))
+                        ClickAnswer::toast(
+                            ToastLevel::Error,
+                            Msg::NotSwitched.with(&[("project", p)]),
+                        )
                     }
                 }
-                None => ClickAnswer::toast(ToastLevel::Warning, "No project chosen"),
+                None => ClickAnswer::toast(ToastLevel::Warning, Msg::NoProjectChosen),
             },
             Ok(action @ (CardAction::Help | CardAction::Projects | CardAction::Status)) => {
                 let b = match action {
@@ -518,7 +526,7 @@ impl Core {
                     _ => Builtin::Status,
                 };
                 self.builtin(b, &c.target, None, &c.operator);
-                ClickAnswer::toast(ToastLevel::Info, "Sent")
+                ClickAnswer::toast(ToastLevel::Info, Msg::Sent)
             }
             Err(e) => {
                 self.log(LogEvent::Denied(Denial {
@@ -527,7 +535,7 @@ impl Core {
                     value: Some(c.value.clone()),
                     ..Default::default()
                 }));
-                ClickAnswer::toast(ToastLevel::Error, "This button is not recognised")
+                ClickAnswer::toast(ToastLevel::Error, Msg::ButtonNotRecognised)
             }
         };
         self.respond(&c, answer);

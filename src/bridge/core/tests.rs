@@ -1555,6 +1555,8 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
     );
     w.say("ou_alice", "/gsd:use Web");
     w.say("ou_alice", "/gsd:new-project web@nowhere");
+    w.say("ou_alice", "/gsd:Status");
+    w.say("ou_alice", "/gsd:use");
     let done = ProjectEventKind::Completed {
         screen: String::new(),
         output: "● Project initialised".into(),

@@ -83,6 +83,9 @@ catalogue! {
     Running: "Running…" => "运行中…";
     Status: "Status" => "状态";
     ProjectUnavailable: "Project unavailable" => "项目不可用";
+    ImageNotSaved: "Image not saved" => "图片未保存";
+    MissingArgument: "Missing argument" => "缺少参数";
+    UnknownCommand: "Unknown command" => "未知命令";
     ProjectReady: "Project ready" => "项目已就绪";
     ProjectSelected: "Project selected" => "已切换项目";
     PermissionMode: "Permission mode" => "权限模式";
@@ -321,6 +324,16 @@ catalogue! {
     ApprovalsOffText: "**{project}** runs in **{mode}** mode: {unasked}, so those approvals will not reach this chat. `/gsd:mode manual` brings them back (approvers)."
         => "**{project}** 在 **{mode}** 模式下运行：{unasked}，这些审批不会发到此会话。`/gsd:mode manual` 可恢复（仅限审批人）。";
     NoPaneAttached: "**{project}** has no pane attached: {why}." => "**{project}** 没有关联的窗格：{why}。";
+
+    ImageNotSavedText: "The image was not saved: {why}." => "图片未保存：{why}。";
+    DidYouMean: "Did you mean `{suggestion}`? Send `/gsd:help` for the list."
+        => "你是不是想输入 `{suggestion}`？发送 `/gsd:help` 查看命令列表。";
+    SendHelp: "Send `/gsd:help` for the commands clawmux knows."
+        => "发送 `/gsd:help` 查看 clawmux 认识的命令。";
+    NowUsing: "Now using {project}" => "已切换到 {project}";
+    NotSwitched: "Not switched to {project}" => "未切换到 {project}";
+    NoProjectChosen: "No project chosen" => "未选择项目";
+    Sent: "Sent" => "已发送";
 
     // The console's own framing (`clawmux serve --console`).
     ConsoleServing: "clawmux: serving on the console ({why}); agent `{agent}`, state in {dir}."
