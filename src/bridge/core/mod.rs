@@ -496,7 +496,7 @@ impl Core {
             value: c.value.clone(),
         });
         if !self.admit_click(&c) {
-            let text = "You are not allowed to use this bot. Ask its operator for access.";
+            let text = Msg::NotAllowedClick;
             return self.respond(&c, ClickAnswer::toast(ToastLevel::Error, text));
         }
         let answer = match CardAction::from_value(&c.value) {

@@ -273,6 +273,7 @@ pub fn clock(ms: u64) -> Text {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bridge::core::files::FileError;
     use crate::i18n::Lang;
 
     fn has_cjk(s: &str) -> bool {
@@ -347,6 +348,20 @@ mod tests {
             let t = e.chat_words();
             assert!(has_cjk(t.get(Lang::Zh)), "{t:?}");
             assert!(!has_cjk(t.get(Lang::En)), "{t:?}");
+        }
+        let files = [
+            FileError::NotInWorkspace("../x".into()),
+            FileError::NotAFile("src".into()),
+            FileError::TooLarge {
+                path: "big.bin".into(),
+                size: 40_000_000,
+            },
+            FileError::Unreadable("a.txt".into(), "Permission denied".into()),
+        ];
+        for e in &files {
+            let t = e.chat_words();
+            assert_eq!(t.get(Lang::En), e.to_string());
+            assert!(has_cjk(t.get(Lang::Zh)), "{t:?}");
         }
         let host = HostNameError(NameError::BadChar {
             name: "B".into(),

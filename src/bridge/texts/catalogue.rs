@@ -355,6 +355,14 @@ catalogue! {
     ConsoleAnswerWith: "Answer with /gsd:answer {keys}" => "回答：/gsd:answer {keys}";
     ConsoleSeveral: " (several at once: /gsd:answer 1,3)" => "（可多选：/gsd:answer 1,3）";
 
+    ButtonsUnavailable: "the console's buttons are unavailable" => "控制台的按钮不可用";
+    SayWhichButton: "say which button: `/press N`, the number shown on its line"
+        => "请说明按哪个按钮：`/press N`，N 是它所在行显示的编号";
+    NoSuchButton: "no button `{which}` on a card still shown: press one by the number on its line"
+        => "仍显示的卡片上没有按钮 `{which}`：请按它所在行的编号";
+    NotAllowedClick: "You are not allowed to use this bot. Ask its operator for access."
+        => "你没有使用此机器人的权限。请向管理员申请。";
+
     // `clawmux run`'s lines on stderr while it waits.
     RunSent: "clawmux: {project}: sent, waiting for the agent" => "clawmux：{project}：已发送，等待智能体";
     RunProgress: "clawmux: progress: {summary}" => "clawmux：进度：{summary}";
@@ -419,6 +427,12 @@ catalogue! {
     ErrNotWindowPane: "`{pane}` is not WINDOW.PANE: use numbers, e.g. `{session}:1.0`"
         => "`{pane}` 不是 WINDOW.PANE：请用数字，例如 `{session}:1.0`";
     ErrNoAnswer: "its tmux server did not answer in time" => "它的 tmux 服务器没有及时回应";
+    ErrNotInWorkspace: "`{path}` is not in the project's workspace: no such file there, or outside it (no `..`, no absolute path; symlinks are resolved)"
+        => "`{path}` 不在项目的工作区中：那里没有这个文件，或者它在工作区之外（不能用 `..`，不能用绝对路径；符号链接会被解析）";
+    ErrNotAFile: "`{path}` is not a regular file" => "`{path}` 不是普通文件";
+    ErrFileTooLarge: "`{path}` is {size} bytes; at most {max} bytes are sent"
+        => "`{path}` 有 {size} 字节；最多只发送 {max} 字节";
+    ErrUnreadable: "cannot read `{path}`: {why}" => "无法读取 `{path}`：{why}";
     ErrUnknownHost: "no host {host} is configured; known hosts: {known}"
         => "没有配置主机 {host}；已知主机：{known}";
 
