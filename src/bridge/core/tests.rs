@@ -1594,4 +1594,20 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
         .flat_map(|e| english_only(&e.card, &literal))
         .collect();
     assert!(english.is_empty(), "English only: {english:#?}");
+    // Times are a clock reading (`at 14:12:41`), never an RFC 3339 stamp.
+    let texts = w.texts();
+    let stamp = |b: &[u8]| {
+        b.len() == 11
+            && b[..4].iter().all(u8::is_ascii_digit)
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[10] == b'T'
+    };
+    assert!(!texts.as_bytes().windows(11).any(stamp), "{texts}");
+    let chose = texts
+        .lines()
+        .find(|l| l.contains("chose **Yes** at "))
+        .unwrap();
+    let at = chose.rsplit("at ").next().unwrap();
+    assert!(at.len() == 8 && at.as_bytes()[2] == b':', "{chose}");
 }

@@ -2,7 +2,7 @@
 //! was refused ([`ChatWords`], one impl per error type reaching the chat),
 //! what a permission mode lets reach the chat ([`mode_reach`]), a
 //! project's state and GSD planning line in the status table ([`state`],
-//! [`planning`]), durations and times ([`duration`], [`ago`], [`clock`]).
+//! [`planning`]), durations ([`duration`]).
 //!
 //! The error types keep their `Display` for logs and the terminal; what
 //! the chat reads is worded here, per variant, from the catalogue. Details
@@ -10,9 +10,9 @@
 //! are filled in as they are, never translated.
 //!
 //! Times: a card that is sent once and never edited shows the clock
-//! reading in the host's zone (`at 14:12`: "answered at" stays true as the
-//! card ages); only a card built anew each time it is shown (a progress
-//! card patched while its command runs, the inbox) may say how long ago.
+//! reading in the host's zone (`store::clock::local_time`: "answered at
+//! 14:12:41" stays true as the card ages); only a card built anew each
+//! time it is shown (the inbox, a reminder) says how long something waited.
 
 use crate::agents::claude::PermissionMode;
 use crate::bridge::access::names::{HostNameError, NameError, ProjectAtHostError, TextError};
@@ -21,7 +21,6 @@ use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHAR
 use crate::bridge::project::{MAX_QUEUED, ProjectError};
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
-use crate::store::clock;
 
 /// What the chat reads for a value (an error): the presenter's wording
 /// of it, in both languages. `Display` stays the log's English.
@@ -247,29 +246,6 @@ pub fn duration(secs: u64) -> Text {
     }
 }
 
-/// How long ago `then_ms` was at `now_ms`: `12 s ago`, `3 min ago`,
-/// `2 h 5 min ago` (`12 秒前` …); `just now` within a second, and for a
-/// `then` in the future (a clock set back).
-pub fn ago(then_ms: u64, now_ms: u64) -> Text {
-    let secs = now_ms.saturating_sub(then_ms) / 1000;
-    if secs == 0 {
-        return Msg::JustNow.text();
-    }
-    // Seconds matter only in the first minutes; later they are noise.
-    let span = match secs {
-        s if s < 60 || (s < 600 && s % 60 != 0) => duration(s),
-        s if s < 3600 => Msg::DurationMinutesOnly.with(&[("m", &(s / 60).to_string())]),
-        s => duration(s),
-    };
-    Msg::Ago.with_each(|lang| vec![("span", span.get(lang).to_string())])
-}
-
-/// The clock reading of `ms` in the host's zone (`14:12:41`), the same in
-/// both languages: for cards that are sent once and never edited.
-pub fn clock(ms: u64) -> Text {
-    Text::literal(clock::local_time(ms))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,20 +401,10 @@ mod tests {
     }
 
     #[test]
-    fn durations_and_ago_read_in_each_language() {
+    fn durations_read_in_each_language() {
         assert_eq!(duration(65).get(Lang::En), "1 min 5 s");
         assert_eq!(duration(65).get(Lang::Zh), "1 分 5 秒");
         assert_eq!(duration(3 * 3600 + 120).get(Lang::Zh), "3 小时 2 分");
-        let now = 1_795_966_205_000;
-        assert_eq!(ago(now - 12_000, now).get(Lang::En), "12 s ago");
-        assert_eq!(ago(now - 12_000, now).get(Lang::Zh), "12 秒前");
-        assert_eq!(ago(now - 125_000, now).get(Lang::En), "2 min 5 s ago");
-        assert_eq!(ago(now - 120_000, now).get(Lang::En), "2 min ago");
-        assert_eq!(ago(now - 754_000, now).get(Lang::Zh), "12 分钟前");
-        assert_eq!(ago(now - 7_384_000, now).get(Lang::En), "2 h 3 min ago");
-        assert_eq!(ago(now, now).get(Lang::Zh), "刚刚");
-        // A clock set back says "just now", never a negative span.
-        assert_eq!(ago(now + 5_000, now).get(Lang::En), "just now");
-        assert_eq!(clock(now).get(Lang::Zh).len(), 8);
+        assert_eq!(duration(12).get(Lang::Zh), "12 秒");
     }
 }

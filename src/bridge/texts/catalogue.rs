@@ -460,13 +460,10 @@ catalogue! {
     // Durations and times (`present::words`).
     DurationSeconds: "{s} s" => "{s} 秒";
     DurationMinutes: "{m} min {s} s" => "{m} 分 {s} 秒";
-    DurationMinutesOnly: "{m} min" => "{m} 分钟";
     DurationHours: "{h} h {m} min" => "{h} 小时 {m} 分";
-    Ago: "{span} ago" => "{span}前";
     FooterTime: "⏱ {duration}" => "⏱ 用时 {duration}";
     FooterTokens: "{n} tokens" => "{n} 个令牌";
     FooterContext: "context {n} tokens" => "上下文 {n} 个令牌";
-    JustNow: "just now" => "刚刚";
 
     // The whole help.
     HelpText: super::HELP => HELP_ZH;
