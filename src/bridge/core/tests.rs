@@ -1553,6 +1553,13 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
             result: Ok(()),
         },
     );
+    w.event(
+        Some(&job),
+        ProjectEventKind::Error {
+            line: "API Error: 529".into(),
+            context: "● API Error: 529 overloaded".into(),
+        },
+    );
     w.say("ou_alice", "/gsd:use Web");
     w.say("ou_alice", "/gsd:new-project web@nowhere");
     w.say("ou_alice", "/gsd:Status");
@@ -1587,6 +1594,10 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
         "| auto |",
         "[hosts]",
         "ou&#95;alice",
+        "API Error: 529",
+        "Claude Code",
+        "API",
+        "tmux",
     ];
     let entries = w.outbox();
     assert!(entries.len() > 12, "{}", w.texts());

@@ -43,9 +43,11 @@ fn strip(text: &str, literal: &[&str]) -> String {
     for l in literal {
         text = text.replace(l, " ");
     }
-    // Fenced blocks, then inline code: every other piece is code.
-    let unfenced: String = text.split("```").step_by(2).collect::<Vec<_>>().join(" ");
-    unfenced.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+    // Fenced blocks (``` and ~~~), then inline code: every other piece is code.
+    let outside = |text: &str, fence: &str| -> String {
+        text.split(fence).step_by(2).collect::<Vec<_>>().join(" ")
+    };
+    outside(&outside(&outside(&text, "```"), "~~~"), "`")
 }
 
 /// Any word of three or more ASCII letters (a name or a mode the caller
