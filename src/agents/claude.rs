@@ -88,17 +88,6 @@ impl PermissionMode {
         }
     }
 
-    /// Whether the agent's permission dialogs reach the chat in this mode:
-    /// `None` for all of them, otherwise what does not.
-    pub fn unasked(self) -> Option<&'static str> {
-        match self {
-            PermissionMode::Manual | PermissionMode::Plan => None,
-            PermissionMode::AcceptEdits => Some("file edits are approved without asking"),
-            PermissionMode::Auto => Some("the agent approves its own commands and edits"),
-            PermissionMode::BypassPermissions => Some("nothing asks for approval"),
-        }
-    }
-
     /// A mode row drawn only up to its mode (`⏸ manual mode on`): Claude
     /// Code draws the rest (`· ? for shortcuts`, `· esc to interrupt`) in
     /// a write of its own, so a frame cut there says neither idle nor busy.
@@ -112,11 +101,6 @@ impl PermissionMode {
             other => return cut_after(row, &format!("{} mode on", other.name())),
         };
         cut_after(row, words)
-    }
-
-    /// What the chat gets in this mode, in words.
-    pub fn reach(self) -> &'static str {
-        self.unasked().unwrap_or("every approval reaches this chat")
     }
 
     /// The mode a footer row shows: `⏵⏵ auto mode on (shift+tab to

@@ -38,15 +38,40 @@ pub fn recovery_prompt(project: &str, workspace: &str, last: &str, tail: &str) -
     }
 }
 
-pub fn error_guidance(project: &str, command: &str, line: &str, context: &str) -> String {
+/// What to try after an agent's error, under its card: the built-in
+/// `error_recovery` template in English, [`ERROR_GUIDANCE_ZH`] in Chinese,
+/// both filled with the same values (the agent's words, as they are).
+pub fn error_guidance(project: &str, command: &str, line: &str, context: &str) -> Text {
     let vars = [
         ("project", project),
         ("command", command),
         ("error_line", line),
         ("error_context", context),
     ];
-    render_prompt("error_recovery", &vars)
+    Text::both(
+        render_prompt("error_recovery", &vars),
+        prompts::render(ERROR_GUIDANCE_ZH, &vars).text,
+    )
 }
+
+/// `prompts/error_recovery.md` in Chinese, line for line; the quoted
+/// agent messages (`Please run /login`, `429`) stay as agents print them.
+const ERROR_GUIDANCE_ZH: &str = "\
+**{{project}}**：`{{command}}` 出错停止了。
+
+> {{error_line}}
+
+~~~text
+{{error_context}}
+~~~
+
+**接下来可以试试**
+- *登录或 API 密钥*（`Please run /login`、`Invalid API key`、`API Error: 401`）：在此项目的 tmux 窗格中重新登录 Claude Code（在那里运行 `/login`），然后再次发送 `{{command}}`。
+- *限流或服务中断*（`429`、`529`、`Overloaded`、`is currently unavailable`）：等几分钟，再次发送 `{{command}}`。GSD 会把进度记录在 `.planning/STATE.md` 中，已完成的任务不会重做。
+- *上下文已满或会话丢失*：发送 `/gsd:pause-work`，然后发送 `/gsd:resume-work`；GSD 会写下交接说明，在新的上下文中继续。
+- *测试或构建失败*：发送 `/gsd:debug` 并说明哪里失败；它会一步步排查并做记录。
+- *不确定进展到哪里*：`/gsd:progress` 显示阶段、计划和下一步；`/gsd:health` 检查并修复 `.planning/`。
+";
 
 /// A built-in prompt template rendered (they are embedded, so present).
 pub fn render_prompt(name: &str, vars: &[(&str, &str)]) -> String {
@@ -89,7 +114,37 @@ Plain text is typed into the agent as a prompt. Reply to a question's card to an
 
 #[cfg(test)]
 mod tests {
-    use super::HELP;
+    use super::{ERROR_GUIDANCE_ZH, HELP, error_guidance};
+    use crate::i18n::Lang;
+
+    /// The Chinese guidance takes the same values as the English template
+    /// and keeps its shape: the same code spans, bullets and fence.
+    #[test]
+    fn error_guidance_reads_in_both_languages_with_the_same_values() {
+        let t = error_guidance("demo", "/gsd:plan-phase 2", "API Error: 529", "ctx {x}");
+        let (en, zh) = (t.get(Lang::En), t.get(Lang::Zh));
+        for value in [
+            "**demo**",
+            "`/gsd:plan-phase 2`",
+            "> API Error: 529",
+            "ctx {x}",
+        ] {
+            assert!(
+                en.contains(value) && zh.contains(value),
+                "{value}:\n{en}\n{zh}"
+            );
+        }
+        assert!(zh.contains("接下来可以试试"), "{zh}");
+        let count = |s: &str, pat: &str| s.matches(pat).count();
+        let en_source = include_str!("../../prompts/error_recovery.md");
+        for mark in ["`", "\n- ", "~~~", "{{"] {
+            assert_eq!(
+                count(en_source, mark),
+                count(ERROR_GUIDANCE_ZH, mark),
+                "{mark}"
+            );
+        }
+    }
 
     const README: &str = include_str!("../../README.md");
 

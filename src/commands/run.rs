@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clawmux::bridge::run_once::{self, Outcome, Request, Status};
+use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
 use clawmux::feishu::card::Element;
+use clawmux::i18n::Lang;
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
@@ -102,6 +104,8 @@ struct Waiting {
     latest: Arc<Mutex<String>>,
     ticker: Option<tokio::task::JoinHandle<()>>,
     terminal: bool,
+    /// The terminal's language (`LANG`), for the lines clawmux writes.
+    lang: Lang,
 }
 
 /// How often the terminal line is redrawn.
@@ -112,6 +116,7 @@ impl Waiting {
     fn start(runtime: &tokio::runtime::Runtime, project: &str) -> Waiting {
         let latest = Arc::new(Mutex::new(String::new()));
         let terminal = std::io::stderr().is_terminal();
+        let lang = Lang::from_env();
         let ticker = terminal.then(|| {
             let (latest, project) = (latest.clone(), project.to_string());
             runtime.spawn(async move {
@@ -122,17 +127,22 @@ impl Waiting {
                     let latest = latest.lock().map(|l| l.clone()).unwrap_or_default();
                     let secs = started.elapsed().as_secs();
                     let sep = if latest.is_empty() { "" } else { " · " };
-                    eprint!("\r\x1b[2K{frame} {project}: working, {secs} s{sep}{latest}");
+                    let secs = secs.to_string();
+                    let working = Msg::RunWorking.with(&[("project", &project), ("secs", &secs)]);
+                    let working = working.get(lang);
+                    eprint!("\r\x1b[2K{frame} {working}{sep}{latest}");
                 }
             })
         });
         if !terminal {
-            eprintln!("clawmux: {project}: sent, waiting for the agent");
+            let sent = Msg::RunSent.with(&[("project", project)]);
+            eprintln!("{}", sent.get(lang));
         }
         Waiting {
             latest,
             ticker,
             terminal,
+            lang,
         }
     }
 
@@ -142,7 +152,8 @@ impl Waiting {
             latest.push_str(summary);
         }
         if !self.terminal {
-            eprintln!("clawmux: progress: {summary}");
+            let line = Msg::RunProgress.with(&[("summary", summary)]);
+            eprintln!("{}", line.get(self.lang));
         }
     }
 

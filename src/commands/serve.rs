@@ -10,8 +10,10 @@ use clawmux::bridge::access::policy::RateWindow;
 use clawmux::bridge::channels::{console, feishu as feishu_channel, outbox, streaming};
 use clawmux::bridge::config::Config;
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
+use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
 use clawmux::hooks::HookListener;
+use clawmux::i18n::Lang;
 use clawmux::store::state_file::Loaded;
 use clawmux::store::{self, LogEvent, SharedState};
 use tokio::sync::mpsc;
@@ -223,17 +225,19 @@ async fn serve(
     let mut end_of_input = None;
     let mut intake_task = None;
     let rates = RateWindow::default();
+    let lang = Lang::from_env();
     if use_console {
         let why = if args.console {
             "--console"
         } else {
-            "no FEISHU_APP_ID/FEISHU_APP_SECRET"
+            Msg::NoCredentials.template(lang)
         };
+        let (agent, dir) = (&config.agent.command, state_dir.display().to_string());
+        let serving = Msg::ConsoleServing.with(&[("why", why), ("agent", agent), ("dir", &dir)]);
         println!(
-            "clawmux: serving on the console ({why}); agent `{}`, state in {}.\n{}",
-            config.agent.command,
-            state_dir.display(),
-            shared.read(serve_notes::greeting)
+            "{}\n{}",
+            serving.get(lang),
+            shared.read(|state| serve_notes::greeting(state, lang))
         );
         let courier = console::ConsoleCourier::from_env();
         let buttons = courier.buttons.clone();
@@ -334,8 +338,15 @@ async fn serve(
         reason: reason.to_string(),
     });
     if use_console {
-        let left = shared.read(|state| serve_notes::left_running(state, &socket));
-        eprintln!("clawmux: stopped ({reason}). {left}");
+        let left = shared.read(|state| serve_notes::left_running(state, &socket, lang));
+        let reason = match stop {
+            Stop::Finished => Msg::StopFinished.template(lang),
+            Stop::EndOfInput => Msg::StopEndOfInput.template(lang),
+            Stop::IntakeLost => Msg::StopIntakeLost.template(lang),
+            Stop::Signal(name) => name,
+        };
+        let stopped = Msg::ConsoleStopped.with(&[("reason", reason), ("left", &left)]);
+        eprintln!("{}", stopped.get(lang));
     }
     if let Some(why) = lost {
         // A supervisor restarts a failed daemon; exiting 0 would leave the

@@ -65,6 +65,12 @@ fn the_console_speaks_chinese_under_a_chinese_locale() {
     let tmux = crate::support::tmux::TmuxServer::new();
     let home = super::sim_home(&tmux);
     let mut served = serve_with(home, tmux, &[("LANG", "zh_CN.UTF-8")]);
+    // The console's own framing is in Chinese too.
+    assert_eq!(
+        served.greeting, "输入 /gsd:help，或输入 /gsd:new-project demo 开始。",
+        "{}",
+        served.greeting
+    );
     let mut stdin = served.stdin.take().expect("piped stdin");
     writeln!(stdin, "/gsd:help").unwrap();
     line_with(&served.stdout, "== clawmux 帮助 ==");
@@ -80,6 +86,16 @@ fn the_console_speaks_chinese_under_a_chinese_locale() {
     let yes = line_with(&served.stdout, "[1] Yes · /press ");
     writeln!(stdin, "/press {}", press_number(&yes)).unwrap();
     line_with(&served.stdout, "✓ 正在发送：Yes");
+    line_with(&served.stdout, "Plans verified [3/3]");
+    // The turn footer under the result: the time it took, in Chinese.
+    let footer = line_with(&served.stdout, "⏱ ");
+    assert!(
+        footer.starts_with("⏱ 用时 ") && footer.contains('秒'),
+        "{footer}"
+    );
     drop(stdin);
-    wait_exit(served.child).expect("exits after end of input");
+    let status = wait_exit(served.child).expect("exits after end of input");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let stopped = line_with(&served.stderr, "clawmux：已停止（");
+    assert!(stopped.contains("智能体仍在 tmux 服务器"), "{stopped}");
 }

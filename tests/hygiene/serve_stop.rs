@@ -71,7 +71,10 @@ pub(super) fn serve_with(
         let line = stdout
             .recv_timeout(WAIT)
             .expect("serve printed that it is serving on the console");
-        if line.starts_with("clawmux: serving on the console") {
+        // In English or, under a Chinese locale, in Chinese.
+        if line.starts_with("clawmux: serving on the console")
+            || line.starts_with("clawmux：在控制台上服务")
+        {
             break;
         }
     }

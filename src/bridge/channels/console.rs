@@ -21,8 +21,9 @@ use tokio::sync::{mpsc, oneshot};
 use crate::bridge::access::policy::ChatKind;
 use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ToastLevel};
 use crate::bridge::channels::outbox::{Courier, DeliveryError};
+use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
-use crate::i18n::Lang;
+use crate::i18n::{Lang, Text};
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 use crate::text_escape::{Keep, escape_controls};
 
@@ -131,7 +132,7 @@ fn press(
     let value = match buttons.find(which) {
         Ok(value) => value,
         Err(why) => {
-            say(&format!("✗ {why}"));
+            say(&format!("✗ {}", why.get(Lang::from_env())));
             return true;
         }
     };
@@ -216,13 +217,10 @@ impl ConsoleButtons {
 
     /// The callback value of the button numbered or labelled `which` (the
     /// newest with that label).
-    fn find(&self, which: &str) -> Result<Value, String> {
-        let b = self
-            .0
-            .lock()
-            .map_err(|_| "the console's buttons are unavailable".to_string())?;
+    fn find(&self, which: &str) -> Result<Value, Text> {
+        let b = (self.0.lock()).map_err(|_| Msg::ButtonsUnavailable.text())?;
         if which.is_empty() {
-            return Err("say which button: `/press N`, the number shown on its line".into());
+            return Err(Msg::SayWhichButton.text());
         }
         let found = match which.parse::<u64>() {
             Ok(n) => b.live.iter().find(|(k, ..)| *k == n),
@@ -232,11 +230,9 @@ impl ConsoleButtons {
                 .rev()
                 .find(|(_, _, label, _)| label.eq_ignore_ascii_case(which)),
         };
-        found.map(|(.., value)| value.clone()).ok_or_else(|| {
-            format!(
-                "no button `{which}` on a card still shown: press one by the number on its line"
-            )
-        })
+        found
+            .map(|(.., value)| value.clone())
+            .ok_or_else(|| Msg::NoSuchButton.with(&[("which", which)]))
     }
 }
 
@@ -487,8 +483,15 @@ mod tests {
         assert_eq!(buttons.find("interrupt"), Ok(Value::from("i")));
         // The card updated: its old buttons press nothing.
         buttons.register("c1", &card(&[]), Lang::En);
-        assert!(buttons.find("1").unwrap_err().contains("no button `1`"));
-        assert!(buttons.find("").unwrap_err().contains("/press N"));
+        let none = buttons.find("1").unwrap_err();
+        assert!(none.get(Lang::En).contains("no button `1`"), "{none:?}");
+        assert!(none.get(Lang::Zh).contains("没有按钮 `1`"), "{none:?}");
+        let empty = buttons.find("").unwrap_err();
+        assert!(empty.get(Lang::En).contains("/press N"), "{empty:?}");
+        assert!(
+            empty.get(Lang::Zh).starts_with("请说明按哪个按钮"),
+            "{empty:?}"
+        );
         assert_eq!(press_arg("/press 3"), Some("3"));
         assert_eq!(press_arg("/pressure"), None);
         assert_eq!(press_arg("3"), None);

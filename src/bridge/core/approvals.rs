@@ -7,6 +7,7 @@ use crate::bridge::access::names;
 use crate::bridge::channels::chat::{
     CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
 };
+use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
 use crate::bridge::texts::Msg;
@@ -45,7 +46,7 @@ impl Core {
                 &m.target,
                 Some(&m.message_id),
                 Msg::CannotType,
-                e.to_string(),
+                said(&e),
                 "",
             );
             return true;
@@ -72,8 +73,8 @@ impl Core {
                 match self.check_answer(&approval, &key, &m.sender) {
                     Ok(label) => self.type_answer(&approval, &key, &m.sender, &label, reply),
                     Err(e) => {
-                        let e = e.to_string();
-                        self.error(&m.target, Some(&m.message_id), Msg::NotAnswered, &e, "");
+                        let e = said(&e);
+                        self.error(&m.target, Some(&m.message_id), Msg::NotAnswered, e, "");
                     }
                 }
             }
@@ -139,7 +140,7 @@ impl Core {
             }
             Some(a) => match self.check_answer(&a, &key, &c.operator) {
                 Ok(label) => Ok((a, label)),
-                Err(e) => Err((ToastLevel::Error, e.to_string().into())),
+                Err(e) => Err((ToastLevel::Error, said(&e))),
             },
         };
         let (approval, label) = match checked {
@@ -424,7 +425,7 @@ impl Core {
                             ProjectError::NotTaken { .. } => Msg::AnswerNotTaken,
                             _ => Msg::CouldNotAnswerApproval,
                         },
-                        e.to_string(),
+                        said(&e),
                         Msg::PressAgain,
                     ),
                 }
@@ -445,7 +446,7 @@ impl Core {
                         &reply.target,
                         reply.reply_to.as_deref(),
                         Msg::CouldNotAnswer,
-                        e.to_string(),
+                        said(&e),
                         "",
                     ),
                 }
@@ -468,6 +469,18 @@ pub(super) enum AnswerRefused {
     Alone { key: String },
 }
 
+impl present::words::ChatWords for AnswerRefused {
+    fn chat_words(&self) -> crate::i18n::Text {
+        match self {
+            AnswerRefused::NotApprover => Msg::ErrNotApprover.text(),
+            AnswerRefused::NotAnOption { key, keys } => {
+                Msg::ErrNotAnOption.with(&[("key", key), ("keys", keys)])
+            }
+            AnswerRefused::Alone { key } => Msg::ErrNotAlone.with(&[("key", key)]),
+        }
+    }
+}
+
 /// The card of a waiting approval; on the console it says how to answer.
 fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
     let card = present::approval_card(pending);
@@ -475,9 +488,9 @@ fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
         return card;
     }
     let keys: Vec<&str> = pending.options.iter().map(|o| o.key.as_str()).collect();
-    let mut how = format!("Answer with /gsd:answer {}", keys.join("|"));
+    let mut how = Msg::ConsoleAnswerWith.with(&[("keys", &keys.join("|"))]);
     if pending.options.iter().any(|o| o.ticked().is_some()) {
-        how.push_str(" (several at once: /gsd:answer 1,3)");
+        how = how.join("", &Msg::ConsoleSeveral.text());
     }
     card.push(crate::feishu::card::Element::note(how))
 }

@@ -12,6 +12,7 @@ use crate::bridge::access::policy::{ChatKind, Decision};
 use crate::bridge::channels::chat::{CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::present;
 use crate::bridge::present::CommandChoice;
+use crate::bridge::present::words::said;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::Msg;
@@ -143,7 +144,7 @@ impl Core {
                 let key = super::approvals::shown_key(&approval.options, &key);
                 match self.check_answer(&approval, &key, sender) {
                     Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
-                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, e.to_string(), ""),
+                    Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, said(&e), ""),
                 }
             }
         }
@@ -158,13 +159,7 @@ impl Core {
         sender: &str,
     ) -> bool {
         if let Err(e) = names::validate_project(name) {
-            self.error(
-                target,
-                reply_to,
-                Msg::InvalidProjectName,
-                name,
-                e.to_string(),
-            );
+            self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e));
             return false;
         }
         let exists = self.shared.read(|s| s.projects.contains_key(name));
@@ -224,13 +219,7 @@ impl Core {
                 (name, asked.or(self.config.host_for(name)))
             }
             Err(e) => {
-                self.error(
-                    target,
-                    reply_to,
-                    Msg::InvalidProjectName,
-                    name,
-                    e.to_string(),
-                );
+                self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e));
                 return;
             }
         };
@@ -246,7 +235,7 @@ impl Core {
             ),
             Err(e) => {
                 let guidance = Msg::HostsFromConfig;
-                self.error(target, reply_to, Msg::UnknownHost, e.to_string(), guidance);
+                self.error(target, reply_to, Msg::UnknownHost, said(&e), guidance);
                 return;
             }
         };
@@ -350,18 +339,14 @@ impl Core {
             );
             return;
         }
-        let mut rows = String::new();
+        let mut md = Msg::StatusHeader.text();
         for name in names {
             let host = self.host_label(&name);
-            rows.push_str(&status_row(&name, &host, self.statuses.get(&name)));
+            md = md.join("", &status_row(&name, &host, self.statuses.get(&name)));
         }
-        let mut md = Msg::StatusHeader.text().map(|h| format!("{h}{rows}"));
         let planning = self.planning_lines();
-        if !planning.is_empty() {
-            md = md.join(
-                "",
-                &Msg::GsdPlanning.text().map(|p| format!("{p}{planning}")),
-            );
+        if !planning.get(crate::i18n::Lang::En).is_empty() {
+            md = md.join("", &Msg::GsdPlanning.text()).join("", &planning);
         }
         self.send(target, reply_to, &present::info_card(Msg::Status, &md));
     }
@@ -382,11 +367,16 @@ impl Core {
         let Some(mode) = mode else {
             let shown = self.statuses.get(&project).and_then(|s| s.mode);
             let text = match shown {
-                Some(m) => Msg::ModeIs.with(&[
-                    ("project", &project),
-                    ("mode", &m.to_string()),
-                    ("reach", m.reach()),
-                ]),
+                Some(m) => {
+                    let reach = present::words::mode_reach(m);
+                    Msg::ModeIs.with_each(|lang| {
+                        vec![
+                            ("project", project.to_string()),
+                            ("mode", m.to_string()),
+                            ("reach", reach.get(lang).to_string()),
+                        ]
+                    })
+                }
                 None => Msg::NoModeYet.with(&[("project", &project)]),
             };
             self.send(
@@ -427,36 +417,44 @@ impl Core {
         let (target, reply_to) = (&reply.target, reply.reply_to.as_deref());
         match result {
             Ok(mode) => {
-                let text = Msg::ModeNow.with(&[
-                    ("project", project),
-                    ("mode", &mode.to_string()),
-                    ("reach", mode.reach()),
-                ]);
+                let reach = present::words::mode_reach(mode);
+                let text = Msg::ModeNow.with_each(|lang| {
+                    vec![
+                        ("project", project.to_string()),
+                        ("mode", mode.to_string()),
+                        ("reach", reach.get(lang).to_string()),
+                    ]
+                });
                 self.send(
                     target,
                     reply_to,
                     &present::info_card(Msg::PermissionMode, &text),
                 );
             }
-            Err(e) => self.error(target, reply_to, Msg::CouldNotSwitchMode, e.to_string(), ""),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotSwitchMode, said(&e), ""),
         }
     }
 
     /// One line per local project with GSD planning files: phase N of M,
     /// plans done, its step, and whether a question waits on the user.
-    fn planning_lines(&self) -> String {
+    fn planning_lines(&self) -> Text {
         let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
-        let mut md = String::new();
+        let mut md = Text::default();
         for name in names {
             let Some(line) = self.planning_of(&name) else {
                 continue;
             };
             let waiting = (self.statuses.get(&name)).is_some_and(|s| s.awaiting_approval.is_some());
-            let waits = if waiting { " · **waits on you**" } else { "" };
-            md.push_str(&format!(
-                "- **{name}**: {line}{waits}
-"
-            ));
+            let waits = if waiting {
+                Msg::WaitsOnYou.text()
+            } else {
+                Text::default()
+            };
+            let item = |lang| format!("- **{name}**: {}{}\n", line.get(lang), waits.get(lang));
+            md = md.join(
+                "",
+                &Text::both(item(crate::i18n::Lang::En), item(crate::i18n::Lang::Zh)),
+            );
         }
         md
     }
@@ -466,18 +464,21 @@ impl Core {
     /// works, and are a few KiB); a remote project's as last read on its
     /// host (by its planning watch while a command runs, or for
     /// `/gsd:status`).
-    pub(super) fn planning_of(&self, project: &str) -> Option<String> {
+    pub(super) fn planning_of(&self, project: &str) -> Option<Text> {
         let (workspace, host) = self.shared.read(|s| {
             let p = s.projects.get(project)?;
             Some((p.workspace.clone(), p.host.clone()))
         })?;
         if host.is_some_and(|h| self.hosts.is_remote(&h)) {
-            return self.planning.get(project).cloned();
+            return self
+                .planning
+                .get(project)
+                .map(|s| present::words::planning(s));
         }
         match Planning::read_local(std::path::Path::new(&workspace)) {
-            Ok(Some(p)) => Some(p.summary()),
+            Ok(Some(p)) => Some(present::words::planning(&p.summary())),
             Ok(None) => None,
-            Err(e) => Some(format!("cannot read: {e}")),
+            Err(e) => Some(Msg::PlanningUnreadable.with(&[("error", &e.to_string())])),
         }
     }
 
@@ -571,7 +572,7 @@ impl Core {
                     &present::info_card(Msg::NothingToCancel, &text),
                 );
             }
-            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, e.to_string(), ""),
+            Err(e) => self.error(target, reply_to, Msg::CouldNotCancel, said(&e), ""),
         }
     }
 }

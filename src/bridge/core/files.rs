@@ -15,6 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use super::Core;
 use crate::bridge::channels::long_result::OUTBOX_FILES_DIR;
 use crate::bridge::present;
+use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::feishu::api::MAX_UPLOAD_BYTES;
 use crate::store::clock;
@@ -39,6 +40,26 @@ pub enum FileError {
     TooLarge { path: String, size: u64 },
     #[error("cannot read `{0}`: {1}")]
     Unreadable(String, String),
+}
+
+/// The chat's words for a refused file (the catalogue's; `Display` is
+/// the log's).
+impl crate::bridge::present::words::ChatWords for FileError {
+    fn chat_words(&self) -> crate::i18n::Text {
+        match self {
+            FileError::NotInWorkspace(path) => Msg::ErrNotInWorkspace.with(&[("path", path)]),
+            FileError::NotAFile(path) => Msg::ErrNotAFile.with(&[("path", path)]),
+            FileError::TooLarge { path, size } => Msg::ErrFileTooLarge.with(&[
+                ("path", path),
+                ("size", &size.to_string()),
+                ("max", &MAX_SEND_FILE_BYTES.to_string()),
+            ]),
+            // The system's own reason, as it is.
+            FileError::Unreadable(path, why) => {
+                Msg::ErrUnreadable.with(&[("path", path), ("why", why)])
+            }
+        }
+    }
 }
 
 /// Whether `asked` leaves the workspace on its face (an absolute path, a
@@ -204,7 +225,7 @@ impl Core {
         let (file_name, bytes) = match read {
             Ok(read) => read,
             Err(e) => {
-                self.error(target, reply_to, Msg::FileNotSent, e.to_string(), "");
+                self.error(target, reply_to, Msg::FileNotSent, said(&e), "");
                 return;
             }
         };
@@ -213,7 +234,7 @@ impl Core {
             Ok(p) => p,
             Err(e) => {
                 let why = FileError::Unreadable(asked.chars().take(200).collect(), e.to_string());
-                self.error(target, reply_to, Msg::FileNotSent, why.to_string(), "");
+                self.error(target, reply_to, Msg::FileNotSent, said(&why), "");
                 return;
             }
         };

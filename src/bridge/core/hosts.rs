@@ -9,8 +9,10 @@ use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::panes::hosts::{AdoptTarget, LocateError};
 use crate::bridge::panes::watch_session::WATCH_SESSION;
 use crate::bridge::present;
+use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::bridge::texts::Msg;
+use crate::i18n::Text;
 use crate::store::clock;
 use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};
@@ -34,15 +36,23 @@ impl Core {
 
     /// Where a project runs, for `/gsd:status`: its host, and the pane
     /// when adopted.
-    pub(super) fn host_label(&self, project: &str) -> String {
+    pub(super) fn host_label(&self, project: &str) -> Text {
         self.shared.read(|s| {
             let Some(p) = s.projects.get(project) else {
-                return String::new();
+                return Text::default();
             };
-            let host = p.host.as_deref().unwrap_or("local");
+            let host = match p.host.as_deref() {
+                Some(h) => Text::literal(h),
+                None => Msg::HostLocal.text(),
+            };
             match &p.adopted {
-                Some(pane) => format!("{host} (adopted {pane})"),
-                None => host.to_string(),
+                Some(pane) => Msg::HostAdopted.with_each(|lang| {
+                    vec![
+                        ("host", host.get(lang).to_string()),
+                        ("pane", pane.to_string()),
+                    ]
+                }),
+                None => host,
             }
         })
     }
@@ -65,7 +75,13 @@ impl Core {
         let (target, reply_to) =
             (self.job_target(job)).unwrap_or_else(|| (self.chat_of(project), None));
         let host = self.host_label(project);
-        let text = Msg::HostDown.with(&[("project", project), ("host", &host), ("error", error)]);
+        let text = Msg::HostDown.with_each(|lang| {
+            vec![
+                ("project", project.to_string()),
+                ("host", host.get(lang).to_string()),
+                ("error", error.to_string()),
+            ]
+        });
         let card = present::info_card(Msg::HostUnreachable, &text);
         self.send(&target, reply_to.as_deref(), &card);
     }
@@ -84,7 +100,12 @@ impl Core {
         }
         if let Some((target, reply_to)) = self.job_target(job) {
             let host = self.host_label(project);
-            let text = Msg::HostBack.with(&[("project", &host), ("reason", reason)]);
+            let text = Msg::HostBack.with_each(|lang| {
+                vec![
+                    ("project", host.get(lang).to_string()),
+                    ("reason", reason.to_string()),
+                ]
+            });
             let card = present::info_card(Msg::Reconnected, &text);
             self.send(&target, reply_to.as_deref(), &card);
         }
@@ -127,22 +148,21 @@ impl Core {
         let parsed = match AdoptTarget::parse(pane) {
             Ok(parsed) => parsed,
             Err(e) => {
-                let e = e.to_string();
-                return self.error(&target, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
+                return self.error(&target, reply_to, Msg::CannotAdopt, said(&e), ADOPT_USAGE);
             }
         };
         let name = name.unwrap_or(&parsed.session).to_string();
         if let Err(e) = names::validate_project(&name) {
             let guidance = Msg::NameAsUsage;
-            let text = e.to_string();
-            return self.error(&target, reply_to, Msg::InvalidProjectName, &text, guidance);
+            let text = said(&e);
+            return self.error(&target, reply_to, Msg::InvalidProjectName, text, guidance);
         }
         if let Some(text) = self.name_taken(&name) {
             let guidance = Msg::PickAnotherAs;
             return self.error(&target, reply_to, Msg::NameTaken, &text, guidance);
         }
         if let Err(e) = self.hosts.watch(parsed.host.as_deref()) {
-            return self.error(&target, reply_to, Msg::UnknownHost, e.to_string(), "");
+            return self.error(&target, reply_to, Msg::UnknownHost, said(&e), "");
         }
         self.adopting.insert(name.clone());
         self.effects.push(Effect::Adopt {
@@ -175,8 +195,7 @@ impl Core {
         let location = match located {
             Ok(location) => location,
             Err(e) => {
-                let e = e.to_string();
-                self.error(chat, reply_to, Msg::CannotAdopt, &e, ADOPT_USAGE);
+                self.error(chat, reply_to, Msg::CannotAdopt, said(&e), ADOPT_USAGE);
                 return false;
             }
         };

@@ -6,6 +6,7 @@ use super::Core;
 use crate::bridge::access::names;
 use crate::bridge::channels::long_result;
 use crate::bridge::present;
+use crate::bridge::present::words::said;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
 use crate::bridge::texts::Msg;
 use crate::bridge::texts::error_guidance;
@@ -23,7 +24,7 @@ impl Core {
         sender: &str,
     ) {
         if let Err(e) = names::validate_typed_text(text) {
-            self.error(target, reply_to, Msg::CannotSendToAgent, e.to_string(), "");
+            self.error(target, reply_to, Msg::CannotSendToAgent, said(&e), "");
             return;
         }
         let Some(project) = self.current_project(target) else {
@@ -50,7 +51,7 @@ impl Core {
         let name = match ProjectName::parse(project) {
             Ok(name) => name,
             Err(e) => {
-                let why = e.to_string();
+                let why = said(&e);
                 return self.error(target, reply_to, Msg::InvalidProjectName, project, why);
             }
         };
@@ -95,7 +96,7 @@ impl Core {
         stage: &str,
         percent: Option<u8>,
         tail: &str,
-        planning: Option<String>,
+        planning: Option<crate::i18n::Text>,
     ) -> crate::feishu::card::Card {
         let mut card = present::progress_card(self.title(j), stage, percent, tail);
         if let Some(planning) = planning {
@@ -210,7 +211,13 @@ impl Core {
                     let last = (self.throttles.get(id)).and_then(|t| t.last.clone());
                     let (stage, percent, tail) =
                         last.unwrap_or_else(|| ("Running…".to_string(), None, String::new()));
-                    let card = self.progress_card(&j, &stage, percent, &tail, Some(summary));
+                    let card = self.progress_card(
+                        &j,
+                        &stage,
+                        percent,
+                        &tail,
+                        Some(present::words::planning(&summary)),
+                    );
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
@@ -403,12 +410,12 @@ impl Core {
                 });
             }
             ProjectEventKind::Failed { error } => {
-                let error = error.to_string();
                 self.log(LogEvent::Failed {
                     project: project.clone(),
                     job: job_id.clone(),
-                    error: error.clone(),
+                    error: error.to_string(),
                 });
+                let error = said(&error);
                 let title = Msg::CommandFailed;
                 let leave = |_: &mut Self, j: &Job| vec![Self::error_entry(j, title, &error, "")];
                 if job_id

@@ -8,6 +8,7 @@
 use super::Core;
 use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ClickAnswer, ToastLevel};
 use crate::bridge::panes::keys::{NamedKey, labels};
+use crate::bridge::present::words::said;
 use crate::bridge::present::{self, InterruptChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::texts::Msg;
@@ -87,7 +88,7 @@ impl Core {
             }
             Err(e) => {
                 self.log_keys(project, by, &shown, "failed");
-                self.error(target, reply_to, Msg::KeysNotSent, e.to_string(), "");
+                self.error(target, reply_to, Msg::KeysNotSent, said(&e), "");
             }
         }
     }

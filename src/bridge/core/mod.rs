@@ -48,6 +48,7 @@ use crate::bridge::channels::chat::{
     CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
 };
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
+use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ActionButton, CardAction};
 use crate::bridge::texts::Msg;
 use crate::control::PaneId;
@@ -241,12 +242,12 @@ impl Core {
     /// `cmd` could not be handed to `project`: whoever asked is told, and
     /// what it started is undone.
     pub fn undeliverable(&mut self, project: &str, cmd: ProjectCmd, error: &ProjectError) {
-        let error = error.to_string();
         self.log(LogEvent::Failed {
             project: project.to_string(),
             job: None,
-            error: error.clone(),
+            error: error.to_string(),
         });
+        let error = said(error);
         let reply = match cmd {
             ProjectCmd::Submit(job) | ProjectCmd::Resume(job) => {
                 self.finish_job(&job.id, |_, _| Vec::new());
@@ -277,8 +278,8 @@ impl Core {
             self.error(
                 &target,
                 reply_to.as_deref(),
-                "Project unavailable",
-                &error,
+                Msg::ProjectUnavailable,
+                error,
                 "",
             );
         }
@@ -452,23 +453,25 @@ impl Core {
         });
         let reply_to = Some(m.message_id.as_str()).filter(|_| m.target != ChatTarget::Console);
         if let Some(why) = &m.image_not_saved {
-            let text = format!("The image was not saved: {why}.");
-            return self.error(&m.target, reply_to, "Image not saved", &text, "");
+            let text = Msg::ImageNotSavedText.with(&[("why", why)]);
+            return self.error(&m.target, reply_to, Msg::ImageNotSaved, text, "");
         }
         if self.answer_by_reply(&m) {
             return;
         }
         match router::route(&m.text) {
-            Route::Usage(usage) => self.error(&m.target, reply_to, "Missing argument", &usage, ""),
+            Route::Usage(usage) => {
+                self.error(&m.target, reply_to, Msg::MissingArgument, &usage, "");
+            }
             Route::Unknown {
                 command,
                 suggestion,
             } => {
                 let hint = match suggestion {
-                    Some(s) => format!("Did you mean `{s}`? Send `/gsd:help` for the list."),
-                    None => "Send `/gsd:help` for the commands clawmux knows.".into(),
+                    Some(s) => Msg::DidYouMean.with(&[("suggestion", &s)]),
+                    None => Msg::SendHelp.text(),
                 };
-                self.error(&m.target, reply_to, "Unknown command", &command, &hint);
+                self.error(&m.target, reply_to, Msg::UnknownCommand, &command, hint);
             }
             Route::Builtin(b) => self.builtin(b, &m.target, reply_to, &m.sender),
             Route::Agent(text) => self.submit(&m.target, reply_to, &text, &m.sender),
@@ -493,7 +496,7 @@ impl Core {
             value: c.value.clone(),
         });
         if !self.admit_click(&c) {
-            let text = "You are not allowed to use this bot. Ask its operator for access.";
+            let text = Msg::NotAllowedClick;
             return self.respond(&c, ClickAnswer::toast(ToastLevel::Error, text));
         }
         let answer = match CardAction::from_value(&c.value) {
@@ -503,12 +506,18 @@ impl Core {
             Ok(CardAction::SelectProject) => match &c.option {
                 Some(p) => {
                     if self.use_project(&c.target, None, p, &c.operator) {
-                        ClickAnswer::toast(ToastLevel::Success, format!("Now using {p}"))
+                        ClickAnswer::toast(
+                            ToastLevel::Success,
+                            Msg::NowUsing.with(&[("project", p)]),
+                        )
                     } else {
-                        ClickAnswer::toast(ToastLevel::Error, format!("Not switched to {p}"))
+                        ClickAnswer::toast(
+                            ToastLevel::Error,
+                            Msg::NotSwitched.with(&[("project", p)]),
+                        )
                     }
                 }
-                None => ClickAnswer::toast(ToastLevel::Warning, "No project chosen"),
+                None => ClickAnswer::toast(ToastLevel::Warning, Msg::NoProjectChosen),
             },
             Ok(action @ (CardAction::Help | CardAction::Projects | CardAction::Status)) => {
                 let b = match action {
@@ -517,7 +526,7 @@ impl Core {
                     _ => Builtin::Status,
                 };
                 self.builtin(b, &c.target, None, &c.operator);
-                ClickAnswer::toast(ToastLevel::Info, "Sent")
+                ClickAnswer::toast(ToastLevel::Info, Msg::Sent)
             }
             Err(e) => {
                 self.log(LogEvent::Denied(Denial {
@@ -526,7 +535,7 @@ impl Core {
                     value: Some(c.value.clone()),
                     ..Default::default()
                 }));
-                ClickAnswer::toast(ToastLevel::Error, "This button is not recognised")
+                ClickAnswer::toast(ToastLevel::Error, Msg::ButtonNotRecognised)
             }
         };
         self.respond(&c, answer);
@@ -558,15 +567,17 @@ impl Core {
             ProjectEventKind::Status(status) => {
                 let before = self.statuses.get(&project).and_then(|s| s.mode);
                 if let Some(mode) = status.mode.filter(|m| Some(*m) != before)
-                    && let Some(unasked) = mode.unasked()
+                    && let Some(unasked) = present::words::mode_unasked(mode)
                 {
                     // Said once per change: approvals would otherwise stop
                     // without a word.
-                    let text = Msg::ApprovalsOffText.with(&[
-                        ("project", &project),
-                        ("mode", &mode.to_string()),
-                        ("unasked", unasked),
-                    ]);
+                    let text = Msg::ApprovalsOffText.with_each(|lang| {
+                        vec![
+                            ("project", project.to_string()),
+                            ("mode", mode.to_string()),
+                            ("unasked", unasked.get(lang).to_string()),
+                        ]
+                    });
                     let target = self.chat_of(&project);
                     self.send(&target, None, &present::info_card(Msg::ApprovalsOff, &text));
                 }
@@ -673,23 +684,31 @@ fn target_of(chat: &str) -> ChatTarget {
     }
 }
 
-fn status_row(name: &str, host: &str, status: Option<&ProjectStatus>) -> String {
+fn status_row(name: &str, host: &Text, status: Option<&ProjectStatus>) -> Text {
+    use present::words::{State, state};
+    let row = |state: Text, mode: &str, progress: &str, queued: &str| {
+        let row = |lang| {
+            let (state, host) = (state.get(lang), host.get(lang));
+            format!("| {name} | {state} | {mode} | {progress} | {queued} | {host} |\n")
+        };
+        Text::both(row(crate::i18n::Lang::En), row(crate::i18n::Lang::Zh))
+    };
     let Some(s) = status else {
-        return format!("| {name} | not attached | | | | {host} |\n");
+        return row(state(State::NotAttached), "", "", "");
     };
-    let state = if s.starting {
-        "starting its agent"
+    let shown = if s.starting {
+        State::Starting
     } else if s.awaiting_approval.is_some() {
-        "awaiting approval"
+        State::AwaitingApproval
     } else if s.busy || s.running.is_some() {
-        "busy"
+        State::Busy
     } else if s.attached {
-        "idle"
+        State::Idle
     } else {
-        "not attached"
+        State::NotAttached
     };
+    // The progress line is the agent's own words, shown as they are.
     let progress = s.last_progress.as_deref().unwrap_or("");
-    let queued = s.queued;
     let mode = s.mode.map_or("", |m| m.name());
-    format!("| {name} | {state} | {mode} | {progress} | {queued} | {host} |\n")
+    row(state(shown), mode, progress, &s.queued.to_string())
 }

@@ -334,6 +334,12 @@ fn progress_cards_carry_the_gsd_planning_position() {
     w.event(Some(&job), ProjectEventKind::Started);
     let first = progress(&mut w, 5, 2);
     assert!(first.contains("GSD: phase 2 of 3 (Cart)"), "{first}");
+    let card = (w.outbox().iter().rev())
+        .find(|e| matches!(e.op, OutboxOp::Patch { .. }))
+        .and_then(|e| crate::feishu::card::Card::from_value(&e.card))
+        .unwrap();
+    let zh = card.to_text_in(crate::i18n::Lang::Zh);
+    assert!(zh.contains("GSD 进度：第 2/3 阶段 (Cart)"), "{zh}");
     let next = progress(&mut w, 10, 3);
     assert!(next.contains("GSD: phase 3 of 3 (Cart)"), "{next}");
 }
@@ -558,6 +564,13 @@ fn status_is_what_the_projects_last_reported() {
         w.texts().contains("| demo | starting its agent |"),
         "{}",
         w.texts()
+    );
+    // The cells clawmux writes are in Chinese too.
+    let card = crate::feishu::card::Card::from_value(&w.outbox().pop().unwrap().card).unwrap();
+    let zh = card.to_text_in(crate::i18n::Lang::Zh);
+    assert!(
+        zh.contains("| demo | 正在启动智能体 |  |  | 0 | 本机 |"),
+        "{zh}"
     );
 }
 
@@ -1411,9 +1424,201 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
     assert!(at("Deploy the api?") < at("2. blog**"), "{all}");
     assert!(at("Publish the blog?") < at("3. demo**"), "{all}");
     assert!(at("3. demo**") < at("Run the demo?"), "{all}");
+    assert!(
+        all.contains("**1. api@desk** · permission · waiting "),
+        "{all}"
+    );
+    // Each item's own words are in Chinese too (the question is the agent's).
+    let card = crate::feishu::card::Card::from_value(&w.outbox().pop().unwrap().card).unwrap();
+    let zh = card.to_text_in(crate::i18n::Lang::Zh);
+    assert!(zh.contains("**1. api@desk** · 权限 · 已等待 "), "{zh}");
+    assert!(zh.contains("Deploy the api?"), "{zh}");
     // Bob is no approver: only what waits in this chat.
     let own = inbox(&mut w, "ou_bob");
     assert!(own.contains("Inbox: 1 waiting"), "{own}");
     assert!(own.contains("Run the demo?"), "{own}");
     assert!(!own.contains("Deploy") && !own.contains("blog"), "{own}");
+}
+
+/// An error's detail reaches a Chinese reader in Chinese: the core words
+/// it through the presenter, not the error's (English) `Display`.
+#[test]
+fn an_errors_detail_is_worded_in_both_languages() {
+    use crate::i18n::Lang;
+    let mut w = World::new();
+    w.with_project();
+    let reply = Reply {
+        target: chat(),
+        reply_to: None,
+    };
+    w.event(
+        None,
+        ProjectEventKind::ModeSet {
+            by: "ou_alice".into(),
+            reply,
+            result: Err(ProjectError::NotIdle),
+        },
+    );
+    w.say("ou_alice", "/gsd:use Web");
+    let zh: Vec<String> = (w.outbox().iter())
+        .filter_map(|e| crate::feishu::card::Card::from_value(&e.card))
+        .map(|c| c.to_text_in(Lang::Zh))
+        .collect();
+    let zh = zh.join("\n----\n");
+    assert!(zh.contains("== 无法切换模式 =="), "{zh}");
+    assert!(zh.contains("智能体正忙或正在提问"), "{zh}");
+    assert!(zh.contains("项目名 `Web` 必须以小写字母或数字开头"), "{zh}");
+    // English readers read what the error's Display says.
+    let en = w.texts();
+    assert!(en.contains(&ProjectError::NotIdle.to_string()), "{en}");
+}
+
+/// Every card the core sends in the usual scenarios (a project made, a
+/// command's progress, an approval, its answer, a result with its footer,
+/// the status table, the mode, the inbox, refusals and errors) has all of
+/// clawmux's own words in Chinese too: a text without `i18n_content` is
+/// only the agent's words, names and code.
+#[test]
+fn every_card_of_the_usual_scenarios_reads_in_chinese() {
+    use crate::agents::claude::PermissionMode;
+    use crate::bridge::present::english_check::english_only;
+    let mut w = World::new();
+    let job = w.with_project();
+    let reply = Reply {
+        target: chat(),
+        reply_to: None,
+    };
+    w.event(Some(&job), ProjectEventKind::Started);
+    let progress = ProjectEventKind::Progress {
+        summary: "Reading files".into(),
+        percent: Some(40),
+        tail: "● Reading src/main.rs".into(),
+    };
+    w.at(
+        Duration::from_secs(5),
+        Input::Project(ProjectEvent {
+            project: crate::store::ids::project("demo"),
+            job: Some(job.clone()),
+            kind: progress,
+        }),
+    );
+    w.event(Some(&job), ProjectEventKind::Approval(approval()));
+    w.say("ou_alice", "/gsd:inbox");
+    let status = ProjectStatus {
+        attached: true,
+        busy: true,
+        running: Some("/gsd:new-project".into()),
+        awaiting_approval: Some("ap1".into()),
+        mode: Some(PermissionMode::Auto),
+        queued: 1,
+        ..Default::default()
+    };
+    w.event(None, ProjectEventKind::Status(status));
+    w.say("ou_alice", "/gsd:status");
+    w.say("ou_alice", "/gsd:mode");
+    w.event(
+        None,
+        ProjectEventKind::ModeSet {
+            by: "ou_alice".into(),
+            reply: reply.clone(),
+            result: Err(ProjectError::NotIdle),
+        },
+    );
+    w.event(
+        None,
+        ProjectEventKind::ModeSet {
+            by: "ou_alice".into(),
+            reply: reply.clone(),
+            result: Ok(PermissionMode::Manual),
+        },
+    );
+    w.event(
+        None,
+        ProjectEventKind::Cancelled {
+            by: "ou_alice".into(),
+            keys: "Esc".into(),
+            reply: reply.clone(),
+            result: Err(ProjectError::Pane("can't find pane: %9".into())),
+        },
+    );
+    let value = json!({"action": "approval", "approval_id": "ap1", "project": "demo", "session": "cm-demo", "option": "1"});
+    w.click("ou_alice", value);
+    w.event(
+        None,
+        ProjectEventKind::Answered {
+            approval_id: "ap1".into(),
+            by: "ou_alice".into(),
+            label: "Yes".into(),
+            reply: reply.clone(),
+            result: Ok(()),
+        },
+    );
+    w.event(
+        Some(&job),
+        ProjectEventKind::Error {
+            line: "API Error: 529".into(),
+            context: "● API Error: 529 overloaded".into(),
+        },
+    );
+    w.say("ou_alice", "/gsd:use Web");
+    w.say("ou_alice", "/gsd:new-project web@nowhere");
+    w.say("ou_alice", "/gsd:Status");
+    w.say("ou_alice", "/gsd:use");
+    let done = ProjectEventKind::Completed {
+        screen: String::new(),
+        output: "● Project initialised".into(),
+        seconds: 75,
+        errors: 0,
+        ending: TurnEnding::Finished,
+    };
+    w.event(Some(&job), done);
+    let job = submitted(&w.say("ou_alice", "run the tests")).remove(0);
+    w.core
+        .undeliverable("demo", ProjectCmd::Submit(job), &ProjectError::Overloaded);
+    let literal = [
+        "Do you want to proceed?",
+        "Bash command",
+        "rm -rf build",
+        "Remove the build output",
+        "can't find pane: %9",
+        "Reading files",
+        "Reading src/main.rs",
+        "run the tests",
+        "demo",
+        "Yes",
+        "No",
+        // Names: GSD, the agent's permission modes, a config table.
+        "GSD",
+        "**auto**",
+        "**manual**",
+        "| auto |",
+        "[hosts]",
+        "ou&#95;alice",
+        "API Error: 529",
+        "Claude Code",
+        "API",
+        "tmux",
+    ];
+    let entries = w.outbox();
+    assert!(entries.len() > 12, "{}", w.texts());
+    let english: Vec<String> = (entries.iter())
+        .flat_map(|e| english_only(&e.card, &literal))
+        .collect();
+    assert!(english.is_empty(), "English only: {english:#?}");
+    // Times are a clock reading (`at 14:12:41`), never an RFC 3339 stamp.
+    let texts = w.texts();
+    let stamp = |b: &[u8]| {
+        b.len() == 11
+            && b[..4].iter().all(u8::is_ascii_digit)
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[10] == b'T'
+    };
+    assert!(!texts.as_bytes().windows(11).any(stamp), "{texts}");
+    let chose = texts
+        .lines()
+        .find(|l| l.contains("chose **Yes** at "))
+        .unwrap();
+    let at = chose.rsplit("at ").next().unwrap();
+    assert!(at.len() == 8 && at.as_bytes()[2] == b':', "{chose}");
 }

@@ -221,7 +221,7 @@ pub struct AdoptTarget {
 }
 
 /// Longest session name accepted in an adopt target.
-const MAX_TARGET_CHARS: usize = 128;
+pub const MAX_TARGET_CHARS: usize = 128;
 
 /// Why an adopt target was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,6 +5,10 @@
 
 use serde_json::{Value, json};
 
+use super::words::duration;
+use crate::bridge::texts::Msg;
+use crate::feishu::card::{Card, Element};
+use crate::i18n::{Lang, Text};
 use crate::store::state::{OutboxEntry, OutboxOp};
 
 /// What the footer can say about a turn.
@@ -22,27 +26,27 @@ pub struct TurnFooter {
 }
 
 impl TurnFooter {
-    /// `⏱ 1 min 5 s · 12,345 tokens · $0.0420 · context 8,000 tokens`.
-    pub fn text(&self) -> String {
-        let mut parts = vec![format!("⏱ {}", duration(self.seconds))];
+    /// `⏱ 1 min 5 s · 12,345 tokens · $0.0420 · context 8,000 tokens`
+    /// (`⏱ 1 分 5 秒 · 12,345 个令牌 · $0.0420 · 上下文 8,000 个令牌`).
+    pub fn text(&self) -> Text {
+        let mut parts =
+            vec![Msg::FooterTime.with_each(|lang| {
+                vec![("duration", duration(self.seconds).get(lang).to_string())]
+            })];
         if let Some(t) = self.tokens {
-            parts.push(format!("{} tokens", thousands(t)));
+            parts.push(Msg::FooterTokens.with(&[("n", &thousands(t))]));
         }
         if let Some(c) = self.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
-            parts.push(format!("${c:.4}"));
+            parts.push(Text::literal(format!("${c:.4}")));
         }
         if let Some(c) = self.context_tokens {
-            parts.push(format!("context {} tokens", thousands(c)));
+            parts.push(Msg::FooterContext.with(&[("n", &thousands(c))]));
         }
-        parts.join(" · ")
-    }
-}
-
-fn duration(secs: u64) -> String {
-    match secs {
-        s if s < 60 => format!("{s} s"),
-        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
-        s => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+        let line = |lang: Lang| {
+            let parts: Vec<&str> = parts.iter().map(|p| p.get(lang)).collect();
+            parts.join(" · ")
+        };
+        Text::both(line(Lang::En), line(Lang::Zh))
     }
 }
 
@@ -68,14 +72,28 @@ pub fn add(entries: &mut [OutboxEntry], footer: &TurnFooter) {
         .find(|e| matches!(e.op, OutboxOp::Send { .. }));
     let Some(entry) = last else { return };
     let text = footer.text();
-    if let Some(elements) = entry
-        .card
-        .pointer_mut("/body/elements")
-        .and_then(Value::as_array_mut)
-    {
-        elements.push(json!({"tag": "markdown", "content": text}));
-        entry.text = format!("{}\n{text}", entry.text.trim_end());
+    // A card of clawmux's own model takes the footer as one of its
+    // elements (both languages, and `config.locales` when the card had
+    // none yet); another shape gets the same element as JSON.
+    let footed = Card::from_value(&entry.card)
+        .map(|card| card.push(Element::markdown(&text)))
+        .and_then(|card| serde_json::to_value(card).ok());
+    match footed {
+        Some(card) => entry.card = card,
+        None => {
+            let Some(elements) =
+                (entry.card.pointer_mut("/body/elements")).and_then(Value::as_array_mut)
+            else {
+                return;
+            };
+            let mut element = json!({"tag": "markdown", "content": text.get(Lang::En)});
+            if let Some(i18n) = text.i18n() {
+                element["i18n_content"] = json!(i18n);
+            }
+            elements.push(element);
+        }
     }
+    entry.text = format!("{}\n{}", entry.text.trim_end(), text.get(Lang::En));
 }
 
 #[cfg(test)]
@@ -88,7 +106,8 @@ mod tests {
             seconds: 65,
             ..Default::default()
         };
-        assert_eq!(plain.text(), "⏱ 1 min 5 s");
+        assert_eq!(plain.text().get(Lang::En), "⏱ 1 min 5 s");
+        assert_eq!(plain.text().get(Lang::Zh), "⏱ 用时 1 分 5 秒");
         let full = TurnFooter {
             seconds: 3,
             tokens: Some(12345),
@@ -96,10 +115,45 @@ mod tests {
             context_tokens: Some(8000),
         };
         assert_eq!(
-            full.text(),
+            full.text().get(Lang::En),
             "⏱ 3 s · 12,345 tokens · $0.0420 · context 8,000 tokens"
+        );
+        assert_eq!(
+            full.text().get(Lang::Zh),
+            "⏱ 用时 3 秒 · 12,345 个令牌 · $0.0420 · 上下文 8,000 个令牌"
         );
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000_000), "1,000,000");
+    }
+
+    /// The footer goes on the card in both languages, and the card then
+    /// names its locales (a result card of agent text alone had none).
+    #[test]
+    fn the_footer_is_added_in_both_languages() {
+        let card = Card::new("literal title", crate::feishu::card::Template::Green)
+            .push(Element::markdown("agent text"));
+        let mut entries = vec![OutboxEntry {
+            uuid: "u".into(),
+            op: OutboxOp::Send {
+                target: crate::store::state::ChatTarget::Console,
+                handle: "h".into(),
+                reply_to: None,
+                image: None,
+            },
+            card: serde_json::to_value(&card).unwrap(),
+            text: "agent text".into(),
+            created_ms: 0,
+        }];
+        let footer = TurnFooter {
+            seconds: 12,
+            ..Default::default()
+        };
+        add(&mut entries, &footer);
+        let card = &entries[0].card;
+        let last = &card["body"]["elements"][1];
+        assert_eq!(last["i18n_content"]["zh_cn"], "⏱ 用时 12 秒");
+        assert_eq!(last["i18n_content"]["en_us"], "⏱ 12 s");
+        assert_eq!(card["config"]["locales"], json!(["zh_cn", "en_us"]));
+        assert_eq!(entries[0].text, "agent text\n⏱ 12 s");
     }
 }

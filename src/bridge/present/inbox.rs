@@ -26,12 +26,16 @@ fn item(a: &PendingApproval, host: Option<&str>, now_ms: u64, n: usize) -> Vec<E
         None => a.project.to_string(),
     };
     let question = last_body_bytes(a.question.trim(), ITEM_QUESTION_BYTES);
-    let text = format!(
-        "**{n}. {}** · {} · waiting {waited} min\n{}",
-        escape_inline(short(&place)),
-        escape_inline(short(&a.kind.to_string())),
-        escape_inline(question)
+    let (place, question) = (escape_inline(short(&place)), escape_inline(question));
+    let (kind, waited) = (
+        super::kind_text(a.kind),
+        Msg::WaitingMinutes.with(&[("minutes", &waited.to_string())]),
     );
+    let line = |lang: Lang| {
+        let (kind, waited) = (kind.get(lang), waited.get(lang));
+        format!("**{n}. {place}** · {kind} · {waited}\n{question}")
+    };
+    let text = Text::both(line(Lang::En), line(Lang::Zh));
     let buttons = (a.options.iter().take(MAX_BUTTONS).enumerate())
         .map(|(i, o)| {
             let kind = if i == 0 {

@@ -12,11 +12,15 @@
 //! - [`stream`]: the streamed answer card of a running turn.
 //! - [`inbox`]: every prompt waiting for an answer, and reminders.
 //! - [`footer`]: the turn footer under a result (duration, reported figures).
+//! - [`words`]: domain values (errors, modes, durations, times) in the chat's words.
 
 pub mod action;
+#[cfg(test)]
+pub mod english_check;
 pub mod footer;
 pub mod inbox;
 pub mod stream;
+pub mod words;
 
 pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice, InterruptChoice};
 
@@ -168,9 +172,10 @@ pub fn progress_card(
 
 /// A progress card with where the GSD project stands, from its planning
 /// files (`phase 2 of 3 (Cart) · plan 2 of 3 · …`).
-pub fn with_planning(card: Card, planning: &str) -> Card {
-    let line = first_body_bytes(planning, MAX_INLINE_BODY_BYTES);
-    card.push(Element::note(format!("GSD: {}", escape_inline(line))))
+pub fn with_planning(card: Card, planning: &Text) -> Card {
+    let line = planning.map(|l| escape_inline(first_body_bytes(l, MAX_INLINE_BODY_BYTES)));
+    let note = Msg::GsdLine.with_each(|lang| vec![("line", line.get(lang).to_string())]);
+    card.push(Element::note(note))
 }
 
 /// Blue: what a project's pane shows right now (`/gsd:screen`), as a code
@@ -262,19 +267,24 @@ impl<'a> From<&'a PendingApproval> for ApprovalView<'a> {
     }
 }
 
+/// What an approval asks about, in words (`permission`, `权限`).
+pub fn kind_text(kind: ApprovalKind) -> Text {
+    match kind {
+        ApprovalKind::Permission => Msg::KindPermission,
+        ApprovalKind::Edit => Msg::KindEdit,
+        ApprovalKind::Create => Msg::KindCreate,
+        ApprovalKind::Question => Msg::KindQuestion,
+        ApprovalKind::Plan => Msg::KindPlan,
+        ApprovalKind::Checkpoint => Msg::KindCheckpoint,
+        ApprovalKind::Dialog => Msg::KindDialog,
+    }
+    .text()
+}
+
 impl ApprovalView<'_> {
     fn subtitle(&self) -> Text {
-        let kind = match self.kind {
-            ApprovalKind::Permission => Msg::KindPermission,
-            ApprovalKind::Edit => Msg::KindEdit,
-            ApprovalKind::Create => Msg::KindCreate,
-            ApprovalKind::Question => Msg::KindQuestion,
-            ApprovalKind::Plan => Msg::KindPlan,
-            ApprovalKind::Checkpoint => Msg::KindCheckpoint,
-            ApprovalKind::Dialog => Msg::KindDialog,
-        };
         let (project, session) = (short(self.project.as_str()), short(self.session));
-        kind.text().map(|k| format!("{project} · {session} · {k}"))
+        kind_text(self.kind).map(|k| format!("{project} · {session} · {k}"))
     }
 
     /// What is asked about, then the question.

@@ -82,6 +82,10 @@ catalogue! {
     Queued: "Queued" => "排队中";
     Running: "Running…" => "运行中…";
     Status: "Status" => "状态";
+    ProjectUnavailable: "Project unavailable" => "项目不可用";
+    ImageNotSaved: "Image not saved" => "图片未保存";
+    MissingArgument: "Missing argument" => "缺少参数";
+    UnknownCommand: "Unknown command" => "未知命令";
     ProjectReady: "Project ready" => "项目已就绪";
     ProjectSelected: "Project selected" => "已切换项目";
     PermissionMode: "Permission mode" => "权限模式";
@@ -175,6 +179,7 @@ catalogue! {
         => "没有卡片显示此提示：用 `/gsd:screen` 查看，用 `/gsd:keys` 回答。";
     SendMessageToGoOn: "Send it a message to go on." => "发一条消息让它继续。";
     MinutesShort: "{minutes} min" => "{minutes} 分钟";
+    WaitingMinutes: "waiting {minutes} min" => "已等待 {minutes} 分钟";
     NothingWaits: "Nothing waits for an answer." => "没有等待回答的事项。";
     InboxMore: "…and {n} more; answer these first, then send `/gsd:inbox` again."
         => "……还有 {n} 项；请先处理以上各项，再发送 `/gsd:inbox`。";
@@ -320,11 +325,145 @@ catalogue! {
         => "**{project}** 在 **{mode}** 模式下运行：{unasked}，这些审批不会发到此会话。`/gsd:mode manual` 可恢复（仅限审批人）。";
     NoPaneAttached: "**{project}** has no pane attached: {why}." => "**{project}** 没有关联的窗格：{why}。";
 
+    ImageNotSavedText: "The image was not saved: {why}." => "图片未保存：{why}。";
+    DidYouMean: "Did you mean `{suggestion}`? Send `/gsd:help` for the list."
+        => "你是不是想输入 `{suggestion}`？发送 `/gsd:help` 查看命令列表。";
+    SendHelp: "Send `/gsd:help` for the commands clawmux knows."
+        => "发送 `/gsd:help` 查看 clawmux 认识的命令。";
+    NowUsing: "Now using {project}" => "已切换到 {project}";
+    NotSwitched: "Not switched to {project}" => "未切换到 {project}";
+    NoProjectChosen: "No project chosen" => "未选择项目";
+    Sent: "Sent" => "已发送";
+
+    // The console's own framing (`clawmux serve --console`).
+    ConsoleServing: "clawmux: serving on the console ({why}); agent `{agent}`, state in {dir}."
+        => "clawmux：在控制台上服务（{why}）；智能体 `{agent}`，状态目录 {dir}。";
+    NoCredentials: "no FEISHU_APP_ID/FEISHU_APP_SECRET" => "没有 FEISHU_APP_ID/FEISHU_APP_SECRET";
+    GreetEmpty: "Type /gsd:help, or /gsd:new-project demo to start."
+        => "输入 /gsd:help，或输入 /gsd:new-project demo 开始。";
+    GreetProjects: "Projects found: {names}. Type /gsd:status to see what each is doing, /gsd:use <project> to switch, /gsd:help for the rest."
+        => "找到的项目：{names}。输入 /gsd:status 查看各项目在做什么，/gsd:use <project> 切换项目，/gsd:help 查看其余命令。";
+    NothingLeftRunning: "No agent was left running." => "没有留下运行中的智能体。";
+    LeftRunning: "The agents keep running in tmux server `-L {socket}` (sessions {sessions}); the next `clawmux serve` picks them up. Watch one with `tmux -L {socket} attach -t {first}`; end them all with `tmux -L {socket} kill-server`."
+        => "智能体仍在 tmux 服务器 `-L {socket}` 中运行（会话 {sessions}）；下次 `clawmux serve` 会接着使用它们。用 `tmux -L {socket} attach -t {first}` 查看其中一个；用 `tmux -L {socket} kill-server` 全部结束。";
+    WaitingForAnswer: "Waiting for an answer (/gsd:inbox shows their buttons):"
+        => "等待回答（/gsd:inbox 显示它们的按钮）：";
+    ConsoleStopped: "clawmux: stopped ({reason}). {left}" => "clawmux：已停止（{reason}）。{left}";
+    StopFinished: "finished" => "已结束";
+    StopEndOfInput: "end of input" => "输入结束";
+    StopIntakeLost: "no Feishu events can arrive" => "收不到飞书事件";
+    ConsoleAnswerWith: "Answer with /gsd:answer {keys}" => "回答：/gsd:answer {keys}";
+    ConsoleSeveral: " (several at once: /gsd:answer 1,3)" => "（可多选：/gsd:answer 1,3）";
+
+    ButtonsUnavailable: "the console's buttons are unavailable" => "控制台的按钮不可用";
+    SayWhichButton: "say which button: `/press N`, the number shown on its line"
+        => "请说明按哪个按钮：`/press N`，N 是它所在行显示的编号";
+    NoSuchButton: "no button `{which}` on a card still shown: press one by the number on its line"
+        => "仍显示的卡片上没有按钮 `{which}`：请按它所在行的编号";
+    NotAllowedClick: "You are not allowed to use this bot. Ask its operator for access."
+        => "你没有使用此机器人的权限。请向管理员申请。";
+
+    // `clawmux run`'s lines on stderr while it waits.
+    RunSent: "clawmux: {project}: sent, waiting for the agent" => "clawmux：{project}：已发送，等待智能体";
+    RunProgress: "clawmux: progress: {summary}" => "clawmux：进度：{summary}";
+    RunWorking: "{project}: working, {secs} s" => "{project}：运行中，{secs} 秒";
+
     // `clawmux run`.
     AnswerWith: "Answer with: clawmux run --project {project} --answer {keys}"
         => "回答方式：clawmux run --project {project} --answer {keys}";
     ProgressSoFar: "Progress so far: {progress}" => "目前进度：{progress}";
     StillRunning: "The command is still running in its pane." => "命令仍在窗格中运行。";
+
+    // Why something was refused (`present::words::ChatWords`): the English
+    // is the error's own `Display`, word for word.
+    ErrStopped: "the project stopped" => "项目已停止";
+    ErrOverloaded: "the project is not keeping up with its commands; try again in a moment"
+        => "项目处理不过来它的命令；请稍后再试";
+    ErrQueueFull: "{n} commands are already waiting; try again later"
+        => "已有 {n} 条命令在排队；请稍后再试";
+    ErrNotAttached: "the agent pane is not attached" => "智能体的窗格未关联";
+    ErrOtherPrompt: "another prompt is on screen now; answer that one"
+        => "屏幕上现在是另一个提示；请先回答它";
+    ErrNothingRunning: "nothing is running" => "没有正在运行的命令";
+    ErrAnswering: "an answer is still being typed into this prompt" => "此提示的回答仍在输入中";
+    ErrModeNotReached: "{mode} mode is not among the modes shift+tab cycles through in this session (it shows {shown}); set `permission_mode = \"{mode}\"` for the project and restart its agent"
+        => "{mode} 模式不在此会话中 shift+tab 可切换的模式里（它显示 {shown}）；请为项目设置 `permission_mode = \"{mode}\"` 并重启它的智能体";
+    ErrNotIdle: "the agent is busy or asking: switch its mode once it waits for input"
+        => "智能体正忙或正在提问：等它等待输入时再切换模式";
+    ErrNotTaken: "the agent did not take the answer: its dialog is still on screen, unchanged, after the key was sent {tries} times"
+        => "智能体没有接受回答：按键已发送 {tries} 次，它的对话框仍原样留在屏幕上";
+    ErrPane: "{detail}" => "智能体的窗格无法使用：{detail}";
+    ErrReplaced: "{detail}" => "窗格现在运行的是另一个程序，因此没有输入任何内容：{detail}";
+    ErrLostAgain: "the session was lost again ({reason}); not retrying"
+        => "会话再次丢失（{reason}）；不再重试";
+    ErrNotResumed: "the command was running when clawmux restarted, and {error}"
+        => "clawmux 重启时该命令正在运行，而{error}";
+    ErrProfile: "{detail}" => "无法使用智能体的配置：{detail}";
+    ErrNoApprovalWaiting: "no approval is waiting in this project (workspace {workspace})"
+        => "此项目中没有等待处理的审批（工作区 {workspace}）";
+    ErrNotAnOption: "`{key}` is not one of the options ({keys})" => "`{key}` 不是可选项之一（{keys}）";
+    ErrNotAlone: "`{key}` cannot be chosen together with others: only a multi-select list's options can"
+        => "`{key}` 不能与其他选项同时选择：只有多选列表的选项可以";
+    ErrNotApprover: "You are not allowed to answer approvals." => "你无权处理审批。";
+    ErrProjectNameEmpty: "project name is empty; use lowercase letters, digits, `.`, `_` or `-`, e.g. `my-app`"
+        => "项目名为空；请使用小写字母、数字、`.`、`_` 或 `-`，例如 `my-app`";
+    ErrHostNameEmpty: "host name is empty; use lowercase letters, digits, `.`, `_` or `-`, e.g. `my-app`"
+        => "主机名为空；请使用小写字母、数字、`.`、`_` 或 `-`，例如 `my-app`";
+    ErrProjectNameTooLong: "project name `{name}` is too long (at most {max} characters)"
+        => "项目名 `{name}` 太长（最多 {max} 个字符）";
+    ErrHostNameTooLong: "host name `{name}` is too long (at most {max} characters)"
+        => "主机名 `{name}` 太长（最多 {max} 个字符）";
+    ErrProjectName: "project name `{name}` must start with a lowercase letter or digit and contain only a-z, 0-9, `.`, `_`, `-` (found {found})"
+        => "项目名 `{name}` 必须以小写字母或数字开头，且只能包含 a-z、0-9、`.`、`_`、`-`（发现 {found}）";
+    ErrHostName: "host name `{name}` must start with a lowercase letter or digit and contain only a-z, 0-9, `.`, `_`, `-` (found {found})"
+        => "主机名 `{name}` 必须以小写字母或数字开头，且只能包含 a-z、0-9、`.`、`_`、`-`（发现 {found}）";
+    ErrEmptyMessage: "the message is empty" => "消息为空";
+    ErrMessageTooLong: "the message is {n} characters long; at most {max} can be typed into the agent"
+        => "消息长 {n} 个字符；最多只能向智能体输入 {max} 个";
+    ErrControlChar: "the message contains a control character ({c}); only printable text is typed into the agent"
+        => "消息含有控制字符（{c}）；只有可打印的文字才会输入给智能体";
+    ErrNotAdoptableSession: "`{session}` is not a session name clawmux adopts: use letters, digits, `-` and `_` (at most {max})"
+        => "`{session}` 不是 clawmux 可接管的会话名：请使用字母、数字、`-` 和 `_`（最多 {max} 个）";
+    ErrNotWindowPane: "`{pane}` is not WINDOW.PANE: use numbers, e.g. `{session}:1.0`"
+        => "`{pane}` 不是 WINDOW.PANE：请用数字，例如 `{session}:1.0`";
+    ErrNoAnswer: "its tmux server did not answer in time" => "它的 tmux 服务器没有及时回应";
+    ErrNotInWorkspace: "`{path}` is not in the project's workspace: no such file there, or outside it (no `..`, no absolute path; symlinks are resolved)"
+        => "`{path}` 不在项目的工作区中：那里没有这个文件，或者它在工作区之外（不能用 `..`，不能用绝对路径；符号链接会被解析）";
+    ErrNotAFile: "`{path}` is not a regular file" => "`{path}` 不是普通文件";
+    ErrFileTooLarge: "`{path}` is {size} bytes; at most {max} bytes are sent"
+        => "`{path}` 有 {size} 字节；最多只发送 {max} 字节";
+    ErrUnreadable: "cannot read `{path}`: {why}" => "无法读取 `{path}`：{why}";
+    ErrUnknownHost: "no host {host} is configured; known hosts: {known}"
+        => "没有配置主机 {host}；已知主机：{known}";
+
+    // What a permission mode lets reach the chat.
+    EveryApprovalReaches: "every approval reaches this chat" => "每个审批都会发到此会话";
+    UnaskedEdits: "file edits are approved without asking" => "修改文件无需询问即被批准";
+    UnaskedAuto: "the agent approves its own commands and edits" => "智能体自行批准它的命令和修改";
+    UnaskedNothing: "nothing asks for approval" => "任何操作都不再请求审批";
+
+    // The status table's cells and the GSD planning line.
+    StateStarting: "starting its agent" => "正在启动智能体";
+    StateAwaitingApproval: "awaiting approval" => "等待审批";
+    StateBusy: "busy" => "忙碌";
+    StateIdle: "idle" => "空闲";
+    StateNotAttached: "not attached" => "未关联";
+    HostLocal: "local" => "本机";
+    HostAdopted: "{host} (adopted {pane})" => "{host}（接管的 {pane}）";
+    WaitsOnYou: " · **waits on you**" => " · **等你处理**";
+    PlanningUnreadable: "cannot read: {error}" => "无法读取：{error}";
+    PlanningPhase: "phase {n} of {m}{name}" => "第 {n}/{m} 阶段{name}";
+    PlanningPlan: "plan {a} of {b}" => "第 {a}/{b} 个计划";
+    PlanningDone: "{done}/{total} plans done" => "已完成 {done}/{total} 个计划";
+    GsdLine: "GSD: {line}" => "GSD 进度：{line}";
+
+    // Durations and times (`present::words`).
+    DurationSeconds: "{s} s" => "{s} 秒";
+    DurationMinutes: "{m} min {s} s" => "{m} 分 {s} 秒";
+    DurationHours: "{h} h {m} min" => "{h} 小时 {m} 分";
+    FooterTime: "⏱ {duration}" => "⏱ 用时 {duration}";
+    FooterTokens: "{n} tokens" => "{n} 个令牌";
+    FooterContext: "context {n} tokens" => "上下文 {n} 个令牌";
 
     // The whole help.
     HelpText: super::HELP => HELP_ZH;
