@@ -16,7 +16,7 @@ use tokio_util::task::TaskTracker;
 
 use super::config::Config;
 use super::core::files::FileError;
-use super::core::{Core, Effect, Input};
+use super::core::{Core, Effect, Input, RemoteProject};
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
 };
@@ -248,9 +248,7 @@ impl Daemon {
                 Effect::ReadPlanning { reply, projects } => {
                     let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
                     tokio::spawn(async move {
-                        let reads = projects.into_iter().map(|(project, host, workspace)| {
-                            read_planning(&hosts, project, host, workspace)
-                        });
+                        let reads = (projects.into_iter()).map(|p| read_planning(&hosts, p));
                         let read = futures_util::future::join_all(reads).await;
                         let read = read.into_iter().flatten().collect();
                         let _ = answers.send(ServerAnswer::Planning { reply, read }).await;
@@ -383,12 +381,12 @@ async fn locate(hosts: &Hosts, target: &AdoptTarget) -> Result<PaneLocation, Loc
 /// What `project`'s GSD planning files on `host` say, in one line (`None`:
 /// it has none), asked within [`ASK_SERVER_BUDGET`]; nothing when the host
 /// did not answer (`/gsd:status` then shows what was read last).
-async fn read_planning(
-    hosts: &Hosts,
-    project: String,
-    host: String,
-    workspace: String,
-) -> Option<(String, Option<String>)> {
+async fn read_planning(hosts: &Hosts, remote: RemoteProject) -> Option<(String, Option<String>)> {
+    let RemoteProject {
+        project,
+        host,
+        workspace,
+    } = remote;
     use crate::gsd::host::{self, HostFilesError};
     let mut spec = hosts.watch(Some(&host)).ok()?.spec_for(String::new());
     spec.workspace = PathBuf::from(workspace);

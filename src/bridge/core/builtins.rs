@@ -5,7 +5,7 @@
 //! says how to reach GSD's, and a new project runs GSD's `new-project` in it.
 //! The status adds what each local project's GSD planning files say.
 
-use super::{Core, Effect, status_row, target_id};
+use super::{Core, Effect, RemoteProject, status_row, target_id};
 use crate::agents::claude::PermissionMode;
 use crate::bridge::access::names;
 use crate::bridge::access::policy::{ChatKind, Decision};
@@ -295,16 +295,19 @@ impl Core {
     /// else once the remote projects' planning files are read on their
     /// hosts ([`Effect::ReadPlanning`]), off the daemon's loop.
     pub(super) fn status(&mut self, target: &ChatTarget, reply_to: Option<&str>) {
-        let projects: Vec<(String, String, String)> = self.shared.read(|s| {
+        let projects: Vec<RemoteProject> = self.shared.read(|s| {
             (s.projects.iter())
                 .filter_map(|(name, p)| {
-                    let host = p.host.clone()?;
-                    Some((name.to_string(), host, p.workspace.clone()))
+                    Some(RemoteProject {
+                        project: name.to_string(),
+                        host: p.host.clone()?,
+                        workspace: p.workspace.clone(),
+                    })
                 })
                 .collect()
         });
         let projects: Vec<_> = (projects.into_iter())
-            .filter(|(_, host, _)| self.hosts.is_remote(host))
+            .filter(|p| self.hosts.is_remote(&p.host))
             .collect();
         if projects.is_empty() {
             return self.status_card(target, reply_to);

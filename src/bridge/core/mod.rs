@@ -78,6 +78,16 @@ pub enum Input {
     LogHealth(LogHealth),
 }
 
+/// A project on another host, as [`Effect::ReadPlanning`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteProject {
+    pub project: String,
+    /// The host's name in the config.
+    pub host: String,
+    /// The project's directory on that host.
+    pub workspace: String,
+}
+
 /// What the shell must do for the core.
 #[derive(Debug)]
 #[expect(clippy::large_enum_variant, reason = "a few per input, moved once")]
@@ -103,12 +113,12 @@ pub enum Effect {
     Forget { project: String },
     /// List every server's sessions, then [`Core::info`] them to `reply`.
     ListSessions { reply: Reply },
-    /// Read the GSD planning files of these projects on their hosts
-    /// (`(project, host, workspace)`), then answer `/gsd:status` to
-    /// `reply` with them ([`Core::status_with_planning`]).
+    /// Read the GSD planning files of these projects on their hosts, then
+    /// answer `/gsd:status` to `reply` with them
+    /// ([`Core::status_with_planning`]).
     ReadPlanning {
         reply: Reply,
-        projects: Vec<(String, String, String)>,
+        projects: Vec<RemoteProject>,
     },
     /// Read `/gsd:file asked` in `workspace` on `host`, then hand the bytes
     /// to [`Core::file_fetched`].
