@@ -89,7 +89,7 @@ pub async fn wait_for_final_line(hook: &HookEvent) {
 
 /// The transcript's last [`MAX_TRANSCRIPT_TAIL_BYTES`], from a line's
 /// start, and whether that is the whole file.
-fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
+pub(crate) fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
     if path.extension().is_none_or(|e| e != "jsonl") {
         return None;
     }
@@ -175,7 +175,7 @@ pub fn parse(lines: &[u8], whole: bool) -> TurnUsage {
 
 /// A user line that starts a turn: text typed (a string, or text blocks),
 /// not tool results and not Claude Code's own meta lines.
-fn is_prompt(e: &Value) -> bool {
+pub(crate) fn is_prompt(e: &Value) -> bool {
     if e.get("type").and_then(Value::as_str) != Some("user")
         || e.get("isMeta").and_then(Value::as_bool) == Some(true)
         || e.get("isSidechain").and_then(Value::as_bool) == Some(true)

@@ -447,25 +447,7 @@ fn quoting_reply_through_serve() {
 #[test]
 fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
     let claude = claude_required();
-    let api = FakeApi::start_paced(bash_script(), Duration::from_millis(15)).unwrap();
-    let (home, env) = agent_home(&api, "shop");
-    let workspace = home.path().join("ws/shop");
-    std::fs::create_dir(&workspace).unwrap();
-    let install = Command::new(env!("CARGO_BIN_EXE_clawmux"))
-        .args(["hooks", "install", "--write", "--dir"])
-        .arg(&workspace)
-        .arg("--bin")
-        .arg(env!("CARGO_BIN_EXE_clawmux"))
-        .output()
-        .unwrap();
-    assert!(install.status.success(), "{install:?}");
-    // The hooks find the daemon's socket through the agent's environment.
-    let agent = format!(
-        "env CLAWMUX_HOME={} {}",
-        home.path().display(),
-        env.env_command(&claude, &[])
-    );
-    let mut serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    let (mut serve, _api, env) = start_with_hooks(&claude, bash_script());
     let at = new_project_then(&mut serve, "make a marker file");
     let at = serve.wait(at, "== Approval needed ==");
     let at = serve.wait(at, "└─");
@@ -482,7 +464,22 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
         })
         .count();
     assert_eq!(finished, 1, "{out}");
-    assert!(result_card(&out, "make a marker file").contains(scenarios::BASH_ANSWER));
+    // The answer after the approval: once, after the tool call as drawn,
+    // never the answered dialog.
+    let result = result_card(&out, "make a marker file");
+    assert_eq!(
+        result.matches(scenarios::BASH_ANSWER).count(),
+        1,
+        "{result}"
+    );
+    // The tool call as this version drew it (2.1.332: `● Ran 1 shell
+    // command`; 2.1.197: `● Bash(…)` and its `⎿` row) above the answer.
+    let body: Vec<&str> = (result.split("```").nth(1).unwrap_or_default().lines())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(body.last(), Some(&"● Created the marker file."), "{result}");
+    assert!(body.len() >= 2, "no tool call above the answer: {result}");
+    assert!(!result.contains("Do you want to proceed"), "{result}");
     // The hooks did arrive: the log has them, from the project's pane.
     let tail = Command::new(env!("CARGO_BIN_EXE_clawmux"))
         .args(["tail", "--kind", "hook", "--json"])
@@ -507,6 +504,53 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
     );
     assert!(result.contains(&footer), "{footer} not in:\n{result}");
     assert!(!result.contains('$'), "{result}");
+}
+
+/// Like [`start`], with clawmux's hooks installed in the project's
+/// workspace (`clawmux hooks install --write`), found by the agent through
+/// `CLAWMUX_HOME`.
+fn start_with_hooks(claude: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, ClaudeEnv) {
+    let api = FakeApi::start_paced(script, Duration::from_millis(15)).unwrap();
+    let (home, env) = agent_home(&api, "shop");
+    let workspace = home.path().join("ws/shop");
+    std::fs::create_dir(&workspace).unwrap();
+    let install = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["hooks", "install", "--write", "--dir"])
+        .arg(&workspace)
+        .arg("--bin")
+        .arg(env!("CARGO_BIN_EXE_clawmux"))
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    let agent = format!(
+        "env CLAWMUX_HOME={} {}",
+        home.path().display(),
+        env.env_command(claude, &[])
+    );
+    let serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    (serve, api, env)
+}
+
+/// A markdown answer streamed in chunks, with hooks installed: the result
+/// card holds it as the model wrote it (`##`, `**`, `` ` ``, list marks:
+/// Claude Code's transcript), once, not as the screen drew it (bold
+/// without its stars, the heading without `##`).
+#[test]
+fn the_result_is_the_answer_from_the_transcript_markdown_kept() {
+    let claude = claude_required();
+    let answer = "## Shop stock\n\nThe shop sells **pears** and `figs`:\n\n\
+        - pears, 12 crates\n- figs, 3 boxes\n\nAsk again *tomorrow* for plums.";
+    let (mut serve, api, _env) = start_with_hooks(&claude, vec![Turn::text(answer)]);
+    let at = new_project_then(&mut serve, "what does the shop sell");
+    let at = serve.wait(at, "**Finished");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    let result = result_card(&out, "what does the shop sell");
+    let body = result.split("```").nth(1).unwrap_or_default();
+    let body = body.trim().trim_start_matches(['●', '⏺']).trim_start();
+    assert_eq!(body, answer, "{result}");
+    assert_eq!(result.matches("Shop stock").count(), 1, "{result}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
 }
 
 /// The last turn's (tokens, context tokens) in the newest transcript under

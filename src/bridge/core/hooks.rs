@@ -5,7 +5,10 @@
 //! actor can use (a turn's end with its final text, what a dialog
 //! asks, task-list moves).
 
+use std::path::Path;
+
 use super::Core;
+use crate::agents::claude_transcript;
 use crate::bridge::project::{ProjectCmd, TaskNews};
 use crate::control::PaneId;
 use crate::hooks::usage::{self, TurnUsage};
@@ -85,7 +88,31 @@ impl Core {
         {
             self.note_turn_usage(&project, path);
         }
-        let Some(cmd) = hook_command(hook.event) else {
+        let mut event = hook.event;
+        if let (
+            HookKind::Stop {
+                last_assistant_message,
+                ..
+            }
+            | HookKind::StopFailure {
+                last_assistant_message,
+                ..
+            },
+            Some(path),
+        ) = (&mut event, &hook.transcript_path)
+        {
+            // The agent's own record is the answer; the hook's text only
+            // fills in when the record cannot be read (logged why).
+            let roots = claude_transcript::allowed_roots(workspace.as_deref().map(Path::new));
+            match claude_transcript::answer(path, &roots) {
+                Ok(answer) => *last_assistant_message = Some(answer),
+                Err(why) => self.log(LogEvent::HookIgnored {
+                    pane: pane.clone(),
+                    reason: format!("{why}; the Stop hook's text is the answer"),
+                }),
+            }
+        }
+        let Some(cmd) = hook_command(event) else {
             return;
         };
         self.tell_project(&project, cmd);

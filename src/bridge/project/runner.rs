@@ -710,10 +710,19 @@ impl JobRunner {
                 // The screen lost some of the answer (a flood, a reconnect)
                 // or never showed one: the hook's final text is the answer.
                 output = answer;
+            } else if let Some(recorded) = record::replace_drawn(&output, &answer) {
+                // The record (Claude Code's transcript, else its `Stop`
+                // hook's text) is the answer as the model wrote it,
+                // markdown kept; the rows the screen drew before it (tool
+                // calls and their outcome) stay as the agent showed them,
+                // the answer's rows (whole, or the first of a stream the
+                // hook overtook) give way to it.
+                output = recorded;
             } else if !shows_end_of(&output, &answer) {
                 // The hook overtook the last frame (measured with Claude
                 // Code 2.1.197: `Stop` can come before the final text is
-                // drawn): the answer ends with the hook's text.
+                // drawn) before any of the answer was drawn: the answer
+                // ends with the hook's text.
                 output = format!(
                     "{}\n● {}",
                     without_bare_bullet(&output),

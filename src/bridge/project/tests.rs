@@ -239,19 +239,38 @@ fn the_stop_hooks_answer_stands_in_when_the_screen_lost_lines() {
         "● Bash(touch marker)\n  ⎿  Done\n● The project is set up."
     );
 
-    // A whole answer on screen is kept: it has the tool calls too.
+    // A whole answer on screen: the rows before it (the tool calls as
+    // drawn) stay, the record (transcript or hook text) replaces the
+    // answer as drawn, its markdown kept.
     let mut runner = running();
     runner.lines(&lines(&[
         "● Bash(ls)",
         "  ⎿  src",
-        "● Done: **one**",
+        "● Done: one",
         "  folder.",
     ]));
-    assert!(runner.hook_stop(Some("Done: one\nfolder.".into())));
+    assert!(runner.hook_stop(Some("Done: **one**\nfolder.".into())));
     let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
         panic!("a command ends completed");
     };
-    assert_eq!(output, "● Bash(ls)\n  ⎿  src\n● Done: **one**\n  folder.\n");
+    assert_eq!(output, "● Bash(ls)\n  ⎿  src\n● Done: **one**\nfolder.");
+
+    // The hook overtook a streamed answer (measured with Claude Code
+    // 2.1.332 against a model streaming in chunks): the rows drawn so far
+    // give way to the whole record, not the record after them.
+    let mut runner = running();
+    runner.lines(&lines(&[
+        "● Bash(ls)",
+        "  ⎿  src",
+        "● Shop stock",
+        "  The shop sells pe",
+    ]));
+    let answer = "## Shop stock\n\nThe shop sells **pears**.\n\n- pears, 12 crates";
+    assert!(runner.hook_stop(Some(answer.into())));
+    let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(output, format!("● Bash(ls)\n  ⎿  src\n● {answer}"));
 }
 
 /// Codex and Gemini CLI: the turn-end hook is the answer's record, never
