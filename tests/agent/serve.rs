@@ -131,18 +131,51 @@ impl ConsoleServe {
 
     /// [`ConsoleServe::wait`], at most `limit`.
     pub(super) fn wait_within(&self, from: usize, needle: &str, limit: Duration) -> usize {
+        self.wait_until(from, needle, limit, |t| {
+            t.find(needle).map(|i| i + needle.len())
+        })
+    }
+
+    /// Waits until the result card of command `title` (a new card under
+    /// its heading, holding the answer's block) is printed whole after
+    /// `from`; returns its text. The progress card's "Finished" update is
+    /// a separate card printed before it: under load the result card can
+    /// come a while later, so a test reads it only once it is there.
+    pub(super) fn wait_result(&self, from: usize, title: &str) -> String {
+        let heading = format!("== shop: {title} ==");
+        let found = |t: &str| {
+            let all = cards(t);
+            (all.iter()).find_map(|(updated, text)| {
+                (!updated && text.starts_with(&heading) && text.contains("```"))
+                    .then(|| text.clone())
+            })
+        };
+        self.wait_until(from, "the result card", STEP_TIMEOUT, |t| {
+            found(t).map(|_| 0)
+        });
+        let out = self.output();
+        found(&out[from..]).unwrap_or_default()
+    }
+
+    fn wait_until(
+        &self,
+        from: usize,
+        what: &str,
+        limit: Duration,
+        found: impl Fn(&str) -> Option<usize>,
+    ) -> usize {
         let deadline = Instant::now() + limit;
         loop {
             let out = self.output();
-            if let Some(i) = out.get(from..).and_then(|t| t.find(needle)) {
-                return from + i + needle.len();
+            if let Some(i) = out.get(from..).and_then(&found) {
+                return from + i;
             }
             if Instant::now() >= deadline {
                 let log =
                     std::fs::read_to_string(self.home.path().join("serve.log")).unwrap_or_default();
                 let pane = self._tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
                 panic!(
-                    "no {needle:?} in the cards:\n{out}\nserve log:\n{log}\npane:\n{}",
+                    "no {what:?} in the cards:\n{out}\nserve log:\n{log}\npane:\n{}",
                     String::from_utf8_lossy(&pane.stdout)
                 );
             }
@@ -542,15 +575,20 @@ fn the_result_is_the_answer_from_the_transcript_markdown_kept() {
         - pears, 12 crates\n- figs, 3 boxes\n\nAsk again *tomorrow* for plums.";
     let (mut serve, api, _env) = start_with_hooks(&claude, vec![Turn::text(answer)]);
     let at = new_project_then(&mut serve, "what does the shop sell");
-    let at = serve.wait(at, "**Finished");
-    serve.wait(at, "└─");
+    let result = serve.wait_result(at, "what does the shop sell");
     let out = serve.output();
-    let result = result_card(&out, "what does the shop sell");
     let body = result.split("```").nth(1).unwrap_or_default();
     let body = body.trim().trim_start_matches(['●', '⏺']).trim_start();
     assert_eq!(body, answer, "{result}");
     assert_eq!(result.matches("Shop stock").count(), 1, "{result}");
     assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    // Once: one result card, one "Finished".
+    let heading = "== shop: what does the shop sell ==";
+    let results = (cards(&out).into_iter())
+        .filter(|(updated, t)| !updated && t.starts_with(heading) && t.contains("```"))
+        .count();
+    assert_eq!(results, 1, "{out}");
+    assert_eq!(finished(&out, "what does the shop sell"), 1, "{out}");
 }
 
 /// The last turn's (tokens, context tokens) in the newest transcript under
