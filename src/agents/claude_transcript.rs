@@ -34,16 +34,32 @@ pub enum Refused {
     NoAnswer(PathBuf),
 }
 
-/// The roots a Claude Code transcript may live under: its config
-/// directory (`CLAUDE_CONFIG_DIR`, else `~/.claude`) and the workspace.
-pub fn allowed_roots(workspace: Option<&Path>) -> Vec<PathBuf> {
-    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
+/// The roots a Claude Code transcript may live under: the config
+/// directory of the agent that `agent` (its command line) starts, and the
+/// workspace. The agent's `CLAUDE_CONFIG_DIR` is the one its command line
+/// sets (`env CLAUDE_CONFIG_DIR=… claude`), else the one it inherits
+/// (`inherited`: the daemon's environment, which the pane gets); without
+/// one it is `.claude` under its HOME, found the same way.
+pub fn allowed_roots(
+    agent: &str,
+    workspace: &Path,
+    inherited: impl Fn(&str) -> Option<PathBuf>,
+) -> Vec<PathBuf> {
+    let set = |name: &str| crate::gsd::spelling::env_assignment(agent, name);
+    let config = (set("CLAUDE_CONFIG_DIR"))
+        .or_else(|| inherited("CLAUDE_CONFIG_DIR"))
+        .or_else(|| Some(set("HOME").or_else(|| inherited("HOME"))?.join(".claude")));
     config
         .into_iter()
-        .chain(workspace.map(Path::to_path_buf))
+        .chain([workspace.to_path_buf()])
         .collect()
+}
+
+/// [`allowed_roots`] inheriting this process's environment.
+pub fn agent_roots(agent: &str, workspace: &Path) -> Vec<PathBuf> {
+    allowed_roots(agent, workspace, |name| {
+        std::env::var_os(name).map(PathBuf::from)
+    })
 }
 
 /// The last turn's answer in the transcript at `path`, which must lie
@@ -165,6 +181,48 @@ mod tests {
         .join("\n");
         assert_eq!(last_answer(lines.as_bytes()), None);
         assert_eq!(last_answer(b"garbage\n{"), None);
+    }
+
+    #[test]
+    fn the_agents_own_config_directory_is_allowed() {
+        let ws = Path::new("/w/shop");
+        let daemon = |name: &str| match name {
+            "HOME" => Some(PathBuf::from("/home/d")),
+            _ => None,
+        };
+        let daemon_cfg = |name: &str| match name {
+            "HOME" => Some(PathBuf::from("/home/d")),
+            "CLAUDE_CONFIG_DIR" => Some(PathBuf::from("/cfg/d")),
+            _ => None,
+        };
+        let roots = |agent, env: &dyn Fn(&str) -> Option<PathBuf>| {
+            allowed_roots(agent, ws, env)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(roots("claude", &daemon), ["/home/d/.claude", "/w/shop"]);
+        // The agent's HOME, as its command line sets it (quoted, after
+        // another `env`), not the daemon's.
+        assert_eq!(
+            roots("env A=1 env 'HOME=/tmp/a b' claude", &daemon),
+            ["/tmp/a b/.claude", "/w/shop"]
+        );
+        // CLAUDE_CONFIG_DIR, set or inherited, wins over HOME.
+        assert_eq!(
+            roots("env HOME=/h CLAUDE_CONFIG_DIR=/cfg/a claude", &daemon_cfg),
+            ["/cfg/a", "/w/shop"]
+        );
+        assert_eq!(
+            roots("env HOME=/h claude", &daemon_cfg),
+            ["/cfg/d", "/w/shop"]
+        );
+        // A word after the program is its argument, not its environment.
+        assert_eq!(
+            roots("claude HOME=/tmp/x", &daemon),
+            ["/home/d/.claude", "/w/shop"]
+        );
+        assert_eq!(roots("claude", &|_: &str| None), ["/w/shop"]);
     }
 
     #[test]

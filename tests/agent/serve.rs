@@ -589,6 +589,17 @@ fn the_result_is_the_answer_from_the_transcript_markdown_kept() {
         .count();
     assert_eq!(results, 1, "{out}");
     assert_eq!(finished(&out, "what does the shop sell"), 1, "{out}");
+    // From the transcript, not the Stop hook's text standing in (the same
+    // words here): the transcript lies under the agent's own HOME, which
+    // its command line sets, and was read.
+    let ignored = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "hook_ignored", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    assert!(ignored.status.success(), "{ignored:?}");
+    let ignored = String::from_utf8_lossy(&ignored.stdout);
+    assert_eq!(ignored.trim(), "", "{ignored}");
 }
 
 /// The last turn's (tokens, context tokens) in the newest transcript under

@@ -5,10 +5,9 @@
 //! actor can use (a turn's end with its final text, what a dialog
 //! asks, task-list moves).
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use super::Core;
-use crate::agents::claude_transcript;
 use crate::bridge::project::{ProjectCmd, TaskNews};
 use crate::control::PaneId;
 use crate::hooks::usage::{self, TurnUsage};
@@ -88,31 +87,9 @@ impl Core {
         {
             self.note_turn_usage(&project, path);
         }
-        let mut event = hook.event;
-        if let (
-            HookKind::Stop {
-                last_assistant_message,
-                ..
-            }
-            | HookKind::StopFailure {
-                last_assistant_message,
-                ..
-            },
-            Some(path),
-        ) = (&mut event, &hook.transcript_path)
-        {
-            // The agent's own record is the answer; the hook's text only
-            // fills in when the record cannot be read (logged why).
-            let roots = claude_transcript::allowed_roots(workspace.as_deref().map(Path::new));
-            match claude_transcript::answer(path, &roots) {
-                Ok(answer) => *last_assistant_message = Some(answer),
-                Err(why) => self.log(LogEvent::HookIgnored {
-                    pane: pane.clone(),
-                    reason: format!("{why}; the Stop hook's text is the answer"),
-                }),
-            }
-        }
-        let Some(cmd) = hook_command(event) else {
+        // The transcript the hook names goes to the actor, which reads it
+        // where its profile says the answer is there.
+        let Some(cmd) = hook_command(hook.event, hook.transcript_path) else {
             return;
         };
         self.tell_project(&project, cmd);
@@ -145,7 +122,7 @@ impl Core {
 }
 
 /// What a hook tells the project's actor, if anything.
-fn hook_command(event: HookKind) -> Option<ProjectCmd> {
+fn hook_command(event: HookKind, transcript: Option<PathBuf>) -> Option<ProjectCmd> {
     let task = |id: Option<String>, subject: Option<String>| {
         let subject = subject.or_else(|| id.clone())?;
         Some((id.unwrap_or_else(|| subject.clone()), subject))
@@ -160,6 +137,7 @@ fn hook_command(event: HookKind) -> Option<ProjectCmd> {
             ..
         } => ProjectCmd::HookStop {
             answer: last_assistant_message,
+            transcript,
         },
         ref permission @ HookKind::PermissionRequest { .. } => {
             ProjectCmd::HookPermission(permission.tool_request()?)
