@@ -25,6 +25,9 @@ pub(super) struct ConsoleServe {
     child: Child,
     stdin: Option<ChildStdin>,
     out: Arc<Mutex<String>>,
+    /// The streamed answers as printed: each card's `┌─ (streaming)
+    /// <title>` line, then its rows (`│ …`, each delta).
+    streamed: Arc<Mutex<String>>,
     /// When each line reached `out`: (its end offset, the time), for
     /// latency measured to the card (bounded by the test's own output).
     arrivals: Arc<Mutex<Vec<(usize, Instant)>>>,
@@ -71,19 +74,26 @@ impl ConsoleServe {
         let stdout = child.stdout.take().unwrap();
         let out = Arc::new(Mutex::new(String::new()));
         let arrivals = Arc::new(Mutex::new(Vec::new()));
+        let streamed = Arc::new(Mutex::new(String::new()));
         {
             let out = out.clone();
             let arrivals = arrivals.clone();
+            let streamed = streamed.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { return };
                     // The answer streamed as it comes (`┌─ (streaming)`,
                     // `│ …`, `└─ (answer complete)`) is not a card: these
                     // tests read the cards (bridge::streaming reads it).
-                    if line.starts_with("│ ")
-                        || line.starts_with("┌─ (streaming)")
-                        || line == "└─ (answer complete)"
-                    {
+                    let row = (line.strip_prefix("│ "))
+                        .or_else(|| line.starts_with("┌─ (streaming)").then_some(&line[..]));
+                    if let Some(row) = row {
+                        let mut s = streamed.lock().unwrap();
+                        s.push_str(row);
+                        s.push('\n');
+                        continue;
+                    }
+                    if line == "└─ (answer complete)" {
                         continue;
                     }
                     let mut o = out.lock().unwrap();
@@ -98,6 +108,7 @@ impl ConsoleServe {
             child,
             stdin,
             out,
+            streamed,
             arrivals,
             home,
             _tmux: tmux,
@@ -121,6 +132,22 @@ impl ConsoleServe {
 
     pub(super) fn output(&self) -> String {
         self.out.lock().unwrap().clone()
+    }
+
+    /// The rows the streamed answer of command `title` printed so far.
+    pub(super) fn streamed(&self, title: &str) -> String {
+        let all = self.streamed.lock().unwrap().clone();
+        let mut rows = String::new();
+        let mut mine = false;
+        for line in all.lines() {
+            if line.starts_with("┌─ (streaming)") {
+                mine = line.contains(title);
+            } else if mine {
+                rows.push_str(line);
+                rows.push('\n');
+            }
+        }
+        rows
     }
 
     /// Waits until the cards printed after `from` bytes contain `needle`;
@@ -615,6 +642,21 @@ fn the_result_is_exactly(answer: &str) {
     assert_eq!(results, 1, "{out}");
     assert_eq!(finished(&out, title), 1, "{out}");
     assert_no_hook_ignored(&serve);
+    // The streamed answer card showed the answer and nothing else: every
+    // row it printed is answer text (a row of it, or the start of one
+    // while it streamed), never Claude Code's chrome (spinner, footer,
+    // `Tip:` rows, the input box).
+    let streamed = serve.streamed(title);
+    assert!(!streamed.trim().is_empty(), "no streamed answer:\n{out}");
+    let letters = |s: &str| -> String { s.chars().filter(|c| c.is_alphanumeric()).collect() };
+    let whole = letters(answer);
+    for row in streamed.lines() {
+        let row = row.trim().trim_start_matches(['●', '⏺']);
+        assert!(
+            whole.contains(&letters(row)),
+            "{row:?} streamed, not the answer's:\n{streamed}"
+        );
+    }
 }
 
 /// The event log holds no `hook_ignored`: every hook was taken, and a
