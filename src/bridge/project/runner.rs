@@ -333,11 +333,12 @@ impl JobRunner {
 
     /// The running command's answer so far, when it changed since it was
     /// last reported: the same text its result will hold, its end kept
-    /// within [`MAX_STREAM_TEXT_BYTES`] (a streamed card shows it).
+    /// within [`MAX_STREAM_TEXT_BYTES`] (a streamed card shows it), less
+    /// a last row with no text yet (see [`drawn_rows`]).
     pub fn answer_news(&mut self) -> Option<Step> {
         let job = self.reported_job()?;
         let running = self.running.as_mut().filter(|r| r.output.has_answer())?;
-        let text = bounded_tail(&running.output.text(), MAX_STREAM_TEXT_BYTES);
+        let text = bounded_tail(drawn_rows(&running.output.text()), MAX_STREAM_TEXT_BYTES);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
         let hash = h.finish();
@@ -812,6 +813,22 @@ pub fn take_output(
         steps.extend(runner.on_detection(d, session));
     }
     steps
+}
+
+/// `text` without a last row that is only the agent's bullet: Claude Code
+/// (2.1.332 and 2.1.197, against a model streaming 1-8 characters at a
+/// time) draws a bare `●` before the answer's first word, a frame of the
+/// row and no text of the answer. A row that grows (`  3.`, then `  3.
+/// Crate 3 holds 9 pears.`) is the answer so far: the card's text is
+/// replaced by the longer one, never added to.
+fn drawn_rows(text: &str) -> &str {
+    let text = text.trim_end();
+    let start = text.rfind('\n').map_or(0, |i| i + 1);
+    if text[start..].trim().chars().all(|c| matches!(c, '●' | '⏺')) {
+        text[..start].trim_end()
+    } else {
+        text
+    }
 }
 
 /// Alphanumeric characters of the end of the hook's text looked for on

@@ -800,3 +800,23 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
     };
     assert_eq!(ending, TurnEnding::Finished, "{output}");
 }
+
+/// The streamed answer is the answer so far, never a bare bullet (Claude
+/// Code's frame before the first word of a chunked answer).
+#[test]
+fn the_streamed_answer_holds_back_a_bare_bullet() {
+    let mut runner = running();
+    let news = |runner: &mut JobRunner| match runner.answer_news() {
+        Some(Step::Emit(_, ProjectEventKind::Answer { text })) => Some(text),
+        _ => None,
+    };
+    runner.lines(&lines(&["● "]));
+    assert_eq!(news(&mut runner), None);
+    runner.lines(&lines(&["● Stock by crate", "  1. Crate 1 holds 3 pears."]));
+    runner.lines(&lines(&["●"]));
+    let shown = news(&mut runner).unwrap_or_default();
+    assert!(shown.ends_with("1. Crate 1 holds 3 pears."), "{shown:?}");
+    runner.lines(&lines(&["  2."]));
+    let shown = news(&mut runner).unwrap_or_default();
+    assert!(shown.ends_with("2."), "{shown:?}");
+}
