@@ -657,12 +657,13 @@ fn the_result_is_exactly(answer: &str) {
     let rows: Vec<String> = answer.lines().map(letters).collect();
     // `…` is the stream's own mark of a text cut to its bounded tail.
     for row in (streamed.lines()).filter(|r| !r.trim().is_empty() && *r != "…") {
-        // A row with no letters yet is the start of one of the answer's
-        // (a list's `-`), never the agent's bare bullet.
+        // A row with no letters is part of one of the answer's (a list's
+        // `-`, or what a growing row added: `.`), never the agent's bare
+        // bullet.
         let mark = row.trim();
         let ok = match letters(row) {
             l if l.is_empty() => {
-                !mark.starts_with(['●', '⏺']) && answer.lines().any(|r| r.trim().starts_with(mark))
+                !mark.starts_with(['●', '⏺']) && answer.lines().any(|r| r.contains(mark))
             }
             l => rows.iter().any(|r| r.contains(&l)),
         };

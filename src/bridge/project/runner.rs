@@ -821,11 +821,17 @@ pub fn take_output(
 /// row and no text of the answer. A row that grows (`  3.`, then `  3.
 /// Crate 3 holds 9 pears.`) is the answer so far: the card's text is
 /// replaced by the longer one, never added to.
+/// The text otherwise stays as it is, its line ends too (the console
+/// prints what a new text adds to the last).
 fn drawn_rows(text: &str) -> &str {
-    let text = text.trim_end();
-    let start = text.rfind('\n').map_or(0, |i| i + 1);
-    if text[start..].trim().chars().all(|c| matches!(c, '●' | '⏺')) {
-        text[..start].trim_end()
+    let trimmed = text.trim_end();
+    let start = trimmed.rfind('\n').map_or(0, |i| i + 1);
+    if trimmed[start..]
+        .trim()
+        .chars()
+        .all(|c| matches!(c, '●' | '⏺'))
+    {
+        &text[..start]
     } else {
         text
     }
