@@ -11,6 +11,7 @@
 pub mod aider;
 pub mod aider_history;
 pub mod claude;
+pub mod claude_transcript;
 pub mod codex;
 pub mod gemini;
 pub mod opencode;

@@ -42,10 +42,16 @@ fn is_title_object(text: &str) -> bool {
 /// The rows before the answer (the tool calls the agent showed) stay; the
 /// bullet the agent drew before the answer is kept on its first row.
 pub fn reconcile(screen: Option<&str>, answer: &str) -> String {
+    (screen.and_then(|s| replace_drawn(s, answer))).unwrap_or_else(|| answer.trim_end().to_owned())
+}
+
+/// `screen` with the rows that draw `answer` replaced by it (see
+/// [`reconcile`]); None when the screen does not draw it.
+pub fn replace_drawn(screen: &str, answer: &str) -> Option<String> {
     let answer = answer.trim_end();
-    let Some(screen) = screen.filter(|s| !s.trim().is_empty()) else {
-        return answer.to_owned();
-    };
+    if screen.trim().is_empty() {
+        return None;
+    }
     let rows: Vec<&str> = screen.lines().collect();
     let whole = alnum(answer);
     // Rows that begin the answer: their letters open the record's.
@@ -62,10 +68,7 @@ pub fn reconcile(screen: Option<&str>, answer: &str) -> String {
         let shown = alnum(&rows[i..].join("\n"));
         whole.starts_with(&shown) || shown.starts_with(&whole)
     };
-    let found = (starts.iter().copied().find(|&i| agrees(i))).or(starts.first().copied());
-    let Some(start) = found else {
-        return answer.to_owned();
-    };
+    let start = (starts.iter().copied().find(|&i| agrees(i))).or(starts.first().copied())?;
     // Past what the settled screen drew, the record says again what it
     // said already (see the module doc): that was never the answer.
     let answer = match repeat_from(&whole, &alnum(&rows[start..].join("\n"))) {
@@ -78,7 +81,7 @@ pub fn reconcile(screen: Option<&str>, answer: &str) -> String {
         .collect();
     let mut out: Vec<String> = rows[..start].iter().map(|r| r.to_string()).collect();
     out.push(format!("{bullet}{answer}"));
-    out.join("\n")
+    Some(out.join("\n"))
 }
 
 /// Where the letters of a record (`whole`) stop being what the screen

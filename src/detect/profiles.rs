@@ -86,12 +86,16 @@ pub enum AnswerSource {
     /// The settled screen, the reply Aider wrote to its chat history file
     /// giving the answer's text.
     AiderHistory,
+    /// The turn's finished lines, the answer's text from the session
+    /// transcript the agent's turn-end hook names (Claude Code's JSONL
+    /// `transcript_path`), else the hook's own text.
+    Transcript,
 }
 
 impl AnswerSource {
     /// Whether the result is read off the settled screen.
     pub fn settled(self) -> bool {
-        self != AnswerSource::Lines
+        !matches!(self, AnswerSource::Lines | AnswerSource::Transcript)
     }
 }
 
@@ -667,8 +671,10 @@ mod tests {
         assert_eq!(p.get("my-codex").unwrap().answer, AnswerSource::Hook);
         assert_eq!(p.get("aider").unwrap().answer, AnswerSource::AiderHistory);
         assert_eq!(p.get("plain").unwrap().answer, AnswerSource::SettledScreen);
-        assert_eq!(p.get("gsd").unwrap().answer, AnswerSource::Lines);
+        assert_eq!(p.get("gsd").unwrap().answer, AnswerSource::Transcript);
+        assert_eq!(p.get("claude").unwrap().answer, AnswerSource::Transcript);
         assert!(!AnswerSource::Lines.settled() && AnswerSource::Hook.settled());
+        assert!(!AnswerSource::Transcript.settled());
         assert!(
             Profiles::from_toml_layers(Some(("user.toml", "[profiles.x]\nanswer = 'guess'\n")))
                 .is_err()

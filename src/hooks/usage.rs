@@ -89,7 +89,7 @@ pub async fn wait_for_final_line(hook: &HookEvent) {
 
 /// The transcript's last [`MAX_TRANSCRIPT_TAIL_BYTES`], from a line's
 /// start, and whether that is the whole file.
-fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
+pub(crate) fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
     if path.extension().is_none_or(|e| e != "jsonl") {
         return None;
     }
@@ -112,12 +112,21 @@ fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
     Some((tail, from == 0))
 }
 
-/// Whether `lines` are Claude Code's transcript (they hold its assistant
-/// lines) but their last assistant line with text does not say `last` yet.
+/// Whether `lines` are Claude Code's transcript but their last assistant
+/// line with text does not say `last` yet.
+///
+/// Claude Code's form is told by any of its entries, each stamped with a
+/// top-level `sessionId` (its first line, `{"type":"mode",…}`, is), not by
+/// an assistant line: in a session's first model turn there is none until
+/// the answer's own line is written, and Claude Code (2.1.332 and 2.1.197)
+/// runs the `Stop` hook before writing it (measured under load: the hook
+/// came with only the prompt and its attachments in the file, 2 turns in
+/// 3). Codex's rollout (`{"timestamp","type","payload"}`) has no
+/// `sessionId` and is never waited on.
 fn final_line_pending(lines: &[u8], last: &str) -> bool {
     let claude_code = (lines.split(|&b| b == b'\n'))
         .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
-        .any(|e| assistant_usage(&e).is_some());
+        .any(|e| assistant_usage(&e).is_some() || e.get("sessionId").is_some_and(Value::is_string));
     claude_code && !ends_with_message(lines, last)
 }
 
@@ -175,7 +184,7 @@ pub fn parse(lines: &[u8], whole: bool) -> TurnUsage {
 
 /// A user line that starts a turn: text typed (a string, or text blocks),
 /// not tool results and not Claude Code's own meta lines.
-fn is_prompt(e: &Value) -> bool {
+pub(crate) fn is_prompt(e: &Value) -> bool {
     if e.get("type").and_then(Value::as_str) != Some("user")
         || e.get("isMeta").and_then(Value::as_bool) == Some(true)
         || e.get("isSidechain").and_then(Value::as_bool) == Some(true)
@@ -247,6 +256,20 @@ mod tests {
         assert!(!final_line_pending(done.as_bytes(), "All done."));
         let rollout = r#"{"type":"response_item","payload":{"type":"message"}}"#;
         assert!(!final_line_pending(rollout.as_bytes(), "All done."));
+        // A session's first model turn: no assistant line at all yet, only
+        // Claude Code's own entries (as 2.1.332 wrote them when its `Stop`
+        // hook ran).
+        let first = [
+            json!({"type": "mode", "mode": "normal", "sessionId": "s1"}).to_string(),
+            json!({"type": "user", "sessionId": "s1",
+                "message": {"role": "user", "content": "go"}})
+            .to_string(),
+            json!({"type": "attachment", "sessionId": "s1"}).to_string(),
+        ]
+        .join("\n");
+        assert!(final_line_pending(first.as_bytes(), "All done."));
+        let written = format!("{first}\n{}", said("All done."));
+        assert!(!final_line_pending(written.as_bytes(), "All done."));
     }
 
     /// A `Stop` hook that came before its final line was written is held

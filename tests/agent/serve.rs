@@ -25,6 +25,9 @@ pub(super) struct ConsoleServe {
     child: Child,
     stdin: Option<ChildStdin>,
     out: Arc<Mutex<String>>,
+    /// The streamed answers as printed: each card's `┌─ (streaming)
+    /// <title>` line, then its rows (`│ …`, each delta).
+    streamed: Arc<Mutex<String>>,
     /// When each line reached `out`: (its end offset, the time), for
     /// latency measured to the card (bounded by the test's own output).
     arrivals: Arc<Mutex<Vec<(usize, Instant)>>>,
@@ -71,19 +74,26 @@ impl ConsoleServe {
         let stdout = child.stdout.take().unwrap();
         let out = Arc::new(Mutex::new(String::new()));
         let arrivals = Arc::new(Mutex::new(Vec::new()));
+        let streamed = Arc::new(Mutex::new(String::new()));
         {
             let out = out.clone();
             let arrivals = arrivals.clone();
+            let streamed = streamed.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { return };
                     // The answer streamed as it comes (`┌─ (streaming)`,
                     // `│ …`, `└─ (answer complete)`) is not a card: these
                     // tests read the cards (bridge::streaming reads it).
-                    if line.starts_with("│ ")
-                        || line.starts_with("┌─ (streaming)")
-                        || line == "└─ (answer complete)"
-                    {
+                    let row = (line.strip_prefix("│ "))
+                        .or_else(|| line.starts_with("┌─ (streaming)").then_some(&line[..]));
+                    if let Some(row) = row {
+                        let mut s = streamed.lock().unwrap();
+                        s.push_str(row);
+                        s.push('\n');
+                        continue;
+                    }
+                    if line == "└─ (answer complete)" {
                         continue;
                     }
                     let mut o = out.lock().unwrap();
@@ -98,6 +108,7 @@ impl ConsoleServe {
             child,
             stdin,
             out,
+            streamed,
             arrivals,
             home,
             _tmux: tmux,
@@ -123,6 +134,22 @@ impl ConsoleServe {
         self.out.lock().unwrap().clone()
     }
 
+    /// The rows the streamed answer of command `title` printed so far.
+    pub(super) fn streamed(&self, title: &str) -> String {
+        let all = self.streamed.lock().unwrap().clone();
+        let mut rows = String::new();
+        let mut mine = false;
+        for line in all.lines() {
+            if line.starts_with("┌─ (streaming)") {
+                mine = line.contains(title);
+            } else if mine {
+                rows.push_str(line);
+                rows.push('\n');
+            }
+        }
+        rows
+    }
+
     /// Waits until the cards printed after `from` bytes contain `needle`;
     /// returns the end of that text.
     pub(super) fn wait(&self, from: usize, needle: &str) -> usize {
@@ -131,18 +158,51 @@ impl ConsoleServe {
 
     /// [`ConsoleServe::wait`], at most `limit`.
     pub(super) fn wait_within(&self, from: usize, needle: &str, limit: Duration) -> usize {
+        self.wait_until(from, needle, limit, |t| {
+            t.find(needle).map(|i| i + needle.len())
+        })
+    }
+
+    /// Waits until the result card of command `title` (a new card under
+    /// its heading, holding the answer's block) is printed whole after
+    /// `from`; returns its text. The progress card's "Finished" update is
+    /// a separate card printed before it: under load the result card can
+    /// come a while later, so a test reads it only once it is there.
+    pub(super) fn wait_result(&self, from: usize, title: &str) -> String {
+        let heading = format!("== shop: {title} ==");
+        let found = |t: &str| {
+            let all = cards(t);
+            (all.iter()).find_map(|(updated, text)| {
+                (!updated && text.starts_with(&heading) && text.contains("```"))
+                    .then(|| text.clone())
+            })
+        };
+        self.wait_until(from, "the result card", STEP_TIMEOUT, |t| {
+            found(t).map(|_| 0)
+        });
+        let out = self.output();
+        found(&out[from..]).unwrap_or_default()
+    }
+
+    fn wait_until(
+        &self,
+        from: usize,
+        what: &str,
+        limit: Duration,
+        found: impl Fn(&str) -> Option<usize>,
+    ) -> usize {
         let deadline = Instant::now() + limit;
         loop {
             let out = self.output();
-            if let Some(i) = out.get(from..).and_then(|t| t.find(needle)) {
-                return from + i + needle.len();
+            if let Some(i) = out.get(from..).and_then(&found) {
+                return from + i;
             }
             if Instant::now() >= deadline {
                 let log =
                     std::fs::read_to_string(self.home.path().join("serve.log")).unwrap_or_default();
                 let pane = self._tmux.run(&["capture-pane", "-p", "-t", "cm-shop"]);
                 panic!(
-                    "no {needle:?} in the cards:\n{out}\nserve log:\n{log}\npane:\n{}",
+                    "no {what:?} in the cards:\n{out}\nserve log:\n{log}\npane:\n{}",
                     String::from_utf8_lossy(&pane.stdout)
                 );
             }
@@ -447,31 +507,12 @@ fn quoting_reply_through_serve() {
 #[test]
 fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
     let claude = claude_required();
-    let api = FakeApi::start_paced(bash_script(), Duration::from_millis(15)).unwrap();
-    let (home, env) = agent_home(&api, "shop");
-    let workspace = home.path().join("ws/shop");
-    std::fs::create_dir(&workspace).unwrap();
-    let install = Command::new(env!("CARGO_BIN_EXE_clawmux"))
-        .args(["hooks", "install", "--write", "--dir"])
-        .arg(&workspace)
-        .arg("--bin")
-        .arg(env!("CARGO_BIN_EXE_clawmux"))
-        .output()
-        .unwrap();
-    assert!(install.status.success(), "{install:?}");
-    // The hooks find the daemon's socket through the agent's environment.
-    let agent = format!(
-        "env CLAWMUX_HOME={} {}",
-        home.path().display(),
-        env.env_command(&claude, &[])
-    );
-    let mut serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    let (mut serve, _api, env) = start_with_hooks(&claude, bash_script());
     let at = new_project_then(&mut serve, "make a marker file");
     let at = serve.wait(at, "== Approval needed ==");
     let at = serve.wait(at, "└─");
     serve.say("/gsd:answer 1");
-    let at = serve.wait(at, scenarios::BASH_ANSWER);
-    serve.wait(at, "└─");
+    serve.wait_result(at, "make a marker file");
     let out = serve.output();
     let all = cards(&out);
     assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");
@@ -482,7 +523,23 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
         })
         .count();
     assert_eq!(finished, 1, "{out}");
-    assert!(result_card(&out, "make a marker file").contains(scenarios::BASH_ANSWER));
+    // The answer after the approval: once, after the tool call as drawn,
+    // never the answered dialog.
+    let result = result_card(&out, "make a marker file");
+    assert_eq!(
+        result.matches(scenarios::BASH_ANSWER).count(),
+        1,
+        "{result}"
+    );
+    // The tool call as this version drew it (2.1.332: `● Ran 1 shell
+    // command`; 2.1.197: `● Bash(…)` and its `⎿` row) above the answer.
+    let body: Vec<&str> = (result.split("```").nth(1).unwrap_or_default().lines())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert_eq!(body.last(), Some(&"● Created the marker file."), "{result}");
+    assert!(body.len() >= 2, "no tool call above the answer: {result}");
+    assert!(!result.contains("Do you want to proceed"), "{result}");
+    assert_no_hook_ignored(&serve);
     // The hooks did arrive: the log has them, from the project's pane.
     let tail = Command::new(env!("CARGO_BIN_EXE_clawmux"))
         .args(["tail", "--kind", "hook", "--json"])
@@ -507,6 +564,124 @@ fn hooks_through_serve_confirm_the_dialog_and_end_the_turn() {
     );
     assert!(result.contains(&footer), "{footer} not in:\n{result}");
     assert!(!result.contains('$'), "{result}");
+}
+
+/// Like [`start`], with clawmux's hooks installed in the project's
+/// workspace (`clawmux hooks install --write`), found by the agent through
+/// `CLAWMUX_HOME`.
+fn start_with_hooks(claude: &Path, script: Vec<Turn>) -> (ConsoleServe, FakeApi, ClaudeEnv) {
+    let api = FakeApi::start_paced(script, Duration::from_millis(15)).unwrap();
+    let (home, env) = agent_home(&api, "shop");
+    let workspace = home.path().join("ws/shop");
+    std::fs::create_dir(&workspace).unwrap();
+    let install = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["hooks", "install", "--write", "--dir"])
+        .arg(&workspace)
+        .arg("--bin")
+        .arg(env!("CARGO_BIN_EXE_clawmux"))
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    let agent = format!(
+        "env CLAWMUX_HOME={} {}",
+        home.path().display(),
+        env.env_command(claude, &[])
+    );
+    let serve = ConsoleServe::start(&agent, home, TmuxServer::new());
+    (serve, api, env)
+}
+
+/// A markdown answer streamed in chunks, with hooks installed: the result
+/// card holds it as the model wrote it (`##`, `**`, `` ` ``, list marks:
+/// Claude Code's transcript), once, not as the screen drew it (bold
+/// without its stars, the heading without `##`).
+#[test]
+fn the_result_is_the_answer_from_the_transcript_markdown_kept() {
+    let answer = "## Shop stock\n\nThe shop sells **pears** and `figs`:\n\n\
+        - pears, 12 crates\n- figs, 3 boxes\n\nAsk again *tomorrow* for plums.";
+    the_result_is_exactly(answer);
+}
+
+/// A one-line answer: the card holds it and nothing else.
+#[test]
+fn a_plain_answer_is_the_result_exactly() {
+    the_result_is_exactly("Plain answer from the fake model, in one line.");
+}
+
+/// An answer longer than the pane (40 rows): the rows that scrolled off
+/// while it streamed are in the card, in order, each once.
+#[test]
+fn a_long_answer_is_the_result_exactly_once() {
+    let rows: Vec<String> = (1..=60)
+        .map(|i| format!("{i}. Crate {i} holds **{}** pears.", i * 3))
+        .collect();
+    let answer = format!("## Stock by crate\n\n{}", rows.join("\n"));
+    the_result_is_exactly(&answer);
+}
+
+/// Asks one question of Claude Code with hooks installed, the fake model
+/// streaming `answer` in chunks: one result card, once, its text exactly
+/// `answer` (Claude Code's transcript read, not the hook's text standing
+/// in for it).
+fn the_result_is_exactly(answer: &str) {
+    let claude = claude_required();
+    let (mut serve, api, _env) = start_with_hooks(&claude, vec![Turn::text(answer)]);
+    let title = "what does the shop sell";
+    let at = new_project_then(&mut serve, title);
+    let result = serve.wait_result(at, title);
+    let out = serve.output();
+    let body = result.split("```").nth(1).unwrap_or_default();
+    let body = body.trim().trim_start_matches(['●', '⏺']).trim_start();
+    assert_eq!(body, answer, "{result}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    // Once: one result card, one "Finished".
+    let heading = format!("== shop: {title} ==");
+    let results = (cards(&out).into_iter())
+        .filter(|(updated, t)| !updated && t.starts_with(&heading) && t.contains("```"))
+        .count();
+    assert_eq!(results, 1, "{out}");
+    assert_eq!(finished(&out, title), 1, "{out}");
+    assert_no_hook_ignored(&serve);
+    // The streamed answer card showed the answer and nothing else: every
+    // row it printed is answer text (the console prints what was added to
+    // the card: a row, or the rest of a row that grew), as drawn or as the
+    // record has it, never Claude Code's chrome (spinner, footer, `Tip:`
+    // rows, the input box) nor a bare bullet with no text yet. A short
+    // answer can be drawn whole at the turn's end: then there was no
+    // stream; a long one streams.
+    let streamed = serve.streamed(title);
+    if answer.lines().count() > 20 {
+        assert!(!streamed.trim().is_empty(), "no streamed answer:\n{out}");
+    }
+    let letters = |s: &str| -> String { s.chars().filter(|c| c.is_alphanumeric()).collect() };
+    let rows: Vec<String> = answer.lines().map(letters).collect();
+    // `…` is the stream's own mark of a text cut to its bounded tail.
+    for row in (streamed.lines()).filter(|r| !r.trim().is_empty() && *r != "…") {
+        // A row with no letters is part of one of the answer's (a list's
+        // `-`, or what a growing row added: `.`), never the agent's bare
+        // bullet.
+        let mark = row.trim();
+        let ok = match letters(row) {
+            l if l.is_empty() => {
+                !mark.starts_with(['●', '⏺']) && answer.lines().any(|r| r.contains(mark))
+            }
+            l => rows.iter().any(|r| r.contains(&l)),
+        };
+        assert!(ok, "{row:?} streamed, not the answer's:\n{streamed}");
+    }
+}
+
+/// The event log holds no `hook_ignored`: every hook was taken, and a
+/// transcript named was read (its answer not replaced by the hook's text).
+fn assert_no_hook_ignored(serve: &ConsoleServe) {
+    let ignored = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--kind", "hook_ignored", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    assert!(ignored.status.success(), "{ignored:?}");
+    let ignored = String::from_utf8_lossy(&ignored.stdout);
+    assert_eq!(ignored.trim(), "", "{ignored}");
 }
 
 /// The last turn's (tokens, context tokens) in the newest transcript under

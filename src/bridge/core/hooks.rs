@@ -5,6 +5,8 @@
 //! actor can use (a turn's end with its final text, what a dialog
 //! asks, task-list moves).
 
+use std::path::PathBuf;
+
 use super::Core;
 use crate::bridge::project::{ProjectCmd, TaskNews};
 use crate::control::PaneId;
@@ -85,7 +87,9 @@ impl Core {
         {
             self.note_turn_usage(&project, path);
         }
-        let Some(cmd) = hook_command(hook.event) else {
+        // The transcript the hook names goes to the actor, which reads it
+        // where its profile says the answer is there.
+        let Some(cmd) = hook_command(hook.event, hook.transcript_path) else {
             return;
         };
         self.tell_project(&project, cmd);
@@ -118,7 +122,7 @@ impl Core {
 }
 
 /// What a hook tells the project's actor, if anything.
-fn hook_command(event: HookKind) -> Option<ProjectCmd> {
+fn hook_command(event: HookKind, transcript: Option<PathBuf>) -> Option<ProjectCmd> {
     let task = |id: Option<String>, subject: Option<String>| {
         let subject = subject.or_else(|| id.clone())?;
         Some((id.unwrap_or_else(|| subject.clone()), subject))
@@ -133,6 +137,7 @@ fn hook_command(event: HookKind) -> Option<ProjectCmd> {
             ..
         } => ProjectCmd::HookStop {
             answer: last_assistant_message,
+            transcript,
         },
         ref permission @ HookKind::PermissionRequest { .. } => {
             ProjectCmd::HookPermission(permission.tool_request()?)

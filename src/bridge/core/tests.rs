@@ -750,9 +750,15 @@ fn hooks_reach_their_projects_actor_with_what_they_carry() {
         stop_hook_active: false,
         last_assistant_message: Some("All done.".into()),
     };
-    let cmds = project_cmds(w.at(Duration::ZERO, hook(&w, stop)));
+    // The transcript it names goes to the actor unread (the core does no
+    // file I/O: the path does not even exist).
+    let mut stop = hook_event(&w, stop);
+    let path = std::path::PathBuf::from("/nowhere/session.jsonl");
+    stop.transcript_path = Some(path.clone());
+    let cmds = project_cmds(w.at(Duration::ZERO, Input::Hook(stop)));
     assert!(
-        matches!(&cmds[..], [ProjectCmd::HookStop { answer: Some(a) }] if a == "All done."),
+        matches!(&cmds[..], [ProjectCmd::HookStop { answer: Some(a), transcript: Some(t) }]
+            if a == "All done." && *t == path),
         "{cmds:?}"
     );
     let permission = HookKind::PermissionRequest {

@@ -324,9 +324,12 @@ pub enum ProjectCmd {
         reply: Reply,
     },
     /// Claude Code's `Stop` or `StopFailure` hook fired in this pane: the
-    /// turn is over; `answer` is its final text.
+    /// turn is over; `answer` is its final text, `transcript` the session
+    /// record it names (read by the actor where its profile says the
+    /// answer is there: the core does no file I/O).
     HookStop {
         answer: Option<String>,
+        transcript: Option<std::path::PathBuf>,
     },
     /// A permission notification: a prompt is (about to be) on screen.
     HookApproval,

@@ -470,7 +470,11 @@ impl Actor {
                 };
                 self.emit(None, kind).await;
             }
-            ProjectCmd::HookStop { answer } => {
+            ProjectCmd::HookStop { answer, transcript } => {
+                let answer = match transcript {
+                    Some(path) => self.transcript_answer(path).await.or(answer),
+                    None => answer,
+                };
                 if self.runner.hook_stop(answer) {
                     self.catch_up().await;
                     // Catching up can end the turn, or show a prompt.
@@ -1242,6 +1246,46 @@ impl Actor {
                     self.emit(Some(&job), ProjectEventKind::Failed { error })
                         .await;
                 }
+            }
+        }
+    }
+
+    /// The turn's answer from the session transcript a turn-end hook named,
+    /// where the profile says the answer is there (Claude Code's JSONL,
+    /// see [`crate::agents::claude_transcript`]): read here, where the
+    /// project's I/O is, off the async loop, and only on this machine (a
+    /// remote pane's file is on its host). None when it cannot be read
+    /// (logged why): the hook's own text is the answer then.
+    async fn transcript_answer(&self, path: std::path::PathBuf) -> Option<String> {
+        let spec = &self.setup.spec;
+        if self.setup.profile.answer != AnswerSource::Transcript
+            || spec.host.is_some()
+            || spec.remote_shell
+        {
+            return None;
+        }
+        let roots = crate::agents::claude_transcript::agent_roots(&spec.agent, &spec.workspace);
+        let read = tokio::task::spawn_blocking(move || {
+            crate::agents::claude_transcript::answer(&path, &roots)
+        });
+        match read.await {
+            Ok(Ok(answer)) => Some(answer),
+            Ok(Err(why)) => {
+                // In the event log (`clawmux tail --kind hook_ignored`): a
+                // result from the hook's text has a reason to be found.
+                if let Some(journal) = &self.setup.journal {
+                    journal.log.event(&LogEvent::HookIgnored {
+                        pane: (self.pane.as_ref())
+                            .map(|(pane, _)| pane.pane.to_string())
+                            .unwrap_or_default(),
+                        reason: format!("{why}; the Stop hook's text is the answer"),
+                    });
+                }
+                None
+            }
+            Err(e) => {
+                tracing::warn!(project = %self.setup.name, "transcript read failed: {e}");
+                None
             }
         }
     }

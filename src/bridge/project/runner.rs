@@ -333,11 +333,12 @@ impl JobRunner {
 
     /// The running command's answer so far, when it changed since it was
     /// last reported: the same text its result will hold, its end kept
-    /// within [`MAX_STREAM_TEXT_BYTES`] (a streamed card shows it).
+    /// within [`MAX_STREAM_TEXT_BYTES`] (a streamed card shows it), less
+    /// a last row with no text yet (see [`drawn_rows`]).
     pub fn answer_news(&mut self) -> Option<Step> {
         let job = self.reported_job()?;
         let running = self.running.as_mut().filter(|r| r.output.has_answer())?;
-        let text = bounded_tail(&running.output.text(), MAX_STREAM_TEXT_BYTES);
+        let text = bounded_tail(drawn_rows(&running.output.text()), MAX_STREAM_TEXT_BYTES);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
         let hash = h.finish();
@@ -710,10 +711,19 @@ impl JobRunner {
                 // The screen lost some of the answer (a flood, a reconnect)
                 // or never showed one: the hook's final text is the answer.
                 output = answer;
+            } else if let Some(recorded) = record::replace_drawn(&output, &answer) {
+                // The record (Claude Code's transcript, else its `Stop`
+                // hook's text) is the answer as the model wrote it,
+                // markdown kept; the rows the screen drew before it (tool
+                // calls and their outcome) stay as the agent showed them,
+                // the answer's rows (whole, or the first of a stream the
+                // hook overtook) give way to it.
+                output = recorded;
             } else if !shows_end_of(&output, &answer) {
                 // The hook overtook the last frame (measured with Claude
                 // Code 2.1.197: `Stop` can come before the final text is
-                // drawn): the answer ends with the hook's text.
+                // drawn) before any of the answer was drawn: the answer
+                // ends with the hook's text.
                 output = format!(
                     "{}\n● {}",
                     without_bare_bullet(&output),
@@ -803,6 +813,28 @@ pub fn take_output(
         steps.extend(runner.on_detection(d, session));
     }
     steps
+}
+
+/// `text` without a last row that is only the agent's bullet: Claude Code
+/// (2.1.332 and 2.1.197, against a model streaming 1-8 characters at a
+/// time) draws a bare `●` before the answer's first word, a frame of the
+/// row and no text of the answer. A row that grows (`  3.`, then `  3.
+/// Crate 3 holds 9 pears.`) is the answer so far: the card's text is
+/// replaced by the longer one, never added to.
+/// The text otherwise stays as it is, its line ends too (the console
+/// prints what a new text adds to the last).
+fn drawn_rows(text: &str) -> &str {
+    let trimmed = text.trim_end();
+    let start = trimmed.rfind('\n').map_or(0, |i| i + 1);
+    if trimmed[start..]
+        .trim()
+        .chars()
+        .all(|c| matches!(c, '●' | '⏺'))
+    {
+        &text[..start]
+    } else {
+        text
+    }
 }
 
 /// Alphanumeric characters of the end of the hook's text looked for on

@@ -239,19 +239,38 @@ fn the_stop_hooks_answer_stands_in_when_the_screen_lost_lines() {
         "● Bash(touch marker)\n  ⎿  Done\n● The project is set up."
     );
 
-    // A whole answer on screen is kept: it has the tool calls too.
+    // A whole answer on screen: the rows before it (the tool calls as
+    // drawn) stay, the record (transcript or hook text) replaces the
+    // answer as drawn, its markdown kept.
     let mut runner = running();
     runner.lines(&lines(&[
         "● Bash(ls)",
         "  ⎿  src",
-        "● Done: **one**",
+        "● Done: one",
         "  folder.",
     ]));
-    assert!(runner.hook_stop(Some("Done: one\nfolder.".into())));
+    assert!(runner.hook_stop(Some("Done: **one**\nfolder.".into())));
     let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
         panic!("a command ends completed");
     };
-    assert_eq!(output, "● Bash(ls)\n  ⎿  src\n● Done: **one**\n  folder.\n");
+    assert_eq!(output, "● Bash(ls)\n  ⎿  src\n● Done: **one**\nfolder.");
+
+    // The hook overtook a streamed answer (measured with Claude Code
+    // 2.1.332 against a model streaming in chunks): the rows drawn so far
+    // give way to the whole record, not the record after them.
+    let mut runner = running();
+    runner.lines(&lines(&[
+        "● Bash(ls)",
+        "  ⎿  src",
+        "● Shop stock",
+        "  The shop sells pe",
+    ]));
+    let answer = "## Shop stock\n\nThe shop sells **pears**.\n\n- pears, 12 crates";
+    assert!(runner.hook_stop(Some(answer.into())));
+    let ProjectEventKind::Completed { output, .. } = report(&mut runner) else {
+        panic!("a command ends completed");
+    };
+    assert_eq!(output, format!("● Bash(ls)\n  ⎿  src\n● {answer}"));
 }
 
 /// Codex and Gemini CLI: the turn-end hook is the answer's record, never
@@ -780,4 +799,27 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
         panic!("a command ends completed");
     };
     assert_eq!(ending, TurnEnding::Finished, "{output}");
+}
+
+/// The streamed answer is the answer so far, never a bare bullet (Claude
+/// Code's frame before the first word of a chunked answer).
+#[test]
+fn the_streamed_answer_holds_back_a_bare_bullet() {
+    let mut runner = running();
+    let news = |runner: &mut JobRunner| match runner.answer_news() {
+        Some(Step::Emit(_, ProjectEventKind::Answer { text })) => Some(text),
+        _ => None,
+    };
+    runner.lines(&lines(&["● "]));
+    assert_eq!(news(&mut runner), None);
+    runner.lines(&lines(&["● Stock by crate", "  1. Crate 1 holds 3 pears."]));
+    runner.lines(&lines(&["●"]));
+    let shown = news(&mut runner).unwrap_or_default();
+    assert!(
+        shown.trim_end().ends_with("1. Crate 1 holds 3 pears."),
+        "{shown:?}"
+    );
+    runner.lines(&lines(&["  2."]));
+    let shown = news(&mut runner).unwrap_or_default();
+    assert!(shown.trim_end().ends_with("2."), "{shown:?}");
 }
