@@ -46,7 +46,9 @@ pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,
     DetectorConfig, MAX_LOADING_WAIT, STATE_LAPSE, UNCLOSED_QUIET, is_echo, screen_hash,
 };
-pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing};
+pub use dialog::{
+    BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing, SCROLLED_NOTE,
+};
 pub use lines::{LineHit, ProgressFields};
 pub use panel::answer as panel_answer;
 pub use profiles::{

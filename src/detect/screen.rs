@@ -1547,6 +1547,37 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         assert!(state("claude", &screen).prompt.is_none());
     }
 
+    /// Gemini CLI 0.61.0's question box in a 13-row pane, as captured:
+    /// one option at a time between its scroll marks.
+    #[test]
+    fn gemini_question_scrolled_to_one_option_is_carded_with_its_text() {
+        let row = |text: &str| format!("│ {text:<96} │");
+        let screen = [
+            format!("╭{}╮", "─".repeat(98)),
+            row("Answer Questions"),
+            row(""),
+            row("Which database should the shop use?"),
+            row(""),
+            row("▲"),
+            row("● 1.  SQLite"),
+            row("      One file"),
+            row("▼"),
+            row(""),
+            row("Enter to select · ↑/↓ to navigate · Esc to cancel"),
+            format!("╰{}╯", "─".repeat(98)),
+            String::new(),
+        ]
+        .join("\n");
+        let p = state("gemini", &screen).prompt.expect("the question");
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(p.question, "Which database should the shop use?");
+        assert_eq!(options(&p), [("1", "SQLite", Some("One file"))]);
+        assert!(p.body.ends_with(dialog::SCROLLED_NOTE), "{}", p.body);
+        // Without a scroll mark one numbered row is a list, not a menu.
+        let unscrolled = screen.replace(['▲', '▼'], " ");
+        assert!(state("gemini", &unscrolled).prompt.is_none());
+    }
+
     #[test]
     fn gemini_busy_idle_and_turn_end() {
         let busy = format!(
