@@ -55,6 +55,14 @@ static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
 });
 
+/// Starts an answer listed in Claude Code's review of a multi-tab
+/// question (`→ Postgres`, under its question).
+const ANSWERED_MARK: char = '→';
+
+/// Starts Claude Code's tab bar over a multi-tab question (`←  ☐ Database
+/// ☐ Features  ✔ Submit  →`).
+const TAB_BAR_MARK: char = '←';
+
 /// What sets a menu's columns apart: labels themselves are single-spaced.
 const COLUMN_GAP: &str = "  ";
 
@@ -328,6 +336,17 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         .collect();
     // Gemini CLI draws a scrolled list's first option alone and the rest
     // a frame later (~0.2 s): one option shown may be a list still drawing.
+    // Claude Code's review of a multi-tab question lists each question
+    // with its answer (`● Which database…?`, `→ Postgres`) right above its
+    // Submit menu: what it asks is its heading (`Review your answers`),
+    // not the last answer listed.
+    if question.starts_with(ANSWERED_MARK) {
+        let heading = (body_rows.iter().map(|r| r.trim()))
+            .find(|r| !r.is_empty() && !r.starts_with(TAB_BAR_MARK));
+        if let Some(heading) = heading {
+            question = heading.to_owned();
+        }
+    }
     let loading =
         body_rows.iter().any(|r| r.trim() == "…") || (scrolled && menu.options.len() < MIN_OPTIONS);
     let title = body_rows

@@ -1547,6 +1547,26 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         assert!(state("claude", &screen).prompt.is_none());
     }
 
+    /// Claude Code 2.1.332's review of a question with three tabs, as
+    /// recorded (`multi_tab_question.rec`): it asks `Review your answers`,
+    /// not `→ Fly`, the last answer it lists.
+    #[test]
+    fn the_review_of_a_multi_tab_question_asks_its_heading() {
+        let screen = format!(
+            "❯ set up the shop\n{}\n←  ☒ Database  ☒ Payments  ☒ Hosting  ✔ Submit  →\n\n\
+             Review your answers\n\n ● Which database should the shop use?\n   → Postgres\n \
+             ● Where should the shop be hosted?\n   → Fly\n\n❯ 1. Submit answers\n  2. Cancel\n",
+            "─".repeat(100)
+        );
+        let p = prompt(&screen);
+        assert_eq!(p.question, "Review your answers");
+        assert!(p.body.contains("→ Postgres"), "{}", p.body);
+        assert_eq!(
+            options(&p),
+            [("1", "Submit answers", None), ("2", "Cancel", None)]
+        );
+    }
+
     /// Gemini CLI 0.61.0's question box in a 13-row pane, as captured:
     /// one option at a time between its scroll marks.
     #[test]
