@@ -317,3 +317,24 @@ fn codex_plan_mode_question_through_serve() {
     assert!(results.contains("Postgres"), "{results}");
     assert!(!results.contains("SQLite"), "{results}");
 }
+
+/// `/plan` from chat: Codex switches to plan mode with no model turn (no
+/// busy row, no state); the command is still reported over once, and the
+/// next command is Codex's next turn, not queued for ever behind it.
+#[test]
+fn codex_plan_command_from_chat_ends() {
+    let codex = codex_required();
+    let (mut serve, api, _env) = start(&codex, vec![Turn::text("Planning now.")]);
+    serve.say("/plan");
+    let at = serve.wait(0, "== shop: /plan ==\n**Finished");
+    let at = serve.wait(at, "└─");
+    let screen = serve._tmux.capture("cm-shop");
+    assert!(screen.contains("for Plan mode."), "{screen}");
+    serve.say("make a plan");
+    let at = serve.wait(at, "Planning now.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "/plan"), 1, "{out}");
+    assert_eq!(finished(&out, "make a plan"), 1, "{out}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+}
