@@ -72,6 +72,13 @@ pub const STATE_LAPSE: Duration = Duration::from_secs(60);
 /// second or two leaves an idle-looking screen; a turn that truly ended
 /// without its closing row (a local command) is reported this much later.
 pub const UNCLOSED_QUIET: Duration = Duration::from_secs(4);
+
+/// How long the screen of an agent that says its state in-band must stay
+/// idle after it took a command without ever saying it works before that
+/// command is over: Codex's own commands (`/plan`, `/model`) draw a row
+/// and no model turn, with no state at all. A real turn says `working` as
+/// it is submitted, far sooner than this even on a loaded machine.
+pub const SILENT_COMMAND_QUIET: Duration = Duration::from_secs(10);
 /// Default number of context lines.
 pub const DEFAULT_CONTEXT_LINES: usize = 5;
 
@@ -128,6 +135,8 @@ pub struct Detector {
     turn_end: Option<TurnEnd>,
     /// The agent took the command last typed (see [`Detector::typed`]).
     taken: bool,
+    /// When the screen first showed the command taken.
+    taken_at: Option<Millis>,
     /// The transcript above the input box when it was typed
     /// ([`Detector::typed_on`]).
     transcript_before: Option<u64>,
@@ -184,6 +193,7 @@ impl Detector {
             retry: None,
             turn_end: None,
             taken: false,
+            taken_at: None,
             transcript_before: None,
             loading_since: None,
             gone_since: None,
@@ -221,6 +231,7 @@ impl Detector {
         self.begin_turn();
         self.typed = Some(command.to_owned());
         self.taken = false;
+        self.taken_at = None;
         self.transcript_before = None;
     }
 
@@ -635,15 +646,36 @@ impl Detector {
                 || transcript_changed
                 || echoed(&self.profile, rows, typed);
         }
+        if self.taken && self.taken_at.is_none() {
+            self.taken_at = Some(now);
+        }
         let untaken = in_box || (state.input.is_some() && self.typed.is_some() && !self.taken);
-        let said_done = !self.profile.state_sequence || self.worked;
+        // A command taken that the agent never said it works on (its own
+        // command, no model turn) is over once the screen stayed idle for
+        // `SILENT_COMMAND_QUIET`: the screen alone decides, never wedged.
+        let silent_until = (self.profile.state_sequence && !self.worked && state.idle)
+            .then_some(self.taken_at)
+            .flatten()
+            .map(|at| at.max(self.last_output) + SILENT_COMMAND_QUIET);
+        let silent_over = silent_until.is_some_and(|until| now >= until);
+        if let Some(until) = silent_until.filter(|_| !silent_over && self.in_turn) {
+            self.settle_at = Some(self.settle_at.map_or(until, |at| at.min(until)));
+        }
+        let said_done = !self.profile.state_sequence || self.worked || silent_over;
         self.complete_at = (self.in_turn
             && state.idle
             && said_done
             && !untaken
             && self.prompt.is_none()
             && !self.flooding)
-            .then(|| self.last_output + self.quiet_before_end(state.unclosed));
+            .then(|| {
+                let quiet = self.last_output + self.quiet_before_end(state.unclosed);
+                // Stamped when the silent command was found over.
+                match silent_until.filter(|_| !self.worked) {
+                    Some(until) => quiet.max(until),
+                    None => quiet,
+                }
+            });
     }
 
     /// How long an idle screen must stay quiet before its turn is over

@@ -55,6 +55,14 @@ static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
 });
 
+/// Starts an answer listed in Claude Code's review of a multi-tab
+/// question (`→ Postgres`, under its question).
+const ANSWERED_MARK: char = '→';
+
+/// Starts Claude Code's tab bar over a multi-tab question (`←  ☐ Database
+/// ☐ Features  ✔ Submit  →`).
+const TAB_BAR_MARK: char = '←';
+
 /// What sets a menu's columns apart: labels themselves are single-spaced.
 const COLUMN_GAP: &str = "  ";
 
@@ -88,7 +96,8 @@ pub(crate) struct Dialog {
     pub(crate) context: String,
     /// The title row (`Bash command`, `Edit file`, …) when there is one.
     pub(crate) title: String,
-    /// The body still shows a placeholder (`…`) where the diff will be.
+    /// The body still shows a placeholder (`…`) where the diff will be, or
+    /// a scrolled list shows one option (the rest may be a frame away).
     pub(crate) loading: bool,
     /// The menu is in a box of its own (`│ ❯ 1. Yes │`).
     pub(crate) boxed: bool,
@@ -237,13 +246,18 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
     }
     let start = start.ok_or(Missing::FirstOption)?;
     let menu = read_menu(&rows, start, width).ok_or(Missing::Menu)?;
-    if menu.cursors != 1 || menu.options.len() < MIN_OPTIONS {
+    // A list scrolled in a pane too short for it (Gemini CLI's `▲`/`▼`
+    // around the options it shows) may show a single option: still the
+    // dialog, with more options than the screen holds.
+    let scrolled =
+        scroll_mark_next(&rows[..start], true) || scroll_mark_next(&rows[menu.last + 1..], false);
+    if menu.cursors != 1 || (menu.options.len() < MIN_OPTIONS && !scrolled) {
         return Err(Missing::Menu);
     }
     let below: Vec<&str> = rows[menu.last + 1..]
         .iter()
         .map(|r| r.trim())
-        .filter(|r| !r.is_empty() && !is_rule(r) && !is_edge(r))
+        .filter(|r| !r.is_empty() && !is_rule(r) && !is_edge(r) && !is_scroll_mark(r))
         .collect();
     if below.len() > MAX_FOOTER_ROWS {
         return Err(Missing::Footer);
@@ -320,7 +334,21 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         .map(String::as_str)
         .filter(|r| !is_rule(r) && !is_edge(r) && !r.trim_start().starts_with("Tip: "))
         .collect();
-    let loading = body_rows.iter().any(|r| r.trim() == "…");
+    // Gemini CLI draws a scrolled list's first option alone and the rest
+    // a frame later (~0.2 s): one option shown may be a list still drawing.
+    // Claude Code's review of a multi-tab question lists each question
+    // with its answer (`● Which database…?`, `→ Postgres`) right above its
+    // Submit menu: what it asks is its heading (`Review your answers`),
+    // not the last answer listed.
+    if question.starts_with(ANSWERED_MARK) {
+        let heading = (body_rows.iter().map(|r| r.trim()))
+            .find(|r| !r.is_empty() && !r.starts_with(TAB_BAR_MARK));
+        if let Some(heading) = heading {
+            question = heading.to_owned();
+        }
+    }
+    let loading =
+        body_rows.iter().any(|r| r.trim() == "…") || (scrolled && menu.options.len() < MIN_OPTIONS);
     let title = body_rows
         .iter()
         .find(|r| !r.trim().is_empty())
@@ -342,6 +370,12 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
             body.push_str("\n\n");
         }
         body.push_str(&described.join("\n"));
+    }
+    if scrolled {
+        if !body.is_empty() {
+            body.push_str("\n\n");
+        }
+        body.push_str(SCROLLED_NOTE);
     }
     let context = rows[top..]
         .iter()
@@ -376,6 +410,18 @@ pub(crate) fn is_link(row: &str) -> bool {
 fn is_scroll_mark(row: &str) -> bool {
     matches!(row.trim(), "▲" | "▼")
 }
+
+/// Whether the nearest non-blank row of `rows` next to a menu (the last
+/// one when `above`, else the first) is a scroll mark.
+fn scroll_mark_next(rows: &[String], above: bool) -> bool {
+    let mut near = rows.iter().filter(|r| !r.trim().is_empty());
+    let next = if above { near.next_back() } else { near.next() };
+    next.is_some_and(|r| is_scroll_mark(r))
+}
+
+/// Said in a dialog's body when its list scrolls: the card lists only the
+/// options the pane shows, and the agent has more.
+pub const SCROLLED_NOTE: &str = "More options than the pane shows: the agent's list scrolls.";
 
 struct Menu {
     options: Vec<ApprovalOption>,

@@ -44,9 +44,12 @@ use serde::{Deserialize, Serialize};
 pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,
-    DetectorConfig, MAX_LOADING_WAIT, STATE_LAPSE, UNCLOSED_QUIET, is_echo, screen_hash,
+    DetectorConfig, MAX_LOADING_WAIT, SILENT_COMMAND_QUIET, STATE_LAPSE, UNCLOSED_QUIET, is_echo,
+    screen_hash,
 };
-pub use dialog::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing};
+pub use dialog::{
+    BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing, SCROLLED_NOTE,
+};
 pub use lines::{LineHit, ProgressFields};
 pub use panel::answer as panel_answer;
 pub use profiles::{

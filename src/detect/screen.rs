@@ -1547,6 +1547,57 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         assert!(state("claude", &screen).prompt.is_none());
     }
 
+    /// Claude Code 2.1.332's review of a question with three tabs, as
+    /// recorded (`multi_tab_question.rec`): it asks `Review your answers`,
+    /// not `→ Fly`, the last answer it lists.
+    #[test]
+    fn the_review_of_a_multi_tab_question_asks_its_heading() {
+        let screen = format!(
+            "❯ set up the shop\n{}\n←  ☒ Database  ☒ Payments  ☒ Hosting  ✔ Submit  →\n\n\
+             Review your answers\n\n ● Which database should the shop use?\n   → Postgres\n \
+             ● Where should the shop be hosted?\n   → Fly\n\n❯ 1. Submit answers\n  2. Cancel\n",
+            "─".repeat(100)
+        );
+        let p = prompt(&screen);
+        assert_eq!(p.question, "Review your answers");
+        assert!(p.body.contains("→ Postgres"), "{}", p.body);
+        assert_eq!(
+            options(&p),
+            [("1", "Submit answers", None), ("2", "Cancel", None)]
+        );
+    }
+
+    /// Gemini CLI 0.61.0's question box in a 13-row pane, as captured:
+    /// one option at a time between its scroll marks.
+    #[test]
+    fn gemini_question_scrolled_to_one_option_is_carded_with_its_text() {
+        let row = |text: &str| format!("│ {text:<96} │");
+        let screen = [
+            format!("╭{}╮", "─".repeat(98)),
+            row("Answer Questions"),
+            row(""),
+            row("Which database should the shop use?"),
+            row(""),
+            row("▲"),
+            row("● 1.  SQLite"),
+            row("      One file"),
+            row("▼"),
+            row(""),
+            row("Enter to select · ↑/↓ to navigate · Esc to cancel"),
+            format!("╰{}╯", "─".repeat(98)),
+            String::new(),
+        ]
+        .join("\n");
+        let p = state("gemini", &screen).prompt.expect("the question");
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(p.question, "Which database should the shop use?");
+        assert_eq!(options(&p), [("1", "SQLite", Some("One file"))]);
+        assert!(p.body.ends_with(dialog::SCROLLED_NOTE), "{}", p.body);
+        // Without a scroll mark one numbered row is a list, not a menu.
+        let unscrolled = screen.replace(['▲', '▼'], " ");
+        assert!(state("gemini", &unscrolled).prompt.is_none());
+    }
+
     #[test]
     fn gemini_busy_idle_and_turn_end() {
         let busy = format!(

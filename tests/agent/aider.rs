@@ -157,6 +157,8 @@ fn shell_command(answer: &str, runs: bool) {
         &out,
         &[
             "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:",
+            // The command, from the row Aider prints above its question.
+            "touch made-by-aider.txt",
             "[1] Yes",
             "[2] No",
             "[3] Don't ask again",

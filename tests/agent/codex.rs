@@ -263,3 +263,78 @@ fn codex_question_through_serve() {
     let mut serve = serve_shop(&agent, home, "codex");
     steps::database_chosen(&mut serve, &api, STEP_TIMEOUT, "None of the above");
 }
+
+/// Codex's question picker in its plan collaboration mode, where
+/// `request_user_input` is offered without a feature flag. The person
+/// switches to it at the desk with Shift+Tab once Codex answered a first
+/// turn (its footer then says `Plan mode (shift+tab to cycle)`): the
+/// picker it draws there is the default mode's (`Question 1/1`, the
+/// options, `None of the above`), one question card, `/gsd:answer 2`
+/// picks Postgres. (`/plan` from chat switches too, but Codex draws no
+/// turn for it, and the command is never reported ended.)
+#[test]
+fn codex_plan_mode_question_through_serve() {
+    let codex = codex_required();
+    let mut ask = steps::database_question();
+    ask["questions"][0]["id"] = "database".into();
+    let script = vec![
+        Turn::text("Ready."),
+        Turn::tool("request_user_input", ask),
+        Turn::text("Postgres it is."),
+    ];
+    let (mut serve, api, _env) = start(&codex, script);
+    serve.say("are you ready");
+    let at = serve.wait(0, "== shop: are you ready ==\n**Finished");
+    let at = serve.wait(at, "└─");
+    serve._tmux.ok(&["send-keys", "-t", "cm-shop", "BTab"]);
+    let mode = "Plan mode (shift+tab to cycle)";
+    (serve._tmux).wait_for_screen("cm-shop", mode, STEP_TIMEOUT);
+    serve.say("pick a database");
+    let at = serve.wait(at, "== Approval needed ==");
+    let at = serve.wait(at, "└─");
+    steps::one_card(
+        &serve.output(),
+        "== Approval needed ==",
+        &[
+            "Which database should the shop use?",
+            "[1] SQLite",
+            "[2] Postgres",
+            "[3] None of the above",
+        ],
+    );
+    // The picker hides the footer; the transcript says the mode.
+    let screen = serve._tmux.capture("cm-shop");
+    assert!(
+        screen.contains("for Plan mode."),
+        "not in plan mode:\n{screen}"
+    );
+    serve.say("/gsd:answer 2");
+    let at = serve.wait(at, "Postgres it is.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
+    let results = api.scripted_requests()[2].tool_results().join("\n");
+    assert!(results.contains("Postgres"), "{results}");
+    assert!(!results.contains("SQLite"), "{results}");
+}
+
+/// `/plan` from chat: Codex switches to plan mode with no model turn (no
+/// busy row, no state); the command is still reported over once, and the
+/// next command is Codex's next turn, not queued for ever behind it.
+#[test]
+fn codex_plan_command_from_chat_ends() {
+    let codex = codex_required();
+    let (mut serve, api, _env) = start(&codex, vec![Turn::text("Planning now.")]);
+    serve.say("/plan");
+    let at = serve.wait(0, "== shop: /plan ==\n**Finished");
+    let at = serve.wait(at, "└─");
+    let screen = serve._tmux.capture("cm-shop");
+    assert!(screen.contains("for Plan mode."), "{screen}");
+    serve.say("make a plan");
+    let at = serve.wait(at, "Planning now.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "/plan"), 1, "{out}");
+    assert_eq!(finished(&out, "make a plan"), 1, "{out}");
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+}

@@ -4,6 +4,7 @@
 //! `CLAWMUX_UPDATE_FIXTURES=1`), checked live and by replay.
 
 mod aider;
+mod claude_tabs;
 mod codex;
 mod doctor;
 mod fake_api;

@@ -15,7 +15,8 @@ use clawmux::agentcheck::{FakeApi, Turn};
 use crate::support::opencode::{OpenCodeEnv, bash, opencode_required};
 
 use super::serve::{
-    ConsoleServe, cancel_stops, cards, finished, new_cards, serve_shop, shop_home, with_hook_home,
+    ConsoleServe, cancel_stops, cards, finished, new_cards, result_card, serve_shop, shop_home,
+    with_hook_home,
 };
 use super::steps;
 
@@ -65,6 +66,40 @@ fn opencode_answer_through_serve() {
 }
 
 /// The approval card OpenCode's permission dialog gives, checked exactly.
+/// Fresh starts in [`opencode_first_turn_right_after_start_up_is_not_stopped`]:
+/// the sidebar stopped 2 first turns in 3, so three starts all finishing
+/// would have been 1 chance in 27 before the fix.
+const FIRST_TURN_STARTS: usize = 3;
+
+/// The first prompt said the moment the daemon starts (typed once OpenCode
+/// is ready, its sidebar on this 160-column pane): the turn finishes with
+/// its answer, never `Stopped after 0s` on the sidebar's `LSPs are
+/// disabled` while OpenCode is still busy. Each start is a fresh OpenCode.
+#[test]
+fn opencode_first_turn_right_after_start_up_is_not_stopped() {
+    let oc = opencode_required();
+    let title = "tell me what the shop sells";
+    for start_no in 1..=FIRST_TURN_STARTS {
+        let answer = format!("The shop sells pears, start {start_no}.");
+        let (mut serve, api, _env) = start(&oc, vec![Turn::text(&answer)], PACE, false);
+        serve.say(title);
+        // Either way the turn ends: `== shop: …` or `== Stopped: shop: …`.
+        let at = wait_first(&serve, &format!("shop: {title} =="));
+        let out = serve.output();
+        assert!(
+            !out.contains(&format!("== Stopped: shop: {title} ==")),
+            "start {start_no}: stopped early:\n{out}"
+        );
+        let at = serve.wait(at, &answer);
+        serve.wait(at, "└─");
+        let out = serve.output();
+        assert_eq!(finished(&out, title), 1, "start {start_no}:\n{out}");
+        let card = result_card(&out, title);
+        assert_eq!(steps::answer_text(&card), answer, "{out}");
+        assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    }
+}
+
 fn assert_bash_approval(out: &str, cmd: &str) {
     let needles = [
         "Permission required",

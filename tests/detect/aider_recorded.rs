@@ -108,6 +108,32 @@ fn aider_add_file_card_has_every_option() {
     );
 }
 
+/// `Run shell command?` is carded naming the command, which Aider prints
+/// on the row above its question, with its three options.
+#[test]
+fn aider_shell_command_card_names_the_command() {
+    let whole = replay(false);
+    let card = (whole.iter())
+        .find_map(|d| match &d.kind {
+            DetectionKind::Approval {
+                approval: ApprovalKind::Permission,
+                question,
+                body,
+                options,
+            } => Some((question.clone(), body.clone(), options.len())),
+            _ => None,
+        })
+        .expect("the shell command's approval");
+    assert_eq!(
+        card,
+        (
+            "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:".to_owned(),
+            "touch made-by-aider.txt".to_owned(),
+            3
+        )
+    );
+}
+
 /// Read as an adopted pane is (`clawmux detect`: nobody told the detector
 /// a command was typed), every turn still ends once: a command taken at
 /// Aider's prompt shows as its echo (`diff> write the notes`) with the

@@ -88,3 +88,58 @@ fn codex_turn_ends_once_after_it_said_it_worked() {
         "chunking changed the detections"
     );
 }
+
+/// `/plan` typed into Codex: it draws `• Model changed to … for Plan
+/// mode.` and its input row, with no busy row and no state at all (no
+/// model turn). The command ends once, after the screen stayed idle for
+/// [`clawmux::detect::SILENT_COMMAND_QUIET`]: it was never reported ended,
+/// and every later command queued behind it.
+#[test]
+fn a_codex_command_without_a_model_turn_ends_once() {
+    let input = "\r\n› Ask Codex to do anything\r\n  GPT-6-Sol default · /ws\r\n";
+    let frames = [
+        (
+            0,
+            format!("{}  >_ OpenAI Codex (v0.171.0)\r\n", osc("working")),
+        ),
+        (100, format!("{}{input}", osc("idle"))),
+        (
+            1100,
+            format!("• Model changed to gpt-6-sol medium for Plan mode.\r\n{input}"),
+        ),
+    ];
+    let quiet = clawmux::detect::SILENT_COMMAND_QUIET.as_millis() as u64;
+    for bytewise in [false, true] {
+        let profile = Profiles::defaults().unwrap().get("codex").unwrap();
+        let mut w = PaneWatcher::new(
+            "%1".parse().unwrap(),
+            profile,
+            DetectorConfig::default(),
+            100,
+            30,
+        );
+        let mut seen = Vec::new();
+        for (i, (at, bytes)) in frames.iter().enumerate() {
+            if *at == 1100 {
+                w.typed("/plan");
+            }
+            if bytewise {
+                for b in bytes.as_bytes() {
+                    w.feed(Millis(*at), std::slice::from_ref(b), &mut |d| seen.push(d));
+                }
+            } else {
+                w.feed(Millis(*at), bytes.as_bytes(), &mut |d| seen.push(d));
+            }
+            let next = frames.get(i + 1).map_or(60_000, |(t, _)| *t - 1);
+            while let Some(due) = w.next_deadline().filter(|d| d.0 <= next) {
+                w.tick(due, &mut |d| seen.push(d));
+            }
+        }
+        let done: Vec<u64> = (kinds(&seen).into_iter())
+            .filter(|(_, k)| k == "completed")
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(done.len(), 1, "{:?}", kinds(&seen));
+        assert!(done[0] >= 1100 + quiet, "{:?}", kinds(&seen));
+    }
+}

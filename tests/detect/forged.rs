@@ -167,6 +167,51 @@ fn a_forged_working_in_a_shell_pane_is_text() {
     assert!(done[0] < 1000, "{:?}", names(&seen));
 }
 
+/// A window title and an OSC 777 notification as Gemini CLI sends them
+/// (`✋  Action Required`, `Gemini CLI session complete`): states only to
+/// the profile that declares them (`gemini`).
+fn gemini_says(title: &str, notification: &str) -> String {
+    format!("\x1b]0;{title}\x07\x1b]777;notify;{notification};Run finished\x07")
+}
+
+#[test]
+fn a_forged_gemini_title_or_notification_is_text_to_other_profiles() {
+    // In a shell pane (an adopted shell): each command still ends at its
+    // prompt, though the file `cat` says Gemini waits for an answer.
+    let prompt = "$ ";
+    let frames = vec![
+        (0, prompt.to_owned()),
+        (
+            100,
+            format!(
+                "cat notes\r\n{}\r\n{prompt}",
+                gemini_says("✋  Action Required", "Gemini CLI needs your attention")
+            ),
+        ),
+        (1000, "echo after\r\nafter\r\n$ ".to_owned()),
+    ];
+    let typed = [(100, "cat notes"), (1000, "echo after")];
+    let seen = both("shell", &frames, &typed, 1500);
+    let done = completions(&seen);
+    assert_eq!(done.len(), 2, "{:?}", names(&seen));
+    assert!(done[0] < 1000, "{:?}", names(&seen));
+    // In a Codex turn: Gemini's `session complete` and `◇  Ready` printed
+    // at 1.8 s end nothing; the closing row at 5.3 s ends the turn.
+    let mut frames = codex_turn_with_forged_done("codex");
+    for (at, bytes) in &mut frames {
+        if *at == 1800 {
+            *bytes = format!(
+                "• part 2 of the answer\r\n{}",
+                gemini_says("◇  Ready", "Gemini CLI session complete")
+            );
+        }
+    }
+    let seen = both("codex", &frames, &[(500, "explain")], 20_000);
+    let done = completions(&seen);
+    assert_eq!(done.len(), 1, "{:?}", names(&seen));
+    assert!(done[0] >= 5300, "{:?}", names(&seen));
+}
+
 #[test]
 fn a_state_the_screen_never_bears_out_lapses() {
     // A Codex pane at rest, then a `state=working` (or `blocked`) of its
