@@ -1,0 +1,879 @@
+//! The state database, `state.db`: SQLite in WAL mode, one table per
+//! collection of [`State`] (named after its field), one row per entry
+//! keyed by the entry's own id (a project's name, an outbox entry's uuid,
+//! a job's id, …), its value the entry as JSON. A save writes only the
+//! entries that changed since the last save (upserts and deletes) in one
+//! transaction: it costs the change, not the state.
+//!
+//! What changed is found by comparing the state with the last one saved,
+//! collection by collection (`PartialEq`, so an unchanged collection costs
+//! a comparison and no serialising) and then entry by entry by key. Lists
+//! keep their order in a `seq` column: an entry gets the next number when
+//! it first appears; a list whose saved entries come back in another order
+//! (never done today: entries are appended and removed) is renumbered
+//! whole. So a save of a delivered card with 2,000 queued costs one
+//! delete, the `cards` row and the comparison of the rest in memory; one
+//! fsync of the WAL (see [`open_conn`]).
+//!
+//! Opening: a missing `state.db` is made from `state.json` (or its newest
+//! good backup) when there is one, which is then renamed
+//! `state.json.migrated`; a database that fails its check or cannot be read
+//! is moved aside as `state.db.corrupt` (with its WAL), and what can still
+//! be read from it, table by table, is kept.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, params};
+use serde::Serialize;
+
+use super::state::{ApprovalId, CardHandle, DeadLetter, Job, OutboxEntry};
+use super::state_file::{Loaded, StateError, StateFile};
+use super::{State, private};
+
+/// The database's file name in the state directory.
+pub const DB_FILE: &str = "state.db";
+/// The state file of earlier versions, migrated on first start.
+pub const JSON_FILE: &str = "state.json";
+/// The schema version (`PRAGMA user_version`) this code writes and reads.
+const SCHEMA_VERSION: i64 = 1;
+/// How long a save waits for a write lock someone else holds (an operator's
+/// `sqlite3` shell) before it counts as failed (milliseconds): the daemon
+/// is the only writer, so a lock held longer is a problem to report, and a
+/// durable update should not wait longer than this for it.
+const BUSY_TIMEOUT_MS: u64 = 1_000;
+
+/// How a table's rows make the collection's JSON.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// An object: key -> value (maps, and the delivered cards in order).
+    Map,
+    /// An array of the values, in `seq` order.
+    List,
+}
+
+/// The collections, by [`State`]'s field names, and how each is stored.
+const TABLES: [(&str, Shape); 12] = [
+    ("projects", Shape::Map),
+    ("chats", Shape::Map),
+    ("approvals", Shape::Map),
+    ("cards", Shape::Map),
+    ("outbox", Shape::List),
+    ("jobs", Shape::List),
+    ("dedupe", Shape::List),
+    ("dead_letters", Shape::List),
+    ("streams", Shape::Map),
+    ("reminders", Shape::Map),
+    ("reminded", Shape::List),
+    ("closed", Shape::List),
+];
+
+/// What one save wrote.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SaveStats {
+    /// Rows inserted or replaced.
+    pub upserts: usize,
+    /// Rows deleted.
+    pub deletes: usize,
+    /// Bytes of keys and JSON values written.
+    pub bytes: usize,
+}
+
+/// What opening found besides the state.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    /// The JSON file the state came from.
+    pub from: PathBuf,
+    /// Where it was kept.
+    pub kept: PathBuf,
+    /// Rows written.
+    pub entries: usize,
+}
+
+/// The open database and what it holds, as the saver writes it.
+pub struct StateDb {
+    conn: Connection,
+    path: PathBuf,
+    /// The state as last saved: what the next save compares with.
+    saved: State,
+    /// Per table (in [`TABLES`] order), the key -> seq of every row.
+    seqs: Vec<HashMap<String, i64>>,
+    /// Per table, the next unused seq.
+    next: Vec<i64>,
+}
+
+/// One table's planned writes.
+#[derive(Default)]
+struct Change {
+    /// key, seq, JSON value.
+    upserts: Vec<(String, i64, String)>,
+    deletes: Vec<String>,
+    next: i64,
+}
+
+impl StateDb {
+    /// Opens (making or migrating as needed) the database in `dir`.
+    pub fn open(dir: &Path) -> Result<(StateDb, Loaded, Option<Migrated>), StateError> {
+        let path = dir.join(DB_FILE);
+        let building = sibling(&path, ".migrating");
+        // A migration cut short: its half-built file is of no use (the
+        // JSON file it came from is still there).
+        let _ = fs::remove_file(&building);
+        if path.exists() {
+            return match open_existing(&path) {
+                Ok(db) => Ok((db, Loaded::Current, None)),
+                Err(Unusable::Corrupt(problem)) => salvage(dir, &path, problem),
+                // Busy, out of memory, no permission: the file may be fine
+                // and is left alone.
+                Err(Unusable::Error(source)) => Err(StateError::Database { path, source }),
+            };
+        }
+        let json = StateFile::new(dir.join(JSON_FILE));
+        let had_json = json.path().exists()
+            || (1..=super::state_file::STATE_BACKUPS)
+                .any(|n| sibling(json.path(), &format!(".{n}")).exists());
+        let (state, loaded) = json.load::<State>()?;
+        let (db, entries) = create(&path, &state)?;
+        if !had_json {
+            return Ok((db, Loaded::Fresh, None));
+        }
+        let kept = sibling(json.path(), ".migrated");
+        if json.path().exists() {
+            let werr = |source| StateError::Write {
+                path: kept.clone(),
+                source,
+            };
+            fs::rename(json.path(), &kept).map_err(werr)?;
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&kept, fs::Permissions::from_mode(private::FILE_MODE))
+                .map_err(werr)?;
+            sync_dir(dir).map_err(werr)?;
+        }
+        let loaded = match loaded {
+            Loaded::Current | Loaded::Fresh => Loaded::Current,
+            other => other,
+        };
+        let migrated = Migrated {
+            from: json.path().to_path_buf(),
+            kept,
+            entries,
+        };
+        Ok((db, loaded, Some(migrated)))
+    }
+
+    /// The state as loaded (and as last saved).
+    pub fn state(&self) -> &State {
+        &self.saved
+    }
+
+    /// Writes what changed between the last save and `state` in one
+    /// transaction. On failure nothing is written and the next save
+    /// compares with the same last saved state, so it writes this change
+    /// too.
+    pub fn save(&mut self, state: State) -> Result<SaveStats, StateError> {
+        let changes =
+            diff(&self.saved, &state, &self.seqs, &self.next).map_err(StateError::Serialize)?;
+        let mut stats = SaveStats::default();
+        if changes.is_empty() {
+            self.saved = state;
+            return Ok(stats);
+        }
+        let werr = |source| StateError::Database {
+            path: self.path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(werr)?;
+        for (t, change) in &changes {
+            let name = TABLES[*t].0;
+            let mut del = tx
+                .prepare_cached(&format!("DELETE FROM {name} WHERE k = ?1"))
+                .map_err(werr)?;
+            for key in &change.deletes {
+                del.execute([key]).map_err(werr)?;
+            }
+            let mut put = tx
+                .prepare_cached(&format!(
+                    "INSERT OR REPLACE INTO {name} (k, seq, v) VALUES (?1, ?2, ?3)"
+                ))
+                .map_err(werr)?;
+            for (key, seq, value) in &change.upserts {
+                put.execute(params![key, seq, value]).map_err(werr)?;
+                stats.bytes += key.len() + value.len();
+            }
+            stats.upserts += change.upserts.len();
+            stats.deletes += change.deletes.len();
+        }
+        tx.commit().map_err(werr)?;
+        for (t, change) in changes {
+            let seqs = &mut self.seqs[t];
+            for key in change.deletes {
+                seqs.remove(&key);
+            }
+            for (key, seq, _) in change.upserts {
+                seqs.insert(key, seq);
+            }
+            self.next[t] = change.next;
+        }
+        self.saved = state;
+        Ok(stats)
+    }
+}
+
+/// Reads the state saved in `dir`'s database without changing it (tests,
+/// tools). `None` when there is no database yet.
+pub fn read(dir: &Path) -> Result<Option<State>, StateError> {
+    let path = dir.join(DB_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .and_then(|c| {
+            c.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+            Ok(c)
+        })
+        .map_err(|source| StateError::Database {
+            path: path.clone(),
+            source,
+        })?;
+    let (tables, problems) = read_tables(&conn, true);
+    if let Some(problem) = problems.into_iter().next() {
+        return Err(StateError::Corrupt { path, problem });
+    }
+    let (state, _) = state_from(&tables);
+    Ok(Some(state))
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    fs::File::open(dir).and_then(|d| d.sync_all())
+}
+
+/// Opens `path` with the settings every connection of the daemon uses.
+///
+/// WAL: a commit appends the changed pages to `state.db-wal` instead of
+/// rewriting the database, and readers (tests, an operator's `sqlite3`)
+/// never block the writer. `synchronous = FULL`: every commit fsyncs the
+/// WAL before it returns, so a change the daemon acts on after
+/// `update_durable` (typing into a pane, after recording the intent)
+/// survives a power loss too, not only a crash of the process, which is
+/// what the state file gave before; `NORMAL` would only sync at
+/// checkpoints and could lose the last commits on power loss.
+fn open_conn(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
+/// Why an existing database was not opened.
+enum Unusable {
+    /// Its content is bad: it is moved aside.
+    Corrupt(String),
+    /// Opening failed for another reason: it is left alone.
+    Error(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for Unusable {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match e.sqlite_error_code() {
+            Some(DatabaseCorrupt | NotADatabase) => Unusable::Corrupt(e.to_string()),
+            _ => Unusable::Error(e),
+        }
+    }
+}
+
+/// Opens a database that exists, checks it and loads the state.
+fn open_existing(path: &Path) -> Result<StateDb, Unusable> {
+    let conn = open_conn(path)?;
+    let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+    if check != "ok" {
+        return Err(Unusable::Corrupt(format!("failed its check: {check}")));
+    }
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version != SCHEMA_VERSION {
+        return Err(Unusable::Corrupt(format!(
+            "schema version {version}, this clawmux reads {SCHEMA_VERSION}"
+        )));
+    }
+    let (tables, problems) = read_tables(&conn, true);
+    if let Some(problem) = problems.into_iter().next() {
+        return Err(Unusable::Corrupt(problem));
+    }
+    let (state, problems) = state_from(&tables);
+    if let Some(problem) = problems.into_iter().next() {
+        return Err(Unusable::Corrupt(problem));
+    }
+    let (seqs, next) = seqs_of(&tables);
+    let db = StateDb {
+        conn,
+        path: path.to_path_buf(),
+        saved: state,
+        seqs,
+        next,
+    };
+    Ok(db)
+}
+
+/// One table's rows as read: key, seq, JSON value.
+type Rows = Vec<(String, i64, String)>;
+
+/// Reads every table, in order. `strict`: stop at the first problem;
+/// else keep the rows read before a table's problem and go on.
+fn read_tables(conn: &Connection, strict: bool) -> (Vec<Rows>, Vec<String>) {
+    let mut tables = Vec::new();
+    let mut problems = Vec::new();
+    for (name, _) in TABLES {
+        let mut rows = Vec::new();
+        if let Err(e) = read_table(conn, name, &mut rows) {
+            problems.push(format!("table {name}: {e}"));
+            if strict {
+                return (tables, problems);
+            }
+        }
+        tables.push(rows);
+    }
+    (tables, problems)
+}
+
+fn read_table(conn: &Connection, name: &str, rows: &mut Rows) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(&format!("SELECT k, seq, v FROM {name} ORDER BY seq, k"))?;
+    let mut found = stmt.query([])?;
+    while let Some(row) = found.next()? {
+        rows.push((row.get(0)?, row.get(1)?, row.get(2)?));
+    }
+    Ok(())
+}
+
+/// The state the tables hold; a table whose rows do not make its
+/// collection is left empty and named in the problems.
+fn state_from(tables: &[Rows]) -> (State, Vec<String>) {
+    let mut fields = Vec::new();
+    let mut problems = Vec::new();
+    for ((name, shape), rows) in TABLES.iter().zip(tables) {
+        let field = collection_json(name, *shape, rows);
+        // Each collection checked alone, so one bad table costs only itself.
+        match serde_json::from_str::<State>(&format!("{{{field}}}")) {
+            Ok(_) => fields.push(field),
+            Err(e) => problems.push(format!("table {name}: {e}")),
+        }
+    }
+    let text = format!("{{{}}}", fields.join(","));
+    match serde_json::from_str::<State>(&text) {
+        Ok(state) => (state, problems),
+        Err(e) => {
+            problems.push(e.to_string());
+            (State::default(), problems)
+        }
+    }
+}
+
+/// `"name":{…}` or `"name":[…]` from a table's rows (values are JSON
+/// already; the text keeps the rows' order, which the cards' map needs).
+fn collection_json(name: &str, shape: Shape, rows: &Rows) -> String {
+    let mut out = format!("\"{name}\":");
+    let (open, close) = match shape {
+        Shape::Map => ('{', '}'),
+        Shape::List => ('[', ']'),
+    };
+    out.push(open);
+    for (i, (key, _, value)) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if shape == Shape::Map {
+            out.push_str(&serde_json::Value::from(key.as_str()).to_string());
+            out.push(':');
+        }
+        out.push_str(value);
+    }
+    out.push(close);
+    out
+}
+
+fn seqs_of(tables: &[Rows]) -> (Vec<HashMap<String, i64>>, Vec<i64>) {
+    let seqs: Vec<HashMap<String, i64>> = tables
+        .iter()
+        .map(|rows| rows.iter().map(|(k, s, _)| (k.clone(), *s)).collect())
+        .collect();
+    let next = tables
+        .iter()
+        .map(|rows| rows.iter().map(|(_, s, _)| s + 1).max().unwrap_or(0))
+        .collect();
+    (seqs, next)
+}
+
+/// Makes a new database at `path` holding `state`: built under a temp name
+/// and renamed, so `state.db` is always whole. Returns it and the rows
+/// written.
+fn create(path: &Path, state: &State) -> Result<(StateDb, usize), StateError> {
+    let building = sibling(path, ".migrating");
+    let dberr = |source| StateError::Database {
+        path: path.to_path_buf(),
+        source,
+    };
+    let werr = |source| StateError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        private::create_dir(dir).map_err(werr)?;
+    }
+    // Made 0600 before SQLite opens it; its WAL and shared-memory files
+    // take the database's mode.
+    drop(private::create(&building).map_err(werr)?);
+    let mut entries = 0;
+    {
+        let mut conn = Connection::open_with_flags(
+            &building,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(dberr)?;
+        // A rollback journal while it is built: the file alone is the
+        // database when it is renamed.
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(dberr)?;
+        let tx = conn.transaction().map_err(dberr)?;
+        for (name, _) in TABLES {
+            tx.execute_batch(&format!(
+                "CREATE TABLE {name} (k TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL, v TEXT NOT NULL) WITHOUT ROWID;"
+            ))
+            .map_err(dberr)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(dberr)?;
+        tx.commit().map_err(dberr)?;
+        drop(conn);
+    }
+    fs::rename(&building, path).map_err(werr)?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir).map_err(werr)?;
+    }
+    let conn = open_conn(path).map_err(dberr)?;
+    let mut db = StateDb {
+        conn,
+        path: path.to_path_buf(),
+        saved: State::default(),
+        seqs: vec![HashMap::new(); TABLES.len()],
+        next: vec![0; TABLES.len()],
+    };
+    let stats = db.save(state.clone())?;
+    entries += stats.upserts;
+    Ok((db, entries))
+}
+
+/// A database that cannot be used: moved aside with its WAL as
+/// `state.db.corrupt`, what can be read from it kept in a new database.
+fn salvage(
+    dir: &Path,
+    path: &Path,
+    problem: String,
+) -> Result<(StateDb, Loaded, Option<Migrated>), StateError> {
+    let problem = format!("{} is unusable: {problem}", path.display());
+    let aside = sibling(path, ".corrupt");
+    let werr = |source| StateError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    fs::rename(path, &aside).map_err(werr)?;
+    for suffix in ["-wal", "-shm"] {
+        let from = sibling(path, suffix);
+        if from.exists() {
+            fs::rename(&from, sibling(&aside, suffix)).map_err(werr)?;
+        }
+    }
+    sync_dir(dir).map_err(werr)?;
+    let (state, lost) = match Connection::open_with_flags(&aside, OpenFlags::SQLITE_OPEN_READ_WRITE)
+    {
+        Ok(conn) => {
+            let (tables, mut lost) = read_tables(&conn, false);
+            let (state, more) = state_from(&tables);
+            lost.extend(more);
+            (state, lost)
+        }
+        Err(e) => (State::default(), vec![e.to_string()]),
+    };
+    let (db, _) = create(path, &state)?;
+    let loaded = if state == State::default() {
+        Loaded::Reset { problem }
+    } else {
+        let problem = if lost.is_empty() {
+            problem
+        } else {
+            format!("{problem}; not read: {}", lost.join("; "))
+        };
+        Loaded::Backup {
+            backup: aside,
+            problem,
+        }
+    };
+    Ok((db, loaded, None))
+}
+
+/// The rows of each changed collection that differ from the last save.
+fn diff(
+    old: &State,
+    new: &State,
+    seqs: &[HashMap<String, i64>],
+    next: &[i64],
+) -> Result<Vec<(usize, Change)>, serde_json::Error> {
+    let mut out = Vec::new();
+    let mut table = |t: usize, ordered: bool, old_rows: RowsOf, new_rows: RowsOf| {
+        let change = diff_table(ordered, &old_rows, &new_rows, &seqs[t], next[t])?;
+        if !(change.upserts.is_empty() && change.deletes.is_empty()) {
+            out.push((t, change));
+        }
+        Ok::<(), serde_json::Error>(())
+    };
+    // Each collection compared whole first: an unchanged one costs no
+    // rows. Indexes are those of [`TABLES`].
+    macro_rules! map {
+        ($t:expr, $field:ident) => {
+            if old.$field != new.$field {
+                table($t, false, keyed(&old.$field), keyed(&new.$field))?;
+            }
+        };
+    }
+    macro_rules! list {
+        ($t:expr, $ordered:expr, $field:ident, $id:expr) => {
+            if old.$field != new.$field {
+                let (o, n) = (
+                    listed(old.$field.iter(), $id),
+                    listed(new.$field.iter(), $id),
+                );
+                table($t, $ordered, o, n)?;
+            }
+        };
+    }
+    map!(0, projects);
+    map!(1, chats);
+    map!(2, approvals);
+    if old.cards != new.cards {
+        table(3, true, card_rows(old), card_rows(new))?;
+    }
+    list!(4, true, outbox, |e: &OutboxEntry| e.uuid.clone());
+    list!(5, true, jobs, |j: &Job| j.id.to_string());
+    list!(6, true, dedupe, |id: &String| id.clone());
+    list!(7, true, dead_letters, |d: &DeadLetter| d.entry.uuid.clone());
+    map!(8, streams);
+    map!(9, reminders);
+    list!(10, false, reminded, |id: &ApprovalId| id.to_string());
+    list!(11, true, closed, |h: &CardHandle| h.to_string());
+    Ok(out)
+}
+
+/// A collection's rows: key and entry.
+type RowsOf<'a> = Vec<(String, &'a dyn Entry)>;
+
+/// An entry of a collection: compared with the saved one, and written as
+/// JSON when it differs.
+trait Entry {
+    fn same(&self, other: &dyn Entry) -> bool;
+    fn json(&self) -> Result<String, serde_json::Error>;
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: PartialEq + Serialize + 'static> Entry for T {
+    fn same(&self, other: &dyn Entry) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+    fn json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The delivered cards' rows, in delivery order.
+fn card_rows(s: &State) -> RowsOf<'_> {
+    (s.cards.iter())
+        .map(|(k, v)| (k.clone(), v as &dyn Entry))
+        .collect()
+}
+
+/// A map's rows: its keys as they are written.
+fn keyed<K: ToString, V: Entry>(
+    map: &std::collections::BTreeMap<K, V>,
+) -> Vec<(String, &dyn Entry)> {
+    map.iter()
+        .map(|(k, v)| (k.to_string(), v as &dyn Entry))
+        .collect()
+}
+
+/// A list's rows, keyed by each entry's id; an id seen again (a list may
+/// hold one twice) gets `\u{1}N` appended, so every row has its own key.
+fn listed<'a, T: Entry + 'a>(
+    items: impl Iterator<Item = &'a T>,
+    id: impl Fn(&T) -> String,
+) -> Vec<(String, &'a dyn Entry)> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    items
+        .map(|item| {
+            let base = id(item);
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            let key = if *n == 1 {
+                base
+            } else {
+                format!("{base}\u{1}{n}")
+            };
+            (key, item as &dyn Entry)
+        })
+        .collect()
+}
+
+/// One table's writes: rows new or changed since the last save, and rows
+/// gone. `seqs` are the saved rows' numbers; in an `ordered` table a new
+/// row gets the next number, and rows found out of their saved order
+/// renumber the table.
+fn diff_table(
+    ordered: bool,
+    old: &[(String, &dyn Entry)],
+    new: &[(String, &dyn Entry)],
+    seqs: &HashMap<String, i64>,
+    next: i64,
+) -> Result<Change, serde_json::Error> {
+    let before: HashMap<&str, &dyn Entry> = old.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let mut change = Change {
+        next,
+        ..Change::default()
+    };
+    let mut last = i64::MIN;
+    let mut in_order = true;
+    let mut planned: Vec<(&str, i64, &dyn Entry)> = Vec::new();
+    for (key, entry) in new {
+        match (seqs.get(key.as_str()), before.get(key.as_str())) {
+            (Some(&seq), Some(saved)) => {
+                in_order &= seq > last;
+                last = seq;
+                if !entry.same(*saved) {
+                    planned.push((key, seq, *entry));
+                }
+            }
+            // New (or saved without a snapshot entry: written again).
+            (seq, _) => {
+                let seq = match seq {
+                    Some(&s) if !ordered => s,
+                    _ => {
+                        change.next += 1;
+                        change.next - 1
+                    }
+                };
+                last = seq;
+                planned.push((key, seq, *entry));
+            }
+        }
+    }
+    if ordered && !in_order {
+        planned = (new.iter().enumerate())
+            .map(|(i, (k, e))| (k.as_str(), change.next + i as i64, *e))
+            .collect();
+        change.next += new.len() as i64;
+    }
+    for (key, seq, entry) in planned {
+        change.upserts.push((key.to_string(), seq, entry.json()?));
+    }
+    let present: HashSet<&str> = new.iter().map(|(k, _)| k.as_str()).collect();
+    change.deletes = (seqs.keys())
+        .filter(|k| !present.contains(k.as_str()))
+        .cloned()
+        .collect();
+    Ok(change)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::state::{ChatTarget, OutboxOp};
+    use std::os::unix::fs::MetadataExt;
+
+    fn card(i: usize) -> OutboxEntry {
+        OutboxEntry {
+            uuid: format!("u{i}"),
+            op: OutboxOp::Patch {
+                handle: format!("h{i}").into(),
+            },
+            card: serde_json::json!({"body": "x".repeat(500), "n": i}),
+            text: format!("card {i}"),
+            created_ms: i as u64,
+        }
+    }
+
+    fn reopen(dir: &Path) -> State {
+        let (db, loaded, migrated) = StateDb::open(dir).unwrap();
+        assert_eq!((loaded, migrated), (Loaded::Current, None));
+        db.saved
+    }
+
+    #[test]
+    fn a_save_writes_what_changed_and_keeps_the_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, loaded, _) = StateDb::open(dir.path()).unwrap();
+        assert_eq!(loaded, Loaded::Fresh);
+        let mut state = State::default();
+        state.outbox.extend((0..2000).map(card));
+        state.chats.insert("oc_1".into(), "demo".into());
+        let all = db.save(state.clone()).unwrap();
+        assert_eq!((all.upserts, all.deletes), (2001, 0));
+
+        // One card delivered: its entry leaves, its message id is kept.
+        state.outbox.pop_front();
+        state.cards.insert("h0".into(), "om_0".into());
+        let one = db.save(state.clone()).unwrap();
+        assert_eq!((one.upserts, one.deletes), (1, 1));
+        assert!(one.bytes < all.bytes / 500, "{one:?} against {all:?}");
+        assert_eq!(db.save(state.clone()).unwrap(), SaveStats::default());
+
+        // A changed entry in the middle is one row; a new one goes last.
+        state.outbox[500].text = "changed".into();
+        state.outbox.push_back(card(2000));
+        let two = db.save(state.clone()).unwrap();
+        assert_eq!((two.upserts, two.deletes), (2, 0));
+        drop(db);
+        assert_eq!(reopen(dir.path()), state);
+    }
+
+    #[test]
+    fn entries_out_of_order_and_repeated_ids_read_back_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
+        let mut state = State::default();
+        state.outbox.extend((0..5).map(card));
+        for h in ["a", "b", "a"] {
+            state.close_card(&h.into());
+        }
+        db.save(state.clone()).unwrap();
+        // One put in front: the list is renumbered, not misread.
+        state.outbox.push_front(card(9));
+        state.close_card(&"a".into());
+        let stats = db.save(state.clone()).unwrap();
+        assert_eq!((stats.upserts, stats.deletes), (7, 0), "6 renumbered + 1");
+        drop(db);
+        let back = reopen(dir.path());
+        assert_eq!(back.outbox, state.outbox);
+        assert_eq!(back.closed, state.closed);
+    }
+
+    #[test]
+    fn a_state_file_is_migrated_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = State::default();
+        state.chats.insert("oc_1".into(), "demo".into());
+        state.outbox.extend((0..3).map(card));
+        let json = StateFile::new(dir.path().join(JSON_FILE));
+        json.save(&state).unwrap();
+        let (db, loaded, migrated) = StateDb::open(dir.path()).unwrap();
+        assert_eq!(loaded, Loaded::Current);
+        let migrated = migrated.expect("migrated");
+        assert_eq!(migrated.entries, 4);
+        assert_eq!(migrated.kept, dir.path().join("state.json.migrated"));
+        assert_eq!(db.saved, state);
+        drop(db);
+        assert!(!json.path().exists());
+        for name in ["state.json.migrated", DB_FILE] {
+            let mode = fs::metadata(dir.path().join(name)).unwrap().mode();
+            assert_eq!(mode & 0o777, private::FILE_MODE, "{name}");
+        }
+        assert_eq!(reopen(dir.path()), state, "not migrated again");
+        assert!(!dir.path().join("state.db.migrating").exists());
+    }
+
+    #[test]
+    fn a_corrupt_state_file_migrates_from_its_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = StateFile::new(dir.path().join(JSON_FILE));
+        let mut state = State::default();
+        state.chats.insert("oc_1".into(), "demo".into());
+        json.save(&state).unwrap();
+        json.save(&State::default()).unwrap();
+        fs::write(json.path(), b"{garbage").unwrap();
+        let (db, loaded, migrated) = StateDb::open(dir.path()).unwrap();
+        assert!(matches!(loaded, Loaded::Backup { .. }), "{loaded:?}");
+        assert!(migrated.is_some());
+        assert_eq!(db.saved, state);
+    }
+
+    #[test]
+    fn a_bad_table_costs_only_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
+        let mut state = State::default();
+        state.chats.insert("oc_1".into(), "demo".into());
+        state.outbox.extend((0..3).map(card));
+        db.save(state.clone()).unwrap();
+        db.conn
+            .execute("UPDATE outbox SET v = '{\"not\":1}' WHERE k = 'u1'", [])
+            .unwrap();
+        drop(db);
+        let (db, loaded, _) = StateDb::open(dir.path()).unwrap();
+        let Loaded::Backup { backup, problem } = loaded else {
+            panic!("{loaded:?}")
+        };
+        assert_eq!(backup, dir.path().join("state.db.corrupt"));
+        assert!(problem.contains("table outbox"), "{problem}");
+        assert_eq!(db.saved.chats, state.chats, "the rest is kept");
+        assert!(db.saved.outbox.is_empty());
+        assert!(backup.exists(), "the bad database is kept");
+        drop(db);
+        assert_eq!(reopen(dir.path()).chats, state.chats);
+    }
+
+    #[test]
+    fn an_unreadable_database_is_moved_aside_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
+        let mut state = State::default();
+        state.chats.insert("oc_1".into(), "demo".into());
+        db.save(state).unwrap();
+        drop(db);
+        let path = dir.path().join(DB_FILE);
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
+        let (mut db, loaded, _) = StateDb::open(dir.path()).unwrap();
+        assert!(
+            matches!(loaded, Loaded::Reset { .. } | Loaded::Backup { .. }),
+            "{loaded:?}"
+        );
+        assert_eq!(
+            fs::read(dir.path().join("state.db.corrupt")).unwrap().len(),
+            bytes.len() / 3
+        );
+        db.save(State::default()).unwrap();
+        fs::write(&path, b"not a database at all, not even close.....").unwrap();
+        drop(db);
+        let (_, loaded, _) = StateDb::open(dir.path()).unwrap();
+        assert!(matches!(loaded, Loaded::Reset { .. }), "{loaded:?}");
+    }
+
+    #[test]
+    fn read_sees_what_was_saved_and_nothing_before_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read(dir.path()).unwrap(), None);
+        let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
+        let mut state = State::default();
+        state.jobs.push(Job::new(
+            &"demo".parse().unwrap(),
+            "t",
+            ChatTarget::Console,
+            None,
+            60,
+        ));
+        db.save(state.clone()).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), Some(state));
+        for name in [DB_FILE, "state.db-wal"] {
+            let mode = fs::metadata(dir.path().join(name)).unwrap().mode();
+            assert_eq!(mode & 0o777, private::FILE_MODE, "{name}");
+        }
+    }
+}
