@@ -294,12 +294,13 @@ fn save_loop(
         };
         // The state as it is now: it holds every change made so far, so
         // changes made while the last one was written are saved together.
-        // A copy, so the lock is not held while the database is written.
-        let (change, snapshot) = {
+        // What changed is found (and copied) under the lock; the database
+        // is written after it is released.
+        let (change, planned) = {
             let inner = lock_inner(inner);
-            (inner.changes, inner.state.clone())
+            (inner.changes, db.plan(&inner.state))
         };
-        let now_unsaved = match db.save(snapshot) {
+        let now_unsaved = match planned.and_then(|p| db.write(p)) {
             Ok(_) => {
                 if unsaved {
                     log.event(&LogEvent::StateSaved {
