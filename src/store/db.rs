@@ -48,6 +48,9 @@ const SCHEMA_VERSION: i64 = 1;
 /// durable update should not wait longer than this for it.
 const BUSY_TIMEOUT_MS: u64 = 1_000;
 
+/// The outbox's place in [`TABLES`].
+const OUTBOX: usize = 4;
+
 /// How a table's rows make the collection's JSON.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
@@ -110,6 +113,9 @@ pub struct StateDb {
 /// A save found and not written yet.
 pub struct Planned {
     changes: Vec<(usize, Change)>,
+    /// Copies of the outbox entries new or changed (see [`Reuse`]): the
+    /// outbox is the one collection large and changed on every delivery.
+    outbox_fresh: Option<Vec<super::state::OutboxEntry>>,
     /// The changed collections as they are to be saved (the rest default).
     parts: State,
 }
@@ -158,6 +164,8 @@ struct Change {
     upserts: Vec<(String, i64, String)>,
     deletes: Vec<String>,
     next: i64,
+    /// For a merged list: how to rebuild its saved copy.
+    reuse: Option<Reuse>,
 }
 
 impl StateDb {
@@ -231,15 +239,32 @@ impl StateDb {
         let changes =
             diff(&self.saved, state, &self.seqs, &self.next).map_err(StateError::Serialize)?;
         let mut parts = State::default();
-        for (t, _) in &changes {
-            copy_part(*t, state, &mut parts);
+        let mut outbox_fresh = None;
+        for (t, change) in &changes {
+            match (*t, &change.reuse) {
+                (OUTBOX, Some(reuse)) => {
+                    let fresh = (state.outbox.iter().zip(&reuse.fresh))
+                        .filter(|(_, f)| **f)
+                        .map(|(e, _)| e.clone());
+                    outbox_fresh = Some(fresh.collect());
+                }
+                _ => copy_part(*t, state, &mut parts),
+            }
         }
-        Ok(Planned { changes, parts })
+        Ok(Planned {
+            changes,
+            outbox_fresh,
+            parts,
+        })
     }
 
     /// Writes a planned save in one transaction.
     pub fn write(&mut self, planned: Planned) -> Result<SaveStats, StateError> {
-        let Planned { changes, mut parts } = planned;
+        let Planned {
+            changes,
+            mut outbox_fresh,
+            mut parts,
+        } = planned;
         let mut stats = SaveStats::default();
         if changes.is_empty() {
             return Ok(stats);
@@ -271,7 +296,18 @@ impl StateDb {
         }
         tx.commit().map_err(werr)?;
         for (t, change) in changes {
-            move_part(t, &mut parts, &mut self.saved);
+            let fresh = if t == OUTBOX {
+                outbox_fresh.take()
+            } else {
+                None
+            };
+            match (&change.reuse, fresh) {
+                (Some(reuse), Some(fresh)) => {
+                    let old = std::mem::take(&mut self.saved.outbox);
+                    self.saved.outbox = reuse.rebuild(old, fresh);
+                }
+                _ => move_part(t, &mut parts, &mut self.saved),
+            }
             let seqs = &mut self.seqs[t];
             for key in change.deletes {
                 seqs.remove(&key);
@@ -723,6 +759,10 @@ fn merge_table<T: Serialize + PartialEq>(
         ..Change::default()
     };
     let mut i = 0;
+    let mut reuse = Reuse {
+        kept_old: vec![false; old.len()],
+        fresh: Vec::with_capacity(new.len()),
+    };
     for (key, entry) in new {
         while let Some((old_key, _)) = old.get(i).filter(|(k, _)| k != key) {
             change.deletes.push(old_key.to_string());
@@ -732,12 +772,15 @@ fn merge_table<T: Serialize + PartialEq>(
             Some((_, saved)) => {
                 i += 1;
                 if saved == entry {
+                    reuse.kept_old[i - 1] = true;
+                    reuse.fresh.push(false);
                     continue;
                 }
                 seqs.get(*key).copied()
             }
             None => None,
         };
+        reuse.fresh.push(true);
         let seq = seq.unwrap_or_else(|| {
             change.next += 1;
             change.next - 1
@@ -749,7 +792,29 @@ fn merge_table<T: Serialize + PartialEq>(
     change
         .deletes
         .extend(old[i..].iter().map(|(k, _)| k.to_string()));
+    change.reuse = Some(reuse);
     Ok(change)
+}
+
+/// How a merged list's saved copy is rebuilt after a save without copying
+/// it whole: the old entries kept (in order) and, in the new order, which
+/// places take a copy of a new or changed entry.
+struct Reuse {
+    kept_old: Vec<bool>,
+    /// Per new entry: true for a copy, false for the next kept old entry.
+    fresh: Vec<bool>,
+}
+
+impl Reuse {
+    /// The new list from the `old` one and the `copies` of the fresh
+    /// entries.
+    fn rebuild<T, C: IntoIterator<Item = T> + FromIterator<T>>(&self, old: C, copies: Vec<T>) -> C {
+        let mut kept = (old.into_iter().zip(&self.kept_old)).filter_map(|(e, k)| k.then_some(e));
+        let mut copies = copies.into_iter();
+        (self.fresh.iter())
+            .filter_map(|&fresh| if fresh { copies.next() } else { kept.next() })
+            .collect()
+    }
 }
 
 /// One table's writes: rows new or changed since the last save, and rows
