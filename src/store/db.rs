@@ -13,11 +13,13 @@
 //! Lists keep their order in a `seq` column: a new entry at the end gets
 //! the next number; one put between others (never done today: entries are
 //! appended and removed) has the rows after it written again. Only the
-//! changed collections are copied for the saver. So the save after a
-//! delivery with 2,000 cards queued writes a few rows (the entry gone,
-//! the card's message id, a new entry) and one fsync of the WAL (see
-//! [`open_conn`]); its CPU is the comparison of the outbox and a copy of
-//! it (see the `save_cost` bench in the tests for figures).
+//! changed collections are copied for the saver, and of the outbox only
+//! its new or changed entries. So the save after a delivery with 2,000
+//! cards queued writes a few rows (the entry gone, the card's message id,
+//! a new entry) and one fsync of the WAL (see [`open_conn`]); in memory it
+//! still compares the queued entries and copies the delivered cards' and
+//! dedupe ids' collections when they change (see the `save_cost` bench in
+//! the tests for figures).
 //!
 //! Opening: a missing `state.db` is made from `state.json` (or its newest
 //! good backup) when there is one, which is then renamed
