@@ -282,14 +282,22 @@ pub enum LogEvent {
         /// Why it was left as it is.
         problem: Option<String>,
     },
-    /// `state.json` was bad; a backup was loaded.
+    /// The state was bad; a backup (or what could be read of it) was
+    /// loaded.
     StateRecovered { problem: String, backup: String },
-    /// `state.json` and every backup were bad: empty state.
+    /// The state and every backup were bad: empty state.
     StateReset { problem: String },
-    /// `state.json` could not be written (once per failing stretch).
+    /// The state database could not be written (once per failing stretch).
     StateError { error: String },
-    /// `state.json` was written again after an error.
+    /// The state database was written again after an error.
     StateSaved { note: String },
+    /// A `state.json` of an earlier version was moved into the state
+    /// database (`entries` rows) and kept as `kept`.
+    StateMigrated {
+        from: String,
+        kept: String,
+        entries: u64,
+    },
     /// The line before this one was cut short and is skipped by readers.
     LogRepaired { note: String },
     /// Records that could not be written (disk full) while the log failed,
@@ -393,6 +401,7 @@ pub const KINDS: &[&str] = &[
     "state_reset",
     "state_error",
     "state_saved",
+    "state_migrated",
     "log_repaired",
     "log_write_failed",
     "dialog_mismatch",
@@ -699,6 +708,11 @@ mod documented {
             LogEvent::StateReset { problem: s("bad") },
             LogEvent::StateError { error: s("full") },
             LogEvent::StateSaved { note: s("again") },
+            LogEvent::StateMigrated {
+                from: s("/s/state.json"),
+                kept: s("/s/state.json.migrated"),
+                entries: 3,
+            },
             LogEvent::LogRepaired { note: s("cut") },
             LogEvent::LogWriteFailed {
                 count: 1,
@@ -763,9 +777,10 @@ mod documented {
             AnswerResent { .. } => 47,
             Keys { .. } => 48,
             ClockSkew { .. } => 49,
+            StateMigrated { .. } => 50,
         }
     }
-    const VARIANTS: usize = 50;
+    const VARIANTS: usize = 51;
 
     /// GitHub's anchor for a heading: lower case, spaces to `-`, other
     /// punctuation (but `-` and `_`) dropped.

@@ -1,8 +1,11 @@
-//! Durable state: the append-only event log operators tail, the atomic state
-//! file (projects, chats, pending approvals, dedupe ids, outbox) and where
-//! both live on disk (a 0700 directory of 0600 files, see [`private`]).
+//! Durable state: the append-only event log operators tail, the state
+//! database (projects, chats, pending approvals, dedupe ids, outbox; see
+//! [`db`]), the atomic JSON files (the pairing lists, and `state.json`
+//! before it is migrated) and where they live on disk (a 0700 directory of
+//! 0600 files, see [`private`]).
 
 pub mod clock;
+pub mod db;
 pub mod event_log;
 pub mod ids;
 pub mod log_event;

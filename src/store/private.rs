@@ -1,6 +1,7 @@
 //! Private files: the state directory is 0700 and every file in it that
 //! holds chat text or identities (the event log, the state file and its
-//! backups, pairing requests, allowed senders) 0600. They are created with
+//! backups, the state database with its WAL, pairing requests, allowed
+//! senders) 0600. They are created with
 //! that mode whatever the umask, and checked at start: a wider mode is
 //! reported, and tightened when the current user owns the path.
 
@@ -15,7 +16,14 @@ pub const DIR_MODE: u32 = 0o700;
 pub const FILE_MODE: u32 = 0o600;
 /// Names (and name prefixes, for backups and rotated files) of the files
 /// checked at start.
-const PRIVATE_FILES: [&str; 4] = ["events.jsonl", "state.json", "pairing.json", "allowed.json"];
+const PRIVATE_FILES: [&str; 5] = [
+    "events.jsonl",
+    // The database, its `-wal` and `-shm` files and a copy moved aside.
+    "state.db",
+    "state.json",
+    "pairing.json",
+    "allowed.json",
+];
 
 /// Creates `dir` (and missing parents) with [`DIR_MODE`]. An existing
 /// directory is left as it is (see [`check`]).

@@ -1,20 +1,23 @@
 //! The daemon's one copy of [`State`], shared between its tasks. A change is
-//! made in memory under a lock and counted; a saver thread writes the
-//! newest state (compact JSON), so no async worker ever waits on an fsync
-//! and a burst of changes costs one snapshot, not one each; a task that must
-//! know its change is on disk before it acts (before typing into a pane)
-//! awaits [`SharedState::update_durable`] or [`SharedState::flush`]. A
-//! failed save (disk full) keeps the change in memory, tells the operator
-//! once, and is retried with the next change. The last handle dropped
-//! writes what is pending.
+//! made in memory under a lock and counted; a saver thread writes what
+//! changed since its last save to the state database (see [`super::db`]:
+//! one transaction of the changed rows, so a save costs the change, not
+//! the state), so no async worker ever waits on an fsync and a burst of
+//! changes costs one transaction, not one each; a task that must know its
+//! change is on disk before it acts (before typing into a pane) awaits
+//! [`SharedState::update_durable`] or [`SharedState::flush`]. A failed
+//! save (disk full) keeps the change in memory, tells the operator once,
+//! and is retried with the next change. The last handle dropped writes
+//! what is pending.
 
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 
 use tokio::sync::{Notify, watch};
 
+use super::db::StateDb;
 use super::state_file::Loaded;
-use super::{EventLog, LogError, LogEvent, State, StateError, StateFile, clock, private};
+use super::{EventLog, LogError, LogEvent, State, StateError, private};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -73,8 +76,10 @@ struct Slot {
 }
 
 impl SharedState {
-    /// Opens `state.json` and `events.jsonl` in `dir`. A corrupt state file
-    /// falls back to a backup; that is logged and returned for the operator.
+    /// Opens `state.db` and `events.jsonl` in `dir`. A `state.json` of an
+    /// earlier version is migrated; a corrupt database is moved aside and
+    /// what can be read of it kept. Both are logged, and returned for the
+    /// operator.
     pub fn open(dir: &Path) -> Result<(SharedState, Loaded), OpenError> {
         // Checked before anything is written: a wider mode is tightened
         // (when ours) and reported once the log is open.
@@ -90,8 +95,14 @@ impl SharedState {
                 problem: finding.problem.clone(),
             });
         }
-        let file = StateFile::new(dir.join("state.json"));
-        let (state, loaded) = file.load::<State>()?;
+        let (db, loaded, migrated) = StateDb::open(dir)?;
+        if let Some(m) = &migrated {
+            log.event(&LogEvent::StateMigrated {
+                from: m.from.display().to_string(),
+                kept: m.kept.display().to_string(),
+                entries: m.entries as u64,
+            });
+        }
         match &loaded {
             Loaded::Backup { backup, problem } => log.event(&LogEvent::StateRecovered {
                 problem: problem.clone(),
@@ -103,14 +114,14 @@ impl SharedState {
             Loaded::Current | Loaded::Fresh => {}
         }
         let inner = Arc::new(Mutex::new(Inner {
-            state,
+            state: db.state().clone(),
             changes: 0,
             #[cfg(test)]
             recorded: None,
         }));
         let saver =
-            Saver::start(inner.clone(), file, log.clone()).map_err(|source| StateError::Write {
-                path: dir.join("state.json"),
+            Saver::start(inner.clone(), db, log.clone()).map_err(|source| StateError::Write {
+                path: dir.join(super::db::DB_FILE),
                 source,
             })?;
         let shared = SharedState {
@@ -210,13 +221,13 @@ impl SaveQueue {
 }
 
 impl Saver {
-    fn start(inner: Arc<Mutex<Inner>>, file: StateFile, log: EventLog) -> std::io::Result<Saver> {
+    fn start(inner: Arc<Mutex<Inner>>, mut db: StateDb, log: EventLog) -> std::io::Result<Saver> {
         let queue = Arc::new(SaveQueue::default());
         let (attempted_tx, attempted) = watch::channel(0);
         let q = queue.clone();
         let thread = std::thread::Builder::new()
             .name("state-saver".into())
-            .spawn(move || save_loop(&q, &inner, &file, &log, &attempted_tx))?;
+            .spawn(move || save_loop(&q, &inner, &mut db, &log, &attempted_tx))?;
         Ok(Saver {
             queue,
             thread: Mutex::new(Some(thread)),
@@ -264,7 +275,7 @@ impl Drop for Saver {
 fn save_loop(
     queue: &SaveQueue,
     inner: &Mutex<Inner>,
-    file: &StateFile,
+    db: &mut StateDb,
     log: &EventLog,
     attempted: &watch::Sender<u64>,
 ) {
@@ -283,19 +294,17 @@ fn save_loop(
         };
         // The state as it is now: it holds every change made so far, so
         // changes made while the last one was written are saved together.
-        let (change, bytes) = {
+        // What changed is found (and copied) under the lock; the database
+        // is written after it is released.
+        let (change, planned) = {
             let inner = lock_inner(inner);
-            (inner.changes, serde_json::to_vec(&inner.state))
+            (inner.changes, db.plan(&inner.state))
         };
-        let saved = match bytes {
-            Ok(bytes) => file.save_bytes(&bytes, clock::now_ms()),
-            Err(err) => Err(StateError::Serialize(err)),
-        };
-        let now_unsaved = match saved {
-            Ok(()) => {
+        let now_unsaved = match planned.and_then(|p| db.write(p)) {
+            Ok(_) => {
                 if unsaved {
                     log.event(&LogEvent::StateSaved {
-                        note: "state file written again after an error".into(),
+                        note: "state database written again after an error".into(),
                     });
                 }
                 false
@@ -337,27 +346,34 @@ mod tests {
         let (again, _) = SharedState::open(dir.path()).unwrap();
         assert_eq!(again.read(|st| st.chats["oc_1"].clone()), "demo");
 
-        // Make saving fail (the temp path is taken by a directory).
-        std::fs::create_dir(dir.path().join("state.json.tmp")).unwrap();
+        // Make saving fail: another writer holds the database's write lock
+        // (longer than a save waits for it).
+        let blocker = rusqlite::Connection::open(dir.path().join("state.db")).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
         s.update(|st| st.chats.insert("oc_2".into(), "other".into()));
         s.flush_blocking();
         assert!(s.unsaved());
         assert_eq!(s.read(|st| st.chats.len()), 2, "kept in memory");
-        std::fs::remove_dir(dir.path().join("state.json.tmp")).unwrap();
+        s.update(|st| st.chats.insert("oc_3".into(), "third".into()));
+        s.flush_blocking();
+        blocker.execute_batch("ROLLBACK").unwrap();
         s.update(|_| ());
         s.flush_blocking();
         assert!(!s.unsaved());
         let (again, _) = SharedState::open(dir.path()).unwrap();
-        assert_eq!(again.read(|st| st.chats.len()), 2);
+        assert_eq!(
+            again.read(|st| st.chats.len()),
+            3,
+            "the failed saves' changes too"
+        );
         let log = super::super::event_log::read_all(dir.path()).unwrap();
         let kinds: Vec<_> = log.records.iter().map(|r| r.kind.as_str()).collect();
+        // One report for the failing stretch (two failed saves).
         assert_eq!(kinds, ["state_error", "state_saved"], "{:?}", log.records);
     }
 
     fn on_disk(dir: &Path) -> State {
-        let bytes = std::fs::read(dir.join("state.json")).unwrap();
-        assert!(!bytes.contains(&b'\n'), "compact JSON");
-        serde_json::from_slice(&bytes).unwrap()
+        super::super::db::read(dir).unwrap().expect("a database")
     }
 
     #[tokio::test(flavor = "current_thread")]

@@ -1,6 +1,7 @@
-//! What `state.json` holds: projects, each chat's current project, pending
-//! approvals, delivered card ids, the outbox of cards not yet delivered, and
-//! the ids of chat events already handled.
+//! What the state holds (in `state.db`, see [`super::db`]): projects, each
+//! chat's current project, pending approvals, delivered card ids, the
+//! outbox of cards not yet delivered, and the ids of chat events already
+//! handled.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -11,12 +12,12 @@ use serde_json::Value;
 use crate::control::{PaneId, SessionId, WindowId};
 
 /// Chat event ids remembered for dedupe: Feishu redelivers within minutes,
-/// so a few thousand recent ids are plenty and keep the file small.
+/// so a few thousand recent ids are plenty.
 pub const DEDUPE_CAPACITY: usize = 4096;
 /// Delivered cards whose message ids are kept: only recent cards are
 /// patched (progress, approvals), and a command makes a handful, so this
-/// covers hundreds of commands while keeping `state.json` (rewritten on
-/// every change) from growing for ever.
+/// covers hundreds of commands while keeping the state (compared with the
+/// last save on every change) from growing for ever.
 pub const CARDS_CAPACITY: usize = 2048;
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,7 +73,7 @@ impl State {
 }
 
 /// Dead letters kept for the operator to inspect: enough to see a pattern,
-/// small enough for `state.json`, which is rewritten on every change.
+/// small enough to keep in memory and compare on every save.
 pub const DEAD_LETTER_CAPACITY: usize = 64;
 
 /// An outbox entry that can never be delivered, and why.
@@ -421,6 +422,11 @@ impl DedupeIds {
     pub fn contains(&self, id: &str) -> bool {
         self.seen.contains(id)
     }
+
+    /// The ids, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &String> {
+        self.order.iter()
+    }
 }
 
 impl Serialize for DedupeIds {
@@ -465,6 +471,11 @@ impl DeliveredCards {
                 self.ids.remove(&old);
             }
         }
+    }
+
+    /// Handle and message id of each card, oldest delivery first.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        (self.order.iter()).filter_map(|h| Some((h, self.ids.get(h)?)))
     }
 
     #[cfg(test)]

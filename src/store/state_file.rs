@@ -43,6 +43,16 @@ pub enum StateError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "cannot use {path}: {source} (the last saved state is kept; clawmux retries on the next change)"
+    )]
+    Database {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("{path} cannot be read: {problem}")]
+    Corrupt { path: PathBuf, problem: String },
     #[error("cannot serialize state: {0}")]
     Serialize(#[from] serde_json::Error),
 }
@@ -54,7 +64,9 @@ pub enum Loaded {
     Current,
     /// No state file yet: a fresh default.
     Fresh,
-    /// The state file was unreadable; this backup was used instead.
+    /// The state file was unreadable; this backup was used instead. (The
+    /// state database: it was moved aside to `backup`, and what could be
+    /// read of it was used.)
     Backup { backup: PathBuf, problem: String },
     /// The state file and every backup were unreadable: a fresh default.
     /// The bad file is kept as `NAME.corrupt` for the operator.

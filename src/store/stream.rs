@@ -1,4 +1,4 @@
-//! A streamed answer card as `state.json` keeps it: the answer the chat
+//! A streamed answer card as the state keeps it: the answer the chat
 //! should see, what the card surely shows, and the one operation sent whose
 //! outcome is not known yet. A restart replays that operation with the
 //! same sequence and uuid (a no-op for Feishu if it had taken it), so the

@@ -106,10 +106,7 @@ fn count(fake: &FakeFeishu, needle: &str) -> usize {
 
 /// The texts of the cards in the outbox, as the state file on disk has them.
 fn outbox(home: &Path) -> Vec<String> {
-    let state: serde_json::Value = std::fs::read(home.join("state.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let state = crate::support::state::read(home);
     let entries = state["outbox"].as_array().cloned().unwrap_or_default();
     entries
         .iter()

@@ -1,6 +1,6 @@
 //! Faults around the daemon: the agent's process dies, its session is
-//! killed, the watching control client dies, the state file is corrupt at
-//! start-up, the disk refuses writes. Each time: nothing lost,
+//! killed, the watching control client dies, the state database is
+//! corrupt at start-up, its writes are refused. Each time: nothing lost,
 //! and the user or operator is told.
 
 use clawmux::bridge::channels::chat::ToastLevel;
@@ -132,20 +132,33 @@ async fn approve_and_see_result(b: &mut Bridge, approval: &OutboxEntry, phase: u
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn corrupt_state_file_falls_back_to_a_backup() {
+async fn a_corrupt_state_table_costs_only_itself() {
     let mut b = Bridge::start().await;
     let approval = project_with_approval(&mut b, 8).await;
     b.stop().await;
-    let state = b.home.path().join("state.json");
-    let bytes = std::fs::read(&state).unwrap();
-    std::fs::write(&state, &bytes[..bytes.len() / 3]).unwrap();
+    // One row the daemon cannot read, in a table the approval does not
+    // need: the database is moved aside and the rest of it kept.
+    let db = b.home.path().join("state.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "INSERT INTO dedupe (k, seq, v) VALUES ('bad', 1000000, 'not json')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
     b.resume().await;
 
     approve_and_see_result(&mut b, &approval, 8).await;
+    let recovered = b.events().into_iter().find(|r| r.kind == "state_recovered");
+    let recovered = recovered.expect("the operator is told");
     assert!(
-        b.events().iter().any(|r| r.kind == "state_recovered"),
-        "the operator is told"
+        recovered
+            .field("problem")
+            .unwrap_or_default()
+            .contains("table dedupe"),
+        "{recovered:?}"
     );
+    assert!(b.home.path().join("state.db.corrupt").exists(), "kept");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,13 +170,13 @@ async fn state_writes_failing_lose_nothing_and_are_reported() {
     })
     .await;
 
-    // The disk refuses the state file (the temp path cannot be created).
-    let blocker = b.home.path().join("state.json.tmp");
-    // (A save may be in flight: wait for its temp file to be renamed.)
-    while let Err(e) = std::fs::create_dir(&blocker) {
-        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
+    // The database refuses writes: another writer holds its lock (longer
+    // than a save waits for it), as a full disk refuses them.
+    let blocker = rusqlite::Connection::open(b.home.path().join("state.db")).unwrap();
+    blocker
+        .busy_timeout(std::time::Duration::from_secs(30))
+        .unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
     b.say("oc_1", "ou_alice", "while the disk is full").await;
     b.card("the echo", |e| {
         e.text.contains("You said: while the disk is full") && e.text.contains("```")
@@ -174,16 +187,24 @@ async fn state_writes_failing_lose_nothing_and_are_reported() {
         "the operator is told"
     );
 
-    std::fs::remove_dir(&blocker).unwrap();
+    blocker.execute_batch("ROLLBACK").unwrap();
+    drop(blocker);
     b.say("oc_1", "ou_alice", "after the disk is back").await;
     b.card("the next echo", |e| {
         e.text.contains("You said: after the disk is back") && e.text.contains("```")
     })
     .await;
     assert!(b.events().iter().any(|r| r.kind == "state_saved"));
-    let saved = std::fs::read_to_string(b.home.path().join("state.json")).unwrap();
+    b.stop().await;
+    let saved = crate::support::state::read(b.home.path());
     assert!(
-        saved.contains("\"demo\""),
-        "the state written again holds everything"
+        saved["projects"]["demo"].is_object(),
+        "the state written again holds everything: {saved}"
+    );
+    assert!(
+        saved["streams"]
+            .to_string()
+            .contains("while the disk is full"),
+        "the messages handled while writes failed are saved: {saved}"
     );
 }

@@ -188,10 +188,7 @@ async fn a_card_feishu_refuses_for_good_does_not_hold_up_the_next() {
     );
     // The refused card is kept aside in the state, and was tried once:
     // Feishu never stored its uuid.
-    let state: Value = serde_json::from_str(
-        &std::fs::read_to_string(home.path().join("state.json")).expect("state.json"),
-    )
-    .expect("state JSON");
+    let state: Value = crate::support::state::read(home.path());
     let dead = state["dead_letters"]
         .as_array()
         .cloned()

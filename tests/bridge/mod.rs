@@ -189,8 +189,7 @@ async fn a_prompt_answered_at_the_desk_while_clawmux_was_down_is_closed_at_start
     })
     .await;
     let pending = || {
-        let state = std::fs::read(b.home.path().join("state.json")).unwrap();
-        let state: serde_json::Value = serde_json::from_slice(&state).unwrap();
+        let state = crate::support::state::read(b.home.path());
         state["approvals"].as_object().map_or(0, |a| a.len())
     };
     crate::support::bridge::until(|| pending() == 0, "no approval left pending").await;
@@ -215,8 +214,7 @@ async fn approval_survives_a_daemon_restart() {
     let yes = button_value(&approval, "Yes");
     // The command's deadline as the state file on disk has it.
     let deadline = |b: &Bridge| {
-        let state = std::fs::read(b.home.path().join("state.json")).unwrap();
-        let state: serde_json::Value = serde_json::from_slice(&state).unwrap();
+        let state = crate::support::state::read(b.home.path());
         let jobs = state["jobs"].as_array().cloned().unwrap_or_default();
         let job = jobs.iter().find(|j| j["text"] == "/gsd:plan-phase 3")?;
         job["deadline_ms"].as_u64()

@@ -299,12 +299,9 @@ fn queued(s: &State, needle: &str) -> bool {
         .any(|e| !is_patch(e) && e.text.contains(needle))
 }
 
-/// The daemon's saved state (written by rename, so any read is whole).
+/// The daemon's saved state (each save a transaction, so any read is whole).
 fn saved_state(home: &Path) -> State {
-    std::fs::read(home.join("state.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+    crate::support::state::saved(home).unwrap_or_default()
 }
 
 /// Waits until the saved state satisfies `pred`; returns that state.

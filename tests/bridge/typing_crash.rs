@@ -105,10 +105,7 @@ fn count_lines(text: &str, line: &str) -> usize {
 
 /// Does the state file on disk hold the command's job?
 fn job_on_disk(home: &Path) -> bool {
-    let state: serde_json::Value = std::fs::read(home.join("state.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let state = crate::support::state::read(home);
     let jobs = state["jobs"].as_array().cloned().unwrap_or_default();
     jobs.iter().any(|j| j["text"] == COMMAND)
 }
@@ -138,7 +135,7 @@ async fn a_command_killed_anywhere_in_its_typing_reaches_the_agent_once() {
         match point {
             Some(_) => doomed.wait_exit().await,
             None => {
-                until(|| job_on_disk(home), "the command in state.json").await;
+                until(|| job_on_disk(home), "the command in the saved state").await;
                 let ms = kill_after_ms[round - crash_points.len()];
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 doomed.kill();
@@ -176,7 +173,7 @@ async fn a_command_killed_anywhere_in_its_typing_reaches_the_agent_once() {
         );
         until(
             || !job_on_disk(home),
-            "the finished command leaves state.json",
+            "the finished command leaves the saved state",
         )
         .await;
     }

@@ -65,7 +65,7 @@ fn state_is_created_private_under_umask_000() {
         }
     }
     assert!(files.iter().any(|f| f == "events.jsonl"), "{files:?}");
-    assert!(files.iter().any(|f| f == "state.json"), "{files:?}");
+    assert!(files.iter().any(|f| f == "state.db"), "{files:?}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod opencode;
 pub mod scenarios;
 pub mod signed;
 pub mod sshd;
+pub mod state;
 pub mod tmux;
 
 /// The program a variable names, when it names a file.
