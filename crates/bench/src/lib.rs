@@ -13,6 +13,7 @@
 //! Benchmarks report numbers; the tests assert only behaviour.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod hosts;
 pub mod procfs;

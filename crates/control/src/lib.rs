@@ -8,6 +8,7 @@
 //! [`recording`] reads and writes timed recordings (`clawmux record`).
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod decoder;
 mod framer;

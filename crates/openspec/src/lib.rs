@@ -14,6 +14,7 @@
 //! - [`archive`]: the last-task trigger, `openspec archive`, spec mirror-back.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod archive;
 pub mod change;

@@ -15,6 +15,7 @@
 //! ([`MAX_PNG_BYTES`], Feishu's image limit).
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod fonts;
 pub mod grid;

@@ -4,12 +4,12 @@
 
 use super::grid::Color;
 
-pub type Rgb = [u8; 3];
+pub(crate) type Rgb = [u8; 3];
 
 /// The default background: a dark terminal, as most people run agents in.
-pub const DEFAULT_BG: Rgb = [0x1e, 0x1e, 0x1e];
+pub(crate) const DEFAULT_BG: Rgb = [0x1e, 0x1e, 0x1e];
 /// The default foreground.
-pub const DEFAULT_FG: Rgb = [0xd4, 0xd4, 0xd4];
+pub(crate) const DEFAULT_FG: Rgb = [0xd4, 0xd4, 0xd4];
 
 /// xterm's ANSI colours 0–15.
 const ANSI: [Rgb; 16] = [
@@ -32,7 +32,7 @@ const ANSI: [Rgb; 16] = [
 ];
 
 /// The RGB of indexed colour `i`, as xterm defines it.
-pub fn indexed(i: u8) -> Rgb {
+pub(crate) fn indexed(i: u8) -> Rgb {
     match i {
         0..=15 => ANSI[usize::from(i)],
         16..=231 => {
@@ -48,7 +48,7 @@ pub fn indexed(i: u8) -> Rgb {
 }
 
 /// The RGB of `c`, `default` standing for [`Color::Default`].
-pub fn resolve(c: Color, default: Rgb) -> Rgb {
+pub(crate) fn resolve(c: Color, default: Rgb) -> Rgb {
     match c {
         Color::Default => default,
         Color::Idx(i) => indexed(i),
@@ -57,7 +57,7 @@ pub fn resolve(c: Color, default: Rgb) -> Rgb {
 }
 
 /// Halfway between `fg` and `bg` (dim text).
-pub fn dimmed(fg: Rgb, bg: Rgb) -> Rgb {
+pub(crate) fn dimmed(fg: Rgb, bg: Rgb) -> Rgb {
     let mid = |a: u8, b: u8| ((u16::from(a) + u16::from(b)) / 2) as u8;
     [mid(fg[0], bg[0]), mid(fg[1], bg[1]), mid(fg[2], bg[2])]
 }

@@ -11,6 +11,7 @@
 //! input ends the agent.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod script;
 mod term;

@@ -11,7 +11,7 @@ use clawmux_fds::borrow_std;
 pub const DEFAULT_COLS: u16 = 80;
 
 /// Raw mode on a terminal while alive; the old settings come back on drop.
-pub struct RawMode {
+pub(crate) struct RawMode {
     fd: RawFd,
     saved: Termios,
 }
@@ -19,7 +19,7 @@ pub struct RawMode {
 impl RawMode {
     /// Puts `fd` in raw mode; `None` if it is not a terminal (a pipe in
     /// tests), where bytes arrive unbuffered anyway.
-    pub fn enter(fd: RawFd) -> Option<RawMode> {
+    pub(crate) fn enter(fd: RawFd) -> Option<RawMode> {
         let saved = tcgetattr(borrow_std(fd)?).ok()?;
         let mut raw = saved.clone();
         raw.make_raw();
@@ -39,7 +39,7 @@ impl Drop for RawMode {
 }
 
 /// The terminal width of `fd`, or [`DEFAULT_COLS`].
-pub fn columns(fd: RawFd) -> u16 {
+pub(crate) fn columns(fd: RawFd) -> u16 {
     borrow_std(fd)
         .and_then(|fd| tcgetwinsize(fd).ok())
         .map(|ws| ws.ws_col)

@@ -4,6 +4,7 @@
 //! visible).
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod shell;
 pub mod text_escape;

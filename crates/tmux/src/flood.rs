@@ -122,7 +122,7 @@ struct PaneFlow {
 
 /// The flood guard for one control client's panes.
 #[derive(Debug)]
-pub struct FloodGuard {
+pub(crate) struct FloodGuard {
     limits: FloodLimits,
     panes: HashMap<PaneId, PaneFlow>,
     /// The streamed panes' bytes in the current window, all together.
@@ -131,7 +131,7 @@ pub struct FloodGuard {
 }
 
 impl FloodGuard {
-    pub fn new(limits: FloodLimits) -> Self {
+    pub(crate) fn new(limits: FloodLimits) -> Self {
         FloodGuard {
             limits,
             panes: HashMap::new(),
@@ -140,14 +140,19 @@ impl FloodGuard {
         }
     }
 
-    pub fn limits(&self) -> FloodLimits {
+    pub(crate) fn limits(&self) -> FloodLimits {
         self.limits
     }
 
     /// Counts `bytes` of `pane`'s output. `Some(wait)` when the pane just
     /// went over the limit: watch it through snapshots from now on, and
     /// stream it again after `wait` at the latest.
-    pub fn on_output(&mut self, pane: PaneId, bytes: usize, now: Instant) -> Option<Duration> {
+    pub(crate) fn on_output(
+        &mut self,
+        pane: PaneId,
+        bytes: usize,
+        now: Instant,
+    ) -> Option<Duration> {
         let limits = self.limits;
         let flow = self.panes.entry(pane).or_insert_with(|| PaneFlow {
             window_start: now,
@@ -190,7 +195,7 @@ impl FloodGuard {
 
     /// Whether `screen`, a snapshot of `pane`, differs from the last one
     /// published; remembers it.
-    pub fn screen_changed(&mut self, pane: PaneId, screen: &Bytes) -> bool {
+    pub(crate) fn screen_changed(&mut self, pane: PaneId, screen: &Bytes) -> bool {
         let Some(flow) = self.panes.get_mut(&pane) else {
             return true;
         };
@@ -202,7 +207,7 @@ impl FloodGuard {
     }
 
     /// `pane` is streamed again from `now`.
-    pub fn streaming_again(&mut self, pane: PaneId, now: Instant) {
+    pub(crate) fn streaming_again(&mut self, pane: PaneId, now: Instant) {
         if let Some(flow) = self.panes.get_mut(&pane) {
             flow.snapshots = false;
             flow.window_start = now;
@@ -213,12 +218,12 @@ impl FloodGuard {
     }
 
     /// Whether `pane` is being watched through snapshots.
-    pub fn in_snapshots(&self, pane: PaneId) -> bool {
+    pub(crate) fn in_snapshots(&self, pane: PaneId) -> bool {
         self.panes.get(&pane).is_some_and(|f| f.snapshots)
     }
 
     /// Forgets a pane that is gone.
-    pub fn forget(&mut self, pane: PaneId) {
+    pub(crate) fn forget(&mut self, pane: PaneId) {
         self.panes.remove(&pane);
     }
 }

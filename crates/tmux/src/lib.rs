@@ -4,6 +4,7 @@
 //! never a hang.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod client;
 mod command;
