@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use super::config::Config;
+use super::present::words::said;
 use super::present::{self, ApprovalView};
 use super::project::{
     Approval, Job, ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectHandle,
@@ -22,6 +23,7 @@ use crate::bridge::access::names;
 use crate::bridge::panes::hosts::{Hosts, UnknownHost};
 use crate::detect::Profiles;
 use crate::feishu::card::{Card, Element};
+use crate::i18n::{Lang, Text};
 use crate::store::log_event::RunDetection;
 use crate::store::state::{ChatTarget, ProjectName};
 use crate::store::{EventLog, LogEvent};
@@ -157,7 +159,8 @@ impl Outcome {
                 )]
             }
             Status::Failed => {
-                let error = self.error.as_deref().unwrap_or("unknown failure");
+                let error = (self.error.clone())
+                    .unwrap_or_else(|| Msg::RunUnknownFailure.text().get(Lang::from_env()).into());
                 vec![present::error_card(
                     Msg::FailedTitle.with(&[("title", &title)]),
                     error,
@@ -198,6 +201,8 @@ pub async fn run_once(
     log: &EventLog,
     mut on_progress: impl FnMut(&str),
 ) -> Result<Outcome, RunError> {
+    // The caller's language (its locale), for what `run` prints itself.
+    let lang = Lang::from_env();
     let name = ProjectName::parse(project).map_err(|e| RunError::Invalid(e.to_string()))?;
     let command = match &request {
         Request::Message(text) => {
@@ -254,16 +259,18 @@ pub async fn run_once(
         job: None,
     });
     if let Some(look) = look {
-        let looked =
-            tokio::time::timeout(LOOK_WAIT, look_at(&handle, &mut events, look, interrupt))
-                .await
-                .unwrap_or_else(|_| Err("the project's pane did not answer in time".into()));
+        let looked = tokio::time::timeout(
+            LOOK_WAIT,
+            look_at(&handle, &mut events, look, interrupt, lang),
+        )
+        .await
+        .unwrap_or_else(|_| Err(Msg::RunPaneSilentInTime.text()));
         match looked {
             Ok(text) => {
                 outcome.status = Status::Completed;
                 outcome.output = text;
             }
-            Err(error) => outcome.error = Some(error),
+            Err(error) => outcome.error = Some(error.get(lang).to_string()),
         }
         return Ok(finish(outcome, log));
     }
@@ -279,7 +286,7 @@ pub async fn run_once(
             return Err(RunError::Invalid(e.to_string()));
         }
         Err(error) => {
-            outcome.error = Some(error.to_string());
+            outcome.error = Some(said(&error).get(lang).to_string());
             return Ok(finish(outcome, log));
         }
     }
@@ -328,7 +335,8 @@ pub async fn run_once(
                     }
                     TurnEnding::Rejected(line) => {
                         outcome.status = Status::Error;
-                        outcome.error = Some(format!("the agent refused the command: {line}"));
+                        let refused = Msg::RunRefused.with(&[("line", &line)]);
+                        outcome.error = Some(refused.get(lang).to_string());
                     }
                 }
                 outcome.output = output;
@@ -348,11 +356,11 @@ pub async fn run_once(
             | ProjectEventKind::Answered {
                 result: Err(error), ..
             } => {
-                outcome.error = Some(error.to_string());
+                outcome.error = Some(said(&error).get(lang).to_string());
                 break;
             }
             ProjectEventKind::NotSubmitted { screen } => {
-                outcome.error = Some("the agent did not take the command".into());
+                outcome.error = Some(Msg::RunNotTaken.text().get(lang).to_string());
                 outcome.output = screen;
                 break;
             }
@@ -370,7 +378,8 @@ async fn look_at(
     events: &mut mpsc::Receiver<ProjectEvent>,
     look: Builtin,
     interrupt: &[&str],
-) -> Result<String, String> {
+    lang: Lang,
+) -> Result<String, Text> {
     let reply = Reply {
         target: ChatTarget::Console,
         reply_to: None,
@@ -383,19 +392,20 @@ async fn look_at(
             by: "run".into(),
             reply,
         };
-        handle.send(cmd).map_err(|r| r.error.to_string())?;
+        handle.send(cmd).map_err(|r| said(&r.error))?;
         while let Some(event) = events.recv().await {
             if let ProjectEventKind::KeysSent { result, .. } = event.kind {
                 return result
-                    .map(|()| format!("Sent {names} to the agent: it stops what it is doing."))
-                    .map_err(|e| e.to_string());
+                    .map(|()| Msg::RunKeysSent.with(&[("names", &names)]))
+                    .map(|sent| sent.get(lang).to_string())
+                    .map_err(|e| said(&e));
             }
         }
-        return Err("the project ended before the keys were sent".into());
+        return Err(Msg::RunEndedBeforeKeys.text());
     }
     handle
         .send(ProjectCmd::Screen { reply })
-        .map_err(|r| r.error.to_string())?;
+        .map_err(|r| said(&r.error))?;
     let (mut waiting, mut busy) = (None, None);
     let mut screen = None;
     let mut settle = None;
@@ -422,12 +432,13 @@ async fn look_at(
             _ => {}
         }
     }
-    let screen = screen.ok_or("the project's pane did not answer")?;
+    let screen = screen.ok_or_else(|| Msg::RunPaneSilent.text())?;
     let state = match (waiting, busy) {
-        (Some(question), _) => format!("waiting for an answer: {question}"),
-        (None, Some(true)) => "working".to_string(),
-        (None, _) => "idle".to_string(),
+        (Some(question), _) => Msg::RunWaitingFor.with(&[("question", &question)]),
+        (None, Some(true)) => Msg::RunStateWorking.text(),
+        (None, _) => Msg::StateIdle.text(),
     };
+    let state = state.get(lang);
     let rows: Vec<&str> = screen.trim_end().lines().collect();
     let tail = rows[rows.len().saturating_sub(STATUS_ROWS)..].join("\n");
     Ok(format!("{state}\n\n{tail}"))

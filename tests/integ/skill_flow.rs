@@ -12,12 +12,21 @@ use super::skill::{check_command_line, shell_words};
 use super::{assert_contains, clawmux, stderr, stdout};
 use crate::support::tmux::TmuxServer;
 
-/// `clawmux run --project shop …` with this test's state dir and tmux server.
+/// `clawmux run --project shop …` with this test's state dir and tmux
+/// server, in English.
 fn run(home: &Path, args: &[&str]) -> Output {
+    run_in("C.UTF-8", home, args)
+}
+
+/// [`run`] under the locale `lang` (`LANG`; the ones before it cleared).
+fn run_in(lang: &str, home: &Path, args: &[&str]) -> Output {
     let mut all = vec!["run", "--project", "shop", "--agent", "sim"];
     all.extend_from_slice(args);
     clawmux(&all)
         .env("CLAWMUX_HOME", home)
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", lang)
         .output()
         .expect("run clawmux")
 }
@@ -139,4 +148,27 @@ fn status_screen_and_cancel_without_the_daemon() {
     let out = run(home.path(), &["--format", "plain", "--", "/gsd:status"]);
     assert_contains(&stdout(&out), "idle");
     assert_contains(&stdout(&out), "Interrupted");
+}
+
+/// What `clawmux run` says itself for a look or a cancel is in the
+/// caller's language; the agent's own text (the question) is as it was.
+#[test]
+fn status_and_cancel_speak_the_callers_language() {
+    let (tmux, home) = configured();
+    let zh = |args: &[&str]| run_in("zh_CN.UTF-8", home.path(), args);
+    let out = zh(&["--", "/gsd:plan-phase 2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = zh(&["--format", "plain", "--", "/gsd:status"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_contains(&stdout(&out), "等待回答：Do you want to proceed?");
+    let out = zh(&["--format", "plain", "--", "/gsd:cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_contains(&stdout(&out), "已向智能体发送 Esc");
+    tmux.wait_for_screen(
+        "=cm-shop:",
+        "Interrupted",
+        std::time::Duration::from_secs(20),
+    );
+    let out = zh(&["--format", "plain", "--", "/gsd:status"]);
+    assert_contains(&stdout(&out), "空闲");
 }
