@@ -22,7 +22,7 @@ use super::project::{
 };
 use crate::bridge::access::policy::RateWindow;
 use crate::bridge::channels::chat::{ChatEvent, ClickAnswer};
-use crate::bridge::panes::agent_pane::PaneLocation;
+use crate::bridge::panes::agent_pane::{PaneError, PaneLocation};
 use crate::bridge::panes::host_file;
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::detect::Profiles;
@@ -333,8 +333,7 @@ impl Daemon {
             Some(r) => r.host.clone(),
             None => self.setup.config.host_for(name).map(str::to_string),
         };
-        let unknown =
-            |e: crate::bridge::panes::hosts::UnknownHost| ProjectError::Pane(e.to_string());
+        let unknown = |e| ProjectError::Pane(PaneError::UnknownHost(e));
         let watch = self.hosts.watch(host.as_deref()).map_err(unknown)?;
         let workspace = match &record {
             Some(r) => PathBuf::from(&r.workspace),

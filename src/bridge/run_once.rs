@@ -422,7 +422,7 @@ async fn look_at(
             ProjectEventKind::Approval(seen) => waiting = Some(seen.question),
             ProjectEventKind::Status(status) => busy = Some(status.busy),
             ProjectEventKind::Screen { screen: shown, .. } => {
-                let shown = shown?;
+                let shown = shown.map_err(|e| said(&e))?;
                 if look == Builtin::Screen {
                     return Ok(shown.trim_end().to_string());
                 }

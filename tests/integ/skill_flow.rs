@@ -156,6 +156,9 @@ fn status_screen_and_cancel_without_the_daemon() {
 fn status_and_cancel_speak_the_callers_language() {
     let (tmux, home) = configured();
     let zh = |args: &[&str]| run_in("zh_CN.UTF-8", home.path(), args);
+    let out = zh(&["--format", "plain", "--", "/gsd:status"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_contains(&stdout(&out), "会话 cm-shop 不存在");
     let out = zh(&["--", "/gsd:plan-phase 2"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = zh(&["--format", "plain", "--", "/gsd:status"]);

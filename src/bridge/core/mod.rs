@@ -619,8 +619,13 @@ impl Core {
                 let card = match screen {
                     Ok(screen) => present::screen_card(&project, &screen),
                     Err(why) => {
-                        let text =
-                            Msg::NoPaneAttached.with(&[("project", &project), ("why", &why)]);
+                        let why = present::words::said(&why);
+                        let text = Msg::NoPaneAttached.with_each(|lang| {
+                            vec![
+                                ("project", project.to_string()),
+                                ("why", why.get(lang).to_string()),
+                            ]
+                        });
                         present::info_card(Msg::NoScreen, &text)
                     }
                 };

@@ -10,12 +10,13 @@ use super::*;
 use crate::bridge::access::policy::ChatKind;
 use crate::bridge::channels::chat::{ChatMessage, ToastLevel};
 use crate::bridge::config::DmPolicy;
-use crate::bridge::panes::agent_pane::PaneLocation;
+use crate::bridge::panes::agent_pane::{PaneError, PaneLocation};
 use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
 use crate::hooks::HookKind;
 use crate::store::state::{
     ApprovalKind, ApprovalOption, OutboxEntry, PaneIdentity, PendingApproval, ProjectRecord,
 };
+use crate::tmux::TmuxError;
 
 struct World {
     core: Core,
@@ -1544,7 +1545,10 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
             by: "ou_alice".into(),
             keys: "Esc".into(),
             reply: reply.clone(),
-            result: Err(ProjectError::Pane("can't find pane: %9".into())),
+            result: Err(ProjectError::Pane(PaneError::Tmux(TmuxError::Command {
+                command: "send-keys".into(),
+                message: "can't find pane: %9".into(),
+            }))),
         },
     );
     let value = json!({"action": "approval", "approval_id": "ap1", "project": "demo", "session": "cm-demo", "option": "1"});

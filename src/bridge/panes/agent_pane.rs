@@ -83,7 +83,9 @@ pub struct PaneSpec {
     pub hook_token: Option<String>,
 }
 
-#[derive(Debug, thiserror::Error)]
+/// Why an agent pane could not be reached or used. `Clone` and `Eq` so a
+/// project's error can carry it to every waiting command and to tests.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PaneError {
     #[error("tmux: {0}")]
     Tmux(#[from] TmuxError),
@@ -107,6 +109,12 @@ pub enum PaneError {
         "pane {pane} is no longer the pane adopted as this project: {reason}. Nothing was typed or read; `/gsd:release` the project and `/gsd:adopt` the pane again"
     )]
     NotTheAdopted { pane: String, reason: String },
+    /// A project's host is not (or no longer) in the config.
+    #[error(transparent)]
+    UnknownHost(#[from] super::hosts::UnknownHost),
+    /// Keys were asked for while no pane is attached.
+    #[error("the agent's pane is not open")]
+    NotOpen,
 }
 
 /// tmux ran and refused a command: its message.

@@ -17,7 +17,9 @@
 use crate::agents::claude::PermissionMode;
 use crate::bridge::access::names::{HostNameError, NameError, ProjectAtHostError, TextError};
 use crate::bridge::access::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
+use crate::bridge::panes::agent_pane::PaneError;
 use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHARS, UnknownHost};
+use crate::bridge::panes::one_shot::MAX_ONE_SHOT_OUTPUT;
 use crate::bridge::project::{MAX_QUEUED, ProjectError};
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
@@ -50,7 +52,10 @@ impl ChatWords for ProjectError {
             ProjectError::NotTaken { tries } => {
                 Msg::ErrNotTaken.with(&[("tries", &tries.to_string())])
             }
-            ProjectError::Pane(detail) => Msg::ErrPane.with(&[("detail", detail)]),
+            ProjectError::Pane(e) => {
+                let detail = e.chat_words();
+                Msg::ErrPane.with_each(|lang| vec![("detail", detail.get(lang).to_string())])
+            }
             ProjectError::Replaced(detail) => Msg::ErrReplaced.with(&[("detail", detail)]),
             ProjectError::LostAgain { reason } => Msg::ErrLostAgain.with(&[("reason", reason)]),
             ProjectError::NotResumed(inner) => {
@@ -120,6 +125,34 @@ impl ChatWords for TextError {
             TextError::TooLong(n) => Msg::ErrMessageTooLong
                 .with(&[("n", &n.to_string()), ("max", &MAX_TYPED_CHARS.to_string())]),
             TextError::Control(c) => Msg::ErrControlChar.with(&[("c", &format!("{c:?}"))]),
+        }
+    }
+}
+
+impl ChatWords for PaneError {
+    fn chat_words(&self) -> Text {
+        match self {
+            PaneError::Tmux(e) => Msg::ErrPaneTmux.with(&[("detail", &e.to_string())]),
+            PaneError::Create { session, reason } => {
+                Msg::ErrPaneCreate.with(&[("session", session), ("reason", reason)])
+            }
+            PaneError::NoSession(session) => Msg::ErrPaneNoSession.with(&[("session", session)]),
+            PaneError::NoPane(session) => Msg::ErrPaneNoPane.with(&[("session", session)]),
+            PaneError::Unreachable { host, message } => {
+                Msg::ErrPaneUnreachable.with(&[("host", host), ("message", message)])
+            }
+            PaneError::TooMuchOutput { host } => {
+                let mib = (MAX_ONE_SHOT_OUTPUT / (1024 * 1024)).to_string();
+                Msg::ErrPaneTooMuchOutput.with(&[("host", host), ("mib", &mib)])
+            }
+            PaneError::NotAdoptable { pane, reason } => {
+                Msg::ErrPaneNotAdoptable.with(&[("pane", pane), ("reason", reason)])
+            }
+            PaneError::NotTheAdopted { pane, reason } => {
+                Msg::ErrPaneNotTheAdopted.with(&[("pane", pane), ("reason", reason)])
+            }
+            PaneError::UnknownHost(e) => e.chat_words(),
+            PaneError::NotOpen => Msg::ErrPaneNotOpen.text(),
         }
     }
 }
@@ -249,6 +282,67 @@ pub fn duration(secs: u64) -> Text {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tmux::TmuxError;
+
+    /// A pane error as tmux refusing a command says it.
+    fn tmux_refused(message: &str) -> PaneError {
+        PaneError::Tmux(TmuxError::Command {
+            command: "send-keys".into(),
+            message: message.into(),
+        })
+    }
+
+    /// Every way a pane fails is worded in both languages, its English the
+    /// error's own `Display`, its outside details (names, tmux's and ssh's
+    /// messages) filled in as they are.
+    #[test]
+    fn every_pane_error_has_chat_words_in_both_languages() {
+        let (s, p, r) = (
+            String::from("cm-shop"),
+            String::from("%3"),
+            String::from("why"),
+        );
+        let all = [
+            tmux_refused("can't find pane: %9"),
+            PaneError::Create {
+                session: s.clone(),
+                reason: r.clone(),
+            },
+            PaneError::NoSession(s.clone()),
+            PaneError::NoPane(s.clone()),
+            PaneError::Unreachable {
+                host: "gpu".into(),
+                message: "Connection refused".into(),
+            },
+            PaneError::TooMuchOutput { host: "gpu".into() },
+            PaneError::NotAdoptable {
+                pane: p.clone(),
+                reason: r.clone(),
+            },
+            PaneError::NotTheAdopted {
+                pane: p.clone(),
+                reason: r.clone(),
+            },
+            PaneError::UnknownHost(UnknownHost {
+                host: "gpu".into(),
+                known: "(none)".into(),
+            }),
+            PaneError::NotOpen,
+        ];
+        for e in &all {
+            let t = e.chat_words();
+            assert!(has_cjk(t.get(Lang::Zh)), "{e:?}: {t:?}");
+            assert_eq!(t.get(Lang::En), e.to_string(), "{e:?}");
+            let wrapped = ProjectError::Pane(e.clone()).chat_words();
+            assert_eq!(wrapped.get(Lang::En), e.to_string(), "{e:?}");
+            assert!(
+                wrapped.get(Lang::Zh).ends_with(t.get(Lang::Zh)),
+                "{wrapped:?}"
+            );
+        }
+        let t = PaneError::NoSession(s).chat_words();
+        assert_eq!(t.get(Lang::Zh), "会话 cm-shop 不存在");
+    }
     use crate::bridge::core::files::FileError;
     use crate::i18n::Lang;
 
@@ -272,7 +366,7 @@ mod tests {
             },
             ProjectError::NotIdle,
             ProjectError::NotTaken { tries: 2 },
-            ProjectError::Pane("can't find pane: %9".into()),
+            ProjectError::Pane(tmux_refused("can't find pane: %9")),
             ProjectError::Replaced("pane %3 now runs bash".into()),
             ProjectError::LostAgain {
                 reason: "server exited".into(),
@@ -293,7 +387,7 @@ mod tests {
             assert_eq!(t.get(Lang::En), e.to_string(), "{e:?}");
         }
         // Outside details and values are filled in untranslated.
-        let t = ProjectError::Pane("can't find pane: %9".into()).chat_words();
+        let t = ProjectError::Pane(tmux_refused("can't find pane: %9")).chat_words();
         assert!(t.get(Lang::Zh).contains("can't find pane: %9"), "{t:?}");
         let t = ProjectError::QueueFull.chat_words();
         assert!(t.get(Lang::Zh).contains("32"), "{t:?}");

@@ -7,6 +7,7 @@ use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 
 use super::runner::{MAX_QUEUED, TaskNews};
 use crate::agents::claude::PermissionMode;
+use crate::bridge::panes::agent_pane::PaneError;
 use crate::hooks::ToolRequest;
 
 /// Why a project could not do what it was asked.
@@ -39,8 +40,8 @@ pub enum ProjectError {
     )]
     NotTaken { tries: u8 },
     /// tmux could not be reached or refused a command.
-    #[error("{0}")]
-    Pane(String),
+    #[error(transparent)]
+    Pane(#[from] PaneError),
     /// The pane runs another program than the one attached (or moved):
     /// nothing was typed, and nothing is retried into it.
     #[error("{0}")]
@@ -205,7 +206,7 @@ pub enum ProjectEventKind {
     Screen {
         reply: Reply,
         /// The screen, or why no pane is attached.
-        screen: Result<String, String>,
+        screen: Result<String, ProjectError>,
         grid: Option<crate::render::Grid>,
     },
     /// The watching client ended under a command (`reason`) and a new

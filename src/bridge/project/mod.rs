@@ -28,7 +28,7 @@ use tokio::time::sleep_until;
 use super::crash_point::crash_point;
 use super::texts;
 use crate::agents::claude::PermissionMode;
-use crate::bridge::panes::agent_pane::AgentPane;
+use crate::bridge::panes::agent_pane::{AgentPane, PaneError};
 use crate::bridge::panes::answering::{ANSWER_CONFIRM_WAIT, AnswerStep, Answering};
 use crate::bridge::panes::hosts;
 use crate::bridge::panes::typing::{self, Receipt, Resume};
@@ -316,8 +316,8 @@ impl Actor {
             return Ok(false);
         }
         let spec = &self.setup.spec;
-        let (agent, created) = (self.setup.watch.attach(spec, create).await)
-            .map_err(|e| ProjectError::Pane(e.to_string()))?;
+        let (agent, created) =
+            (self.setup.watch.attach(spec, create).await).map_err(ProjectError::Pane)?;
         let mut watcher = PaneWatcher::new(
             agent.pane,
             self.setup.profile.clone(),
@@ -417,7 +417,7 @@ impl Actor {
                     Some((p, _)) => p
                         .interrupt(keys)
                         .await
-                        .map_err(|e| ProjectError::Pane(e.to_string())),
+                        .map_err(|e| ProjectError::Pane(e.into())),
                     None => Err(ProjectError::NothingToCancel),
                 };
                 let keys = crate::agents::key_names(keys);
@@ -441,9 +441,10 @@ impl Actor {
             }
             ProjectCmd::Keys { keys, by, reply } => {
                 let result = match &self.pane {
-                    Some((p, _)) => (p.send_named_keys(&keys).await)
-                        .map_err(|e| ProjectError::Pane(e.to_string())),
-                    None => Err(ProjectError::Pane("the agent's pane is not open".into())),
+                    Some((p, _)) => {
+                        (p.send_named_keys(&keys).await).map_err(|e| ProjectError::Pane(e.into()))
+                    }
+                    None => Err(ProjectError::Pane(PaneError::NotOpen)),
                 };
                 let kind = ProjectEventKind::KeysSent {
                     keys,
@@ -455,12 +456,12 @@ impl Actor {
             }
             ProjectCmd::Screen { reply } => {
                 // Attached now if it can be (never created): why not, if not.
-                let attached = self.attach(false).await.map_err(|e| e.to_string());
+                let attached = self.attach(false).await;
                 let pane = (self.pane.as_ref()).map(|(_, watcher)| watcher.pane());
                 let screen = match (pane, attached) {
                     (Some(p), _) => Ok(p.screen()),
                     (None, Err(e)) => Err(e),
-                    (None, Ok(_)) => Err(ProjectError::NotAttached.to_string()),
+                    (None, Ok(_)) => Err(ProjectError::NotAttached),
                 };
                 let grid = pane.map(|p| crate::render::Grid::from_screen(p.cells()));
                 let kind = ProjectEventKind::Screen {
@@ -679,7 +680,7 @@ impl Actor {
                     self.mode_change = Some(pending);
                     return;
                 }
-                Err(e) => Err(ProjectError::Pane(e.to_string())),
+                Err(e) => Err(ProjectError::Pane(e.into())),
             },
         };
         let kind = ProjectEventKind::ModeSet {
@@ -814,7 +815,7 @@ impl Actor {
                         self.answer = Some(pending);
                         return;
                     }
-                    Err(e) => Err(ProjectError::Pane(e.to_string())),
+                    Err(e) => Err(ProjectError::Pane(e.into())),
                 }
             }
             AnswerStep::Taken => {
@@ -976,7 +977,7 @@ impl Actor {
             self.pane = None;
             let error = match e {
                 TmuxError::PaneReplaced { .. } => ProjectError::Replaced(e.to_string()),
-                e => ProjectError::Pane(e.to_string()),
+                e => ProjectError::Pane(e.into()),
             };
             return Err((job, error));
         }

@@ -403,6 +403,21 @@ catalogue! {
     ErrNotTaken: "the agent did not take the answer: its dialog is still on screen, unchanged, after the key was sent {tries} times"
         => "智能体没有接受回答：按键已发送 {tries} 次，它的对话框仍原样留在屏幕上";
     ErrPane: "{detail}" => "智能体的窗格无法使用：{detail}";
+    // Why a pane could not be used (`PaneError`); tmux's own message is a
+    // detail, filled in as tmux wrote it.
+    ErrPaneTmux: "tmux: {detail}" => "tmux 出错：{detail}";
+    ErrPaneCreate: "could not run tmux to create session {session}: {reason}"
+        => "无法运行 tmux 来创建会话 {session}：{reason}";
+    ErrPaneNoSession: "session {session} does not exist" => "会话 {session} 不存在";
+    ErrPaneNoPane: "session {session} has no pane" => "会话 {session} 没有窗格";
+    ErrPaneUnreachable: "host {host} is unreachable: {message}" => "无法连接主机 {host}：{message}";
+    ErrPaneTooMuchOutput: "host {host} printed more than {mib} MiB for one tmux command; nothing of it was used"
+        => "主机 {host} 为一条 tmux 命令输出了超过 {mib} MiB，其中的内容均未使用";
+    ErrPaneNotAdoptable: "pane {pane} is not in a session clawmux may adopt: {reason}"
+        => "窗格 {pane} 不在 clawmux 可以接管的会话中：{reason}";
+    ErrPaneNotTheAdopted: "pane {pane} is no longer the pane adopted as this project: {reason}. Nothing was typed or read; `/gsd:release` the project and `/gsd:adopt` the pane again"
+        => "窗格 {pane} 已不是作为此项目接管的窗格：{reason}。没有输入也没有读取任何内容；请先 `/gsd:release` 此项目，再重新 `/gsd:adopt` 该窗格";
+    ErrPaneNotOpen: "the agent's pane is not open" => "智能体的窗格未打开";
     ErrReplaced: "{detail}" => "窗格现在运行的是另一个程序，因此没有输入任何内容：{detail}";
     ErrLostAgain: "the session was lost again ({reason}); not retrying"
         => "会话再次丢失（{reason}）；不再重试";
