@@ -9,6 +9,7 @@
 //! - [`tmux`] (crate `clawmux-tmux`): tmux process I/O: spawn/attach, FIFO command correlation, quoting, flow control.
 //! - [`pane`] (crate `clawmux-pane`): per-pane state: bytes to clean text (vte), bounded scrollback, screen snapshot (vt100).
 //! - [`detect`]: streaming matchers (completion, approval, error, progress) and pattern profiles.
+//! - [`diagnostics`]: tracing to stderr under `CLAWMUX_LOG`, for the clawmux programs.
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
 //! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
 //! - [`render`] (crate `clawmux-render`): pictures of terminal screens: a pane's cell grid drawn as a PNG with the machine's fonts.
@@ -33,6 +34,7 @@ pub mod agents;
 pub mod bridge;
 pub use clawmux_control as control;
 pub mod detect;
+pub mod diagnostics;
 pub use clawmux_fds as fds;
 pub mod feishu;
 pub mod gsd;

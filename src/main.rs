@@ -10,13 +10,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     clawmux::fds::close_inherited_on_exec();
     let cli = commands::Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CLAWMUX_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    clawmux::diagnostics::log_to_stderr();
     match commands::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -39,13 +39,7 @@ fn print_out(text: &str) -> std::io::Result<()> {
 fn main() -> ExitCode {
     clawmux::fds::close_inherited_on_exec();
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CLAWMUX_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    clawmux::diagnostics::log_to_stderr();
     match run(args) {
         Ok(code) => code,
         Err(err) => {
