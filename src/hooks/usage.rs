@@ -46,6 +46,10 @@ pub struct TurnUsage {
 /// before writing that line, and figures read then miss the last call.
 pub const FINAL_LINE_WAIT: Duration = Duration::from_secs(1);
 
+/// The hook name Claude Code sends at a turn's end (Codex sends the same
+/// name; its rollout is never of Claude Code's form, see
+/// [`final_line_pending`]).
+const CLAUDE_STOP: &str = "Stop";
 /// Between two looks at the transcript while [`FINAL_LINE_WAIT`] runs.
 const FINAL_LINE_POLL: Duration = Duration::from_millis(20);
 
@@ -72,6 +76,12 @@ pub async fn wait_for_final_line(hook: &HookEvent) {
     else {
         return;
     };
+    // Claude Code's own `Stop` only: Gemini CLI's `AfterAgent` (read as a
+    // `Stop`) names a JSONL session file whose entries carry a `sessionId`
+    // too, and its answer is the hook's own text, never a line to wait for.
+    if hook.name != CLAUDE_STOP {
+        return;
+    }
     let deadline = tokio::time::Instant::now() + FINAL_LINE_WAIT;
     loop {
         let (path, last) = (path.clone(), last.clone());
@@ -307,6 +317,46 @@ mod tests {
         wait_for_final_line(&hook).await;
         assert_eq!(read(&path).tokens, Some(258));
         late.await.unwrap();
+    }
+
+    /// Gemini CLI's `AfterAgent` (read as a `Stop`) names a session file of
+    /// JSONL entries with a `sessionId`, like Claude Code's: it is passed on
+    /// at once, never held for a line that file will not get.
+    #[tokio::test]
+    async fn gemini_after_agent_is_never_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        let entry = json!({"type": "user", "sessionId": "g1", "content": "go"});
+        std::fs::write(&path, format!("{entry}\n")).unwrap();
+        let hook = |name: &str| HookEvent {
+            event: HookKind::Stop {
+                stop_hook_active: false,
+                last_assistant_message: Some("Hooked.".into()),
+            },
+            name: name.into(),
+            session_id: None,
+            cwd: None,
+            transcript_path: Some(path.clone()),
+            tmux_pane: None,
+            token: None,
+            received_at: std::time::SystemTime::now(),
+        };
+        // Claude Code's own `Stop` on such a file is held until the line
+        // comes (written here 100 ms on); `AfterAgent` returns before.
+        let written = {
+            let path = path.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                std::fs::write(&path, format!("{entry}\n{}\n", said("Hooked."))).unwrap();
+            })
+        };
+        wait_for_final_line(&hook("AfterAgent")).await;
+        let now = std::fs::read_to_string(&path).unwrap();
+        assert!(!now.contains("Hooked."), "held until the line came: {now}");
+        wait_for_final_line(&hook("Stop")).await;
+        let now = std::fs::read_to_string(&path).unwrap();
+        assert!(now.contains("Hooked."), "not held: {now}");
+        written.await.unwrap();
     }
 
     #[test]
