@@ -14,6 +14,7 @@ use clawmux::agentcheck::Turn;
 
 use crate::support::claude::{
     ClaudeRun, RunOptions, agent_home, claude_required, clawmux_stdin, fixtures_dir,
+    fixtures_dir_of,
 };
 use crate::support::tmux::TmuxServer;
 
@@ -93,7 +94,10 @@ fn claude_multi_tab_question_recorded() {
 /// carded as what it is (`Review your answers`), not its last row.
 #[test]
 fn claude_multi_tab_question_replayed() {
-    let path = fixtures_dir().join("multi_tab_question.rec");
+    // Recorded on 2.1.332 (the release that draws the tabs this way); a
+    // replay needs no Claude Code, so it reads that recording whatever
+    // release is installed.
+    let path = fixtures_dir_of("2.1.332").join("multi_tab_question.rec");
     let recording = std::fs::read(&path).unwrap();
     let mut want: Vec<&str> = QUESTIONS.to_vec();
     want.push("Review your answers");
