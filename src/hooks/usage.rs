@@ -282,6 +282,23 @@ mod tests {
         assert!(!final_line_pending(written.as_bytes(), "All done."));
     }
 
+    /// A turn's-end hook sent as `name`, saying `last`, naming `transcript`.
+    fn stop_hook(name: &str, last: &str, transcript: &Path) -> HookEvent {
+        HookEvent {
+            event: HookKind::Stop {
+                stop_hook_active: false,
+                last_assistant_message: Some(last.into()),
+            },
+            name: name.into(),
+            session_id: None,
+            cwd: None,
+            transcript_path: Some(transcript.to_path_buf()),
+            tmux_pane: None,
+            token: None,
+            received_at: std::time::SystemTime::now(),
+        }
+    }
+
     /// A `Stop` hook that came before its final line was written is held
     /// until the line is there: its figures then count both calls.
     #[tokio::test]
@@ -293,19 +310,7 @@ mod tests {
         let final_line = json!({"type": "assistant", "message": {"id": "m2", "role": "assistant",
             "content": [{"type": "text", "text": "All done."}],
             "usage": {"input_tokens": 130, "output_tokens": 8}}});
-        let hook = HookEvent {
-            event: HookKind::Stop {
-                stop_hook_active: false,
-                last_assistant_message: Some("All done.".into()),
-            },
-            name: "Stop".into(),
-            session_id: None,
-            cwd: None,
-            transcript_path: Some(path.clone()),
-            tmux_pane: None,
-            token: None,
-            received_at: std::time::SystemTime::now(),
-        };
+        let hook = stop_hook("Stop", "All done.", &path);
         assert_eq!(read(&path).tokens, Some(120), "only the first call yet");
         let late = {
             let path = path.clone();
@@ -328,19 +333,7 @@ mod tests {
         let path = dir.path().join("session.jsonl");
         let entry = json!({"type": "user", "sessionId": "g1", "content": "go"});
         std::fs::write(&path, format!("{entry}\n")).unwrap();
-        let hook = |name: &str| HookEvent {
-            event: HookKind::Stop {
-                stop_hook_active: false,
-                last_assistant_message: Some("Hooked.".into()),
-            },
-            name: name.into(),
-            session_id: None,
-            cwd: None,
-            transcript_path: Some(path.clone()),
-            tmux_pane: None,
-            token: None,
-            received_at: std::time::SystemTime::now(),
-        };
+        let hook = |name: &str| stop_hook(name, "Hooked.", &path);
         // Claude Code's own `Stop` on such a file is held until the line
         // comes (written here 100 ms on); `AfterAgent` returns before.
         let written = {

@@ -31,27 +31,37 @@ fn frames() -> Vec<(u64, String)> {
     ]
 }
 
-fn run(bytewise: bool) -> Vec<Detection> {
+/// A watcher of a Codex pane, as the daemon makes one.
+fn codex_watcher() -> PaneWatcher {
     let profile = Profiles::defaults().unwrap().get("codex").unwrap();
-    let mut w = PaneWatcher::new(
+    PaneWatcher::new(
         "%1".parse().unwrap(),
         profile,
         DetectorConfig::default(),
         100,
         30,
-    );
+    )
+}
+
+/// Feeds `bytes` at `at`, whole or one byte at a time.
+fn feed(w: &mut PaneWatcher, at: u64, bytes: &str, bytewise: bool, seen: &mut Vec<Detection>) {
+    if bytewise {
+        for b in bytes.as_bytes() {
+            w.feed(Millis(at), std::slice::from_ref(b), &mut |d| seen.push(d));
+        }
+    } else {
+        w.feed(Millis(at), bytes.as_bytes(), &mut |d| seen.push(d));
+    }
+}
+
+fn run(bytewise: bool) -> Vec<Detection> {
+    let mut w = codex_watcher();
     let mut seen = Vec::new();
     for (at, bytes) in frames() {
         if at == 1000 {
             w.detector_mut().typed("say hi");
         }
-        if bytewise {
-            for b in bytes.as_bytes() {
-                w.feed(Millis(at), std::slice::from_ref(b), &mut |d| seen.push(d));
-            }
-        } else {
-            w.feed(Millis(at), bytes.as_bytes(), &mut |d| seen.push(d));
-        }
+        feed(&mut w, at, &bytes, bytewise, &mut seen);
         // Time passes to the next frame (the debounce runs out in gaps).
         w.tick(Millis(at + 450), &mut |d| seen.push(d));
     }
@@ -110,26 +120,13 @@ fn a_codex_command_without_a_model_turn_ends_once() {
     ];
     let quiet = clawmux::detect::SILENT_COMMAND_QUIET.as_millis() as u64;
     for bytewise in [false, true] {
-        let profile = Profiles::defaults().unwrap().get("codex").unwrap();
-        let mut w = PaneWatcher::new(
-            "%1".parse().unwrap(),
-            profile,
-            DetectorConfig::default(),
-            100,
-            30,
-        );
+        let mut w = codex_watcher();
         let mut seen = Vec::new();
         for (i, (at, bytes)) in frames.iter().enumerate() {
             if *at == 1100 {
                 w.typed("/plan");
             }
-            if bytewise {
-                for b in bytes.as_bytes() {
-                    w.feed(Millis(*at), std::slice::from_ref(b), &mut |d| seen.push(d));
-                }
-            } else {
-                w.feed(Millis(*at), bytes.as_bytes(), &mut |d| seen.push(d));
-            }
+            feed(&mut w, *at, bytes, bytewise, &mut seen);
             let next = frames.get(i + 1).map_or(60_000, |(t, _)| *t - 1);
             while let Some(due) = w.next_deadline().filter(|d| d.0 <= next) {
                 w.tick(due, &mut |d| seen.push(d));
