@@ -159,8 +159,8 @@ impl Outcome {
                 )]
             }
             Status::Failed => {
-                let error = (self.error.clone())
-                    .unwrap_or_else(|| Msg::RunUnknownFailure.text().get(Lang::from_env()).into());
+                // The card carries both languages; its renderer picks one.
+                let error = (self.error.as_ref()).map_or(Msg::RunUnknownFailure.text(), Text::from);
                 vec![present::error_card(
                     Msg::FailedTitle.with(&[("title", &title)]),
                     error,
