@@ -22,7 +22,7 @@
 //! - [`i18n`]: the two languages (en_us, zh_cn), text that carries both, the terminal's language.
 //! - [`shell`]: POSIX shell words quoted and split (the `shlex` crate), NUL refused.
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
-//! - [`gsd`]: GSD as installed for a project: its command spelling, its planning files' state.
+//! - [`gsd`] (crate `clawmux-gsd`): GSD as installed for a project: its command spelling, its planning files' state, read here or on the project's host.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
 //! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
 
@@ -37,7 +37,7 @@ pub mod detect;
 pub mod diagnostics;
 pub use clawmux_fds as fds;
 pub mod feishu;
-pub mod gsd;
+pub use clawmux_gsd as gsd;
 pub mod hooks;
 pub mod i18n;
 pub use clawmux_openspec as openspec;

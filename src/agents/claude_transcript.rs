@@ -45,7 +45,7 @@ pub fn allowed_roots(
     workspace: &Path,
     inherited: impl Fn(&str) -> Option<PathBuf>,
 ) -> Vec<PathBuf> {
-    let set = |name: &str| crate::gsd::spelling::env_assignment(agent, name);
+    let set = |name: &str| crate::shell::env_assignment(agent, name).map(PathBuf::from);
     let config = (set("CLAUDE_CONFIG_DIR"))
         .or_else(|| inherited("CLAUDE_CONFIG_DIR"))
         .or_else(|| Some(set("HOME").or_else(|| inherited("HOME"))?.join(".claude")));

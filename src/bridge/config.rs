@@ -105,7 +105,7 @@ impl HostConfig {
     pub fn timeout(&self) -> std::time::Duration {
         self.timeout_secs
             .map(std::time::Duration::from_secs)
-            .unwrap_or(crate::bridge::panes::one_shot::ONE_SHOT_TIMEOUT)
+            .unwrap_or(crate::tmux::one_shot::ONE_SHOT_TIMEOUT)
     }
 
     /// Whether arguments go through a remote POSIX shell.

@@ -389,10 +389,11 @@ async fn read_planning(hosts: &Hosts, remote: RemoteProject) -> Option<(String, 
     use crate::gsd::host::{self, HostFilesError};
     let mut spec = hosts.watch(Some(&host)).ok()?.spec_for(String::new());
     spec.workspace = PathBuf::from(workspace);
-    let summary = match tokio::time::timeout(ASK_SERVER_BUDGET, host::planning(&spec)).await {
-        Ok(Ok(p)) => p.map(|p| p.summary()).filter(|s| !s.is_empty()),
-        Ok(Err(HostFilesError::Planning(e))) => Some(format!("cannot read: {e}")),
-        Ok(Err(_)) | Err(_) => return None,
-    };
+    let summary =
+        match tokio::time::timeout(ASK_SERVER_BUDGET, host::planning(&spec.project_host())).await {
+            Ok(Ok(p)) => p.map(|p| p.summary()).filter(|s| !s.is_empty()),
+            Ok(Err(HostFilesError::Planning(e))) => Some(format!("cannot read: {e}")),
+            Ok(Err(_)) | Err(_) => return None,
+        };
     Some((project, summary))
 }

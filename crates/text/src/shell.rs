@@ -64,6 +64,27 @@ pub fn split(line: &str) -> Result<Vec<String>, ShellError> {
     shlex::split(line).ok_or_else(|| ShellError::Unbalanced { shown: shown(line) })
 }
 
+/// The value a leading `env` (or several: `env A=1 env B=2 cmd`) gives
+/// variable `name` in the command line `command`: `env HOME=/x claude`
+/// gives `/x` for `HOME`. `None` when no leading `env` assigns it, or the
+/// line does not split.
+pub fn env_assignment(command: &str, name: &str) -> Option<String> {
+    let words = split(command).ok()?;
+    let mut words = words.into_iter();
+    if words.next().as_deref() != Some("env") {
+        return None;
+    }
+    let mut found = None;
+    for w in words {
+        if let Some(value) = w.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+            found = Some(value.to_string());
+        } else if w != "env" && !w.contains('=') && !w.starts_with('-') {
+            break;
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,8 @@
 //! tmux process I/O: spawn or attach a control client (`tmux -C`, locally or
 //! behind a prefix such as `ssh host`), FIFO command correlation, argument
 //! quoting, flow control (`%pause` resync, the flood guard) and a typed end,
-//! never a hang.
+//! never a hang; and one short command on a host ([`one_shot`]) within a
+//! time and an output bound.
 
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub)]
@@ -12,6 +13,7 @@ mod config;
 mod error;
 mod events;
 mod flood;
+pub mod one_shot;
 mod teardown;
 
 pub use client::{Client, TEXT_ENTER_GAP, connect};

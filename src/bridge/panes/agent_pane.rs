@@ -14,10 +14,11 @@ use bytes::Bytes;
 use tokio::process::Command;
 
 use crate::bridge::config::{HostConfig, TmuxConfig};
-use crate::bridge::panes::one_shot::{self, OneShotError, SSH_FAILED};
 use crate::control::{Notification, PaneId, WindowId};
 use crate::detect::MenuSelect;
+use crate::gsd::host::ProjectHost;
 use crate::store::state::{AdoptedPane, PaneIdentity};
+use crate::tmux::one_shot::{self, OneShotError, SSH_FAILED};
 use crate::tmux::{
     Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
     TmuxError,
@@ -181,6 +182,19 @@ impl PaneSpec {
     /// The host's name for messages: `local` for the `[tmux]` server.
     pub fn host_name(&self) -> &str {
         self.host.as_deref().unwrap_or("local")
+    }
+
+    /// Where the pane's project files are, for reading GSD's on its host.
+    pub fn project_host(&self) -> ProjectHost {
+        ProjectHost {
+            program: self.program.clone(),
+            remote_shell: self.remote_shell,
+            name: self.host_name().to_string(),
+            timeout: self.timeout,
+            workspace: self.workspace.clone(),
+            agent_command: self.agent.clone(),
+            agent: crate::agents::of_command(&self.agent).map(|a| a.name),
+        }
     }
 
     /// The client configuration of this spec's server (socket, program),
@@ -736,6 +750,23 @@ mod tests {
 
     fn location(line: &str) -> Option<PaneLocation> {
         PaneLocation::parse(line)
+    }
+
+    /// GSD's files are looked for where the pane's agent keeps them, so
+    /// the project host names the agent its command line starts.
+    #[test]
+    fn the_project_host_names_the_agent_and_its_host() {
+        let mut spec = PaneSpec::on_server(&Default::default(), "s".into());
+        spec.agent = "env HOME=/h CODEX_HOME=/h/cx codex -a never".into();
+        let host = spec.project_host();
+        assert_eq!(host.agent, Some("codex"));
+        assert_eq!(host.agent_command, spec.agent);
+        assert_eq!(host.name, "local");
+        spec.agent = "~/bin/cc-work.sh".into();
+        spec.host = Some("box".into());
+        let host = spec.project_host();
+        assert_eq!(host.agent, None);
+        assert_eq!(host.name, "box");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use crate::bridge::core::files::{self, FileError, MAX_SEND_FILE_BYTES};
 use crate::bridge::panes::agent_pane::PaneSpec;
-use crate::bridge::panes::one_shot::{self, OneShotError, SSH_FAILED};
+use crate::tmux::one_shot::{self, OneShotError, SSH_FAILED};
 
 /// `$1` the workspace, `$2` the path asked for, `$3` the size bound. Exits
 /// 3 (no workspace: not there, or not an absolute path, so an empty one
@@ -43,11 +43,16 @@ pub async fn fetch(spec: &PaneSpec, asked: &str) -> Result<Vec<u8>, FileError> {
     }
     let workspace = spec.workspace.to_string_lossy();
     let max = MAX_SEND_FILE_BYTES.to_string();
-    let cmd = one_shot::host_shell(spec, FETCH_SCRIPT, &[&workspace, asked.trim(), &max])
-        .map_err(|e| unreadable(e.to_string()))?
-        .ok_or_else(|| {
-            unreadable("its command does not end in `tmux`, so no file can be read there".into())
-        })?;
+    let cmd = one_shot::host_shell(
+        &spec.program,
+        spec.remote_shell,
+        FETCH_SCRIPT,
+        &[&workspace, asked.trim(), &max],
+    )
+    .map_err(|e| unreadable(e.to_string()))?
+    .ok_or_else(|| {
+        unreadable("its command does not end in `tmux`, so no file can be read there".into())
+    })?;
     let out = match one_shot::run_up_to(cmd, spec.timeout, MAX_SEND_FILE_BYTES + 1).await {
         Ok(out) => out,
         Err(OneShotError::TooMuchOutput) => {

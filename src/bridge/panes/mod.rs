@@ -8,7 +8,6 @@ pub mod answering;
 pub mod host_file;
 pub mod hosts;
 pub mod keys;
-pub mod one_shot;
 pub mod transcript;
 pub mod typing;
 pub mod watch_session;

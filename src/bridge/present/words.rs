@@ -19,10 +19,10 @@ use crate::bridge::access::names::{HostNameError, NameError, ProjectAtHostError,
 use crate::bridge::access::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
 use crate::bridge::panes::agent_pane::PaneError;
 use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHARS, UnknownHost};
-use crate::bridge::panes::one_shot::MAX_ONE_SHOT_OUTPUT;
 use crate::bridge::project::{MAX_QUEUED, ProjectError};
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
+use crate::tmux::one_shot::MAX_ONE_SHOT_OUTPUT;
 
 /// What the chat reads for a value (an error): the presenter's wording
 /// of it, in both languages. `Display` stays the log's English.

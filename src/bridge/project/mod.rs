@@ -299,7 +299,7 @@ impl Actor {
         if crate::gsd::spelling::split_command(text).is_none() {
             return text.to_string();
         }
-        match crate::gsd::host::install(&self.setup.spec).await {
+        match crate::gsd::host::install(&self.setup.spec.project_host()).await {
             Ok(install) => install.rewrite(text),
             Err(e) => {
                 tracing::warn!(project = %self.setup.name, error = %e, "GSD's install not looked up");

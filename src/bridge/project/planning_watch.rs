@@ -69,7 +69,7 @@ impl PlanningWatch {
                     changed
                 };
                 if changed {
-                    let summary = match host::planning(&spec).await {
+                    let summary = match host::planning(&spec.project_host()).await {
                         Ok(p) => p.map(|p| p.summary()),
                         // This host's files are never readable.
                         Err(HostFilesError::NoShell(_)) => return,

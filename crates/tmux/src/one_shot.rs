@@ -9,8 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
-use super::agent_pane::PaneSpec;
-use crate::shell::{self, ShellError};
+use clawmux_text::shell::{self, ShellError};
 
 /// Longest a one-shot command may take, connecting included: ssh's own
 /// connect timeout is often minutes; a tmux command answers in
@@ -104,11 +103,12 @@ pub async fn run_up_to(
 /// or one whose command does not end in a `tmux` program; an error for
 /// an argument the shell cannot carry (a NUL byte).
 pub fn host_shell(
-    spec: &PaneSpec,
+    program: &[String],
+    remote_shell: bool,
     script: &str,
     args: &[&str],
 ) -> Result<Option<Command>, ShellError> {
-    let Some((last, prefix)) = spec.program.split_last() else {
+    let Some((last, prefix)) = program.split_last() else {
         return Ok(None);
     };
     let runs_tmux = std::path::Path::new(last)
@@ -117,7 +117,7 @@ pub fn host_shell(
     let Some((program, leading)) = prefix.split_first() else {
         return Ok(None);
     };
-    if !spec.remote_shell || !runs_tmux {
+    if !remote_shell || !runs_tmux {
         return Ok(None);
     }
     let mut cmd = Command::new(program);
@@ -166,12 +166,9 @@ mod tests {
 
     #[test]
     fn only_a_tmux_command_is_replaced_by_the_script() {
-        let mut spec = PaneSpec::on_server(&Default::default(), "s".into());
-        spec.remote_shell = true;
-        spec.program = ["ssh", "-p", "22", "box", "tmux"]
-            .map(String::from)
-            .to_vec();
-        let cmd = host_shell(&spec, "echo 'x'", &["a b", "$(id)"])
+        let program = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let ssh = program(&["ssh", "-p", "22", "box", "tmux"]);
+        let cmd = host_shell(&ssh, true, "echo 'x'", &["a b", "$(id)"])
             .unwrap()
             .unwrap();
         let args: Vec<String> = (cmd.as_std().get_args())
@@ -184,13 +181,17 @@ mod tests {
             ["sh", "-c", "echo 'x'", "sh", "a b", "$(id)"]
         );
         assert!(matches!(
-            host_shell(&spec, "true", &["a\0b"]),
+            host_shell(&ssh, true, "true", &["a\0b"]),
             Err(ShellError::Nul { .. })
         ));
-        spec.program = ["ssh", "box", "tmux-wrapper"].map(String::from).to_vec();
-        assert!(host_shell(&spec, "true", &[]).unwrap().is_none());
-        spec.program = ["tmux"].map(String::from).to_vec();
-        assert!(host_shell(&spec, "true", &[]).unwrap().is_none());
+        let wrapper = program(&["ssh", "box", "tmux-wrapper"]);
+        assert!(host_shell(&wrapper, true, "true", &[]).unwrap().is_none());
+        assert!(
+            host_shell(&program(&["tmux"]), false, "true", &[])
+                .unwrap()
+                .is_none()
+        );
+        assert!(host_shell(&ssh, false, "true", &[]).unwrap().is_none());
     }
 
     fn sh(script: &str) -> Command {

@@ -1,6 +1,5 @@
 //! GSD's files where a project runs: which commands its install has
-//! ([`crate::gsd::spelling`]) and its planning files
-//! ([`crate::gsd::planning`]). A project on this machine is read from the
+//! ([`crate::spelling`]) and its planning files ([`crate::planning`]). A project on this machine is read from the
 //! file system here; a project behind a remote shell (`ssh … box tmux`) is
 //! read on its host by one short `sh` script, run the way its tmux is run
 //! (the host's command, with `sh -c SCRIPT` in place of its last word,
@@ -14,11 +13,33 @@
 //! planning position is not shown.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::bridge::panes::agent_pane::PaneSpec;
-use crate::bridge::panes::one_shot::{self, OneShotError, SSH_FAILED};
-use crate::gsd::planning::{MAX_PLANNING_BYTES, Planning, PlanningError};
-use crate::gsd::spelling::{self, Install, MAX_LISTING_ENTRIES};
+use clawmux_tmux::one_shot::{self, OneShotError, SSH_FAILED};
+
+use crate::planning::{MAX_PLANNING_BYTES, Planning, PlanningError};
+use crate::spelling::{self, Install, MAX_LISTING_ENTRIES};
+
+/// Where a project's files are and how to reach them: the project's
+/// workspace and agent, on this machine or on the host its tmux runs on.
+#[derive(Debug, Clone)]
+pub struct ProjectHost {
+    /// The host's tmux command (`["tmux"]`, `["ssh", "box", "tmux"]`); a
+    /// script for a remote host runs in place of its last word.
+    pub program: Vec<String>,
+    /// Whether `program` hands its arguments to a remote shell (`ssh`).
+    pub remote_shell: bool,
+    /// The host's name, for messages (`local` for this machine).
+    pub name: String,
+    /// How long the host has to answer one script (connecting included).
+    pub timeout: Duration,
+    pub workspace: PathBuf,
+    /// The agent's command line (read for its `HOME` and `CODEX_HOME`).
+    pub agent_command: String,
+    /// Which agent it starts (`claude`, `codex`, `gemini`, …), if known:
+    /// each keeps its GSD commands in its own folders.
+    pub agent: Option<&'static str>,
+}
 
 /// The listings of a GSD install on a host: the agent HOME's skills
 /// (`$2`, else the login's `$HOME`), the workspace's (`$1`) skills and its
@@ -50,16 +71,16 @@ pub enum HostFilesError {
 }
 
 /// The GSD install the project's pane sees: here for a local pane
-/// ([`spelling::for_pane`]), on its host for a remote one.
-pub async fn install(spec: &PaneSpec) -> Result<Install, HostFilesError> {
+/// ([`spelling::probe`]), on its host for a remote one.
+pub async fn install(spec: &ProjectHost) -> Result<Install, HostFilesError> {
     if !spec.remote_shell {
         let local = spec.clone();
-        return tokio::task::spawn_blocking(move || spelling::for_pane(&local))
+        return tokio::task::spawn_blocking(move || spelling::probe(&local))
             .await
-            .map_err(|e| failed(spec.host_name(), e.to_string()));
+            .map_err(|e| failed(&spec.name, e.to_string()));
     }
     let nonce = nonce();
-    let home = spelling::agent_home(&spec.agent, None)
+    let home = spelling::agent_home(&spec.agent_command, None)
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
     let workspace = spec.workspace.to_string_lossy();
@@ -70,12 +91,12 @@ pub async fn install(spec: &PaneSpec) -> Result<Install, HostFilesError> {
 
 /// What the project's planning files say (`None`: it has none yet): read
 /// here for a local pane, on its host for a remote one.
-pub async fn planning(spec: &PaneSpec) -> Result<Option<Planning>, HostFilesError> {
+pub async fn planning(spec: &ProjectHost) -> Result<Option<Planning>, HostFilesError> {
     if !spec.remote_shell {
         let workspace = spec.workspace.clone();
         return tokio::task::spawn_blocking(move || Planning::read_local(&workspace))
             .await
-            .map_err(|e| failed(spec.host_name(), e.to_string()))?
+            .map_err(|e| failed(&spec.name, e.to_string()))?
             .map_err(HostFilesError::from);
     }
     let nonce = nonce();
@@ -98,9 +119,9 @@ fn nonce() -> String {
 }
 
 /// Runs `script` on the spec's host; its output.
-async fn run(spec: &PaneSpec, script: &str, args: &[&str]) -> Result<Vec<u8>, HostFilesError> {
-    let host = spec.host_name();
-    let cmd = one_shot::host_shell(spec, script, args)
+async fn run(spec: &ProjectHost, script: &str, args: &[&str]) -> Result<Vec<u8>, HostFilesError> {
+    let host = spec.name.as_str();
+    let cmd = one_shot::host_shell(&spec.program, spec.remote_shell, script, args)
         .map_err(|e| failed(host, e.to_string()))?
         .ok_or_else(|| HostFilesError::NoShell(host.to_string()))?;
     let out = match one_shot::run(cmd, spec.timeout).await {

@@ -1,11 +1,15 @@
 //! GSD ("get shit done") as installed for a project: which spelling its
 //! commands take ([`spelling`]) and where the project stands according to
-//! its own planning files ([`planning`]).
+//! its own planning files ([`planning`]), both read on this machine or on
+//! the project's host ([`host`]).
 //!
 //! GSD 1.42.3 installs in one of two layouts, and Claude Code refuses the
 //! other spelling (`Unknown command: /gsd:plan-phase. Did you mean
 //! /gsd-plan-phase?`), so a command from chat is rewritten into the
 //! spelling the project's install accepts before it is typed.
+
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 pub mod host;
 pub mod planning;

@@ -28,6 +28,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use clawmux_text::shell;
+
+use crate::host::ProjectHost;
+
 /// At most this many directory entries are read per listing: GSD 1.42.3
 /// installs 67; a directory far larger is not GSD's and reading it whole
 /// would stall the project's actor.
@@ -185,23 +189,8 @@ pub fn agent_home(command: &str, default: Option<PathBuf>) -> Option<PathBuf> {
     env_assignment(command, "HOME").or(default)
 }
 
-/// The value a leading `env` (or several: `env A=1 env B=2 cmd`) gives
-/// variable `name` in `command`.
-pub fn env_assignment(command: &str, name: &str) -> Option<PathBuf> {
-    let words = crate::shell::split(command).ok()?;
-    let mut words = words.iter().map(String::as_str);
-    if words.next() != Some("env") {
-        return None;
-    }
-    let mut found = None;
-    for w in words {
-        if let Some(value) = w.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
-            found = Some(PathBuf::from(value));
-        } else if w != "env" && !w.contains('=') && !w.starts_with('-') {
-            break;
-        }
-    }
-    found
+fn env_assignment(command: &str, name: &str) -> Option<PathBuf> {
+    shell::env_assignment(command, name).map(PathBuf::from)
 }
 
 /// The install seen from this machine's file system: the agent HOME's and
@@ -234,16 +223,19 @@ fn list(dir: &Path) -> Vec<String> {
 /// The install a project's pane sees. A pane on this machine is probed
 /// here (its agent HOME from its command line, else the daemon's HOME);
 /// for a pane behind a remote shell the files are on its host, read there
-/// by [`crate::gsd::host::install`]: none here.
-pub fn for_pane(spec: &crate::bridge::panes::agent_pane::PaneSpec) -> Install {
+/// by [`crate::host::install`]: none here.
+pub fn probe(spec: &ProjectHost) -> Install {
     if spec.remote_shell {
         return Install::default();
     }
-    let home = agent_home(&spec.agent, std::env::var_os("HOME").map(PathBuf::from));
-    match crate::agents::of_command(&spec.agent).map(|a| a.name) {
+    let home = agent_home(
+        &spec.agent_command,
+        std::env::var_os("HOME").map(PathBuf::from),
+    );
+    match spec.agent {
         Some("gemini") => probe_gemini(&spec.workspace, home.as_deref()),
         Some("codex") => {
-            let codex_home = env_assignment(&spec.agent, "CODEX_HOME")
+            let codex_home = env_assignment(&spec.agent_command, "CODEX_HOME")
                 .or_else(|| std::env::var_os("CODEX_HOME").map(PathBuf::from))
                 .or_else(|| home.map(|h| h.join(".codex")));
             probe_codex(codex_home.as_deref())
@@ -276,7 +268,7 @@ mod tests {
     use super::*;
 
     fn global() -> Install {
-        let dirs: Vec<String> = crate::gsd::COMMANDS_1_42_3
+        let dirs: Vec<String> = crate::COMMANDS_1_42_3
             .iter()
             .map(|n| format!("gsd-{n}"))
             .collect();
@@ -284,7 +276,7 @@ mod tests {
     }
 
     fn local() -> Install {
-        let files: Vec<String> = crate::gsd::COMMANDS_1_42_3
+        let files: Vec<String> = crate::COMMANDS_1_42_3
             .iter()
             .map(|n| format!("{n}.md"))
             .collect();
@@ -370,13 +362,13 @@ mod tests {
 
     #[test]
     fn gemini_commands_take_the_colon_and_codex_skills_the_dollar() {
-        let names: Vec<String> = (crate::gsd::COMMANDS_1_42_3.iter())
+        let names: Vec<String> = (crate::COMMANDS_1_42_3.iter())
             .map(|n| format!("{n}.toml"))
             .collect();
         let gemini = Install::from_gemini_listing(names.iter().map(String::as_str));
         assert_eq!(gemini.rewrite("/gsd-plan-phase 2"), "/gsd:plan-phase 2");
         assert_eq!(gemini.rewrite("/gsd:progress"), "/gsd:progress");
-        let dirs: Vec<String> = (crate::gsd::COMMANDS_1_42_3.iter())
+        let dirs: Vec<String> = (crate::COMMANDS_1_42_3.iter())
             .map(|n| format!("gsd-{n}"))
             .collect();
         let codex = Install::from_codex_listing(dirs.iter().map(String::as_str));
@@ -395,20 +387,28 @@ mod tests {
         std::fs::write(home.path().join(".gemini/commands/gsd/progress.toml"), "x").unwrap();
         std::fs::create_dir_all(home.path().join("cx/skills/gsd-ship")).unwrap();
         std::fs::create_dir_all(home.path().join(".claude/skills/gsd-ship")).unwrap();
-        let spec = |agent: String| crate::bridge::panes::agent_pane::PaneSpec {
+        let spec = |agent: &'static str, agent_command: String| ProjectHost {
+            program: vec!["tmux".into()],
+            remote_shell: false,
+            name: "local".into(),
+            timeout: std::time::Duration::from_secs(1),
             workspace: ws.path().to_path_buf(),
-            agent,
-            ..crate::bridge::panes::agent_pane::PaneSpec::on_server(&Default::default(), "s".into())
+            agent_command,
+            agent: Some(agent),
         };
         let h = home.path().display();
-        let gemini = for_pane(&spec(format!("env CLAWMUX_HOME=/s env HOME={h} gemini")));
+        let gemini = probe(&spec(
+            "gemini",
+            format!("env CLAWMUX_HOME=/s env HOME={h} gemini"),
+        ));
         assert_eq!(gemini.spelling_of("progress"), Some(Spelling::Colon));
         assert_eq!(gemini.spelling_of("ship"), None);
-        let codex = for_pane(&spec(format!(
-            "env HOME={h} CODEX_HOME={h}/cx codex -a never"
-        )));
+        let codex = probe(&spec(
+            "codex",
+            format!("env HOME={h} CODEX_HOME={h}/cx codex -a never"),
+        ));
         assert_eq!(codex.rewrite("/gsd:ship"), "$gsd-ship");
-        let claude = for_pane(&spec(format!("env HOME={h} claude")));
+        let claude = probe(&spec("claude", format!("env HOME={h} claude")));
         assert_eq!(claude.rewrite("/gsd:ship"), "/gsd-ship");
     }
 
