@@ -32,13 +32,6 @@
 //! `cargo bench --bench outbox_fairness` (env `CLAWMUX_FAIR_MESSAGES`,
 //! default 500; past about 640, 20 chats x 32, a project queues no more).
 
-#[path = "../tests/support/fake_feishu.rs"]
-#[allow(unused_imports)] // a test fixture: the bench uses part of it
-mod fake_server;
-#[path = "../tests/support/tmux.rs"]
-#[allow(dead_code)] // a test fixture: the bench uses part of it
-mod tmux;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,8 +44,8 @@ use clawmux::bridge::daemon::{Daemon, DaemonSetup};
 use clawmux::detect::Profiles;
 use clawmux::store::SharedState;
 use clawmux::store::{clock, event_log};
-use fake_server::{FakeFeishu, Kind, Recorded};
-use tmux::TmuxServer;
+use clawmux_testkit::fake_feishu::{FakeFeishu, Kind, Recorded};
+use clawmux_testkit::tmux::TmuxServer;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;

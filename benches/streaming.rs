@@ -9,13 +9,6 @@
 //!
 //! `cargo bench --bench streaming` (env `CLAWMUX_STREAM_LINES`, default 24).
 
-#[path = "../tests/support/fake_feishu.rs"]
-#[allow(unused_imports)] // a test fixture: the bench uses part of it
-mod fake_server;
-#[path = "../tests/support/tmux.rs"]
-#[allow(dead_code)] // a test fixture: the bench uses part of it
-mod tmux;
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -29,8 +22,8 @@ use clawmux::bridge::daemon::{Daemon, DaemonSetup};
 use clawmux::detect::Profiles;
 use clawmux::feishu::cardkit::MAX_OPS_PER_SEC_PER_CARD;
 use clawmux::store::SharedState;
-use fake_server::FakeFeishu;
-use tmux::TmuxServer;
+use clawmux_testkit::fake_feishu::FakeFeishu;
+use clawmux_testkit::tmux::TmuxServer;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::task::TaskTracker;

@@ -1,4 +1,7 @@
-//! Shared test fixtures: real tmux servers on private sockets.
+//! Shared test fixtures: the real agents' offline set-ups, the daemon
+//! harness, scenarios; the local Feishu server, signed events and private
+//! tmux servers come from the `clawmux-testkit` crate (the benches use
+//! them too).
 
 #![allow(dead_code, unused_imports)] // each tier and area uses a different part
 
@@ -7,16 +10,15 @@ pub mod bridge;
 pub mod claude;
 pub mod codex;
 pub mod expect;
-pub mod fake_feishu;
 pub mod feishu_serve;
 pub mod gemini;
 pub mod gsd;
 pub mod opencode;
 pub mod scenarios;
-pub mod signed;
 pub mod sshd;
 pub mod state;
-pub mod tmux;
+
+pub use clawmux_testkit::{fake_feishu, signed, tmux};
 
 /// The program a variable names, when it names a file.
 pub fn program_from_env(var: &str) -> Option<std::path::PathBuf> {

@@ -18,10 +18,10 @@ use super::{
 };
 
 /// Feishu's limit on an uploaded image.
-pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+pub(super) const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 /// The body the route takes (an image over the limit still reaches the
 /// handler, which answers 234006 as Feishu does).
-pub const MAX_BODY_BYTES: usize = MAX_IMAGE_BYTES + 2 * 1024 * 1024;
+pub(super) const MAX_BODY_BYTES: usize = MAX_IMAGE_BYTES + 2 * 1024 * 1024;
 /// Largest side of a non-GIF image.
 const MAX_SIDE_PX: u32 = 12_000;
 
@@ -42,7 +42,7 @@ impl FakeFeishu {
     }
 }
 
-pub async fn upload(State(sh): St, headers: HeaderMap, raw: Bytes) -> Response {
+pub(super) async fn upload(State(sh): St, headers: HeaderMap, raw: Bytes) -> Response {
     sh.with(|s| {
         if let Some(r) = refused(s, &headers, true) {
             return r;
@@ -83,7 +83,7 @@ pub async fn upload(State(sh): St, headers: HeaderMap, raw: Bytes) -> Response {
 }
 
 /// The refusal of a card whose `img` names a key this fake did not issue.
-pub fn unknown_image_key(s: &State_, card: &Value) -> Option<Response> {
+pub(super) fn unknown_image_key(s: &State_, card: &Value) -> Option<Response> {
     let mut keys = Vec::new();
     collect_keys(card, &mut keys);
     keys.iter()

@@ -13,6 +13,12 @@ pub struct TmuxServer {
     pub socket: String,
 }
 
+impl Default for TmuxServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl TmuxServer {
     pub fn new() -> Self {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);

@@ -1,6 +1,6 @@
 //! A local Feishu: the Open API endpoints and the long-connection WebSocket,
 //! speaking the real wire protocol on 127.0.0.1, with fault knobs. Reusable
-//! by every test area (`crate::support::fake_feishu::FakeFeishu`).
+//! by every test area and bench (`clawmux_testkit::fake_feishu::FakeFeishu`).
 //!
 //! ```ignore
 //! let fake = FakeFeishu::start().await;
@@ -41,12 +41,8 @@
 //! [`expire_tokens`](FakeFeishu::expire_tokens),
 //! [`drop_ws`](FakeFeishu::drop_ws), [`set_pong`](FakeFeishu::set_pong), [`redeliver`](FakeFeishu::redeliver).
 
-#![allow(dead_code)] // a fixture: each test area uses a different part
-
-#[path = "fake_feishu/cardkit.rs"]
 mod cardkit;
 pub use cardkit::{CardFault, Entity};
-#[path = "fake_feishu/images.rs"]
 mod images;
 pub use images::UploadedImage;
 

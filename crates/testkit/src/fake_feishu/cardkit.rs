@@ -36,7 +36,7 @@ use tokio::time::{Duration, Instant};
 use super::{FakeFeishu, St, State_, api_json, parse_body, validate_card};
 
 /// Operations one entity takes per second (Feishu's documented limit).
-pub const MAX_OPS_PER_SEC: usize = 10;
+pub(super) const MAX_OPS_PER_SEC: usize = 10;
 /// Longest element content, in chars.
 const MAX_CONTENT_CHARS: usize = 100_000;
 /// Longest CardKit `uuid`, in chars.
@@ -46,7 +46,7 @@ const MAX_COMPONENTS: usize = 200;
 /// Longest `element_id`, in chars.
 const MAX_ELEMENT_ID_CHARS: usize = 20;
 /// Feishu ends streaming mode this long after it was last turned on.
-pub const DEFAULT_STREAMING_LIFETIME: Duration = Duration::from_secs(600);
+pub(super) const DEFAULT_STREAMING_LIFETIME: Duration = Duration::from_secs(600);
 
 /// What an injected CardKit fault answers.
 #[derive(Debug, Clone, Copy, PartialEq)]
