@@ -24,7 +24,7 @@
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
 //! - [`gsd`] (crate `clawmux-gsd`): GSD as installed for a project: its command spelling, its planning files' state, read here or on the project's host.
 //! - [`openspec`]: OpenSpec detection, delta-spec lint, Chorus MCP client, mirror and archive.
-//! - [`agentcheck`]: the real Claude Code offline: fake Messages API, throwaway environment, drift self-test.
+//! - [`agentcheck`]: the real Claude Code offline: the fake model API (crate `clawmux-fakeapi`, re-exported), throwaway environment, drift self-test.
 
 // `unsafe` lives in the `clawmux-fds` crate alone (descriptors by number).
 #![forbid(unsafe_code)]

@@ -1,24 +1,18 @@
-//! The real Claude Code, offline, as a test subject: a scriptable fake
-//! Anthropic Messages API ([`FakeApi`]), the throwaway environment that
+//! The real Claude Code, offline, as a test subject: the fake model API
+//! (crate `clawmux-fakeapi`, re-exported here), the throwaway environment that
 //! points `claude` at it ([`ClaudeEnv`]), and the drift self-test behind
 //! `clawmux doctor --agent` ([`selftest`]), which runs the installed `claude`
 //! in a private tmux server and says, per signal, whether detection still
 //! works on that version.
 
-mod chat;
 mod env;
-mod fake_api;
-mod gemini;
-mod responses;
 pub mod selftest;
-pub mod stream;
 
-pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, claude_version, find_claude};
-pub use fake_api::{
-    FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Protocol, Request,
-    SIDE_ANSWER, ToolUse, Turn, error_type,
+pub use clawmux_fakeapi::{
+    FakeApi, FakeApiError, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER,
+    Protocol, Request, SIDE_ANSWER, Streaming, ToolUse, Turn, error_type, stream,
 };
-pub use stream::Streaming;
+pub use env::{CLAUDE_BIN_ENV, ClaudeEnv, claude_version, find_claude};
 
 /// What can go wrong setting up or running the agent check.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +28,8 @@ pub enum AgentCheckError {
     Claude(String),
     #[error("tmux: {0}")]
     Tmux(String),
+    #[error(transparent)]
+    FakeApi(#[from] FakeApiError),
 }
 
 impl AgentCheckError {

@@ -151,7 +151,7 @@ pub(crate) fn error_body(status: u16, message: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agentcheck::ToolUse;
+    use crate::ToolUse;
 
     #[test]
     fn model_paths_and_turns_are_told_apart() {
@@ -184,7 +184,7 @@ mod tests {
             )],
         };
         let turn = Turn::think("Hmm, a listing.", turn);
-        let chunker = &mut crate::agentcheck::stream::Streaming::default().chunker(2);
+        let chunker = &mut crate::stream::Streaming::default().chunker(2);
         let frames = sse_frames(&turn, chunker);
         let text: Vec<String> = frames
             .iter()

@@ -247,8 +247,8 @@ pub(crate) fn error_body(status: u16, message: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agentcheck::ToolUse;
-    use crate::agentcheck::stream::Streaming;
+    use crate::ToolUse;
+    use crate::stream::Streaming;
 
     /// The events of a frame list, as JSON.
     fn events(frames: &[Bytes]) -> Vec<Value> {

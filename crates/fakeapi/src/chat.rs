@@ -206,13 +206,13 @@ mod tests {
             "Which files?",
             Turn::Tools {
                 text: Some("Listing them.".into()),
-                tools: vec![crate::agentcheck::ToolUse::new(
+                tools: vec![crate::ToolUse::new(
                     "bash",
                     json!({"command": "ls"}),
                 )],
             },
         );
-        let chunker = &mut crate::agentcheck::stream::Streaming::default().chunker(3);
+        let chunker = &mut crate::stream::Streaming::default().chunker(3);
         let frames: Vec<String> = sse_frames(&turn, 3, chunker)
             .iter()
             .map(|f| String::from_utf8_lossy(f).into_owned())

@@ -31,7 +31,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::AgentCheckError;
+use super::FakeApiError;
 use super::stream::{Chunker, Pacer, Parts, Streaming};
 
 /// Largest request body accepted. Claude Code's requests carry the system
@@ -236,13 +236,13 @@ pub struct FakeApi {
 impl FakeApi {
     /// Starts the server on 127.0.0.1 (a free port) with `script`,
     /// streaming as a model does ([`Streaming::default`]).
-    pub fn start(script: Vec<Turn>) -> Result<FakeApi, AgentCheckError> {
+    pub fn start(script: Vec<Turn>) -> Result<FakeApi, FakeApiError> {
         FakeApi::start_streaming(script, Streaming::default())
     }
 
     /// Like [`FakeApi::start`], with at least `pace` between streamed
     /// events, so the agent shows its busy spinner for longer.
-    pub fn start_paced(script: Vec<Turn>, pace: Duration) -> Result<FakeApi, AgentCheckError> {
+    pub fn start_paced(script: Vec<Turn>, pace: Duration) -> Result<FakeApi, FakeApiError> {
         FakeApi::start_streaming(script, Streaming::paced(pace))
     }
 
@@ -250,19 +250,19 @@ impl FakeApi {
     pub fn start_streaming(
         script: Vec<Turn>,
         streaming: Streaming,
-    ) -> Result<FakeApi, AgentCheckError> {
+    ) -> Result<FakeApi, FakeApiError> {
         let shared = Arc::new(Mutex::new(Shared {
             script: script.into(),
             ..Shared::default()
         }));
         let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0))
-            .map_err(|e| AgentCheckError::io("bind the fake API on", "127.0.0.1:0", e))?;
+            .map_err(|e| FakeApiError::io("bind the fake API on", "127.0.0.1:0", e))?;
         let addr = std_listener
             .local_addr()
-            .map_err(|e| AgentCheckError::io("read the address of", "the fake API", e))?;
+            .map_err(|e| FakeApiError::io("read the address of", "the fake API", e))?;
         std_listener
             .set_nonblocking(true)
-            .map_err(|e| AgentCheckError::io("configure", "the fake API socket", e))?;
+            .map_err(|e| FakeApiError::io("configure", "the fake API socket", e))?;
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let state = AppState {
             shared: shared.clone(),
@@ -302,12 +302,12 @@ impl FakeApi {
                         .await;
                 });
             })
-            .map_err(|e| AgentCheckError::io("start a thread for", "the fake API", e))?;
+            .map_err(|e| FakeApiError::io("start a thread for", "the fake API", e))?;
         match ready_rx.recv() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(AgentCheckError::io("start", "the fake API", e)),
+            Ok(Err(e)) => return Err(FakeApiError::io("start", "the fake API", e)),
             Err(_) => {
-                return Err(AgentCheckError::io(
+                return Err(FakeApiError::io(
                     "start",
                     "the fake API",
                     std::io::Error::other("its thread ended early"),
