@@ -206,10 +206,7 @@ mod tests {
             "Which files?",
             Turn::Tools {
                 text: Some("Listing them.".into()),
-                tools: vec![crate::ToolUse::new(
-                    "bash",
-                    json!({"command": "ls"}),
-                )],
+                tools: vec![crate::ToolUse::new("bash", json!({"command": "ls"}))],
             },
         );
         let chunker = &mut crate::stream::Streaming::default().chunker(3);

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use tokio::process::Command;
 
 use crate::bridge::config::{HostConfig, TmuxConfig};
-use crate::control::{Notification, PaneId, WindowId};
+use crate::control::{Notification, PaneId, SessionId, WindowId};
 use crate::detect::MenuSelect;
 use crate::gsd::host::ProjectHost;
 use crate::store::state::{AdoptedPane, PaneIdentity};
@@ -109,7 +109,7 @@ pub enum PaneError {
     #[error(
         "pane {pane} is no longer the pane adopted as this project: {reason}. Nothing was typed or read; `/gsd:release` the project and `/gsd:adopt` the pane again"
     )]
-    NotTheAdopted { pane: String, reason: String },
+    NotTheAdopted { pane: String, reason: AdoptedChange },
     /// A project's host is not (or no longer) in the config.
     #[error(transparent)]
     UnknownHost(#[from] super::hosts::UnknownHost),
@@ -475,32 +475,49 @@ impl PaneLocation {
         }
     }
 
-    /// Whether this is the pane `adopted` recorded, or why not.
-    pub fn is(&self, adopted: &AdoptedPane) -> Result<(), String> {
+    /// Whether this is the pane `adopted` recorded, or how it differs.
+    pub fn is(&self, adopted: &AdoptedPane) -> Result<(), AdoptedChange> {
         let Some(was) = adopted.identity else {
-            return Err("it was adopted by an older clawmux, which kept only its id".into());
+            return Err(AdoptedChange::OldRecord);
         };
         let now = self.identity;
         if now.server_pid != was.server_pid {
-            return Err(format!(
-                "its tmux server restarted (process {} then, {} now)",
-                was.server_pid, now.server_pid
-            ));
+            return Err(AdoptedChange::ServerRestarted {
+                then: was.server_pid,
+                now: now.server_pid,
+            });
         }
         if now.pane_pid != was.pane_pid {
-            return Err(format!(
-                "the pane runs another program (process {} then, {} now)",
-                was.pane_pid, now.pane_pid
-            ));
+            return Err(AdoptedChange::OtherProgram {
+                then: was.pane_pid,
+                now: now.pane_pid,
+            });
         }
         if (now.session_id, now.window_id) != (was.session_id, was.window_id) {
-            return Err(format!(
-                "it moved from window {} of session {} to window {} of session {}",
-                was.window_id, was.session_id, now.window_id, now.session_id
-            ));
+            return Err(AdoptedChange::Moved {
+                then: (was.session_id, was.window_id),
+                now: (now.session_id, now.window_id),
+            });
         }
         Ok(())
     }
+}
+
+/// How the pane found under an adopted pane's id differs from the pane
+/// adopted: keys typed there would reach another program.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdoptedChange {
+    #[error("it was adopted by an older clawmux, which kept only its id")]
+    OldRecord,
+    #[error("its tmux server restarted (process {then} then, {now} now)")]
+    ServerRestarted { then: u32, now: u32 },
+    #[error("the pane runs another program (process {then} then, {now} now)")]
+    OtherProgram { then: u32, now: u32 },
+    #[error("it moved from window {} of session {} to window {} of session {}", then.1, then.0, now.1, now.0)]
+    Moved {
+        then: (SessionId, WindowId),
+        now: (SessionId, WindowId),
+    },
 }
 
 impl AgentPane {
@@ -746,7 +763,6 @@ impl AgentPane {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::SessionId;
 
     fn location(line: &str) -> Option<PaneLocation> {
         PaneLocation::parse(line)
@@ -814,17 +830,27 @@ mod tests {
                 ..adopted.clone()
             }
         };
-        let restarted = found.is(&with(|i| i.server_pid = 40)).unwrap_err();
-        assert!(restarted.contains("tmux server restarted"), "{restarted}");
-        let respawned = found.is(&with(|i| i.pane_pid = 98)).unwrap_err();
-        assert!(respawned.contains("another program"), "{respawned}");
+        let restarted = found.is(&with(|i| i.server_pid = 40));
+        assert_eq!(
+            restarted,
+            Err(AdoptedChange::ServerRestarted { then: 40, now: 41 })
+        );
+        let respawned = found.is(&with(|i| i.pane_pid = 98));
+        assert_eq!(
+            respawned,
+            Err(AdoptedChange::OtherProgram { then: 98, now: 99 })
+        );
         let moved = found.is(&with(|i| i.window_id = WindowId(1))).unwrap_err();
-        assert!(moved.contains("moved from window @1"), "{moved}");
+        assert!(matches!(moved, AdoptedChange::Moved { .. }), "{moved:?}");
+        assert_eq!(
+            moved.to_string(),
+            "it moved from window @1 of session $2 to window @3 of session $2"
+        );
         let old = AdoptedPane {
             identity: None,
             ..adopted
         };
-        assert!(found.is(&old).unwrap_err().contains("older clawmux"));
+        assert_eq!(found.is(&old), Err(AdoptedChange::OldRecord));
     }
 
     #[test]

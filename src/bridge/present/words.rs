@@ -17,7 +17,7 @@
 use crate::agents::claude::PermissionMode;
 use crate::bridge::access::names::{HostNameError, NameError, ProjectAtHostError, TextError};
 use crate::bridge::access::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
-use crate::bridge::panes::agent_pane::PaneError;
+use crate::bridge::panes::agent_pane::{AdoptedChange, PaneError};
 use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHARS, UnknownHost};
 use crate::bridge::project::{MAX_QUEUED, ProjectError};
 use crate::bridge::texts::Msg;
@@ -149,10 +149,34 @@ impl ChatWords for PaneError {
                 Msg::ErrPaneNotAdoptable.with(&[("pane", pane), ("reason", reason)])
             }
             PaneError::NotTheAdopted { pane, reason } => {
-                Msg::ErrPaneNotTheAdopted.with(&[("pane", pane), ("reason", reason)])
+                let reason = reason.chat_words();
+                Msg::ErrPaneNotTheAdopted.with_each(|lang| {
+                    vec![
+                        ("pane", pane.clone()),
+                        ("reason", reason.get(lang).to_string()),
+                    ]
+                })
             }
             PaneError::UnknownHost(e) => e.chat_words(),
             PaneError::NotOpen => Msg::ErrPaneNotOpen.text(),
+        }
+    }
+}
+
+impl ChatWords for AdoptedChange {
+    fn chat_words(&self) -> Text {
+        match self {
+            AdoptedChange::OldRecord => Msg::AdoptedOldRecord.text(),
+            AdoptedChange::ServerRestarted { then, now } => Msg::AdoptedServerRestarted
+                .with(&[("then", &then.to_string()), ("now", &now.to_string())]),
+            AdoptedChange::OtherProgram { then, now } => Msg::AdoptedOtherProgram
+                .with(&[("then", &then.to_string()), ("now", &now.to_string())]),
+            AdoptedChange::Moved { then, now } => Msg::AdoptedMoved.with(&[
+                ("then_window", &then.1.to_string()),
+                ("then_session", &then.0.to_string()),
+                ("now_window", &now.1.to_string()),
+                ("now_session", &now.0.to_string()),
+            ]),
         }
     }
 }
@@ -282,6 +306,7 @@ pub fn duration(secs: u64) -> Text {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::{SessionId, WindowId};
     use crate::tmux::TmuxError;
 
     /// A pane error as tmux refusing a command says it.
@@ -321,7 +346,22 @@ mod tests {
             },
             PaneError::NotTheAdopted {
                 pane: p.clone(),
-                reason: r.clone(),
+                reason: AdoptedChange::OldRecord,
+            },
+            PaneError::NotTheAdopted {
+                pane: p.clone(),
+                reason: AdoptedChange::ServerRestarted { then: 4, now: 5 },
+            },
+            PaneError::NotTheAdopted {
+                pane: p.clone(),
+                reason: AdoptedChange::OtherProgram { then: 4, now: 5 },
+            },
+            PaneError::NotTheAdopted {
+                pane: p.clone(),
+                reason: AdoptedChange::Moved {
+                    then: (SessionId(1), WindowId(2)),
+                    now: (SessionId(3), WindowId(4)),
+                },
             },
             PaneError::UnknownHost(UnknownHost {
                 host: "gpu".into(),

@@ -417,6 +417,14 @@ catalogue! {
         => "窗格 {pane} 不在 clawmux 可以接管的会话中：{reason}";
     ErrPaneNotTheAdopted: "pane {pane} is no longer the pane adopted as this project: {reason}. Nothing was typed or read; `/gsd:release` the project and `/gsd:adopt` the pane again"
         => "窗格 {pane} 已不是作为此项目接管的窗格：{reason}。没有输入也没有读取任何内容；请先 `/gsd:release` 此项目，再重新 `/gsd:adopt` 该窗格";
+    AdoptedOldRecord: "it was adopted by an older clawmux, which kept only its id"
+        => "它由旧版 clawmux 接管，当时只记下了窗格编号";
+    AdoptedServerRestarted: "its tmux server restarted (process {then} then, {now} now)"
+        => "它的 tmux 服务器已重启（之前是进程 {then}，现在是 {now}）";
+    AdoptedOtherProgram: "the pane runs another program (process {then} then, {now} now)"
+        => "窗格运行的是另一个程序（之前是进程 {then}，现在是 {now}）";
+    AdoptedMoved: "it moved from window {then_window} of session {then_session} to window {now_window} of session {now_session}"
+        => "它已从会话 {then_session} 的窗口 {then_window} 移到会话 {now_session} 的窗口 {now_window}";
     ErrPaneNotOpen: "the agent's pane is not open" => "智能体的窗格未打开";
     ErrReplaced: "{detail}" => "窗格现在运行的是另一个程序，因此没有输入任何内容：{detail}";
     ErrLostAgain: "the session was lost again ({reason}); not retrying"
