@@ -87,74 +87,12 @@ impl PermissionMode {
             other => other.name(),
         }
     }
-
-    /// A mode row drawn only up to its mode (`⏸ manual mode on`): Claude
-    /// Code draws the rest (`· ? for shortcuts`, `· esc to interrupt`) in
-    /// a write of its own, so a frame cut there says neither idle nor busy.
-    pub fn cut_in_footer(row: &str) -> bool {
-        let Some(mode) = PermissionMode::in_footer(row) else {
-            return false;
-        };
-        let words = match mode {
-            PermissionMode::AcceptEdits => "accept edits on",
-            PermissionMode::BypassPermissions => "bypass permissions on",
-            other => return cut_after(row, &format!("{} mode on", other.name())),
-        };
-        cut_after(row, words)
-    }
-
-    /// The mode a footer row shows: `⏵⏵ auto mode on (shift+tab to
-    /// cycle)`, `⏸ manual mode on · ? for shortcuts`, `⏸ plan mode on`,
-    /// `⏵⏵ accept edits on`, `⏵⏵ bypass permissions on`. Before 2.1.332
-    /// the default mode showed no mode at all (see [`footer_mode`]).
-    pub fn in_footer(row: &str) -> Option<PermissionMode> {
-        let row = row.trim_start().to_ascii_lowercase();
-        [
-            ("manual mode on", PermissionMode::Manual),
-            ("auto mode on", PermissionMode::Auto),
-            ("plan mode on", PermissionMode::Plan),
-            ("accept edits on", PermissionMode::AcceptEdits),
-            ("bypass permissions on", PermissionMode::BypassPermissions),
-        ]
-        .into_iter()
-        .find(|(words, _)| {
-            row.strip_prefix(['⏵', '⏸'])
-                .map(|r| r.trim_start_matches(['⏵', '⏸', ' ']))
-                .is_some_and(|r| r.starts_with(words))
-        })
-        .map(|(_, mode)| mode)
-    }
 }
 
 impl std::fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// Whether nothing but spaces and `·` follows `words` in `row`.
-fn cut_after(row: &str, words: &str) -> bool {
-    let lower = row.to_ascii_lowercase();
-    lower.find(words).is_some_and(|at| {
-        lower[at + words.len()..]
-            .trim_matches([' ', '·'])
-            .is_empty()
-    })
-}
-
-/// The mode Claude Code's footer rows (under its input box) show: a mode
-/// row, or, with none, the default mode of releases before 2.1.332 when
-/// the footer is its plain `? for shortcuts` / `esc to interrupt` row.
-pub fn footer_mode<'a>(footer: impl IntoIterator<Item = &'a str>) -> Option<PermissionMode> {
-    let mut plain = false;
-    for row in footer {
-        if let Some(mode) = PermissionMode::in_footer(row) {
-            return Some(mode);
-        }
-        let row = row.trim_start();
-        plain |= row.starts_with("? for shortcuts") || row.starts_with("esc to interrupt");
-    }
-    plain.then_some(PermissionMode::Manual)
 }
 
 /// `command` (a project's agent command line) with the permission mode
@@ -314,27 +252,6 @@ mod tests {
     }
 
     #[test]
-    fn a_mode_row_cut_after_its_mode_is_neither_idle_nor_busy() {
-        for cut in [
-            "⏸ manual mode on",
-            "⏸ manual mode on ·",
-            "  ⏵⏵ auto mode on ",
-            "⏵⏵ accept edits on",
-        ] {
-            assert!(PermissionMode::cut_in_footer(cut), "{cut}");
-        }
-        for whole in [
-            "⏸ manual mode on · ? for shortcuts · ← for agents",
-            "⏸ manual mode on · esc to interrupt",
-            "⏵⏵ auto mode on (shift+tab to cycle)",
-            "? for shortcuts",
-            "Phase 2 · 40%",
-        ] {
-            assert!(!PermissionMode::cut_in_footer(whole), "{whole}");
-        }
-    }
-
-    #[test]
     fn footers_of_both_releases_name_their_mode() {
         let cases = [
             (
@@ -367,11 +284,21 @@ mod tests {
             ("Phase 2 · 40%", None),
             ("⏵⏵", None),
         ];
+        // Detection reads the footer with the profile's words; each name
+        // it reports is a mode of this definition.
+        let profile = crate::detect::Profiles::defaults()
+            .unwrap()
+            .get("gsd")
+            .unwrap();
+        let footer_mode = |rows: &[&str]| {
+            let name = profile.footer_mode(rows.iter().copied())?;
+            Some(PermissionMode::parse(&name).unwrap_or_else(|| panic!("{name}")))
+        };
         for (row, mode) in cases {
-            assert_eq!(footer_mode([row]), mode, "{row}");
+            assert_eq!(footer_mode(&[row]), mode, "{row}");
         }
         assert_eq!(
-            footer_mode(["? for shortcuts", "⏵⏵ accept edits on"]),
+            footer_mode(&["? for shortcuts", "⏵⏵ accept edits on"]),
             Some(PermissionMode::AcceptEdits)
         );
     }

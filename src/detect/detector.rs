@@ -21,7 +21,6 @@ use super::lines::{LineHit, ProgressFields};
 use super::profiles::Profile;
 use super::screen::{self, Prompt, TurnEnd};
 use super::{ApprovalKind, Detection, DetectionKind, Millis, PaneId};
-use crate::agents::claude::PermissionMode;
 use crate::pane::signal::{AgentState, Signal};
 
 /// Detector timing and context knobs.
@@ -144,8 +143,8 @@ pub struct Detector {
     loading_since: Option<Millis>,
     /// Since when the prompt known has been missing from the screen.
     gone_since: Option<Millis>,
-    /// The permission mode the agent's footer last showed.
-    mode: Option<PermissionMode>,
+    /// The mode the agent's footer last showed, by its profile's name.
+    mode: Option<String>,
     /// What the agent last said it does (OSC 7501), which wins over its
     /// screen: Codex shows no busy row once the model's output streams.
     agent_state: Option<AgentState>,
@@ -207,8 +206,8 @@ impl Detector {
     }
 
     /// The permission mode the agent's footer last showed (agent profiles).
-    pub fn mode(&self) -> Option<PermissionMode> {
-        self.mode
+    pub fn mode(&self) -> Option<&str> {
+        self.mode.as_deref()
     }
 
     /// The profile this detector uses.
@@ -469,7 +468,9 @@ impl Detector {
             }
             _ => {}
         }
-        self.mode = state.mode.or(self.mode);
+        if let Some(mode) = state.mode.take() {
+            self.mode = Some(mode);
+        }
         // A command submitted at the desk whose whole turn was drawn in one
         // frame (an API error answered at once, no busy row between): the
         // box emptied, and the transcript changed and echoes what it held.
@@ -767,14 +768,14 @@ impl Detector {
     }
 }
 
-/// The name of `signal`'s kind, as the agents' table names it.
+/// The name of `signal`'s kind in the log (the agents' table names it the
+/// same way).
 fn signal_name(signal: &Signal) -> &'static str {
-    let kind = match signal {
-        Signal::Title(_) => crate::agents::Signal::Title,
-        Signal::State { .. } => crate::agents::Signal::StateSequence,
-        Signal::Notification { .. } => crate::agents::Signal::Notification,
-    };
-    kind.name()
+    match signal {
+        Signal::Title(_) => "title",
+        Signal::State { .. } => "osc-7501",
+        Signal::Notification { .. } => "osc-777",
+    }
 }
 
 /// The same prompt with other rows around it is still the same prompt;

@@ -30,6 +30,7 @@ mod cells;
 mod checkpoint;
 mod detector;
 mod dialog;
+mod footer_mode;
 mod lines;
 mod panel;
 mod profiles;
@@ -306,7 +307,7 @@ impl PaneWatcher {
     }
 
     /// The permission mode the agent's footer last showed.
-    pub fn mode(&self) -> Option<crate::agents::claude::PermissionMode> {
+    pub fn mode(&self) -> Option<&str> {
         self.detector.mode()
     }
 

@@ -11,6 +11,7 @@ use regex::{Regex, RegexSet};
 use serde::Deserialize;
 
 use super::ApprovalKind;
+use super::footer_mode::{FooterModes, FooterModesSpec};
 use super::lines::{LineHit, LineMatcher, PatternError};
 use crate::pane::signal::AgentState;
 
@@ -138,6 +139,7 @@ struct ProfileSpec {
     answer: Option<AnswerSource>,
     start_seconds: Option<u64>,
     approvals: Option<Vec<RuleSpec>>,
+    footer_modes: Option<FooterModesSpec>,
 }
 
 /// A window title that says the agent's state, as written in TOML.
@@ -222,6 +224,7 @@ impl ProfileSpec {
             cells: self.cells.or(base.cells),
             input_at_cursor: self.input_at_cursor.or(base.input_at_cursor),
             answer: self.answer.or(base.answer),
+            footer_modes: (self.footer_modes.clone()).or_else(|| base.footer_modes.clone()),
             start_seconds: self.start_seconds.or(base.start_seconds),
             approvals,
         }
@@ -336,6 +339,8 @@ pub struct Profile {
     /// agent's retrying status, not the turn's error; only the error it
     /// gives up on is.
     pub(crate) turn_retried: Option<Regex>,
+    /// The modes its agent's footer shows (none for most agents).
+    pub(crate) footer_modes: FooterModes,
 }
 
 impl Profile {
@@ -344,10 +349,14 @@ impl Profile {
         &self.name
     }
 
-    /// Whether screens read with it are Claude Code's (a spinner row above
-    /// an input box whose footer shows the permission mode).
+    /// Whether its agent's footer shows a mode (`footer_modes`).
     pub fn reads_footer_mode(&self) -> bool {
-        !self.spinner.is_empty()
+        !self.footer_modes.is_empty()
+    }
+
+    /// The mode the footer `rows` show, by the name the profile gives it.
+    pub fn footer_mode<'a>(&self, rows: impl IntoIterator<Item = &'a str>) -> Option<String> {
+        self.footer_modes.of_footer(rows)
     }
 
     /// Runs every line pattern over `batch` (lines joined by `\n`) in one
@@ -609,6 +618,9 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         cells: spec.cells.unwrap_or(false),
         input_at_cursor: spec.input_at_cursor.unwrap_or(false),
         answer: spec.answer.unwrap_or_default(),
+        footer_modes: (spec.footer_modes.as_ref())
+            .map(FooterModes::new)
+            .unwrap_or_default(),
         start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }

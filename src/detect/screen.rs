@@ -19,7 +19,6 @@ use super::dialog::{self, clean, is_input_row, is_rule};
 use super::panel;
 use super::profiles::Profile;
 use super::{ApprovalKind, ApprovalOption, MenuSelect};
-use crate::agents::claude::{PermissionMode, footer_mode};
 
 /// An approval prompt as read from the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +80,7 @@ pub(crate) struct ScreenState {
     /// Set when idle, for an agent profile.
     pub(crate) turn_end: Option<TurnEnd>,
     /// The permission mode the input box's footer shows.
-    pub(crate) mode: Option<PermissionMode>,
+    pub(crate) mode: Option<String>,
     /// The screen would be idle (a dialog aside) but the turn has not
     /// shown how it closed (see [`TurnEnd::unclosed`]).
     pub(crate) unclosed: bool,
@@ -123,7 +122,8 @@ pub(crate) fn analyse(
     let mut mode = None;
     let (busy, idle, spinner) = if structured {
         let input_box = input_box(&rows);
-        mode = (input_box.as_ref()).and_then(|b| footer_mode(b.footer.iter().map(String::as_str)));
+        mode = (input_box.as_ref())
+            .and_then(|b| profile.footer_mode(b.footer.iter().map(String::as_str)));
         let above = input_box.as_ref().map_or(rows.len(), |b| b.top);
         let spinner = spinner_row(profile, &rows[..above]);
         let footer_busy = input_box
@@ -136,7 +136,7 @@ pub(crate) fn analyse(
         let complete = input_box.as_ref().is_some_and(|b| {
             b.footer
                 .first()
-                .is_some_and(|f| !PermissionMode::cut_in_footer(f))
+                .is_some_and(|f| !profile.footer_modes.cut(f))
         });
         let idle = busy.is_none() && complete && idle_match;
         (busy, idle, spinner)
@@ -958,7 +958,7 @@ mod tests {
   ⏸ manual mode on · ? for shortcuts · ← for agents";
         let s = state("claude", whole);
         assert!(s.idle && s.busy.is_none());
-        assert_eq!(s.mode, Some(PermissionMode::Manual));
+        assert_eq!(s.mode.as_deref(), Some("manual"));
         let cut = whole.replace(" · ? for shortcuts · ← for agents", "");
         let s = state("claude", &cut);
         assert!(!s.idle, "{cut}");

@@ -6,6 +6,7 @@ mod closed_stdout;
 mod config_place;
 mod console;
 mod inherited_fds;
+mod layers;
 mod private_state;
 mod serve_stop;
 mod tail_log;

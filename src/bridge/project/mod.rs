@@ -622,7 +622,10 @@ impl Actor {
         let Some(mode) = self.setup.apply_mode else {
             return;
         };
-        let shown = self.pane.as_ref().and_then(|(_, w)| w.mode());
+        let shown = self
+            .pane
+            .as_ref()
+            .and_then(|(_, w)| w.mode().and_then(PermissionMode::parse));
         let Some(job) = self.runner.first_waiting().filter(|_| {
             self.mode_change.is_none()
                 && self.runner.idle()
@@ -658,7 +661,10 @@ impl Actor {
         let Some(mut pending) = self.mode_change.take() else {
             return;
         };
-        let shown = self.pane.as_ref().and_then(|(_, w)| w.mode());
+        let shown = self
+            .pane
+            .as_ref()
+            .and_then(|(_, w)| w.mode().and_then(PermissionMode::parse));
         let result = match &self.pane {
             None => Err(ProjectError::NotAttached),
             Some(_) if shown == Some(pending.mode) => Ok(pending.mode),
@@ -1034,7 +1040,10 @@ impl Actor {
     /// Tells the daemon what the project is doing, when that changed.
     async fn report_status(&mut self) {
         let mut status = self.runner.status(self.pane.is_some());
-        status.mode = self.pane.as_ref().and_then(|(_, w)| w.mode());
+        status.mode = self
+            .pane
+            .as_ref()
+            .and_then(|(_, w)| w.mode().and_then(PermissionMode::parse));
         if self.reported.as_ref() != Some(&status) {
             self.reported = Some(status.clone());
             self.emit(None, ProjectEventKind::Status(status)).await;

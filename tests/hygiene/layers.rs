@@ -1,0 +1,165 @@
+//! The root crate's modules form layers: no top-level module reaches,
+//! through `crate::` paths in its product code, one that reaches it back.
+//! Crates cannot import each other in a circle (cargo refuses it); modules
+//! of one crate can, and a circle there is what keeps them from becoming
+//! crates of their own. Unit tests (`#[cfg(test)] mod tests`, `tests.rs`)
+//! may reach anywhere.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The `crate::<module>` references of each top-level module of `src/`,
+/// with a file that makes each one.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, PathBuf>> {
+    let modules: BTreeSet<String> = std::fs::read_dir(src)
+        .expect("src/ is readable")
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let name = path.file_stem()?.to_str()?.to_string();
+            let is_module = path.is_dir() || path.extension().is_some_and(|x| x == "rs");
+            (is_module && name != "lib" && name != "main").then_some(name)
+        })
+        .collect();
+    let mut graph = BTreeMap::new();
+    for module in &modules {
+        let mut edges = BTreeMap::new();
+        for file in rust_files(&src.join(module), &src.join(format!("{module}.rs"))) {
+            if file.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("a source file is readable");
+            for target in references(product_code(&text)) {
+                if target != *module && modules.contains(&target) {
+                    edges.entry(target).or_insert_with(|| file.clone());
+                }
+            }
+        }
+        graph.insert(module.clone(), edges);
+    }
+    graph
+}
+
+fn rust_files(dir: &Path, file: &Path) -> Vec<PathBuf> {
+    if file.is_file() {
+        return vec![file.to_path_buf()];
+    }
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The text before a file's unit tests, without line comments (a doc
+/// link is not a dependency).
+fn product_code(text: &str) -> String {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    code.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module names after each `crate::`.
+fn references(code: String) -> Vec<String> {
+    code.match_indices("crate::")
+        .filter(|(at, _)| {
+            // `clawmux_crate::` or `$crate::` is another path.
+            !code[..*at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$')
+        })
+        .map(|(at, m)| {
+            code[at + m.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+/// A circle through `start`, if any: the modules in order.
+fn circle_through(
+    graph: &BTreeMap<String, BTreeMap<String, PathBuf>>,
+    start: &str,
+) -> Option<Vec<String>> {
+    let mut path = vec![start.to_string()];
+    let mut seen = BTreeSet::new();
+    fn walk(
+        graph: &BTreeMap<String, BTreeMap<String, PathBuf>>,
+        start: &str,
+        path: &mut Vec<String>,
+        seen: &mut BTreeSet<String>,
+    ) -> bool {
+        let Some(here) = path.last().cloned() else {
+            return false;
+        };
+        for next in graph.get(&here).into_iter().flat_map(|e| e.keys()) {
+            if next == start {
+                return true;
+            }
+            if seen.insert(next.clone()) {
+                path.push(next.clone());
+                if walk(graph, start, path, seen) {
+                    return true;
+                }
+                path.pop();
+            }
+        }
+        false
+    }
+    walk(graph, start, &mut path, &mut seen).then_some(path)
+}
+
+#[test]
+fn the_root_crates_modules_reach_each_other_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = module_graph(&src);
+    assert!(
+        graph["bridge"].contains_key("store"),
+        "the reader finds the bridge's use of the store: {graph:?}"
+    );
+    let circles: Vec<String> = (graph.keys())
+        .filter_map(|m| circle_through(&graph, m))
+        .map(|circle| {
+            let steps: Vec<String> = (circle.iter().zip(circle.iter().cycle().skip(1)))
+                .map(|(from, to)| format!("{from} -> {to} ({})", graph[from][to].display()))
+                .collect();
+            steps.join(", ")
+        })
+        .collect();
+    assert!(circles.is_empty(), "modules in a circle: {circles:#?}");
+}
+
+#[test]
+fn a_circle_is_found() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write("a/mod.rs", "use crate::b::X;\n");
+    write(
+        "b.rs",
+        "// crate::c is only named\npub struct X(crate::c::Y);\n",
+    );
+    write(
+        "c.rs",
+        "pub struct Y;\n#[cfg(test)]\nmod tests {\n    use crate::a::Z;\n}\n",
+    );
+    let graph = module_graph(dir.path());
+    assert_eq!(circle_through(&graph, "a"), None, "{graph:?}");
+    write("c.rs", "pub struct Y(crate::a::Z);\n");
+    let graph = module_graph(dir.path());
+    assert_eq!(
+        circle_through(&graph, "a"),
+        Some(vec!["a".into(), "b".into(), "c".into()])
+    );
+}
