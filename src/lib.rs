@@ -8,7 +8,7 @@
 //! - [`control`] (crate `clawmux-control`): tmux control-mode protocol, sans-IO: framer, nom line parser, `%output` unescape, block assembly.
 //! - [`tmux`] (crate `clawmux-tmux`): tmux process I/O: spawn/attach, FIFO command correlation, quoting, flow control.
 //! - [`pane`] (crate `clawmux-pane`): per-pane state: bytes to clean text (vte), bounded scrollback, screen snapshot (vt100).
-//! - [`detect`]: streaming matchers (completion, approval, error, progress) and pattern profiles.
+//! - [`detect`] (crate `clawmux-detect`): streaming matchers (completion, approval, error, progress) and pattern profiles.
 //! - [`diagnostics`]: tracing to stderr under `CLAWMUX_LOG`, for the clawmux programs.
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
 //! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
@@ -33,7 +33,7 @@ pub mod agentcheck;
 pub mod agents;
 pub mod bridge;
 pub use clawmux_control as control;
-pub mod detect;
+pub use clawmux_detect as detect;
 pub mod diagnostics;
 pub use clawmux_fds as fds;
 pub mod feishu;

@@ -168,7 +168,7 @@ impl Actor {
         let mut runner = JobRunner::default();
         runner.result_from_screen(setup.profile.answer.settled());
         runner.answer_from_record(setup.profile.answer == AnswerSource::Hook);
-        runner.result_from_panel(setup.profile.cells);
+        runner.result_from_panel(setup.profile.reads_cells());
         Actor {
             setup,
             events,
@@ -332,7 +332,7 @@ impl Actor {
         if created {
             // Its idle prompt, once shown, completes this "turn".
             watcher.detector_mut().begin_turn();
-            let wait = self.setup.profile.start_wait.unwrap_or(AGENT_START_WAIT);
+            let wait = self.setup.profile.start_wait().unwrap_or(AGENT_START_WAIT);
             self.runner.agent_starting(Instant::now() + wait);
         }
         let pane = agent.pane;

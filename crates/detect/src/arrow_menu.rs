@@ -30,7 +30,7 @@ pub enum MenuSelect {
 }
 
 /// Most options of a multi-select list a digit reaches.
-pub const MAX_TICK_OPTIONS: usize = 9;
+pub(crate) const MAX_TICK_OPTIONS: usize = 9;
 
 /// The option keys of a several-options answer (`1,3`), in order, once
 /// each; `None` unless `key` lists at least one.
@@ -319,7 +319,7 @@ mod tests {
 
     macro_rules! real {
         ($name:literal) => {
-            include_str!(concat!("../../tests/detect/screens/", $name, ".txt"))
+            include_str!(concat!("../../../tests/detect/screens/", $name, ".txt"))
         };
     }
 

@@ -12,18 +12,21 @@
 //! - [`Detector`] watches one pane: [`Detector::feed`] with the lines a
 //!   chunk of output finished, [`Detector::tick`] when
 //!   [`Detector::next_deadline`] is reached (or after every feed).
-//! - [`PaneWatcher`] combines a [`crate::pane::Pane`] and a [`Detector`]:
+//! - [`PaneWatcher`] combines a [`clawmux_pane::Pane`] and a [`Detector`]:
 //!   raw pane bytes at a time in, detections out.
 //! - [`StreamWatcher`] does it for every pane of a control-mode stream.
 //!
 //! ```
-//! use clawmux::detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
+//! use clawmux_detect::{DetectorConfig, Millis, PaneWatcher, Profiles};
 //! let profile = Profiles::defaults().unwrap().get("shell").unwrap();
 //! let mut w = PaneWatcher::new("%0".parse().unwrap(), profile, DetectorConfig::default(), 80, 24);
 //! let mut seen = Vec::new();
 //! w.feed(Millis(0), b"make: *** Error 2\r\n", &mut |d| seen.push(d));
 //! assert_eq!(seen[0].to_json(), r#"{"pane":"%0","at_ms":0,"kind":"error","line":"make: *** Error 2","context":"make: *** Error 2"}"#);
 //! ```
+
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod arrow_menu;
 mod cells;
@@ -58,8 +61,8 @@ pub use profiles::{
 };
 pub use stream::{DEFAULT_PANE_SIZE, MAX_PANES_PER_STREAM, StreamCounts, StreamWatcher};
 
-pub use crate::control::PaneId;
-use crate::pane::Pane;
+pub use clawmux_control::PaneId;
+use clawmux_pane::Pane;
 
 /// Milliseconds on the caller's clock (any fixed origin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -125,9 +128,8 @@ pub struct ApprovalOption {
 }
 
 impl ApprovalOption {
-    /// Options keyed `1`, `2`, … with these labels (for tests).
-    #[cfg(test)]
-    pub(crate) fn numbered(labels: &[&str]) -> Vec<ApprovalOption> {
+    /// Options keyed `1`, `2`, … with these labels.
+    pub fn numbered(labels: &[&str]) -> Vec<ApprovalOption> {
         (labels.iter().enumerate())
             .map(|(i, l)| ApprovalOption {
                 key: (i + 1).to_string(),

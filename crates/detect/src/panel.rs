@@ -406,7 +406,7 @@ mod tests {
     use super::super::Profiles;
     use super::super::screen::analyse;
     use super::*;
-    use crate::detect::ApprovalKind;
+    use crate::ApprovalKind;
 
     fn rows(text: &str) -> Vec<String> {
         text.lines().map(str::to_owned).collect()

@@ -9,14 +9,14 @@ use std::sync::{Arc, LazyLock};
 use regex::Regex;
 
 use super::{Detection, DetectorConfig, Millis, PaneId, PaneWatcher, Profile};
-use crate::control::{Decoder, Event, Notification};
+use clawmux_control::{Decoder, Event, Notification};
 
 /// Pane size assumed until a `%layout-change` says otherwise (tmux's
 /// default window size).
 pub const DEFAULT_PANE_SIZE: (u16, u16) = (80, 24);
 
 /// Most panes watched on one stream: each holds a screen and up to
-/// [`crate::pane::SCROLLBACK_BYTES`] of text, so a stream naming endless
+/// [`clawmux_pane::SCROLLBACK_BYTES`] of text, so a stream naming endless
 /// pane ids (a corrupt or hostile recording) must not create endless
 /// watchers. Output of panes past this is refused and counted; a real
 /// tmux server with this many panes in one session is far out of use.

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::ApprovalKind;
 use super::footer_mode::{FooterModes, FooterModesSpec};
 use super::lines::{LineHit, LineMatcher, PatternError};
-use crate::pane::signal::AgentState;
+use clawmux_pane::signal::AgentState;
 
 /// The built-in profiles, also the reference for the file format.
 pub const DEFAULT_PROFILES: &str = include_str!("profiles.toml");
@@ -349,6 +349,18 @@ impl Profile {
         &self.name
     }
 
+    /// Whether its screens are read with their colours and drawn in panels
+    /// with a left bar (`cells`: OpenCode).
+    pub fn reads_cells(&self) -> bool {
+        self.cells
+    }
+
+    /// How long its agent takes to start before keys reach it
+    /// (`start_seconds`), if the profile says.
+    pub fn start_wait(&self) -> Option<std::time::Duration> {
+        self.start_wait
+    }
+
     /// Whether its agent's footer shows a mode (`footer_modes`).
     pub fn reads_footer_mode(&self) -> bool {
         !self.footer_modes.is_empty()
@@ -628,7 +640,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::ProgressFields;
+    use crate::ProgressFields;
 
     #[test]
     fn defaults_compile_and_inherit() {

@@ -21,7 +21,7 @@ use super::lines::{LineHit, ProgressFields};
 use super::profiles::Profile;
 use super::screen::{self, Prompt, TurnEnd};
 use super::{ApprovalKind, Detection, DetectionKind, Millis, PaneId};
-use crate::pane::signal::{AgentState, Signal};
+use clawmux_pane::signal::{AgentState, Signal};
 
 /// Detector timing and context knobs.
 #[derive(Debug, Clone)]
@@ -295,7 +295,7 @@ impl Detector {
     }
 
     /// New output arrived at `now`; `lines` are the lines it finished (from
-    /// [`crate::pane::Pane::feed`]). Emits line detections at once and
+    /// [`clawmux_pane::Pane::feed`]). Emits line detections at once and
     /// schedules the screen to be judged after the settle time.
     pub fn feed(&mut self, now: Millis, lines: &[String], sink: &mut impl FnMut(Detection)) {
         self.last_output = now;
@@ -342,7 +342,7 @@ impl Detector {
     }
 
     /// Does what is due at `now`: judges the screen (`screen` gives its
-    /// rows, as [`crate::pane::Pane::screen_rows`]) and reports a completed
+    /// rows, as [`clawmux_pane::Pane::screen_rows`]) and reports a completed
     /// turn.
     pub fn tick(
         &mut self,
@@ -386,7 +386,7 @@ impl Detector {
     }
 
     /// Takes a second signal from the pane's output (see
-    /// [`crate::pane::signal`]): an agent's own state is judged with the
+    /// [`clawmux_pane::signal`]): an agent's own state is judged with the
     /// screen at once.
     pub fn signal(&mut self, now: Millis, signal: &Signal) {
         // A profile may read the agent's state off its window title or its

@@ -647,7 +647,7 @@ mod tests {
     /// A screen captured from the real Claude Code 2.1.197 (tests/detect/screens).
     macro_rules! real {
         ($name:literal) => {
-            include_str!(concat!("../../tests/detect/screens/", $name, ".txt"))
+            include_str!(concat!("../../../tests/detect/screens/", $name, ".txt"))
         };
     }
 
@@ -675,7 +675,7 @@ mod tests {
     /// captured from the real CLI through `serve`.
     #[test]
     fn codex_question_picker_is_a_question_with_its_options() {
-        let text = include_str!("../../tests/fixtures/codex-0.171.0/question-picker.screen");
+        let text = include_str!("../../../tests/fixtures/codex-0.171.0/question-picker.screen");
         let p = state("codex", text).prompt.expect("a dialog");
         assert_eq!(p.kind, ApprovalKind::Question, "{p:?}");
         assert_eq!(p.question, "Which database should the shop use?");

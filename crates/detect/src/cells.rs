@@ -21,7 +21,7 @@ use vt100::{Color, Screen};
 
 /// Most blank cells between two buttons of one row: OpenCode sets them
 /// three apart, and sets its key hints many more cells away.
-pub const MAX_BUTTON_GAP: usize = 4;
+pub(crate) const MAX_BUTTON_GAP: usize = 4;
 
 /// The left bar of a panel row.
 const BAR: char = '┃';
@@ -185,7 +185,7 @@ mod tests {
     use super::*;
 
     fn screen(bytes: &[u8]) -> Vec<String> {
-        let mut pane = crate::pane::Pane::new(100, 6);
+        let mut pane = clawmux_pane::Pane::new(100, 6);
         pane.feed(bytes);
         marked_rows(pane.cells())
     }
