@@ -11,7 +11,7 @@
 //! - [`detect`] (crate `clawmux-detect`): streaming matchers (completion, approval, error, progress) and pattern profiles.
 //! - [`diagnostics`]: tracing to stderr under `CLAWMUX_LOG`, for the clawmux programs.
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
-//! - [`feishu`]: card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
+//! - [`feishu`] (crate `clawmux-feishu`): card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
 //! - [`render`] (crate `clawmux-render`): pictures of terminal screens: a pane's cell grid drawn as a PNG with the machine's fonts.
 //! - [`store`]: event log, atomic state file, outbox.
 //! - [`agents`]: the coding agents clawmux drives, as data (claude, codex, gemini, opencode, aider: start command per permission mode, profile, interrupt keys, signals).
@@ -19,7 +19,7 @@
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
 //! - [`prompts`]: `{{variable}}` prompt templates.
 //! - [`fds`]: descriptors inherited from the caller made close-on-exec, so no long-lived child holds the caller's pipes.
-//! - [`i18n`]: the two languages (en_us, zh_cn), text that carries both, the terminal's language.
+//! - [`i18n`] (crate `clawmux-i18n`): the two languages (en_us, zh_cn), text that carries both, the terminal's language.
 //! - [`shell`]: POSIX shell words quoted and split (the `shlex` crate), NUL refused.
 //! - [`text_escape`]: control characters in outside text made visible before it reaches a terminal.
 //! - [`gsd`] (crate `clawmux-gsd`): GSD as installed for a project: its command spelling, its planning files' state, read here or on the project's host.
@@ -36,10 +36,10 @@ pub use clawmux_control as control;
 pub use clawmux_detect as detect;
 pub mod diagnostics;
 pub use clawmux_fds as fds;
-pub mod feishu;
+pub use clawmux_feishu as feishu;
 pub use clawmux_gsd as gsd;
 pub mod hooks;
-pub mod i18n;
+pub use clawmux_i18n as i18n;
 pub use clawmux_openspec as openspec;
 pub use clawmux_pane as pane;
 pub mod prompts;

@@ -350,7 +350,7 @@ mod tests {
         );
         let e = limited.unwrap_err();
         assert_eq!(e.rate_limited, Some(Duration::from_secs(30)));
-        assert_eq!(e.error.code(), Some(crate::feishu::api::RATE_LIMIT_CODE));
+        assert_eq!(e.error.code(), Some(crate::api::RATE_LIMIT_CODE));
         let down = classify(StatusCode::BAD_GATEWAY, None, "bad gateway").unwrap_err();
         assert_eq!(down.rate_limited, None);
         assert_eq!(down.error.code(), None);

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::markdown::{json_escaped_len, unescape_code_text};
-use crate::i18n::{I18n, Lang, Text};
+use clawmux_i18n::{I18n, Lang, Text};
 
 /// Feishu rejects a card or rich-text message whose request body is larger
 /// than this, in bytes (error 230025).
@@ -428,8 +428,8 @@ impl Card {
         r.out
     }
 
-    /// Every callback value on the card, in order.
-    #[cfg(test)]
+    /// Every callback value on the card, in order (what its buttons and
+    /// selects send back when used).
     pub fn callback_values(&self) -> Vec<&Value> {
         fn walk<'a>(els: &'a [Element], out: &mut Vec<&'a Value>) {
             for e in els {

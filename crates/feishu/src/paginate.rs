@@ -12,7 +12,7 @@
 use super::card::{Card, Element, Template};
 pub use super::card::{MAX_ENVELOPE_BYTES, MAX_REQUEST_BODY_BYTES, TARGET_BODY_BYTES, body_len};
 use super::markdown::{body_byte_len, body_text_len};
-use crate::i18n::{Lang, Text};
+use clawmux_i18n::{Lang, Text};
 
 /// The bench's name for [`TARGET_BODY_BYTES`].
 pub const TARGET_CARD_JSON_BYTES: usize = TARGET_BODY_BYTES;
@@ -426,7 +426,7 @@ fn truncate_at_boundary(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::feishu::markdown::escape_code_block;
+    use crate::markdown::escape_code_block;
 
     fn texts(cards: &[Card]) -> Vec<String> {
         cards.iter().map(Card::text).collect()
@@ -460,7 +460,7 @@ mod tests {
     /// otherwise pages that each carry both, within the limit.
     #[test]
     fn text_in_two_languages_pairs_its_pages() {
-        use crate::i18n::{Lang, Text};
+        use clawmux_i18n::{Lang, Text};
         let short = Text::both("**Done.**", "**已完成。**");
         let cards = paginate(Text::both("Status", "状态"), Template::Blue, short);
         assert_eq!(cards.len(), 1);

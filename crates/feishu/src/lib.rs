@@ -15,6 +15,9 @@
 //! - [`intake`]: one stream of events whichever way they arrive.
 //! - [`pace`]: send pacing within Feishu's per-chat and per-app limits.
 
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
+
 pub mod api;
 pub mod card;
 pub mod cardkit;

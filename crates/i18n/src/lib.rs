@@ -11,6 +11,9 @@
 //!
 //! The wording itself is the catalogue `bridge::texts::catalogue`.
 
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

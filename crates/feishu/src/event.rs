@@ -2,7 +2,7 @@
 //! `card.action.trigger` in both the 2.0 envelope and the older card-callback
 //! shape), the answer a card action gets, and the dedupe contract.
 
-use crate::i18n::{Lang, Text};
+use clawmux_i18n::{Lang, Text};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
 
@@ -566,7 +566,7 @@ mod tests {
     fn response_json() {
         assert_eq!(CardResponse::default().to_json(), json!({}));
         let r = CardResponse::toast(ToastKind::Success, "ok")
-            .with_card(Card::new("t", crate::feishu::card::Template::Grey));
+            .with_card(Card::new("t", crate::card::Template::Grey));
         let v = r.to_json();
         assert_eq!(v["toast"], json!({"type": "success", "content": "ok"}));
         assert_eq!(v["card"]["type"], "raw");
