@@ -13,7 +13,7 @@
 //! - [`sim`]: the simulated Claude Code + GSD agent used by tests and demos.
 //! - [`feishu`] (crate `clawmux-feishu`): card JSON 2.0 builder and paginator, API client, WebSocket and webhook intake.
 //! - [`render`] (crate `clawmux-render`): pictures of terminal screens: a pane's cell grid drawn as a PNG with the machine's fonts.
-//! - [`store`]: event log, atomic state file, outbox.
+//! - [`store`] (crate `clawmux-store`): event log, atomic state file, outbox.
 //! - [`agents`]: the coding agents clawmux drives, as data (claude, codex, gemini, opencode, aider: start command per permission mode, profile, interrupt keys, signals).
 //! - [`bridge`]: the daemon: router, sessions, approvals, progress, access policy, console channel.
 //! - [`hooks`]: Claude Code hook payloads and the Unix socket that carries them to the daemon.
@@ -45,6 +45,6 @@ pub use clawmux_pane as pane;
 pub mod prompts;
 pub use clawmux_render as render;
 pub use clawmux_sim as sim;
-pub mod store;
+pub use clawmux_store as store;
 pub use clawmux_text::{shell, text_escape};
 pub use clawmux_tmux as tmux;

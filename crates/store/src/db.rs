@@ -881,7 +881,7 @@ fn diff_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::state::{ChatTarget, OutboxOp};
+    use crate::state::{ChatTarget, OutboxOp};
     use std::os::unix::fs::MetadataExt;
 
     fn card(i: usize) -> OutboxEntry {
@@ -1097,10 +1097,10 @@ mod tests {
         };
         let mut state = State::default();
         state.outbox.extend((0..QUEUED).map(big));
-        for i in 0..crate::store::state::CARDS_CAPACITY {
+        for i in 0..crate::state::CARDS_CAPACITY {
             state.cards.insert(format!("old{i}"), format!("om_old{i}"));
         }
-        for i in 0..crate::store::state::DEDUPE_CAPACITY {
+        for i in 0..crate::state::DEDUPE_CAPACITY {
             state.dedupe.first_seen(&format!("ev_old{i}"));
         }
         let deliver = |state: &mut State, n: usize| {

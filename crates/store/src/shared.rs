@@ -43,7 +43,7 @@ struct Inner {
     changes: u64,
     /// Tests: every state a change left, so they can check what a crash
     /// between two changes would find.
-    #[cfg(test)]
+    #[cfg(feature = "test-support")]
     recorded: Option<Vec<State>>,
 }
 
@@ -116,7 +116,7 @@ impl SharedState {
         let inner = Arc::new(Mutex::new(Inner {
             state: db.state().clone(),
             changes: 0,
-            #[cfg(test)]
+            #[cfg(feature = "test-support")]
             recorded: None,
         }));
         let saver =
@@ -134,14 +134,14 @@ impl SharedState {
     }
 
     /// Tests: from now on every change's resulting state is kept.
-    #[cfg(test)]
-    pub(crate) fn record_changes(&self) {
+    #[cfg(feature = "test-support")]
+    pub fn record_changes(&self) {
         self.lock().recorded = Some(Vec::new());
     }
 
     /// Tests: the states the changes since [`Self::record_changes`] left.
-    #[cfg(test)]
-    pub(crate) fn recorded_changes(&self) -> Vec<State> {
+    #[cfg(feature = "test-support")]
+    pub fn recorded_changes(&self) -> Vec<State> {
         self.lock().recorded.clone().unwrap_or_default()
     }
 
@@ -157,7 +157,7 @@ impl SharedState {
         let mut guard = self.lock();
         let inner = &mut *guard;
         let out = f(&mut inner.state);
-        #[cfg(test)]
+        #[cfg(feature = "test-support")]
         if let Some(recorded) = &mut inner.recorded {
             recorded.push(inner.state.clone());
         }

@@ -9,7 +9,7 @@ pub use super::ids::{ApprovalId, CardHandle, JobId, ProjectName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::control::{PaneId, SessionId, WindowId};
+use clawmux_control::{PaneId, SessionId, WindowId};
 
 /// Chat event ids remembered for dedupe: Feishu redelivers within minutes,
 /// so a few thousand recent ids are plenty.
@@ -282,7 +282,7 @@ pub enum ChatTarget {
 
 /// An approval's options and kind are the ones detection read off the
 /// screen, persisted as they are.
-pub use crate::detect::{ApprovalKind, ApprovalOption};
+pub use clawmux_detect::{ApprovalKind, ApprovalOption};
 
 /// A prompt waiting for an answer, as read off the agent's pane: what the
 /// project actor reports and, inside [`PendingApproval`], what is saved.

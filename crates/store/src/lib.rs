@@ -4,6 +4,9 @@
 //! before it is migrated) and where they live on disk (a 0700 directory of
 //! 0600 files, see [`private`]).
 
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
+
 pub mod clock;
 pub mod db;
 pub mod event_log;

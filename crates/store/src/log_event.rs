@@ -463,7 +463,7 @@ mod documented {
 
     use super::*;
 
-    const DOC: &str = include_str!("../../docs/EVENTS.md");
+    const DOC: &str = include_str!("../../../docs/EVENTS.md");
 
     fn s(v: &str) -> String {
         v.to_string()
@@ -828,7 +828,7 @@ mod documented {
     /// it was made from; a line outside the schema reads as nothing.
     #[test]
     fn the_reader_parses_what_the_writer_writes() {
-        use crate::store::event_log::{EventRecord, line};
+        use crate::event_log::{EventRecord, line};
         for e in samples() {
             let written = line(&e);
             let read = EventRecord::parse(written.trim_end())

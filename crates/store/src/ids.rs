@@ -212,8 +212,8 @@ impl PartialEq<String> for ProjectName {
 }
 
 /// A name for test code: `name` parsed, panicking if it is not one.
-#[cfg(test)]
-pub(crate) fn project(name: &str) -> ProjectName {
+#[cfg(any(test, feature = "test-support"))]
+pub fn project(name: &str) -> ProjectName {
     ProjectName::parse(name).unwrap_or_else(|e| panic!("test project name: {e}"))
 }
 
