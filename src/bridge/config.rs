@@ -573,6 +573,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_projects_agent_brings_its_profile_unless_it_names_one() {
+        let c = Config::parse(
+            "[projects.api]\nagent = \"codex\"\n[projects.web]\nagent = \"codex\"\nprofile = \"shell\"\n",
+        )
+        .expect("config parses");
+        assert_eq!(c.profile_for("api"), "codex");
+        assert_eq!(c.profile_for("web"), "shell");
+        assert_eq!(c.profile_for("other"), "gsd");
+        assert_eq!(
+            crate::agents::Choice::of(c.agent_for("api"))
+                .start(c.permission_mode_for("api"), "sim"),
+            "codex --no-daemon --dangerously-bypass-hook-trust -a on-request"
+        );
+    }
+
+    #[test]
     fn the_example_config_is_valid_and_is_the_defaults() {
         let example = include_str!("../../clawmux.example.toml");
         let c = Config::parse(example).unwrap();

@@ -23,7 +23,7 @@
 //!   `CODEX_HOME` defaulting to `~/.codex`), typed `$gsd-<name>` (Codex
 //!   calls a skill by mentioning it with `$`).
 //!
-//! [`for_pane`] probes the places of the agent the pane runs.
+//! [`probe`] probes the places of the agent the project runs.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -8,6 +8,9 @@
 //! `/gsd:new-project web --agent gemini` (chat); anything that is not an
 //! agent's name is taken as a command line, as before.
 
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
+
 pub mod aider;
 pub mod aider_history;
 pub mod claude;
@@ -97,7 +100,7 @@ impl Agent {
     /// arguments added, unless it names a mode itself.
     pub fn with_mode(&self, command: &str, mode: PermissionMode) -> String {
         // A line the shell cannot split names no mode: the shell refuses it.
-        let words = crate::shell::split(command).unwrap_or_default();
+        let words = clawmux_text::shell::split(command).unwrap_or_default();
         let names_mode = words.iter().any(|w| {
             self.mode_flags
                 .iter()
@@ -172,7 +175,7 @@ pub fn by_name(name: &str) -> Option<&'static Agent> {
 /// The agent a command line starts: its program's file name (behind
 /// `env K=V …` too) is an agent's program.
 pub fn of_command(command: &str) -> Option<&'static Agent> {
-    let words = crate::shell::split(command).ok()?;
+    let words = clawmux_text::shell::split(command).ok()?;
     let program = claude::program_of(&words)?;
     AGENTS
         .iter()
@@ -306,20 +309,5 @@ mod tests {
         // A command naming its own mode is left alone.
         assert_eq!(Choice::of("codex -a never").start(m, "x"), "codex -a never");
         assert_eq!(Choice::of("make run").start(m, "x"), "make run");
-    }
-
-    #[test]
-    fn a_projects_agent_brings_its_profile_unless_it_names_one() {
-        let c = crate::bridge::config::Config::parse(
-            "[projects.api]\nagent = \"codex\"\n[projects.web]\nagent = \"codex\"\nprofile = \"shell\"\n",
-        )
-        .expect("config parses");
-        assert_eq!(c.profile_for("api"), "codex");
-        assert_eq!(c.profile_for("web"), "shell");
-        assert_eq!(c.profile_for("other"), "gsd");
-        assert_eq!(
-            Choice::of(c.agent_for("api")).start(c.permission_mode_for("api"), "sim"),
-            "codex --no-daemon --dangerously-bypass-hook-trust -a on-request"
-        );
     }
 }

@@ -21,7 +21,7 @@ use super::{Agent, Signal};
 /// The release the real-agent tests run against (`.ci/run` installs it).
 pub const TESTED: &str = "0.61.0";
 
-/// Gemini CLI as an agent definition (see [`crate::agents`]).
+/// Gemini CLI as an agent definition (see [`crate`]).
 pub static AGENT: Agent = Agent {
     name: "gemini",
     title: "Gemini CLI",

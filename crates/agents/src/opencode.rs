@@ -9,7 +9,7 @@
 //! 400 are retried for ever (`[retrying in 8s attempt #3]`), reported as
 //! stuck. Its permissions live in its config (`permission.bash = "ask"`),
 //! not on its command line, so the mode adds no flag. A plugin clawmux
-//! writes (`crate::hooks::opencode`) reports its session events.
+//! writes (`clawmux_hooks::opencode`) reports its session events.
 
 use super::claude::PermissionMode;
 use super::{Agent, Signal};
@@ -17,7 +17,7 @@ use super::{Agent, Signal};
 /// The release the real-agent tests run against (`.ci/run` installs it).
 pub const TESTED: &str = "1.18.33";
 
-/// OpenCode as an agent definition (see [`crate::agents`]).
+/// OpenCode as an agent definition (see [`crate`]).
 pub static AGENT: Agent = Agent {
     name: "opencode",
     title: "OpenCode",

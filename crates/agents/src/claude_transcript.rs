@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use crate::hooks::usage::MAX_TRANSCRIPT_TAIL_BYTES;
+pub use clawmux_hooks::usage::MAX_TRANSCRIPT_TAIL_BYTES;
 
 /// Why a transcript gave no answer (logged; the screen is read instead).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,7 +45,7 @@ pub fn allowed_roots(
     workspace: &Path,
     inherited: impl Fn(&str) -> Option<PathBuf>,
 ) -> Vec<PathBuf> {
-    let set = |name: &str| crate::shell::env_assignment(agent, name).map(PathBuf::from);
+    let set = |name: &str| clawmux_text::shell::env_assignment(agent, name).map(PathBuf::from);
     let config = (set("CLAUDE_CONFIG_DIR"))
         .or_else(|| inherited("CLAUDE_CONFIG_DIR"))
         .or_else(|| Some(set("HOME").or_else(|| inherited("HOME"))?.join(".claude")));
@@ -75,7 +75,7 @@ pub fn answer(path: &Path, roots: &[PathBuf]) -> Result<String, Refused> {
     if !inside {
         return Err(Refused::Outside(path.to_path_buf()));
     }
-    let (tail, _) = crate::hooks::usage::read_tail(&real).ok_or_else(|| {
+    let (tail, _) = clawmux_hooks::usage::read_tail(&real).ok_or_else(|| {
         Refused::Unreadable(path.to_path_buf(), "not a readable .jsonl file".into())
     })?;
     last_answer(&tail).ok_or_else(|| Refused::NoAnswer(path.to_path_buf()))
@@ -89,7 +89,7 @@ pub fn last_answer(lines: &[u8]) -> Option<String> {
         .collect();
     let start = entries
         .iter()
-        .rposition(crate::hooks::usage::is_prompt)
+        .rposition(clawmux_hooks::usage::is_prompt)
         .map_or(0, |i| i + 1);
     let turn = &entries[start..];
     // The last message with text, then every text block of its lines.

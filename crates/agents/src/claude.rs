@@ -154,7 +154,7 @@ pub(crate) fn program_of(words: &[String]) -> Option<&str> {
     program.and_then(|p| p.rsplit('/').next())
 }
 
-/// Claude Code as an agent definition (see [`crate::agents`]).
+/// Claude Code as an agent definition (see [`crate`]).
 pub static AGENT: super::Agent = super::Agent {
     name: "claude",
     title: "Claude Code",
@@ -286,7 +286,7 @@ mod tests {
         ];
         // Detection reads the footer with the profile's words; each name
         // it reports is a mode of this definition.
-        let profile = crate::detect::Profiles::defaults()
+        let profile = clawmux_detect::Profiles::defaults()
             .unwrap()
             .get("gsd")
             .unwrap();

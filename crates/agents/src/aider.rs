@@ -15,7 +15,7 @@ use super::{Agent, Signal};
 /// The release the real-agent tests run against (`.ci/run` installs it).
 pub const TESTED: &str = "0.86.2";
 
-/// Aider as an agent definition (see [`crate::agents`]).
+/// Aider as an agent definition (see [`crate`]).
 pub static AGENT: Agent = Agent {
     name: "aider",
     title: "Aider",
@@ -51,7 +51,7 @@ const NOTIFICATION_FLAGS: [&str; 3] = [
 /// own environment, so the hook gets the pane and the project's token.
 pub fn with_notifications(command: &str, clawmux: &str) -> String {
     // A line the shell cannot split names no flag: the shell refuses it.
-    let words = crate::shell::split(command).unwrap_or_default();
+    let words = clawmux_text::shell::split(command).unwrap_or_default();
     let named = words.iter().any(|w| {
         NOTIFICATION_FLAGS
             .iter()
@@ -63,7 +63,7 @@ pub fn with_notifications(command: &str, clawmux: &str) -> String {
     let hook = format!("{clawmux} hook --from aider-waiting");
     format!(
         "{command} --notifications --notifications-command {}",
-        crate::shell::quote_keeping_nul(&hook)
+        clawmux_text::shell::quote_keeping_nul(&hook)
     )
 }
 
@@ -77,7 +77,7 @@ mod tests {
             with_notifications("aider --yes-always", "'/opt/my bin/clawmux'"),
             r#"aider --yes-always --notifications --notifications-command "'/opt/my bin/clawmux' hook --from aider-waiting""#
         );
-        let words = crate::shell::split(&with_notifications("aider", "clawmux")).unwrap();
+        let words = clawmux_text::shell::split(&with_notifications("aider", "clawmux")).unwrap();
         assert_eq!(
             words,
             [

@@ -42,7 +42,7 @@ impl HookKey {
             return HookKey(key);
         }
         rand::fill(&mut key);
-        let saved = crate::store::private::create(&path).and_then(|mut f| f.write_all(&key));
+        let saved = clawmux_store::private::create(&path).and_then(|mut f| f.write_all(&key));
         if let Err(e) = saved {
             tracing::warn!(path = %path.display(), error = %e, "hook key not saved; hooks of sessions made before a restart will be ignored");
         }

@@ -14,7 +14,7 @@ use super::{Agent, Signal};
 /// The release the real-agent tests run against (`.ci/run` installs it).
 pub const TESTED: &str = "0.171.0";
 
-/// Codex CLI as an agent definition (see [`crate::agents`]).
+/// Codex CLI as an agent definition (see [`crate`]).
 pub static AGENT: Agent = Agent {
     name: "codex",
     title: "Codex CLI",

@@ -99,7 +99,7 @@ pub async fn wait_for_final_line(hook: &HookEvent) {
 
 /// The transcript's last [`MAX_TRANSCRIPT_TAIL_BYTES`], from a line's
 /// start, and whether that is the whole file.
-pub(crate) fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
+pub fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
     if path.extension().is_none_or(|e| e != "jsonl") {
         return None;
     }
@@ -194,7 +194,7 @@ pub fn parse(lines: &[u8], whole: bool) -> TurnUsage {
 
 /// A user line that starts a turn: text typed (a string, or text blocks),
 /// not tool results and not Claude Code's own meta lines.
-pub(crate) fn is_prompt(e: &Value) -> bool {
+pub fn is_prompt(e: &Value) -> bool {
     if e.get("type").and_then(Value::as_str) != Some("user")
         || e.get("isMeta").and_then(Value::as_bool) == Some(true)
         || e.get("isSidechain").and_then(Value::as_bool) == Some(true)

@@ -107,13 +107,13 @@ fn encode(payload: &Map<String, Value>) -> Result<Vec<u8>, HookError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::{Envelope, HookKind, HookSignal, decode_line};
+    use crate::{Envelope, HookKind, HookSignal, decode_line};
     use serde_json::json;
     use std::time::SystemTime;
 
     const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
-    fn decoded(payload: &[u8]) -> crate::hooks::HookEvent {
+    fn decoded(payload: &[u8]) -> crate::HookEvent {
         let env = Envelope::with_token(payload, Some("%4"), Some(TOKEN), SystemTime::now())
             .expect("a hook payload");
         decode_line(env.as_bytes()).expect("decodes")

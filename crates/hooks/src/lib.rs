@@ -6,7 +6,7 @@
 //! `.claude/settings.json` entries). The command wraps the JSON payload it gets
 //! on stdin in a one-line [`Envelope`] (adding the pane from `TMUX_PANE`, the
 //! project's [`token`] from its environment, and a timestamp) and [`forward`]s it over a Unix socket in the state directory
-//! ([`crate::store::state_dir`]); the daemon's [`HookListener`] turns each
+//! ([`clawmux_store::state_dir`]); the daemon's [`HookListener`] turns each
 //! line into a typed [`HookEvent`].
 //! The hook side never waits on the daemon: a short connect timeout, and a
 //! daemon that is down is simply not told. A `Stop` hook's transcript
@@ -18,6 +18,9 @@
 //! run `clawmux hook --from …` ([`notify`]).
 //! OpenCode's events come the same way from a plugin clawmux writes
 //! ([`opencode`]).
+
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod event;
 mod forward;

@@ -54,7 +54,7 @@ pub const GEMINI_HOOK_TIMEOUT_MS: u64 = 5000;
 /// key, value): its terminal notifications (off by default) on, as OSC
 /// 777 in the pane's output (`auto` sends OSC 9 or a bare bell in some
 /// terminals), which clawmux reads as a second signal (see
-/// `crate::agents::gemini`).
+/// `agents::gemini`).
 pub const GEMINI_SETTINGS: [(&str, &str, Setting); 2] = [
     ("general", "enableNotifications", Setting::Bool(true)),
     ("general", "notificationMethod", Setting::Str("osc777")),

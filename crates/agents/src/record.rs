@@ -126,7 +126,7 @@ fn cut_after(text: &str, n: usize) -> &str {
 
 /// `t`'s letters and digits only: how a hook's markdown and the screen's
 /// rendering of it (bold drawn as bold, rows wrapped) are compared.
-pub(crate) fn alnum(t: &str) -> String {
+pub fn alnum(t: &str) -> String {
     t.chars().filter(|c| c.is_alphanumeric()).collect()
 }
 
