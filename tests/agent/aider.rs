@@ -453,3 +453,14 @@ fn aider_turns_with_dialogs_recorded() {
     assert_eq!(run.api.remaining(), 0);
     run.maybe_save_fixture("turns_with_dialogs");
 }
+
+/// The streamed answer card shows the answer as the screen settles it
+/// while the fake model streams it in chunks: rows of the answer only,
+/// never a cut-off frame of a row kept, nor the agent's chrome.
+#[test]
+fn aider_streamed_card_shows_only_the_answer_through_serve() {
+    let aider = aider_required();
+    let script = vec![Turn::text(steps::STREAMED_ANSWER)];
+    let (mut serve, api, _env) = start(&aider, script, steps::STREAMED_PACE);
+    steps::streamed_answer(&mut serve, &api, STEP_TIMEOUT);
+}

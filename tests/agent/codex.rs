@@ -338,3 +338,14 @@ fn codex_plan_command_from_chat_ends() {
     assert_eq!(finished(&out, "make a plan"), 1, "{out}");
     assert_eq!(api.scripted_requests().len(), 1, "{out}");
 }
+
+/// The streamed answer card shows the answer as the screen settles it
+/// while the fake model streams it in chunks: rows of the answer only,
+/// never a cut-off frame of a row kept, nor the agent's chrome.
+#[test]
+fn codex_streamed_card_shows_only_the_answer_through_serve() {
+    let codex = codex_required();
+    let script = vec![Turn::text(steps::STREAMED_ANSWER)];
+    let (mut serve, api, _env) = start_paced(&codex, script, steps::STREAMED_PACE);
+    steps::streamed_answer(&mut serve, &api, STEP_TIMEOUT);
+}

@@ -561,3 +561,14 @@ fn gemini_question_showing_one_option_replayed() {
     assert!(body.contains(clawmux::detect::SCROLLED_NOTE), "{card}");
     assert!(!card.to_string().contains("\"▲\""), "{card}");
 }
+
+/// The streamed answer card shows the answer as the screen settles it
+/// while the fake model streams it in chunks: rows of the answer only,
+/// never a cut-off frame of a row kept, nor the agent's chrome.
+#[test]
+fn gemini_streamed_card_shows_only_the_answer_through_serve() {
+    let gemini = gemini_required();
+    let script = vec![Turn::text(steps::STREAMED_ANSWER)];
+    let (mut serve, api, _env) = start(&gemini, script, steps::STREAMED_PACE);
+    steps::streamed_answer(&mut serve, &api, STEP_TIMEOUT);
+}

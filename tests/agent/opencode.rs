@@ -335,3 +335,14 @@ fn opencode_plugin_events_reach_the_daemon() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// The streamed answer card shows the answer as the screen settles it
+/// while the fake model streams it in chunks: rows of the answer only,
+/// never a cut-off frame of a row kept, nor the agent's chrome.
+#[test]
+fn opencode_streamed_card_shows_only_the_answer_through_serve() {
+    let oc = opencode_required();
+    let script = vec![Turn::text(steps::STREAMED_ANSWER)];
+    let (mut serve, api, _env) = start(&oc, script, steps::STREAMED_PACE, false);
+    steps::streamed_answer(&mut serve, &api, FIRST_STEP);
+}

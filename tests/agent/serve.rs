@@ -10,7 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clawmux::agentcheck::{ClaudeEnv, FakeApi, Turn};
+use clawmux::bridge::channels::streaming::CONSOLE_REDRAWN as REDRAWN;
 use clawmux::bridge::present::footer;
+
+/// The console's line after a streamed answer's last text.
+pub(super) const ANSWER_COMPLETE: &str = "└─ (answer complete)";
 use serde_json::json;
 
 use crate::support::claude::{
@@ -85,15 +89,19 @@ impl ConsoleServe {
                     // The answer streamed as it comes (`┌─ (streaming)`,
                     // `│ …`, `└─ (answer complete)`) is not a card: these
                     // tests read the cards (bridge::streaming reads it).
-                    let row = (line.strip_prefix("│ "))
-                        .or_else(|| line.starts_with("┌─ (streaming)").then_some(&line[..]));
+                    let row = (line.strip_prefix("│ ")).or_else(|| {
+                        (line.starts_with("┌─ (streaming)") || line == REDRAWN).then_some(&line[..])
+                    });
                     if let Some(row) = row {
                         let mut s = streamed.lock().unwrap();
                         s.push_str(row);
                         s.push('\n');
                         continue;
                     }
-                    if line == "└─ (answer complete)" {
+                    if line == ANSWER_COMPLETE {
+                        let mut s = streamed.lock().unwrap();
+                        s.push_str(&line);
+                        s.push('\n');
                         continue;
                     }
                     let mut o = out.lock().unwrap();
@@ -136,13 +144,24 @@ impl ConsoleServe {
 
     /// The rows the streamed answer of command `title` printed so far.
     pub(super) fn streamed(&self, title: &str) -> String {
+        (self.streamed_with_redraws(title).lines())
+            .filter(|l| !l.starts_with("┌─ (streaming)") && *l != REDRAWN && *l != ANSWER_COMPLETE)
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    /// What the streamed answer of command `title` printed so far: its
+    /// head line, its rows, and the console's `├─ (redrawn)` mark before
+    /// each text that replaced the card's rather than extending it.
+    pub(super) fn streamed_with_redraws(&self, title: &str) -> String {
         let all = self.streamed.lock().unwrap().clone();
         let mut rows = String::new();
         let mut mine = false;
         for line in all.lines() {
             if line.starts_with("┌─ (streaming)") {
                 mine = line.contains(title);
-            } else if mine {
+            }
+            if mine {
                 rows.push_str(line);
                 rows.push('\n');
             }

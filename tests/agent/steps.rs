@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use clawmux::agentcheck::FakeApi;
 use serde_json::{Value, json};
 
-use super::serve::{ConsoleServe, cards, finished, new_cards, result_card};
+use super::serve::{ANSWER_COMPLETE, ConsoleServe, cards, finished, new_cards, result_card};
 use crate::support::claude::STEP_TIMEOUT;
 
 /// Waits until the fake API answered `n` scripted requests.
@@ -275,4 +275,101 @@ pub(super) fn error_turn_once(
     let at = serve.wait(at, "== shop: again ==\n**Finished");
     serve.wait(at, "Back again.");
     assert_eq!(api.scripted_requests().len(), attempts + 1);
+}
+
+/// The answer [`streamed_answer`] has the fake model stream: paragraphs
+/// of plain words (drawn as they are, one row each, by every agent),
+/// each starting its own way so that a row's prefix names one row.
+pub(super) const STREAMED_ANSWER: &str = "Plums cost two coins a crate.\n\n\
+    Figs cost three coins a box.\n\nPears are sold out until Monday.\n\n\
+    Apples come in on Friday morning.";
+
+/// Pace of the fake model's chunks for [`streamed_answer`]: slow enough
+/// that the agent draws the answer in many frames while it streams.
+pub(super) const STREAMED_PACE: Duration = Duration::from_millis(40);
+
+/// Asks what the shop sells while the fake model streams
+/// [`STREAMED_ANSWER`] in chunks: every update of the streamed answer card
+/// shows rows of the answer and nothing else (a row not yet complete only
+/// as the card's last row, a prefix of the row it becomes), never a
+/// cut-off frame kept above later rows, nor the agent's chrome (spinner,
+/// busy bar, sidebar, hook notices); the stream ends on the whole answer,
+/// and the result card is the answer.
+pub(super) fn streamed_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Duration) {
+    let title = "tell me what the shop sells";
+    serve.say(title);
+    let at = serve.wait_within(0, &format!("== shop: {title} ==\n**Finished"), first);
+    let result = serve.wait_result(at, title);
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(
+        answer_text(&result),
+        normalised(STREAMED_ANSWER),
+        "{result}"
+    );
+    assert_eq!(api.scripted_requests().len(), 1, "{out}");
+    let rows: Vec<&str> = STREAMED_ANSWER
+        .lines()
+        .filter(|r| !r.trim().is_empty())
+        .collect();
+    // The stream's last text is printed by its own task: wait for its end.
+    let deadline = Instant::now() + STEP_TIMEOUT;
+    while !(serve.streamed_with_redraws(title).lines()).any(|l| l == ANSWER_COMPLETE) {
+        assert!(Instant::now() < deadline, "the stream never ended:\n{out}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let updates = stream_updates(&serve.streamed_with_redraws(title));
+    assert!(!updates.is_empty(), "no streamed answer card:\n{out}");
+    let shown = |row: &str| {
+        row.trim()
+            .trim_start_matches(['•', '●', '⏺', '✦'])
+            .trim()
+            .to_owned()
+    };
+    for update in &updates {
+        let kept: Vec<String> = update
+            .iter()
+            .map(|r| shown(r))
+            .filter(|r| !r.is_empty())
+            .collect();
+        for (i, row) in kept.iter().enumerate() {
+            let last = i + 1 == kept.len();
+            let ok = rows
+                .iter()
+                .any(|r| *r == row || (last && r.starts_with(row.as_str())));
+            assert!(
+                ok,
+                "{row:?} streamed, not a row of the answer:\n{updates:#?}"
+            );
+        }
+    }
+    let end: Vec<String> = (updates.last().unwrap().iter())
+        .map(|r| shown(r))
+        .filter(|r| !r.is_empty())
+        .collect();
+    assert_eq!(
+        end, rows,
+        "the stream did not end on the answer:\n{updates:#?}"
+    );
+}
+
+/// The texts a streamed card showed, one per update as far as the console
+/// tells them apart: rows printed after the head or a `├─ (redrawn)` mark
+/// are a whole text; rows printed after them extend it.
+fn stream_updates(printed: &str) -> Vec<Vec<String>> {
+    let mut updates: Vec<Vec<String>> = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in printed.lines() {
+        if line == ANSWER_COMPLETE {
+            continue;
+        }
+        if line.starts_with("┌─ (streaming)") || line.starts_with("├─ (redrawn)") {
+            updates.extend(current.take());
+            current = Some(Vec::new());
+        } else if let Some(rows) = current.as_mut() {
+            rows.push(line.to_owned());
+        }
+    }
+    updates.extend(current);
+    updates
 }

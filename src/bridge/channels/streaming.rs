@@ -796,17 +796,25 @@ impl ConsoleStream {
     }
 }
 
+/// The console's line before a streamed text that replaces what the card
+/// showed (a row redrawn in place, not extended): a reader of the console
+/// tells a new text from more of the same one.
+pub const CONSOLE_REDRAWN: &str = "├─ (redrawn)";
+
 /// The lines of `text` that `before` did not have, marked `│`; all of
-/// `text` when it does not extend `before`.
+/// `text` when it does not extend `before`, after [`CONSOLE_REDRAWN`]
+/// when the card showed something already.
 pub fn console_delta(before: &str, text: &str) -> String {
-    let new = match text.strip_prefix(before) {
-        Some(rest) => rest,
-        None => text,
+    let (mark, new) = match text.strip_prefix(before) {
+        Some(rest) => ("", rest),
+        None => (CONSOLE_REDRAWN, text),
     };
-    new.lines()
+    let rows = new
+        .lines()
         .filter(|l| !l.is_empty() || new.contains('\n'))
-        .map(|l| format!("│ {l}\n"))
-        .collect()
+        .map(|l| format!("│ {l}\n"));
+    let mark = (!mark.is_empty()).then(|| format!("{mark}\n"));
+    mark.into_iter().chain(rows).collect()
 }
 
 impl StreamSink for ConsoleStream {

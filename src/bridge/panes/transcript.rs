@@ -276,6 +276,15 @@ impl Transcript {
             let t = row.trim();
             !t.is_empty() && t.chars().all(|c| matches!(c, '▄' | '─' | '━'))
         });
+        // Gemini CLI, before its answer's first row, can draw its footer
+        // (`workspace (/directory)  sandbox  /model`, values under it)
+        // with no box edge above: the footer's heading ends it then.
+        let top = top.or_else(|| {
+            below.iter().position(|row| {
+                let t = row.trim();
+                t.starts_with("workspace (") && t.ends_with("/model")
+            })
+        });
         let mut settled = Transcript {
             footer: self.footer.clone(),
             ..Transcript::default()
@@ -621,7 +630,10 @@ fn is_gemini_furniture(t: &str) -> bool {
     let boxed = t.starts_with("│ >") && t.ends_with('│');
     // The edit-mode hint over its input box.
     let mode = t.starts_with("Shift+Tab to ");
-    spinner || boxed || mode
+    // Its notice of a hook running (`ℹ Executing Hook: clawmux hook`),
+    // drawn under the answer when hooks are installed.
+    let hook = (t.trim_start_matches('ℹ').trim_start()).starts_with("Executing Hook: ");
+    spinner || boxed || mode || hook
 }
 
 fn is_furniture(line: &str) -> bool {
@@ -1033,6 +1045,18 @@ mod tests {
         ]);
         assert_eq!(
             gemini.settled_text(&rows).as_deref(),
+            Some("✦ The shop sells pears.\n")
+        );
+        // Before the answer, its footer drawn with no box edge above it.
+        assert_eq!(
+            gemini.settled_text(&[rows[0].clone(), rows[7].clone(), rows[8].clone()]),
+            None
+        );
+        // With its hooks installed: the notice of a hook running is chrome.
+        let mut hooked = rows.clone();
+        hooked.insert(3, " ℹ Executing Hook: clawmux hook".into());
+        assert_eq!(
+            gemini.settled_text(&hooked).as_deref(),
             Some("✦ The shop sells pears.\n")
         );
         // Aider, line mode: its echo behind the edit mode, spinner and

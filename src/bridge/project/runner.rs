@@ -334,11 +334,27 @@ impl JobRunner {
     /// The running command's answer so far, when it changed since it was
     /// last reported: the same text its result will hold, its end kept
     /// within [`MAX_STREAM_TEXT_BYTES`] (a streamed card shows it), less
-    /// a last row with no text yet (see [`drawn_rows`]).
-    pub fn answer_news(&mut self) -> Option<Step> {
+    /// a last row with no text yet (see [`drawn_rows`]). An agent whose
+    /// result is read off the screen ([`JobRunner::result_from_screen`],
+    /// [`JobRunner::result_from_panel`]) has it read the same way off the
+    /// `screen` now, as the terminal settles it: its line log holds every
+    /// frame of a row redrawn as it streams.
+    pub fn answer_news(&mut self, screen: impl FnOnce() -> Vec<String>) -> Option<Step> {
         let job = self.reported_job()?;
-        let running = self.running.as_mut().filter(|r| r.output.has_answer())?;
-        let text = bounded_tail(drawn_rows(&running.output.text()), MAX_STREAM_TEXT_BYTES);
+        let (settled, panel) = (self.settled_result, self.panel_result);
+        let running = self.running.as_mut()?;
+        let text = if settled || panel {
+            let rows = screen();
+            let output = &running.output;
+            let shown = (settled.then(|| output.settled_text(&rows)).flatten())
+                .or_else(|| panel.then(|| crate::detect::panel_answer(&rows, &job.text))?)?;
+            // Whole rows: a row that grows replaces the card's text, never
+            // continues it (a console prints only what extends it).
+            format!("{}\n", shown.trim_end())
+        } else {
+            (running.output.has_answer()).then(|| running.output.text())?
+        };
+        let text = bounded_tail(drawn_rows(&text), MAX_STREAM_TEXT_BYTES);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
         let hash = h.finish();
@@ -807,7 +823,7 @@ pub fn take_output(
     }
     runner.lines(&lines);
     if !lines.is_empty() {
-        steps.extend(runner.answer_news());
+        steps.extend(runner.answer_news(|| watcher.pane().screen_rows()));
     }
     for d in seen {
         steps.extend(runner.on_detection(d, session));

@@ -806,7 +806,7 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
 #[test]
 fn the_streamed_answer_holds_back_a_bare_bullet() {
     let mut runner = running();
-    let news = |runner: &mut JobRunner| match runner.answer_news() {
+    let news = |runner: &mut JobRunner| match runner.answer_news(Vec::new) {
         Some(Step::Emit(_, ProjectEventKind::Answer { text })) => Some(text),
         _ => None,
     };

@@ -297,5 +297,9 @@ fn streaming_is_turned_on_again_before_feishu_ends_it() {
 fn the_console_prints_only_new_lines() {
     assert_eq!(console_delta("", "a\nb\n"), "│ a\n│ b\n");
     assert_eq!(console_delta("a\n", "a\nb\n"), "│ b\n");
-    assert_eq!(console_delta("x\n", "a\n"), "│ a\n", "rewritten: all of it");
+    assert_eq!(
+        console_delta("x\n", "a\n"),
+        "├─ (redrawn)\n│ a\n",
+        "rewritten: all of it, after the mark"
+    );
 }
