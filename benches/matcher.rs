@@ -35,7 +35,7 @@ fn corpus() -> Vec<String> {
         "    fn feed(&mut self, now: Millis, lines: &[String], sink: &mut impl FnMut(Detection)) {",
         "     Running unittests src/lib.rs (target/debug/deps/clawmux-0f3c2a1b)",
         "  Read 42 files, searched for \"handler\" in src/**/*.rs, found nothing unusual here",
-        "diff --git a/src/detect/mod.rs b/src/detect/mod.rs index 3f2a1c0..8b9d7e4 100644",
+        "diff --git a/crates/detect/src/lib.rs b/crates/detect/src/lib.rs index 3f2a1c0..8b9d7e4 100644",
     ];
     let rare = [
         "error[E0308]: mismatched types",

@@ -3,7 +3,7 @@
 # target/, records its screens (tests/fixtures/claude-VERSION/, one
 # recording per scenario), runs the real-agent suite against it and the
 # drift self-test. When all pass, make it NEWEST_TESTED in
-# src/agents/claude.rs (the one place naming the range) and commit the
+# crates/agents/src/claude.rs (the one place naming the range) and commit the
 # recordings; .ci/run then installs and tests it.
 #
 #   scripts/add-claude-version.sh 2.1.340
@@ -22,5 +22,5 @@ DISABLE_AUTOUPDATER=1 "$CLAWMUX_CLAUDE" --version
 CLAWMUX_UPDATE_FIXTURES=1 cargo test --test agents -- agent::live
 cargo test --test agents -- agent::
 cargo run --quiet -- doctor --agent
-echo "Claude Code $release passes. Set NEWEST_TESTED = \"$release\" in src/agents/claude.rs," \
+echo "Claude Code $release passes. Set NEWEST_TESTED = \"$release\" in crates/agents/src/claude.rs," \
   "add it to the README's tested releases, and commit tests/fixtures/claude-$release/."

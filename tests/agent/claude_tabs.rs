@@ -13,8 +13,7 @@ use serde_json::json;
 use clawmux::agentcheck::Turn;
 
 use crate::support::claude::{
-    ClaudeRun, RunOptions, agent_home, claude_required, clawmux_stdin, fixtures_dir,
-    fixtures_dir_of,
+    ClaudeRun, RunOptions, agent_home, claude_required, clawmux_stdin, fixtures_dir_of,
 };
 use crate::support::tmux::TmuxServer;
 

@@ -5,7 +5,7 @@
 //! stopped or failed one with the same row without its time), and its
 //! permission dialog's buttons (`Allow once   Allow always   Reject`) tell
 //! the selected one only by background colour: the `opencode` profile
-//! reads the screen's colours (`src/detect/cells.rs`). API errors but a
+//! reads the screen's colours (`crates/detect/src/cells.rs`). API errors but a
 //! 400 are retried for ever (`[retrying in 8s attempt #3]`), reported as
 //! stuck. Its permissions live in its config (`permission.bash = "ask"`),
 //! not on its command line, so the mode adds no flag. A plugin clawmux
