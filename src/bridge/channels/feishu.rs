@@ -495,7 +495,6 @@ impl Courier for FeishuCourier {
                     Err(e @ FeishuError::Api { .. }) => Err(DeliveryError::Permanent {
                         code: e.code(),
                         msg: e.to_string(),
-                        chat_gone: false,
                     }),
                     Err(e) => Err(classify(e)),
                 };
@@ -559,18 +558,14 @@ fn read_outbox_file(path: &str) -> Result<Vec<u8>, DeliveryError> {
     std::fs::read(path).map_err(|e| DeliveryError::permanent(format!("file {path}: {e}")))
 }
 
-/// What the outbox does about a failed call: move it aside (permanent;
-/// `chat_gone` when Feishu's code table says the chat or user cannot be
-/// reached at all), count Feishu's refusals of it (an unclassified code
-/// Feishu answered with), or retry (network, 5xx, rate limits the client
-/// gave up on). Feishu's codes are read here only: the courier acts on
-/// the class.
+/// What the outbox does about a failed call: move it aside (permanent),
+/// count Feishu's refusals of it (an unclassified code Feishu answered
+/// with), or retry (network, 5xx, rate limits the client gave up on).
 pub fn classify(e: FeishuError) -> DeliveryError {
     match (e.class(), &e) {
         (ErrorClass::Permanent, _) => DeliveryError::Permanent {
             code: e.code(),
             msg: e.feishu_msg().map_or_else(|| e.to_string(), str::to_string),
-            chat_gone: e.code().is_some_and(crate::feishu::api::chat_unreachable),
         },
         // A documented passing state (230049, still being sent) is not a
         // refusal: it never counts toward moving the entry aside.
@@ -609,32 +604,6 @@ mod tests {
             classify(api(230053)),
             DeliveryError::Permanent {
                 code: Some(230053),
-                ..
-            }
-        ));
-    }
-
-    #[test]
-    fn the_codes_for_a_chat_that_cannot_be_reached_say_chat_gone() {
-        // Bot not in the chat, user blocked the bot, chat dissolved, …:
-        // the outbox tells the operator instead of sending a notice there.
-        for code in [230002, 230006, 230053, 232009] {
-            assert!(
-                matches!(
-                    classify(api(code)),
-                    DeliveryError::Permanent {
-                        chat_gone: true,
-                        ..
-                    }
-                ),
-                "{code}"
-            );
-        }
-        // Too long a card: the chat is there and is told.
-        assert!(matches!(
-            classify(api(230025)),
-            DeliveryError::Permanent {
-                chat_gone: false,
                 ..
             }
         ));

@@ -51,35 +51,27 @@ const MAX_REFUSALS: u32 = 3;
 /// a lost notice is not announced again.
 const NOTICE_HANDLE_PREFIX: &str = "dead-letter-notice-";
 
-/// A failed delivery as the channel classified it. The channel decides
-/// (it alone knows its error codes); the courier only acts on the class.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeliveryError {
     /// Worth retrying: network, 5xx, rate limits.
     #[error("{0}")]
     Transient(String),
-    /// The channel answered with a code it does not classify: retried,
-    /// then moved aside after `MAX_REFUSALS` answers like it.
-    #[error("error {code}: {msg}")]
+    /// Feishu answered with a code no table classifies: retried, then
+    /// moved aside after `MAX_REFUSALS` answers like it.
+    #[error("Feishu error {code}: {msg}")]
     Refused { code: i64, msg: String },
-    /// Never going to work: rejected card, deleted message, too large, …
-    /// `chat_gone`: the chat or user cannot be reached at all (bot not in
-    /// the chat, chat dissolved), so a notice there would fail too.
+    /// Never going to work: rejected card, deleted message, bot not in
+    /// the chat, too large, …
     #[error("{msg}")]
-    Permanent {
-        code: Option<i64>,
-        msg: String,
-        chat_gone: bool,
-    },
+    Permanent { code: Option<i64>, msg: String },
 }
 
 impl DeliveryError {
-    /// A permanent failure without a channel code, the chat reachable.
+    /// A permanent failure without a Feishu code.
     pub fn permanent(msg: impl Into<String>) -> Self {
         DeliveryError::Permanent {
             code: None,
             msg: msg.into(),
-            chat_gone: false,
         }
     }
 }
@@ -173,19 +165,10 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
                     });
                 }
             }
-            Err(DeliveryError::Permanent {
-                code,
-                msg,
-                chat_gone,
-            }) => {
+            Err(DeliveryError::Permanent { code, msg }) => {
                 delay = RETRY_FIRST;
                 refused = None;
-                let failure = Refusal {
-                    code,
-                    msg: &msg,
-                    chat_gone,
-                };
-                dead_letter(&shared, &entry, &failure, &mut told);
+                dead_letter(&shared, &entry, code, &msg, &mut told);
             }
             Err(DeliveryError::Refused { code, msg }) => {
                 let n = match &mut refused {
@@ -201,15 +184,11 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
                 if n >= MAX_REFUSALS {
                     refused = None;
                     delay = RETRY_FIRST;
-                    let failure = Refusal {
-                        code: Some(code),
-                        msg: &msg,
-                        chat_gone: false,
-                    };
-                    dead_letter(&shared, &entry, &failure, &mut told);
+                    dead_letter(&shared, &entry, Some(code), &msg, &mut told);
                 } else {
-                    let why = DeliveryError::Refused { code, msg }.to_string();
-                    shared.log.event(&retry(&entry, why, delay));
+                    shared
+                        .log
+                        .event(&retry(&entry, format!("Feishu error {code}: {msg}"), delay));
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(RETRY_CAP);
                 }
@@ -347,28 +326,17 @@ fn chat_lane(target: &ChatTarget) -> String {
     }
 }
 
-/// A channel's final "no" to one entry, as the channel classified it.
-struct Refusal<'a> {
-    code: Option<i64>,
-    msg: &'a str,
-    chat_gone: bool,
-}
-
-/// Moves an entry the channel will never take out of the queue: into the
-/// dead letters, logged with the channel's code and message, and the chat
-/// told (or, when the channel says the chat cannot be reached, the
-/// operator through the log) once per chat and code.
+/// Moves an entry Feishu will never take out of the queue: into the dead
+/// letters, logged with Feishu's code and message, and the chat told (or,
+/// when the chat cannot be reached, the operator through the log) once per
+/// chat and code.
 fn dead_letter(
     shared: &SharedState,
     entry: &OutboxEntry,
-    failure: &Refusal<'_>,
+    code: Option<i64>,
+    msg: &str,
     told: &mut HashSet<(String, Option<i64>)>,
 ) {
-    let Refusal {
-        code,
-        msg,
-        chat_gone,
-    } = *failure;
     let chat = match &entry.op {
         OutboxOp::Send {
             target: ChatTarget::Chat { id },
@@ -381,8 +349,8 @@ fn dead_letter(
         _ => None,
     };
     let is_notice = entry.op.handle().starts_with(NOTICE_HANDLE_PREFIX);
-    // The channel said whether the chat can be reached at all.
-    let reachable = !chat_gone;
+    // Feishu's table says which codes mean the chat cannot be reached.
+    let reachable = !code.is_some_and(crate::feishu::api::chat_unreachable);
     let tell_chat = chat
         .clone()
         .filter(|_| reachable && !is_notice)
@@ -433,7 +401,7 @@ fn dead_letter(
     });
     let told_whom = if told_chat { "chat" } else { "operator" };
     if !told_chat {
-        tracing::error!(uuid = %entry.uuid, ?code, error = msg, chat = ?chat, "the channel refused a card for good; it was moved aside");
+        tracing::error!(uuid = %entry.uuid, ?code, error = msg, chat = ?chat, "Feishu refused a card for good; it was moved aside");
     }
     shared.log.event(&LogEvent::CardDeadLetter {
         uuid: entry.uuid.clone(),
@@ -816,7 +784,6 @@ mod tests {
             error: DeliveryError::Permanent {
                 code: Some(230025),
                 msg: "content too long".into(),
-                chat_gone: false,
             },
             attempts: Arc::default(),
         };
@@ -858,17 +825,15 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_unreachable_chat_is_not_sent_a_notice_and_a_failing_notice_is_not_announced() {
-        // The channel says the chat cannot be reached (the courier reads no
-        // channel's codes: a code-less failure counts the same): the
-        // operator is told. Which codes mean that is the channel's test.
-        for code in [Some(230002), None] {
+        // Each documented "cannot reach this chat or user" code (bot not in
+        // it, user blocked the bot, chat dissolved, …): the operator is told.
+        for code in [230002, 230006, 230053, 232009] {
             let dir = tempfile::tempdir().unwrap();
             let (shared, _) = SharedState::open(dir.path()).unwrap();
             let courier = Picky {
                 error: DeliveryError::Permanent {
-                    code,
+                    code: Some(code),
                     msg: "unreachable".into(),
-                    chat_gone: true,
                 },
                 attempts: Arc::default(),
             };
@@ -879,11 +844,11 @@ mod tests {
             assert_eq!(
                 *courier.attempts.lock().unwrap(),
                 ["bad-1", "good-1"],
-                "{code:?}: no notice sent to the chat"
+                "{code}: no notice sent to the chat"
             );
             let log = records(dir.path());
             let letter = log.iter().find(|r| r.kind == "card_dead_letter").unwrap();
-            assert_eq!(letter.fields["told"], "operator", "{code:?}");
+            assert_eq!(letter.fields["told"], "operator", "{code}");
         }
     }
 
