@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clawmux::bridge::access::policy::ChatKind;
 use clawmux::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer};
-use clawmux::bridge::channels::outbox::{self, Courier, DeliveryError};
+use clawmux::bridge::channels::outbox::{self, Courier, DeliveryError, Failure};
 use clawmux::bridge::config::{Config, DmPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
 use clawmux::detect::Profiles;
@@ -31,6 +31,12 @@ pub const CARD_WAIT: Duration = Duration::from_secs(60);
 struct Recorder(mpsc::UnboundedSender<OutboxEntry>);
 
 impl Courier for Recorder {
+    type Error = DeliveryError;
+
+    fn classify(&self, error: &DeliveryError) -> Failure {
+        error.failure()
+    }
+
     async fn deliver(
         &self,
         entry: &OutboxEntry,

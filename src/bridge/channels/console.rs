@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::bridge::access::policy::ChatKind;
 use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ToastLevel};
-use crate::bridge::channels::outbox::{Courier, DeliveryError};
+use crate::bridge::channels::outbox::{Courier, DeliveryError, Failure};
 use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
 use crate::i18n::{Lang, Text};
@@ -366,6 +366,12 @@ fn entry_text(entry: &OutboxEntry, lang: Lang) -> String {
 }
 
 impl Courier for ConsoleCourier {
+    type Error = DeliveryError;
+
+    fn classify(&self, error: &DeliveryError) -> Failure {
+        error.failure()
+    }
+
     async fn deliver(
         &self,
         entry: &OutboxEntry,

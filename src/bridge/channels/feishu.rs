@@ -15,7 +15,7 @@ use crate::bridge::access::pairing::Pairing;
 use crate::bridge::access::policy::{ChatKind, Policy, RateWindow};
 use crate::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::channels::chat_images::{Fetches, ImageAdmission, Images, MAX_FETCHES};
-use crate::bridge::channels::outbox::{Courier, DeliveryError};
+use crate::bridge::channels::outbox::{Courier, Failure};
 use crate::bridge::config::{Config, IntakeMode};
 use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, with_image_key, without_picture};
 use crate::feishu::api::{Api, ErrorClass, FeishuError, MAX_IMAGE_BYTES, ReceiveId};
@@ -371,12 +371,55 @@ fn api_name(op: &OutboxOp) -> &'static str {
     }
 }
 
+/// Why Feishu did not take an outbox entry, as its answer (or its
+/// absence) says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeishuFailure {
+    /// Worth retrying: network, 5xx, rate limits the client gave up on.
+    #[error("{0}")]
+    Transient(String),
+    /// Feishu answered with a code no table classifies.
+    #[error("Feishu error {code}: {msg}")]
+    Refused { code: i64, msg: String },
+    /// Never going to work: rejected card, deleted message, bot not in
+    /// the chat, too large, …
+    #[error("{msg}")]
+    Permanent { code: Option<i64>, msg: String },
+}
+
+impl FeishuFailure {
+    /// A permanent failure without a Feishu code.
+    pub fn permanent(msg: impl Into<String>) -> Self {
+        FeishuFailure::Permanent {
+            code: None,
+            msg: msg.into(),
+        }
+    }
+}
+
 impl Courier for FeishuCourier {
+    type Error = FeishuFailure;
+
+    /// Feishu's code table decides: a code that says the chat or user
+    /// cannot be reached at all is [`Failure::ChatGone`] (a notice there
+    /// would be refused too).
+    fn classify(&self, error: &FeishuFailure) -> Failure {
+        outbox_failure(error)
+    }
+
+    fn code(&self, error: &FeishuFailure) -> Option<i64> {
+        match error {
+            FeishuFailure::Transient(_) => None,
+            FeishuFailure::Refused { code, .. } => Some(*code),
+            FeishuFailure::Permanent { code, .. } => *code,
+        }
+    }
+
     async fn deliver(
         &self,
         entry: &OutboxEntry,
         message_id: Option<&str>,
-    ) -> Result<Option<String>, DeliveryError> {
+    ) -> Result<Option<String>, FeishuFailure> {
         self.pacer
             .wait(api_name(&entry.op), pace_key(entry, message_id))
             .await;
@@ -438,7 +481,7 @@ impl Courier for FeishuCourier {
                 },
                 _,
             ) => {
-                return Err(DeliveryError::permanent(
+                return Err(FeishuFailure::permanent(
                     "a console card cannot go to Feishu",
                 ));
             }
@@ -446,7 +489,7 @@ impl Courier for FeishuCourier {
                 self.api.patch(id, &entry.card).await.map(|()| None)
             }
             (OutboxOp::Patch { .. }, None) => {
-                return Err(DeliveryError::permanent("no message to patch"));
+                return Err(FeishuFailure::permanent("no message to patch"));
             }
             (
                 OutboxOp::File {
@@ -459,7 +502,7 @@ impl Courier for FeishuCourier {
                 _,
             ) => {
                 let ChatTarget::Chat { id } = target else {
-                    return Err(DeliveryError::permanent(
+                    return Err(FeishuFailure::permanent(
                         "a console file cannot go to Feishu",
                     ));
                 };
@@ -492,7 +535,7 @@ impl Courier for FeishuCourier {
                 // (no reaction permission, message gone) sets it aside.
                 return match self.api.add_reaction(message_id, emoji).await {
                     Ok(_) => Ok(None),
-                    Err(e @ FeishuError::Api { .. }) => Err(DeliveryError::Permanent {
+                    Err(e @ FeishuError::Api { .. }) => Err(FeishuFailure::Permanent {
                         code: e.code(),
                         msg: e.to_string(),
                     }),
@@ -512,7 +555,7 @@ impl FeishuCourier {
     /// `entry`'s card with its picture (the PNG at `path`) uploaded and
     /// its key in place; without the picture when Feishu refuses it for
     /// good or the file is gone. A passing failure is retried.
-    async fn picture_card(&self, entry: &OutboxEntry, path: &str) -> Result<Value, DeliveryError> {
+    async fn picture_card(&self, entry: &OutboxEntry, path: &str) -> Result<Value, FeishuFailure> {
         let bytes = match read_bounded_file(path, MAX_IMAGE_BYTES) {
             Ok(b) => b,
             Err(e) => return Ok(without_picture(&entry.card, &e)),
@@ -554,16 +597,16 @@ fn read_bounded_file(path: &str, max: usize) -> Result<Vec<u8>, String> {
 
 /// The file an outbox entry sends; gone or unreadable is permanent (a
 /// retry cannot bring it back).
-fn read_outbox_file(path: &str) -> Result<Vec<u8>, DeliveryError> {
-    std::fs::read(path).map_err(|e| DeliveryError::permanent(format!("file {path}: {e}")))
+fn read_outbox_file(path: &str) -> Result<Vec<u8>, FeishuFailure> {
+    std::fs::read(path).map_err(|e| FeishuFailure::permanent(format!("file {path}: {e}")))
 }
 
 /// What the outbox does about a failed call: move it aside (permanent),
 /// count Feishu's refusals of it (an unclassified code Feishu answered
 /// with), or retry (network, 5xx, rate limits the client gave up on).
-pub fn classify(e: FeishuError) -> DeliveryError {
+pub fn classify(e: FeishuError) -> FeishuFailure {
     match (e.class(), &e) {
-        (ErrorClass::Permanent, _) => DeliveryError::Permanent {
+        (ErrorClass::Permanent, _) => FeishuFailure::Permanent {
             code: e.code(),
             msg: e.feishu_msg().map_or_else(|| e.to_string(), str::to_string),
         },
@@ -572,12 +615,24 @@ pub fn classify(e: FeishuError) -> DeliveryError {
         (ErrorClass::Transient, FeishuError::Api { code, msg, .. })
             if !crate::feishu::api::is_busy(*code) =>
         {
-            DeliveryError::Refused {
+            FeishuFailure::Refused {
                 code: *code,
                 msg: msg.clone(),
             }
         }
-        _ => DeliveryError::Transient(e.to_string()),
+        _ => FeishuFailure::Transient(e.to_string()),
+    }
+}
+
+/// The outbox's reading of a Feishu failure.
+fn outbox_failure(error: &FeishuFailure) -> Failure {
+    match error {
+        FeishuFailure::Transient(_) => Failure::Retry,
+        FeishuFailure::Refused { .. } => Failure::Refused,
+        FeishuFailure::Permanent {
+            code: Some(code), ..
+        } if crate::feishu::api::chat_unreachable(*code) => Failure::ChatGone,
+        FeishuFailure::Permanent { .. } => Failure::Drop,
     }
 }
 
@@ -595,17 +650,42 @@ mod tests {
 
     #[test]
     fn a_message_still_being_sent_is_not_counted_as_a_refusal() {
-        assert!(matches!(classify(api(230049)), DeliveryError::Transient(_)));
+        assert!(matches!(classify(api(230049)), FeishuFailure::Transient(_)));
         assert!(matches!(
             classify(api(239999)),
-            DeliveryError::Refused { .. }
+            FeishuFailure::Refused { .. }
         ));
         assert!(matches!(
             classify(api(230053)),
-            DeliveryError::Permanent {
+            FeishuFailure::Permanent {
                 code: Some(230053),
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn the_channel_tells_a_chat_it_cannot_reach_from_a_card_it_refuses() {
+        // Each documented "cannot reach this chat or user" code (bot not in
+        // it, user blocked the bot, chat dissolved, …).
+        for code in [230002, 230006, 230053, 232009] {
+            assert_eq!(
+                outbox_failure(&classify(api(code))),
+                Failure::ChatGone,
+                "{code}"
+            );
+        }
+        // Too long, rejected card: the chat is there to be told.
+        for code in [230025, 230099] {
+            assert_eq!(
+                outbox_failure(&classify(api(code))),
+                Failure::Drop,
+                "{code}"
+            );
+        }
+        assert_eq!(outbox_failure(&classify(api(239999))), Failure::Refused);
+        assert_eq!(outbox_failure(&classify(api(230049))), Failure::Retry);
+        let no_code = FeishuFailure::permanent("a console card cannot go to Feishu");
+        assert_eq!(outbox_failure(&no_code), Failure::Drop);
     }
 }

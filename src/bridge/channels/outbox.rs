@@ -42,8 +42,8 @@ struct Outage {
     failed_attempts: u32,
 }
 
-/// Answers from Feishu refusing one entry with a code no table classifies,
-/// after which it counts as permanent: Feishu is up (it answers), so
+/// Refusals of one entry for a reason its channel does not classify,
+/// after which it counts as permanent: the channel is up (it answers), so
 /// retrying the same request for ever would only hold up the queue.
 const MAX_REFUSALS: u32 = 3;
 
@@ -51,40 +51,72 @@ const MAX_REFUSALS: u32 = 3;
 /// a lost notice is not announced again.
 const NOTICE_HANDLE_PREFIX: &str = "dead-letter-notice-";
 
+/// What the outbox does about a failed delivery. Only the channel knows
+/// what its answers mean, so it decides ([`Courier::classify`]); the
+/// outbox only acts on the decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Worth retrying with backoff: network, server errors, rate limits.
+    Retry,
+    /// The channel answered and refused for a reason it does not
+    /// classify: retried, then moved aside after [`MAX_REFUSALS`] answers
+    /// like it.
+    Refused,
+    /// Never going to work for this entry (rejected content, deleted
+    /// message, too large, …): moved aside at once and the chat told.
+    Drop,
+    /// Never going to work because the chat itself cannot be reached (bot
+    /// removed, chat dissolved, user blocked it): moved aside, and only the
+    /// operator told, since a notice there would be refused too.
+    ChatGone,
+}
+
+/// A delivery failure of a channel that has no codes of its own (the
+/// console, test couriers): it says whether a retry can help.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeliveryError {
-    /// Worth retrying: network, 5xx, rate limits.
+    /// Worth retrying.
     #[error("{0}")]
     Transient(String),
-    /// Feishu answered with a code no table classifies: retried, then
-    /// moved aside after `MAX_REFUSALS` answers like it.
-    #[error("Feishu error {code}: {msg}")]
-    Refused { code: i64, msg: String },
-    /// Never going to work: rejected card, deleted message, bot not in
-    /// the chat, too large, …
-    #[error("{msg}")]
-    Permanent { code: Option<i64>, msg: String },
+    /// Never going to work.
+    #[error("{0}")]
+    Permanent(String),
 }
 
 impl DeliveryError {
-    /// A permanent failure without a Feishu code.
-    pub fn permanent(msg: impl Into<String>) -> Self {
-        DeliveryError::Permanent {
-            code: None,
-            msg: msg.into(),
+    /// The outbox's reading of it.
+    pub fn failure(&self) -> Failure {
+        match self {
+            DeliveryError::Transient(_) => Failure::Retry,
+            DeliveryError::Permanent(_) => Failure::Drop,
         }
     }
 }
 
-/// A channel that shows cards: the console or Feishu.
+/// A channel that shows outbox entries: the console or Feishu. It renders
+/// the entry for itself and classifies its own failures, like a sink that
+/// knows which of its errors are worth a retry.
 pub trait Courier: Send + Sync + 'static {
+    /// How the channel reports a failed delivery. Its text goes to the
+    /// event log and the dead letter.
+    type Error: std::fmt::Display + Send;
+
     /// Delivers one entry. For a patch, `message_id` is the id the card's
     /// send returned. Returns the message id of a sent card.
     fn deliver(
         &self,
         entry: &OutboxEntry,
         message_id: Option<&str>,
-    ) -> impl Future<Output = Result<Option<String>, DeliveryError>> + Send;
+    ) -> impl Future<Output = Result<Option<String>, Self::Error>> + Send;
+
+    /// What the outbox does about `error`.
+    fn classify(&self, error: &Self::Error) -> Failure;
+
+    /// The channel's own code for `error`, kept with a dead letter and
+    /// shown in the chat's notice; `None` for a channel without codes.
+    fn code(&self, _error: &Self::Error) -> Option<i64> {
+        None
+    }
 }
 
 /// How the next entry is chosen.
@@ -110,7 +142,7 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
     let mut lanes = Lanes::default();
     let mut delay = RETRY_FIRST;
     let mut outage: Option<Outage> = None;
-    // (uuid, refusals) of the head entry while Feishu refuses it.
+    // (uuid, refusals) of the head entry while its channel refuses it.
     let mut refused: Option<(String, u32)> = None;
     // (chat, code) already told about a lost card: told once per process.
     let mut told: HashSet<(String, Option<i64>)> = HashSet::new();
@@ -147,11 +179,9 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
         shared.flush().await;
         let attempted = Instant::now();
         let delivered = courier.deliver(&entry, message_id.as_deref()).await;
-        if matches!(delivered, Ok(_) | Err(DeliveryError::Permanent { .. })) {
-            lanes.served(&entry);
-        }
-        match delivered {
+        let error = match delivered {
             Ok(sent_id) => {
+                lanes.served(&entry);
                 delay = RETRY_FIRST;
                 finish(&shared, &entry, sent_id, None);
                 if let Some(o) = outage.take() {
@@ -164,13 +194,14 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
                         queued,
                     });
                 }
+                continue;
             }
-            Err(DeliveryError::Permanent { code, msg }) => {
-                delay = RETRY_FIRST;
-                refused = None;
-                dead_letter(&shared, &entry, code, &msg, &mut told);
-            }
-            Err(DeliveryError::Refused { code, msg }) => {
+            Err(e) => e,
+        };
+        let code = courier.code(&error);
+        let why = error.to_string();
+        let failure = match courier.classify(&error) {
+            Failure::Refused => {
                 let n = match &mut refused {
                     Some((uuid, n)) if *uuid == entry.uuid => {
                         *n += 1;
@@ -182,18 +213,27 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
                     }
                 };
                 if n >= MAX_REFUSALS {
-                    refused = None;
-                    delay = RETRY_FIRST;
-                    dead_letter(&shared, &entry, Some(code), &msg, &mut told);
+                    Failure::Drop
                 } else {
-                    shared
-                        .log
-                        .event(&retry(&entry, format!("Feishu error {code}: {msg}"), delay));
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(RETRY_CAP);
+                    Failure::Refused
                 }
             }
-            Err(DeliveryError::Transient(why)) => {
+            other => other,
+        };
+        match failure {
+            Failure::Drop | Failure::ChatGone => {
+                lanes.served(&entry);
+                delay = RETRY_FIRST;
+                refused = None;
+                let reachable = failure != Failure::ChatGone;
+                dead_letter(&shared, &entry, code, &why, reachable, &mut told);
+            }
+            Failure::Refused => {
+                shared.log.event(&retry(&entry, why, delay));
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(RETRY_CAP);
+            }
+            Failure::Retry => {
                 outage
                     .get_or_insert(Outage {
                         since: attempted,
@@ -326,15 +366,16 @@ fn chat_lane(target: &ChatTarget) -> String {
     }
 }
 
-/// Moves an entry Feishu will never take out of the queue: into the dead
-/// letters, logged with Feishu's code and message, and the chat told (or,
-/// when the chat cannot be reached, the operator through the log) once per
-/// chat and code.
+/// Moves an entry its channel will never take out of the queue: into the
+/// dead letters, logged with the channel's code and message, and the chat
+/// told (or, when it cannot be `reachable`, the operator through the log)
+/// once per chat and code.
 fn dead_letter(
     shared: &SharedState,
     entry: &OutboxEntry,
     code: Option<i64>,
     msg: &str,
+    reachable: bool,
     told: &mut HashSet<(String, Option<i64>)>,
 ) {
     let chat = match &entry.op {
@@ -349,8 +390,6 @@ fn dead_letter(
         _ => None,
     };
     let is_notice = entry.op.handle().starts_with(NOTICE_HANDLE_PREFIX);
-    // Feishu's table says which codes mean the chat cannot be reached.
-    let reachable = !code.is_some_and(crate::feishu::api::chat_unreachable);
     let tell_chat = chat
         .clone()
         .filter(|_| reachable && !is_notice)
@@ -401,7 +440,7 @@ fn dead_letter(
     });
     let told_whom = if told_chat { "chat" } else { "operator" };
     if !told_chat {
-        tracing::error!(uuid = %entry.uuid, ?code, error = msg, chat = ?chat, "Feishu refused a card for good; it was moved aside");
+        tracing::error!(uuid = %entry.uuid, ?code, error = msg, chat = ?chat, "the channel refused a card for good; it was moved aside");
     }
     shared.log.event(&LogEvent::CardDeadLetter {
         uuid: entry.uuid.clone(),
@@ -488,6 +527,12 @@ mod tests {
     }
 
     impl Courier for Flaky {
+        type Error = DeliveryError;
+
+        fn classify(&self, error: &DeliveryError) -> Failure {
+            error.failure()
+        }
+
         async fn deliver(
             &self,
             e: &OutboxEntry,
@@ -738,20 +783,47 @@ mod tests {
         );
     }
 
+    /// A failure a test channel classifies as `failure`, with `code`.
+    #[derive(Debug, Clone, thiserror::Error)]
+    #[error("{msg}")]
+    struct Coded {
+        failure: Failure,
+        code: Option<i64>,
+        msg: String,
+    }
+
+    fn coded(failure: Failure, code: i64, msg: &str) -> Coded {
+        Coded {
+            failure,
+            code: Some(code),
+            msg: msg.into(),
+        }
+    }
+
     /// Refuses every entry whose uuid starts with "bad" with `error`;
     /// records every attempt (uuid) in order.
     #[derive(Clone)]
     struct Picky {
-        error: DeliveryError,
+        error: Coded,
         attempts: Arc<Mutex<Vec<String>>>,
     }
 
     impl Courier for Picky {
+        type Error = Coded;
+
+        fn classify(&self, error: &Coded) -> Failure {
+            error.failure
+        }
+
+        fn code(&self, error: &Coded) -> Option<i64> {
+            error.code
+        }
+
         async fn deliver(
             &self,
             e: &OutboxEntry,
             _id: Option<&str>,
-        ) -> Result<Option<String>, DeliveryError> {
+        ) -> Result<Option<String>, Coded> {
             self.attempts.lock().unwrap().push(e.uuid.clone());
             if e.uuid.starts_with("bad") {
                 return Err(self.error.clone());
@@ -781,10 +853,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         let courier = Picky {
-            error: DeliveryError::Permanent {
-                code: Some(230025),
-                msg: "content too long".into(),
-            },
+            error: coded(Failure::Drop, 230025, "content too long"),
             attempts: Arc::default(),
         };
         shared.update(|s| {
@@ -825,16 +894,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_unreachable_chat_is_not_sent_a_notice_and_a_failing_notice_is_not_announced() {
-        // Each documented "cannot reach this chat or user" code (bot not in
-        // it, user blocked the bot, chat dissolved, …): the operator is told.
-        for code in [230002, 230006, 230053, 232009] {
+        // The channel says the chat cannot be reached (bot not in it, user
+        // blocked the bot, chat dissolved, …): the operator is told.
+        for code in [230002, 230006] {
             let dir = tempfile::tempdir().unwrap();
             let (shared, _) = SharedState::open(dir.path()).unwrap();
             let courier = Picky {
-                error: DeliveryError::Permanent {
-                    code: Some(code),
-                    msg: "unreachable".into(),
-                },
+                error: coded(Failure::ChatGone, code, "unreachable"),
                 attempts: Arc::default(),
             };
             shared.update(|s| s.outbox.extend([to_chat("bad-1"), to_chat("good-1")]));
@@ -857,10 +923,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         let courier = Picky {
-            error: DeliveryError::Refused {
-                code: 239999,
-                msg: "something new".into(),
-            },
+            error: coded(Failure::Refused, 239999, "something new"),
             attempts: Arc::default(),
         };
         shared.update(|s| s.outbox.extend([send("bad-1"), send("good-1")]));
