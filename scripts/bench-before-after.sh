@@ -19,7 +19,9 @@ if [ ${#benches[@]} -eq 0 ]; then
 fi
 head_dir="$PWD"
 out="$head_dir/target/bench-before-after"
-base_dir="$out/base-tree"
+# Outside this checkout: cargo would take a tree under it for a member of
+# this workspace.
+base_dir="${TMPDIR:-/tmp}/clawmux-bench-base"
 mkdir -p "$out"
 if [ ! -d "$base_dir" ]; then
   git worktree add --force --detach "$base_dir" "$base" >/dev/null
@@ -27,6 +29,9 @@ else
   git -C "$base_dir" checkout --quiet --detach "$base"
 fi
 export CRITERION_HOME="$out/criterion"
+# One target directory for both trees: their own crates build apart (cargo
+# keys them by path), the dependencies are built once.
+export CARGO_TARGET_DIR="$head_dir/target"
 echo "base $(git -C "$base_dir" log --oneline -1)"
 echo "head $(git log --oneline -1)$(git diff --quiet || echo ' (with uncommitted changes)')"
 (cd "$base_dir" && cargo bench --no-run --quiet)

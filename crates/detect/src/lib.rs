@@ -55,7 +55,7 @@ pub use dialog::{
     BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing, SCROLLED_NOTE,
 };
 pub use lines::{LineHit, ProgressFields};
-pub use panel::answer as panel_answer;
+pub use panel::{answer as panel_answer, streaming_answer as panel_streaming_answer};
 pub use profiles::{
     AnswerSource, DEFAULT_PROFILES, MAX_PROFILES_BYTES, Profile, ProfileError, Profiles,
 };

@@ -184,6 +184,15 @@ pub(crate) fn turn_end(profile: &Profile, rows: &[String]) -> Option<TurnEnd> {
 /// to tell commands apart, few enough for the echo's box to wrap it.
 const ECHO_CHARS: usize = 60;
 
+/// [`answer`] while the turn still streams, from a frame whose input box
+/// is drawn whole: a frame cut before the box's edge (`╹▀▀▀`) shows the
+/// box's rows as if they were the answer's, its agent row (`Build · Fake
+/// Model`) among them.
+pub fn streaming_answer(rows: &[String], typed: &str) -> Option<String> {
+    input_box(rows)?;
+    answer(rows, typed)
+}
+
 /// The answer to the command `typed` as the settled screen shows it: the
 /// rows between the person's message box echoing it (`┃  typed`) and the
 /// input box, in the conversation's column (the sidebar cut off), without
@@ -583,6 +592,27 @@ mod tests {
             None
         );
         assert_eq!(answer(&settled, "something else"), None);
+    }
+
+    /// A frame drawn while the answer streams, cut before the input box's
+    /// edge: its rows are no answer (CI saw the streamed card show
+    /// `Build · Fake Model Fake`); once the edge is drawn, the text is.
+    #[test]
+    fn a_streamed_frame_without_the_input_box_edge_has_no_answer() {
+        let turn = "  ┃\n  ┃  tell me\n  ┃\n\n     Plums cost two coins.\n\n";
+        let box_rows = "  ┃\n  ┃\n  ┃  Build · Fake Model Fake";
+        let cut = rows(&format!("{turn}{box_rows}"));
+        let settled_reading = answer(&cut, "tell me").unwrap_or_default();
+        assert!(
+            settled_reading.ends_with("Build · Fake Model Fake"),
+            "what the settled reading makes of the cut frame: {settled_reading:?}"
+        );
+        assert_eq!(streaming_answer(&cut, "tell me"), None);
+        let whole = screen(turn, BUSY_FOOTER);
+        assert_eq!(
+            streaming_answer(&whole, "tell me").as_deref(),
+            Some("Plums cost two coins.")
+        );
     }
 
     #[test]

@@ -346,8 +346,9 @@ impl JobRunner {
         let text = if settled || panel {
             let rows = screen();
             let output = &running.output;
-            let shown = (settled.then(|| output.settled_text(&rows)).flatten())
-                .or_else(|| panel.then(|| crate::detect::panel_answer(&rows, &job.text))?)?;
+            let shown = (settled.then(|| output.settled_text(&rows)).flatten()).or_else(|| {
+                panel.then(|| crate::detect::panel_streaming_answer(&rows, &job.text))?
+            })?;
             // Whole rows: a row that grows replaces the card's text, never
             // continues it (a console prints only what extends it).
             format!("{}\n", shown.trim_end())
