@@ -27,7 +27,8 @@ use crate::bridge::panes::host_file;
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
-use crate::store::state::ProjectName;
+use crate::hooks::token::HookKey;
+use crate::store::state::{ProjectName, Stage};
 use crate::store::{LogEvent, SharedState};
 
 /// Project events waiting for the daemon at most.
@@ -112,6 +113,7 @@ impl Daemon {
             setup.shared.clone(),
             &setup.state_dir,
             hosts.clone(),
+            HookKey::load_or_create(&setup.state_dir),
         );
         core.share_rates(setup.rates.clone());
         Daemon {
@@ -159,7 +161,9 @@ impl Daemon {
                     Input::LogHealth(log_health.borrow_and_update().clone())
                 }
             };
-            let effects = self.core.handle(Instant::now(), input);
+            let effects = self
+                .core
+                .handle(Instant::now(), crate::store::clock::now_ms(), input);
             self.carry_out(effects).await;
         }
     }
@@ -311,8 +315,8 @@ impl Daemon {
             self.setup.shared.log.event(&LogEvent::Resumed {
                 project: job.project.to_string(),
                 job: job.id.clone(),
-                started: job.started,
-                typing: job.typing.is_some(),
+                started: job.stage.is_started(),
+                typing: matches!(job.stage, Stage::Typing { .. }),
             });
             let project = job.project.to_string();
             let resume = Effect::Project {

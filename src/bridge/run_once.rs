@@ -240,7 +240,14 @@ pub async fn run_once(
     let (tx, mut events) = mpsc::channel(EVENT_CAPACITY);
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let timeout = config.timeout_for(&command).as_secs();
-    let job = Job::new(&name, &command, ChatTarget::Console, None, timeout);
+    let job = Job::new(
+        &name,
+        &command,
+        ChatTarget::Console,
+        None,
+        timeout,
+        crate::store::clock::now_ms(),
+    );
     let mut outcome = Outcome {
         status: Status::Failed,
         project: name.clone(),

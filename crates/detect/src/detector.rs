@@ -20,6 +20,7 @@ use std::time::Duration;
 use super::lines::{LineHit, ProgressFields};
 use super::profiles::Profile;
 use super::screen::{self, Prompt, TurnEnd};
+use super::turn::{Run, StartUp, Turn, Typed};
 use super::{ApprovalKind, Detection, DetectionKind, Millis, PaneId};
 use clawmux_pane::signal::{AgentState, Signal};
 
@@ -109,11 +110,10 @@ pub struct Detector {
     busy: bool,
     /// Watched through snapshots of its screen (see [`Detector::set_flooding`]).
     flooding: bool,
-    /// A turn began (busy seen, or [`Detector::begin_turn`]) and has not
-    /// completed yet.
-    in_turn: bool,
-    /// The command typed to begin this turn (see [`Detector::typed`]).
-    typed: Option<String>,
+    /// Where the turn stands: begun (busy seen, [`Detector::begin_turn`],
+    /// [`Detector::typed`]) and not completed yet, or a new agent starting
+    /// ([`Detector::begin_start_up`]).
+    turn: Turn,
     prompt: Option<Prompt>,
     /// A question answered before this detector reported its prompt (see
     /// [`Detector::answered`]).
@@ -132,13 +132,6 @@ pub struct Detector {
     retry: Option<String>,
     /// How the turn on the last judged idle screen ended (agent profiles).
     turn_end: Option<TurnEnd>,
-    /// The agent took the command last typed (see [`Detector::typed`]).
-    taken: bool,
-    /// When the screen first showed the command taken.
-    taken_at: Option<Millis>,
-    /// The transcript above the input box when it was typed
-    /// ([`Detector::typed_on`]).
-    transcript_before: Option<u64>,
     /// When a new dialog with a placeholder body was first seen.
     loading_since: Option<Millis>,
     /// Since when the prompt known has been missing from the screen.
@@ -150,16 +143,6 @@ pub struct Detector {
     agent_state: Option<AgentState>,
     /// When `agent_state` was last said.
     state_at: Millis,
-    /// The agent said `done` or `error` while its profile wants the turn's
-    /// closing row on screen first (`turn_closed`), and the screen has not
-    /// shown it yet: the turn is still taken as worked on.
-    end_unconfirmed: bool,
-    /// The agent said `working` (or `blocked`) since the turn began: an
-    /// agent that speaks OSC 7501 has not taken a command before it says
-    /// so (Codex echoes it at once, and a command typed while it starts
-    /// waits for its start-up's own `working`, `idle`), so its turn
-    /// cannot have ended earlier.
-    worked: bool,
     /// The text in the input box at the last judged screen, with the
     /// transcript above it then: a command typed at the desk (not through
     /// [`Detector::typed`]) shows its submission by leaving the box for the
@@ -182,8 +165,9 @@ impl Detector {
             complete_at: None,
             busy: false,
             flooding: false,
-            in_turn: false,
-            typed: None,
+            turn: Turn::Between {
+                said_working: false,
+            },
             prompt: None,
             answered: None,
             answered_dialog: None,
@@ -191,16 +175,11 @@ impl Detector {
             printed: vec![false; rules],
             retry: None,
             turn_end: None,
-            taken: false,
-            taken_at: None,
-            transcript_before: None,
             loading_since: None,
             gone_since: None,
             mode: None,
             agent_state: None,
             state_at: Millis(0),
-            end_unconfirmed: false,
-            worked: false,
             desk_input: None,
         }
     }
@@ -217,9 +196,24 @@ impl Detector {
 
     /// Says a turn has begun (a command was just sent), so its completion is
     /// reported even if the agent never shows a busy marker.
+    /// The command typed just before ([`Detector::typed`]) stays this
+    /// turn's.
     pub fn begin_turn(&mut self) {
-        self.in_turn = true;
-        self.worked = false;
+        match &mut self.turn {
+            Turn::Running(run) => {
+                run.worked = false;
+                run.end_unconfirmed = false;
+            }
+            turn => *turn = Turn::Running(Run::default()),
+        }
+    }
+
+    /// Says a new agent is starting: its idle screen, once it said the
+    /// states its profile says it says while it starts (Codex: `working`,
+    /// `idle`), completes this "turn". What it says then is never a turn's
+    /// work or end.
+    pub fn begin_start_up(&mut self) {
+        self.turn = Turn::StartUp(StartUp::default());
     }
 
     /// A command was typed: a turn begins, and it cannot complete while the
@@ -227,11 +221,7 @@ impl Detector {
     /// text in the box (echoed by the terminal) for longer than the debounce
     /// before the agent takes it; the box then looks idle.
     pub fn typed(&mut self, command: &str) {
-        self.begin_turn();
-        self.typed = Some(command.to_owned());
-        self.taken = false;
-        self.taken_at = None;
-        self.transcript_before = None;
+        self.type_command(command, None);
     }
 
     /// [`Detector::typed`] with the screen as it was just before the keys
@@ -239,8 +229,19 @@ impl Detector {
     /// shows the agent took the command, even one it answers without a
     /// busy spell or an echo (Claude Code's `Unknown command`).
     pub fn typed_on(&mut self, command: &str, rows: &[String]) {
-        self.typed(command);
-        self.transcript_before = Some(transcript_hash(&self.profile, rows));
+        let before = transcript_hash(&self.profile, rows);
+        self.type_command(command, Some(before));
+    }
+
+    fn type_command(&mut self, command: &str, transcript_before: Option<u64>) {
+        self.turn = Turn::Running(Run {
+            typed: Some(Typed {
+                command: command.to_owned(),
+                taken_at: None,
+                transcript_before,
+            }),
+            ..Run::default()
+        });
     }
 
     /// The prompt asking `question` was answered (typed from chat). When
@@ -365,7 +366,9 @@ impl Detector {
         }
         if let Some(at) = self.complete_at.filter(|at| *at <= now) {
             self.complete_at = None;
-            self.in_turn = false;
+            self.turn = Turn::Between {
+                said_working: false,
+            };
             self.retry = None;
             // How it ended comes first: the agent's error, the user's
             // interruption or the agent's refusal, then the completion.
@@ -414,42 +417,49 @@ impl Detector {
                 (state.map(|(_, s)| *s), true)
             }
         };
-        if let Some(state) = state {
-            // Codex says `working` then `idle` while it starts, before any
-            // turn: only work after it was ready once is a turn's, and a
-            // turn's end (`done`, `error`) or dialog is one whatever came
-            // before.
-            // A title says `working` only for a turn (none while it starts);
-            // a notification never says it.
-            let ready_before = self.agent_state.is_some() || (titled && self.in_turn);
-            tracing::debug!(pane = %self.pane, ?state, signal = signal_name(signal), "agent state");
-            self.worked |= ready_before && matches!(state, AgentState::Working)
-                || matches!(
-                    state,
-                    AgentState::Blocked | AgentState::Done | AgentState::Error
-                );
-            // A turn's end said in-band waits for the screen to show it
-            // where the profile names the row that closes a turn; `idle`
-            // after `working` ends the turn just the same. Only a turn's
-            // (start-up says `working`, `idle` too).
-            self.end_unconfirmed = self.profile.turn_closed.is_some()
-                && self.in_turn
-                && match state {
-                    AgentState::Done | AgentState::Error => true,
-                    AgentState::Idle => {
-                        self.end_unconfirmed
-                            || (self.worked
-                                && matches!(
-                                    self.agent_state,
-                                    Some(AgentState::Working | AgentState::Blocked)
-                                ))
-                    }
-                    AgentState::Working | AgentState::Blocked => false,
-                };
-            self.agent_state = Some(state);
-            self.state_at = now;
-            self.settle_at = Some(now + self.config.settle);
-            self.complete_at = None;
+        let Some(state) = state else { return };
+        tracing::debug!(pane = %self.pane, ?state, signal = signal_name(signal), "agent state");
+        let before = self.agent_state.replace(state);
+        self.state_at = now;
+        self.settle_at = Some(now + self.config.settle);
+        self.complete_at = None;
+        match &mut self.turn {
+            // What it says while it starts is the start-up's, never a
+            // turn's work or end.
+            Turn::StartUp(start) => start.said(state, &self.profile.start_states),
+            Turn::Running(run) => {
+                // Codex says `working` then `idle` while it starts: only
+                // work after it was ready once is a turn's (a start-up not
+                // followed through: an adopted pane), and a turn's end
+                // (`done`, `error`) or dialog is one whatever came before.
+                // A title says `working` only for a turn (none while it
+                // starts); a notification never says it.
+                let ready_before = before.is_some() || titled;
+                run.worked |= ready_before && matches!(state, AgentState::Working)
+                    || matches!(
+                        state,
+                        AgentState::Blocked | AgentState::Done | AgentState::Error
+                    );
+                // A turn's end said in-band waits for the screen to show it
+                // where the profile names the row that closes a turn;
+                // `idle` after `working` ends the turn just the same.
+                run.end_unconfirmed = self.profile.turn_closed.is_some()
+                    && match state {
+                        AgentState::Done | AgentState::Error => true,
+                        AgentState::Idle => {
+                            run.end_unconfirmed
+                                || (run.worked
+                                    && matches!(
+                                        before,
+                                        Some(AgentState::Working | AgentState::Blocked)
+                                    ))
+                        }
+                        AgentState::Working | AgentState::Blocked => false,
+                    };
+            }
+            Turn::Between { said_working } => {
+                *said_working |= before.is_some() && matches!(state, AgentState::Working);
+            }
         }
     }
 
@@ -476,7 +486,7 @@ impl Detector {
         // box emptied, and the transcript changed and echoes what it held.
         let transcript = transcript_hash(&self.profile, rows);
         if let Some((text, before)) = self.desk_input.take()
-            && !self.in_turn
+            && !self.turn.is_on()
             && state.input.as_deref().is_none_or(str::is_empty)
             && before != transcript
             && echoed(&self.profile, rows, &text)
@@ -492,7 +502,13 @@ impl Detector {
                     sink(self.detection(now, DetectionKind::Busy, line.clone()));
                 }
                 self.busy = true;
-                self.in_turn = true;
+                // A turn seen on screen, its work as far as the agent said.
+                if let Turn::Between { said_working } = self.turn {
+                    self.turn = Turn::Running(Run {
+                        worked: said_working,
+                        ..Run::default()
+                    });
+                }
             }
             None => self.busy = false,
         }
@@ -615,19 +631,18 @@ impl Detector {
         self.turn_end = state.turn_end;
         self.screen_tail = tail(rows, self.config.context_lines * 2);
         // The box shows the typed command, or (wrapped) its beginning.
-        let in_box = (self.typed.as_deref())
+        let typed = self.turn.run().and_then(|run| run.typed.as_ref());
+        let in_box = typed
             .zip(state.input.as_deref())
             .is_some_and(|(typed, shown)| {
-                !shown.is_empty() && typed.trim_start().starts_with(shown)
+                !shown.is_empty() && typed.command.trim_start().starts_with(shown)
             });
         // With an input box, a typed command's turn is this turn only once
         // the agent took it: it went busy, asked, or echoed the command in
         // its transcript. Until then the screen (its box emptied, the last
         // turn's answer below) is the previous turn's, however idle it looks:
         // a loaded machine was seen to take longer than the debounce.
-        if let Some(typed) = self.typed.as_deref()
-            && !self.taken
-        {
+        if let Some(typed) = typed.filter(|typed| typed.taken_at.is_none()) {
             // A transcript that changed took the command even without a busy
             // spell or an echo (`Unknown command`). Above an input box only
             // once it ends the turn (the agent's refusal, error or
@@ -640,30 +655,42 @@ impl Detector {
                 });
             let transcript_changed = !in_box
                 && ends_turn
-                && (self.transcript_before)
+                && (typed.transcript_before)
                     .is_some_and(|before| before != transcript_hash(&self.profile, rows));
-            self.taken = state.busy.is_some()
+            let taken = state.busy.is_some()
                 || self.prompt.is_some()
                 || transcript_changed
-                || echoed(&self.profile, rows, typed);
+                || echoed(&self.profile, rows, &typed.command);
+            if let Some(typed) = (self.turn.run_mut())
+                .and_then(|run| run.typed.as_mut())
+                .filter(|_| taken)
+            {
+                typed.taken_at = Some(now);
+            }
         }
-        if self.taken && self.taken_at.is_none() {
-            self.taken_at = Some(now);
-        }
-        let untaken = in_box || (state.input.is_some() && self.typed.is_some() && !self.taken);
+        let typed = self.turn.run().and_then(|run| run.typed.as_ref());
+        let untaken = in_box
+            || (state.input.is_some() && typed.is_some_and(|typed| typed.taken_at.is_none()));
+        // Has the agent said it is done with what this "turn" is? A turn's
+        // work said (or the screen's busy row), a start-up's states.
+        let worked = match &self.turn {
+            Turn::Between { .. } => false,
+            Turn::StartUp(start) => start.ready(&self.profile.start_states),
+            Turn::Running(run) => run.worked,
+        };
         // A command taken that the agent never said it works on (its own
         // command, no model turn) is over once the screen stayed idle for
         // `SILENT_COMMAND_QUIET`: the screen alone decides, never wedged.
-        let silent_until = (self.profile.state_sequence && !self.worked && state.idle)
-            .then_some(self.taken_at)
+        let silent_until = (self.profile.state_sequence && !worked && state.idle)
+            .then(|| self.turn.run().and_then(Run::taken_at))
             .flatten()
             .map(|at| at.max(self.last_output) + SILENT_COMMAND_QUIET);
         let silent_over = silent_until.is_some_and(|until| now >= until);
-        if let Some(until) = silent_until.filter(|_| !silent_over && self.in_turn) {
+        if let Some(until) = silent_until.filter(|_| !silent_over) {
             self.settle_at = Some(self.settle_at.map_or(until, |at| at.min(until)));
         }
-        let said_done = !self.profile.state_sequence || self.worked || silent_over;
-        self.complete_at = (self.in_turn
+        let said_done = !self.profile.state_sequence || worked || silent_over;
+        self.complete_at = (self.turn.is_on()
             && state.idle
             && said_done
             && !untaken
@@ -672,7 +699,7 @@ impl Detector {
             .then(|| {
                 let quiet = self.last_output + self.quiet_before_end(state.unclosed);
                 // Stamped when the silent command was found over.
-                match silent_until.filter(|_| !self.worked) {
+                match silent_until.filter(|_| !worked) {
                     Some(until) => quiet.max(until),
                     None => quiet,
                 }
@@ -702,19 +729,21 @@ impl Detector {
         screen: &screen::ScreenState,
         rows: &[String],
     ) -> Option<AgentState> {
-        if self.end_unconfirmed && screen::turn_closed(&self.profile, rows) {
-            self.end_unconfirmed = false;
+        if let Some(run) = self.turn.run_mut()
+            && run.end_unconfirmed
+            && screen::turn_closed(&self.profile, rows)
+        {
+            run.end_unconfirmed = false;
         }
+        let end_unconfirmed = self.turn.run().is_some_and(|run| run.end_unconfirmed);
         let said = match self.agent_state {
-            Some(AgentState::Done | AgentState::Error | AgentState::Idle)
-                if self.end_unconfirmed =>
-            {
+            Some(AgentState::Done | AgentState::Error | AgentState::Idle) if end_unconfirmed => {
                 Some(AgentState::Working)
             }
             other => other,
         };
         let borne_out = match said {
-            Some(AgentState::Working) => !self.end_unconfirmed && screen.busy.is_some(),
+            Some(AgentState::Working) => !end_unconfirmed && screen.busy.is_some(),
             Some(AgentState::Blocked) => screen.prompt.is_some(),
             _ => true,
         };
@@ -729,10 +758,17 @@ impl Detector {
         }
         tracing::info!(pane = %self.pane, state = ?said, "agent state lapsed: the screen does not show it");
         self.agent_state = None;
-        self.end_unconfirmed = false;
         // The screen alone decides this turn's end now, taken as new: the
         // debounce starts over from here.
-        self.worked = true;
+        match &mut self.turn {
+            Turn::Running(run) => {
+                run.end_unconfirmed = false;
+                run.worked = true;
+            }
+            Turn::StartUp(start) => start.lapsed(),
+            // The next turn the screen shows ends on the screen too.
+            Turn::Between { said_working } => *said_working = true,
+        }
         self.last_output = now;
         None
     }

@@ -39,6 +39,7 @@ mod panel;
 mod profiles;
 mod screen;
 mod stream;
+mod turn;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -123,6 +123,7 @@ struct ProfileSpec {
     prompt_row: Option<String>,
     state_sequence: Option<bool>,
     state_app: Option<String>,
+    start_states: Option<Vec<AgentState>>,
     turn_closed: Option<String>,
     question: Option<String>,
     option_key: Option<String>,
@@ -209,6 +210,7 @@ impl ProfileSpec {
             prompt_row: self.prompt_row.clone().or_else(|| base.prompt_row.clone()),
             state_sequence: self.state_sequence.or(base.state_sequence),
             state_app: self.state_app.clone().or_else(|| base.state_app.clone()),
+            start_states: (self.start_states.clone()).or_else(|| base.start_states.clone()),
             turn_closed: (self.turn_closed.clone()).or_else(|| base.turn_closed.clone()),
             question: self.question.clone().or_else(|| base.question.clone()),
             option_key: self.option_key.clone().or_else(|| base.option_key.clone()),
@@ -285,6 +287,12 @@ pub struct Profile {
     /// whose profile names none (a shell), is text some program printed,
     /// not the agent's word, and is ignored.
     pub(crate) state_app: Option<String>,
+    /// The states the agent says, in this order, while it starts (Codex:
+    /// `working`, `idle`): a new agent is ready for a command once its idle
+    /// screen is still and it said them, so nothing it says while it starts
+    /// is taken for the first command's work or end. None: its screen
+    /// alone says it is ready.
+    pub(crate) start_states: Vec<AgentState>,
     /// A row that closes every turn the agent finished (Codex's `Worked
     /// for 5s`): an in-band `done` is believed only once the last turn
     /// shows it or one of `turn_errors`; until then the state it replaced
@@ -594,6 +602,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         turn_rejected: regex_set(name, "turn_rejected", &list(&spec.turn_rejected))?,
         state_sequence: spec.state_sequence.unwrap_or(false),
         state_app: spec.state_app.clone().filter(|a| !a.is_empty()),
+        start_states: spec.start_states.clone().unwrap_or_default(),
         turn_closed: (spec.turn_closed.as_ref())
             .map(|p| regex(name, "turn_closed", p))
             .transpose()?,

@@ -1056,6 +1056,7 @@ mod tests {
             ChatTarget::Console,
             None,
             60,
+            0,
         ));
         db.save(&state).unwrap();
         assert_eq!(read(dir.path()).unwrap(), Some(state));

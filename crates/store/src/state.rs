@@ -198,6 +198,7 @@ impl std::fmt::Display for AdoptedPane {
 /// typed yet is typed, one whose typing was cut short is resolved from the
 /// screen, and a started one is followed to its result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "JobRecord", into = "JobRecord")]
 pub struct Job {
     pub id: JobId,
     pub project: ProjectName,
@@ -207,26 +208,144 @@ pub struct Job {
     pub reply_to: Option<String>,
     /// The handle of its progress card, once started.
     pub progress: Option<CardHandle>,
-    /// Typed into the pane and submitted.
-    pub started: bool,
+    /// Where it is in its life.
+    pub stage: Stage,
     /// Its chat was told it waits in the queue (not again after a restart).
-    #[serde(default)]
-    pub queued: bool,
-    /// The intent to type it was recorded before the first key: keys may
-    /// have reached the pane even though `started` is not set yet.
-    #[serde(default)]
-    pub typing: Option<TypingIntent>,
+    pub told_queued: bool,
     /// Already retried once after its session was lost.
-    #[serde(default)]
     pub retried: bool,
     /// How long it may run, from when it starts.
-    #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
-    /// When it times out (ms since the Unix epoch), set when it starts and
-    /// kept across restarts.
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
     pub created_ms: u64,
+}
+
+/// Where a command is in its life. A deadline (when it times out, in ms
+/// since the Unix epoch) is set once its keys were submitted and kept
+/// across restarts; a command not typed has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Not typed yet: next, or waiting in the queue.
+    Waiting,
+    /// The intent to type it was recorded before the first key: keys may
+    /// have reached the pane; after a restart the screen decides.
+    Typing {
+        intent: TypingIntent,
+        deadline_ms: Option<u64>,
+    },
+    /// Typed and submitted (or followed: an answer after a restart).
+    Started { deadline_ms: Option<u64> },
+}
+
+impl Stage {
+    /// When it times out, once set.
+    pub fn deadline_ms(&self) -> Option<u64> {
+        match *self {
+            Stage::Waiting => None,
+            Stage::Typing { deadline_ms, .. } | Stage::Started { deadline_ms } => deadline_ms,
+        }
+    }
+
+    pub fn is_started(&self) -> bool {
+        matches!(self, Stage::Started { .. })
+    }
+
+    /// Its keys were submitted and it runs until `at`: a command begun
+    /// without a recorded intent (typed again after a lost session) has
+    /// nothing for the screen to decide, and is started.
+    pub fn began(&mut self, at: u64) {
+        match self {
+            Stage::Typing { deadline_ms, .. } | Stage::Started { deadline_ms } => {
+                *deadline_ms = Some(at)
+            }
+            Stage::Waiting => {
+                *self = Stage::Started {
+                    deadline_ms: Some(at),
+                }
+            }
+        }
+    }
+
+    /// The agent took it: started, its deadline kept.
+    pub fn start(&mut self) {
+        *self = Stage::Started {
+            deadline_ms: self.deadline_ms(),
+        };
+    }
+}
+
+/// [`Job`] as saved: flat, as written before its stage was a type (rows
+/// and `state.json` files of older releases read the same).
+#[derive(Serialize, Deserialize)]
+struct JobRecord {
+    id: JobId,
+    project: ProjectName,
+    text: String,
+    target: ChatTarget,
+    reply_to: Option<String>,
+    progress: Option<CardHandle>,
+    started: bool,
+    #[serde(default)]
+    queued: bool,
+    #[serde(default)]
+    typing: Option<TypingIntent>,
+    #[serde(default)]
+    retried: bool,
+    #[serde(default = "default_timeout_secs")]
+    timeout_secs: u64,
+    #[serde(default)]
+    deadline_ms: Option<u64>,
+    created_ms: u64,
+}
+
+impl From<JobRecord> for Job {
+    fn from(r: JobRecord) -> Job {
+        let deadline_ms = r.deadline_ms;
+        let stage = match (r.started, r.typing) {
+            (true, _) => Stage::Started { deadline_ms },
+            (false, Some(intent)) => Stage::Typing {
+                intent,
+                deadline_ms,
+            },
+            (false, None) => Stage::Waiting,
+        };
+        Job {
+            id: r.id,
+            project: r.project,
+            text: r.text,
+            target: r.target,
+            reply_to: r.reply_to,
+            progress: r.progress,
+            stage,
+            told_queued: r.queued,
+            retried: r.retried,
+            timeout_secs: r.timeout_secs,
+            created_ms: r.created_ms,
+        }
+    }
+}
+
+impl From<Job> for JobRecord {
+    fn from(j: Job) -> JobRecord {
+        let typing = match j.stage {
+            Stage::Typing { intent, .. } => Some(intent),
+            _ => None,
+        };
+        JobRecord {
+            started: j.stage.is_started(),
+            typing,
+            deadline_ms: j.stage.deadline_ms(),
+            id: j.id,
+            project: j.project,
+            text: j.text,
+            target: j.target,
+            reply_to: j.reply_to,
+            progress: j.progress,
+            queued: j.told_queued,
+            retried: j.retried,
+            timeout_secs: j.timeout_secs,
+            created_ms: j.created_ms,
+        }
+    }
 }
 
 impl Job {
@@ -238,6 +357,7 @@ impl Job {
         target: ChatTarget,
         reply_to: Option<&str>,
         timeout_secs: u64,
+        created_ms: u64,
     ) -> Job {
         Job {
             id: JobId::random(),
@@ -246,13 +366,11 @@ impl Job {
             target,
             reply_to: reply_to.map(String::from),
             progress: None,
-            started: false,
-            queued: false,
-            typing: None,
+            stage: Stage::Waiting,
+            told_queued: false,
             retried: false,
             timeout_secs,
-            deadline_ms: None,
-            created_ms: super::clock::now_ms(),
+            created_ms,
         }
     }
 }
@@ -544,6 +662,59 @@ mod tests {
         }
     }
 
+    /// A job's stage is saved flat, as before it was a type: rows written
+    /// by older releases read into the stage they meant, and are written
+    /// back the same.
+    #[test]
+    fn a_jobs_stage_reads_and_writes_its_old_flat_record() {
+        let row = |started: bool, typing: Option<u64>, deadline: Option<u64>| {
+            serde_json::json!({
+                "id": "j1", "project": "shop", "text": "/gsd:progress",
+                "target": {"type": "console"}, "reply_to": null, "progress": null,
+                "started": started, "queued": true,
+                "typing": typing.map(|screen| serde_json::json!({"screen": screen})),
+                "retried": false, "timeout_secs": 600, "deadline_ms": deadline,
+                "created_ms": 5
+            })
+        };
+        let intent = TypingIntent { screen: 9 };
+        let cases = [
+            (row(false, None, None), Stage::Waiting),
+            (
+                row(false, Some(9), Some(70)),
+                Stage::Typing {
+                    intent,
+                    deadline_ms: Some(70),
+                },
+            ),
+            (
+                row(true, Some(9), Some(70)),
+                Stage::Started {
+                    deadline_ms: Some(70),
+                },
+            ),
+            (row(true, None, None), Stage::Started { deadline_ms: None }),
+        ];
+        for (json, stage) in cases {
+            let job: Job = serde_json::from_value(json.clone()).unwrap();
+            assert_eq!(job.stage, stage, "{json}");
+            assert!(job.told_queued);
+            let back = serde_json::to_value(&job).unwrap();
+            assert_eq!(back["started"], json["started"]);
+            assert_eq!(back["deadline_ms"], json["deadline_ms"]);
+            let again: Job = serde_json::from_value(back).unwrap();
+            assert_eq!(again, job);
+        }
+        // Written before the fields existed: waiting, with the default timeout.
+        let mut old = row(false, None, None);
+        for field in ["queued", "typing", "retried", "timeout_secs", "deadline_ms"] {
+            old.as_object_mut().unwrap().remove(field);
+        }
+        let job: Job = serde_json::from_value(old).unwrap();
+        assert_eq!((job.stage, job.told_queued), (Stage::Waiting, false));
+        assert_eq!(job.timeout_secs, default_timeout_secs());
+    }
+
     #[test]
     fn adopted_panes_round_trip_and_old_records_are_read_without_identity() {
         let identity = PaneIdentity {
@@ -652,6 +823,6 @@ mod tests {
         let job = r#"{"jobs":[{"id":"j","project":"p","text":"t","target":{"type":"console"},
             "reply_to":null,"progress":null,"started":false,"created_ms":1}]}"#;
         let s: State = serde_json::from_str(job).unwrap();
-        assert!(!s.jobs[0].queued);
+        assert!(!s.jobs[0].told_queued);
     }
 }

@@ -12,7 +12,6 @@ use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
 use crate::bridge::texts::Msg;
 use crate::detect::{ApprovalOption, several_keys};
-use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval, ProjectName};
 use crate::store::{Denial, LogEvent};
 
@@ -217,7 +216,7 @@ impl Core {
         // the rest of its turn (the actor ignores it when it runs one).
         let started = self.shared.read(|s| {
             (s.jobs.iter())
-                .filter(|j| j.project == approval.project && j.started)
+                .filter(|j| j.project == approval.project && j.stage.is_started())
                 .min_by_key(|j| j.created_ms)
                 .cloned()
         });
@@ -260,7 +259,7 @@ impl Core {
             by: who.to_string(),
             choice: choice.to_string(),
         });
-        let when = clock::local_time(clock::now_ms());
+        let when = crate::store::clock::local_time(self.now_ms);
         self.patch(
             &approval.card,
             &present::approval_resolved_card(approval, who, choice, &when),
@@ -318,12 +317,12 @@ impl Core {
             project: project.clone(),
             target: target.clone(),
             card: CardHandle::default(),
-            created_ms: clock::now_ms(),
+            created_ms: self.now_ms,
         };
         let card = approval_card(&pending);
         // The approval and its card are saved together: a crash cannot
         // leave a card without its approval, or an approval without a card.
-        let (handle, entry) = Self::new_card(&target, reply_to.as_deref(), &card);
+        let (handle, entry) = Self::new_card(&target, reply_to.as_deref(), &card, self.now_ms);
         pending.card = handle;
         self.shared.update(|s| {
             s.approvals.insert(pending.id.clone(), pending);

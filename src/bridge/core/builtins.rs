@@ -19,7 +19,6 @@ use crate::bridge::texts::Msg;
 use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
 use crate::i18n::Text;
-use crate::store::clock;
 use crate::store::state::Job;
 use crate::store::state::{ChatTarget, ProjectRecord};
 use crate::store::{Denial, LogEvent};
@@ -255,7 +254,7 @@ impl Core {
                 .entry(name.to_string())
                 .or_insert_with(|| ProjectRecord {
                     workspace: ws.clone(),
-                    created_ms: clock::now_ms(),
+                    created_ms: self.now_ms,
                     last_command: None,
                     host: host.clone(),
                     adopted: None,

@@ -18,7 +18,6 @@ use crate::bridge::present;
 use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::feishu::api::MAX_UPLOAD_BYTES;
-use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
 use crate::store::{Denial, LogEvent};
 
@@ -259,7 +258,7 @@ impl Core {
             },
             card: serde_json::Value::Null,
             text: card.to_text(),
-            created_ms: clock::now_ms(),
+            created_ms: self.now_ms,
         };
         self.shared.update(|s| s.outbox.push_back(entry));
     }

@@ -102,7 +102,7 @@ impl Core {
     fn note_turn_usage(&mut self, project: &str, transcript: &std::path::Path) {
         let job = self.shared.read(|s| {
             (s.jobs.iter())
-                .find(|j| j.project == project && j.started)
+                .find(|j| j.project == project && j.stage.is_started())
                 .map(|j| j.id.clone())
         });
         let Some(job) = job else { return };

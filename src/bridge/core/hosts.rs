@@ -13,7 +13,6 @@ use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
-use crate::store::clock;
 use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
 use crate::store::{Denial, LogEvent};
 
@@ -222,7 +221,7 @@ impl Core {
                 name.to_string(),
                 ProjectRecord {
                     workspace: String::new(),
-                    created_ms: clock::now_ms(),
+                    created_ms: self.now_ms,
                     last_command: None,
                     host: target.host.clone(),
                     adopted: Some(record.clone()),

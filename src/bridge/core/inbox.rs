@@ -9,7 +9,6 @@ use crate::bridge::access::pairing::Pairing;
 use crate::bridge::channels::chat::CONSOLE_USER;
 use crate::bridge::present::{self, inbox};
 use crate::bridge::texts::Msg;
-use crate::store::clock;
 use crate::store::state::{ChatTarget, PendingApproval};
 
 impl Core {
@@ -33,7 +32,7 @@ impl Core {
         pending.sort_by_key(|a| a.created_ms);
         let refs: Vec<&PendingApproval> = pending.iter().collect();
         let waiting = self.waiting_items(target, everything);
-        let card = inbox::inbox_card(&refs, &waiting, |p| self.host_of(p), clock::now_ms());
+        let card = inbox::inbox_card(&refs, &waiting, |p| self.host_of(p), self.now_ms);
         self.send(target, reply_to, &card);
     }
 
@@ -59,7 +58,7 @@ impl Core {
 
     /// Sends the reminders that fell due (called on every tick).
     pub(super) fn remind_due(&mut self) {
-        let now = clock::now_ms();
+        let now = self.now_ms;
         let due: Vec<PendingApproval> = self.shared.read(|s| {
             if s.reminders.is_empty() {
                 return Vec::new();
@@ -82,7 +81,10 @@ impl Core {
             .map(|a| {
                 let card =
                     inbox::reminder_card(a, self.host_of(a.project.as_str()).as_deref(), now);
-                (a.id.clone(), Self::new_card(&a.target, None, &card).1)
+                (
+                    a.id.clone(),
+                    Self::new_card(&a.target, None, &card, self.now_ms).1,
+                )
             })
             .collect();
         self.shared.update(|s| {

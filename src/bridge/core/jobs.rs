@@ -12,7 +12,7 @@ use crate::bridge::texts::Msg;
 use crate::bridge::texts::error_guidance;
 use crate::store::LogEvent;
 use crate::store::state::{
-    ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval, ProjectName,
+    ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval, ProjectName, Stage,
 };
 
 impl Core {
@@ -81,10 +81,21 @@ impl Core {
         started: bool,
     ) -> Job {
         let timeout = self.config.timeout_for(text).as_secs();
+        let stage = match started {
+            true => Stage::Started { deadline_ms: None },
+            false => Stage::Waiting,
+        };
         Job {
-            started,
+            stage,
             retried: started,
-            ..Job::new(project, text, target.clone(), reply_to, timeout)
+            ..Job::new(
+                project,
+                text,
+                target.clone(),
+                reply_to,
+                timeout,
+                self.now_ms,
+            )
         }
     }
 
@@ -151,11 +162,11 @@ impl Core {
                 // A command resumed after a restart queues again: its chat
                 // was told already.
                 if let Some(id) = &job_id
-                    && self.job(id).is_some_and(|j| !j.queued)
+                    && self.job(id).is_some_and(|j| !j.told_queued)
                 {
                     let text = Msg::QueuedAt.with(&[("position", &position.to_string())]);
                     let card = present::info_card(Msg::Queued, &text);
-                    self.send_for_job(id, &card, |j, _| j.queued = true);
+                    self.send_for_job(id, &card, |j, _| j.told_queued = true);
                 }
             }
             ProjectEventKind::Started => {
@@ -169,7 +180,7 @@ impl Core {
                     let card = present::progress_card(self.title(&j), Msg::Running, None, "");
                     let card = present::with_interrupt(card, name, id);
                     self.send_for_job(id, &card, |j, handle| {
-                        j.started = true;
+                        j.stage.start();
                         j.progress = Some(handle.clone());
                     });
                     // The user's message shows the agent took it.
@@ -271,7 +282,7 @@ impl Core {
                     let mut leave = Vec::new();
                     if let Some(h) = &j.progress {
                         let card = present::progress_card(core.title(j), &stage, Some(100), "");
-                        leave.push(Self::patch_entry(h, &card));
+                        leave.push(Self::patch_entry(h, &card, core.now_ms));
                     }
                     let (target, reply_to) = (&j.target, j.reply_to.as_deref());
                     match ending {
@@ -279,7 +290,7 @@ impl Core {
                             let guidance = Msg::RefusalGuidance;
                             let title = Msg::AgentRefused.with(&[("title", &core.title(j))]);
                             let card = Self::refusal(j, &title, &line, &output, guidance);
-                            leave.push(Self::new_card(target, reply_to, &card).1);
+                            leave.push(Self::new_card(target, reply_to, &card, core.now_ms).1);
                         }
                         // Its error card was the report.
                         TurnEnding::Failed => {}
@@ -287,7 +298,7 @@ impl Core {
                             let text = Msg::WaitsForInstead.with(&[("line", &line)]);
                             let title = Msg::StoppedTitle.with(&[("title", &core.title(j))]);
                             let card = present::info_card(title, text);
-                            leave.push(Self::new_card(target, reply_to, &card).1);
+                            leave.push(Self::new_card(target, reply_to, &card, core.now_ms).1);
                         }
                         TurnEnding::Finished => {
                             // A long result is a summary card and a file.
@@ -342,7 +353,7 @@ impl Core {
                     if unrecognised {
                         guidance = guidance.join(" ", &Msg::NothingRecognised.text());
                     }
-                    vec![Self::error_entry(j, &title, &screen, &guidance)]
+                    vec![core.error_entry(j, &title, &screen, &guidance)]
                 });
             }
             ProjectEventKind::SessionLost { reason, retrying } => {
@@ -400,7 +411,7 @@ impl Core {
                 self.finish_job(id, |core, j| {
                     let title = Msg::NotSubmitted.with(&[("title", &core.title(j))]);
                     let guidance = Msg::NotSubmittedGuidance;
-                    vec![Self::error_entry(j, &title, &screen, guidance)]
+                    vec![core.error_entry(j, &title, &screen, guidance)]
                 });
             }
             ProjectEventKind::SessionCreated { recovered } => {
@@ -417,7 +428,7 @@ impl Core {
                 });
                 let error = said(&error);
                 let title = Msg::CommandFailed;
-                let leave = |_: &mut Self, j: &Job| vec![Self::error_entry(j, title, &error, "")];
+                let leave = |core: &mut Self, j: &Job| vec![core.error_entry(j, title, &error, "")];
                 if job_id
                     .as_deref()
                     .and_then(|id| self.finish_job(id, leave))

@@ -135,7 +135,7 @@ impl Core {
         }
         let running = self
             .job(&choice.job)
-            .filter(|j| j.project == choice.project && j.started);
+            .filter(|j| j.project == choice.project && j.stage.is_started());
         let Some(job) = running else {
             return ClickAnswer::toast(ToastLevel::Warning, Msg::NoLongerRunning);
         };

@@ -55,7 +55,6 @@ use crate::control::PaneId;
 use crate::feishu::card::Card;
 use crate::hooks::HookEvent;
 use crate::i18n::Text;
-use crate::store::clock;
 use crate::store::event_log::LogHealth;
 use crate::store::state::{
     ApprovalId, CardHandle, ChatTarget, Job, JobId, OutboxEntry, OutboxOp, ProjectName,
@@ -190,29 +189,34 @@ pub struct Core {
     planning: HashMap<String, String>,
     /// The time of the input being handled.
     now: Instant,
+    /// The same on the wall clock, in ms since the Unix epoch (stamps on
+    /// records and cards): the core reads no clock of its own.
+    now_ms: u64,
     effects: Vec<Effect>,
 }
 
 impl Core {
-    /// A core over `shared` (the state and event log); `state_dir` holds
-    /// the pairing files.
     /// Counts senders' messages in `rates`, the window the image fetcher
     /// shares (see [`RateWindow`]).
     pub fn share_rates(&mut self, rates: RateWindow) {
         self.policy = Policy::with_rates(self.config.policy.clone(), rates);
     }
 
+    /// A core over `shared` (the state and event log); `state_dir` holds
+    /// the pairing files; `hook_key` proves a hook comes from a project's
+    /// own agent (loaded by the shell: the core opens no file to start).
     pub fn new(
         config: Arc<Config>,
         shared: SharedState,
         state_dir: &std::path::Path,
         hosts: Arc<Hosts>,
+        hook_key: crate::hooks::token::HookKey,
     ) -> Core {
         Core {
             hosts,
             policy: Policy::new(config.policy.clone()),
             pairing: Pairing::new(state_dir),
-            hook_key: crate::hooks::token::HookKey::load_or_create(state_dir),
+            hook_key,
             config,
             shared,
             state_dir: state_dir.to_path_buf(),
@@ -228,13 +232,16 @@ impl Core {
             waiting: HashMap::new(),
             planning: HashMap::new(),
             now: Instant::now(),
+            now_ms: 0,
             effects: Vec::new(),
         }
     }
 
-    /// Handles one input at `now`; returns what the shell must do.
-    pub fn handle(&mut self, now: Instant, input: Input) -> Vec<Effect> {
+    /// Handles one input at `now` (`now_ms` on the wall clock); returns
+    /// what the shell must do.
+    pub fn handle(&mut self, now: Instant, now_ms: u64, input: Input) -> Vec<Effect> {
         self.now = now;
+        self.now_ms = now_ms;
         match input {
             Input::Message(m) => self.on_message(m),
             Input::Click(c) => self.on_click(c),
@@ -352,6 +359,7 @@ impl Core {
         target: &ChatTarget,
         reply_to: Option<&str>,
         card: &Card,
+        now_ms: u64,
     ) -> (CardHandle, OutboxEntry) {
         let handle = CardHandle::random();
         let entry = OutboxEntry {
@@ -364,14 +372,14 @@ impl Core {
             },
             card: serde_json::to_value(card).unwrap_or(Value::Null),
             text: card.to_text(),
-            created_ms: clock::now_ms(),
+            created_ms: now_ms,
         };
         (handle, entry)
     }
 
     /// Queues a new card; returns its handle (for later patches).
     fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> CardHandle {
-        let (handle, entry) = Self::new_card(target, reply_to, card);
+        let (handle, entry) = Self::new_card(target, reply_to, card, self.now_ms);
         self.shared.update(|s| s.outbox.push_back(entry));
         handle
     }
@@ -383,7 +391,8 @@ impl Core {
             let Some(job) = s.jobs.iter_mut().find(|j| j.id == id) else {
                 return;
             };
-            let (handle, entry) = Self::new_card(&job.target, job.reply_to.as_deref(), card);
+            let (handle, entry) =
+                Self::new_card(&job.target, job.reply_to.as_deref(), card, self.now_ms);
             mark(job, &handle);
             s.outbox.push_back(entry);
         });
@@ -396,7 +405,7 @@ impl Core {
     }
 
     /// An update of the card `handle` for the outbox.
-    fn patch_entry(handle: &CardHandle, card: &Card) -> OutboxEntry {
+    fn patch_entry(handle: &CardHandle, card: &Card, now_ms: u64) -> OutboxEntry {
         OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
             op: OutboxOp::Patch {
@@ -404,12 +413,12 @@ impl Core {
             },
             card: serde_json::to_value(card).unwrap_or(Value::Null),
             text: card.to_text(),
-            created_ms: clock::now_ms(),
+            created_ms: now_ms,
         }
     }
 
     fn patch(&self, handle: &CardHandle, card: &Card) {
-        let entry = Self::patch_entry(handle, card);
+        let entry = Self::patch_entry(handle, card, self.now_ms);
         self.shared.update(|s| s.queue_patch(entry));
     }
 
@@ -431,13 +440,14 @@ impl Core {
 
     /// An error card in answer to the command `job`, for the outbox.
     fn error_entry(
+        &self,
         job: &Job,
         title: impl Into<Text>,
         text: impl Into<Text>,
         guidance: impl Into<Text>,
     ) -> OutboxEntry {
         let card = Self::error_card(title, text, guidance);
-        Self::new_card(&job.target, job.reply_to.as_deref(), &card).1
+        Self::new_card(&job.target, job.reply_to.as_deref(), &card, self.now_ms).1
     }
 
     fn error(

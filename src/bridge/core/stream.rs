@@ -4,7 +4,6 @@
 //! command ends. Off with `feishu.stream_answers = false`.
 
 use super::Core;
-use crate::store::clock;
 use crate::store::state::Job;
 use crate::store::stream::{AnswerStream, MAX_STREAM_TEXT_BYTES, MAX_STREAMS, bounded_tail};
 
@@ -37,7 +36,7 @@ impl Core {
                     job.target.clone(),
                     job.reply_to.clone(),
                     title,
-                    clock::now_ms(),
+                    self.now_ms,
                 )
             });
             if stream.final_text.is_none() {

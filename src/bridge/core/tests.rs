@@ -13,8 +13,9 @@ use crate::bridge::config::DmPolicy;
 use crate::bridge::panes::agent_pane::{PaneError, PaneLocation};
 use crate::bridge::project::{Approval, Reply, TaskNews, TurnEnding};
 use crate::hooks::HookKind;
+use crate::hooks::token::HookKey;
 use crate::store::state::{
-    ApprovalKind, ApprovalOption, OutboxEntry, PaneIdentity, PendingApproval, ProjectRecord,
+    ApprovalKind, ApprovalOption, OutboxEntry, PaneIdentity, PendingApproval, ProjectRecord, Stage,
 };
 use crate::tmux::TmuxError;
 
@@ -22,6 +23,8 @@ struct World {
     core: Core,
     shared: SharedState,
     clock: Instant,
+    /// The wall clock at `clock`, in ms since the Unix epoch.
+    wall_ms: u64,
     next: u32,
     _dir: tempfile::TempDir,
 }
@@ -47,16 +50,19 @@ impl World {
                 shared.clone(),
                 dir.path(),
                 Arc::new(Hosts::new(&config)),
+                HookKey::load_or_create(dir.path()),
             ),
             shared,
             clock: Instant::now(),
+            wall_ms: crate::store::clock::now_ms(),
             next: 0,
             _dir: dir,
         }
     }
 
     fn at(&mut self, after: Duration, input: Input) -> Vec<Effect> {
-        self.core.handle(self.clock + after, input)
+        let wall_ms = self.wall_ms + after.as_millis() as u64;
+        self.core.handle(self.clock + after, wall_ms, input)
     }
 
     fn say(&mut self, sender: &str, text: &str) -> Vec<Effect> {
@@ -179,7 +185,7 @@ fn a_command_is_recorded_then_handed_to_its_project() {
     let effects = w.say("ou_alice", "hello");
     let job = &submitted(&effects)[0];
     assert_eq!(job.text, "hello");
-    assert!(job.typing.is_none() && !job.started);
+    assert_eq!(job.stage, Stage::Waiting);
 }
 
 #[test]
@@ -622,6 +628,7 @@ fn a_queued_command_is_announced_once_across_restarts() {
         w.shared.clone(),
         w._dir.path(),
         hosts,
+        HookKey::load_or_create(w._dir.path()),
     );
     w.event(Some(&job), queued());
     assert_eq!(w.texts().matches("number 1 in the queue").count(), 1);

@@ -11,7 +11,6 @@
 
 use super::Core;
 use crate::bridge::present::inbox::WaitingItem;
-use crate::store::clock;
 use crate::store::state::ChatTarget;
 
 /// Longest notification message kept, in chars (Claude Code's are one
@@ -36,7 +35,7 @@ impl Core {
         let since_ms = match self.waiting.get(project) {
             // Claude Code repeats idle_prompt: the wait began at the first.
             Some(w) if w.kind == kind => w.since_ms,
-            _ => clock::now_ms(),
+            _ => self.now_ms,
         };
         let message: String = message.chars().take(MAX_MESSAGE_CHARS).collect();
         let w = Waiting {

@@ -36,9 +36,9 @@ use crate::control::{Notification, PaneId};
 use crate::detect::{AnswerSource, Detection, Millis, PaneWatcher};
 use crate::store::LogEvent;
 use crate::store::clock;
-use crate::store::state::TypingIntent;
 pub use crate::store::state::{Approval, Job};
 use crate::store::state::{ApprovalId, JobId};
+use crate::store::state::{Stage, TypingIntent};
 use crate::tmux::{ClientEvent, EVENT_CAPACITY, TEXT_ENTER_GAP, TmuxError};
 pub use handle::{ProjectHandle, ProjectSetup, Refused};
 pub use messages::{
@@ -144,6 +144,27 @@ const MODE_REDRAW_WAIT: Duration = Duration::from_millis(700);
 /// through at most five modes.
 const MAX_MODE_PRESSES: u8 = 6;
 
+/// What the actor waits for besides commands and pane output: each has at
+/// most one deadline, and the earliest is taken first (ties in this
+/// order), so two falling due together run in the same order every time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    /// The detector's next judgement (settle, debounce, quiet).
+    Detect,
+    /// The running command's timeout.
+    Timeout,
+    /// The new agent's start wait ran out.
+    StartWait,
+    /// Check that the agent took the typed command.
+    Receipt,
+    /// The next step of an answer being typed into a dialog.
+    Answer,
+    /// The next step of a permission-mode change.
+    Mode,
+    /// Check that an interrupt took.
+    Interrupt,
+}
+
 struct Actor {
     setup: ProjectSetup,
     events: mpsc::Sender<ProjectEvent>,
@@ -236,30 +257,18 @@ impl Actor {
                 .await;
         }
         loop {
-            let detect_at = self
-                .pane
-                .as_ref()
-                .and_then(|(_, w)| w.next_deadline())
-                .map(|m| self.instant(m));
-            let timeout_at = self.runner.running().map(|r| r.deadline);
-            let receipt_at = self.receipt.as_ref().map(|r| r.at);
-            let answer_at = self.answer.as_ref().and_then(|a| a.at);
-            let mode_at = self.mode_change.as_ref().map(|m| m.at);
-            let interrupt_at = (self.interrupt.as_ref()).map(|i| i.sent + INTERRUPT_CONFIRM_WAIT);
+            let timer = self.next_timer();
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.on_command(cmd).await,
                     None => return,
                 },
                 event = next_event(&mut self.pane) => self.on_client_event(event).await,
-                _ = sleep_opt(detect_at) => self.tick().await,
-                _ = sleep_opt(timeout_at) => self.on_timeout().await,
-                // The agent never showed its prompt: type anyway.
-                _ = sleep_opt(self.runner.starting_until()) => self.runner.agent_started(),
-                _ = sleep_opt(receipt_at) => self.check_receipt().await,
-                _ = sleep_opt(answer_at) => self.advance_answer().await,
-                _ = sleep_opt(mode_at) => self.advance_mode().await,
-                _ = sleep_opt(interrupt_at) => self.check_interrupt().await,
+                _ = sleep_opt(timer.map(|(at, _)| at)) => {
+                    if let Some((_, timer)) = timer {
+                        self.on_timer(timer).await;
+                    }
+                }
             }
             // The screen may have said whether an answer took (or opened
             // the field its words wait for).
@@ -267,6 +276,40 @@ impl Actor {
             self.drain_queue().await;
             self.report_status().await;
             self.watch_planning();
+        }
+    }
+
+    /// The deadline that falls due first, of all the actor waits for
+    /// (ties in [`Timer`]'s order).
+    fn next_timer(&self) -> Option<(Instant, Timer)> {
+        let detect = (self.pane.as_ref())
+            .and_then(|(_, w)| w.next_deadline())
+            .map(|m| self.instant(m));
+        let interrupt = (self.interrupt.as_ref()).map(|i| i.sent + INTERRUPT_CONFIRM_WAIT);
+        [
+            (detect, Timer::Detect),
+            (self.runner.running().map(|r| r.deadline), Timer::Timeout),
+            (self.runner.starting_until(), Timer::StartWait),
+            (self.receipt.as_ref().map(|r| r.at), Timer::Receipt),
+            (self.answer.as_ref().and_then(|a| a.at), Timer::Answer),
+            (self.mode_change.as_ref().map(|m| m.at), Timer::Mode),
+            (interrupt, Timer::Interrupt),
+        ]
+        .into_iter()
+        .filter_map(|(at, timer)| Some((at?, timer)))
+        .min()
+    }
+
+    async fn on_timer(&mut self, timer: Timer) {
+        match timer {
+            Timer::Detect => self.tick().await,
+            Timer::Timeout => self.on_timeout().await,
+            // The agent never showed its prompt: type anyway.
+            Timer::StartWait => self.runner.agent_started(),
+            Timer::Receipt => self.check_receipt().await,
+            Timer::Answer => self.advance_answer().await,
+            Timer::Mode => self.advance_mode().await,
+            Timer::Interrupt => self.check_interrupt().await,
         }
     }
 
@@ -331,7 +374,7 @@ impl Actor {
         }
         if created {
             // Its idle prompt, once shown, completes this "turn".
-            watcher.detector_mut().begin_turn();
+            watcher.detector_mut().begin_start_up();
             let wait = self.setup.profile.start_wait().unwrap_or(AGENT_START_WAIT);
             self.runner.agent_starting(Instant::now() + wait);
         }
@@ -529,7 +572,7 @@ impl Actor {
 
     /// A command recorded before a restart.
     async fn resume(&mut self, job: Job) {
-        if job.started {
+        if job.stage.is_started() {
             if let Err(error) = self.attach(false).await {
                 let error = ProjectError::NotResumed(Box::new(error));
                 return self
@@ -538,7 +581,7 @@ impl Actor {
             }
             return self.follow(job);
         }
-        let Some(intent) = job.typing else {
+        let Stage::Typing { intent, .. } = job.stage else {
             return self.submit(job).await;
         };
         // Its typing may have been cut short: what the screen shows
@@ -600,7 +643,7 @@ impl Actor {
         let now = Instant::now();
         let id = job.id.clone();
         if let Some(at) = self.runner.begin(job, recovery, now, clock::now_ms()) {
-            self.record(&id, |j| j.deadline_ms = Some(at));
+            self.record(&id, |j| j.stage.began(at));
         }
         if typed.is_none() {
             self.runner.followed();
@@ -959,8 +1002,14 @@ impl Actor {
         };
         if !recovery {
             let screen = typing::screen_hash(&watcher.pane().screen_rows());
-            let intent = Some(TypingIntent { screen });
-            self.record_durably(&job.id, |j| j.typing = intent).await;
+            let intent = TypingIntent { screen };
+            self.record_durably(&job.id, |j| {
+                j.stage = Stage::Typing {
+                    intent,
+                    deadline_ms: j.stage.deadline_ms(),
+                }
+            })
+            .await;
         }
         crash_point("typing_recorded");
         let Some((pane, watcher)) = &mut self.pane else {

@@ -274,7 +274,7 @@ impl JobRunner {
         let timeout = Duration::from_secs(job.timeout_secs);
         // A deadline recorded before a restart still holds, and the time
         // the command ran before it counts.
-        let (started, deadline, new_deadline) = match job.deadline_ms {
+        let (started, deadline, new_deadline) = match job.stage.deadline_ms() {
             Some(at) => {
                 let left = Duration::from_millis(at.saturating_sub(now_ms));
                 let ran = timeout.saturating_sub(left);

@@ -8,7 +8,7 @@ use super::{ProjectEventKind, TurnEnding};
 use crate::control::PaneId;
 use crate::detect::{ApprovalKind, ApprovalOption, Detection, DetectionKind, Millis};
 use crate::hooks::{Question, QuestionOption, ToolRequest};
-use crate::store::state::{ChatTarget, Job};
+use crate::store::state::{ChatTarget, Job, Stage};
 
 const T0_MS: u64 = 1_700_000_000_000;
 
@@ -22,6 +22,7 @@ fn job(id: &str) -> Job {
             ChatTarget::Console,
             None,
             600,
+            T0_MS,
         )
     }
 }
@@ -128,7 +129,9 @@ fn a_deadline_recorded_before_a_restart_still_holds() {
 
     let mut resumed = JobRunner::default();
     let old = Job {
-        deadline_ms: Some(T0_MS + 100_000),
+        stage: Stage::Started {
+            deadline_ms: Some(T0_MS + 100_000),
+        },
         ..job("a")
     };
     assert_eq!(
