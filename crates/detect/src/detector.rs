@@ -73,6 +73,12 @@ pub const STATE_LAPSE: Duration = Duration::from_secs(60);
 /// without its closing row (a local command) is reported this much later.
 pub const UNCLOSED_QUIET: Duration = Duration::from_secs(4);
 
+/// How long a new agent's screen and in-band states stay quiet before its
+/// start-up is over: Codex 0.171.0 says `idle` once it draws its prompt,
+/// and at times `working`, `idle` again within 50 ms (taken for the first
+/// command's own work and end when that was typed in between).
+pub const START_QUIET: Duration = Duration::from_secs(1);
+
 /// How long the screen of an agent that says its state in-band must stay
 /// idle after it took a command without ever saying it works before that
 /// command is over: Codex's own commands (`/plan`, `/model`) draw a row
@@ -697,7 +703,10 @@ impl Detector {
             && self.prompt.is_none()
             && !self.flooding)
             .then(|| {
-                let quiet = self.last_output + self.quiet_before_end(state.unclosed);
+                let quiet = match self.turn {
+                    Turn::StartUp(_) => self.last_output.max(self.state_at) + START_QUIET,
+                    _ => self.last_output + self.quiet_before_end(state.unclosed),
+                };
                 // Stamped when the silent command was found over.
                 match silent_until.filter(|_| !worked) {
                     Some(until) => quiet.max(until),

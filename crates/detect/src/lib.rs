@@ -49,8 +49,8 @@ use serde::{Deserialize, Serialize};
 pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,
-    DetectorConfig, MAX_LOADING_WAIT, SILENT_COMMAND_QUIET, STATE_LAPSE, UNCLOSED_QUIET, is_echo,
-    screen_hash,
+    DetectorConfig, MAX_LOADING_WAIT, SILENT_COMMAND_QUIET, START_QUIET, STATE_LAPSE,
+    UNCLOSED_QUIET, is_echo, screen_hash,
 };
 pub use dialog::{
     BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing, SCROLLED_NOTE,

@@ -288,10 +288,10 @@ pub struct Profile {
     /// not the agent's word, and is ignored.
     pub(crate) state_app: Option<String>,
     /// The states the agent says, in this order, while it starts (Codex:
-    /// `working`, `idle`): a new agent is ready for a command once its idle
-    /// screen is still and it said them, so nothing it says while it starts
-    /// is taken for the first command's work or end. None: its screen
-    /// alone says it is ready.
+    /// `idle`): a new agent is ready for a command once it said them and
+    /// its idle screen and its states stayed quiet for `START_QUIET`, so
+    /// nothing it says while it starts is taken for the first command's
+    /// work or end. None: its screen alone says it is ready.
     pub(crate) start_states: Vec<AgentState>,
     /// A row that closes every turn the agent finished (Codex's `Worked
     /// for 5s`): an in-band `done` is believed only once the last turn
