@@ -239,7 +239,7 @@ mod tests {
                 summary: "2/3".into(),
             }],
             approval: (status == Status::Approval).then(|| Approval {
-                id: "a1".into(),
+                id: "a1".parse().unwrap(),
                 session: "cm-shop".into(),
                 pane: clawmux::control::PaneId(0),
                 kind: ApprovalKind::Permission,

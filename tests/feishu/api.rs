@@ -405,7 +405,7 @@ async fn a_burst_of_updates_to_one_message_is_paced_and_an_unpaced_one_refused()
         .map(|i| OutboxEntry {
             uuid: format!("p-{i}"),
             op: OutboxOp::Patch {
-                handle: CardHandle::from("h-1"),
+                handle: "h-1".parse::<CardHandle>().unwrap(),
             },
             card: serde_json::to_value(card(&format!("v{i}"))).expect("card JSON"),
             text: String::new(),

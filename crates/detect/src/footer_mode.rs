@@ -53,14 +53,15 @@ impl FooterModes {
         self.modes.is_empty()
     }
 
-    /// The words and mode of a mode row: its marks, then the words.
-    fn row(&self, row: &str) -> Option<&(String, String)> {
+    /// The mode of a mode row (its marks, then the words), and what the
+    /// row shows after the words, in lowercase.
+    fn row(&self, row: &str) -> Option<(&str, String)> {
         let row = row.trim_start().to_lowercase();
         let rest = row.strip_prefix(self.marks.as_slice())?;
         let rest = rest.trim_start_matches(|c: char| c == ' ' || self.marks.contains(&c));
-        self.modes
-            .iter()
-            .find(|(words, _)| rest.starts_with(words.as_str()))
+        let (words, mode) =
+            (self.modes.iter()).find(|(words, _)| rest.starts_with(words.as_str()))?;
+        Some((mode, rest[words.len()..].to_owned()))
     }
 
     /// The mode the footer's rows show: a mode row's, else the plain
@@ -68,8 +69,8 @@ impl FooterModes {
     pub(crate) fn of_footer<'a>(&self, rows: impl IntoIterator<Item = &'a str>) -> Option<String> {
         let mut plain = false;
         for row in rows {
-            if let Some((_, mode)) = self.row(row) {
-                return Some(mode.clone());
+            if let Some((mode, _)) = self.row(row) {
+                return Some(mode.to_owned());
             }
             let row = row.trim_start();
             plain |= self.plain_rows.iter().any(|p| row.starts_with(p.as_str()));
@@ -81,15 +82,8 @@ impl FooterModes {
     /// agent draws the rest (`· ? for shortcuts`) in a write of its own,
     /// so a frame cut there says neither idle nor busy.
     pub(crate) fn cut(&self, row: &str) -> bool {
-        let Some((words, _)) = self.row(row) else {
-            return false;
-        };
-        let lower = row.to_lowercase();
-        lower.find(words.as_str()).is_some_and(|at| {
-            lower[at + words.len()..]
-                .trim_matches([' ', '·'])
-                .is_empty()
-        })
+        self.row(row)
+            .is_some_and(|(_, after)| after.trim_matches([' ', '·']).is_empty())
     }
 }
 

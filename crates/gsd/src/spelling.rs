@@ -186,11 +186,9 @@ pub fn is_command_name(name: &str) -> bool {
 /// `env` (as in `env HOME=/x claude`, quoted or not), else `default` (the
 /// daemon's own HOME, which the pane inherits).
 pub fn agent_home(command: &str, default: Option<PathBuf>) -> Option<PathBuf> {
-    env_assignment(command, "HOME").or(default)
-}
-
-fn env_assignment(command: &str, name: &str) -> Option<PathBuf> {
-    shell::env_assignment(command, name).map(PathBuf::from)
+    shell::env_assignment(command, "HOME")
+        .map(PathBuf::from)
+        .or(default)
 }
 
 /// The install seen from this machine's file system: the agent HOME's and
@@ -235,7 +233,8 @@ pub fn probe(spec: &ProjectHost) -> Install {
     match spec.agent {
         Some("gemini") => probe_gemini(&spec.workspace, home.as_deref()),
         Some("codex") => {
-            let codex_home = env_assignment(&spec.agent_command, "CODEX_HOME")
+            let codex_home = shell::env_assignment(&spec.agent_command, "CODEX_HOME")
+                .map(PathBuf::from)
                 .or_else(|| std::env::var_os("CODEX_HOME").map(PathBuf::from))
                 .or_else(|| home.map(|h| h.join(".codex")));
             probe_codex(codex_home.as_deref())

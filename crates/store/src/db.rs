@@ -888,7 +888,7 @@ mod tests {
         OutboxEntry {
             uuid: format!("u{i}"),
             op: OutboxOp::Patch {
-                handle: format!("h{i}").into(),
+                handle: format!("h{i}").parse().unwrap(),
             },
             card: serde_json::json!({"body": "x".repeat(500), "n": i}),
             text: format!("card {i}"),
@@ -937,12 +937,12 @@ mod tests {
         let mut state = State::default();
         state.outbox.extend((0..5).map(card));
         for h in ["a", "b", "a"] {
-            state.close_card(&h.into());
+            state.close_card(&h.parse().unwrap());
         }
         db.save(&state).unwrap();
         // One put in front: read back in front, not misread.
         state.outbox.push_front(card(9));
-        state.close_card(&"a".into());
+        state.close_card(&"a".parse().unwrap());
         let stats = db.save(&state).unwrap();
         // The five after it deleted and written again after it (6 + the
         // closed prompt): more writes, the same order.

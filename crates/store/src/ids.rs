@@ -1,17 +1,18 @@
 //! Newtypes for the identifiers the bridge hands around, so that a job's id
 //! cannot be passed where an approval's is wanted. Each is a plain string
-//! on the wire and on disk, and reads as a `&str`. A [`ProjectName`] is
-//! only made by parsing (chat, configuration, a card's button, the state
-//! file alike): a name that breaks its rule is a [`NameError`], never a
-//! value.
+//! on the wire and on disk, and reads as a `&str`. Each is made only by
+//! clawmux (`random`) or by parsing (a card's button, the state file, the
+//! event log alike): a [`ProjectName`] that breaks its rule is a
+//! [`NameError`], an id that is not one clawmux could have made an
+//! [`IdError`], never a value.
 
 use serde::{Deserialize, Serialize};
 
 macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
         pub struct $name(String);
 
         impl $name {
@@ -50,15 +51,17 @@ macro_rules! string_id {
             }
         }
 
-        impl From<String> for $name {
-            fn from(s: String) -> Self {
-                $name(s)
+        impl std::str::FromStr for $name {
+            type Err = IdError;
+            fn from_str(s: &str) -> Result<Self, IdError> {
+                check_id(stringify!($name), s).map(|()| $name(s.to_owned()))
             }
         }
 
-        impl From<&str> for $name {
-            fn from(s: &str) -> Self {
-                $name(s.to_owned())
+        impl TryFrom<String> for $name {
+            type Error = IdError;
+            fn try_from(s: String) -> Result<Self, IdError> {
+                check_id(stringify!($name), &s).map(|()| $name(s))
             }
         }
 
@@ -86,6 +89,34 @@ macro_rules! string_id {
             }
         }
     };
+}
+
+/// Longest id: a UUID is 36 characters; shorter ones appear in tests.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Why a text is not an id clawmux made (a forged or broken button value,
+/// a damaged state row).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{kind} {shown:?} is not an id clawmux makes (1 to {MAX_ID_LEN} letters, digits, `-` or `_`)"
+)]
+pub struct IdError {
+    kind: &'static str,
+    /// The text, cut to [`MAX_ID_LEN`] characters.
+    shown: String,
+}
+
+fn check_id(kind: &'static str, s: &str) -> Result<(), IdError> {
+    let fits = (1..=MAX_ID_LEN).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    match fits {
+        true => Ok(()),
+        false => Err(IdError {
+            kind,
+            shown: s.chars().take(MAX_ID_LEN).collect(),
+        }),
+    }
 }
 
 string_id!(
@@ -221,6 +252,26 @@ pub fn project(name: &str) -> ProjectName {
 mod tests {
     use super::*;
 
+    /// Only clawmux or parsing makes an id: from text or JSON (a forged
+    /// button value, a damaged state row) anything else is refused.
+    #[test]
+    fn only_parsing_makes_an_id() {
+        let made = JobId::random();
+        assert_eq!(made.as_str().parse::<JobId>(), Ok(made.clone()));
+        let json = serde_json::to_value(&made).unwrap();
+        assert_eq!(serde_json::from_value::<JobId>(json).ok(), Some(made));
+        let long = "a".repeat(MAX_ID_LEN + 1);
+        for bad in ["", "a b", "j1;kill", "\u{202e}x", long.as_str()] {
+            let err = bad.parse::<ApprovalId>().unwrap_err();
+            assert!(err.to_string().contains("ApprovalId"), "{err}");
+            assert!(serde_json::from_value::<CardHandle>(serde_json::json!(bad)).is_err());
+        }
+        assert_eq!(
+            "a1".parse::<ApprovalId>().map(|a| a.to_string()),
+            Ok("a1".into())
+        );
+    }
+
     /// Only parsing makes a name, from text or from JSON (a forged card
     /// value, an edited state file).
     #[test]
@@ -253,12 +304,12 @@ mod tests {
 
     #[test]
     fn ids_are_plain_strings_on_disk_and_read_as_str() {
-        let id = JobId::from("j-1");
+        let id = "j-1".parse::<JobId>().unwrap();
         assert_eq!(serde_json::to_string(&id).unwrap(), "\"j-1\"");
         assert_eq!(serde_json::from_str::<JobId>("\"j-1\"").unwrap(), id);
         assert!(id == "j-1" && id.starts_with("j-"));
         let mut map = std::collections::HashMap::new();
-        map.insert(ApprovalId::from("a"), 1);
+        map.insert("a".parse::<ApprovalId>().unwrap(), 1);
         assert_eq!(map.get("a"), Some(&1));
     }
 }

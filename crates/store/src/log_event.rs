@@ -435,7 +435,7 @@ mod tests {
     fn kinds_are_snake_case_and_fields_flat() {
         let e = LogEvent::ApprovalFoundAgain {
             project: "demo".into(),
-            approval: "ap1".into(),
+            approval: "ap1".parse().unwrap(),
         };
         assert_eq!(e.kind(), "approval_found_again");
         let (_, fields) = e.split();
@@ -471,7 +471,7 @@ mod documented {
 
     /// One line of every kind, every optional field set (so it is seen).
     fn samples() -> Vec<LogEvent> {
-        let job = || Some(JobId::from("j1"));
+        let job = || Some("j1".parse::<JobId>().unwrap());
         let p = || s("demo");
         vec![
             LogEvent::Message {
@@ -485,7 +485,7 @@ mod documented {
                 chat: Some(s("oc_1")),
                 reason: s("not allowed"),
                 text: Some(s("hi")),
-                approval: Some("ap1".into()),
+                approval: Some("ap1".parse().unwrap()),
                 value: Some(json!({})),
             }),
             LogEvent::Pairing {
@@ -549,13 +549,13 @@ mod documented {
             },
             LogEvent::Resumed {
                 project: p(),
-                job: "j1".into(),
+                job: "j1".parse().unwrap(),
                 started: true,
                 typing: false,
             },
             LogEvent::TypingResumed {
                 project: p(),
-                job: "j1".into(),
+                job: "j1".parse().unwrap(),
                 decision: s("Type"),
             },
             LogEvent::EnterPressedAgain {
@@ -574,23 +574,23 @@ mod documented {
             },
             LogEvent::Approval {
                 project: p(),
-                approval: "ap1".into(),
+                approval: "ap1".parse().unwrap(),
                 prompt_kind: s("permission"),
                 question: s("Run?"),
             },
             LogEvent::ApprovalFoundAgain {
                 project: p(),
-                approval: "ap1".into(),
+                approval: "ap1".parse().unwrap(),
             },
             LogEvent::ApprovalAnswered {
                 project: p(),
-                approval: "ap1".into(),
+                approval: "ap1".parse().unwrap(),
                 by: s("ou_a"),
                 choice: s("1"),
             },
             LogEvent::AnswerResent {
                 project: p(),
-                approval: "ap1".into(),
+                approval: "ap1".parse().unwrap(),
                 tries: 2,
             },
             LogEvent::Keys {
@@ -605,7 +605,7 @@ mod documented {
             },
             LogEvent::ApprovalGone {
                 project: p(),
-                approval: "ap1".into(),
+                approval: "ap1".parse().unwrap(),
             },
             LogEvent::SessionCreated {
                 project: p(),
@@ -628,7 +628,7 @@ mod documented {
             },
             LogEvent::DialogMismatch {
                 project: p(),
-                approval: "ap1".into(),
+                approval: "ap1".parse().unwrap(),
                 detail: s("the buttons do not show \"SQLite\""),
             },
             LogEvent::HostDown {

@@ -790,7 +790,7 @@ mod tests {
         let mut s = State::default();
         let send = OutboxOp::Send {
             target: ChatTarget::Console,
-            handle: "h".into(),
+            handle: "h".parse().unwrap(),
             reply_to: None,
             image: None,
         };
@@ -801,7 +801,9 @@ mod tests {
             text: n.to_string(),
             created_ms: 0,
         };
-        let patch = |h: &str| OutboxOp::Patch { handle: h.into() };
+        let patch = |h: &str| OutboxOp::Patch {
+            handle: h.parse().unwrap(),
+        };
         s.outbox.push_back(entry("u0", &send, 0));
         s.queue_patch(entry("u1", &patch("h"), 1));
         s.queue_patch(entry("u2", &patch("h"), 2));

@@ -434,7 +434,7 @@ mod tests {
         let card = present::with_interrupt(
             present::progress_card("web: /gsd:plan", Msg::Running, None, "● Reading files"),
             &crate::store::ids::project("web"),
-            "j1",
+            &"j1".parse().unwrap(),
         );
         let entry = OutboxEntry {
             uuid: "u1".into(),

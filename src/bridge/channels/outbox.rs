@@ -22,7 +22,9 @@ use tokio::time::Instant;
 
 use crate::bridge::present;
 use crate::store::clock;
-use crate::store::state::{ChatTarget, DEAD_LETTER_CAPACITY, DeadLetter, OutboxEntry, OutboxOp};
+use crate::store::state::{
+    CardHandle, ChatTarget, DEAD_LETTER_CAPACITY, DeadLetter, OutboxEntry, OutboxOp,
+};
 use crate::store::{LogEvent, SharedState};
 
 /// First retry delay after a transient failure; doubles up to the cap.
@@ -50,6 +52,20 @@ const MAX_REFUSALS: u32 = 3;
 /// Handles of the cards that tell a chat a card was lost start with this;
 /// a lost notice is not announced again.
 const NOTICE_HANDLE_PREFIX: &str = "dead-letter-notice-";
+
+/// The handle of the notice that `uuid`'s card was not delivered: the
+/// prefix marks it (a notice is never noticed again), then as much of the
+/// entry's uuid as an id may hold.
+fn notice_handle(uuid: &str) -> CardHandle {
+    let tail: String = (uuid.chars())
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(40)
+        .collect();
+    // Never refused: the prefix alone is a valid id.
+    format!("{NOTICE_HANDLE_PREFIX}{tail}")
+        .parse()
+        .unwrap_or_else(|_| CardHandle::random())
+}
 
 /// What the outbox does about a failed delivery. Only the channel knows
 /// what its answers mean, so it decides ([`Courier::classify`]); the
@@ -411,7 +427,7 @@ fn dead_letter(
             uuid: format!("dl-{}", entry.uuid.chars().take(40).collect::<String>()),
             op: OutboxOp::Send {
                 target: ChatTarget::Chat { id: chat },
-                handle: format!("{NOTICE_HANDLE_PREFIX}{}", entry.uuid).into(),
+                handle: notice_handle(&entry.uuid),
                 reply_to: None,
                 image: None,
             },
@@ -566,7 +582,7 @@ mod tests {
     fn send_to(uuid: &str, chat: &str) -> OutboxEntry {
         let op = OutboxOp::Send {
             target: ChatTarget::Chat { id: chat.into() },
-            handle: format!("h-{uuid}").into(),
+            handle: format!("h-{uuid}").parse().unwrap(),
             reply_to: None,
             image: None,
         };
@@ -596,7 +612,7 @@ mod tests {
         queue.push_back(entry(
             "p0",
             OutboxOp::Patch {
-                handle: "h-b0".into(),
+                handle: "h-b0".parse().unwrap(),
             },
         ));
         assert_eq!(
@@ -616,7 +632,7 @@ mod tests {
         };
         let react = |uuid: &str, message: &str| {
             let op = OutboxOp::React {
-                handle: format!("h-{uuid}").into(),
+                handle: format!("h-{uuid}").parse().unwrap(),
                 message_id: message.into(),
                 emoji: "OnIt".into(),
             };
@@ -651,7 +667,7 @@ mod tests {
             entry(
                 "p0",
                 OutboxOp::Patch {
-                    handle: "h-b0".into(),
+                    handle: "h-b0".parse().unwrap(),
                 },
             ),
         ]
@@ -669,7 +685,7 @@ mod tests {
         shared.update(|s| {
             let send = OutboxOp::Send {
                 target: ChatTarget::Console,
-                handle: "h1".into(),
+                handle: "h1".parse().unwrap(),
                 reply_to: None,
                 image: None,
             };
@@ -677,13 +693,13 @@ mod tests {
             s.outbox.push_back(entry(
                 "b",
                 OutboxOp::Patch {
-                    handle: "h1".into(),
+                    handle: "h1".parse().unwrap(),
                 },
             ));
             s.outbox.push_back(entry(
                 "c",
                 OutboxOp::Patch {
-                    handle: "never-sent".into(),
+                    handle: "never-sent".parse().unwrap(),
                 },
             ));
         });
@@ -732,7 +748,7 @@ mod tests {
     fn send(uuid: &str) -> OutboxEntry {
         let op = OutboxOp::Send {
             target: ChatTarget::Console,
-            handle: format!("h-{uuid}").into(),
+            handle: format!("h-{uuid}").parse().unwrap(),
             reply_to: None,
             image: None,
         };
@@ -835,7 +851,7 @@ mod tests {
     fn to_chat(uuid: &str) -> OutboxEntry {
         let op = OutboxOp::Send {
             target: ChatTarget::Chat { id: "oc_1".into() },
-            handle: format!("h-{uuid}").into(),
+            handle: format!("h-{uuid}").parse().unwrap(),
             reply_to: None,
             image: None,
         };

@@ -316,7 +316,8 @@ impl Core {
             approval: seen,
             project: project.clone(),
             target: target.clone(),
-            card: CardHandle::default(),
+            // Replaced by the card's own handle once it is made from this.
+            card: CardHandle::random(),
             created_ms: self.now_ms,
         };
         let card = approval_card(&pending);
@@ -557,7 +558,7 @@ mod reply_tests {
 
     fn prompt(labels: &[&str]) -> Approval {
         Approval {
-            id: "ap".into(),
+            id: "ap".parse().unwrap(),
             session: "cm-demo".into(),
             pane: crate::control::PaneId(1),
             kind: ApprovalKind::Question,

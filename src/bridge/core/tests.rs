@@ -391,7 +391,7 @@ fn a_planning_change_alone_updates_the_progress_card() {
 
 fn approval() -> Approval {
     Approval {
-        id: "ap1".into(),
+        id: "ap1".parse().unwrap(),
         session: "cm-demo".into(),
         pane: crate::control::PaneId(1),
         kind: ApprovalKind::Permission,
@@ -442,7 +442,7 @@ fn an_approval_is_answered_once_by_an_approver() {
     assert!(again.iter().all(|e| !matches!(e, Effect::Project { .. })));
 
     let answered = ProjectEventKind::Answered {
-        approval_id: "ap1".into(),
+        approval_id: "ap1".parse().unwrap(),
         by: "ou_alice".into(),
         label: "Yes".into(),
         reply: Reply {
@@ -472,7 +472,7 @@ fn an_answer_the_dialog_never_took_is_told_and_can_be_given_again() {
     );
     assert!(!w.texts().contains("Answered"), "{}", w.texts());
     let not_taken = ProjectEventKind::Answered {
-        approval_id: "ap1".into(),
+        approval_id: "ap1".parse().unwrap(),
         by: "ou_alice".into(),
         label: "Yes".into(),
         reply: Reply {
@@ -874,7 +874,7 @@ fn a_dialog_the_hook_contradicts_is_logged_and_told_to_its_chat() {
     w.event(Some(&job), ProjectEventKind::Approval(approval()));
     let detail = "the agent asks to run `rm -rf /`, which the dialog on screen does not show";
     let kind = ProjectEventKind::DialogMismatch {
-        approval_id: "ap1".into(),
+        approval_id: "ap1".parse().unwrap(),
         detail: detail.into(),
     };
     w.event(Some(&job), kind);
@@ -1111,7 +1111,7 @@ fn a_new_project_on_another_host_than_its_namesake_is_refused() {
 fn question_shown(w: &mut World) -> Job {
     let job = w.with_project();
     let question = Approval {
-        id: "ap_q".into(),
+        id: "ap_q".parse().unwrap(),
         kind: ApprovalKind::Question,
         question: "Which database should we use?".into(),
         body: String::new(),
@@ -1156,7 +1156,7 @@ fn a_second_reply_to_a_question_is_refused_while_and_after_it_is_answered() {
         w.texts()
     );
     let replied = ProjectEventKind::Replied {
-        approval_id: "ap_q".into(),
+        approval_id: "ap_q".parse().unwrap(),
         by: "ou_alice".into(),
         text: "redis".into(),
         reply: Reply {
@@ -1413,7 +1413,7 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
         s.projects.insert("api".into(), desk);
         for (id, project, target, created_ms, question) in waiting {
             let approval = Approval {
-                id: id.into(),
+                id: id.parse().unwrap(),
                 question: question.into(),
                 ..approval()
             };
@@ -1421,10 +1421,10 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
                 approval,
                 project: crate::store::ids::project(project),
                 target,
-                card: format!("card_{id}").into(),
+                card: format!("card_{id}").parse().unwrap(),
                 created_ms,
             };
-            s.approvals.insert(id.into(), pending);
+            s.approvals.insert(id.parse().unwrap(), pending);
         }
     });
     let inbox = |w: &mut World, sender: &str| {
@@ -1563,7 +1563,7 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
     w.event(
         None,
         ProjectEventKind::Answered {
-            approval_id: "ap1".into(),
+            approval_id: "ap1".parse().unwrap(),
             by: "ou_alice".into(),
             label: "Yes".into(),
             reply: reply.clone(),

@@ -127,7 +127,7 @@ mod tests {
 
     fn approval() -> CardAction {
         CardAction::Approval(ApprovalChoice {
-            approval_id: "a1".into(),
+            approval_id: "a1".parse().unwrap(),
             project: crate::store::ids::project("web"),
             session: "s1".into(),
             option: "1".into(),
@@ -148,7 +148,7 @@ mod tests {
             }),
             CardAction::Interrupt(InterruptChoice {
                 project: crate::store::ids::project("web"),
-                job: "j1".into(),
+                job: "j1".parse().unwrap(),
             }),
         ] {
             let v = a.to_value();

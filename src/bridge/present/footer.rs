@@ -136,7 +136,7 @@ mod tests {
             uuid: "u".into(),
             op: OutboxOp::Send {
                 target: crate::store::state::ChatTarget::Console,
-                handle: "h".into(),
+                handle: "h".parse().unwrap(),
                 reply_to: None,
                 image: None,
             },

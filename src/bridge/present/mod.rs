@@ -31,7 +31,9 @@ use crate::feishu::card::{
 use crate::feishu::markdown::{code_block_head, code_block_tail, escape_inline, first_body_bytes};
 use crate::feishu::paginate::paginate;
 use crate::i18n::Text;
-use crate::store::state::{ApprovalId, ApprovalKind, ApprovalOption, PendingApproval, ProjectName};
+use crate::store::state::{
+    ApprovalId, ApprovalKind, ApprovalOption, JobId, PendingApproval, ProjectName,
+};
 
 use super::texts::Msg;
 
@@ -376,10 +378,10 @@ pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
 
 /// The progress card of a running command, with its Interrupt button
 /// (the click comes back as [`CardAction::Interrupt`]).
-pub fn with_interrupt(card: Card, project: &ProjectName, job: &str) -> Card {
+pub fn with_interrupt(card: Card, project: &ProjectName, job: &JobId) -> Card {
     let action = CardAction::Interrupt(InterruptChoice {
         project: project.clone(),
-        job: job.into(),
+        job: job.clone(),
     });
     let button = Element::callback_button(Msg::Interrupt, ButtonKind::Default, action.to_value());
     card.push(Element::row(vec![button]))

@@ -35,6 +35,10 @@ const MAX_PROGRESS_TOLD: usize = 64;
 /// Task ids remembered per command (the agent's task list): a list longer
 /// than this is a runaway, its progress is still counted.
 const MAX_TASKS: usize = 256;
+/// How often a streamed answer read off the screen is read again: as often
+/// as the streamed card can change (Feishu's pace for one card), not for
+/// every batch of output (each read rebuilds the whole screen).
+const SCREEN_ANSWER_STEP: Duration = Duration::from_millis(350);
 
 /// The command being run.
 pub struct Running {
@@ -53,6 +57,8 @@ pub struct Running {
     tasks: Tasks,
     /// A hash of the answer text last reported (see [`JobRunner::answer_news`]).
     answer_told: Option<u64>,
+    /// When the answer was last read off the screen.
+    answer_read_at: Option<Millis>,
     /// Typed before a restart and followed since: what it printed meanwhile
     /// is on the screen only.
     followed: bool,
@@ -298,6 +304,7 @@ impl JobRunner {
             hook_answer: None,
             tasks: Tasks::default(),
             answer_told: None,
+            answer_read_at: None,
             followed: false,
             progress_told: VecDeque::new(),
             stage: None,
@@ -337,13 +344,23 @@ impl JobRunner {
     /// a last row with no text yet (see [`drawn_rows`]). An agent whose
     /// result is read off the screen ([`JobRunner::result_from_screen`],
     /// [`JobRunner::result_from_panel`]) has it read the same way off the
-    /// `screen` now, as the terminal settles it: its line log holds every
-    /// frame of a row redrawn as it streams.
-    pub fn answer_news(&mut self, screen: impl FnOnce() -> Vec<String>) -> Option<Step> {
+    /// `screen` now (`now`), as the terminal settles it: its line log
+    /// holds every frame of a row redrawn as it streams. The screen is
+    /// read at most once per [`SCREEN_ANSWER_STEP`]; the result closes the
+    /// streamed card with the whole answer all the same.
+    pub fn answer_news(
+        &mut self,
+        now: Millis,
+        screen: impl FnOnce() -> Vec<String>,
+    ) -> Option<Step> {
         let job = self.reported_job()?;
         let (settled, panel) = (self.settled_result, self.panel_result);
         let running = self.running.as_mut()?;
         let text = if settled || panel {
+            if (running.answer_read_at).is_some_and(|at| now < at + SCREEN_ANSWER_STEP) {
+                return None;
+            }
+            running.answer_read_at = Some(now);
             let rows = screen();
             let output = &running.output;
             let shown = (settled.then(|| output.settled_text(&rows)).flatten()).or_else(|| {
@@ -824,7 +841,7 @@ pub fn take_output(
     }
     runner.lines(&lines);
     if !lines.is_empty() {
-        steps.extend(runner.answer_news(|| watcher.pane().screen_rows()));
+        steps.extend(runner.answer_news(now, || watcher.pane().screen_rows()));
     }
     for d in seen {
         steps.extend(runner.on_detection(d, session));

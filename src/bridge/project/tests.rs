@@ -14,7 +14,7 @@ const T0_MS: u64 = 1_700_000_000_000;
 
 fn job(id: &str) -> Job {
     Job {
-        id: id.into(),
+        id: id.parse().unwrap(),
         text: format!("/gsd:{id}"),
         ..Job::new(
             &crate::store::ids::project("demo"),
@@ -809,7 +809,7 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
 #[test]
 fn the_streamed_answer_holds_back_a_bare_bullet() {
     let mut runner = running();
-    let news = |runner: &mut JobRunner| match runner.answer_news(Vec::new) {
+    let news = |runner: &mut JobRunner| match runner.answer_news(Millis(0), Vec::new) {
         Some(Step::Emit(_, ProjectEventKind::Answer { text })) => Some(text),
         _ => None,
     };

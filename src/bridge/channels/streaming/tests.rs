@@ -115,7 +115,7 @@ impl StreamSink for Arc<Recorder> {
 
 fn stream() -> AnswerStream {
     AnswerStream::new(
-        "job-1".into(),
+        "job-1".parse().unwrap(),
         ChatTarget::Chat { id: "oc_1".into() },
         None,
         "demo: hi".into(),
