@@ -63,6 +63,12 @@ pub enum HookError {
     Payload(String),
     #[error("{path}: {reason}")]
     Settings { path: PathBuf, reason: String },
+    #[error("{path}: {source}")]
+    Shape {
+        path: PathBuf,
+        #[source]
+        source: settings::ShapeError,
+    },
     #[error("cannot {action} {path}")]
     Io {
         action: &'static str,

@@ -178,11 +178,22 @@ impl MergeReport {
     }
 }
 
+/// The part of a settings file whose JSON is not the shape hooks go into.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error("the file is not a JSON object")]
+    NotAnObject,
+    #[error("\"{0}\" is not an object")]
+    NotATable(&'static str),
+    #[error("\"hooks.{0}\" is not an array")]
+    NotAList(&'static str),
+}
+
 /// Adds clawmux's hooks to a parsed settings object, keeping every other
 /// key, group and hook. Running it twice changes nothing the second time.
 /// `Err` names the part of `settings` that has an unexpected shape, and
 /// `settings` is left as it was.
-pub fn merge_into(settings: &mut Value, command: &str) -> Result<MergeReport, String> {
+pub fn merge_into(settings: &mut Value, command: &str) -> Result<MergeReport, ShapeError> {
     merge_into_for(Agent::Claude, settings, command)
 }
 
@@ -191,29 +202,27 @@ pub fn merge_into_for(
     agent: Agent,
     settings: &mut Value,
     command: &str,
-) -> Result<MergeReport, String> {
+) -> Result<MergeReport, ShapeError> {
     let mut merged = settings.clone();
     let report = merge(agent, &mut merged, command)?;
     *settings = merged;
     Ok(report)
 }
 
-fn merge(agent: Agent, settings: &mut Value, command: &str) -> Result<MergeReport, String> {
-    let root = settings
-        .as_object_mut()
-        .ok_or("the file is not a JSON object")?;
+fn merge(agent: Agent, settings: &mut Value, command: &str) -> Result<MergeReport, ShapeError> {
+    let root = settings.as_object_mut().ok_or(ShapeError::NotAnObject)?;
     let hooks = root
         .entry("hooks")
         .or_insert_with(|| json!({}))
         .as_object_mut()
-        .ok_or("\"hooks\" is not an object")?;
+        .ok_or(ShapeError::NotATable("hooks"))?;
     let mut report = MergeReport::default();
     for &(event, matcher) in agent.events() {
         let groups = hooks
             .entry(event)
             .or_insert_with(|| json!([]))
             .as_array_mut()
-            .ok_or_else(|| format!("\"hooks.{event}\" is not an array"))?;
+            .ok_or(ShapeError::NotAList(event))?;
         let ours = groups
             .iter_mut()
             .filter_map(|g| g.get_mut("hooks")?.as_array_mut())
@@ -237,7 +246,7 @@ fn merge(agent: Agent, settings: &mut Value, command: &str) -> Result<MergeRepor
             .entry(section)
             .or_insert_with(|| json!({}))
             .as_object_mut()
-            .ok_or_else(|| format!("\"{section}\" is not an object"))?;
+            .ok_or(ShapeError::NotATable(section))?;
         if table.get(key) != Some(&value.json()) {
             table.insert(key.to_owned(), value.json());
             report.set.push(format!("{section}.{key}"));
@@ -285,9 +294,9 @@ pub fn install_file(
         Err(e) => return Err(HookError::io("open", &path)(e)),
     };
     let report =
-        merge_into_for(agent, &mut settings, command).map_err(|reason| HookError::Settings {
+        merge_into_for(agent, &mut settings, command).map_err(|source| HookError::Shape {
             path: path.clone(),
-            reason,
+            source,
         })?;
     if report.changed() {
         fs::create_dir_all(&dir).map_err(HookError::io("create", &dir))?;

@@ -35,7 +35,7 @@ pub struct ChatMessage {
     pub rate_counted: bool,
     /// An image sent that was not saved, and why: the chat is told, and
     /// nothing is typed (`text` is empty).
-    pub image_not_saved: Option<String>,
+    pub image_not_saved: Option<crate::bridge::channels::chat_images::ImageNotSaved>,
 }
 
 /// A button press or menu choice on a card.

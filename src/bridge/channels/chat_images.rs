@@ -23,6 +23,26 @@ pub const MAX_FETCHES: usize = 8;
 /// once (out of order rather than held without bound).
 pub const MAX_HELD_PER_CHAT: usize = 64;
 
+/// Why an image from chat was not saved (the chat is told in its words:
+/// `present::words`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageNotSaved {
+    #[error("the bot does not take it")]
+    NotServed,
+    #[error("{MAX_FETCHES} are being fetched already: send it again later")]
+    Busy,
+    #[error("this chat has no project to save it in")]
+    NoProject,
+    #[error("{0} is a pane adopted from a terminal, with no workspace of clawmux's to save it in")]
+    Adopted(String),
+    #[error("{project} runs on {host}, and images are saved only for projects on this machine")]
+    Remote { project: String, host: String },
+    #[error("could not download it: {0}")]
+    Download(String),
+    #[error("could not write it: {0}")]
+    Write(String),
+}
+
 /// Saves images users send into their project's workspace, so the agent
 /// can be pointed at them.
 pub struct Images {
@@ -69,23 +89,22 @@ impl Images {
     }
 
     /// Where an image for the chat's project goes, or why nowhere.
-    fn folder(&self, chat: &str) -> Result<std::path::PathBuf, String> {
+    fn folder(&self, chat: &str) -> Result<std::path::PathBuf, ImageNotSaved> {
         let project = self.shared.read(|s| {
             let name = s.chats.get(chat)?;
             Some((name.clone(), s.projects.get(name)?.clone()))
         });
         let Some((name, record)) = project else {
-            return Err("this chat has no project to save it in".into());
+            return Err(ImageNotSaved::NoProject);
         };
         if record.adopted.is_some() {
-            return Err(format!(
-                "**{name}** is a pane adopted from a terminal, with no workspace of clawmux's to save it in"
-            ));
+            return Err(ImageNotSaved::Adopted(name));
         }
         if let Some(host) = record.host.filter(|h| self.remote_hosts.contains(h)) {
-            return Err(format!(
-                "**{name}** runs on **{host}**, and images are saved only for projects on this machine"
-            ));
+            return Err(ImageNotSaved::Remote {
+                project: name,
+                host,
+            });
         }
         Ok(std::path::Path::new(&record.workspace).join(IMAGES_DIR))
     }
@@ -96,13 +115,13 @@ impl Images {
         &self,
         m: &crate::feishu::Message,
         image_key: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, ImageNotSaved> {
         let dir = self.folder(&m.chat_id)?;
         let bytes = match self.api.download_image(&m.message_id, image_key).await {
             Ok(b) => b,
             Err(e) => {
                 tracing::warn!(error = %e, message_id = %m.message_id, "cannot download an image from chat");
-                return Err(format!("could not download it: {e}"));
+                return Err(ImageNotSaved::Download(e.to_string()));
             }
         };
         let name: String = m
@@ -115,7 +134,7 @@ impl Images {
             Ok(()) => Ok(format!("Image from chat saved at {}", path.display())),
             Err(e) => {
                 tracing::warn!(error = %e, path = %path.display(), "cannot save an image from chat");
-                Err(format!("could not write it: {e}"))
+                Err(ImageNotSaved::Write(e.to_string()))
             }
         }
     }
@@ -301,13 +320,17 @@ mod tests {
             ..local.clone()
         };
         let why = images_for(adopted, dir.path()).folder("oc_1").unwrap_err();
-        assert!(why.contains("adopted from a terminal"), "{why}");
+        assert_eq!(why, ImageNotSaved::Adopted("demo".into()));
         let remote = ProjectRecord {
             host: Some("far".into()),
             ..local.clone()
         };
         let why = images_for(remote, dir.path()).folder("oc_1").unwrap_err();
-        assert!(why.contains("runs on **far**"), "{why}");
+        let far = ImageNotSaved::Remote {
+            project: "demo".into(),
+            host: "far".into(),
+        };
+        assert_eq!(why, far);
         // A `[hosts]` entry that is a local tmux server is this machine.
         let near = ProjectRecord {
             host: Some("near".into()),
@@ -315,6 +338,6 @@ mod tests {
         };
         assert!(images_for(near, dir.path()).folder("oc_1").is_ok());
         let none = images_for(ProjectRecord::default(), dir.path()).folder("oc_2");
-        assert!(none.unwrap_err().contains("no project"));
+        assert_eq!(none, Err(ImageNotSaved::NoProject));
     }
 }

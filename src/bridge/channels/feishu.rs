@@ -14,7 +14,7 @@ use tokio_util::task::AbortOnDropHandle;
 use crate::bridge::access::pairing::Pairing;
 use crate::bridge::access::policy::{ChatKind, Policy, RateWindow};
 use crate::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnswer, ToastLevel};
-use crate::bridge::channels::chat_images::{Fetches, ImageAdmission, Images, MAX_FETCHES};
+use crate::bridge::channels::chat_images::{Fetches, ImageAdmission, ImageNotSaved, Images};
 use crate::bridge::channels::outbox::{Courier, Failure};
 use crate::bridge::config::{Config, IntakeMode};
 use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, with_image_key, without_picture};
@@ -203,11 +203,9 @@ async fn pump(
                     // over the rate limit: not fetched into a workspace
                     // (admission refuses the message as it would any).
                     (Some(_), Some(ImageAdmission::NotServed | ImageAdmission::Limited)) => {
-                        Err("the bot does not take it".into())
+                        Err(ImageNotSaved::NotServed)
                     }
-                    (Some(_), _) if !fetches.has_room() => Err(format!(
-                        "{MAX_FETCHES} are being fetched already: send it again later"
-                    )),
+                    (Some(_), _) if !fetches.has_room() => Err(ImageNotSaved::Busy),
                     (Some(key), _) => {
                         // Fetched off this loop; the chat's next messages
                         // wait behind it.
@@ -272,7 +270,7 @@ async fn pump(
 /// rate-limit slot is taken already.
 fn message_event(
     m: crate::feishu::Message,
-    text: Result<String, String>,
+    text: Result<String, ImageNotSaved>,
     mentions_bot: bool,
     rate_counted: bool,
 ) -> ChatEvent {

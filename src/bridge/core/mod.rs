@@ -473,7 +473,9 @@ impl Core {
         });
         let reply_to = Some(m.message_id.as_str()).filter(|_| m.target != ChatTarget::Console);
         if let Some(why) = &m.image_not_saved {
-            let text = Msg::ImageNotSavedText.with(&[("why", why)]);
+            let why = said(why);
+            let text =
+                Msg::ImageNotSavedText.with_each(|lang| vec![("why", why.get(lang).to_string())]);
             return self.error(&m.target, reply_to, Msg::ImageNotSaved, text, "");
         }
         if self.answer_by_reply(&m) {

@@ -17,6 +17,7 @@
 use crate::agents::claude::PermissionMode;
 use crate::bridge::access::names::{HostNameError, NameError, ProjectAtHostError, TextError};
 use crate::bridge::access::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
+use crate::bridge::channels::chat_images::{ImageNotSaved, MAX_FETCHES};
 use crate::bridge::panes::agent_pane::{AdoptedChange, PaneError};
 use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHARS, UnknownHost};
 use crate::bridge::project::{MAX_QUEUED, ProjectError};
@@ -33,6 +34,22 @@ pub trait ChatWords {
 /// `e`'s chat words (for call sites that take `impl Into<Text>`).
 pub fn said(e: &impl ChatWords) -> Text {
     e.chat_words()
+}
+
+impl ChatWords for ImageNotSaved {
+    fn chat_words(&self) -> Text {
+        match self {
+            ImageNotSaved::NotServed => Msg::ImageNotServed.text(),
+            ImageNotSaved::Busy => Msg::ImageBusy.with(&[("n", &MAX_FETCHES.to_string())]),
+            ImageNotSaved::NoProject => Msg::ImageNoProject.text(),
+            ImageNotSaved::Adopted(project) => Msg::ImageAdopted.with(&[("project", project)]),
+            ImageNotSaved::Remote { project, host } => {
+                Msg::ImageRemote.with(&[("project", project), ("host", host)])
+            }
+            ImageNotSaved::Download(e) => Msg::ImageDownload.with(&[("error", e)]),
+            ImageNotSaved::Write(e) => Msg::ImageWrite.with(&[("error", e)]),
+        }
+    }
 }
 
 impl ChatWords for ProjectError {
@@ -56,7 +73,7 @@ impl ChatWords for ProjectError {
                 let detail = e.chat_words();
                 Msg::ErrPane.with_each(|lang| vec![("detail", detail.get(lang).to_string())])
             }
-            ProjectError::Replaced(detail) => Msg::ErrReplaced.with(&[("detail", detail)]),
+            ProjectError::Replaced(e) => Msg::ErrReplaced.with(&[("detail", &e.to_string())]),
             ProjectError::LostAgain { reason } => Msg::ErrLostAgain.with(&[("reason", reason)]),
             ProjectError::NotResumed(inner) => {
                 let inner = inner.chat_words();
@@ -407,7 +424,10 @@ mod tests {
             ProjectError::NotIdle,
             ProjectError::NotTaken { tries: 2 },
             ProjectError::Pane(tmux_refused("can't find pane: %9")),
-            ProjectError::Replaced("pane %3 now runs bash".into()),
+            ProjectError::Replaced(crate::tmux::TmuxError::PaneReplaced {
+                pane: crate::control::PaneId(3),
+                why: "it now runs bash".into(),
+            }),
             ProjectError::LostAgain {
                 reason: "server exited".into(),
             },
@@ -434,6 +454,32 @@ mod tests {
         // A wrapped error is worded in the same language as its wrapper.
         let t = ProjectError::NotResumed(Box::new(ProjectError::NotAttached)).chat_words();
         assert!(t.get(Lang::Zh).ends_with("智能体的窗格未关联"), "{t:?}");
+    }
+
+    #[test]
+    fn every_image_not_saved_has_chat_words_in_both_languages() {
+        let all = [
+            ImageNotSaved::NotServed,
+            ImageNotSaved::Busy,
+            ImageNotSaved::NoProject,
+            ImageNotSaved::Adopted("demo".into()),
+            ImageNotSaved::Remote {
+                project: "demo".into(),
+                host: "far".into(),
+            },
+            ImageNotSaved::Download("HTTP 403".into()),
+            ImageNotSaved::Write("disk full".into()),
+        ];
+        for e in &all {
+            let t = e.chat_words();
+            assert!(has_cjk(t.get(Lang::Zh)), "{e:?}: {t:?}");
+            assert_eq!(t.get(Lang::En), e.to_string(), "{e:?}");
+        }
+        let t = ImageNotSaved::Remote {
+            project: "demo".into(),
+            host: "far".into(),
+        };
+        assert!(t.chat_words().get(Lang::Zh).contains("far"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::runner::{MAX_QUEUED, TaskNews};
 use crate::agents::claude::PermissionMode;
 use crate::bridge::panes::agent_pane::PaneError;
 use crate::hooks::ToolRequest;
+use crate::tmux::TmuxError;
 
 /// Why a project could not do what it was asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,8 +45,8 @@ pub enum ProjectError {
     Pane(#[from] PaneError),
     /// The pane runs another program than the one attached (or moved):
     /// nothing was typed, and nothing is retried into it.
-    #[error("{0}")]
-    Replaced(String),
+    #[error(transparent)]
+    Replaced(TmuxError),
     #[error("the session was lost again ({reason}); not retrying")]
     LostAgain { reason: String },
     #[error("the command was running when clawmux restarted, and {0}")]

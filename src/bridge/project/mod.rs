@@ -1031,7 +1031,7 @@ impl Actor {
         if let Err(e) = typed.await {
             self.pane = None;
             let error = match e {
-                TmuxError::PaneReplaced { .. } => ProjectError::Replaced(e.to_string()),
+                TmuxError::PaneReplaced { .. } => ProjectError::Replaced(e),
                 e => ProjectError::Pane(e.into()),
             };
             return Err((job, error));

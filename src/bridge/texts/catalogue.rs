@@ -326,6 +326,16 @@ catalogue! {
     NoPaneAttached: "**{project}** has no pane attached: {why}." => "**{project}** 没有关联的窗格：{why}。";
 
     ImageNotSavedText: "The image was not saved: {why}." => "图片未保存：{why}。";
+    // Why an image from chat was not saved (`ImageNotSaved`).
+    ImageNotServed: "the bot does not take it" => "机器人不接收它";
+    ImageBusy: "{n} are being fetched already: send it again later" => "已有 {n} 张正在下载：请稍后再发";
+    ImageNoProject: "this chat has no project to save it in" => "此会话没有可保存它的项目";
+    ImageAdopted: "{project} is a pane adopted from a terminal, with no workspace of clawmux's to save it in"
+        => "{project} 是从终端接管的窗格，没有 clawmux 的工作区可保存它";
+    ImageRemote: "{project} runs on {host}, and images are saved only for projects on this machine"
+        => "{project} 运行在 {host} 上，图片只为本机上的项目保存";
+    ImageDownload: "could not download it: {error}" => "无法下载：{error}";
+    ImageWrite: "could not write it: {error}" => "无法写入：{error}";
     DidYouMean: "Did you mean `{suggestion}`? Send `/gsd:help` for the list."
         => "你是不是想输入 `{suggestion}`？发送 `/gsd:help` 查看命令列表。";
     SendHelp: "Send `/gsd:help` for the commands clawmux knows."
