@@ -64,7 +64,7 @@ enum ServerAnswer {
     },
     /// A `/gsd:file` read on the project's host.
     File {
-        project: String,
+        project: ProjectName,
         asked: String,
         sender: String,
         reply: Reply,
@@ -172,7 +172,7 @@ impl Daemon {
         for effect in effects {
             match effect {
                 Effect::Project { project, cmd } => {
-                    let sent = match self.project(&project) {
+                    let sent = match self.project(project.as_str()) {
                         Ok(handle) => handle.send(cmd),
                         Err(error) => Err(Box::new(Refused { cmd, error })),
                     };
@@ -303,7 +303,7 @@ impl Daemon {
         self.hosts.resume().await;
         let (projects, jobs) = self.core.to_resume();
         for p in &projects {
-            if let Err(e) = self.project(p) {
+            if let Err(e) = self.project(p.as_str()) {
                 self.setup.shared.log.event(&LogEvent::Failed {
                     project: p.clone(),
                     job: None,
@@ -313,12 +313,12 @@ impl Daemon {
         }
         for job in jobs {
             self.setup.shared.log.event(&LogEvent::Resumed {
-                project: job.project.to_string(),
+                project: job.project.clone(),
                 job: job.id.clone(),
                 started: job.stage.is_started(),
                 typing: matches!(job.stage, Stage::Typing { .. }),
             });
-            let project = job.project.to_string();
+            let project = job.project.clone();
             let resume = Effect::Project {
                 project,
                 cmd: ProjectCmd::Resume(job),

@@ -260,7 +260,7 @@ pub async fn run_once(
         error: None,
     };
     log.event(&LogEvent::Command {
-        project: project.to_string(),
+        project: name.clone(),
         sender: "run".into(),
         text: command.to_string(),
         job: None,
@@ -501,7 +501,7 @@ async fn answer(
 
 fn finish(outcome: Outcome, log: &EventLog) -> Outcome {
     log.event(&LogEvent::Run {
-        project: outcome.project.to_string(),
+        project: outcome.project.clone(),
         status: serde_json::to_value(outcome.status).unwrap_or(serde_json::Value::Null),
         seconds: outcome.seconds,
         error: outcome.error.clone(),

@@ -260,13 +260,16 @@ mod tests {
 
     #[test]
     fn readable_lines_make_control_characters_visible() {
-        let line = r#"{"ts":"2026-11-29T15:00:20.000Z","kind":"command","project":"x\u001b[2J","sender":"ou_a","text":"hi \u001b]2;pwned\u0007 there\u009b"}"#;
+        let line = r#"{"ts":"2026-11-29T15:00:20.000Z","kind":"command","project":"x","sender":"ou_a\u001b[2J","text":"hi \u001b]2;pwned\u0007 there\u009b"}"#;
+        // A project is a project name, in the log too: a line naming
+        // another is not an event of the schema.
+        assert!(EventRecord::parse(&line.replace(r#""x""#, r#""x\u001b[2J""#)).is_none());
         let r = EventRecord::parse(line).unwrap();
         let mut out = Vec::new();
         print_record(&mut out, &r, false).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(!text.trim_end().chars().any(char::is_control), "{text:?}");
-        assert!(text.contains("project=x\\x1b[2J"), "{text}");
+        assert!(text.contains("sender=ou_a\\x1b[2J"), "{text}");
         assert!(text.contains("\\u{9b}"), "{text}");
         // JSON output stays JSON: the same record, escaped by JSON itself.
         let mut out = Vec::new();

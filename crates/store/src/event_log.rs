@@ -307,7 +307,7 @@ mod tests {
     /// A line named `name` (a hook event: the kinds are the enum's).
     fn named(name: &str) -> LogEvent {
         LogEvent::Hook {
-            project: "demo".into(),
+            project: "demo".parse().unwrap(),
             pane: "%0".into(),
             event: name.into(),
             sent_as: None,
@@ -330,7 +330,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = EventLog::open(dir.path()).unwrap();
         log.append(&LogEvent::Command {
-            project: "demo".into(),
+            project: "demo".parse().unwrap(),
             sender: "ou_a".into(),
             text: "/gsd:progress".into(),
             job: None,

@@ -9,7 +9,7 @@
 //! Long with its tests (a sample of every kind, checked against
 //! docs/EVENTS.md); the code itself is well under 600 lines.
 
-use super::ids::{ApprovalId, JobId};
+use super::ids::{ApprovalId, JobId, ProjectName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -35,27 +35,30 @@ pub enum LogEvent {
         value: Value,
     },
     /// A chat chose its project.
-    Use { project: String, chat: String },
+    Use { project: ProjectName, chat: String },
     /// `/gsd:new-project`: created, or chosen again.
     Project {
-        project: String,
+        project: ProjectName,
         workspace: String,
         created: bool,
     },
     /// `/gsd:cancel` sent Esc to a project's agent.
-    Cancel { project: String, sender: String },
+    Cancel {
+        project: ProjectName,
+        sender: String,
+    },
     /// `/gsd:keys` or an Interrupt button: keys for a project's pane.
     /// `stage` is `intent` (written before the keys go), then `sent` or
     /// `failed`.
     Keys {
-        project: String,
+        project: ProjectName,
         by: String,
         keys: String,
         stage: String,
     },
     /// A command for an agent was accepted.
     Command {
-        project: String,
+        project: ProjectName,
         sender: String,
         text: String,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,15 +66,18 @@ pub enum LogEvent {
     },
     /// A command waits behind others.
     Queued {
-        project: String,
+        project: ProjectName,
         job: Option<JobId>,
         position: usize,
     },
     /// A command was typed (or found typed after a restart).
-    Started { project: String, job: Option<JobId> },
+    Started {
+        project: ProjectName,
+        job: Option<JobId>,
+    },
     /// Progress or an error line seen in the agent's output.
     Detection {
-        project: String,
+        project: ProjectName,
         /// `progress` or `error`.
         detection: String,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,27 +87,27 @@ pub enum LogEvent {
     },
     /// A command's turn ended.
     Completed {
-        project: String,
+        project: ProjectName,
         job: Option<JobId>,
         seconds: u64,
         errors: usize,
     },
     /// A command ran past its timeout.
     Timeout {
-        project: String,
+        project: ProjectName,
         job: Option<JobId>,
         seconds: u64,
     },
     /// A command (or a project) could not run.
     Failed {
-        project: String,
+        project: ProjectName,
         #[serde(skip_serializing_if = "Option::is_none")]
         job: Option<JobId>,
         error: String,
     },
     /// A command from before a restart was handed to its project again.
     Resumed {
-        project: String,
+        project: ProjectName,
         job: JobId,
         started: bool,
         /// Its typing may have been cut short by the restart.
@@ -110,25 +116,31 @@ pub enum LogEvent {
     /// What the screen said about a command whose typing a restart cut
     /// short: `Type`, `Submit` (Enter only) or `Follow` (typed already).
     TypingResumed {
-        project: String,
+        project: ProjectName,
         job: JobId,
         decision: String,
     },
     /// The typed command was still in the agent's input box: Enter was
     /// pressed once more.
-    EnterPressedAgain { project: String, job: Option<JobId> },
+    EnterPressedAgain {
+        project: ProjectName,
+        job: Option<JobId>,
+    },
     /// The agent never took the typed command; the chat was told.
-    NotSubmitted { project: String, job: Option<JobId> },
+    NotSubmitted {
+        project: ProjectName,
+        job: Option<JobId>,
+    },
     /// `clawmux run` finished.
     Run {
-        project: String,
+        project: ProjectName,
         status: Value,
         seconds: u64,
         error: Option<String>,
     },
     /// An approval card was sent.
     Approval {
-        project: String,
+        project: ProjectName,
         approval: ApprovalId,
         /// permission, question, plan, checkpoint, …
         prompt_kind: String,
@@ -136,12 +148,12 @@ pub enum LogEvent {
     },
     /// A prompt that already has a card was seen again (a restart).
     ApprovalFoundAgain {
-        project: String,
+        project: ProjectName,
         approval: ApprovalId,
     },
     /// An approval was answered from chat.
     ApprovalAnswered {
-        project: String,
+        project: ProjectName,
         approval: ApprovalId,
         by: String,
         choice: String,
@@ -149,21 +161,24 @@ pub enum LogEvent {
     /// The dialog was still on screen, unchanged, after its answer's key:
     /// the key was sent once more (`tries` keys in all).
     AnswerResent {
-        project: String,
+        project: ProjectName,
         approval: ApprovalId,
         tries: u8,
     },
     /// A prompt left the screen unanswered from chat (answered in the
     /// terminal, or its session ended).
     ApprovalGone {
-        project: String,
+        project: ProjectName,
         approval: ApprovalId,
     },
     /// A project's tmux session was created.
-    SessionCreated { project: String, recovered: bool },
+    SessionCreated {
+        project: ProjectName,
+        recovered: bool,
+    },
     /// A project's tmux session or server went away.
     SessionLost {
-        project: String,
+        project: ProjectName,
         reason: String,
         retrying: bool,
     },
@@ -172,7 +187,7 @@ pub enum LogEvent {
     /// gave when it differs (Gemini's `AfterAgent`, Codex's notify
     /// `agent-turn-complete`, Aider's `aider-waiting`).
     Hook {
-        project: String,
+        project: ProjectName,
         pane: String,
         event: String,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,30 +196,33 @@ pub enum LogEvent {
     /// A command timed out with nothing on its pane recognised (no busy
     /// marker, prompt, progress or idle box): the agent's screen may have
     /// changed beyond what detection knows (`clawmux doctor --agent`).
-    DetectionDrift { project: String, job: Option<JobId> },
+    DetectionDrift {
+        project: ProjectName,
+        job: Option<JobId>,
+    },
     /// The dialog read off a pane disagrees with what the agent's
     /// `PermissionRequest` hook says it asks (`detail`): detection may have
     /// drifted from the agent's screen; the chat was told to check it.
     DialogMismatch {
-        project: String,
+        project: ProjectName,
         approval: ApprovalId,
         detail: String,
     },
     /// A project's tmux server could not be reached (ssh's own message).
     HostDown {
-        project: String,
+        project: ProjectName,
         job: Option<JobId>,
         error: String,
     },
     /// A new client took over a project's pane after its client ended.
     Reconnected {
-        project: String,
+        project: ProjectName,
         job: Option<JobId>,
         reason: String,
     },
     /// A pane the user runs was adopted as a project.
     Adopted {
-        project: String,
+        project: ProjectName,
         pane: String,
         host: Option<String>,
         by: String,
@@ -213,7 +231,7 @@ pub enum LogEvent {
     },
     /// An adopted pane was let go of, as it was.
     Released {
-        project: String,
+        project: ProjectName,
         pane: String,
         by: String,
     },
@@ -434,7 +452,7 @@ mod tests {
     #[test]
     fn kinds_are_snake_case_and_fields_flat() {
         let e = LogEvent::ApprovalFoundAgain {
-            project: "demo".into(),
+            project: "demo".parse().unwrap(),
             approval: "ap1".parse().unwrap(),
         };
         assert_eq!(e.kind(), "approval_found_again");
@@ -472,7 +490,7 @@ mod documented {
     /// One line of every kind, every optional field set (so it is seen).
     fn samples() -> Vec<LogEvent> {
         let job = || Some("j1".parse::<JobId>().unwrap());
-        let p = || s("demo");
+        let p = || "demo".parse::<ProjectName>().unwrap();
         vec![
             LogEvent::Message {
                 sender: s("ou_a"),

@@ -4,6 +4,7 @@
 /// Longest message typed into an agent: GSD commands are short; a long paste
 /// belongs in a file, and tmux's command line has its own limits.
 pub const MAX_TYPED_CHARS: usize = 4000;
+use crate::store::ids::ProjectName;
 pub use crate::store::ids::{MAX_PROJECT_NAME, NameError};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,13 +42,13 @@ pub enum ProjectAtHostError {
 }
 
 /// `web@box` -> (`web`, Some(`box`)); `web` -> (`web`, None). Both parts
-/// validated.
-pub fn split_project_host(text: &str) -> Result<(&str, Option<&str>), ProjectAtHostError> {
+/// validated: the project's name as parsed.
+pub fn split_project_host(text: &str) -> Result<(ProjectName, Option<&str>), ProjectAtHostError> {
     let (project, host) = match text.split_once('@') {
         Some((p, h)) => (p, Some(h)),
         None => (text, None),
     };
-    validate_project(project)?;
+    let project = ProjectName::parse(project)?;
     if let Some(host) = host {
         validate_host(host)?;
     }
@@ -110,8 +111,14 @@ mod tests {
 
     #[test]
     fn project_at_host() {
-        assert_eq!(split_project_host("web@box"), Ok(("web", Some("box"))));
-        assert_eq!(split_project_host("web"), Ok(("web", None)));
+        assert_eq!(
+            split_project_host("web@box"),
+            Ok((crate::store::ids::project("web"), Some("box")))
+        );
+        assert_eq!(
+            split_project_host("web"),
+            Ok((crate::store::ids::project("web"), None))
+        );
         let e = split_project_host("web@Box").unwrap_err();
         assert!(e.to_string().starts_with("host name `Box`"), "{e}");
         assert!(

@@ -95,7 +95,7 @@ impl Core {
                     by: m.sender.clone(),
                     reply,
                 };
-                self.tell_project(approval.project.as_str(), cmd);
+                self.tell_project(&approval.project, cmd);
             }
             ReplyPlan::Refuse => {
                 let labels: Vec<String> = (approval.options.iter())
@@ -235,7 +235,7 @@ impl Core {
             reply,
         };
         self.answering.insert(approval.id.clone());
-        self.tell_project(approval.project.as_str(), cmd);
+        self.tell_project(&approval.project, cmd);
     }
 
     /// The command a project adopts when an approval is answered while it
@@ -254,7 +254,7 @@ impl Core {
             s.close_card(&approval.card);
         });
         self.log(LogEvent::ApprovalAnswered {
-            project: approval.project.to_string(),
+            project: approval.project.clone(),
             approval: approval.id.clone(),
             by: who.to_string(),
             choice: choice.to_string(),
@@ -296,7 +296,7 @@ impl Core {
             }
             if id != seen.id {
                 self.log(LogEvent::ApprovalFoundAgain {
-                    project: project.to_string(),
+                    project: project.clone(),
                     approval: id.clone(),
                 });
                 self.aliases.insert(seen.id, id);
@@ -304,7 +304,7 @@ impl Core {
             return;
         }
         self.log(LogEvent::Approval {
-            project: project.to_string(),
+            project: project.clone(),
             approval: seen.id.clone(),
             prompt_kind: seen.kind.to_string(),
             question: seen.question.clone(),
@@ -333,13 +333,13 @@ impl Core {
         // picture card right after (see `bridge::screen_picture`).
         if self.config.screen.approval_picture && matches!(target, ChatTarget::Chat { .. }) {
             let reply = Reply { target, reply_to };
-            self.tell_project(project.as_str(), ProjectCmd::Screen { reply });
+            self.tell_project(project, ProjectCmd::Screen { reply });
         }
     }
 
     /// The pending approvals `gone` picks left the screen: forgotten, their
     /// cards turned grey ("Answered in the terminal").
-    fn close_gone(&mut self, project: &str, gone: impl Fn(&PendingApproval) -> bool) {
+    fn close_gone(&mut self, project: &ProjectName, gone: impl Fn(&PendingApproval) -> bool) {
         let closed = self.shared.update(|s| {
             let ids: Vec<_> = (s.approvals.values().filter(|a| gone(a)))
                 .map(|a| a.id.clone())
@@ -351,7 +351,7 @@ impl Core {
         });
         for a in closed {
             self.log(LogEvent::ApprovalGone {
-                project: project.to_string(),
+                project: project.clone(),
                 approval: a.id.clone(),
             });
             self.patch(&a.card, &present::approval_gone_card(&a));
@@ -371,14 +371,14 @@ impl Core {
             ProjectEventKind::ApprovalGone { approval_id } => {
                 // A prompt re-detected after a restart kept its first id.
                 let approval_id = self.aliases.remove(&approval_id).unwrap_or(approval_id);
-                self.close_gone(&project, |a| a.id == approval_id);
+                self.close_gone(name, |a| a.id == approval_id);
             }
             ProjectEventKind::ScreenAtStart { dialog } => {
                 // Pending from before the restart, and not what the screen
                 // shows: answered at the desk (or gone) meanwhile. Left
                 // pending, the same prompt asked again would find it and
                 // get no card.
-                self.close_gone(&project, |a| {
+                self.close_gone(name, |a| {
                     a.project == project.as_str()
                         && dialog.as_ref().is_none_or(|(question, body)| {
                             a.question != *question || a.body != *body
@@ -395,7 +395,7 @@ impl Core {
                     .cloned()
                     .unwrap_or(approval_id);
                 self.log(LogEvent::DialogMismatch {
-                    project: project.clone(),
+                    project: name.clone(),
                     approval: approval_id.clone(),
                     detail: detail.clone(),
                 });

@@ -20,7 +20,7 @@ use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
 use crate::i18n::Text;
 use crate::store::state::Job;
-use crate::store::state::{ChatTarget, ProjectRecord};
+use crate::store::state::{ChatTarget, ProjectName, ProjectRecord};
 use crate::store::{Denial, LogEvent};
 
 impl Core {
@@ -51,7 +51,8 @@ impl Core {
             }
             Builtin::Sessions => self.effects.push(Effect::ListSessions { reply: reply() }),
             Builtin::Screen => match self.current_project(target) {
-                Some(p) if !self.may_reach(sender, &p, target, reply_to, "/gsd:screen") => {}
+                Some(p) if !self.may_reach(sender, p.as_str(), target, reply_to, "/gsd:screen") => {
+                }
                 Some(project) => self.tell_project(&project, ProjectCmd::Screen { reply: reply() }),
                 None => self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:screen", ""),
             },
@@ -65,7 +66,7 @@ impl Core {
                 self.send(
                     target,
                     reply_to,
-                    &present::projects_card(&names, current.as_deref()),
+                    &present::projects_card(&names, current.as_ref().map(ProjectName::as_str)),
                 );
             }
             Builtin::Use(name) => {
@@ -87,7 +88,7 @@ impl Core {
                     self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:cancel", "");
                     return;
                 };
-                if !self.may_reach(sender, &project, target, reply_to, "/gsd:cancel") {
+                if !self.may_reach(sender, project.as_str(), target, reply_to, "/gsd:cancel") {
                     return;
                 }
                 // Esc is also an answer: into a waiting permission dialog it
@@ -157,10 +158,13 @@ impl Core {
         name: &str,
         sender: &str,
     ) -> bool {
-        if let Err(e) = names::validate_project(name) {
-            self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e));
-            return false;
-        }
+        let project = match ProjectName::parse(name) {
+            Ok(project) => project,
+            Err(e) => {
+                self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e));
+                return false;
+            }
+        };
         let exists = self.shared.read(|s| s.projects.contains_key(name));
         if !exists {
             let guidance = Msg::CreateOrList.with(&[("name", name)]);
@@ -174,7 +178,7 @@ impl Core {
         self.shared
             .update(|s| s.chats.insert(chat, name.to_string()));
         self.log(LogEvent::Use {
-            project: name.to_string(),
+            project,
             chat: target_id(target),
         });
         self.send(
@@ -197,8 +201,9 @@ impl Core {
         agent: Option<String>,
         sender: &str,
     ) {
-        let (name, host) = match names::split_project_host(name) {
-            Ok((name, asked)) => {
+        let (project, host) = match names::split_project_host(name) {
+            Ok((project, asked)) => {
+                let name = project.as_str();
                 // A project stays on the host it was made on: `web@desk`
                 // for a `web` elsewhere would quietly go there instead.
                 let existing = self
@@ -215,13 +220,15 @@ impl Core {
                     self.error(target, reply_to, Msg::ProjectElsewhere, &text, "");
                     return;
                 }
-                (name, asked.or(self.config.host_for(name)))
+                let host = asked.or(self.config.host_for(name));
+                (project, host)
             }
             Err(e) => {
                 self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e));
                 return;
             }
         };
+        let name = project.as_str();
         if self.adopting.contains(name) {
             let text = Msg::BeingAdopted.with(&[("name", name)]);
             self.error(target, reply_to, Msg::NameTaken, text, Msg::PickAnotherName);
@@ -263,7 +270,7 @@ impl Core {
             existed
         });
         self.log(LogEvent::Project {
-            project: name.to_string(),
+            project: project.clone(),
             workspace: ws.clone(),
             created: !existed,
         });
@@ -344,7 +351,10 @@ impl Core {
         let mut md = Msg::StatusHeader.text();
         for name in names {
             let host = self.host_label(&name);
-            md = md.join("", &status_row(&name, &host, self.statuses.get(&name)));
+            md = md.join(
+                "",
+                &status_row(&name, &host, self.statuses.get(name.as_str())),
+            );
         }
         let planning = self.planning_lines();
         if !planning.get(crate::i18n::Lang::En).is_empty() {
@@ -379,7 +389,7 @@ impl Core {
                         ]
                     })
                 }
-                None => Msg::NoModeYet.with(&[("project", &project)]),
+                None => Msg::NoModeYet.with(&[("project", project.as_str())]),
             };
             self.send(
                 target,
@@ -446,7 +456,8 @@ impl Core {
             let Some(line) = self.planning_of(&name) else {
                 continue;
             };
-            let waiting = (self.statuses.get(&name)).is_some_and(|s| s.awaiting_approval.is_some());
+            let waiting =
+                (self.statuses.get(name.as_str())).is_some_and(|s| s.awaiting_approval.is_some());
             let waits = if waiting {
                 Msg::WaitsOnYou.text()
             } else {
@@ -548,7 +559,7 @@ impl Core {
     /// The outcome of `/gsd:cancel`.
     pub(super) fn cancelled(
         &mut self,
-        project: &str,
+        project: &ProjectName,
         by: &str,
         keys: &str,
         reply: &Reply,
@@ -560,14 +571,14 @@ impl Core {
         match result {
             Ok(()) => {
                 self.log(LogEvent::Cancel {
-                    project: project.to_string(),
+                    project: project.clone(),
                     sender: by.to_string(),
                 });
-                let text = Msg::SentKeysTo.with(&[("keys", keys), ("project", project)]);
+                let text = Msg::SentKeysTo.with(&[("keys", keys), ("project", project.as_str())]);
                 self.send(target, reply_to, &present::info_card(Msg::Cancelled, &text));
             }
             Err(ProjectError::NothingToCancel) => {
-                let text = Msg::NothingRunning.with(&[("project", project)]);
+                let text = Msg::NothingRunning.with(&[("project", project.as_str())]);
                 self.send(
                     target,
                     reply_to,

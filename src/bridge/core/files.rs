@@ -18,7 +18,7 @@ use crate::bridge::present;
 use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::feishu::api::MAX_UPLOAD_BYTES;
-use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
+use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp, ProjectName};
 use crate::store::{Denial, LogEvent};
 
 /// Largest file `/gsd:file` sends: Feishu's limit for file messages.
@@ -151,9 +151,11 @@ impl Core {
             self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:file", "");
             return;
         };
-        let record = self.shared.read(|s| s.projects.get(&project).cloned());
+        let record = self
+            .shared
+            .read(|s| s.projects.get(project.as_str()).cloned());
         let Some(record) = record else {
-            self.error(target, reply_to, Msg::NoSuchProject, &project, "");
+            self.error(target, reply_to, Msg::NoSuchProject, project.as_str(), "");
             return;
         };
         if record.adopted.is_some() {
@@ -165,7 +167,7 @@ impl Core {
                 reason: format!("/gsd:file on adopted {project}"),
                 ..Default::default()
             }));
-            let text = Msg::AdoptedNoFiles.with(&[("project", &project)]);
+            let text = Msg::AdoptedNoFiles.with(&[("project", project.as_str())]);
             self.error(target, reply_to, Msg::FileNotSent, &text, "");
             return;
         }
@@ -200,7 +202,7 @@ impl Core {
     /// What the project's host gave for `/gsd:file asked`.
     pub(crate) fn file_fetched(
         &mut self,
-        project: &str,
+        project: &ProjectName,
         sender: &str,
         asked: &str,
         reply: &Reply,
@@ -214,7 +216,7 @@ impl Core {
     /// why it is not sent.
     fn queue_file(
         &mut self,
-        project: &str,
+        project: &ProjectName,
         sender: &str,
         asked: &str,
         reply: &Reply,
@@ -238,7 +240,7 @@ impl Core {
             }
         };
         self.log(LogEvent::Command {
-            project: project.to_string(),
+            project: project.clone(),
             sender: sender.to_string(),
             text: format!("/gsd:file {}", file_name),
             job: None,

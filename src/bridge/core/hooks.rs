@@ -13,7 +13,7 @@ use crate::control::PaneId;
 use crate::hooks::usage::{self, TurnUsage};
 use crate::hooks::{HookEvent, HookKind};
 use crate::store::LogEvent;
-use crate::store::state::{JobId, ProjectName};
+use crate::store::state::JobId;
 
 impl Core {
     /// The hook token `project`'s agent gets in its environment.
@@ -27,7 +27,7 @@ impl Core {
         let Some(project) = (pane.parse::<PaneId>().ok())
             .filter(|id| id.to_string() == *pane)
             .and_then(|id| self.panes.get(&id))
-            .map(ProjectName::to_string)
+            .cloned()
         else {
             self.log(LogEvent::HookIgnored {
                 pane: pane.clone(),
@@ -36,14 +36,17 @@ impl Core {
             return;
         };
         let (workspace, adopted) = self.shared.read(|s| {
-            let record = s.projects.get(&project);
+            let record = s.projects.get(project.as_str());
             let adopted = record.is_some_and(|p| p.adopted.is_some());
             (record.map(|p| p.workspace.clone()), adopted)
         });
         // An adopted pane's agent was not started with a token, so anything
         // that can reach the hook socket could speak for it: its screen is
         // its only signal.
-        if !self.hook_key.verifies(&project, hook.token.as_deref()) {
+        if !self
+            .hook_key
+            .verifies(project.as_str(), hook.token.as_deref())
+        {
             let reason = if adopted {
                 "an adopted pane's hooks carry no token (clawmux did not start its agent)"
             } else {
@@ -78,14 +81,14 @@ impl Core {
             message,
         } = &hook.event
         {
-            self.note_waiting(&project, kind, message);
+            self.note_waiting(project.as_str(), kind, message);
         }
         if matches!(
             hook.event,
             HookKind::Stop { .. } | HookKind::StopFailure { .. }
         ) && let Some(path) = &hook.transcript_path
         {
-            self.note_turn_usage(&project, path);
+            self.note_turn_usage(project.as_str(), path);
         }
         // The transcript the hook names goes to the actor, which reads it
         // where its profile says the answer is there.

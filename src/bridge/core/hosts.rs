@@ -13,7 +13,9 @@ use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
-use crate::store::state::{ApprovalId, ChatTarget, Job, PendingApproval, ProjectRecord};
+use crate::store::state::{
+    ApprovalId, ChatTarget, Job, PendingApproval, ProjectName, ProjectRecord,
+};
 use crate::store::{Denial, LogEvent};
 
 const ADOPT_USAGE: &str =
@@ -65,15 +67,15 @@ impl Core {
 
     /// The project's server could not be reached after its client ended
     /// under a command: the chat hears it with the host's own message.
-    pub(super) fn on_host_down(&mut self, project: &str, job: &Option<Job>, error: &str) {
+    pub(super) fn on_host_down(&mut self, project: &ProjectName, job: &Option<Job>, error: &str) {
         self.log(LogEvent::HostDown {
-            project: project.to_string(),
+            project: project.clone(),
             job: job.as_ref().map(|j| j.id.clone()),
             error: error.to_string(),
         });
         let (target, reply_to) =
-            (self.job_target(job)).unwrap_or_else(|| (self.chat_of(project), None));
-        let host = self.host_label(project);
+            (self.job_target(job)).unwrap_or_else(|| (self.chat_of(project.as_str()), None));
+        let host = self.host_label(project.as_str());
         let text = Msg::HostDown.with_each(|lang| {
             vec![
                 ("project", project.to_string()),
@@ -86,19 +88,24 @@ impl Core {
     }
 
     /// A new client took over under a running command.
-    pub(super) fn on_reconnected(&mut self, project: &str, job: &Option<Job>, reason: &str) {
+    pub(super) fn on_reconnected(
+        &mut self,
+        project: &ProjectName,
+        job: &Option<Job>,
+        reason: &str,
+    ) {
         self.log(LogEvent::Reconnected {
-            project: project.to_string(),
+            project: project.clone(),
             job: job.as_ref().map(|j| j.id.clone()),
             reason: reason.to_string(),
         });
         // A remote host's connection dropping is news for the chat; the
         // local client ending is routine and the log has it.
-        if self.is_local(project) {
+        if self.is_local(project.as_str()) {
             return;
         }
         if let Some((target, reply_to)) = self.job_target(job) {
-            let host = self.host_label(project);
+            let host = self.host_label(project.as_str());
             let text = Msg::HostBack.with_each(|lang| {
                 vec![
                     ("project", host.get(lang).to_string()),
@@ -198,6 +205,20 @@ impl Core {
                 return false;
             }
         };
+        // Checked when the adopt was asked for; a name is made by parsing.
+        let project = match ProjectName::parse(name) {
+            Ok(project) => project,
+            Err(e) => {
+                self.error(
+                    chat,
+                    reply_to,
+                    Msg::InvalidProjectName,
+                    said(&e),
+                    ADOPT_USAGE,
+                );
+                return false;
+            }
+        };
         if location.session == WATCH_SESSION || location.session.starts_with("cm-") {
             let text = Msg::OwnSession.with(&[("session", &location.session)]);
             self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
@@ -230,7 +251,7 @@ impl Core {
             );
         });
         self.log(LogEvent::Adopted {
-            project: name.to_string(),
+            project,
             pane: record.to_string(),
             host: target.host.clone(),
             by: by.to_string(),
@@ -286,6 +307,10 @@ impl Core {
             let text = Msg::OnlyApproversAdopt;
             return self.error(target, reply_to, Msg::NotAllowed, text, "");
         }
+        let project = match ProjectName::parse(name) {
+            Ok(project) => project,
+            Err(e) => return self.error(target, reply_to, Msg::InvalidProjectName, name, said(&e)),
+        };
         let adopted = (self.shared).read(|s| s.projects.get(name).map(|p| p.adopted.clone()));
         let pane = match adopted {
             Some(Some(pane)) => pane,
@@ -317,7 +342,7 @@ impl Core {
             self.patch(&a.card, &present::approval_gone_card(&a));
         }
         self.log(LogEvent::Released {
-            project: name.to_string(),
+            project,
             pane: pane.to_string(),
             by: sender.to_string(),
         });

@@ -32,7 +32,7 @@ impl Core {
             self.error(target, reply_to, Msg::NoProjectSelected, text, guidance);
             return;
         };
-        self.run_in(&project, target, reply_to, text, sender);
+        self.run_in(project.as_str(), target, reply_to, text, sender);
     }
 
     pub(super) fn run_in(
@@ -63,12 +63,12 @@ impl Core {
             s.jobs.push(job.clone());
         });
         self.log(LogEvent::Command {
-            project: project.to_string(),
+            project: name.clone(),
             sender: sender.to_string(),
             text: text.to_string(),
             job: Some(job.id.clone()),
         });
-        self.tell_project(project, ProjectCmd::Submit(job));
+        self.tell_project(&name, ProjectCmd::Submit(job));
     }
 
     /// A new command record (not saved yet).
@@ -155,7 +155,7 @@ impl Core {
         match kind {
             ProjectEventKind::Queued { position } => {
                 self.log(LogEvent::Queued {
-                    project: project.clone(),
+                    project: name.clone(),
                     job: job_id.clone(),
                     position,
                 });
@@ -171,7 +171,7 @@ impl Core {
             }
             ProjectEventKind::Started => {
                 self.log(LogEvent::Started {
-                    project: project.clone(),
+                    project: name.clone(),
                     job: job_id.clone(),
                 });
                 if let Some(id) = &job_id
@@ -195,7 +195,7 @@ impl Core {
                 tail,
             } => {
                 self.log(LogEvent::Detection {
-                    project: project.clone(),
+                    project: name.clone(),
                     detection: "progress".into(),
                     summary: Some(summary.clone()),
                     line: None,
@@ -235,7 +235,7 @@ impl Core {
             }
             ProjectEventKind::Error { line, context } => {
                 self.log(LogEvent::Detection {
-                    project: project.clone(),
+                    project: name.clone(),
                     detection: "error".into(),
                     summary: None,
                     line: Some(line.clone()),
@@ -261,7 +261,7 @@ impl Core {
                 ending,
             } => {
                 self.log(LogEvent::Completed {
-                    project: project.clone(),
+                    project: name.clone(),
                     job: job_id.clone(),
                     seconds,
                     errors,
@@ -336,12 +336,12 @@ impl Core {
                     // the agent's screen may have drifted from what
                     // detection knows.
                     self.log(LogEvent::DetectionDrift {
-                        project: project.clone(),
+                        project: name.clone(),
                         job: job_id.clone(),
                     });
                 }
                 self.log(LogEvent::Timeout {
-                    project: project.clone(),
+                    project: name.clone(),
                     job: job_id.clone(),
                     seconds,
                 });
@@ -371,7 +371,7 @@ impl Core {
                     self.patch(&a.card, &present::approval_gone_card(&a));
                 }
                 self.log(LogEvent::SessionLost {
-                    project: project.clone(),
+                    project: name.clone(),
                     reason: reason.clone(),
                     retrying,
                 });
@@ -391,20 +391,20 @@ impl Core {
             }
             ProjectEventKind::AnswerResent { approval_id, tries } => {
                 self.log(LogEvent::AnswerResent {
-                    project: project.to_string(),
+                    project: name.clone(),
                     approval: approval_id.clone(),
                     tries,
                 });
             }
             ProjectEventKind::Resubmitted => {
                 self.log(LogEvent::EnterPressedAgain {
-                    project: project.clone(),
+                    project: name.clone(),
                     job: job_id.clone(),
                 });
             }
             ProjectEventKind::NotSubmitted { screen } => {
                 self.log(LogEvent::NotSubmitted {
-                    project: project.clone(),
+                    project: name.clone(),
                     job: job_id.clone(),
                 });
                 let Some(id) = &job_id else { return };
@@ -416,13 +416,13 @@ impl Core {
             }
             ProjectEventKind::SessionCreated { recovered } => {
                 self.log(LogEvent::SessionCreated {
-                    project: project.clone(),
+                    project: name.clone(),
                     recovered,
                 });
             }
             ProjectEventKind::Failed { error } => {
                 self.log(LogEvent::Failed {
-                    project: project.clone(),
+                    project: name.clone(),
                     job: job_id.clone(),
                     error: error.to_string(),
                 });

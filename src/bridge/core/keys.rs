@@ -12,7 +12,7 @@ use crate::bridge::present::words::said;
 use crate::bridge::present::{self, InterruptChoice};
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::texts::Msg;
-use crate::store::state::ChatTarget;
+use crate::store::state::{ChatTarget, ProjectName};
 use crate::store::{Denial, LogEvent};
 
 /// The keys an interrupt's intent is logged with: the project's actor
@@ -26,9 +26,9 @@ impl Core {
         user == CONSOLE_USER || self.policy.may_approve(user, &paired)
     }
 
-    pub(super) fn log_keys(&self, project: &str, by: &str, keys: &str, stage: &str) {
+    pub(super) fn log_keys(&self, project: &ProjectName, by: &str, keys: &str, stage: &str) {
         self.log(LogEvent::Keys {
-            project: project.to_string(),
+            project: project.clone(),
             by: by.to_string(),
             keys: keys.to_string(),
             stage: stage.to_string(),
@@ -72,7 +72,7 @@ impl Core {
     /// What became of `/gsd:keys`.
     pub(super) fn keys_sent(
         &mut self,
-        project: &str,
+        project: &ProjectName,
         keys: &[NamedKey],
         by: &str,
         reply: &Reply,
@@ -83,7 +83,8 @@ impl Core {
         match result {
             Ok(()) => {
                 self.log_keys(project, by, &shown, "sent");
-                let text = Msg::SentKeysCodeTo.with(&[("keys", &shown), ("project", project)]);
+                let text =
+                    Msg::SentKeysCodeTo.with(&[("keys", &shown), ("project", project.as_str())]);
                 self.send(target, reply_to, &present::info_card(Msg::KeysSent, &text));
             }
             Err(e) => {
@@ -96,7 +97,7 @@ impl Core {
     /// An interrupt's keys went to the pane, and its turn still runs.
     pub(super) fn interrupt_not_confirmed(
         &mut self,
-        project: &str,
+        project: &ProjectName,
         by: &str,
         keys: &str,
         reply: &Reply,
@@ -105,7 +106,7 @@ impl Core {
         self.log_keys(project, by, keys, "not_confirmed");
         let text = Msg::InterruptUnconfirmed.with(&[
             ("keys", keys),
-            ("project", project),
+            ("project", project.as_str()),
             ("seconds", &waited.as_secs().to_string()),
         ]);
         let guidance = Msg::InterruptAgain;
@@ -139,12 +140,7 @@ impl Core {
         let Some(job) = running else {
             return ClickAnswer::toast(ToastLevel::Warning, Msg::NoLongerRunning);
         };
-        self.log_keys(
-            choice.project.as_str(),
-            &c.operator,
-            INTERRUPT_KEYS,
-            "intent",
-        );
+        self.log_keys(&choice.project, &c.operator, INTERRUPT_KEYS, "intent");
         // The outcome comes back as `Cancelled` (sent, or nothing running);
         // the turn's end, read off the screen, as "Stopped".
         let cmd = ProjectCmd::Cancel {
@@ -154,7 +150,7 @@ impl Core {
                 reply_to: job.reply_to.clone(),
             },
         };
-        self.tell_project(choice.project.as_str(), cmd);
+        self.tell_project(&choice.project, cmd);
         ClickAnswer::toast(ToastLevel::Info, Msg::Interrupting)
     }
 }

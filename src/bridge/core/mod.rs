@@ -94,7 +94,10 @@ pub enum Effect {
     /// Hand `cmd` to project `project`'s actor (started on first use).
     /// If it cannot be handed over, the shell gives it back to
     /// [`Core::undeliverable`].
-    Project { project: String, cmd: ProjectCmd },
+    Project {
+        project: ProjectName,
+        cmd: ProjectCmd,
+    },
     /// Answer the click `event_id` (Feishu waits at most 3 s for it).
     Respond {
         event_id: String,
@@ -122,7 +125,7 @@ pub enum Effect {
     /// Read `/gsd:file asked` in `workspace` on `host`, then hand the bytes
     /// to [`Core::file_fetched`].
     FetchFile {
-        project: String,
+        project: ProjectName,
         host: String,
         workspace: String,
         asked: String,
@@ -165,7 +168,7 @@ pub struct Core {
     hook_key: crate::hooks::token::HookKey,
     /// What each project last said it is doing (for `/gsd:status`,
     /// answered without asking the projects).
-    statuses: HashMap<String, ProjectStatus>,
+    statuses: HashMap<ProjectName, ProjectStatus>,
     /// Approvals whose answer is being typed: a second click waits.
     answering: HashSet<ApprovalId>,
     /// Project names an adopt is finding the pane for: taken until it
@@ -258,9 +261,9 @@ impl Core {
 
     /// `cmd` could not be handed to `project`: whoever asked is told, and
     /// what it started is undone.
-    pub fn undeliverable(&mut self, project: &str, cmd: ProjectCmd, error: &ProjectError) {
+    pub fn undeliverable(&mut self, project: &ProjectName, cmd: ProjectCmd, error: &ProjectError) {
         self.log(LogEvent::Failed {
-            project: project.to_string(),
+            project: project.clone(),
             job: None,
             error: error.to_string(),
         });
@@ -305,18 +308,19 @@ impl Core {
     /// The projects a restart must bring back: those with unfinished
     /// commands or pending approvals (so their buttons still work), and
     /// the commands to resume, oldest first.
-    pub fn to_resume(&self) -> (Vec<String>, Vec<Job>) {
+    pub fn to_resume(&self) -> (Vec<ProjectName>, Vec<Job>) {
         let (jobs, approvals) = self.shared.read(|s| (s.jobs.clone(), s.approvals.clone()));
-        let mut projects: Vec<String> = approvals.values().map(|a| a.project.to_string()).collect();
-        projects.extend(jobs.iter().map(|j| j.project.to_string()));
+        let mut projects: Vec<ProjectName> =
+            approvals.values().map(|a| a.project.clone()).collect();
+        projects.extend(jobs.iter().map(|j| j.project.clone()));
         projects.sort();
         projects.dedup();
         (projects, jobs)
     }
 
-    fn tell_project(&mut self, project: &str, cmd: ProjectCmd) {
+    fn tell_project(&mut self, project: &ProjectName, cmd: ProjectCmd) {
         self.effects.push(Effect::Project {
-            project: project.to_string(),
+            project: project.clone(),
             cmd,
         });
     }
@@ -500,14 +504,17 @@ impl Core {
         }
     }
 
-    fn current_project(&self, target: &ChatTarget) -> Option<String> {
+    fn current_project(&self, target: &ChatTarget) -> Option<ProjectName> {
         let chat = target_id(target);
-        self.shared.read(|s| {
+        let chosen = self.shared.read(|s| {
             s.chats
                 .get(&chat)
                 .filter(|p| s.projects.contains_key(*p))
                 .cloned()
-        })
+        })?;
+        // Written only from a parsed name; an old state file's other text
+        // chooses none.
+        ProjectName::parse(&chosen).ok()
     }
 
     fn on_click(&mut self, c: CardClick) {
@@ -564,27 +571,27 @@ impl Core {
     }
 
     fn on_project_event(&mut self, e: ProjectEvent) {
-        let project = e.project.to_string();
+        let project = e.project.clone();
         if matches!(
             e.kind,
             ProjectEventKind::Started
                 | ProjectEventKind::Answered { .. }
                 | ProjectEventKind::Replied { .. }
         ) {
-            self.not_waiting(&project);
+            self.not_waiting(project.as_str());
         }
         match e.kind {
             ProjectEventKind::Attached { pane } => {
                 self.panes.retain(|_, p| *p != project);
                 // Hooks come from the local server's panes only: pane ids
                 // of other servers would collide with them.
-                if self.is_local(&project) {
+                if self.is_local(project.as_str()) {
                     self.panes.insert(pane, e.project.clone());
                 }
             }
-            ProjectEventKind::HostDown { error } => self.on_host_down(&project, &e.job, &error),
+            ProjectEventKind::HostDown { error } => self.on_host_down(&e.project, &e.job, &error),
             ProjectEventKind::Reconnected { reason } => {
-                self.on_reconnected(&project, &e.job, &reason)
+                self.on_reconnected(&e.project, &e.job, &reason)
             }
             ProjectEventKind::Status(status) => {
                 let before = self.statuses.get(&project).and_then(|s| s.mode);
@@ -600,7 +607,7 @@ impl Core {
                             ("unasked", unasked.get(lang).to_string()),
                         ]
                     });
-                    let target = self.chat_of(&project);
+                    let target = self.chat_of(project.as_str());
                     self.send(&target, None, &present::info_card(Msg::ApprovalsOff, &text));
                 }
                 self.statuses.insert(project, status);
@@ -621,7 +628,7 @@ impl Core {
                         fonts: settings.fonts.clone(),
                         target: reply.target.clone(),
                         reply_to: reply.reply_to.clone(),
-                        project: project.clone(),
+                        project: project.to_string(),
                         text: screen.clone(),
                         grid,
                     };
@@ -629,7 +636,7 @@ impl Core {
                     return;
                 }
                 let card = match screen {
-                    Ok(screen) => present::screen_card(&project, &screen),
+                    Ok(screen) => present::screen_card(project.as_str(), &screen),
                     Err(why) => {
                         let why = present::words::said(&why);
                         let text = Msg::NoPaneAttached.with_each(|lang| {
@@ -656,7 +663,7 @@ impl Core {
                 waited,
             } => self.interrupt_not_confirmed(&project, &by, &keys, &reply, waited),
             ProjectEventKind::ModeSet { reply, result, .. } => {
-                self.mode_set(&project, &reply, result)
+                self.mode_set(project.as_str(), &reply, result)
             }
             kind @ (ProjectEventKind::Approval(_)
             | ProjectEventKind::ApprovalGone { .. }

@@ -609,8 +609,11 @@ fn a_mode_whose_approvals_skip_the_chat_is_said_once_per_change() {
 fn a_command_its_project_refuses_is_ended_and_told() {
     let mut w = World::new();
     let job = w.with_project();
-    w.core
-        .undeliverable("demo", ProjectCmd::Submit(job), &ProjectError::Overloaded);
+    w.core.undeliverable(
+        &crate::store::ids::project("demo"),
+        ProjectCmd::Submit(job),
+        &ProjectError::Overloaded,
+    );
     assert!(w.shared.read(|s| s.jobs.is_empty()));
     assert!(w.texts().contains("not keeping up"), "{}", w.texts());
 }
@@ -1590,8 +1593,11 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
     };
     w.event(Some(&job), done);
     let job = submitted(&w.say("ou_alice", "run the tests")).remove(0);
-    w.core
-        .undeliverable("demo", ProjectCmd::Submit(job), &ProjectError::Overloaded);
+    w.core.undeliverable(
+        &crate::store::ids::project("demo"),
+        ProjectCmd::Submit(job),
+        &ProjectError::Overloaded,
+    );
     let literal = [
         "Do you want to proceed?",
         "Bash command",

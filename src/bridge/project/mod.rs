@@ -596,7 +596,7 @@ impl Actor {
         let decision = typing::resume(&look, &job.text, intent.screen);
         if let Some(journal) = &self.setup.journal {
             journal.log.event(&LogEvent::TypingResumed {
-                project: self.setup.name.to_string(),
+                project: self.setup.name.clone(),
                 job: job.id.clone(),
                 decision: format!("{decision:?}"),
             });
