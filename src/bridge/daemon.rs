@@ -15,7 +15,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
 use super::config::Config;
-use super::core::files::FileError;
 use super::core::{Core, Effect, Input, RemoteProject};
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
@@ -23,8 +22,8 @@ use super::project::{
 use crate::bridge::access::policy::RateWindow;
 use crate::bridge::channels::chat::{ChatEvent, ClickAnswer};
 use crate::bridge::panes::agent_pane::{PaneError, PaneLocation};
-use crate::bridge::panes::host_file;
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
+use crate::bridge::panes::workspace_file::{self, FetchedFile, FileError};
 use crate::detect::Profiles;
 use crate::hooks::HookEvent;
 use crate::hooks::token::HookKey;
@@ -65,10 +64,9 @@ enum ServerAnswer {
     /// A `/gsd:file` read on the project's host.
     File {
         project: ProjectName,
-        asked: String,
         sender: String,
         reply: Reply,
-        fetched: Result<Vec<u8>, FileError>,
+        fetched: Result<FetchedFile, FileError>,
     },
 }
 
@@ -230,18 +228,19 @@ impl Daemon {
                     reply,
                 } => {
                     let (hosts, answers) = (self.hosts.clone(), self.answers_tx.clone());
+                    let state_dir = self.setup.state_dir.clone();
                     tokio::spawn(async move {
-                        let fetched = match hosts.watch(Some(&host)) {
-                            Ok(watch) => {
-                                let mut spec = watch.spec_for(String::new());
-                                spec.workspace = PathBuf::from(workspace);
-                                host_file::fetch(&spec, &asked).await
-                            }
-                            Err(e) => Err(FileError::Unreadable(asked.clone(), e.to_string())),
-                        };
+                        let workspace = PathBuf::from(workspace);
+                        let fetched = workspace_file::fetch(
+                            &hosts,
+                            host.as_deref(),
+                            workspace,
+                            &asked,
+                            state_dir,
+                        )
+                        .await;
                         let answer = ServerAnswer::File {
                             project,
-                            asked,
                             sender,
                             reply,
                             fetched,
@@ -286,11 +285,10 @@ impl Daemon {
             ServerAnswer::Planning { reply, read } => self.core.status_with_planning(&reply, read),
             ServerAnswer::File {
                 project,
-                asked,
                 sender,
                 reply,
                 fetched,
-            } => (self.core).file_fetched(&project, &sender, &asked, &reply, fetched),
+            } => (self.core).file_fetched(&project, &sender, &reply, fetched),
         }
     }
 

@@ -122,11 +122,11 @@ pub enum Effect {
         reply: Reply,
         projects: Vec<RemoteProject>,
     },
-    /// Read `/gsd:file asked` in `workspace` on `host`, then hand the bytes
-    /// to [`Core::file_fetched`].
+    /// Read `/gsd:file asked` in `workspace` on `host` (none: this
+    /// machine), copy it privately, then hand it to [`Core::file_fetched`].
     FetchFile {
         project: ProjectName,
-        host: String,
+        host: Option<String>,
         workspace: String,
         asked: String,
         sender: String,

@@ -1054,6 +1054,57 @@ fn an_adopted_pane_is_for_approvers_only() {
     assert!(denied(&w.say("ou_alice", "ls")));
 }
 
+/// The core reads no file: `/gsd:file` in a project on this machine is a
+/// fetch for the shell (no host), and what comes back is queued as sent.
+#[test]
+fn a_local_file_is_fetched_by_the_shell_and_queued_when_it_comes() {
+    use crate::bridge::panes::workspace_file::FetchedFile;
+    let mut w = World::new();
+    w.with_project();
+    let effects = w.say("ou_alice", "/gsd:file notes.md");
+    let fetch = effects.into_iter().find_map(|e| match e {
+        Effect::FetchFile {
+            project,
+            host: None,
+            asked,
+            sender,
+            reply,
+            ..
+        } => Some((project, asked, sender, reply)),
+        _ => None,
+    });
+    let Some((project, asked, sender, reply)) = fetch else {
+        panic!("no fetch on this machine: {}", w.texts());
+    };
+    assert_eq!((project.as_str(), asked.as_str()), ("demo", "notes.md"));
+    let files = |w: &World| {
+        (w.outbox().into_iter())
+            .filter_map(|e| match e.op {
+                OutboxOp::File {
+                    file_name, path, ..
+                } => Some((e.uuid, file_name, path)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert!(files(&w).is_empty(), "queued before it was read");
+    let file = FetchedFile {
+        uuid: "u-file".into(),
+        name: "notes.md".into(),
+        copy: "/state/outbox-files/u-file.file".into(),
+        size: 5,
+    };
+    w.core.file_fetched(&project, &sender, &reply, Ok(file));
+    assert_eq!(
+        files(&w),
+        [(
+            "u-file".to_string(),
+            "notes.md".to_string(),
+            "/state/outbox-files/u-file.file".to_string()
+        )]
+    );
+}
+
 /// An adopted pane's record has no workspace: `/gsd:file` there read the
 /// ssh login's home (or the daemon's directory). Never served, whoever
 /// asks, on this machine or a host.

@@ -4,7 +4,7 @@
 //! [`MAX_SEND_FILE_BYTES`]) checked by one short script there, run the way
 //! the host's tmux is run, within the host's timeout, its output bounded.
 
-use crate::bridge::core::files::{self, FileError, MAX_SEND_FILE_BYTES};
+use super::workspace_file::{self as files, FileError, MAX_SEND_FILE_BYTES};
 use crate::bridge::panes::agent_pane::PaneSpec;
 use crate::tmux::one_shot::{self, OneShotError, SSH_FAILED};
 

@@ -11,3 +11,4 @@ pub mod keys;
 pub mod transcript;
 pub mod typing;
 pub mod watch_session;
+pub mod workspace_file;

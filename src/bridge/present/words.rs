@@ -20,6 +20,7 @@ use crate::bridge::access::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
 use crate::bridge::channels::chat_images::{ImageNotSaved, MAX_FETCHES};
 use crate::bridge::panes::agent_pane::{AdoptedChange, PaneError};
 use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHARS, UnknownHost};
+use crate::bridge::panes::workspace_file::{FileError, MAX_SEND_FILE_BYTES};
 use crate::bridge::project::{MAX_QUEUED, ProjectError};
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
@@ -34,6 +35,26 @@ pub trait ChatWords {
 /// `e`'s chat words (for call sites that take `impl Into<Text>`).
 pub fn said(e: &impl ChatWords) -> Text {
     e.chat_words()
+}
+
+/// The chat's words for a refused file (the catalogue's; `Display` is
+/// the log's).
+impl ChatWords for FileError {
+    fn chat_words(&self) -> crate::i18n::Text {
+        match self {
+            FileError::NotInWorkspace(path) => Msg::ErrNotInWorkspace.with(&[("path", path)]),
+            FileError::NotAFile(path) => Msg::ErrNotAFile.with(&[("path", path)]),
+            FileError::TooLarge { path, size } => Msg::ErrFileTooLarge.with(&[
+                ("path", path),
+                ("size", &size.to_string()),
+                ("max", &MAX_SEND_FILE_BYTES.to_string()),
+            ]),
+            // The system's own reason, as it is.
+            FileError::Unreadable(path, why) => {
+                Msg::ErrUnreadable.with(&[("path", path), ("why", why)])
+            }
+        }
+    }
 }
 
 impl ChatWords for ImageNotSaved {
@@ -400,7 +421,7 @@ mod tests {
         let t = PaneError::NoSession(s).chat_words();
         assert_eq!(t.get(Lang::Zh), "会话 cm-shop 不存在");
     }
-    use crate::bridge::core::files::FileError;
+    use crate::bridge::panes::workspace_file::FileError;
     use crate::i18n::Lang;
 
     fn has_cjk(s: &str) -> bool {
