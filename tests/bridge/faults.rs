@@ -208,3 +208,27 @@ async fn state_writes_failing_lose_nothing_and_are_reported() {
         "the messages handled while writes failed are saved: {saved}"
     );
 }
+
+/// A workspace that cannot be made (its parent is a file): the project's
+/// pane says so, as an error card naming the workspace, and nothing is
+/// typed. The core made the directory itself before; the pane that runs
+/// there makes it now, on this machine as on an ssh host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_that_cannot_be_made_is_an_error_card() {
+    let tmux = crate::support::tmux::TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let blocker = home.path().join("not-a-dir");
+    std::fs::write(&blocker, b"a file").unwrap();
+    let mut config = crate::support::bridge::test_config(&tmux.socket, home.path());
+    config.workspace_root = blocker.join("ws").display().to_string();
+    let mut b = Bridge::start_with(tmux, home, config).await;
+    b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
+    let card = b.card_with("cannot create the workspace").await;
+    assert!(card.text.contains("not-a-dir/ws/demo"), "{}", card.text);
+    assert!(!blocker.join("ws").exists());
+    assert!(
+        b.tmux.run(&["has-session", "-t", "=cm-demo"]).status.code() != Some(0),
+        "no session was made"
+    );
+    b.stop().await;
+}

@@ -234,11 +234,8 @@ impl Core {
             self.error(target, reply_to, Msg::NameTaken, text, Msg::PickAnotherName);
             return;
         }
-        let (workspace, remote) = match self.hosts.workspace_root(host) {
-            Ok(root) => (
-                root.join(name),
-                host.is_some_and(|h| self.hosts.is_remote(h)),
-            ),
+        let workspace = match self.hosts.workspace_root(host) {
+            Ok(root) => root.join(name),
             Err(e) => {
                 let guidance = Msg::HostsFromConfig;
                 self.error(target, reply_to, Msg::UnknownHost, said(&e), guidance);
@@ -246,12 +243,9 @@ impl Core {
             }
         };
         let host = host.map(str::to_string);
-        // A remote host's pane makes its own workspace (see PaneSpec).
-        if !remote && let Err(e) = std::fs::create_dir_all(&workspace) {
-            let text = format!("{}: {e}", workspace.display());
-            self.error(target, reply_to, Msg::CannotCreateWorkspace, &text, "");
-            return;
-        }
+        // The project's pane makes its workspace where it runs, here or on
+        // its host (see PaneSpec), and says if it cannot: the core touches
+        // no file system.
         let chat = target_id(target);
         let ws = workspace.display().to_string();
         let existed = self.shared.update(|s| {

@@ -92,6 +92,8 @@ pub enum PaneError {
     Tmux(#[from] TmuxError),
     #[error("could not run tmux to create session {session}: {reason}")]
     Create { session: String, reason: String },
+    #[error("cannot create the workspace {workspace}: {reason}")]
+    Workspace { workspace: String, reason: String },
     #[error("session {0} does not exist")]
     NoSession(String),
     #[error("session {0} has no pane")]
@@ -305,9 +307,9 @@ impl PaneSpec {
             let launch = format!("mkdir -p -- {dir} && cd -- {dir} && {AGENT_LAUNCH}");
             return self.new_session(&env, &launch).await;
         }
-        std::fs::create_dir_all(&self.workspace).map_err(|e| PaneError::Create {
-            session: self.session.clone(),
-            reason: format!("cannot create workspace {}: {e}", self.workspace.display()),
+        std::fs::create_dir_all(&self.workspace).map_err(|e| PaneError::Workspace {
+            workspace: self.workspace.display().to_string(),
+            reason: e.to_string(),
         })?;
         self.new_session(&env, AGENT_LAUNCH).await
     }

@@ -174,6 +174,9 @@ impl ChatWords for PaneError {
             PaneError::Create { session, reason } => {
                 Msg::ErrPaneCreate.with(&[("session", session), ("reason", reason)])
             }
+            PaneError::Workspace { workspace, reason } => {
+                Msg::ErrPaneWorkspace.with(&[("workspace", workspace), ("reason", reason)])
+            }
             PaneError::NoSession(session) => Msg::ErrPaneNoSession.with(&[("session", session)]),
             PaneError::NoPane(session) => Msg::ErrPaneNoPane.with(&[("session", session)]),
             PaneError::Unreachable { host, message } => {
@@ -369,6 +372,10 @@ mod tests {
             tmux_refused("can't find pane: %9"),
             PaneError::Create {
                 session: s.clone(),
+                reason: r.clone(),
+            },
+            PaneError::Workspace {
+                workspace: "/srv/ws/shop".into(),
                 reason: r.clone(),
             },
             PaneError::NoSession(s.clone()),

@@ -102,7 +102,6 @@ catalogue! {
     CouldNotCancel: "Could not cancel" => "无法取消";
     CouldNotSwitchMode: "Could not switch the mode" => "无法切换模式";
     ProjectElsewhere: "Project exists elsewhere" => "项目在其他主机上";
-    CannotCreateWorkspace: "Cannot create the workspace" => "无法创建工作区";
     CannotSendToAgent: "Cannot send that to the agent" => "无法发送给智能体";
     AgentError: "The agent reported an error" => "智能体报告了错误";
     CommandFailed: "Command failed" => "命令失败";
@@ -418,6 +417,8 @@ catalogue! {
     ErrPaneTmux: "tmux: {detail}" => "tmux 出错：{detail}";
     ErrPaneCreate: "could not run tmux to create session {session}: {reason}"
         => "无法运行 tmux 来创建会话 {session}：{reason}";
+    ErrPaneWorkspace: "cannot create the workspace {workspace}: {reason}"
+        => "无法创建工作区 {workspace}：{reason}";
     ErrPaneNoSession: "session {session} does not exist" => "会话 {session} 不存在";
     ErrPaneNoPane: "session {session} has no pane" => "会话 {session} 没有窗格";
     ErrPaneUnreachable: "host {host} is unreachable: {message}" => "无法连接主机 {host}：{message}";
