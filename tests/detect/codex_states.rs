@@ -78,6 +78,33 @@ fn kinds(ds: &[Detection]) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// Feeds `frames` to `w`, typing `typed.1` just before the frame at
+/// `typed.0`, each deadline ticked in the gaps (a minute after the last):
+/// when the turns completed, and every detection for a message.
+fn completions(
+    w: &mut PaneWatcher,
+    frames: &[(u64, String)],
+    typed: (u64, &str),
+    bytewise: bool,
+) -> (Vec<u64>, String) {
+    let mut seen = Vec::new();
+    for (i, (at, bytes)) in frames.iter().enumerate() {
+        if *at == typed.0 {
+            w.typed(typed.1);
+        }
+        feed(w, *at, bytes, bytewise, &mut seen);
+        let next = frames.get(i + 1).map_or(60_000, |(t, _)| *t - 1);
+        while let Some(due) = w.next_deadline().filter(|d| d.0 <= next) {
+            w.tick(due, &mut |d| seen.push(d));
+        }
+    }
+    let done = (kinds(&seen).into_iter())
+        .filter(|(_, k)| k == "completed")
+        .map(|(at, _)| at)
+        .collect();
+    (done, format!("{:?}", kinds(&seen)))
+}
+
 #[test]
 fn codex_turn_ends_once_after_it_said_it_worked() {
     let whole = run(false);
@@ -120,24 +147,9 @@ fn a_codex_command_without_a_model_turn_ends_once() {
     ];
     let quiet = clawmux::detect::SILENT_COMMAND_QUIET.as_millis() as u64;
     for bytewise in [false, true] {
-        let mut w = codex_watcher();
-        let mut seen = Vec::new();
-        for (i, (at, bytes)) in frames.iter().enumerate() {
-            if *at == 1100 {
-                w.typed("/plan");
-            }
-            feed(&mut w, *at, bytes, bytewise, &mut seen);
-            let next = frames.get(i + 1).map_or(60_000, |(t, _)| *t - 1);
-            while let Some(due) = w.next_deadline().filter(|d| d.0 <= next) {
-                w.tick(due, &mut |d| seen.push(d));
-            }
-        }
-        let done: Vec<u64> = (kinds(&seen).into_iter())
-            .filter(|(_, k)| k == "completed")
-            .map(|(at, _)| at)
-            .collect();
-        assert_eq!(done.len(), 1, "{:?}", kinds(&seen));
-        assert!(done[0] >= 1100 + quiet, "{:?}", kinds(&seen));
+        let (done, log) = completions(&mut codex_watcher(), &frames, (1100, "/plan"), bytewise);
+        assert_eq!(done.len(), 1, "{log}");
+        assert!(done[0] >= 1100 + quiet, "{log}");
     }
 }
 
@@ -169,22 +181,8 @@ fn a_codex_start_up_is_over_once_it_said_so_and_is_not_the_first_commands() {
         ));
         let mut w = codex_watcher();
         w.detector_mut().begin_start_up();
-        let mut seen = Vec::new();
-        for (i, (at, bytes)) in frames.iter().enumerate() {
-            if *at == plan_at {
-                w.typed("/plan");
-            }
-            feed(&mut w, *at, bytes, false, &mut seen);
-            let next = frames.get(i + 1).map_or(60_000, |(t, _)| *t - 1);
-            while let Some(due) = w.next_deadline().filter(|d| d.0 <= next) {
-                w.tick(due, &mut |d| seen.push(d));
-            }
-        }
-        let done: Vec<u64> = (kinds(&seen).into_iter())
-            .filter(|(_, k)| k == "completed")
-            .map(|(at, _)| at)
-            .collect();
-        let log = format!("{states:?}: {:?}", kinds(&seen));
+        let (done, log) = completions(&mut w, &frames, (plan_at, "/plan"), false);
+        let log = format!("{states:?}: {log}");
         assert_eq!(done.len(), 2, "{log}");
         assert!(done[0] >= last_said + start_quiet, "{log}");
         assert!(done[0] < plan_at, "{log}");
