@@ -106,12 +106,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_script_keeps_to_the_workspace_and_the_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(ws.join("sub")).unwrap();
-        std::fs::write(ws.join("sub/notes.txt"), b"hello").unwrap();
-        std::fs::write(dir.path().join("secret"), b"no").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("secret"), ws.join("link")).unwrap();
+        let (dir, ws) = files::test_workspace();
         assert_eq!(
             local(&ws, "sub/notes.txt", 100).await,
             (Some(0), b"hello".to_vec())

@@ -186,18 +186,26 @@ fn file_name_of(path: &Path) -> String {
         .unwrap_or_else(|| "file".into())
 }
 
+/// A workspace `ws` in a temporary directory: `sub/notes.txt` (`hello`),
+/// and `link`, a symlink to `secret` beside the workspace.
+#[cfg(test)]
+pub(crate) fn test_workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("sub/notes.txt"), b"hello").unwrap();
+    std::fs::write(dir.path().join("secret"), b"no").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret"), ws.join("link")).unwrap();
+    (dir, ws)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn only_regular_files_inside_the_workspace_resolve() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(ws.join("sub")).unwrap();
-        std::fs::write(ws.join("sub/notes.txt"), b"hello").unwrap();
-        std::fs::write(dir.path().join("secret"), b"no").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("secret"), ws.join("link")).unwrap();
+        let (_dir, ws) = test_workspace();
         let (p, size) = resolve(&ws, "sub/notes.txt").unwrap();
         assert!(p.ends_with("sub/notes.txt") && size == 5);
         let not_in = |asked: &str| FileError::NotInWorkspace(asked.into());
