@@ -101,7 +101,7 @@ pub const HELP: &str = "\
 - `/gsd:inbox`: every approval, question and checkpoint waiting for an answer, oldest first, with its buttons (`/gsd:inbox gsd` is GSD's own inbox)
 - `/gsd:file <path>`: send a file from the project's workspace (inside it only, at most 30 MB)
 - `/gsd:remind <minutes>|<N>s|off`: show a prompt here again, once, when it waited that long (off by default)
-- `/gsd:keys <key>…`: send Esc, Enter, Tab, Up, Down, Left, Right or Ctrl-C to the agent's pane (approvers only)
+- `/gsd:keys <key>…`: send Esc, Enter, Tab, Shift+Tab, Up, Down, Left, Right or Ctrl-C to the agent's pane (approvers only)
 - `/gsd:mode [manual|auto|plan|acceptEdits|bypassPermissions]`: the agent's permission mode, or switch it (approvers only; `manual` sends every approval here)
 - `/gsd:answer <key>`: answer the pending approval (or press its button)
 - `/gsd:sessions`: the tmux sessions and panes on every host

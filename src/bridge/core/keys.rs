@@ -1,5 +1,5 @@
 //! Keys from chat into a project's pane, for approvers only: `/gsd:keys`
-//! (named keys: Esc, Enter, Tab, arrows, Ctrl-C) and the Interrupt button
+//! (named keys: Esc, Enter, Tab, Shift+Tab, arrows, Ctrl-C) and the Interrupt button
 //! on a running command's progress card (the agent's interrupt key, Esc,
 //! through the same path as `/gsd:cancel`, whose turn end the screen then
 //! confirms: the chat gets "Stopped"). Each is written to the event log

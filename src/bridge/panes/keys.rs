@@ -1,6 +1,6 @@
 //! Named keys a chat may send to a project's pane (`/gsd:keys`): the few
-//! an approver needs to steer an agent by hand (Esc, Enter, Tab, arrows,
-//! Ctrl-C), each with its tmux key name. Nothing else is typed this way:
+//! an approver needs to steer an agent by hand (Esc, Enter, Tab,
+//! Shift+Tab, arrows, Ctrl-C), each with its tmux key name. Nothing else is typed this way:
 //! text goes through the typing path, which guards the input box.
 
 use std::fmt;
@@ -15,6 +15,9 @@ pub enum NamedKey {
     Esc,
     Enter,
     Tab,
+    /// Claude Code cycles its permission modes with it, Codex its
+    /// collaboration modes.
+    ShiftTab,
     Up,
     Down,
     Left,
@@ -24,10 +27,11 @@ pub enum NamedKey {
 
 impl NamedKey {
     /// Every key, as `/gsd:keys` spells it.
-    pub const ALL: [NamedKey; 8] = [
+    pub const ALL: [NamedKey; 9] = [
         NamedKey::Esc,
         NamedKey::Enter,
         NamedKey::Tab,
+        NamedKey::ShiftTab,
         NamedKey::Up,
         NamedKey::Down,
         NamedKey::Left,
@@ -36,12 +40,14 @@ impl NamedKey {
     ];
 
     /// The key a word names (case-insensitive; `ctrl-c`, `c-c` and `^c`
-    /// are Ctrl-C, `escape` is Esc, `return` is Enter).
+    /// are Ctrl-C, `escape` is Esc, `return` is Enter, `shift-tab`,
+    /// `shift+tab` and `btab` are Shift+Tab).
     pub fn parse(word: &str) -> Option<NamedKey> {
         Some(match word.to_ascii_lowercase().as_str() {
             "esc" | "escape" => NamedKey::Esc,
             "enter" | "return" => NamedKey::Enter,
             "tab" => NamedKey::Tab,
+            "shift-tab" | "shift+tab" | "s-tab" | "btab" => NamedKey::ShiftTab,
             "up" => NamedKey::Up,
             "down" => NamedKey::Down,
             "left" => NamedKey::Left,
@@ -57,6 +63,7 @@ impl NamedKey {
             NamedKey::Esc => "Escape",
             NamedKey::Enter => "Enter",
             NamedKey::Tab => "Tab",
+            NamedKey::ShiftTab => "BTab",
             NamedKey::Up => "Up",
             NamedKey::Down => "Down",
             NamedKey::Left => "Left",
@@ -71,6 +78,7 @@ impl NamedKey {
             NamedKey::Esc => "Esc",
             NamedKey::Enter => "Enter",
             NamedKey::Tab => "Tab",
+            NamedKey::ShiftTab => "Shift+Tab",
             NamedKey::Up => "Up",
             NamedKey::Down => "Down",
             NamedKey::Left => "Left",
@@ -131,16 +139,19 @@ mod tests {
     #[test]
     fn keys_parse_by_name_and_nothing_else() {
         assert_eq!(
-            parse_keys("esc Down  ENTER ctrl-c ^C tab"),
+            parse_keys("esc Down  ENTER ctrl-c ^C tab Shift+Tab btab"),
             Ok(vec![
                 NamedKey::Esc,
                 NamedKey::Down,
                 NamedKey::Enter,
                 NamedKey::CtrlC,
                 NamedKey::CtrlC,
-                NamedKey::Tab
+                NamedKey::Tab,
+                NamedKey::ShiftTab,
+                NamedKey::ShiftTab
             ])
         );
+        assert_eq!(NamedKey::ShiftTab.tmux_name(), "BTab");
         assert!(parse_keys("").unwrap_err().contains("say which keys"));
         assert!(
             parse_keys("esc rm")

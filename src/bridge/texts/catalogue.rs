@@ -529,7 +529,7 @@ const HELP_ZH: &str = "\
 - `/gsd:inbox`：所有等待回答的审批、问题和检查点，最早的在前，附带按钮（`/gsd:inbox gsd` 是 GSD 自己的收件箱）
 - `/gsd:file <path>`：发送项目工作区中的文件（仅限工作区内，最大 30 MB）
 - `/gsd:remind <minutes>|<N>s|off`：提示等待这么久后，在这里再显示一次（默认关闭）
-- `/gsd:keys <key>…`：向智能体的窗格发送 Esc、Enter、Tab、Up、Down、Left、Right 或 Ctrl-C（仅限审批人）
+- `/gsd:keys <key>…`：向智能体的窗格发送 Esc、Enter、Tab、Shift+Tab、Up、Down、Left、Right 或 Ctrl-C（仅限审批人）
 - `/gsd:mode [manual|auto|plan|acceptEdits|bypassPermissions]`：查看或切换智能体的权限模式（仅限审批人；`manual` 会把每个审批都发到这里）
 - `/gsd:answer <key>`：回答待处理的审批（或点它的按钮）
 - `/gsd:sessions`：所有主机上的 tmux 会话和窗格
