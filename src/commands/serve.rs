@@ -322,6 +322,12 @@ async fn serve(
             stop = Stop::IntakeLost;
         }
     }
+    if stop == Stop::Finished && use_console && !has_intake {
+        // The console's chat channel closes only at the end of its input
+        // (Ctrl-D, or a pipe that ended): the daemon drained it and ended
+        // before the grace after it ran out.
+        stop = Stop::EndOfInput;
+    }
     let reason = match stop {
         Stop::Finished => "finished",
         Stop::Signal(name) => name,
