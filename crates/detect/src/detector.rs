@@ -201,9 +201,8 @@ impl Detector {
     }
 
     /// Says a turn has begun (a command was just sent), so its completion is
-    /// reported even if the agent never shows a busy marker.
-    /// The command typed just before ([`Detector::typed`]) stays this
-    /// turn's.
+    /// reported even if the agent never shows a busy marker. The command
+    /// typed just before ([`Detector::typed`]) stays this turn's.
     pub fn begin_turn(&mut self) {
         match &mut self.turn {
             Turn::Running(run) => {
@@ -214,10 +213,10 @@ impl Detector {
         }
     }
 
-    /// Says a new agent is starting: its idle screen, once it said the
-    /// states its profile says it says while it starts (Codex: `working`,
-    /// `idle`), completes this "turn". What it says then is never a turn's
-    /// work or end.
+    /// Says a new agent is starting: its idle screen completes this "turn"
+    /// once the agent said its profile's `start_states` (Codex: `idle`) and
+    /// stayed quiet for [`START_QUIET`]. What it says then is never a
+    /// turn's work or end.
     pub fn begin_start_up(&mut self) {
         self.turn = Turn::StartUp(StartUp::default());
     }

@@ -90,7 +90,8 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// When the agent took the typed command (always taken if none was).
+    /// When the agent took the command typed through clawmux (none before
+    /// it did, and none for a turn not typed through clawmux).
     pub(crate) fn taken_at(&self) -> Option<Millis> {
         self.typed.as_ref().and_then(|t| t.taken_at)
     }
