@@ -14,6 +14,7 @@
 //!   `new-project` in the current project.
 
 use crate::agents::claude::PermissionMode;
+use crate::bridge::panes::keys::KeysError;
 
 /// Commands clawmux answers itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +69,42 @@ pub enum Route {
         suggestion: Option<String>,
     },
     /// A built-in used wrongly (missing argument …).
-    Usage(String),
+    Usage(Usage),
+}
+
+/// How a built-in was used wrongly; `Display` is the log's words, the
+/// chat's are the presenter's (`present::words`), in both languages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Usage {
+    #[error("unknown agent `{given}`: `/gsd:new-project <name> --agent <{agents}>`")]
+    UnknownAgent { given: String, agents: String },
+    #[error(
+        "`/gsd:{command}` takes one argument, `{arg}`; nothing was done because of the extra words `{extra}`: `{usage}`"
+    )]
+    ExtraWords {
+        command: String,
+        arg: String,
+        extra: String,
+        usage: &'static str,
+    },
+    #[error("say which project: `{0}`")]
+    NoProject(&'static str),
+    #[error("say which option: `{0}`")]
+    NoOption(&'static str),
+    #[error("say which file: `/gsd:file <path>`")]
+    NoFile,
+    #[error(
+        "say after how long: `/gsd:remind <minutes>` (or `30s`, `5m`), or `/gsd:remind off`, at most a day"
+    )]
+    RemindWhen,
+    #[error(transparent)]
+    Keys(#[from] KeysError),
+    #[error("`{given}` is not a permission mode: {modes}")]
+    NotAMode { given: String, modes: String },
+    #[error("say which mode: `/gsd:mode <{0}>`")]
+    NoMode(String),
+    #[error("say which pane: `/gsd:adopt SESSION[:WINDOW.PANE][@HOST] [as NAME]`")]
+    NoPane,
 }
 
 /// clawmux's own commands.
@@ -113,11 +149,10 @@ fn new_project(name: &str, rest: &str) -> Result<Builtin, Route> {
                 agent = Some(v.to_ascii_lowercase());
             }
             Some(v) => {
-                return Err(Route::Usage(format!(
-                    "unknown agent `{}`: `/gsd:new-project <name> --agent <{}>`",
-                    v.unwrap_or(""),
-                    crate::agents::names().replace(", ", "|")
-                )));
+                return Err(Route::Usage(Usage::UnknownAgent {
+                    given: v.unwrap_or("").to_string(),
+                    agents: crate::agents::names().replace(", ", "|"),
+                }));
             }
         }
     }
@@ -153,8 +188,7 @@ pub const GSD_HELP_ARG: &str = "gsd";
 const MAX_REMIND_SECS: u64 = 24 * 3600;
 
 /// `/gsd:remind N|Nm|Ns|off`: minutes (or seconds with `s`), or off.
-fn parse_remind(args: &str) -> Result<Option<u64>, String> {
-    let usage = "`/gsd:remind <minutes>` (or `30s`, `5m`), or `/gsd:remind off`";
+fn parse_remind(args: &str) -> Result<Option<u64>, Usage> {
     let a = args.trim().to_ascii_lowercase();
     if a == "off" {
         return Ok(None);
@@ -165,7 +199,7 @@ fn parse_remind(args: &str) -> Result<Option<u64>, String> {
     };
     match digits.parse::<u64>() {
         Ok(n) if n > 0 && n.saturating_mul(unit) <= MAX_REMIND_SECS => Ok(Some(n * unit)),
-        _ => Err(format!("say after how long: {usage}, at most a day")),
+        _ => Err(Usage::RemindWhen),
     }
 }
 
@@ -178,15 +212,19 @@ pub fn route(text: &str) -> Route {
         .split_once(char::is_whitespace)
         .map(|(_, a)| a.trim())
         .unwrap_or("");
-    let one_arg = |what: &str, usage: &str| match args.split_whitespace().collect::<Vec<_>>()[..] {
-        [arg] => Ok(arg.to_string()),
-        // Extra words are named: a pasted line with its description
-        // (`/gsd:answer 1   answers it`) must not read as a missing key.
-        [arg, ref extra @ ..] => Err(Route::Usage(format!(
-            "`/gsd:{name}` takes one argument, `{arg}`; nothing was done because of the extra words `{}`: `{usage}`",
-            extra.join(" ")
-        ))),
-        [] => Err(Route::Usage(format!("{what}: `{usage}`"))),
+    let one_arg = |missing: fn(&'static str) -> Usage, usage: &'static str| {
+        match args.split_whitespace().collect::<Vec<_>>()[..] {
+            [arg] => Ok(arg.to_string()),
+            // Extra words are named: a pasted line with its description
+            // (`/gsd:answer 1   answers it`) must not read as a missing key.
+            [arg, ref extra @ ..] => Err(Route::Usage(Usage::ExtraWords {
+                command: name.to_string(),
+                arg: arg.to_string(),
+                extra: extra.join(" "),
+                usage,
+            })),
+            [] => Err(Route::Usage(missing(usage))),
+        }
     };
     let builtin = match name {
         "help" if args.is_empty() => Ok(Builtin::Help),
@@ -197,7 +235,7 @@ pub fn route(text: &str) -> Route {
         // GSD has an `inbox` too: bare, it is clawmux's; `/gsd:inbox gsd`
         // (and any other arguments) reach GSD's.
         "inbox" if args.is_empty() => Ok(Builtin::Inbox),
-        "file" if args.is_empty() => Err(Route::Usage("say which file: `/gsd:file <path>`".into())),
+        "file" if args.is_empty() => Err(Route::Usage(Usage::NoFile)),
         "file" => Ok(Builtin::File(args.to_string())),
         "inbox" if args == GSD_HELP_ARG => {
             return Route::Agent(text.trim_end_matches(GSD_HELP_ARG).trim_end().to_string());
@@ -207,8 +245,8 @@ pub fn route(text: &str) -> Route {
             .map_err(Route::Usage),
         "keys" => crate::bridge::panes::keys::parse_keys(args)
             .map(Builtin::Keys)
-            .map_err(Route::Usage),
-        "use" => one_arg("say which project", "/gsd:use <project>").map(Builtin::Use),
+            .map_err(|e| Route::Usage(e.into())),
+        "use" => one_arg(Usage::NoProject, "/gsd:use <project>").map(Builtin::Use),
         "new-project" => match args.split_once(char::is_whitespace) {
             _ if args.is_empty() || args.starts_with(['-', '@']) => {
                 return Route::Agent(text.to_string());
@@ -216,7 +254,7 @@ pub fn route(text: &str) -> Route {
             Some((name, rest)) => new_project(name, rest),
             None => new_project(args, ""),
         },
-        "answer" => one_arg("say which option", "/gsd:answer <key>").map(Builtin::Answer),
+        "answer" => one_arg(Usage::NoOption, "/gsd:answer <key>").map(Builtin::Answer),
         "sessions" => Ok(Builtin::Sessions),
         "screen" => Ok(Builtin::Screen),
         "mode" => match args.split_whitespace().collect::<Vec<_>>()[..] {
@@ -224,17 +262,14 @@ pub fn route(text: &str) -> Route {
             [name] => PermissionMode::parse(name)
                 .map(|m| Builtin::Mode(Some(m)))
                 .ok_or_else(|| {
-                    Route::Usage(format!(
-                        "`{name}` is not a permission mode: {}",
-                        mode_names()
-                    ))
+                    Route::Usage(Usage::NotAMode {
+                        given: name.to_string(),
+                        modes: mode_names(),
+                    })
                 }),
-            _ => Err(Route::Usage(format!(
-                "say which mode: `/gsd:mode <{}>`",
-                mode_names()
-            ))),
+            _ => Err(Route::Usage(Usage::NoMode(mode_names()))),
         },
-        "release" => one_arg("say which project", "/gsd:release <name>").map(Builtin::Release),
+        "release" => one_arg(Usage::NoProject, "/gsd:release <name>").map(Builtin::Release),
         "adopt" => match args.split_whitespace().collect::<Vec<_>>()[..] {
             [target] => Ok(Builtin::Adopt {
                 target: target.into(),
@@ -244,9 +279,7 @@ pub fn route(text: &str) -> Route {
                 target: target.into(),
                 name: Some(name.into()),
             }),
-            _ => Err(Route::Usage(
-                "say which pane: `/gsd:adopt SESSION[:WINDOW.PANE][@HOST] [as NAME]`".into(),
-            )),
+            _ => Err(Route::Usage(Usage::NoPane)),
         },
         _ if crate::gsd::spelling::is_command_name(name) => {
             return Route::Agent(text.to_string());
@@ -339,7 +372,7 @@ mod tests {
             "/gsd:new-project web --agent vim",
         ] {
             assert!(
-                matches!(route(bad), Route::Usage(ref u) if u.contains("--agent <claude|codex|gemini|opencode|aider|sim>")),
+                matches!(route(bad), Route::Usage(ref u) if u.to_string().contains("--agent <claude|codex|gemini|opencode|aider|sim>")),
                 "{bad}: {:?}",
                 route(bad)
             );
@@ -350,10 +383,14 @@ mod tests {
         );
         assert!(matches!(
             route("/gsd:answer 1                answers it (on Feishu: press the button)"),
-            Route::Usage(u) if u.contains("takes one argument, `1`") && u.contains("extra words `answers it (on")
+            Route::Usage(u) if u.to_string().contains("takes one argument, `1`") && u.to_string().contains("extra words `answers it (on")
         ));
-        assert!(matches!(route("/gsd:answer"), Route::Usage(u) if u.contains("say which option")));
-        assert!(matches!(route("/gsd:use"), Route::Usage(u) if u.contains("/gsd:use <project>")));
+        assert!(
+            matches!(route("/gsd:answer"), Route::Usage(u) if u.to_string().contains("say which option"))
+        );
+        assert!(
+            matches!(route("/gsd:use"), Route::Usage(u) if u.to_string().contains("/gsd:use <project>"))
+        );
         assert!(matches!(route("/gsd:use a b"), Route::Usage(_)));
         assert_eq!(
             route("/gsd:adopt work:1.0@desk as api"),
@@ -382,7 +419,9 @@ mod tests {
             route("/gsd:keys esc Enter"),
             Route::Builtin(Builtin::Keys(vec![NamedKey::Esc, NamedKey::Enter]))
         );
-        assert!(matches!(route("/gsd:keys"), Route::Usage(u) if u.contains("say which keys")));
+        assert!(
+            matches!(route("/gsd:keys"), Route::Usage(u) if u.to_string().contains("say which keys"))
+        );
         assert_eq!(route("/gsd:inbox"), Route::Builtin(Builtin::Inbox));
         assert_eq!(
             route("/gsd:remind 5"),
@@ -399,14 +438,14 @@ mod tests {
         assert!(matches!(route("/gsd:remind 0"), Route::Usage(_)));
         assert!(matches!(route("/gsd:remind 2000m"), Route::Usage(_)));
         assert!(
-            matches!(route("/gsd:keys ls"), Route::Usage(u) if u.contains("`ls` is not a key"))
+            matches!(route("/gsd:keys ls"), Route::Usage(u) if u.to_string().contains("`ls` is not a key"))
         );
         assert_eq!(
             route("/gsd:mode acceptedits"),
             Route::Builtin(Builtin::Mode(Some(PermissionMode::AcceptEdits)))
         );
         assert!(
-            matches!(route("/gsd:mode yolo"), Route::Usage(u) if u.contains("manual|auto|plan"))
+            matches!(route("/gsd:mode yolo"), Route::Usage(u) if u.to_string().contains("manual|auto|plan"))
         );
     }
 

@@ -393,7 +393,7 @@ async fn look_at(
     };
     if look == Builtin::Cancel {
         let names = crate::agents::key_names(interrupt);
-        let keys = crate::bridge::panes::keys::parse_keys(&names)?;
+        let keys = crate::bridge::panes::keys::parse_keys(&names).map_err(|e| said(&e))?;
         let cmd = ProjectCmd::Keys {
             keys,
             by: "run".into(),

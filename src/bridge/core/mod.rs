@@ -487,7 +487,7 @@ impl Core {
         }
         match router::route(&m.text) {
             Route::Usage(usage) => {
-                self.error(&m.target, reply_to, Msg::MissingArgument, &usage, "");
+                self.error(&m.target, reply_to, Msg::MissingArgument, said(&usage), "");
             }
             Route::Unknown {
                 command,

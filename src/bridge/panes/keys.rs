@@ -94,29 +94,30 @@ impl fmt::Display for NamedKey {
     }
 }
 
+/// What is wrong with the keys `/gsd:keys` was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeysError {
+    #[error("say which keys: `/gsd:keys <key>…` with {}", names())]
+    None,
+    #[error("at most {MAX_KEYS_PER_COMMAND} keys at a time, not {0}")]
+    TooMany(usize),
+    /// The word, cut to 32 characters.
+    #[error("`{0}` is not a key clawmux sends: {keys}", keys = names())]
+    Unknown(String),
+}
+
 /// The keys `/gsd:keys ARGS` names, or what is wrong with them.
-pub fn parse_keys(args: &str) -> Result<Vec<NamedKey>, String> {
+pub fn parse_keys(args: &str) -> Result<Vec<NamedKey>, KeysError> {
     let words: Vec<&str> = args.split_whitespace().collect();
     if words.is_empty() {
-        return Err(format!(
-            "say which keys: `/gsd:keys <key>…` with {}",
-            names()
-        ));
+        return Err(KeysError::None);
     }
     if words.len() > MAX_KEYS_PER_COMMAND {
-        return Err(format!(
-            "at most {MAX_KEYS_PER_COMMAND} keys at a time, not {}",
-            words.len()
-        ));
+        return Err(KeysError::TooMany(words.len()));
     }
     words
         .iter()
-        .map(|w| {
-            NamedKey::parse(w).ok_or_else(|| {
-                let shown: String = w.chars().take(32).collect();
-                format!("`{shown}` is not a key clawmux sends: {}", names())
-            })
-        })
+        .map(|w| NamedKey::parse(w).ok_or_else(|| KeysError::Unknown(w.chars().take(32).collect())))
         .collect()
 }
 
@@ -152,14 +153,10 @@ mod tests {
             ])
         );
         assert_eq!(NamedKey::ShiftTab.tmux_name(), "BTab");
-        assert!(parse_keys("").unwrap_err().contains("say which keys"));
-        assert!(
-            parse_keys("esc rm")
-                .unwrap_err()
-                .contains("`rm` is not a key")
-        );
+        assert_eq!(parse_keys(""), Err(KeysError::None));
+        assert_eq!(parse_keys("esc rm"), Err(KeysError::Unknown("rm".into())));
         let many = vec!["up"; MAX_KEYS_PER_COMMAND + 1].join(" ");
-        assert!(parse_keys(&many).unwrap_err().contains("at most"));
+        assert_eq!(parse_keys(&many), Err(KeysError::TooMany(17)));
         assert_eq!(NamedKey::CtrlC.tmux_name(), "C-c");
         assert_eq!(labels(&[NamedKey::Esc, NamedKey::Enter]), "Esc Enter");
     }

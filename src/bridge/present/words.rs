@@ -20,8 +20,10 @@ use crate::bridge::access::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
 use crate::bridge::channels::chat_images::{ImageNotSaved, MAX_FETCHES};
 use crate::bridge::panes::agent_pane::{AdoptedChange, PaneError};
 use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHARS, UnknownHost};
+use crate::bridge::panes::keys::{KeysError, MAX_KEYS_PER_COMMAND};
 use crate::bridge::panes::workspace_file::{FileError, MAX_SEND_FILE_BYTES};
 use crate::bridge::project::{MAX_QUEUED, ProjectError};
+use crate::bridge::router::Usage;
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
 use crate::tmux::one_shot::MAX_ONE_SHOT_OUTPUT;
@@ -53,6 +55,51 @@ impl ChatWords for FileError {
             FileError::Unreadable(path, why) => {
                 Msg::ErrUnreadable.with(&[("path", path), ("why", why)])
             }
+        }
+    }
+}
+
+impl ChatWords for KeysError {
+    fn chat_words(&self) -> Text {
+        let keys = crate::bridge::panes::keys::names();
+        match self {
+            KeysError::None => Msg::KeysNone.with(&[("keys", &keys)]),
+            KeysError::TooMany(n) => Msg::KeysTooMany.with(&[
+                ("max", &MAX_KEYS_PER_COMMAND.to_string()),
+                ("n", &n.to_string()),
+            ]),
+            KeysError::Unknown(word) => Msg::KeysUnknown.with(&[("word", word), ("keys", &keys)]),
+        }
+    }
+}
+
+impl ChatWords for Usage {
+    fn chat_words(&self) -> Text {
+        match self {
+            Usage::UnknownAgent { given, agents } => {
+                Msg::UsageUnknownAgent.with(&[("given", given), ("agents", agents)])
+            }
+            Usage::ExtraWords {
+                command,
+                arg,
+                extra,
+                usage,
+            } => Msg::UsageExtraWords.with(&[
+                ("command", command),
+                ("arg", arg),
+                ("extra", extra),
+                ("usage", usage),
+            ]),
+            Usage::NoProject(usage) => Msg::UsageNoProject.with(&[("usage", usage)]),
+            Usage::NoOption(usage) => Msg::UsageNoOption.with(&[("usage", usage)]),
+            Usage::NoFile => Msg::UsageNoFile.text(),
+            Usage::RemindWhen => Msg::UsageRemindWhen.text(),
+            Usage::Keys(e) => e.chat_words(),
+            Usage::NotAMode { given, modes } => {
+                Msg::UsageNotAMode.with(&[("given", given), ("modes", modes)])
+            }
+            Usage::NoMode(modes) => Msg::UsageNoMode.with(&[("modes", modes)]),
+            Usage::NoPane => Msg::UsageNoPane.text(),
         }
     }
 }
@@ -482,6 +529,48 @@ mod tests {
         // A wrapped error is worded in the same language as its wrapper.
         let t = ProjectError::NotResumed(Box::new(ProjectError::NotAttached)).chat_words();
         assert!(t.get(Lang::Zh).ends_with("智能体的窗格未关联"), "{t:?}");
+    }
+
+    /// A built-in used wrongly is told in the chat's language (its words
+    /// were English only); the English words are the log's.
+    #[test]
+    fn every_usage_error_has_chat_words_in_both_languages() {
+        let all = [
+            Usage::UnknownAgent {
+                given: "vim".into(),
+                agents: "claude|codex".into(),
+            },
+            Usage::ExtraWords {
+                command: "answer".into(),
+                arg: "1".into(),
+                extra: "answers it".into(),
+                usage: "/gsd:answer <key>",
+            },
+            Usage::NoProject("/gsd:use <project>"),
+            Usage::NoOption("/gsd:answer <key>"),
+            Usage::NoFile,
+            Usage::RemindWhen,
+            Usage::Keys(KeysError::None),
+            Usage::Keys(KeysError::TooMany(17)),
+            Usage::Keys(KeysError::Unknown("rm".into())),
+            Usage::NotAMode {
+                given: "yolo".into(),
+                modes: "manual|auto".into(),
+            },
+            Usage::NoMode("manual|auto".into()),
+            Usage::NoPane,
+        ];
+        for e in &all {
+            let t = e.chat_words();
+            assert!(has_cjk(t.get(Lang::Zh)), "{e:?}: {t:?}");
+            assert_eq!(t.get(Lang::En), e.to_string(), "{e:?}");
+        }
+        // What the user typed and the command's spelling are kept as typed.
+        let t = crate::bridge::router::route("/gsd:keys ls");
+        let crate::bridge::router::Route::Usage(u) = t else {
+            panic!("{t:?}");
+        };
+        assert!(u.chat_words().get(Lang::Zh).contains("`ls`"), "{u:?}");
     }
 
     #[test]

@@ -325,6 +325,23 @@ catalogue! {
     NoPaneAttached: "**{project}** has no pane attached: {why}." => "**{project}** 没有关联的窗格：{why}。";
 
     ImageNotSavedText: "The image was not saved: {why}." => "图片未保存：{why}。";
+    // A built-in used wrongly (`router::Usage`, `keys::KeysError`).
+    UsageUnknownAgent: "unknown agent `{given}`: `/gsd:new-project <name> --agent <{agents}>`"
+        => "未知的智能体 `{given}`：`/gsd:new-project <名称> --agent <{agents}>`";
+    UsageExtraWords: "`/gsd:{command}` takes one argument, `{arg}`; nothing was done because of the extra words `{extra}`: `{usage}`"
+        => "`/gsd:{command}` 只接受一个参数 `{arg}`；因为多出的词 `{extra}`，什么也没做：`{usage}`";
+    UsageNoProject: "say which project: `{usage}`" => "请说明是哪个项目：`{usage}`";
+    UsageNoOption: "say which option: `{usage}`" => "请说明选哪个选项：`{usage}`";
+    UsageNoFile: "say which file: `/gsd:file <path>`" => "请说明是哪个文件：`/gsd:file <路径>`";
+    UsageRemindWhen: "say after how long: `/gsd:remind <minutes>` (or `30s`, `5m`), or `/gsd:remind off`, at most a day"
+        => "请说明多久之后提醒：`/gsd:remind <分钟>`（或 `30s`、`5m`），或 `/gsd:remind off`，最长一天";
+    UsageNotAMode: "`{given}` is not a permission mode: {modes}" => "`{given}` 不是权限模式：{modes}";
+    UsageNoMode: "say which mode: `/gsd:mode <{modes}>`" => "请说明是哪个模式：`/gsd:mode <{modes}>`";
+    UsageNoPane: "say which pane: `/gsd:adopt SESSION[:WINDOW.PANE][@HOST] [as NAME]`"
+        => "请说明是哪个窗格：`/gsd:adopt 会话[:窗口.窗格][@主机] [as 名称]`";
+    KeysNone: "say which keys: `/gsd:keys <key>…` with {keys}" => "请说明要发送哪些按键：`/gsd:keys <按键>…`，可用 {keys}";
+    KeysTooMany: "at most {max} keys at a time, not {n}" => "一次最多 {max} 个按键，而不是 {n} 个";
+    KeysUnknown: "`{word}` is not a key clawmux sends: {keys}" => "`{word}` 不是 clawmux 会发送的按键：{keys}";
     // Why an image from chat was not saved (`ImageNotSaved`).
     ImageNotServed: "the bot does not take it" => "机器人不接收它";
     ImageBusy: "{n} are being fetched already: send it again later" => "已有 {n} 张正在下载：请稍后再发";
