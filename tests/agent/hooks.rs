@@ -303,13 +303,9 @@ fn api_errors_end_with_stop_failure() {
         ),
     ] {
         let sink = HookSink::new();
-        drop(scenarios::api_error(
-            &claude,
-            &sink.options(),
-            status,
-            message,
-            shows,
-        ));
+        // Alive until its hooks came: killed at once, Claude Code could be
+        // gone before its StopFailure hook ran (CI, 2.1.197, 1 run in 2).
+        let _claude = scenarios::api_error(&claude, &sink.options(), status, message, shows);
         let failure = sink.wait("StopFailure");
         assert!(
             !sink.names().contains(&"Stop".to_owned()),
