@@ -10,12 +10,11 @@
 //! With no font on the machine the card is the text one, saying why.
 
 use crate::bridge::texts::Msg;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::bridge::channels::long_result::OUTBOX_FILES_DIR;
+use crate::bridge::channels::long_result::write_outbox_file;
 use crate::bridge::present;
 use crate::feishu::card::Element;
 use crate::render::{self, FontPaths, Grid};
@@ -61,7 +60,10 @@ impl ScreenPicture {
             .map_err(render::RenderError::from)
             .and_then(|fonts| render::render(&self.grid, &fonts))
             .map_err(|e| e.to_string())
-            .and_then(|pic| write_png(&self.state_dir, &uuid, &pic.png).map_err(|e| e.to_string()));
+            .and_then(|pic| {
+                write_outbox_file(&self.state_dir, &format!("{uuid}.png"), &pic.png)
+                    .map_err(|e| e.to_string())
+            });
         let (card, image) = match drawn {
             Ok(path) => (
                 present::screen_picture_card(&self.project, &self.text),
@@ -92,25 +94,6 @@ impl ScreenPicture {
 /// The screen as text, saying why it has no picture (no font, …).
 fn text_card(project: &str, text: &str, why: &str) -> crate::feishu::card::Card {
     present::screen_card(project, text).push(Element::note(Msg::NoPicture.with(&[("why", why)])))
-}
-
-/// Writes `png` (0600) into the outbox's private directory.
-fn write_png(state_dir: &Path, uuid: &str, png: &[u8]) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = state_dir.join(OUTBOX_FILES_DIR);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
-    let path = dir.join(format!("{uuid}.png"));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)?;
-    f.write_all(png)?;
-    f.sync_all()?;
-    Ok(path)
 }
 
 /// `card` with Feishu's `key` in place of the pending one.

@@ -225,7 +225,9 @@ async fn a_workspace_that_cannot_be_made_is_an_error_card() {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     let card = b.card_with("cannot create the workspace").await;
     assert!(card.text.contains("not-a-dir/ws/demo"), "{}", card.text);
-    assert!(!blocker.join("ws").exists());
+    // Nothing was typed anywhere: the command never started.
+    let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
+    assert!(!kinds.iter().any(|k| k == "started"), "{kinds:?}");
     assert!(
         b.tmux.run(&["has-session", "-t", "=cm-demo"]).status.code() != Some(0),
         "no session was made"

@@ -110,13 +110,13 @@ fn check_id(kind: &'static str, s: &str) -> Result<(), IdError> {
     let fits = (1..=MAX_ID_LEN).contains(&s.len())
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    match fits {
-        true => Ok(()),
-        false => Err(IdError {
-            kind,
-            shown: s.chars().take(MAX_ID_LEN).collect(),
-        }),
+    if fits {
+        return Ok(());
     }
+    Err(IdError {
+        kind,
+        shown: s.chars().take(MAX_ID_LEN).collect(),
+    })
 }
 
 string_id!(

@@ -41,7 +41,7 @@ pub fn result_entries(
     if long && let ChatTarget::Chat { .. } = target {
         let uuid = uuid::Uuid::new_v4().to_string();
         let file_name = format!("{}.txt", stem(title));
-        match write_file(state_dir, &uuid, output) {
+        match write_outbox_file(state_dir, &format!("{uuid}.txt"), output.as_bytes()) {
             Ok(path) => {
                 let summary = present::summary_card(title, output, &file_name);
                 let file = OutboxEntry {
@@ -146,22 +146,21 @@ fn stem(title: &str) -> String {
     if s.is_empty() { "result".into() } else { s }
 }
 
-/// Writes the output where the outbox finds it: a 0700 directory, a 0600
-/// file (it holds what the agent printed).
-fn write_file(state_dir: &Path, uuid: &str, output: &str) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+/// Writes `bytes` where the outbox sends files from, as `name`: a 0700
+/// directory and a new 0600 file (they hold what the agent printed, a
+/// workspace's file, a screen's picture), synced before the outbox entry
+/// that names it is queued.
+pub fn write_outbox_file(state_dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = state_dir.join(OUTBOX_FILES_DIR);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
-    let path = dir.join(format!("{uuid}.txt"));
+    crate::store::private::create_dir(&dir)?;
+    let path = dir.join(name);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(&path)?;
-    f.write_all(output.as_bytes())?;
+    f.write_all(bytes)?;
     f.sync_all()?;
     Ok(path)
 }

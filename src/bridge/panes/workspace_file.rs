@@ -7,10 +7,10 @@
 //! (0600) before the core queues them, so the outbox's retries send what
 //! was asked for even if the workspace changes meanwhile.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use crate::bridge::channels::long_result::OUTBOX_FILES_DIR;
+use crate::bridge::channels::long_result::write_outbox_file;
 use crate::bridge::panes::hosts::Hosts;
 use crate::feishu::api::MAX_UPLOAD_BYTES;
 
@@ -92,25 +92,6 @@ fn read_bounded(from: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Writes `bytes` into the outbox's private directory under `state_dir`.
-fn store_private(state_dir: &Path, bytes: &[u8], uuid: &str) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = state_dir.join(OUTBOX_FILES_DIR);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
-    let path = dir.join(format!("{uuid}.file"));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    Ok(path)
-}
-
 /// A file read for `/gsd:file`, copied where the outbox sends it from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchedFile {
@@ -151,7 +132,7 @@ pub async fn fetch(
     let uuid = uuid::Uuid::new_v4().to_string();
     let named = uuid.clone();
     let copy = blocking(move || {
-        store_private(&state_dir, &bytes, &named)
+        write_outbox_file(&state_dir, &format!("{named}.file"), &bytes)
             .map_err(|e| FileError::Unreadable(shown, e.to_string()))
     })
     .await?;

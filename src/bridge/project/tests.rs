@@ -804,6 +804,24 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
     assert_eq!(ending, TurnEnding::Finished, "{output}");
 }
 
+/// An answer read off the screen (Codex, Gemini, OpenCode, Aider) is read
+/// at most once per 350 ms however often output comes: each read builds
+/// the whole screen.
+#[test]
+fn a_streamed_answer_off_the_screen_is_read_at_most_every_step() {
+    let mut runner = running();
+    runner.result_from_screen(true);
+    let mut reads = Vec::new();
+    for at in [0, 100, 340, 350, 400, 720] {
+        runner.lines(&lines(&["• More of the answer"]));
+        let _ = runner.answer_news(Millis(at), || {
+            reads.push(at);
+            Vec::new()
+        });
+    }
+    assert_eq!(reads, [0, 350, 720]);
+}
+
 /// The streamed answer is the answer so far, never a bare bullet (Claude
 /// Code's frame before the first word of a chunked answer).
 #[test]
