@@ -66,12 +66,12 @@ fn codex_approval_approved_through_serve() {
             "exec",
             exec("touch made-by-codex.txt", "Create a marker file"),
         ),
-        Turn::text("Made the marker file."),
+        Turn::text(steps::STREAMED_ANSWER),
     ];
     let (mut serve, api, _env) = start(&codex, script);
     serve.say("make a marker file");
     let at = serve.wait(0, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
+    serve.wait(at, "└─");
     let needles = [
         "Would you like to run the following command?",
         "touch made-by-codex.txt",
@@ -80,12 +80,7 @@ fn codex_approval_approved_through_serve() {
     ];
     steps::one_card(&serve.output(), "== Approval needed ==", &needles);
     serve.say("/gsd:answer 1");
-    let made = (
-        "make a marker file",
-        "made-by-codex.txt",
-        "Made the marker file.",
-    );
-    steps::approved(&serve, &api, at, made);
+    steps::approved(&serve, &api, ("make a marker file", "made-by-codex.txt"));
 }
 
 #[test]
@@ -207,15 +202,14 @@ fn codex_hooks_through_serve() {
     let codex = codex_required();
     let script = vec![
         Turn::tool("exec", exec("touch hooked.txt", "Create a file")),
-        Turn::text("Hooked."),
+        Turn::text(steps::STREAMED_ANSWER),
     ];
     let (mut serve, _api, _env) = start_with(&codex, script, Duration::from_millis(15), true);
     serve.say("make a hooked file");
     let at = serve.wait(0, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
-    serve.say("/gsd:answer 1");
-    let at = serve.wait(at, "Hooked.");
     serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    steps::streamed_card_is_the_answer(&serve, "make a hooked file");
     let out = serve.output();
     let all = cards(&out);
     assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");

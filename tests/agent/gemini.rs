@@ -85,20 +85,15 @@ fn gemini_approval_approved_through_serve() {
             "run_shell_command",
             shell("touch made-by-gemini.txt", "Create a marker file"),
         ),
-        Turn::text("Made the marker file."),
+        Turn::text(steps::STREAMED_ANSWER),
     ];
     let (mut serve, api, _env) = start(&gemini, script, PACE);
     serve.say("make a marker file");
     let at = serve.wait(0, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
+    serve.wait(at, "└─");
     assert_shell_approval(&serve.output(), "touch made-by-gemini.txt");
     serve.say("/gsd:answer 1");
-    let made = (
-        "make a marker file",
-        "made-by-gemini.txt",
-        "Made the marker file.",
-    );
-    steps::approved(&serve, &api, at, made);
+    steps::approved(&serve, &api, ("make a marker file", "made-by-gemini.txt"));
 }
 
 #[test]
@@ -252,15 +247,14 @@ fn gemini_hooks_through_serve() {
             "run_shell_command",
             shell("touch hooked.txt", "Create a file"),
         ),
-        Turn::text("Hooked."),
+        Turn::text(steps::STREAMED_ANSWER),
     ];
     let (mut serve, _api, _env) = start_with(&gemini, script, PACE, true);
     serve.say("make a hooked file");
     let at = serve.wait(0, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
-    serve.say("/gsd:answer 1");
-    let at = serve.wait(at, "Hooked.");
     serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    steps::streamed_card_is_the_answer(&serve, "make a hooked file");
     let out = serve.output();
     let all = cards(&out);
     assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");

@@ -120,20 +120,15 @@ fn opencode_approval_approved_through_serve() {
             "bash",
             bash("touch made-by-opencode.txt", "Create a marker file"),
         ),
-        Turn::text("Made the marker file."),
+        Turn::text(steps::STREAMED_ANSWER),
     ];
     let (mut serve, api, _env) = start(&oc, script, PACE, false);
     serve.say("make a marker file");
     let at = wait_first(&serve, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
+    serve.wait(at, "└─");
     assert_bash_approval(&serve.output(), "$ touch made-by-opencode.txt");
     serve.say("/gsd:answer 1");
-    let made = (
-        "make a marker file",
-        "made-by-opencode.txt",
-        "Made the marker file.",
-    );
-    steps::approved(&serve, &api, at, made);
+    steps::approved(&serve, &api, ("make a marker file", "made-by-opencode.txt"));
 }
 
 /// Reject is the third button: two Right presses from the selected first
@@ -288,7 +283,7 @@ fn opencode_plugin_events_reach_the_daemon() {
     let oc = opencode_required();
     let script = vec![
         Turn::tool("bash", bash("touch hooked.txt", "Create a file")),
-        Turn::text("Hooked."),
+        Turn::text(steps::STREAMED_ANSWER),
     ];
     let (mut serve, _api, _env) = start(&oc, script, PACE, true);
     serve.say("make a hooked file");
@@ -296,10 +291,9 @@ fn opencode_plugin_events_reach_the_daemon() {
     // plugin's dependencies, which costs it more than a minute offline
     // (measured 79 s) before its first screen.
     let at = wait_first(&serve, "== Approval needed ==");
-    let at = serve.wait(at, "└─");
-    serve.say("/gsd:answer 1");
-    let at = serve.wait(at, "Hooked.");
     serve.wait(at, "└─");
+    serve.say("/gsd:answer 1");
+    steps::streamed_card_is_the_answer(&serve, "make a hooked file");
     let out = serve.output();
     let all = cards(&out);
     assert_eq!(new_cards(&all, "== Approval needed ==").len(), 1, "{out}");

@@ -84,14 +84,23 @@ impl ConsoleServe {
             let arrivals = arrivals.clone();
             let streamed = streamed.clone();
             std::thread::spawn(move || {
+                // Inside a card (`┌─` or `├─ (updated)` to `└─`), printed
+                // whole: its rows may start with `│ ` too (a boxed row).
+                let mut in_card = false;
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { return };
+                    if matches!(line.as_str(), "┌─" | "┌─ (file)" | "├─ (updated)") {
+                        in_card = true;
+                    } else if line == "└─" {
+                        in_card = false;
+                    }
                     // The answer streamed as it comes (`┌─ (streaming)`,
                     // `│ …`, `└─ (answer complete)`) is not a card: these
                     // tests read the cards (bridge::streaming reads it).
                     let row = (line.strip_prefix("│ ")).or_else(|| {
                         (line.starts_with("┌─ (streaming)") || line == REDRAWN).then_some(&line[..])
                     });
+                    let row = row.filter(|_| !in_card || line.starts_with("┌─ (streaming)"));
                     if let Some(row) = row {
                         let mut s = streamed.lock().unwrap();
                         s.push_str(row);

@@ -57,28 +57,18 @@ pub(super) fn plain_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Durat
 }
 
 /// After an approval card was answered with its first option: the tool
-/// ran (`made`, a file in the workspace, exists), the model's `answer`
-/// ends the turn `title`, finished once, and the tool's result went back
-/// in the one further model call.
-pub(super) fn approved(
-    serve: &ConsoleServe,
-    api: &FakeApi,
-    at: usize,
-    (title, made, answer): (&str, &str, &str),
-) {
-    let at = serve.wait(at, answer);
-    serve.wait(at, "└─");
+/// ran (`made`, a file in the workspace, exists), the model's streamed
+/// [`STREAMED_ANSWER`] ends the turn `title`, finished once, streamed as
+/// itself (see [`streamed_card_is_the_answer`]), and the tool's result
+/// went back in the one further model call.
+pub(super) fn approved(serve: &ConsoleServe, api: &FakeApi, (title, made): (&str, &str)) {
+    streamed_card_is_the_answer(serve, title);
     let out = serve.output();
     let path = serve.home.path().join("ws/shop").join(made);
     assert!(path.exists(), "{made} not made:\n{out}");
-    assert_eq!(finished(&out, title), 1, "{out}");
-    // The result is the tool's summary and the answer, once: never a copy
-    // of the answered dialog or a frame of the streamed answer, nor
-    // OpenCode's closing rows and busy bar.
+    // The result is the tool's summary and the answer: never a copy of
+    // the answered dialog, nor OpenCode's closing rows and busy bar.
     let card = result_card(&out, title);
-    let text = answer_text(&card);
-    assert!(text.ends_with(&normalised(answer)), "{card}");
-    assert_eq!(text.matches(&normalised(answer)).count(), 1, "{card}");
     assert!(!card.contains("Would you like to run"), "{card}");
     assert!(
         !card.contains("Build · ") && !card.contains("esc interrupt"),
@@ -95,16 +85,7 @@ pub(super) fn approved(
 /// `✦`) or indentation, joined by single spaces.
 pub(super) fn answer_text(card: &str) -> String {
     let body = card.split("```").nth(1).unwrap_or("");
-    let rows: Vec<&str> = body
-        .lines()
-        .map(|l| {
-            l.trim()
-                .trim_start_matches(['•', '●', '⏺', '✦'])
-                .trim_start()
-        })
-        .filter(|l| !l.is_empty())
-        .collect();
-    normalised(&rows.join(" "))
+    normalised(&card_rows(body).join(" "))
 }
 
 /// `text` with runs of white space made one space, trimmed.
@@ -289,68 +270,93 @@ pub(super) const STREAMED_ANSWER: &str = "Plums cost two coins a crate.\n\n\
 pub(super) const STREAMED_PACE: Duration = Duration::from_millis(40);
 
 /// Asks what the shop sells while the fake model streams
-/// [`STREAMED_ANSWER`] in chunks: every update of the streamed answer card
-/// shows rows of the answer and nothing else (a row not yet complete only
-/// as the card's last row, a prefix of the row it becomes), never a
-/// cut-off frame kept above later rows, nor the agent's chrome (spinner,
-/// busy bar, sidebar, hook notices); the stream ends on the whole answer,
-/// and the result card is the answer.
+/// [`STREAMED_ANSWER`] in chunks: see [`streamed_card_is_the_answer`].
 pub(super) fn streamed_answer(serve: &mut ConsoleServe, api: &FakeApi, first: Duration) {
     let title = "tell me what the shop sells";
     serve.say(title);
     let at = serve.wait_within(0, &format!("== shop: {title} ==\n**Finished"), first);
     let result = serve.wait_result(at, title);
-    serve.wait(at, "└─");
-    let out = serve.output();
     assert_eq!(
         answer_text(&result),
         normalised(STREAMED_ANSWER),
         "{result}"
     );
-    assert_eq!(api.scripted_requests().len(), 1, "{out}");
-    let rows: Vec<&str> = STREAMED_ANSWER
-        .lines()
-        .filter(|r| !r.trim().is_empty())
-        .collect();
+    assert_eq!(api.scripted_requests().len(), 1, "{}", serve.output());
+    streamed_card_is_the_answer(serve, title);
+}
+
+/// The streamed answer card of the finished turn `title`, whose model
+/// answer was [`STREAMED_ANSWER`] (after any tool calls): the result card
+/// ends with the answer, once; every update of the streamed card shows
+/// rows of that result and nothing else: never a cut-off frame kept above
+/// later rows (a row not yet complete only as the card's last row, a
+/// prefix of the row it becomes), a tool's row only as drawn (its status
+/// word or mark may change as it ends: `Running` → `Ran`, `⊶` → `✓`), never
+/// the agent's chrome (spinner, busy bar, sidebar, hook notices) or the
+/// answered dialog; the stream ends on the whole result.
+pub(super) fn streamed_card_is_the_answer(serve: &ConsoleServe, title: &str) {
+    let at = serve.wait(0, &format!("== shop: {title} ==\n**Finished"));
+    let card = serve.wait_result(at, title);
+    let out = serve.output();
+    assert_eq!(finished(&out, title), 1, "{out}");
+    let text = answer_text(&card);
+    assert!(text.ends_with(&normalised(STREAMED_ANSWER)), "{card}");
+    assert_eq!(
+        text.matches(&normalised(STREAMED_ANSWER)).count(),
+        1,
+        "{card}"
+    );
+    let result = card_rows(card.split("```").nth(1).unwrap_or(""));
     // The stream's last text is printed by its own task: wait for its end.
     let deadline = Instant::now() + STEP_TIMEOUT;
     while !(serve.streamed_with_redraws(title).lines()).any(|l| l == ANSWER_COMPLETE) {
         assert!(Instant::now() < deadline, "the stream never ended:\n{out}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let updates = stream_updates(&serve.streamed_with_redraws(title));
+    let updates: Vec<Vec<String>> = stream_updates(&serve.streamed_with_redraws(title))
+        .iter()
+        .map(|u| card_rows(&u.join("\n")))
+        .collect();
     assert!(!updates.is_empty(), "no streamed answer card:\n{out}");
-    let shown = |row: &str| {
-        row.trim()
-            .trim_start_matches(['•', '●', '⏺', '✦'])
-            .trim()
-            .to_owned()
+    // A tool's row without its status (`Running`/`Ran`; in Gemini CLI's
+    // box, `│ ⊶ Shell …`/`│ ✓ Shell …`).
+    let after_status = |row: &str| {
+        let row = row.trim_start_matches('│').trim_start();
+        row.split_once(' ').map(|(_, rest)| rest.trim().to_owned())
     };
     for update in &updates {
-        let kept: Vec<String> = update
-            .iter()
-            .map(|r| shown(r))
-            .filter(|r| !r.is_empty())
-            .collect();
-        for (i, row) in kept.iter().enumerate() {
-            let last = i + 1 == kept.len();
-            let ok = rows
-                .iter()
-                .any(|r| *r == row || (last && r.starts_with(row.as_str())));
+        for (i, row) in update.iter().enumerate() {
+            let last = i + 1 == update.len();
+            let ok = result.iter().any(|r| {
+                r == row
+                    || (last && r.starts_with(row.as_str()))
+                    || after_status(r).is_some_and(|r| Some(r) == after_status(row))
+            });
             assert!(
                 ok,
-                "{row:?} streamed, not a row of the answer:\n{updates:#?}"
+                "{row:?} streamed, not a row of the result:\n{card}\n{updates:#?}"
             );
         }
     }
-    let end: Vec<String> = (updates.last().unwrap().iter())
-        .map(|r| shown(r))
-        .filter(|r| !r.is_empty())
-        .collect();
     assert_eq!(
-        end, rows,
-        "the stream did not end on the answer:\n{updates:#?}"
+        updates.last(),
+        Some(&result),
+        "the stream did not end on the result:\n{card}\n{updates:#?}"
     );
+}
+
+/// A card's rows as the tests compare them: trimmed, without the agent's
+/// block bullet (`•`, `●`, `⏺`, `✦`), empty rows left out.
+fn card_rows(text: &str) -> Vec<String> {
+    (text.lines())
+        .map(|r| {
+            r.trim()
+                .trim_start_matches(['•', '●', '⏺', '✦'])
+                .trim()
+                .to_owned()
+        })
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// The texts a streamed card showed, one per update as far as the console

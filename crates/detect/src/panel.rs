@@ -243,7 +243,7 @@ pub fn answer(rows: &[String], typed: &str) -> Option<String> {
         .map(|r| conversation(r))
         // A tool's box: its rows without the bar, at its text's column.
         .map(|r| after_bar(r).map_or(r, str::trim_end))
-        .filter(|r| !r.trim_start().starts_with('▣'))
+        .filter(|r| !r.trim_start().starts_with('▣') && !is_pending_tool(r))
         .collect();
     let indent = (below.iter())
         .filter(|r| !r.trim().is_empty())
@@ -262,6 +262,14 @@ pub fn answer(rows: &[String], typed: &str) -> Option<String> {
         out.pop();
     }
     Some(out.join("\n"))
+}
+
+/// A tool call still being written (OpenCode 1.x: `~ Writing command…`
+/// while the model streams the call's input): a frame its tool row
+/// replaces, never part of the answer.
+fn is_pending_tool(row: &str) -> bool {
+    let t = row.trim();
+    t.starts_with("~ ") && t.ends_with('…')
 }
 
 /// The dialog at the bottom of `rows`, if one waits: the bottom-most bar
@@ -576,6 +584,11 @@ mod tests {
             answer(&screen(tool, IDLE_FOOTER), "make a file").as_deref(),
             Some("$ touch made.txt\n\n   Made it.")
         );
+        // The same call while the model still writes it (measured on
+        // OpenCode 1.18.33 against a streaming model): a frame, no row.
+        let pending =
+            "  ┃\n  ┃  make a file\n  ┃\n\n     ~ Writing command…\n\n     ▣  Build · Fake Model\n";
+        assert_eq!(answer(&screen(pending, IDLE_FOOTER), "make a file"), None);
         // An error turn read as plain text (no colours: every bar `┃`),
         // its toast over the right of the screen.
         let toast = format!(

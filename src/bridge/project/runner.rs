@@ -351,17 +351,20 @@ impl JobRunner {
     pub fn answer_news(
         &mut self,
         now: Millis,
-        screen: impl FnOnce() -> Vec<String>,
+        screen: impl FnOnce() -> Option<Vec<String>>,
     ) -> Option<Step> {
         let job = self.reported_job()?;
         let (settled, panel) = (self.settled_result, self.panel_result);
+        let asking = self.approval.is_some() || self.answering.is_some();
         let running = self.running.as_mut()?;
         let text = if settled || panel {
-            if (running.answer_read_at).is_some_and(|at| now < at + SCREEN_ANSWER_STEP) {
+            // A dialog is on its own card; the screen is the answer again
+            // once it is answered and gone.
+            if asking || (running.answer_read_at).is_some_and(|at| now < at + SCREEN_ANSWER_STEP) {
                 return None;
             }
             running.answer_read_at = Some(now);
-            let rows = screen();
+            let rows = until_open_box(screen()?);
             let output = &running.output;
             let shown = (settled.then(|| output.settled_text(&rows)).flatten()).or_else(|| {
                 panel.then(|| crate::detect::panel_streaming_answer(&rows, &job.text))?
@@ -739,7 +742,8 @@ impl JobRunner {
                 output = record::reconcile(Some(&output), &answer);
             }
         } else if let Some(answer) = running.hook_answer.as_ref().filter(|_| recorded) {
-            output = answer.clone();
+            // The tool calls drawn before the answer stay, as shown.
+            output = record::reconcile(Some(&output), answer);
         } else if let Some(answer) = running.hook_answer.filter(|_| !self.panel_result) {
             if output.trim().is_empty() || output.contains(GAP_LINE) {
                 // The screen lost some of the answer (a flood, a reconnect)
@@ -841,12 +845,29 @@ pub fn take_output(
     }
     runner.lines(&lines);
     if !lines.is_empty() {
-        steps.extend(runner.answer_news(now, || watcher.pane().screen_rows()));
+        // A dialog drawn is on its own card, not in the answer (it may not
+        // be recognised yet: a dialog is confirmed once still).
+        let screen = || (watcher.look().prompt.is_none()).then(|| watcher.pane().screen_rows());
+        steps.extend(runner.answer_news(now, screen));
     }
     for d in seen {
         steps.extend(runner.on_detection(d, session));
     }
     steps
+}
+
+/// `rows` up to a box still being drawn: its top edge (`╭`) with no
+/// bottom edge (`╰`) under it yet. Gemini CLI draws a dialog's box row by
+/// row, its options last: until they are drawn no dialog is recognised,
+/// and its first rows are no answer.
+fn until_open_box(mut rows: Vec<String>) -> Vec<String> {
+    let edge = |r: &String, c: char| r.trim_start().starts_with(c);
+    if let Some(top) = rows.iter().rposition(|r| edge(r, '╭'))
+        && !rows[top..].iter().any(|r| edge(r, '╰'))
+    {
+        rows.truncate(top);
+    }
+    rows
 }
 
 /// `text` without a last row that is only the agent's bullet: Claude Code

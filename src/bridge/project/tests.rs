@@ -326,6 +326,10 @@ fn a_panel_agents_plugin_records_the_answer_and_the_screen_ends_the_turn() {
         &format!("  ┃  {typed}"),
         "  ┃",
         "",
+        "  ╏",
+        "  ╏  $ ls",
+        "  ╏",
+        "",
         "     The shop sells pears.",
         "",
         "     ▣  Build · Fake Model · 1.2s",
@@ -344,9 +348,10 @@ fn a_panel_agents_plugin_records_the_answer_and_the_screen_ends_the_turn() {
     else {
         panic!("a command ends completed");
     };
+    // The tool call drawn before the answer stays.
     assert_eq!(
         (output.as_str(), ending),
-        ("The shop sells **pears**.", TurnEnding::Finished)
+        ("$ ls\n\n   The shop sells **pears**.", TurnEnding::Finished)
     );
 
     // Without the plugin: the settled screen, not the log of frames.
@@ -358,7 +363,7 @@ fn a_panel_agents_plugin_records_the_answer_and_the_screen_ends_the_turn() {
     else {
         panic!("a command ends completed");
     };
-    assert_eq!(output, "The shop sells pears.");
+    assert_eq!(output, "$ ls\n\n   The shop sells pears.");
 
     // `session.idle` (outcome `done`, no text) before `session.error`,
     // then the screen's error box: one error, a failed turn.
@@ -816,10 +821,53 @@ fn a_streamed_answer_off_the_screen_is_read_at_most_every_step() {
         runner.lines(&lines(&["• More of the answer"]));
         let _ = runner.answer_news(Millis(at), || {
             reads.push(at);
-            Vec::new()
+            Some(Vec::new())
         });
     }
     assert_eq!(reads, [0, 350, 720]);
+}
+
+/// A dialog is on its own card, never in the streamed answer read off the
+/// screen: not while it waits or its answer is being typed (the screen is
+/// not even read), nor while the screen draws one not yet recognised (the
+/// reader gives no rows), nor the first rows of a box still being drawn.
+#[test]
+fn a_streamed_answer_off_the_screen_holds_no_dialog() {
+    let mut runner = running();
+    runner.result_from_screen(true);
+    let reads = std::cell::Cell::new(0);
+    let read = |runner: &mut JobRunner, at: u64, screen: Option<&[&str]>| {
+        runner.lines(&lines(&["• Ran touch x"]));
+        let news = runner.answer_news(Millis(at), || {
+            reads.set(reads.get() + 1);
+            screen.map(lines)
+        });
+        match news {
+            Some(Step::Emit(_, ProjectEventKind::Answer { text })) => Some(text),
+            _ => None,
+        }
+    };
+    let drawn = ["› /gsd:a", "• Ran touch x", "╭─────╮", "│ ? Shell rm x │"];
+    assert_eq!(read(&mut runner, 0, None), None, "a dialog drawn: nothing");
+    see(&mut runner, bash_dialog("touch x"));
+    assert_eq!(read(&mut runner, 400, Some(&drawn)), None, "a dialog waits");
+    runner.answer_sent();
+    assert_eq!(
+        read(&mut runner, 800, Some(&drawn)),
+        None,
+        "an answer typed"
+    );
+    assert_eq!(
+        reads.get(),
+        1,
+        "the screen is read only when no dialog is known"
+    );
+    runner.answer_done(true);
+    assert_eq!(
+        read(&mut runner, 1200, Some(&drawn)).as_deref(),
+        Some("• Ran touch x\n"),
+        "the answer again, without the box being drawn"
+    );
 }
 
 /// The streamed answer is the answer so far, never a bare bullet (Claude
@@ -827,7 +875,7 @@ fn a_streamed_answer_off_the_screen_is_read_at_most_every_step() {
 #[test]
 fn the_streamed_answer_holds_back_a_bare_bullet() {
     let mut runner = running();
-    let news = |runner: &mut JobRunner| match runner.answer_news(Millis(0), Vec::new) {
+    let news = |runner: &mut JobRunner| match runner.answer_news(Millis(0), || Some(Vec::new())) {
         Some(Step::Emit(_, ProjectEventKind::Answer { text })) => Some(text),
         _ => None,
     };
