@@ -163,6 +163,8 @@ enum Timer {
     Mode,
     /// Check that an interrupt took.
     Interrupt,
+    /// Read the streamed answer off the screen again.
+    AnswerRead,
 }
 
 struct Actor {
@@ -294,6 +296,10 @@ impl Actor {
             (self.answer.as_ref().and_then(|a| a.at), Timer::Answer),
             (self.mode_change.as_ref().map(|m| m.at), Timer::Mode),
             (interrupt, Timer::Interrupt),
+            (
+                self.runner.answer_read_due().map(|m| self.instant(m)),
+                Timer::AnswerRead,
+            ),
         ]
         .into_iter()
         .filter_map(|(at, timer)| Some((at?, timer)))
@@ -310,6 +316,7 @@ impl Actor {
             Timer::Answer => self.advance_answer().await,
             Timer::Mode => self.advance_mode().await,
             Timer::Interrupt => self.check_interrupt().await,
+            Timer::AnswerRead => self.read_answer().await,
         }
     }
 
@@ -1232,6 +1239,17 @@ impl Actor {
             answer => answer,
         };
         matches!(probe, Ok(true))
+    }
+
+    /// The streamed answer's last rows, read once the step after the
+    /// output that drew them is over.
+    async fn read_answer(&mut self) {
+        let now = self.now();
+        let Some((_, watcher)) = &self.pane else {
+            return;
+        };
+        let step = runner::read_answer(&mut self.runner, watcher, now);
+        self.carry_out(step.into_iter().collect()).await;
     }
 
     async fn tick(&mut self) {

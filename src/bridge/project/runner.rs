@@ -59,6 +59,9 @@ pub struct Running {
     answer_told: Option<u64>,
     /// When the answer was last read off the screen.
     answer_read_at: Option<Millis>,
+    /// Output came since the answer was last read off the screen: it is
+    /// read again once the step is over (see [`JobRunner::answer_read_due`]).
+    answer_unread: bool,
     /// Typed before a restart and followed since: what it printed meanwhile
     /// is on the screen only.
     followed: bool,
@@ -304,6 +307,7 @@ impl JobRunner {
             hook_answer: None,
             tasks: Tasks::default(),
             answer_told: None,
+            answer_unread: false,
             answer_read_at: None,
             followed: false,
             progress_told: VecDeque::new(),
@@ -346,8 +350,10 @@ impl JobRunner {
     /// [`JobRunner::result_from_panel`]) has it read the same way off the
     /// `screen` now (`now`), as the terminal settles it: its line log
     /// holds every frame of a row redrawn as it streams. The screen is
-    /// read at most once per [`SCREEN_ANSWER_STEP`]; the result closes the
-    /// streamed card with the whole answer all the same.
+    /// read at most once per [`SCREEN_ANSWER_STEP`], and once more when
+    /// output came within it ([`JobRunner::answer_read_due`]). `screen`
+    /// gives no rows while a dialog is drawn; none is read while one is
+    /// known (it has its own card).
     pub fn answer_news(
         &mut self,
         now: Millis,
@@ -358,12 +364,15 @@ impl JobRunner {
         let asking = self.approval.is_some() || self.answering.is_some();
         let running = self.running.as_mut()?;
         let text = if settled || panel {
-            // A dialog is on its own card; the screen is the answer again
-            // once it is answered and gone.
-            if asking || (running.answer_read_at).is_some_and(|at| now < at + SCREEN_ANSWER_STEP) {
+            if asking {
+                return None;
+            }
+            if (running.answer_read_at).is_some_and(|at| now < at + SCREEN_ANSWER_STEP) {
+                running.answer_unread = true;
                 return None;
             }
             running.answer_read_at = Some(now);
+            running.answer_unread = false;
             let rows = until_open_box(screen()?);
             let output = &running.output;
             let shown = (settled.then(|| output.settled_text(&rows)).flatten()).or_else(|| {
@@ -384,6 +393,14 @@ impl JobRunner {
         }
         running.answer_told = Some(hash);
         Some(Step::Emit(Some(job), ProjectEventKind::Answer { text }))
+    }
+
+    /// When the answer is due to be read off the screen again: output
+    /// came within the last read's step, and its last rows would otherwise
+    /// wait for the result.
+    pub fn answer_read_due(&self) -> Option<Millis> {
+        let running = self.running.as_ref().filter(|r| r.answer_unread)?;
+        Some(running.answer_read_at? + SCREEN_ANSWER_STEP)
     }
 
     /// The running command's output goes on without some of its lines.
@@ -845,15 +862,21 @@ pub fn take_output(
     }
     runner.lines(&lines);
     if !lines.is_empty() {
-        // A dialog drawn is on its own card, not in the answer (it may not
-        // be recognised yet: a dialog is confirmed once still).
-        let screen = || (watcher.look().prompt.is_none()).then(|| watcher.pane().screen_rows());
-        steps.extend(runner.answer_news(now, screen));
+        steps.extend(read_answer(runner, watcher, now));
     }
     for d in seen {
         steps.extend(runner.on_detection(d, session));
     }
     steps
+}
+
+/// The running command's answer off `watcher`'s screen, when it changed
+/// (see [`JobRunner::answer_news`]).
+pub fn read_answer(runner: &mut JobRunner, watcher: &PaneWatcher, now: Millis) -> Option<Step> {
+    // A dialog drawn is on its own card, not in the answer (it may not be
+    // recognised yet: a dialog is confirmed once still).
+    let screen = || (watcher.look().prompt.is_none()).then(|| watcher.pane().screen_rows());
+    runner.answer_news(now, screen)
 }
 
 /// `rows` up to a box still being drawn: its top edge (`╭`) with no

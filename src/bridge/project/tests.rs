@@ -810,8 +810,8 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
 }
 
 /// An answer read off the screen (Codex, Gemini, OpenCode, Aider) is read
-/// at most once per 350 ms however often output comes: each read builds
-/// the whole screen.
+/// at most once per 350 ms however often output comes (each read builds
+/// the whole screen), and once more after output the step held back.
 #[test]
 fn a_streamed_answer_off_the_screen_is_read_at_most_every_step() {
     let mut runner = running();
@@ -825,6 +825,13 @@ fn a_streamed_answer_off_the_screen_is_read_at_most_every_step() {
         });
     }
     assert_eq!(reads, [0, 350, 720]);
+    assert_eq!(runner.answer_read_due(), None, "all read");
+    // Output within the step: read again once the step is over.
+    runner.lines(&lines(&["• The answer's last row"]));
+    assert!(runner.answer_news(Millis(800), || None).is_none());
+    assert_eq!(runner.answer_read_due(), Some(Millis(1070)));
+    let _ = runner.answer_news(Millis(1070), || Some(Vec::new()));
+    assert_eq!(runner.answer_read_due(), None);
 }
 
 /// A dialog is on its own card, never in the streamed answer read off the
