@@ -328,6 +328,7 @@ pub async fn run_once(
                 seconds,
                 errors,
                 ending,
+                ..
             } => {
                 outcome.status = if errors > 0 {
                     Status::Error

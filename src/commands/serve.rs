@@ -210,8 +210,6 @@ async fn serve(
         Ok(mut listener) => {
             tokio::spawn(async move {
                 while let Some(hook) = listener.next().await {
-                    // In order, a `Stop` held until its figures are whole.
-                    clawmux::hooks::usage::wait_for_final_line(&hook).await;
                     if hook_tx.send(hook).await.is_err() {
                         return;
                     }

@@ -62,9 +62,9 @@ pub fn agent_roots(agent: &str, workspace: &Path) -> Vec<PathBuf> {
     })
 }
 
-/// The last turn's answer in the transcript at `path`, which must lie
-/// under one of `roots` (see the module doc).
-pub fn answer(path: &Path, roots: &[PathBuf]) -> Result<String, Refused> {
+/// `path` resolved (symlinks followed), when it is a file under one of
+/// `roots` (see the module doc).
+pub fn inside(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, Refused> {
     let real = path
         .canonicalize()
         .map_err(|e| Refused::Unreadable(path.to_path_buf(), e.to_string()))?;
@@ -75,6 +75,13 @@ pub fn answer(path: &Path, roots: &[PathBuf]) -> Result<String, Refused> {
     if !inside {
         return Err(Refused::Outside(path.to_path_buf()));
     }
+    Ok(real)
+}
+
+/// The last turn's answer in the transcript at `path`, which must lie
+/// under one of `roots` (see the module doc).
+pub fn answer(path: &Path, roots: &[PathBuf]) -> Result<String, Refused> {
+    let real = inside(path, roots)?;
     let (tail, _) = clawmux_hooks::usage::read_tail(&real).ok_or_else(|| {
         Refused::Unreadable(path.to_path_buf(), "not a readable .jsonl file".into())
     })?;

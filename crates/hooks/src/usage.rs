@@ -28,8 +28,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{HookEvent, HookKind};
-
 /// Most bytes read from a transcript's end: a long turn's lines (tool
 /// results included) are a few MiB at most.
 pub const MAX_TRANSCRIPT_TAIL_BYTES: u64 = 8 * 1024 * 1024;
@@ -46,10 +44,6 @@ pub struct TurnUsage {
 /// before writing that line, and figures read then miss the last call.
 pub const FINAL_LINE_WAIT: Duration = Duration::from_secs(1);
 
-/// The hook name Claude Code sends at a turn's end (Codex sends the same
-/// name; its rollout is never of Claude Code's form, see
-/// [`final_line_pending`]).
-const CLAUDE_STOP: &str = "Stop";
 /// Between two looks at the transcript while [`FINAL_LINE_WAIT`] runs.
 const FINAL_LINE_POLL: Duration = Duration::from_millis(20);
 
@@ -62,31 +56,16 @@ pub fn read(path: &Path) -> TurnUsage {
     }
 }
 
-/// Waits (at most [`FINAL_LINE_WAIT`]) until the transcript a `Stop` hook
-/// names holds the turn's final message, so that its figures are whole
-/// when read; returns at once for other hooks.
-pub async fn wait_for_final_line(hook: &HookEvent) {
-    let (
-        HookKind::Stop {
-            last_assistant_message: Some(last),
-            ..
-        },
-        Some(path),
-    ) = (&hook.event, &hook.transcript_path)
-    else {
-        return;
-    };
-    // Claude Code's own `Stop` only: Gemini CLI's `AfterAgent` (read as a
-    // `Stop`) names a JSONL session file whose entries carry a `sessionId`
-    // too, and its answer is the hook's own text, never a line to wait for.
-    if hook.name != CLAUDE_STOP {
-        return;
-    }
+/// Waits (at most [`FINAL_LINE_WAIT`]) until the Claude Code transcript
+/// at `path` holds the turn's final message, `last` (its `Stop` hook's
+/// `last_assistant_message`), so that its answer and figures are whole
+/// when read. Only for an agent whose profile keeps its answer in such a
+/// transcript: another agent's file (Codex's rollout, Gemini CLI's
+/// session) never shows the line.
+pub async fn wait_for_final_line(path: &Path, last: &str) {
     let deadline = tokio::time::Instant::now() + FINAL_LINE_WAIT;
     loop {
-        let (path, last) = (path.clone(), last.clone());
-        // Only a transcript of Claude Code's form is waited on: another
-        // agent's (Codex's rollout, Gemini's JSON) never shows the line.
+        let (path, last) = (path.to_path_buf(), last.to_owned());
         let pending = tokio::task::spawn_blocking(move || {
             read_tail(&path).is_some_and(|(tail, _)| final_line_pending(&tail, &last))
         });
@@ -282,23 +261,6 @@ mod tests {
         assert!(!final_line_pending(written.as_bytes(), "All done."));
     }
 
-    /// A turn's-end hook sent as `name`, saying `last`, naming `transcript`.
-    fn stop_hook(name: &str, last: &str, transcript: &Path) -> HookEvent {
-        HookEvent {
-            event: HookKind::Stop {
-                stop_hook_active: false,
-                last_assistant_message: Some(last.into()),
-            },
-            name: name.into(),
-            session_id: None,
-            cwd: None,
-            transcript_path: Some(transcript.to_path_buf()),
-            tmux_pane: None,
-            token: None,
-            received_at: std::time::SystemTime::now(),
-        }
-    }
-
     /// A `Stop` hook that came before its final line was written is held
     /// until the line is there: its figures then count both calls.
     #[tokio::test]
@@ -310,7 +272,6 @@ mod tests {
         let final_line = json!({"type": "assistant", "message": {"id": "m2", "role": "assistant",
             "content": [{"type": "text", "text": "All done."}],
             "usage": {"input_tokens": 130, "output_tokens": 8}}});
-        let hook = stop_hook("Stop", "All done.", &path);
         assert_eq!(read(&path).tokens, Some(120), "only the first call yet");
         let late = {
             let path = path.clone();
@@ -319,37 +280,9 @@ mod tests {
                 std::fs::write(&path, format!("{first}\n{final_line}\n")).unwrap();
             })
         };
-        wait_for_final_line(&hook).await;
+        wait_for_final_line(&path, "All done.").await;
         assert_eq!(read(&path).tokens, Some(258));
         late.await.unwrap();
-    }
-
-    /// Gemini CLI's `AfterAgent` (read as a `Stop`) names a session file of
-    /// JSONL entries with a `sessionId`, like Claude Code's: it is passed on
-    /// at once, never held for a line that file will not get.
-    #[tokio::test]
-    async fn gemini_after_agent_is_never_held() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("session.jsonl");
-        let entry = json!({"type": "user", "sessionId": "g1", "content": "go"});
-        std::fs::write(&path, format!("{entry}\n")).unwrap();
-        let hook = |name: &str| stop_hook(name, "Hooked.", &path);
-        // Claude Code's own `Stop` on such a file is held until the line
-        // comes (written here 100 ms on); `AfterAgent` returns before.
-        let written = {
-            let path = path.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                std::fs::write(&path, format!("{entry}\n{}\n", said("Hooked."))).unwrap();
-            })
-        };
-        wait_for_final_line(&hook("AfterAgent")).await;
-        let now = std::fs::read_to_string(&path).unwrap();
-        assert!(!now.contains("Hooked."), "held until the line came: {now}");
-        wait_for_final_line(&hook("Stop")).await;
-        let now = std::fs::read_to_string(&path).unwrap();
-        assert!(now.contains("Hooked."), "not held: {now}");
-        written.await.unwrap();
     }
 
     #[test]

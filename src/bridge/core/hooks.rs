@@ -10,10 +10,8 @@ use std::path::PathBuf;
 use super::Core;
 use crate::bridge::project::{ProjectCmd, TaskNews};
 use crate::control::PaneId;
-use crate::hooks::usage::{self, TurnUsage};
 use crate::hooks::{HookEvent, HookKind};
 use crate::store::LogEvent;
-use crate::store::state::JobId;
 
 impl Core {
     /// The hook token `project`'s agent gets in its environment.
@@ -83,44 +81,13 @@ impl Core {
         {
             self.note_waiting(project.as_str(), kind, message);
         }
-        if matches!(
-            hook.event,
-            HookKind::Stop { .. } | HookKind::StopFailure { .. }
-        ) && let Some(path) = &hook.transcript_path
-        {
-            self.note_turn_usage(project.as_str(), path);
-        }
         // The transcript the hook names goes to the actor, which reads it
-        // where its profile says the answer is there.
+        // (the answer, the turn's figures) where its profile says the
+        // answer is there.
         let Some(cmd) = hook_command(hook.event, hook.transcript_path) else {
             return;
         };
         self.tell_project(&project, cmd);
-    }
-}
-
-impl Core {
-    /// Keeps the figures of the turn the project's started command ran,
-    /// read from the Stop hook's transcript, for its result's footer.
-    fn note_turn_usage(&mut self, project: &str, transcript: &std::path::Path) {
-        let job = self.shared.read(|s| {
-            (s.jobs.iter())
-                .find(|j| j.project == project && j.stage.is_started())
-                .map(|j| j.id.clone())
-        });
-        let Some(job) = job else { return };
-        let usage = usage::read(transcript);
-        if usage != TurnUsage::default() {
-            self.turn_usage.insert(project.to_string(), (job, usage));
-        }
-    }
-
-    /// The figures noted for `job`'s turn, if its Stop hook came first.
-    pub(super) fn take_turn_usage(&mut self, project: &str, job: &JobId) -> TurnUsage {
-        match self.turn_usage.remove(project) {
-            Some((id, usage)) if &id == job => usage,
-            _ => TurnUsage::default(),
-        }
     }
 }
 

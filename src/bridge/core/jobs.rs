@@ -259,6 +259,7 @@ impl Core {
                 seconds,
                 errors,
                 ending,
+                usage,
             } => {
                 self.log(LogEvent::Completed {
                     project: name.clone(),
@@ -308,10 +309,9 @@ impl Core {
                             let mut entries = long_result::result_entries(
                                 dir, threshold, target, reply_to, &title, &output, screen,
                             );
-                            // Tokens and context as the turn's Stop hook
-                            // reported them; none without hooks (see
+                            // Tokens and context as the turn's transcript
+                            // had them; none without hooks (see
                             // `present::footer`).
-                            let usage = core.take_turn_usage(&project, &j.id);
                             let footer = present::footer::TurnFooter {
                                 seconds,
                                 tokens: usage.tokens,

@@ -181,9 +181,6 @@ pub struct Core {
     chat_kinds: HashMap<String, crate::bridge::access::policy::ChatKind>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<ApprovalId, ApprovalId>,
-    /// Each project's last turn figures from its Stop hook, with the
-    /// command they belong to (see `hooks::usage`).
-    turn_usage: HashMap<String, (JobId, crate::hooks::usage::TurnUsage)>,
     /// Projects whose agent said it waits (`Notification` hooks).
     waiting: HashMap<String, waiting::Waiting>,
     /// Each project's GSD planning position as last read on its host (by
@@ -231,7 +228,6 @@ impl Core {
             denied_told: HashSet::new(),
             chat_kinds: HashMap::new(),
             aliases: HashMap::new(),
-            turn_usage: HashMap::new(),
             waiting: HashMap::new(),
             planning: HashMap::new(),
             now: Instant::now(),

@@ -212,9 +212,16 @@ fn a_command_s_cards_follow_its_lifecycle() {
         seconds: 2,
         errors: 0,
         ending: TurnEnding::Finished,
+        // As the turn's transcript had them (read by the project's actor).
+        usage: crate::hooks::usage::TurnUsage {
+            tokens: Some(12_345),
+            context_tokens: Some(8_000),
+        },
     };
     w.event(Some(&job), done);
     assert!(w.texts().contains("Project initialised"), "{}", w.texts());
+    let footer = "12,345 tokens · context 8,000 tokens";
+    assert!(w.texts().contains(footer), "{}", w.texts());
     assert!(w.shared.read(|s| s.jobs.is_empty()), "the job is over");
 }
 
@@ -230,6 +237,7 @@ fn a_command_is_forgotten_in_the_same_change_that_queues_its_result() {
             seconds: 2,
             errors: 0,
             ending: TurnEnding::Finished,
+            usage: Default::default(),
         },
         ProjectEventKind::TimedOut {
             screen: "still going".into(),
@@ -667,6 +675,7 @@ fn a_refused_or_stopped_command_is_not_reported_as_finished() {
         seconds: 1,
         errors: 0,
         ending: TurnEnding::Rejected("Unknown command: /gsd:new-project".into()),
+        usage: Default::default(),
     };
     w.event(Some(&job), refused);
     let texts = w.texts();
@@ -687,6 +696,7 @@ fn a_refused_or_stopped_command_is_not_reported_as_finished() {
         seconds: 1,
         errors: 0,
         ending: TurnEnding::Interrupted("Interrupted · What should Claude do instead?".into()),
+        usage: Default::default(),
     };
     w.event(Some(&job), stopped);
     let texts = w.texts();
@@ -933,6 +943,7 @@ fn a_refusal_suggestion_is_a_button_that_runs_it() {
         ending: TurnEnding::Rejected(
             "● Unknown command: /gsd:plan-phase. Did you mean /gsd-plan-phase?".into(),
         ),
+        usage: Default::default(),
     };
     w.event(Some(&job), refused);
     let texts = w.texts();
@@ -959,6 +970,7 @@ fn a_refusal_suggestion_is_a_button_that_runs_it() {
         seconds: 1,
         errors: 0,
         ending: TurnEnding::Rejected("● Args from unknown skill: 3".into()),
+        usage: Default::default(),
     };
     w.event(Some(&job), refused);
     assert!(
@@ -1376,6 +1388,7 @@ fn a_stop_hooks_transcript_figures_end_the_result_and_none_are_made_up() {
         seconds: secs,
         errors: 0,
         ending: TurnEnding::Finished,
+        usage: Default::default(),
     };
     w.event(Some(&job), done(2));
     let texts = w.texts();
@@ -1641,6 +1654,7 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
         seconds: 75,
         errors: 0,
         ending: TurnEnding::Finished,
+        usage: Default::default(),
     };
     w.event(Some(&job), done);
     let job = submitted(&w.say("ou_alice", "run the tests")).remove(0);

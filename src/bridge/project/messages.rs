@@ -9,6 +9,7 @@ use super::runner::{MAX_QUEUED, TaskNews};
 use crate::agents::claude::PermissionMode;
 use crate::bridge::panes::agent_pane::PaneError;
 use crate::hooks::ToolRequest;
+use crate::hooks::usage::TurnUsage;
 use crate::tmux::TmuxError;
 
 /// Why a project could not do what it was asked.
@@ -115,6 +116,9 @@ pub enum ProjectEventKind {
         seconds: u64,
         errors: usize,
         ending: TurnEnding,
+        /// The turn's figures, where its `Stop` hook named a transcript
+        /// that has them (the result's footer); none otherwise.
+        usage: TurnUsage,
     },
     TimedOut {
         screen: String,

@@ -34,6 +34,7 @@ use crate::bridge::panes::hosts;
 use crate::bridge::panes::typing::{self, Receipt, Resume};
 use crate::control::{Notification, PaneId};
 use crate::detect::{AnswerSource, Detection, Millis, PaneWatcher};
+use crate::hooks::usage::TurnUsage;
 use crate::store::LogEvent;
 use crate::store::clock;
 pub use crate::store::state::{Approval, Job};
@@ -522,11 +523,12 @@ impl Actor {
                 self.emit(None, kind).await;
             }
             ProjectCmd::HookStop { answer, transcript } => {
-                let answer = match transcript {
-                    Some(path) => self.transcript_answer(path).await.or(answer),
-                    None => answer,
+                let (recorded, usage) = match transcript {
+                    Some(path) => self.read_transcript(path, answer.as_deref()).await,
+                    None => (None, TurnUsage::default()),
                 };
-                if self.runner.hook_stop(answer) {
+                self.runner.turn_usage(usage);
+                if self.runner.hook_stop(recorded.or(answer)) {
                     self.catch_up().await;
                     // Catching up can end the turn, or show a prompt.
                     if self.runner.running().is_some() && self.runner.approval().is_none() {
@@ -1327,27 +1329,44 @@ impl Actor {
         }
     }
 
-    /// The turn's answer from the session transcript a turn-end hook named,
-    /// where the profile says the answer is there (Claude Code's JSONL,
-    /// see [`crate::agents::claude_transcript`]): read here, where the
-    /// project's I/O is, off the async loop, and only on this machine (a
-    /// remote pane's file is on its host). None when it cannot be read
-    /// (logged why): the hook's own text is the answer then.
-    async fn transcript_answer(&self, path: std::path::PathBuf) -> Option<String> {
+    /// The turn's answer and figures from the session transcript a
+    /// turn-end hook named, where the profile says the answer is there
+    /// (Claude Code's JSONL, see [`crate::agents::claude_transcript`]):
+    /// read here, where the project's I/O is, off the async loop, and only
+    /// on this machine (a remote pane's file is on its host). Claude Code
+    /// 2.1.197 was seen to run its `Stop` hook before writing the turn's
+    /// final line: it is waited for (at most a second) when the hook said
+    /// what that line holds (`last`). No answer when the file cannot be
+    /// read (logged why): the hook's own text is the answer then.
+    async fn read_transcript(
+        &self,
+        path: std::path::PathBuf,
+        last: Option<&str>,
+    ) -> (Option<String>, TurnUsage) {
+        use crate::agents::claude_transcript;
         let spec = &self.setup.spec;
         if self.setup.profile.answer != AnswerSource::Transcript
             || spec.host.is_some()
             || spec.remote_shell
         {
-            return None;
+            return (None, TurnUsage::default());
         }
-        let roots = crate::agents::claude_transcript::agent_roots(&spec.agent, &spec.workspace);
+        if let Some(last) = last {
+            crate::hooks::usage::wait_for_final_line(&path, last).await;
+        }
+        let roots = claude_transcript::agent_roots(&spec.agent, &spec.workspace);
         let read = tokio::task::spawn_blocking(move || {
-            crate::agents::claude_transcript::answer(&path, &roots)
+            let real = claude_transcript::inside(&path, &roots)
+                .map_err(|why| (why, TurnUsage::default()))?;
+            let usage = crate::hooks::usage::read(&real);
+            match claude_transcript::answer(&real, &roots) {
+                Ok(answer) => Ok((answer, usage)),
+                Err(why) => Err((why, usage)),
+            }
         });
         match read.await {
-            Ok(Ok(answer)) => Some(answer),
-            Ok(Err(why)) => {
+            Ok(Ok((answer, usage))) => (Some(answer), usage),
+            Ok(Err((why, usage))) => {
                 // In the event log (`clawmux tail --kind hook_ignored`): a
                 // result from the hook's text has a reason to be found.
                 if let Some(journal) = &self.setup.journal {
@@ -1358,11 +1377,11 @@ impl Actor {
                         reason: format!("{why}; the Stop hook's text is the answer"),
                     });
                 }
-                None
+                (None, usage)
             }
             Err(e) => {
                 tracing::warn!(project = %self.setup.name, "transcript read failed: {e}");
-                None
+                (None, TurnUsage::default())
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::agents::record;
 use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
 use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, ProgressFields};
 use crate::hooks::ToolRequest;
+use crate::hooks::usage::TurnUsage;
 use crate::store::state::{Approval, ApprovalId, Job};
 use crate::store::stream::{MAX_STREAM_TEXT_BYTES, bounded_tail};
 
@@ -54,6 +55,9 @@ pub struct Running {
     pub recovery: bool,
     /// The turn's final text from the agent's `Stop` hook.
     hook_answer: Option<String>,
+    /// The turn's figures, as its transcript gave them (see
+    /// [`JobRunner::turn_usage`]).
+    usage: TurnUsage,
     tasks: Tasks,
     /// A hash of the answer text last reported (see [`JobRunner::answer_news`]).
     answer_told: Option<u64>,
@@ -307,6 +311,7 @@ impl JobRunner {
             hook_answer: None,
             tasks: Tasks::default(),
             answer_told: None,
+            usage: TurnUsage::default(),
             answer_unread: false,
             answer_read_at: None,
             followed: false,
@@ -604,6 +609,16 @@ impl JobRunner {
         Some(Step::Emit(job, kind))
     }
 
+    /// The running turn's figures (tokens, context), read from the
+    /// transcript its `Stop` hook named, for its result's footer.
+    pub fn turn_usage(&mut self, usage: TurnUsage) {
+        if let Some(running) = &mut self.running
+            && usage != TurnUsage::default()
+        {
+            running.usage = usage;
+        }
+    }
+
     /// The agent's `Stop` (or `StopFailure`) hook: the turn is over, with
     /// `answer` as its final text. True when that ends the running command
     /// (not while a prompt waits: its answer starts more of the turn).
@@ -797,6 +812,7 @@ impl JobRunner {
             seconds: running.started.elapsed().as_secs(),
             errors: running.errors.len(),
             ending,
+            usage: running.usage,
         };
         Some(Finished::Report(running.job, kind))
     }
