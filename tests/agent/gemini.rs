@@ -513,6 +513,48 @@ fn gemini_question_showing_one_option_recorded() {
     run.maybe_save_fixture("question_one_option_shown");
 }
 
+/// The same question through `serve`, the pane as short (13 rows: one
+/// option shows, between `▲` and `▼`), with clawmux's hooks installed:
+/// Gemini's `BeforeTool` hook of `ask_user` names every option, so the
+/// card offers all four, and `/gsd:answer 4` picks one the pane never
+/// showed, as Gemini takes a digit for any option.
+#[test]
+fn gemini_scrolled_question_offers_every_option_with_hooks_through_serve() {
+    let gemini = gemini_required();
+    let script = vec![
+        Turn::tool("ask_user", four_databases()),
+        Turn::text("Redis it is."),
+    ];
+    let api = FakeApi::start_paced(script, PACE).unwrap();
+    let (home, _) = shop_home();
+    let env = GeminiEnv::new(&api.base_url());
+    env.install_hooks(std::path::Path::new(env!("CARGO_BIN_EXE_clawmux")));
+    let agent = with_hook_home(&env.env_command(&gemini, &[]), home.path());
+    let tmux = crate::support::tmux::TmuxServer::new();
+    let mut serve = ConsoleServe::start_sized(&agent, home, tmux, "gemini", (100, 13));
+    serve.say("/gsd:use shop");
+    serve.say("pick a database");
+    let at = serve.wait(0, "== Approval needed ==");
+    let at = serve.wait(at, "[4] Redis");
+    let card = serve.output()[..at]
+        .rsplit("Approval needed")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    for option in ["[1] SQLite", "[2] Postgres", "[3] MySQL"] {
+        assert!(card.contains(option), "{option} not offered:\n{card}");
+    }
+    serve.say("/gsd:answer 4");
+    let at = serve.wait(at, "Redis it is.");
+    serve.wait(at, "└─");
+    let out = serve.output();
+    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
+    let scripted = api.scripted_requests();
+    assert_eq!(scripted.len(), 2, "{out}");
+    let results = scripted[1].tool_results();
+    assert!(results.concat().contains("Redis"), "{results:?}\n{out}");
+}
+
 /// The database question with four options.
 fn four_databases() -> serde_json::Value {
     serde_json::json!({"questions": [{
@@ -533,8 +575,8 @@ fn four_databases() -> serde_json::Value {
 /// was not: one option on screen was no menu) with its own text, never the
 /// scroll mark `▲`, the option the pane shows, and a note that the list
 /// has more. The screen holds no more than that; the other options are in
-/// the `ask_user` call itself, which no hook clawmux installs for Gemini
-/// reports yet.
+/// the `ask_user` call itself, which Gemini's `BeforeTool` hook reports
+/// (see [`gemini_scrolled_question_offers_every_option_with_hooks_through_serve`]).
 #[test]
 fn gemini_question_showing_one_option_replayed() {
     let path = crate::support::gemini::fixtures_dir().join("question_one_option_shown.rec");

@@ -51,8 +51,20 @@ impl ConsoleServe {
         tmux: TmuxServer,
         profile: &str,
     ) -> ConsoleServe {
+        Self::start_sized(agent, home, tmux, profile, (120, 40))
+    }
+
+    /// [`ConsoleServe::start_with_profile`] with the agent's pane `width`
+    /// columns by `height` rows.
+    pub(super) fn start_sized(
+        agent: &str,
+        home: tempfile::TempDir,
+        tmux: TmuxServer,
+        profile: &str,
+        (width, height): (u16, u16),
+    ) -> ConsoleServe {
         let config = format!(
-            "workspace_root = {ws:?}\n[tmux]\nsocket = {socket:?}\nwidth = 120\nheight = 40\n\
+            "workspace_root = {ws:?}\n[tmux]\nsocket = {socket:?}\nwidth = {width}\nheight = {height}\n\
              [agent]\ncommand = {agent:?}\nprofile = {profile:?}\n",
             ws = home.path().join("ws").display().to_string(),
             socket = tmux.socket,

@@ -264,7 +264,10 @@ pub fn decode_line(line: &[u8]) -> Result<HookEvent, HookError> {
             }),
             message: text("message").unwrap_or_default(),
         },
-        "PermissionRequest" => HookKind::PermissionRequest {
+        // Gemini CLI's `BeforeTool` (installed for its `ask_user` only):
+        // what the dialog it is about to draw asks, as Claude Code's
+        // `PermissionRequest` says it.
+        "PermissionRequest" | "BeforeTool" => HookKind::PermissionRequest {
             tool_name: text("tool_name").unwrap_or_default(),
             tool_input: p.get("tool_input").cloned().unwrap_or(Value::Null),
         },

@@ -43,9 +43,14 @@ pub const CODEX_HOOK_EVENTS: [(&str, Option<&str>); 2] =
     [("Stop", None), ("PermissionRequest", None)];
 
 /// Gemini CLI's events: `AfterAgent` ends a turn (its `prompt_response` is
-/// the final text), `Notification` says a tool waits for permission.
-pub const GEMINI_HOOK_EVENTS: [(&str, Option<&str>); 2] =
-    [("AfterAgent", None), ("Notification", None)];
+/// the final text), `Notification` says a tool waits for permission, and
+/// `BeforeTool` of its `ask_user` tool says what a question offers (its
+/// box shows only what the pane has room for).
+pub const GEMINI_HOOK_EVENTS: [(&str, Option<&str>); 3] = [
+    ("AfterAgent", None),
+    ("Notification", None),
+    ("BeforeTool", Some("ask_user")),
+];
 
 /// Gemini CLI's hook timeout, in milliseconds (its unit).
 pub const GEMINI_HOOK_TIMEOUT_MS: u64 = 5000;
@@ -594,7 +599,7 @@ mod tests {
         .unwrap();
         assert_eq!(hooks_config_for(Agent::Codex, "clawmux hook"), codex);
         let gemini: Value = serde_json::from_str(
-            r#"{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}],"Notification":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}]},"general":{"enableNotifications":true,"notificationMethod":"osc777"}}"#,
+            r#"{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}],"Notification":[{"hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}],"BeforeTool":[{"matcher":"ask_user","hooks":[{"type":"command","command":"clawmux hook","timeout":5000}]}]},"general":{"enableNotifications":true,"notificationMethod":"osc777"}}"#,
         )
         .unwrap();
         assert_eq!(hooks_config_for(Agent::Gemini, "clawmux hook"), gemini);
@@ -613,7 +618,7 @@ mod tests {
         });
         std::fs::write(&path, before.to_string()).unwrap();
         let (_, report) = install_file(Agent::Gemini, &path, "clawmux hook").unwrap();
-        assert_eq!(report.added, ["AfterAgent", "Notification"]);
+        assert_eq!(report.added, ["AfterAgent", "Notification", "BeforeTool"]);
         assert_eq!(
             report.set,
             ["general.enableNotifications", "general.notificationMethod"]

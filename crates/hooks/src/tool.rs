@@ -80,7 +80,8 @@ impl ToolRequest {
                     None => other(),
                 }
             }
-            "AskUserQuestion" => {
+            // Gemini CLI's `ask_user` takes the same `questions`.
+            "AskUserQuestion" | "ask_user" => {
                 let questions: Vec<Question> = input
                     .get("questions")
                     .and_then(Value::as_array)

@@ -285,10 +285,14 @@ impl Core {
                 .map(|a| a.id.clone())
         });
         if let Some(id) = known {
-            // Its body drawn since the card went out: the card shows it now.
+            // Its body drawn since the card went out, or options the pane
+            // had no room for told by the agent's hook: the card shows
+            // them now.
             let redrawn = self.shared.update(|s| {
-                let a = s.approvals.get_mut(&id).filter(|a| a.body != seen.body)?;
+                let a = (s.approvals.get_mut(&id))
+                    .filter(|a| a.body != seen.body || a.options != seen.options)?;
                 a.approval.body = seen.body.clone();
+                a.approval.options = seen.options.clone();
                 Some(a.clone())
             });
             if let Some(a) = redrawn {

@@ -28,7 +28,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::detect::{DEFAULT_PROMPT_QUIET, ScreenLook, ShownPrompt, several_keys};
+use crate::detect::{DEFAULT_PROMPT_QUIET, SCROLLED_NOTE, ScreenLook, ShownPrompt, several_keys};
 
 /// How long a dialog must have been on screen before a key is sent to it:
 /// twice the longest delay after which 2.1.332 was seen to drop a key.
@@ -195,9 +195,16 @@ impl Answering {
         }
     }
 
-    /// `keys` offer this answer: its key, or each of several (`1,3`).
+    /// `keys` offer this answer: its key, or each of several (`1,3`). A
+    /// list that scrolls (see [`SCROLLED_NOTE`]) offers the options off
+    /// the pane too, by number: the card took them from the agent's hook.
     fn offered(&self, keys: &[String]) -> bool {
-        several_keys(&self.key).is_some_and(|want| want.iter().all(|k| keys.iter().any(|o| o == k)))
+        let scrolled = self.body.contains(SCROLLED_NOTE);
+        let number = |k: &str| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit());
+        several_keys(&self.key).is_some_and(|want| {
+            want.iter()
+                .all(|k| keys.iter().any(|o| o == k) || (scrolled && number(k)))
+        })
     }
 
     /// The key was sent at `now` to the screen `look` shows.

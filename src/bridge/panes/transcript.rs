@@ -624,15 +624,20 @@ fn is_aider_furniture(t: &str) -> bool {
 /// to cancel, 0s)`, a braille frame first) and its input box's rows
 /// (`│ >   Type your message or @path/to/file │`).
 fn is_gemini_furniture(t: &str) -> bool {
-    let spinner = t.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))
-        && t.contains("(esc to cancel");
+    let braille = |c: char| ('\u{2800}'..='\u{28ff}').contains(&c);
+    let spinner = t.starts_with(braille) && t.contains("(esc to c");
     // Only its input row: a markdown table's rows are boxed too.
     let boxed = t.starts_with("│ >") && t.ends_with('│');
     // The edit-mode hint over its input box.
     let mode = t.starts_with("Shift+Tab to ");
     // Its notice of a hook running (`ℹ Executing Hook: clawmux hook`),
-    // drawn under the answer when hooks are installed.
-    let hook = (t.trim_start_matches('ℹ').trim_start()).starts_with("Executing Hook: ");
+    // drawn under the answer when hooks are installed, and its spinner
+    // saying so (`⠹ Executing Hooks: clawmux hook, …`, the spinner's frame
+    // blank at times, the row cut where the footer is drawn over it).
+    let hook = (t
+        .trim_start_matches(|c: char| c == 'ℹ' || braille(c))
+        .trim_start())
+    .starts_with("Executing Hook");
     spinner || boxed || mode || hook
 }
 
@@ -1055,6 +1060,16 @@ mod tests {
         // With its hooks installed: the notice of a hook running is chrome.
         let mut hooked = rows.clone();
         hooked.insert(3, " ℹ Executing Hook: clawmux hook".into());
+        // And its spinner while a hook runs, cut by the footer drawn over
+        // it, its frame blank at times.
+        hooked.insert(
+            4,
+            "⠹ Executing Hooks: clawmux hook, clawmux hook (esc to c? for shortcuts".into(),
+        );
+        hooked.insert(
+            5,
+            "Executing Hooks: clawmux hook, clawmux hook    ? for shortcuts".into(),
+        );
         assert_eq!(
             gemini.settled_text(&hooked).as_deref(),
             Some("✦ The shop sells pears.\n")

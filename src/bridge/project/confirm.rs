@@ -1,9 +1,10 @@
-//! A dialog read off the screen checked against what Claude Code's
-//! `PermissionRequest` hook says it asks: the kind, the command or file it
-//! names, the options it offers. The screen decides which key answers (the
+//! A dialog read off the screen checked against what the agent's hook
+//! says it asks (Claude Code's `PermissionRequest`, Gemini CLI's
+//! `BeforeTool`): the kind, the command or file it names, the options it
+//! offers. The screen decides which key answers (the
 //! keys are what is on screen); the hook catches a screen read wrong.
 
-use crate::detect::ApprovalKind;
+use crate::detect::{ApprovalKind, ApprovalOption};
 use crate::hooks::ToolRequest;
 use crate::store::state::Approval;
 
@@ -11,9 +12,30 @@ use crate::store::state::Approval;
 /// tell commands apart, short enough to survive the dialog's truncation.
 const COMMAND_PREFIX_CHARS: usize = 40;
 
-/// A Bash dialog that lost its body (drawn off screen) shows the command
-/// the hook named.
+/// What the screen could not show, from the hook: a Bash dialog that
+/// lost its body (drawn off screen) shows the command the hook named; a
+/// question whose list scrolls (Gemini CLI in a short pane) offers the
+/// options the pane has no room for, each keyed by its number in the
+/// agent's list (Gemini CLI takes a digit for any option, shown or not).
 pub fn fill_body(seen: &mut Approval, request: &ToolRequest) {
+    if let ToolRequest::Question { questions } = request
+        && seen.body.contains(crate::detect::SCROLLED_NOTE)
+        && let Some(asked) = (questions.iter()).find(|q| seen.question.contains(q.question.trim()))
+    {
+        for (n, option) in asked.options.iter().enumerate() {
+            let key = (n + 1).to_string();
+            if !seen.options.iter().any(|o| o.key == key) {
+                seen.options.push(ApprovalOption {
+                    key,
+                    label: option.label.clone(),
+                    description: option.description.clone(),
+                    press: None,
+                });
+            }
+        }
+        seen.options
+            .sort_by_key(|o| o.key.parse::<usize>().unwrap_or(usize::MAX));
+    }
     if !seen.body.trim().is_empty() {
         return;
     }

@@ -653,13 +653,25 @@ impl JobRunner {
     /// asks. Checked against the dialog read off the screen, whichever
     /// comes first.
     pub fn hook_permission(&mut self, request: ToolRequest) -> Vec<Step> {
-        match &self.approval {
-            Some(seen) => self.confirm(seen, &request, self.reported_job()),
-            None => {
-                self.expected = Some(request);
-                Vec::new()
-            }
+        let job = self.reported_job();
+        let Some(seen) = &self.approval else {
+            self.expected = Some(request);
+            return Vec::new();
+        };
+        // Reported already: what the hook adds is reported again under
+        // the prompt's id.
+        let mut filled = seen.clone();
+        fill_body(&mut filled, &request);
+        let mut steps = Vec::new();
+        if &filled != seen {
+            self.approval = Some(filled.clone());
+            steps.push(Step::Emit(
+                job.clone(),
+                ProjectEventKind::Approval(filled.clone()),
+            ));
         }
+        steps.extend(self.confirm(&filled, &request, job));
+        steps
     }
 
     /// A task hook: the agent's task list as the running command's

@@ -809,6 +809,65 @@ fn aider_s_retried_error_rows_are_the_error_not_a_result() {
     assert_eq!(ending, TurnEnding::Finished, "{output}");
 }
 
+/// A question whose list scrolls (Gemini CLI in a short pane: one option
+/// shown) offers every option its `ask_user` hook names, keyed by number,
+/// whether the hook came before the dialog or after its card went out
+/// (then reported again under its id), and no mismatch is told.
+#[test]
+fn a_scrolled_question_offers_the_options_its_hook_names() {
+    let asked = || ToolRequest::Question {
+        questions: vec![Question {
+            question: "Which database?".into(),
+            header: None,
+            multi_select: false,
+            options: ["SQLite", "Postgres", "Redis"]
+                .iter()
+                .map(|l| QuestionOption {
+                    label: l.to_string(),
+                    description: None,
+                })
+                .collect(),
+        }],
+    };
+    let scrolled = || {
+        dialog(
+            ApprovalKind::Question,
+            "Which database?",
+            crate::detect::SCROLLED_NOTE,
+            &["SQLite"],
+        )
+    };
+    let labels = |a: &crate::store::state::Approval| -> Vec<String> {
+        (a.options.iter())
+            .map(|o| format!("{} {}", o.key, o.label))
+            .collect()
+    };
+    let want = ["1 SQLite", "2 Postgres", "3 Redis"];
+    // The hook first (Gemini's `BeforeTool` runs before the box is drawn).
+    let mut runner = running();
+    assert!(runner.hook_permission(asked()).is_empty());
+    let steps = see(&mut runner, scrolled());
+    let [ProjectEventKind::Approval(a)] = kinds(&steps)[..] else {
+        panic!("one approval: {steps:?}");
+    };
+    assert_eq!(labels(a), want);
+    // The card first: the hook's options are reported under its id.
+    let mut runner = running();
+    let steps = see(&mut runner, scrolled());
+    let [ProjectEventKind::Approval(first)] = kinds(&steps)[..] else {
+        panic!("one approval: {steps:?}");
+    };
+    let id = first.id.clone();
+    let steps = runner.hook_permission(asked());
+    let [ProjectEventKind::Approval(again)] = kinds(&steps)[..] else {
+        panic!("the approval again, no mismatch: {steps:?}");
+    };
+    assert_eq!(
+        (&again.id, labels(again)),
+        (&id, want.map(String::from).to_vec())
+    );
+}
+
 /// An answer read off the screen (Codex, Gemini, OpenCode, Aider) is read
 /// at most once per 350 ms however often output comes (each read builds
 /// the whole screen), and once more after output the step held back.
