@@ -355,7 +355,7 @@ impl Daemon {
             watch,
             Some(self.setup.shared.clone()),
         )
-        .map_err(|e| ProjectError::Profile(e.to_string()))?;
+        .map_err(|e| ProjectError::Profile(e.into()))?;
         match record.as_ref().and_then(|r| r.adopted.as_ref()) {
             Some(adopted) => crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted),
             None => setup.spec.hook_token = Some(self.core.hook_token(name)),

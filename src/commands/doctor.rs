@@ -227,27 +227,43 @@ async fn feishu(config: FeishuConfig) -> Vec<Finding> {
     found
 }
 
+/// Why Feishu's clock could not be read.
+#[derive(Debug, thiserror::Error)]
+enum SkewError {
+    #[error("cannot ask Feishu: {0}")]
+    Http(#[from] reqwest::Error),
+    #[error("no Date header in Feishu's answer")]
+    NoDate,
+    #[error("Date {date:?}: {source}")]
+    BadDate {
+        date: String,
+        #[source]
+        source: jiff::Error,
+    },
+}
+
 /// Feishu's clock minus this host's, in seconds (positive: the host is
 /// behind), from the `Date` header of an answer (1 s resolution).
-async fn clock_skew(config: &FeishuConfig) -> Result<i64, String> {
+async fn clock_skew(config: &FeishuConfig) -> Result<i64, SkewError> {
     let url = format!(
         "{}/open-apis/auth/v3/tenant_access_token/internal",
         config.base_url()
     );
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let sent = std::time::SystemTime::now();
-    let resp =
-        (http.post(url).json(&serde_json::json!({})).send().await).map_err(|e| e.to_string())?;
+    let resp = http.post(url).json(&serde_json::json!({})).send().await?;
     let received = std::time::SystemTime::now();
     let date = (resp.headers().get("date"))
         .and_then(|v| v.to_str().ok())
-        .ok_or("no Date header in Feishu's answer")?;
+        .ok_or(SkewError::NoDate)?;
     // An HTTP date (`Fri, 04 Dec 2026 07:44:18 GMT`) is an RFC 2822 one.
     let theirs = jiff::fmt::rfc2822::parse(date)
-        .map_err(|e| format!("Date {date:?}: {e}"))?
+        .map_err(|source| SkewError::BadDate {
+            date: date.to_owned(),
+            source,
+        })?
         .timestamp()
         .as_millisecond() as f64
         / 1000.0;

@@ -147,7 +147,7 @@ impl ChatWords for ProjectError {
                 let inner = inner.chat_words();
                 Msg::ErrNotResumed.with_each(|lang| vec![("error", inner.get(lang).to_string())])
             }
-            ProjectError::Profile(detail) => Msg::ErrProfile.with(&[("detail", detail)]),
+            ProjectError::Profile(fault) => Msg::ErrProfile.with(&[("detail", &fault.to_string())]),
             ProjectError::Name(e) => e.chat_words(),
             ProjectError::NoApprovalWaiting(workspace) => {
                 Msg::ErrNoApprovalWaiting.with(&[("workspace", workspace)])
@@ -507,7 +507,13 @@ mod tests {
                 reason: "server exited".into(),
             },
             ProjectError::NotResumed(Box::new(ProjectError::NotAttached)),
-            ProjectError::Profile("no such profile".into()),
+            ProjectError::Profile(
+                crate::detect::ProfileError::UnknownProfile {
+                    name: "nope".into(),
+                    known: "claude".into(),
+                }
+                .into(),
+            ),
             ProjectError::Name(NameError::Empty),
             ProjectError::NoApprovalWaiting("/w/demo".into()),
             ProjectError::NotAnOption {

@@ -1,6 +1,7 @@
 //! What goes into a project actor ([`ProjectCmd`]) and what comes out of it
 //! ([`ProjectEvent`]): the actor's whole interface with the bridge core.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
@@ -8,6 +9,7 @@ use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 use super::runner::{MAX_QUEUED, TaskNews};
 use crate::agents::claude::PermissionMode;
 use crate::bridge::panes::agent_pane::PaneError;
+use crate::detect::ProfileError;
 use crate::hooks::ToolRequest;
 use crate::hooks::usage::TurnUsage;
 use crate::tmux::TmuxError;
@@ -52,8 +54,8 @@ pub enum ProjectError {
     LostAgain { reason: String },
     #[error("the command was running when clawmux restarted, and {0}")]
     NotResumed(Box<ProjectError>),
-    #[error("{0}")]
-    Profile(String),
+    #[error(transparent)]
+    Profile(ProfileFault),
     #[error(transparent)]
     Name(#[from] crate::store::ids::NameError),
     #[error("no approval is waiting in this project (workspace {0})")]
@@ -61,6 +63,27 @@ pub enum ProjectError {
     #[error("`{key}` is not one of the options ({keys})")]
     NotAnOption { key: String, keys: String },
 }
+
+/// A project's detection profile that could not be made, shared by the
+/// errors that carry it ([`ProfileError`] holds an I/O error: neither
+/// `Clone` nor `Eq`). Two are equal when they say the same.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct ProfileFault(#[from] Arc<ProfileError>);
+
+impl From<ProfileError> for ProfileFault {
+    fn from(e: ProfileError) -> Self {
+        ProfileFault(Arc::new(e))
+    }
+}
+
+impl PartialEq for ProfileFault {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for ProfileFault {}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProjectEventKind {

@@ -130,20 +130,34 @@ fn config(path: Option<&Path>, state: &Path) -> (Option<Config>, Finding) {
     }
 }
 
+/// Why a program's output could not be had.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error("`{command}` gave no answer in {} s", VERSION_TIMEOUT.as_secs())]
+    Silent { command: String },
+    #[error("cannot run `{program}`: {source}")]
+    Start {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Runs `program args`, its stdout and stderr joined, or why not.
-async fn output(program: &str, args: &[&str]) -> Result<String, String> {
+async fn output(program: &str, args: &[&str]) -> Result<String, RunError> {
     let run = tokio::process::Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();
     match tokio::time::timeout(VERSION_TIMEOUT, run).await {
-        Err(_) => Err(format!(
-            "`{program} {}` gave no answer in {} s",
-            args.join(" "),
-            VERSION_TIMEOUT.as_secs()
-        )),
-        Ok(Err(e)) => Err(format!("cannot run `{program}`: {e}")),
+        Err(_) => Err(RunError::Silent {
+            command: format!("{program} {}", args.join(" ")),
+        }),
+        Ok(Err(source)) => Err(RunError::Start {
+            program: program.to_owned(),
+            source,
+        }),
         Ok(Ok(out)) => Ok(format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
