@@ -198,10 +198,10 @@ fn aider_shell_command_denied_through_serve() {
 /// An API error: Aider retries (a 400 not at all, a 500 or 429 with
 /// doubling waits for about a minute), then prints the error and its
 /// prompt: one error card, the turn over.
-fn http_error_is_reported(status: u16, row: &str) {
+fn http_error_is_reported(status: u16, row: &str, hooks: bool) {
     let aider = aider_required();
     let script = vec![Turn::error(status, "upstream exploded", 1000)];
-    let (mut serve, api, _env) = start(&aider, script, PACE);
+    let (mut serve, api, _env) = start_with(&aider, script, PACE, hooks);
     serve.say("hello");
     // Aider's own retries (doubling waits up to a minute) outlast one step.
     let deadline = std::time::Instant::now() + RETRIES_TIMEOUT;
@@ -226,17 +226,24 @@ fn http_error_is_reported(status: u16, row: &str) {
 
 #[test]
 fn aider_http_400_is_reported_through_serve() {
-    http_error_is_reported(400, "litellm.BadRequestError:");
+    http_error_is_reported(400, "litellm.BadRequestError:", false);
+}
+
+/// The same with clawmux's notifications command in Aider's environment:
+/// Aider says it waits once the error is printed, and that is no result.
+#[test]
+fn aider_http_400_with_notifications_is_one_error_through_serve() {
+    http_error_is_reported(400, "litellm.BadRequestError:", true);
 }
 
 #[test]
 fn aider_http_500_is_reported_through_serve() {
-    http_error_is_reported(500, "litellm.InternalServerError:");
+    http_error_is_reported(500, "litellm.InternalServerError:", false);
 }
 
 #[test]
 fn aider_http_429_is_reported_through_serve() {
-    http_error_is_reported(429, "litellm.RateLimitError:");
+    http_error_is_reported(429, "litellm.RateLimitError:", false);
 }
 
 /// `Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:`, asked when
