@@ -315,10 +315,30 @@ pub async fn run_once(
                 (outcome.detections).push(RunDetection::SessionCreated { recovered });
             }
             ProjectEventKind::Approval(seen) => {
+                // In the event log as the daemon's are (`clawmux tail
+                // --kind approval`).
+                log.event(&LogEvent::Approval {
+                    project: name.clone(),
+                    approval: seen.id.clone(),
+                    prompt_kind: seen.kind.to_string(),
+                    question: seen.question.clone(),
+                });
                 outcome.status = Status::Approval;
                 outcome.approval = Some(seen);
                 break;
             }
+            ProjectEventKind::Answered {
+                approval_id,
+                by,
+                label,
+                result: Ok(()),
+                ..
+            } => log.event(&LogEvent::ApprovalAnswered {
+                project: name.clone(),
+                approval: approval_id,
+                by,
+                choice: label,
+            }),
             ProjectEventKind::DialogMismatch { detail, .. } => {
                 (outcome.detections).push(RunDetection::DialogMismatch { detail });
             }

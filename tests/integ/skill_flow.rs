@@ -79,6 +79,22 @@ fn approval_answered_from_the_answer_with_line_then_a_card() {
     // No closed panel a shell can't open.
     assert!(!result.contains('▸'), "{result}");
 
+    // The event log tells the approval and its answer, as it does the
+    // daemon's.
+    let tail = |kind: &str| {
+        let out = (clawmux(&["tail", "--json", "--kind", kind]))
+            .env("CLAWMUX_HOME", home.path())
+            .output()
+            .expect("run clawmux tail");
+        stdout(&out)
+    };
+    let asked = tail("approval");
+    assert_eq!(asked.lines().count(), 1, "{asked}");
+    assert_contains(&asked, "\"project\":\"shop\"");
+    let answered = tail("approval_answered");
+    assert_eq!(answered.lines().count(), 1, "{answered}");
+    assert_contains(&answered, "\"by\":\"run\"");
+
     // Nothing waits for an answer now: bad input, exit 2, one line why.
     let out = run(home.path(), &["--answer", first]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
