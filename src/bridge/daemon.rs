@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
 use super::config::Config;
-use super::core::{Core, Effect, Input, RemoteProject};
+use super::core::{Core, Effect, Input, PlanningRead, RemoteProject};
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
 };
@@ -59,7 +59,7 @@ enum ServerAnswer {
     /// project that answered, with its position (`None`: no planning files).
     Planning {
         reply: Reply,
-        read: Vec<(String, Option<String>)>,
+        read: Vec<PlanningRead>,
     },
     /// A `/gsd:file` read on the project's host.
     File {
@@ -382,7 +382,7 @@ async fn locate(hosts: &Hosts, target: &AdoptTarget) -> Result<PaneLocation, Loc
 /// What `project`'s GSD planning files on `host` say, in one line (`None`:
 /// it has none), asked within [`ASK_SERVER_BUDGET`]; nothing when the host
 /// did not answer (`/gsd:status` then shows what was read last).
-async fn read_planning(hosts: &Hosts, remote: RemoteProject) -> Option<(String, Option<String>)> {
+async fn read_planning(hosts: &Hosts, remote: RemoteProject) -> Option<PlanningRead> {
     let RemoteProject {
         project,
         host,
@@ -397,5 +397,5 @@ async fn read_planning(hosts: &Hosts, remote: RemoteProject) -> Option<(String, 
             Ok(Err(HostFilesError::Planning(e))) => Some(format!("cannot read: {e}")),
             Ok(Err(_)) | Err(_) => return None,
         };
-    Some((project, summary))
+    Some(PlanningRead { project, summary })
 }

@@ -5,7 +5,7 @@
 //! says how to reach GSD's, and a new project runs GSD's `new-project` in it.
 //! The status adds what each local project's GSD planning files say.
 
-use super::{Core, Effect, RemoteProject, status_row, target_id};
+use super::{Core, Effect, PlanningRead, RemoteProject, status_row, target_id};
 use crate::agents::claude::PermissionMode;
 use crate::bridge::access::names;
 use crate::bridge::access::policy::{ChatKind, Decision};
@@ -299,7 +299,7 @@ impl Core {
             (s.projects.iter())
                 .filter_map(|(name, p)| {
                     Some(RemoteProject {
-                        project: name.to_string(),
+                        project: name.parse().ok()?,
                         host: p.host.clone()?,
                         workspace: p.workspace.clone(),
                     })
@@ -320,10 +320,10 @@ impl Core {
     }
 
     /// `/gsd:status` answered with what remote projects' planning files
-    /// said (`(project, summary)`, `None` for no files; a host that did
-    /// not answer is missing, and its project keeps what was read last).
-    pub fn status_with_planning(&mut self, reply: &Reply, read: Vec<(String, Option<String>)>) {
-        for (project, summary) in read {
+    /// said (a host that did not answer is missing, and its project keeps
+    /// what was read last).
+    pub fn status_with_planning(&mut self, reply: &Reply, read: Vec<PlanningRead>) {
+        for PlanningRead { project, summary } in read {
             match summary {
                 Some(summary) => self.planning.insert(project, summary),
                 None => self.planning.remove(&project),

@@ -79,7 +79,7 @@ impl Core {
             message,
         } = &hook.event
         {
-            self.note_waiting(project.as_str(), kind, message);
+            self.note_waiting(&project, kind, message);
         }
         // The transcript the hook names goes to the actor, which reads it
         // (the answer, the turn's figures) where its profile says the

@@ -212,7 +212,7 @@ impl Core {
                 self.flush_progress();
             }
             ProjectEventKind::Planning { summary } => {
-                self.planning.insert(project.clone(), summary.clone());
+                self.planning.insert(name.clone(), summary.clone());
                 // The position changed with nothing printed: the running
                 // command's card shows it, with the progress it had.
                 if let Some(id) = &job_id

@@ -80,11 +80,19 @@ pub enum Input {
 /// A project on another host, as [`Effect::ReadPlanning`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteProject {
-    pub project: String,
+    pub project: ProjectName,
     /// The host's name in the config.
     pub host: String,
     /// The project's directory on that host.
     pub workspace: String,
+}
+
+/// What a remote project's planning files said (see
+/// [`Core::status_with_planning`]): `None` for no files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanningRead {
+    pub project: ProjectName,
+    pub summary: Option<String>,
 }
 
 /// What the shell must do for the core.
@@ -182,11 +190,11 @@ pub struct Core {
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<ApprovalId, ApprovalId>,
     /// Projects whose agent said it waits (`Notification` hooks).
-    waiting: HashMap<String, waiting::Waiting>,
+    waiting: HashMap<ProjectName, waiting::Waiting>,
     /// Each project's GSD planning position as last read on its host (by
     /// its planning watch, or for `/gsd:status`): what a remote project's
     /// cards show without asking its host again.
-    planning: HashMap<String, String>,
+    planning: HashMap<ProjectName, String>,
     /// The time of the input being handled.
     now: Instant,
     /// The same on the wall clock, in ms since the Unix epoch (stamps on

@@ -12,6 +12,7 @@
 use super::Core;
 use crate::bridge::present::inbox::WaitingItem;
 use crate::store::state::ChatTarget;
+use crate::store::state::ProjectName;
 
 /// Longest notification message kept, in chars (Claude Code's are one
 /// short sentence).
@@ -28,7 +29,7 @@ pub struct Waiting {
 
 impl Core {
     /// A `Notification` hook of `kind` from `project`'s agent.
-    pub(super) fn note_waiting(&mut self, project: &str, kind: &str, message: &str) {
+    pub(super) fn note_waiting(&mut self, project: &ProjectName, kind: &str, message: &str) {
         if kind != "permission_prompt" && kind != "idle_prompt" {
             return;
         }
@@ -43,7 +44,7 @@ impl Core {
             message,
             since_ms,
         };
-        self.waiting.insert(project.to_string(), w);
+        self.waiting.insert(project.clone(), w);
     }
 
     /// The project moved on: it waits no more.
@@ -55,20 +56,16 @@ impl Core {
     /// `everything`), oldest first, leaving out those a prompt card
     /// already stands for.
     pub(super) fn waiting_items(&self, target: &ChatTarget, everything: bool) -> Vec<WaitingItem> {
-        let carded: Vec<String> = self.shared.read(|s| {
-            s.approvals
-                .values()
-                .map(|a| a.project.to_string())
-                .collect()
-        });
+        let carded: Vec<ProjectName> =
+            (self.shared).read(|s| s.approvals.values().map(|a| a.project.clone()).collect());
         let mut items: Vec<WaitingItem> = (self.waiting.iter())
             .filter(|(p, _)| !carded.contains(p))
-            .filter(|(p, _)| everything || self.chat_of(p) == *target)
+            .filter(|(p, _)| everything || self.chat_of(p.as_str()) == *target)
             .map(|(p, w)| WaitingItem {
-                project: p.clone(),
+                project: p.to_string(),
                 host: self
                     .shared
-                    .read(|s| s.projects.get(p).and_then(|r| r.host.clone())),
+                    .read(|s| s.projects.get(p.as_str()).and_then(|r| r.host.clone())),
                 permission: w.kind == "permission_prompt",
                 message: w.message.clone(),
                 since_ms: w.since_ms,
