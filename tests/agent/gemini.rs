@@ -544,15 +544,7 @@ fn gemini_scrolled_question_offers_every_option_with_hooks_through_serve() {
     for option in ["[1] SQLite", "[2] Postgres", "[3] MySQL"] {
         assert!(card.contains(option), "{option} not offered:\n{card}");
     }
-    serve.say("/gsd:answer 4");
-    let at = serve.wait(at, "Redis it is.");
-    serve.wait(at, "└─");
-    let out = serve.output();
-    assert_eq!(finished(&out, "pick a database"), 1, "{out}");
-    let scripted = api.scripted_requests();
-    assert_eq!(scripted.len(), 2, "{out}");
-    let results = scripted[1].tool_results();
-    assert!(results.concat().contains("Redis"), "{results:?}\n{out}");
+    steps::database_answered(&mut serve, &api, at, "4", "Redis");
 }
 
 /// The database question with four options.

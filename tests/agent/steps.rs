@@ -125,8 +125,22 @@ pub(super) fn database_chosen(serve: &mut ConsoleServe, api: &FakeApi, first: Du
         ],
     );
     assert!(!question.contains("[4]"), "{question}");
-    serve.say("/gsd:answer 2");
-    let at = serve.wait(at, "Postgres it is.");
+    let result = database_answered(serve, api, at, "2", "Postgres");
+    assert!(!result.contains("SQLite"), "{result}");
+}
+
+/// Answers the database question with `/gsd:answer key` (its card shown
+/// after `at`): the model's `{label} it is.` ends `pick a database` once,
+/// and the one tool result it got names `label`; that result.
+pub(super) fn database_answered(
+    serve: &mut ConsoleServe,
+    api: &FakeApi,
+    at: usize,
+    key: &str,
+    label: &str,
+) -> String {
+    serve.say(&format!("/gsd:answer {key}"));
+    let at = serve.wait(at, &format!("{label} it is."));
     serve.wait(at, "└─");
     let out = serve.output();
     assert_eq!(finished(&out, "pick a database"), 1, "{out}");
@@ -134,8 +148,8 @@ pub(super) fn database_chosen(serve: &mut ConsoleServe, api: &FakeApi, first: Du
     assert_eq!(scripted.len(), 2, "{out}");
     let results = scripted[1].tool_results();
     assert_eq!(results.len(), 1, "{out}");
-    assert!(results[0].contains("Postgres"), "{results:?}");
-    assert!(!results[0].contains("SQLite"), "{results:?}");
+    assert!(results[0].contains(label), "{results:?}");
+    results[0].clone()
 }
 
 /// Says `hello` to an agent whose model call fails for ever: the chat is
