@@ -652,3 +652,50 @@ async fn a_pane_running_another_program_gets_no_keys() {
     let screen = b.tmux.capture("=cm-demo:");
     assert!(!screen.contains("typed-after-respawn"), "{screen}");
 }
+
+/// `dm_policy = "pairing"`: a stranger's message gets a pairing code and
+/// runs nothing; asking again gives the same code; once the operator ran
+/// `clawmux pairing approve CODE` (another process, the real binary), the
+/// stranger's next message is answered like anyone's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_is_paired_by_the_operator_and_then_answered() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let mut config = test_config(&tmux.socket, home.path());
+    config.policy.dm_policy = clawmux::bridge::config::DmPolicy::Pairing;
+    let mut b = Bridge::start_with(tmux, home, config).await;
+    let stranger = "ou_stranger";
+    b.say("oc_s", stranger, "/gsd:projects").await;
+    let asked = b.card_with("pairing code").await;
+    let code_of = |text: &str| {
+        let start = text.find("**").map(|i| i + 2)?;
+        let len = text[start..].find("**")?;
+        Some(text[start..start + len].to_owned())
+    };
+    let code = code_of(&asked.text).unwrap_or_else(|| panic!("no code in {}", asked.text));
+    assert_eq!(code.len(), 8, "{code}");
+    assert!(
+        !b.events().iter().any(|r| r.kind == "command"),
+        "a stranger's message ran"
+    );
+    // Asked again before approval: the same code.
+    b.say("oc_s", stranger, "/gsd:projects").await;
+    let again = b
+        .card("the pairing card again", |e| {
+            is_send(e) && e.text.contains("pairing code") && e.uuid != asked.uuid
+        })
+        .await;
+    assert_eq!(code_of(&again.text).as_deref(), Some(code.as_str()));
+    let approved = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["pairing", "approve", &code])
+        .env("CLAWMUX_HOME", b.home.path())
+        .output()
+        .unwrap();
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    b.say("oc_s", stranger, "/gsd:help").await;
+    b.card_with("/gsd:status").await;
+}
