@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
+use super::access::pairing::Pairing;
 use super::config::Config;
 use super::core::{Core, Effect, Input, PlanningRead, RemoteProject};
 use super::project::{
@@ -99,6 +100,9 @@ pub struct Daemon {
     events_rx: mpsc::Receiver<ProjectEvent>,
     answers_tx: mpsc::Sender<ServerAnswer>,
     answers_rx: mpsc::Receiver<ServerAnswer>,
+    /// The pairing files: the senders the operator paired (read before
+    /// each chat input), the pending codes (written as the core asks).
+    pairing: Pairing,
 }
 
 impl Daemon {
@@ -114,6 +118,7 @@ impl Daemon {
             HookKey::load_or_create(&setup.state_dir),
         );
         core.share_rates(setup.rates.clone());
+        let pairing = Pairing::new(&setup.state_dir);
         Daemon {
             core,
             setup,
@@ -124,6 +129,7 @@ impl Daemon {
             events_rx,
             answers_tx,
             answers_rx,
+            pairing,
         }
     }
 
@@ -159,6 +165,14 @@ impl Daemon {
                     Input::LogHealth(log_health.borrow_and_update().clone())
                 }
             };
+            if matches!(input, Input::Message(_) | Input::Click(_)) {
+                // Paired by `clawmux pairing approve`, another process.
+                let paired = self.pairing.allowed().unwrap_or_else(|e| {
+                    tracing::warn!("cannot read the paired senders: {e}");
+                    Vec::new()
+                });
+                self.core.set_paired(paired);
+            }
             let effects = self
                 .core
                 .handle(Instant::now(), crate::store::clock::now_ms(), input);
@@ -177,6 +191,13 @@ impl Daemon {
                     if let Err(refused) = sent {
                         self.core
                             .undeliverable(&project, refused.cmd, &refused.error);
+                    }
+                }
+                Effect::SavePairingCode { code, pending } => {
+                    // Without it the code the chat was given is unknown to
+                    // `clawmux pairing approve`; the sender asks again.
+                    if let Err(e) = self.pairing.save_pending(&code, pending) {
+                        tracing::warn!("cannot keep pairing code {code}: {e}");
                     }
                 }
                 Effect::Respond { event_id, answer } => {

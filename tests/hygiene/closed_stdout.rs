@@ -1,7 +1,7 @@
 //! Commands whose reader went away (`clawmux … | head -0`): each ends
 //! successfully and quietly instead of panicking on the closed pipe.
 
-use clawmux::bridge::access::pairing::Pairing;
+use clawmux::bridge::access::pairing::{Pairing, PendingPairing};
 
 use super::clawmux;
 
@@ -9,9 +9,13 @@ use super::clawmux;
 fn a_closed_stdout_is_not_a_panic() {
     let home = tempfile::tempdir().expect("temp dir");
     // Something for `pairing list` to print.
+    let pending = PendingPairing {
+        open_id: "ou_waiting".into(),
+        created_ms: clawmux::store::clock::now_ms(),
+    };
     Pairing::new(home.path())
-        .request("ou_waiting")
-        .expect("pairing request");
+        .save_pending("ABCDEFGH", pending)
+        .expect("a pending code");
     let root = home.path().to_str().expect("utf-8 temp dir");
     let commands: [&[&str]; 3] = [
         &["pairing", "list"],

@@ -1,9 +1,11 @@
 //! Pairing: an unknown sender gets a short code; the operator approves it
-//! with `clawmux pairing approve CODE`. The daemon writes the pending codes
-//! (`pairing.json`) and only reads the approved senders (`allowed.json`),
-//! which only the CLI writes, so the two processes never write one file.
+//! with `clawmux pairing approve CODE`. The daemon's core gives the codes
+//! out ([`IssuedCodes`], in memory) and its shell keeps each new one in
+//! `pairing.json` ([`Pairing::save_pending`]) and reads the approved
+//! senders (`allowed.json`, which only the CLI writes) before each chat
+//! input. The CLI's approve also takes the code out of `pairing.json`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use rand::Rng;
@@ -36,6 +38,48 @@ pub enum PairingError {
     State(#[from] StateError),
 }
 
+/// The codes the daemon gave out, in memory: a sender asking again while
+/// its code is good gets the same one. Bounded by [`MAX_PENDING_CODES`]
+/// (the oldest dropped). The file of pending codes is the shell's to write
+/// ([`Pairing::save_pending`]); after a restart a sender may get a second
+/// code, and either works.
+#[derive(Debug, Default)]
+pub struct IssuedCodes {
+    by_sender: HashMap<String, PendingCode>,
+}
+
+#[derive(Debug)]
+struct PendingCode {
+    code: String,
+    created_ms: u64,
+}
+
+impl IssuedCodes {
+    /// `open_id`'s code at `now_ms`, and whether it is new (to be saved).
+    pub fn issue(&mut self, open_id: &str, now_ms: u64) -> (String, bool) {
+        (self.by_sender).retain(|_, p| now_ms.saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS);
+        if let Some(p) = self.by_sender.get(open_id) {
+            return (p.code.clone(), false);
+        }
+        while self.by_sender.len() >= MAX_PENDING_CODES {
+            let oldest = (self.by_sender.iter())
+                .min_by_key(|(_, p)| p.created_ms)
+                .map(|(s, _)| s.clone());
+            self.by_sender.remove(&oldest.unwrap_or_default());
+        }
+        let mut rng = rand::rng();
+        let code: String = (0..CODE_LEN)
+            .map(|_| CODE_ALPHABET[rng.random_range(0..CODE_ALPHABET.len())] as char)
+            .collect();
+        let pending = PendingCode {
+            code: code.clone(),
+            created_ms: now_ms,
+        };
+        self.by_sender.insert(open_id.to_owned(), pending);
+        (code, true)
+    }
+}
+
 /// The pairing files in a state directory.
 pub struct Pairing {
     pending: StateFile,
@@ -50,34 +94,20 @@ impl Pairing {
         }
     }
 
-    /// The code for `open_id`: the pending one if any, else a new one.
-    pub fn request(&self, open_id: &str) -> Result<String, PairingError> {
-        let now = clock::now_ms();
-        let (mut pending, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
-        pending.retain(|_, p| now.saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS);
-        if let Some((code, _)) = pending.iter().find(|(_, p)| p.open_id == open_id) {
-            return Ok(code.clone());
-        }
-        while pending.len() >= MAX_PENDING_CODES {
-            let oldest = pending
+    /// Keeps `code` for `pending`'s sender among the pending codes, with
+    /// the expired ones dropped and the oldest past [`MAX_PENDING_CODES`].
+    pub fn save_pending(&self, code: &str, pending: PendingPairing) -> Result<(), PairingError> {
+        let (mut codes, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
+        codes.retain(|_, p| pending.created_ms.saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS);
+        while codes.len() >= MAX_PENDING_CODES {
+            let oldest = codes
                 .iter()
                 .min_by_key(|(_, p)| p.created_ms)
                 .map(|(c, _)| c.clone());
-            pending.remove(&oldest.unwrap_or_default());
+            codes.remove(&oldest.unwrap_or_default());
         }
-        let mut rng = rand::rng();
-        let code: String = (0..CODE_LEN)
-            .map(|_| CODE_ALPHABET[rng.random_range(0..CODE_ALPHABET.len())] as char)
-            .collect();
-        pending.insert(
-            code.clone(),
-            PendingPairing {
-                open_id: open_id.into(),
-                created_ms: now,
-            },
-        );
-        self.pending.save(&pending)?;
-        Ok(code)
+        codes.insert(code.to_owned(), pending);
+        Ok(self.pending.save(&codes)?)
     }
 
     /// Approves a code: its sender may use the bot from now on.
@@ -119,14 +149,34 @@ impl Pairing {
 mod tests {
     use super::*;
 
+    /// What the daemon does with a stranger's message: a code from memory,
+    /// saved when new.
+    fn request(p: &Pairing, issued: &mut IssuedCodes, open_id: &str) -> String {
+        let now = clock::now_ms();
+        let (code, new) = issued.issue(open_id, now);
+        if new {
+            let pending = PendingPairing {
+                open_id: open_id.into(),
+                created_ms: now,
+            };
+            p.save_pending(&code, pending).unwrap();
+        }
+        code
+    }
+
     #[test]
     fn request_approve_allow() {
         let dir = tempfile::tempdir().unwrap();
         let p = Pairing::new(dir.path());
-        let code = p.request("ou_1").unwrap();
+        let mut issued = IssuedCodes::default();
+        let code = request(&p, &mut issued, "ou_1");
         assert_eq!(code.len(), CODE_LEN);
-        assert_eq!(p.request("ou_1").unwrap(), code, "same sender, same code");
-        assert_ne!(p.request("ou_2").unwrap(), code);
+        assert_eq!(
+            request(&p, &mut issued, "ou_1"),
+            code,
+            "same sender, same code"
+        );
+        assert_ne!(request(&p, &mut issued, "ou_2"), code);
         assert!(p.allowed().unwrap().is_empty());
         assert_eq!(p.approve(&code.to_lowercase()).unwrap(), "ou_1");
         assert_eq!(p.allowed().unwrap(), ["ou_1"]);
@@ -141,9 +191,11 @@ mod tests {
     fn pending_codes_are_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let p = Pairing::new(dir.path());
+        let mut issued = IssuedCodes::default();
         for i in 0..MAX_PENDING_CODES + 10 {
-            p.request(&format!("ou_{i}")).unwrap();
+            request(&p, &mut issued, &format!("ou_{i}"));
         }
         assert_eq!(p.pending().unwrap().len(), MAX_PENDING_CODES);
+        assert_eq!(issued.by_sender.len(), MAX_PENDING_CODES);
     }
 }

@@ -6,7 +6,7 @@
 use crate::bridge::texts::Msg;
 use crate::store::{Denial, LogEvent};
 
-use super::{Core, target_id};
+use super::{Core, Effect, target_id};
 use crate::bridge::access::policy::{ChatKind, Decision};
 use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatMessage};
 use crate::bridge::present;
@@ -22,7 +22,7 @@ impl Core {
         if m.target == ChatTarget::Console {
             return true;
         }
-        let paired = self.pairing.allowed().unwrap_or_default();
+        let paired = self.paired.clone();
         let chat_id = target_id(&m.target);
         if self.chat_kinds.len() >= MAX_KNOWN_CHATS {
             self.chat_kinds.clear();
@@ -59,29 +59,28 @@ impl Core {
                 );
                 false
             }
-            Decision::Pair => match self.pairing.request(&m.sender) {
-                Ok(code) => {
-                    self.log(LogEvent::Pairing {
-                        sender: m.sender.clone(),
-                        code: code.clone(),
-                    });
-                    let text = Msg::PairingCode.with(&[("code", &code.to_string())]);
-                    self.send(
-                        &m.target,
-                        Some(&m.message_id),
-                        &present::info_card(Msg::PairingNeeded, &text),
-                    );
-                    false
+            Decision::Pair => {
+                let (code, new) = self.pairing_codes.issue(&m.sender, self.now_ms);
+                if new {
+                    let pending = crate::bridge::access::pairing::PendingPairing {
+                        open_id: m.sender.clone(),
+                        created_ms: self.now_ms,
+                    };
+                    let code = code.clone();
+                    self.effects.push(Effect::SavePairingCode { code, pending });
                 }
-                Err(e) => {
-                    self.log(LogEvent::Denied(Denial {
-                        sender: Some(m.sender.clone()),
-                        reason: format!("pairing failed: {e}"),
-                        ..Default::default()
-                    }));
-                    false
-                }
-            },
+                self.log(LogEvent::Pairing {
+                    sender: m.sender.clone(),
+                    code: code.clone(),
+                });
+                let text = Msg::PairingCode.with(&[("code", &code)]);
+                self.send(
+                    &m.target,
+                    Some(&m.message_id),
+                    &present::info_card(Msg::PairingNeeded, &text),
+                );
+                false
+            }
             Decision::Deny { reason } => {
                 self.log(LogEvent::Denied(Denial {
                     sender: Some(m.sender.clone()),
@@ -111,7 +110,7 @@ impl Core {
         if c.target == ChatTarget::Console {
             return true;
         }
-        let paired = self.pairing.allowed().unwrap_or_default();
+        let paired = self.paired.clone();
         let chat_id = target_id(&c.target);
         let kinds = match self.chat_kinds.get(&chat_id) {
             Some(kind) => vec![*kind],
@@ -144,7 +143,7 @@ impl Core {
     /// Approvers (and the console): they answer approvals, adopt panes,
     /// and reach panes clawmux did not create.
     pub(super) fn is_approver(&self, who: &str) -> bool {
-        let paired = self.pairing.allowed().unwrap_or_default();
+        let paired = self.paired.clone();
         who == CONSOLE_USER || self.policy.may_approve(who, &paired)
     }
 

@@ -50,7 +50,7 @@ impl Core {
             );
             return true;
         }
-        let paired = self.pairing.allowed().unwrap_or_default();
+        let paired = self.paired.clone();
         if !self.policy.may_approve(&m.sender, &paired) {
             self.log(LogEvent::Denied(Denial {
                 sender: Some(m.sender.clone()),
@@ -165,7 +165,7 @@ impl Core {
         key: &str,
         who: &str,
     ) -> Result<String, AnswerRefused> {
-        let paired = self.pairing.allowed().unwrap_or_default();
+        let paired = self.paired.clone();
         if who != CONSOLE_USER && !self.policy.may_approve(who, &paired) {
             self.log(LogEvent::Denied(Denial {
                 operator: Some(who.to_string()),

@@ -523,7 +523,7 @@ impl Core {
             return ClickAnswer::toast(ToastLevel::Error, Msg::ButtonNotRecognised);
         }
         if c.target != ChatTarget::Console {
-            let paired = self.pairing.allowed().unwrap_or_default();
+            let paired = self.paired.clone();
             let chat_id = target_id(&c.target);
             let decision =
                 (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &paired);

@@ -5,7 +5,6 @@
 //! the prompt reminded, so a crash neither repeats nor loses it.
 
 use super::{Core, target_id};
-use crate::bridge::access::pairing::Pairing;
 use crate::bridge::channels::chat::CONSOLE_USER;
 use crate::bridge::present::{self, inbox};
 use crate::bridge::texts::Msg;
@@ -21,7 +20,7 @@ impl Core {
     /// `/gsd:inbox`: an approver sees every chat's prompts; others this
     /// chat's only (another chat's questions are not theirs to read).
     pub(super) fn inbox(&mut self, target: &ChatTarget, reply_to: Option<&str>, sender: &str) {
-        let paired = Pairing::allowed(&self.pairing).unwrap_or_default();
+        let paired = self.paired.clone();
         let everything = sender == CONSOLE_USER || self.policy.may_approve(sender, &paired);
         let mut pending: Vec<PendingApproval> = self.shared.read(|s| {
             (s.approvals.values())

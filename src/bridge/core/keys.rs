@@ -22,7 +22,7 @@ pub(super) const INTERRUPT_KEYS: &str = "interrupt";
 impl Core {
     /// Whether `user` may send keys (approvers; the console's own user).
     fn may_send_keys(&self, user: &str) -> bool {
-        let paired = self.pairing.allowed().unwrap_or_default();
+        let paired = self.paired.clone();
         user == CONSOLE_USER || self.policy.may_approve(user, &paired)
     }
 

@@ -42,7 +42,7 @@ use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply,
 };
 use super::router::{self, Builtin, Route};
-use crate::bridge::access::pairing::Pairing;
+use crate::bridge::access::pairing::{IssuedCodes, PendingPairing};
 use crate::bridge::access::policy::{Policy, RateWindow};
 use crate::bridge::channels::chat::{
     CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
@@ -130,6 +130,12 @@ pub enum Effect {
         reply: Reply,
         projects: Vec<RemoteProject>,
     },
+    /// Keep the pairing `code` given to `pending`'s sender among the
+    /// pending ones, where `clawmux pairing approve` finds it.
+    SavePairingCode {
+        code: String,
+        pending: PendingPairing,
+    },
     /// Read `/gsd:file asked` in `workspace` on `host` (none: this
     /// machine), copy it privately, then hand it to [`Core::file_fetched`].
     FetchFile {
@@ -166,10 +172,14 @@ pub struct Core {
     shared: SharedState,
     /// The tmux servers: where each host's workspaces are.
     hosts: Arc<Hosts>,
-    /// The state directory (pairing files, long results waiting to go out).
+    /// The state directory (long results waiting to go out).
     state_dir: std::path::PathBuf,
     policy: Policy,
-    pairing: Pairing,
+    /// The senders the operator paired, as the shell last read them
+    /// ([`Core::set_paired`]).
+    paired: Vec<String>,
+    /// The pairing codes given out (the shell saves each new one).
+    pairing_codes: IssuedCodes,
     /// Agent pane (`%N`) -> project, for hooks.
     panes: HashMap<PaneId, ProjectName>,
     /// What proves a hook comes from a project's own agent.
@@ -210,9 +220,16 @@ impl Core {
         self.policy = Policy::with_rates(self.config.policy.clone(), rates);
     }
 
+    /// The senders the operator paired (`clawmux pairing approve`, another
+    /// process: the shell reads its file before each chat input).
+    pub fn set_paired(&mut self, paired: Vec<String>) {
+        self.paired = paired;
+    }
+
     /// A core over `shared` (the state and event log); `state_dir` holds
-    /// the pairing files; `hook_key` proves a hook comes from a project's
-    /// own agent (loaded by the shell: the core opens no file to start).
+    /// long results waiting to go out; `hook_key` proves a hook comes from
+    /// a project's own agent (loaded by the shell: the core opens no file
+    /// to start).
     pub fn new(
         config: Arc<Config>,
         shared: SharedState,
@@ -223,7 +240,8 @@ impl Core {
         Core {
             hosts,
             policy: Policy::new(config.policy.clone()),
-            pairing: Pairing::new(state_dir),
+            paired: Vec::new(),
+            pairing_codes: IssuedCodes::default(),
             hook_key,
             config,
             shared,
