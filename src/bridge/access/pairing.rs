@@ -2,8 +2,10 @@
 //! with `clawmux pairing approve CODE`. The daemon's core gives the codes
 //! out ([`IssuedCodes`], in memory) and its shell keeps each new one in
 //! `pairing.json` ([`Pairing::save_pending`]) and reads the approved
-//! senders (`allowed.json`, which only the CLI writes) before each chat
-//! input. The CLI's approve also takes the code out of `pairing.json`.
+//! senders (`allowed.json`) before each chat input. The CLI's approve
+//! writes only `allowed.json`: each file has one writer, so neither
+//! process can lose the other's change. A code whose sender is paired is
+//! used up (the daemon drops it when it next saves).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -98,7 +100,11 @@ impl Pairing {
     /// the expired ones dropped and the oldest past [`MAX_PENDING_CODES`].
     pub fn save_pending(&self, code: &str, pending: PendingPairing) -> Result<(), PairingError> {
         let (mut codes, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
-        codes.retain(|_, p| pending.created_ms.saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS);
+        let allowed = self.allowed()?;
+        codes.retain(|_, p| {
+            pending.created_ms.saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS
+                && !allowed.contains(&p.open_id)
+        });
         while codes.len() >= MAX_PENDING_CODES {
             let oldest = codes
                 .iter()
@@ -110,27 +116,31 @@ impl Pairing {
         Ok(self.pending.save(&codes)?)
     }
 
-    /// Approves a code: its sender may use the bot from now on.
+    /// Approves a code: its sender may use the bot from now on. Only
+    /// `allowed.json` is written (the daemon alone writes the pending
+    /// codes, so neither process can lose the other's change): a code
+    /// whose sender is paired is used up.
     pub fn approve(&self, code: &str) -> Result<String, PairingError> {
         let code = code.trim().to_ascii_uppercase();
-        let (mut pending, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
-        let p = pending
-            .remove(&code)
-            .filter(|p| clock::now_ms().saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS)
-            .ok_or_else(|| PairingError::UnknownCode(code.clone()))?;
         let mut allowed = self.allowed()?;
-        if !allowed.contains(&p.open_id) {
-            allowed.push(p.open_id.clone());
-        }
+        let p = (self.pending()?.into_iter())
+            .find(|(c, p)| {
+                *c == code && clock::now_ms().saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS
+            })
+            .map(|(_, p)| p)
+            .ok_or_else(|| PairingError::UnknownCode(code.clone()))?;
+        allowed.push(p.open_id.clone());
         self.allowed.save(&allowed)?;
-        self.pending.save(&pending)?;
         Ok(p.open_id)
     }
 
-    /// Pending codes, oldest first.
+    /// Pending codes of senders not paired yet, oldest first.
     pub fn pending(&self) -> Result<Vec<(String, PendingPairing)>, PairingError> {
         let (pending, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
-        let mut list: Vec<_> = pending.into_iter().collect();
+        let allowed = self.allowed()?;
+        let mut list: Vec<_> = (pending.into_iter())
+            .filter(|(_, p)| !allowed.contains(&p.open_id))
+            .collect();
         list.sort_by_key(|(_, p)| p.created_ms);
         Ok(list)
     }
@@ -185,6 +195,12 @@ mod tests {
             "single use"
         );
         assert_eq!(p.pending().unwrap().len(), 1);
+        // The approval wrote only allowed.json: the daemon's file still has
+        // the code until the daemon next saves, which drops it.
+        let file = || std::fs::read_to_string(dir.path().join("pairing.json")).unwrap();
+        assert!(file().contains(&code), "{}", file());
+        request(&p, &mut issued, "ou_3");
+        assert!(!file().contains(&code), "{}", file());
     }
 
     #[test]
