@@ -22,21 +22,20 @@ impl Core {
         if m.target == ChatTarget::Console {
             return true;
         }
-        let paired = self.paired.clone();
         let chat_id = target_id(&m.target);
         if self.chat_kinds.len() >= MAX_KNOWN_CHATS {
             self.chat_kinds.clear();
         }
         self.chat_kinds.insert(chat_id.clone(), m.kind);
         let decision = if m.rate_counted {
-            (self.policy).decide(&m.sender, m.kind, &chat_id, m.mentions_bot, &paired)
+            (self.policy).decide(&m.sender, m.kind, &chat_id, m.mentions_bot, &self.paired)
         } else {
             (self.policy).check(
                 &m.sender,
                 m.kind,
                 &chat_id,
                 m.mentions_bot,
-                &paired,
+                &self.paired,
                 self.now,
             )
         };
@@ -110,7 +109,6 @@ impl Core {
         if c.target == ChatTarget::Console {
             return true;
         }
-        let paired = self.paired.clone();
         let chat_id = target_id(&c.target);
         let kinds = match self.chat_kinds.get(&chat_id) {
             Some(kind) => vec![*kind],
@@ -119,7 +117,7 @@ impl Core {
         let decisions: Vec<Decision> = (kinds.into_iter())
             .map(|kind| {
                 self.policy
-                    .decide(&c.operator, kind, &chat_id, true, &paired)
+                    .decide(&c.operator, kind, &chat_id, true, &self.paired)
             })
             .collect();
         let denied = (!decisions.contains(&Decision::Allow)).then(|| match decisions.first() {
@@ -143,8 +141,7 @@ impl Core {
     /// Approvers (and the console): they answer approvals, adopt panes,
     /// and reach panes clawmux did not create.
     pub(super) fn is_approver(&self, who: &str) -> bool {
-        let paired = self.paired.clone();
-        who == CONSOLE_USER || self.policy.may_approve(who, &paired)
+        who == CONSOLE_USER || self.policy.may_approve(who, &self.paired)
     }
 
     /// May `who` reach `project` (use it, see its screen, type into it,

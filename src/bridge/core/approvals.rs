@@ -50,8 +50,7 @@ impl Core {
             );
             return true;
         }
-        let paired = self.paired.clone();
-        if !self.policy.may_approve(&m.sender, &paired) {
+        if !self.policy.may_approve(&m.sender, &self.paired) {
             self.log(LogEvent::Denied(Denial {
                 sender: Some(m.sender.clone()),
                 reason: "not an approver".into(),
@@ -165,8 +164,7 @@ impl Core {
         key: &str,
         who: &str,
     ) -> Result<String, AnswerRefused> {
-        let paired = self.paired.clone();
-        if who != CONSOLE_USER && !self.policy.may_approve(who, &paired) {
+        if who != CONSOLE_USER && !self.policy.may_approve(who, &self.paired) {
             self.log(LogEvent::Denied(Denial {
                 operator: Some(who.to_string()),
                 reason: "not an approver".into(),

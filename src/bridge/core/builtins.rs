@@ -523,10 +523,9 @@ impl Core {
             return ClickAnswer::toast(ToastLevel::Error, Msg::ButtonNotRecognised);
         }
         if c.target != ChatTarget::Console {
-            let paired = self.paired.clone();
             let chat_id = target_id(&c.target);
             let decision =
-                (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &paired);
+                (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &self.paired);
             if decision != Decision::Allow {
                 return ClickAnswer::toast(ToastLevel::Error, Msg::CannotSendCommandsHere);
             }

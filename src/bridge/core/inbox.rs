@@ -20,8 +20,7 @@ impl Core {
     /// `/gsd:inbox`: an approver sees every chat's prompts; others this
     /// chat's only (another chat's questions are not theirs to read).
     pub(super) fn inbox(&mut self, target: &ChatTarget, reply_to: Option<&str>, sender: &str) {
-        let paired = self.paired.clone();
-        let everything = sender == CONSOLE_USER || self.policy.may_approve(sender, &paired);
+        let everything = sender == CONSOLE_USER || self.policy.may_approve(sender, &self.paired);
         let mut pending: Vec<PendingApproval> = self.shared.read(|s| {
             (s.approvals.values())
                 .filter(|a| everything || a.target == *target)

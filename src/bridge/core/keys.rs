@@ -22,8 +22,7 @@ pub(super) const INTERRUPT_KEYS: &str = "interrupt";
 impl Core {
     /// Whether `user` may send keys (approvers; the console's own user).
     fn may_send_keys(&self, user: &str) -> bool {
-        let paired = self.paired.clone();
-        user == CONSOLE_USER || self.policy.may_approve(user, &paired)
+        user == CONSOLE_USER || self.policy.may_approve(user, &self.paired)
     }
 
     pub(super) fn log_keys(&self, project: &ProjectName, by: &str, keys: &str, stage: &str) {
