@@ -419,7 +419,8 @@ fn hook_places(agent: &agents::Agent) -> Option<(Vec<PathBuf>, &'static str)> {
 }
 
 /// Whether `agent`'s hooks run clawmux, in one of the places they are
-/// written.
+/// written, for every event clawmux installs (an install by an older
+/// release lacks the events added since).
 fn hooks(agent: &agents::Agent) -> Option<Finding> {
     const CHECK: &str = "hooks";
     let (places, install) = hook_places(agent)?;
@@ -428,6 +429,19 @@ fn hooks(agent: &agents::Agent) -> Option<Finding> {
             && text.contains("clawmux")
             && text.contains("hook")
         {
+            let missing = missing_hooks(agent.name, &text);
+            if !missing.is_empty() {
+                return Some(Finding::warn(
+                    CHECK,
+                    format!(
+                        "{}: clawmux hooks in {} lack {}",
+                        agent.title,
+                        place.display(),
+                        missing.join(", ")
+                    ),
+                    format!("clawmux hooks install --agent {install}"),
+                ));
+            }
             return Some(Finding::ok(
                 CHECK,
                 format!("{}: clawmux hooks in {}", agent.title, place.display()),
@@ -446,9 +460,43 @@ fn hooks(agent: &agents::Agent) -> Option<Finding> {
     ))
 }
 
+/// The events clawmux installs for agent `name` that the settings `text`
+/// (JSON) has no clawmux hook for; none for an agent whose hooks are not
+/// such a file (OpenCode's plugin).
+fn missing_hooks(name: &str, text: &str) -> Vec<&'static str> {
+    use clawmux::hooks::settings::{self, Agent};
+    let agent = match name {
+        "claude" => Agent::Claude,
+        "codex" => Agent::Codex,
+        "gemini" => Agent::Gemini,
+        _ => return Vec::new(),
+    };
+    let Ok(mut parsed) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    // A merge into a copy says what it would add; the file is not touched.
+    (settings::merge_into_for(agent, &mut parsed, &settings::hook_command(None)))
+        .map(|report| report.added)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Gemini hooks installed by a release before `BeforeTool` was added
+    /// lack it; a whole install lacks nothing.
+    #[test]
+    fn an_install_by_an_older_release_lacks_the_events_added_since() {
+        let old = r#"{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"clawmux hook"}]}],"Notification":[{"hooks":[{"type":"command","command":"clawmux hook"}]}]}}"#;
+        assert_eq!(missing_hooks("gemini", old), ["BeforeTool"]);
+        let whole = clawmux::hooks::settings::hooks_config_for(
+            clawmux::hooks::settings::Agent::Gemini,
+            "/usr/bin/clawmux hook",
+        );
+        assert!(missing_hooks("gemini", &whole.to_string()).is_empty());
+        assert!(missing_hooks("opencode", "export const x = 1").is_empty());
+    }
 
     #[test]
     fn version_in_finds_the_release() {
