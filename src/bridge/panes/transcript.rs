@@ -574,78 +574,9 @@ fn is_codex_block(line: &str) -> bool {
         .is_some_and(|rest| !rest.trim().is_empty())
 }
 
-/// Codex's rows around a turn: `• Working (0s • esc to interrupt)`, the
-/// `Worked for 5s • 18:22` summary, a bullet drawn alone, the `›` input
-/// row left empty.
-fn is_codex_furniture(t: &str) -> bool {
-    // Its status line: `GPT-6-Sol default fast · /ws/shop · title`.
-    let status = {
-        let mut words = t.split_whitespace();
-        words.next().is_some()
-            && words.next().is_some_and(|w| {
-                matches!(
-                    w,
-                    "default" | "minimal" | "low" | "medium" | "high" | "xhigh"
-                )
-            })
-            && t.contains(" · /")
-    };
-    status
-        || t == "•"
-        || t == "›"
-        || t.starts_with("› ")
-        || (t.starts_with("• Working (") && t.ends_with("esc to interrupt)"))
-        || t.starts_with("Worked for ")
-        // The turn's rule: `─ Worked for 1s ──────`.
-        || t.trim_matches(['─', ' ']).starts_with("Worked for ")
-        || t.starts_with("Waiting for startup")
-        // A tip under the answer: `└ Tip: Use /keymap to …`.
-        || t.starts_with("└ Tip: ")
-        // `⚠ 2 warnings · f2 to view`: its count of start-up warnings.
-        || (t.starts_with("⚠ ") && t.ends_with(" · f2 to view"))
-}
-
-/// Aider's rows around an answer: its spinner (`░█  Waiting for
-/// openai/model`, the blocks moving) and the turn's token count (`Tokens:
-/// 2.3k sent, 6 received.`).
-fn is_aider_furniture(t: &str) -> bool {
-    let spinner = t.starts_with(['░', '█'])
-        && t.trim_start_matches(['░', '█', ' '])
-            .starts_with("Waiting for ");
-    let tokens = t.starts_with("Tokens: ") && t.contains(" sent, ") && t.ends_with(" received.");
-    // Its empty input row: `diff>`, `ask>`.
-    let prompt = t
-        .strip_suffix('>')
-        .is_some_and(|mode| !mode.is_empty() && mode.chars().all(|c| c.is_ascii_lowercase()));
-    spinner || tokens || prompt
-}
-
-/// Gemini CLI's rows around an answer: its spinner (`⠋ Thinking... (esc
-/// to cancel, 0s)`, a braille frame first) and its input box's rows
-/// (`│ >   Type your message or @path/to/file │`).
-fn is_gemini_furniture(t: &str) -> bool {
-    let braille = |c: char| ('\u{2800}'..='\u{28ff}').contains(&c);
-    let spinner = t.starts_with(braille) && t.contains("(esc to c");
-    // Only its input row: a markdown table's rows are boxed too.
-    let boxed = t.starts_with("│ >") && t.ends_with('│');
-    // The edit-mode hint over its input box.
-    let mode = t.starts_with("Shift+Tab to ");
-    // Its notice of a hook running (`ℹ Executing Hook: clawmux hook`),
-    // drawn under the answer when hooks are installed, and its spinner
-    // saying so (`⠹ Executing Hooks: clawmux hook, …`, the spinner's frame
-    // blank at times, the row cut where the footer is drawn over it).
-    let hook = (t
-        .trim_start_matches(|c: char| c == 'ℹ' || braille(c))
-        .trim_start())
-    .starts_with("Executing Hook");
-    spinner || boxed || mode || hook
-}
-
 fn is_furniture(line: &str) -> bool {
     let t = line.trim();
-    is_codex_furniture(t)
-        || is_aider_furniture(t)
-        || is_gemini_furniture(t)
+    crate::agents::is_chrome_row(t)
         || t.is_empty()
         || t.chars().all(|c| {
             matches!(
