@@ -491,10 +491,7 @@ fn questions(recording: &[u8]) -> Vec<String> {
 #[test]
 fn gemini_question_showing_one_option_recorded() {
     let gemini = gemini_required();
-    let script = vec![
-        Turn::tool("ask_user", four_databases()),
-        Turn::text("Redis it is."),
-    ];
+    let script = redis_picked();
     let mut run = GeminiRun::start(&gemini, script);
     run.tmux
         .ok(&["resize-window", "-t", &run.target, "-x", "100", "-y", "13"]);
@@ -521,10 +518,7 @@ fn gemini_question_showing_one_option_recorded() {
 #[test]
 fn gemini_scrolled_question_offers_every_option_with_hooks_through_serve() {
     let gemini = gemini_required();
-    let script = vec![
-        Turn::tool("ask_user", four_databases()),
-        Turn::text("Redis it is."),
-    ];
+    let script = redis_picked();
     let api = FakeApi::start_paced(script, PACE).unwrap();
     let (home, _) = shop_home();
     let env = GeminiEnv::new(&api.base_url());
@@ -545,6 +539,15 @@ fn gemini_scrolled_question_offers_every_option_with_hooks_through_serve() {
         assert!(card.contains(option), "{option} not offered:\n{card}");
     }
     steps::database_answered(&mut serve, &api, at, "4", "Redis");
+}
+
+/// The database question with four options, then the model's words once
+/// Redis is picked.
+fn redis_picked() -> Vec<Turn> {
+    vec![
+        Turn::tool("ask_user", four_databases()),
+        Turn::text("Redis it is."),
+    ]
 }
 
 /// The database question with four options.

@@ -123,11 +123,10 @@ impl Pairing {
     pub fn approve(&self, code: &str) -> Result<String, PairingError> {
         let code = code.trim().to_ascii_uppercase();
         let mut allowed = self.allowed()?;
-        let p = (self.pending()?.into_iter())
-            .find(|(c, p)| {
-                *c == code && clock::now_ms().saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS
-            })
-            .map(|(_, p)| p)
+        let (mut pending, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
+        let p = (pending.remove(&code))
+            .filter(|p| !allowed.contains(&p.open_id))
+            .filter(|p| clock::now_ms().saturating_sub(p.created_ms) < PAIRING_CODE_TTL_MS)
             .ok_or_else(|| PairingError::UnknownCode(code.clone()))?;
         allowed.push(p.open_id.clone());
         self.allowed.save(&allowed)?;

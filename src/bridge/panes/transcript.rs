@@ -256,8 +256,9 @@ impl Transcript {
 
     /// The answer as the settled screen shows it at the turn's end: the
     /// rows under the command's last echo (`› text`, `❯ text`, `> text`),
-    /// read as a transcript of their own, furniture and the footer rows
-    /// seen during the command left out. This is what the terminal finally
+    /// read as a transcript of their own, furniture, the footer rows seen
+    /// during the command and a box still being drawn left out (read while
+    /// the answer streams, too). This is what the terminal finally
     /// shows, not the log of frames drawn on the way (a streamed row
     /// redrawn, a cell re-inserted whole once the stream ended). None when
     /// the echo is off the screen (a long answer scrolled it away: the
@@ -289,7 +290,7 @@ impl Transcript {
             footer: self.footer.clone(),
             ..Transcript::default()
         };
-        settled.push(&below[..top.unwrap_or(below.len())]);
+        settled.push(until_open_box(&below[..top.unwrap_or(below.len())]));
         settled.end();
         let text = settled.text();
         (!text.trim().is_empty()).then_some(text)
@@ -622,6 +623,18 @@ fn is_prompt_echo(row: &str, forms: &[String]) -> bool {
             let first = typed.trim().lines().next().unwrap_or_default();
             first.starts_with(shown) || shown.starts_with(first)
         })
+}
+
+/// `rows` up to a box still being drawn: its top edge (`╭`) with no
+/// bottom edge (`╰`) under it yet. Gemini CLI draws a dialog's box row by
+/// row, its options last: until they are drawn no dialog is recognised,
+/// and its first rows are no answer.
+fn until_open_box(rows: &[String]) -> &[String] {
+    let edge = |r: &String, c: char| r.trim_start().starts_with(c);
+    match rows.iter().rposition(|r| edge(r, '╭')) {
+        Some(top) if !rows[top..].iter().any(|r| edge(r, '╰')) => &rows[..top],
+        _ => rows,
+    }
 }
 
 /// Whether `row` is the agent's echo of one of `forms` (see

@@ -17,7 +17,7 @@ const COMMAND_PREFIX_CHARS: usize = 40;
 /// question whose list scrolls (Gemini CLI in a short pane) offers the
 /// options the pane has no room for, each keyed by its number in the
 /// agent's list (Gemini CLI takes a digit for any option, shown or not).
-pub fn fill_body(seen: &mut Approval, request: &ToolRequest) {
+pub fn fill_from_hook(seen: &mut Approval, request: &ToolRequest) {
     if let ToolRequest::Question { questions } = request
         && seen.body.contains(crate::detect::SCROLLED_NOTE)
         && let Some(asked) = (questions.iter()).find(|q| seen.question.contains(q.question.trim()))

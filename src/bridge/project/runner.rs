@@ -9,7 +9,7 @@ use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
-use super::confirm::{disagreement, fill_body};
+use super::confirm::{disagreement, fill_from_hook};
 use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
 use crate::agents::record;
 use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
@@ -378,7 +378,7 @@ impl JobRunner {
             }
             running.answer_read_at = Some(now);
             running.answer_unread = false;
-            let rows = until_open_box(screen()?);
+            let rows = screen()?;
             let output = &running.output;
             let shown = (settled.then(|| output.settled_text(&rows)).flatten()).or_else(|| {
                 panel.then(|| crate::detect::panel_streaming_answer(&rows, &job.text))?
@@ -539,7 +539,7 @@ impl JobRunner {
                 };
                 let mut steps = Vec::new();
                 if let Some(request) = self.expected.take() {
-                    fill_body(&mut seen, &request);
+                    fill_from_hook(&mut seen, &request);
                     steps.extend(self.confirm(&seen, &request, job.clone()));
                 }
                 self.approval = Some(seen.clone());
@@ -661,7 +661,7 @@ impl JobRunner {
         // Reported already: what the hook adds is reported again under
         // the prompt's id.
         let mut filled = seen.clone();
-        fill_body(&mut filled, &request);
+        fill_from_hook(&mut filled, &request);
         let mut steps = Vec::new();
         if &filled != seen {
             self.approval = Some(filled.clone());
@@ -905,20 +905,6 @@ pub fn read_answer(runner: &mut JobRunner, watcher: &PaneWatcher, now: Millis) -
     // recognised yet: a dialog is confirmed once still).
     let screen = || (watcher.look().prompt.is_none()).then(|| watcher.pane().screen_rows());
     runner.answer_news(now, screen)
-}
-
-/// `rows` up to a box still being drawn: its top edge (`╭`) with no
-/// bottom edge (`╰`) under it yet. Gemini CLI draws a dialog's box row by
-/// row, its options last: until they are drawn no dialog is recognised,
-/// and its first rows are no answer.
-fn until_open_box(mut rows: Vec<String>) -> Vec<String> {
-    let edge = |r: &String, c: char| r.trim_start().starts_with(c);
-    if let Some(top) = rows.iter().rposition(|r| edge(r, '╭'))
-        && !rows[top..].iter().any(|r| edge(r, '╰'))
-    {
-        rows.truncate(top);
-    }
-    rows
 }
 
 /// `text` without a last row that is only the agent's bullet: Claude Code
