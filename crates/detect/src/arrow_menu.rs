@@ -11,6 +11,7 @@
 
 use super::ApprovalOption;
 use super::dialog::{self, Dialog};
+use super::marks::Marks;
 
 /// How a dialog's option is chosen with keys.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -98,7 +99,8 @@ const MAX_QUESTION_ROWS: usize = 4;
 /// Fewest options a menu has.
 const MIN_OPTIONS: usize = 2;
 
-/// The cursor of an un-numbered list.
+/// The cursor of an un-numbered list (a profile's `menu_cursor` is read
+/// as it, see `screen::with_menu_cursor`).
 const CURSOR: &str = "❯ ";
 
 /// The cleaned bottom rows a dialog is read from.
@@ -127,16 +129,16 @@ fn hint_under(rows: &[String], last: usize) -> Option<String> {
 }
 
 /// The dialog's top: the row after the last rule (a `─` rule, or the `▔`
-/// edge 2.1.332 draws over a full-width panel) or transcript row above
-/// `from`.
-fn top(rows: &[String], from: usize) -> usize {
+/// edge 2.1.332 draws over a full-width panel), block or turn summary of
+/// the agent's above `from`.
+fn top(marks: &Marks, rows: &[String], from: usize) -> usize {
     let edge = |r: &str| {
         let t = r.trim();
         dialog::is_rule(t) || (!t.is_empty() && t.chars().all(|c| c == '▔'))
     };
     (0..from)
         .rev()
-        .find(|&i| edge(&rows[i]) || rows[i].starts_with(['●', '⏺', '✻']))
+        .find(|&i| edge(&rows[i]) || marks.is_block(&rows[i]) || marks.starts_summary(&rows[i]))
         .map_or(0, |i| i + 1)
 }
 
@@ -167,7 +169,7 @@ fn paragraphs(rows: &[String], top: usize, end: usize) -> Vec<(usize, String)> {
 }
 
 /// An un-numbered list with a `❯` cursor, at the bottom over a hint.
-pub(crate) fn read_list(rows: &[String]) -> Option<Dialog> {
+pub(crate) fn read_list(marks: &Marks, rows: &[String]) -> Option<Dialog> {
     let rows = bottom(rows);
     let cursor = rows.iter().rposition(|r| {
         r.trim_start()
@@ -192,7 +194,7 @@ pub(crate) fn read_list(rows: &[String]) -> Option<Dialog> {
         return None;
     }
     let footer = hint_under(&rows, last)?;
-    let top = top(&rows, first);
+    let top = top(marks, &rows, first);
     let paragraphs = paragraphs(&rows, top, first);
     // The question is the paragraph that asks; else the one over the list
     // that is more than a link (the bypass-permissions consent ends with
@@ -209,6 +211,7 @@ pub(crate) fn read_list(rows: &[String]) -> Option<Dialog> {
             label: rows[i].trim().trim_start_matches(CURSOR).trim().to_owned(),
             description: None,
             press: None,
+            own_words: false,
         })
         .collect();
     let title = paragraphs
@@ -233,7 +236,7 @@ pub(crate) fn read_list(rows: &[String]) -> Option<Dialog> {
 
 /// A slider: a `─` track with a `▲` marker, the positions' names under it,
 /// and a `←/→` hint.
-pub(crate) fn read_slider(rows: &[String]) -> Option<Dialog> {
+pub(crate) fn read_slider(marks: &Marks, rows: &[String]) -> Option<Dialog> {
     let rows = bottom(rows);
     let hint = rows.iter().rposition(|r| r.contains("←/→"))?;
     let track = (0..hint).rev().find(|&i| {
@@ -263,7 +266,7 @@ pub(crate) fn read_slider(rows: &[String]) -> Option<Dialog> {
     let centre = |(col, name): &(usize, String)| col + name.chars().count() / 2;
     let cursor = (0..names.len()).min_by_key(|&i| centre(&names[i]).abs_diff(marker))?;
     let footer_indent = indent(&rows[hint]);
-    let top = top(&rows, track);
+    let top = top(marks, &rows, track);
     let title_at =
         (top..track).find(|&i| !rows[i].trim().is_empty() && indent(&rows[i]) <= footer_indent)?;
     let question = rows[title_at].trim().to_owned();
@@ -275,6 +278,7 @@ pub(crate) fn read_slider(rows: &[String]) -> Option<Dialog> {
             label: name.clone(),
             description: None,
             press: None,
+            own_words: false,
         })
         .collect();
     Some(Dialog {
@@ -312,6 +316,7 @@ fn words(row: &str) -> Vec<(usize, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marks::claude;
 
     fn rows(screen: &str) -> Vec<String> {
         screen.lines().map(str::to_owned).collect()
@@ -329,7 +334,7 @@ mod tests {
 
     #[test]
     fn folder_trust_of_2_1_332_is_a_list_with_its_question() {
-        let d = read_list(&rows(real!("trust-2.1.332"))).expect("a list");
+        let d = read_list(&claude(), &rows(real!("trust-2.1.332"))).expect("a list");
         assert_eq!(labels(&d), ["No, exit", "Yes, I trust this folder"]);
         assert!(
             d.question
@@ -344,14 +349,14 @@ mod tests {
         let moved = real!("trust-2.1.332")
             .replace("❯ No, exit", "  No, exit")
             .replace("   Yes, I trust this folder", " ❯ Yes, I trust this folder");
-        let d = read_list(&rows(&moved)).expect("a list");
+        let d = read_list(&claude(), &rows(&moved)).expect("a list");
         assert_eq!(labels(&d), ["No, exit", "Yes, I trust this folder"]);
         assert_eq!(d.select, MenuSelect::Vertical { cursor: 1 });
     }
 
     #[test]
     fn bypass_consent_of_2_1_332_is_a_list_with_its_statement() {
-        let d = read_list(&rows(real!("bypass-consent-2.1.332"))).expect("a list");
+        let d = read_list(&claude(), &rows(real!("bypass-consent-2.1.332"))).expect("a list");
         assert_eq!(labels(&d), ["No, exit", "Yes, I accept"]);
         assert_eq!(
             d.question,
@@ -371,7 +376,7 @@ mod tests {
     /// offer is behind a flag Claude Code's servers set, never drawn offline.
     #[test]
     fn resume_from_summary_offer_is_a_list() {
-        let d = read_list(&rows(real!("resume-summary-2.1.332"))).expect("a list");
+        let d = read_list(&claude(), &rows(real!("resume-summary-2.1.332"))).expect("a list");
         assert_eq!(
             labels(&d),
             [
@@ -390,7 +395,7 @@ mod tests {
 
     #[test]
     fn effort_of_2_1_332_is_a_slider_at_its_marker() {
-        let d = read_slider(&rows(real!("effort-2.1.332"))).expect("a slider");
+        let d = read_slider(&claude(), &rows(real!("effort-2.1.332"))).expect("a slider");
         assert_eq!(labels(&d), ["low", "medium", "high", "xhigh", "max"]);
         assert_eq!(d.question, "Effort");
         assert_eq!(d.select, MenuSelect::Horizontal { cursor: 1 });
@@ -399,13 +404,13 @@ mod tests {
     #[test]
     fn the_input_box_a_prompt_echo_and_a_plain_list_are_not_menus() {
         let input = "────────────\n❯ fix it\n  and more\n────────────\n  ? for shortcuts\n";
-        assert_eq!(read_list(&rows(input)), None);
+        assert_eq!(read_list(&claude(), &rows(input)), None);
         let echo = "❯ ask\n  ❯ one\n    two\n● Done.\n\n✻ Worked for 1s\n";
-        assert_eq!(read_list(&rows(echo)), None);
+        assert_eq!(read_list(&claude(), &rows(echo)), None);
         // No hint under it: output, not a live menu.
         let output = "● Choices:\n  ❯ one\n    two\n\n";
-        assert_eq!(read_list(&rows(output)), None);
-        assert_eq!(read_slider(&rows(output)), None);
+        assert_eq!(read_list(&claude(), &rows(output)), None);
+        assert_eq!(read_slider(&claude(), &rows(output)), None);
     }
 
     #[test]

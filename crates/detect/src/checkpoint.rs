@@ -26,6 +26,7 @@
 //! passing notice under the turn is part of it.
 
 use super::dialog;
+use super::marks::Marks;
 use super::screen::Prompt;
 use super::{ApprovalKind, ApprovalOption, MenuSelect};
 
@@ -54,7 +55,7 @@ pub(crate) enum Form {
 }
 
 /// The checkpoint header on `row`, if it is one.
-pub(crate) fn header(row: &str) -> Option<Form> {
+pub(crate) fn header(marks: &Marks, row: &str) -> Option<Form> {
     let t = row.trim().trim_matches('║').trim();
     if let Some(kind) = t.strip_prefix("CHECKPOINT: ") {
         return match kind.trim() {
@@ -64,10 +65,7 @@ pub(crate) fn header(row: &str) -> Option<Form> {
             _ => None,
         };
     }
-    let t = t
-        .strip_prefix("● ")
-        .or_else(|| t.strip_prefix("⏺ "))
-        .unwrap_or(t);
+    let t = marks.strip_block(t).unwrap_or(t);
     let t = t.trim_start_matches('#').trim_start();
     let kind = t.strip_prefix("Checkpoint: ")?;
     let word = kind
@@ -82,17 +80,18 @@ pub(crate) fn header(row: &str) -> Option<Form> {
 }
 
 /// The newest checkpoint on the screen `rows` (top to bottom), as a prompt.
-pub(crate) fn find(rows: &[String]) -> Option<Prompt> {
+pub(crate) fn find(marks: &Marks, rows: &[String]) -> Option<Prompt> {
     let first = rows.len().saturating_sub(MAX_CHECKPOINT_ROWS);
     let rows = &rows[first..];
-    let (at, form) = (rows.iter().enumerate().rev()).find_map(|(i, r)| Some((i, header(r)?)))?;
-    let end = input_box_start(rows, at).unwrap_or(rows.len());
+    let (at, form) =
+        (rows.iter().enumerate().rev()).find_map(|(i, r)| Some((i, header(marks, r)?)))?;
+    let end = input_box_start(marks, rows, at).unwrap_or(rows.len());
     // What GSD wrote ends with the turn: Claude Code's turn-end row and
     // the notices it shows under it for a few seconds (`tmux focus-events
     // off · …`) are not the checkpoint, and a notice going away must not
     // make it another one.
     let end = (at + 1..end)
-        .find(|&i| is_turn_end(&rows[i]))
+        .find(|&i| marks.is_summary(&rows[i]))
         .unwrap_or(end);
     let after = &rows[at + 1..end];
     // A box is answerable once its `→` line is drawn whole (a row follows
@@ -122,22 +121,15 @@ pub(crate) fn find(rows: &[String]) -> Option<Prompt> {
     })
 }
 
-/// Where Claude Code's input box starts below `from`: a `─` rule right
-/// above a `❯` row (GSD's own rules frame a `→` line instead).
-fn input_box_start(rows: &[String], from: usize) -> Option<usize> {
+/// Where the agent's input box starts below `from`: a `─` rule right
+/// above its input row (GSD's own rules frame a `→` line instead).
+fn input_box_start(marks: &Marks, rows: &[String], from: usize) -> Option<usize> {
     (from + 1..rows.len()).find(|&i| {
         is_rule(&rows[i])
             && rows
                 .get(i + 1)
-                .is_some_and(|r| r.trim_start().starts_with('❯'))
+                .is_some_and(|r| marks.is_input(r.trim_start()))
     })
-}
-
-/// Claude Code's row at a turn's end: `✻ Cooked for 1s · done 4:04 PM`.
-fn is_turn_end(row: &str) -> bool {
-    row.trim_start()
-        .strip_prefix("✻ ")
-        .is_some_and(|rest| rest.contains(" for "))
 }
 
 fn is_rule(row: &str) -> bool {
@@ -178,6 +170,7 @@ fn answers(form: Form, rows: &[String]) -> Vec<ApprovalOption> {
             key: w.clone(),
             label: w,
             press: None,
+            own_words: false,
         })
         .collect()
 }
@@ -254,6 +247,7 @@ fn numbered_descriptions(rows: &[String]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marks::claude;
 
     fn rows(text: &str) -> Vec<String> {
         text.lines().map(str::to_owned).collect()
@@ -283,7 +277,7 @@ mod tests {
              → Type \"approved\" or describe issues\n\
              ──────────────────────────────────────────────────────────────\n\n{INPUT_BOX}"
         );
-        let p = find(&rows(&screen)).unwrap();
+        let p = find(&claude(), &rows(&screen)).unwrap();
         assert_eq!(p.kind, ApprovalKind::Checkpoint);
         assert_eq!(p.question, "CHECKPOINT: Verification Required");
         assert_eq!(keys(&p), ["approved"]);
@@ -325,7 +319,7 @@ mod tests {
         );
         let r = rows(&screen);
         assert!(r.len() > 25, "the header is more than 20 rows up");
-        let p = find(&r).unwrap();
+        let p = find(&claude(), &r).unwrap();
         assert_eq!(keys(&p), ["supabase", "clerk", "nextauth"]);
         assert_eq!(
             p.options[1].description.as_deref(),
@@ -336,32 +330,35 @@ mod tests {
 
     #[test]
     fn select_with_slashes_and_the_action_box() {
-        let p = find(&rows(
-            "║  CHECKPOINT: Decision Required  ║\n→ Select: option-a / option-b\n─────",
-        ))
+        let p = find(
+            &claude(),
+            &rows("║  CHECKPOINT: Decision Required  ║\n→ Select: option-a / option-b\n─────"),
+        )
         .unwrap();
         assert_eq!(keys(&p), ["option-a", "option-b"]);
         // The `→` row is the last: it may still be being written.
         let last =
             "║  CHECKPOINT: Action Required  ║\nRun: vercel login\n→ Type \"done\" when complete";
-        assert!(find(&rows(last)).is_none());
-        let p = find(&rows(&format!("{last}\n────"))).unwrap();
+        assert!(find(&claude(), &rows(last)).is_none());
+        let p = find(&claude(), &rows(&format!("{last}\n────"))).unwrap();
         assert_eq!(keys(&p), ["done"]);
         // Before its `→` line is drawn: not yet a prompt.
         assert!(
-            find(&rows(
-                "║  CHECKPOINT: Action Required  ║\nRun: vercel login"
-            ))
+            find(
+                &claude(),
+                &rows("║  CHECKPOINT: Action Required  ║\nRun: vercel login")
+            )
             .is_none()
         );
         // A `→` line naming nothing: the kind's usual answer, or the
         // decision's numbered options.
-        let p = find(&rows(
-            "║  CHECKPOINT: Action Required  ║\n→ Over to you\n────",
-        ))
+        let p = find(
+            &claude(),
+            &rows("║  CHECKPOINT: Action Required  ║\n→ Over to you\n────"),
+        )
         .unwrap();
         assert_eq!(keys(&p), ["done"]);
-        let p = find(&rows(
+        let p = find(&claude(), &rows(
             "║  CHECKPOINT: Decision Required  ║\nOptions:\n  1. redis - fast\n  2. sqlite - simple\n→ Your call\n────",
         ))
         .unwrap();
@@ -379,11 +376,17 @@ mod tests {
                 "{heading}\n\n**Plan:** 03-03 Dashboard Layout\nProgress: 2/3 tasks complete\n\n\
                  Awaiting: type \"approved\" or describe issues\n{INPUT_BOX}"
             );
-            let p = find(&rows(&screen)).unwrap_or_else(|| panic!("{heading}"));
+            let p = find(&claude(), &rows(&screen)).unwrap_or_else(|| panic!("{heading}"));
             assert_eq!(keys(&p), ["approved"], "{heading}");
         }
-        assert_eq!(header("## Checkpoint: decision"), Some(Form::Decision));
-        assert_eq!(header("## Checkpoint: human-action"), Some(Form::Action));
+        assert_eq!(
+            header(&claude(), "## Checkpoint: decision"),
+            Some(Form::Decision)
+        );
+        assert_eq!(
+            header(&claude(), "## Checkpoint: human-action"),
+            Some(Form::Action)
+        );
     }
 
     #[test]
@@ -393,10 +396,11 @@ mod tests {
                 "  ║  CHECKPOINT: Decision Required  ║\n  Decision: Which store?\n  Options:\n  1. redis - fast\n  2. sqlite - one file\n  ────────\n  → Select: redis / sqlite\n  ────────\n✻ Cooked for 1s · done 4:04 PM\n{notice}\n─────────\n❯ \n─────────"
             ))
         };
-        let with = find(&screen(
-            "        tmux focus-events off · add 'set -g focus-events on'",
-        ));
-        let without = find(&screen(""));
+        let with = find(
+            &claude(),
+            &screen("        tmux focus-events off · add 'set -g focus-events on'"),
+        );
+        let without = find(&claude(), &screen(""));
         let (with, without) = (with.expect("with the notice"), without.expect("without"));
         assert!(!with.body.contains("focus-events"), "{}", with.body);
         assert!(!with.body.contains("Cooked"), "{}", with.body);
@@ -413,7 +417,7 @@ mod tests {
             "## Checkpoint: later",
             "│ CHECKPOINT types │ verify │",
         ] {
-            assert!(find(&rows(text)).is_none(), "{text:?}");
+            assert!(find(&claude(), &rows(text)).is_none(), "{text:?}");
         }
     }
 
@@ -422,7 +426,7 @@ mod tests {
         let screen = "║ CHECKPOINT: Action Required ║\n→ Type \"done\" when complete\n\
                       ● ok\n║ CHECKPOINT: Decision Required ║\n\
                       → Select whichever of the approaches you think fits this codebase best, or tell me, or suggest one, or skip, or wait, or ask me, or go\n───";
-        let p = find(&rows(screen)).unwrap();
+        let p = find(&claude(), &rows(screen)).unwrap();
         assert_eq!(p.question, "CHECKPOINT: Decision Required");
         assert!(p.options.is_empty(), "{:?}", p.options);
     }
@@ -470,9 +474,10 @@ mod tests {
         ];
         for a in odd {
             for b in odd {
-                let _ = find(&rows(&format!(
-                    "║ CHECKPOINT: Decision Required ║\n{a}\n{b}\n─"
-                )));
+                let _ = find(
+                    &claude(),
+                    &rows(&format!("║ CHECKPOINT: Decision Required ║\n{a}\n{b}\n─")),
+                );
             }
         }
     }

@@ -850,10 +850,10 @@ fn tail(rows: &[String], n: usize) -> String {
     filled[filled.len().saturating_sub(n)..].join("\n")
 }
 
-/// The row of the agent's input box: `❯` right under a `─` rule.
-fn input_box_row(rows: &[String]) -> Option<usize> {
+/// The row of the agent's input box: its input row right under a `─` rule.
+fn input_box_row(profile: &Profile, rows: &[String]) -> Option<usize> {
     (1..rows.len()).rev().find(|&i| {
-        rows[i].trim_start().starts_with('❯') && rows[i - 1].trim_start().starts_with("───")
+        profile.marks.is_input(rows[i].trim_start()) && rows[i - 1].trim_start().starts_with("───")
     })
 }
 
@@ -866,10 +866,10 @@ fn echoed(profile: &Profile, rows: &[String], typed: &str) -> bool {
     // the command.
     let input = match profile.input_at_cursor {
         true => rows.len().checked_sub(1),
-        false => input_box_row(rows),
+        false => input_box_row(profile, rows),
     };
     (rows.iter().enumerate()).any(|(i, row)| {
-        Some(i) != input && (is_echo(row, typed) || is_line_echo(profile, row, typed))
+        Some(i) != input && (profile.is_echo(row, typed) || is_line_echo(profile, row, typed))
     })
 }
 
@@ -887,15 +887,16 @@ fn is_line_echo(profile: &Profile, row: &str, typed: &str) -> bool {
     })
 }
 
-/// Whether `row` is a `❯` row whose text begins `typed`'s first line (or,
-/// wrapped, is begun by it): the agent's echo of that submitted command,
-/// or the input box holding it.
-pub fn is_echo(row: &str, typed: &str) -> bool {
-    let first_line = typed.trim().lines().next().unwrap_or_default();
-    let shown = row.trim_start().strip_prefix('❯').map(str::trim);
-    shown.is_some_and(|shown| {
-        !shown.is_empty() && (first_line.starts_with(shown) || shown.starts_with(first_line))
-    })
+impl Profile {
+    /// Whether `row` shows the agent's echo mark and then text that begins
+    /// `typed`'s first line (or, wrapped, is begun by it): the agent's echo
+    /// of that submitted command, or the input box holding it.
+    pub fn is_echo(&self, row: &str, typed: &str) -> bool {
+        let first_line = typed.trim().lines().next().unwrap_or_default();
+        self.marks.echoed(row).is_some_and(|shown| {
+            !shown.is_empty() && (first_line.starts_with(shown) || shown.starts_with(first_line))
+        })
+    }
 }
 
 /// A hash of the rows above the input box and its rule (the transcript):
@@ -905,7 +906,7 @@ fn transcript_hash(profile: &Profile, rows: &[String]) -> u64 {
     let end = if profile.cells {
         super::panel::input_box(rows).map_or(rows.len(), |b| b.top)
     } else {
-        input_box_row(rows).map_or(rows.len(), |at| at - 1)
+        input_box_row(profile, rows).map_or(rows.len(), |at| at - 1)
     };
     screen_hash(&rows[..end])
 }

@@ -16,6 +16,7 @@ use regex::Regex;
 
 use super::ApprovalOption;
 use super::arrow_menu::{self, MenuSelect};
+use super::marks::Marks;
 
 /// Rows at the bottom of the screen searched for a dialog: the tallest
 /// dialog (a plan or a diff) fits in a 60-row pane.
@@ -143,16 +144,10 @@ fn is_edge(row: &str) -> bool {
             || (t.starts_with('╰') && t.ends_with('╯')))
 }
 
-/// The input box's prompt row (`❯ ` at column 0, not a menu option).
-pub(crate) fn is_input_row(row: &str) -> bool {
-    (row.starts_with('❯') || row.starts_with("> ")) && !OPTION_ROW.is_match(row)
-}
-
-/// A row of the agent's transcript above a dialog: an answer or tool
-/// block, a prompt echo, a turn summary.
-fn is_transcript_row(row: &str) -> bool {
-    // `✦` starts Gemini CLI's answers, `▀` closes its prompt echo.
-    row.starts_with(['●', '⏺', '✻', '❯', '✦', '▀']) || row.trim_start().starts_with('⎿')
+/// The input box's prompt row (the profile's `input` mark at column 0,
+/// not a menu option).
+pub(crate) fn is_input_row(marks: &Marks, row: &str) -> bool {
+    marks.is_input(row) && !OPTION_ROW.is_match(row)
 }
 
 /// A menu's own footer: how to choose and how to leave
@@ -187,23 +182,31 @@ pub enum Missing {
 /// Reads the live dialog at the bottom of `rows` (the visible screen).
 /// `busy(row)` says whether a row shows the agent working (a spinner):
 /// a menu above one is output, not a dialog.
-pub(crate) fn find(rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialog> {
-    read(rows, busy).ok()
+pub(crate) fn find(marks: &Marks, rows: &[String], busy: impl Fn(&str) -> bool) -> Option<Dialog> {
+    read(marks, rows, busy).ok()
 }
 
 /// [`find`], saying what is missing when there is no dialog.
-pub(crate) fn read(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog, Missing> {
-    match read_numbered(rows, busy) {
+pub(crate) fn read(
+    marks: &Marks,
+    rows: &[String],
+    busy: impl Fn(&str) -> bool,
+) -> Result<Dialog, Missing> {
+    match read_numbered(marks, rows, busy) {
         // Without a numbered cursor row, a menu answered with arrows.
-        Err(Missing::Cursor) => arrow_menu::read_list(rows)
-            .or_else(|| arrow_menu::read_slider(rows))
+        Err(Missing::Cursor) => arrow_menu::read_list(marks, rows)
+            .or_else(|| arrow_menu::read_slider(marks, rows))
             .ok_or(Missing::Cursor),
         read => read,
     }
 }
 
 /// A numbered menu with a `❯` cursor (see [`read`]).
-fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog, Missing> {
+fn read_numbered(
+    marks: &Marks,
+    rows: &[String],
+    busy: impl Fn(&str) -> bool,
+) -> Result<Dialog, Missing> {
     let first = rows.len().saturating_sub(MAX_DIALOG_ROWS);
     let raw = &rows[first..];
     let rows: Vec<String> = raw.iter().map(|r| clean(r)).collect();
@@ -224,7 +227,7 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
     if !boxed
         && rows[cursor + 1..]
             .iter()
-            .any(|r| is_input_row(r) || busy(r))
+            .any(|r| is_input_row(marks, r) || busy(r))
     {
         return Err(Missing::SomethingUnder);
     }
@@ -245,7 +248,7 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         }
     }
     let start = start.ok_or(Missing::FirstOption)?;
-    let menu = read_menu(&rows, start, width).ok_or(Missing::Menu)?;
+    let menu = read_menu(marks, &rows, start, width).ok_or(Missing::Menu)?;
     // A list scrolled in a pane too short for it (Gemini CLI's `▲`/`▼`
     // around the options it shows) may show a single option: still the
     // dialog, with more options than the screen holds.
@@ -282,7 +285,7 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
         if r.trim().is_empty()
             || is_rule(r)
             || is_edge(r)
-            || is_transcript_row(r)
+            || marks.is_transcript(r)
             || Some(indent(r)) != q_indent
         {
             break;
@@ -299,8 +302,9 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
     if question.is_empty() && below.iter().any(|r| is_selection_footer(r)) {
         question = (q_end.checked_sub(1))
             .map(|i| {
-                rows[i]
-                    .trim_start_matches(['●', '⏺', '✦'])
+                marks
+                    .strip_block(&rows[i])
+                    .unwrap_or(&rows[i])
                     .trim()
                     .to_owned()
             })
@@ -315,7 +319,7 @@ fn read_numbered(rows: &[String], busy: impl Fn(&str) -> bool) -> Result<Dialog,
     let mut stop = q_start;
     while stop > 0 && q_start - stop < MAX_DIALOG_ROWS {
         let r = &rows[stop - 1];
-        if is_transcript_row(r) {
+        if marks.is_transcript(r) {
             break;
         }
         if is_rule(r) {
@@ -450,7 +454,7 @@ impl Menu {
 /// (indented under the label, or, right under their option, indented at
 /// all: a multi-select list indents them less), a label's wrapped rows,
 /// blank rows, and an inner rule before more options.
-fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
+fn read_menu(marks: &Marks, rows: &[String], start: usize, width: usize) -> Option<Menu> {
     let mut options: Vec<ApprovalOption> = Vec::new();
     let mut cursors = 0;
     let mut last = start;
@@ -483,11 +487,13 @@ fn read_menu(rows: &[String], start: usize, width: usize) -> Option<Menu> {
                 label: label.to_owned(),
                 description,
                 press: None,
+                own_words: false,
             };
             // A multi-select's free-text row (`[ ] Type something`) is a
             // text field, not a box to tick.
-            if option.takes_text() {
+            if marks.takes_text(option.name()) {
                 option.label = option.name().to_owned();
+                option.own_words = true;
             }
             options.push(option);
             prev_len = row.chars().count();

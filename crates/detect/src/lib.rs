@@ -35,6 +35,7 @@ mod detector;
 mod dialog;
 mod footer_mode;
 mod lines;
+mod marks;
 mod panel;
 mod profiles;
 mod screen;
@@ -50,7 +51,7 @@ pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,
     DetectorConfig, MAX_LOADING_WAIT, SILENT_COMMAND_QUIET, START_QUIET, STATE_LAPSE,
-    UNCLOSED_QUIET, is_echo, screen_hash,
+    UNCLOSED_QUIET, screen_hash,
 };
 pub use dialog::{
     BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing, SCROLLED_NOTE,
@@ -126,6 +127,11 @@ pub struct ApprovalOption {
     /// `(y)`, `(esc)`: `y`, `Escape`); see the profile's `option_key`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub press: Option<String>,
+    /// The option takes the person's own words (Claude Code's `Type
+    /// something.`, as its profile's `own_words` names it): its key only
+    /// focuses a text field, where typed text and Enter give the answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_words: bool,
 }
 
 impl ApprovalOption {
@@ -137,15 +143,14 @@ impl ApprovalOption {
                 label: l.to_string(),
                 description: None,
                 press: None,
+                own_words: false,
             })
             .collect()
     }
 
-    /// The row that takes the person's own words (Claude Code's `Type
-    /// something.`): its key only focuses a text field, where typed text
-    /// and Enter give the answer.
+    /// Whether the option takes the person's own words (see `own_words`).
     pub fn takes_text(&self) -> bool {
-        self.name().starts_with("Type something")
+        self.own_words
     }
 
     /// An option of a multi-select list (`[ ] Auth`, `[✔] Auth`): whether
@@ -334,13 +339,13 @@ impl PaneWatcher {
         if profile.cells {
             return panel::find(&rows).is_none().then_some(Missing::Cursor);
         }
-        dialog::read(&rows, |r| profile.spinner.is_match(r)).err()
+        dialog::read(&profile.marks, &rows, |r| profile.spinner.is_match(r)).err()
     }
 
     /// The rows under the agent's input box now (its footer, a
     /// statusline); none when no input box is drawn.
     pub fn footer_rows(&self) -> Vec<String> {
-        screen::footer_rows(&self.pane.screen_rows())
+        screen::footer_rows(&self.detector.profile().marks, &self.pane.screen_rows())
     }
 
     /// What the screen shows now, judged at once rather than after the

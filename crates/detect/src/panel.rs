@@ -341,6 +341,7 @@ fn buttons(inner: &[String]) -> Option<Dialog> {
             label,
             description: None,
             press: None,
+            own_words: false,
         })
         .collect();
     Some(Dialog {
@@ -385,6 +386,7 @@ fn numbered(inner: &[String]) -> Option<Dialog> {
                 label,
                 description: None,
                 press: None,
+                own_words: false,
             });
         } else if let Some(last) = options.last_mut()
             && !row.trim().is_empty()

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::ApprovalKind;
 use super::footer_mode::{FooterModes, FooterModesSpec};
 use super::lines::{LineHit, LineMatcher, PatternError};
+use super::marks::Marks;
 use clawmux_pane::signal::AgentState;
 
 /// The built-in profiles, also the reference for the file format.
@@ -141,6 +142,7 @@ struct ProfileSpec {
     start_seconds: Option<u64>,
     approvals: Option<Vec<RuleSpec>>,
     footer_modes: Option<FooterModesSpec>,
+    marks: Option<Marks>,
 }
 
 /// A window title that says the agent's state, as written in TOML.
@@ -227,6 +229,7 @@ impl ProfileSpec {
             input_at_cursor: self.input_at_cursor.or(base.input_at_cursor),
             answer: self.answer.or(base.answer),
             footer_modes: (self.footer_modes.clone()).or_else(|| base.footer_modes.clone()),
+            marks: self.marks.clone().or_else(|| base.marks.clone()),
             start_seconds: self.start_seconds.or(base.start_seconds),
             approvals,
         }
@@ -349,6 +352,8 @@ pub struct Profile {
     pub(crate) turn_retried: Option<Regex>,
     /// The modes its agent's footer shows (none for most agents).
     pub(crate) footer_modes: FooterModes,
+    /// The glyphs its rows start with (none for most agents).
+    pub(crate) marks: Marks,
 }
 
 impl Profile {
@@ -642,6 +647,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         footer_modes: (spec.footer_modes.as_ref())
             .map(FooterModes::new)
             .unwrap_or_default(),
+        marks: spec.marks.clone().unwrap_or_default(),
         start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }

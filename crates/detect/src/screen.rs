@@ -16,6 +16,7 @@
 //! itself is well under 600 lines.
 
 use super::dialog::{self, clean, is_input_row, is_rule};
+use super::marks::Marks;
 use super::panel;
 use super::profiles::Profile;
 use super::{ApprovalKind, ApprovalOption, MenuSelect};
@@ -121,7 +122,7 @@ pub(crate) fn analyse(
     let structured = !profile.spinner.is_empty();
     let mut mode = None;
     let (busy, idle, spinner) = if structured {
-        let input_box = input_box(&rows);
+        let input_box = input_box(&profile.marks, &rows);
         mode = (input_box.as_ref())
             .and_then(|b| profile.footer_mode(b.footer.iter().map(String::as_str)));
         let above = input_box.as_ref().map_or(rows.len(), |b| b.top);
@@ -207,14 +208,14 @@ struct InputBox {
     footer: Vec<String>,
 }
 
-/// The input box at the bottom of `rows`: a rule, the `❯ ` row (and its
+/// The input box at the bottom of `rows`: a rule, the input row (and its
 /// wrapped rows), a rule, then the footer. `footer` is empty while the
 /// frame is drawn halfway.
-fn input_box(rows: &[String]) -> Option<InputBox> {
+fn input_box(marks: &Marks, rows: &[String]) -> Option<InputBox> {
     let prompt = rows
         .iter()
         .enumerate()
-        .rposition(|(i, r)| i > 0 && is_input_row(r) && is_rule(&rows[i - 1]))?;
+        .rposition(|(i, r)| i > 0 && is_input_row(marks, r) && is_rule(&rows[i - 1]))?;
     let bottom = prompt + rows[prompt..].iter().position(|r| is_rule(r))?;
     let footer = rows[bottom + 1..]
         .iter()
@@ -229,8 +230,8 @@ fn input_box(rows: &[String]) -> Option<InputBox> {
 
 /// The rows under the input box at the bottom of `rows` (footer, a
 /// statusline), trimmed; none without an input box.
-pub(crate) fn footer_rows(rows: &[String]) -> Vec<String> {
-    input_box(rows).map(|b| b.footer).unwrap_or_default()
+pub(crate) fn footer_rows(marks: &Marks, rows: &[String]) -> Vec<String> {
+    input_box(marks, rows).map(|b| b.footer).unwrap_or_default()
 }
 
 /// The spinner row among the last `status_rows` non-empty rows of `rows`
@@ -248,12 +249,13 @@ fn spinner_row(profile: &Profile, rows: &[String]) -> Option<String> {
 /// answer, tool or prompt row at column 0) holds the agent's error row, the
 /// user's interruption or the agent's refusal.
 fn turn_end(profile: &Profile, rows: &[String]) -> TurnEnd {
-    let end = input_box(rows).map_or(rows.len(), |b| b.top);
+    let marks = &profile.marks;
+    let end = input_box(marks, rows).map_or(rows.len(), |b| b.top);
     let rows = &rows[..end];
     // The turn's summary row (`✻ Worked for 1s`) closes it; it is not output.
     let last = rows
         .iter()
-        .rposition(|r| r.starts_with(['●', '⏺', '❯']))
+        .rposition(|r| marks.is_block(r) || marks.is_echo_row(r))
         .unwrap_or(0);
     let block: Vec<&str> = rows[last..]
         .iter()
@@ -401,12 +403,11 @@ fn approval(
         if rule.kind == ApprovalKind::Checkpoint {
             // The turn's own: below the last prompt echo (`❯ sqlite`, the
             // answer typed), not a checkpoint answered further up.
-            let turn = rows
-                .iter()
-                .enumerate()
-                .rposition(|(i, r)| i > 0 && r.starts_with("❯ ") && !is_rule(&rows[i - 1]))
+            let marks = &profile.marks;
+            let turn = (rows.iter().enumerate())
+                .rposition(|(i, r)| i > 0 && marks.is_echo_row(r) && !is_rule(&rows[i - 1]))
                 .map_or(0, |i| i + 1);
-            match super::checkpoint::find(&rows[turn..]) {
+            match super::checkpoint::find(marks, &rows[turn..]) {
                 Some(found) if idle && printed(index) => return Some(found),
                 _ => continue,
             }
@@ -463,7 +464,7 @@ fn approval(
     let d = if profile.cells {
         panel::find(drawn)?
     } else {
-        dialog::find(drawn, |r| {
+        dialog::find(&profile.marks, drawn, |r| {
             profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
         })?
     };
@@ -553,6 +554,7 @@ fn typed_options(question: &str) -> Option<Vec<ApprovalOption>> {
             label,
             description: None,
             press: None,
+            own_words: false,
         });
     }
     (options.len() >= 2).then_some(options)
@@ -1035,6 +1037,30 @@ mod tests {
             "{}",
             p.body
         );
+    }
+
+    /// The glyphs the readers go by are the profile's data: Claude Code's
+    /// text field is its `own_words`, and a profile that names other marks
+    /// reads the same screen by those.
+    #[test]
+    fn the_marks_a_screen_is_read_by_are_the_profiles() {
+        let words = |p: &Prompt| -> Vec<bool> { p.options.iter().map(|o| o.own_words).collect() };
+        let p = prompt(real!("question"));
+        assert_eq!(words(&p), [false, false, false, true, false]);
+        let layer = "[profiles.mine]\nextends = 'claude'\n\
+            [profiles.mine.marks]\nblocks = ['●', '⏺']\ninput = ['❯']\necho = '❯'\n\
+            own_words = 'Chat about'\n";
+        let profiles = Profiles::from_toml_layers(Some(("test", layer))).unwrap();
+        let mine = profiles.get("mine").unwrap();
+        let p = analyse(&mine, &screen(real!("question")), |_| true)
+            .prompt
+            .expect("a dialog");
+        assert_eq!(words(&p), [false, false, false, false, true]);
+        // An echo is the profile's echo mark and the command.
+        let claude = Profiles::defaults().unwrap().get("claude").unwrap();
+        assert!(claude.is_echo("❯ /gsd:progress", "/gsd:progress"));
+        let codex = Profiles::defaults().unwrap().get("codex").unwrap();
+        assert!(!codex.is_echo("❯ /gsd:progress", "/gsd:progress"));
     }
 
     #[test]

@@ -566,7 +566,13 @@ mod reply_tests {
             kind: ApprovalKind::Question,
             question: "Which database should we use?".into(),
             body: String::new(),
-            options: ApprovalOption::numbered(labels),
+            options: (ApprovalOption::numbered(labels).into_iter())
+                .map(|o| ApprovalOption {
+                    // As Claude Code's profile names its text field.
+                    own_words: o.name().starts_with("Type something"),
+                    ..o
+                })
+                .collect(),
         }
     }
 
@@ -614,6 +620,7 @@ mod reply_tests {
                 label: label.to_string(),
                 description: None,
                 press: None,
+                own_words: false,
             })
             .collect();
         let option = |key: &str| ReplyPlan::Option { key: key.into() };

@@ -1170,7 +1170,7 @@ fn a_new_project_on_another_host_than_its_namesake_is_refused() {
 /// A question with a text field, its card delivered as chat message `om_q`.
 fn question_shown(w: &mut World) -> Job {
     let job = w.with_project();
-    let question = Approval {
+    let mut question = Approval {
         id: "ap_q".parse().unwrap(),
         kind: ApprovalKind::Question,
         question: "Which database should we use?".into(),
@@ -1178,6 +1178,8 @@ fn question_shown(w: &mut World) -> Job {
         options: ApprovalOption::numbered(&["Postgres", "SQLite", "Type something."]),
         ..approval()
     };
+    // The detector marks Claude Code's text field (its profile's `own_words`).
+    question.options[2].own_words = true;
     w.event(Some(&job), ProjectEventKind::Approval(question));
     w.shared.update(|s| {
         let card = s.approvals.get("ap_q").map(|a| a.card.clone());

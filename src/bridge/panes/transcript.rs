@@ -14,6 +14,9 @@
 //! /gsd:new-project`) is told apart ([`Transcript::rejected`]).
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+
+use crate::detect::Profile;
 
 /// Output kept per command: the result card shows the end of a long run.
 pub const MAX_TRANSCRIPT_BYTES: usize = 1024 * 1024;
@@ -46,6 +49,8 @@ pub struct Transcript {
     /// ([`echo_forms`]): its echo (`❯ text`) in the transcript is where the
     /// earlier lines end (see [`Transcript::typed`]). Empty: none typed.
     typed: Vec<String>,
+    /// The agent's profile, which says how it echoes a command.
+    profile: Option<Arc<Profile>>,
     /// The command's echo went by: an earlier line seen since is either
     /// a redraw (the echo follows it again) or the agent printing the same
     /// line anew (nothing redrawn after it).
@@ -84,6 +89,13 @@ impl Transcript {
         self
     }
 
+    /// Echoes are read as the agent `profile` draws them (see
+    /// [`Profile::is_echo`]); without one no echo is known.
+    pub fn echoes_as(mut self, profile: &Arc<Profile>) -> Transcript {
+        self.profile = Some(profile.clone());
+        self
+    }
+
     /// Whether the pane showed `line` before the command: redrawn, it is
     /// not the command's output.
     pub fn is_earlier(&self, line: &str) -> bool {
@@ -93,7 +105,7 @@ impl Transcript {
     /// Appends finished lines, skipping furniture; drops the oldest past the bound.
     pub fn push(&mut self, lines: &[String]) {
         for line in lines {
-            let echo = is_echo_of(line, &self.typed);
+            let echo = self.is_echo_of(line, &self.typed);
             if echo {
                 // A redraw passed the echo again: what was held above it
                 // was the screen redrawn, not output.
@@ -247,7 +259,7 @@ impl Transcript {
             return false;
         }
         let forms = echo_forms(typed);
-        let echo = rows.iter().rposition(|row| is_echo_of(row, &forms));
+        let echo = rows.iter().rposition(|row| self.is_echo_of(row, &forms));
         let Some(echo) = echo else { return false };
         self.earlier.clear();
         self.push(&rows[echo + 1..]);
@@ -294,6 +306,12 @@ impl Transcript {
         settled.end();
         let text = settled.text();
         (!text.trim().is_empty()).then_some(text)
+    }
+
+    /// Whether `row` is the agent's echo of one of `forms` (see
+    /// [`Profile::is_echo`]).
+    fn is_echo_of(&self, row: &str, forms: &[String]) -> bool {
+        (self.profile.as_ref()).is_some_and(|p| forms.iter().any(|typed| p.is_echo(row, typed)))
     }
 
     /// The rows the screen shows under the input box now (see `footer`).
@@ -637,15 +655,14 @@ fn until_open_box(rows: &[String]) -> &[String] {
     }
 }
 
-/// Whether `row` is the agent's echo of one of `forms` (see
-/// [`crate::detect::is_echo`]).
-fn is_echo_of(row: &str, forms: &[String]) -> bool {
-    forms.iter().any(|typed| crate::detect::is_echo(row, typed))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn claude() -> Arc<Profile> {
+        let profiles = crate::detect::Profiles::defaults().unwrap();
+        profiles.get("claude").unwrap()
+    }
 
     /// A tool's summary block, then the next block's first frame (a bare
     /// bullet) streamed longer: the summary stays, the bare bullet is a
@@ -671,7 +688,9 @@ mod tests {
         let before = lines(&["❯ run two commands", "● Both ran.", "", "────────", "❯ "]);
         let box_rows = lines(&["────────", "❯ ", "────────"]);
         // The agent says in this turn what it said in the last.
-        let mut t = Transcript::after(&before).typed("run two more");
+        let mut t = Transcript::after(&before)
+            .typed("run two more")
+            .echoes_as(&claude());
         t.push(&lines(&["❯ run two more", "● Checked.", "● Both ran."]));
         t.push(&box_rows);
         assert_eq!(t.text(), "● Checked.\n", "held until the turn is over");
@@ -680,7 +699,9 @@ mod tests {
 
         // The screen redrawn after the echo (the earlier turn, the echo,
         // this turn): the earlier lines are not this command's.
-        let mut t = Transcript::after(&before).typed("run two more");
+        let mut t = Transcript::after(&before)
+            .typed("run two more")
+            .echoes_as(&claude());
         t.push(&lines(&["❯ run two more", "● Checked."]));
         t.push(&lines(&[
             "❯ run two commands",
@@ -693,7 +714,9 @@ mod tests {
         assert_eq!(t.text(), "● Checked.\n● Done.\n");
 
         // Without the command's echo, an earlier line is never output.
-        let mut t = Transcript::after(&before).typed("something else");
+        let mut t = Transcript::after(&before)
+            .typed("something else")
+            .echoes_as(&claude());
         t.push(&lines(&["● Checked.", "● Both ran."]));
         t.end();
         assert_eq!(t.text(), "● Checked.\n");
@@ -702,7 +725,9 @@ mod tests {
     #[test]
     fn a_gsd_command_typed_in_its_installs_spelling_is_echoed_all_the_same() {
         let before = lines(&["❯ /gsd-progress", "● Phase 1 of 2.", "", "❯ "]);
-        let mut t = Transcript::after(&before).typed("/gsd:progress");
+        let mut t = Transcript::after(&before)
+            .typed("/gsd:progress")
+            .echoes_as(&claude());
         t.push(&lines(&["❯ /gsd-progress", "● Phase 1 of 2."]));
         t.end();
         assert_eq!(t.text(), "● Phase 1 of 2.\n", "said again after the echo");
@@ -724,13 +749,13 @@ mod tests {
             "  ? for shortcuts",
         ]);
         // Attached after the restart: every row was already seen.
-        let mut t = Transcript::after(&screen);
+        let mut t = Transcript::after(&screen).echoes_as(&claude());
         t.push(&screen);
         assert!(!t.has_answer());
         assert!(t.fill_from_echo(&screen, "survive a crash"));
         assert_eq!(t.text(), "● Streaming answer, line one\n  The end of it\n");
         // Without its echo on screen, nothing is made up.
-        let mut t = Transcript::after(&screen);
+        let mut t = Transcript::after(&screen).echoes_as(&claude());
         assert!(!t.fill_from_echo(&screen[4..], "survive a crash"));
         assert_eq!(t.text(), "");
     }
@@ -904,7 +929,9 @@ mod tests {
     /// frame finished the row again, longer; the answer is the last.
     #[test]
     fn a_row_redrawn_longer_as_the_answer_streams_is_one_line() {
-        let mut t = Transcript::after(&[]).typed("what does the shop sell");
+        let mut t = Transcript::after(&[])
+            .typed("what does the shop sell")
+            .echoes_as(&claude());
         t.push(&lines(&[
             "› what does the shop sell",
             "• Working (0s • esc to interrupt)",
@@ -923,7 +950,7 @@ mod tests {
             t.text(),
             "• The shop sells apples.\n  They are red.\n• Second point\n"
         );
-        let mut aider = Transcript::after(&[]).typed("hi");
+        let mut aider = Transcript::after(&[]).typed("hi").echoes_as(&claude());
         aider.push(&lines(&[
             "> hi",
             "Pla",
@@ -933,7 +960,7 @@ mod tests {
         ]));
         assert_eq!(aider.text(), "> hi\nPlain answer.\nNext.\n");
         // Drawn to the pane's edge mid-word, then wrapped at the space.
-        let mut t = Transcript::after(&[]).typed("q");
+        let mut t = Transcript::after(&[]).typed("q").echoes_as(&claude());
         t.push(&lines(&[
             "• Door pears noon door every while unt",
             "• Door pears noon door every while",
@@ -950,7 +977,9 @@ mod tests {
     /// echo, though the line log drew it as frames and then again whole.
     #[test]
     fn the_settled_screen_under_the_echo_is_the_answer() {
-        let mut t = Transcript::after(&[]).typed("question 3");
+        let mut t = Transcript::after(&[])
+            .typed("question 3")
+            .echoes_as(&claude());
         t.push(&lines(&[
             "› question 3",
             "• Answer 1: Plum",
@@ -980,7 +1009,9 @@ mod tests {
         assert_eq!(t.settled_text(&rows[5..]), None, "no echo on screen");
         // Gemini CLI: the echo's box edge, the answer, the mode hint, then
         // its input box and footer.
-        let gemini = Transcript::after(&[]).typed("tell me what the shop sells");
+        let gemini = Transcript::after(&[])
+            .typed("tell me what the shop sells")
+            .echoes_as(&claude());
         let rows = lines(&[
             " > tell me what the shop sells",
             "▀▀▀▀▀▀▀▀▀▀",
@@ -1020,7 +1051,9 @@ mod tests {
         );
         // Aider, line mode: its echo behind the edit mode, spinner and
         // token count around the answer.
-        let aider = Transcript::after(&[]).typed("tell me what the shop sells");
+        let aider = Transcript::after(&[])
+            .typed("tell me what the shop sells")
+            .echoes_as(&claude());
         let rows = lines(&[
             "diff> tell me what the shop sells",
             "█░         Waiting for openai/fake-model",

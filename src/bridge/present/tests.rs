@@ -11,6 +11,7 @@ fn option(key: &str, label: &str) -> ApprovalOption {
         label: label.into(),
         description: None,
         press: None,
+        own_words: false,
     }
 }
 

@@ -30,6 +30,7 @@ pub fn fill_from_hook(seen: &mut Approval, request: &ToolRequest) {
                     label: option.label.clone(),
                     description: option.description.clone(),
                     press: None,
+                    own_words: false,
                 });
             }
         }

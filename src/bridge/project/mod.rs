@@ -193,6 +193,7 @@ impl Actor {
         runner.result_from_screen(setup.profile.answer.settled());
         runner.answer_from_record(setup.profile.answer == AnswerSource::Hook);
         runner.result_from_panel(setup.profile.reads_cells());
+        runner.reads_as(setup.profile.clone());
         Actor {
             setup,
             events,

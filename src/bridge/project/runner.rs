@@ -7,13 +7,14 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::confirm::{disagreement, fill_from_hook};
 use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
 use crate::agents::record;
 use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
-use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, ProgressFields};
+use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, Profile, ProgressFields};
 use crate::hooks::ToolRequest;
 use crate::hooks::usage::TurnUsage;
 use crate::store::state::{Approval, ApprovalId, Job};
@@ -165,6 +166,9 @@ pub struct JobRunner {
     record_answer: bool,
     /// The agent draws its turns in panels (see [`JobRunner::result_from_panel`]).
     panel_result: bool,
+    /// The agent's profile: how it echoes a command (see
+    /// [`JobRunner::reads_as`]).
+    profile: Option<Arc<Profile>>,
 }
 
 impl JobRunner {
@@ -299,6 +303,10 @@ impl JobRunner {
             }
         };
         let output = Transcript::after(&self.recent).typed(&job.text);
+        let output = match &self.profile {
+            Some(profile) => output.echoes_as(profile),
+            None => output,
+        };
         self.running = Some(Running {
             job,
             output,
@@ -722,6 +730,13 @@ impl JobRunner {
             }
             None => Vec::new(),
         }
+    }
+
+    /// Commands are read as the agent `profile` echoes them: its echo
+    /// (`❯ text`) ends the lines the pane showed before. Without one no
+    /// echo is known.
+    pub fn reads_as(&mut self, profile: Arc<Profile>) {
+        self.profile = Some(profile);
     }
 
     /// The result of a turn is read off the settled screen at its end (the
