@@ -391,7 +391,7 @@ impl Daemon {
 /// [`ASK_SERVER_BUDGET`].
 async fn locate(hosts: &Hosts, target: &AdoptTarget) -> Result<PaneLocation, LocateError> {
     let watch = hosts.watch(target.host.as_deref())?;
-    let spec = watch.spec_for(String::new());
+    let spec = watch.server_spec();
     let pane = target.tmux_target();
     let ask = spec.locate(&pane);
     match tokio::time::timeout(ASK_SERVER_BUDGET, ask).await {
@@ -410,7 +410,7 @@ async fn read_planning(hosts: &Hosts, remote: RemoteProject) -> Option<PlanningR
         workspace,
     } = remote;
     use crate::gsd::host::{self, HostFilesError};
-    let mut spec = hosts.watch(Some(&host)).ok()?.spec_for(String::new());
+    let mut spec = hosts.watch(Some(&host)).ok()?.server_spec();
     spec.workspace = PathBuf::from(workspace);
     let summary =
         match tokio::time::timeout(ASK_SERVER_BUDGET, host::planning(&spec.project_host())).await {

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let watch = hosts
             .watch(target.host.as_deref())
             .map_err(|e| UsageError(e.to_string()))?;
-        let mut spec = watch.spec_for(String::new());
+        let mut spec = watch.server_spec();
         let location = spec.locate(&target.tmux_target()).await?;
         bind_adopted(&mut spec, &location.adopted());
         let (mut agent, _) = watch.attach(&spec, false).await?;

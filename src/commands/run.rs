@@ -240,7 +240,7 @@ mod tests {
             }],
             approval: (status == Status::Approval).then(|| Approval {
                 id: "a1".parse().unwrap(),
-                session: "cm-shop".into(),
+                session: clawmux::store::ids::session("cm-shop"),
                 pane: clawmux::control::PaneId(0),
                 kind: ApprovalKind::Permission,
                 question: "Do you want to proceed?".into(),

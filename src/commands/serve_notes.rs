@@ -14,7 +14,7 @@ pub fn greeting(state: &State, lang: Lang) -> String {
     if state.projects.is_empty() {
         return Msg::GreetEmpty.template(lang).to_string();
     }
-    let names: Vec<&str> = state.projects.keys().map(String::as_str).collect();
+    let names: Vec<&str> = state.projects.keys().map(|p| p.as_str()).collect();
     let names = names.join(", ");
     let mut text = Msg::GreetProjects
         .with(&[("names", &names)])
@@ -29,7 +29,7 @@ pub fn greeting(state: &State, lang: Lang) -> String {
 pub fn left_running(state: &State, socket: &str, lang: Lang) -> String {
     let sessions: Vec<String> = (state.projects.iter())
         .filter(|(_, p)| p.adopted.is_none() && p.host.is_none())
-        .map(|(name, _)| session_name(name))
+        .map(|(name, _)| session_name(name).to_string())
         .collect();
     let mut text = match sessions.first() {
         None => Msg::NothingLeftRunning.template(lang).to_string(),
@@ -77,7 +77,9 @@ mod tests {
         let mut state = State::default();
         assert!(greeting(&state, Lang::Zh).contains("/gsd:new-project demo"));
         assert!(greeting(&state, Lang::Zh).starts_with("输入"));
-        state.projects.insert("demo".into(), Default::default());
+        state
+            .projects
+            .insert(clawmux::store::ids::project("demo"), Default::default());
         let hello = greeting(&state, Lang::Zh);
         assert!(hello.starts_with("找到的项目：demo。"), "{hello}");
         let left = left_running(&state, "clawmux", Lang::Zh);

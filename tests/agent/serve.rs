@@ -321,7 +321,7 @@ pub(super) fn shop_home() -> (tempfile::TempDir, std::path::PathBuf) {
     std::fs::create_dir_all(&workspace).unwrap();
     let mut state = clawmux::store::state::State::default();
     state.projects.insert(
-        "shop".into(),
+        clawmux::store::ids::project("shop"),
         clawmux::store::state::ProjectRecord {
             workspace: workspace.display().to_string(),
             ..Default::default()

@@ -30,8 +30,12 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
         last_command: None,
         ..Default::default()
     };
-    state.projects.insert("demo".into(), record);
-    state.chats.insert("oc_1".into(), "demo".into());
+    state
+        .projects
+        .insert(clawmux::store::ids::project("demo"), record);
+    state
+        .chats
+        .insert("oc_1".into(), clawmux::store::ids::project("demo"));
     StateFile::new(home.path().join("state.json"))
         .save(&state)
         .unwrap();

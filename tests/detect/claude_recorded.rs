@@ -271,7 +271,7 @@ fn mismatches(
     use clawmux::bridge::project::runner::{JobRunner, Step};
     let mut runner = JobRunner::default();
     let mut steps = runner.hook_permission(request);
-    steps.extend(runner.on_detection(dialog, "cm-demo"));
+    steps.extend(runner.on_detection(dialog, &clawmux::store::ids::session("cm-demo")));
     (steps.into_iter())
         .filter_map(|s| match s {
             Step::Emit(_, ProjectEventKind::DialogMismatch { detail, .. }) => Some(detail),

@@ -229,7 +229,7 @@ fn run_hosts_watcher(servers: &PathBuf, profile: &str) -> anyhow::Result<ExitCod
                 &format!("h{i}"),
                 &host,
                 &tmux,
-                String::new(),
+                clawmux::store::state::SessionName::watch(),
             )
         })
         .collect();

@@ -26,6 +26,7 @@ use clawmux::bridge::panes::agent_pane::{AgentPane, PaneSpec};
 use clawmux::bridge::panes::watch_session::WatchSession;
 use clawmux::control::Notification;
 use clawmux::detect::{Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profile};
+use clawmux::store::state::SessionName;
 use clawmux::tmux::ClientEvent;
 
 /// What the watcher saw, summed over its sessions.
@@ -82,7 +83,7 @@ pub async fn watch(
         height,
         ..TmuxConfig::default()
     };
-    let server = PaneSpec::on_server(&tmux, String::new());
+    let server = PaneSpec::on_server(&tmux, SessionName::watch());
     watch_servers(vec![server], profile, stop).await
 }
 
@@ -103,9 +104,9 @@ pub async fn watch_servers(
             .list_panes()
             .await
             .map_err(|e| BenchError::Role(format!("listing {}: {e}", server.host_name())))?;
-        let mut sessions: Vec<String> = listed
+        let mut sessions: Vec<SessionName> = listed
             .iter()
-            .filter_map(|l| l.split_once(':').map(|(s, _)| s.to_string()))
+            .filter_map(|l| l.split_once(':').and_then(|(s, _)| s.parse().ok()))
             .collect();
         sessions.dedup();
         let watch = WatchSession::on(server.clone());

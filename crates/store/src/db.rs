@@ -909,7 +909,9 @@ mod tests {
         assert_eq!(loaded, Loaded::Fresh);
         let mut state = State::default();
         state.outbox.extend((0..2000).map(card));
-        state.chats.insert("oc_1".into(), "demo".into());
+        state
+            .chats
+            .insert("oc_1".into(), crate::ids::project("demo"));
         let all = db.save(&state).unwrap();
         assert_eq!((all.upserts, all.deletes), (2001, 0));
 
@@ -957,7 +959,9 @@ mod tests {
     fn a_state_file_is_migrated_once_and_kept() {
         let dir = tempfile::tempdir().unwrap();
         let mut state = State::default();
-        state.chats.insert("oc_1".into(), "demo".into());
+        state
+            .chats
+            .insert("oc_1".into(), crate::ids::project("demo"));
         state.outbox.extend((0..3).map(card));
         let json = StateFile::new(dir.path().join(JSON_FILE));
         json.save(&state).unwrap();
@@ -982,7 +986,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let json = StateFile::new(dir.path().join(JSON_FILE));
         let mut state = State::default();
-        state.chats.insert("oc_1".into(), "demo".into());
+        state
+            .chats
+            .insert("oc_1".into(), crate::ids::project("demo"));
         json.save(&state).unwrap();
         json.save(&State::default()).unwrap();
         fs::write(json.path(), b"{garbage").unwrap();
@@ -997,7 +1003,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
         let mut state = State::default();
-        state.chats.insert("oc_1".into(), "demo".into());
+        state
+            .chats
+            .insert("oc_1".into(), crate::ids::project("demo"));
         state.outbox.extend((0..3).map(card));
         db.save(&state).unwrap();
         db.conn
@@ -1022,7 +1030,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
         let mut state = State::default();
-        state.chats.insert("oc_1".into(), "demo".into());
+        state
+            .chats
+            .insert("oc_1".into(), crate::ids::project("demo"));
         db.save(&state).unwrap();
         drop(db);
         let path = dir.path().join(DB_FILE);

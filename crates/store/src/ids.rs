@@ -242,6 +242,113 @@ impl PartialEq<String> for ProjectName {
     }
 }
 
+/// Longest tmux session name clawmux names or adopts.
+pub const MAX_SESSION_NAME: usize = 128;
+
+/// Why a text is not a session name clawmux uses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a session name clawmux uses: letters, digits, `-`, `_` and `,` (1 to {MAX_SESSION_NAME})"
+)]
+pub struct SessionNameError(String);
+
+/// A tmux session's name as clawmux keeps it (a project's `cm-…`, the
+/// watch session, an adopted session): ASCII letters, digits, `-`, `_` and
+/// `,` (a project's `.`, which tmux would turn into `_`), made only by
+/// parsing. None of tmux's target syntax (`:`, `.`, `{…}`, `~`, `=`) fits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SessionName(String);
+
+impl SessionName {
+    /// The session of project `project`: `cm-` and its name, `.` spelled
+    /// `,` (never in a project name): tmux turns `.` into `_`, so `a.b`
+    /// and `a_b` would share one session. Every project name's characters
+    /// fit a session name.
+    pub fn of_project(project: &ProjectName) -> SessionName {
+        SessionName(format!("cm-{}", project.as_str().replace('.', ",")))
+    }
+
+    /// clawmux's own hidden session on a tmux server, where it links the
+    /// windows it watches: never a project's (those are `cm-…`).
+    pub fn watch() -> SessionName {
+        SessionName("clawmux-watch".to_owned())
+    }
+
+    /// `name` if it is a session name clawmux uses.
+    pub fn parse(name: &str) -> Result<Self, SessionNameError> {
+        let fits = (1..=MAX_SESSION_NAME).contains(&name.len())
+            && (name.bytes()).all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b','));
+        match fits {
+            true => Ok(SessionName(name.to_owned())),
+            false => Err(SessionNameError(
+                name.chars().take(MAX_SESSION_NAME).collect(),
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for SessionName {
+    type Error = SessionNameError;
+    fn try_from(s: String) -> Result<Self, SessionNameError> {
+        SessionName::parse(&s)
+    }
+}
+
+impl std::str::FromStr for SessionName {
+    type Err = SessionNameError;
+    fn from_str(s: &str) -> Result<Self, SessionNameError> {
+        SessionName::parse(s)
+    }
+}
+
+impl From<SessionName> for String {
+    fn from(name: SessionName) -> String {
+        name.0
+    }
+}
+
+impl std::ops::Deref for SessionName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SessionName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SessionName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for SessionName {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SessionName {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// A session name for test code: `name` parsed, panicking if it is not one.
+#[cfg(any(test, feature = "test-support"))]
+pub fn session(name: &str) -> SessionName {
+    SessionName::parse(name).unwrap_or_else(|e| panic!("test session name: {e}"))
+}
+
 /// A name for test code: `name` parsed, panicking if it is not one.
 #[cfg(any(test, feature = "test-support"))]
 pub fn project(name: &str) -> ProjectName {
@@ -270,6 +377,36 @@ mod tests {
             "a1".parse::<ApprovalId>().map(|a| a.to_string()),
             Ok("a1".into())
         );
+    }
+
+    /// A session name is what clawmux names or adopts, from text or from
+    /// JSON alike: never tmux's target syntax.
+    #[test]
+    fn session_names_are_made_only_by_parsing() {
+        for good in ["cm-shop", "cm-my,app", "clawmux-watch", "work_2"] {
+            assert_eq!(SessionName::parse(good).unwrap(), good);
+            let json = serde_json::to_string(good).unwrap();
+            assert_eq!(serde_json::from_str::<SessionName>(&json).unwrap(), good);
+        }
+        let long = "s".repeat(MAX_SESSION_NAME + 1);
+        for bad in [
+            "",
+            "a:1",
+            "a.b",
+            "{marked}",
+            "~",
+            "=x",
+            "a b",
+            long.as_str(),
+        ] {
+            let err = SessionName::parse(bad).unwrap_err();
+            assert!(err.to_string().contains("session name"), "{err}");
+            let json = serde_json::to_string(bad).unwrap();
+            assert!(
+                serde_json::from_str::<SessionName>(&json).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 
     /// Only parsing makes a name, from text or from JSON (a forged card

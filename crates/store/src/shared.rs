@@ -341,7 +341,7 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let (s, loaded) = SharedState::open(dir.path()).unwrap();
         assert_eq!(loaded, Loaded::Fresh);
-        s.update(|st| st.chats.insert("oc_1".into(), "demo".into()));
+        s.update(|st| st.chats.insert("oc_1".into(), crate::ids::project("demo")));
         s.flush_blocking();
         let (again, _) = SharedState::open(dir.path()).unwrap();
         assert_eq!(again.read(|st| st.chats["oc_1"].clone()), "demo");
@@ -350,11 +350,11 @@ mod tests {
         // (longer than a save waits for it).
         let blocker = rusqlite::Connection::open(dir.path().join("state.db")).unwrap();
         blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-        s.update(|st| st.chats.insert("oc_2".into(), "other".into()));
+        s.update(|st| st.chats.insert("oc_2".into(), crate::ids::project("other")));
         s.flush_blocking();
         assert!(s.unsaved());
         assert_eq!(s.read(|st| st.chats.len()), 2, "kept in memory");
-        s.update(|st| st.chats.insert("oc_3".into(), "third".into()));
+        s.update(|st| st.chats.insert("oc_3".into(), crate::ids::project("third")));
         s.flush_blocking();
         blocker.execute_batch("ROLLBACK").unwrap();
         s.update(|_| ());
@@ -381,9 +381,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = SharedState::open(dir.path()).unwrap();
         for i in 0..200 {
-            s.update(|st| st.chats.insert(format!("oc_{i}"), "p".into()));
+            s.update(|st| st.chats.insert(format!("oc_{i}"), crate::ids::project("p")));
         }
-        s.update_durable(|st| st.chats.insert("last".into(), "q".into()))
+        s.update_durable(|st| st.chats.insert("last".into(), crate::ids::project("q")))
             .await;
         let disk = on_disk(dir.path());
         assert_eq!(disk.chats.len(), 201);
@@ -395,9 +395,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = SharedState::open(dir.path()).unwrap();
         let clone = s.clone();
-        s.update(|st| st.chats.insert("oc_1".into(), "demo".into()));
+        s.update(|st| st.chats.insert("oc_1".into(), crate::ids::project("demo")));
         drop(s);
-        clone.update(|st| st.chats.insert("oc_2".into(), "demo".into()));
+        clone.update(|st| st.chats.insert("oc_2".into(), crate::ids::project("demo")));
         drop(clone);
         assert_eq!(on_disk(dir.path()).chats.len(), 2);
     }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-pub use super::ids::{ApprovalId, CardHandle, JobId, ProjectName};
+pub use super::ids::{ApprovalId, CardHandle, JobId, ProjectName, SessionName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,9 +24,9 @@ pub const CARDS_CAPACITY: usize = 2048;
 #[serde(default)]
 pub struct State {
     /// Project name -> what clawmux knows of it.
-    pub projects: BTreeMap<String, ProjectRecord>,
+    pub projects: BTreeMap<ProjectName, ProjectRecord>,
     /// Chat id -> the project its messages go to.
-    pub chats: BTreeMap<String, String>,
+    pub chats: BTreeMap<String, ProjectName>,
     /// Approval id -> a prompt waiting for an answer from chat.
     pub approvals: BTreeMap<ApprovalId, PendingApproval>,
     /// Card handle -> the chat message that shows it, once delivered.
@@ -113,7 +113,7 @@ pub struct ProjectRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "AdoptedForm", into = "AdoptedForm")]
 pub struct AdoptedPane {
-    pub session: String,
+    pub session: SessionName,
     pub pane: PaneId,
     /// `None` only in a record an older clawmux wrote (`SESSION:%N`): such
     /// a pane cannot be told from another, and is not attached to again.
@@ -138,17 +138,22 @@ pub struct PaneIdentity {
 #[serde(untagged)]
 enum AdoptedForm {
     Whole {
-        session: String,
+        session: SessionName,
         pane: PaneId,
         identity: PaneIdentity,
     },
     Old(String),
 }
 
-impl TryFrom<AdoptedForm> for AdoptedPane {
-    type Error = String;
+/// An older record of an adopted pane that is not `SESSION:%N`.
+#[derive(Debug, thiserror::Error)]
+#[error("adopted pane {0:?} is not SESSION:%N")]
+pub struct AdoptedRecordError(String);
 
-    fn try_from(form: AdoptedForm) -> Result<Self, String> {
+impl TryFrom<AdoptedForm> for AdoptedPane {
+    type Error = AdoptedRecordError;
+
+    fn try_from(form: AdoptedForm) -> Result<Self, AdoptedRecordError> {
         match form {
             AdoptedForm::Whole {
                 session,
@@ -162,10 +167,10 @@ impl TryFrom<AdoptedForm> for AdoptedPane {
             AdoptedForm::Old(record) => {
                 // Session names never hold `:` (tmux replaces it).
                 let (session, pane) = (record.split_once(':'))
-                    .and_then(|(s, p)| Some((s, p.parse().ok()?)))
-                    .ok_or_else(|| format!("adopted pane {record:?} is not SESSION:%N"))?;
+                    .and_then(|(s, p)| Some((SessionName::parse(s).ok()?, p.parse().ok()?)))
+                    .ok_or(AdoptedRecordError(record))?;
                 Ok(AdoptedPane {
-                    session: session.to_string(),
+                    session,
                     pane,
                     identity: None,
                 })
@@ -408,7 +413,7 @@ pub use clawmux_detect::{ApprovalKind, ApprovalOption};
 pub struct Approval {
     pub id: ApprovalId,
     /// The tmux session the prompt is in (a check against stale clicks).
-    pub session: String,
+    pub session: SessionName,
     /// The pane (`%N`) to type the answer into.
     pub pane: PaneId,
     pub kind: ApprovalKind,
@@ -724,7 +729,7 @@ mod tests {
             pane_pid: 99,
         };
         let whole = AdoptedPane {
-            session: "work".into(),
+            session: crate::ids::session("work"),
             pane: PaneId(12),
             identity: Some(identity),
         };

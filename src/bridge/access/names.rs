@@ -4,8 +4,8 @@
 /// Longest message typed into an agent: GSD commands are short; a long paste
 /// belongs in a file, and tmux's command line has its own limits.
 pub const MAX_TYPED_CHARS: usize = 4000;
-use crate::store::ids::ProjectName;
 pub use crate::store::ids::{MAX_PROJECT_NAME, NameError};
+use crate::store::ids::{ProjectName, SessionName};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TextError {
@@ -64,8 +64,8 @@ pub fn validate_project(name: &str) -> Result<(), NameError> {
 /// The tmux session of a project. tmux turns `.` into `_` in session names,
 /// so `.` is spelled `,` (never valid in a project name): distinct projects
 /// keep distinct sessions.
-pub fn session_name(project: &str) -> String {
-    format!("cm-{}", project.replace('.', ","))
+pub fn session_name(project: &ProjectName) -> SessionName {
+    SessionName::of_project(project)
 }
 
 /// Checks text before it is typed into a pane: printable, bounded.
@@ -134,8 +134,9 @@ mod tests {
 
     #[test]
     fn session_names_stay_distinct() {
-        assert_ne!(session_name("a.b"), session_name("a_b"));
-        assert_eq!(session_name("a.b"), "cm-a,b");
+        let session = |name: &str| session_name(&crate::store::ids::project(name));
+        assert_ne!(session("a.b"), session("a_b"));
+        assert_eq!(session("a.b"), "cm-a,b");
     }
 
     #[test]

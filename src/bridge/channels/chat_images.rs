@@ -15,6 +15,7 @@ use crate::bridge::access::policy::{Decision, Policy};
 use crate::bridge::channels::chat::ChatEvent;
 use crate::feishu::api::Api;
 use crate::store::SharedState;
+use crate::store::state::ProjectName;
 
 /// Images fetched at once at most; one more is refused with a reason.
 pub const MAX_FETCHES: usize = 8;
@@ -34,9 +35,9 @@ pub enum ImageNotSaved {
     #[error("this chat has no project to save it in")]
     NoProject,
     #[error("{0} is a pane adopted from a terminal, with no workspace of clawmux's to save it in")]
-    Adopted(String),
+    Adopted(ProjectName),
     #[error("{project} runs on {host}, and images are saved only for projects on this machine")]
-    Remote { project: String, host: String },
+    Remote { project: ProjectName, host: String },
     #[error("could not download it: {0}")]
     Download(String),
     #[error("could not write it: {0}")]
@@ -291,8 +292,10 @@ mod tests {
     fn images_for(record: ProjectRecord, dir: &std::path::Path) -> Images {
         let (shared, _) = SharedState::open(dir).unwrap();
         shared.update(|s| {
-            s.chats.insert("oc_1".into(), "demo".into());
-            s.projects.insert("demo".into(), record);
+            s.chats
+                .insert("oc_1".into(), crate::store::ids::project("demo"));
+            s.projects
+                .insert(crate::store::ids::project("demo"), record);
         });
         let config = crate::feishu::FeishuConfig::new("a", "s", crate::feishu::Domain::Feishu);
         Images {
@@ -320,14 +323,17 @@ mod tests {
             ..local.clone()
         };
         let why = images_for(adopted, dir.path()).folder("oc_1").unwrap_err();
-        assert_eq!(why, ImageNotSaved::Adopted("demo".into()));
+        assert_eq!(
+            why,
+            ImageNotSaved::Adopted(crate::store::ids::project("demo"))
+        );
         let remote = ProjectRecord {
             host: Some("far".into()),
             ..local.clone()
         };
         let why = images_for(remote, dir.path()).folder("oc_1").unwrap_err();
         let far = ImageNotSaved::Remote {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             host: "far".into(),
         };
         assert_eq!(why, far);

@@ -561,7 +561,7 @@ mod reply_tests {
     fn prompt(labels: &[&str]) -> Approval {
         Approval {
             id: "ap".parse().unwrap(),
-            session: "cm-demo".into(),
+            session: crate::store::ids::session("cm-demo"),
             pane: crate::control::PaneId(1),
             kind: ApprovalKind::Question,
             question: "Which database should we use?".into(),

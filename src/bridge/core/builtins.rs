@@ -61,7 +61,8 @@ impl Core {
                 self.send(target, reply_to, &present::info_card(Msg::HelpTitle, &text));
             }
             Builtin::Projects => {
-                let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
+                let names: Vec<ProjectName> =
+                    self.shared.read(|s| s.projects.keys().cloned().collect());
                 let current = self.current_project(target);
                 self.send(
                     target,
@@ -176,7 +177,7 @@ impl Core {
         }
         let chat = target_id(target);
         self.shared
-            .update(|s| s.chats.insert(chat, name.to_string()));
+            .update(|s| s.chats.insert(chat, project.clone()));
         self.log(LogEvent::Use {
             project,
             chat: target_id(target),
@@ -249,10 +250,10 @@ impl Core {
         let chat = target_id(target);
         let ws = workspace.display().to_string();
         let existed = self.shared.update(|s| {
-            s.chats.insert(chat, name.to_string());
+            s.chats.insert(chat, project.clone());
             let existed = s.projects.contains_key(name);
             s.projects
-                .entry(name.to_string())
+                .entry(project.clone())
                 .or_insert_with(|| ProjectRecord {
                     workspace: ws.clone(),
                     created_ms: self.now_ms,
@@ -299,7 +300,7 @@ impl Core {
             (s.projects.iter())
                 .filter_map(|(name, p)| {
                     Some(RemoteProject {
-                        project: name.parse().ok()?,
+                        project: name.clone(),
                         host: p.host.clone()?,
                         workspace: p.workspace.clone(),
                     })
@@ -333,7 +334,7 @@ impl Core {
     }
 
     fn status_card(&mut self, target: &ChatTarget, reply_to: Option<&str>) {
-        let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
+        let names: Vec<ProjectName> = self.shared.read(|s| s.projects.keys().cloned().collect());
         if names.is_empty() {
             self.send(
                 target,
@@ -344,10 +345,10 @@ impl Core {
         }
         let mut md = Msg::StatusHeader.text();
         for name in names {
-            let host = self.host_label(&name);
+            let host = self.host_label(name.as_str());
             md = md.join(
                 "",
-                &status_row(&name, &host, self.statuses.get(name.as_str())),
+                &status_row(name.as_str(), &host, self.statuses.get(name.as_str())),
             );
         }
         let planning = self.planning_lines();
@@ -444,10 +445,10 @@ impl Core {
     /// One line per local project with GSD planning files: phase N of M,
     /// plans done, its step, and whether a question waits on the user.
     fn planning_lines(&self) -> Text {
-        let names: Vec<String> = self.shared.read(|s| s.projects.keys().cloned().collect());
+        let names: Vec<ProjectName> = self.shared.read(|s| s.projects.keys().cloned().collect());
         let mut md = Text::default();
         for name in names {
-            let Some(line) = self.planning_of(&name) else {
+            let Some(line) = self.planning_of(name.as_str()) else {
                 continue;
             };
             let waiting =

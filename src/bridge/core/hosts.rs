@@ -7,14 +7,13 @@ use super::{Core, Effect, target_id};
 use crate::bridge::access::names;
 use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::panes::hosts::{AdoptTarget, LocateError};
-use crate::bridge::panes::watch_session::WATCH_SESSION;
 use crate::bridge::present;
 use crate::bridge::present::words::said;
 use crate::bridge::project::Reply;
 use crate::bridge::texts::Msg;
 use crate::i18n::Text;
 use crate::store::state::{
-    ApprovalId, ChatTarget, Job, PendingApproval, ProjectName, ProjectRecord,
+    ApprovalId, ChatTarget, Job, PendingApproval, ProjectName, ProjectRecord, SessionName,
 };
 use crate::store::{Denial, LogEvent};
 
@@ -219,7 +218,7 @@ impl Core {
                 return false;
             }
         };
-        if location.session == WATCH_SESSION || location.session.starts_with("cm-") {
+        if location.session == SessionName::watch() || location.session.starts_with("cm-") {
             let text = Msg::OwnSession.with(&[("session", &location.session)]);
             self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
             return false;
@@ -231,15 +230,15 @@ impl Core {
                 .map(|(n, _)| n.clone())
         });
         if let Some(other) = taken {
-            let text = Msg::AdoptedAs.with(&[("name", &other)]);
+            let text = Msg::AdoptedAs.with(&[("name", other.as_str())]);
             self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
             return false;
         }
         let chat_id = target_id(chat);
         self.shared.update(|s| {
-            s.chats.insert(chat_id, name.to_string());
+            s.chats.insert(chat_id, project.clone());
             s.projects.insert(
-                name.to_string(),
+                project.clone(),
                 ProjectRecord {
                     workspace: String::new(),
                     created_ms: self.now_ms,

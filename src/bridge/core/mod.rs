@@ -528,15 +528,12 @@ impl Core {
 
     fn current_project(&self, target: &ChatTarget) -> Option<ProjectName> {
         let chat = target_id(target);
-        let chosen = self.shared.read(|s| {
+        self.shared.read(|s| {
             s.chats
                 .get(&chat)
                 .filter(|p| s.projects.contains_key(*p))
                 .cloned()
-        })?;
-        // Written only from a parsed name; an old state file's other text
-        // chooses none.
-        ProjectName::parse(&chosen).ok()
+        })
     }
 
     fn on_click(&mut self, c: CardClick) {

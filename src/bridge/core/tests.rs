@@ -135,7 +135,7 @@ impl World {
                 adopted: serde_json::from_str("\"work:%0\"").ok(),
                 ..ProjectRecord::default()
             };
-            s.projects.insert(name.into(), record);
+            s.projects.insert(crate::store::ids::project(name), record);
         });
     }
 
@@ -394,7 +394,7 @@ fn a_planning_change_alone_updates_the_progress_card() {
 fn approval() -> Approval {
     Approval {
         id: "ap1".parse().unwrap(),
-        session: "cm-demo".into(),
+        session: crate::store::ids::session("cm-demo"),
         pane: crate::control::PaneId(1),
         kind: ApprovalKind::Permission,
         question: "Do you want to proceed?".into(),
@@ -1003,8 +1003,12 @@ fn new_project_runs_gsds_new_project_with_its_arguments() {
 fn a_click_from_someone_not_allowed_changes_nothing() {
     let mut w = World::new();
     w.with_project();
-    w.shared
-        .update(|s| s.projects.insert("other".into(), ProjectRecord::default()));
+    w.shared.update(|s| {
+        s.projects.insert(
+            crate::store::ids::project("other"),
+            ProjectRecord::default(),
+        )
+    });
     let pick = |w: &mut World, who: &str| {
         w.next += 1;
         let c = CardClick {
@@ -1020,14 +1024,14 @@ fn a_click_from_someone_not_allowed_changes_nothing() {
     };
     let current = |w: &World| w.shared.read(|s| s.chats.get("oc_1").cloned());
     let refused = pick(&mut w, "ou_mallory");
-    assert_eq!(current(&w).as_deref(), Some("demo"));
+    assert_eq!(current(&w).as_ref().map(ProjectName::as_str), Some("demo"));
     assert!(
         matches!(toast(&refused), Some((ToastLevel::Error, _))),
         "{refused:?}"
     );
     // Someone it serves may.
     pick(&mut w, "ou_bob");
-    assert_eq!(current(&w).as_deref(), Some("other"));
+    assert_eq!(current(&w).as_ref().map(ProjectName::as_str), Some("other"));
 }
 
 /// A pane adopted from a terminal is an approver's own: other allowed
@@ -1048,7 +1052,7 @@ fn an_adopted_pane_is_for_approvers_only() {
     assert!(!denied(&w.say("ou_bob", "/gsd:sessions")));
     // The approver selects it; then bob's text, screen and cancel are refused.
     w.say("ou_alice", "/gsd:use mine");
-    assert_eq!(current(&w).as_deref(), Some("mine"));
+    assert_eq!(current(&w).as_ref().map(ProjectName::as_str), Some("mine"));
     for text in ["echo $SECRET", "/gsd:screen", "/gsd:cancel"] {
         let effects = w.say("ou_bob", text);
         assert!(!denied(&effects), "{text}: {effects:?}");
@@ -1276,7 +1280,7 @@ fn one_name_is_taken_by_one_adopt_while_its_pane_is_looked_for() {
     );
     let (target, name, by, reply) = first.into_iter().next().unwrap();
     let location = PaneLocation {
-        session: "work".into(),
+        session: crate::store::ids::session("work"),
         window: "@1".parse().unwrap(),
         pane: "%4".parse().unwrap(),
         width: 80,
@@ -1456,7 +1460,7 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
             host: Some("desk".into()),
             ..ProjectRecord::default()
         };
-        s.projects.insert("api".into(), desk);
+        s.projects.insert(crate::store::ids::project("api"), desk);
         for (id, project, target, created_ms, question) in waiting {
             let approval = Approval {
                 id: id.parse().unwrap(),

@@ -17,7 +17,7 @@ use crate::bridge::config::{HostConfig, TmuxConfig};
 use crate::control::{Notification, PaneId, SessionId, WindowId};
 use crate::detect::MenuSelect;
 use crate::gsd::host::ProjectHost;
-use crate::store::state::{AdoptedPane, PaneIdentity};
+use crate::store::state::{AdoptedPane, PaneIdentity, SessionName};
 use crate::tmux::one_shot::{self, OneShotError, SSH_FAILED};
 use crate::tmux::{
     Client, ClientConfig, ClientEvent, FloodLimits, Socket, Start, Subscription, TmuxCommand,
@@ -66,7 +66,7 @@ pub struct PaneSpec {
     /// The `[hosts]` name of the server (`None`: the `[tmux]` one), for
     /// messages.
     pub host: Option<String>,
-    pub session: String,
+    pub session: SessionName,
     pub workspace: PathBuf,
     /// The agent command line run in the pane.
     pub agent: String,
@@ -91,13 +91,16 @@ pub enum PaneError {
     #[error("tmux: {0}")]
     Tmux(#[from] TmuxError),
     #[error("could not run tmux to create session {session}: {reason}")]
-    Create { session: String, reason: String },
+    Create {
+        session: SessionName,
+        reason: String,
+    },
     #[error("cannot create the workspace {workspace}: {reason}")]
     Workspace { workspace: String, reason: String },
     #[error("session {0} does not exist")]
-    NoSession(String),
+    NoSession(SessionName),
     #[error("session {0} has no pane")]
-    NoPane(String),
+    NoPane(SessionName),
     /// The host's command (`ssh`) failed before tmux ran: its own message.
     #[error("host {host} is unreachable: {message}")]
     Unreachable { host: String, message: String },
@@ -145,7 +148,7 @@ pub struct AgentPane {
 impl PaneSpec {
     /// `session` on the configured server, with its pane size and flood
     /// guard; no agent or workspace yet.
-    pub fn on_server(tmux: &TmuxConfig, session: String) -> PaneSpec {
+    pub fn on_server(tmux: &TmuxConfig, session: SessionName) -> PaneSpec {
         PaneSpec {
             program: tmux.command.clone(),
             remote_shell: false,
@@ -165,7 +168,12 @@ impl PaneSpec {
 
     /// `session` on host `name`: its command and socket, the `[tmux]` pane
     /// size and flood guard.
-    pub fn on_host(name: &str, host: &HostConfig, tmux: &TmuxConfig, session: String) -> PaneSpec {
+    pub fn on_host(
+        name: &str,
+        host: &HostConfig,
+        tmux: &TmuxConfig,
+        session: SessionName,
+    ) -> PaneSpec {
         let socket = match host.socket.as_deref() {
             Some("") => None,
             Some(socket) => Some(socket.to_string()),
@@ -401,7 +409,7 @@ impl PaneSpec {
     pub async fn list_panes(&self) -> Result<Vec<String>, PaneError> {
         let format = "#{session_name}:#{window_index}.#{pane_index} #{pane_id} #{pane_current_command} #{pane_width}x#{pane_height}";
         let out = self.run(&["list-panes", "-a", "-F", format]).await?;
-        let watch = format!("{}:", crate::bridge::panes::watch_session::WATCH_SESSION);
+        let watch = format!("{}:", SessionName::watch());
         Ok(out
             .unwrap_or_default()
             .lines()
@@ -436,7 +444,7 @@ impl PaneSpec {
 /// Where a pane is and how big it is (`display-message` of its target).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneLocation {
-    pub session: String,
+    pub session: SessionName,
     pub window: WindowId,
     pub pane: PaneId,
     pub width: u16,
@@ -454,7 +462,7 @@ impl PaneLocation {
         let (pane, pane_pid) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
         let (width, height) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
         Some(PaneLocation {
-            session: f.next()?.to_string(),
+            session: f.next()?.parse().ok()?,
             window,
             pane,
             width,
@@ -774,7 +782,7 @@ mod tests {
     /// the project host names the agent its command line starts.
     #[test]
     fn the_project_host_names_the_agent_and_its_host() {
-        let mut spec = PaneSpec::on_server(&Default::default(), "s".into());
+        let mut spec = PaneSpec::on_server(&Default::default(), crate::store::ids::session("s"));
         spec.agent = "env HOME=/h CODEX_HOME=/h/cx codex -a never".into();
         let host = spec.project_host();
         assert_eq!(host.agent, Some("codex"));
@@ -795,10 +803,13 @@ mod tests {
             window_id: WindowId(3),
             pane_pid: 99,
         };
+        // A session name holding a tab (or anything else tmux's target
+        // syntax or clawmux's names do not use) is no pane of ours.
+        assert_eq!(location("41\t$2\t@3\t%7\t99\t80\t24\tmy\twork"), None);
         assert_eq!(
-            location("41\t$2\t@3\t%7\t99\t80\t24\tmy\twork"),
+            location("41\t$2\t@3\t%7\t99\t80\t24\tmy_work"),
             Some(PaneLocation {
-                session: "my\twork".into(),
+                session: crate::store::ids::session("my_work"),
                 window: WindowId(3),
                 pane: PaneId(7),
                 width: 80,
@@ -865,7 +876,7 @@ mod tests {
             remote_shell: None,
             timeout_secs: None,
         };
-        let spec = PaneSpec::on_host("box", &host, &tmux, "cm-web".into());
+        let spec = PaneSpec::on_host("box", &host, &tmux, crate::store::ids::session("cm-web"));
         assert!(spec.remote_shell);
         assert_eq!(spec.host_name(), "box");
         let cmd = spec.tmux(&["has-session", "-t", "=cm-web"]).unwrap();
@@ -898,7 +909,12 @@ mod tests {
             socket: Some(String::new()),
             ..host
         };
-        let spec = PaneSpec::on_host("desk", &default_server, &tmux, "work".into());
+        let spec = PaneSpec::on_host(
+            "desk",
+            &default_server,
+            &tmux,
+            crate::store::ids::session("work"),
+        );
         let cmd = spec.tmux(&["list-panes"]).unwrap();
         assert_eq!(
             cmd.as_std().get_args().collect::<Vec<_>>(),

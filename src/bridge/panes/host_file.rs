@@ -177,7 +177,12 @@ mod tests {
             timeout_secs: None,
         };
         let tmux = crate::bridge::config::TmuxConfig::default();
-        let spec = PaneSpec::on_host("box", &host, &tmux, String::new());
+        let spec = PaneSpec::on_host(
+            "box",
+            &host,
+            &tmux,
+            crate::store::state::SessionName::watch(),
+        );
         let why = fetch(&spec, "id_ed25519").await.unwrap_err().to_string();
         assert!(why.contains("the project has no workspace there"), "{why}");
         let mut spec = spec;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::bridge::config::Config;
 use crate::bridge::panes::agent_pane::{PaneError, PaneSpec};
 use crate::bridge::panes::watch_session::WatchSession;
-use crate::store::state::AdoptedPane;
+use crate::store::state::{AdoptedPane, SessionName};
 
 /// First wait before probing an unreachable host again.
 const RECONNECT_FIRST: Duration = Duration::from_millis(250);
@@ -49,7 +49,7 @@ impl Hosts {
         let mut remote = BTreeMap::new();
         let mut roots = BTreeMap::new();
         for (name, host) in &config.hosts {
-            let server = PaneSpec::on_host(name, host, &config.tmux, String::new());
+            let server = PaneSpec::on_host(name, host, &config.tmux, SessionName::watch());
             remote.insert(name.clone(), Arc::new(WatchSession::on(server)));
             let root = host
                 .workspace_root
@@ -130,7 +130,7 @@ impl Hosts {
     /// the list by its own time only and hides no other host's panes.
     pub async fn sessions_markdown(&self) -> String {
         let asks = self.all().map(|(host, watch)| async move {
-            let spec = watch.spec_for(String::new());
+            let spec = watch.server_spec();
             (host.unwrap_or("local"), spec.list_panes().await)
         });
         let mut md = String::new();
@@ -214,7 +214,7 @@ pub fn bind_adopted(spec: &mut PaneSpec, adopted: &AdoptedPane) {
 /// A pane to adopt, as typed in chat: `SESSION[:WINDOW.PANE][@HOST]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdoptTarget {
-    pub session: String,
+    pub session: SessionName,
     /// `WINDOW.PANE` (or `WINDOW`), if given: else the session's active pane.
     pub pane: Option<String>,
     pub host: Option<String>,
@@ -256,10 +256,14 @@ impl AdoptTarget {
             s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
         };
-        if session.is_empty() || session.len() > MAX_TARGET_CHARS || !plain(session) {
-            let shown = session.chars().take(MAX_TARGET_CHARS).collect();
-            return Err(AdoptTargetError::Session(shown));
-        }
+        // No `,` either: clawmux spells a project's `.` so in its own.
+        let session = match SessionName::parse(session) {
+            Ok(name) if name.len() <= MAX_TARGET_CHARS && plain(&name) => name,
+            _ => {
+                let shown = session.chars().take(MAX_TARGET_CHARS).collect();
+                return Err(AdoptTargetError::Session(shown));
+            }
+        };
         if let Some(p) = pane {
             let numbers = p.split('.').collect::<Vec<_>>();
             let ok = matches!(numbers.len(), 1 | 2)
@@ -274,7 +278,7 @@ impl AdoptTarget {
             }
         }
         Ok(AdoptTarget {
-            session: session.to_string(),
+            session,
             pane: pane.map(str::to_string),
             host,
         })
@@ -315,7 +319,7 @@ mod tests {
         assert_eq!(
             t,
             AdoptTarget {
-                session: "work".into(),
+                session: crate::store::ids::session("work"),
                 pane: Some("1.0".into()),
                 host: Some("desk".into())
             }

@@ -30,11 +30,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::bridge::config::TmuxConfig;
 use crate::bridge::panes::agent_pane::{AgentPane, PaneError, PaneSpec};
 use crate::control::{Notification, WindowId};
-use crate::store::state::AdoptedPane;
+use crate::store::state::{AdoptedPane, SessionName};
 use crate::tmux::{Client, ClientEvent, TmuxCommand, TmuxError};
 
-/// The watch session's name: never a project's (those are `cm-…`).
-pub const WATCH_SESSION: &str = "clawmux-watch";
 /// The name of the watch session's own window, the one never swept.
 const IDLE_WINDOW: &str = "clawmux-idle";
 
@@ -50,14 +48,14 @@ impl WatchSession {
     /// The watch session on the configured server; its client has the
     /// configured size and flood guard.
     pub fn new(tmux: &TmuxConfig) -> WatchSession {
-        WatchSession::on(PaneSpec::on_server(tmux, WATCH_SESSION.into()))
+        WatchSession::on(PaneSpec::on_server(tmux, SessionName::watch()))
     }
 
     /// The watch session on `server`'s tmux server (its program, socket,
     /// size and flood guard; the rest is ignored).
     pub fn on(server: PaneSpec) -> WatchSession {
         let spec = PaneSpec {
-            session: WATCH_SESSION.into(),
+            session: SessionName::watch(),
             workspace: PathBuf::from("/"),
             agent: "cat".into(),
             adopted: None,
@@ -69,8 +67,14 @@ impl WatchSession {
         }
     }
 
+    /// A spec for asking this server things (its panes, a file on its
+    /// host): no project's session, nothing created.
+    pub fn server_spec(&self) -> PaneSpec {
+        self.spec_for(SessionName::watch())
+    }
+
     /// A spec for `session` on this server (no agent or workspace yet).
-    pub fn spec_for(&self, session: String) -> PaneSpec {
+    pub fn spec_for(&self, session: SessionName) -> PaneSpec {
         PaneSpec {
             session,
             workspace: PathBuf::new(),
@@ -190,7 +194,7 @@ async fn attach_adopted(spec: &PaneSpec, adopted: &AdoptedPane) -> Result<AgentP
 /// Links `window` into the watch session, unless it is there already
 /// (tmux would link it twice).
 async fn link(client: &Client, window: WindowId) -> Result<(), TmuxError> {
-    let session = format!("={WATCH_SESSION}");
+    let session = format!("={}", SessionName::watch());
     let list = TmuxCommand::new("list-windows").args(["-t", &session, "-F", "#{window_id}"]);
     let id = window.to_string();
     if client
@@ -245,7 +249,7 @@ async fn sweep_orphans(client: Client, stop: CancellationToken) {
 /// id stays taken while any of its processes lives, so the signal reaches
 /// only what is left of that pane.
 async fn sweep(client: &Client) -> Result<(), TmuxError> {
-    let session = format!("={WATCH_SESSION}");
+    let session = format!("={}", SessionName::watch());
     let format = "#{window_id} #{window_linked_sessions} #{pane_dead} #{pane_pid} #{window_name}";
     let list = TmuxCommand::new("list-panes").args(["-s", "-t", &session, "-F", format]);
     let mut orphans: BTreeMap<WindowId, Vec<u32>> = BTreeMap::new();

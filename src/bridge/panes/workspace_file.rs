@@ -117,7 +117,7 @@ pub async fn fetch(
         Some(host) => {
             let watch = (hosts.watch(Some(host)))
                 .map_err(|e| FileError::Unreadable(asked.to_string(), e.to_string()))?;
-            let mut spec = watch.spec_for(String::new());
+            let mut spec = watch.server_spec();
             spec.workspace = workspace;
             let bytes = super::host_file::fetch(&spec, asked).await?;
             (file_name_of(Path::new(asked.trim())), bytes)

@@ -10,7 +10,7 @@
 //! or `{"action":"projects"}`. A select menu's chosen option is not in the
 //! value: Feishu sends it as the click's `action.option`.
 
-use crate::store::state::{ApprovalId, JobId, ProjectName};
+use crate::store::state::{ApprovalId, JobId, ProjectName, SessionName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -62,7 +62,7 @@ pub struct CommandChoice {
 pub struct ApprovalChoice {
     pub approval_id: ApprovalId,
     pub project: ProjectName,
-    pub session: String,
+    pub session: SessionName,
     pub option: String,
 }
 
@@ -129,7 +129,7 @@ mod tests {
         CardAction::Approval(ApprovalChoice {
             approval_id: "a1".parse().unwrap(),
             project: crate::store::ids::project("web"),
-            session: "s1".into(),
+            session: crate::store::ids::session("s1"),
             option: "1".into(),
         })
     }
@@ -212,6 +212,8 @@ mod tests {
         for forged in [
             json!({"action": "approval", "approval_id": "a1", "option": "1"}),
             json!({"action": "approval", "approval_id": 1, "project": "web", "session": "s1", "option": "1"}),
+            // A session named in tmux's target syntax is not one of ours.
+            json!({"action": "approval", "approval_id": "a1", "project": "web", "session": "{marked}", "option": "1"}),
         ] {
             assert!(
                 matches!(

@@ -32,7 +32,7 @@ use crate::feishu::markdown::{code_block_head, code_block_tail, escape_inline, f
 use crate::feishu::paginate::paginate;
 use crate::i18n::Text;
 use crate::store::state::{
-    ApprovalId, ApprovalKind, ApprovalOption, JobId, PendingApproval, ProjectName,
+    ApprovalId, ApprovalKind, ApprovalOption, JobId, PendingApproval, ProjectName, SessionName,
 };
 
 use super::texts::Msg;
@@ -247,7 +247,7 @@ pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
 pub struct ApprovalView<'a> {
     pub id: &'a ApprovalId,
     pub project: &'a ProjectName,
-    pub session: &'a str,
+    pub session: &'a SessionName,
     pub kind: ApprovalKind,
     /// What is asked about (the command, the file and diff, the plan).
     pub body: &'a str,
@@ -302,7 +302,7 @@ impl ApprovalView<'_> {
         CardAction::Approval(ApprovalChoice {
             approval_id: self.id.clone(),
             project: self.project.clone(),
-            session: self.session.to_string(),
+            session: self.session.clone(),
             option: key.to_string(),
         })
     }
@@ -445,7 +445,7 @@ pub fn error_card(
 
 /// Blue: a select menu of projects; choosing one sends
 /// [`CardAction::SelectProject`] with the chosen name as the click's option.
-pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
+pub fn projects_card(projects: &[ProjectName], current: Option<&str>) -> Card {
     let mut card = Card::new(Msg::Projects, Template::Blue);
     if projects.is_empty() {
         return card.push(Element::markdown(Msg::NoProjectsConfigured));
@@ -464,8 +464,8 @@ pub fn projects_card(projects: &[String], current: Option<&str>) -> Card {
             options: projects[..shown]
                 .iter()
                 .map(|p| SelectOption {
-                    text: PlainText::new(p.clone()),
-                    value: p.clone(),
+                    text: PlainText::new(p.as_str()),
+                    value: p.to_string(),
                 })
                 .collect(),
             initial_option: current

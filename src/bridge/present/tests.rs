@@ -19,7 +19,7 @@ fn pending(body: &str, question: &str, options: Vec<ApprovalOption>) -> PendingA
     PendingApproval {
         approval: Approval {
             id: "a1".parse().unwrap(),
-            session: "s1".into(),
+            session: crate::store::ids::session("s1"),
             pane: crate::control::PaneId(0),
             kind: ApprovalKind::Permission,
             question: question.into(),
@@ -173,7 +173,13 @@ fn error_card_shape_and_code_block() {
 
 #[test]
 fn projects_card_select_menu() {
-    let card = projects_card(&["api".into(), "web".into()], Some("web"));
+    let card = projects_card(
+        &[
+            crate::store::ids::project("api"),
+            crate::store::ids::project("web"),
+        ],
+        Some("web"),
+    );
     let v = serde_json::to_value(&card).unwrap();
     assert_eq!(
         v["body"]["elements"][1],
@@ -343,9 +349,9 @@ fn hostile() -> impl Strategy<Value = String> {
         .prop_map(|(pieces, n)| pieces.concat().repeat(n))
 }
 
-/// A name as the bridge validates them: at most 64 bytes.
-fn name() -> impl Strategy<Value = String> {
-    "[a-z0-9\"\\\u{1}-]{1,64}"
+/// Session names, up to the longest there can be.
+fn session_name() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9_,-]{1,128}"
 }
 
 /// Ids, up to the longest there can be (an id is made only by parsing).
@@ -378,9 +384,9 @@ proptest! {
     #[test]
     fn every_builder_fits_on_hostile_text(
         text in hostile(), other in hostile(), small in hostile(), screen in hostile(),
-        id in id_text(), project in project_name(), session in name(),
+        id in id_text(), project in project_name(), session in session_name(),
         labels in proptest::collection::vec(hostile(), 0..14),
-        projects in proptest::collection::vec(name(), 0..400),
+        projects in proptest::collection::vec(project_name(), 0..400),
     ) {
         let small = first_body_bytes(&small, 3000);
         let mut a = pending(
@@ -392,7 +398,7 @@ proptest! {
                 .map(|(i, l)| option(&i.to_string(), l))
                 .collect(),
         );
-        (a.approval.id, a.project, a.approval.session) = (id.parse().unwrap(), crate::store::ids::project(&project), session.clone());
+        (a.approval.id, a.project, a.approval.session) = (id.parse().unwrap(), crate::store::ids::project(&project), crate::store::ids::session(&session));
         assert_fits(&approval_card(&a))?;
         assert_fits(&approval_resolved_card(&a, small, &other, small))?;
         assert_fits(&approval_gone_card(&a))?;
@@ -404,7 +410,8 @@ proptest! {
             .map(|(l, act)| ActionButton::new(l.clone(), act.clone()))
             .collect();
         assert_fits(&error_card(&other, &text, &other, buttons))?;
-        assert_fits(&projects_card(&projects, projects.first().map(String::as_str)))?;
+        let projects: Vec<ProjectName> = projects.iter().map(|p| crate::store::ids::project(p)).collect();
+        assert_fits(&projects_card(&projects, projects.first().map(ProjectName::as_str)))?;
         assert_fits(&info_card(&other, &text))?;
         assert_fits(&summary_card(&other, &text, small))?;
         assert_fits(&screen_card(&project, &text))?;

@@ -110,9 +110,11 @@ impl ChatWords for ImageNotSaved {
             ImageNotSaved::NotServed => Msg::ImageNotServed.text(),
             ImageNotSaved::Busy => Msg::ImageBusy.with(&[("n", &MAX_FETCHES.to_string())]),
             ImageNotSaved::NoProject => Msg::ImageNoProject.text(),
-            ImageNotSaved::Adopted(project) => Msg::ImageAdopted.with(&[("project", project)]),
+            ImageNotSaved::Adopted(project) => {
+                Msg::ImageAdopted.with(&[("project", project.as_str())])
+            }
             ImageNotSaved::Remote { project, host } => {
-                Msg::ImageRemote.with(&[("project", project), ("host", host)])
+                Msg::ImageRemote.with(&[("project", project.as_str()), ("host", host)])
             }
             ImageNotSaved::Download(e) => Msg::ImageDownload.with(&[("error", e)]),
             ImageNotSaved::Write(e) => Msg::ImageWrite.with(&[("error", e)]),
@@ -411,7 +413,7 @@ mod tests {
     #[test]
     fn every_pane_error_has_chat_words_in_both_languages() {
         let (s, p, r) = (
-            String::from("cm-shop"),
+            crate::store::ids::session("cm-shop"),
             String::from("%3"),
             String::from("why"),
         );
@@ -585,9 +587,9 @@ mod tests {
             ImageNotSaved::NotServed,
             ImageNotSaved::Busy,
             ImageNotSaved::NoProject,
-            ImageNotSaved::Adopted("demo".into()),
+            ImageNotSaved::Adopted(crate::store::ids::project("demo")),
             ImageNotSaved::Remote {
-                project: "demo".into(),
+                project: crate::store::ids::project("demo"),
                 host: "far".into(),
             },
             ImageNotSaved::Download("HTTP 403".into()),
@@ -599,7 +601,7 @@ mod tests {
             assert_eq!(t.get(Lang::En), e.to_string(), "{e:?}");
         }
         let t = ImageNotSaved::Remote {
-            project: "demo".into(),
+            project: crate::store::ids::project("demo"),
             host: "far".into(),
         };
         assert!(t.chat_words().get(Lang::Zh).contains("far"));

@@ -88,7 +88,7 @@ impl ProjectSetup {
         let spec = PaneSpec {
             workspace,
             agent,
-            ..watch.spec_for(session_name(name.as_str()))
+            ..watch.spec_for(session_name(name))
         };
         Ok(ProjectSetup {
             name: name.clone(),

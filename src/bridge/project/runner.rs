@@ -17,7 +17,7 @@ use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
 use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, Profile, ProgressFields};
 use crate::hooks::ToolRequest;
 use crate::hooks::usage::TurnUsage;
-use crate::store::state::{Approval, ApprovalId, Job};
+use crate::store::state::{Approval, ApprovalId, Job, SessionName};
 use crate::store::stream::{MAX_STREAM_TEXT_BYTES, bounded_tail};
 
 /// Commands waiting per project at most: more is a runaway script.
@@ -482,7 +482,7 @@ impl JobRunner {
     }
 
     /// What a detection in the agent's pane (in tmux session `session`) means.
-    pub fn on_detection(&mut self, d: Detection, session: &str) -> Vec<Step> {
+    pub fn on_detection(&mut self, d: Detection, session: &SessionName) -> Vec<Step> {
         let job = self.reported_job();
         if let Some(running) = &mut self.running {
             running.recognised = true;
@@ -538,7 +538,7 @@ impl JobRunner {
                 }
                 let mut seen = Approval {
                     id: ApprovalId::random(),
-                    session: session.to_string(),
+                    session: session.clone(),
                     pane: d.pane,
                     kind: approval,
                     question,
@@ -879,7 +879,7 @@ pub fn take_output(
     watcher: &mut PaneWatcher,
     now: Millis,
     data: &[u8],
-    session: &str,
+    session: &SessionName,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut due = Vec::new();

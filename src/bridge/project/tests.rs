@@ -37,7 +37,7 @@ fn detection(kind: DetectionKind) -> Detection {
 }
 
 fn see(runner: &mut JobRunner, kind: DetectionKind) -> Vec<Step> {
-    runner.on_detection(detection(kind), "cm-demo")
+    runner.on_detection(detection(kind), &crate::store::ids::session("cm-demo"))
 }
 
 fn dialog(kind: ApprovalKind, question: &str, body: &str, labels: &[&str]) -> DetectionKind {
@@ -589,7 +589,7 @@ fn a_turn_end_that_fell_due_is_finished_before_the_output_that_follows() {
     let mut watcher = PaneWatcher::new(PaneId(1), profile, DetectorConfig::default(), 120, 40);
     let mut runner = JobRunner::default();
     let prompt = "quote some errors";
-    let at = "cm-demo";
+    let at = &crate::store::ids::session("cm-demo");
     runner.begin(
         Job {
             text: prompt.into(),
@@ -679,7 +679,11 @@ fn progress_is_reported_once_until_it_changes() {
         ..Default::default()
     }));
     redrawn.context = format!("earlier\n{banner}");
-    assert!(runner.on_detection(redrawn, "cm-demo").is_empty());
+    assert!(
+        runner
+            .on_detection(redrawn, &crate::store::ids::session("cm-demo"))
+            .is_empty()
+    );
     assert_eq!(kinds(&see(&mut runner, line(2))).len(), 1);
 }
 
