@@ -458,17 +458,33 @@ fn read_table(conn: &Connection, name: &str, rows: &mut Rows) -> rusqlite::Resul
     Ok(())
 }
 
-/// The state the tables hold; a table whose rows do not make its
-/// collection is left empty and named in the problems.
+/// The state the tables hold; a row that does not read as an entry of its
+/// collection (a damaged row, a name an older release let through) is
+/// left out and named in the problems.
 fn state_from(tables: &[Rows]) -> (State, Vec<String>) {
+    let reads = |name: &str, shape: Shape, rows: &[(String, i64, String)]| {
+        let field = collection_json(name, shape, rows);
+        serde_json::from_str::<State>(&format!("{{{field}}}")).map(|_| field)
+    };
     let mut fields = Vec::new();
     let mut problems = Vec::new();
     for ((name, shape), rows) in TABLES.iter().zip(tables) {
-        let field = collection_json(name, *shape, rows);
-        // Each collection checked alone, so one bad table costs only itself.
-        match serde_json::from_str::<State>(&format!("{{{field}}}")) {
-            Ok(_) => fields.push(field),
-            Err(e) => problems.push(format!("table {name}: {e}")),
+        // Each collection checked alone, then each row of a bad one: one
+        // bad row costs only itself.
+        match reads(name, *shape, rows) {
+            Ok(field) => fields.push(field),
+            Err(e) => {
+                let good: Rows = (rows.iter())
+                    .filter(|row| reads(name, *shape, std::slice::from_ref(row)).is_ok())
+                    .cloned()
+                    .collect();
+                let lost = rows.len() - good.len();
+                problems.push(format!(
+                    "table {name}: {e} ({lost} of {} rows left out)",
+                    rows.len()
+                ));
+                fields.push(collection_json(name, *shape, &good));
+            }
         }
     }
     let text = format!("{{{}}}", fields.join(","));
@@ -483,7 +499,7 @@ fn state_from(tables: &[Rows]) -> (State, Vec<String>) {
 
 /// `"name":{…}` or `"name":[…]` from a table's rows (values are JSON
 /// already; the text keeps the rows' order, which the cards' map needs).
-fn collection_json(name: &str, shape: Shape, rows: &Rows) -> String {
+fn collection_json(name: &str, shape: Shape, rows: &[(String, i64, String)]) -> String {
     let mut out = format!("\"{name}\":");
     let (open, close) = match shape {
         Shape::Map => ('{', '}'),
@@ -999,7 +1015,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_table_costs_only_itself() {
+    fn a_bad_row_costs_only_itself() {
         let dir = tempfile::tempdir().unwrap();
         let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
         let mut state = State::default();
@@ -1018,8 +1034,10 @@ mod tests {
         };
         assert_eq!(backup, dir.path().join("state.db.corrupt"));
         assert!(problem.contains("table outbox"), "{problem}");
+        assert!(problem.contains("1 of 3 rows left out"), "{problem}");
         assert_eq!(db.saved.chats, state.chats, "the rest is kept");
-        assert!(db.saved.outbox.is_empty());
+        let kept: Vec<OutboxEntry> = [0, 2].map(card).into();
+        assert_eq!(db.saved.outbox, kept, "the other rows are kept");
         assert!(backup.exists(), "the bad database is kept");
         drop(db);
         assert_eq!(reopen(dir.path()).chats, state.chats);
