@@ -413,7 +413,7 @@ async fn reply_to(fake: &FakeFeishu, m: &Pushed, what: &str) -> Recorded {
 /// answered. The agent gets the first answer once and never the others.
 ///
 /// Passes by `Core::answer_by_reply` (`src/bridge/core/approvals.rs`):
-/// "being answered already" (the approval held in `answering` until its
+/// "being answered already" (the approval held `Answering` until its
 /// `Replied`) and "answered or closed already" (`State::close_card`);
 /// without the latter the late reply is typed to the agent as a prompt
 /// (seen: `You said: 3`); without the former the project's actor still

@@ -436,6 +436,21 @@ pub struct PendingApproval {
     /// The handle of the approval card (see [`State::cards`]).
     pub card: CardHandle,
     pub created_ms: u64,
+    /// Where it is in its life. Not saved: after a restart an answer that
+    /// was being typed is over (typed or not), and the screen says which.
+    #[serde(skip)]
+    pub stage: ApprovalStage,
+}
+
+/// Where a waiting approval is in its life: shown and waiting for an
+/// answer, or an answer being typed (a second answer waits for how that
+/// ends). Answered or gone, it leaves [`State::approvals`] and its card
+/// joins [`State::closed`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ApprovalStage {
+    #[default]
+    Waiting,
+    Answering,
 }
 
 impl std::ops::Deref for PendingApproval {
@@ -718,6 +733,33 @@ mod tests {
         let job: Job = serde_json::from_value(old).unwrap();
         assert_eq!((job.stage, job.told_queued), (Stage::Waiting, false));
         assert_eq!(job.timeout_secs, default_timeout_secs());
+    }
+
+    /// An answer being typed is not saved: a restarted daemon finds the
+    /// approval waiting (the screen says whether the answer took).
+    #[test]
+    fn an_approval_being_answered_is_saved_as_waiting() {
+        let pending = PendingApproval {
+            approval: Approval {
+                id: "ap1".parse().unwrap(),
+                session: crate::ids::session("cm-demo"),
+                pane: PaneId(1),
+                kind: ApprovalKind::Permission,
+                question: "Do you want to proceed?".into(),
+                body: String::new(),
+                options: ApprovalOption::numbered(&["Yes", "No"]),
+            },
+            project: crate::ids::project("demo"),
+            target: ChatTarget::Console,
+            card: "card1".parse().unwrap(),
+            created_ms: 1,
+            stage: ApprovalStage::Answering,
+        };
+        let json = serde_json::to_value(&pending).unwrap();
+        assert!(json.get("stage").is_none(), "{json}");
+        let back: PendingApproval = serde_json::from_value(json).unwrap();
+        assert_eq!(back.stage, ApprovalStage::Waiting);
+        assert_eq!(back.approval, pending.approval);
     }
 
     #[test]

@@ -12,7 +12,9 @@ use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
 use crate::bridge::texts::Msg;
 use crate::detect::{ApprovalOption, several_keys};
-use crate::store::state::{CardHandle, ChatTarget, Job, PendingApproval, ProjectName};
+use crate::store::state::{
+    ApprovalId, ApprovalStage, CardHandle, ChatTarget, Job, PendingApproval, ProjectName,
+};
 use crate::store::{Denial, LogEvent};
 
 impl Core {
@@ -65,7 +67,7 @@ impl Core {
         };
         match reply_plan(&approval, &m.text) {
             ReplyPlan::Option { key } => {
-                if self.answering.contains(&approval.id) {
+                if approval.stage == ApprovalStage::Answering {
                     return true;
                 }
                 match self.check_answer(&approval, &key, &m.sender) {
@@ -78,7 +80,7 @@ impl Core {
             }
             // The outcome comes back as `Replied`.
             ReplyPlan::Text { focus } => {
-                if !self.answering.insert(approval.id.clone()) {
+                if !self.start_answering(&approval.id) {
                     let text = Msg::PromptBeingAnswered;
                     let card = present::info_card(Msg::NotAnswered, text);
                     self.send(&m.target, Some(&m.message_id), &card);
@@ -128,7 +130,7 @@ impl Core {
                 }));
                 Err((ToastLevel::Error, Msg::ButtonMismatch.text()))
             }
-            Some(a) if self.answering.contains(&a.id) => {
+            Some(a) if a.stage == ApprovalStage::Answering => {
                 Err((ToastLevel::Info, Msg::BeingAnswered.text()))
             }
             // Its key only opens the agent's text field: the words come in
@@ -232,8 +234,30 @@ impl Core {
             label: label.to_string(),
             reply,
         };
-        self.answering.insert(approval.id.clone());
+        self.start_answering(&approval.id);
         self.tell_project(&approval.project, cmd);
+    }
+
+    /// Marks the approval as being answered (a second answer waits for how
+    /// this one ends); false if it already is, or is gone.
+    fn start_answering(&self, id: &ApprovalId) -> bool {
+        self.shared.update(|s| match s.approvals.get_mut(id) {
+            Some(a) if a.stage == ApprovalStage::Waiting => {
+                a.stage = ApprovalStage::Answering;
+                true
+            }
+            _ => false,
+        })
+    }
+
+    /// The answer being typed ended, typed or not: the approval waits
+    /// again until it is resolved (or found gone).
+    pub(super) fn stop_answering(&self, id: &ApprovalId) {
+        self.shared.update(|s| {
+            if let Some(a) = s.approvals.get_mut(id) {
+                a.stage = ApprovalStage::Waiting;
+            }
+        });
     }
 
     /// The command a project adopts when an approval is answered while it
@@ -321,6 +345,7 @@ impl Core {
             // Replaced by the card's own handle once it is made from this.
             card: CardHandle::random(),
             created_ms: self.now_ms,
+            stage: ApprovalStage::Waiting,
         };
         let card = approval_card(&pending);
         // The approval and its card are saved together: a crash cannot
@@ -415,7 +440,7 @@ impl Core {
                 reply,
                 result,
             } => {
-                self.answering.remove(&approval_id);
+                self.stop_answering(&approval_id);
                 let approval = self.shared.read(|s| s.approvals.get(&approval_id).cloned());
                 match (result, approval) {
                     (Ok(()), Some(a)) => self.resolve(&a, &by, &label),
@@ -439,7 +464,7 @@ impl Core {
                 reply,
                 result,
             } => {
-                self.answering.remove(&approval_id);
+                self.stop_answering(&approval_id);
                 let approval = self.shared.read(|s| s.approvals.get(&approval_id).cloned());
                 match (result, approval) {
                     (Ok(()), Some(a)) => self.resolve(&a, &by, &text),

@@ -187,8 +187,6 @@ pub struct Core {
     /// What each project last said it is doing (for `/gsd:status`,
     /// answered without asking the projects).
     statuses: HashMap<ProjectName, ProjectStatus>,
-    /// Approvals whose answer is being typed: a second click waits.
-    answering: HashSet<ApprovalId>,
     /// Project names an adopt is finding the pane for: taken until it
     /// ends, so two adopts (or an adopt and a new project) under one name
     /// cannot both succeed.
@@ -248,7 +246,6 @@ impl Core {
             state_dir: state_dir.to_path_buf(),
             panes: HashMap::new(),
             statuses: HashMap::new(),
-            answering: HashSet::new(),
             adopting: HashSet::new(),
             throttles: HashMap::new(),
             denied_told: HashSet::new(),
@@ -298,13 +295,13 @@ impl Core {
             ProjectCmd::Answer {
                 approval_id, reply, ..
             } => {
-                self.answering.remove(&approval_id);
+                self.stop_answering(&approval_id);
                 Some((reply.target, reply.reply_to))
             }
             ProjectCmd::Type {
                 approval_id, reply, ..
             } => {
-                self.answering.remove(&approval_id);
+                self.stop_answering(&approval_id);
                 Some((reply.target, reply.reply_to))
             }
             ProjectCmd::Cancel { reply, .. }

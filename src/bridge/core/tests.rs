@@ -1473,6 +1473,7 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
                 target,
                 card: format!("card_{id}").parse().unwrap(),
                 created_ms,
+                stage: Default::default(),
             };
             s.approvals.insert(id.parse().unwrap(), pending);
         }

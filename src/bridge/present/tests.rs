@@ -30,6 +30,7 @@ fn pending(body: &str, question: &str, options: Vec<ApprovalOption>) -> PendingA
         target: ChatTarget::Console,
         card: "card".parse().unwrap(),
         created_ms: 0,
+        stage: Default::default(),
     }
 }
 
