@@ -250,7 +250,9 @@ fn a_forged_state_in_a_real_shell_pane_does_not_wedge_it() {
     live.type_line(&format!("cat {}", file.display()));
     let first = live.completed();
     assert!(first.context.contains("state notes"), "{first:?}");
-    live.type_line("sleep 0.3; echo the-next-one");
+    // Long enough to be seen busy on a loaded machine (0.3 s was not,
+    // once in a full run: the prompt was back before the screen was read).
+    live.type_line("sleep 1; echo the-next-one");
     live.wait_for("busy", |d| d.kind == DetectionKind::Busy);
     let done = live.completed();
     assert!(done.context.contains("the-next-one"), "{done:?}");
