@@ -317,12 +317,7 @@ pub async fn run_once(
             ProjectEventKind::Approval(seen) => {
                 // In the event log as the daemon's are (`clawmux tail
                 // --kind approval`).
-                log.event(&LogEvent::Approval {
-                    project: name.clone(),
-                    approval: seen.id.clone(),
-                    prompt_kind: seen.kind.to_string(),
-                    question: seen.question.clone(),
-                });
+                log.event(&LogEvent::approval(&name, &seen));
                 outcome.status = Status::Approval;
                 outcome.approval = Some(seen);
                 break;

@@ -72,6 +72,13 @@ fn mode_args(mode: PermissionMode) -> &'static [&'static str] {
     }
 }
 
+/// Codex's blocks: `• Made the marker file.`, `• Ran touch x` (its
+/// answers and tools, where Claude Code draws `●`).
+pub fn is_block(line: &str) -> bool {
+    line.strip_prefix("• ")
+        .is_some_and(|rest| !rest.trim().is_empty())
+}
+
 /// Codex's rows around a turn: `• Working (0s • esc to interrupt)`, the
 /// `Worked for 5s • 18:22` summary, a bullet drawn alone, the `›` input
 /// row left empty.

@@ -14,6 +14,7 @@
 pub mod aider;
 pub mod aider_history;
 pub mod claude;
+pub mod claude_rows;
 pub mod claude_transcript;
 pub mod codex;
 pub mod gemini;

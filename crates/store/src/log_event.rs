@@ -429,6 +429,17 @@ pub const KINDS: &[&str] = &[
 ];
 
 impl LogEvent {
+    /// A prompt of `project`'s shown for an answer (`serve`'s card, `run`'s
+    /// stop), as `tail --kind approval` reads it.
+    pub fn approval(project: &ProjectName, seen: &super::state::Approval) -> LogEvent {
+        LogEvent::Approval {
+            project: project.clone(),
+            approval: seen.id.clone(),
+            prompt_kind: seen.kind.to_string(),
+            question: seen.question.clone(),
+        }
+    }
+
     /// The line's `kind`.
     pub fn kind(&self) -> String {
         self.split().0

@@ -329,12 +329,7 @@ impl Core {
             }
             return;
         }
-        self.log(LogEvent::Approval {
-            project: project.clone(),
-            approval: seen.id.clone(),
-            prompt_kind: seen.kind.to_string(),
-            question: seen.question.clone(),
-        });
+        self.log(LogEvent::approval(project, &seen));
         let (target, reply_to) = self
             .job_target(job)
             .unwrap_or_else(|| (self.chat_of(project.as_str()), None));
