@@ -133,6 +133,70 @@ string_id!(
     CardHandle
 );
 
+/// What a name made by its `parse` is besides: parsed from text (and
+/// JSON), written back as it, looked up and compared as its text.
+macro_rules! name_traits {
+    ($name:ident, $error:ident) => {
+        impl std::str::FromStr for $name {
+            type Err = $error;
+            fn from_str(s: &str) -> Result<Self, $error> {
+                $name::parse(s)
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = $error;
+            fn try_from(s: String) -> Result<Self, $error> {
+                $name::parse(&s)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(name: $name) -> String {
+                name.0
+            }
+        }
+
+        /// Lookups by `&str` in maps keyed by names (a valid name hashes
+        /// as its text).
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+    };
+}
+
 /// Longest project name (matches `^[a-z0-9][a-z0-9._-]{0,63}$`).
 pub const MAX_PROJECT_NAME: usize = 64;
 
@@ -184,63 +248,7 @@ impl ProjectName {
     }
 }
 
-impl std::str::FromStr for ProjectName {
-    type Err = NameError;
-    fn from_str(s: &str) -> Result<Self, NameError> {
-        ProjectName::parse(s)
-    }
-}
-
-impl TryFrom<String> for ProjectName {
-    type Error = NameError;
-    fn try_from(s: String) -> Result<Self, NameError> {
-        ProjectName::parse(&s)
-    }
-}
-
-impl From<ProjectName> for String {
-    fn from(name: ProjectName) -> String {
-        name.0
-    }
-}
-
-/// Lookups by `&str` in maps keyed by names (a valid name hashes as its
-/// text).
-impl std::borrow::Borrow<str> for ProjectName {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for ProjectName {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for ProjectName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl PartialEq<str> for ProjectName {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for ProjectName {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<String> for ProjectName {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
+name_traits!(ProjectName, NameError);
 
 /// Longest tmux session name clawmux names or adopts.
 pub const MAX_SESSION_NAME: usize = 128;
@@ -292,56 +300,7 @@ impl SessionName {
     }
 }
 
-impl TryFrom<String> for SessionName {
-    type Error = SessionNameError;
-    fn try_from(s: String) -> Result<Self, SessionNameError> {
-        SessionName::parse(&s)
-    }
-}
-
-impl std::str::FromStr for SessionName {
-    type Err = SessionNameError;
-    fn from_str(s: &str) -> Result<Self, SessionNameError> {
-        SessionName::parse(s)
-    }
-}
-
-impl From<SessionName> for String {
-    fn from(name: SessionName) -> String {
-        name.0
-    }
-}
-
-impl std::ops::Deref for SessionName {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for SessionName {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for SessionName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl PartialEq<str> for SessionName {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for SessionName {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
+name_traits!(SessionName, SessionNameError);
 
 /// A session name for test code: `name` parsed, panicking if it is not one.
 #[cfg(any(test, feature = "test-support"))]

@@ -156,7 +156,7 @@ impl Core {
                 return self.error(&target, reply_to, Msg::CannotAdopt, said(&e), ADOPT_USAGE);
             }
         };
-        let name = name.unwrap_or(&parsed.session).to_string();
+        let name = name.unwrap_or(parsed.session.as_str()).to_string();
         if let Err(e) = names::validate_project(&name) {
             let guidance = Msg::NameAsUsage;
             let text = said(&e);
@@ -218,8 +218,9 @@ impl Core {
                 return false;
             }
         };
-        if location.session == SessionName::watch() || location.session.starts_with("cm-") {
-            let text = Msg::OwnSession.with(&[("session", &location.session)]);
+        if location.session == SessionName::watch() || location.session.as_str().starts_with("cm-")
+        {
+            let text = Msg::OwnSession.with(&[("session", location.session.as_str())]);
             self.error(chat, reply_to, Msg::CannotAdopt, &text, "");
             return false;
         }
@@ -269,7 +270,7 @@ impl Core {
                     Msg::Watching.template(lang),
                     &[
                         ("pane", &pane),
-                        ("session", &location.session),
+                        ("session", location.session.as_str()),
                         ("on", on.get(lang)),
                         ("cols", &cols),
                         ("rows", &rows),

@@ -327,7 +327,7 @@ impl PaneSpec {
     pub(super) async fn new_session(&self, extra: &[&str], command: &str) -> Result<(), PaneError> {
         let (w, h) = (self.width.to_string(), self.height.to_string());
         let workspace = self.workspace.to_string_lossy();
-        let mut args = vec!["new-session", "-d", "-s", &self.session];
+        let mut args = vec!["new-session", "-d", "-s", self.session.as_str()];
         if !self.remote_shell {
             // A remote pane's shell makes its workspace and goes there.
             args.extend(["-c", &workspace]);

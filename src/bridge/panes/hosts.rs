@@ -258,7 +258,7 @@ impl AdoptTarget {
         };
         // No `,` either: clawmux spells a project's `.` so in its own.
         let session = match SessionName::parse(session) {
-            Ok(name) if name.len() <= MAX_TARGET_CHARS && plain(&name) => name,
+            Ok(name) if name.as_str().len() <= MAX_TARGET_CHARS && plain(name.as_str()) => name,
             _ => {
                 let shown = session.chars().take(MAX_TARGET_CHARS).collect();
                 return Err(AdoptTargetError::Session(shown));

@@ -181,7 +181,7 @@ async fn attach_adopted(spec: &PaneSpec, adopted: &AdoptedPane) -> Result<AgentP
     location
         .is(adopted)
         .map_err(|reason| PaneError::NotTheAdopted { pane: id, reason })?;
-    let client = spec.connect_adopted(&location.session).await?;
+    let client = spec.connect_adopted(location.session.as_str()).await?;
     let events = client.subscribe_pane(location.pane);
     let ids = (location.window, location.pane);
     let size = (location.width, location.height);

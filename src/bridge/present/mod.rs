@@ -285,7 +285,7 @@ pub fn kind_text(kind: ApprovalKind) -> Text {
 
 impl ApprovalView<'_> {
     fn subtitle(&self) -> Text {
-        let (project, session) = (short(self.project.as_str()), short(self.session));
+        let (project, session) = (short(self.project.as_str()), short(self.session.as_str()));
         kind_text(self.kind).map(|k| format!("{project} · {session} · {k}"))
     }
 

@@ -115,7 +115,7 @@ fn approval_with_body_and_options() {
                     (
                         &*choice.approval_id,
                         choice.project.as_str(),
-                        &*choice.session
+                        choice.session.as_str()
                     ),
                     ("a1", "web", "s1")
                 );

@@ -221,13 +221,15 @@ impl ChatWords for PaneError {
         match self {
             PaneError::Tmux(e) => Msg::ErrPaneTmux.with(&[("detail", &e.to_string())]),
             PaneError::Create { session, reason } => {
-                Msg::ErrPaneCreate.with(&[("session", session), ("reason", reason)])
+                Msg::ErrPaneCreate.with(&[("session", session.as_str()), ("reason", reason)])
             }
             PaneError::Workspace { workspace, reason } => {
                 Msg::ErrPaneWorkspace.with(&[("workspace", workspace), ("reason", reason)])
             }
-            PaneError::NoSession(session) => Msg::ErrPaneNoSession.with(&[("session", session)]),
-            PaneError::NoPane(session) => Msg::ErrPaneNoPane.with(&[("session", session)]),
+            PaneError::NoSession(session) => {
+                Msg::ErrPaneNoSession.with(&[("session", session.as_str())])
+            }
+            PaneError::NoPane(session) => Msg::ErrPaneNoPane.with(&[("session", session.as_str())]),
             PaneError::Unreachable { host, message } => {
                 Msg::ErrPaneUnreachable.with(&[("host", host), ("message", message)])
             }
