@@ -8,131 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-macro_rules! string_id {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(try_from = "String", into = "String")]
-        pub struct $name(String);
-
-        impl $name {
-            /// A new, unique one (a UUID).
-            pub fn random() -> Self {
-                $name(uuid::Uuid::new_v4().to_string())
-            }
-
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl std::ops::Deref for $name {
-            type Target = str;
-            fn deref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl std::borrow::Borrow<str> for $name {
-            fn borrow(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = IdError;
-            fn from_str(s: &str) -> Result<Self, IdError> {
-                check_id(stringify!($name), s).map(|()| $name(s.to_owned()))
-            }
-        }
-
-        impl TryFrom<String> for $name {
-            type Error = IdError;
-            fn try_from(s: String) -> Result<Self, IdError> {
-                check_id(stringify!($name), &s).map(|()| $name(s))
-            }
-        }
-
-        impl From<$name> for String {
-            fn from(id: $name) -> String {
-                id.0
-            }
-        }
-
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.0 == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
-            }
-        }
-
-        impl PartialEq<String> for $name {
-            fn eq(&self, other: &String) -> bool {
-                &self.0 == other
-            }
-        }
-    };
-}
-
-/// Longest id: a UUID is 36 characters; shorter ones appear in tests.
-pub const MAX_ID_LEN: usize = 64;
-
-/// Why a text is not an id clawmux made (a forged or broken button value,
-/// a damaged state row).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{kind} {shown:?} is not an id clawmux makes (1 to {MAX_ID_LEN} letters, digits, `-` or `_`)"
-)]
-pub struct IdError {
-    kind: &'static str,
-    /// The text, cut to [`MAX_ID_LEN`] characters.
-    shown: String,
-}
-
-fn check_id(kind: &'static str, s: &str) -> Result<(), IdError> {
-    let fits = (1..=MAX_ID_LEN).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if fits {
-        return Ok(());
-    }
-    Err(IdError {
-        kind,
-        shown: s.chars().take(MAX_ID_LEN).collect(),
-    })
-}
-
-string_id!(
-    /// A chat command's id (a UUID), from the message to its result.
-    JobId
-);
-string_id!(
-    /// A prompt's id (a UUID), as its card's buttons name it.
-    ApprovalId
-);
-string_id!(
-    /// The handle of a card clawmux sent: stable across retries and
-    /// restarts; the chat's own message id is looked up by it.
-    CardHandle
-);
-
 /// What a name made by its `parse` is besides: parsed from text (and
 /// JSON), written back as it, looked up and compared as its text.
 macro_rules! name_traits {
@@ -196,6 +71,82 @@ macro_rules! name_traits {
         }
     };
 }
+
+macro_rules! string_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            /// A new, unique one (a UUID).
+            pub fn random() -> Self {
+                $name(uuid::Uuid::new_v4().to_string())
+            }
+
+            /// `s` if it is an id clawmux could have made.
+            pub fn parse(s: &str) -> Result<Self, IdError> {
+                check_id(stringify!($name), s).map(|()| $name(s.to_owned()))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        name_traits!($name, IdError);
+    };
+}
+
+/// Longest id: a UUID is 36 characters; shorter ones appear in tests.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Why a text is not an id clawmux made (a forged or broken button value,
+/// a damaged state row).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{kind} {shown:?} is not an id clawmux makes (1 to {MAX_ID_LEN} letters, digits, `-` or `_`)"
+)]
+pub struct IdError {
+    kind: &'static str,
+    /// The text, cut to [`MAX_ID_LEN`] characters.
+    shown: String,
+}
+
+fn check_id(kind: &'static str, s: &str) -> Result<(), IdError> {
+    let fits = (1..=MAX_ID_LEN).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if fits {
+        return Ok(());
+    }
+    Err(IdError {
+        kind,
+        shown: s.chars().take(MAX_ID_LEN).collect(),
+    })
+}
+
+string_id!(
+    /// A chat command's id (a UUID), from the message to its result.
+    JobId
+);
+string_id!(
+    /// A prompt's id (a UUID), as its card's buttons name it.
+    ApprovalId
+);
+string_id!(
+    /// The handle of a card clawmux sent: stable across retries and
+    /// restarts; the chat's own message id is looked up by it.
+    CardHandle
+);
 
 /// Longest project name (matches `^[a-z0-9][a-z0-9._-]{0,63}$`).
 pub const MAX_PROJECT_NAME: usize = 64;
