@@ -51,10 +51,25 @@ pub fn signature(d: &Value) -> String {
 /// The signatures that do not depend on timing: busy and progress come and
 /// go with how the frames were cut.
 pub fn signatures(ds: &[Value]) -> Vec<String> {
-    ds.iter()
+    let shown: Vec<&Value> = (ds.iter())
         .filter(|d| !matches!(kind(d), "busy" | "progress"))
-        .map(signature)
+        .collect();
+    // A dialog reported again once its body was drawn is one dialog,
+    // however the pane's output fell into chunks (live or replayed).
+    let again = |i: usize| i > 0 && kind(shown[i]) == "approval" && redrawn(shown[i - 1], shown[i]);
+    (0..shown.len())
+        .filter(|&i| !again(i))
+        .map(|i| signature(shown[i]))
         .collect()
+}
+
+/// Whether approval `b` is approval `a` reported again with its body drawn
+/// since (a diff still loading when the dialog was first read).
+fn redrawn(a: &Value, b: &Value) -> bool {
+    ["approval", "question", "options"]
+        .iter()
+        .all(|k| a[k] == b[k])
+        && a["body"] != b["body"]
 }
 
 fn all(ds: &[Value]) -> String {
@@ -67,14 +82,8 @@ fn one_dialog(ds: &[Value], approval: &str, question: &str) -> Result<Value, Str
     let approvals = of_kind(ds, "approval");
     // A dialog whose body (a diff) was still loading when the wait for it
     // ran out is reported again once its body is drawn: one dialog.
-    let same = |a: &Value, b: &Value| {
-        ["approval", "question", "options"]
-            .iter()
-            .all(|k| a[k] == b[k])
-            && a["body"] != b["body"]
-    };
-    let redrawn = approvals.windows(2).all(|w| same(w[0], w[1]));
-    let (Some(dialog), true) = (approvals.last(), redrawn) else {
+    let again = approvals.windows(2).all(|w| redrawn(w[0], w[1]));
+    let (Some(dialog), true) = (approvals.last(), again) else {
         return Err(format!("expected one approval, got:\n{}", all(ds)));
     };
     if approvals.len() > 2 {
