@@ -27,7 +27,8 @@
 
 use super::dialog;
 use super::marks::Marks;
-use super::screen::Prompt;
+use super::profiles::Profile;
+use super::screen::{self, Prompt};
 use super::{ApprovalKind, ApprovalOption, MenuSelect};
 
 /// Rows searched upwards from the bottom for a checkpoint header: more
@@ -80,7 +81,8 @@ pub(crate) fn header(marks: &Marks, row: &str) -> Option<Form> {
 }
 
 /// The newest checkpoint on the screen `rows` (top to bottom), as a prompt.
-pub(crate) fn find(marks: &Marks, rows: &[String]) -> Option<Prompt> {
+pub(crate) fn find(profile: &Profile, rows: &[String]) -> Option<Prompt> {
+    let marks = &profile.marks;
     let first = rows.len().saturating_sub(MAX_CHECKPOINT_ROWS);
     let rows = &rows[first..];
     let (at, form) =
@@ -91,7 +93,7 @@ pub(crate) fn find(marks: &Marks, rows: &[String]) -> Option<Prompt> {
     // off · …`) are not the checkpoint, and a notice going away must not
     // make it another one.
     let end = (at + 1..end)
-        .find(|&i| marks.is_summary(&rows[i]))
+        .find(|&i| screen::closes_turn(profile, &rows[i]))
         .unwrap_or(end);
     let after = &rows[at + 1..end];
     // A box is answerable once its `→` line is drawn whole (a row follows
@@ -249,6 +251,11 @@ mod tests {
     use super::*;
     use crate::marks::claude;
 
+    fn gsd() -> std::sync::Arc<Profile> {
+        let profiles = crate::Profiles::defaults().unwrap();
+        profiles.get("gsd").unwrap()
+    }
+
     fn rows(text: &str) -> Vec<String> {
         text.lines().map(str::to_owned).collect()
     }
@@ -277,7 +284,7 @@ mod tests {
              → Type \"approved\" or describe issues\n\
              ──────────────────────────────────────────────────────────────\n\n{INPUT_BOX}"
         );
-        let p = find(&claude(), &rows(&screen)).unwrap();
+        let p = find(&gsd(), &rows(&screen)).unwrap();
         assert_eq!(p.kind, ApprovalKind::Checkpoint);
         assert_eq!(p.question, "CHECKPOINT: Verification Required");
         assert_eq!(keys(&p), ["approved"]);
@@ -319,7 +326,7 @@ mod tests {
         );
         let r = rows(&screen);
         assert!(r.len() > 25, "the header is more than 20 rows up");
-        let p = find(&claude(), &r).unwrap();
+        let p = find(&gsd(), &r).unwrap();
         assert_eq!(keys(&p), ["supabase", "clerk", "nextauth"]);
         assert_eq!(
             p.options[1].description.as_deref(),
@@ -331,7 +338,7 @@ mod tests {
     #[test]
     fn select_with_slashes_and_the_action_box() {
         let p = find(
-            &claude(),
+            &gsd(),
             &rows("║  CHECKPOINT: Decision Required  ║\n→ Select: option-a / option-b\n─────"),
         )
         .unwrap();
@@ -339,13 +346,13 @@ mod tests {
         // The `→` row is the last: it may still be being written.
         let last =
             "║  CHECKPOINT: Action Required  ║\nRun: vercel login\n→ Type \"done\" when complete";
-        assert!(find(&claude(), &rows(last)).is_none());
-        let p = find(&claude(), &rows(&format!("{last}\n────"))).unwrap();
+        assert!(find(&gsd(), &rows(last)).is_none());
+        let p = find(&gsd(), &rows(&format!("{last}\n────"))).unwrap();
         assert_eq!(keys(&p), ["done"]);
         // Before its `→` line is drawn: not yet a prompt.
         assert!(
             find(
-                &claude(),
+                &gsd(),
                 &rows("║  CHECKPOINT: Action Required  ║\nRun: vercel login")
             )
             .is_none()
@@ -353,12 +360,12 @@ mod tests {
         // A `→` line naming nothing: the kind's usual answer, or the
         // decision's numbered options.
         let p = find(
-            &claude(),
+            &gsd(),
             &rows("║  CHECKPOINT: Action Required  ║\n→ Over to you\n────"),
         )
         .unwrap();
         assert_eq!(keys(&p), ["done"]);
-        let p = find(&claude(), &rows(
+        let p = find(&gsd(), &rows(
             "║  CHECKPOINT: Decision Required  ║\nOptions:\n  1. redis - fast\n  2. sqlite - simple\n→ Your call\n────",
         ))
         .unwrap();
@@ -376,7 +383,7 @@ mod tests {
                 "{heading}\n\n**Plan:** 03-03 Dashboard Layout\nProgress: 2/3 tasks complete\n\n\
                  Awaiting: type \"approved\" or describe issues\n{INPUT_BOX}"
             );
-            let p = find(&claude(), &rows(&screen)).unwrap_or_else(|| panic!("{heading}"));
+            let p = find(&gsd(), &rows(&screen)).unwrap_or_else(|| panic!("{heading}"));
             assert_eq!(keys(&p), ["approved"], "{heading}");
         }
         assert_eq!(
@@ -397,10 +404,10 @@ mod tests {
             ))
         };
         let with = find(
-            &claude(),
+            &gsd(),
             &screen("        tmux focus-events off · add 'set -g focus-events on'"),
         );
-        let without = find(&claude(), &screen(""));
+        let without = find(&gsd(), &screen(""));
         let (with, without) = (with.expect("with the notice"), without.expect("without"));
         assert!(!with.body.contains("focus-events"), "{}", with.body);
         assert!(!with.body.contains("Cooked"), "{}", with.body);
@@ -417,7 +424,7 @@ mod tests {
             "## Checkpoint: later",
             "│ CHECKPOINT types │ verify │",
         ] {
-            assert!(find(&claude(), &rows(text)).is_none(), "{text:?}");
+            assert!(find(&gsd(), &rows(text)).is_none(), "{text:?}");
         }
     }
 
@@ -426,7 +433,7 @@ mod tests {
         let screen = "║ CHECKPOINT: Action Required ║\n→ Type \"done\" when complete\n\
                       ● ok\n║ CHECKPOINT: Decision Required ║\n\
                       → Select whichever of the approaches you think fits this codebase best, or tell me, or suggest one, or skip, or wait, or ask me, or go\n───";
-        let p = find(&claude(), &rows(screen)).unwrap();
+        let p = find(&gsd(), &rows(screen)).unwrap();
         assert_eq!(p.question, "CHECKPOINT: Decision Required");
         assert!(p.options.is_empty(), "{:?}", p.options);
     }
@@ -475,7 +482,7 @@ mod tests {
         for a in odd {
             for b in odd {
                 let _ = find(
-                    &claude(),
+                    &gsd(),
                     &rows(&format!("║ CHECKPOINT: Decision Required ║\n{a}\n{b}\n─")),
                 );
             }

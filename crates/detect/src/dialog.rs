@@ -515,7 +515,7 @@ fn read_menu(marks: &Marks, rows: &[String], start: usize, width: usize) -> Opti
             let text = row.trim();
             // A multi-select's free-text row has no description: the row
             // under it is the list's Submit button.
-            if o.takes_text() && text == "Submit" {
+            if o.own_words && text == "Submit" {
                 last = i;
                 i += 1;
                 continue;

@@ -148,11 +148,6 @@ impl ApprovalOption {
             .collect()
     }
 
-    /// Whether the option takes the person's own words (see `own_words`).
-    pub fn takes_text(&self) -> bool {
-        self.own_words
-    }
-
     /// An option of a multi-select list (`[ ] Auth`, `[✔] Auth`): whether
     /// it is ticked; `None` for an option without a box.
     pub fn ticked(&self) -> Option<bool> {

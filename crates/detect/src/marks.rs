@@ -57,16 +57,6 @@ impl Marks {
         starts(row, &self.summary)
     }
 
-    /// Whether `row` (trimmed) is the agent's turn summary:
-    /// `✻ Cooked for 1s · done 4:04 PM`.
-    pub(crate) fn is_summary(&self, row: &str) -> bool {
-        let row = row.trim_start();
-        (self.summary.iter()).any(|m| {
-            (row.strip_prefix(m.as_str())).is_some_and(|rest| rest.starts_with(' '))
-                && row.contains(" for ")
-        })
-    }
-
     /// Whether `row` starts with the input row's prompt.
     pub(crate) fn is_input(&self, row: &str) -> bool {
         starts(row, &self.input)

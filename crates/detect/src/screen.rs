@@ -334,6 +334,12 @@ fn retrying(profile: &Profile, rows: &[String]) -> Option<String> {
 /// turn (the profile's `turn_closed`) or an error row: what an in-band
 /// `done` or `error` must be borne out by. A profile naming no closing row
 /// takes the agent's word.
+/// Whether `row` is the profile's row closing a finished turn (Claude
+/// Code's `✻ Cooked for 1s · done 4:04 PM`, its `turn_closed`).
+pub(crate) fn closes_turn(profile: &Profile, row: &str) -> bool {
+    (profile.turn_closed.as_ref()).is_some_and(|closed| closed.is_match(row.trim_start()))
+}
+
 pub(crate) fn turn_closed(profile: &Profile, rows: &[String]) -> bool {
     let Some(closed) = &profile.turn_closed else {
         return true;
@@ -407,7 +413,7 @@ fn approval(
             let turn = (rows.iter().enumerate())
                 .rposition(|(i, r)| i > 0 && marks.is_echo_row(r) && !is_rule(&rows[i - 1]))
                 .map_or(0, |i| i + 1);
-            match super::checkpoint::find(marks, &rows[turn..]) {
+            match super::checkpoint::find(profile, &rows[turn..]) {
                 Some(found) if idle && printed(index) => return Some(found),
                 _ => continue,
             }

@@ -135,7 +135,7 @@ impl Core {
             }
             // Its key only opens the agent's text field: the words come in
             // a reply (see `answer_by_reply`).
-            Some(a) if a.options.iter().any(|o| o.key == key && o.takes_text()) => {
+            Some(a) if a.options.iter().any(|o| o.key == key && o.own_words) => {
                 Err((ToastLevel::Info, Msg::ReplyToAnswer.text()))
             }
             Some(a) => match self.check_answer(&a, &key, &c.operator) {
@@ -194,7 +194,7 @@ impl Core {
         for k in keys {
             let option = approval.options.iter().find(|o| o.key == k);
             let option = option.ok_or_else(|| not_an_option(k))?;
-            if option.ticked().is_none() || option.takes_text() {
+            if option.ticked().is_none() || option.own_words {
                 return Err(AnswerRefused::Alone { key: k.to_string() });
             }
             names.push(option.name());
@@ -556,7 +556,7 @@ fn reply_plan(approval: &Approval, text: &str) -> ReplyPlan {
     let names = |o: &ApprovalOption| {
         o.key == said || o.name().trim().trim_end_matches('.').to_lowercase() == said
     };
-    let options = approval.options.iter().filter(|o| !o.takes_text());
+    let options = approval.options.iter().filter(|o| !o.own_words);
     if let Some(o) = options.clone().find(|o| names(o)) {
         return ReplyPlan::Option { key: o.key.clone() };
     }
@@ -565,7 +565,7 @@ fn reply_plan(approval: &Approval, text: &str) -> ReplyPlan {
     if listed.is_some_and(|keys| keys.iter().all(|k| options.clone().any(|o| o.key == *k))) {
         return ReplyPlan::Option { key: said };
     }
-    match approval.options.iter().find(|o| o.takes_text()) {
+    match approval.options.iter().find(|o| o.own_words) {
         Some(field) => ReplyPlan::Text {
             focus: field.key.clone(),
         },
