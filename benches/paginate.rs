@@ -5,8 +5,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use clawmux::feishu::card::Template;
 use clawmux::feishu::paginate::{TARGET_CARD_JSON_BYTES, paginate};
+use clawmux::message::Tone;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// 1 MB of mixed markdown: prose, tables, code fences, escapes.
@@ -74,18 +74,18 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("paginate_1mb");
     group.throughput(Throughput::Bytes(text.len() as u64));
     group.bench_function("clawmux", |b| {
-        b.iter(|| paginate("Result", Template::Green, black_box(&text)))
+        b.iter(|| paginate("Result", Tone::Done, black_box(&text)))
     });
     group.sample_size(10);
     group.bench_function("naive_reserialize", |b| b.iter(|| naive(black_box(&text))));
     group.finish();
 
     let ours = mean_time(
-        || drop(black_box(paginate("Result", Template::Green, &text))),
+        || drop(black_box(paginate("Result", Tone::Done, &text))),
         20,
     );
     let base = mean_time(|| drop(black_box(naive(&text))), 3);
-    let cards = paginate("Result", Template::Green, &text).len();
+    let cards = paginate("Result", Tone::Done, &text).len();
     println!(
         "paginate 1 MB: clawmux {ours:?} ({cards} cards), naive re-serializing baseline {base:?}: {:.1}x faster",
         base.as_secs_f64() / ours.as_secs_f64()

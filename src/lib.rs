@@ -24,6 +24,7 @@ pub use clawmux_feishu as feishu;
 pub use clawmux_gsd as gsd;
 pub use clawmux_hooks as hooks;
 pub use clawmux_i18n as i18n;
+pub use clawmux_message as message;
 pub use clawmux_openspec as openspec;
 pub use clawmux_pane as pane;
 pub mod prompts;

@@ -5,8 +5,9 @@
 //! to cut present in the cards' text (the module's proptest properties).
 #![no_main]
 
-use clawmux::feishu::card::{Card, Element, Template};
-use clawmux::feishu::paginate::{MAX_CARD_JSON_BYTES, TARGET_CARD_JSON_BYTES, paginate};
+use clawmux::feishu::card::Card;
+use clawmux::feishu::paginate::{MAX_REQUEST_BODY_BYTES, TARGET_CARD_JSON_BYTES, body_len, paginate};
+use clawmux::message::{Block, Message, Tone};
 use libfuzzer_sys::fuzz_target;
 
 /// The paginator cuts the title when less than this is left for the text
@@ -20,9 +21,9 @@ const SHORT_TITLE_BYTES: usize = 200;
 /// that half, for the title that costs the most JSON bytes.
 fn whole_line_json_bytes(title: &str) -> usize {
     let overhead = |title: &str| {
-        Card::new(format!("{title} [99999/99999]"), Template::Blue)
-            .push(Element::markdown(""))
-            .json_len()
+        let message =
+            Message::new(format!("{title} [99999/99999]"), Tone::Info).push(Block::text(""));
+        Card::from(&message).json_len()
     };
     let mut cost = overhead(title);
     if cost + MIN_CONTENT_BYTES > TARGET_CARD_JSON_BYTES {
@@ -78,21 +79,14 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (title, markdown) = input.split_once('\n').unwrap_or(("Fuzz", input));
-    let cards = paginate(title, Template::Blue, markdown);
+    let cards = paginate(title, Tone::Info, markdown);
     assert!(!cards.is_empty());
     let mut all = String::new();
     for card in &cards {
-        let json = card.to_json();
-        assert!(
-            json.len() <= MAX_CARD_JSON_BYTES,
-            "card of {} bytes",
-            json.len()
-        );
-        assert!(
-            json.len() <= TARGET_CARD_JSON_BYTES,
-            "card of {} bytes",
-            json.len()
-        );
+        let json = Card::from(card).to_json();
+        let body = body_len(card);
+        assert!(body <= MAX_REQUEST_BODY_BYTES, "request of {body} bytes");
+        assert!(body <= TARGET_CARD_JSON_BYTES, "request of {body} bytes");
         let value: serde_json::Value = serde_json::from_str(&json).expect("card JSON parses");
         assert_eq!(value["schema"], "2.0");
         let text = card.text();

@@ -22,8 +22,8 @@ use super::texts::{Msg, error_guidance, output_markdown};
 use crate::bridge::access::names;
 use crate::bridge::panes::hosts::{Hosts, UnknownHost};
 use crate::detect::Profiles;
-use crate::feishu::card::{Card, Element};
 use crate::i18n::{Lang, Text};
+use crate::message::{Block, Message};
 use crate::store::log_event::RunDetection;
 use crate::store::state::{ChatTarget, ProjectName};
 use crate::store::{EventLog, LogEvent};
@@ -84,7 +84,7 @@ pub struct Outcome {
 impl Outcome {
     /// What a run's outcome shows: its result, its approval question, or its
     /// error (with the output that came before it).
-    pub fn cards(&self) -> Vec<Card> {
+    pub fn cards(&self) -> Vec<Message> {
         let title = format!("{}: {}", self.project, self.command);
         match self.status {
             Status::Completed => present::result_cards(
@@ -112,11 +112,11 @@ impl Outcome {
                     .collect();
                 if !progress.is_empty() {
                     let progress = progress.join(" · ");
-                    card = card.push(Element::note(
+                    card = card.push(Block::note(
                         Msg::ProgressSoFar.with(&[("progress", &progress)]),
                     ));
                 }
-                vec![card.push(Element::note(how))]
+                vec![card.push(Block::note(how))]
             }
             Status::Error => {
                 let errors: Vec<&str> = self

@@ -1,22 +1,20 @@
 //! Pictures of a pane in cards (`/gsd:screen` on Feishu): the pane's cells
 //! drawn as a PNG ([`crate::render`]) off the core's thread, written
-//! privately under the state directory, and queued as a card whose `img`
-//! holds [`present::PENDING_IMAGE_KEY`] and whose outbox entry names the
-//! file (`OutboxOp::Send { image }`). The Feishu courier uploads the file
-//! (`im/v1/images`) right before sending and puts the key Feishu gave in
-//! the card ([`with_image_key`]); if Feishu refuses the picture for good
-//! (no permission, too large), the card goes without it, its text panel
-//! open ([`without_picture`]), so the screen is never lost for a picture.
-//! With no font on the machine the card is the text one, saying why.
+//! privately under the state directory, and queued as a message with a
+//! picture block whose outbox entry names the file (`OutboxOp::Send {
+//! image }`). The Feishu courier uploads the file (`im/v1/images`) right
+//! before sending and draws the card with the key Feishu gave; if Feishu
+//! refuses the picture for good (no permission, too large), the card goes
+//! without it, the screen's text in its place ([`without_picture`]), so
+//! the screen is never lost for a picture. With no font on the machine the
+//! card is the text one, saying why.
 
 use crate::bridge::texts::Msg;
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use crate::bridge::channels::long_result::write_outbox_file;
 use crate::bridge::present;
-use crate::feishu::card::Element;
+use crate::message::{Block, Message};
 use crate::render::{self, FontPaths, Grid};
 use crate::store::SharedState;
 use crate::store::clock;
@@ -82,9 +80,7 @@ impl ScreenPicture {
                 reply_to: self.reply_to,
                 image,
             },
-            card: serde_json::to_value(&card).unwrap_or(Value::Null),
-            // Text cannot show the picture: a text reader gets the screen.
-            text: present::screen_card(&self.project, &self.text).to_text(),
+            message: Some(card),
             created_ms: clock::now_ms(),
         };
         self.shared.update(|s| s.outbox.push_back(entry));
@@ -92,73 +88,40 @@ impl ScreenPicture {
 }
 
 /// The screen as text, saying why it has no picture (no font, …).
-fn text_card(project: &str, text: &str, why: &str) -> crate::feishu::card::Card {
-    present::screen_card(project, text).push(Element::note(Msg::NoPicture.with(&[("why", why)])))
+fn text_card(project: &str, text: &str, why: &str) -> Message {
+    present::screen_card(project, text).push(Block::note(Msg::NoPicture.with(&[("why", why)])))
 }
 
-/// `card` with Feishu's `key` in place of the pending one.
-pub fn with_image_key(card: &Value, key: &str) -> Value {
-    let mut card = card.clone();
-    visit_elements(&mut card, &mut |el| {
-        if el.get("img_key").and_then(Value::as_str) == Some(present::PENDING_IMAGE_KEY) {
-            el["img_key"] = Value::String(key.to_string());
-        }
-    });
-    card
-}
-
-/// `card` without its pending picture: a note saying `why` in its place,
-/// and every closed panel opened (the screen's text is all there is).
-pub fn without_picture(card: &Value, why: &str) -> Value {
-    let mut card = card.clone();
-    let note = serde_json::to_value(Element::note(Msg::NoPicture.with(&[("why", why)])))
-        .unwrap_or(Value::Null);
-    visit_elements(&mut card, &mut |el| {
-        if el.get("img_key").and_then(Value::as_str) == Some(present::PENDING_IMAGE_KEY) {
-            *el = note.clone();
-        } else if el.get("tag").and_then(Value::as_str) == Some("collapsible_panel") {
-            el["expanded"] = Value::Bool(true);
-        }
-    });
-    card
-}
-
-/// Calls `f` on each element of `card`'s body, top level first.
-fn visit_elements(card: &mut Value, f: &mut impl FnMut(&mut Value)) {
-    if let Some(Value::Array(els)) = card.pointer_mut("/body/elements") {
-        for el in els {
-            f(el);
+/// `message` without its picture: a note saying `why` in its place, and
+/// the folded panels' blocks unfolded (the screen's text is all there is).
+pub fn without_picture(message: &Message, why: &str) -> Message {
+    let note = Block::note(Msg::NoPicture.with(&[("why", why)]));
+    let mut out = Message {
+        blocks: Vec::new(),
+        ..message.clone()
+    };
+    for block in &message.blocks {
+        match block {
+            Block::Picture { .. } => out.blocks.push(note.clone()),
+            Block::Folded { blocks, .. } => out.blocks.extend(blocks.iter().cloned()),
+            other => out.blocks.push(other.clone()),
         }
     }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn card() -> Value {
-        serde_json::to_value(present::screen_picture_card("web", "$ ls\nfile")).unwrap()
-    }
-
     #[test]
-    fn the_key_replaces_the_pending_one() {
-        let v = with_image_key(&card(), "img_v3_9");
-        let els = v["body"]["elements"].as_array().unwrap();
-        assert_eq!(els[0]["tag"], "img");
-        assert_eq!(els[0]["img_key"], "img_v3_9");
-        assert_eq!(els[1]["tag"], "collapsible_panel");
-        assert_eq!(els[1]["expanded"], false);
-        assert!(!v.to_string().contains(present::PENDING_IMAGE_KEY));
-    }
-
-    #[test]
-    fn without_the_picture_the_text_is_open() {
-        let v = without_picture(&card(), "no permission");
-        let els = v["body"]["elements"].as_array().unwrap();
-        assert_eq!(els[0]["tag"], "markdown");
-        assert_eq!(els[0]["content"], "No picture: no permission");
-        assert_eq!(els[1]["expanded"], true);
-        assert!(v.to_string().contains("$ ls"));
+    fn without_the_picture_the_text_is_shown() {
+        let card = present::screen_picture_card("web", "$ ls\nfile");
+        assert!(matches!(card.blocks[0], Block::Picture { .. }));
+        let text = without_picture(&card, "no permission").to_text();
+        assert!(text.contains("No picture: no permission"), "{text}");
+        assert!(text.contains("$ ls\nfile"), "{text}");
+        assert!(!card.to_text().contains("$ ls"), "folded before");
     }
 
     #[test]
@@ -172,8 +135,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("install fonts-dejavu-core"), "{text}");
-        let v = serde_json::to_value(&card).unwrap();
-        assert!(!v.to_string().contains("\"img\""));
+        assert!(
+            !card
+                .blocks
+                .iter()
+                .any(|b| matches!(b, Block::Picture { .. }))
+        );
     }
 
     #[test]
@@ -213,10 +180,13 @@ mod tests {
         assert!(png.starts_with(b"\x89PNG"));
         let mode = std::fs::metadata(path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        assert_eq!(
-            entry.card["body"]["elements"][0]["img_key"],
-            present::PENDING_IMAGE_KEY
+        let message = entry.message.unwrap();
+        assert!(matches!(message.blocks[0], Block::Picture { .. }));
+        let Block::Folded { blocks, .. } = &message.blocks[1] else {
+            panic!("{message:?}")
+        };
+        assert!(
+            matches!(&blocks[0], Block::Text(t) if t.get(crate::i18n::Lang::En).contains("$ ls\nfile"))
         );
-        assert!(entry.text.contains("$ ls\nfile"), "{}", entry.text);
     }
 }

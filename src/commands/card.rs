@@ -4,8 +4,9 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use clawmux::feishu::card::Template;
+use clawmux::feishu::card::Card;
 use clawmux::feishu::paginate::paginate;
+use clawmux::message::Tone;
 
 use super::UsageError;
 
@@ -28,12 +29,12 @@ enum Theme {
 }
 
 impl Theme {
-    fn template(self) -> Template {
+    fn tone(self) -> Tone {
         match self {
-            Theme::Info => Template::Blue,
-            Theme::Success => Template::Green,
-            Theme::Error => Template::Red,
-            Theme::Warning => Template::Orange,
+            Theme::Info => Tone::Info,
+            Theme::Success => Tone::Done,
+            Theme::Error => Tone::Failed,
+            Theme::Warning => Tone::Asking,
         }
     }
 }
@@ -47,7 +48,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             e.utf8_error().valid_up_to()
         ))
     })?;
-    let cards = paginate(&args.title, args.theme.template(), &markdown);
+    let messages = paginate(&args.title, args.theme.tone(), &markdown);
+    let cards: Vec<Card> = messages.iter().map(Card::from).collect();
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &cards)?;
     writeln!(out)?;

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use clawmux::bridge::run_once::{self, Outcome, Request, Status};
 use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
-use clawmux::feishu::card::Element;
+use clawmux::feishu::card::Card;
 use clawmux::i18n::Lang;
+use clawmux::message::Block;
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
@@ -179,21 +180,16 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
         // A closed panel (the screen at the end) can't be opened in a
         // shell or a relayed text: its header alone would be an empty panel.
         for card in &mut cards {
-            (card.body.elements).retain(|e| {
-                !matches!(
-                    e,
-                    Element::CollapsiblePanel {
-                        expanded: false,
-                        ..
-                    }
-                )
-            });
+            (card.blocks).retain(|b| !matches!(b, Block::Folded { .. }));
         }
     }
     // The card JSON carries both languages; text is in the terminal's.
     let lang = clawmux::i18n::Lang::from_env();
     match format {
-        Format::Card => serde_json::to_string_pretty(&cards).unwrap_or_default(),
+        Format::Card => {
+            let cards: Vec<Card> = cards.iter().map(Card::from).collect();
+            serde_json::to_string_pretty(&cards).unwrap_or_default()
+        }
         Format::Markdown => cards
             .iter()
             .map(|c| c.to_markdown_in(lang))

@@ -11,6 +11,7 @@ use clawmux::bridge::channels::chat::ToastLevel;
 use clawmux::store::state::{OutboxEntry, OutboxOp};
 use serde_json::{Value, json};
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, button_value, is_send, test_config, until};
 use crate::support::fake_feishu::{FakeFeishu, Kind, Pushed, Recorded, card_action_event};
 use crate::support::feishu_serve::{card, demo_project, feishu_config, image_refused, start};
@@ -60,7 +61,9 @@ async fn answer_to(b: &mut Bridge, id: &str) -> OutboxEntry {
 
 /// Cards sent so far whose text contains `needle`.
 fn count(b: &Bridge, needle: &str) -> usize {
-    (b.seen.iter()).filter(|e| e.text.contains(needle)).count()
+    (b.seen.iter())
+        .filter(|e| e.text().contains(needle))
+        .count()
 }
 
 /// Item 2: a pane adopted from a terminal is its approvers' own. Bob, who
@@ -85,45 +88,57 @@ async fn an_adopted_pane_is_for_approvers_only() {
     let mut b = Bridge::start_with(tmux, home, config).await;
     let asked = b.say("oc_1", "ou_alice", "/gsd:adopt work as mine").await;
     let adopted = answer_to(&mut b, &asked).await;
-    assert!(adopted.text.contains("== Adopted =="), "{}", adopted.text);
+    assert!(
+        adopted.text().contains("== Adopted =="),
+        "{}",
+        adopted.text()
+    );
 
     const REFUSED: &str = "only approvers may use it, see its screen or type into it";
     const NOT_LISTED: &str = "Only approvers may list the panes of every host";
     // Bob in his own chat: the pane cannot be made his current project.
     let asked = b.say("oc_2", "ou_bob", "/gsd:use mine").await;
     let refused = answer_to(&mut b, &asked).await;
-    assert!(refused.text.contains(REFUSED), "{}", refused.text);
+    assert!(refused.text().contains(REFUSED), "{}", refused.text());
     let asked = b.say("oc_2", "ou_bob", "echo bob-in-his-chat").await;
     let refused = answer_to(&mut b, &asked).await;
     assert!(
-        refused.text.contains("No project selected"),
+        refused.text().contains("No project selected"),
         "{}",
-        refused.text
+        refused.text()
     );
     let asked = b.say("oc_2", "ou_bob", "/gsd:sessions").await;
     let refused = answer_to(&mut b, &asked).await;
-    assert!(refused.text.contains(NOT_LISTED), "{}", refused.text);
+    assert!(refused.text().contains(NOT_LISTED), "{}", refused.text());
     // Bob in alice's chat, where the pane is the current project.
     let asked = b.say("oc_1", "ou_bob", "echo bob-typed-this").await;
     let refused = answer_to(&mut b, &asked).await;
-    assert!(refused.text.contains(REFUSED), "{}", refused.text);
+    assert!(refused.text().contains(REFUSED), "{}", refused.text());
     let asked = b.say("oc_1", "ou_bob", "/gsd:screen").await;
     let refused = answer_to(&mut b, &asked).await;
-    assert!(refused.text.contains(REFUSED), "{}", refused.text);
+    assert!(refused.text().contains(REFUSED), "{}", refused.text());
     let asked = b.say("oc_1", "ou_bob", "/gsd:sessions").await;
     let refused = answer_to(&mut b, &asked).await;
-    assert!(refused.text.contains(NOT_LISTED), "{}", refused.text);
+    assert!(refused.text().contains(NOT_LISTED), "{}", refused.text());
     assert_eq!(count(&b, "s3cret"), 0, "the screen was shown to bob");
     assert_eq!(count(&b, "== Sessions =="), 0, "the panes were listed");
 
     // Alice reaches it all.
     let asked = b.say("oc_1", "ou_alice", "/gsd:screen").await;
     let screen = answer_to(&mut b, &asked).await;
-    assert!(screen.text.contains("s3cret-on-screen"), "{}", screen.text);
+    assert!(
+        screen.text().contains("s3cret-on-screen"),
+        "{}",
+        screen.text()
+    );
     let asked = b.say("oc_1", "ou_alice", "/gsd:sessions").await;
     let listed = answer_to(&mut b, &asked).await;
-    assert!(listed.text.contains("== Sessions =="), "{}", listed.text);
-    assert!(listed.text.contains("work:0.0"), "{}", listed.text);
+    assert!(
+        listed.text().contains("== Sessions =="),
+        "{}",
+        listed.text()
+    );
+    assert!(listed.text().contains("work:0.0"), "{}", listed.text());
     b.say("oc_1", "ou_alice", "echo alice-typed-this").await;
     b.sent_with("You said: echo alice-typed-this").await;
     // Messages to the pane go in order: had bob's line gone in, it would
@@ -245,7 +260,7 @@ enum FirstBy {
 /// answers nothing; the second dialog waits for its own card's answer.
 async fn look_alike_dialogs(b: &mut Bridge, ask: &str, commands: [&str; 2], by: FirstBy) {
     let approval = |e: &OutboxEntry, command: &str| {
-        is_send(e) && e.text.contains("Approval needed") && e.text.contains(command)
+        is_send(e) && e.text().contains("Approval needed") && e.text().contains(command)
     };
     b.say("oc_1", "ou_alice", ask).await;
     let first = b
@@ -271,12 +286,12 @@ async fn look_alike_dialogs(b: &mut Bridge, ask: &str, commands: [&str; 2], by: 
         })
         .await;
     assert_ne!(second.uuid, first.uuid);
-    assert!(!second.text.contains(commands[0]), "{}", second.text);
+    assert!(!second.text().contains(commands[0]), "{}", second.text());
     if by == FirstBy::Desk {
         b.card("the first card closed", |e| {
             matches!(e.op, OutboxOp::Patch { .. })
                 && e.op.handle() == first.op.handle()
-                && e.text.contains("Approval no longer pending")
+                && e.text().contains("Approval no longer pending")
         })
         .await;
     }
@@ -313,22 +328,22 @@ async fn look_alike_dialogs(b: &mut Bridge, ask: &str, commands: [&str; 2], by: 
     let ran = format!("Ran {}: ok", commands[1]);
     let result = b
         .card("the turn's result", |e| {
-            is_send(e) && e.text.contains(ask) && e.text.contains(&ran)
+            is_send(e) && e.text().contains(ask) && e.text().contains(&ran)
         })
         .await;
     // The answer as the agent gave it: its last words (said in the last
     // turn too) and no row of the dialogs it asked.
     assert!(
-        result.text.contains("● Both ran."),
+        result.text().contains("● Both ran."),
         "{by:?}: {}",
-        result.text
+        result.text()
     );
     for command in commands {
         let dialog_row = format!("\n   {command}\n");
         assert!(
-            !result.text.contains(&dialog_row),
+            !result.text().contains(&dialog_row),
             "{by:?}: {}",
-            result.text
+            result.text()
         );
     }
     for command in commands {
@@ -517,9 +532,9 @@ async fn settled(b: &mut Bridge, id: &str) -> OutboxEntry {
     assert!(
         ["== Adopted ==", "== Project ready ==", "== Name taken =="]
             .iter()
-            .any(|t| found.text.contains(t)),
+            .any(|t| found.text().contains(t)),
         "{}",
-        found.text
+        found.text()
     );
     found
 }
@@ -549,16 +564,16 @@ async fn one_name_goes_to_one_pane() {
     let (one, two) = (settled(&mut b, &one).await, settled(&mut b, &two).await);
     let adopted: Vec<&OutboxEntry> = [&one, &two]
         .into_iter()
-        .filter(|e| e.text.contains("== Adopted =="))
+        .filter(|e| e.text().contains("== Adopted =="))
         .collect();
     assert_eq!(
         adopted.len(),
         1,
         "one adopt wins:\n{}\n---\n{}",
-        one.text,
-        two.text
+        one.text(),
+        two.text()
     );
-    let (told, other) = if adopted[0].text.contains("session **work**") {
+    let (told, other) = if adopted[0].text().contains("session **work**") {
         ("=work:", "=play:")
     } else {
         ("=play:", "=work:")
@@ -578,13 +593,13 @@ async fn one_name_goes_to_one_pane() {
         settled(&mut b, &adopt).await,
         settled(&mut b, &create).await,
     );
-    let adopted = adopt.text.contains("== Adopted ==");
-    let created = create.text.contains("Created **web**");
+    let adopted = adopt.text().contains("== Adopted ==");
+    let created = create.text().contains("Created **web**");
     assert!(
         adopted != created,
         "exactly one of them makes web:\n{}\n---\n{}",
-        adopt.text,
-        create.text
+        adopt.text(),
+        create.text()
     );
     b.say("oc_1", "ou_alice", "to the web pane").await;
     b.sent_with("You said: to the web pane").await;
@@ -641,13 +656,13 @@ async fn a_pane_running_another_program_gets_no_keys() {
     b.say("oc_1", "ou_alice", "echo typed-after-respawn").await;
     let failed = b
         .card("the command refused", |e| {
-            e.text.contains("is not the one attached")
+            e.text().contains("is not the one attached")
         })
         .await;
     assert!(
-        failed.text.contains("runs another process"),
+        failed.text().contains("runs another process"),
         "{}",
-        failed.text
+        failed.text()
     );
     let screen = b.tmux.capture("=cm-demo:");
     assert!(!screen.contains("typed-after-respawn"), "{screen}");
@@ -672,7 +687,7 @@ async fn a_stranger_is_paired_by_the_operator_and_then_answered() {
         let len = text[start..].find("**")?;
         Some(text[start..start + len].to_owned())
     };
-    let code = code_of(&asked.text).unwrap_or_else(|| panic!("no code in {}", asked.text));
+    let code = code_of(&asked.text()).unwrap_or_else(|| panic!("no code in {}", asked.text()));
     assert_eq!(code.len(), 8, "{code}");
     assert!(
         !b.events().iter().any(|r| r.kind == "command"),
@@ -682,10 +697,10 @@ async fn a_stranger_is_paired_by_the_operator_and_then_answered() {
     b.say("oc_s", stranger, "/gsd:projects").await;
     let again = b
         .card("the pairing card again", |e| {
-            is_send(e) && e.text.contains("pairing code") && e.uuid != asked.uuid
+            is_send(e) && e.text().contains("pairing code") && e.uuid != asked.uuid
         })
         .await;
-    assert_eq!(code_of(&again.text).as_deref(), Some(code.as_str()));
+    assert_eq!(code_of(&again.text()).as_deref(), Some(code.as_str()));
     let approved = std::process::Command::new(env!("CARGO_BIN_EXE_clawmux"))
         .args(["pairing", "approve", &code])
         .env("CLAWMUX_HOME", b.home.path())

@@ -6,6 +6,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use clawmux::store::state::OutboxEntry;
+
 use crate::support::bridge::until;
 use crate::support::fake_feishu::{FakeFeishu, Kind, Recorded};
 use crate::support::tmux::TmuxServer;
@@ -104,13 +106,18 @@ fn count(fake: &FakeFeishu, needle: &str) -> usize {
         .count()
 }
 
-/// The texts of the cards in the outbox, as the state file on disk has them.
+/// The texts of the cards in the outbox, as the state on disk has them.
 fn outbox(home: &Path) -> Vec<String> {
     let state = crate::support::state::read(home);
     let entries = state["outbox"].as_array().cloned().unwrap_or_default();
     entries
         .iter()
-        .map(|e| e["text"].as_str().unwrap_or("").to_string())
+        .filter_map(|e| {
+            serde_json::from_value::<OutboxEntry>(e.clone())
+                .ok()?
+                .message
+        })
+        .map(|m| m.to_text())
         .collect()
 }
 

@@ -7,12 +7,13 @@ use clawmux::bridge::channels::chat::ToastLevel;
 use clawmux::store::state::OutboxEntry;
 
 use super::is_send;
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, button_value, until};
 
 async fn project_with_approval(b: &mut Bridge, phase: u32) -> OutboxEntry {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     b.card("first result", |e| {
-        e.text.contains("You said: /gsd:new-project")
+        e.text().contains("You said: /gsd:new-project")
     })
     .await;
     b.say("oc_1", "ou_alice", &format!("/gsd:plan-phase {phase}"))
@@ -40,7 +41,7 @@ fn kill_9(pid: &str) {
 async fn lost_then_asked_again(b: &mut Bridge, first: &OutboxEntry) -> OutboxEntry {
     b.card_with("Session lost").await;
     b.card("a new approval", |e| {
-        e.text.contains("Approval needed") && e.uuid != first.uuid
+        e.text().contains("Approval needed") && e.uuid != first.uuid
     })
     .await
 }
@@ -105,7 +106,7 @@ async fn a_killed_watch_client_is_replaced_and_the_command_followed_on() {
     // The click reaches the same agent, through the new client.
     approve_and_see_result(&mut b, &approval, 4).await;
     assert_eq!(agent_pid(&b), agent, "the agent was restarted");
-    let texts: Vec<&str> = b.seen.iter().map(|e| e.text.as_str()).collect();
+    let texts: Vec<String> = b.seen.iter().map(|e| e.text()).collect();
     assert!(
         !texts.iter().any(|t| t.contains("Session lost")),
         "{texts:?}"
@@ -113,7 +114,7 @@ async fn a_killed_watch_client_is_replaced_and_the_command_followed_on() {
     let prompts = b
         .seen
         .iter()
-        .filter(|e| is_send(e) && e.text.contains("Approval needed"));
+        .filter(|e| is_send(e) && e.text().contains("Approval needed"));
     assert_eq!(prompts.count(), 1, "the prompt was sent again: {texts:?}");
 }
 
@@ -126,7 +127,7 @@ async fn approve_and_see_result(b: &mut Bridge, approval: &OutboxEntry, phase: u
     );
     let done = format!("Created 2 plans for phase {phase}");
     b.card("the result", |e| {
-        e.text.contains(&done) && e.text.contains("```")
+        e.text().contains(&done) && e.text().contains("```")
     })
     .await;
 }
@@ -166,7 +167,7 @@ async fn state_writes_failing_lose_nothing_and_are_reported() {
     let mut b = Bridge::start().await;
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     b.card("first result", |e| {
-        e.text.contains("You said: /gsd:new-project")
+        e.text().contains("You said: /gsd:new-project")
     })
     .await;
 
@@ -179,7 +180,7 @@ async fn state_writes_failing_lose_nothing_and_are_reported() {
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
     b.say("oc_1", "ou_alice", "while the disk is full").await;
     b.card("the echo", |e| {
-        e.text.contains("You said: while the disk is full") && e.text.contains("```")
+        e.text().contains("You said: while the disk is full") && e.text().contains("```")
     })
     .await;
     assert!(
@@ -191,7 +192,7 @@ async fn state_writes_failing_lose_nothing_and_are_reported() {
     drop(blocker);
     b.say("oc_1", "ou_alice", "after the disk is back").await;
     b.card("the next echo", |e| {
-        e.text.contains("You said: after the disk is back") && e.text.contains("```")
+        e.text().contains("You said: after the disk is back") && e.text().contains("```")
     })
     .await;
     assert!(b.events().iter().any(|r| r.kind == "state_saved"));
@@ -224,7 +225,7 @@ async fn a_workspace_that_cannot_be_made_is_an_error_card() {
     let mut b = Bridge::start_with(tmux, home, config).await;
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     let card = b.card_with("cannot create the workspace").await;
-    assert!(card.text.contains("not-a-dir/ws/demo"), "{}", card.text);
+    assert!(card.text().contains("not-a-dir/ws/demo"), "{}", card.text());
     // Nothing was typed anywhere: the command never started.
     let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
     assert!(!kinds.iter().any(|k| k == "started"), "{kinds:?}");

@@ -10,6 +10,7 @@ use clawmux::hooks::token::{HookKey, TOKEN_ENV};
 use clawmux::store::StateFile;
 use clawmux::store::state::{ProjectRecord, State};
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, test_config};
 use crate::support::tmux::TmuxServer;
 
@@ -78,7 +79,7 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
 
     b.say("oc_1", "ou_alice", "hello hooks").await;
     b.card("started", |e| {
-        e.text.contains("demo: hello hooks") && e.text.contains("Running")
+        e.text().contains("demo: hello hooks") && e.text().contains("Running")
     })
     .await;
     b.tmux.wait_for_screen(
@@ -144,11 +145,11 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
 
     let result = b
         .card("the result", |e| {
-            e.text.contains("You said: hello hooks") && e.text.contains("```")
+            e.text().contains("You said: hello hooks") && e.text().contains("```")
         })
         .await;
     println!("Stop hook to result card: {:?}", sent.elapsed());
-    assert!(result.text.contains("demo: hello hooks"));
+    assert!(result.text().contains("demo: hello hooks"));
     assert!(
         b.events()
             .iter()

@@ -27,6 +27,7 @@ use clawmux::i18n::Lang;
 use clawmux::store::state::{ChatTarget, OutboxOp};
 use serde_json::json;
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, button_value, is_send};
 use crate::support::tmux::TmuxServer;
 
@@ -41,13 +42,13 @@ fn target(e: &clawmux::store::state::OutboxEntry) -> Option<&ChatTarget> {
 async fn new_project(b: &mut Bridge, chat: &str, user: &str, name: &str) {
     b.say(chat, user, &format!("/gsd:new-project {name}")).await;
     b.card(&format!("{name} ready"), |e| {
-        e.text.contains(&format!("Created **{name}**"))
+        e.text().contains(&format!("Created **{name}**"))
     })
     .await;
     b.card(&format!("{name} first result"), |e| {
         is_send(e)
-            && e.text.contains("You said: /gsd:new-project")
-            && e.text.contains(&format!("{name}: /gsd:new-project"))
+            && e.text().contains("You said: /gsd:new-project")
+            && e.text().contains(&format!("{name}: /gsd:new-project"))
     })
     .await;
 }
@@ -60,25 +61,25 @@ async fn command_progress_approval_click_result() {
 
     let progress = b
         .card("a progress update", |e| {
-            matches!(e.op, OutboxOp::Patch { .. }) && e.text.contains("PLANNING PHASE 2")
+            matches!(e.op, OutboxOp::Patch { .. }) && e.text().contains("PLANNING PHASE 2")
         })
         .await;
     assert!(
-        progress.text.contains("demo: /gsd:plan-phase 2"),
+        progress.text().contains("demo: /gsd:plan-phase 2"),
         "{}",
-        progress.text
+        progress.text()
     );
     let approval = b.card_with("Approval needed").await;
     assert!(
-        approval.text.contains("Do you want to proceed?"),
+        approval.text().contains("Do you want to proceed?"),
         "{}",
-        approval.text
+        approval.text()
     );
     for label in ["[1] Yes", "[3] No"] {
         assert!(
-            approval.text.contains(label),
+            approval.text().contains(label),
             "{label} in {}",
-            approval.text
+            approval.text()
         );
     }
     let yes = button_value(&approval, "Yes");
@@ -104,7 +105,7 @@ async fn command_progress_approval_click_result() {
         Some((ToastLevel::Success, "Sending: Yes".into()))
     );
     b.card("the resolved approval", |e| {
-        e.text.contains("chose **Yes**")
+        e.text().contains("chose **Yes**")
     })
     .await;
     let again = b.click("oc_1", "ou_alice", yes).await;
@@ -116,9 +117,9 @@ async fn command_progress_approval_click_result() {
 
     let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
-        result.text.contains("Ran make build-check-phase-2: ok"),
+        result.text().contains("Ran make build-check-phase-2: ok"),
         "{}",
-        result.text
+        result.text()
     );
     assert_eq!(
         target(&result),
@@ -157,13 +158,13 @@ async fn a_prompt_answered_in_the_terminal_after_a_restart_closes_its_card() {
     );
     let gone = b
         .card("the card closed", |e| {
-            matches!(e.op, OutboxOp::Patch { .. }) && e.text.contains("Answered in the terminal")
+            matches!(e.op, OutboxOp::Patch { .. }) && e.text().contains("Answered in the terminal")
         })
         .await;
     assert!(
-        gone.text.contains("Approval no longer pending"),
+        gone.text().contains("Approval no longer pending"),
         "{}",
-        gone.text
+        gone.text()
     );
 }
 
@@ -185,7 +186,7 @@ async fn a_prompt_answered_at_the_desk_while_clawmux_was_down_is_closed_at_start
     b.card("the first card closed", |e| {
         matches!(e.op, OutboxOp::Patch { .. })
             && e.op.handle() == first.op.handle()
-            && e.text.contains("Approval no longer pending")
+            && e.text().contains("Approval no longer pending")
     })
     .await;
     let pending = || {
@@ -195,12 +196,12 @@ async fn a_prompt_answered_at_the_desk_while_clawmux_was_down_is_closed_at_start
     crate::support::bridge::until(|| pending() == 0, "no approval left pending").await;
     // The same prompt asked again is a new approval, with its own card.
     b.card("the resumed command finished", |e| {
-        e.text.contains("demo: /gsd:plan-phase 4") && e.text.contains("**Finished")
+        e.text().contains("demo: /gsd:plan-phase 4") && e.text().contains("**Finished")
     })
     .await;
     b.say("oc_1", "ou_alice", "/gsd:plan-phase 4").await;
     b.card("a card for the same prompt asked again", |e| {
-        is_send(e) && e.text.contains("Approval needed") && e.uuid != first.uuid
+        is_send(e) && e.text().contains("Approval needed") && e.uuid != first.uuid
     })
     .await;
 }
@@ -244,11 +245,11 @@ async fn approval_survives_a_daemon_restart() {
         Some((ToastLevel::Success, "Sending: Yes".into()))
     );
     b.card("the resolved approval", |e| {
-        e.text.contains("chose **Yes**")
+        e.text().contains("chose **Yes**")
     })
     .await;
     b.card("the rest of the turn", |e| {
-        is_send(e) && e.text.contains("Created 2 plans for phase 3")
+        is_send(e) && e.text().contains("Created 2 plans for phase 3")
     })
     .await;
 }
@@ -268,10 +269,10 @@ async fn a_command_queued_before_a_restart_runs_after_it_and_is_announced_once()
     b.click("oc_1", "ou_alice", button_value(&approval, "Yes"))
         .await;
     b.card("the queued command's result", |e| {
-        is_send(e) && e.text.contains("You said: waiting its turn")
+        is_send(e) && e.text().contains("You said: waiting its turn")
     })
     .await;
-    let queued = b.seen.iter().filter(|e| e.text.contains("in the queue"));
+    let queued = b.seen.iter().filter(|e| e.text().contains("in the queue"));
     assert_eq!(queued.count(), 1);
 }
 
@@ -286,13 +287,13 @@ async fn tmux_server_killed_mid_command_is_recovered_and_retried_once() {
     b.card_with("Session lost").await;
     // The old prompt is gone with its server: its card says so.
     b.card("the stale approval closed", |e| {
-        e.text.contains("Approval no longer pending")
+        e.text().contains("Approval no longer pending")
     })
     .await;
     // The agent got the context back, then the command again: a new prompt.
     let second = b
         .card("a second approval", |e| {
-            e.text.contains("Approval needed") && e.uuid != first.uuid
+            e.text().contains("Approval needed") && e.uuid != first.uuid
         })
         .await;
     assert!(
@@ -313,7 +314,7 @@ async fn tmux_server_killed_mid_command_is_recovered_and_retried_once() {
         Some(ToastLevel::Success)
     );
     b.card("the result after recovery", |e| {
-        is_send(e) && e.text.contains("Created 2 plans for phase 4")
+        is_send(e) && e.text().contains("Created 2 plans for phase 4")
     })
     .await;
     assert!(b.events().iter().any(|r| r.kind == "session_lost"));
@@ -331,7 +332,7 @@ async fn denied_sender_gets_one_polite_reply_and_is_logged() {
     let replies = b
         .seen
         .iter()
-        .filter(|e| e.text.contains("not allowed"))
+        .filter(|e| e.text().contains("not allowed"))
         .count();
     assert_eq!(replies, 1);
     let denied = b
@@ -396,17 +397,17 @@ async fn two_chats_drive_two_projects_at_once() {
     b.say("oc_2", "ou_bob", "hello from two").await;
     let r1 = b
         .card("one's result", |e| {
-            is_send(e) && e.text.contains("You said: hello from one")
+            is_send(e) && e.text().contains("You said: hello from one")
         })
         .await;
     let r2 = b
         .card("two's result", |e| {
-            is_send(e) && e.text.contains("You said: hello from two")
+            is_send(e) && e.text().contains("You said: hello from two")
         })
         .await;
     assert_eq!(target(&r1), Some(&ChatTarget::Chat { id: "oc_1".into() }));
     assert_eq!(target(&r2), Some(&ChatTarget::Chat { id: "oc_2".into() }));
-    assert!(!r1.text.contains("hello from two") && !r2.text.contains("hello from one"));
+    assert!(!r1.text().contains("hello from two") && !r2.text().contains("hello from one"));
 
     // One control client watches both: it is attached to the watch
     // session, which holds both agent windows besides its own.
@@ -438,13 +439,13 @@ async fn hostile_chat_text_arrives_literally() {
     b.say("oc_1", "ou_alice", hostile).await;
     let result = b
         .card("the echo", |e| {
-            is_send(e) && e.text.contains("You said: C-c")
+            is_send(e) && e.text().contains("You said: C-c")
         })
         .await;
     assert!(
-        result.text.contains(&format!("You said: {hostile}")),
+        result.text().contains(&format!("You said: {hostile}")),
         "{}",
-        result.text
+        result.text()
     );
     assert!(!std::path::Path::new("/tmp/pwned").exists());
     assert!(
@@ -479,7 +480,7 @@ async fn unknown_commands_bad_names_and_queueing() {
     b.card_with("number 1 in the queue").await;
     b.say("oc_1", "ou_alice", "/gsd:status").await;
     b.card("status", |e| {
-        e.text.contains("| demo | awaiting approval |")
+        e.text().contains("| demo | awaiting approval |")
     })
     .await;
 }
@@ -499,7 +500,7 @@ async fn a_flooding_command_reports_its_end_and_marks_what_it_skipped() {
     // watches the screen instead of streaming them.
     b.say("oc_1", "ou_alice", "print a flood").await;
     b.card("the flood's result", |e| {
-        is_send(e) && e.text.contains("20000 │ generated output line")
+        is_send(e) && e.text().contains("20000 │ generated output line")
     })
     .await;
     // The result may take several cards (how many depends on when the
@@ -507,8 +508,8 @@ async fn a_flooding_command_reports_its_end_and_marks_what_it_skipped() {
     let result: String = b
         .seen
         .iter()
-        .filter(|e| is_send(e) && e.text.starts_with("== demo: print a flood"))
-        .map(|e| e.text.as_str())
+        .filter(|e| is_send(e) && e.text().starts_with("== demo: print a flood"))
+        .map(|e| e.text())
         .collect();
     let gap = result
         .find(GAP_LINE)
@@ -526,15 +527,15 @@ async fn cancel_with_nothing_running_types_nothing() {
     b.say("oc_1", "ou_alice", "/gsd:cancel").await;
     let card = b.card_with("Nothing to cancel").await;
     assert!(
-        card.text.contains("Nothing is running in **demo**"),
+        card.text().contains("Nothing is running in **demo**"),
         "{}",
-        card.text
+        card.text()
     );
     // An Esc sent anyway would wait in the agent's input and ride along
     // with the next command.
     b.say("oc_1", "ou_alice", "hello").await;
     b.card("hello's result", |e| {
-        is_send(e) && e.text.contains("You said: hello\n")
+        is_send(e) && e.text().contains("You said: hello\n")
     })
     .await;
     let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
@@ -566,18 +567,18 @@ async fn a_project_stuck_starting_holds_up_no_other_chat() {
         asked += 1;
         let status = b
             .card("a status", |e| {
-                e.text.matches("| stuck |").count() == 1 && e.text.contains("== Status")
+                e.text().matches("| stuck |").count() == 1 && e.text().contains("== Status")
             })
             .await;
-        if status.text.contains("| stuck | starting its agent |") {
+        if status.text().contains("| stuck | starting its agent |") {
             break;
         }
         assert!(
-            status.text.contains("| stuck | not attached |") && asked < 50,
+            status.text().contains("| stuck | not attached |") && asked < 50,
             "{}",
-            status.text
+            status.text()
         );
-        b.seen.retain(|e| !e.text.contains("== Status"));
+        b.seen.retain(|e| !e.text().contains("== Status"));
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     new_project(&mut b, "oc_2", "ou_bob", "quick").await;
@@ -645,7 +646,7 @@ async fn a_command_waits_while_a_prompt_nobody_answered_is_on_screen() {
     let yes = button_value(&approval, "Yes");
     b.click("oc_1", "ou_alice", yes).await;
     b.card("the queued command's result", |e| {
-        is_send(e) && e.text.contains("You said: hello")
+        is_send(e) && e.text().contains("You said: hello")
     })
     .await;
     let history = b
@@ -684,7 +685,7 @@ async fn a_dialog_opened_while_clawmux_was_down_gets_its_card_before_any_key() {
     let yes = button_value(&approval, "Yes");
     b.click("oc_1", "ou_alice", yes).await;
     b.card("the held message's result", |e| {
-        is_send(e) && e.text.contains("You said: 1")
+        is_send(e) && e.text().contains("You said: 1")
     })
     .await;
     let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
@@ -699,9 +700,9 @@ async fn screen_shows_the_pane_as_it_is() {
     b.say("oc_1", "ou_alice", "/gsd:screen").await;
     let card = b.card_with("== Screen of demo ==").await;
     assert!(
-        card.text.contains("You said: /gsd:new-project"),
+        card.text().contains("You said: /gsd:new-project"),
         "{}",
-        card.text
+        card.text()
     );
     assert_eq!(target(&card), Some(&ChatTarget::Chat { id: "oc_1".into() }));
 }

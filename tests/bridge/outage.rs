@@ -13,6 +13,7 @@ use clawmux::store::event_log::{self, EventRecord};
 use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp, State};
 use tokio::time::Instant;
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::button_value;
 use crate::support::fake_feishu::{FakeFeishu, Kind, Recorded};
 use crate::support::feishu_serve::{feishu_config, start};
@@ -68,7 +69,7 @@ async fn a_minute_of_500_and_429_loses_nothing_and_sends_nothing_twice() {
         queued(s, "Approval needed")
             && s.outbox
                 .iter()
-                .any(|e| is_patch(e) && e.text.contains("PLANNING PHASE 2"))
+                .any(|e| is_patch(e) && e.text().contains("PLANNING PHASE 2"))
     })
     .await;
     fake.push_message("oc_1", "ou_alice", "queued while down");
@@ -132,12 +133,12 @@ async fn a_minute_of_500_and_429_loses_nothing_and_sends_nothing_twice() {
     });
     assert_eq!(pairs.clone().count(), made.len(), "{}", fake.listing());
     for (i, (want, got)) in pairs.enumerate() {
-        let at = format!("card {i} after the outage: {}", want.text);
+        let at = format!("card {i} after the outage: {}", want.text());
         match &want.op {
             OutboxOp::Send { .. } => {
                 assert_ne!(got.kind, Kind::Patch, "{at}");
                 assert_eq!(got.uuid.as_deref(), Some(want.uuid.as_str()), "{at}");
-                assert_eq!(got.card, want.card, "{at}");
+                assert_eq!(got.card, want.card(), "{at}");
             }
             OutboxOp::Patch { handle } => {
                 // A queued patch takes the latest content; the card it updates is fixed.
@@ -179,7 +180,7 @@ async fn a_minute_of_500_and_429_loses_nothing_and_sends_nothing_twice() {
     // The approval made during the outage is answered after it.
     let approval = made
         .iter()
-        .find(|e| e.text.contains("Approval needed"))
+        .find(|e| e.text().contains("Approval needed"))
         .expect("approval made");
     let approval_id = message_ids
         .get(approval.op.handle())
@@ -296,7 +297,7 @@ fn is_patch(e: &OutboxEntry) -> bool {
 fn queued(s: &State, needle: &str) -> bool {
     s.outbox
         .iter()
-        .any(|e| !is_patch(e) && e.text.contains(needle))
+        .any(|e| !is_patch(e) && e.text().contains(needle))
 }
 
 /// The daemon's saved state (each save a transaction, so any read is whole).
@@ -313,7 +314,7 @@ async fn state_until(home: &Path, what: &str, pred: impl Fn(&State) -> bool) -> 
             return s;
         }
         if Instant::now() >= deadline {
-            let outbox: Vec<&str> = s.outbox.iter().map(|e| e.text.as_str()).collect();
+            let outbox: Vec<String> = s.outbox.iter().map(|e| e.text()).collect();
             panic!(
                 "{what}: not within {WAIT:?}; outbox:\n{}",
                 outbox.join("\n----\n")

@@ -4,6 +4,7 @@
 //! the project stands.
 
 use crate::support::bridge::Bridge;
+use crate::support::bridge::Shown;
 
 /// STATE.md at phase `n` of 3.
 fn state(n: u32) -> String {
@@ -30,9 +31,9 @@ async fn a_state_md_rewritten_mid_run_shows_on_the_progress_card() {
         "the progress card, updated"
     );
     assert!(
-        card.text.contains("shop: /gsd:discuss-phase 2"),
+        card.text().contains("shop: /gsd:discuss-phase 2"),
         "{}",
-        card.text
+        card.text()
     );
     let progress = b
         .events()

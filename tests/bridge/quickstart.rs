@@ -3,6 +3,7 @@
 //! cannot drift apart.
 
 use super::new_project;
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, is_send};
 
 const README: &str = include_str!("../../README.md");
@@ -44,17 +45,21 @@ async fn the_readme_quick_start_pasted_line_by_line() {
     b.card_with("Approval needed").await;
     b.say("oc_1", "ou_alice", lines[2]).await;
     b.card("the answered approval", |e| {
-        e.text.contains("chose **Yes**")
+        e.text().contains("chose **Yes**")
     })
     .await;
     b.sent_with("Plans verified [3/3]").await;
     b.say("oc_1", "ou_alice", lines[3]).await;
     let status = b
         .card("the status", |e| {
-            is_send(e) && e.text.contains("demo") && e.text.contains("Status")
+            is_send(e) && e.text().contains("demo") && e.text().contains("Status")
         })
         .await;
-    assert!(!status.text.contains("Missing argument"), "{}", status.text);
+    assert!(
+        !status.text().contains("Missing argument"),
+        "{}",
+        status.text()
+    );
 
     // Nothing but the lines themselves reached the agent (`/gsd:new-project
     // demo` runs GSD's own `/gsd:new-project` in the new project).

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, test_config};
 use crate::support::tmux::TmuxServer;
 
@@ -29,9 +30,9 @@ async fn an_ignored_enter_is_pressed_again_and_the_command_runs() {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     let result = b.card_with("You said: /gsd:new-project").await;
     assert!(
-        result.text.contains("demo: /gsd:new-project"),
+        result.text().contains("demo: /gsd:new-project"),
         "{}",
-        result.text
+        result.text()
     );
     let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
     assert_eq!(
@@ -54,14 +55,14 @@ async fn input_the_agent_never_takes_is_reported_with_the_screen() {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     let card = b.card_with("Not submitted").await;
     assert!(
-        card.text.contains("demo: /gsd:new-project"),
+        card.text().contains("demo: /gsd:new-project"),
         "{}",
-        card.text
+        card.text()
     );
     assert!(
-        card.text.contains("❯ /gsd:new-project"),
+        card.text().contains("❯ /gsd:new-project"),
         "the screen: {}",
-        card.text
+        card.text()
     );
     let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
     assert!(kinds.iter().any(|k| k == "not_submitted"), "{kinds:?}");
@@ -75,12 +76,12 @@ async fn an_agent_that_redraws_late_is_not_reported_not_submitted() {
     b.say("oc_1", "ou_alice", "/gsd:new-project demo").await;
     let result = b.card_with("You said: /gsd:new-project").await;
     assert!(
-        result.text.contains("demo: /gsd:new-project"),
+        result.text().contains("demo: /gsd:new-project"),
         "{}",
-        result.text
+        result.text()
     );
     assert!(
-        !b.seen.iter().any(|e| e.text.contains("Not submitted")),
+        !b.seen.iter().any(|e| e.text().contains("Not submitted")),
         "reported not submitted"
     );
     let screen = b.tmux.capture("cm-demo");
@@ -122,7 +123,11 @@ async fn a_line_mode_agent_slow_to_draw_gets_one_enter() {
     b.card_with("Project ready").await;
     b.say("oc_1", "ou_alice", "hello there").await;
     let result = b.card_with("You said: hello there").await;
-    assert!(result.text.contains("demo: hello there"), "{}", result.text);
+    assert!(
+        result.text().contains("demo: hello there"),
+        "{}",
+        result.text()
+    );
     let kinds: Vec<String> = b.events().iter().map(|e| e.kind.clone()).collect();
     assert!(
         !kinds.iter().any(|k| k == "enter_pressed_again"),

@@ -103,8 +103,8 @@ async fn screen_is_a_picture_the_server_issued_the_key_for() {
         "{}",
         plain.card_text()
     );
-    let panels = plain.panels();
-    assert!(panels[0].0, "the text is open");
-    assert!(panels[0].1.contains("You said: /gsd:new-project"));
+    // The screen's text is on the card itself, no longer in a panel.
+    assert!(plain.panels().is_empty(), "{}", plain.card_text());
+    assert!(plain.card_text().contains("You said: /gsd:new-project"));
     assert_eq!(fake.uploaded_images().len(), 1);
 }

@@ -407,8 +407,10 @@ async fn a_burst_of_updates_to_one_message_is_paced_and_an_unpaced_one_refused()
             op: OutboxOp::Patch {
                 handle: "h-1".parse::<CardHandle>().unwrap(),
             },
-            card: serde_json::to_value(card(&format!("v{i}"))).expect("card JSON"),
-            text: String::new(),
+            message: Some(clawmux::message::Message::new(
+                format!("v{i}"),
+                clawmux::message::Tone::Info,
+            )),
             created_ms: 0,
         })
         .collect();

@@ -11,7 +11,9 @@ use clawmux::bridge::channels::outbox::{self, Courier, DeliveryError, Failure};
 use clawmux::bridge::config::{Config, DmPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
 use clawmux::detect::Profiles;
+use clawmux::feishu::card::Card;
 use clawmux::hooks::HookEvent;
+use clawmux::message::{Block, Message};
 use clawmux::store::SharedState;
 use clawmux::store::event_log::{self, EventRecord};
 use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp};
@@ -250,7 +252,7 @@ impl Bridge {
     /// Waits for a card whose text contains `needle`.
     pub async fn card_with(&mut self, needle: &str) -> OutboxEntry {
         self.card(&format!("containing {needle:?}"), |e| {
-            e.text.contains(needle)
+            e.text().contains(needle)
         })
         .await
     }
@@ -258,7 +260,7 @@ impl Bridge {
     /// The first new card (not an update) containing `needle`: a result.
     pub async fn sent_with(&mut self, needle: &str) -> OutboxEntry {
         self.card(&format!("a new card containing {needle:?}"), |e| {
-            is_send(e) && e.text.contains(needle)
+            is_send(e) && e.text().contains(needle)
         })
         .await
     }
@@ -270,7 +272,7 @@ impl Bridge {
         let cards: Vec<String> = self
             .seen
             .iter()
-            .map(|e| e.text.chars().take(300).collect())
+            .map(|e| e.text().chars().take(300).collect())
             .collect();
         let now = clawmux::store::clock::now_ms();
         let events: Vec<String> = self
@@ -334,9 +336,47 @@ pub fn button_value(card: &OutboxEntry, label: &str) -> Value {
             _ => None,
         }
     }
-    walk(&card.card, label)
+    walk(&card.card(), label)
         .cloned()
-        .unwrap_or_else(|| panic!("no button {label:?} on card:\n{}", card.text))
+        .unwrap_or_else(|| panic!("no button {label:?} on card:\n{}", card.text()))
+}
+
+/// What a delivered entry shows: its text (English, its panels opened:
+/// all a reader can see), and its card as Feishu is sent it.
+pub trait Shown {
+    fn text(&self) -> String;
+    fn card(&self) -> Value;
+}
+
+impl Shown for OutboxEntry {
+    fn text(&self) -> String {
+        (self.message.as_ref()).map_or_else(String::new, |m| unfolded(m).to_text())
+    }
+
+    fn card(&self) -> Value {
+        let card = self.message.as_ref().map(Card::from);
+        serde_json::to_value(card).expect("a card serializes")
+    }
+}
+
+/// `message` with each folded panel opened in place: its title, then what
+/// it holds.
+fn unfolded(message: &Message) -> Message {
+    fn open(blocks: &[Block]) -> Vec<Block> {
+        let open_one = |b: &Block| match b {
+            Block::Folded { title, blocks } => {
+                let mut out = vec![Block::Text(title.clone())];
+                out.extend(open(blocks));
+                out
+            }
+            other => vec![other.clone()],
+        };
+        blocks.iter().flat_map(open_one).collect()
+    }
+    Message {
+        blocks: open(&message.blocks),
+        ..message.clone()
+    }
 }
 
 /// A new card, not an update of one.

@@ -1,8 +1,9 @@
-//! Card JSON 2.0 as a typed model: it serializes to exactly the keys Feishu
-//! accepts (unknown properties are an error there), measures what a card
-//! costs against the request-body limit, and renders a card as plain text
-//! or markdown for the console. What the bridge puts on its cards is the
-//! presenter's business (`bridge::present`), not this module's.
+//! Card JSON 2.0 as a typed model: a channel-neutral [`Message`] rendered
+//! the way Feishu draws it ([`Card::render`]), serialized to exactly the
+//! keys Feishu accepts (unknown properties are an error there), and what a
+//! message costs against the request-body limit ([`body_len`]). What the
+//! bridge says on its messages is the presenter's business
+//! (`bridge::present`), not this module's.
 //!
 //! Shape: `{"schema":"2.0","config":{"update_multi":true},"header":{…},"body":{"elements":[…]}}`.
 //! There is no `action` container in 2.0: buttons sit in a `column_set` row.
@@ -12,17 +13,16 @@
 //! local multi-language fields: `content` (English, what a client in any
 //! other language shows) and `i18n_content` (`zh_cn` and `en_us`), with
 //! `config.locales` naming the two; each reader's client shows its own.
-//! A literal text (an agent's words) is written as `content` alone. A card
-//! parsed back from its JSON ([`Card::from_value`]) renders in either
-//! language ([`Card::to_text_in`]).
+//! A literal text (an agent's words) is written as `content` alone.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::markdown::{json_escaped_len, unescape_code_text};
+use super::markdown::json_escaped_len;
 use clawmux_i18n::{I18n, Lang, Text};
+use clawmux_message::{Block, Message, Style, Tone};
 
 /// Feishu rejects a card or rich-text message whose request body is larger
 /// than this, in bytes (error 230025).
@@ -37,11 +37,20 @@ pub const MAX_ENVELOPE_BYTES: usize = 256;
 /// note pushed onto a built card, or a limit counted as 30 000 bytes, still fits.
 pub const TARGET_BODY_BYTES: usize = 28 * 1024;
 
-/// Largest request body a message with this card can have, in bytes:
-/// its JSON escaped as a string, plus the envelope.
-pub fn body_len(card: &Card) -> usize {
+/// Largest request body `message` can have as a card, in bytes: the card's
+/// JSON escaped as a string, plus the envelope (a picture counted with a
+/// key as long as Feishu's).
+pub fn body_len(message: &Message) -> usize {
+    card_body_len(&Card::render(message, Some(SIZING_IMAGE_KEY)))
+}
+
+fn card_body_len(card: &Card) -> usize {
     json_escaped_len(card.to_json().as_bytes()) + 2 + MAX_ENVELOPE_BYTES
 }
+
+/// An image key as long as Feishu's longest seen (`img_v3_…`, about 50
+/// bytes), with room: what a picture is measured with before its upload.
+const SIZING_IMAGE_KEY: &str = "img_v3_0000_00000000-0000-0000-0000-000000000000_0000000000000000";
 
 /// Header colour, by the names Feishu card JSON 2.0 uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -369,12 +378,6 @@ impl Card {
             || self.body.elements.iter().any(Element::has_i18n)
     }
 
-    /// A card as its JSON was written (by [`Card`]'s own serializer: an
-    /// outbox entry's card); None for another shape (a streamed card).
-    pub fn from_value(card: &Value) -> Option<Card> {
-        serde_json::from_value(card.clone()).ok()
-    }
-
     /// The JSON text sent as message `content`.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
@@ -385,183 +388,69 @@ impl Card {
         self.to_json().len()
     }
 
-    /// Readable plain text: title, subtitle, text, buttons as `[1] Yes` lines,
-    /// menus as `(a) name` lines. Used by the console channel and `--format plain`.
-    pub fn to_text(&self) -> String {
-        self.render(false, Lang::En)
-    }
-
-    /// The same content as markdown (`**title**`, text kept as markdown).
-    pub fn to_markdown(&self) -> String {
-        self.render(true, Lang::En)
-    }
-
-    /// [`Card::to_text`] in `lang`.
-    pub fn to_text_in(&self, lang: Lang) -> String {
-        self.render(false, lang)
-    }
-
-    /// [`Card::to_markdown`] in `lang`.
-    pub fn to_markdown_in(&self, lang: Lang) -> String {
-        self.render(true, lang)
-    }
-
-    fn render(&self, markdown: bool, lang: Lang) -> String {
-        let mut out = String::new();
-        let title = self.header.title.get(lang);
-        if markdown {
-            out.push_str(&format!("**{title}**\n"));
-        } else {
-            out.push_str(&format!("== {title} ==\n"));
-        }
-        if let Some(sub) = &self.header.subtitle {
-            out.push_str(sub.get(lang));
-            out.push('\n');
-        }
-        let mut r = Renderer {
-            markdown,
-            lang,
-            button_no: 0,
-            out,
-        };
-        r.elements(&self.body.elements);
-        r.out
-    }
-
-    /// Every callback value on the card, in order (what its buttons and
-    /// selects send back when used).
-    pub fn callback_values(&self) -> Vec<&Value> {
-        fn walk<'a>(els: &'a [Element], out: &mut Vec<&'a Value>) {
-            for e in els {
-                match e {
-                    Element::Button { behaviors, .. } | Element::SelectStatic { behaviors, .. } => {
-                        for b in behaviors {
-                            if let Behavior::Callback { value } = b {
-                                out.push(value);
-                            }
-                        }
-                    }
-                    Element::ColumnSet { columns, .. } => {
-                        for c in columns {
-                            walk(&c.elements, out);
-                        }
-                    }
-                    Element::CollapsiblePanel { elements, .. } => walk(elements, out),
-                    _ => {}
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(&self.body.elements, &mut out);
-        out
-    }
-
-    /// All markdown text on the card joined by newlines (in English).
-    pub fn text(&self) -> String {
-        let mut out = Vec::new();
-        for e in &self.body.elements {
-            if let Element::Markdown { content, .. } = e {
-                out.push(content.as_str());
-            }
-        }
-        out.join("\n")
+    /// `message` as Feishu draws it. Its picture is the uploaded image
+    /// `picture` (a key), or, with none, a note of its alt text.
+    pub fn render(message: &Message, picture: Option<&str>) -> Card {
+        let mut card = Card::new(&message.title, template_of(message.tone));
+        card.header.subtitle = message.subtitle.as_ref().map(PlainText::new);
+        card.body.elements = elements(&message.blocks, picture);
+        card
     }
 }
 
-/// Renders elements as text, numbering buttons across the whole card.
-struct Renderer {
-    markdown: bool,
-    lang: Lang,
-    button_no: usize,
-    out: String,
+impl From<&Message> for Card {
+    fn from(message: &Message) -> Card {
+        Card::render(message, None)
+    }
 }
 
-impl Renderer {
-    fn elements(&mut self, els: &[Element]) {
-        let (markdown, lang) = (self.markdown, self.lang);
-        for e in els {
-            match e {
-                Element::Markdown {
-                    content,
-                    i18n_content,
-                    ..
-                } => {
-                    let content = localized(content, i18n_content.as_ref(), lang);
-                    let text = if markdown {
-                        content.to_string()
-                    } else {
-                        unescape_code_text(content)
-                    };
-                    self.out.push_str(&text);
-                    self.out.push('\n');
-                }
-                Element::Hr => self
-                    .out
-                    .push_str(if markdown { "\n---\n" } else { "----\n" }),
-                Element::ColumnSet { columns, .. } => {
-                    for c in columns {
-                        self.elements(&c.elements);
-                    }
-                }
-                // Text cannot be opened: a closed panel stays a header line,
-                // an open one shows what is inside.
-                Element::CollapsiblePanel {
-                    expanded,
-                    header,
-                    elements,
-                } => {
-                    let mark = if *expanded { '▾' } else { '▸' };
-                    let title = header.title.get(lang);
-                    if markdown {
-                        self.out.push_str(&format!("{mark} _{title}_\n"));
-                    } else {
-                        self.out.push_str(&format!("{mark} {title}\n"));
-                    }
-                    if *expanded {
-                        self.elements(elements);
-                    }
-                }
-                // Text has no pictures: the alt text stands in.
-                Element::Img { alt, .. } => {
-                    let picture = match lang {
-                        Lang::En => "picture",
-                        Lang::Zh => "图片",
-                    };
-                    self.out
-                        .push_str(&format!("[{picture}: {}]\n", alt.get(lang)));
-                }
-                Element::Button {
-                    text, behaviors, ..
-                } => {
-                    self.button_no += 1;
-                    let (no, label) = (self.button_no, text.get(lang));
-                    match behaviors.first() {
-                        Some(Behavior::OpenUrl { default_url }) => self
-                            .out
-                            .push_str(&format!("[{no}] {label} <{default_url}>\n")),
-                        _ => self.out.push_str(&format!("[{no}] {label}\n")),
-                    }
-                }
-                Element::SelectStatic {
-                    placeholder,
-                    options,
-                    initial_option,
-                    ..
-                } => {
-                    self.out.push_str(&format!("{}:\n", placeholder.get(lang)));
-                    for o in options {
-                        let mark = if initial_option.as_deref() == Some(o.value.as_str()) {
-                            "*"
-                        } else {
-                            " "
-                        };
-                        self.out
-                            .push_str(&format!(" {mark} {}\n", o.text.get(lang)));
-                    }
-                }
-            }
-        }
+/// The header colour a tone is drawn in.
+fn template_of(tone: Tone) -> Template {
+    match tone {
+        Tone::Info => Template::Blue,
+        Tone::Done => Template::Green,
+        Tone::Asking => Template::Orange,
+        Tone::Failed => Template::Red,
+        Tone::Closed => Template::Grey,
     }
+}
+
+fn elements(blocks: &[Block], picture: Option<&str>) -> Vec<Element> {
+    let element = |block: &Block| match block {
+        Block::Text(words) => Element::markdown(words),
+        Block::Note(words) => Element::note(words),
+        Block::Rule => Element::Hr,
+        Block::Buttons(buttons) => Element::row(
+            (buttons.iter())
+                .map(|b| {
+                    let kind = match b.style {
+                        Style::Plain => ButtonKind::Default,
+                        Style::Primary => ButtonKind::Primary,
+                    };
+                    Element::callback_button(&b.label, kind, b.action.clone())
+                })
+                .collect(),
+        ),
+        Block::Menu(menu) => Element::SelectStatic {
+            placeholder: PlainText::new(&menu.placeholder),
+            options: (menu.options.iter())
+                .map(|o| SelectOption {
+                    text: PlainText::new(&o.label),
+                    value: o.value.clone(),
+                })
+                .collect(),
+            initial_option: menu.initial.clone(),
+            behaviors: vec![Behavior::Callback {
+                value: menu.action.clone(),
+            }],
+        },
+        Block::Folded { title, blocks } => Element::collapsed(title, elements(blocks, picture)),
+        Block::Picture { alt } => match picture {
+            Some(key) => Element::image(key, alt),
+            None => Element::note(alt),
+        },
+    };
+    blocks.iter().map(element).collect()
 }
 
 /// A sent card (its JSON) with every translated text's fallback `content`
@@ -649,7 +538,7 @@ mod tests {
     }
 
     #[test]
-    fn collapsed_panel_shape_and_text() {
+    fn collapsed_panel_shape() {
         let panel = Element::collapsed("Screen", vec![Element::markdown("```\nls\n```")]);
         assert_eq!(
             serde_json::to_value(&panel).unwrap(),
@@ -657,22 +546,10 @@ mod tests {
                 "header": {"title": {"tag": "plain_text", "content": "Screen"}},
                 "elements": [{"tag": "markdown", "content": "```\nls\n```"}]})
         );
-        let card = Card::new("Done", Template::Green).push(panel);
-        assert_eq!(card.to_text(), "== Done ==\n▸ Screen\n");
-        assert_eq!(card.to_markdown(), "**Done**\n▸ _Screen_\n");
-        let open = Element::CollapsiblePanel {
-            expanded: true,
-            header: PanelHeader {
-                title: PlainText::new("Screen"),
-            },
-            elements: vec![Element::markdown("```\nls\n```")],
-        };
-        let card = Card::new("Done", Template::Green).push(open);
-        assert_eq!(card.to_text(), "== Done ==\n▾ Screen\n```\nls\n```\n");
     }
 
     #[test]
-    fn image_shape_and_text() {
+    fn image_shape() {
         let img = Element::image("img_v3_1", "Screen of web");
         assert_eq!(
             serde_json::to_value(&img).unwrap(),
@@ -680,23 +557,69 @@ mod tests {
                 "alt": {"tag": "plain_text", "content": "Screen of web"},
                 "scale_type": "fit_horizontal", "preview": true})
         );
-        let card = Card::new("Screen", Template::Blue).push(img);
-        assert_eq!(card.to_text(), "== Screen ==\n[picture: Screen of web]\n");
+    }
+
+    /// Each block of a message becomes the element Feishu draws it with; a
+    /// picture is its uploaded key, or its alt text as a note before it.
+    #[test]
+    fn a_message_renders_as_the_card_feishu_draws() {
+        use clawmux_message::{Button, Menu, MenuOption};
+        let message = Message::new("Approve?", Tone::Asking)
+            .subtitle(Text::both("web", "网站"))
+            .push(Block::Rule)
+            .push(Block::Buttons(vec![
+                Button::new("Yes", Style::Primary, json!({"k": 1})),
+                Button::new("No", Style::Plain, json!({"k": 2})),
+            ]))
+            .push(Block::Menu(Menu {
+                placeholder: "Pick".into(),
+                options: vec![MenuOption {
+                    label: "a".into(),
+                    value: "va".into(),
+                }],
+                initial: None,
+                action: json!({"k": 3}),
+            }))
+            .push(Block::folded(
+                "Screen",
+                vec![Block::Picture { alt: "s".into() }],
+            ));
+        let v = serde_json::to_value(Card::render(&message, Some("img_1"))).unwrap();
+        assert_eq!(v["header"]["template"], "orange");
+        assert_eq!(v["header"]["subtitle"]["i18n_content"]["zh_cn"], "网站");
+        let els = &v["body"]["elements"];
+        assert_eq!(els[0], json!({"tag": "hr"}));
+        let yes = &els[1]["columns"][0]["elements"][0];
+        assert_eq!(
+            (&yes["type"], &yes["behaviors"][0]["value"]["k"]),
+            (&json!("primary"), &json!(1))
+        );
+        assert_eq!(els[1]["columns"][1]["elements"][0]["type"], "default");
+        assert_eq!(els[2]["tag"], "select_static");
+        assert_eq!(els[2]["options"][0]["value"], "va");
+        assert_eq!(els[2]["behaviors"][0]["value"]["k"], 3);
+        assert_eq!(els[3]["elements"][0]["img_key"], "img_1");
+        let before = serde_json::to_value(Card::from(&message)).unwrap();
+        assert_eq!(
+            before["body"]["elements"][3]["elements"][0]["text_size"],
+            "notation"
+        );
     }
 
     #[test]
     fn body_len_is_the_measured_request() {
-        let card = Card::new("q\"\u{1}", Template::Blue).push(Element::markdown("a\"b\\c\n"));
+        let message = Message::new("q\"\u{1}", Tone::Info).push(Block::text("a\"b\\c\n"));
+        let card = Card::from(&message);
         let body = json!({"receive_id": "oc_".repeat(33), "msg_type": "interactive",
             "content": card.to_json(), "uuid": "u".repeat(50)})
         .to_string();
         assert!(
-            body.len() <= body_len(&card),
+            body.len() <= body_len(&message),
             "{} > {}",
             body.len(),
-            body_len(&card)
+            body_len(&message)
         );
         // The envelope is the only slack.
-        assert!(body_len(&card) - body.len() < MAX_ENVELOPE_BYTES);
+        assert!(body_len(&message) - body.len() < MAX_ENVELOPE_BYTES);
     }
 }

@@ -8,8 +8,7 @@
 //! and that JSON is escaped again as the message's `content` string, so a
 //! quote in the text costs 4 body bytes and a control byte 7.
 
-/// Zero-width space: breaks up backtick runs inside code blocks.
-const ZWSP: char = '\u{200B}';
+pub use clawmux_message::markdown::{escape_code_block, escape_inline, unescape_code_text};
 
 /// JSON-escaped length of each byte, as serde_json writes strings.
 const JSON_LEN: [u8; 256] = {
@@ -120,58 +119,6 @@ pub fn last_bytes(text: &str, max: usize) -> &str {
     &text[start..]
 }
 
-/// Escape text shown inside a fenced code block so it cannot end the block:
-/// a zero-width space is put after each backtick that another one follows.
-pub fn escape_code_block(text: &str) -> String {
-    if !text.contains("``") {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut prev_tick = false;
-    for ch in text.chars() {
-        if ch == '`' && prev_tick {
-            out.push(ZWSP);
-        }
-        out.push(ch);
-        prev_tick = ch == '`';
-    }
-    out
-}
-
-/// Undo [`escape_code_block`] for plain-text rendering.
-pub fn unescape_code_text(text: &str) -> String {
-    if !text.contains(ZWSP) {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut prev_tick = false;
-    for ch in text.chars() {
-        if ch == ZWSP && prev_tick {
-            prev_tick = false;
-            continue;
-        }
-        out.push(ch);
-        prev_tick = ch == '`';
-    }
-    out
-}
-
-/// Escape a short inline string (a name, a stage) so markdown shows it as
-/// typed: special characters become HTML entities, which Feishu renders.
-pub fn escape_inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '*' | '_' | '~' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\' | '&' | '$' => {
-                out.push_str(&format!("&#{};", ch as u32))
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
 /// The tail of `text` as a fenced code block costing at most `budget` body
 /// bytes. Escaping adds zero-width spaces, so the tail is taken, escaped,
 /// measured, and taken shorter by the excess until it fits.
@@ -235,14 +182,6 @@ mod tests {
     }
 
     #[test]
-    fn code_block_escape_round_trips() {
-        let raw = "a ``` b\n```\nx`y";
-        let esc = escape_code_block(raw);
-        assert!(!esc.contains("``"));
-        assert_eq!(unescape_code_text(&esc), raw);
-    }
-
-    #[test]
     fn code_blocks_fit_their_budget_and_stay_closed() {
         let text = "```\"\u{1}x\n".repeat(5000);
         for budget in [0, 7, 100, 4096] {
@@ -261,11 +200,5 @@ mod tests {
         }
         assert!(code_block_tail(&text, 4096).ends_with("x\n\n```"));
         assert!(code_block_head(&text, 4096).starts_with("```\n`\u{200B}`\u{200B}`"));
-    }
-
-    #[test]
-    fn inline_escape() {
-        assert_eq!(escape_inline("a*b_[c]"), "a&#42;b&#95;&#91;c&#93;");
-        assert_eq!(escape_inline("a\nb"), "a b");
     }
 }

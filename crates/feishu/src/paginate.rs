@@ -1,4 +1,4 @@
-//! Splits long markdown into cards that each fit Feishu's 30 KB limit. The
+//! Splits long markdown into messages that each fit Feishu's 30 KB card limit. The
 //! limit is on the request body, where the card JSON is escaped once more
 //! as the `content` string: every size here is measured that way (a quote
 //! in the text costs 4 body bytes, a control byte 7), not on the text.
@@ -9,10 +9,10 @@
 //! at a UTF-8 boundary outside any markdown escape. Pages carry `[i/N]` in the
 //! title. Sizes and escaping come from [`super::markdown`].
 
-use super::card::{Card, Element, Template};
 pub use super::card::{MAX_ENVELOPE_BYTES, MAX_REQUEST_BODY_BYTES, TARGET_BODY_BYTES, body_len};
 use super::markdown::{body_byte_len, body_text_len};
 use clawmux_i18n::{Lang, Text};
+use clawmux_message::{Block, Message, Tone};
 
 /// The bench's name for [`TARGET_BODY_BYTES`].
 pub const TARGET_CARD_JSON_BYTES: usize = TARGET_BODY_BYTES;
@@ -104,33 +104,29 @@ fn fence_after(open: Option<Fence>, line: &[u8]) -> Option<Fence> {
 /// fit on it; otherwise each language is split with a third of the room
 /// (the English words are written twice: `content` and `i18n_content`) and
 /// the pages paired (a language with fewer pages gets `…` on the last ones).
-pub fn paginate(
-    title: impl Into<Text>,
-    template: Template,
-    markdown: impl Into<Text>,
-) -> Vec<Card> {
+pub fn paginate(title: impl Into<Text>, tone: Tone, markdown: impl Into<Text>) -> Vec<Message> {
     let (title, markdown) = (title.into(), markdown.into());
     if markdown.is_literal() {
-        return paginate_one(&title, template, markdown.get(Lang::En), 1);
+        return paginate_one(&title, tone, markdown.get(Lang::En), 1);
     }
-    let whole = Card::new(title.clone(), template).push(Element::markdown(markdown.clone()));
+    let whole = Message::new(title.clone(), tone).push(Block::text(markdown.clone()));
     if !markdown.get(Lang::En).trim().is_empty() && body_len(&whole) <= TARGET_BODY_BYTES {
         return vec![whole];
     }
-    let en = paginate_one(&title, template, markdown.get(Lang::En), TEXTS_PER_I18N);
-    let zh = paginate_one(&title, template, markdown.get(Lang::Zh), TEXTS_PER_I18N);
+    let en = paginate_one(&title, tone, markdown.get(Lang::En), TEXTS_PER_I18N);
+    let zh = paginate_one(&title, tone, markdown.get(Lang::Zh), TEXTS_PER_I18N);
     let n = en.len().max(zh.len());
-    let page_text = |cards: &[Card], i: usize| {
+    let page_text = |cards: &[Message], i: usize| {
         cards
             .get(i)
-            .map(Card::text)
+            .map(Message::text)
             .unwrap_or_else(|| "…".to_string())
     };
     (0..n)
         .map(|i| {
             let t = page_title(&title, i, n);
             let text = Text::both(page_text(&en, i), page_text(&zh, i));
-            Card::new(t, template).push(Element::markdown(text))
+            Message::new(t, tone).push(Block::text(text))
         })
         .collect()
 }
@@ -150,19 +146,19 @@ fn page_title(title: &Text, i: usize, n: usize) -> Text {
 
 /// Pages of one text, each leaving room for `share` texts of its size
 /// ([`TEXTS_PER_I18N`] when the page carries it in two languages).
-fn paginate_one(title: &Text, template: Template, markdown: &str, share: usize) -> Vec<Card> {
+fn paginate_one(title: &Text, tone: Tone, markdown: &str, share: usize) -> Vec<Message> {
     let markdown = if markdown.trim().is_empty() {
         EMPTY_TEXT
     } else {
         markdown
     };
     let overhead =
-        body_len(&Card::new(page_title(title, 99998, 99999), template).push(Element::markdown("")));
+        body_len(&Message::new(page_title(title, 99998, 99999), tone).push(Block::text("")));
     // A title so long that nothing fits is cut first.
     if overhead + MIN_CONTENT_BYTES * share > TARGET_BODY_BYTES {
         let short = title.map(|t| truncate_at_boundary(t, MAX_TITLE_BYTES).to_string());
         if short != *title {
-            return paginate_one(&short, template, markdown, share);
+            return paginate_one(&short, tone, markdown, share);
         }
     }
     let budget = TARGET_BODY_BYTES.saturating_sub(overhead) / share;
@@ -171,7 +167,7 @@ fn paginate_one(title: &Text, template: Template, markdown: &str, share: usize) 
     pages
         .into_iter()
         .enumerate()
-        .map(|(i, text)| Card::new(page_title(title, i, n), template).push(Element::markdown(text)))
+        .map(|(i, text)| Message::new(page_title(title, i, n), tone).push(Block::text(text)))
         .collect()
 }
 
@@ -428,8 +424,8 @@ mod tests {
     use super::*;
     use crate::markdown::escape_code_block;
 
-    fn texts(cards: &[Card]) -> Vec<String> {
-        cards.iter().map(Card::text).collect()
+    fn texts(cards: &[Message]) -> Vec<String> {
+        cards.iter().map(Message::text).collect()
     }
 
     /// True if every fence opened in `text` is closed.
@@ -439,7 +435,7 @@ mod tests {
             .is_none()
     }
 
-    fn assert_card_limits(cards: &[Card]) {
+    fn assert_card_limits(cards: &[Message]) {
         for c in cards {
             let b = body_len(c);
             assert!(b <= MAX_REQUEST_BODY_BYTES, "body of {b} bytes");
@@ -450,9 +446,9 @@ mod tests {
 
     #[test]
     fn short_text_is_one_card_without_marker() {
-        let cards = paginate("Done", Template::Green, "hello\n\nworld");
+        let cards = paginate("Done", Tone::Done, "hello\n\nworld");
         assert_eq!(cards.len(), 1);
-        assert_eq!(cards[0].header.title.content, "Done");
+        assert_eq!(cards[0].title.get(Lang::En), "Done");
         assert_eq!(texts(&cards), vec!["hello\n\nworld"]);
     }
 
@@ -462,7 +458,7 @@ mod tests {
     fn text_in_two_languages_pairs_its_pages() {
         use clawmux_i18n::{Lang, Text};
         let short = Text::both("**Done.**", "**已完成。**");
-        let cards = paginate(Text::both("Status", "状态"), Template::Blue, short);
+        let cards = paginate(Text::both("Status", "状态"), Tone::Info, short);
         assert_eq!(cards.len(), 1);
         assert_eq!(cards[0].to_text_in(Lang::Zh), "== 状态 ==\n**已完成。**\n");
         assert_eq!(cards[0].to_text(), "== Status ==\n**Done.**\n");
@@ -470,20 +466,24 @@ mod tests {
         let zh = format!("{}\n", "一行文字".repeat(20)).repeat(200);
         let cards = paginate(
             Text::both("Status", "状态"),
-            Template::Blue,
+            Tone::Info,
             Text::both(&en, &zh),
         );
         assert!(cards.len() > 1);
         assert_card_limits(&cards);
         let zh_pages: Vec<String> = cards.iter().map(|c| c.to_text_in(Lang::Zh)).collect();
         assert!(zh_pages[0].starts_with(&format!("== 状态 [1/{}] ==\n一行文字", cards.len())));
-        let en_text: String = cards.iter().map(Card::text).collect::<Vec<_>>().join("\n");
+        let en_text: String = cards
+            .iter()
+            .map(Message::text)
+            .collect::<Vec<_>>()
+            .join("\n");
         assert_eq!(en_text.matches("a line of words").count(), 20 * 200);
     }
 
     #[test]
     fn empty_text_gets_placeholder() {
-        let cards = paginate("Done", Template::Green, "  \n");
+        let cards = paginate("Done", Tone::Done, "  \n");
         assert_eq!(texts(&cards), vec![EMPTY_TEXT]);
     }
 
@@ -491,12 +491,12 @@ mod tests {
     fn long_text_splits_at_paragraphs_with_markers() {
         let para = format!("{}\n", "word ".repeat(100)).repeat(10);
         let text = vec![para; 30].join("\n");
-        let cards = paginate("Out", Template::Green, &text);
+        let cards = paginate("Out", Tone::Done, &text);
         assert!(cards.len() > 1);
         assert_card_limits(&cards);
         let n = cards.len();
         for (i, c) in cards.iter().enumerate() {
-            assert_eq!(c.header.title.content, format!("Out [{}/{n}]", i + 1));
+            assert_eq!(c.title.get(Lang::En), format!("Out [{}/{n}]", i + 1));
             // Every page but the last ends at a paragraph boundary: the next
             // page starts with a whole paragraph.
             if i + 1 < n {
@@ -519,7 +519,7 @@ mod tests {
             .map(|i| format!("let x{i} = \"{i}\";\n"))
             .collect();
         let text = format!("intro\n\n```rust\n{body}```\nafter");
-        let cards = paginate("Code", Template::Blue, &text);
+        let cards = paginate("Code", Tone::Info, &text);
         assert!(cards.len() > 2, "{}", cards.len());
         assert_card_limits(&cards);
         for c in &cards[1..] {
@@ -540,7 +540,7 @@ mod tests {
         // Quotes and control bytes double or sextuple in JSON: the text is
         // well under 28 KB but its JSON is not.
         let text = "\"\u{1}\"\n".repeat(4000);
-        let cards = paginate("Esc", Template::Blue, &text);
+        let cards = paginate("Esc", Tone::Info, &text);
         assert!(cards.len() > 1);
         assert_card_limits(&cards);
         assert_eq!(texts(&cards).join("\n"), text.trim_end_matches('\n'));
@@ -550,7 +550,7 @@ mod tests {
     fn long_line_cut_on_char_boundaries_not_inside_escapes() {
         let unit = "日本語\\*&#42;";
         let line = unit.repeat(20_000);
-        let cards = paginate("Long", Template::Blue, &line);
+        let cards = paginate("Long", Tone::Info, &line);
         assert!(cards.len() > 2);
         assert_card_limits(&cards);
         assert!(texts(&cards).concat() == line, "text lost or changed");
@@ -570,7 +570,7 @@ mod tests {
     fn table_rows_stay_whole() {
         let row = format!("| {} | {} |\n", "a".repeat(100), "b".repeat(100));
         let text = format!("| h1 | h2 |\n|---|---|\n{}", row.repeat(400));
-        let cards = paginate("T", Template::Blue, &text);
+        let cards = paginate("T", Tone::Info, &text);
         assert!(cards.len() > 1);
         for t in texts(&cards) {
             assert!(
@@ -594,7 +594,7 @@ mod tests {
     fn escaped_code_keeps_its_one_fence() {
         let esc = escape_code_block("a ``` b\n```\nx`y");
         let md = format!("```\n{esc}\n```");
-        let cards = paginate("t", Template::Blue, &md);
+        let cards = paginate("t", Tone::Info, &md);
         let fences = cards[0]
             .text()
             .lines()
@@ -605,7 +605,7 @@ mod tests {
 
     #[test]
     fn unclosed_fence_is_closed_on_the_last_card() {
-        let cards = paginate("t", Template::Blue, "text\n```sh\nls");
+        let cards = paginate("t", Tone::Info, "text\n```sh\nls");
         assert_eq!(cards[0].text(), "text\n```sh\nls\n```");
     }
 
@@ -639,18 +639,18 @@ mod tests {
         #[test]
         fn any_input_gives_valid_cards(pieces in proptest::collection::vec(piece(), 0..200)) {
             let text: String = pieces.concat();
-            let cards = paginate("Prop", Template::Green, &text);
+            let cards = paginate("Prop", Tone::Done, &text);
             prop_assert!(!cards.is_empty());
             for c in &cards {
                 prop_assert!(body_len(c) <= TARGET_BODY_BYTES, "body of {} bytes", body_len(c));
                 // What the API client would send, measured for real.
                 let body = serde_json::json!({"receive_id": "oc_".repeat(33), "msg_type": "interactive",
-                    "content": c.to_json(), "uuid": "u".repeat(50)}).to_string();
+                    "content": crate::card::Card::from(c).to_json(), "uuid": "u".repeat(50)}).to_string();
                 prop_assert!(body.len() <= MAX_REQUEST_BODY_BYTES, "request of {} bytes", body.len());
                 prop_assert!(balanced(&c.text()));
             }
             // Lines short enough to fit a page (in body bytes) come out whole.
-            let all = cards.iter().map(Card::text).collect::<Vec<_>>().join("\n");
+            let all = cards.iter().map(Message::text).collect::<Vec<_>>().join("\n");
             for line in text.lines().filter(|l| body_text_len(l.as_bytes()) < 4096) {
                 prop_assert!(all.contains(line));
             }

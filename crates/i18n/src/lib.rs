@@ -150,6 +150,37 @@ impl Text {
     }
 }
 
+/// Saved as a string when literal (an agent's words, kept once) and as
+/// `{"en": …, "zh": …}` when translated.
+impl Serialize for Text {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.is_literal() {
+            true => serializer.serialize_str(&self.en),
+            false => SavedText::Both {
+                en: self.en.clone(),
+                zh: self.zh.clone(),
+            }
+            .serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Text, D::Error> {
+        Ok(match SavedText::deserialize(deserializer)? {
+            SavedText::Literal(s) => Text::literal(s),
+            SavedText::Both { en, zh } => Text { en, zh },
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum SavedText {
+    Literal(String),
+    Both { en: String, zh: String },
+}
+
 fn join_nonempty(a: &str, sep: &str, b: &str) -> String {
     match (a.is_empty(), b.is_empty()) {
         (true, _) => b.to_string(),

@@ -898,6 +898,7 @@ fn diff_table(
 mod tests {
     use super::*;
     use crate::state::{ChatTarget, OutboxOp};
+    use clawmux_message::{Block, Button, Message, Style, Tone};
     use std::os::unix::fs::MetadataExt;
 
     fn card(i: usize) -> OutboxEntry {
@@ -906,8 +907,9 @@ mod tests {
             op: OutboxOp::Patch {
                 handle: format!("h{i}").parse().unwrap(),
             },
-            card: serde_json::json!({"body": "x".repeat(500), "n": i}),
-            text: format!("card {i}"),
+            message: Some(
+                Message::new(format!("card {i}"), Tone::Info).push(Block::text("x".repeat(500))),
+            ),
             created_ms: i as u64,
         }
     }
@@ -940,7 +942,7 @@ mod tests {
         assert_eq!(db.save(&state).unwrap(), SaveStats::default());
 
         // A changed entry in the middle is one row; a new one goes last.
-        state.outbox[500].text = "changed".into();
+        state.outbox[500].message = Some(Message::new("changed", Tone::Info));
         state.outbox.push_back(card(2000));
         let two = db.save(&state).unwrap();
         assert_eq!((two.upserts, two.deletes), (2, 0));
@@ -1114,14 +1116,15 @@ mod tests {
         // A card about the size the bridge queues (a result card).
         let big = |i: usize| {
             let mut e = card(i);
-            e.card = serde_json::json!({
-                "schema": "2.0",
-                "header": {"title": {"tag": "plain_text", "content": format!("demo: command {i}")}},
-                "body": {"elements": [
-                    {"tag": "markdown", "content": "x".repeat(1200)},
-                    {"tag": "button", "text": {"tag": "plain_text", "content": "Yes"}, "value": {"a": i}},
-                ]},
-            });
+            e.message = Some(
+                Message::new(format!("demo: command {i}"), Tone::Done)
+                    .push(Block::text("x".repeat(1200)))
+                    .push(Block::Buttons(vec![Button::new(
+                        "Yes",
+                        Style::Primary,
+                        serde_json::json!({"a": i}),
+                    )])),
+            );
             e
         };
         let mut state = State::default();

@@ -14,6 +14,7 @@ pub mod ids;
 pub mod log_event;
 pub mod log_read;
 pub mod private;
+mod saved_card;
 pub mod shared;
 pub mod state;
 pub mod state_file;

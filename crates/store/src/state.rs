@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use clawmux_control::{PaneId, SessionId, WindowId};
+use clawmux_message::Message;
 
 /// Chat event ids remembered for dedupe: Feishu redelivers within minutes,
 /// so a few thousand recent ids are plenty.
@@ -461,18 +462,57 @@ impl std::ops::Deref for PendingApproval {
     }
 }
 
-/// One card delivery. `uuid` is Feishu's idempotency key: the same entry
-/// retried (or resent after a crash) is delivered once.
+/// One delivery. `uuid` is the channel's idempotency key (Feishu's): the
+/// same entry retried (or resent after a crash) is delivered once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "SavedEntry")]
 pub struct OutboxEntry {
     pub uuid: String,
     pub op: OutboxOp,
-    /// The card JSON (schema 2.0).
-    pub card: Value,
-    /// The same card as plain text (console channel, event log).
-    #[serde(default)]
-    pub text: String,
+    /// What it shows, before a channel draws it: a card's, or what a text
+    /// reader sees of a file; none for a reaction.
+    pub message: Option<Message>,
     pub created_ms: u64,
+}
+
+/// An outbox entry as saved by this release (`message`) or by one before
+/// it, which saved the Feishu card it would send (`card`, card JSON 2.0,
+/// with its plain `text`): read into a message once, on load.
+#[derive(Deserialize)]
+struct SavedEntry {
+    uuid: String,
+    op: OutboxOp,
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(default)]
+    card: Option<Value>,
+    #[serde(default)]
+    text: String,
+    created_ms: u64,
+}
+
+impl TryFrom<SavedEntry> for OutboxEntry {
+    type Error = &'static str;
+
+    fn try_from(saved: SavedEntry) -> Result<OutboxEntry, &'static str> {
+        // A file's card was null, its text what a reader saw of it.
+        let card = saved.card.filter(|c| !c.is_null());
+        let message = match (saved.message, card, &saved.op) {
+            (Some(message), ..) => Some(message),
+            (None, _, OutboxOp::React { .. }) => None,
+            (None, Some(card), _) => Some(super::saved_card::message_of(&card, &saved.text)),
+            (None, None, _) if !saved.text.is_empty() => {
+                Some(super::saved_card::message_of(&Value::Null, &saved.text))
+            }
+            (None, None, _) => return Err("an outbox entry with neither a message nor a card"),
+        };
+        Ok(OutboxEntry {
+            uuid: saved.uuid,
+            op: saved.op,
+            message,
+            created_ms: saved.created_ms,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -526,8 +566,7 @@ impl State {
     /// same card: progress updates coalesce, the latest wins.
     pub fn queue_patch(&mut self, patch: OutboxEntry) {
         if let Some(queued) = self.outbox.iter_mut().rev().find(|e| e.op == patch.op) {
-            queued.card = patch.card;
-            queued.text = patch.text;
+            queued.message = patch.message;
             return;
         }
         self.outbox.push_back(patch);
@@ -844,8 +883,7 @@ mod tests {
         let entry = |uuid: &str, op: &OutboxOp, n: u32| OutboxEntry {
             uuid: uuid.into(),
             op: op.clone(),
-            card: json!(n),
-            text: n.to_string(),
+            message: Some(Message::new(n.to_string(), clawmux_message::Tone::Info)),
             created_ms: 0,
         };
         let patch = |h: &str| OutboxOp::Patch {
@@ -857,10 +895,36 @@ mod tests {
         s.queue_patch(entry("u3", &patch("other"), 3));
         assert_eq!(s.outbox.len(), 3);
         assert_eq!(
-            (&s.outbox[1].card, s.outbox[1].text.as_str()),
-            (&json!(2), "2")
+            s.outbox[1].message.as_ref().map(|m| &m.title),
+            Some(&"2".into())
         );
         assert_eq!(s.outbox[1].uuid, "u1");
+    }
+
+    /// An entry the last release saved (the Feishu card it would send, and
+    /// its text) loads as the message the card says.
+    #[test]
+    fn an_entry_saved_as_a_card_loads_as_its_message() {
+        let saved = json!({"uuid": "u1", "op": {"type": "patch", "handle": "h1"},
+            "card": {"schema": "2.0", "header": {"title": {"tag": "plain_text",
+                "content": "Done", "i18n_content": {"zh_cn": "完成", "en_us": "Done"}},
+                "template": "green"},
+                "body": {"elements": [{"tag": "markdown", "content": "all well"}]}},
+            "text": "== Done ==\nall well", "created_ms": 7});
+        let entry: OutboxEntry = serde_json::from_value(saved).unwrap();
+        let want = Message::new(
+            clawmux_i18n::Text::both("Done", "完成"),
+            clawmux_message::Tone::Done,
+        )
+        .push(clawmux_message::Block::text("all well"));
+        assert_eq!((entry.message, entry.created_ms), (Some(want), 7));
+        let lost = json!({"uuid": "u2", "op": {"type": "patch", "handle": "h1"}, "created_ms": 1});
+        assert!(serde_json::from_value::<OutboxEntry>(lost).is_err());
+        // A reaction never had a card.
+        let reaction = json!({"uuid": "u3", "op": {"type": "react", "handle": "h2",
+            "message_id": "om_1", "emoji": "DONE"}, "card": null, "text": "", "created_ms": 1});
+        let reaction: OutboxEntry = serde_json::from_value(reaction).unwrap();
+        assert_eq!(reaction.message, None);
     }
 
     #[test]

@@ -22,8 +22,8 @@ use crate::bridge::access::policy::ChatKind;
 use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatEvent, ChatMessage, ToastLevel};
 use crate::bridge::channels::outbox::{Courier, DeliveryError, Failure};
 use crate::bridge::texts::Msg;
-use crate::feishu::card::Card;
 use crate::i18n::{Lang, Text};
+use crate::message::{Block, Button, Message};
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 use crate::text_escape::{Keep, escape_controls};
 
@@ -187,27 +187,22 @@ struct Buttons {
 }
 
 impl ConsoleButtons {
-    /// Numbers the callback buttons of `card` (printed under `handle`):
-    /// an updated card's earlier buttons are gone from the screen, so their
+    /// Numbers the buttons of `message` (printed under `handle`): an
+    /// updated card's earlier buttons are gone from the screen, so their
     /// numbers no longer press anything. Returns each button's label and
-    /// number, in the card's order (a link button has no number).
-    fn register(&self, handle: &str, card: &Value, lang: Lang) -> Vec<(String, Option<u64>)> {
-        let mut found = Vec::new();
-        card_buttons(&card["body"]["elements"], lang, &mut found);
+    /// number, in the message's order.
+    fn register(&self, handle: &str, message: &Message, lang: Lang) -> Vec<(String, u64)> {
         let Ok(mut b) = self.0.lock() else {
             return Vec::new();
         };
         b.live.retain(|(_, h, _, _)| h != handle);
         let mut shown = Vec::new();
-        for (label, value) in found {
-            let number = value.map(|value| {
-                b.last += 1;
-                let n = b.last;
-                b.live
-                    .push_back((n, handle.to_string(), label.clone(), value));
-                n
-            });
-            shown.push((label, number));
+        for button in shown_buttons(message) {
+            b.last += 1;
+            let (n, label) = (b.last, button.label.get(lang).to_string());
+            b.live
+                .push_back((n, handle.to_string(), label.clone(), button.action.clone()));
+            shown.push((label, n));
         }
         while b.live.len() > MAX_CONSOLE_BUTTONS {
             b.live.pop_front();
@@ -236,43 +231,25 @@ impl ConsoleButtons {
     }
 }
 
-/// The buttons of a card's elements in the order its text numbers them
-/// (columns in turn; a closed panel's content is not shown): each label
-/// (in `lang`) with its callback value, `None` for a link.
-fn card_buttons(elements: &Value, lang: Lang, out: &mut Vec<(String, Option<Value>)>) {
-    for e in elements.as_array().into_iter().flatten() {
-        match e["tag"].as_str() {
-            Some("button") => {
-                let text = &e["text"];
-                let label = (text["i18n_content"][lang.code()].as_str())
-                    .or(text["content"].as_str())
-                    .unwrap_or_default()
-                    .to_string();
-                let behavior = &e["behaviors"][0];
-                let value = (behavior["type"] == "callback").then(|| behavior["value"].clone());
-                out.push((label, value));
-            }
-            Some("column_set") => {
-                for c in e["columns"].as_array().into_iter().flatten() {
-                    card_buttons(&c["elements"], lang, out);
-                }
-            }
-            Some("collapsible_panel") if e["expanded"] == true => {
-                card_buttons(&e["elements"], lang, out)
-            }
-            _ => {}
-        }
-    }
+/// The buttons a message's text shows, in the order it numbers them (a
+/// folded panel's are not shown).
+fn shown_buttons(message: &Message) -> impl Iterator<Item = &Button> {
+    (message.blocks.iter())
+        .filter_map(|b| match b {
+            Block::Buttons(buttons) => Some(buttons),
+            _ => None,
+        })
+        .flatten()
 }
 
 /// The card's text with each pressable button's line ending in how to
 /// press it (`[1] Yes · /press 7`).
-fn with_press_numbers(text: &str, buttons: &[(String, Option<u64>)]) -> String {
+fn with_press_numbers(text: &str, buttons: &[(String, u64)]) -> String {
     let mut out = String::with_capacity(text.len() + 16 * buttons.len());
     for line in text.lines() {
         out.push_str(line);
         let pressable = buttons.iter().enumerate().find_map(|(i, (label, number))| {
-            (line == format!("[{}] {label}", i + 1)).then_some(*number)?
+            (line == format!("[{}] {label}", i + 1)).then_some(*number)
         });
         if let Some(n) = pressable {
             out.push_str(&format!(" · /press {n}"));
@@ -354,17 +331,6 @@ impl ConsoleCourier {
     }
 }
 
-/// The entry's card as printed in `lang`: English is the text the entry was
-/// made with; another language is read from the card's JSON (a card of
-/// another shape keeps the entry's text).
-fn entry_text(entry: &OutboxEntry, lang: Lang) -> String {
-    match (lang, Card::from_value(&entry.card)) {
-        (Lang::En, _) | (_, None) => entry.text.clone(),
-        (lang, Some(card)) if card.has_i18n() => card.to_text_in(lang),
-        (_, Some(_)) => entry.text.clone(),
-    }
-}
-
 impl Courier for ConsoleCourier {
     type Error = DeliveryError;
 
@@ -383,10 +349,11 @@ impl Courier for ConsoleCourier {
             OutboxOp::File { handle, .. } => ("┌─ (file)", Some(handle.to_string())),
             OutboxOp::React { .. } => return Ok(None),
         };
-        let shown = self
-            .buttons
-            .register(entry.op.handle().as_ref(), &entry.card, self.lang);
-        let text = with_press_numbers(&entry_text(entry, self.lang), &shown);
+        let Some(message) = &entry.message else {
+            return Ok(None);
+        };
+        let shown = (self.buttons).register(entry.op.handle().as_ref(), message, self.lang);
+        let text = with_press_numbers(&message.to_text_in(self.lang), &shown);
         let mut out = std::io::stdout().lock();
         let written = out
             .write_all(card_text(mark, &text).as_bytes())
@@ -409,24 +376,20 @@ mod tests {
         );
     }
 
-    fn card(buttons: &[(&str, Value)]) -> Value {
-        let elements: Vec<Value> = (buttons.iter())
-            .map(|(label, value)| {
-                serde_json::json!({"tag": "button", "text": {"content": label},
-                    "behaviors": [{"type": "callback", "value": value}]})
-            })
+    fn card(buttons: &[(&str, Value)]) -> Message {
+        use crate::message::Style;
+        let buttons = (buttons.iter())
+            .map(|(label, value)| Button::new(*label, Style::Plain, value.clone()))
             .collect();
-        serde_json::json!({"body": {"elements": [
-            {"tag": "markdown", "content": "[1] Yes"},
-            {"tag": "column_set", "columns": [{"elements": elements}]},
-            {"tag": "collapsible_panel", "expanded": false, "elements": [
-                {"tag": "button", "text": {"content": "Hidden"},
-                 "behaviors": [{"type": "callback", "value": "h"}]}]}
-        ]}})
+        let hidden = Button::new("Hidden", Style::Plain, "h".into());
+        Message::new("t", crate::message::Tone::Info)
+            .push(Block::text("[1] Yes"))
+            .push(Block::Buttons(buttons))
+            .push(Block::folded("panel", vec![Block::Buttons(vec![hidden])]))
     }
 
-    /// Chinese is read from the card's JSON, buttons and all; English is
-    /// the entry's text; the agent's words are the same in both.
+    /// A message prints in the terminal's language, buttons and all; the
+    /// agent's words are the same in both.
     #[test]
     fn cards_print_in_the_terminal_language() {
         use crate::bridge::present;
@@ -436,20 +399,7 @@ mod tests {
             &crate::store::ids::project("web"),
             &"j1".parse().unwrap(),
         );
-        let entry = OutboxEntry {
-            uuid: "u1".into(),
-            op: OutboxOp::Send {
-                target: ChatTarget::Console,
-                handle: crate::store::state::CardHandle::random(),
-                reply_to: None,
-                image: None,
-            },
-            card: serde_json::to_value(&card).unwrap(),
-            text: card.to_text(),
-            created_ms: 0,
-        };
-        assert_eq!(entry_text(&entry, Lang::En), entry.text);
-        let zh = entry_text(&entry, Lang::Zh);
+        let zh = card.to_text_in(Lang::Zh);
         assert!(
             zh.starts_with("== web: /gsd:plan ==\n**运行中…**\n"),
             "{zh}"
@@ -459,8 +409,8 @@ mod tests {
             "{zh}"
         );
         let buttons = ConsoleButtons::default();
-        let shown = buttons.register("c1", &entry.card, Lang::Zh);
-        assert_eq!(shown, vec![("中断".to_string(), Some(1))]);
+        let shown = buttons.register("c1", &card, Lang::Zh);
+        assert_eq!(shown, vec![("中断".to_string(), 1)]);
         assert!(with_press_numbers(&zh, &shown).ends_with("[1] 中断 · /press 1\n"));
         assert!(buttons.find("中断").is_ok());
     }
@@ -473,12 +423,9 @@ mod tests {
             &card(&[("Yes", "y".into()), ("No", "n".into())]),
             Lang::En,
         );
-        assert_eq!(
-            first,
-            [("Yes".to_string(), Some(1)), ("No".to_string(), Some(2))]
-        );
+        assert_eq!(first, [("Yes".to_string(), 1), ("No".to_string(), 2)]);
         let second = buttons.register("c2", &card(&[("Interrupt", "i".into())]), Lang::En);
-        assert_eq!(second, [("Interrupt".to_string(), Some(3))]);
+        assert_eq!(second, [("Interrupt".to_string(), 3)]);
         // Only a button's own line is marked, not agent text that looks like one.
         let text = with_press_numbers("Agent said:\n[1] Yes\n[1] Yes\n[2] No\n", &first);
         assert_eq!(

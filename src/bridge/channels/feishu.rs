@@ -5,7 +5,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Duration;
@@ -17,14 +16,15 @@ use crate::bridge::channels::chat::{CardClick, ChatEvent, ChatMessage, ClickAnsw
 use crate::bridge::channels::chat_images::{Fetches, ImageAdmission, ImageNotSaved, Images};
 use crate::bridge::channels::outbox::{Courier, Failure};
 use crate::bridge::config::{Config, IntakeMode};
-use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, with_image_key, without_picture};
+use crate::bridge::screen_picture::{PICTURE_REFUSED_CODES, without_picture};
 use crate::feishu::api::{Api, ErrorClass, FeishuError, MAX_IMAGE_BYTES, ReceiveId};
-use crate::feishu::card::with_fallback;
+use crate::feishu::card::{Card, with_fallback};
 use crate::feishu::pace::Pacer;
 use crate::feishu::{
     CardResponse, Dedupe, Domain, FeishuConfig, Intake, IntakeEvent, Toast, ToastKind,
 };
 use crate::i18n::Lang;
+use crate::message::Message;
 use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 use crate::store::{LogEvent, SharedState};
 
@@ -421,33 +421,29 @@ impl Courier for FeishuCourier {
         self.pacer
             .wait(api_name(&entry.op), pace_key(entry, message_id))
             .await;
-        // A card with a picture: the picture is uploaded first.
-        let pictured;
-        let picture = match &entry.op {
-            OutboxOp::Send {
-                image: Some(path), ..
-            } => Some(path),
-            _ => None,
-        };
-        let entry = match picture {
-            Some(path) => {
-                pictured = OutboxEntry {
-                    card: self.picture_card(entry, path).await?,
-                    ..entry.clone()
-                };
-                &pictured
+        // A send's or update's message drawn as a card; a picture is
+        // uploaded first. A file or a reaction has no card.
+        let card = match (&entry.op, &entry.message) {
+            (
+                OutboxOp::Send {
+                    image: Some(path), ..
+                },
+                Some(message),
+            ) => Some(self.picture_card(message, path).await?),
+            (OutboxOp::Send { .. } | OutboxOp::Patch { .. }, Some(message)) => {
+                Some(Card::from(message))
             }
-            None => entry,
+            (OutboxOp::Send { .. } | OutboxOp::Patch { .. }, None) => {
+                return Err(FeishuFailure::permanent("a card with nothing on it"));
+            }
+            (OutboxOp::File { .. } | OutboxOp::React { .. }, _) => None,
         };
-        let localized;
-        let entry = if self.locale == Lang::En {
-            entry
-        } else {
-            localized = OutboxEntry {
-                card: with_fallback(&entry.card, self.locale),
-                ..entry.clone()
-            };
-            &localized
+        let card = match card.map(|c| serde_json::to_value(&c)).transpose() {
+            Ok(card) => (card.map(|c| with_fallback(&c, self.locale))).unwrap_or_default(),
+            Err(e) => {
+                let why = format!("the card does not serialize: {e}");
+                return Err(FeishuFailure::permanent(why));
+            }
         };
         let result = match (&entry.op, message_id) {
             (
@@ -456,11 +452,7 @@ impl Courier for FeishuCourier {
                     ..
                 },
                 _,
-            ) => self
-                .api
-                .reply(parent, &entry.card, &entry.uuid)
-                .await
-                .map(Some),
+            ) => self.api.reply(parent, &card, &entry.uuid).await.map(Some),
             (
                 OutboxOp::Send {
                     target: ChatTarget::Chat { id },
@@ -469,7 +461,7 @@ impl Courier for FeishuCourier {
                 _,
             ) => self
                 .api
-                .send(&ReceiveId::ChatId(id.clone()), &entry.card, &entry.uuid)
+                .send(&ReceiveId::ChatId(id.clone()), &card, &entry.uuid)
                 .await
                 .map(Some),
             (
@@ -483,9 +475,7 @@ impl Courier for FeishuCourier {
                     "a console card cannot go to Feishu",
                 ));
             }
-            (OutboxOp::Patch { .. }, Some(id)) => {
-                self.api.patch(id, &entry.card).await.map(|()| None)
-            }
+            (OutboxOp::Patch { .. }, Some(id)) => self.api.patch(id, &card).await.map(|()| None),
             (OutboxOp::Patch { .. }, None) => {
                 return Err(FeishuFailure::permanent("no message to patch"));
             }
@@ -541,7 +531,13 @@ impl Courier for FeishuCourier {
                 };
             }
         };
-        if let (Ok(_), Some(path)) = (&result, picture) {
+        if let (
+            Ok(_),
+            OutboxOp::Send {
+                image: Some(path), ..
+            },
+        ) = (&result, &entry.op)
+        {
             // Delivered: the picture kept for retries is not needed.
             let _ = std::fs::remove_file(path);
         }
@@ -550,16 +546,17 @@ impl Courier for FeishuCourier {
 }
 
 impl FeishuCourier {
-    /// `entry`'s card with its picture (the PNG at `path`) uploaded and
+    /// `message`'s card with its picture (the PNG at `path`) uploaded and
     /// its key in place; without the picture when Feishu refuses it for
     /// good or the file is gone. A passing failure is retried.
-    async fn picture_card(&self, entry: &OutboxEntry, path: &str) -> Result<Value, FeishuFailure> {
+    async fn picture_card(&self, message: &Message, path: &str) -> Result<Card, FeishuFailure> {
+        let without = |why: &str| Card::from(&without_picture(message, why));
         let bytes = match read_bounded_file(path, MAX_IMAGE_BYTES) {
             Ok(b) => b,
-            Err(e) => return Ok(without_picture(&entry.card, &e)),
+            Err(e) => return Ok(without(&e)),
         };
         match self.api.upload_image(&bytes).await {
-            Ok(key) => Ok(with_image_key(&entry.card, &key)),
+            Ok(key) => Ok(Card::render(message, Some(&key))),
             Err(e)
                 if e.class() == ErrorClass::Permanent
                     || e.code().is_some_and(|c| PICTURE_REFUSED_CODES.contains(&c)) =>
@@ -572,7 +569,7 @@ impl FeishuCourier {
                     ),
                     None => e.to_string(),
                 };
-                Ok(without_picture(&entry.card, &why))
+                Ok(without(&why))
             }
             Err(e) => Err(classify(e)),
         }

@@ -6,10 +6,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::bridge::present;
-use crate::feishu::card::Card;
+use crate::message::{Block, Message, Tone};
 use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
 
@@ -44,19 +42,22 @@ pub fn result_entries(
         match write_outbox_file(state_dir, &format!("{uuid}.txt"), output.as_bytes()) {
             Ok(path) => {
                 let summary = present::summary_card(title, output, &file_name);
-                let file = OutboxEntry {
-                    uuid,
-                    op: OutboxOp::File {
-                        target: target.clone(),
-                        handle: CardHandle::random(),
-                        reply_to: reply_to.map(String::from),
-                        path: path.to_string_lossy().into_owned(),
-                        file_name: file_name.clone(),
-                    },
-                    card: Value::Null,
-                    text: format!("(file {file_name}, {} bytes)", output.len()),
-                    created_ms: clock::now_ms(),
-                };
+                let file =
+                    OutboxEntry {
+                        uuid,
+                        op: OutboxOp::File {
+                            target: target.clone(),
+                            handle: CardHandle::random(),
+                            reply_to: reply_to.map(String::from),
+                            path: path.to_string_lossy().into_owned(),
+                            file_name: file_name.clone(),
+                        },
+                        // What a text reader (the event log, a test) sees of it.
+                        message: Some(Message::new(file_name.as_str(), Tone::Done).push(
+                            Block::text(format!("(file {file_name}, {} bytes)", output.len())),
+                        )),
+                        created_ms: clock::now_ms(),
+                    };
                 return vec![card_entry(target, reply_to, &summary), file];
             }
             Err(e) => {
@@ -81,8 +82,7 @@ pub fn reaction_entry(message_id: &str, emoji: &str) -> OutboxEntry {
             message_id: message_id.to_string(),
             emoji: emoji.to_string(),
         },
-        card: Value::Null,
-        text: String::new(),
+        message: None,
         created_ms: clock::now_ms(),
     }
 }
@@ -109,7 +109,7 @@ pub const EMOJI_TAKEN: &str = "OnIt";
 /// Feishu's emoji type for "finished".
 pub const EMOJI_DONE: &str = "DONE";
 
-fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> OutboxEntry {
+fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Message) -> OutboxEntry {
     OutboxEntry {
         uuid: uuid::Uuid::new_v4().to_string(),
         op: OutboxOp::Send {
@@ -118,8 +118,7 @@ fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> Outbo
             reply_to: reply_to.map(String::from),
             image: None,
         },
-        card: serde_json::to_value(card).unwrap_or(Value::Null),
-        text: card.to_text(),
+        message: Some(card.clone()),
         created_ms: clock::now_ms(),
     }
 }
@@ -191,16 +190,16 @@ mod tests {
             None,
         );
         assert_eq!(entries.len(), 2);
-        let card: Card = match &entries[0].op {
+        let card: Message = match &entries[0].op {
             OutboxOp::Send { reply_to, .. } => {
                 assert_eq!(reply_to.as_deref(), Some("om_1"));
-                let text = entries[0].text.clone();
+                let text = entries[0].message.as_ref().unwrap().to_text();
                 assert!(text.contains("25000 lines"), "{text}");
                 assert!(
                     text.contains("\"line\":0,") && text.contains("\"line\":24999,"),
                     "head and tail"
                 );
-                present::summary_card("demo: /gsd:execute", &output, "demo-gsd-execute.txt")
+                entries[0].message.clone().unwrap()
             }
             other => panic!("{other:?}"),
         };

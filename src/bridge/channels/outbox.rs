@@ -431,8 +431,7 @@ fn dead_letter(
                 reply_to: None,
                 image: None,
             },
-            card: serde_json::to_value(&card).unwrap_or(serde_json::Value::Null),
-            text: card.to_text(),
+            message: Some(card.clone()),
             created_ms: clock::now_ms(),
         }
     });
@@ -490,7 +489,7 @@ fn finish(
         let Some(at) = s.outbox.iter().position(|f| f.uuid == entry.uuid) else {
             return;
         };
-        if failure.is_none() && s.outbox[at].card != entry.card {
+        if failure.is_none() && s.outbox[at].message != entry.message {
             return;
         }
         s.outbox.remove(at);
@@ -529,7 +528,6 @@ fn op_name(op: &OutboxOp) -> &'static str {
 mod tests {
     use super::*;
     use crate::store::state::ChatTarget;
-    use serde_json::json;
     use std::sync::{Arc, Mutex};
 
     /// (uuid, message id it patched)
@@ -573,8 +571,10 @@ mod tests {
         OutboxEntry {
             uuid: uuid.into(),
             op,
-            card: json!({}),
-            text: String::new(),
+            message: Some(crate::message::Message::new(
+                uuid,
+                crate::message::Tone::Info,
+            )),
             created_ms: 0,
         }
     }

@@ -504,7 +504,7 @@ impl present::words::ChatWords for AnswerRefused {
 }
 
 /// The card of a waiting approval; on the console it says how to answer.
-fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
+fn approval_card(pending: &PendingApproval) -> crate::message::Message {
     let card = present::approval_card(pending);
     if pending.target != ChatTarget::Console {
         return card;
@@ -514,7 +514,7 @@ fn approval_card(pending: &PendingApproval) -> crate::feishu::card::Card {
     if pending.options.iter().any(|o| o.ticked().is_some()) {
         how = how.join("", &Msg::ConsoleSeveral.text());
     }
-    card.push(crate::feishu::card::Element::note(how))
+    card.push(crate::message::Block::note(how))
 }
 
 /// The option key `said` stands for: an option's own key, or else the

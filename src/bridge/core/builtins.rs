@@ -16,9 +16,9 @@ use crate::bridge::present::words::said;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::Builtin;
 use crate::bridge::texts::Msg;
-use crate::feishu::card::Card;
 use crate::gsd::planning::Planning;
 use crate::i18n::Text;
+use crate::message::Message;
 use crate::store::state::Job;
 use crate::store::state::{ChatTarget, ProjectName, ProjectRecord};
 use crate::store::{Denial, LogEvent};
@@ -500,7 +500,7 @@ impl Core {
         line: &str,
         output: &str,
         guidance: impl Into<Text>,
-    ) -> Card {
+    ) -> Message {
         let unknown = (output.lines())
             .map(str::trim)
             .find(|l| l.contains("Unknown command: ") || l.contains("Unknown slash command: "))

@@ -97,8 +97,7 @@ impl Core {
                 path: file.copy.display().to_string(),
                 file_name: file.name,
             },
-            card: serde_json::Value::Null,
-            text: card.to_text(),
+            message: Some(card),
             created_ms: self.now_ms,
         };
         self.shared.update(|s| s.outbox.push_back(entry));

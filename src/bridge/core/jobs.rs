@@ -108,7 +108,7 @@ impl Core {
         percent: Option<u8>,
         tail: &str,
         planning: Option<crate::i18n::Text>,
-    ) -> crate::feishu::card::Card {
+    ) -> crate::message::Message {
         let mut card = present::progress_card(self.title(j), stage, percent, tail);
         if let Some(planning) = planning {
             card = present::with_planning(card, &planning);

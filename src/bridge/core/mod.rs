@@ -35,8 +35,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::config::Config;
 use super::project::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply,
@@ -52,9 +50,9 @@ use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ActionButton, CardAction};
 use crate::bridge::texts::Msg;
 use crate::control::PaneId;
-use crate::feishu::card::Card;
 use crate::hooks::HookEvent;
 use crate::i18n::Text;
+use crate::message::Message;
 use crate::store::event_log::LogHealth;
 use crate::store::state::{
     ApprovalId, CardHandle, ChatTarget, Job, JobId, OutboxEntry, OutboxOp, ProjectName,
@@ -381,7 +379,7 @@ impl Core {
     fn new_card(
         target: &ChatTarget,
         reply_to: Option<&str>,
-        card: &Card,
+        card: &Message,
         now_ms: u64,
     ) -> (CardHandle, OutboxEntry) {
         let handle = CardHandle::random();
@@ -393,15 +391,14 @@ impl Core {
                 reply_to: reply_to.map(String::from),
                 image: None,
             },
-            card: serde_json::to_value(card).unwrap_or(Value::Null),
-            text: card.to_text(),
+            message: Some(card.clone()),
             created_ms: now_ms,
         };
         (handle, entry)
     }
 
     /// Queues a new card; returns its handle (for later patches).
-    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Card) -> CardHandle {
+    fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Message) -> CardHandle {
         let (handle, entry) = Self::new_card(target, reply_to, card, self.now_ms);
         self.shared.update(|s| s.outbox.push_back(entry));
         handle
@@ -409,7 +406,7 @@ impl Core {
 
     /// Sends `card` for job `id` and marks its record (given the card's
     /// handle) in one state update: after a restart, both or neither.
-    fn send_for_job(&mut self, id: &str, card: &Card, mark: impl FnOnce(&mut Job, &CardHandle)) {
+    fn send_for_job(&mut self, id: &str, card: &Message, mark: impl FnOnce(&mut Job, &CardHandle)) {
         self.shared.update(|s| {
             let Some(job) = s.jobs.iter_mut().find(|j| j.id == id) else {
                 return;
@@ -428,19 +425,18 @@ impl Core {
     }
 
     /// An update of the card `handle` for the outbox.
-    fn patch_entry(handle: &CardHandle, card: &Card, now_ms: u64) -> OutboxEntry {
+    fn patch_entry(handle: &CardHandle, card: &Message, now_ms: u64) -> OutboxEntry {
         OutboxEntry {
             uuid: uuid::Uuid::new_v4().to_string(),
             op: OutboxOp::Patch {
                 handle: handle.clone(),
             },
-            card: serde_json::to_value(card).unwrap_or(Value::Null),
-            text: card.to_text(),
+            message: Some(card.clone()),
             created_ms: now_ms,
         }
     }
 
-    fn patch(&self, handle: &CardHandle, card: &Card) {
+    fn patch(&self, handle: &CardHandle, card: &Message) {
         let entry = Self::patch_entry(handle, card, self.now_ms);
         self.shared.update(|s| s.queue_patch(entry));
     }
@@ -457,7 +453,7 @@ impl Core {
         title: impl Into<Text>,
         text: impl Into<Text>,
         guidance: impl Into<Text>,
-    ) -> Card {
+    ) -> Message {
         present::error_card(title, text, guidance, Self::way_back())
     }
 

@@ -4,13 +4,13 @@
 use std::time::{Duration, Instant};
 
 use super::Core;
-use crate::feishu::card::Card;
+use crate::message::Message;
 
 /// A command's progress card updates: at most one per interval, latest wins.
 #[derive(Default)]
 pub(super) struct Throttle {
     pub(super) last_patch: Option<Instant>,
-    pub(super) pending: Option<Card>,
+    pub(super) pending: Option<Message>,
     /// The progress last reported (summary, percent, recent output): the
     /// card is made again from it when only the planning position changed.
     pub(super) last: Option<(String, Option<u8>, String)>,

@@ -3,12 +3,10 @@
 //! Only reported figures are shown: a figure clawmux did not get is left
 //! out, never estimated.
 
-use serde_json::{Value, json};
-
 use super::words::duration;
 use crate::bridge::texts::Msg;
-use crate::feishu::card::{Card, Element};
 use crate::i18n::{Lang, Text};
+use crate::message::Block;
 use crate::store::state::{OutboxEntry, OutboxOp};
 
 /// What the footer can say about a turn.
@@ -71,29 +69,9 @@ pub fn add(entries: &mut [OutboxEntry], footer: &TurnFooter) {
         .rev()
         .find(|e| matches!(e.op, OutboxOp::Send { .. }));
     let Some(entry) = last else { return };
-    let text = footer.text();
-    // A card of clawmux's own model takes the footer as one of its
-    // elements (both languages, and `config.locales` when the card had
-    // none yet); another shape gets the same element as JSON.
-    let footed = Card::from_value(&entry.card)
-        .map(|card| card.push(Element::markdown(&text)))
-        .and_then(|card| serde_json::to_value(card).ok());
-    match footed {
-        Some(card) => entry.card = card,
-        None => {
-            let Some(elements) =
-                (entry.card.pointer_mut("/body/elements")).and_then(Value::as_array_mut)
-            else {
-                return;
-            };
-            let mut element = json!({"tag": "markdown", "content": text.get(Lang::En)});
-            if let Some(i18n) = text.i18n() {
-                element["i18n_content"] = json!(i18n);
-            }
-            elements.push(element);
-        }
+    if let Some(message) = &mut entry.message {
+        message.blocks.push(Block::text(footer.text()));
     }
-    entry.text = format!("{}\n{}", entry.text.trim_end(), text.get(Lang::En));
 }
 
 #[cfg(test)]
@@ -126,12 +104,12 @@ mod tests {
         assert_eq!(thousands(1_000_000), "1,000,000");
     }
 
-    /// The footer goes on the card in both languages, and the card then
-    /// names its locales (a result card of agent text alone had none).
+    /// The footer goes on the card in both languages (a result card of
+    /// agent text alone had none).
     #[test]
     fn the_footer_is_added_in_both_languages() {
-        let card = Card::new("literal title", crate::feishu::card::Template::Green)
-            .push(Element::markdown("agent text"));
+        let card = crate::message::Message::new("literal title", crate::message::Tone::Done)
+            .push(Block::text("agent text"));
         let mut entries = vec![OutboxEntry {
             uuid: "u".into(),
             op: OutboxOp::Send {
@@ -140,8 +118,7 @@ mod tests {
                 reply_to: None,
                 image: None,
             },
-            card: serde_json::to_value(&card).unwrap(),
-            text: "agent text".into(),
+            message: Some(card),
             created_ms: 0,
         }];
         let footer = TurnFooter {
@@ -149,11 +126,12 @@ mod tests {
             ..Default::default()
         };
         add(&mut entries, &footer);
-        let card = &entries[0].card;
-        let last = &card["body"]["elements"][1];
-        assert_eq!(last["i18n_content"]["zh_cn"], "⏱ 用时 12 秒");
-        assert_eq!(last["i18n_content"]["en_us"], "⏱ 12 s");
-        assert_eq!(card["config"]["locales"], json!(["zh_cn", "en_us"]));
-        assert_eq!(entries[0].text, "agent text\n⏱ 12 s");
+        let message = entries[0].message.as_ref().unwrap();
+        assert_eq!(message.blocks[1], Block::text(footer.text()));
+        assert!(message.has_i18n());
+        assert_eq!(
+            message.to_text_in(Lang::Zh),
+            "== literal title ==\nagent text\n⏱ 用时 12 秒\n"
+        );
     }
 }

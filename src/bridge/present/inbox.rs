@@ -3,11 +3,12 @@
 //! one card answers what several projects and hosts wait for; and the
 //! reminder card for one prompt that waited too long.
 
-use super::{ApprovalView, ButtonKind, Card, Element, MAX_BUTTONS, Template, body_len, short};
+use super::{ApprovalView, MAX_BUTTONS, body_len, short};
 use crate::bridge::texts::Msg;
 use crate::feishu::card::TARGET_BODY_BYTES;
 use crate::feishu::markdown::{escape_inline, first_body_bytes};
 use crate::i18n::{Lang, Text};
+use crate::message::{Block, Button, Message, Style, Tone};
 use crate::store::state::PendingApproval;
 
 /// Prompts one inbox card lists at most (the rest are counted): each
@@ -18,7 +19,7 @@ pub const MAX_INBOX_ITEMS: usize = 8;
 const ITEM_QUESTION_BYTES: usize = 600;
 
 /// One prompt: where it waits, how long, what it asks, its buttons.
-fn item(a: &PendingApproval, host: Option<&str>, now_ms: u64, n: usize) -> Vec<Element> {
+fn item(a: &PendingApproval, host: Option<&str>, now_ms: u64, n: usize) -> Vec<Block> {
     let view = ApprovalView::from(a);
     let waited = now_ms.saturating_sub(a.created_ms) / 60_000;
     let place = match host {
@@ -38,15 +39,11 @@ fn item(a: &PendingApproval, host: Option<&str>, now_ms: u64, n: usize) -> Vec<E
     let text = Text::both(line(Lang::En), line(Lang::Zh));
     let buttons = (a.options.iter().take(MAX_BUTTONS).enumerate())
         .map(|(i, o)| {
-            let kind = if i == 0 {
-                ButtonKind::Primary
-            } else {
-                ButtonKind::Default
-            };
-            Element::callback_button(short(&o.label), kind, view.action(&o.key).to_value())
+            let kind = if i == 0 { Style::Primary } else { Style::Plain };
+            Button::new(short(&o.label), kind, view.action(&o.key).to_value())
         })
         .collect();
-    vec![Element::markdown(text), Element::row(buttons)]
+    vec![Block::text(text), Block::Buttons(buttons)]
 }
 
 /// The end of `text` within `max` body bytes.
@@ -111,12 +108,12 @@ pub fn inbox_card(
     waiting: &[WaitingItem],
     host_of: impl Fn(&str) -> Option<String>,
     now_ms: u64,
-) -> Card {
+) -> Message {
     let count = (pending.len() + waiting.len()).to_string();
     let title = Msg::InboxTitle.with(&[("n", &count)]);
-    let mut card = Card::new(title, Template::Orange);
+    let mut card = Message::new(title, Tone::Asking);
     if pending.is_empty() && waiting.is_empty() {
-        return card.push(Element::markdown(Msg::NothingWaits));
+        return card.push(Block::text(Msg::NothingWaits));
     }
     let mut shown = 0;
     for (i, a) in pending.iter().enumerate().take(MAX_INBOX_ITEMS) {
@@ -135,7 +132,7 @@ pub fn inbox_card(
         for w in waiting.iter().take(MAX_INBOX_ITEMS.saturating_sub(shown)) {
             let next = card
                 .clone()
-                .push(Element::markdown(waiting_text(w, now_ms, shown + 1)));
+                .push(Block::text(waiting_text(w, now_ms, shown + 1)));
             if body_len(&next) > TARGET_BODY_BYTES {
                 break;
             }
@@ -146,17 +143,17 @@ pub fn inbox_card(
     let total = pending.len() + waiting.len();
     if shown < total {
         let more = Msg::InboxMore.with(&[("n", &(total - shown).to_string())]);
-        card = card.push(Element::markdown(more));
+        card = card.push(Block::text(more));
     }
     card
 }
 
 /// A reminder: `a` has waited longer than the chat's reminder time.
-pub fn reminder_card(a: &PendingApproval, host: Option<&str>, now_ms: u64) -> Card {
+pub fn reminder_card(a: &PendingApproval, host: Option<&str>, now_ms: u64) -> Message {
     let waited = now_ms.saturating_sub(a.created_ms) / 60_000;
     let minutes = waited.to_string();
     let title = Msg::StillWaiting.with(&[("minutes", &minutes)]);
-    let mut card = Card::new(title, Template::Orange);
+    let mut card = Message::new(title, Tone::Asking);
     for e in item(a, host, now_ms, 1) {
         card = card.push(e);
     }

@@ -24,13 +24,11 @@ pub mod words;
 
 pub use action::{ApprovalChoice, CardAction, CardActionError, CommandChoice, InterruptChoice};
 
-use crate::feishu::card::{
-    Behavior, ButtonKind, Card, Element, PlainText, SelectOption, TARGET_BODY_BYTES, Template,
-    body_len,
-};
+use crate::feishu::card::{TARGET_BODY_BYTES, body_len};
 use crate::feishu::markdown::{code_block_head, code_block_tail, escape_inline, first_body_bytes};
 use crate::feishu::paginate::paginate;
 use crate::i18n::Text;
+use crate::message::{Block, Button, Menu, MenuOption, Message, Style, Tone};
 use crate::store::state::{
     ApprovalId, ApprovalKind, ApprovalOption, JobId, PendingApproval, ProjectName, SessionName,
 };
@@ -81,18 +79,18 @@ fn short(text: &str) -> &str {
 
 /// Body bytes left for the text of one more markdown element on `card`
 /// (as built so far), up to `cap`: the element's own JSON is counted.
-fn room_on(card: &Card, cap: usize) -> usize {
-    let with_element = card.clone().push(Element::markdown(""));
+fn room_on(card: &Message, cap: usize) -> usize {
+    let with_element = card.clone().push(Block::text(""));
     TARGET_BODY_BYTES
         .saturating_sub(body_len(&with_element))
         .min(cap)
 }
 
-fn first_page(cards: Vec<Card>, title: Text, template: Template) -> Card {
+fn first_page(cards: Vec<Message>, title: Text, tone: Tone) -> Message {
     cards
         .into_iter()
         .next()
-        .unwrap_or_else(|| Card::new(title, template))
+        .unwrap_or_else(|| Message::new(title, tone))
 }
 
 // ---------------------------------------------------------------------------
@@ -101,8 +99,8 @@ fn first_page(cards: Vec<Card>, title: Text, template: Template) -> Card {
 /// Result of a finished turn: green, the answer paginated (one card per
 /// page). The raw screen, when given, goes in a closed panel under the
 /// answer on the last page (on a card of its own if that page is full).
-pub fn result_cards(title: &str, markdown: impl Into<Text>, screen: Option<&str>) -> Vec<Card> {
-    let mut cards = paginate(title, Template::Green, markdown);
+pub fn result_cards(title: &str, markdown: impl Into<Text>, screen: Option<&str>) -> Vec<Message> {
+    let mut cards = paginate(title, Tone::Done, markdown);
     let Some(screen) = screen.map(str::trim_end).filter(|s| !s.trim().is_empty()) else {
         return cards;
     };
@@ -112,15 +110,14 @@ pub fn result_cards(title: &str, markdown: impl Into<Text>, screen: Option<&str>
         *last = with_panel;
         return cards;
     }
-    let own = Card::new(short_title(title), Template::Green);
+    let own = Message::new(short_title(title), Tone::Done);
     cards.extend(with_screen_panel(&own, screen));
     cards
 }
 
 /// `card` with the tail of `screen` in a closed panel, if the card has room.
-fn with_screen_panel(card: &Card, screen: &str) -> Option<Card> {
-    let panel =
-        |content: String| Element::collapsed(Msg::ScreenPanel, vec![Element::markdown(content)]);
+fn with_screen_panel(card: &Message, screen: &str) -> Option<Message> {
+    let panel = |content: String| Block::folded(Msg::ScreenPanel, vec![Block::text(content)]);
     let empty = card.clone().push(panel(String::new()));
     let room = TARGET_BODY_BYTES
         .saturating_sub(body_len(&empty))
@@ -130,14 +127,14 @@ fn with_screen_panel(card: &Card, screen: &str) -> Option<Card> {
 }
 
 /// Any informational text: blue, paginated.
-pub fn info_cards(title: impl Into<Text>, markdown: impl Into<Text>) -> Vec<Card> {
-    paginate(title, Template::Blue, markdown)
+pub fn info_cards(title: impl Into<Text>, markdown: impl Into<Text>) -> Vec<Message> {
+    paginate(title, Tone::Info, markdown)
 }
 
 /// A short informational card (first page only if the text is long).
-pub fn info_card(title: impl Into<Text>, markdown: impl Into<Text>) -> Card {
+pub fn info_card(title: impl Into<Text>, markdown: impl Into<Text>) -> Message {
     let title = title.into();
-    first_page(info_cards(title.clone(), markdown), title, Template::Blue)
+    first_page(info_cards(title.clone(), markdown), title, Tone::Info)
 }
 
 /// Work in progress: blue, a progress line and the latest output tail.
@@ -147,7 +144,7 @@ pub fn progress_card(
     stage: impl Into<Text>,
     percent: Option<u8>,
     tail: &str,
-) -> Card {
+) -> Message {
     let bar = percent.map(|p| {
         let p = p.min(100);
         let filled = usize::from(p) / 10;
@@ -162,56 +159,48 @@ pub fn progress_card(
         )
     });
     let title = title.into().map(|t| short_title(t).to_string());
-    let mut card = Card::new(title, Template::Blue).push(Element::markdown(line));
+    let mut card = Message::new(title, Tone::Info).push(Block::text(line));
     if !tail.trim().is_empty() {
-        card = card.push(Element::markdown(code_block_tail(
-            tail,
-            PROGRESS_TAIL_BYTES,
-        )));
+        card = card.push(Block::text(code_block_tail(tail, PROGRESS_TAIL_BYTES)));
     }
     card
 }
 
 /// A progress card with where the GSD project stands, from its planning
 /// files (`phase 2 of 3 (Cart) · plan 2 of 3 · …`).
-pub fn with_planning(card: Card, planning: &Text) -> Card {
+pub fn with_planning(card: Message, planning: &Text) -> Message {
     let line = planning.map(|l| escape_inline(first_body_bytes(l, MAX_INLINE_BODY_BYTES)));
     let note = Msg::GsdLine.with_each(|lang| vec![("line", line.get(lang).to_string())]);
-    card.push(Element::note(note))
+    card.push(Block::note(note))
 }
 
 /// Blue: what a project's pane shows right now (`/gsd:screen`), as a code
 /// block; a screen too large for a card keeps its bottom rows.
-pub fn screen_card(project: &str, screen: &str) -> Card {
+pub fn screen_card(project: &str, screen: &str) -> Message {
     let title = Msg::ScreenOf.with(&[("project", short(project))]);
-    let card = Card::new(title, Template::Blue);
+    let card = Message::new(title, Tone::Info);
     let room = room_on(&card, TARGET_BODY_BYTES);
-    card.push(Element::markdown(code_block_tail(screen.trim_end(), room)))
+    card.push(Block::text(code_block_tail(screen.trim_end(), room)))
 }
 
-/// The `img_key` a picture card holds until its PNG is uploaded (the
-/// outbox puts the key Feishu gave in its place; see `screen_picture`).
-pub const PENDING_IMAGE_KEY: &str = "clawmux:pending-image";
-
 /// Blue: a project's pane as a picture (`/gsd:screen` on Feishu), its text
-/// in a closed panel under it; the picture's key is [`PENDING_IMAGE_KEY`]
-/// until it is uploaded.
-pub fn screen_picture_card(project: &str, screen: &str) -> Card {
+/// in a closed panel under it; the picture is the PNG the outbox entry
+/// names (see `screen_picture`).
+pub fn screen_picture_card(project: &str, screen: &str) -> Message {
     let title = Msg::ScreenOf.with(&[("project", short(project))]);
-    let card =
-        Card::new(title.clone(), Template::Blue).push(Element::image(PENDING_IMAGE_KEY, title));
+    let card = Message::new(title.clone(), Tone::Info).push(Block::Picture { alt: title });
     let panel_title = Msg::ScreenAsText.text();
     let panel_cost = 2 * panel_title.get(crate::i18n::Lang::En).len()
         + panel_title.get(crate::i18n::Lang::Zh).len()
         + 200;
     let room = room_on(&card, TARGET_BODY_BYTES).saturating_sub(panel_cost);
-    let text = Element::markdown(code_block_tail(screen.trim_end(), room));
-    card.push(Element::collapsed(panel_title, vec![text]))
+    let text = Block::text(code_block_tail(screen.trim_end(), room));
+    card.push(Block::folded(panel_title, vec![text]))
 }
 
 /// Green: a long result in brief, its first and last lines and its size,
 /// saying the whole output follows as the file `file_name`.
-pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
+pub fn summary_card(title: &str, output: &str, file_name: &str) -> Message {
     let lines: Vec<&str> = output.lines().collect();
     let n = lines.len();
     let counts = Msg::SummaryCounts.with(&[
@@ -219,23 +208,23 @@ pub fn summary_card(title: &str, output: &str, file_name: &str) -> Card {
         ("bytes", &output.len().to_string()),
         ("file", &escape_inline(short(file_name))),
     ]);
-    let mut card = Card::new(short_title(title), Template::Green).push(Element::markdown(counts));
+    let mut card = Message::new(short_title(title), Tone::Done).push(Block::text(counts));
     if n <= 2 * SUMMARY_LINES {
         let room = room_on(&card, 2 * SUMMARY_PART_BYTES);
-        return card.push(Element::markdown(code_block_tail(output, room)));
+        return card.push(Block::text(code_block_tail(output, room)));
     }
     let head = lines[..SUMMARY_LINES].join("\n");
     let tail = lines[n - SUMMARY_LINES..].join("\n");
     let first = SUMMARY_LINES.to_string();
-    card = card.push(Element::note(Msg::FirstLines.with(&[("n", &first)])));
+    card = card.push(Block::note(Msg::FirstLines.with(&[("n", &first)])));
     let room = room_on(&card, SUMMARY_PART_BYTES);
-    card = card.push(Element::markdown(code_block_head(&head, room)));
+    card = card.push(Block::text(code_block_head(&head, room)));
     let hidden = (n - 2 * SUMMARY_LINES).to_string();
-    card = card.push(Element::note(
+    card = card.push(Block::note(
         Msg::LinesNotShown.with(&[("hidden", &hidden), ("n", &first)]),
     ));
     let room = room_on(&card, SUMMARY_PART_BYTES);
-    card.push(Element::markdown(code_block_tail(&tail, room)))
+    card.push(Block::text(code_block_tail(&tail, room)))
 }
 
 // ---------------------------------------------------------------------------
@@ -309,19 +298,17 @@ impl ApprovalView<'_> {
 
     /// Puts the question (its tail, as a code block) at the top of `card`,
     /// with what room the rest of the card leaves.
-    fn with_question(&self, card: Card) -> Card {
+    fn with_question(&self, card: Message) -> Message {
         let room = room_on(&card, APPROVAL_QUESTION_BYTES);
         let mut card = card;
-        card.body.elements.insert(
-            0,
-            Element::markdown(code_block_tail(&self.question_text(), room)),
-        );
+        card.blocks
+            .insert(0, Block::text(code_block_tail(&self.question_text(), room)));
         card
     }
 }
 
 /// Orange: what is asked, and one button per option.
-pub fn approval_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
+pub fn approval_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Message {
     let a = approval.into();
     let buttons = a
         .options
@@ -329,19 +316,15 @@ pub fn approval_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
         .take(MAX_BUTTONS)
         .enumerate()
         .map(|(i, o)| {
-            let kind = if i == 0 {
-                ButtonKind::Primary
-            } else {
-                ButtonKind::Default
-            };
-            Element::callback_button(short(&o.label), kind, a.action(&o.key).to_value())
+            let kind = if i == 0 { Style::Primary } else { Style::Plain };
+            Button::new(short(&o.label), kind, a.action(&o.key).to_value())
         })
         .collect();
-    let mut card = Card::new(Msg::ApprovalNeeded, Template::Orange)
+    let mut card = Message::new(Msg::ApprovalNeeded, Tone::Asking)
         .subtitle(a.subtitle())
-        .push(Element::row(buttons));
+        .push(Block::Buttons(buttons));
     if a.options.iter().any(|o| o.ticked().is_some()) {
-        card = card.push(Element::note(Msg::SeveralAtOnce));
+        card = card.push(Block::note(Msg::SeveralAtOnce));
     }
     a.with_question(card)
 }
@@ -352,11 +335,11 @@ pub fn approval_resolved_card<'a>(
     who: &str,
     choice: &str,
     when: &str,
-) -> Card {
+) -> Message {
     let a = approval.into();
-    let card = Card::new(Msg::ApprovalAnswered, Template::Grey)
+    let card = Message::new(Msg::ApprovalAnswered, Tone::Closed)
         .subtitle(a.subtitle())
-        .push(Element::note(Msg::ChoseAt.with(&[
+        .push(Block::note(Msg::ChoseAt.with(&[
             ("who", &escape_inline(short(who))),
             ("choice", &escape_inline(short(choice))),
             ("when", &escape_inline(short(when))),
@@ -365,11 +348,11 @@ pub fn approval_resolved_card<'a>(
 }
 
 /// Grey: the prompt disappeared (answered in the terminal); buttons removed.
-pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
+pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Message {
     let a = approval.into();
-    let card = Card::new(Msg::ApprovalGone, Template::Grey)
+    let card = Message::new(Msg::ApprovalGone, Tone::Closed)
         .subtitle(a.subtitle())
-        .push(Element::note(Msg::AnsweredInTerminal));
+        .push(Block::note(Msg::AnsweredInTerminal));
     a.with_question(card)
 }
 
@@ -378,13 +361,13 @@ pub fn approval_gone_card<'a>(approval: impl Into<ApprovalView<'a>>) -> Card {
 
 /// The progress card of a running command, with its Interrupt button
 /// (the click comes back as [`CardAction::Interrupt`]).
-pub fn with_interrupt(card: Card, project: &ProjectName, job: &JobId) -> Card {
+pub fn with_interrupt(card: Message, project: &ProjectName, job: &JobId) -> Message {
     let action = CardAction::Interrupt(InterruptChoice {
         project: project.clone(),
         job: job.clone(),
     });
-    let button = Element::callback_button(Msg::Interrupt, ButtonKind::Default, action.to_value());
-    card.push(Element::row(vec![button]))
+    let button = Button::new(Msg::Interrupt, Style::Plain, action.to_value());
+    card.push(Block::Buttons(vec![button]))
 }
 
 /// A guidance button on an error card.
@@ -409,13 +392,13 @@ pub fn error_card(
     error_text: impl Into<Text>,
     guidance_markdown: impl Into<Text>,
     buttons: Vec<ActionButton>,
-) -> Card {
+) -> Message {
     let title = title.into().map(|t| short_title(t).to_string());
-    let mut card = Card::new(title, Template::Red);
+    let mut card = Message::new(title, Tone::Failed);
     let guidance = guidance_markdown.into();
     if !guidance.get(crate::i18n::Lang::En).trim().is_empty() {
         let guidance = guidance.map(|g| first_body_bytes(g, GUIDANCE_BODY_BYTES).to_string());
-        card = card.push(Element::markdown(guidance));
+        card = card.push(Block::text(guidance));
     }
     if !buttons.is_empty() {
         let row = buttons
@@ -423,10 +406,10 @@ pub fn error_card(
             .take(MAX_BUTTONS)
             .map(|b| {
                 let label = b.label.map(|l| short(l).to_string());
-                Element::callback_button(label, ButtonKind::Default, b.action.to_value())
+                Button::new(label, Style::Plain, b.action.to_value())
             })
             .collect();
-        card = card.push(Element::row(row));
+        card = card.push(Block::Buttons(row));
     }
     let error_text = error_text.into();
     // Both languages share the room when the text is translated.
@@ -436,49 +419,45 @@ pub fn error_card(
         crate::feishu::paginate::TEXTS_PER_I18N
     };
     let room = room_on(&card, ERROR_TEXT_BYTES) / share;
-    card.body.elements.insert(
-        0,
-        Element::markdown(error_text.map(|e| code_block_tail(e, room))),
-    );
+    card.blocks
+        .insert(0, Block::text(error_text.map(|e| code_block_tail(e, room))));
     card
 }
 
 /// Blue: a select menu of projects; choosing one sends
 /// [`CardAction::SelectProject`] with the chosen name as the click's option.
-pub fn projects_card(projects: &[ProjectName], current: Option<&str>) -> Card {
-    let mut card = Card::new(Msg::Projects, Template::Blue);
+pub fn projects_card(projects: &[ProjectName], current: Option<&str>) -> Message {
+    let mut card = Message::new(Msg::Projects, Tone::Info);
     if projects.is_empty() {
-        return card.push(Element::markdown(Msg::NoProjectsConfigured));
+        return card.push(Block::text(Msg::NoProjectsConfigured));
     }
     let current_md = match current {
         Some(c) => Msg::CurrentProject.with(&[("project", &escape_inline(short(c)))]),
         None => Msg::NoCurrentProject.text(),
     };
-    card = card.push(Element::markdown(current_md));
+    card = card.push(Block::text(current_md));
     // Options are values to send back, so they are never cut: a list too
     // long for one card shows the first ones that fit and says so.
     let mut shown = projects.len().min(MAX_PROJECT_OPTIONS);
     loop {
-        let menu = Element::SelectStatic {
-            placeholder: PlainText::new(Msg::ChooseProject),
+        let menu = Block::Menu(Menu {
+            placeholder: Msg::ChooseProject.into(),
             options: projects[..shown]
                 .iter()
-                .map(|p| SelectOption {
-                    text: PlainText::new(p.as_str()),
+                .map(|p| MenuOption {
+                    label: p.as_str().into(),
                     value: p.to_string(),
                 })
                 .collect(),
-            initial_option: current
+            initial: current
                 .filter(|c| projects[..shown].iter().any(|p| p == c))
                 .map(str::to_string),
-            behaviors: vec![Behavior::Callback {
-                value: CardAction::SelectProject.to_value(),
-            }],
-        };
+            action: CardAction::SelectProject.to_value(),
+        });
         let mut out = card.clone().push(menu);
         if shown < projects.len() {
             let more = (projects.len() - shown).to_string();
-            out = out.push(Element::note(Msg::MoreProjects.with(&[("n", &more)])));
+            out = out.push(Block::note(Msg::MoreProjects.with(&[("n", &more)])));
         }
         if shown == 0 || body_len(&out) <= TARGET_BODY_BYTES {
             return out;
@@ -525,7 +504,7 @@ pub fn refusal_card(
     project: &ProjectName,
     refused: &str,
     mut buttons: Vec<ActionButton>,
-) -> Card {
+) -> Message {
     if let Some(s) = suggested_command(refusal) {
         let command = with_arguments(s, refused);
         if command.len() <= MAX_SUGGESTED_COMMAND_BYTES {

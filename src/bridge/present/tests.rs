@@ -1,9 +1,14 @@
 use serde_json::json;
 
 use super::*;
-use crate::feishu::card::MAX_REQUEST_BODY_BYTES;
+use crate::feishu::card::{Card, MAX_REQUEST_BODY_BYTES};
 use crate::feishu::markdown::unescape_code_text;
 use crate::store::state::{Approval, ChatTarget};
+
+/// A message as the card Feishu is sent.
+fn feishu(message: &Message) -> serde_json::Value {
+    serde_json::to_value(Card::from(message)).unwrap()
+}
 
 fn option(key: &str, label: &str) -> ApprovalOption {
     ApprovalOption {
@@ -44,7 +49,7 @@ fn simple() -> PendingApproval {
 
 #[test]
 fn approval_card_exact_json() {
-    let v = serde_json::to_value(approval_card(&simple())).unwrap();
+    let v = feishu(&approval_card(&simple()));
     let expected = json!({
         "schema": "2.0",
         // The card's own words in both languages; the agent's (the
@@ -103,7 +108,7 @@ fn approval_with_body_and_options() {
         "```\nBash command\n  rm -rf build ```x```\n\nDo you want to proceed?\n```"
     );
     let actions: Vec<CardAction> = card
-        .callback_values()
+        .actions()
         .into_iter()
         .map(|v| CardAction::from_value(v).unwrap())
         .collect();
@@ -138,10 +143,8 @@ fn resolved_and_gone_cards_are_grey_without_buttons() {
         approval_resolved_card(&simple(), "alice", "Yes", "12:00"),
         approval_gone_card(&simple()),
     ] {
-        assert_eq!(card.header.template, Template::Grey);
-        assert!(card.callback_values().is_empty());
-        let json = card.to_json();
-        assert!(!json.contains("\"button\""), "{json}");
+        assert_eq!(card.tone, Tone::Closed);
+        assert!(card.actions().is_empty());
     }
     let text = approval_resolved_card(&simple(), "alice", "Yes", "12:00").to_text();
     assert!(text.contains("alice chose **Yes** at 12:00"), "{text}");
@@ -155,7 +158,7 @@ fn error_card_shape_and_code_block() {
         "Run `/login` in the pane.",
         vec![ActionButton::new("Help", CardAction::Help)],
     );
-    let v = serde_json::to_value(&card).unwrap();
+    let v = feishu(&card);
     assert_eq!(v["header"]["template"], "red");
     let els = v["body"]["elements"].as_array().unwrap();
     let code = els[0]["content"].as_str().unwrap();
@@ -181,7 +184,7 @@ fn projects_card_select_menu() {
         ],
         Some("web"),
     );
-    let v = serde_json::to_value(&card).unwrap();
+    let v = feishu(&card);
     assert_eq!(
         v["body"]["elements"][1],
         json!({
@@ -205,14 +208,14 @@ fn projects_card_select_menu() {
     assert!(zh.contains(" * web"), "{zh}");
 }
 
-/// A card parsed back from the JSON it was sent as reads in either
-/// language; the agent's words stay as they are in both.
+/// A card read back from its saved form reads in either language; the
+/// agent's words stay as they are in both.
 #[test]
-fn a_card_reads_in_both_languages_from_its_json() {
+fn a_card_reads_in_both_languages_from_its_saved_form() {
     use crate::i18n::Lang;
     let card = approval_card(&simple());
-    let back = crate::feishu::card::Card::from_value(&serde_json::to_value(&card).unwrap())
-        .expect("the card parses back");
+    let back: crate::message::Message =
+        serde_json::from_value(serde_json::to_value(&card).unwrap()).expect("it reads back");
     assert_eq!(back.to_text_in(Lang::En), card.to_text());
     let zh = back.to_text_in(Lang::Zh);
     assert!(zh.starts_with("== 需要审批 ==\nweb · s1 · 权限\n"), "{zh}");
@@ -236,7 +239,7 @@ fn text_rendering_numbers_buttons() {
 #[test]
 fn progress_card_has_bar_and_tail() {
     let card = progress_card("Working", "EXECUTING WAVE 1", Some(40), "line a\nline b");
-    let v = serde_json::to_value(&card).unwrap();
+    let v = feishu(&card);
     assert_eq!(v["header"]["template"], "blue");
     assert_eq!(
         v["body"]["elements"][0]["content"],
@@ -250,7 +253,7 @@ fn progress_card_has_bar_and_tail() {
 
 #[test]
 fn screen_card_shows_the_pane_as_code() {
-    let v = serde_json::to_value(screen_card("web", "❯ ls\n```x```\n\n")).unwrap();
+    let v = feishu(&screen_card("web", "❯ ls\n```x```\n\n"));
     assert_eq!(v["header"]["title"]["content"], "Screen of web");
     let code = v["body"]["elements"][0]["content"].as_str().unwrap();
     assert!(
@@ -261,8 +264,8 @@ fn screen_card_shows_the_pane_as_code() {
 }
 
 /// The panel of a result card: its JSON, as the card's last element.
-fn panel_of(card: &Card) -> Option<serde_json::Value> {
-    let v = serde_json::to_value(card).unwrap();
+fn panel_of(card: &Message) -> Option<serde_json::Value> {
+    let v = feishu(card);
     v["body"]["elements"]
         .as_array()?
         .last()
@@ -294,7 +297,7 @@ fn result_card_carries_the_screen_in_a_closed_panel() {
     // The screen's own fence cannot close the panel's block; the escape
     // byte travels as JSON's \u001b, not raw.
     assert_eq!(code.matches("```").count(), 2, "{code}");
-    assert!(card.to_json().contains("\\u001b[2J"));
+    assert!(Card::from(card).to_json().contains("\\u001b[2J"));
     assert!(body_len(card) <= TARGET_BODY_BYTES);
     // Text renderings keep the panel closed: its header, not the screen.
     let text = card.to_text();
@@ -366,11 +369,11 @@ fn project_name() -> impl Strategy<Value = String> {
     "[a-z0-9][a-z0-9._-]{0,63}"
 }
 
-fn assert_fits(card: &Card) -> Result<(), TestCaseError> {
+fn assert_fits(card: &Message) -> Result<(), TestCaseError> {
     let b = body_len(card);
     prop_assert!(b <= TARGET_BODY_BYTES, "body of {b} bytes");
     let body = json!({"receive_id": "oc_".repeat(33), "msg_type": "interactive",
-        "content": card.to_json(), "uuid": "u".repeat(50)})
+        "content": Card::from(card).to_json(), "uuid": "u".repeat(50)})
     .to_string();
     prop_assert!(
         body.len() <= MAX_REQUEST_BODY_BYTES,
@@ -454,7 +457,7 @@ fn a_refusal_offers_the_suggested_command_with_its_arguments() {
         "/gsd:plan-phase 2",
         vec![ActionButton::new("Help", CardAction::Help)],
     );
-    let json = serde_json::to_value(&card).unwrap();
+    let json = feishu(&card);
     let text = json.to_string();
     assert!(text.contains("Run /gsd-plan-phase 2"), "{text}");
     let want = CardAction::Command(CommandChoice {
