@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clawmux::agentcheck::{FakeApi, Turn};
 
-use crate::support::bridge::{Bridge, test_config};
+use crate::support::bridge::{Bridge, Shown, test_config};
 use crate::support::claude::{agent_home, claude_required};
 use crate::support::tmux::TmuxServer;
 
@@ -29,7 +29,11 @@ async fn a_multi_line_message_arrives_whole_and_once() {
     let message = "first line: keep it\nsecond line: $(not run)\nthird line";
     b.say("oc_1", "ou_alice", message).await;
     let result = b.card_with(ANSWER).await;
-    assert!(result.text.contains("shop: first line"), "{}", result.text);
+    assert!(
+        result.text().contains("shop: first line"),
+        "{}",
+        result.text()
+    );
 
     let turns = api.scripted_requests();
     assert_eq!(turns.len(), 1, "one prompt, not one a line");

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, button_value, until};
 use crate::support::tmux::TmuxServer;
 
@@ -62,12 +63,12 @@ async fn adopt_and_release_a_session_clawmux_did_not_create() {
 
     b.say("oc_1", "ou_alice", "/gsd:sessions").await;
     let sessions = b.card_with("== Sessions ==").await;
-    assert!(sessions.text.contains("work:1.0"), "{}", sessions.text);
+    assert!(sessions.text().contains("work:1.0"), "{}", sessions.text());
 
     b.say("oc_1", "ou_alice", "/gsd:adopt work:1.0 as mine")
         .await;
     let adopted = b.card_with("== Adopted ==").await;
-    assert!(adopted.text.contains("97x31"), "{}", adopted.text);
+    assert!(adopted.text().contains("97x31"), "{}", adopted.text());
     until(
         || clients(&b.tmux).contains("ignore-size"),
         "the watching client attached",
@@ -82,18 +83,18 @@ async fn adopt_and_release_a_session_clawmux_did_not_create() {
         .await;
     let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
-        result.text.contains("mine: /gsd:plan-phase 2"),
+        result.text().contains("mine: /gsd:plan-phase 2"),
         "{}",
-        result.text
+        result.text()
     );
     assert_eq!(layout(&b.tmux), before, "watching changed nothing");
 
     b.say("oc_1", "ou_alice", "/gsd:status").await;
     let status = b.card_with("| mine | idle |").await;
     assert!(
-        status.text.contains("| local (adopted work:%"),
+        status.text().contains("| local (adopted work:%"),
         "{}",
-        status.text
+        status.text()
     );
 
     // A non-approver cannot release.
@@ -103,7 +104,7 @@ async fn adopt_and_release_a_session_clawmux_did_not_create() {
     let refused = b
         .seen
         .iter()
-        .filter(|e| e.text.contains("Only approvers may adopt"));
+        .filter(|e| e.text().contains("Only approvers may adopt"));
     assert_eq!(refused.count(), 2, "bob's adopt and release both refused");
     until(
         || clients(&b.tmux).trim().is_empty(),
@@ -261,13 +262,13 @@ async fn a_pane_with_the_adopted_id_on_a_restarted_server_is_not_typed_into() {
     b.say("oc_1", "ou_alice", "hello from chat").await;
     let refused = b.card_with("no longer the pane adopted").await;
     assert!(
-        refused.text.contains("tmux server restarted"),
+        refused.text().contains("tmux server restarted"),
         "{}",
-        refused.text
+        refused.text()
     );
     b.say("oc_1", "ou_alice", "/gsd:screen").await;
     b.card("the screen refused", |e| {
-        e.text.contains("no longer the pane adopted") && e.uuid != refused.uuid
+        e.text().contains("no longer the pane adopted") && e.uuid != refused.uuid
     })
     .await;
     let screen = b.tmux.capture("=work:");
@@ -275,7 +276,7 @@ async fn a_pane_with_the_adopted_id_on_a_restarted_server_is_not_typed_into() {
     let shown = b
         .seen
         .iter()
-        .filter(|e| e.text.contains("a-secret-of-the-new-pane"));
+        .filter(|e| e.text().contains("a-secret-of-the-new-pane"));
     assert_eq!(shown.count(), 0, "the new pane's screen reached the chat");
 }
 
@@ -316,10 +317,10 @@ async fn no_file_is_served_from_a_pane_adopted_on_an_ssh_host() {
             })
             .await;
         assert!(
-            refused.text.contains("File not sent")
-                && refused.text.contains("adopted from a terminal"),
+            refused.text().contains("File not sent")
+                && refused.text().contains("adopted from a terminal"),
             "{who}: {}",
-            refused.text
+            refused.text()
         );
     }
     let files = b

@@ -2,6 +2,7 @@
 //! host, read there through the host's own command (a private sshd on
 //! 127.0.0.1, whose "host" file system is this one).
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::{button_value, is_send};
 use crate::support::sshd;
 
@@ -38,7 +39,11 @@ async fn an_ssh_projects_gsd_install_and_planning_are_read_on_its_host() {
     )
     .unwrap();
     let card = b.card_with("GSD: phase 1 of 3 (Catalogue)").await;
-    assert!(!is_send(&card), "the progress card, updated: {}", card.text);
+    assert!(
+        !is_send(&card),
+        "the progress card, updated: {}",
+        card.text()
+    );
     b.click("oc_1", "ou_alice", button_value(&approval, "Yes"))
         .await;
     b.sent_with("Plans verified [3/3]").await;
@@ -51,15 +56,15 @@ async fn an_ssh_projects_gsd_install_and_planning_are_read_on_its_host() {
     b.say("oc_1", "ou_alice", "/gsd:status").await;
     let status = b
         .card("the status card", |e| {
-            is_send(e) && e.text.contains("| web |") && e.text.contains("GSD planning")
+            is_send(e) && e.text().contains("| web |") && e.text().contains("GSD planning")
         })
         .await;
     assert!(
         status
-            .text
+            .text()
             .contains("**web**: phase 2 of 3 (Cart) · plan 1 of 2 · executing"),
         "{}",
-        status.text
+        status.text()
     );
 }
 
@@ -100,9 +105,9 @@ async fn a_file_of_an_ssh_project_is_read_on_its_host() {
             .await;
         let refused = b
             .card(asked, |e| {
-                e.text.contains("File not sent") && e.text.contains(asked)
+                e.text().contains("File not sent") && e.text().contains(asked)
             })
             .await;
-        assert!(refused.text.contains(why), "{asked}: {}", refused.text);
+        assert!(refused.text().contains(why), "{asked}: {}", refused.text());
     }
 }

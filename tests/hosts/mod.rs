@@ -14,6 +14,7 @@ use clawmux::bridge::config::{Config, HostConfig};
 use clawmux::bridge::panes::hosts::MAX_LISTED_LINE_CHARS;
 use clawmux::bridge::panes::transcript::GAP_LINE;
 
+use crate::support::bridge::Shown;
 use crate::support::bridge::{Bridge, button_value, is_send, test_config};
 use crate::support::fake_feishu::FakeFeishu;
 use crate::support::feishu_serve::{card, feishu_config, image_refused, start};
@@ -56,11 +57,11 @@ async fn bridge_with_box(sshd: &Sshd) -> (Bridge, TmuxServer) {
 async fn new_web_on_box(b: &mut Bridge) {
     b.say("oc_1", "ou_alice", "/gsd:new-project web@box").await;
     let ready = b.card_with("Created **web** on host **box**").await;
-    assert!(ready.text.contains("box-ws/web"), "{}", ready.text);
+    assert!(ready.text().contains("box-ws/web"), "{}", ready.text());
     b.card("web's first result", |e| {
         is_send(e)
-            && e.text.contains("You said: /gsd:new-project")
-            && e.text.contains("web@box: /gsd:new-project")
+            && e.text().contains("You said: /gsd:new-project")
+            && e.text().contains("web@box: /gsd:new-project")
     })
     .await;
 }
@@ -97,14 +98,14 @@ async fn a_project_on_an_ssh_host_runs_end_to_end() {
     b.click("oc_1", "ou_alice", yes).await;
     let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
-        result.text.contains("web@box: /gsd:plan-phase 2"),
+        result.text().contains("web@box: /gsd:plan-phase 2"),
         "{}",
-        result.text
+        result.text()
     );
 
     b.say("oc_1", "ou_alice", "/gsd:status").await;
     let status = b.card_with("| web | idle |").await;
-    assert!(status.text.contains("| box |"), "{}", status.text);
+    assert!(status.text().contains("| box |"), "{}", status.text());
     assert!(
         sshd.log().iter().any(|l| l.contains("Accepted publickey")),
         "{:?}",
@@ -123,11 +124,11 @@ async fn cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so() {
     // Mid-command (the agent waits at its prompt): the connection dies.
     assert!(sshd.kill_connections() >= 1, "a connection to cut");
     let back = b.card_with("== Reconnected ==").await;
-    assert!(back.text.contains("**box**"), "{}", back.text);
+    assert!(back.text().contains("**box**"), "{}", back.text());
     assert!(
-        back.text.contains("ssh") || back.text.contains("tmux"),
+        back.text().contains("ssh") || back.text().contains("tmux"),
         "{}",
-        back.text
+        back.text()
     );
 
     // The prompt is the same one: its button still answers it, once.
@@ -135,14 +136,14 @@ async fn cutting_the_ssh_connection_mid_command_loses_nothing_and_says_so() {
     b.click("oc_1", "ou_alice", yes).await;
     let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
-        result.text.contains("Ran make build-check-phase-2: ok"),
+        result.text().contains("Ran make build-check-phase-2: ok"),
         "{}",
-        result.text
+        result.text()
     );
     let approvals = b
         .seen
         .iter()
-        .filter(|e| is_send(e) && e.text.contains("Approval needed"));
+        .filter(|e| is_send(e) && e.text().contains("Approval needed"));
     assert_eq!(approvals.count(), 1, "the prompt was not reported twice");
     let events = b.events();
     assert!(events.iter().any(|r| r.kind == "reconnected"));
@@ -164,9 +165,9 @@ async fn a_host_down_for_a_while_is_reported_and_reconnected_with_backoff() {
     sshd.stop();
     let down = b.card_with("== Host unreachable ==").await;
     assert!(
-        down.text.contains("Connection refused"),
+        down.text().contains("Connection refused"),
         "ssh's own words: {}",
-        down.text
+        down.text()
     );
     sshd.start_again().expect("sshd back");
     b.card_with("== Reconnected ==").await;
@@ -174,13 +175,13 @@ async fn a_host_down_for_a_while_is_reported_and_reconnected_with_backoff() {
         .await;
     let result = b.sent_with("Plans verified [3/3]").await;
     assert!(
-        result.text.contains("Ran make build-check-phase-2: ok"),
+        result.text().contains("Ran make build-check-phase-2: ok"),
         "{}",
-        result.text
+        result.text()
     );
     // Output the agent printed while the host was away is marked, not
     // silently missing.
-    assert!(result.text.contains(GAP_LINE), "{}", result.text);
+    assert!(result.text().contains(GAP_LINE), "{}", result.text());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,30 +204,30 @@ async fn an_unreachable_host_is_reported_with_ssh_words_and_others_go_on() {
     b.say("oc_2", "ou_alice", "/gsd:new-project web@gone").await;
     let failed = b.card_with("== Command failed ==").await;
     assert!(
-        failed.text.contains("host gone is unreachable"),
+        failed.text().contains("host gone is unreachable"),
         "{}",
-        failed.text
+        failed.text()
     );
     assert!(
-        failed.text.contains("Connection refused")
-            && failed.text.contains("ssh: connect to host 127.0.0.1"),
+        failed.text().contains("Connection refused")
+            && failed.text().contains("ssh: connect to host 127.0.0.1"),
         "ssh's own message: {}",
-        failed.text
+        failed.text()
     );
 
     // A local project is not held up by the dead host.
     b.say("oc_1", "ou_alice", "/gsd:new-project here").await;
     b.card("here's first result", |e| {
-        is_send(e) && e.text.contains("here: /gsd:new-project") && e.text.contains("You said")
+        is_send(e) && e.text().contains("here: /gsd:new-project") && e.text().contains("You said")
     })
     .await;
     b.say("oc_2", "ou_alice", "/gsd:new-project web@nowhere")
         .await;
     let unknown = b.card_with("== Unknown host ==").await;
     assert!(
-        unknown.text.contains("gone"),
+        unknown.text().contains("gone"),
         "names the known hosts: {}",
-        unknown.text
+        unknown.text()
     );
 }
 
@@ -256,35 +257,37 @@ async fn a_host_that_never_answers_or_never_stops_is_bounded_and_hides_no_other(
 
     b.say("oc_1", "ou_alice", "/gsd:new-project here").await;
     b.card("here's first result", |e| {
-        is_send(e) && e.text.contains("here: /gsd:new-project") && e.text.contains("You said")
+        is_send(e) && e.text().contains("here: /gsd:new-project") && e.text().contains("You said")
     })
     .await;
     // Every host is asked at once; the hung one is named, the others listed.
     b.say("oc_1", "ou_alice", "/gsd:sessions").await;
     let listed = b.card_with("**hung**").await;
-    assert!(listed.text.contains("cm-here"), "{}", listed.text);
+    assert!(listed.text().contains("cm-here"), "{}", listed.text());
     assert!(
         listed
-            .text
+            .text()
             .contains("host hung is unreachable: no answer within 1 s"),
         "{}",
-        listed.text
+        listed.text()
     );
     assert!(
-        listed.text.contains("host chatty printed more than 4 MiB"),
+        listed
+            .text()
+            .contains("host chatty printed more than 4 MiB"),
         "{}",
-        listed.text
+        listed.text()
     );
     let cut = format!("{}…", "s".repeat(MAX_LISTED_LINE_CHARS));
-    assert!(listed.text.contains(&cut), "{}", listed.text);
-    assert!(listed.text.len() < 1_500, "{} bytes", listed.text.len());
+    assert!(listed.text().contains(&cut), "{}", listed.text());
+    assert!(listed.text().len() < 1_500, "{} bytes", listed.text().len());
     // A project there fails in its time, and the chat goes on.
     b.say("oc_2", "ou_alice", "/gsd:new-project web@hung").await;
     let failed = b.card_with("== Command failed ==").await;
     assert!(
-        failed.text.contains("no answer within 1 s"),
+        failed.text().contains("no answer within 1 s"),
         "{}",
-        failed.text
+        failed.text()
     );
     b.say("oc_2", "ou_alice", "/gsd:status").await;
     b.card_with("== Status ==").await;
