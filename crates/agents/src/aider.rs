@@ -67,21 +67,6 @@ pub fn with_notifications(command: &str, clawmux: &str) -> String {
     )
 }
 
-/// Aider's rows around an answer: its spinner (`░█  Waiting for
-/// openai/model`, the blocks moving) and the turn's token count (`Tokens:
-/// 2.3k sent, 6 received.`).
-pub fn is_chrome_row(t: &str) -> bool {
-    let spinner = t.starts_with(['░', '█'])
-        && t.trim_start_matches(['░', '█', ' '])
-            .starts_with("Waiting for ");
-    let tokens = t.starts_with("Tokens: ") && t.contains(" sent, ") && t.ends_with(" received.");
-    // Its empty input row: `diff>`, `ask>`.
-    let prompt = t
-        .strip_suffix('>')
-        .is_some_and(|mode| !mode.is_empty() && mode.chars().all(|c| c.is_ascii_lowercase()));
-    spinner || tokens || prompt
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

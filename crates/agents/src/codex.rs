@@ -78,34 +78,3 @@ pub fn is_block(line: &str) -> bool {
     line.strip_prefix("• ")
         .is_some_and(|rest| !rest.trim().is_empty())
 }
-
-/// Codex's rows around a turn: `• Working (0s • esc to interrupt)`, the
-/// `Worked for 5s • 18:22` summary, a bullet drawn alone, the `›` input
-/// row left empty.
-pub fn is_chrome_row(t: &str) -> bool {
-    // Its status line: `GPT-6-Sol default fast · /ws/shop · title`.
-    let status = {
-        let mut words = t.split_whitespace();
-        words.next().is_some()
-            && words.next().is_some_and(|w| {
-                matches!(
-                    w,
-                    "default" | "minimal" | "low" | "medium" | "high" | "xhigh"
-                )
-            })
-            && t.contains(" · /")
-    };
-    status
-        || t == "•"
-        || t == "›"
-        || t.starts_with("› ")
-        || (t.starts_with("• Working (") && t.ends_with("esc to interrupt)"))
-        || t.starts_with("Worked for ")
-        // The turn's rule: `─ Worked for 1s ──────`.
-        || t.trim_matches(['─', ' ']).starts_with("Worked for ")
-        || t.starts_with("Waiting for startup")
-        // A tip under the answer: `└ Tip: Use /keymap to …`.
-        || t.starts_with("└ Tip: ")
-        // `⚠ 2 warnings · f2 to view`: its count of start-up warnings.
-        || (t.starts_with("⚠ ") && t.ends_with(" · f2 to view"))
-}

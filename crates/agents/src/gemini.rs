@@ -44,24 +44,3 @@ fn mode_args(mode: PermissionMode) -> &'static [&'static str] {
         PermissionMode::BypassPermissions => &["--approval-mode", "yolo"],
     }
 }
-
-/// Gemini CLI's rows around an answer: its spinner (`⠋ Thinking... (esc
-/// to cancel, 0s)`, a braille frame first) and its input box's rows
-/// (`│ >   Type your message or @path/to/file │`).
-pub fn is_chrome_row(t: &str) -> bool {
-    let braille = |c: char| ('\u{2800}'..='\u{28ff}').contains(&c);
-    let spinner = t.starts_with(braille) && t.contains("(esc to c");
-    // Only its input row: a markdown table's rows are boxed too.
-    let boxed = t.starts_with("│ >") && t.ends_with('│');
-    // The edit-mode hint over its input box.
-    let mode = t.starts_with("Shift+Tab to ");
-    // Its notice of a hook running (`ℹ Executing Hook: clawmux hook`),
-    // drawn under the answer when hooks are installed, and its spinner
-    // saying so (`⠹ Executing Hooks: clawmux hook, …`, the spinner's frame
-    // blank at times, the row cut where the footer is drawn over it).
-    let hook = (t
-        .trim_start_matches(|c: char| c == 'ℹ' || braille(c))
-        .trim_start())
-    .starts_with("Executing Hook");
-    spinner || boxed || mode || hook
-}

@@ -23,14 +23,6 @@ pub mod record;
 
 use claude::PermissionMode;
 
-/// A row one of the agents draws around its answer, never part of it
-/// (spinners, status and input rows, turn summaries, hook notices): each
-/// agent's own `is_chrome_row`. Applied to every agent's rows, since an
-/// adopted pane may be read with another profile than its program's.
-pub fn is_chrome_row(trimmed: &str) -> bool {
-    codex::is_chrome_row(trimmed) || aider::is_chrome_row(trimmed) || gemini::is_chrome_row(trimmed)
-}
-
 /// A second signal an agent gives besides the text on its screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {

@@ -117,6 +117,7 @@ struct ProfileSpec {
     error_guards: Option<Vec<String>>,
     progress: Option<Vec<String>>,
     spinner: Option<Vec<String>>,
+    chrome: Option<Vec<String>>,
     retry: Option<String>,
     turn_errors: Option<Vec<String>>,
     turn_interrupted: Option<Vec<String>>,
@@ -196,6 +197,7 @@ impl ProfileSpec {
                 .or_else(|| base.error_guards.clone()),
             progress: self.progress.clone().or_else(|| base.progress.clone()),
             spinner: self.spinner.clone().or_else(|| base.spinner.clone()),
+            chrome: self.chrome.clone().or_else(|| base.chrome.clone()),
             retry: self.retry.clone().or_else(|| base.retry.clone()),
             turn_errors: self
                 .turn_errors
@@ -270,6 +272,10 @@ pub struct Profile {
     /// A profile with spinner patterns reads busy and idle from the screen's
     /// structure (spinner row, input box, footer) and dialogs from it too.
     pub(crate) spinner: RegexSet,
+    /// Rows the agent draws around its answer, never part of it (its
+    /// status line, spinner frames, an empty input row, turn summaries,
+    /// hook notices), matched on the row trimmed.
+    pub(crate) chrome: RegexSet,
     /// A spinner row saying the agent retries (groups `attempt`, `of`).
     pub(crate) retry: Option<Regex>,
     /// Rows of the turn's own output that mean the turn failed.
@@ -360,6 +366,12 @@ impl Profile {
     /// The profile's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether `row` is one the agent draws around its answer, never part
+    /// of it (its `chrome`).
+    pub fn is_chrome(&self, row: &str) -> bool {
+        self.chrome.is_match(row.trim())
     }
 
     /// Whether its screens are read with their colours and drawn in panels
@@ -599,6 +611,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         lines,
         approvals,
         spinner: regex_set(name, "spinner", &list(&spec.spinner))?,
+        chrome: regex_set(name, "chrome", &list(&spec.chrome))?,
         retry: (spec.retry.as_ref())
             .map(|p| regex(name, "retry", p))
             .transpose()?,
@@ -656,6 +669,75 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
 mod tests {
     use super::*;
     use crate::ProgressFields;
+
+    /// Each agent's chrome is its profile's alone: the rows it draws
+    /// around an answer, and not its answer's words, nor another agent's.
+    #[test]
+    fn the_rows_around_an_answer_are_the_agents_own_chrome() {
+        let p = Profiles::defaults().unwrap();
+        let cases: [(&str, &[&str], &[&str]); 3] = [
+            (
+                "codex",
+                &[
+                    "GPT-6-Sol default fast · /ws/shop · title",
+                    "gpt-5 high · /ws",
+                    "•",
+                    "›",
+                    "› Ask Codex to do anything",
+                    "• Working (0s • esc to interrupt)",
+                    "Worked for 5s • 18:22",
+                    "─ Worked for 1s ──────────",
+                    "Waiting for startup · esc cancel",
+                    "└ Tip: Use /keymap to remap keys",
+                    "⚠ 2 warnings · f2 to view",
+                ],
+                &[
+                    "• Made the marker file.",
+                    "It runs at high speed · /ws is the root",
+                    "Worked hard on it.",
+                    "⚠ careful",
+                ],
+            ),
+            (
+                "aider",
+                &[
+                    "░█  Waiting for openai/model",
+                    "█░ █ Waiting for openai/model",
+                    "Tokens: 2.3k sent, 6 received.",
+                    "diff>",
+                    "ask>",
+                ],
+                &["Waiting for the build", "Tokens: none", "a > b", "Ask>"],
+            ),
+            (
+                "gemini",
+                &[
+                    "⠋ Thinking... (esc to cancel, 0s)",
+                    "│ >   Type your message or @path/to/file │",
+                    "Shift+Tab to accept edits",
+                    "ℹ Executing Hook: clawmux hook",
+                    "⠹ Executing Hooks: clawmux hook, …",
+                    "Executing Hook: clawmux hook",
+                ],
+                &[
+                    "│ a │ b │",
+                    "✦ Thinking about it (esc to cancel)",
+                    "Executing the plan",
+                ],
+            ),
+        ];
+        let claude = p.get("claude").unwrap();
+        for (name, chrome, words) in cases {
+            let profile = p.get(name).unwrap();
+            for row in chrome {
+                assert!(profile.is_chrome(row), "{name}: {row:?} is chrome");
+                assert!(!claude.is_chrome(row), "claude: {row:?} is an answer");
+            }
+            for row in words {
+                assert!(!profile.is_chrome(row), "{name}: {row:?} is an answer");
+            }
+        }
+    }
 
     #[test]
     fn defaults_compile_and_inherit() {

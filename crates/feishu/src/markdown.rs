@@ -1,6 +1,7 @@
 //! Card text: how many request-body bytes a piece of text costs, cutting
-//! text to a budget of such bytes, and the escaping that makes terminal
-//! output and names render literally in Feishu markdown. The card model
+//! text to a budget of such bytes, and code blocks fitted to one (the
+//! escaping that shows terminal output and names literally is the
+//! message's, `clawmux_message::markdown`, re-exported here). The card model
 //! ([`super::card`]), the paginator ([`super::paginate`]) and the bridge's
 //! presenter all build on it; it depends on nothing of theirs.
 //!

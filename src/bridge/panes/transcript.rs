@@ -119,7 +119,7 @@ impl Transcript {
                 }
                 self.past_echo = true;
             } else if self.earlier.contains(line) {
-                if self.past_echo && !is_furniture(line) {
+                if self.past_echo && !self.is_furniture(line) {
                     if self.held.len() == MAX_HELD_LINES {
                         self.held.remove(0);
                     }
@@ -142,9 +142,13 @@ impl Transcript {
 
     fn take(&mut self, line: &str) {
         self.read_answer(line);
-        if !is_furniture(line) {
+        if !self.is_furniture(line) {
             self.lines.push_frame(line.to_owned());
         }
+    }
+
+    fn is_furniture(&self, line: &str) -> bool {
+        is_furniture(self.profile.as_deref(), line)
     }
 
     /// The turn is over: earlier lines still held after the echo were
@@ -165,7 +169,7 @@ impl Transcript {
             self.blank |= self.in_block;
             return;
         }
-        if is_furniture(&line) {
+        if self.is_furniture(&line) {
             return;
         }
         if line.starts_with(['●', '⏺']) || codex::is_block(&line) {
@@ -305,6 +309,7 @@ impl Transcript {
         });
         let mut settled = Transcript {
             footer: self.footer.clone(),
+            profile: self.profile.clone(),
             ..Transcript::default()
         };
         settled.push(until_open_box(&below[..top.unwrap_or(below.len())]));
@@ -496,11 +501,12 @@ fn is_frame_of(earlier: &str, line: &str) -> bool {
     !earlier.trim().is_empty() && earlier != GAP_LINE && (longer || rewrapped)
 }
 
-/// Claude Code's (and the simulated agent's) redrawn chrome: horizontal
-/// rules, the empty input prompt, hints and mode lines, spinner frames.
-fn is_furniture(line: &str) -> bool {
+/// Redrawn chrome: the agent's own (its profile's `chrome`), and Claude
+/// Code's (and the simulated agent's): horizontal rules, the empty input
+/// prompt, hints and mode lines, spinner frames.
+fn is_furniture(profile: Option<&Profile>, line: &str) -> bool {
     let t = line.trim();
-    crate::agents::is_chrome_row(t)
+    profile.is_some_and(|p| p.is_chrome(t))
         || t.is_empty()
         || t.chars().all(|c| {
             matches!(
@@ -564,9 +570,13 @@ fn until_open_box(rows: &[String]) -> &[String] {
 mod tests {
     use super::*;
 
-    fn claude() -> Arc<Profile> {
+    fn profile(name: &str) -> Arc<Profile> {
         let profiles = crate::detect::Profiles::defaults().unwrap();
-        profiles.get("claude").unwrap()
+        profiles.get(name).unwrap()
+    }
+
+    fn claude() -> Arc<Profile> {
+        profile("claude")
     }
 
     /// A tool's summary block, then the next block's first frame (a bare
@@ -667,7 +677,8 @@ mod tests {
 
     #[test]
     fn keeps_output_drops_furniture() {
-        let mut t = Transcript::default();
+        // Claude Code's furniture, and Codex's warnings count (its chrome).
+        let mut t = Transcript::default().echoes_as(&profile("codex"));
         t.push(&lines(&[
             "> /gsd:progress",
             "✶ Working… (1s · esc to interrupt)",
@@ -855,7 +866,9 @@ mod tests {
             t.text(),
             "• The shop sells apples.\n  They are red.\n• Second point\n"
         );
-        let mut aider = Transcript::after(&[]).typed("hi").echoes_as(&claude());
+        let mut aider = Transcript::after(&[])
+            .typed("hi")
+            .echoes_as(&profile("aider"));
         aider.push(&lines(&[
             "> hi",
             "Pla",
@@ -864,8 +877,11 @@ mod tests {
             "Next.",
         ]));
         assert_eq!(aider.text(), "> hi\nPlain answer.\nNext.\n");
-        // Drawn to the pane's edge mid-word, then wrapped at the space.
-        let mut t = Transcript::after(&[]).typed("q").echoes_as(&claude());
+        // Drawn to the pane's edge mid-word, then wrapped at the space; a
+        // tip under the answer is Codex's chrome.
+        let mut t = Transcript::after(&[])
+            .typed("q")
+            .echoes_as(&profile("codex"));
         t.push(&lines(&[
             "• Door pears noon door every while unt",
             "• Door pears noon door every while",
@@ -916,7 +932,7 @@ mod tests {
         // its input box and footer.
         let gemini = Transcript::after(&[])
             .typed("tell me what the shop sells")
-            .echoes_as(&claude());
+            .echoes_as(&profile("gemini"));
         let rows = lines(&[
             " > tell me what the shop sells",
             "▀▀▀▀▀▀▀▀▀▀",
@@ -958,7 +974,7 @@ mod tests {
         // token count around the answer.
         let aider = Transcript::after(&[])
             .typed("tell me what the shop sells")
-            .echoes_as(&claude());
+            .echoes_as(&profile("aider"));
         let rows = lines(&[
             "diff> tell me what the shop sells",
             "█░         Waiting for openai/fake-model",

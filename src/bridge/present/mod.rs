@@ -1,12 +1,13 @@
 //! The presenter: every card the bridge sends, built from domain values
 //! (an approval record, a turn's result, an error, a project list), for
 //! the daemon's core and for `clawmux run` (`run_once::Outcome::cards`)
-//! alike. Cards are made of the pure card model ([`crate::feishu::card`])
-//! and fitted to the one request-body budget ([`TARGET_BODY_BYTES`]): text
-//! is cut, never the card refused. Buttons carry a [`CardAction`].
+//! alike. Cards are channel-neutral messages ([`crate::message`]) fitted
+//! to Feishu's request-body budget ([`TARGET_BODY_BYTES`], the strictest
+//! channel's): text is cut, never the card refused. Buttons carry a
+//! [`CardAction`].
 //!
 //! It sits below the project actors and the outbox: it knows the state's
-//! records and the card model, nothing that runs.
+//! records and the message model, nothing that runs.
 //!
 //! - [`action`]: the tagged value a button carries, and its parsing.
 //! - [`stream`]: the streamed answer card of a running turn.

@@ -733,8 +733,9 @@ impl JobRunner {
     }
 
     /// Commands are read as the agent `profile` echoes them: its echo
-    /// (`❯ text`) ends the lines the pane showed before. Without one no
-    /// echo is known.
+    /// (`❯ text`) ends the lines the pane showed before, and the rows it
+    /// draws around an answer (its `chrome`) are left out of it. Without
+    /// one no echo and no chrome is known.
     pub fn reads_as(&mut self, profile: Arc<Profile>) {
         self.profile = Some(profile);
     }

@@ -731,7 +731,15 @@ fn counts_are_told_within_the_last_stage() {
 /// is still a result.
 #[test]
 fn a_turn_that_ended_on_its_error_is_reported_once() {
-    let mut runner = running();
+    // Codex's turn: its `›` echo is its chrome.
+    let mut runner = JobRunner::default();
+    runner.reads_as(
+        crate::detect::Profiles::defaults()
+            .unwrap()
+            .get("codex")
+            .unwrap(),
+    );
+    runner.begin(job("a"), false, Instant::now(), T0_MS);
     let row = "■ We’re currently experiencing high demand".to_string();
     runner.lines(&lines(&["› /gsd:demo", &row]));
     let steps = see(&mut runner, DetectionKind::Error { line: row.clone() });
