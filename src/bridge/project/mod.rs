@@ -190,9 +190,6 @@ struct Actor {
 impl Actor {
     fn new(setup: ProjectSetup, events: mpsc::Sender<ProjectEvent>) -> Actor {
         let mut runner = JobRunner::default();
-        runner.result_from_screen(setup.profile.answer.settled());
-        runner.answer_from_record(setup.profile.answer == AnswerSource::Hook);
-        runner.result_from_panel(setup.profile.reads_cells());
         runner.reads_as(setup.profile.clone());
         Actor {
             setup,

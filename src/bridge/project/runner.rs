@@ -14,7 +14,9 @@ use super::confirm::{disagreement, fill_from_hook};
 use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
 use crate::agents::record;
 use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
-use crate::detect::{Detection, DetectionKind, Millis, PaneWatcher, Profile, ProgressFields};
+use crate::detect::{
+    AnswerSource, Detection, DetectionKind, Millis, PaneWatcher, Profile, ProgressFields,
+};
 use crate::hooks::ToolRequest;
 use crate::hooks::usage::TurnUsage;
 use crate::store::state::{Approval, ApprovalId, Job, SessionName};
@@ -158,16 +160,8 @@ pub struct JobRunner {
     /// A dialog nobody was shown is on screen: the first waiting command
     /// waits until it is reported (then `approval` holds it) or gone.
     held: bool,
-    /// The agent redraws its answer as it streams (see
-    /// [`JobRunner::result_from_screen`]).
-    settled_result: bool,
-    /// The agent's turn-end hook is its record of the answer, not the end
-    /// of its turn (see [`JobRunner::answer_from_record`]).
-    record_answer: bool,
-    /// The agent draws its turns in panels (see [`JobRunner::result_from_panel`]).
-    panel_result: bool,
-    /// The agent's profile: how it echoes a command (see
-    /// [`JobRunner::reads_as`]).
+    /// The agent's profile: how it echoes a command, draws its answer and
+    /// records it (see [`JobRunner::reads_as`]).
     profile: Option<Arc<Profile>>,
 }
 
@@ -359,8 +353,8 @@ impl JobRunner {
     /// last reported: the same text its result will hold, its end kept
     /// within [`MAX_STREAM_TEXT_BYTES`] (a streamed card shows it), less
     /// a last row with no text yet (see [`drawn_rows`]). An agent whose
-    /// result is read off the screen ([`JobRunner::result_from_screen`],
-    /// [`JobRunner::result_from_panel`]) has it read the same way off the
+    /// result is read off the screen (its profile's `answer`,
+    /// or it reads cells) has it read the same way off the
     /// `screen` now (`now`), as the terminal settles it: its line log
     /// holds every frame of a row redrawn as it streams. The screen is
     /// read at most once per [`SCREEN_ANSWER_STEP`], and once more when
@@ -373,7 +367,7 @@ impl JobRunner {
         screen: impl FnOnce() -> Option<Vec<String>>,
     ) -> Option<Step> {
         let job = self.reported_job()?;
-        let (settled, panel) = (self.settled_result, self.panel_result);
+        let (settled, panel) = (self.settled_result(), self.panel_result());
         let asking = self.approval.is_some() || self.answering.is_some();
         let running = self.running.as_mut()?;
         let text = if settled || panel {
@@ -636,9 +630,9 @@ impl JobRunner {
     /// ends on (`session.idle` before `session.error`) or before the last
     /// frame; the screen is judged at once instead.
     pub fn hook_stop(&mut self, answer: Option<String>) -> bool {
-        if self.record_answer {
+        if self.record_answer() {
             // Only the answer: the screen ends the turn (see
-            // `answer_from_record`). A later event without text (Codex's
+            // `record_answer`). A later event without text (Codex's
             // `Stop` hook after its `notify`) keeps the one said.
             if let Some(running) = &mut self.running
                 && let Some(answer) = answer.as_deref().and_then(record::answer_of)
@@ -654,7 +648,7 @@ impl JobRunner {
             return false;
         };
         running.hook_answer = answer.filter(|a| !a.trim().is_empty());
-        !self.panel_result
+        !self.panel_result()
     }
 
     /// The agent's permission hook: what the dialog it is about to show
@@ -744,9 +738,9 @@ impl JobRunner {
     /// rows under the command's echo), the line log only when the echo is
     /// off the screen: for agents whose line log holds every frame of a
     /// streamed answer (Codex redraws the answer's row at every delta and
-    /// inserts the finished cell again).
-    pub fn result_from_screen(&mut self, on: bool) {
-        self.settled_result = on;
+    /// inserts the finished cell again). The profile's `answer` says so.
+    fn settled_result(&self) -> bool {
+        (self.profile.as_ref()).is_some_and(|p| p.answer.settled())
     }
 
     /// The agent's turn-end hook (Codex's `Stop` hook and `notify`, Gemini
@@ -756,8 +750,9 @@ impl JobRunner {
     /// prompt, before an API error's row is drawn), so the screen's own
     /// end (its closing row, error row, settled prompt) ends the turn and
     /// the record replaces the answer drawn on it ([`record::reconcile`]).
-    pub fn answer_from_record(&mut self, on: bool) {
-        self.record_answer = on;
+    /// The profile's `answer = "hook"` says so.
+    fn record_answer(&self) -> bool {
+        (self.profile.as_ref()).is_some_and(|p| p.answer == AnswerSource::Hook)
     }
 
     /// The result of a turn is read off the settled screen's panels at its
@@ -765,8 +760,9 @@ impl JobRunner {
     /// [`crate::detect::panel_answer`]), or the agent's own record when its
     /// plugin sent one; the line log only when the echo is off the screen.
     /// Its line log holds the busy bar's every frame and the answer's.
-    pub fn result_from_panel(&mut self, on: bool) {
-        self.panel_result = on;
+    /// The profile reads cells (OpenCode's).
+    fn panel_result(&self) -> bool {
+        (self.profile.as_ref()).is_some_and(|p| p.reads_cells())
     }
 
     /// Ends the running command: its output (`screen_rows` fill what a
@@ -785,26 +781,26 @@ impl JobRunner {
         }
         running.output.end();
         let settled = screen_rows
-            .filter(|_| self.settled_result)
+            .filter(|_| self.settled_result())
             .and_then(|rows| running.output.settled_text(rows));
         let panel = screen_rows
-            .filter(|_| self.panel_result)
+            .filter(|_| self.panel_result())
             .and_then(|rows| crate::detect::panel_answer(rows, &running.job.text));
         let mut output = settled.or(panel).unwrap_or_else(|| running.output.text());
         // A panel agent's own record of a turn that finished is its answer
         // as it said it (markdown and all); an error or a stop is the
         // screen's to tell.
-        let recorded = self.panel_result
+        let recorded = self.panel_result()
             && running.ending == TurnEnding::Finished
             && running.errors.is_empty();
-        if self.record_answer {
+        if self.record_answer() {
             if let Some(answer) = running.hook_answer.take() {
                 output = record::reconcile(Some(&output), &answer);
             }
         } else if let Some(answer) = running.hook_answer.as_ref().filter(|_| recorded) {
             // The tool calls drawn before the answer stay, as shown.
             output = record::reconcile(Some(&output), answer);
-        } else if let Some(answer) = running.hook_answer.filter(|_| !self.panel_result) {
+        } else if let Some(answer) = running.hook_answer.filter(|_| !self.panel_result()) {
             if output.trim().is_empty() || output.contains(GAP_LINE) {
                 // The screen lost some of the answer (a flood, a reconnect)
                 // or never showed one: the hook's final text is the answer.

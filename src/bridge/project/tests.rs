@@ -90,6 +90,14 @@ fn report(runner: &mut JobRunner) -> ProjectEventKind {
     }
 }
 
+/// A profile like the shell's but for `field` (how it draws and records
+/// its answer).
+fn profile_with(field: &str) -> std::sync::Arc<crate::detect::Profile> {
+    let toml = format!("[profiles.test]\nextends = \"shell\"\n{field}\n");
+    let profiles = crate::detect::Profiles::from_toml_layers(Some(("test.toml", &toml)));
+    profiles.unwrap().get("test").unwrap()
+}
+
 fn lines(rows: &[&str]) -> Vec<String> {
     rows.iter().map(|r| r.to_string()).collect()
 }
@@ -282,7 +290,7 @@ fn the_stop_hooks_answer_stands_in_when_the_screen_lost_lines() {
 #[test]
 fn a_recording_hook_gives_the_answer_and_the_screen_ends_the_turn() {
     let mut runner = running();
-    runner.answer_from_record(true);
+    runner.reads_as(profile_with(r#"answer = "hook""#));
     assert!(!runner.hook_stop(Some("[no response text]".into())));
     let line = "✕ [API Error: bad request]".to_string();
     let steps = see(&mut runner, DetectionKind::Error { line: line.clone() });
@@ -303,7 +311,7 @@ fn a_recording_hook_gives_the_answer_and_the_screen_ends_the_turn() {
     // The record replaces the answer as drawn; a later hook without text
     // (Codex's `Stop` after its `notify`) keeps it.
     let mut runner = running();
-    runner.answer_from_record(true);
+    runner.reads_as(profile_with(r#"answer = "hook""#));
     runner.lines(&lines(&["• Ran ls", "  └ src", "• The shop sells pears."]));
     assert!(!runner.hook_stop(Some("The shop sells **pears**.".into())));
     assert!(!runner.hook_stop(None));
@@ -339,7 +347,7 @@ fn a_panel_agents_plugin_records_the_answer_and_the_screen_ends_the_turn() {
         "   ⬝⬝⬝⬝⬝⬝⬝⬝  esc interrupt",
     ]);
     let mut runner = running();
-    runner.result_from_panel(true);
+    runner.reads_as(profile_with("cells = true"));
     runner.lines(&lines(&["   ■■⬝⬝⬝⬝⬝⬝  esc interrupt", "     The shop sel"]));
     assert!(!runner.hook_stop(Some("The shop sells **pears**.".into())));
     assert!(runner.running().is_some(), "the screen ends it");
@@ -356,7 +364,7 @@ fn a_panel_agents_plugin_records_the_answer_and_the_screen_ends_the_turn() {
 
     // Without the plugin: the settled screen, not the log of frames.
     let mut runner = running();
-    runner.result_from_panel(true);
+    runner.reads_as(profile_with("cells = true"));
     runner.lines(&lines(&["   ■■⬝⬝⬝⬝⬝⬝  esc interrupt", "     The shop sel"]));
     let Some(Finished::Report(_, ProjectEventKind::Completed { output, .. })) =
         runner.finish(Some(&settled))
@@ -368,7 +376,7 @@ fn a_panel_agents_plugin_records_the_answer_and_the_screen_ends_the_turn() {
     // `session.idle` (outcome `done`, no text) before `session.error`,
     // then the screen's error box: one error, a failed turn.
     let mut runner = running();
-    runner.result_from_panel(true);
+    runner.reads_as(profile_with("cells = true"));
     assert!(!runner.hook_stop(Some("partial".into())));
     let line = "the request was malformed".to_string();
     let steps = see(&mut runner, DetectionKind::Error { line: line.clone() });
@@ -886,7 +894,7 @@ fn a_scrolled_question_offers_the_options_its_hook_names() {
 #[test]
 fn a_streamed_answer_off_the_screen_is_read_at_most_every_step() {
     let mut runner = running();
-    runner.result_from_screen(true);
+    runner.reads_as(profile_with(r#"answer = "settled_screen""#));
     let mut reads = Vec::new();
     for at in [0, 100, 340, 350, 400, 720] {
         runner.lines(&lines(&["• More of the answer"]));
@@ -912,7 +920,7 @@ fn a_streamed_answer_off_the_screen_is_read_at_most_every_step() {
 #[test]
 fn a_streamed_answer_off_the_screen_holds_no_dialog() {
     let mut runner = running();
-    runner.result_from_screen(true);
+    runner.reads_as(profile_with(r#"answer = "settled_screen""#));
     let reads = std::cell::Cell::new(0);
     let read = |runner: &mut JobRunner, at: u64, screen: Option<&[&str]>| {
         runner.lines(&lines(&["• Ran touch x"]));
