@@ -47,7 +47,7 @@ const ANSWER_CAPACITY: usize = 16;
 enum ServerAnswer {
     Located {
         target: AdoptTarget,
-        name: String,
+        name: ProjectName,
         by: String,
         reply: Reply,
         located: Result<PaneLocation, LocateError>,
@@ -91,7 +91,7 @@ pub struct DaemonSetup {
 pub struct Daemon {
     core: Core,
     setup: DaemonSetup,
-    projects: HashMap<String, ProjectHandle>,
+    projects: HashMap<ProjectName, ProjectHandle>,
     /// Clicks waiting for the core's answer, by event id.
     clicks: HashMap<String, oneshot::Sender<ClickAnswer>>,
     /// Every tmux server's watch session, shared by its projects.
@@ -184,7 +184,7 @@ impl Daemon {
         for effect in effects {
             match effect {
                 Effect::Project { project, cmd } => {
-                    let sent = match self.project(project.as_str()) {
+                    let sent = match self.project(&project) {
                         Ok(handle) => handle.send(cmd),
                         Err(error) => Err(Box::new(Refused { cmd, error })),
                     };
@@ -322,7 +322,7 @@ impl Daemon {
         self.hosts.resume().await;
         let (projects, jobs) = self.core.to_resume();
         for p in &projects {
-            if let Err(e) = self.project(p.as_str()) {
+            if let Err(e) = self.project(p) {
                 self.setup.shared.log.event(&LogEvent::Failed {
                     project: p.clone(),
                     job: None,
@@ -347,14 +347,18 @@ impl Daemon {
     }
 
     /// The actor of `name`, started on first use.
-    fn project(&mut self, name: &str) -> Result<ProjectHandle, ProjectError> {
+    fn project(&mut self, name: &ProjectName) -> Result<ProjectHandle, ProjectError> {
         if let Some(h) = self.projects.get(name) {
             return Ok(h.clone());
         }
         let record = self.setup.shared.read(|s| s.projects.get(name).cloned());
         let host = match &record {
             Some(r) => r.host.clone(),
-            None => self.setup.config.host_for(name).map(str::to_string),
+            None => self
+                .setup
+                .config
+                .host_for(name.as_str())
+                .map(str::to_string),
         };
         let unknown = |e| ProjectError::Pane(PaneError::UnknownHost(e));
         let watch = self.hosts.watch(host.as_deref()).map_err(unknown)?;
@@ -364,13 +368,13 @@ impl Daemon {
                 .hosts
                 .workspace_root(host.as_deref())
                 .map_err(unknown)?
-                .join(name),
+                .join(name.as_str()),
         };
         let mut setup = ProjectSetup::with_agent(
             &self.setup.config,
             &self.setup.profiles,
             &self.setup.sim_agent,
-            &ProjectName::parse(name)?,
+            name,
             record.as_ref().and_then(|r| r.agent.as_deref()),
             workspace,
             watch,
@@ -379,10 +383,10 @@ impl Daemon {
         .map_err(|e| ProjectError::Profile(e.into()))?;
         match record.as_ref().and_then(|r| r.adopted.as_ref()) {
             Some(adopted) => crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted),
-            None => setup.spec.hook_token = Some(self.core.hook_token(name)),
+            None => setup.spec.hook_token = Some(self.core.hook_token(name.as_str())),
         }
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
-        self.projects.insert(name.to_string(), handle.clone());
+        self.projects.insert(name.clone(), handle.clone());
         Ok(handle)
     }
 }

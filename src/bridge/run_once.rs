@@ -196,14 +196,14 @@ pub async fn run_once(
     config: &Config,
     profiles: &Profiles,
     sim_agent: &str,
-    project: &str,
+    name: &ProjectName,
     request: Request,
     log: &EventLog,
     mut on_progress: impl FnMut(&str),
 ) -> Result<Outcome, RunError> {
     // The caller's language (its locale), for what `run` prints itself.
     let lang = Lang::from_env();
-    let name = ProjectName::parse(project).map_err(|e| RunError::Invalid(e.to_string()))?;
+    let project = name.as_str();
     let command = match &request {
         Request::Message(text) => {
             names::validate_typed_text(text).map_err(|e| RunError::Invalid(e.to_string()))?;
@@ -221,7 +221,7 @@ pub async fn run_once(
         config,
         profiles,
         sim_agent,
-        &name,
+        name,
         workspace.clone(),
         watch,
         None,
@@ -241,7 +241,7 @@ pub async fn run_once(
     let handle = ProjectHandle::spawn(setup, tx, &TaskTracker::new());
     let timeout = config.timeout_for(&command).as_secs();
     let job = Job::new(
-        &name,
+        name,
         &command,
         ChatTarget::Console,
         None,
@@ -317,7 +317,7 @@ pub async fn run_once(
             ProjectEventKind::Approval(seen) => {
                 // In the event log as the daemon's are (`clawmux tail
                 // --kind approval`).
-                log.event(&LogEvent::approval(&name, &seen));
+                log.event(&LogEvent::approval(name, &seen));
                 outcome.status = Status::Approval;
                 outcome.approval = Some(seen);
                 break;

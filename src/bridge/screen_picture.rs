@@ -18,7 +18,7 @@ use crate::message::{Block, Message};
 use crate::render::{self, FontPaths, Grid};
 use crate::store::SharedState;
 use crate::store::clock;
-use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
+use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp, ProjectName};
 
 /// Feishu's answers to an image upload that no retry changes: bad
 /// request, too large, no bot, empty, unknown format, resolution
@@ -34,7 +34,7 @@ pub struct ScreenPicture {
     pub fonts: FontPaths,
     pub target: ChatTarget,
     pub reply_to: Option<String>,
-    pub project: String,
+    pub project: ProjectName,
     /// The screen as text, for the panel under the picture.
     pub text: String,
     pub grid: Grid,
@@ -64,12 +64,12 @@ impl ScreenPicture {
             });
         let (card, image) = match drawn {
             Ok(path) => (
-                present::screen_picture_card(&self.project, &self.text),
+                present::screen_picture_card(self.project.as_str(), &self.text),
                 Some(path.display().to_string()),
             ),
             Err(why) => {
                 tracing::warn!(project = %self.project, error = %why, "no screen picture");
-                (text_card(&self.project, &self.text, &why), None)
+                (text_card(self.project.as_str(), &self.text, &why), None)
             }
         };
         let entry = OutboxEntry {
@@ -159,9 +159,11 @@ mod tests {
             shared: shared.clone(),
             state_dir: dir.path().to_path_buf(),
             fonts: FontPaths::default(),
-            target: ChatTarget::Chat { id: "oc_1".into() },
+            target: ChatTarget::Chat {
+                id: crate::store::ids::chat("oc_1"),
+            },
             reply_to: Some("om_1".into()),
-            project: "web".into(),
+            project: crate::store::ids::project("web"),
             text: "$ ls\nfile".into(),
             grid: Grid::from_screen(p.screen()),
         };

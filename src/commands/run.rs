@@ -13,6 +13,7 @@ use clawmux::detect::Profiles;
 use clawmux::feishu::card::Card;
 use clawmux::i18n::Lang;
 use clawmux::message::Block;
+use clawmux::store::state::ProjectName;
 use clawmux::store::{self, EventLog};
 
 use super::UsageError;
@@ -58,6 +59,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Parsed here, not by clap, so the error reads as every other of ours.
+    let project = ProjectName::parse(&args.project).map_err(|e| UsageError(e.to_string()))?;
     let request = match (&args.answer, args.text.is_empty()) {
         (Some(key), true) => Request::Answer(key.clone()),
         (None, false) => Request::Message(args.text.join(" ")),
@@ -78,12 +81,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let log = EventLog::open(&state_dir)?;
     let sim = sim_agent_command()?;
     let runtime = tokio::runtime::Runtime::new()?;
-    let waiting = Waiting::start(&runtime, &args.project);
+    let waiting = Waiting::start(&runtime, project.as_str());
     let outcome = runtime.block_on(run_once::run_once(
         &config,
         &profiles,
         &sim,
-        &args.project,
+        &project,
         request,
         &log,
         |summary| waiting.progress(summary),

@@ -714,3 +714,44 @@ async fn a_stranger_is_paired_by_the_operator_and_then_answered() {
     b.say("oc_s", stranger, "/gsd:help").await;
     b.card_with("/gsd:status").await;
 }
+
+/// Item 2 of issue 34: a chat id is made by parsing where Feishu's event
+/// comes in. A message whose chat id is not one (a path, a newline) is
+/// dropped there: no project is made for it and nothing answers it; the
+/// chat's next good message is served as ever.
+///
+/// Passes by `chat_id_of` (`src/bridge/channels/feishu.rs`); without it the
+/// forged chats get a project and its answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_from_a_chat_id_that_is_not_one_is_dropped() {
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().expect("temp dir");
+    let config = feishu_config(&tmux, home.path(), &fake);
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await, "long connection up");
+    let forged: Vec<Pushed> = ["oc_1/../../x", "oc_1\nEnter", ""]
+        .iter()
+        .map(|chat| fake.push_message(chat, "ou_alice", "/gsd:new-project evil"))
+        .collect();
+    // Events are taken in order: once this one is answered, the forged
+    // ones before it have been read.
+    fake.push_message("oc_1", "ou_alice", "/gsd:new-project demo");
+    card(&fake, "demo's first result", |c| {
+        c.title().starts_with("demo: ")
+    })
+    .await;
+    for pushed in &forged {
+        let answers = (fake.sent_cards().into_iter())
+            .filter(|c| c.target == pushed.message_id)
+            .count();
+        assert_eq!(answers, 0, "the forged chat was answered");
+    }
+    assert!(
+        !fake
+            .sent_cards()
+            .iter()
+            .any(|c| c.title().starts_with("evil")),
+        "a project for a forged chat"
+    );
+}

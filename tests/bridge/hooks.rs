@@ -34,9 +34,10 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
     state
         .projects
         .insert(clawmux::store::ids::project("demo"), record);
-    state
-        .chats
-        .insert("oc_1".into(), clawmux::store::ids::project("demo"));
+    state.chats.insert(
+        clawmux::store::ids::chat("oc_1"),
+        clawmux::store::ids::project("demo"),
+    );
     StateFile::new(home.path().join("state.json"))
         .save(&state)
         .unwrap();

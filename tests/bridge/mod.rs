@@ -123,7 +123,9 @@ async fn command_progress_approval_click_result() {
     );
     assert_eq!(
         target(&result),
-        Some(&ChatTarget::Chat { id: "oc_1".into() })
+        Some(&ChatTarget::Chat {
+            id: clawmux::store::ids::chat("oc_1")
+        })
     );
 
     let kinds: Vec<String> = b.events().into_iter().map(|r| r.kind).collect();
@@ -405,8 +407,18 @@ async fn two_chats_drive_two_projects_at_once() {
             is_send(e) && e.text().contains("You said: hello from two")
         })
         .await;
-    assert_eq!(target(&r1), Some(&ChatTarget::Chat { id: "oc_1".into() }));
-    assert_eq!(target(&r2), Some(&ChatTarget::Chat { id: "oc_2".into() }));
+    assert_eq!(
+        target(&r1),
+        Some(&ChatTarget::Chat {
+            id: clawmux::store::ids::chat("oc_1")
+        })
+    );
+    assert_eq!(
+        target(&r2),
+        Some(&ChatTarget::Chat {
+            id: clawmux::store::ids::chat("oc_2")
+        })
+    );
     assert!(!r1.text().contains("hello from two") && !r2.text().contains("hello from one"));
 
     // One control client watches both: it is attached to the watch
@@ -704,5 +716,10 @@ async fn screen_shows_the_pane_as_it_is() {
         "{}",
         card.text()
     );
-    assert_eq!(target(&card), Some(&ChatTarget::Chat { id: "oc_1".into() }));
+    assert_eq!(
+        target(&card),
+        Some(&ChatTarget::Chat {
+            id: clawmux::store::ids::chat("oc_1")
+        })
+    );
 }

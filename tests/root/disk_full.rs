@@ -18,7 +18,7 @@ fn line(sender: &str, text: &str) -> LogEvent {
     LogEvent::Message {
         sender: sender.into(),
         text: text.into(),
-        chat: "oc_1".into(),
+        chat: "oc_1".parse().unwrap(),
     }
 }
 

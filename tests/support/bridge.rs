@@ -191,7 +191,9 @@ impl Bridge {
         let message = ChatMessage {
             event_id: format!("ev_{id}"),
             message_id: format!("om_in_{id}"),
-            target: ChatTarget::Chat { id: chat.into() },
+            target: ChatTarget::Chat {
+                id: clawmux::store::ids::chat(chat),
+            },
             kind: ChatKind::Direct,
             sender: sender.into(),
             text: text.into(),
@@ -217,7 +219,9 @@ impl Bridge {
             value,
             option: None,
             message_id: "om_card".into(),
-            target: ChatTarget::Chat { id: chat.into() },
+            target: ChatTarget::Chat {
+                id: clawmux::store::ids::chat(chat),
+            },
             respond: Some(tx),
         };
         self.chat

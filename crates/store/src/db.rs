@@ -929,7 +929,7 @@ mod tests {
         state.outbox.extend((0..2000).map(card));
         state
             .chats
-            .insert("oc_1".into(), crate::ids::project("demo"));
+            .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"));
         let all = db.save(&state).unwrap();
         assert_eq!((all.upserts, all.deletes), (2001, 0));
 
@@ -979,7 +979,7 @@ mod tests {
         let mut state = State::default();
         state
             .chats
-            .insert("oc_1".into(), crate::ids::project("demo"));
+            .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"));
         state.outbox.extend((0..3).map(card));
         let json = StateFile::new(dir.path().join(JSON_FILE));
         json.save(&state).unwrap();
@@ -1006,7 +1006,7 @@ mod tests {
         let mut state = State::default();
         state
             .chats
-            .insert("oc_1".into(), crate::ids::project("demo"));
+            .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"));
         json.save(&state).unwrap();
         json.save(&State::default()).unwrap();
         fs::write(json.path(), b"{garbage").unwrap();
@@ -1023,7 +1023,7 @@ mod tests {
         let mut state = State::default();
         state
             .chats
-            .insert("oc_1".into(), crate::ids::project("demo"));
+            .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"));
         state.outbox.extend((0..3).map(card));
         db.save(&state).unwrap();
         db.conn
@@ -1052,7 +1052,7 @@ mod tests {
         let mut state = State::default();
         state
             .chats
-            .insert("oc_1".into(), crate::ids::project("demo"));
+            .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"));
         db.save(&state).unwrap();
         drop(db);
         let path = dir.path().join(DB_FILE);

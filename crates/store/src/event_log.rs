@@ -388,7 +388,7 @@ mod tests {
             log.append(&LogEvent::Message {
                 sender: i.to_string(),
                 text: big.clone(),
-                chat: "oc_1".into(),
+                chat: crate::ids::chat("oc_1"),
             })
             .unwrap();
         }

@@ -253,6 +253,49 @@ impl SessionName {
 
 name_traits!(SessionName, SessionNameError);
 
+/// Longest chat id kept (Feishu's are `oc_` and 32 hex digits).
+pub const MAX_CHAT_ID: usize = 128;
+
+/// Why a text is not a chat id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a chat id: letters, digits, `_` and `-` (1 to {MAX_CHAT_ID})")]
+pub struct ChatIdError(String);
+
+/// A chat's id (Feishu's `oc_…`), made only by parsing: where a chat event
+/// comes in, or the state read back.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ChatId(String);
+
+impl ChatId {
+    /// The local console's chat, as the state keeps it (`console`).
+    pub fn console() -> ChatId {
+        ChatId("console".to_owned())
+    }
+
+    /// `id` if it is a chat id.
+    pub fn parse(id: &str) -> Result<Self, ChatIdError> {
+        let fits = (1..=MAX_CHAT_ID).contains(&id.len())
+            && (id.bytes()).all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'));
+        match fits {
+            true => Ok(ChatId(id.to_owned())),
+            false => Err(ChatIdError(id.chars().take(MAX_CHAT_ID).collect())),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+name_traits!(ChatId, ChatIdError);
+
+/// A chat id for test code: `id` parsed, panicking if it is not one.
+#[cfg(any(test, feature = "test-support"))]
+pub fn chat(id: &str) -> ChatId {
+    ChatId::parse(id).unwrap_or_else(|e| panic!("test chat id: {e}"))
+}
+
 /// A session name for test code: `name` parsed, panicking if it is not one.
 #[cfg(any(test, feature = "test-support"))]
 pub fn session(name: &str) -> SessionName {
@@ -316,6 +359,25 @@ mod tests {
                 serde_json::from_str::<SessionName>(&json).is_err(),
                 "{bad:?}"
             );
+        }
+    }
+
+    /// A chat id comes from a chat event or the state file: Feishu's
+    /// `oc_…`, or the console's; nothing that could be a path or a key.
+    #[test]
+    fn chat_ids_are_made_only_by_parsing() {
+        for good in ["oc_5ad573a6411d72b8305fda3a9c15c70e", "console", "chat-1"] {
+            assert_eq!(ChatId::parse(good).unwrap().as_str(), good);
+            let json = serde_json::to_string(good).unwrap();
+            assert_eq!(serde_json::from_str::<ChatId>(&json).unwrap(), good);
+        }
+        assert_eq!(ChatId::console(), "console");
+        let long = "c".repeat(MAX_CHAT_ID + 1);
+        for bad in ["", "oc_1/../x", "oc 1", "oc_1\n", "oc:1", long.as_str()] {
+            let err = ChatId::parse(bad).unwrap_err();
+            assert!(err.to_string().contains("not a chat id"), "{err}");
+            let json = serde_json::to_string(bad).unwrap();
+            assert!(serde_json::from_str::<ChatId>(&json).is_err(), "{bad:?}");
         }
     }
 

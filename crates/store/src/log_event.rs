@@ -9,7 +9,7 @@
 //! Long with its tests (a sample of every kind, checked against
 //! docs/EVENTS.md); the code itself is well under 600 lines.
 
-use super::ids::{ApprovalId, JobId, ProjectName};
+use super::ids::{ApprovalId, ChatId, JobId, ProjectName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -21,7 +21,7 @@ pub enum LogEvent {
     Message {
         sender: String,
         text: String,
-        chat: String,
+        chat: ChatId,
     },
     /// Someone was refused: not allowed, not an approver, a forged or
     /// unknown button, a rate limit.
@@ -35,7 +35,7 @@ pub enum LogEvent {
         value: Value,
     },
     /// A chat chose its project.
-    Use { project: ProjectName, chat: String },
+    Use { project: ProjectName, chat: ChatId },
     /// `/gsd:new-project`: created, or chosen again.
     Project {
         project: ProjectName,
@@ -337,7 +337,7 @@ pub struct Denial {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub chat: Option<String>,
+    pub chat: Option<ChatId>,
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
@@ -506,12 +506,12 @@ mod documented {
             LogEvent::Message {
                 sender: s("ou_a"),
                 text: s("hi"),
-                chat: s("oc_1"),
+                chat: crate::ids::chat("oc_1"),
             },
             LogEvent::Denied(Denial {
                 sender: Some(s("ou_a")),
                 operator: Some(s("ou_a")),
-                chat: Some(s("oc_1")),
+                chat: Some(crate::ids::chat("oc_1")),
                 reason: s("not allowed"),
                 text: Some(s("hi")),
                 approval: Some("ap1".parse().unwrap()),
@@ -528,7 +528,7 @@ mod documented {
             },
             LogEvent::Use {
                 project: p(),
-                chat: s("oc_1"),
+                chat: crate::ids::chat("oc_1"),
             },
             LogEvent::Project {
                 project: p(),

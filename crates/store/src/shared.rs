@@ -341,7 +341,10 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let (s, loaded) = SharedState::open(dir.path()).unwrap();
         assert_eq!(loaded, Loaded::Fresh);
-        s.update(|st| st.chats.insert("oc_1".into(), crate::ids::project("demo")));
+        s.update(|st| {
+            st.chats
+                .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"))
+        });
         s.flush_blocking();
         let (again, _) = SharedState::open(dir.path()).unwrap();
         assert_eq!(again.read(|st| st.chats["oc_1"].clone()), "demo");
@@ -350,11 +353,17 @@ mod tests {
         // (longer than a save waits for it).
         let blocker = rusqlite::Connection::open(dir.path().join("state.db")).unwrap();
         blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-        s.update(|st| st.chats.insert("oc_2".into(), crate::ids::project("other")));
+        s.update(|st| {
+            st.chats
+                .insert(crate::ids::chat("oc_2"), crate::ids::project("other"))
+        });
         s.flush_blocking();
         assert!(s.unsaved());
         assert_eq!(s.read(|st| st.chats.len()), 2, "kept in memory");
-        s.update(|st| st.chats.insert("oc_3".into(), crate::ids::project("third")));
+        s.update(|st| {
+            st.chats
+                .insert(crate::ids::chat("oc_3"), crate::ids::project("third"))
+        });
         s.flush_blocking();
         blocker.execute_batch("ROLLBACK").unwrap();
         s.update(|_| ());
@@ -381,10 +390,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = SharedState::open(dir.path()).unwrap();
         for i in 0..200 {
-            s.update(|st| st.chats.insert(format!("oc_{i}"), crate::ids::project("p")));
+            s.update(|st| {
+                st.chats.insert(
+                    crate::ids::chat(&format!("oc_{i}")),
+                    crate::ids::project("p"),
+                )
+            });
         }
-        s.update_durable(|st| st.chats.insert("last".into(), crate::ids::project("q")))
-            .await;
+        s.update_durable(|st| {
+            st.chats
+                .insert(crate::ids::chat("last"), crate::ids::project("q"))
+        })
+        .await;
         let disk = on_disk(dir.path());
         assert_eq!(disk.chats.len(), 201);
         assert_eq!(disk.chats["last"], "q");
@@ -395,9 +412,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = SharedState::open(dir.path()).unwrap();
         let clone = s.clone();
-        s.update(|st| st.chats.insert("oc_1".into(), crate::ids::project("demo")));
+        s.update(|st| {
+            st.chats
+                .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"))
+        });
         drop(s);
-        clone.update(|st| st.chats.insert("oc_2".into(), crate::ids::project("demo")));
+        clone.update(|st| {
+            st.chats
+                .insert(crate::ids::chat("oc_2"), crate::ids::project("demo"))
+        });
         drop(clone);
         assert_eq!(on_disk(dir.path()).chats.len(), 2);
     }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-pub use super::ids::{ApprovalId, CardHandle, JobId, ProjectName, SessionName};
+pub use super::ids::{ApprovalId, CardHandle, ChatId, JobId, ProjectName, SessionName};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -27,7 +27,7 @@ pub struct State {
     /// Project name -> what clawmux knows of it.
     pub projects: BTreeMap<ProjectName, ProjectRecord>,
     /// Chat id -> the project its messages go to.
-    pub chats: BTreeMap<String, ProjectName>,
+    pub chats: BTreeMap<ChatId, ProjectName>,
     /// Approval id -> a prompt waiting for an answer from chat.
     pub approvals: BTreeMap<ApprovalId, PendingApproval>,
     /// Card handle -> the chat message that shows it, once delivered.
@@ -46,7 +46,7 @@ pub struct State {
     pub streams: BTreeMap<JobId, super::stream::AnswerStream>,
     /// Chat id -> after how long (seconds) a waiting prompt is reminded
     /// of; a chat not here gets no reminders (the default).
-    pub reminders: BTreeMap<String, u64>,
+    pub reminders: BTreeMap<ChatId, u64>,
     /// Prompts already reminded of (once each); pruned as they go.
     pub reminded: std::collections::BTreeSet<ApprovalId>,
     /// Card handles of prompts answered or gone, newest last (at most
@@ -399,7 +399,7 @@ pub struct TypingIntent {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ChatTarget {
     /// A chat (`chat_id`), group or p2p.
-    Chat { id: String },
+    Chat { id: ChatId },
     /// The local console.
     Console,
 }

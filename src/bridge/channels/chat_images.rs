@@ -15,7 +15,7 @@ use crate::bridge::access::policy::{Decision, Policy};
 use crate::bridge::channels::chat::ChatEvent;
 use crate::feishu::api::Api;
 use crate::store::SharedState;
-use crate::store::state::ProjectName;
+use crate::store::state::{ChatId, ProjectName};
 
 /// Images fetched at once at most; one more is refused with a reason.
 pub const MAX_FETCHES: usize = 8;
@@ -90,7 +90,7 @@ impl Images {
     }
 
     /// Where an image for the chat's project goes, or why nowhere.
-    fn folder(&self, chat: &str) -> Result<std::path::PathBuf, ImageNotSaved> {
+    fn folder(&self, chat: &ChatId) -> Result<std::path::PathBuf, ImageNotSaved> {
         let project = self.shared.read(|s| {
             let name = s.chats.get(chat)?;
             Some((name.clone(), s.projects.get(name)?.clone()))
@@ -115,9 +115,10 @@ impl Images {
     pub async fn save(
         &self,
         m: &crate::feishu::Message,
+        chat: &ChatId,
         image_key: &str,
     ) -> Result<String, ImageNotSaved> {
-        let dir = self.folder(&m.chat_id)?;
+        let dir = self.folder(chat)?;
         let bytes = match self.api.download_image(&m.message_id, image_key).await {
             Ok(b) => b,
             Err(e) => {
@@ -207,8 +208,8 @@ fn write_private(
 pub struct Fetches {
     /// Per chat with a fetch in flight: its events in arrival order, each
     /// `None` until its image is saved.
-    held: HashMap<String, VecDeque<(u64, Option<ChatEvent>)>>,
-    running: JoinSet<(String, u64, ChatEvent)>,
+    held: HashMap<ChatId, VecDeque<(u64, Option<ChatEvent>)>>,
+    running: JoinSet<(ChatId, u64, ChatEvent)>,
     next: u64,
 }
 
@@ -220,20 +221,24 @@ impl Fetches {
 
     /// Starts `fetch` for chat `chat`: its event comes out, in its chat's
     /// order, once it is done.
-    pub fn start(&mut self, chat: &str, fetch: impl Future<Output = ChatEvent> + Send + 'static) {
+    pub fn start(
+        &mut self,
+        chat: &ChatId,
+        fetch: impl Future<Output = ChatEvent> + Send + 'static,
+    ) {
         let id = self.next;
         self.next += 1;
         self.held
-            .entry(chat.to_owned())
+            .entry(chat.clone())
             .or_default()
             .push_back((id, None));
-        let chat = chat.to_owned();
+        let chat = chat.clone();
         self.running.spawn(async move { (chat, id, fetch.await) });
     }
 
     /// `event` for `chat`: held when the chat waits for an image, else
     /// handed back to go at once.
-    pub fn order(&mut self, chat: &str, event: ChatEvent) -> Option<ChatEvent> {
+    pub fn order(&mut self, chat: &ChatId, event: ChatEvent) -> Option<ChatEvent> {
         match self.held.get_mut(chat) {
             Some(queue) if queue.len() < MAX_HELD_PER_CHAT => {
                 queue.push_back((u64::MAX, Some(event)));
@@ -286,16 +291,15 @@ impl Fetches {
 mod tests {
     use super::*;
     use crate::bridge::config::PolicyConfig;
+    use crate::store::ids::{chat, project};
     use crate::store::state::ProjectRecord;
 
     /// Images for a chat whose project `demo` is `record`.
     fn images_for(record: ProjectRecord, dir: &std::path::Path) -> Images {
         let (shared, _) = SharedState::open(dir).unwrap();
         shared.update(|s| {
-            s.chats
-                .insert("oc_1".into(), crate::store::ids::project("demo"));
-            s.projects
-                .insert(crate::store::ids::project("demo"), record);
+            s.chats.insert(chat("oc_1"), project("demo"));
+            s.projects.insert(project("demo"), record);
         });
         let config = crate::feishu::FeishuConfig::new("a", "s", crate::feishu::Domain::Feishu);
         Images {
@@ -316,13 +320,15 @@ mod tests {
             workspace: "/srv/ws/demo".into(),
             ..ProjectRecord::default()
         };
-        let folder = images_for(local.clone(), dir.path()).folder("oc_1");
+        let folder = images_for(local.clone(), dir.path()).folder(&chat("oc_1"));
         assert_eq!(folder, Ok("/srv/ws/demo/.clawmux/images".into()));
         let adopted = ProjectRecord {
             adopted: serde_json::from_str("\"work:%0\"").ok(),
             ..local.clone()
         };
-        let why = images_for(adopted, dir.path()).folder("oc_1").unwrap_err();
+        let why = images_for(adopted, dir.path())
+            .folder(&chat("oc_1"))
+            .unwrap_err();
         assert_eq!(
             why,
             ImageNotSaved::Adopted(crate::store::ids::project("demo"))
@@ -331,7 +337,9 @@ mod tests {
             host: Some("far".into()),
             ..local.clone()
         };
-        let why = images_for(remote, dir.path()).folder("oc_1").unwrap_err();
+        let why = images_for(remote, dir.path())
+            .folder(&chat("oc_1"))
+            .unwrap_err();
         let far = ImageNotSaved::Remote {
             project: crate::store::ids::project("demo"),
             host: "far".into(),
@@ -342,8 +350,8 @@ mod tests {
             host: Some("near".into()),
             ..local
         };
-        assert!(images_for(near, dir.path()).folder("oc_1").is_ok());
-        let none = images_for(ProjectRecord::default(), dir.path()).folder("oc_2");
+        assert!(images_for(near, dir.path()).folder(&chat("oc_1")).is_ok());
+        let none = images_for(ProjectRecord::default(), dir.path()).folder(&chat("oc_2"));
         assert_eq!(none, Err(ImageNotSaved::NoProject));
     }
 }

@@ -25,7 +25,7 @@ use crate::feishu::{
 };
 use crate::i18n::Lang;
 use crate::message::Message;
-use crate::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+use crate::store::state::{ChatId, ChatTarget, OutboxEntry, OutboxOp};
 use crate::store::{LogEvent, SharedState};
 
 #[derive(Debug, thiserror::Error)]
@@ -196,6 +196,9 @@ async fn pump(
         };
         let event = match event {
             IntakeEvent::MessageReceived(m) => {
+                let Some(chat_id) = chat_id_of(&m.chat_id) else {
+                    continue;
+                };
                 let mentions_bot = mentions_bot(&m, &mut bot).await;
                 let admitted = (m.image_key.as_ref()).map(|_| images.admit(&m, mentions_bot));
                 let text = match (&m.image_key, admitted) {
@@ -209,11 +212,10 @@ async fn pump(
                     (Some(key), _) => {
                         // Fetched off this loop; the chat's next messages
                         // wait behind it.
-                        let (images, key, chat_id) =
-                            (images.clone(), key.clone(), m.chat_id.clone());
-                        fetches.start(&chat_id, async move {
-                            let text = images.save(&m, &key).await;
-                            message_event(m, text, mentions_bot, true)
+                        let (images, key, order) = (images.clone(), key.clone(), chat_id.clone());
+                        fetches.start(&order, async move {
+                            let text = images.save(&m, &chat_id, &key).await;
+                            message_event(m, chat_id, text, mentions_bot, true)
                         });
                         continue;
                     }
@@ -221,8 +223,9 @@ async fn pump(
                 };
                 // Counted here: a fetch refused for want of room.
                 let counted = admitted == Some(ImageAdmission::Fetch);
-                let chat_id = m.chat_id.clone();
-                match fetches.order(&chat_id, message_event(m, text, mentions_bot, counted)) {
+                let order = chat_id.clone();
+                let event = message_event(m, chat_id, text, mentions_bot, counted);
+                match fetches.order(&order, event) {
                     Some(event) => event,
                     None => continue,
                 }
@@ -240,6 +243,9 @@ async fn pump(
                 continue;
             }
             IntakeEvent::CardAction(a) => {
+                let Some(chat_id) = chat_id_of(&a.chat_id) else {
+                    continue;
+                };
                 let (tx, rx) = oneshot::channel::<ClickAnswer>();
                 let respond = a.respond;
                 // Translate the daemon's answer into Feishu's, whenever it comes.
@@ -254,7 +260,7 @@ async fn pump(
                     value: a.value,
                     option: a.option,
                     message_id: a.message_id,
-                    target: ChatTarget::Chat { id: a.chat_id },
+                    target: ChatTarget::Chat { id: chat_id },
                     respond: Some(tx),
                 })
             }
@@ -265,11 +271,20 @@ async fn pump(
     }
 }
 
-/// The daemon's event for message `m`, whose text (or image's path) is
-/// `text`, or an image not saved and why; `rate_counted` when its
-/// rate-limit slot is taken already.
+/// The chat an event names, parsed where it comes in; an id that is not
+/// one (a forged or broken event) drops the event, logged.
+fn chat_id_of(raw: &str) -> Option<ChatId> {
+    ChatId::parse(raw)
+        .inspect_err(|e| tracing::warn!(error = %e, "a Feishu event for no chat: dropped"))
+        .ok()
+}
+
+/// The daemon's event for message `m` in chat `chat_id`, whose text (or
+/// image's path) is `text`, or an image not saved and why; `rate_counted`
+/// when its rate-limit slot is taken already.
 fn message_event(
     m: crate::feishu::Message,
+    chat_id: ChatId,
     text: Result<String, ImageNotSaved>,
     mentions_bot: bool,
     rate_counted: bool,
@@ -282,7 +297,7 @@ fn message_event(
     ChatEvent::Message(ChatMessage {
         event_id: m.event_id,
         message_id: m.message_id,
-        target: ChatTarget::Chat { id: m.chat_id },
+        target: ChatTarget::Chat { id: chat_id },
         kind,
         sender: m.sender_open_id,
         text,
@@ -350,7 +365,7 @@ fn pace_key<'a>(entry: &'a OutboxEntry, message_id: Option<&'a str>) -> &'a str 
                 ..
             },
             _,
-        ) => id,
+        ) => id.as_str(),
         (OutboxOp::React { message_id, .. }, _) => message_id,
         (_, Some(id)) => id,
         _ => entry.op.handle(),
@@ -461,7 +476,7 @@ impl Courier for FeishuCourier {
                 _,
             ) => self
                 .api
-                .send(&ReceiveId::ChatId(id.clone()), &card, &entry.uuid)
+                .send(&ReceiveId::ChatId(id.to_string()), &card, &entry.uuid)
                 .await
                 .map(Some),
             (
@@ -499,7 +514,7 @@ impl Courier for FeishuCourier {
                     let key = self.api.upload_file("stream", file_name, &bytes).await?;
                     self.api
                         .send_file(
-                            &ReceiveId::ChatId(id.clone()),
+                            &ReceiveId::ChatId(id.to_string()),
                             reply_to.as_deref(),
                             &key,
                             &entry.uuid,

@@ -170,7 +170,9 @@ mod tests {
     use crate::feishu::paginate::{MAX_REQUEST_BODY_BYTES, body_len};
 
     fn chat() -> ChatTarget {
-        ChatTarget::Chat { id: "oc_1".into() }
+        ChatTarget::Chat {
+            id: crate::store::ids::chat("oc_1"),
+        }
     }
 
     #[test]

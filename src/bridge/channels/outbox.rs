@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use crate::bridge::present;
 use crate::store::clock;
 use crate::store::state::{
-    CardHandle, ChatTarget, DEAD_LETTER_CAPACITY, DeadLetter, OutboxEntry, OutboxOp,
+    CardHandle, ChatId, ChatTarget, DEAD_LETTER_CAPACITY, DeadLetter, OutboxEntry, OutboxOp,
 };
 use crate::store::{LogEvent, SharedState};
 
@@ -161,7 +161,7 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
     // (uuid, refusals) of the head entry while its channel refuses it.
     let mut refused: Option<(String, u32)> = None;
     // (chat, code) already told about a lost card: told once per process.
-    let mut told: HashSet<(String, Option<i64>)> = HashSet::new();
+    let mut told: HashSet<(ChatId, Option<i64>)> = HashSet::new();
     loop {
         let next = shared.read(|s| {
             let at = match order {
@@ -392,7 +392,7 @@ fn dead_letter(
     code: Option<i64>,
     msg: &str,
     reachable: bool,
-    told: &mut HashSet<(String, Option<i64>)>,
+    told: &mut HashSet<(ChatId, Option<i64>)>,
 ) {
     let chat = match &entry.op {
         OutboxOp::Send {
@@ -463,7 +463,7 @@ fn dead_letter(
         op: op_name(&entry.op).to_string(),
         code,
         error: msg.to_string(),
-        chat,
+        chat: chat.map(String::from),
         told: told_whom.to_string(),
     });
 }
@@ -581,7 +581,9 @@ mod tests {
 
     fn send_to(uuid: &str, chat: &str) -> OutboxEntry {
         let op = OutboxOp::Send {
-            target: ChatTarget::Chat { id: chat.into() },
+            target: ChatTarget::Chat {
+                id: crate::store::ids::chat(chat),
+            },
             handle: format!("h-{uuid}").parse().unwrap(),
             reply_to: None,
             image: None,
@@ -850,7 +852,9 @@ mod tests {
 
     fn to_chat(uuid: &str) -> OutboxEntry {
         let op = OutboxOp::Send {
-            target: ChatTarget::Chat { id: "oc_1".into() },
+            target: ChatTarget::Chat {
+                id: crate::store::ids::chat("oc_1"),
+            },
             handle: format!("h-{uuid}").parse().unwrap(),
             reply_to: None,
             image: None,

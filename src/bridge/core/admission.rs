@@ -28,12 +28,18 @@ impl Core {
         }
         self.chat_kinds.insert(chat_id.clone(), m.kind);
         let decision = if m.rate_counted {
-            (self.policy).decide(&m.sender, m.kind, &chat_id, m.mentions_bot, &self.paired)
+            (self.policy).decide(
+                &m.sender,
+                m.kind,
+                chat_id.as_str(),
+                m.mentions_bot,
+                &self.paired,
+            )
         } else {
             (self.policy).check(
                 &m.sender,
                 m.kind,
-                &chat_id,
+                chat_id.as_str(),
                 m.mentions_bot,
                 &self.paired,
                 self.now,
@@ -45,7 +51,7 @@ impl Core {
             Decision::Limited => {
                 self.log(LogEvent::Denied(Denial {
                     sender: Some(m.sender.clone()),
-                    chat: Some(chat_id),
+                    chat: Some(chat_id.clone()),
                     reason: "rate limit".into(),
                     text: Some(m.text.clone()),
                     ..Default::default()
@@ -83,7 +89,7 @@ impl Core {
             Decision::Deny { reason } => {
                 self.log(LogEvent::Denied(Denial {
                     sender: Some(m.sender.clone()),
-                    chat: Some(chat_id),
+                    chat: Some(chat_id.clone()),
                     reason: reason.to_string(),
                     text: Some(m.text.clone()),
                     ..Default::default()
@@ -117,7 +123,7 @@ impl Core {
         let decisions: Vec<Decision> = (kinds.into_iter())
             .map(|kind| {
                 self.policy
-                    .decide(&c.operator, kind, &chat_id, true, &self.paired)
+                    .decide(&c.operator, kind, chat_id.as_str(), true, &self.paired)
             })
             .collect();
         let denied = (!decisions.contains(&Decision::Allow)).then(|| match decisions.first() {
@@ -130,7 +136,7 @@ impl Core {
         };
         self.log(LogEvent::Denied(Denial {
             operator: Some(c.operator.clone()),
-            chat: Some(chat_id),
+            chat: Some(chat_id.clone()),
             reason: format!("click: {reason}"),
             value: Some(c.value.clone()),
             ..Default::default()

@@ -177,11 +177,8 @@ impl Core {
         }
         let chat = target_id(target);
         self.shared
-            .update(|s| s.chats.insert(chat, project.clone()));
-        self.log(LogEvent::Use {
-            project,
-            chat: target_id(target),
-        });
+            .update(|s| s.chats.insert(chat.clone(), project.clone()));
+        self.log(LogEvent::Use { project, chat });
         self.send(
             target,
             reply_to,
@@ -525,8 +522,13 @@ impl Core {
         }
         if c.target != ChatTarget::Console {
             let chat_id = target_id(&c.target);
-            let decision =
-                (self.policy).decide(&c.operator, ChatKind::Direct, &chat_id, true, &self.paired);
+            let decision = (self.policy).decide(
+                &c.operator,
+                ChatKind::Direct,
+                chat_id.as_str(),
+                true,
+                &self.paired,
+            );
             if decision != Decision::Allow {
                 return ClickAnswer::toast(ToastLevel::Error, Msg::CannotSendCommandsHere);
             }

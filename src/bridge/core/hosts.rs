@@ -4,7 +4,6 @@
 //! is the user's own: it is never created, resized, restarted or killed.
 
 use super::{Core, Effect, target_id};
-use crate::bridge::access::names;
 use crate::bridge::panes::agent_pane::PaneLocation;
 use crate::bridge::panes::hosts::{AdoptTarget, LocateError};
 use crate::bridge::present;
@@ -156,13 +155,15 @@ impl Core {
                 return self.error(&target, reply_to, Msg::CannotAdopt, said(&e), ADOPT_USAGE);
             }
         };
-        let name = name.unwrap_or(parsed.session.as_str()).to_string();
-        if let Err(e) = names::validate_project(&name) {
-            let guidance = Msg::NameAsUsage;
-            let text = said(&e);
-            return self.error(&target, reply_to, Msg::InvalidProjectName, text, guidance);
-        }
-        if let Some(text) = self.name_taken(&name) {
+        let name = match ProjectName::parse(name.unwrap_or(parsed.session.as_str())) {
+            Ok(name) => name,
+            Err(e) => {
+                let guidance = Msg::NameAsUsage;
+                let text = said(&e);
+                return self.error(&target, reply_to, Msg::InvalidProjectName, text, guidance);
+            }
+        };
+        if let Some(text) = self.name_taken(name.as_str()) {
             let guidance = Msg::PickAnotherAs;
             return self.error(&target, reply_to, Msg::NameTaken, &text, guidance);
         }
@@ -184,12 +185,13 @@ impl Core {
     pub fn adopt_located(
         &mut self,
         target: &AdoptTarget,
-        name: &str,
+        project: &ProjectName,
         by: &str,
         reply: &Reply,
         located: Result<PaneLocation, LocateError>,
     ) -> bool {
         let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
+        let name = project.as_str();
         self.adopting.remove(name);
         if self.shared.read(|s| s.projects.contains_key(name)) {
             let text = Msg::MadeWhileLooking.with(&[("name", name)]);
@@ -201,20 +203,6 @@ impl Core {
             Ok(location) => location,
             Err(e) => {
                 self.error(chat, reply_to, Msg::CannotAdopt, said(&e), ADOPT_USAGE);
-                return false;
-            }
-        };
-        // Checked when the adopt was asked for; a name is made by parsing.
-        let project = match ProjectName::parse(name) {
-            Ok(project) => project,
-            Err(e) => {
-                self.error(
-                    chat,
-                    reply_to,
-                    Msg::InvalidProjectName,
-                    said(&e),
-                    ADOPT_USAGE,
-                );
                 return false;
             }
         };
@@ -251,7 +239,7 @@ impl Core {
             );
         });
         self.log(LogEvent::Adopted {
-            project,
+            project: project.clone(),
             pane: record.to_string(),
             host: target.host.clone(),
             by: by.to_string(),
@@ -285,10 +273,10 @@ impl Core {
     }
 
     /// The actor of an adopted project could not start: forget it again.
-    pub fn adopt_failed(&mut self, name: &str, reply: &Reply, error: &str) {
+    pub fn adopt_failed(&mut self, name: &ProjectName, reply: &Reply, error: &str) {
         self.shared.update(|s| {
             s.projects.remove(name);
-            s.chats.retain(|_, p| *p != name);
+            s.chats.retain(|_, p| p != name);
         });
         let (chat, reply_to) = (&reply.target, reply.reply_to.as_deref());
         self.error(chat, reply_to, Msg::CannotWatch, error, "");
@@ -325,7 +313,7 @@ impl Core {
         };
         // The actor stops with its last handle, and its client detaches.
         self.effects.push(Effect::Forget {
-            project: name.to_string(),
+            project: project.clone(),
         });
         self.panes.retain(|_, p| p.as_str() != name);
         let stale: Vec<PendingApproval> = self.shared.update(|s| {

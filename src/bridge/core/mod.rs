@@ -42,9 +42,7 @@ use super::project::{
 use super::router::{self, Builtin, Route};
 use crate::bridge::access::pairing::{IssuedCodes, PendingPairing};
 use crate::bridge::access::policy::{Policy, RateWindow};
-use crate::bridge::channels::chat::{
-    CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
-};
+use crate::bridge::channels::chat::{CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
 use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ActionButton, CardAction};
@@ -55,7 +53,7 @@ use crate::i18n::Text;
 use crate::message::Message;
 use crate::store::event_log::LogHealth;
 use crate::store::state::{
-    ApprovalId, CardHandle, ChatTarget, Job, JobId, OutboxEntry, OutboxOp, ProjectName,
+    ApprovalId, CardHandle, ChatId, ChatTarget, Job, JobId, OutboxEntry, OutboxOp, ProjectName,
 };
 use crate::store::{Denial, LogEvent, SharedState};
 
@@ -113,12 +111,12 @@ pub enum Effect {
     /// hand the answer to [`Core::adopt_located`].
     Adopt {
         target: AdoptTarget,
-        name: String,
+        name: ProjectName,
         by: String,
         reply: Reply,
     },
     /// Stop project `project`'s actor (released: its pane is left as it is).
-    Forget { project: String },
+    Forget { project: ProjectName },
     /// List every server's sessions, then [`Core::info`] them to `reply`.
     ListSessions { reply: Reply },
     /// Read the GSD planning files of these projects on their hosts, then
@@ -188,11 +186,11 @@ pub struct Core {
     /// Project names an adopt is finding the pane for: taken until it
     /// ends, so two adopts (or an adopt and a new project) under one name
     /// cannot both succeed.
-    adopting: HashSet<String>,
+    adopting: HashSet<ProjectName>,
     throttles: HashMap<JobId, Throttle>,
     denied_told: HashSet<String>,
     /// Each chat's kind, from its messages (see `admit_click`).
-    chat_kinds: HashMap<String, crate::bridge::access::policy::ChatKind>,
+    chat_kinds: HashMap<ChatId, crate::bridge::access::policy::ChatKind>,
     /// A project actor's id of a prompt -> the persisted approval it is.
     aliases: HashMap<ApprovalId, ApprovalId>,
     /// Projects whose agent said it waits (`Notification` hooks).
@@ -359,7 +357,7 @@ impl Core {
             }
             LogHealth::Ok => Msg::LogOk.text(),
         };
-        let mut chats: Vec<String> = self.shared.read(|s| s.chats.keys().cloned().collect());
+        let mut chats: Vec<ChatId> = self.shared.read(|s| s.chats.keys().cloned().collect());
         chats.sort();
         chats.dedup();
         for chat in chats {
@@ -640,7 +638,7 @@ impl Core {
                         fonts: settings.fonts.clone(),
                         target: reply.target.clone(),
                         reply_to: reply.reply_to.clone(),
-                        project: project.to_string(),
+                        project: project.clone(),
                         text: screen.clone(),
                         grid,
                     };
@@ -713,20 +711,18 @@ impl Core {
 }
 
 /// The chat id a target stands for (`console` for the console).
-fn target_id(t: &ChatTarget) -> String {
+fn target_id(t: &ChatTarget) -> ChatId {
     match t {
         ChatTarget::Chat { id } => id.clone(),
-        ChatTarget::Console => CONSOLE_USER.to_string(),
+        ChatTarget::Console => ChatId::console(),
     }
 }
 
-fn target_of(chat: &str) -> ChatTarget {
-    if chat == CONSOLE_USER {
+fn target_of(chat: &ChatId) -> ChatTarget {
+    if *chat == ChatId::console() {
         ChatTarget::Console
     } else {
-        ChatTarget::Chat {
-            id: chat.to_string(),
-        }
+        ChatTarget::Chat { id: chat.clone() }
     }
 }
 

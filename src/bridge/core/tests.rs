@@ -165,7 +165,9 @@ impl World {
 }
 
 fn chat() -> ChatTarget {
-    ChatTarget::Chat { id: "oc_1".into() }
+    ChatTarget::Chat {
+        id: crate::store::ids::chat("oc_1"),
+    }
 }
 
 fn submitted(effects: &[Effect]) -> Vec<Job> {
@@ -1264,7 +1266,7 @@ fn a_second_reply_to_a_question_is_refused_while_and_after_it_is_answered() {
 }
 
 /// The [`Effect::Adopt`]s among `effects`.
-fn adopts(effects: &[Effect]) -> Vec<(AdoptTarget, String, String, Reply)> {
+fn adopts(effects: &[Effect]) -> Vec<(AdoptTarget, ProjectName, String, Reply)> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -1471,7 +1473,9 @@ fn notification_hooks_put_a_waiting_project_in_the_inbox_until_it_moves_on() {
 #[test]
 fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
     let mut w = World::new();
-    let other = ChatTarget::Chat { id: "oc_2".into() };
+    let other = ChatTarget::Chat {
+        id: crate::store::ids::chat("oc_2"),
+    };
     let waiting = [
         ("ap_demo", "demo", chat(), 3_000, "Run the demo?"),
         ("ap_api", "api", other.clone(), 1_000, "Deploy the api?"),

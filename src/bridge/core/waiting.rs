@@ -62,7 +62,7 @@ impl Core {
             .filter(|(p, _)| !carded.contains(p))
             .filter(|(p, _)| everything || self.chat_of(p.as_str()) == *target)
             .map(|(p, w)| WaitingItem {
-                project: p.to_string(),
+                project: p.clone(),
                 host: self
                     .shared
                     .read(|s| s.projects.get(p.as_str()).and_then(|r| r.host.clone())),

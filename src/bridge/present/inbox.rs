@@ -9,7 +9,7 @@ use crate::feishu::card::TARGET_BODY_BYTES;
 use crate::feishu::markdown::{escape_inline, first_body_bytes};
 use crate::i18n::{Lang, Text};
 use crate::message::{Block, Button, Message, Style, Tone};
-use crate::store::state::PendingApproval;
+use crate::store::state::{PendingApproval, ProjectName};
 
 /// Prompts one inbox card lists at most (the rest are counted): each
 /// carries a row of buttons, and a phone screen holds a handful.
@@ -63,7 +63,7 @@ fn last_body_bytes(text: &str, max: usize) -> &str {
 /// prompt card standing for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitingItem {
-    pub project: String,
+    pub project: ProjectName,
     pub host: Option<String>,
     /// A dialog waits for an answer (`permission_prompt`); otherwise the
     /// agent waits for input (`idle_prompt`).
@@ -77,7 +77,7 @@ fn waiting_text(w: &WaitingItem, now_ms: u64, n: usize) -> Text {
     let waited = now_ms.saturating_sub(w.since_ms) / 60_000;
     let place = match &w.host {
         Some(h) => format!("{}@{}", w.project, h),
-        None => w.project.clone(),
+        None => w.project.to_string(),
     };
     let (what, hint) = if w.permission {
         (Msg::WaitingPermission, Msg::NoCardShowsPrompt)

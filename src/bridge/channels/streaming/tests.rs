@@ -116,7 +116,9 @@ impl StreamSink for Arc<Recorder> {
 fn stream() -> AnswerStream {
     AnswerStream::new(
         "job-1".parse().unwrap(),
-        ChatTarget::Chat { id: "oc_1".into() },
+        ChatTarget::Chat {
+            id: crate::store::ids::chat("oc_1"),
+        },
         None,
         "demo: hi".into(),
         0,
