@@ -61,7 +61,6 @@ pub enum Template {
     Orange,
     Red,
     Grey,
-    Yellow,
     /// The streamed answer's colour while it is typed.
     Wathet,
 }
@@ -122,7 +121,6 @@ pub struct Body {
 pub enum ButtonKind {
     Default,
     Primary,
-    Danger,
 }
 
 /// What a click does.
@@ -131,8 +129,6 @@ pub enum ButtonKind {
 pub enum Behavior {
     /// Sends `card.action.trigger` with this value to the bot.
     Callback { value: Value },
-    /// Opens a link.
-    OpenUrl { default_url: String },
 }
 
 /// One option of a select menu.

@@ -436,61 +436,36 @@ impl Courier for FeishuCourier {
         self.pacer
             .wait(api_name(&entry.op), pace_key(entry, message_id))
             .await;
-        // A send's or update's message drawn as a card; a picture is
-        // uploaded first. A file or a reaction has no card.
-        let card = match (&entry.op, &entry.message) {
-            (
-                OutboxOp::Send {
-                    image: Some(path), ..
-                },
-                Some(message),
-            ) => Some(self.picture_card(message, path).await?),
-            (OutboxOp::Send { .. } | OutboxOp::Patch { .. }, Some(message)) => {
-                Some(Card::from(message))
-            }
-            (OutboxOp::Send { .. } | OutboxOp::Patch { .. }, None) => {
-                return Err(FeishuFailure::permanent("a card with nothing on it"));
-            }
-            (OutboxOp::File { .. } | OutboxOp::React { .. }, _) => None,
-        };
-        let card = match card.map(|c| serde_json::to_value(&c)).transpose() {
-            Ok(card) => (card.map(|c| with_fallback(&c, self.locale))).unwrap_or_default(),
-            Err(e) => {
-                let why = format!("the card does not serialize: {e}");
-                return Err(FeishuFailure::permanent(why));
-            }
-        };
         let result = match (&entry.op, message_id) {
             (
                 OutboxOp::Send {
-                    reply_to: Some(parent),
-                    ..
-                },
-                _,
-            ) => self.api.reply(parent, &card, &entry.uuid).await.map(Some),
-            (
-                OutboxOp::Send {
-                    target: ChatTarget::Chat { id },
-                    ..
-                },
-                _,
-            ) => self
-                .api
-                .send(&ReceiveId::ChatId(id.to_string()), &card, &entry.uuid)
-                .await
-                .map(Some),
-            (
-                OutboxOp::Send {
-                    target: ChatTarget::Console,
+                    target,
+                    reply_to,
+                    image,
                     ..
                 },
                 _,
             ) => {
-                return Err(FeishuFailure::permanent(
-                    "a console card cannot go to Feishu",
-                ));
+                // Drawn (and its picture uploaded) only when it has
+                // somewhere to go.
+                let card = self.card_json(entry, image.as_deref());
+                match (reply_to, target) {
+                    (Some(parent), _) => self.api.reply(parent, &card.await?, &entry.uuid).await,
+                    (None, ChatTarget::Chat { id }) => {
+                        let to = ReceiveId::ChatId(id.to_string());
+                        self.api.send(&to, &card.await?, &entry.uuid).await
+                    }
+                    (None, ChatTarget::Console) => {
+                        let why = "a console card cannot go to Feishu";
+                        return Err(FeishuFailure::permanent(why));
+                    }
+                }
+                .map(Some)
             }
-            (OutboxOp::Patch { .. }, Some(id)) => self.api.patch(id, &card).await.map(|()| None),
+            (OutboxOp::Patch { .. }, Some(id)) => {
+                let card = self.card_json(entry, None).await?;
+                self.api.patch(id, &card).await.map(|()| None)
+            }
             (OutboxOp::Patch { .. }, None) => {
                 return Err(FeishuFailure::permanent("no message to patch"));
             }
@@ -561,6 +536,28 @@ impl Courier for FeishuCourier {
 }
 
 impl FeishuCourier {
+    /// A send's or update's message drawn as Feishu card JSON, its
+    /// picture (when it has one, at `image`) uploaded first.
+    async fn card_json(
+        &self,
+        entry: &OutboxEntry,
+        image: Option<&str>,
+    ) -> Result<serde_json::Value, FeishuFailure> {
+        let Some(message) = &entry.message else {
+            return Err(FeishuFailure::permanent("a card with nothing on it"));
+        };
+        let card = match image {
+            Some(path) => self.picture_card(message, path).await?,
+            None => Card::from(message),
+        };
+        match serde_json::to_value(&card) {
+            Ok(card) => Ok(with_fallback(&card, self.locale)),
+            Err(e) => Err(FeishuFailure::permanent(format!(
+                "the card does not serialize: {e}"
+            ))),
+        }
+    }
+
     /// `message`'s card with its picture (the PNG at `path`) uploaded and
     /// its key in place; without the picture when Feishu refuses it for
     /// good or the file is gone. A passing failure is retried.
