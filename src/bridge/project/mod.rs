@@ -16,6 +16,7 @@ mod confirm;
 mod handle;
 mod messages;
 pub mod planning_watch;
+mod prompt;
 pub mod runner;
 #[cfg(test)]
 mod tests;

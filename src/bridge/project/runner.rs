@@ -2,8 +2,8 @@
 //! what a detection or a hook means for them, and what is reported. No I/O
 //! and no clock of its own: the actor feeds it what the pane showed and the
 //! time, and carries out the [`Step`]s it returns, so unit tests drive it
-//! directly (`tests.rs` beside it). One state machine, so one file: the
-//! queue, the running command and the prompt on screen change together.
+//! directly (`tests.rs` beside it). The queue and the running command
+//! change together here; the prompt on screen has its life in `prompt.rs`.
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::confirm::{disagreement, fill_from_hook};
 use super::messages::{ProjectEventKind, ProjectStatus, TurnEnding};
+use super::prompt::Prompt;
 use crate::agents::record;
 use crate::bridge::panes::transcript::{GAP_LINE, Transcript};
 use crate::detect::{
@@ -145,7 +146,8 @@ pub struct JobRunner {
     /// A new agent is starting: nothing is typed until it shows its idle
     /// prompt, or until this deadline.
     starting: Option<Instant>,
-    approval: Option<Approval>,
+    /// The prompt on screen: none, unreported, shown, or answered.
+    prompt: Prompt,
     /// What the agent's permission hook said the coming dialog asks, until
     /// that dialog shows.
     expected: Option<ToolRequest>,
@@ -153,13 +155,6 @@ pub struct JobRunner {
     recent: VecDeque<String>,
     last_progress: Option<String>,
     busy: bool,
-    /// An answer was typed into the prompt and the screen has not yet shown
-    /// whether it took: the prompt this was (its id, when the runner had
-    /// seen it).
-    answering: Option<Option<ApprovalId>>,
-    /// A dialog nobody was shown is on screen: the first waiting command
-    /// waits until it is reported (then `approval` holds it) or gone.
-    held: bool,
     /// The agent's profile: how it echoes a command, draws its answer and
     /// records it (see [`JobRunner::reads_as`]).
     profile: Option<Arc<Profile>>,
@@ -190,13 +185,13 @@ impl JobRunner {
     }
 
     pub fn approval(&self) -> Option<&Approval> {
-        self.approval.as_ref()
+        self.prompt.shown()
     }
 
     /// Nothing runs, no prompt waits, the agent is not busy: an Esc now
     /// would wait in its input and spoil the next command.
     pub fn idle(&self) -> bool {
-        self.running.is_none() && self.approval.is_none() && !self.busy && self.answering.is_none()
+        self.running.is_none() && !self.prompt.asking() && !self.busy
     }
 
     pub fn starting_until(&self) -> Option<Instant> {
@@ -217,11 +212,7 @@ impl JobRunner {
     /// starts, or while a prompt waits for its answer (keys typed into it
     /// would choose an option nobody chose).
     pub fn ready(&self) -> bool {
-        self.running.is_none()
-            && self.starting.is_none()
-            && self.approval.is_none()
-            && self.answering.is_none()
-            && !self.held
+        self.running.is_none() && self.starting.is_none() && self.prompt == Prompt::Clear
     }
 
     pub fn submit(&mut self, job: Job) -> Admit {
@@ -250,18 +241,18 @@ impl JobRunner {
     /// Puts a command first in line behind a dialog the chat has not been
     /// shown; see [`JobRunner::release`].
     pub fn hold(&mut self, job: Job, recovery: bool) {
-        self.held = true;
+        self.prompt.hold();
         self.wait_first(job, recovery);
     }
 
     /// Whether commands wait for a dialog to be reported.
     pub fn held(&self) -> bool {
-        self.held
+        self.prompt.held()
     }
 
     /// The dialog that held the commands was reported or went away.
     pub fn release(&mut self) {
-        self.held = false;
+        self.prompt.release();
     }
 
     /// The command first in line, if one waits.
@@ -368,7 +359,7 @@ impl JobRunner {
     ) -> Option<Step> {
         let job = self.reported_job()?;
         let (settled, panel) = (self.settled_result(), self.panel_result());
-        let asking = self.approval.is_some() || self.answering.is_some();
+        let asking = self.prompt.asking();
         let running = self.running.as_mut()?;
         let text = if settled || panel {
             if asking {
@@ -437,14 +428,12 @@ impl JobRunner {
     /// prompt itself (the bridge checked its persisted copy), so only a
     /// different live prompt conflicts.
     pub fn other_prompt(&self, approval_id: &str, question: &str) -> bool {
-        self.approval
-            .as_ref()
-            .is_some_and(|a| a.id != approval_id && a.question != question)
+        (self.prompt.shown()).is_some_and(|a| a.id != approval_id && a.question != question)
     }
 
     /// The prompt was answered, or a command typed over it.
     pub fn prompt_closed(&mut self) {
-        self.approval = None;
+        self.prompt.close();
     }
 
     /// An answer was typed into the prompt on screen; until
@@ -452,26 +441,18 @@ impl JobRunner {
     /// leaving the screen is the answer taking, not an answer in the
     /// terminal.
     pub fn answer_sent(&mut self) {
-        if self.answering.is_none() {
-            self.answering = Some(self.approval.as_ref().map(|a| a.id.clone()));
-        }
+        self.prompt.answer_sent();
     }
 
     /// The screen showed whether the answer took. A taken answer closes
     /// the prompt it was typed into (not one drawn since).
     pub fn answer_done(&mut self, taken: bool) {
-        let Some(answered) = self.answering.take() else {
-            return;
-        };
-        if taken && self.approval.as_ref().map(|a| &a.id) == answered.as_ref() {
-            self.approval = None;
-        }
+        self.prompt.answer_done(taken);
     }
 
     /// The session is gone, and its prompt and spinner with it.
     pub fn session_gone(&mut self) {
-        self.approval = None;
-        self.answering = None;
+        self.prompt = Prompt::Clear;
         self.busy = false;
     }
 
@@ -487,7 +468,7 @@ impl JobRunner {
                 self.busy = false;
                 // A new agent showed its prompt: it is ready for input.
                 self.starting = None;
-                if self.running.is_some() && self.approval.is_none() {
+                if self.running.is_some() && self.prompt.shown().is_none() {
                     return vec![Step::Complete];
                 }
             }
@@ -523,7 +504,7 @@ impl JobRunner {
             } => {
                 // The prompt reported already, seen again (a new client), or
                 // with its body drawn since: reported again under its id.
-                if let Some(known) = self.approval.as_mut().filter(|a| a.question == question) {
+                if let Some(known) = self.prompt.shown_mut().filter(|a| a.question == question) {
                     if body.is_empty() || known.body == body {
                         return Vec::new();
                     }
@@ -544,19 +525,14 @@ impl JobRunner {
                     fill_from_hook(&mut seen, &request);
                     steps.extend(self.confirm(&seen, &request, job.clone()));
                 }
-                self.approval = Some(seen.clone());
+                self.prompt.show(seen.clone());
                 steps.insert(0, Step::Emit(job, ProjectEventKind::Approval(seen)));
                 return steps;
             }
             DetectionKind::ApprovalGone { .. } => {
-                let answered = self
-                    .answering
-                    .as_ref()
-                    .is_some_and(|id| id.as_ref() == self.approval.as_ref().map(|a| &a.id));
-                if answered {
-                    // Our answer took: no card says it went in the terminal.
-                    self.approval = None;
-                } else if let Some(gone) = self.approval.take() {
+                // Our answer taking: no card says it went in the terminal.
+                let took = self.prompt.answer_took();
+                if let Some(gone) = self.prompt.close().filter(|_| !took) {
                     let approval_id = gone.id;
                     let kind = ProjectEventKind::ApprovalGone { approval_id };
                     return vec![Step::Emit(job, kind)];
@@ -641,7 +617,7 @@ impl JobRunner {
             }
             return false;
         }
-        if self.approval.is_some() {
+        if self.prompt.shown().is_some() {
             return false;
         }
         let Some(running) = &mut self.running else {
@@ -656,7 +632,7 @@ impl JobRunner {
     /// comes first.
     pub fn hook_permission(&mut self, request: ToolRequest) -> Vec<Step> {
         let job = self.reported_job();
-        let Some(seen) = &self.approval else {
+        let Some(seen) = self.prompt.shown() else {
             self.expected = Some(request);
             return Vec::new();
         };
@@ -666,7 +642,7 @@ impl JobRunner {
         fill_from_hook(&mut filled, &request);
         let mut steps = Vec::new();
         if &filled != seen {
-            self.approval = Some(filled.clone());
+            self.prompt.show(filled.clone());
             steps.push(Step::Emit(
                 job.clone(),
                 ProjectEventKind::Approval(filled.clone()),
@@ -859,7 +835,7 @@ impl JobRunner {
             starting: self.starting.is_some(),
             running: self.running.as_ref().map(|r| r.job.text.clone()),
             busy: self.busy,
-            awaiting_approval: self.approval.as_ref().map(|a| a.question.clone()),
+            awaiting_approval: self.prompt.shown().map(|a| a.question.clone()),
             last_progress: self.last_progress.clone(),
             queued: self.queue.len(),
             mode: None,
