@@ -71,10 +71,3 @@ fn mode_args(mode: PermissionMode) -> &'static [&'static str] {
         ],
     }
 }
-
-/// Codex's blocks: `• Made the marker file.`, `• Ran touch x` (its
-/// answers and tools, where Claude Code draws `●`).
-pub fn is_block(line: &str) -> bool {
-    line.strip_prefix("• ")
-        .is_some_and(|rest| !rest.trim().is_empty())
-}

@@ -14,7 +14,6 @@
 pub mod aider;
 pub mod aider_history;
 pub mod claude;
-pub mod claude_rows;
 pub mod claude_transcript;
 pub mod codex;
 pub mod gemini;

@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub)]
 
+mod answer_rows;
 mod arrow_menu;
 mod cells;
 mod checkpoint;
@@ -47,6 +48,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use answer_rows::AnswerRows;
 pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,

@@ -11,6 +11,7 @@ use regex::{Regex, RegexSet};
 use serde::Deserialize;
 
 use super::ApprovalKind;
+use super::answer_rows::{AnswerRows, AnswerRowsSpec};
 use super::footer_mode::{FooterModes, FooterModesSpec};
 use super::lines::{LineHit, LineMatcher, PatternError};
 use super::marks::Marks;
@@ -144,6 +145,7 @@ struct ProfileSpec {
     approvals: Option<Vec<RuleSpec>>,
     footer_modes: Option<FooterModesSpec>,
     marks: Option<Marks>,
+    answer_rows: Option<AnswerRowsSpec>,
 }
 
 /// A window title that says the agent's state, as written in TOML.
@@ -232,6 +234,7 @@ impl ProfileSpec {
             answer: self.answer.or(base.answer),
             footer_modes: (self.footer_modes.clone()).or_else(|| base.footer_modes.clone()),
             marks: self.marks.clone().or_else(|| base.marks.clone()),
+            answer_rows: (self.answer_rows.clone()).or_else(|| base.answer_rows.clone()),
             start_seconds: self.start_seconds.or(base.start_seconds),
             approvals,
         }
@@ -360,12 +363,19 @@ pub struct Profile {
     pub(crate) footer_modes: FooterModes,
     /// The glyphs its rows start with (none for most agents).
     pub(crate) marks: Marks,
+    /// How it draws its answer's blocks (none for most agents).
+    pub(crate) answer_rows: AnswerRows,
 }
 
 impl Profile {
     /// The profile's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How it draws its answer's blocks (see [`AnswerRows`]).
+    pub fn answer_rows(&self) -> &AnswerRows {
+        &self.answer_rows
     }
 
     /// Whether `row` is one the agent draws around its answer, never part
@@ -557,7 +567,11 @@ pub(crate) fn regex(profile: &str, field: &str, pattern: &str) -> Result<Regex, 
     })
 }
 
-fn regex_set(profile: &str, field: &str, patterns: &[String]) -> Result<RegexSet, PatternError> {
+pub(crate) fn regex_set(
+    profile: &str,
+    field: &str,
+    patterns: &[String],
+) -> Result<RegexSet, PatternError> {
     // Compile one by one first so the error names the bad pattern.
     for p in patterns {
         regex(profile, field, p)?;
@@ -599,6 +613,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         &list(&spec.progress),
         &headers,
     )?;
+    let marks = spec.marks.clone().unwrap_or_default();
     Ok(Profile {
         name: name.to_owned(),
         status_rows: spec.status_rows.unwrap_or(DEFAULT_STATUS_ROWS).max(1),
@@ -660,7 +675,9 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         footer_modes: (spec.footer_modes.as_ref())
             .map(FooterModes::new)
             .unwrap_or_default(),
-        marks: spec.marks.clone().unwrap_or_default(),
+        answer_rows: (spec.answer_rows.clone().unwrap_or_default())
+            .compile(name, marks.blocks())?,
+        marks,
         start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }
@@ -731,7 +748,9 @@ mod tests {
             let profile = p.get(name).unwrap();
             for row in chrome {
                 assert!(profile.is_chrome(row), "{name}: {row:?} is chrome");
-                assert!(!claude.is_chrome(row), "claude: {row:?} is an answer");
+                // Claude Code's own footer says `esc to interrupt` too.
+                let claudes = row.contains("esc to interrupt");
+                assert_eq!(claude.is_chrome(row), claudes, "claude: {row:?}");
             }
             for row in words {
                 assert!(!profile.is_chrome(row), "{name}: {row:?} is an answer");

@@ -16,12 +16,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::agents::claude_rows::{
-    EXPAND_HINT, is_at_work, is_footer, is_refusal, is_spinner, is_tool_call, is_tool_summary,
-    is_working,
-};
-use crate::agents::codex;
-use crate::detect::Profile;
+use crate::detect::{AnswerRows, Profile};
 
 /// Output kept per command: the result card shows the end of a long run.
 pub const MAX_TRANSCRIPT_BYTES: usize = 1024 * 1024;
@@ -151,6 +146,11 @@ impl Transcript {
         is_furniture(self.profile.as_deref(), line)
     }
 
+    /// How the agent draws its answer's blocks.
+    fn rows(&self) -> &AnswerRows {
+        rows_of(self.profile.as_deref())
+    }
+
     /// The turn is over: earlier lines still held after the echo were
     /// printed anew (no redraw came to pass the echo again).
     pub fn end(&mut self) {
@@ -172,7 +172,10 @@ impl Transcript {
         if self.is_furniture(&line) {
             return;
         }
-        if line.starts_with(['●', '⏺']) || codex::is_block(&line) {
+        // The profile's own handle: the answer changes while it is read.
+        let profile = self.profile.clone();
+        let rows = rows_of(profile.as_deref());
+        if rows.opens_block(&line) {
             self.in_block = true;
             self.in_tip = false;
             self.blank = false;
@@ -180,33 +183,34 @@ impl Transcript {
             // The tool's summary drawn with its bullet on: it replaces the
             // work row too.
             if let Some(at_work) = self.at_work.take()
-                && header.ends_with(EXPAND_HINT)
+                && rows.folded(&header)
             {
-                self.answer.truncate_from_last(&at_work);
+                self.answer.truncate_from_last(rows, &at_work);
             }
-            self.at_work = (is_at_work(&header) || is_working(&header)).then(|| header.clone());
-            if self.rejected.is_none() && is_refusal(&header) {
+            self.at_work =
+                (rows.is_at_work(&header) || rows.is_working(&header)).then(|| header.clone());
+            if self.rejected.is_none() && rows.is_refusal(&header) {
                 self.rejected = Some(header.clone());
             }
             // The block drawn again (the agent redrew it with its result):
             // the new copy replaces the old.
-            self.answer.truncate_from_last(&header);
+            self.answer.truncate_from_last(rows, &header);
             self.answer.push_frame(header);
             return;
         }
         let result = t.starts_with('⎿');
         if !result
             && line.starts_with("  ")
-            && (t.trim_end().ends_with(EXPAND_HINT) || is_tool_summary(t))
+            && (rows.folded(t) || rows.is_tool_summary(t))
             && let Some(at_work) = self.at_work.take()
         {
             // The tool finished: its summary replaces its work row.
-            self.answer.truncate_from_last(&at_work);
-            self.answer.push(format!("● {}", t.trim_end()));
+            self.answer.truncate_from_last(rows, &at_work);
+            self.answer.push(rows.as_block(t.trim_end()));
             self.in_block = true;
             return;
         }
-        let continues = self.in_block || (result && self.answer.has_block());
+        let continues = self.in_block || (result && self.answer.has_block(rows));
         if !line.starts_with("  ") || !continues {
             self.in_block = false;
             self.in_tip = false;
@@ -352,15 +356,15 @@ impl Transcript {
             // 2.1.332's working row (`● Reading notes.txt`) is stale too
             // when a tool result (`⎿`) sits under it: a tool, not words.
             let lines = &self.answer.lines;
+            let rows = self.rows();
             // Or when its own row, the bullet blinked off, is under it.
-            let words = |l: &str| l.trim_start_matches(['●', '⏺']).trim().to_owned();
             // Or when the next tool's row (`● Update(notes.txt)`) follows
             // it at once: nothing of its own was said under it.
             let tool_under = |i: usize| {
                 (lines.get(i + 1)).is_some_and(|n| {
                     n.trim_start().starts_with('⎿')
-                        || lines.get(i).is_some_and(|h| words(n) == words(h))
-                        || (n.starts_with(['●', '⏺']) && (is_tool_call(n) || is_working(n)))
+                        || lines.get(i).is_some_and(|h| rows.words(n) == rows.words(h))
+                        || (rows.opens_block(n) && (rows.is_tool_call(n) || rows.is_working(n)))
                 })
             };
             let mut in_stale = false;
@@ -370,8 +374,8 @@ impl Transcript {
                     at += 1;
                     return false;
                 }
-                if l.starts_with(['●', '⏺']) {
-                    in_stale = is_at_work(l) || (is_working(l) && tool_under(at));
+                if rows.opens_block(l) {
+                    in_stale = rows.is_at_work(l) || (rows.is_working(l) && tool_under(at));
                 } else if !l.starts_with("  ") {
                     in_stale = false;
                 }
@@ -448,14 +452,14 @@ impl Bounded {
         self.push(line);
     }
 
-    /// Some `●` block was kept.
-    fn has_block(&self) -> bool {
-        self.lines.iter().any(|l| l.starts_with(['●', '⏺']))
+    /// Some block (drawn as `rows` says) was kept.
+    fn has_block(&self, rows: &AnswerRows) -> bool {
+        self.lines.iter().any(|l| rows.opens_block(l))
     }
 
     /// Drops the last block if it starts with `header`.
-    fn truncate_from_last(&mut self, header: &str) {
-        let Some(at) = self.lines.iter().rposition(|l| l.starts_with(['●', '⏺'])) else {
+    fn truncate_from_last(&mut self, rows: &AnswerRows, header: &str) {
+        let Some(at) = self.lines.iter().rposition(|l| rows.opens_block(l)) else {
             return;
         };
         if self.lines[at] == header {
@@ -488,12 +492,10 @@ impl Bounded {
 fn is_frame_of(earlier: &str, line: &str) -> bool {
     let (earlier, line) = (earlier.trim_end(), line.trim_end());
     let longer = line.len() > earlier.len() && line.starts_with(earlier);
-    // A bare bullet (`●`, the first frame of the next block) holds no word
-    // to cut back to: it rewraps nothing.
-    let words = !(line.trim())
-        .trim_start_matches(['●', '⏺', '•'])
-        .trim()
-        .is_empty();
+    // A bare bullet (`●`, the first frame of the next block), or any row
+    // without a letter or digit, holds no word to cut back to: it rewraps
+    // nothing.
+    let words = line.chars().any(char::is_alphanumeric);
     let rewrapped = words
         && earlier.len() > line.len()
         && earlier.starts_with(line)
@@ -501,9 +503,14 @@ fn is_frame_of(earlier: &str, line: &str) -> bool {
     !earlier.trim().is_empty() && earlier != GAP_LINE && (longer || rewrapped)
 }
 
-/// Redrawn chrome: the agent's own (its profile's `chrome`), and Claude
-/// Code's (and the simulated agent's): horizontal rules, the empty input
-/// prompt, hints and mode lines, spinner frames.
+/// How `profile`'s agent draws its answer's blocks (none without one).
+fn rows_of(profile: Option<&Profile>) -> &AnswerRows {
+    profile.map_or(AnswerRows::none(), Profile::answer_rows)
+}
+
+/// Redrawn chrome: the agent's own (its profile's `chrome`: hints and
+/// mode lines, spinner frames, the empty input row), and any agent's
+/// rules and box edges.
 fn is_furniture(profile: Option<&Profile>, line: &str) -> bool {
     let t = line.trim();
     profile.is_some_and(|p| p.is_chrome(t))
@@ -514,10 +521,6 @@ fn is_furniture(profile: Option<&Profile>, line: &str) -> bool {
                 '─' | '━' | '│' | '╭' | '╮' | '╰' | '╯' | '▀' | '▄' | ' ' | '\u{a0}'
             )
         })
-        || t == "❯"
-        || t == ">"
-        || is_footer(t)
-        || is_spinner(t)
 }
 
 /// `typed` as the agent may echo it: a GSD command in each of its
@@ -677,8 +680,8 @@ mod tests {
 
     #[test]
     fn keeps_output_drops_furniture() {
-        // Claude Code's furniture, and Codex's warnings count (its chrome).
-        let mut t = Transcript::default().echoes_as(&profile("codex"));
+        // Claude Code's furniture (its chrome, and a rule).
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "> /gsd:progress",
             "✶ Working… (1s · esc to interrupt)",
@@ -692,18 +695,30 @@ mod tests {
         ]));
         assert_eq!(
             t.raw(),
-            "> /gsd:progress\n⏺ Progress: ████░░ 60%\n❯ 1. Yes\n"
+            "> /gsd:progress\n⏺ Progress: ████░░ 60%\n⚠ 2 warnings · f2 to view\n❯ 1. Yes\n"
         );
         assert_eq!(t.text(), "⏺ Progress: ████░░ 60%\n");
-        // A progress card's tail is what the agent said, not the dialog.
-        assert_eq!(t.tail(1), "⏺ Progress: ████░░ 60%");
+        // Codex's warnings count is its chrome; Claude Code's spinner is
+        // text to it, and `●` opens none of its blocks.
+        let mut codex = Transcript::default().echoes_as(&profile("codex"));
+        codex.push(&lines(&[
+            "✶ Working… (1s · esc to interrupt)",
+            "● not a block",
+            "• Ran ls",
+            "⚠ 2 warnings · f2 to view",
+        ]));
+        assert_eq!(
+            codex.raw(),
+            "✶ Working… (1s · esc to interrupt)\n● not a block\n• Ran ls\n"
+        );
+        assert_eq!(codex.text(), "• Ran ls\n");
     }
 
     /// Claude Code's tips and GSD's statusline rows, left among the
     /// finished lines by redraws, are not the agent's recent lines.
     #[test]
     fn the_tail_is_the_answer_not_the_tips_or_the_statusline() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.footer(&lines(&["  Opus 4.8 │ shop ░░░░░░░░░░ 0%"]));
         t.push(&lines(&[
             "● Reading the roadmap",
@@ -729,7 +744,7 @@ mod tests {
 
     #[test]
     fn the_result_of_a_real_turn_is_its_answer() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         let screen = include_str!("../../../tests/detect/screens/quote-idle.txt");
         t.push(&turn(screen, "quote some errors"));
         assert_eq!(
@@ -742,7 +757,7 @@ mod tests {
 
     #[test]
     fn spinner_tips_and_dialog_copies_are_not_the_answer() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         let busy = include_str!("../../../tests/detect/screens/busy-spinner.txt");
         let dialog = include_str!("../../../tests/detect/screens/permission-bash.txt");
         let after = include_str!("../../../tests/detect/screens/interrupted-after-no.txt");
@@ -761,7 +776,7 @@ mod tests {
 
     #[test]
     fn a_command_the_agent_refused_is_told_apart() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         let screen = include_str!("../../../tests/detect/screens/unknown-command.txt");
         let rows: Vec<String> = screen.lines().map(str::to_owned).collect();
         let at = rows
@@ -776,7 +791,7 @@ mod tests {
     #[test]
     fn lines_from_before_the_command_are_not_output() {
         let before = lines(&["⏺ Plans verified [3/3]", "  Created 2 plans"]);
-        let mut t = Transcript::after(&before);
+        let mut t = Transcript::after(&before).echoes_as(&claude());
         t.push(&lines(&[
             "> say hi",
             "  Created 2 plans",
@@ -788,7 +803,7 @@ mod tests {
 
     #[test]
     fn a_gap_is_marked_once_between_lines() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&["before"]));
         t.gap();
         t.gap();
@@ -799,7 +814,7 @@ mod tests {
 
     #[test]
     fn only_a_gap_at_the_end_is_filled_from_the_screen() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&["a"]));
         t.fill_gap(&lines(&["a", "b"]));
         assert_eq!(t.text(), "a\n", "no gap, nothing to fill");
@@ -811,7 +826,7 @@ mod tests {
 
     #[test]
     fn a_working_row_right_over_the_next_tool_is_stale() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "● Reading notes.txt",
             "● Update(notes.txt)",
@@ -826,7 +841,7 @@ mod tests {
 
     #[test]
     fn rows_seen_under_the_input_box_are_not_output() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.footer(&lines(&[
             "Opus 5.5 │ shop",
             "Opus 5.5 │ shop ░░░░░░░░░░ 0%",
@@ -847,7 +862,7 @@ mod tests {
     fn a_row_redrawn_longer_as_the_answer_streams_is_one_line() {
         let mut t = Transcript::after(&[])
             .typed("what does the shop sell")
-            .echoes_as(&claude());
+            .echoes_as(&profile("codex"));
         t.push(&lines(&[
             "› what does the shop sell",
             "• Working (0s • esc to interrupt)",
@@ -900,7 +915,7 @@ mod tests {
     fn the_settled_screen_under_the_echo_is_the_answer() {
         let mut t = Transcript::after(&[])
             .typed("question 3")
-            .echoes_as(&claude());
+            .echoes_as(&profile("codex"));
         t.push(&lines(&[
             "› question 3",
             "• Answer 1: Plum",
@@ -992,7 +1007,7 @@ mod tests {
 
     #[test]
     fn bounded() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         let big = "x".repeat(1000);
         for _ in 0..2000 {
             t.push(std::slice::from_ref(&big));
@@ -1006,7 +1021,7 @@ mod tests {
     /// file` and redraws it in place as `  Ran 1 shell command`.
     #[test]
     fn a_working_row_gives_way_to_its_summary() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "● Creating a marker file",
             "  Ran 1 shell command",
@@ -1016,21 +1031,21 @@ mod tests {
             t.text(),
             "● Ran 1 shell command\n● Created the marker file.\n"
         );
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "● Reading notes.txt",
             "  ⎿  notes.txt",
             "● Changed it.",
         ]));
         assert_eq!(t.text(), "● Changed it.\n");
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "● Reading notes.txt",
             "  Reading notes.txt",
             "● Changed it.",
         ]));
         assert_eq!(t.text(), "● Changed it.\n");
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&["● Reading the docs helps.", "  It does."]));
         assert_eq!(t.text(), "● Reading the docs helps.\n  It does.\n");
     }
@@ -1044,7 +1059,7 @@ mod tests {
             "  Read 1 file (ctrl+o to expand)",
             "● Read 1 file (ctrl+o to expand)",
         ] {
-            let mut t = Transcript::default();
+            let mut t = Transcript::default().echoes_as(&claude());
             t.push(&lines(&[
                 "❯ fix the note",
                 "● Reading 1 file… (ctrl+o to expand)",
@@ -1062,7 +1077,7 @@ mod tests {
             );
         }
         // The summary never came through: the stale row is left out.
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "● Reading 1 file… (ctrl+o to expand)",
             "  ⎿  notes.txt",
@@ -1072,7 +1087,7 @@ mod tests {
         assert_eq!(t.text(), "● Update(notes.txt)\n  ⎿  Added 1 line\n");
 
         // A finished row is not at work: nothing replaces it.
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "● Read 1 file (ctrl+o to expand)",
             "  Read 2 files (ctrl+o to expand)",
@@ -1087,7 +1102,7 @@ mod tests {
     /// (or before a tool's result) do not become part of the answer.
     #[test]
     fn an_answers_paragraphs_keep_their_break() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::default().echoes_as(&claude());
         t.push(&lines(&[
             "● Bash(ls)",
             "",

@@ -66,9 +66,16 @@ fn bash(command: &str) -> ToolRequest {
     }
 }
 
-/// A runner running `job("a")`.
+/// A runner running `job("a")` in Claude Code (the answer's blocks, as
+/// its profile draws them).
 fn running() -> JobRunner {
     let mut runner = JobRunner::default();
+    runner.reads_as(
+        crate::detect::Profiles::defaults()
+            .unwrap()
+            .get("claude")
+            .unwrap(),
+    );
     runner.begin(job("a"), false, Instant::now(), T0_MS);
     runner
 }
@@ -594,8 +601,15 @@ fn a_turn_end_that_fell_due_is_finished_before_the_output_that_follows() {
     use super::runner::take_output;
     use crate::detect::{DetectorConfig, PaneWatcher, Profiles};
     let profile = Profiles::defaults().unwrap().get("claude").unwrap();
-    let mut watcher = PaneWatcher::new(PaneId(1), profile, DetectorConfig::default(), 120, 40);
+    let mut watcher = PaneWatcher::new(
+        PaneId(1),
+        profile.clone(),
+        DetectorConfig::default(),
+        120,
+        40,
+    );
     let mut runner = JobRunner::default();
+    runner.reads_as(profile);
     let prompt = "quote some errors";
     let at = &crate::store::ids::session("cm-demo");
     runner.begin(
