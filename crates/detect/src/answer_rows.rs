@@ -14,9 +14,9 @@ use crate::profiles::regex_set;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct AnswerRowsSpec {
-    /// What opens a block at column 0; the profile's `marks.blocks` when
-    /// not given.
-    blocks: Option<Vec<String>>,
+    /// What opens a block at column 0 (none: the agent's answer is not
+    /// read from its lines by blocks).
+    blocks: Vec<String>,
     /// The hint a folded tool's header ends with (Claude Code's `(ctrl+o
     /// to expand)`): the tool's summary drawn with it replaces its work row.
     expand_hint: Option<String>,
@@ -46,21 +46,15 @@ pub struct AnswerRows {
 }
 
 impl AnswerRowsSpec {
-    /// Compiled for profile `name`, whose marks open blocks in `blocks`
-    /// unless this names its own.
-    pub(crate) fn compile(
-        &self,
-        name: &str,
-        blocks: &[String],
-    ) -> Result<AnswerRows, PatternError> {
+    /// Compiled for profile `name`.
+    pub(crate) fn compile(&self, name: &str) -> Result<AnswerRows, PatternError> {
         let set = |field: &str, patterns: &[String]| {
             regex_set(name, &format!("answer_rows.{field}"), patterns)
         };
         Ok(AnswerRows {
-            blocks: (self.blocks.clone())
-                .unwrap_or_else(|| blocks.to_vec())
-                .into_iter()
+            blocks: (self.blocks.iter())
                 .filter(|m| !m.is_empty())
+                .cloned()
                 .collect(),
             expand_hint: self.expand_hint.clone().filter(|h| !h.is_empty()),
             at_work: set("at_work", &self.at_work)?,

@@ -39,11 +39,6 @@ fn starts(row: &str, marks: &[String]) -> bool {
 }
 
 impl Marks {
-    /// What starts a block of the agent's own.
-    pub(crate) fn blocks(&self) -> &[String] {
-        &self.blocks
-    }
-
     /// Whether `row` starts one of the agent's blocks.
     pub(crate) fn is_block(&self, row: &str) -> bool {
         starts(row, &self.blocks)

@@ -675,8 +675,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         footer_modes: (spec.footer_modes.as_ref())
             .map(FooterModes::new)
             .unwrap_or_default(),
-        answer_rows: (spec.answer_rows.clone().unwrap_or_default())
-            .compile(name, marks.blocks())?,
+        answer_rows: (spec.answer_rows.clone().unwrap_or_default()).compile(name)?,
         marks,
         start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
@@ -707,6 +706,8 @@ mod tests {
                     "Waiting for startup · esc cancel",
                     "└ Tip: Use /keymap to remap keys",
                     "⚠ 2 warnings · f2 to view",
+                    "← for agents · ? for shortcuts        ⚠ 2 warnings · f2 to view",
+                    "◦ Working (0s • esc to interrupt)",
                 ],
                 &[
                     "• Made the marker file.",
@@ -735,6 +736,7 @@ mod tests {
                     "ℹ Executing Hook: clawmux hook",
                     "⠹ Executing Hooks: clawmux hook, …",
                     "Executing Hook: clawmux hook",
+                    "? for shortcuts",
                 ],
                 &[
                     "│ a │ b │",
@@ -748,8 +750,11 @@ mod tests {
             let profile = p.get(name).unwrap();
             for row in chrome {
                 assert!(profile.is_chrome(row), "{name}: {row:?} is chrome");
-                // Claude Code's own footer says `esc to interrupt` too.
-                let claudes = row.contains("esc to interrupt");
+                // Claude Code's own footer says these too.
+                let claudes = ["esc to interrupt", "← for agents"]
+                    .iter()
+                    .any(|w| row.contains(w))
+                    || row.starts_with("? for shortcuts");
                 assert_eq!(claude.is_chrome(row), claudes, "claude: {row:?}");
             }
             for row in words {
