@@ -698,6 +698,8 @@ mod tests {
             "> /gsd:progress\n⏺ Progress: ████░░ 60%\n⚠ 2 warnings · f2 to view\n❯ 1. Yes\n"
         );
         assert_eq!(t.text(), "⏺ Progress: ████░░ 60%\n");
+        // A progress card's tail is what the agent said, not the dialog.
+        assert_eq!(t.tail(1), "⏺ Progress: ████░░ 60%");
         // Codex's warnings count is its chrome; Claude Code's spinner is
         // text to it, and `●` opens none of its blocks.
         let mut codex = Transcript::default().echoes_as(&profile("codex"));
