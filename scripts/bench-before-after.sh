@@ -29,12 +29,15 @@ else
   git -C "$base_dir" checkout --quiet --detach "$base"
 fi
 export CRITERION_HOME="$out/criterion"
-# One target directory for both trees: their own crates build apart (cargo
-# keys them by path), the dependencies are built once.
+# A target directory per tree: cargo keys a workspace's own crates by their
+# path in the workspace, not on disk, so the two trees' crates would take
+# each other's builds in one directory (the head's crates linked against the
+# base's `clawmux-i18n`).
 export CARGO_TARGET_DIR="$head_dir/target"
+base_target="$out/base-target"
 echo "base $(git -C "$base_dir" log --oneline -1)"
 echo "head $(git log --oneline -1)$(git diff --quiet || echo ' (with uncommitted changes)')"
-(cd "$base_dir" && cargo bench --no-run --quiet)
+(cd "$base_dir" && CARGO_TARGET_DIR="$base_target" cargo bench --no-run --quiet)
 cargo bench --no-run --quiet
 
 # The load bench was `clawmux bench` before it became the clawmux-bench
@@ -53,20 +56,21 @@ load() {
 for bench in "${benches[@]}"; do
   for side in base head; do
     dir="$head_dir"
-    [ "$side" = base ] && dir="$base_dir"
+    target="$CARGO_TARGET_DIR"
+    [ "$side" = base ] && dir="$base_dir" && target="$base_target"
     log="$out/$bench.$side.txt"
     echo "== $bench ($side)"
     case "$bench" in
       decode | matcher | paginate | hook_latency)
         # Lenient: a bench function the base does not have is measured alone.
         if [ "$side" = base ]; then flag=(--save-baseline before); else flag=(--baseline-lenient before); fi
-        (cd "$dir" && cargo bench --quiet --bench "$bench" -- --noplot "${flag[@]}") >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
+        (cd "$dir" && export CARGO_TARGET_DIR="$target" && cargo bench --quiet --bench "$bench" -- --noplot "${flag[@]}") >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
       load)
-        (cd "$dir" && load) >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
+        (cd "$dir" && export CARGO_TARGET_DIR="$target" && load) >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
       bridge_latency)
-        (cd "$dir" && cargo test --quiet --release --test tests bridge::latency -- --ignored --nocapture) >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
+        (cd "$dir" && export CARGO_TARGET_DIR="$target" && cargo test --quiet --release --test tests bridge::latency -- --ignored --nocapture) >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
       *)
-        (cd "$dir" && cargo bench --quiet --bench "$bench") >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
+        (cd "$dir" && export CARGO_TARGET_DIR="$target" && cargo bench --quiet --bench "$bench") >"$log" 2>&1 || echo "$bench ($side) failed: $log" ;;
     esac
     grep -E "time:|thrpt:|change:|regressed|improved|No change|p50|p99|median|ratio|x\)|MB|ms" "$log" | head -40 || true
   done
