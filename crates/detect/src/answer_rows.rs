@@ -136,9 +136,7 @@ impl AnswerRows {
             None => words.to_owned(),
         }
     }
-}
 
-impl AnswerRows {
     /// No blocks and no rows: how a transcript without a profile reads.
     pub fn none() -> &'static AnswerRows {
         static NONE: std::sync::LazyLock<AnswerRows> = std::sync::LazyLock::new(|| AnswerRows {

@@ -172,7 +172,7 @@ impl Transcript {
         if self.is_furniture(&line) {
             return;
         }
-        // The profile's own handle: the answer changes while it is read.
+        // A handle of its own: the rows are read while `self` changes.
         let profile = self.profile.clone();
         let rows = rows_of(profile.as_deref());
         if rows.opens_block(&line) {

@@ -36,6 +36,7 @@ impl Prompt {
         }
     }
 
+    /// The shown prompt, to redraw its body in place.
     pub(super) fn shown_mut(&mut self) -> Option<&mut Approval> {
         match self {
             Prompt::Shown(a) | Prompt::Answering { shown: Some(a), .. } => Some(a),
