@@ -33,8 +33,9 @@ pub(crate) struct AnswerRowsSpec {
     tool_summary: Vec<String>,
 }
 
-/// [`AnswerRowsSpec`] compiled.
-#[derive(Debug, Clone)]
+/// [`AnswerRowsSpec`] compiled; the default opens no blocks and knows no
+/// rows.
+#[derive(Debug, Clone, Default)]
 pub struct AnswerRows {
     blocks: Vec<String>,
     expand_hint: Option<String>,
@@ -139,15 +140,8 @@ impl AnswerRows {
 
     /// No blocks and no rows: how a transcript without a profile reads.
     pub fn none() -> &'static AnswerRows {
-        static NONE: std::sync::LazyLock<AnswerRows> = std::sync::LazyLock::new(|| AnswerRows {
-            blocks: Vec::new(),
-            expand_hint: None,
-            at_work: RegexSet::empty(),
-            working: RegexSet::empty(),
-            tool_call: RegexSet::empty(),
-            refusal: RegexSet::empty(),
-            tool_summary: RegexSet::empty(),
-        });
+        static NONE: std::sync::LazyLock<AnswerRows> =
+            std::sync::LazyLock::new(AnswerRows::default);
         &NONE
     }
 }
@@ -223,6 +217,8 @@ mod tests {
             "✢ Pondering… (1s · ↑ 174 tokens)",
             "✻ API error · Retrying in 1s · attempt 1/2",
             "✻ · Retrying in 1s",
+            "✻ API error · retrying in 1s · attempt 1/2",
+            "✻ Cooked for 1s · done 6:15 PM",
             "✻ Worked for 1s",
             "✻ Churned for 2m 3s",
             "? for shortcuts",

@@ -379,9 +379,12 @@ impl Profile {
     }
 
     /// Whether `row` is one the agent draws around its answer, never part
-    /// of it (its `chrome`).
+    /// of it: its `chrome`, its spinner, or the row closing its turn.
     pub fn is_chrome(&self, row: &str) -> bool {
-        self.chrome.is_match(row.trim())
+        let row = row.trim();
+        self.chrome.is_match(row)
+            || self.spinner.is_match(row)
+            || self.turn_closed.as_ref().is_some_and(|re| re.is_match(row))
     }
 
     /// Whether its screens are read with their colours and drawn in panels
@@ -613,7 +616,6 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         &list(&spec.progress),
         &headers,
     )?;
-    let marks = spec.marks.clone().unwrap_or_default();
     Ok(Profile {
         name: name.to_owned(),
         status_rows: spec.status_rows.unwrap_or(DEFAULT_STATUS_ROWS).max(1),
@@ -676,7 +678,7 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
             .map(FooterModes::new)
             .unwrap_or_default(),
         answer_rows: (spec.answer_rows.clone().unwrap_or_default()).compile(name)?,
-        marks,
+        marks: spec.marks.clone().unwrap_or_default(),
         start_wait: spec.start_seconds.map(std::time::Duration::from_secs),
     })
 }

@@ -172,9 +172,8 @@ impl Transcript {
         if self.is_furniture(&line) {
             return;
         }
-        // A handle of its own: the rows are read while `self` changes.
-        let profile = self.profile.clone();
-        let rows = rows_of(profile.as_deref());
+        // The profile field alone is borrowed: the others change below.
+        let rows = rows_of(self.profile.as_deref());
         if rows.opens_block(&line) {
             self.in_block = true;
             self.in_tip = false;
