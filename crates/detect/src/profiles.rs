@@ -739,6 +739,7 @@ mod tests {
                     "⠹ Executing Hooks: clawmux hook, …",
                     "Executing Hook: clawmux hook",
                     "? for shortcuts",
+                    "? for shortcutsk: /ws/target/debug/clawmux hook",
                 ],
                 &[
                     "│ a │ b │",
