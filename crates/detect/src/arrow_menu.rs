@@ -99,10 +99,6 @@ const MAX_QUESTION_ROWS: usize = 4;
 /// Fewest options a menu has.
 const MIN_OPTIONS: usize = 2;
 
-/// The cursor of an un-numbered list (a profile's `menu_cursor` is read
-/// as it, see `screen::with_menu_cursor`).
-const CURSOR: &str = "❯ ";
-
 /// The cleaned bottom rows a dialog is read from.
 fn bottom(rows: &[String]) -> Vec<String> {
     let first = rows.len().saturating_sub(dialog::MAX_DIALOG_ROWS);
@@ -168,15 +164,18 @@ fn paragraphs(rows: &[String], top: usize, end: usize) -> Vec<(usize, String)> {
     out
 }
 
-/// An un-numbered list with a `❯` cursor, at the bottom over a hint.
+/// An un-numbered list with a cursor (the profile's menu cursor, Claude
+/// Code's `❯`), at the bottom over a hint.
 pub(crate) fn read_list(marks: &Marks, rows: &[String]) -> Option<Dialog> {
     let rows = bottom(rows);
-    let cursor = rows.iter().rposition(|r| {
-        r.trim_start()
-            .strip_prefix(CURSOR)
-            .is_some_and(|rest| !rest.trim().is_empty())
-    })?;
-    let label_col = indent(&rows[cursor]) + CURSOR.chars().count();
+    let cursor = rows
+        .iter()
+        .rposition(|r| (marks.after_cursor(r)).is_some_and(|rest| !rest.trim().is_empty()))?;
+    let label = |r: &str| marks.after_cursor(r).unwrap_or(r).trim().to_owned();
+    // The column its label starts at: where its siblings' labels start.
+    let on = &rows[cursor];
+    let after = marks.after_cursor(on).unwrap_or(on);
+    let label_col = on[..on.len() - after.len()].chars().count();
     // The input box's prompt sits at column 0; a list is indented.
     if indent(&rows[cursor]) == 0 {
         return None;
@@ -208,7 +207,7 @@ pub(crate) fn read_list(marks: &Marks, rows: &[String]) -> Option<Dialog> {
     let options = (first..=last)
         .map(|i| ApprovalOption {
             key: (i - first + 1).to_string(),
-            label: rows[i].trim().trim_start_matches(CURSOR).trim().to_owned(),
+            label: label(&rows[i]),
             description: None,
             press: None,
             own_words: false,

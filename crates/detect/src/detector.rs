@@ -546,8 +546,9 @@ impl Detector {
         // redraw cut between two reads) is no sign it went.
         if let Some((old, chosen)) = self.answered_dialog.take() {
             let showing_answer = state.prompt.as_ref().is_some_and(|shown| {
-                let at = shown.cursor_key();
-                same(shown, &old) && at.as_deref() == Some(&chosen) && at != old.cursor_key()
+                let marks = &self.profile.marks;
+                let at = shown.cursor_key(marks);
+                same(shown, &old) && at.as_deref() == Some(&chosen) && at != old.cursor_key(marks)
             });
             if showing_answer {
                 state.prompt = None;

@@ -50,33 +50,39 @@ pub const MAX_BODY_BYTES: usize = 4096;
 /// Marks a body cut to [`MAX_BODY_ROWS`] / [`MAX_BODY_BYTES`].
 pub const BODY_CUT: &str = "[…]";
 
-/// A menu option row: optional cursor, number, `.`, label.
+/// A menu option row: optional cursor mark, number, `.`, label. The mark
+/// is any one character here; [`option_row`] keeps the profile's own.
 static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<indent>\s*)(?P<cursor>[❯›>]\s*)?(?P<key>\d{1,2})\.\s+(?P<label>\S.*?)\s*$")
-        .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
+    Regex::new(
+        r"^(?P<indent>\s*)(?:(?P<cursor>[^\s\d])\s*)?(?P<key>\d{1,2})\.\s+(?P<label>\S.*?)\s*$",
+    )
+    .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
 });
-
-/// Starts an answer listed in Claude Code's review of a multi-tab
-/// question (`→ Postgres`, under its question).
-const ANSWERED_MARK: char = '→';
-
-/// Starts Claude Code's tab bar over a multi-tab question (`←  ☐ Database
-/// ☐ Features  ✔ Submit  →`).
-const TAB_BAR_MARK: char = '←';
 
 /// What sets a menu's columns apart: labels themselves are single-spaced.
 const COLUMN_GAP: &str = "  ";
 
+/// `row`'s parts if it is a menu option row (`❯ 1. Yes`, `  2. No`): a
+/// mark before its number must be one of the agent's menu cursors (a
+/// markdown list's `- 1. step` is not an option).
+fn option_row<'r>(marks: &Marks, row: &'r str) -> Option<regex::Captures<'r>> {
+    let c = OPTION_ROW.captures(row)?;
+    match c.name("cursor") {
+        Some(mark) if !marks.is_menu_cursor(mark.as_str()) => None,
+        _ => Some(c),
+    }
+}
+
 /// Whether `row` is a menu option row (`› 1. Yes`).
-pub(crate) fn is_option_row(row: &str) -> bool {
-    OPTION_ROW.is_match(row)
+pub(crate) fn is_option_row(marks: &Marks, row: &str) -> bool {
+    option_row(marks, row).is_some()
 }
 
 /// The key of the numbered option the cursor is on in a dialog's rows (its
 /// `context`), if one shows it.
-pub(crate) fn cursor_key(context: &str) -> Option<String> {
+pub(crate) fn cursor_key(marks: &Marks, context: &str) -> Option<String> {
     context.lines().find_map(|row| {
-        let c = OPTION_ROW.captures(row)?;
+        let c = option_row(marks, row)?;
         c.name("cursor")?;
         Some(c["key"].to_owned())
     })
@@ -147,14 +153,7 @@ fn is_edge(row: &str) -> bool {
 /// The input box's prompt row (the profile's `input` mark at column 0,
 /// not a menu option).
 pub(crate) fn is_input_row(marks: &Marks, row: &str) -> bool {
-    marks.is_input(row) && !OPTION_ROW.is_match(row)
-}
-
-/// A menu's own footer: how to choose and how to leave
-/// (`Enter to select · ↑/↓ to navigate · Esc to cancel`).
-fn is_selection_footer(row: &str) -> bool {
-    let row = row.trim();
-    row.starts_with("Enter to select") && row.contains("Esc to cancel")
+    marks.is_input(row) && !is_option_row(marks, row)
 }
 
 fn indent(row: &str) -> usize {
@@ -165,7 +164,9 @@ fn indent(row: &str) -> usize {
 /// report names when a dialog on screen was not recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Missing {
-    #[error("no option row with a `❯` cursor (numbered, or a list or slider over an Enter hint)")]
+    #[error(
+        "no option row with the agent's menu cursor (numbered, or a list or slider over an Enter hint)"
+    )]
     Cursor,
     #[error("an input box or a spinner row under the menu (the menu is output, not a dialog)")]
     SomethingUnder,
@@ -214,11 +215,7 @@ fn read_numbered(
     // The cursor row of the bottom-most menu.
     let cursor = rows
         .iter()
-        .rposition(|r| {
-            OPTION_ROW
-                .captures(r)
-                .is_some_and(|c| c.name("cursor").is_some())
-        })
+        .rposition(|r| option_row(marks, r).is_some_and(|c| c.name("cursor").is_some()))
         .ok_or(Missing::Cursor)?;
     // Nothing under a live dialog but its own rows: no input box, no
     // spinner. A menu in a box of its own (`│ ❯ 1. Yes │`, older releases)
@@ -235,7 +232,7 @@ fn read_numbered(
     let mut start = None;
     for i in (0..=cursor).rev() {
         let r = &rows[i];
-        if let Some(c) = OPTION_ROW.captures(r) {
+        if let Some(c) = option_row(marks, r) {
             if &c["key"] == "1" {
                 start = Some(i);
                 break;
@@ -299,7 +296,7 @@ fn read_numbered(
         .join(" ");
     // A menu drawn without a dialog of its own (no rule, no title) under
     // the agent's last words, with a selection footer: those words ask.
-    if question.is_empty() && below.iter().any(|r| is_selection_footer(r)) {
+    if question.is_empty() && below.iter().any(|r| marks.is_menu_footer(r)) {
         question = (q_end.checked_sub(1))
             .map(|i| {
                 marks
@@ -336,7 +333,7 @@ fn read_numbered(
     let body_rows: Vec<&str> = rows[body_from..q_start]
         .iter()
         .map(String::as_str)
-        .filter(|r| !is_rule(r) && !is_edge(r) && !r.trim_start().starts_with("Tip: "))
+        .filter(|r| !is_rule(r) && !is_edge(r) && !marks.is_dialog_hint(r))
         .collect();
     // Gemini CLI draws a scrolled list's first option alone and the rest
     // a frame later (~0.2 s): one option shown may be a list still drawing.
@@ -344,9 +341,9 @@ fn read_numbered(
     // with its answer (`● Which database…?`, `→ Postgres`) right above its
     // Submit menu: what it asks is its heading (`Review your answers`),
     // not the last answer listed.
-    if question.starts_with(ANSWERED_MARK) {
-        let heading = (body_rows.iter().map(|r| r.trim()))
-            .find(|r| !r.is_empty() && !r.starts_with(TAB_BAR_MARK));
+    if marks.is_review_answer(&question) {
+        let heading =
+            (body_rows.iter().map(|r| r.trim())).find(|r| !r.is_empty() && !marks.is_tab_bar(r));
         if let Some(heading) = heading {
             question = heading.to_owned();
         }
@@ -466,7 +463,7 @@ fn read_menu(marks: &Marks, rows: &[String], start: usize, width: usize) -> Opti
     while i < rows.len() && options.len() < MAX_OPTIONS {
         let row = &rows[i];
         let blank_before = std::mem::replace(&mut after_blank, row.trim().is_empty());
-        if let Some(c) = OPTION_ROW.captures(row) {
+        if let Some(c) = option_row(marks, row) {
             if c["key"] != (options.len() + 1).to_string() {
                 break;
             }
@@ -504,7 +501,7 @@ fn read_menu(marks: &Marks, rows: &[String], start: usize, width: usize) -> Opti
             // An inner rule: more options may follow it.
             let next = rows[i + 1..].iter().find(|r| !r.trim().is_empty());
             let more = next
-                .and_then(|r| OPTION_ROW.captures(r))
+                .and_then(|r| option_row(marks, r))
                 .is_some_and(|c| c["key"] == (options.len() + 1).to_string());
             if !more {
                 break;

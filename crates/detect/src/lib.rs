@@ -354,7 +354,7 @@ impl PaneWatcher {
         let state = screen::analyse(self.detector.profile(), &rows, |_| true);
         let prompt = state.prompt.map(|p| ShownPrompt {
             fingerprint: prompt_fingerprint(&p.context),
-            cursor: p.cursor_key(),
+            cursor: p.cursor_key(&self.detector.profile().marks),
             question: p.question,
             body: p.body,
             presses: p.options.iter().map(|o| o.press.clone()).collect(),

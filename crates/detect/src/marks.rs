@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 /// `marks` as written in a profile (and as used: nothing to compile).
-/// An agent without marks (a shell, Codex, Aider, OpenCode) has no rows
+/// An agent without marks (a shell, Aider, OpenCode) has no rows
 /// the readers need to tell apart by their first glyph.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -32,6 +32,22 @@ pub(crate) struct Marks {
     /// How the option that takes the person's own words begins (Claude
     /// Code's `Type something.`).
     own_words: Option<String>,
+    /// What a menu's cursor draws before the option it is on (Claude
+    /// Code's `❯`, Codex's `›`, Gemini CLI's `●`).
+    menu_cursors: Vec<String>,
+    /// How a menu's own footer begins (`Enter to select · ↑/↓ to
+    /// navigate · Esc to cancel`): a menu over one asks, even without a
+    /// dialog around it.
+    menu_footer: Vec<String>,
+    /// What starts an answer listed in the agent's review of the questions
+    /// it asked (Claude Code's `→ Postgres`).
+    review_answer: Vec<String>,
+    /// What starts the tab bar over questions asked together (Claude
+    /// Code's `←  ☐ Database  ☐ Features  ✔ Submit  →`).
+    tab_bar: Vec<String>,
+    /// What starts a hint of the agent's own in a dialog, never what is
+    /// asked about (Claude Code's `Tip: `).
+    dialog_hints: Vec<String>,
 }
 
 fn starts(row: &str, marks: &[String]) -> bool {
@@ -82,6 +98,42 @@ impl Marks {
             || self.is_echo_row(row)
             || starts(row, &self.edges)
             || starts(row.trim_start(), &self.nested)
+    }
+
+    /// Whether `row` (trimmed) is a menu's own footer.
+    pub(crate) fn is_menu_footer(&self, row: &str) -> bool {
+        starts(row.trim(), &self.menu_footer)
+    }
+
+    /// Whether `row` (trimmed) lists an answer in the agent's review of
+    /// its questions.
+    pub(crate) fn is_review_answer(&self, row: &str) -> bool {
+        starts(row.trim(), &self.review_answer)
+    }
+
+    /// Whether `row` (trimmed) is the tab bar over questions asked together.
+    pub(crate) fn is_tab_bar(&self, row: &str) -> bool {
+        starts(row.trim(), &self.tab_bar)
+    }
+
+    /// Whether `row` (trimmed) is a hint of the agent's own in a dialog.
+    pub(crate) fn is_dialog_hint(&self, row: &str) -> bool {
+        starts(row.trim(), &self.dialog_hints)
+    }
+
+    /// Whether `mark` is one of the agent's menu cursors.
+    pub(crate) fn is_menu_cursor(&self, mark: &str) -> bool {
+        self.menu_cursors.iter().any(|c| c == mark)
+    }
+
+    /// `row`, its indent trimmed, after the menu cursor it starts with and
+    /// the spaces after that; `None` if it starts with none.
+    pub(crate) fn after_cursor<'a>(&self, row: &'a str) -> Option<&'a str> {
+        let row = row.trim_start();
+        (self.menu_cursors.iter())
+            .find_map(|c| row.strip_prefix(c.as_str()))
+            .filter(|rest| rest.starts_with(' '))
+            .map(str::trim_start)
     }
 
     /// Whether an option labelled `label` takes the person's own words.

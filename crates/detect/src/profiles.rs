@@ -130,7 +130,6 @@ struct ProfileSpec {
     turn_closed: Option<String>,
     question: Option<String>,
     option_key: Option<String>,
-    menu_cursor: Option<String>,
     title_states: Option<Vec<TitleStateSpec>>,
     notification_states: Option<Vec<NotificationStateSpec>>,
     stalled: Option<String>,
@@ -220,7 +219,6 @@ impl ProfileSpec {
             turn_closed: (self.turn_closed.clone()).or_else(|| base.turn_closed.clone()),
             question: self.question.clone().or_else(|| base.question.clone()),
             option_key: self.option_key.clone().or_else(|| base.option_key.clone()),
-            menu_cursor: (self.menu_cursor.clone()).or_else(|| base.menu_cursor.clone()),
             title_states: (self.title_states.clone()).or_else(|| base.title_states.clone()),
             notification_states: (self.notification_states.clone())
                 .or_else(|| base.notification_states.clone()),
@@ -316,10 +314,6 @@ pub struct Profile {
     /// The key an option's label names (group `key`: `(y)`, `(esc)`),
     /// pressed instead of its number.
     pub(crate) option_key: Option<Regex>,
-    /// The menu cursor the agent draws instead of `❯` (Gemini's `●`),
-    /// read as `❯` in dialogs only for this profile: Claude Code's
-    /// answers start with `●`.
-    pub(crate) menu_cursor: Option<String>,
     /// Window titles (OSC 0/2) that say the agent's state, taken as its
     /// own state sequence (Gemini: `✦  Working…`, `◇  Ready`).
     pub(crate) title_states: Vec<(Regex, AgentState)>,
@@ -650,7 +644,6 @@ fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {
         option_key: (spec.option_key.as_ref())
             .map(|p| regex(name, "option_key", p))
             .transpose()?,
-        menu_cursor: spec.menu_cursor.clone().filter(|c| !c.is_empty()),
         title_states: (spec.title_states.iter().flatten())
             .map(|t| Ok((regex(name, "title_states.title", &t.title)?, t.state)))
             .collect::<Result<_, PatternError>>()?,

@@ -37,12 +37,12 @@ pub(crate) struct Prompt {
 
 impl Prompt {
     /// The key of the option the menu's cursor is on, where it shows one.
-    pub(crate) fn cursor_key(&self) -> Option<String> {
+    pub(crate) fn cursor_key(&self, marks: &Marks) -> Option<String> {
         match self.select {
             MenuSelect::Vertical { cursor } | MenuSelect::Horizontal { cursor } => {
                 self.options.get(cursor).map(|o| o.key.clone())
             }
-            MenuSelect::Typed => dialog::cursor_key(&self.context),
+            MenuSelect::Typed => dialog::cursor_key(marks, &self.context),
             MenuSelect::Ticks { .. } => None,
         }
     }
@@ -459,14 +459,6 @@ fn approval(
     let menu_rules = profile.approvals.iter().filter(|r| r.menu);
     // No menu rule: the profile reads no dialogs.
     menu_rules.clone().next()?;
-    let recursored;
-    let drawn = match &profile.menu_cursor {
-        Some(cursor) => {
-            recursored = with_menu_cursor(drawn, cursor);
-            &recursored[..]
-        }
-        None => drawn,
-    };
     let d = if profile.cells {
         panel::find(drawn)?
     } else {
@@ -582,23 +574,6 @@ fn stalled(profile: &Profile, busy: Option<&str>) -> Option<String> {
     (seconds >= *limit).then(|| format!("stuck: no answer for {limit}s or more (retrying?)"))
 }
 
-/// `rows` with the profile's menu cursor (`●`) in front of an option
-/// number drawn as the `❯` the dialog reader knows.
-fn with_menu_cursor(rows: &[String], cursor: &str) -> Vec<String> {
-    let mark = format!("{cursor} ");
-    rows.iter()
-        .map(|row| match row.find(&mark) {
-            Some(at)
-                if row[..at].chars().all(|c| c == ' ' || c == '│')
-                    && row[at + mark.len()..].starts_with(|c: char| c.is_ascii_digit()) =>
-            {
-                format!("{}❯ {}", &row[..at], &row[at + mark.len()..])
-            }
-            _ => row.clone(),
-        })
-        .collect()
-}
-
 /// Whether the rows the profile takes for its input row (`prompt_row`)
 /// are all above the menu at the bottom of `rows`: a prompt echo (Codex's
 /// `› pick a database` over its question picker, which takes the input
@@ -608,7 +583,10 @@ fn only_echo_above(profile: &Profile, rows: &[String]) -> bool {
     let Some(re) = &profile.prompt_row else {
         return false;
     };
-    let Some(last) = rows.iter().rposition(|r| dialog::is_option_row(r)) else {
+    let Some(last) = rows
+        .iter()
+        .rposition(|r| dialog::is_option_row(&profile.marks, r))
+    else {
         return false;
     };
     rows[..last].iter().any(|r| re.is_match(r)) && !rows[last..].iter().any(|r| re.is_match(r))
@@ -637,7 +615,7 @@ fn own_question(profile: &Profile, context: &str) -> Option<(String, String)> {
     let at = rows.iter().rposition(|r| re.is_match(r.trim()))?;
     let menu = rows[at..]
         .iter()
-        .position(|r| dialog::is_option_row(r))
+        .position(|r| dialog::is_option_row(&profile.marks, r))
         .map_or(rows.len(), |i| at + i);
     let body: Vec<&str> = rows[at + 1..menu]
         .iter()
@@ -1055,15 +1033,25 @@ mod tests {
         assert_eq!(words(&p), [false, false, false, true, false]);
         let layer = "[profiles.mine]\nextends = 'claude'\n\
             [profiles.mine.marks]\nblocks = ['●', '⏺']\ninput = ['❯']\necho = '❯'\n\
-            own_words = 'Chat about'\n";
+            own_words = 'Chat about'\nmenu_cursors = ['❯', '▶']\n";
         let profiles = Profiles::from_toml_layers(Some(("test", layer))).unwrap();
         let mine = profiles.get("mine").unwrap();
         let p = analyse(&mine, &screen(real!("question")), |_| true)
             .prompt
             .expect("a dialog");
         assert_eq!(words(&p), [false, false, false, false, true]);
-        // An echo is the profile's echo mark and the command.
+        // A menu cursor is one only for a profile that names it.
+        let other_cursor = real!("question").replace("❯ 1.", "▶ 1.");
+        let p = analyse(&mine, &screen(&other_cursor), |_| true)
+            .prompt
+            .expect("a dialog under its own cursor");
+        assert_eq!(p.cursor_key(&mine.marks).as_deref(), Some("1"));
         let claude = Profiles::defaults().unwrap().get("claude").unwrap();
+        assert_eq!(
+            analyse(&claude, &screen(&other_cursor), |_| true).prompt,
+            None
+        );
+        // An echo is the profile's echo mark and the command.
         assert!(claude.is_echo("❯ /gsd:progress", "/gsd:progress"));
         let codex = Profiles::defaults().unwrap().get("codex").unwrap();
         assert!(!codex.is_echo("❯ /gsd:progress", "/gsd:progress"));
@@ -1580,12 +1568,15 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
     }
 
     /// Claude Code 2.1.332's review of a question with three tabs, as
-    /// recorded (`multi_tab_question.rec`): it asks `Review your answers`,
-    /// not `→ Fly`, the last answer it lists.
+    /// recorded (`multi_tab_question.rec`), with a hint of its own over
+    /// it: it asks `Review your answers`, not `→ Fly`, the last answer it
+    /// lists, nor its hint. Its profile's marks say so: a profile without
+    /// them reads the same screen otherwise.
     #[test]
     fn the_review_of_a_multi_tab_question_asks_its_heading() {
         let screen = format!(
             "❯ set up the shop\n{}\n←  ☒ Database  ☒ Payments  ☒ Hosting  ✔ Submit  →\n\n\
+             Tip: answers can be changed before they are sent\n\n\
              Review your answers\n\n ● Which database should the shop use?\n   → Postgres\n \
              ● Where should the shop be hosted?\n   → Fly\n\n❯ 1. Submit answers\n  2. Cancel\n",
             "─".repeat(100)
@@ -1593,10 +1584,28 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         let p = prompt(&screen);
         assert_eq!(p.question, "Review your answers");
         assert!(p.body.contains("→ Postgres"), "{}", p.body);
+        assert!(!p.body.contains("Tip:"), "{}", p.body);
         assert_eq!(
             options(&p),
             [("1", "Submit answers", None), ("2", "Cancel", None)]
         );
+        let with = |marks: &str| {
+            let layer = format!(
+                "[profiles.mine]\nextends = 'claude'\n[profiles.mine.marks]\n\
+                 blocks = ['●']\ninput = ['❯']\nmenu_cursors = ['❯']\n{marks}"
+            );
+            let profiles = Profiles::from_toml_layers(Some(("test", &layer))).unwrap();
+            let mine = profiles.get("mine").unwrap();
+            let p = analyse(&mine, &self::screen(&screen), |_| true).prompt;
+            p.expect("a dialog").question
+        };
+        assert_eq!(with(""), "→ Fly");
+        assert_eq!(
+            with("review_answer = ['→']\ntab_bar = ['←']\n"),
+            "Tip: answers can be changed before they are sent"
+        );
+        let all = "review_answer = ['→']\ntab_bar = ['←']\ndialog_hints = ['Tip: ']\n";
+        assert_eq!(with(all), "Review your answers");
     }
 
     /// Gemini CLI 0.61.0's question box in a 13-row pane, as captured:

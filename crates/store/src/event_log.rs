@@ -308,7 +308,7 @@ mod tests {
     fn named(name: &str) -> LogEvent {
         LogEvent::Hook {
             project: "demo".parse().unwrap(),
-            pane: "%0".into(),
+            pane: clawmux_control::PaneId(0),
             event: name.into(),
             sent_as: None,
         }

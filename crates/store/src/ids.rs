@@ -253,6 +253,62 @@ impl SessionName {
 
 name_traits!(SessionName, SessionNameError);
 
+/// Why a text is not a pane named by its session.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a pane named by its session (`SESSION:%N`)")]
+pub struct SessionPaneError(String);
+
+/// A pane named by its session and its id (`main:%1`), as the event log
+/// names an adopted pane; made from the two typed halves, or by parsing
+/// tmux's own spelling of both.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SessionPane {
+    pub session: SessionName,
+    pub pane: clawmux_control::PaneId,
+}
+
+impl SessionPane {
+    /// `text` if it is `SESSION:%N` (`%N` as tmux writes it: `%01` is not
+    /// `%1`).
+    pub fn parse(text: &str) -> Result<Self, SessionPaneError> {
+        let bad = || SessionPaneError(text.chars().take(MAX_SESSION_NAME + 12).collect());
+        let (session, pane) = text.rsplit_once(':').ok_or_else(bad)?;
+        let pane: clawmux_control::PaneId = pane.parse().map_err(|_| bad())?;
+        if text.len() != session.len() + 1 + pane.to_string().len() {
+            return Err(bad());
+        }
+        let session = SessionName::parse(session).map_err(|_| bad())?;
+        Ok(SessionPane { session, pane })
+    }
+}
+
+impl std::fmt::Display for SessionPane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.session, self.pane)
+    }
+}
+
+impl std::str::FromStr for SessionPane {
+    type Err = SessionPaneError;
+    fn from_str(s: &str) -> Result<Self, SessionPaneError> {
+        SessionPane::parse(s)
+    }
+}
+
+impl TryFrom<String> for SessionPane {
+    type Error = SessionPaneError;
+    fn try_from(s: String) -> Result<Self, SessionPaneError> {
+        SessionPane::parse(&s)
+    }
+}
+
+impl From<SessionPane> for String {
+    fn from(p: SessionPane) -> String {
+        p.to_string()
+    }
+}
+
 /// Longest chat id kept (Feishu's are `oc_` and 32 hex digits).
 pub const MAX_CHAT_ID: usize = 128;
 
@@ -420,5 +476,28 @@ mod tests {
         let mut map = std::collections::HashMap::new();
         map.insert("a".parse::<ApprovalId>().unwrap(), 1);
         assert_eq!(map.get("a"), Some(&1));
+    }
+
+    /// A pane by its session is tmux's spelling of both, and reads back
+    /// as written.
+    #[test]
+    fn a_session_pane_is_made_only_by_parsing() {
+        let p = SessionPane::parse("main:%1").unwrap();
+        assert_eq!(
+            (p.session.as_str(), p.pane),
+            ("main", clawmux_control::PaneId(1))
+        );
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(json, "\"main:%1\"");
+        assert_eq!(serde_json::from_str::<SessionPane>(&json).unwrap(), p);
+        for bad in [
+            "main", "main:", ":%1", "main:%01", "main:1", "ma in:%1", "a:b:%1", "main:%1 ",
+        ] {
+            assert!(SessionPane::parse(bad).is_err(), "{bad:?}");
+            assert!(
+                serde_json::from_value::<SessionPane>(bad.into()).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -9,7 +9,8 @@
 //! Long with its tests (a sample of every kind, checked against
 //! docs/EVENTS.md); the code itself is well under 600 lines.
 
-use super::ids::{ApprovalId, ChatId, JobId, ProjectName};
+use super::ids::{ApprovalId, ChatId, JobId, ProjectName, SessionPane};
+use clawmux_control::PaneId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -188,7 +189,7 @@ pub enum LogEvent {
     /// `agent-turn-complete`, Aider's `aider-waiting`).
     Hook {
         project: ProjectName,
-        pane: String,
+        pane: PaneId,
         event: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         sent_as: Option<String>,
@@ -223,7 +224,7 @@ pub enum LogEvent {
     /// A pane the user runs was adopted as a project.
     Adopted {
         project: ProjectName,
-        pane: String,
+        pane: SessionPane,
         host: Option<String>,
         by: String,
         /// The pane's size, which clawmux leaves as it is.
@@ -232,10 +233,11 @@ pub enum LogEvent {
     /// An adopted pane was let go of, as it was.
     Released {
         project: ProjectName,
-        pane: String,
+        pane: SessionPane,
         by: String,
     },
-    /// A hook was not acted on.
+    /// A hook was not acted on. `pane` is what the hook claimed, as it
+    /// came (maybe no pane id at all): the claim is what was refused.
     HookIgnored { pane: String, reason: String },
     /// `clawmux serve` has opened its state and its chat channel.
     Serve {
@@ -647,7 +649,7 @@ mod documented {
             },
             LogEvent::Hook {
                 project: p(),
-                pane: s("%1"),
+                pane: PaneId(1),
                 event: s("Stop"),
                 sent_as: Some(s("AfterAgent")),
             },
@@ -672,14 +674,14 @@ mod documented {
             },
             LogEvent::Adopted {
                 project: p(),
-                pane: s("main:%1"),
+                pane: "main:%1".parse().unwrap(),
                 host: Some(s("box")),
                 by: s("ou_a"),
                 size: s("80x24"),
             },
             LogEvent::Released {
                 project: p(),
-                pane: s("main:%1"),
+                pane: "main:%1".parse().unwrap(),
                 by: s("ou_a"),
             },
             LogEvent::HookIgnored {

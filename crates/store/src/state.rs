@@ -193,9 +193,19 @@ impl From<AdoptedPane> for AdoptedForm {
     }
 }
 
+impl AdoptedPane {
+    /// The pane by its session (`main:%1`), as the event log names it.
+    pub fn at(&self) -> crate::ids::SessionPane {
+        crate::ids::SessionPane {
+            session: self.session.clone(),
+            pane: self.pane,
+        }
+    }
+}
+
 impl std::fmt::Display for AdoptedPane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.session, self.pane)
+        self.at().fmt(f)
     }
 }
 

@@ -22,10 +22,9 @@ impl Core {
     pub(super) fn on_hook(&mut self, hook: HookEvent) {
         let Some(pane) = &hook.tmux_pane else { return };
         // Only tmux's own spelling (`%01` is not `%1`'s).
-        let Some(project) = (pane.parse::<PaneId>().ok())
+        let Some((pane_id, project)) = (pane.parse::<PaneId>().ok())
             .filter(|id| id.to_string() == *pane)
-            .and_then(|id| self.panes.get(&id))
-            .cloned()
+            .and_then(|id| Some((id, self.panes.get(&id)?.clone())))
         else {
             self.log(LogEvent::HookIgnored {
                 pane: pane.clone(),
@@ -70,7 +69,7 @@ impl Core {
         let sent_as = (!hook.name.is_empty() && hook.name != event).then(|| hook.name.clone());
         self.log(LogEvent::Hook {
             project: project.clone(),
-            pane: pane.clone(),
+            pane: pane_id,
             event,
             sent_as,
         });

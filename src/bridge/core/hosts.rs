@@ -240,7 +240,7 @@ impl Core {
         });
         self.log(LogEvent::Adopted {
             project: project.clone(),
-            pane: record.to_string(),
+            pane: record.at(),
             host: target.host.clone(),
             by: by.to_string(),
             size: format!("{}x{}", location.width, location.height),
@@ -331,7 +331,7 @@ impl Core {
         }
         self.log(LogEvent::Released {
             project,
-            pane: pane.to_string(),
+            pane: pane.at(),
             by: sender.to_string(),
         });
         let text = Msg::NoLongerWatching.with(&[("name", name), ("pane", &pane.to_string())]);
