@@ -168,13 +168,11 @@ fn paragraphs(rows: &[String], top: usize, end: usize) -> Vec<(usize, String)> {
 /// Code's `❯`), at the bottom over a hint.
 pub(crate) fn read_list(marks: &Marks, rows: &[String]) -> Option<Dialog> {
     let rows = bottom(rows);
-    let cursor = rows
-        .iter()
-        .rposition(|r| (marks.after_cursor(r)).is_some_and(|rest| !rest.trim().is_empty()))?;
+    let (cursor, after) = (rows.iter().enumerate().rev())
+        .find_map(|(i, r)| Some((i, marks.after_cursor(r).filter(|l| !l.trim().is_empty())?)))?;
     let label = |r: &str| marks.after_cursor(r).unwrap_or(r).trim().to_owned();
     // The column its label starts at: where its siblings' labels start.
     let on = &rows[cursor];
-    let after = marks.after_cursor(on).unwrap_or(on);
     let label_col = on[..on.len() - after.len()].chars().count();
     // The input box's prompt sits at column 0; a list is indented.
     if indent(&rows[cursor]) == 0 {

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 pub use super::ids::{ApprovalId, CardHandle, ChatId, JobId, ProjectName, SessionName};
+use super::ids::{SessionPane, SessionPaneError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -148,8 +149,8 @@ enum AdoptedForm {
 
 /// An older record of an adopted pane that is not `SESSION:%N`.
 #[derive(Debug, thiserror::Error)]
-#[error("adopted pane {0:?} is not SESSION:%N")]
-pub struct AdoptedRecordError(String);
+#[error("an older adopted pane record: {0}")]
+pub struct AdoptedRecordError(#[from] SessionPaneError);
 
 impl TryFrom<AdoptedForm> for AdoptedPane {
     type Error = AdoptedRecordError;
@@ -166,10 +167,7 @@ impl TryFrom<AdoptedForm> for AdoptedPane {
                 identity: Some(identity),
             }),
             AdoptedForm::Old(record) => {
-                // Session names never hold `:` (tmux replaces it).
-                let (session, pane) = (record.split_once(':'))
-                    .and_then(|(s, p)| Some((SessionName::parse(s).ok()?, p.parse().ok()?)))
-                    .ok_or(AdoptedRecordError(record))?;
+                let SessionPane { session, pane } = SessionPane::parse(&record)?;
                 Ok(AdoptedPane {
                     session,
                     pane,
@@ -188,15 +186,16 @@ impl From<AdoptedPane> for AdoptedForm {
                 pane: a.pane,
                 identity,
             },
-            None => AdoptedForm::Old(format!("{}:{}", a.session, a.pane)),
+            None => AdoptedForm::Old(a.at().to_string()),
         }
     }
 }
 
 impl AdoptedPane {
-    /// The pane by its session (`main:%1`), as the event log names it.
-    pub fn at(&self) -> crate::ids::SessionPane {
-        crate::ids::SessionPane {
+    /// The pane by its session (`main:%1`), as the event log and older
+    /// records name it.
+    pub fn at(&self) -> SessionPane {
+        SessionPane {
             session: self.session.clone(),
             pane: self.pane,
         }
@@ -832,6 +831,7 @@ mod tests {
             ("work", PaneId(12), None)
         );
         assert_eq!(old.to_string(), "work:%12");
+        assert_eq!(serde_json::to_string(&old).unwrap(), "\"work:%12\"");
         for bad in [
             "\"work\"",
             "\"work:12\"",
