@@ -18,6 +18,6 @@ pub mod panes;
 pub mod present;
 pub mod project;
 pub mod router;
-pub mod run_once;
+pub mod runs;
 pub mod screen_picture;
 pub mod texts;

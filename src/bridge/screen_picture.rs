@@ -83,7 +83,7 @@ impl ScreenPicture {
             message: Some(card),
             created_ms: clock::now_ms(),
         };
-        self.shared.update(|s| s.outbox.push_back(entry));
+        self.shared.update(|s| s.queue(entry));
     }
 }
 

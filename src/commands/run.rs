@@ -1,20 +1,25 @@
 //! `clawmux run`: send one message as the chat would and print the result,
-//! in the format of the channel that relays it.
+//! in the format of the channel that relays it. A running `serve` takes it
+//! (through its `run.sock`); with none, the run owns the state directory
+//! for its time and runs the daemon itself (see `bridge::runs`).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clawmux::bridge::run_once::{self, Outcome, Request, Status};
+use anyhow::Context;
+use clawmux::bridge::runs::one_shot::{self, OneShot};
+use clawmux::bridge::runs::{Outcome, Request, RunAsk, RunResult, Status, socket};
 use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
 use clawmux::feishu::card::Card;
 use clawmux::i18n::Lang;
 use clawmux::message::Block;
+use clawmux::store;
+use clawmux::store::dir_lock::StateLock;
 use clawmux::store::state::ProjectName;
-use clawmux::store::{self, EventLog};
 
 use super::UsageError;
 use super::out;
@@ -78,26 +83,76 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_deref(), &state_dir, args.agent.as_deref())?;
     let profiles = Profiles::load(config.agent.profiles_file.as_deref())
         .map_err(|e| UsageError(e.to_string()))?;
-    let log = EventLog::open(&state_dir)?;
-    let sim = sim_agent_command()?;
-    let runtime = tokio::runtime::Runtime::new()?;
-    let waiting = Waiting::start(&runtime, project.as_str());
-    let outcome = runtime.block_on(run_once::run_once(
-        &config,
-        &profiles,
-        &sim,
-        &project,
+    let ask = RunAsk {
+        project,
         request,
-        &log,
-        |summary| waiting.progress(summary),
-    ));
+        agent: args.agent,
+        lang: Lang::from_env(),
+    };
+    let sim_agent = sim_agent_command()?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let waiting = Waiting::start(&runtime, ask.project.as_str());
+    let result = runtime.block_on(async {
+        let on_progress = |summary: &str| waiting.progress(summary);
+        match owner(&state_dir).await? {
+            Owner::Serve(stream) => Ok(socket::ask(stream, &ask, on_progress).await?),
+            Owner::This(lock) => {
+                let one_shot = OneShot {
+                    config: Arc::new(config),
+                    profiles,
+                    state_dir: state_dir.clone(),
+                    sim_agent,
+                    lock,
+                };
+                Ok(one_shot::run(one_shot, ask, on_progress).await?)
+            }
+        }
+    });
     waiting.done(&runtime);
-    let outcome = outcome.map_err(|e| UsageError(e.to_string()))?;
+    // Dropping a runtime waits for its blocking tasks without limit.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    let result: anyhow::Result<RunResult> = result;
+    let outcome = result?.map_err(UsageError)?;
     out!("{}", render(&outcome, args.format));
     Ok(match outcome.status {
         Status::Completed | Status::Approval => ExitCode::SUCCESS,
         Status::Error | Status::Timeout | Status::Failed => ExitCode::FAILURE,
     })
+}
+
+/// How long the end of a run waits for the runtime's blocking tasks.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// How often a run waiting for the state directory looks again.
+const OWNER_POLL: Duration = Duration::from_millis(100);
+
+/// Who runs the run.
+enum Owner {
+    /// The `serve` listening on its socket.
+    Serve(tokio::net::UnixStream),
+    /// This process, owning the state directory meanwhile.
+    This(StateLock),
+}
+
+/// The `serve` that listens in `state_dir`, else the state directory
+/// itself once no one (another run, a `serve` starting) owns it.
+async fn owner(state_dir: &Path) -> anyhow::Result<Owner> {
+    let mut told = false;
+    loop {
+        if let Some(stream) = socket::connect(state_dir).await {
+            return Ok(Owner::Serve(stream));
+        }
+        let taken = StateLock::try_take(state_dir)
+            .with_context(|| format!("cannot lock the state directory {}", state_dir.display()))?;
+        if let Some(lock) = taken {
+            return Ok(Owner::This(lock));
+        }
+        if !told {
+            told = true;
+            let dir = state_dir.display();
+            eprintln!("clawmux: another clawmux is using the state directory {dir}; waiting");
+        }
+        tokio::time::sleep(OWNER_POLL).await;
+    }
 }
 
 /// What `run` shows on stderr while it waits, so a minutes-long phase is

@@ -9,11 +9,12 @@ use anyhow::Context;
 use clawmux::bridge::access::policy::RateWindow;
 use clawmux::bridge::channels::{console, feishu as feishu_channel, outbox, streaming};
 use clawmux::bridge::config::Config;
-use clawmux::bridge::daemon::{Daemon, DaemonSetup};
+use clawmux::bridge::daemon::{self, Daemon, DaemonSetup};
+use clawmux::bridge::runs::socket;
 use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
-use clawmux::hooks::HookListener;
 use clawmux::i18n::Lang;
+use clawmux::store::dir_lock::StateLock;
 use clawmux::store::state_file::Loaded;
 use clawmux::store::{self, LogEvent, SharedState};
 use tokio::sync::mpsc;
@@ -123,12 +124,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     profiles
         .get(&config.agent.profile)
         .map_err(|e| UsageError(e.to_string()))?;
+    // Held until the process ends (before the signal handlers exist: a
+    // serve waiting for a run stops on SIGTERM as any process does).
+    let _owner = own_state(&state_dir)?;
     let runtime = tokio::runtime::Runtime::new()?;
     let result = runtime.block_on(serve(args, config, profiles, state_dir));
     // Dropping a runtime waits for its blocking tasks without limit; a stop
     // must not hang on one (a blocking read, a stuck write).
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     result
+}
+
+/// The state directory, owned by this serve: at once, or once the
+/// `clawmux run` using it ends. Another serve there is an error.
+fn own_state(state_dir: &Path) -> anyhow::Result<StateLock> {
+    let dir = state_dir.display();
+    let cannot = |e| anyhow::anyhow!("cannot lock the state directory {dir}: {e}");
+    if let Some(lock) = StateLock::try_take(state_dir).map_err(cannot)? {
+        return Ok(lock);
+    }
+    if std::os::unix::net::UnixStream::connect(socket::socket_path(state_dir)).is_ok() {
+        anyhow::bail!("another clawmux serve uses the state directory {dir}");
+    }
+    eprintln!("clawmux: a clawmux run is using the state directory {dir}; serving once it ends");
+    StateLock::take(state_dir).map_err(cannot)
 }
 
 /// How long a stop waits for the runtime's blocking tasks before the
@@ -205,19 +224,11 @@ async fn serve(
         }
         Loaded::Current | Loaded::Fresh => {}
     }
-    let (hook_tx, hook_rx) = mpsc::channel(CHAT_CAPACITY);
-    match HookListener::bind(&state_dir) {
-        Ok(mut listener) => {
-            tokio::spawn(async move {
-                while let Some(hook) = listener.next().await {
-                    if hook_tx.send(hook).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        Err(e) => eprintln!("clawmux: Claude Code hooks are off: {e}"),
-    }
+    let hook_rx = daemon::listen_for_hooks(&state_dir).unwrap_or_else(|e| {
+        eprintln!("clawmux: Claude Code hooks are off: {e}");
+        mpsc::channel(1).1
+    });
+
     let (chat_tx, chat_rx) = mpsc::channel(CHAT_CAPACITY);
     let use_console = args.console || !config.has_feishu();
     let mut end_of_input = None;
@@ -271,7 +282,7 @@ async fn serve(
         config: Arc::new(config),
         shared,
         profiles,
-        state_dir,
+        state_dir: state_dir.clone(),
         sim_agent: sim_agent_command()?,
         rates,
         actors: TaskTracker::new(),
@@ -300,13 +311,17 @@ async fn serve(
             None => std::future::pending().await,
         }
     };
+    let daemon = Daemon::new(setup);
+    if let Err(e) = socket::listen(&state_dir, daemon.runs()) {
+        eprintln!("clawmux: clawmux run cannot reach this serve: {e}");
+    }
     tokio::pin!(intake_lost);
     let mut stop = tokio::select! {
         why = &mut intake_lost => {
             lost = Some(why);
             Stop::IntakeLost
         }
-        _ = Daemon::new(setup).run(chat_rx, hook_rx) => Stop::Finished,
+        _ = daemon.run(chat_rx, hook_rx) => Stop::Finished,
         stop = signals => stop,
         // The daemon also ends once it has drained the closed chat channel;
         // this stops it even while it is busy with a project.

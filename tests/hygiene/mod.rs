@@ -8,6 +8,7 @@ mod console;
 mod inherited_fds;
 mod layers;
 mod private_state;
+mod run_and_serve;
 mod serve_stop;
 mod tail_log;
 

@@ -25,7 +25,9 @@ pub(super) struct Served {
 }
 
 /// Every line `from` prints, as it comes.
-fn lines_of(from: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+pub(super) fn lines_of(
+    from: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<String> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(from).lines() {

@@ -139,6 +139,10 @@ string_id!(
     JobId
 );
 string_id!(
+    /// A `clawmux run`'s id (a UUID), while the daemon folds its outcome.
+    RunId
+);
+string_id!(
     /// A prompt's id (a UUID), as its card's buttons name it.
     ApprovalId
 );
@@ -327,6 +331,12 @@ impl ChatId {
     /// The local console's chat, as the state keeps it (`console`).
     pub fn console() -> ChatId {
         ChatId("console".to_owned())
+    }
+
+    /// What a `clawmux run` stands for where a chat is asked for: it has
+    /// none, and is never one of [`super::state::State::chats`].
+    pub fn run() -> ChatId {
+        ChatId("run".to_owned())
     }
 
     /// `id` if it is a chat id.

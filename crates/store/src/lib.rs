@@ -9,6 +9,7 @@
 
 pub mod clock;
 pub mod db;
+pub mod dir_lock;
 pub mod event_log;
 pub mod ids;
 pub mod log_event;

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-pub use super::ids::{ApprovalId, CardHandle, ChatId, JobId, ProjectName, SessionName};
+pub use super::ids::{ApprovalId, CardHandle, ChatId, JobId, ProjectName, RunId, SessionName};
 use super::ids::{SessionPane, SessionPaneError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -411,6 +411,10 @@ pub enum ChatTarget {
     Chat { id: ChatId },
     /// The local console.
     Console,
+    /// A `clawmux run` waiting for its outcome: it reads the project's
+    /// events, not cards, so none is ever queued for it (see
+    /// [`State::queue`]).
+    Run { id: RunId },
 }
 
 /// An approval's options and kind are the ones detection read off the
@@ -570,10 +574,37 @@ impl OutboxOp {
     }
 }
 
+impl ChatTarget {
+    /// Is this a `clawmux run` (no chat: no card goes to it)?
+    pub fn is_run(&self) -> bool {
+        matches!(self, ChatTarget::Run { .. })
+    }
+}
+
 impl State {
+    /// Queues an outbox entry: the one way cards enter the outbox. Cards
+    /// for a `clawmux run` are not queued (it reads its outcome from the
+    /// project's events), nor are updates of a card never queued; a patch
+    /// replaces a queued, undelivered patch of the same card.
+    pub fn queue(&mut self, entry: OutboxEntry) {
+        match &entry.op {
+            OutboxOp::Send { target, .. } | OutboxOp::File { target, .. } if target.is_run() => {}
+            OutboxOp::Patch { handle } if !self.card_is_known(handle) => {}
+            OutboxOp::Patch { .. } => self.queue_patch(entry),
+            _ => self.outbox.push_back(entry),
+        }
+    }
+
+    /// Was the card `handle` delivered, or is it queued?
+    fn card_is_known(&self, handle: &CardHandle) -> bool {
+        self.cards.get(handle).is_some()
+            || (self.outbox.iter())
+                .any(|e| matches!(&e.op, OutboxOp::Send { handle: h, .. } if h == handle))
+    }
+
     /// Queues a patch (`OutboxOp::Patch`), replacing a queued, undelivered patch of the
     /// same card: progress updates coalesce, the latest wins.
-    pub fn queue_patch(&mut self, patch: OutboxEntry) {
+    fn queue_patch(&mut self, patch: OutboxEntry) {
         if let Some(queued) = self.outbox.iter_mut().rev().find(|e| e.op == patch.op) {
             queued.message = patch.message;
             return;
@@ -899,16 +930,59 @@ mod tests {
         let patch = |h: &str| OutboxOp::Patch {
             handle: h.parse().unwrap(),
         };
-        s.outbox.push_back(entry("u0", &send, 0));
-        s.queue_patch(entry("u1", &patch("h"), 1));
-        s.queue_patch(entry("u2", &patch("h"), 2));
-        s.queue_patch(entry("u3", &patch("other"), 3));
+        s.cards.insert("other".into(), "om_1".into());
+        s.queue(entry("u0", &send, 0));
+        s.queue(entry("u1", &patch("h"), 1));
+        s.queue(entry("u2", &patch("h"), 2));
+        s.queue(entry("u3", &patch("other"), 3));
         assert_eq!(s.outbox.len(), 3);
         assert_eq!(
             s.outbox[1].message.as_ref().map(|m| &m.title),
             Some(&"2".into())
         );
         assert_eq!(s.outbox[1].uuid, "u1");
+    }
+
+    /// A `clawmux run` reads its outcome, not cards: nothing for it is
+    /// queued, nor any update of a card that never was.
+    #[test]
+    fn no_card_is_queued_for_a_run_nor_an_update_of_a_card_never_queued() {
+        let mut s = State::default();
+        let entry = |uuid: &str, op: OutboxOp| OutboxEntry {
+            uuid: uuid.into(),
+            op,
+            message: Some(Message::new(uuid, clawmux_message::Tone::Info)),
+            created_ms: 0,
+        };
+        let send = |h: &str, target: ChatTarget| OutboxOp::Send {
+            target,
+            handle: h.parse().unwrap(),
+            reply_to: None,
+            image: None,
+        };
+        let patch = |h: &str| OutboxOp::Patch {
+            handle: h.parse().unwrap(),
+        };
+        let run = ChatTarget::Run {
+            id: RunId::parse("r1").unwrap(),
+        };
+        s.queue(entry("u1", send("run-card", run.clone())));
+        s.queue(entry("u2", patch("run-card")));
+        s.queue(entry(
+            "u3",
+            OutboxOp::File {
+                target: run,
+                handle: "run-file".parse().unwrap(),
+                reply_to: None,
+                path: "/nowhere".into(),
+                file_name: "x.txt".into(),
+            },
+        ));
+        assert!(s.outbox.is_empty(), "{:?}", s.outbox);
+        s.queue(entry("u4", send("console-card", ChatTarget::Console)));
+        s.queue(entry("u5", patch("console-card")));
+        let queued: Vec<&str> = s.outbox.iter().map(|e| e.uuid.as_str()).collect();
+        assert_eq!(queued, ["u4", "u5"]);
     }
 
     /// An entry the last release saved (the Feishu card it would send, and

@@ -455,7 +455,7 @@ impl Courier for FeishuCourier {
                         let to = ReceiveId::ChatId(id.to_string());
                         self.api.send(&to, &card.await?, &entry.uuid).await
                     }
-                    (None, ChatTarget::Console) => {
+                    (None, ChatTarget::Console | ChatTarget::Run { .. }) => {
                         let why = "a console card cannot go to Feishu";
                         return Err(FeishuFailure::permanent(why));
                     }

@@ -379,6 +379,7 @@ fn chat_lane(target: &ChatTarget) -> String {
     match target {
         ChatTarget::Chat { id } => format!("chat:{id}"),
         ChatTarget::Console => "console".into(),
+        ChatTarget::Run { id } => format!("run:{id}"),
     }
 }
 

@@ -679,7 +679,7 @@ pub struct FeishuStream(pub Arc<Api>);
 fn receiver(s: &AnswerStream) -> Result<ReceiveId, StreamError> {
     match &s.target {
         ChatTarget::Chat { id } => Ok(ReceiveId::ChatId(id.to_string())),
-        ChatTarget::Console => Err(StreamError::Permanent(
+        ChatTarget::Console | ChatTarget::Run { .. } => Err(StreamError::Permanent(
             "a console command has no Feishu chat".into(),
         )),
     }

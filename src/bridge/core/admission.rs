@@ -10,6 +10,7 @@ use super::{Core, Effect, target_id};
 use crate::bridge::access::policy::{ChatKind, Decision};
 use crate::bridge::channels::chat::{CONSOLE_USER, CardClick, ChatMessage};
 use crate::bridge::present;
+use crate::bridge::runs::RUN_USER;
 use crate::store::state::ChatTarget;
 
 /// Chats whose kind (direct or group) is remembered from their messages,
@@ -147,7 +148,8 @@ impl Core {
     /// Approvers (and the console): they answer approvals, adopt panes,
     /// and reach panes clawmux did not create.
     pub(super) fn is_approver(&self, who: &str) -> bool {
-        who == CONSOLE_USER || self.policy.may_approve(who, &self.paired)
+        // The operator at the desk: the console, or a shell's `clawmux run`.
+        who == CONSOLE_USER || who == RUN_USER || self.policy.may_approve(who, &self.paired)
     }
 
     /// May `who` reach `project` (use it, see its screen, type into it,

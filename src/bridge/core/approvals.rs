@@ -4,16 +4,14 @@
 
 use super::Core;
 use crate::bridge::access::names;
-use crate::bridge::channels::chat::{
-    CONSOLE_USER, CardClick, ChatMessage, ClickAnswer, ToastLevel,
-};
+use crate::bridge::channels::chat::{CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};
 use crate::bridge::texts::Msg;
 use crate::detect::{ApprovalOption, several_keys};
 use crate::store::state::{
-    ApprovalId, ApprovalStage, CardHandle, ChatTarget, Job, PendingApproval, ProjectName,
+    ApprovalId, ApprovalStage, CardHandle, ChatTarget, Job, JobId, PendingApproval, ProjectName,
 };
 use crate::store::{Denial, LogEvent};
 
@@ -71,7 +69,9 @@ impl Core {
                     return true;
                 }
                 match self.check_answer(&approval, &key, &m.sender) {
-                    Ok(label) => self.type_answer(&approval, &key, &m.sender, &label, reply),
+                    Ok(label) => {
+                        self.type_answer(&approval, &key, &m.sender, &label, reply);
+                    }
                     Err(e) => {
                         let e = said(&e);
                         self.error(&m.target, Some(&m.message_id), Msg::NotAnswered, e, "");
@@ -166,7 +166,7 @@ impl Core {
         key: &str,
         who: &str,
     ) -> Result<String, AnswerRefused> {
-        if who != CONSOLE_USER && !self.policy.may_approve(who, &self.paired) {
+        if !self.is_approver(who) {
             self.log(LogEvent::Denied(Denial {
                 operator: Some(who.to_string()),
                 reason: "not an approver".into(),
@@ -203,7 +203,8 @@ impl Core {
     }
 
     /// Has a checked answer typed into the approval's pane; the outcome
-    /// comes back as `Answered`, which resolves the approval.
+    /// comes back as `Answered`, which resolves the approval. The command
+    /// the answer goes on with is returned.
     pub(super) fn type_answer(
         &mut self,
         approval: &PendingApproval,
@@ -211,7 +212,7 @@ impl Core {
         who: &str,
         label: &str,
         reply: Reply,
-    ) {
+    ) -> JobId {
         // The command this prompt belongs to, so a restarted actor reports
         // the rest of its turn (the actor ignores it when it runs one).
         let started = self.shared.read(|s| {
@@ -224,6 +225,19 @@ impl Core {
             Some(j) => j,
             None => self.follow_job(approval, label),
         };
+        let followed = follow.id.clone();
+        if follow.target.is_run() {
+            // A command a `clawmux run` started goes on for whoever
+            // answers its prompt: that run ended at the prompt.
+            self.shared.update(|s| {
+                if let Some(j) = s.jobs.iter_mut().find(|j| j.id == followed) {
+                    j.target = reply.target.clone();
+                    j.reply_to = reply.reply_to.clone();
+                    // Its progress card was never sent.
+                    j.progress = None;
+                }
+            });
+        }
         let cmd = ProjectCmd::Answer {
             approval_id: approval.id.clone(),
             question: approval.question.clone(),
@@ -236,6 +250,7 @@ impl Core {
         };
         self.start_answering(&approval.id);
         self.tell_project(&approval.project, cmd);
+        followed
     }
 
     /// Marks the approval as being answered (a second answer waits for how
@@ -349,7 +364,7 @@ impl Core {
         pending.card = handle;
         self.shared.update(|s| {
             s.approvals.insert(pending.id.clone(), pending);
-            s.outbox.push_back(entry);
+            s.queue(entry);
         });
         // `[screen] approval_picture`: the pane as it shows the prompt, as a
         // picture card right after (see `bridge::screen_picture`).

@@ -144,7 +144,9 @@ impl Core {
                 // The number the card shows by an option answers it too.
                 let key = super::approvals::shown_key(&approval.options, &key);
                 match self.check_answer(&approval, &key, sender) {
-                    Ok(label) => self.type_answer(&approval, &key, sender, &label, reply),
+                    Ok(label) => {
+                        self.type_answer(&approval, &key, sender, &label, reply);
+                    }
                     Err(e) => self.error(target, reply_to, Msg::CouldNotAnswer, said(&e), ""),
                 }
             }

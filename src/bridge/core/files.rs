@@ -100,6 +100,6 @@ impl Core {
             message: Some(card),
             created_ms: self.now_ms,
         };
-        self.shared.update(|s| s.outbox.push_back(entry));
+        self.shared.update(|s| s.queue(entry));
     }
 }

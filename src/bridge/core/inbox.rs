@@ -92,7 +92,7 @@ impl Core {
             s.reminded.retain(|id| live.contains_key(id));
             for (id, entry) in entries {
                 s.reminded.insert(id);
-                s.outbox.push_back(entry);
+                s.queue(entry);
             }
         });
     }

@@ -12,7 +12,7 @@ use crate::bridge::texts::Msg;
 use crate::bridge::texts::error_guidance;
 use crate::store::LogEvent;
 use crate::store::state::{
-    ApprovalId, ChatTarget, Job, OutboxEntry, OutboxOp, PendingApproval, ProjectName, Stage,
+    ApprovalId, ChatTarget, Job, JobId, OutboxEntry, PendingApproval, ProjectName, Stage,
 };
 
 impl Core {
@@ -35,6 +35,8 @@ impl Core {
         self.run_in(project.as_str(), target, reply_to, text, sender);
     }
 
+    /// Types `text` into `project` for `target`; the new command's id,
+    /// none if it was refused (and the chat told why).
     pub(super) fn run_in(
         &mut self,
         project: &str,
@@ -42,9 +44,9 @@ impl Core {
         reply_to: Option<&str>,
         text: &str,
         sender: &str,
-    ) {
+    ) -> Option<JobId> {
         if !self.may_reach(sender, project, target, reply_to, "typing") {
-            return;
+            return None;
         }
         // A command is recorded under a project name only: a chat's chosen
         // project that is not one (an old state file, say) is refused here.
@@ -52,10 +54,12 @@ impl Core {
             Ok(name) => name,
             Err(e) => {
                 let why = said(&e);
-                return self.error(target, reply_to, Msg::InvalidProjectName, project, why);
+                self.error(target, reply_to, Msg::InvalidProjectName, project, why);
+                return None;
             }
         };
         let job = self.new_job(&name, text, target, reply_to, false);
+        let id = job.id.clone();
         self.shared.update(|s| {
             if let Some(p) = s.projects.get_mut(project) {
                 p.last_command = Some(text.to_string());
@@ -69,6 +73,7 @@ impl Core {
             job: Some(job.id.clone()),
         });
         self.tell_project(&name, ProjectCmd::Submit(job));
+        Some(id)
     }
 
     /// A new command record (not saved yet).
@@ -133,12 +138,7 @@ impl Core {
         let leave = leave(self, &job);
         self.shared.update(|s| {
             let at = s.jobs.iter().position(|j| j.id == id)?;
-            for entry in leave {
-                match entry.op {
-                    OutboxOp::Patch { .. } => s.queue_patch(entry),
-                    _ => s.outbox.push_back(entry),
-                }
-            }
+            leave.into_iter().for_each(|entry| s.queue(entry));
             Some(s.jobs.remove(at))
         })
     }
@@ -185,7 +185,8 @@ impl Core {
                     });
                     // The user's message shows the agent took it.
                     let taken = long_result::taken_reaction(&j.target, j.reply_to.as_deref());
-                    self.shared.update(|s| s.outbox.extend(taken));
+                    self.shared
+                        .update(|s| taken.into_iter().for_each(|e| s.queue(e)));
                     self.throttles.entry(id.clone()).or_default().last_patch = Some(self.now);
                 }
             }

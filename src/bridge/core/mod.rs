@@ -15,6 +15,7 @@
 //! - `inbox`: `/gsd:inbox` and reminders of prompts that wait.
 //! - `files`: `/gsd:file`, a workspace file sent to the chat.
 //! - `hosts`: where a project runs, host outages, adopted panes.
+//! - `runs`: `clawmux run`, a shell's message taken as a chat's.
 
 mod admission;
 mod approvals;
@@ -26,6 +27,7 @@ mod inbox;
 mod jobs;
 mod keys;
 mod progress;
+mod runs;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -46,6 +48,7 @@ use crate::bridge::channels::chat::{CardClick, ChatMessage, ClickAnswer, ToastLe
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
 use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ActionButton, CardAction};
+use crate::bridge::runs::{RunRequest, RunStart};
 use crate::bridge::texts::Msg;
 use crate::control::PaneId;
 use crate::hooks::HookEvent;
@@ -54,6 +57,7 @@ use crate::message::Message;
 use crate::store::event_log::LogHealth;
 use crate::store::state::{
     ApprovalId, CardHandle, ChatId, ChatTarget, Job, JobId, OutboxEntry, OutboxOp, ProjectName,
+    RunId,
 };
 use crate::store::{Denial, LogEvent, SharedState};
 
@@ -61,6 +65,7 @@ use progress::Throttle;
 
 /// What the core is given.
 #[derive(Debug)]
+#[expect(clippy::large_enum_variant, reason = "one per loop turn, moved once")]
 pub enum Input {
     Message(ChatMessage),
     /// A button click; its answer comes back as [`Effect::Respond`].
@@ -71,6 +76,8 @@ pub enum Input {
     Tick,
     /// The event log started or stopped failing to write (disk full).
     LogHealth(LogHealth),
+    /// A `clawmux run`; how it was taken comes back as [`Effect::Run`].
+    Run(RunRequest),
 }
 
 /// A project on another host, as [`Effect::ReadPlanning`] reads it.
@@ -95,6 +102,9 @@ pub struct PlanningRead {
 #[derive(Debug)]
 #[expect(clippy::large_enum_variant, reason = "a few per input, moved once")]
 pub enum Effect {
+    /// How the core took the `clawmux run` `id`: what its outcome is
+    /// folded from.
+    Run { id: RunId, start: RunStart },
     /// Hand `cmd` to project `project`'s actor (started on first use).
     /// If it cannot be handed over, the shell gives it back to
     /// [`Core::undeliverable`].
@@ -270,6 +280,7 @@ impl Core {
                 self.remind_due();
             }
             Input::LogHealth(health) => self.on_log_health(health),
+            Input::Run(run) => self.on_run(run),
         }
         std::mem::take(&mut self.effects)
     }
@@ -398,7 +409,7 @@ impl Core {
     /// Queues a new card; returns its handle (for later patches).
     fn send(&self, target: &ChatTarget, reply_to: Option<&str>, card: &Message) -> CardHandle {
         let (handle, entry) = Self::new_card(target, reply_to, card, self.now_ms);
-        self.shared.update(|s| s.outbox.push_back(entry));
+        self.shared.update(|s| s.queue(entry));
         handle
     }
 
@@ -412,7 +423,7 @@ impl Core {
             let (handle, entry) =
                 Self::new_card(&job.target, job.reply_to.as_deref(), card, self.now_ms);
             mark(job, &handle);
-            s.outbox.push_back(entry);
+            s.queue(entry);
         });
     }
 
@@ -436,7 +447,7 @@ impl Core {
 
     fn patch(&self, handle: &CardHandle, card: &Message) {
         let entry = Self::patch_entry(handle, card, self.now_ms);
-        self.shared.update(|s| s.queue_patch(entry));
+        self.shared.update(|s| s.queue(entry));
     }
 
     /// The buttons of an error card: the way back to the projects and the help.
@@ -715,6 +726,7 @@ fn target_id(t: &ChatTarget) -> ChatId {
     match t {
         ChatTarget::Chat { id } => id.clone(),
         ChatTarget::Console => ChatId::console(),
+        ChatTarget::Run { .. } => ChatId::run(),
     }
 }
 

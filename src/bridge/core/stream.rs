@@ -14,8 +14,10 @@ impl Core {
             return;
         }
         let Some(job) = job else { return };
-        // Only a command the chat still waits for (not a recovery turn's).
-        if self.job(&job.id).is_none() {
+        // Only a command a chat still waits for: not a recovery turn's, nor
+        // a `clawmux run`'s (it reads its outcome, not cards).
+        let chat_waits = self.job(&job.id).is_some_and(|j| !j.target.is_run());
+        if !chat_waits {
             return;
         }
         let title = self.title(job);

@@ -1720,3 +1720,167 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
     let at = chose.rsplit("at ").next().unwrap();
     assert!(at.len() == 8 && at.as_bytes()[2] == b':', "{chose}");
 }
+
+/// `clawmux run` as the core takes it.
+mod runs {
+    use super::*;
+    use crate::bridge::runs::{Look, Request, RunRequest, RunStart};
+
+    fn run(id: &str, project: &str, request: Request) -> Input {
+        Input::Run(RunRequest {
+            id: RunId::parse(id).unwrap(),
+            project: crate::store::ids::project(project),
+            request,
+            agent: Some("sim".into()),
+        })
+    }
+
+    fn started(effects: &[Effect]) -> RunStart {
+        (effects.iter())
+            .find_map(|e| match e {
+                Effect::Run { start, .. } => Some(start.clone()),
+                _ => None,
+            })
+            .expect("the run was taken")
+    }
+
+    fn target(id: &str) -> ChatTarget {
+        ChatTarget::Run {
+            id: RunId::parse(id).unwrap(),
+        }
+    }
+
+    /// A run's command is a chat's: its project recorded (with the run's
+    /// agent) and its prompt pending for `serve`'s chats, yet no card of
+    /// its is ever queued: the run reads its outcome from the events.
+    #[test]
+    fn a_runs_command_is_a_chats_with_no_card_queued() {
+        let mut w = World::new();
+        let message = Request::Message("/gsd:plan-phase 2".into());
+        let effects = w.at(Duration::ZERO, run("r1", "demo", message));
+        let job = submitted(&effects).remove(0);
+        assert_eq!(job.target, target("r1"));
+        let expected = RunStart::Job {
+            job: job.id.clone(),
+            answering: None,
+        };
+        assert_eq!(started(&effects), expected);
+        let record = w.shared.read(|s| s.projects.get("demo").cloned()).unwrap();
+        assert_eq!(record.agent.as_deref(), Some("sim"));
+        assert!(w.shared.read(|s| s.chats.is_empty()), "a run is no chat");
+
+        w.event(Some(&job), ProjectEventKind::Started);
+        let progress = ProjectEventKind::Progress {
+            summary: "2/3".into(),
+            percent: None,
+            tail: String::new(),
+        };
+        w.event(Some(&job), progress);
+        w.at(Duration::from_secs(2), Input::Tick);
+        w.event(Some(&job), ProjectEventKind::Approval(approval()));
+        let pending = w
+            .shared
+            .read(|s| s.approvals.values().cloned().collect::<Vec<_>>());
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].target, target("r1"));
+        assert!(w.outbox().is_empty(), "{}", w.texts());
+
+        // A second run answers it, and follows the command on.
+        let effects = w.at(
+            Duration::ZERO,
+            run("r2", "demo", Request::Answer("1".into())),
+        );
+        let expected = RunStart::Job {
+            job: job.id.clone(),
+            answering: Some(pending[0].id.clone()),
+        };
+        assert_eq!(started(&effects), expected);
+        assert!(effects.iter().any(|e| matches!(
+            e,
+            Effect::Project { cmd: ProjectCmd::Answer { key, by, .. }, .. }
+                if key == "1" && by == "run"
+        )));
+        let now = w
+            .shared
+            .read(|s| s.jobs.iter().find(|j| j.id == job.id).cloned());
+        assert_eq!(now.map(|j| j.target), Some(target("r2")));
+        let done = ProjectEventKind::Completed {
+            screen: String::new(),
+            output: "● Created 2 plans".into(),
+            seconds: 2,
+            errors: 0,
+            ending: TurnEnding::Finished,
+            usage: Default::default(),
+        };
+        w.event(Some(&job), done);
+        assert!(w.shared.read(|s| s.jobs.is_empty()), "the command is over");
+        assert!(w.outbox().is_empty(), "{}", w.texts());
+        assert!(w.kinds().contains(&"command".to_string()));
+    }
+
+    /// Bad input is refused with why, and nothing is done.
+    #[test]
+    fn an_answer_with_nothing_waiting_or_a_key_not_offered_is_refused() {
+        let mut w = World::new();
+        let effects = w.at(
+            Duration::ZERO,
+            run("r1", "demo", Request::Answer("1".into())),
+        );
+        let RunStart::Refused(why) = started(&effects) else {
+            panic!("{effects:?}")
+        };
+        assert!(why.contains("no approval is waiting"), "{why}");
+
+        let message = Request::Message("go".into());
+        let job = submitted(&w.at(Duration::ZERO, run("r2", "demo", message))).remove(0);
+        w.event(Some(&job), ProjectEventKind::Approval(approval()));
+        let effects = w.at(
+            Duration::ZERO,
+            run("r3", "demo", Request::Answer("7".into())),
+        );
+        let RunStart::Refused(why) = started(&effects) else {
+            panic!("{effects:?}")
+        };
+        assert!(
+            why.contains("`7` is not one of the options (1, 2)"),
+            "{why}"
+        );
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Project { .. })));
+    }
+
+    /// `/gsd:status`, `/gsd:screen` and `/gsd:cancel` are looks: asked of
+    /// the project for the run, typed into nothing, and no project made.
+    #[test]
+    fn a_look_asks_the_project_and_makes_none() {
+        let mut w = World::new();
+        for (text, look) in [
+            ("/gsd:status", Look::Status),
+            ("/gsd:screen", Look::Screen),
+            ("/gsd:cancel", Look::Cancel),
+        ] {
+            let effects = w.at(
+                Duration::ZERO,
+                run("r1", "demo", Request::Message(text.into())),
+            );
+            let expected = RunStart::Look {
+                look,
+                waiting: None,
+                busy: None,
+            };
+            assert_eq!(started(&effects), expected);
+            let asked = effects.iter().any(|e| match e {
+                Effect::Project {
+                    cmd: ProjectCmd::Screen { reply } | ProjectCmd::Cancel { reply, .. },
+                    ..
+                } => reply.target == target("r1"),
+                _ => false,
+            });
+            assert!(asked, "{text}: {effects:?}");
+            assert!(submitted(&effects).is_empty(), "{text}");
+        }
+        assert!(
+            w.shared
+                .read(|s| s.projects.is_empty() && s.jobs.is_empty())
+        );
+    }
+}

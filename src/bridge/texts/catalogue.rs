@@ -402,9 +402,7 @@ catalogue! {
     RunRefused: "the agent refused the command: {line}" => "智能体拒绝了该命令：{line}";
     RunNotTaken: "the agent did not take the command" => "智能体没有接收该命令";
     RunUnknownFailure: "unknown failure" => "未知的失败";
-    RunPaneSilent: "the project's pane did not answer" => "项目的窗格没有回应";
     RunPaneSilentInTime: "the project's pane did not answer in time" => "项目的窗格没有及时回应";
-    RunEndedBeforeKeys: "the project ended before the keys were sent" => "按键发出之前项目已结束";
     RunKeysSent: "Sent {names} to the agent: it stops what it is doing."
         => "已向智能体发送 {names}：它会停下正在做的事。";
     RunWaitingFor: "waiting for an answer: {question}" => "等待回答：{question}";

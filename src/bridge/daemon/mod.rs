@@ -7,7 +7,7 @@
 //! whose answer comes back into the loop.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,10 +26,13 @@ use crate::bridge::panes::agent_pane::{PaneError, PaneLocation};
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::bridge::panes::workspace_file::{self, FetchedFile, FileError};
 use crate::detect::Profiles;
-use crate::hooks::HookEvent;
 use crate::hooks::token::HookKey;
-use crate::store::state::{ProjectName, Stage};
+use crate::hooks::{HookError, HookEvent, HookListener};
+use crate::store::state::{ProjectName, RunId, Stage};
+
+mod runs;
 use crate::store::{LogEvent, SharedState};
+pub use runs::RunCall;
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;
@@ -39,6 +42,11 @@ const TICK: Duration = Duration::from_millis(500);
 /// `/gsd:sessions` (a local server answers in milliseconds, a host over ssh
 /// in a second).
 const ASK_SERVER_BUDGET: Duration = Duration::from_secs(5);
+/// Hook events waiting for the daemon at most.
+const HOOK_CAPACITY: usize = 256;
+/// `clawmux run`s waiting for the daemon at most (each caller waits for
+/// its turn to be taken).
+const RUN_CAPACITY: usize = 16;
 /// Answers from tmux servers waiting for the daemon at most (each chat
 /// request asks one server once).
 const ANSWER_CAPACITY: usize = 16;
@@ -103,12 +111,23 @@ pub struct Daemon {
     /// The pairing files: the senders the operator paired (read before
     /// each chat input), the pending codes (written as the core asks).
     pairing: Pairing,
+    /// The one project a `clawmux run` with no `serve` may touch: only its
+    /// commands are resumed at start (`None`: every project's).
+    only: Option<ProjectName>,
+    /// Where `clawmux run`s come in (see [`Daemon::runs`]).
+    runs_tx: mpsc::Sender<RunCall>,
+    runs_rx: mpsc::Receiver<RunCall>,
+    /// The `clawmux run`s waiting for their outcome.
+    runs: HashMap<RunId, runs::Running>,
+    /// Runs' answers waiting for their prompt to be seen.
+    held: Vec<runs::HeldAnswer>,
 }
 
 impl Daemon {
     pub fn new(setup: DaemonSetup) -> Daemon {
         let (events_tx, events_rx) = mpsc::channel(PROJECT_EVENT_CAPACITY);
         let (answers_tx, answers_rx) = mpsc::channel(ANSWER_CAPACITY);
+        let (runs_tx, runs_rx) = mpsc::channel(RUN_CAPACITY);
         let hosts = Arc::new(Hosts::new(&setup.config));
         let mut core = Core::new(
             setup.config.clone(),
@@ -130,7 +149,24 @@ impl Daemon {
             answers_tx,
             answers_rx,
             pairing,
+            only: None,
+            runs_tx,
+            runs_rx,
+            runs: HashMap::new(),
+            held: Vec::new(),
         }
+    }
+
+    /// A daemon for `project` alone: it resumes no other project's
+    /// commands (a `clawmux run` with no `serve`).
+    pub fn only(mut self, project: ProjectName) -> Daemon {
+        self.only = Some(project);
+        self
+    }
+
+    /// Where `clawmux run`s are handed to this daemon.
+    pub fn runs(&self) -> mpsc::Sender<RunCall> {
+        self.runs_tx.clone()
     }
 
     /// Runs until the chat side closes.
@@ -143,6 +179,7 @@ impl Daemon {
         let mut tick = tokio::time::interval(TICK);
         let mut log_health = self.setup.shared.log.subscribe_health();
         loop {
+            let now = Instant::now();
             let input = tokio::select! {
                 event = chat.recv() => match event {
                     Some(ChatEvent::Message(m)) => Input::Message(m),
@@ -154,13 +191,23 @@ impl Daemon {
                     }
                     None => return,
                 },
-                Some(event) = self.events_rx.recv() => Input::Project(event),
+                Some(event) = self.events_rx.recv() => {
+                    self.fold_event(&event, now);
+                    Input::Project(event)
+                }
+                Some(call) = self.runs_rx.recv() => match self.start_run(call, now) {
+                    Some(input) => input,
+                    None => continue,
+                },
                 Some(answer) = self.answers_rx.recv() => {
                     self.on_server_answer(answer);
                     continue;
                 }
                 Some(hook) = hooks.recv() => Input::Hook(hook),
-                _ = tick.tick() => Input::Tick,
+                _ = tick.tick() => {
+                    self.tick_runs(now);
+                    Input::Tick
+                }
                 Ok(()) = log_health.changed() => {
                     Input::LogHealth(log_health.borrow_and_update().clone())
                 }
@@ -173,11 +220,24 @@ impl Daemon {
                 });
                 self.core.set_paired(paired);
             }
-            let effects = self
-                .core
-                .handle(Instant::now(), crate::store::clock::now_ms(), input);
-            self.carry_out(effects).await;
+            // Answers held for their prompt go once it is seen (the core
+            // knows it after this input), or once they waited long enough.
+            let prompted = match &input {
+                Input::Project(event) => Some(event.clone()),
+                _ => None,
+            };
+            self.handle(input).await;
+            for answer in self.released_answers(prompted.as_ref(), Instant::now()) {
+                self.handle(answer).await;
+            }
         }
+    }
+
+    async fn handle(&mut self, input: Input) {
+        let effects = self
+            .core
+            .handle(Instant::now(), crate::store::clock::now_ms(), input);
+        self.carry_out(effects).await;
     }
 
     async fn carry_out(&mut self, effects: Vec<Effect>) {
@@ -189,10 +249,12 @@ impl Daemon {
                         Err(error) => Err(Box::new(Refused { cmd, error })),
                     };
                     if let Err(refused) = sent {
+                        self.run_refused(&refused.cmd, &refused.error);
                         self.core
                             .undeliverable(&project, refused.cmd, &refused.error);
                     }
                 }
+                Effect::Run { id, start } => self.run_started(&id, start, Instant::now()),
                 Effect::SavePairingCode { code, pending } => {
                     // Without it the code the chat was given is unknown to
                     // `clawmux pairing approve`; the sender asks again.
@@ -320,7 +382,11 @@ impl Daemon {
     /// Agent windows whose sessions were killed meanwhile are closed.
     async fn resume_projects(&mut self) {
         self.hosts.resume().await;
-        let (projects, jobs) = self.core.to_resume();
+        let (mut projects, mut jobs) = self.core.to_resume();
+        if let Some(only) = &self.only {
+            projects.retain(|p| p == only);
+            jobs.retain(|j| j.project == *only);
+        }
         for p in &projects {
             if let Err(e) = self.project(p) {
                 self.setup.shared.log.event(&LogEvent::Failed {
@@ -389,6 +455,21 @@ impl Daemon {
         self.projects.insert(name.clone(), handle.clone());
         Ok(handle)
     }
+}
+
+/// The agents' hook events (`clawmux hook`), from the socket in
+/// `state_dir`.
+pub fn listen_for_hooks(state_dir: &Path) -> Result<mpsc::Receiver<HookEvent>, HookError> {
+    let mut listener = HookListener::bind(state_dir)?;
+    let (tx, rx) = mpsc::channel(HOOK_CAPACITY);
+    tokio::spawn(async move {
+        while let Some(hook) = listener.next().await {
+            if tx.send(hook).await.is_err() {
+                return;
+            }
+        }
+    });
+    Ok(rx)
 }
 
 /// Where the pane `/gsd:adopt` names is, asked of its tmux server within
