@@ -40,6 +40,15 @@ pub struct ScreenPicture {
     pub grid: Grid,
 }
 
+impl std::fmt::Debug for ScreenPicture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (f.debug_struct("ScreenPicture"))
+            .field("project", &self.project)
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ScreenPicture {
     /// Draws the picture on a blocking thread (inline outside a runtime)
     /// and queues its card.

@@ -52,7 +52,8 @@ pub struct Args {
     /// Configuration file [default: ~/.config/clawmux/config.toml
     /// ($XDG_CONFIG_HOME), or $CLAWMUX_HOME/config.toml when CLAWMUX_HOME is
     /// set]. The state directory is $CLAWMUX_HOME [default:
-    /// ~/.local/state/clawmux].
+    /// ~/.local/state/clawmux]. With a `serve` running there, the run is
+    /// its, under its config.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Agent for a project created by this run: `claude`, `sim`, or a command line.

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use crate::bridge::present;
 use crate::message::{Block, Message, Tone};
-use crate::store::clock;
 use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
 
 /// Results longer than this (bytes of output) go as a summary and a file
@@ -26,6 +25,8 @@ const MAX_STEM_CHARS: usize = 48;
 /// summary card and the output as a file. If the file cannot be written,
 /// the cards go instead (logged): nothing is lost. `screen`, the pane's
 /// screen when the turn ended, goes on the last card in a closed panel.
+/// The entries are stamped `now_ms` (the caller's clock).
+#[expect(clippy::too_many_arguments, reason = "a result and where it goes")]
 pub fn result_entries(
     state_dir: &Path,
     threshold: usize,
@@ -34,6 +35,7 @@ pub fn result_entries(
     title: &str,
     output: &str,
     screen: Option<&str>,
+    now_ms: u64,
 ) -> Vec<OutboxEntry> {
     let long = threshold > 0 && output.len() > threshold;
     if long && let ChatTarget::Chat { .. } = target {
@@ -56,9 +58,9 @@ pub fn result_entries(
                         message: Some(Message::new(file_name.as_str(), Tone::Done).push(
                             Block::text(format!("(file {file_name}, {} bytes)", output.len())),
                         )),
-                        created_ms: clock::now_ms(),
+                        created_ms: now_ms,
                     };
-                return vec![card_entry(target, reply_to, &summary), file];
+                return vec![card_entry(target, reply_to, &summary, now_ms), file];
             }
             Err(e) => {
                 tracing::warn!(error = %e, "cannot keep a long result as a file; sending it as cards")
@@ -68,13 +70,13 @@ pub fn result_entries(
     let markdown = crate::bridge::texts::output_markdown(output);
     present::result_cards(title, &markdown, screen)
         .iter()
-        .map(|c| card_entry(target, reply_to, c))
+        .map(|c| card_entry(target, reply_to, c, now_ms))
         .collect()
 }
 
 /// A reaction on the user's message (`emoji`: Feishu's emoji type, e.g.
 /// `OnIt` when a command is taken, `DONE` when it finished).
-pub fn reaction_entry(message_id: &str, emoji: &str) -> OutboxEntry {
+pub fn reaction_entry(message_id: &str, emoji: &str, now_ms: u64) -> OutboxEntry {
     OutboxEntry {
         uuid: uuid::Uuid::new_v4().to_string(),
         op: OutboxOp::React {
@@ -83,23 +85,36 @@ pub fn reaction_entry(message_id: &str, emoji: &str) -> OutboxEntry {
             emoji: emoji.to_string(),
         },
         message: None,
-        created_ms: clock::now_ms(),
+        created_ms: now_ms,
     }
 }
 
 /// The "taken" reaction on a chat command's message (none on the console).
-pub fn taken_reaction(target: &ChatTarget, message_id: Option<&str>) -> Option<OutboxEntry> {
-    reaction_for(target, message_id, EMOJI_TAKEN)
+pub fn taken_reaction(
+    target: &ChatTarget,
+    message_id: Option<&str>,
+    now_ms: u64,
+) -> Option<OutboxEntry> {
+    reaction_for(target, message_id, EMOJI_TAKEN, now_ms)
 }
 
 /// The "finished" reaction on a chat command's message (none on the console).
-pub fn done_reaction(target: &ChatTarget, message_id: Option<&str>) -> Option<OutboxEntry> {
-    reaction_for(target, message_id, EMOJI_DONE)
+pub fn done_reaction(
+    target: &ChatTarget,
+    message_id: Option<&str>,
+    now_ms: u64,
+) -> Option<OutboxEntry> {
+    reaction_for(target, message_id, EMOJI_DONE, now_ms)
 }
 
-fn reaction_for(target: &ChatTarget, message_id: Option<&str>, emoji: &str) -> Option<OutboxEntry> {
+fn reaction_for(
+    target: &ChatTarget,
+    message_id: Option<&str>,
+    emoji: &str,
+    now_ms: u64,
+) -> Option<OutboxEntry> {
     match (target, message_id) {
-        (ChatTarget::Chat { .. }, Some(m)) => Some(reaction_entry(m, emoji)),
+        (ChatTarget::Chat { .. }, Some(m)) => Some(reaction_entry(m, emoji, now_ms)),
         _ => None,
     }
 }
@@ -109,7 +124,12 @@ pub const EMOJI_TAKEN: &str = "OnIt";
 /// Feishu's emoji type for "finished".
 pub const EMOJI_DONE: &str = "DONE";
 
-fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Message) -> OutboxEntry {
+fn card_entry(
+    target: &ChatTarget,
+    reply_to: Option<&str>,
+    card: &Message,
+    now_ms: u64,
+) -> OutboxEntry {
     OutboxEntry {
         uuid: uuid::Uuid::new_v4().to_string(),
         op: OutboxOp::Send {
@@ -119,7 +139,7 @@ fn card_entry(target: &ChatTarget, reply_to: Option<&str>, card: &Message) -> Ou
             image: None,
         },
         message: Some(card.clone()),
-        created_ms: clock::now_ms(),
+        created_ms: now_ms,
     }
 }
 
@@ -190,6 +210,7 @@ mod tests {
             "demo: /gsd:execute",
             &output,
             None,
+            0,
         );
         assert_eq!(entries.len(), 2);
         let card: Message = match &entries[0].op {
@@ -233,7 +254,7 @@ mod tests {
             (ChatTarget::Console, DEFAULT_LONG_RESULT_BYTES, big.as_str()),
             (chat(), 0, big.as_str()),
         ] {
-            let entries = result_entries(dir.path(), threshold, &target, None, "t", text, None);
+            let entries = result_entries(dir.path(), threshold, &target, None, "t", text, None, 0);
             assert!(
                 entries
                     .iter()

@@ -184,7 +184,8 @@ impl Core {
                         j.progress = Some(handle.clone());
                     });
                     // The user's message shows the agent took it.
-                    let taken = long_result::taken_reaction(&j.target, j.reply_to.as_deref());
+                    let taken =
+                        long_result::taken_reaction(&j.target, j.reply_to.as_deref(), self.now_ms);
                     self.shared
                         .update(|s| taken.into_iter().for_each(|e| s.queue(e)));
                     self.throttles.entry(id.clone()).or_default().last_patch = Some(self.now);
@@ -308,7 +309,14 @@ impl Core {
                             let (dir, title) = (&core.state_dir, core.title(j));
                             let screen = (!screen.is_empty()).then_some(screen.as_str());
                             let mut entries = long_result::result_entries(
-                                dir, threshold, target, reply_to, &title, &output, screen,
+                                dir,
+                                threshold,
+                                target,
+                                reply_to,
+                                &title,
+                                &output,
+                                screen,
+                                core.now_ms,
                             );
                             // Tokens and context as the turn's transcript
                             // had them; none without hooks (see
@@ -323,7 +331,7 @@ impl Core {
                             leave.extend(entries);
                         }
                     }
-                    leave.extend(long_result::done_reaction(target, reply_to));
+                    leave.extend(long_result::done_reaction(target, reply_to, core.now_ms));
                     leave
                 });
             }

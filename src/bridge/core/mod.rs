@@ -100,8 +100,10 @@ pub struct PlanningRead {
 
 /// What the shell must do for the core.
 #[derive(Debug)]
-#[expect(clippy::large_enum_variant, reason = "a few per input, moved once")]
 pub enum Effect {
+    /// Draw the pane's picture, write it and queue its card (off the
+    /// daemon's loop: drawing takes milliseconds).
+    DrawScreen(crate::bridge::screen_picture::ScreenPicture),
     /// How the core took the `clawmux run` `id`: what its outcome is
     /// folded from.
     Run { id: RunId, start: RunStart },
@@ -642,8 +644,9 @@ impl Core {
                 if let (Ok(screen), Some(grid), true, ChatTarget::Chat { .. }) =
                     (&screen, grid, settings.picture, &reply.target)
                 {
-                    // Drawn off the core's thread; the card is queued when done.
-                    let job = crate::bridge::screen_picture::ScreenPicture {
+                    // Drawn by the shell off the loop; the card is queued when
+                    // done.
+                    let picture = crate::bridge::screen_picture::ScreenPicture {
                         shared: self.shared.clone(),
                         state_dir: self.state_dir.clone(),
                         fonts: settings.fonts.clone(),
@@ -653,7 +656,7 @@ impl Core {
                         text: screen.clone(),
                         grid,
                     };
-                    job.queue();
+                    self.effects.push(Effect::DrawScreen(picture));
                     return;
                 }
                 let card = match screen {

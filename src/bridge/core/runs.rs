@@ -75,7 +75,7 @@ impl Core {
             return RunStart::Look {
                 look,
                 waiting: status.and_then(|s| s.awaiting_approval.clone()),
-                busy: status.map(|s| s.busy || s.running.is_some()),
+                busy: status.map(|s| s.busy),
             };
         }
         let host = match self.shared.read(|s| s.projects.get(project).cloned()) {

@@ -1360,7 +1360,12 @@ fn a_screen_for_a_chat_is_a_picture_card_unless_turned_off() {
             screen: Ok("$ ls".into()),
             grid: Some(grid.clone()),
         };
-        w.event(None, screen);
+        for effect in w.event(None, screen) {
+            if let Effect::DrawScreen(picture) = effect {
+                // The shell's part, inline outside a runtime.
+                picture.queue();
+            }
+        }
         let entry = w.outbox().pop().unwrap();
         assert_eq!(w.outbox().len(), before + 1);
         let image = match &entry.op {

@@ -179,7 +179,6 @@ impl Daemon {
         let mut tick = tokio::time::interval(TICK);
         let mut log_health = self.setup.shared.log.subscribe_health();
         loop {
-            let now = Instant::now();
             let input = tokio::select! {
                 event = chat.recv() => match event {
                     Some(ChatEvent::Message(m)) => Input::Message(m),
@@ -192,10 +191,10 @@ impl Daemon {
                     None => return,
                 },
                 Some(event) = self.events_rx.recv() => {
-                    self.fold_event(&event, now);
+                    self.fold_event(&event, Instant::now());
                     Input::Project(event)
                 }
-                Some(call) = self.runs_rx.recv() => match self.start_run(call, now) {
+                Some(call) = self.runs_rx.recv() => match self.start_run(call, Instant::now()) {
                     Some(input) => input,
                     None => continue,
                 },
@@ -205,7 +204,7 @@ impl Daemon {
                 }
                 Some(hook) = hooks.recv() => Input::Hook(hook),
                 _ = tick.tick() => {
-                    self.tick_runs(now);
+                    self.tick_runs(Instant::now());
                     Input::Tick
                 }
                 Ok(()) = log_health.changed() => {
@@ -255,6 +254,7 @@ impl Daemon {
                     }
                 }
                 Effect::Run { id, start } => self.run_started(&id, start, Instant::now()),
+                Effect::DrawScreen(picture) => picture.queue(),
                 Effect::SavePairingCode { code, pending } => {
                     // Without it the code the chat was given is unknown to
                     // `clawmux pairing approve`; the sender asks again.

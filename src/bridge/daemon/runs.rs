@@ -24,6 +24,9 @@ use crate::store::state::{ChatTarget, ProjectName, RunId};
 /// How long an answer waits for its prompt to be read off a screen that
 /// was not being watched (the detector settles in milliseconds).
 pub(super) const PROMPT_WAIT: Duration = Duration::from_secs(2);
+/// Runs the daemon follows at most; one more is refused until one ends
+/// (a caller gone is forgotten at the next tick).
+const MAX_RUNS: usize = 64;
 
 /// A `clawmux run` for the daemon.
 pub struct RunCall {
@@ -57,6 +60,11 @@ impl Daemon {
             progress,
             done,
         } = call;
+        if self.runs.len() >= MAX_RUNS {
+            let busy = format!("{MAX_RUNS} runs are waiting for their outcome; try again later");
+            let _ = done.send(Err(busy));
+            return None;
+        }
         let id = RunId::random();
         let request = RunRequest {
             id: id.clone(),
@@ -136,11 +144,10 @@ impl Daemon {
         let ChatTarget::Run { id } = target else {
             return;
         };
-        let Some(running) = self.runs.get_mut(id) else {
-            return;
-        };
-        let result = running.fold.failed(error);
-        self.end_run(&id.clone(), result);
+        if let Some(running) = self.runs.get_mut(id) {
+            let result = running.fold.failed(error);
+            self.end_run(&id.clone(), result);
+        }
     }
 
     /// The answers whose prompt `event` shows (or says there is none), or
@@ -167,8 +174,13 @@ impl Daemon {
         due.into_iter().map(|h| Input::Run(h.request)).collect()
     }
 
-    /// Time passed: looks that waited long enough end.
+    /// Time passed: looks that waited long enough end, and runs whose
+    /// caller went away (Ctrl-C) are forgotten (their commands go on).
     pub(super) fn tick_runs(&mut self, now: Instant) {
+        self.runs.retain(|_, r| !r.done.is_closed());
+        let runs = &self.runs;
+        // A caller gone before its answer was typed: it is not typed.
+        self.held.retain(|h| runs.contains_key(&h.request.id));
         let ended: Vec<(RunId, RunResult)> = (self.runs.iter_mut())
             .filter_map(|(id, r)| Some((id.clone(), r.fold.tick(now)?)))
             .collect();
