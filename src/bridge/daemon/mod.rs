@@ -32,7 +32,7 @@ use crate::store::state::{ProjectName, RunId, Stage};
 
 mod runs;
 use crate::store::{LogEvent, SharedState};
-pub use runs::RunCall;
+pub use runs::{RunCall, RunReplies, RunReply};
 
 /// Project events waiting for the daemon at most.
 const PROJECT_EVENT_CAPACITY: usize = 256;

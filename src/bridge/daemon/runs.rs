@@ -38,6 +38,53 @@ pub struct RunCall {
     pub done: oneshot::Sender<RunResult>,
 }
 
+/// Progress lines waiting for a run's caller at most.
+const PROGRESS_BACKLOG: usize = 32;
+
+impl RunCall {
+    /// A call for `ask`, and where its caller hears back.
+    pub fn new(ask: RunAsk) -> (RunCall, RunReplies) {
+        let (progress, progressed) = mpsc::channel(PROGRESS_BACKLOG);
+        let (done, finished) = oneshot::channel();
+        let call = RunCall {
+            ask,
+            progress,
+            done,
+        };
+        (
+            call,
+            RunReplies {
+                progress: progressed,
+                done: finished,
+            },
+        )
+    }
+}
+
+/// What a run's caller hears: progress, then the result.
+pub struct RunReplies {
+    progress: mpsc::Receiver<String>,
+    done: oneshot::Receiver<RunResult>,
+}
+
+/// One thing a run's caller hears.
+#[expect(clippy::large_enum_variant, reason = "a few per run, moved once")]
+pub enum RunReply {
+    Progress(String),
+    Done(RunResult),
+}
+
+impl RunReplies {
+    /// The next reply; `None` once the daemon is gone without a result.
+    /// Not to be called again after [`RunReply::Done`].
+    pub async fn next(&mut self) -> Option<RunReply> {
+        tokio::select! {
+            Some(summary) = self.progress.recv() => Some(RunReply::Progress(summary)),
+            result = &mut self.done => result.ok().map(RunReply::Done),
+        }
+    }
+}
+
 /// A run the daemon follows.
 pub(super) struct Running {
     fold: RunFold,

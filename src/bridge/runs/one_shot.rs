@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use super::{RunAsk, RunResult};
 use crate::bridge::access::policy::RateWindow;
 use crate::bridge::config::Config;
-use crate::bridge::daemon::{self, Daemon, DaemonSetup, RunCall};
+use crate::bridge::daemon::{self, Daemon, DaemonSetup, RunCall, RunReply};
 use crate::detect::Profiles;
 use crate::store::SharedState;
 use crate::store::dir_lock::StateLock;
@@ -23,8 +23,6 @@ use crate::store::shared::OpenError;
 /// How long the daemon gets to finish the input it is on once the run is
 /// over (it waits on no project: a loop turn takes milliseconds).
 const STOP_GRACE: Duration = Duration::from_secs(2);
-/// Progress lines waiting for the caller at most.
-const PROGRESS_BACKLOG: usize = 32;
 
 /// What a run with no `serve` needs.
 pub struct OneShot {
@@ -79,18 +77,13 @@ pub async fn run(
     let daemon = Daemon::new(setup).only(ask.project.clone());
     let calls = daemon.runs();
     let daemon = tokio::spawn(daemon.run(chat_rx, hooks));
-    let (progress, mut progressed) = mpsc::channel(PROGRESS_BACKLOG);
-    let (done, mut finished) = oneshot::channel();
-    let call = RunCall {
-        ask,
-        progress,
-        done,
-    };
+    let (call, mut replies) = RunCall::new(ask);
     let _ = calls.send(call).await;
     let result = loop {
-        tokio::select! {
-            Some(summary) = progressed.recv() => on_progress(&summary),
-            result = &mut finished => break result,
+        match replies.next().await {
+            Some(RunReply::Progress(summary)) => on_progress(&summary),
+            Some(RunReply::Done(result)) => break Some(result),
+            None => break None,
         }
     };
     drop(chat);
@@ -100,5 +93,5 @@ pub async fn run(
     // What the run changed is on disk before the state is let go.
     shared.flush().await;
     drop(lock);
-    result.map_err(|_| OneShotError::Stopped)
+    result.ok_or(OneShotError::Stopped)
 }

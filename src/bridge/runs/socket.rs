@@ -13,11 +13,11 @@ use std::sync::Arc;
 use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc};
 use tokio_util::codec::{Framed, LinesCodec};
 
 use super::{Outcome, RunAsk, RunResult};
-use crate::bridge::daemon::RunCall;
+use crate::bridge::daemon::{RunCall, RunReply};
 
 /// The socket's name in the state directory.
 pub const RUN_SOCKET: &str = "run.sock";
@@ -26,8 +26,6 @@ pub const RUN_SOCKET: &str = "run.sock";
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Callers served at once; more wait for the listener to accept them.
 const MAX_CALLERS: usize = 16;
-/// Progress lines waiting for a caller at most (see [`RunCall::progress`]).
-const PROGRESS_BACKLOG: usize = 32;
 
 /// One line of `serve`'s answer to a run.
 #[derive(Debug, Serialize, Deserialize)]
@@ -115,29 +113,20 @@ async fn serve_caller(
             return send(&mut lines, &RunNews::Refused(why)).await;
         }
     };
-    let (progress, mut progressed) = mpsc::channel(PROGRESS_BACKLOG);
-    let (done, mut finished) = oneshot::channel();
-    let call = RunCall {
-        ask,
-        progress,
-        done,
-    };
+    let (call, mut replies) = RunCall::new(ask);
     if calls.send(call).await.is_err() {
         return Err(RunSocketError::Ended);
     }
     loop {
-        tokio::select! {
-            Some(summary) = progressed.recv() => {
-                send(&mut lines, &RunNews::Progress(summary)).await?;
-            }
-            result = &mut finished => {
-                let news = match result {
-                    Ok(Ok(outcome)) => RunNews::Outcome(Box::new(outcome)),
-                    Ok(Err(why)) => RunNews::Refused(why),
-                    Err(_) => return Err(RunSocketError::Ended),
-                };
-                return send(&mut lines, &news).await;
-            }
+        let news = match replies.next().await {
+            Some(RunReply::Progress(summary)) => RunNews::Progress(summary),
+            Some(RunReply::Done(Ok(outcome))) => RunNews::Outcome(Box::new(outcome)),
+            Some(RunReply::Done(Err(why))) => RunNews::Refused(why),
+            None => return Err(RunSocketError::Ended),
+        };
+        send(&mut lines, &news).await?;
+        if !matches!(news, RunNews::Progress(_)) {
+            return Ok(());
         }
     }
 }
