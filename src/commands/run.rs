@@ -150,6 +150,7 @@ async fn owner(state_dir: &Path) -> anyhow::Result<Owner> {
         if !told {
             told = true;
             let dir = state_dir.display();
+            // A run, or a serve that could not listen for runs.
             eprintln!("clawmux: another clawmux is using the state directory {dir}; waiting");
         }
         tokio::time::sleep(OWNER_POLL).await;

@@ -228,7 +228,6 @@ async fn serve(
         eprintln!("clawmux: Claude Code hooks are off: {e}");
         mpsc::channel(1).1
     });
-
     let (chat_tx, chat_rx) = mpsc::channel(CHAT_CAPACITY);
     let use_console = args.console || !config.has_feishu();
     let mut end_of_input = None;

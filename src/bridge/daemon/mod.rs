@@ -1,8 +1,8 @@
 //! The daemon: the async shell around [`Core`]. One task takes chat events
 //! (messages, clicks), project events (from each project's actor), hook
-//! events and clock ticks, hands each to the core, and carries out what it
-//! returns: commands to project actors (started on first use) and answers
-//! to clicks. It never waits on a project, nor on a tmux server: what it
+//! events, clock ticks and `clawmux run`s (see `runs`), hands each to the
+//! core, and carries out what it returns: commands to project actors
+//! (started on first use), answers to clicks, runs' outcomes. It never waits on a project, nor on a tmux server: what it
 //! asks one (`/gsd:adopt`, `/gsd:sessions`) is asked by a task of its own,
 //! whose answer comes back into the loop.
 
@@ -29,9 +29,9 @@ use crate::detect::Profiles;
 use crate::hooks::token::HookKey;
 use crate::hooks::{HookError, HookEvent, HookListener};
 use crate::store::state::{ProjectName, RunId, Stage};
+use crate::store::{LogEvent, SharedState};
 
 mod runs;
-use crate::store::{LogEvent, SharedState};
 pub use runs::{RunCall, RunReplies, RunReply};
 
 /// Project events waiting for the daemon at most.
@@ -219,14 +219,15 @@ impl Daemon {
                 });
                 self.core.set_paired(paired);
             }
-            // Answers held for their prompt go once it is seen (the core
-            // knows it after this input), or once they waited long enough.
-            let prompted = match &input {
-                Input::Project(event) => Some(event.clone()),
+            // Answers held for their prompt go once its screen was read (the
+            // core knows the prompt after this input), or once they waited
+            // long enough.
+            let read = match &input {
+                Input::Project(event) => runs::screen_read(event),
                 _ => None,
             };
             self.handle(input).await;
-            for answer in self.released_answers(prompted.as_ref(), Instant::now()) {
+            for answer in self.released_answers(read.as_ref(), Instant::now()) {
                 self.handle(answer).await;
             }
         }

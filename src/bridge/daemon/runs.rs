@@ -85,6 +85,16 @@ impl RunReplies {
     }
 }
 
+/// The project whose screen `event` says was read for a prompt: it shows
+/// one, or none is there.
+pub(super) fn screen_read(event: &ProjectEvent) -> Option<ProjectName> {
+    let read = matches!(
+        event.kind,
+        ProjectEventKind::Approval(_) | ProjectEventKind::ScreenAtStart { dialog: None }
+    );
+    read.then(|| event.project.clone())
+}
+
 /// A run the daemon follows.
 pub(super) struct Running {
     fold: RunFold,
@@ -197,26 +207,16 @@ impl Daemon {
         }
     }
 
-    /// The answers whose prompt `event` shows (or says there is none), or
-    /// whose wait is over at `now`, for the core.
+    /// The answers for `read` (a project whose screen showed its prompt,
+    /// or that none is there), or whose wait is over at `now`, for the core.
     pub(super) fn released_answers(
         &mut self,
-        event: Option<&ProjectEvent>,
+        read: Option<&ProjectName>,
         now: Instant,
     ) -> Vec<Input> {
-        let prompted = |project: &ProjectName| {
-            event.is_some_and(|e| {
-                e.project == *project
-                    && matches!(
-                        e.kind,
-                        ProjectEventKind::Approval(_)
-                            | ProjectEventKind::ScreenAtStart { dialog: None }
-                    )
-            })
-        };
         let (due, held): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
             .into_iter()
-            .partition(|h| prompted(&h.request.project) || now >= h.until);
+            .partition(|h| read == Some(&h.request.project) || now >= h.until);
         self.held = held;
         due.into_iter().map(|h| Input::Run(h.request)).collect()
     }
