@@ -179,6 +179,7 @@ impl Daemon {
         let mut tick = tokio::time::interval(TICK);
         let mut log_health = self.setup.shared.log.subscribe_health();
         loop {
+            let run_deadline = self.next_run_deadline();
             let input = tokio::select! {
                 event = chat.recv() => match event {
                     Some(ChatEvent::Message(m)) => Input::Message(m),
@@ -206,6 +207,15 @@ impl Daemon {
                 _ = tick.tick() => {
                     self.tick_runs(Instant::now());
                     Input::Tick
+                }
+                // A look settles, or a held answer stops waiting, on time
+                // (not on the next tick).
+                () = until(run_deadline) => {
+                    self.tick_runs(Instant::now());
+                    for answer in self.released_answers(None, Instant::now()) {
+                        self.handle(answer).await;
+                    }
+                    continue;
                 }
                 Ok(()) = log_health.changed() => {
                     Input::LogHealth(log_health.borrow_and_update().clone())
@@ -455,6 +465,14 @@ impl Daemon {
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.clone(), handle.clone());
         Ok(handle)
+    }
+}
+
+/// Sleeps until `deadline`; forever without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
     }
 }
 

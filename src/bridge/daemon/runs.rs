@@ -221,6 +221,12 @@ impl Daemon {
         due.into_iter().map(|h| Input::Run(h.request)).collect()
     }
 
+    /// When the next look's or held answer's wait is over.
+    pub(super) fn next_run_deadline(&self) -> Option<Instant> {
+        let looks = self.runs.values().filter_map(|r| r.fold.deadline());
+        looks.chain(self.held.iter().map(|h| h.until)).min()
+    }
+
     /// Time passed: looks that waited long enough end, and runs whose
     /// caller went away (Ctrl-C) are forgotten (their commands go on).
     pub(super) fn tick_runs(&mut self, now: Instant) {

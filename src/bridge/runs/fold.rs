@@ -308,6 +308,14 @@ impl RunFold {
         self.done()
     }
 
+    /// When [`RunFold::tick`] has something to do (a look's wait is over).
+    pub fn deadline(&self) -> Option<Instant> {
+        match &self.following {
+            Following::Look { until, .. } => Some(*until),
+            Following::Nothing | Following::Job { .. } => None,
+        }
+    }
+
     /// Time passed: a look's wait is over at `until`.
     pub fn tick(&mut self, now: Instant) -> Option<RunResult> {
         let Following::Look {
