@@ -114,8 +114,10 @@ pub(crate) fn analyse(
         Some(last) if profile.input_at_cursor => last.as_str(),
         _ => &status_text,
     };
+    // The box is the bottom-most match: a short screen can still show its
+    // first prompt under the rule the agent drew above it.
     let input = (profile.input.as_ref())
-        .and_then(|re| re.captures(input_text))
+        .and_then(|re| re.captures_iter(input_text).last())
         .and_then(|c| c.get(1))
         .map(|m| m.as_str().trim().to_owned())
         .or_else(|| panel_box.as_ref().map(|b| b.text.clone()));
@@ -1371,6 +1373,27 @@ mod tests {
         let history = IDLE.replace("⏺ Done.", "❯ /gsd:plan-phase 2");
         assert_eq!(state("claude", &history).input.as_deref(), Some(""));
         assert_eq!(state("shell", "bash-5.2# ls").input, None);
+        // A short screen whose first prompt still sits under the welcome's
+        // rule, within the rows read for the box (the sim agent drew this
+        // in a test: its command was told "not submitted").
+        let short = "\
+✻ Welcome to sim-agent (clawmux's simulated Claude Code)
+
+────────────────────────────────────────
+❯ /gsd:new-project
+● Streaming answer to /gsd:new-project, line one
+  line two of the answer to /gsd:new-project
+✽ Writing… (1s · ↑ 180 tokens)
+  line three of the answer to /gsd:new-project
+  The end of: /gsd:new-project
+
+❯
+
+────────────────────────────────────────
+❯
+────────────────────────────────────────
+  ? for shortcuts";
+        assert_eq!(state("claude", short).input.as_deref(), Some(""));
         // The real box has a no-break space after `❯`.
         assert_eq!(
             state("claude", real!("quote-idle")).input.as_deref(),
