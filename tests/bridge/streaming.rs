@@ -98,9 +98,11 @@ async fn new_project_in(fake: &FakeFeishu, cardkit: bool, chat: &str, name: &str
         c.card_text().contains(&format!("Created **{name}**"))
     })
     .await;
-    // Its first turn (the sim answers `/gsd:new-project` too) is over.
+    // Its first turn (the sim answers `/gsd:new-project` too) is over: its
+    // result, not a card that only shows the screen (`Not submitted`).
     let first_turn = |c: &Recorded| {
         c.card_text().contains("The end of: /gsd:new-project")
+            && !c.card_text().contains("Not submitted")
             && c.card_id.is_none()
             && c.kind != Kind::Patch
     };
