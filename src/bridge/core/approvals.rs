@@ -159,6 +159,17 @@ impl Core {
         self.type_answer(&approval, &key, &c.operator, &label, reply);
     }
 
+    /// The newest prompt waiting in `project`: the
+    /// one `/gsd:answer` and `clawmux run --answer` answer.
+    pub(super) fn newest_approval(&self, project: &ProjectName) -> Option<PendingApproval> {
+        self.shared.read(|s| {
+            (s.approvals.values())
+                .filter(|a| a.project == *project)
+                .max_by_key(|a| a.created_ms)
+                .cloned()
+        })
+    }
+
     /// May `who` answer `approval` with `key`? The option's label if so.
     pub(super) fn check_answer(
         &self,

@@ -104,30 +104,18 @@ impl Core {
                     self.error(target, reply_to, Msg::NotAllowed, text, "");
                     return;
                 }
-                // The outcome comes back as `Cancelled`.
-                self.log_keys(&project, sender, super::keys::INTERRUPT_KEYS, "intent");
-                let cmd = ProjectCmd::Cancel {
-                    by: sender.to_string(),
-                    reply: Reply {
-                        target: target.clone(),
-                        reply_to: reply_to.map(String::from),
-                    },
+                let reply = Reply {
+                    target: target.clone(),
+                    reply_to: reply_to.map(String::from),
                 };
-                self.tell_project(&project, cmd);
+                self.cancel(&project, sender, reply);
             }
             Builtin::Answer(key) => {
                 let Some(project) = self.current_project(target) else {
                     self.error(target, reply_to, Msg::NoProjectSelected, "/gsd:answer", "");
                     return;
                 };
-                let pending = self.shared.read(|s| {
-                    s.approvals
-                        .values()
-                        .filter(|a| a.project == project)
-                        .max_by_key(|a| a.created_ms)
-                        .cloned()
-                });
-                let Some(approval) = pending else {
+                let Some(approval) = self.newest_approval(&project) else {
                     self.error(
                         target,
                         reply_to,

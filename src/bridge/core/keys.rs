@@ -25,6 +25,14 @@ impl Core {
         user == CONSOLE_USER || self.policy.may_approve(user, &self.paired)
     }
 
+    /// Has the agent's interrupt keys sent to `project` for `by` (checked
+    /// may-cancel already); the outcome comes back as `Cancelled`.
+    pub(super) fn cancel(&mut self, project: &ProjectName, by: &str, reply: Reply) {
+        self.log_keys(project, by, INTERRUPT_KEYS, "intent");
+        let by = by.to_string();
+        self.tell_project(project, ProjectCmd::Cancel { by, reply });
+    }
+
     pub(super) fn log_keys(&self, project: &ProjectName, by: &str, keys: &str, stage: &str) {
         self.log(LogEvent::Keys {
             project: project.clone(),
@@ -139,17 +147,13 @@ impl Core {
         let Some(job) = running else {
             return ClickAnswer::toast(ToastLevel::Warning, Msg::NoLongerRunning);
         };
-        self.log_keys(&choice.project, &c.operator, INTERRUPT_KEYS, "intent");
         // The outcome comes back as `Cancelled` (sent, or nothing running);
         // the turn's end, read off the screen, as "Stopped".
-        let cmd = ProjectCmd::Cancel {
-            by: c.operator.clone(),
-            reply: Reply {
-                target: job.target.clone(),
-                reply_to: job.reply_to.clone(),
-            },
+        let reply = Reply {
+            target: job.target,
+            reply_to: job.reply_to,
         };
-        self.tell_project(&choice.project, cmd);
+        self.cancel(&choice.project, &c.operator, reply);
         ClickAnswer::toast(ToastLevel::Info, Msg::Interrupting)
     }
 }

@@ -57,18 +57,12 @@ impl Core {
                 text: text.to_string(),
                 job: None,
             });
-            let cmd = match look {
-                Look::Cancel => {
-                    let keys = super::keys::INTERRUPT_KEYS;
-                    self.log_keys(project, RUN_USER, keys, "intent");
-                    ProjectCmd::Cancel {
-                        by: RUN_USER.into(),
-                        reply,
-                    }
+            match look {
+                Look::Cancel => self.cancel(project, RUN_USER, reply),
+                Look::Status | Look::Screen => {
+                    self.tell_project(project, ProjectCmd::Screen { reply })
                 }
-                Look::Status | Look::Screen => ProjectCmd::Screen { reply },
-            };
-            self.tell_project(project, cmd);
+            }
             // What the project last said it does; a project whose actor
             // starts for this look says it in the events that follow.
             let status = self.statuses.get(project);
@@ -94,10 +88,9 @@ impl Core {
             (s.projects.entry(project.clone())).or_insert_with(|| ProjectRecord {
                 workspace: workspace.clone(),
                 created_ms: self.now_ms,
-                last_command: None,
                 host,
-                adopted: None,
                 agent,
+                ..ProjectRecord::default()
             });
             created
         });
@@ -123,13 +116,7 @@ impl Core {
     /// answered as a chat's `/gsd:answer` would; the run then follows the
     /// command the prompt belongs to.
     fn run_answer(&mut self, id: &RunId, project: &ProjectName, key: &str) -> RunStart {
-        let pending = self.shared.read(|s| {
-            (s.approvals.values())
-                .filter(|a| a.project == *project)
-                .max_by_key(|a| a.created_ms)
-                .cloned()
-        });
-        let Some(approval) = pending else {
+        let Some(approval) = self.newest_approval(project) else {
             let workspace = self.shared.read(|s| {
                 (s.projects.get(project))
                     .map(|p| p.workspace.clone())

@@ -161,38 +161,22 @@ impl RunFold {
     }
 
     fn see_job(&mut self, kind: &ProjectEventKind) -> Folded {
+        // Only what the outcome keeps is copied: a streamed answer's text
+        // (an `Answer` event) goes past it often and is not one of those.
+        if let Some(detection) = detection_of(kind) {
+            let progress = match &detection {
+                RunDetection::Progress { summary, .. } => Some(summary.clone()),
+                _ => None,
+            };
+            self.outcome.detections.push(detection);
+            return progress.map_or(Folded::Nothing, Folded::Progress);
+        }
         let lang = self.lang;
         let outcome = &mut self.outcome;
-        let detections = &mut outcome.detections;
-        match kind.clone() {
-            ProjectEventKind::Progress {
-                summary, percent, ..
-            } => {
-                detections.push(RunDetection::Progress {
-                    percent,
-                    summary: summary.clone(),
-                });
-                return Folded::Progress(summary);
-            }
-            ProjectEventKind::Error { line, .. } => {
-                detections.push(RunDetection::Error { line });
-                return Folded::Nothing;
-            }
-            ProjectEventKind::SessionLost { reason, retrying } => {
-                detections.push(RunDetection::SessionLost { reason, retrying });
-                return Folded::Nothing;
-            }
-            ProjectEventKind::SessionCreated { recovered } => {
-                detections.push(RunDetection::SessionCreated { recovered });
-                return Folded::Nothing;
-            }
-            ProjectEventKind::DialogMismatch { detail, .. } => {
-                detections.push(RunDetection::DialogMismatch { detail });
-                return Folded::Nothing;
-            }
+        match kind {
             ProjectEventKind::Approval(seen) => {
                 outcome.status = Status::Approval;
-                outcome.approval = Some(seen);
+                outcome.approval = Some(seen.clone());
             }
             ProjectEventKind::Completed {
                 output,
@@ -202,7 +186,7 @@ impl RunFold {
                 ending,
                 ..
             } => {
-                outcome.status = if errors > 0 {
+                outcome.status = if *errors > 0 {
                     Status::Error
                 } else {
                     Status::Completed
@@ -211,29 +195,30 @@ impl RunFold {
                     // An error turn: `errors` made the status an error.
                     TurnEnding::Finished | TurnEnding::Failed => {}
                     TurnEnding::Interrupted(line) => {
-                        detections.push(RunDetection::Interrupted { line });
+                        let line = line.clone();
+                        outcome.detections.push(RunDetection::Interrupted { line });
                     }
                     TurnEnding::Rejected(line) => {
                         outcome.status = Status::Error;
-                        let refused = Msg::RunRefused.with(&[("line", &line)]);
+                        let refused = Msg::RunRefused.with(&[("line", line)]);
                         outcome.error = Some(refused.get(lang).to_string());
                     }
                 }
-                outcome.output = output;
-                outcome.seconds = seconds;
-                outcome.screen = (!screen.is_empty()).then_some(screen);
+                outcome.output = output.clone();
+                outcome.seconds = *seconds;
+                outcome.screen = (!screen.is_empty()).then(|| screen.clone());
             }
             ProjectEventKind::TimedOut {
                 screen, seconds, ..
             } => {
                 outcome.status = Status::Timeout;
-                outcome.output = screen;
-                outcome.seconds = seconds;
+                outcome.output = screen.clone();
+                outcome.seconds = *seconds;
             }
-            ProjectEventKind::Failed { error } => return Folded::Done(self.failed(&error)),
+            ProjectEventKind::Failed { error } => return Folded::Done(self.failed(error)),
             ProjectEventKind::NotSubmitted { screen } => {
                 outcome.error = Some(Msg::RunNotTaken.text().get(lang).to_string());
-                outcome.output = screen;
+                outcome.output = screen.clone();
             }
             _ => return Folded::Nothing,
         }
@@ -344,6 +329,30 @@ impl RunFold {
         let text = format!("{}\n\n{tail}", state.get(self.lang));
         Some(self.looked(Ok(text)))
     }
+}
+
+/// What a run's outcome notes of a command's news on the way.
+fn detection_of(kind: &ProjectEventKind) -> Option<RunDetection> {
+    Some(match kind {
+        ProjectEventKind::Progress {
+            summary, percent, ..
+        } => RunDetection::Progress {
+            percent: *percent,
+            summary: summary.clone(),
+        },
+        ProjectEventKind::Error { line, .. } => RunDetection::Error { line: line.clone() },
+        ProjectEventKind::SessionLost { reason, retrying } => RunDetection::SessionLost {
+            reason: reason.clone(),
+            retrying: *retrying,
+        },
+        ProjectEventKind::SessionCreated { recovered } => RunDetection::SessionCreated {
+            recovered: *recovered,
+        },
+        ProjectEventKind::DialogMismatch { detail, .. } => RunDetection::DialogMismatch {
+            detail: detail.clone(),
+        },
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
