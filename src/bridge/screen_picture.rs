@@ -30,7 +30,6 @@ pub const PICTURE_REFUSED_CODES: [i64; 7] =
 /// A screen to draw and send.
 pub struct ScreenPicture {
     pub shared: SharedState,
-    pub state_dir: PathBuf,
     pub fonts: FontPaths,
     pub target: ChatTarget,
     pub reply_to: Option<String>,
@@ -50,25 +49,25 @@ impl std::fmt::Debug for ScreenPicture {
 }
 
 impl ScreenPicture {
-    /// Draws the picture on a blocking thread (inline outside a runtime)
-    /// and queues its card.
-    pub fn queue(self) {
+    /// Draws the picture on a blocking thread (inline outside a runtime),
+    /// writes it under `state_dir` and queues its card.
+    pub fn queue(self, state_dir: PathBuf) {
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
-                rt.spawn_blocking(move || self.run());
+                rt.spawn_blocking(move || self.run(&state_dir));
             }
-            Err(_) => self.run(),
+            Err(_) => self.run(&state_dir),
         }
     }
 
-    fn run(self) {
+    fn run(self, state_dir: &std::path::Path) {
         let uuid = uuid::Uuid::new_v4().to_string();
         let drawn = render::fonts::shared(&self.fonts)
             .map_err(render::RenderError::from)
             .and_then(|fonts| render::render(&self.grid, &fonts))
             .map_err(|e| e.to_string())
             .and_then(|pic| {
-                write_outbox_file(&self.state_dir, &format!("{uuid}.png"), &pic.png)
+                write_outbox_file(state_dir, &format!("{uuid}.png"), &pic.png)
                     .map_err(|e| e.to_string())
             });
         let (card, image) = match drawn {
@@ -166,7 +165,6 @@ mod tests {
         p.process(b"$ ls\r\nfile");
         let job = ScreenPicture {
             shared: shared.clone(),
-            state_dir: dir.path().to_path_buf(),
             fonts: FontPaths::default(),
             target: ChatTarget::Chat {
                 id: crate::store::ids::chat("oc_1"),
@@ -176,7 +174,7 @@ mod tests {
             text: "$ ls\nfile".into(),
             grid: Grid::from_screen(p.screen()),
         };
-        job.run();
+        job.run(dir.path());
         let entry = shared.read(|s| s.outbox.front().cloned()).unwrap();
         let OutboxOp::Send {
             image: Some(path),

@@ -99,3 +99,24 @@ fn the_console_speaks_chinese_under_a_chinese_locale() {
     let stopped = line_with(&served.stderr, "clawmux：已停止（");
     assert!(stopped.contains("智能体仍在 tmux 服务器"), "{stopped}");
 }
+
+/// A long result read on the console is cards. Its output, kept as a file
+/// before the core decided (a chat would get it as one), is removed: the
+/// state directory keeps no copy of what the agent printed.
+#[test]
+fn a_long_result_on_the_console_leaves_no_copy_behind() {
+    let mut served = serve();
+    let mut stdin = served.stdin.take().expect("piped stdin");
+    writeln!(stdin, "/gsd:new-project demo").unwrap();
+    line_with(&served.stdout, "Created **demo**");
+    // 5000 numbered lines: far over the 24 KiB of a long result.
+    writeln!(stdin, "/gsd:flood").unwrap();
+    line_with(&served.stdout, "5000 │ generated output line");
+    drop(stdin);
+    wait_exit(served.child).expect("exits after end of input");
+    let kept = served.home.path().join("outbox-files");
+    let left: Vec<_> = std::fs::read_dir(&kept)
+        .expect("the output was kept before the core saw it")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

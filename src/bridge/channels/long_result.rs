@@ -20,58 +20,83 @@ pub const OUTBOX_FILES_DIR: &str = "outbox-files";
 /// Longest file name stem taken from a title, in chars.
 const MAX_STEM_CHARS: usize = 48;
 
-/// The outbox entries that deliver a finished command's result: paginated
-/// cards, or (output over `threshold` bytes, to a chat; 0 disables) a
-/// summary card and the output as a file. If the file cannot be written,
-/// the cards go instead (logged): nothing is lost. `screen`, the pane's
-/// screen when the turn ended, goes on the last card in a closed panel.
-/// The entries are stamped `now_ms` (the caller's clock).
-#[expect(clippy::too_many_arguments, reason = "a result and where it goes")]
+/// A long result's output, written where the outbox sends files from by
+/// the shell before the core sees the result (the core touches no disk):
+/// what the result's file message names. `uuid` names the file and its
+/// outbox entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptOutput {
+    pub uuid: String,
+    pub path: PathBuf,
+}
+
+/// Keeps `output` as a file under `state_dir` when it is a long result
+/// (over `threshold` bytes; 0 disables). None when it is short, or when
+/// it cannot be written (logged: the result then goes as cards, nothing
+/// is lost).
+pub fn keep_long_output(state_dir: &Path, threshold: usize, output: &str) -> Option<KeptOutput> {
+    if threshold == 0 || output.len() <= threshold {
+        return None;
+    }
+    let uuid = uuid::Uuid::new_v4().to_string();
+    match write_outbox_file(state_dir, &format!("{uuid}.txt"), output.as_bytes()) {
+        Ok(path) => Some(KeptOutput { uuid, path }),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot keep a long result as a file; sending it as cards");
+            None
+        }
+    }
+}
+
+/// The outbox entries that deliver a finished command's result: to a chat,
+/// with its output `kept` as a file (a long result), a summary card and
+/// the file; else paginated cards, `screen` (the pane's screen when the
+/// turn ended) on the last one in a closed panel. The entries are stamped
+/// `now_ms` (the caller's clock). Gives back a kept file no entry names
+/// (the console reads cards): the caller has it removed.
 pub fn result_entries(
-    state_dir: &Path,
-    threshold: usize,
+    kept: Option<KeptOutput>,
     target: &ChatTarget,
     reply_to: Option<&str>,
     title: &str,
     output: &str,
     screen: Option<&str>,
     now_ms: u64,
-) -> Vec<OutboxEntry> {
-    let long = threshold > 0 && output.len() > threshold;
-    if long && let ChatTarget::Chat { .. } = target {
-        let uuid = uuid::Uuid::new_v4().to_string();
-        let file_name = format!("{}.txt", stem(title));
-        match write_outbox_file(state_dir, &format!("{uuid}.txt"), output.as_bytes()) {
-            Ok(path) => {
-                let summary = present::summary_card(title, output, &file_name);
-                let file =
-                    OutboxEntry {
-                        uuid,
-                        op: OutboxOp::File {
-                            target: target.clone(),
-                            handle: CardHandle::random(),
-                            reply_to: reply_to.map(String::from),
-                            path: path.to_string_lossy().into_owned(),
-                            file_name: file_name.clone(),
-                        },
-                        // What a text reader (the event log, a test) sees of it.
-                        message: Some(Message::new(file_name.as_str(), Tone::Done).push(
-                            Block::text(format!("(file {file_name}, {} bytes)", output.len())),
-                        )),
-                        created_ms: now_ms,
-                    };
-                return vec![card_entry(target, reply_to, &summary, now_ms), file];
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot keep a long result as a file; sending it as cards")
-            }
+) -> (Vec<OutboxEntry>, Option<KeptOutput>) {
+    match (kept, target) {
+        (Some(kept), ChatTarget::Chat { .. }) => {
+            let file_name = format!("{}.txt", stem(title));
+            let summary = present::summary_card(title, output, &file_name);
+            let file = OutboxEntry {
+                uuid: kept.uuid,
+                op: OutboxOp::File {
+                    target: target.clone(),
+                    handle: CardHandle::random(),
+                    reply_to: reply_to.map(String::from),
+                    path: kept.path.to_string_lossy().into_owned(),
+                    file_name: file_name.clone(),
+                },
+                // What a text reader (the event log, a test) sees of it.
+                message: Some(
+                    Message::new(file_name.as_str(), Tone::Done).push(Block::text(format!(
+                        "(file {file_name}, {} bytes)",
+                        output.len()
+                    ))),
+                ),
+                created_ms: now_ms,
+            };
+            let summary = card_entry(target, reply_to, &summary, now_ms);
+            (vec![summary, file], None)
+        }
+        (unused, _) => {
+            let markdown = crate::bridge::texts::output_markdown(output);
+            let cards = present::result_cards(title, &markdown, screen)
+                .iter()
+                .map(|c| card_entry(target, reply_to, c, now_ms))
+                .collect();
+            (cards, unused)
         }
     }
-    let markdown = crate::bridge::texts::output_markdown(output);
-    present::result_cards(title, &markdown, screen)
-        .iter()
-        .map(|c| card_entry(target, reply_to, c, now_ms))
-        .collect()
 }
 
 /// A reaction on the user's message (`emoji`: Feishu's emoji type, e.g.
@@ -202,9 +227,10 @@ mod tests {
             .map(|i| format!("{{\"line\":{i},\"msg\":\"a \\\"quoted\\\" value\"}}\n"))
             .collect();
         assert!(output.len() >= 1_000_000);
-        let entries = result_entries(
-            dir.path(),
-            DEFAULT_LONG_RESULT_BYTES,
+        let kept = keep_long_output(dir.path(), DEFAULT_LONG_RESULT_BYTES, &output);
+        assert!(kept.is_some(), "over the threshold, kept");
+        let (entries, unused) = result_entries(
+            kept,
             &chat(),
             Some("om_1"),
             "demo: /gsd:execute",
@@ -212,6 +238,7 @@ mod tests {
             None,
             0,
         );
+        assert_eq!(unused, None, "the file message names it");
         assert_eq!(entries.len(), 2);
         let card: Message = match &entries[0].op {
             OutboxOp::Send { reply_to, .. } => {
@@ -246,22 +273,38 @@ mod tests {
     }
 
     #[test]
-    fn short_results_console_results_and_a_zero_threshold_stay_cards() {
+    fn short_results_and_a_zero_threshold_are_not_kept() {
         let dir = tempfile::tempdir().unwrap();
         let big = "x\n".repeat(40_000);
-        for (target, threshold, text) in [
-            (chat(), DEFAULT_LONG_RESULT_BYTES, "short"),
-            (ChatTarget::Console, DEFAULT_LONG_RESULT_BYTES, big.as_str()),
-            (chat(), 0, big.as_str()),
-        ] {
-            let entries = result_entries(dir.path(), threshold, &target, None, "t", text, None, 0);
+        assert_eq!(
+            keep_long_output(dir.path(), DEFAULT_LONG_RESULT_BYTES, "short"),
+            None
+        );
+        assert_eq!(keep_long_output(dir.path(), 0, &big), None);
+        assert!(!dir.path().join(OUTBOX_FILES_DIR).exists());
+    }
+
+    #[test]
+    fn results_without_a_kept_file_and_console_results_stay_cards() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x\n".repeat(40_000);
+        let kept = keep_long_output(dir.path(), DEFAULT_LONG_RESULT_BYTES, &big);
+        let path = kept.as_ref().map(|k| k.path.clone());
+        for (target, kept) in [(chat(), None), (ChatTarget::Console, kept)] {
+            let (entries, unused) = result_entries(kept, &target, None, "t", &big, None, 0);
+            assert!(entries.len() > 1, "paginated");
             assert!(
                 entries
                     .iter()
                     .all(|e| matches!(e.op, OutboxOp::Send { .. }))
             );
+            // What no entry names is given back, to be removed.
+            let console = matches!(target, ChatTarget::Console);
+            assert_eq!(
+                unused.map(|k| k.path),
+                console.then(|| path.clone().unwrap())
+            );
         }
-        assert!(!dir.path().join(OUTBOX_FILES_DIR).exists());
     }
 
     #[test]

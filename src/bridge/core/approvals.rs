@@ -307,7 +307,7 @@ impl Core {
             by: who.to_string(),
             choice: choice.to_string(),
         });
-        let when = crate::store::clock::local_time(self.now_ms);
+        let when = crate::store::clock::time_in(self.now_ms, &self.time_zone);
         self.patch(
             &approval.card,
             &present::approval_resolved_card(approval, who, choice, &when),

@@ -104,6 +104,9 @@ pub enum Effect {
     /// Draw the pane's picture, write it and queue its card (off the
     /// daemon's loop: drawing takes milliseconds).
     DrawScreen(crate::bridge::screen_picture::ScreenPicture),
+    /// Remove a long result's kept output that no message names (its
+    /// result went as cards, or nowhere).
+    RemoveFile(std::path::PathBuf),
     /// How the core took the `clawmux run` `id`: what its outcome is
     /// folded from.
     Run { id: RunId, start: RunStart },
@@ -180,8 +183,6 @@ pub struct Core {
     shared: SharedState,
     /// The tmux servers: where each host's workspaces are.
     hosts: Arc<Hosts>,
-    /// The state directory (long results waiting to go out).
-    state_dir: std::path::PathBuf,
     policy: Policy,
     /// The senders the operator paired, as the shell last read them
     /// ([`Core::set_paired`]).
@@ -211,6 +212,9 @@ pub struct Core {
     /// its planning watch, or for `/gsd:status`): what a remote project's
     /// cards show without asking its host again.
     planning: HashMap<ProjectName, String>,
+    /// Where the people reading the cards' clock times are (the shell's
+    /// machine's zone, [`Core::set_time_zone`]; UTC until told).
+    time_zone: jiff::tz::TimeZone,
     /// The time of the input being handled.
     now: Instant,
     /// The same on the wall clock, in ms since the Unix epoch (stamps on
@@ -232,14 +236,18 @@ impl Core {
         self.paired = paired;
     }
 
-    /// A core over `shared` (the state and event log); `state_dir` holds
-    /// long results waiting to go out; `hook_key` proves a hook comes from
+    /// The zone cards' clock times are in (read by the shell: the core
+    /// reads no environment).
+    pub fn set_time_zone(&mut self, zone: jiff::tz::TimeZone) {
+        self.time_zone = zone;
+    }
+
+    /// A core over `shared` (the state and event log); `hook_key` proves a hook comes from
     /// a project's own agent (loaded by the shell: the core opens no file
     /// to start).
     pub fn new(
         config: Arc<Config>,
         shared: SharedState,
-        state_dir: &std::path::Path,
         hosts: Arc<Hosts>,
         hook_key: crate::hooks::token::HookKey,
     ) -> Core {
@@ -251,7 +259,6 @@ impl Core {
             hook_key,
             config,
             shared,
-            state_dir: state_dir.to_path_buf(),
             panes: HashMap::new(),
             statuses: HashMap::new(),
             adopting: HashSet::new(),
@@ -261,6 +268,7 @@ impl Core {
             aliases: HashMap::new(),
             waiting: HashMap::new(),
             planning: HashMap::new(),
+            time_zone: jiff::tz::TimeZone::UTC,
             now: Instant::now(),
             now_ms: 0,
             effects: Vec::new(),
@@ -648,7 +656,6 @@ impl Core {
                     // done.
                     let picture = crate::bridge::screen_picture::ScreenPicture {
                         shared: self.shared.clone(),
-                        state_dir: self.state_dir.clone(),
                         fonts: settings.fonts.clone(),
                         target: reply.target.clone(),
                         reply_to: reply.reply_to.clone(),

@@ -66,7 +66,6 @@ impl World {
             core: Core::new(
                 Arc::new(config.clone()),
                 shared.clone(),
-                dir.path(),
                 Arc::new(Hosts::new(&config)),
                 HookKey::load_or_create(dir.path()),
             ),
@@ -233,10 +232,81 @@ fn a_command_s_cards_follow_its_lifecycle() {
         errors: 0,
         ending: TurnEnding::Finished,
         usage: Default::default(),
+        kept: None,
     };
     w.event(Some(&job), done);
     assert!(w.texts().contains("Project initialised"), "{}", w.texts());
     assert!(w.shared.read(|s| s.jobs.is_empty()), "the job is over");
+}
+
+/// A long result's output comes kept as a file (the shell wrote it): to a
+/// chat the core names it in a file message after a summary card; a result
+/// read as cards (the console), or with no command left, has it removed.
+/// The core opens no file either way.
+#[test]
+fn a_kept_output_goes_as_a_file_to_a_chat_and_is_removed_otherwise() {
+    use crate::bridge::channels::long_result::KeptOutput;
+    let output = "line\n".repeat(10_000);
+    let done = |n: u8| ProjectEventKind::Completed {
+        screen: String::new(),
+        output: output.clone(),
+        seconds: 2,
+        errors: 0,
+        ending: TurnEnding::Finished,
+        usage: Default::default(),
+        kept: Some(KeptOutput {
+            uuid: format!("u{n}"),
+            path: format!("/nowhere/u{n}.txt").into(),
+        }),
+    };
+    let removed = |effects: &[Effect]| -> Vec<String> {
+        (effects.iter())
+            .filter_map(|e| match e {
+                Effect::RemoveFile(path) => Some(path.display().to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut w = World::new();
+    let job = w.with_project();
+    let effects = w.event(Some(&job), done(1));
+    assert_eq!(removed(&effects), Vec::<String>::new());
+    let entries = w.outbox();
+    let file = entries.iter().find_map(|e| match &e.op {
+        OutboxOp::File {
+            path, file_name, ..
+        } => Some((e.uuid.as_str(), path, file_name)),
+        _ => None,
+    });
+    assert_eq!(
+        file,
+        Some((
+            "u1",
+            &"/nowhere/u1.txt".to_string(),
+            &"demo-gsd-new-project.txt".to_string()
+        )),
+        "{}",
+        w.texts()
+    );
+    assert!(
+        w.texts().contains("10000 lines"),
+        "the summary: {}",
+        w.texts()
+    );
+
+    let mut w = World::new();
+    let job = w.with_project();
+    w.shared.update(|s| s.jobs[0].target = ChatTarget::Console);
+    let effects = w.event(Some(&job), done(2));
+    assert_eq!(removed(&effects), ["/nowhere/u2.txt"]);
+    assert!(
+        !w.outbox()
+            .iter()
+            .any(|e| matches!(e.op, OutboxOp::File { .. })),
+        "{}",
+        w.texts()
+    );
+    assert_eq!(removed(&w.event(None, done(3))), ["/nowhere/u3.txt"]);
 }
 
 /// A crash may come between any two state changes: no state a command's end
@@ -252,6 +322,7 @@ fn a_command_is_forgotten_in_the_same_change_that_queues_its_result() {
             errors: 0,
             ending: TurnEnding::Finished,
             usage: Default::default(),
+            kept: None,
         },
         ProjectEventKind::TimedOut {
             screen: "still going".into(),
@@ -651,7 +722,6 @@ fn a_queued_command_is_announced_once_across_restarts() {
     w.core = Core::new(
         w.core.config.clone(),
         w.shared.clone(),
-        w._dir.path(),
         hosts,
         HookKey::load_or_create(w._dir.path()),
     );
@@ -690,6 +760,7 @@ fn a_refused_or_stopped_command_is_not_reported_as_finished() {
         errors: 0,
         ending: TurnEnding::Rejected("Unknown command: /gsd:new-project".into()),
         usage: Default::default(),
+        kept: None,
     };
     w.event(Some(&job), refused);
     let texts = w.texts();
@@ -711,6 +782,7 @@ fn a_refused_or_stopped_command_is_not_reported_as_finished() {
         errors: 0,
         ending: TurnEnding::Interrupted("Interrupted · What should Claude do instead?".into()),
         usage: Default::default(),
+        kept: None,
     };
     w.event(Some(&job), stopped);
     let texts = w.texts();
@@ -958,6 +1030,7 @@ fn a_refusal_suggestion_is_a_button_that_runs_it() {
             "● Unknown command: /gsd:plan-phase. Did you mean /gsd-plan-phase?".into(),
         ),
         usage: Default::default(),
+        kept: None,
     };
     w.event(Some(&job), refused);
     let texts = w.texts();
@@ -985,6 +1058,7 @@ fn a_refusal_suggestion_is_a_button_that_runs_it() {
         errors: 0,
         ending: TurnEnding::Rejected("● Args from unknown skill: 3".into()),
         usage: Default::default(),
+        kept: None,
     };
     w.event(Some(&job), refused);
     assert!(
@@ -1363,7 +1437,7 @@ fn a_screen_for_a_chat_is_a_picture_card_unless_turned_off() {
         for effect in w.event(None, screen) {
             if let Effect::DrawScreen(picture) = effect {
                 // The shell's part, inline outside a runtime.
-                picture.queue();
+                picture.queue(w._dir.path().to_path_buf());
             }
         }
         let entry = w.outbox().pop().unwrap();
@@ -1401,6 +1475,7 @@ fn a_results_footer_has_its_turns_figures_and_none_are_made_up() {
             tokens,
             context_tokens: tokens,
         },
+        kept: None,
     };
     w.event(Some(&job), done(2, Some(1105)));
     let texts = w.texts();
@@ -1670,6 +1745,7 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
         errors: 0,
         ending: TurnEnding::Finished,
         usage: Default::default(),
+        kept: None,
     };
     w.event(Some(&job), done);
     let job = submitted(&w.say("ou_alice", "run the tests")).remove(0);
@@ -1816,6 +1892,7 @@ mod runs {
             errors: 0,
             ending: TurnEnding::Finished,
             usage: Default::default(),
+            kept: None,
         };
         w.event(Some(&job), done);
         assert!(w.shared.read(|s| s.jobs.is_empty()), "the command is over");

@@ -18,10 +18,12 @@ use super::access::pairing::Pairing;
 use super::config::Config;
 use super::core::{Core, Effect, Input, PlanningRead, RemoteProject};
 use super::project::{
-    ProjectCmd, ProjectError, ProjectEvent, ProjectHandle, ProjectSetup, Refused, Reply,
+    ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectHandle, ProjectSetup, Refused,
+    Reply, TurnEnding,
 };
 use crate::bridge::access::policy::RateWindow;
 use crate::bridge::channels::chat::{ChatEvent, ClickAnswer};
+use crate::bridge::channels::long_result;
 use crate::bridge::panes::agent_pane::{PaneError, PaneLocation};
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::bridge::panes::workspace_file::{self, FetchedFile, FileError};
@@ -132,11 +134,11 @@ impl Daemon {
         let mut core = Core::new(
             setup.config.clone(),
             setup.shared.clone(),
-            &setup.state_dir,
             hosts.clone(),
             HookKey::load_or_create(&setup.state_dir),
         );
         core.share_rates(setup.rates.clone());
+        core.set_time_zone(jiff::tz::TimeZone::system());
         let pairing = Pairing::new(&setup.state_dir);
         Daemon {
             core,
@@ -191,7 +193,8 @@ impl Daemon {
                     }
                     None => return,
                 },
-                Some(event) = self.events_rx.recv() => {
+                Some(mut event) = self.events_rx.recv() => {
+                    self.keep_long_output(&mut event);
                     self.fold_event(&event, Instant::now());
                     Input::Project(event)
                 }
@@ -243,6 +246,22 @@ impl Daemon {
         }
     }
 
+    /// A finished command's long output is written where the outbox sends
+    /// files from before the core sees it: the core names the file in the
+    /// result's message, touching no disk itself.
+    fn keep_long_output(&self, event: &mut ProjectEvent) {
+        if let ProjectEventKind::Completed {
+            output,
+            ending: TurnEnding::Finished,
+            kept,
+            ..
+        } = &mut event.kind
+        {
+            let threshold = self.setup.config.feishu.long_result_bytes;
+            *kept = long_result::keep_long_output(&self.setup.state_dir, threshold, output);
+        }
+    }
+
     async fn handle(&mut self, input: Input) {
         let effects = self
             .core
@@ -265,7 +284,12 @@ impl Daemon {
                     }
                 }
                 Effect::Run { id, start } => self.run_started(&id, start, Instant::now()),
-                Effect::DrawScreen(picture) => picture.queue(),
+                Effect::DrawScreen(picture) => picture.queue(self.setup.state_dir.clone()),
+                Effect::RemoveFile(path) => {
+                    if let Err(e) = std::fs::remove_file(&path) {
+                        tracing::warn!(path = %path.display(), "cannot remove an unsent file: {e}");
+                    }
+                }
                 Effect::SavePairingCode { code, pending } => {
                     // Without it the code the chat was given is unknown to
                     // `clawmux pairing approve`; the sender asks again.

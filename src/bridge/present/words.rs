@@ -10,7 +10,7 @@
 //! are filled in as they are, never translated.
 //!
 //! Times: a card that is sent once and never edited shows the clock
-//! reading in the host's zone (`store::clock::local_time`: "answered at
+//! reading in the host's zone (`store::clock::time_in`: "answered at
 //! 14:12:41" stays true as the card ages); only a card built anew each
 //! time it is shown (the inbox, a reminder) says how long something waited.
 

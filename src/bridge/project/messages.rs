@@ -8,6 +8,7 @@ use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 
 use super::runner::{MAX_QUEUED, TaskNews};
 use crate::agents::claude::PermissionMode;
+use crate::bridge::channels::long_result::KeptOutput;
 use crate::bridge::panes::agent_pane::PaneError;
 use crate::detect::ProfileError;
 use crate::hooks::ToolRequest;
@@ -142,6 +143,10 @@ pub enum ProjectEventKind {
         /// The turn's figures, where its `Stop` hook named a transcript
         /// that has them (the result's footer); none otherwise.
         usage: TurnUsage,
+        /// A long result's output kept as a file, by the daemon before the
+        /// core sees this (the actor leaves it `None`; see
+        /// [`crate::bridge::channels::long_result::keep_long_output`]).
+        kept: Option<KeptOutput>,
     },
     TimedOut {
         screen: String,

@@ -813,6 +813,7 @@ impl JobRunner {
             errors: running.errors.len(),
             ending,
             usage: running.usage,
+            kept: None,
         };
         Some(Finished::Report(running.job, kind))
     }
