@@ -17,6 +17,7 @@ mod live;
 mod native;
 mod opencode;
 mod paste;
+mod run;
 mod serve;
 mod soak;
 mod steps;
