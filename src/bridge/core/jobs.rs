@@ -143,6 +143,13 @@ impl Core {
         })
     }
 
+    /// Has a long result's kept output removed: no message names it.
+    fn remove_unsent(&mut self, kept: Option<long_result::KeptOutput>) {
+        if let Some(unsent) = kept {
+            self.effects.push(Effect::RemoveFile(unsent.path));
+        }
+    }
+
     /// A project's news about a command.
     pub(super) fn on_job_event(
         &mut self,
@@ -262,7 +269,7 @@ impl Core {
                 errors,
                 ending,
                 usage,
-                kept,
+                mut kept,
             } => {
                 self.log(LogEvent::Completed {
                     project: name.clone(),
@@ -270,77 +277,76 @@ impl Core {
                     seconds,
                     errors,
                 });
+                let Some(id) = &job_id else {
+                    self.remove_unsent(kept);
+                    return;
+                };
+                // The streamed card closes with the result's own text.
+                self.end_stream(id, Some(&output));
+                self.finish_job(id, |core, j| {
+                    let secs = [("seconds", seconds.to_string())];
+                    let secs: Vec<(&str, &str)> =
+                        secs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    let stage = match &ending {
+                        TurnEnding::Finished => Msg::Finished.with(&secs),
+                        TurnEnding::Interrupted(_) => Msg::StoppedAfter.with(&secs),
+                        TurnEnding::Rejected(_) => Msg::RefusedByAgent.text(),
+                        TurnEnding::Failed => Msg::FailedAfter.with(&secs),
+                    };
+                    let mut leave = Vec::new();
+                    if let Some(h) = &j.progress {
+                        let card = present::progress_card(core.title(j), &stage, Some(100), "");
+                        leave.push(Self::patch_entry(h, &card, core.now_ms));
+                    }
+                    let (target, reply_to) = (&j.target, j.reply_to.as_deref());
+                    match ending {
+                        TurnEnding::Rejected(line) => {
+                            let guidance = Msg::RefusalGuidance;
+                            let title = Msg::AgentRefused.with(&[("title", &core.title(j))]);
+                            let card = Self::refusal(j, &title, &line, &output, guidance);
+                            leave.push(Self::new_card(target, reply_to, &card, core.now_ms).1);
+                        }
+                        // Its error card was the report.
+                        TurnEnding::Failed => {}
+                        TurnEnding::Interrupted(line) => {
+                            let text = Msg::WaitsForInstead.with(&[("line", &line)]);
+                            let title = Msg::StoppedTitle.with(&[("title", &core.title(j))]);
+                            let card = present::info_card(title, text);
+                            leave.push(Self::new_card(target, reply_to, &card, core.now_ms).1);
+                        }
+                        TurnEnding::Finished => {
+                            // A long result is a summary card and a file.
+                            let title = core.title(j);
+                            let screen = (!screen.is_empty()).then_some(screen.as_str());
+                            let (mut entries, unused) = long_result::result_entries(
+                                kept.take(),
+                                target,
+                                reply_to,
+                                &title,
+                                &output,
+                                screen,
+                                core.now_ms,
+                            );
+                            // Tokens and context as the turn's transcript
+                            // had them; none without hooks (see
+                            // `present::footer`).
+                            let footer = present::footer::TurnFooter {
+                                seconds,
+                                tokens: usage.tokens,
+                                context_tokens: usage.context_tokens,
+                                ..Default::default()
+                            };
+                            present::footer::add(&mut entries, &footer);
+                            kept = unused;
+                            leave.extend(entries);
+                        }
+                    }
+                    leave.extend(long_result::done_reaction(target, reply_to, core.now_ms));
+                    leave
+                });
                 // A kept output no message names is removed, whatever
-                // becomes of the result.
-                let mut kept = kept;
-                if let Some(id) = &job_id {
-                    // The streamed card closes with the result's own text.
-                    self.end_stream(id, Some(&output));
-                    self.finish_job(id, |core, j| {
-                        let secs = [("seconds", seconds.to_string())];
-                        let secs: Vec<(&str, &str)> =
-                            secs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                        let stage = match &ending {
-                            TurnEnding::Finished => Msg::Finished.with(&secs),
-                            TurnEnding::Interrupted(_) => Msg::StoppedAfter.with(&secs),
-                            TurnEnding::Rejected(_) => Msg::RefusedByAgent.text(),
-                            TurnEnding::Failed => Msg::FailedAfter.with(&secs),
-                        };
-                        let mut leave = Vec::new();
-                        if let Some(h) = &j.progress {
-                            let card = present::progress_card(core.title(j), &stage, Some(100), "");
-                            leave.push(Self::patch_entry(h, &card, core.now_ms));
-                        }
-                        let (target, reply_to) = (&j.target, j.reply_to.as_deref());
-                        match ending {
-                            TurnEnding::Rejected(line) => {
-                                let guidance = Msg::RefusalGuidance;
-                                let title = Msg::AgentRefused.with(&[("title", &core.title(j))]);
-                                let card = Self::refusal(j, &title, &line, &output, guidance);
-                                leave.push(Self::new_card(target, reply_to, &card, core.now_ms).1);
-                            }
-                            // Its error card was the report.
-                            TurnEnding::Failed => {}
-                            TurnEnding::Interrupted(line) => {
-                                let text = Msg::WaitsForInstead.with(&[("line", &line)]);
-                                let title = Msg::StoppedTitle.with(&[("title", &core.title(j))]);
-                                let card = present::info_card(title, text);
-                                leave.push(Self::new_card(target, reply_to, &card, core.now_ms).1);
-                            }
-                            TurnEnding::Finished => {
-                                // A long result is a summary card and a file.
-                                let title = core.title(j);
-                                let screen = (!screen.is_empty()).then_some(screen.as_str());
-                                let (mut entries, unused) = long_result::result_entries(
-                                    kept.take(),
-                                    target,
-                                    reply_to,
-                                    &title,
-                                    &output,
-                                    screen,
-                                    core.now_ms,
-                                );
-                                // Tokens and context as the turn's transcript
-                                // had them; none without hooks (see
-                                // `present::footer`).
-                                let footer = present::footer::TurnFooter {
-                                    seconds,
-                                    tokens: usage.tokens,
-                                    context_tokens: usage.context_tokens,
-                                    ..Default::default()
-                                };
-                                present::footer::add(&mut entries, &footer);
-                                kept = unused;
-                                leave.extend(entries);
-                            }
-                        }
-                        leave.extend(long_result::done_reaction(target, reply_to, core.now_ms));
-                        leave
-                    });
-                }
-                if let Some(unused) = kept {
-                    self.effects.push(Effect::RemoveFile(unused.path));
-                }
+                // became of the result.
+                self.remove_unsent(kept);
             }
             ProjectEventKind::TimedOut {
                 screen,
