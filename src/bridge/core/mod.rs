@@ -242,9 +242,9 @@ impl Core {
         self.time_zone = zone;
     }
 
-    /// A core over `shared` (the state and event log); `hook_key` proves a hook comes from
-    /// a project's own agent (loaded by the shell: the core opens no file
-    /// to start).
+    /// A core over `shared` (the state and event log); `hook_key` proves a
+    /// hook comes from a project's own agent (loaded by the shell: the core
+    /// opens no file to start).
     pub fn new(
         config: Arc<Config>,
         shared: SharedState,
