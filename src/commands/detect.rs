@@ -40,7 +40,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let profiles =
-        Profiles::load(args.profiles.as_deref()).map_err(|e| UsageError(e.to_string()))?;
+        Profiles::load_checked(args.profiles.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let profile = profiles
         .get(&args.profile)
         .map_err(|e| UsageError(e.to_string()))?;

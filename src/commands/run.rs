@@ -98,6 +98,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match owner(&state_dir).await? {
             Owner::Serve(stream) => Ok(socket::ask(stream, &ask, on_progress).await?),
             Owner::This(lock) => {
+                // Compiled here, not before: a run through `serve` never
+                // uses it.
+                (profiles.get(&config.agent.profile)).map_err(|e| UsageError(e.to_string()))?;
                 let one_shot = OneShot {
                     config: Arc::new(config),
                     profiles,

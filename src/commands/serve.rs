@@ -119,7 +119,7 @@ pub fn sim_agent_command() -> anyhow::Result<String> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let state_dir = store::state_dir();
     let config = load_config(args.config.as_deref(), &state_dir, args.agent.as_deref())?;
-    let profiles = Profiles::load(config.agent.profiles_file.as_deref())
+    let profiles = Profiles::load_checked(config.agent.profiles_file.as_deref())
         .map_err(|e| UsageError(e.to_string()))?;
     profiles
         .get(&config.agent.profile)

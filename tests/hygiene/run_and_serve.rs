@@ -122,6 +122,45 @@ fn a_project_and_prompt_a_run_left_are_the_next_serves() {
     wait_exit(served.child).expect("exits after end of input");
 }
 
+/// A run compiles only its own agent's profile: a bad pattern there is
+/// bad input (nothing is started), one in a profile it does not use is
+/// not its business.
+#[test]
+fn a_run_refuses_a_bad_pattern_in_its_own_profile_only() {
+    let tmux = TmuxServer::new();
+    let home = sim_home(&tmux);
+    let profiles = home.path().join("profiles.toml");
+    let config = home.path().join("config.toml");
+    let mut text_of_config = std::fs::read_to_string(&config).unwrap();
+    text_of_config.push_str(&format!("[agent]\nprofiles_file = {profiles:?}\n"));
+    std::fs::write(&config, text_of_config).unwrap();
+
+    // The sim agent is read with the `gsd` profile.
+    std::fs::write(&profiles, "[profiles.gsd]\nbusy = ['(oops']\n").unwrap();
+    let out = run(home.path(), &["--", "hello"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("profile \"gsd\", busy: bad pattern \"(oops\""),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !tmux
+            .run(&["has-session", "-t", "=cm-shop"])
+            .status
+            .success()
+    );
+
+    std::fs::write(&profiles, "[profiles.aider]\nbusy = ['(oops']\n").unwrap();
+    let out = run(home.path(), &["--", "hello"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        tmux.run(&["has-session", "-t", "=cm-shop"])
+            .status
+            .success()
+    );
+}
+
 /// One owner at a time: a run and a serve started while the state
 /// directory is someone else's wait for it, say so, and then both work.
 #[test]

@@ -1,11 +1,12 @@
 //! Pattern profiles: the TOML schema, the built-in defaults
 //! (`profiles.toml`, embedded), user overrides, `extends` resolution and
-//! compilation into regexes. Every bad pattern is reported at load time
-//! with the profile and field it came from.
+//! compilation into regexes. A bad file or `extends` is reported at load
+//! time; a bad pattern when its profile is first compiled (or by
+//! [`Profiles::check`]), with the profile and field it came from.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex::{Regex, RegexSet};
 use serde::Deserialize;
@@ -429,10 +430,21 @@ const DEFAULT_STALLED_ATTEMPTS: u64 = 3;
 /// Rows searched for approval prompts when a profile does not say.
 const DEFAULT_APPROVAL_ROWS: usize = 20;
 
-/// The loaded, compiled profiles by name.
+/// The loaded profiles by name, each compiled on first use.
+///
+/// Why lazily: compiling one profile's patterns takes 5 to 8 ms (Unicode
+/// classes under `(?i)`), all seven about 40 ms, and a `clawmux run` uses
+/// one. Clones share the compiled profiles.
 #[derive(Debug, Clone)]
 pub struct Profiles {
-    by_name: BTreeMap<String, Arc<Profile>>,
+    by_name: Arc<BTreeMap<String, LazyProfile>>,
+}
+
+/// A profile's resolved spec and, once compiled, the profile.
+#[derive(Debug)]
+struct LazyProfile {
+    spec: ProfileSpec,
+    compiled: OnceLock<Arc<Profile>>,
 }
 
 impl Profiles {
@@ -449,6 +461,14 @@ impl Profiles {
             None => None,
         };
         Self::from_toml_layers(user.as_ref().map(|(o, s)| (o.as_str(), s.as_str())))
+    }
+
+    /// [`Profiles::load`], then [`Profiles::check`]: for a process that
+    /// runs long, or one whose job is to try a profiles file.
+    pub fn load_checked(user: Option<&Path>) -> Result<Self, ProfileError> {
+        let profiles = Self::load(user)?;
+        profiles.check()?;
+        Ok(profiles)
     }
 
     /// The defaults with an optional user layer given as TOML text
@@ -470,21 +490,36 @@ impl Profiles {
         }
         let mut by_name = BTreeMap::new();
         for name in specs.keys() {
-            let resolved = resolve(name, &specs)?;
-            by_name.insert(name.clone(), Arc::new(compile(name, &resolved)?));
+            let spec = resolve(name, &specs)?;
+            let compiled = OnceLock::new();
+            by_name.insert(name.clone(), LazyProfile { spec, compiled });
         }
-        Ok(Profiles { by_name })
+        Ok(Profiles {
+            by_name: Arc::new(by_name),
+        })
     }
 
-    /// The profile called `name`.
+    /// The profile called `name`, compiled now if it was not yet (a bad
+    /// pattern is an error here, every time it is asked for).
     pub fn get(&self, name: &str) -> Result<Arc<Profile>, ProfileError> {
-        self.by_name
+        let lazy = self
+            .by_name
             .get(name)
-            .cloned()
             .ok_or_else(|| ProfileError::UnknownProfile {
                 name: name.to_owned(),
                 known: self.names().collect::<Vec<_>>().join(", "),
-            })
+            })?;
+        if let Some(profile) = lazy.compiled.get() {
+            return Ok(profile.clone());
+        }
+        let profile = Arc::new(compile(name, &lazy.spec)?);
+        Ok(lazy.compiled.get_or_init(|| profile).clone())
+    }
+
+    /// Compiles every profile, so that a bad pattern is found now rather
+    /// than when a project first uses its profile.
+    pub fn check(&self) -> Result<(), ProfileError> {
+        self.names().try_for_each(|name| self.get(name).map(drop))
     }
 
     /// Every profile name, sorted.
@@ -569,15 +604,16 @@ pub(crate) fn regex_set(
     field: &str,
     patterns: &[String],
 ) -> Result<RegexSet, PatternError> {
-    // Compile one by one first so the error names the bad pattern.
-    for p in patterns {
-        regex(profile, field, p)?;
-    }
-    RegexSet::new(patterns).map_err(|source| PatternError {
-        profile: profile.to_owned(),
-        field: field.to_owned(),
-        pattern: patterns.join(" | "),
-        source: Box::new(source),
+    RegexSet::new(patterns).map_err(|source| {
+        // Name the bad pattern when one fails alone (compiled again only
+        // on failure: compiling costs as much as the set).
+        let bad = patterns.iter().find_map(|p| regex(profile, field, p).err());
+        bad.unwrap_or_else(|| PatternError {
+            profile: profile.to_owned(),
+            field: field.to_owned(),
+            pattern: patterns.join(" | "),
+            source: Box::new(source),
+        })
     })
 }
 
@@ -786,17 +822,38 @@ mod tests {
         assert!(p.get("shell").unwrap().busy.is_empty());
     }
 
+    /// A bad pattern is the error of its profile (each time it is asked
+    /// for) and of `check`; the other profiles still load.
     #[test]
     fn bad_pattern_names_profile_and_field() {
-        let err = Profiles::from_toml_layers(Some((
+        let p = Profiles::from_toml_layers(Some((
             "user.toml",
             "[profiles.claude]\nbusy = ['ok', '(unclosed']\n",
         )))
-        .unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("\"claude\""), "{msg}");
-        assert!(msg.contains("busy"), "{msg}");
-        assert!(msg.contains("(unclosed"), "{msg}");
+        .unwrap();
+        for err in [
+            p.get("claude").unwrap_err(),
+            p.get("claude").unwrap_err(),
+            p.check().unwrap_err(),
+        ] {
+            let msg = err.to_string();
+            assert!(msg.contains("\"claude\""), "{msg}");
+            assert!(msg.contains("busy"), "{msg}");
+            assert!(msg.contains("(unclosed"), "{msg}");
+        }
+        assert!(p.get("shell").is_ok());
+        assert!(Profiles::defaults().unwrap().check().is_ok());
+    }
+
+    /// Clones share what was compiled: a profile is compiled once.
+    #[test]
+    fn clones_share_compiled_profiles() {
+        let p = Profiles::defaults().unwrap();
+        let q = p.clone();
+        assert!(Arc::ptr_eq(
+            &p.get("shell").unwrap(),
+            &q.get("shell").unwrap()
+        ));
     }
 
     /// Where the answer is read is the profile's, so a user's profile that
@@ -859,7 +916,10 @@ mod tests {
 
     #[test]
     fn a_bad_pattern_names_its_profile_and_field() {
-        let bad = |t: &str| Profiles::from_toml_layers(Some(("u.toml", t))).unwrap_err();
+        let bad = |t: &str| {
+            let profiles = Profiles::from_toml_layers(Some(("u.toml", t))).unwrap();
+            profiles.get("x").unwrap_err()
+        };
         // Compiled by the line matcher, and by the profile itself.
         for (toml, field) in [
             ("[profiles.x]\nerrors = ['(oops']\n", "errors"),

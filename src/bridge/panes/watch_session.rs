@@ -99,7 +99,7 @@ impl WatchSession {
     pub async fn resume(&self) {
         let mut slot = self.client.lock().await;
         if self.spec.session_exists().await
-            && let Err(error) = self.connected(&mut slot).await
+            && let Err(error) = self.attach_client(&mut slot).await
         {
             tracing::warn!(%error, "could not attach to the watch session");
         }
@@ -145,6 +145,17 @@ impl WatchSession {
                 .new_session(&["-n", IDLE_WINDOW], &self.spec.agent)
                 .await?;
         }
+        self.attach_client(slot).await
+    }
+
+    /// Attaches a new client to the watch session, which exists, and
+    /// starts its sweeper. (A separate step so that [`WatchSession::resume`],
+    /// which has just seen the session, does not ask tmux again: every
+    /// question is a process.)
+    async fn attach_client(
+        &self,
+        slot: &mut Option<(Client, DropGuard)>,
+    ) -> Result<Client, PaneError> {
         let client = self.spec.connect().await?;
         let stop = CancellationToken::new();
         tokio::spawn(sweep_orphans(client.clone(), stop.clone()));
