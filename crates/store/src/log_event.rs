@@ -269,7 +269,8 @@ pub enum LogEvent {
         /// Cards still waiting behind this one.
         queued: usize,
     },
-    /// A card will never be delivered (a patch of a card never sent).
+    /// A card will never be delivered: a patch of a card never sent, or a
+    /// card for no chat of the channel's (the console's, under Feishu).
     CardDropped {
         uuid: String,
         handle: String,

@@ -398,6 +398,10 @@ pub enum FeishuFailure {
     /// the chat, too large, …
     #[error("{msg}")]
     Permanent { code: Option<i64>, msg: String },
+    /// The entry is for the console or a `clawmux run`, which Feishu has
+    /// no chat for: not Feishu's to deliver (see [`Failure::NotThisChannel`]).
+    #[error("{0}")]
+    NotAChat(&'static str),
 }
 
 impl FeishuFailure {
@@ -425,6 +429,7 @@ impl Courier for FeishuCourier {
             FeishuFailure::Transient(_) => None,
             FeishuFailure::Refused { code, .. } => Some(*code),
             FeishuFailure::Permanent { code, .. } => *code,
+            FeishuFailure::NotAChat(_) => None,
         }
     }
 
@@ -456,8 +461,7 @@ impl Courier for FeishuCourier {
                         self.api.send(&to, &card.await?, &entry.uuid).await
                     }
                     (None, ChatTarget::Console | ChatTarget::Run { .. }) => {
-                        let why = "a console card cannot go to Feishu";
-                        return Err(FeishuFailure::permanent(why));
+                        return Err(FeishuFailure::NotAChat("a console card has no Feishu chat"));
                     }
                 }
                 .map(Some)
@@ -480,9 +484,7 @@ impl Courier for FeishuCourier {
                 _,
             ) => {
                 let ChatTarget::Chat { id } = target else {
-                    return Err(FeishuFailure::permanent(
-                        "a console file cannot go to Feishu",
-                    ));
+                    return Err(FeishuFailure::NotAChat("a console file has no Feishu chat"));
                 };
                 let bytes = read_outbox_file(path)?;
                 let sent = async {
@@ -640,6 +642,7 @@ fn outbox_failure(error: &FeishuFailure) -> Failure {
             code: Some(code), ..
         } if crate::feishu::api::chat_unreachable(*code) => Failure::ChatGone,
         FeishuFailure::Permanent { .. } => Failure::Drop,
+        FeishuFailure::NotAChat(_) => Failure::NotThisChannel,
     }
 }
 
@@ -652,6 +655,43 @@ mod tests {
             code,
             msg: "m".into(),
             http_status: 400,
+        }
+    }
+
+    /// The console's cards and files (news of a project no chat uses) are
+    /// not Feishu's: refused before any request (the API here listens
+    /// nowhere, so a request would be a transient failure instead).
+    #[tokio::test]
+    async fn a_console_entry_is_not_feishus_and_is_never_requested() {
+        let config = FeishuConfig::new("a", "s", Domain::Custom("http://127.0.0.1:9".into()));
+        let courier = FeishuCourier::new(Arc::new(Api::new(config)));
+        let handle: crate::store::state::CardHandle = "h-1".parse().unwrap();
+        let send = OutboxOp::Send {
+            target: ChatTarget::Console,
+            handle: handle.clone(),
+            reply_to: None,
+            image: None,
+        };
+        let file = OutboxOp::File {
+            target: ChatTarget::Console,
+            handle,
+            reply_to: None,
+            path: "/nowhere/out.txt".into(),
+            file_name: "out.txt".into(),
+        };
+        for op in [send, file] {
+            let entry = OutboxEntry {
+                uuid: "u-1".into(),
+                op,
+                message: Some(crate::bridge::present::info_card(
+                    crate::bridge::texts::Msg::ApprovalsOff,
+                    crate::bridge::texts::Msg::ApprovalsOff.text(),
+                )),
+                created_ms: 0,
+            };
+            let error = courier.deliver(&entry, None).await.unwrap_err();
+            assert!(matches!(error, FeishuFailure::NotAChat(_)), "{error:?}");
+            assert_eq!(courier.classify(&error), Failure::NotThisChannel);
         }
     }
 
@@ -692,7 +732,9 @@ mod tests {
         }
         assert_eq!(outbox_failure(&classify(api(239999))), Failure::Refused);
         assert_eq!(outbox_failure(&classify(api(230049))), Failure::Retry);
-        let no_code = FeishuFailure::permanent("a console card cannot go to Feishu");
+        let no_code = FeishuFailure::permanent("no message to patch");
         assert_eq!(outbox_failure(&no_code), Failure::Drop);
+        let console = FeishuFailure::NotAChat("a console card has no Feishu chat");
+        assert_eq!(outbox_failure(&console), Failure::NotThisChannel);
     }
 }

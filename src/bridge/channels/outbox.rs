@@ -85,6 +85,11 @@ pub enum Failure {
     /// removed, chat dissolved, user blocked it): moved aside, and only the
     /// operator told, since a notice there would be refused too.
     ChatGone,
+    /// The entry is for no chat this channel has: the console's news of a
+    /// project no chat uses, under Feishu. Dropped and logged
+    /// (`card_dropped`), as a card nobody is to see, not a dead letter:
+    /// there is no one to tell, and the news is in the event log already.
+    NotThisChannel,
 }
 
 /// A delivery failure of a channel that has no codes of its own (the
@@ -237,6 +242,11 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
             other => other,
         };
         match failure {
+            Failure::NotThisChannel => {
+                lanes.served(&entry);
+                refused = None;
+                finish(&shared, &entry, None, Some(&why));
+            }
             Failure::Drop | Failure::ChatGone => {
                 lanes.served(&entry);
                 delay = RETRY_FIRST;
@@ -911,6 +921,46 @@ mod tests {
         assert_eq!(letters[0].fields["error"], "content too long");
         assert_eq!(letters[0].fields["told"], "chat");
         assert_eq!(letters[1].fields["told"], "operator");
+    }
+
+    /// A card for no chat of the channel's (the console's, under Feishu)
+    /// is dropped at its one attempt: no dead letter, no notice, and its
+    /// queued update goes with it; the other chats' cards go on.
+    #[tokio::test(start_paused = true)]
+    async fn a_card_for_no_chat_of_the_channels_is_dropped_not_dead_lettered() {
+        let dir = tempfile::tempdir().unwrap();
+        let (shared, _) = SharedState::open(dir.path()).unwrap();
+        let courier = Picky {
+            error: Coded {
+                failure: Failure::NotThisChannel,
+                code: None,
+                msg: "a console card has no Feishu chat".into(),
+            },
+            attempts: Arc::default(),
+        };
+        let update = entry(
+            "bad-1-update",
+            OutboxOp::Patch {
+                handle: "h-bad-1".parse().unwrap(),
+            },
+        );
+        shared.update(|s| {
+            s.outbox
+                .extend([to_chat("bad-1"), to_chat("good-1"), update])
+        });
+        let task = tokio::spawn(run(shared.clone(), courier.clone()));
+        drain(&shared).await;
+        task.abort();
+        assert_eq!(*courier.attempts.lock().unwrap(), ["bad-1", "good-1"]);
+        assert!(shared.read(|s| s.dead_letters.is_empty()));
+        let log = records(dir.path());
+        let cards: Vec<_> = log.iter().filter(|r| r.kind.starts_with("card")).collect();
+        let kinds: Vec<&str> = cards.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, ["card_dropped", "card", "card_dropped"], "{log:?}");
+        assert_eq!(
+            cards[0].fields["error"],
+            "a console card has no Feishu chat"
+        );
     }
 
     #[tokio::test(start_paused = true)]

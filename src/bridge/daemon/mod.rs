@@ -246,9 +246,9 @@ impl Daemon {
         }
     }
 
-    /// A finished command's long output is written where the outbox sends
-    /// files from before the core sees it: the core names the file in the
-    /// result's message, touching no disk itself.
+    /// A finished command's long output, for a chat, is written where the
+    /// outbox sends files from before the core sees it: the core names the
+    /// file in the result's message, touching no disk itself.
     fn keep_long_output(&self, event: &mut ProjectEvent) {
         if let ProjectEventKind::Completed {
             output,
@@ -256,6 +256,8 @@ impl Daemon {
             kept,
             ..
         } = &mut event.kind
+            && let Some(job) = &event.job
+            && self.core.answers_in_a_chat(&job.id)
         {
             let threshold = self.setup.config.feishu.long_result_bytes;
             *kept = long_result::keep_long_output(&self.setup.state_dir, threshold, output);
