@@ -59,9 +59,13 @@ fn rust_files(dir: &Path, file: &Path) -> Vec<PathBuf> {
 }
 
 /// The text before a file's unit tests, without line comments (a doc
-/// link is not a dependency).
+/// link is not a dependency). Unit tests in a file of their own (`mod
+/// tests;`) are left out by the callers, which skip `tests.rs`.
 fn product_code(text: &str) -> String {
-    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    let code = text
+        .split("#[cfg(test)]\nmod tests {")
+        .next()
+        .unwrap_or(text);
     code.lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
@@ -162,4 +166,39 @@ fn a_circle_is_found() {
         circle_through(&graph, "a"),
         Some(vec!["a".into(), "b".into(), "c".into()])
     );
+}
+
+/// The core is sans-IO: its product code names no file system, clock,
+/// environment or process call (the shell passes times in and carries its
+/// effects out). A name, not a use, would be enough to fail: then rename.
+#[test]
+fn the_core_touches_no_disk_clock_environment_or_process() {
+    const FORBIDDEN: [&str; 11] = [
+        "std::fs",
+        "tokio::fs",
+        "std::env",
+        "std::process",
+        "tokio::process",
+        "Instant::now",
+        "SystemTime",
+        "clock::now",
+        "canonicalize",
+        "create_dir",
+        "TimeZone::system",
+    ];
+    let core = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bridge/core");
+    let files = rust_files(&core, &core.with_extension("rs"));
+    assert!(files.len() > 5, "the core's files are found: {files:?}");
+    let mut found = Vec::new();
+    for file in files {
+        if file.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("a source file is readable");
+        let code = product_code(&text);
+        for name in FORBIDDEN.iter().filter(|name| code.contains(**name)) {
+            found.push(format!("{}: {name}", file.display()));
+        }
+    }
+    assert!(found.is_empty(), "the core does I/O: {found:#?}");
 }

@@ -242,14 +242,15 @@ impl Core {
         self.time_zone = zone;
     }
 
-    /// A core over `shared` (the state and event log); `hook_key` proves a
-    /// hook comes from a project's own agent (loaded by the shell: the core
-    /// opens no file to start).
+    /// A core over `shared` (the state and event log), starting at `now`;
+    /// `hook_key` proves a hook comes from a project's own agent (loaded by
+    /// the shell: the core opens no file and reads no clock to start).
     pub fn new(
         config: Arc<Config>,
         shared: SharedState,
         hosts: Arc<Hosts>,
         hook_key: crate::hooks::token::HookKey,
+        now: Instant,
     ) -> Core {
         Core {
             hosts,
@@ -269,7 +270,7 @@ impl Core {
             waiting: HashMap::new(),
             planning: HashMap::new(),
             time_zone: jiff::tz::TimeZone::UTC,
-            now: Instant::now(),
+            now,
             now_ms: 0,
             effects: Vec::new(),
         }

@@ -68,6 +68,7 @@ impl World {
                 shared.clone(),
                 Arc::new(Hosts::new(&config)),
                 HookKey::load_or_create(dir.path()),
+                Instant::now(),
             ),
             shared,
             clock: Instant::now(),
@@ -724,6 +725,7 @@ fn a_queued_command_is_announced_once_across_restarts() {
         w.shared.clone(),
         hosts,
         HookKey::load_or_create(w._dir.path()),
+        Instant::now(),
     );
     w.event(Some(&job), queued());
     assert_eq!(w.texts().matches("number 1 in the queue").count(), 1);

@@ -136,6 +136,7 @@ impl Daemon {
             setup.shared.clone(),
             hosts.clone(),
             HookKey::load_or_create(&setup.state_dir),
+            Instant::now(),
         );
         core.share_rates(setup.rates.clone());
         core.set_time_zone(jiff::tz::TimeZone::system());
