@@ -244,6 +244,7 @@ pub async fn run_in(shared: SharedState, courier: impl Courier, order: Order) {
         match failure {
             Failure::NotThisChannel => {
                 lanes.served(&entry);
+                delay = RETRY_FIRST;
                 refused = None;
                 finish(&shared, &entry, None, Some(&why));
             }
