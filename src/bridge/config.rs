@@ -390,7 +390,7 @@ impl Default for FeishuSettings {
             verification_token: None,
             mode: IntakeMode::Websocket,
             webhook_bind: "127.0.0.1:8787".into(),
-            long_result_bytes: crate::bridge::channels::long_result::DEFAULT_LONG_RESULT_BYTES,
+            long_result_bytes: crate::bridge::outbox_files::DEFAULT_LONG_RESULT_BYTES,
             stream_answers: true,
         }
     }
@@ -479,11 +479,11 @@ impl Config {
             return Err("policy.rate_per_minute must be at least 1".into());
         }
         for name in self.projects.keys() {
-            crate::bridge::access::names::validate_project(name)
+            crate::bridge::names::validate_project(name)
                 .map_err(|e| format!("[projects.{name}]: {e}"))?;
         }
         for (name, host) in &self.hosts {
-            crate::bridge::access::names::validate_host(name)
+            crate::bridge::names::validate_host(name)
                 .map_err(|e| format!("[hosts.{name}]: {e}"))?;
             if host.command.is_empty() {
                 return Err(format!(
@@ -549,7 +549,7 @@ impl Config {
 
     /// The time budget of a message: by its GSD command name, else the default.
     pub fn timeout_for(&self, text: &str) -> Duration {
-        let secs = super::router::gsd_name(text)
+        let secs = crate::gsd::spelling::gsd_name(text)
             .and_then(|name| self.timeouts.commands.get(name))
             .copied()
             .unwrap_or(self.timeouts.default_secs);

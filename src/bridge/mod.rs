@@ -14,6 +14,8 @@ pub mod config;
 pub mod core;
 pub mod crash_point;
 pub mod daemon;
+pub mod names;
+pub mod outbox_files;
 pub mod panes;
 pub mod present;
 pub mod project;

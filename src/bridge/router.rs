@@ -168,16 +168,6 @@ fn mode_names() -> String {
     PermissionMode::ALL.map(PermissionMode::name).join("|")
 }
 
-/// The GSD command name of a message (`plan-phase` for `/gsd:plan-phase 2`).
-pub fn gsd_name(text: &str) -> Option<&str> {
-    let rest = text.trim_start();
-    let rest = rest
-        .strip_prefix("/gsd:")
-        .or_else(|| rest.strip_prefix("/gsd-"))?;
-    let name = rest.split(char::is_whitespace).next().unwrap_or("");
-    (!name.is_empty()).then_some(name)
-}
-
 /// GSD's own help, as typed for the agent (then spelled for its install).
 pub const GSD_HELP: &str = "/gsd:help";
 
@@ -205,7 +195,7 @@ fn parse_remind(args: &str) -> Result<Option<u64>, Usage> {
 
 pub fn route(text: &str) -> Route {
     let text = text.trim();
-    let Some(name) = gsd_name(text) else {
+    let Some(name) = crate::gsd::spelling::gsd_name(text) else {
         return Route::Agent(text.to_string());
     };
     let args = text
@@ -517,13 +507,5 @@ mod tests {
                 suggestion: None
             }
         );
-    }
-
-    #[test]
-    fn gsd_names() {
-        assert_eq!(gsd_name("/gsd:plan-phase 2"), Some("plan-phase"));
-        assert_eq!(gsd_name("/gsd-quick"), Some("quick"));
-        assert_eq!(gsd_name("/gsd:"), None);
-        assert_eq!(gsd_name("hello /gsd:x"), None);
     }
 }

@@ -12,7 +12,7 @@
 use crate::bridge::texts::Msg;
 use std::path::PathBuf;
 
-use crate::bridge::channels::long_result::write_outbox_file;
+use crate::bridge::outbox_files::write_outbox_file;
 use crate::bridge::present;
 use crate::message::{Block, Message};
 use crate::render::{self, FontPaths, Grid};

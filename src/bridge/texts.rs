@@ -31,7 +31,7 @@ pub fn recovery_prompt(project: &str, workspace: &str, last: &str, tail: &str) -
         ("reason", "the tmux session was lost"),
     ];
     let text = flatten(&render_prompt("context_recovery", &vars));
-    let limit = crate::bridge::access::names::MAX_TYPED_CHARS;
+    let limit = crate::bridge::names::MAX_TYPED_CHARS;
     match text.char_indices().nth(limit) {
         Some((cut, _)) => text[..cut].to_string(),
         None => text,

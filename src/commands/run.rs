@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use clawmux::bridge::runs::one_shot::{self, OneShot};
-use clawmux::bridge::runs::{Outcome, Request, RunAsk, RunResult, Status, socket};
+use clawmux::bridge::daemon::one_shot::{self, OneShot};
+use clawmux::bridge::daemon::run_socket as socket;
+use clawmux::bridge::runs::{Outcome, Request, RunAsk, RunResult, Status};
 use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
 use clawmux::feishu::card::Card;

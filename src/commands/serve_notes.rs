@@ -3,7 +3,7 @@
 //! end what keeps running without it and how to end that. In the
 //! terminal's language (`Lang::from_env`); the wording is the catalogue's.
 
-use clawmux::bridge::access::names::session_name;
+use clawmux::bridge::names::session_name;
 use clawmux::bridge::texts::Msg;
 use clawmux::i18n::Lang;
 use clawmux::store::State;

@@ -1,34 +1,39 @@
-//! The root crate's modules form layers: no top-level module reaches,
-//! through `crate::` paths in its product code, one that reaches it back.
-//! Crates cannot import each other in a circle (cargo refuses it); modules
-//! of one crate can, and a circle there is what keeps them from becoming
-//! crates of their own. Unit tests (`#[cfg(test)] mod tests`, `tests.rs`)
-//! may reach anywhere.
+//! The root crate's modules form layers, and so do the bridge's: no
+//! module reaches, through `crate::` (or `super::`) paths in its product
+//! code, one that reaches it back. Crates cannot import each other in a
+//! circle (cargo refuses it); modules of one crate can, and a circle there
+//! is what keeps them from becoming crates of their own. Unit tests
+//! (`#[cfg(test)] mod tests`, `tests.rs`) may reach anywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The `crate::<module>` references of each top-level module of `src/`,
-/// with a file that makes each one.
-fn module_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, PathBuf>> {
-    let modules: BTreeSet<String> = std::fs::read_dir(src)
-        .expect("src/ is readable")
+/// The references of each module directly under `dir` (the crate root's
+/// `src/`, or `src/bridge/`, whose path is `within`: `""` or `"bridge::"`)
+/// to its siblings, with a file that makes each one.
+fn module_graph(dir: &Path, within: &str) -> BTreeMap<String, BTreeMap<String, PathBuf>> {
+    let modules: BTreeSet<String> = std::fs::read_dir(dir)
+        .expect("the directory is readable")
         .filter_map(|e| {
             let path = e.ok()?.path();
             let name = path.file_stem()?.to_str()?.to_string();
             let is_module = path.is_dir() || path.extension().is_some_and(|x| x == "rs");
-            (is_module && name != "lib" && name != "main").then_some(name)
+            (is_module && !["lib", "main", "mod"].contains(&name.as_str())).then_some(name)
         })
         .collect();
     let mut graph = BTreeMap::new();
     for module in &modules {
         let mut edges = BTreeMap::new();
-        for file in rust_files(&src.join(module), &src.join(format!("{module}.rs"))) {
+        for file in rust_files(&dir.join(module), &dir.join(format!("{module}.rs"))) {
             if file.file_name().is_some_and(|n| n == "tests.rs") {
                 continue;
             }
             let text = std::fs::read_to_string(&file).expect("a source file is readable");
-            for target in references(product_code(&text)) {
+            let code = product_code(&text);
+            // `super::` as many times as the file is deep names `dir`.
+            let up = "super::".repeat(module_depth(dir, &file));
+            let prefixes = [format!("crate::{within}"), up];
+            for target in prefixes.iter().flat_map(|p| references(&code, p)) {
                 if target != *module && modules.contains(&target) {
                     edges.entry(target).or_insert_with(|| file.clone());
                 }
@@ -39,11 +44,25 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, PathBuf>> {
     graph
 }
 
-fn rust_files(dir: &Path, file: &Path) -> Vec<PathBuf> {
-    if file.is_file() {
-        return vec![file.to_path_buf()];
+/// How many modules deep `file` is under `dir` (`a.rs` and `a/mod.rs`: 1).
+fn module_depth(dir: &Path, file: &Path) -> usize {
+    let relative = file.strip_prefix(dir).unwrap_or(file);
+    let parts = relative.components().count();
+    if file.file_name().is_some_and(|n| n == "mod.rs") {
+        parts - 1
+    } else {
+        parts
     }
-    let mut found = Vec::new();
+}
+
+/// A module's files: `file` (`a.rs`) if there is one, and every file
+/// under `dir` (`a/mod.rs`, or `a/b.rs` beside `a.rs`).
+fn rust_files(dir: &Path, file: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = file
+        .is_file()
+        .then(|| file.to_path_buf())
+        .into_iter()
+        .collect();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
         for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
@@ -72,18 +91,32 @@ fn product_code(text: &str) -> String {
         .join("\n")
 }
 
-/// The module names after each `crate::`.
-fn references(code: String) -> Vec<String> {
-    code.match_indices("crate::")
+/// The module names after each `prefix` (`crate::`, `super::super::`),
+/// and inside a `prefix{…}` group.
+fn references(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        (s.trim_start().chars())
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    if prefix.is_empty() {
+        return Vec::new();
+    }
+    code.match_indices(prefix)
         .filter(|(at, _)| {
-            // `clawmux_crate::` or `$crate::` is another path.
-            !code[..*at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$')
+            // `clawmux_crate::`, `$crate::` or a longer `super::` chain is
+            // another path.
+            !code[..*at].ends_with(|c: char| c.is_alphanumeric() || "_$:".contains(c))
         })
-        .map(|(at, m)| {
-            code[at + m.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect()
+        .flat_map(|(at, m)| {
+            let rest = &code[at + m.len()..];
+            match rest.strip_prefix('{') {
+                Some(group) => {
+                    let group = group.split('}').next().unwrap_or("");
+                    group.split(',').map(ident).collect()
+                }
+                None => vec![ident(rest)],
+            }
         })
         .collect()
 }
@@ -121,15 +154,11 @@ fn circle_through(
     walk(graph, start, &mut path, &mut seen).then_some(path)
 }
 
-#[test]
-fn the_root_crates_modules_reach_each_other_one_way() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let graph = module_graph(&src);
-    assert!(
-        graph.get("bridge").is_some_and(|uses| !uses.is_empty()),
-        "the reader finds what the bridge uses: {graph:?}"
-    );
-    let circles: Vec<String> = (graph.keys())
+/// The circles among the modules under `dir`, each as its steps and
+/// the file that makes each step.
+fn circles(dir: &Path, within: &str) -> Vec<String> {
+    let graph = module_graph(dir, within);
+    (graph.keys())
         .filter_map(|m| circle_through(&graph, m))
         .map(|circle| {
             let steps: Vec<String> = (circle.iter().zip(circle.iter().cycle().skip(1)))
@@ -137,7 +166,32 @@ fn the_root_crates_modules_reach_each_other_one_way() {
                 .collect();
             steps.join(", ")
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_root_crates_modules_reach_each_other_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = module_graph(&src, "");
+    assert!(
+        graph.get("bridge").is_some_and(|uses| !uses.is_empty()),
+        "the reader finds what the bridge uses: {graph:?}"
+    );
+    let circles = circles(&src, "");
+    assert!(circles.is_empty(), "modules in a circle: {circles:#?}");
+}
+
+/// The bridge's modules too: the names and texts at the bottom, then the
+/// config, the panes, the project actors, the presenter, the channels,
+/// the core and the daemon on top.
+#[test]
+fn the_bridges_modules_reach_each_other_one_way() {
+    let bridge = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bridge");
+    let graph = module_graph(&bridge, "bridge::");
+    // Found through `crate::bridge::` and through `super::`.
+    assert!(graph["channels"].contains_key("present"), "{graph:?}");
+    assert!(graph["core"].contains_key("config"), "{graph:?}");
+    let circles = circles(&bridge, "bridge::");
     assert!(circles.is_empty(), "modules in a circle: {circles:#?}");
 }
 
@@ -158,12 +212,21 @@ fn a_circle_is_found() {
         "c.rs",
         "pub struct Y;\n#[cfg(test)]\nmod tests {\n    use crate::a::Z;\n}\n",
     );
-    let graph = module_graph(dir.path());
+    let graph = module_graph(dir.path(), "");
     assert_eq!(circle_through(&graph, "a"), None, "{graph:?}");
     write("c.rs", "pub struct Y(crate::a::Z);\n");
-    let graph = module_graph(dir.path());
+    let graph = module_graph(dir.path(), "");
     assert_eq!(
         circle_through(&graph, "a"),
+        Some(vec!["a".into(), "b".into(), "c".into()])
+    );
+    // Through `super::` (as deep as the file is) and inside a group.
+    write("c.rs", "pub struct Y;\nmod d;\n");
+    write("c/d.rs", "use super::{b, Y};\n");
+    assert_eq!(circle_through(&module_graph(dir.path(), ""), "a"), None);
+    write("c/d.rs", "use super::super::{b, a::Z};\n");
+    assert_eq!(
+        circle_through(&module_graph(dir.path(), ""), "a"),
         Some(vec!["a".into(), "b".into(), "c".into()])
     );
 }

@@ -95,7 +95,10 @@ fn frontmatter_is_valid_and_declares_name_triggers_and_binary() {
         .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
         .filter(|m| m.starts_with("/gsd:"))
         .collect();
-    let names: Vec<&str> = table.iter().filter_map(|m| router::gsd_name(m)).collect();
+    let names: Vec<&str> = table
+        .iter()
+        .filter_map(|m| clawmux::gsd::spelling::gsd_name(m))
+        .collect();
     for name in GSD_COMMANDS.iter().chain(router::BUILTINS) {
         assert!(
             names.contains(name),
@@ -107,7 +110,7 @@ fn frontmatter_is_valid_and_declares_name_triggers_and_binary() {
     let mentioned = body
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':' || c == '/'))
         .chain(description.split([' ', ',']))
-        .filter_map(router::gsd_name)
+        .filter_map(clawmux::gsd::spelling::gsd_name)
         .filter(|n| {
             !router::BUILTINS.contains(n) && n.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
         });

@@ -158,6 +158,17 @@ impl Install {
     }
 }
 
+/// The GSD command name of a chat message as typed, name unchecked
+/// (`plan-phase` for `/gsd:plan-phase 2`).
+pub fn gsd_name(text: &str) -> Option<&str> {
+    let rest = text.trim_start();
+    let rest = rest
+        .strip_prefix("/gsd:")
+        .or_else(|| rest.strip_prefix("/gsd-"))?;
+    let name = rest.split(char::is_whitespace).next().unwrap_or("");
+    (!name.is_empty()).then_some(name)
+}
+
 /// `("plan-phase", " 2")` for `/gsd:plan-phase 2`, `/gsd-plan-phase 2`
 /// or `$gsd-plan-phase 2` (leading blanks allowed; the arguments keep their
 /// leading blank).
@@ -280,6 +291,14 @@ mod tests {
             .map(|n| format!("{n}.md"))
             .collect();
         Install::from_listings([], files.iter().map(String::as_str))
+    }
+
+    #[test]
+    fn gsd_names() {
+        assert_eq!(gsd_name("/gsd:plan-phase 2"), Some("plan-phase"));
+        assert_eq!(gsd_name("/gsd-quick"), Some("quick"));
+        assert_eq!(gsd_name("/gsd:"), None);
+        assert_eq!(gsd_name("hello /gsd:x"), None);
     }
 
     #[test]

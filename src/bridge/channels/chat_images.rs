@@ -13,7 +13,10 @@ use tokio::task::JoinSet;
 use crate::bridge::access::pairing::Pairing;
 use crate::bridge::access::policy::{Decision, Policy};
 use crate::bridge::channels::chat::ChatEvent;
+use crate::bridge::present::words::ChatWords;
+use crate::bridge::texts::Msg;
 use crate::feishu::api::Api;
+use crate::i18n::Text;
 use crate::store::SharedState;
 use crate::store::state::{ChatId, ProjectName};
 
@@ -42,6 +45,27 @@ pub enum ImageNotSaved {
     Download(String),
     #[error("could not write it: {0}")]
     Write(String),
+}
+
+/// The chat's words for each reason, from the catalogue. (Here, not in
+/// `present::words` with the others: the presenter sits below the
+/// channels.)
+impl ChatWords for ImageNotSaved {
+    fn chat_words(&self) -> Text {
+        match self {
+            ImageNotSaved::NotServed => Msg::ImageNotServed.text(),
+            ImageNotSaved::Busy => Msg::ImageBusy.with(&[("n", &MAX_FETCHES.to_string())]),
+            ImageNotSaved::NoProject => Msg::ImageNoProject.text(),
+            ImageNotSaved::Adopted(project) => {
+                Msg::ImageAdopted.with(&[("project", project.as_str())])
+            }
+            ImageNotSaved::Remote { project, host } => {
+                Msg::ImageRemote.with(&[("project", project.as_str()), ("host", host)])
+            }
+            ImageNotSaved::Download(e) => Msg::ImageDownload.with(&[("error", e)]),
+            ImageNotSaved::Write(e) => Msg::ImageWrite.with(&[("error", e)]),
+        }
+    }
 }
 
 /// Saves images users send into their project's workspace, so the agent
@@ -290,6 +314,38 @@ impl Fetches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::i18n::Lang;
+
+    fn has_cjk(s: &str) -> bool {
+        s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+    }
+
+    #[test]
+    fn every_image_not_saved_has_chat_words_in_both_languages() {
+        let all = [
+            ImageNotSaved::NotServed,
+            ImageNotSaved::Busy,
+            ImageNotSaved::NoProject,
+            ImageNotSaved::Adopted(crate::store::ids::project("demo")),
+            ImageNotSaved::Remote {
+                project: crate::store::ids::project("demo"),
+                host: "far".into(),
+            },
+            ImageNotSaved::Download("HTTP 403".into()),
+            ImageNotSaved::Write("disk full".into()),
+        ];
+        for e in &all {
+            let t = e.chat_words();
+            assert!(has_cjk(t.get(Lang::Zh)), "{e:?}: {t:?}");
+            assert_eq!(t.get(Lang::En), e.to_string(), "{e:?}");
+        }
+        let t = ImageNotSaved::Remote {
+            project: crate::store::ids::project("demo"),
+            host: "far".into(),
+        };
+        assert!(t.chat_words().get(Lang::Zh).contains("far"));
+    }
+
     use crate::bridge::config::PolicyConfig;
     use crate::store::ids::{chat, project};
     use crate::store::state::ProjectRecord;

@@ -3,50 +3,13 @@
 //! of dozens of cards nobody reads on a phone. Shorter results, and every
 //! result on the console, stay paginated cards.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-
+use crate::bridge::outbox_files::KeptOutput;
 use crate::bridge::present;
 use crate::message::{Block, Message, Tone};
 use crate::store::state::{CardHandle, ChatTarget, OutboxEntry, OutboxOp};
 
-/// Results longer than this (bytes of output) go as a summary and a file
-/// by default: about what one card holds.
-pub const DEFAULT_LONG_RESULT_BYTES: usize = 24 * 1024;
-
-/// Where files wait for delivery, under the state directory.
-pub const OUTBOX_FILES_DIR: &str = "outbox-files";
-
 /// Longest file name stem taken from a title, in chars.
 const MAX_STEM_CHARS: usize = 48;
-
-/// A long result's output, written where the outbox sends files from by
-/// the shell before the core sees the result (the core touches no disk):
-/// what the result's file message names. `uuid` names the file and its
-/// outbox entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeptOutput {
-    pub uuid: String,
-    pub path: PathBuf,
-}
-
-/// Keeps `output` as a file under `state_dir` when it is a long result
-/// (over `threshold` bytes; 0 disables). None when it is short, or when
-/// it cannot be written (logged: the result then goes as cards, nothing
-/// is lost).
-pub fn keep_long_output(state_dir: &Path, threshold: usize, output: &str) -> Option<KeptOutput> {
-    if threshold == 0 || output.len() <= threshold {
-        return None;
-    }
-    let uuid = uuid::Uuid::new_v4().to_string();
-    match write_outbox_file(state_dir, &format!("{uuid}.txt"), output.as_bytes()) {
-        Ok(path) => Some(KeptOutput { uuid, path }),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot keep a long result as a file; sending it as cards");
-            None
-        }
-    }
-}
 
 /// The outbox entries that deliver a finished command's result: to a chat,
 /// with its output `kept` as a file (a long result), a summary card and
@@ -190,28 +153,12 @@ fn stem(title: &str) -> String {
     if s.is_empty() { "result".into() } else { s }
 }
 
-/// Writes `bytes` where the outbox sends files from, as `name`: a 0700
-/// directory and a new 0600 file (they hold what the agent printed, a
-/// workspace's file, a screen's picture), synced before the outbox entry
-/// that names it is queued.
-pub fn write_outbox_file(state_dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = state_dir.join(OUTBOX_FILES_DIR);
-    crate::store::private::create_dir(&dir)?;
-    let path = dir.join(name);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    Ok(path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bridge::outbox_files::{
+        DEFAULT_LONG_RESULT_BYTES, OUTBOX_FILES_DIR, keep_long_output,
+    };
     use crate::feishu::paginate::{MAX_REQUEST_BODY_BYTES, body_len};
 
     fn chat() -> ChatTarget {

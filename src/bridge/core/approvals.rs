@@ -3,8 +3,8 @@
 //! approver only, once; its card turns grey when answered or gone.
 
 use super::Core;
-use crate::bridge::access::names;
 use crate::bridge::channels::chat::{CardClick, ChatMessage, ClickAnswer, ToastLevel};
+use crate::bridge::names;
 use crate::bridge::present::words::said;
 use crate::bridge::present::{self, ApprovalChoice};
 use crate::bridge::project::{Approval, ProjectCmd, ProjectError, ProjectEventKind, Reply};

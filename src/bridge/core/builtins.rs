@@ -7,9 +7,9 @@
 
 use super::{Core, Effect, PlanningRead, RemoteProject, status_row, target_id};
 use crate::agents::claude::PermissionMode;
-use crate::bridge::access::names;
 use crate::bridge::access::policy::{ChatKind, Decision};
 use crate::bridge::channels::chat::{CardClick, ClickAnswer, ToastLevel};
+use crate::bridge::names;
 use crate::bridge::present;
 use crate::bridge::present::CommandChoice;
 use crate::bridge::present::words::said;

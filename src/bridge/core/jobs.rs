@@ -3,8 +3,8 @@
 //! timeouts, lost sessions, input the agent did not take.
 
 use super::{Core, Effect};
-use crate::bridge::access::names;
 use crate::bridge::channels::long_result;
+use crate::bridge::names;
 use crate::bridge::present;
 use crate::bridge::present::words::said;
 use crate::bridge::project::{ProjectCmd, ProjectEventKind, TurnEnding};
@@ -144,7 +144,7 @@ impl Core {
     }
 
     /// Has a long result's kept output removed: no message names it.
-    fn remove_unsent(&mut self, kept: Option<long_result::KeptOutput>) {
+    fn remove_unsent(&mut self, kept: Option<crate::bridge::outbox_files::KeptOutput>) {
         if let Some(unsent) = kept {
             self.effects.push(Effect::RemoveFile(unsent.path));
         }

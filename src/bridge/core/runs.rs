@@ -6,7 +6,7 @@
 //! (see [`crate::bridge::runs`]).
 
 use super::{Core, Effect};
-use crate::bridge::access::names;
+use crate::bridge::names;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::{self, Builtin, Route};
 use crate::bridge::runs::{Look, RUN_USER, Request, RunRequest, RunStart};

@@ -246,7 +246,7 @@ fn a_command_s_cards_follow_its_lifecycle() {
 /// The core opens no file either way.
 #[test]
 fn a_kept_output_goes_as_a_file_to_a_chat_and_is_removed_otherwise() {
-    use crate::bridge::channels::long_result::KeptOutput;
+    use crate::bridge::outbox_files::KeptOutput;
     let output = "line\n".repeat(10_000);
     let done = |n: u8| ProjectEventKind::Completed {
         screen: String::new(),

@@ -23,7 +23,6 @@ use super::project::{
 };
 use crate::bridge::access::policy::RateWindow;
 use crate::bridge::channels::chat::{ChatEvent, ClickAnswer};
-use crate::bridge::channels::long_result;
 use crate::bridge::panes::agent_pane::{PaneError, PaneLocation};
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts, LocateError};
 use crate::bridge::panes::workspace_file::{self, FetchedFile, FileError};
@@ -33,6 +32,8 @@ use crate::hooks::{HookError, HookEvent, HookListener};
 use crate::store::state::{ProjectName, RunId, Stage};
 use crate::store::{LogEvent, SharedState};
 
+pub mod one_shot;
+pub mod run_socket;
 mod runs;
 pub use runs::{RunCall, RunReplies, RunReply};
 
@@ -261,7 +262,11 @@ impl Daemon {
             && self.core.answers_in_a_chat(&job.id)
         {
             let threshold = self.setup.config.feishu.long_result_bytes;
-            *kept = long_result::keep_long_output(&self.setup.state_dir, threshold, output);
+            *kept = crate::bridge::outbox_files::keep_long_output(
+                &self.setup.state_dir,
+                threshold,
+                output,
+            );
         }
     }
 

@@ -227,7 +227,7 @@ pub const MAX_TARGET_CHARS: usize = 128;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdoptTargetError {
     #[error(transparent)]
-    Host(#[from] crate::bridge::access::names::HostNameError),
+    Host(#[from] crate::bridge::names::HostNameError),
     #[error(
         "`{0}` is not a session name clawmux adopts: use letters, digits, `-` and `_` (at most {MAX_TARGET_CHARS})"
     )]
@@ -243,7 +243,7 @@ impl AdoptTarget {
     pub fn parse(text: &str) -> Result<AdoptTarget, AdoptTargetError> {
         let (target, host) = match text.rsplit_once('@') {
             Some((t, h)) => {
-                crate::bridge::access::names::validate_host(h)?;
+                crate::bridge::names::validate_host(h)?;
                 (t, Some(h.to_string()))
             }
             None => (text, None),

@@ -10,7 +10,7 @@
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use crate::bridge::channels::long_result::write_outbox_file;
+use crate::bridge::outbox_files::write_outbox_file;
 use crate::bridge::panes::hosts::Hosts;
 use crate::feishu::api::MAX_UPLOAD_BYTES;
 

@@ -15,9 +15,8 @@
 //! time it is shown (the inbox, a reminder) says how long something waited.
 
 use crate::agents::claude::PermissionMode;
-use crate::bridge::access::names::{HostNameError, NameError, ProjectAtHostError, TextError};
-use crate::bridge::access::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
-use crate::bridge::channels::chat_images::{ImageNotSaved, MAX_FETCHES};
+use crate::bridge::names::{HostNameError, NameError, ProjectAtHostError, TextError};
+use crate::bridge::names::{MAX_PROJECT_NAME, MAX_TYPED_CHARS};
 use crate::bridge::panes::agent_pane::{AdoptedChange, PaneError};
 use crate::bridge::panes::hosts::{AdoptTargetError, LocateError, MAX_TARGET_CHARS, UnknownHost};
 use crate::bridge::panes::keys::{KeysError, MAX_KEYS_PER_COMMAND};
@@ -100,24 +99,6 @@ impl ChatWords for Usage {
             }
             Usage::NoMode(modes) => Msg::UsageNoMode.with(&[("modes", modes)]),
             Usage::NoPane => Msg::UsageNoPane.text(),
-        }
-    }
-}
-
-impl ChatWords for ImageNotSaved {
-    fn chat_words(&self) -> Text {
-        match self {
-            ImageNotSaved::NotServed => Msg::ImageNotServed.text(),
-            ImageNotSaved::Busy => Msg::ImageBusy.with(&[("n", &MAX_FETCHES.to_string())]),
-            ImageNotSaved::NoProject => Msg::ImageNoProject.text(),
-            ImageNotSaved::Adopted(project) => {
-                Msg::ImageAdopted.with(&[("project", project.as_str())])
-            }
-            ImageNotSaved::Remote { project, host } => {
-                Msg::ImageRemote.with(&[("project", project.as_str()), ("host", host)])
-            }
-            ImageNotSaved::Download(e) => Msg::ImageDownload.with(&[("error", e)]),
-            ImageNotSaved::Write(e) => Msg::ImageWrite.with(&[("error", e)]),
         }
     }
 }
@@ -581,32 +562,6 @@ mod tests {
             panic!("{t:?}");
         };
         assert!(u.chat_words().get(Lang::Zh).contains("`ls`"), "{u:?}");
-    }
-
-    #[test]
-    fn every_image_not_saved_has_chat_words_in_both_languages() {
-        let all = [
-            ImageNotSaved::NotServed,
-            ImageNotSaved::Busy,
-            ImageNotSaved::NoProject,
-            ImageNotSaved::Adopted(crate::store::ids::project("demo")),
-            ImageNotSaved::Remote {
-                project: crate::store::ids::project("demo"),
-                host: "far".into(),
-            },
-            ImageNotSaved::Download("HTTP 403".into()),
-            ImageNotSaved::Write("disk full".into()),
-        ];
-        for e in &all {
-            let t = e.chat_words();
-            assert!(has_cjk(t.get(Lang::Zh)), "{e:?}: {t:?}");
-            assert_eq!(t.get(Lang::En), e.to_string(), "{e:?}");
-        }
-        let t = ImageNotSaved::Remote {
-            project: crate::store::ids::project("demo"),
-            host: "far".into(),
-        };
-        assert!(t.chat_words().get(Lang::Zh).contains("far"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 
 use super::runner::{MAX_QUEUED, TaskNews};
 use crate::agents::claude::PermissionMode;
-use crate::bridge::channels::long_result::KeptOutput;
+use crate::bridge::outbox_files::KeptOutput;
 use crate::bridge::panes::agent_pane::PaneError;
 use crate::detect::ProfileError;
 use crate::hooks::ToolRequest;
@@ -145,7 +145,7 @@ pub enum ProjectEventKind {
         usage: TurnUsage,
         /// A long result's output kept as a file, by the daemon before the
         /// core sees this (the actor leaves it `None`; see
-        /// [`crate::bridge::channels::long_result::keep_long_output`]).
+        /// [`crate::bridge::outbox_files::keep_long_output`]).
         kept: Option<KeptOutput>,
     },
     TimedOut {

@@ -5,13 +5,13 @@
 //!
 //! - this module: what a run asks ([`RunRequest`]), how the core took it
 //!   ([`RunStart`]) and how it ended ([`Outcome`], and the cards it shows);
-//! - `fold`: a run's outcome folded from its project's events;
-//! - `socket`: `run.sock`, where a running `serve` takes runs;
-//! - `one_shot`: a run with no `serve`, by a daemon of its own.
+//! - `fold`: a run's outcome folded from its project's events.
+//!
+//! Below the core and the daemon, which take runs: `run.sock`, where a
+//! running `serve` takes them, is `daemon::run_socket`, and a run with no
+//! `serve`, by a daemon of its own, `daemon::one_shot`.
 
 pub mod fold;
-pub mod one_shot;
-pub mod socket;
 
 pub use fold::RunFold;
 

@@ -11,10 +11,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
-use super::{RunAsk, RunResult};
 use crate::bridge::access::policy::RateWindow;
 use crate::bridge::config::Config;
 use crate::bridge::daemon::{self, Daemon, DaemonSetup, RunCall, RunReply};
+use crate::bridge::runs::{RunAsk, RunResult};
 use crate::detect::Profiles;
 use crate::store::SharedState;
 use crate::store::dir_lock::StateLock;

@@ -16,8 +16,8 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::codec::{Framed, LinesCodec};
 
-use super::{Outcome, RunAsk, RunResult};
 use crate::bridge::daemon::{RunCall, RunReply};
+use crate::bridge::runs::{Outcome, RunAsk, RunResult};
 
 /// The socket's name in the state directory.
 pub const RUN_SOCKET: &str = "run.sock";
