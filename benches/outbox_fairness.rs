@@ -43,7 +43,7 @@ use clawmux::bridge::config::{Config, DmPolicy, GroupPolicy};
 use clawmux::bridge::daemon::{Daemon, DaemonSetup};
 use clawmux::detect::Profiles;
 use clawmux::store::SharedState;
-use clawmux::store::{clock, event_log};
+use clawmux::store::{clock, log_read};
 use clawmux_testkit::fake_feishu::{FakeFeishu, Kind, Recorded};
 use clawmux_testkit::tmux::TmuxServer;
 use tokio::sync::mpsc;
@@ -350,7 +350,7 @@ async fn run(order: Order, n: usize) -> Figures {
     };
     let recorded = fake.recorded_count() - before;
 
-    let log = event_log::read_all(home.path())
+    let log = log_read::read_all(home.path())
         .unwrap_or_else(|e| panic!("event log: {e}"))
         .records;
     // When the core took the idle chat's message (its event-log line):

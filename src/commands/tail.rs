@@ -4,8 +4,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clawmux::store::event_log::{self, LOG_FILE, ReadStats};
+use clawmux::store::event_log::LOG_FILE;
 use clawmux::store::log_event::KINDS;
+use clawmux::store::log_read::{self, ReadStats};
 use clawmux::store::{self, EventRecord, clock};
 use clawmux::text_escape::{Keep, escape_controls};
 
@@ -101,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     // An unreadable log is a runtime failure (exit 1), not bad usage.
-    let stats = event_log::stream(&dir, since_ms, &mut print)?;
+    let stats = log_read::stream(&dir, since_ms, &mut print)?;
     if let Some(code) = stopped(written)? {
         return Ok(code);
     }
@@ -116,7 +117,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         std::thread::sleep(FOLLOW_POLL);
         let mut written = Ok(());
-        let stats = event_log::follow_from(&dir, offset, &mut |r| {
+        let stats = log_read::follow_from(&dir, offset, &mut |r| {
             if written.is_ok() && keep(&r) {
                 written = print_record(&mut out, &r, args.json);
             }
@@ -150,7 +151,7 @@ fn report_skipped(stats: &ReadStats) {
         eprintln!(
             "clawmux: skipped {} line(s) longer than {} bytes in the event log",
             stats.too_long,
-            event_log::MAX_RECORD_BYTES
+            log_read::MAX_RECORD_BYTES
         );
     }
 }

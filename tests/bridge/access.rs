@@ -410,7 +410,7 @@ on *
 async fn delivered(home: &Path, card: &Recorded) {
     let uuid = card.uuid.clone().unwrap_or_default();
     let logged = || {
-        let log = clawmux::store::event_log::read_all(home);
+        let log = clawmux::store::log_read::read_all(home);
         let records = log.map(|l| l.records).unwrap_or_default();
         (records.iter()).any(|r| r.kind == "card" && r.fields["uuid"] == uuid.as_str())
     };

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use clawmux::store::event_log;
+use clawmux::store::log_read;
 
 use crate::support::fake_feishu::{FakeFeishu, Kind};
 use crate::support::feishu_serve::{
@@ -18,8 +18,8 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// `keys` lines in the event log: (by, keys, stage).
 fn keys_logged(home: &std::path::Path) -> Vec<(String, String, String)> {
-    let f = |r: &event_log::EventRecord, k: &str| r.field(k).unwrap_or_default().to_string();
-    (event_log::read_all(home).expect("log").records.iter())
+    let f = |r: &clawmux::store::EventRecord, k: &str| r.field(k).unwrap_or_default().to_string();
+    (log_read::read_all(home).expect("log").records.iter())
         .filter(|r| r.kind == "keys")
         .map(|r| (f(r, "by"), f(r, "keys"), f(r, "stage")))
         .collect()

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use clawmux::feishu::api::TOKEN_REFRESH_MARGIN;
-use clawmux::store::event_log::{self, EventRecord};
+use clawmux::store::event_log::EventRecord;
+use clawmux::store::log_read;
 use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp, State};
 use tokio::time::Instant;
 
@@ -325,7 +326,7 @@ async fn state_until(home: &Path, what: &str, pred: impl Fn(&State) -> bool) -> 
 }
 
 fn events(home: &Path) -> Vec<EventRecord> {
-    event_log::read_all(home).expect("event log").records
+    log_read::read_all(home).expect("event log").records
 }
 
 /// A card's title and text.

@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Stdio;
 
-use clawmux::store::event_log;
+use clawmux::store::log_read;
 
 use super::{BIN, clawmux_via, wait_exit};
 use crate::support::tmux::TmuxServer;
@@ -79,7 +79,7 @@ fn wider_state_is_reported_and_tightened_at_start() {
     serve_once(root.path(), &home);
     assert_eq!(mode(&home), 0o700);
     assert_eq!(mode(&home.join("events.jsonl")), 0o600);
-    let records = event_log::read_all(&home).unwrap().records;
+    let records = log_read::read_all(&home).unwrap().records;
     let found: Vec<_> = records
         .iter()
         .filter(|r| r.kind == "state_permissions")

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::time::Instant;
 
-use clawmux::store::event_log;
+use clawmux::store::log_read;
 
 use super::{WAIT, clawmux, wait_exit};
 use crate::support::tmux::TmuxServer;
@@ -106,7 +106,7 @@ pub(super) fn line_with(lines: &std::sync::mpsc::Receiver<String>, needle: &str)
 }
 
 fn stop_reason(home: &std::path::Path) -> Option<String> {
-    event_log::read_all(home)
+    log_read::read_all(home)
         .expect("event log reads")
         .records
         .iter()
@@ -171,7 +171,7 @@ fn end_of_input_stops_serve_after_its_last_line() {
     );
     assert!(!printed.contains('\x1b'), "{printed:?}");
     // The line read before the end was handled as a message.
-    let log = event_log::read_all(served.home.path()).expect("event log reads");
+    let log = log_read::read_all(served.home.path()).expect("event log reads");
     assert!(
         log.records
             .iter()

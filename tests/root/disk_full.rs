@@ -7,7 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use clawmux::store::event_log::{self, EventRecord, LogHealth};
+use clawmux::store::event_log::{EventRecord, LogHealth};
+use clawmux::store::log_read;
 use clawmux::store::{EventLog, LogEvent};
 
 /// Size of the test file system: a few records' worth once filled.
@@ -120,7 +121,7 @@ fn a_full_disk_loses_no_record_silently_and_tears_nothing() {
     assert_eq!(log.health(), LogHealth::Ok);
     assert!(health.has_changed().unwrap());
 
-    let got = event_log::read_all(dir).unwrap();
+    let got = log_read::read_all(dir).unwrap();
     let kinds: Vec<_> = got.records.iter().map(name).collect();
     eprintln!(
         "{failed} of 20 failed; log: {kinds:?}; skipped lines {}",

@@ -15,7 +15,8 @@ use clawmux::feishu::card::Card;
 use clawmux::hooks::HookEvent;
 use clawmux::message::{Block, Message};
 use clawmux::store::SharedState;
-use clawmux::store::event_log::{self, EventRecord};
+use clawmux::store::event_log::EventRecord;
+use clawmux::store::log_read;
 use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -296,7 +297,7 @@ impl Bridge {
 
     /// Every event-log record so far.
     pub fn events(&self) -> Vec<EventRecord> {
-        event_log::read_all(self.home.path())
+        log_read::read_all(self.home.path())
             .expect("event log reads")
             .records
     }

@@ -7,8 +7,7 @@
 use regex::RegexSet;
 use serde::Deserialize;
 
-use crate::lines::PatternError;
-use crate::profiles::regex_set;
+use crate::lines::{PatternError, regex_set};
 
 /// `answer_rows` as written in a profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

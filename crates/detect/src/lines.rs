@@ -29,6 +29,34 @@ pub struct PatternError {
     pub source: Box<regex::Error>,
 }
 
+/// Compiles one pattern, naming its origin on failure.
+pub(crate) fn regex(profile: &str, field: &str, pattern: &str) -> Result<Regex, PatternError> {
+    Regex::new(pattern).map_err(|source| PatternError {
+        profile: profile.to_owned(),
+        field: field.to_owned(),
+        pattern: pattern.to_owned(),
+        source: Box::new(source),
+    })
+}
+
+pub(crate) fn regex_set(
+    profile: &str,
+    field: &str,
+    patterns: &[String],
+) -> Result<RegexSet, PatternError> {
+    RegexSet::new(patterns).map_err(|source| {
+        // Name the bad pattern when one fails alone (compiled again only
+        // on failure: compiling costs as much as the set).
+        let bad = patterns.iter().find_map(|p| regex(profile, field, p).err());
+        bad.unwrap_or_else(|| PatternError {
+            profile: profile.to_owned(),
+            field: field.to_owned(),
+            pattern: patterns.join(" | "),
+            source: Box::new(source),
+        })
+    })
+}
+
 /// What a pattern in the set is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {

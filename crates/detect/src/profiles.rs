@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::ApprovalKind;
 use super::answer_rows::{AnswerRows, AnswerRowsSpec};
 use super::footer_mode::{FooterModes, FooterModesSpec};
-use super::lines::{LineHit, LineMatcher, PatternError};
+use super::lines::{LineHit, LineMatcher, PatternError, regex, regex_set};
 use super::marks::Marks;
 use clawmux_pane::signal::AgentState;
 
@@ -587,34 +587,6 @@ fn resolve(name: &str, specs: &BTreeMap<String, ProfileSpec>) -> Result<ProfileS
         .iter()
         .rev()
         .fold(ProfileSpec::default(), |acc, spec| spec.over(&acc)))
-}
-
-/// Compiles one pattern, naming its origin on failure.
-pub(crate) fn regex(profile: &str, field: &str, pattern: &str) -> Result<Regex, PatternError> {
-    Regex::new(pattern).map_err(|source| PatternError {
-        profile: profile.to_owned(),
-        field: field.to_owned(),
-        pattern: pattern.to_owned(),
-        source: Box::new(source),
-    })
-}
-
-pub(crate) fn regex_set(
-    profile: &str,
-    field: &str,
-    patterns: &[String],
-) -> Result<RegexSet, PatternError> {
-    RegexSet::new(patterns).map_err(|source| {
-        // Name the bad pattern when one fails alone (compiled again only
-        // on failure: compiling costs as much as the set).
-        let bad = patterns.iter().find_map(|p| regex(profile, field, p).err());
-        bad.unwrap_or_else(|| PatternError {
-            profile: profile.to_owned(),
-            field: field.to_owned(),
-            pattern: patterns.join(" | "),
-            source: Box::new(source),
-        })
-    })
 }
 
 fn compile(name: &str, spec: &ProfileSpec) -> Result<Profile, ProfileError> {

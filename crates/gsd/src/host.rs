@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clawmux_text::shell;
 use clawmux_tmux::one_shot::{self, OneShotError, SSH_FAILED};
 
 use crate::planning::{MAX_PLANNING_BYTES, Planning, PlanningError};
@@ -71,11 +72,11 @@ pub enum HostFilesError {
 }
 
 /// The GSD install the project's pane sees: here for a local pane
-/// ([`spelling::probe`]), on its host for a remote one.
+/// ([`probe`]), on its host for a remote one.
 pub async fn install(spec: &ProjectHost) -> Result<Install, HostFilesError> {
     if !spec.remote_shell {
         let local = spec.clone();
-        return tokio::task::spawn_blocking(move || spelling::probe(&local))
+        return tokio::task::spawn_blocking(move || probe(&local))
             .await
             .map_err(|e| failed(&spec.name, e.to_string()));
     }
@@ -222,9 +223,68 @@ fn parse_planning(
     Ok(state.map(|s| Planning::parse(&s, roadmap.as_deref())))
 }
 
+/// The install a project's pane sees. A pane on this machine is probed
+/// here (its agent HOME from its command line, else the daemon's HOME);
+/// for a pane behind a remote shell the files are on its host, read there
+/// by [`install`]: none here.
+pub fn probe(spec: &ProjectHost) -> Install {
+    if spec.remote_shell {
+        return Install::default();
+    }
+    let home = spelling::agent_home(
+        &spec.agent_command,
+        std::env::var_os("HOME").map(PathBuf::from),
+    );
+    match spec.agent {
+        Some("gemini") => spelling::probe_gemini(&spec.workspace, home.as_deref()),
+        Some("codex") => {
+            let codex_home = shell::env_assignment(&spec.agent_command, "CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("CODEX_HOME").map(PathBuf::from))
+                .or_else(|| home.map(|h| h.join(".codex")));
+            spelling::probe_codex(codex_home.as_deref())
+        }
+        _ => spelling::probe_local(&spec.workspace, home.as_deref()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spelling::Spelling;
+
+    #[test]
+    fn probing_finds_the_install_of_the_agent_the_pane_runs() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".gemini/commands/gsd")).unwrap();
+        std::fs::write(home.path().join(".gemini/commands/gsd/progress.toml"), "x").unwrap();
+        std::fs::create_dir_all(home.path().join("cx/skills/gsd-ship")).unwrap();
+        std::fs::create_dir_all(home.path().join(".claude/skills/gsd-ship")).unwrap();
+        let spec = |agent: &'static str, agent_command: String| ProjectHost {
+            program: vec!["tmux".into()],
+            remote_shell: false,
+            name: "local".into(),
+            timeout: std::time::Duration::from_secs(1),
+            workspace: ws.path().to_path_buf(),
+            agent_command,
+            agent: Some(agent),
+        };
+        let h = home.path().display();
+        let gemini = probe(&spec(
+            "gemini",
+            format!("env CLAWMUX_HOME=/s env HOME={h} gemini"),
+        ));
+        assert_eq!(gemini.spelling_of("progress"), Some(Spelling::Colon));
+        assert_eq!(gemini.spelling_of("ship"), None);
+        let codex = probe(&spec(
+            "codex",
+            format!("env HOME={h} CODEX_HOME={h}/cx codex -a never"),
+        ));
+        assert_eq!(codex.rewrite("/gsd:ship"), "$gsd-ship");
+        let claude = probe(&spec("claude", format!("env HOME={h} claude")));
+        assert_eq!(claude.rewrite("/gsd:ship"), "/gsd-ship");
+    }
 
     #[test]
     fn listings_by_section() {

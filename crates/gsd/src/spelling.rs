@@ -23,14 +23,12 @@
 //!   `CODEX_HOME` defaulting to `~/.codex`), typed `$gsd-<name>` (Codex
 //!   calls a skill by mentioning it with `$`).
 //!
-//! [`probe`] probes the places of the agent the project runs.
+//! `host::probe` probes the places of the agent the project runs.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clawmux_text::shell;
-
-use crate::host::ProjectHost;
 
 /// At most this many directory entries are read per listing: GSD 1.42.3
 /// installs 67; a directory far larger is not GSD's and reading it whole
@@ -229,31 +227,6 @@ fn list(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The install a project's pane sees. A pane on this machine is probed
-/// here (its agent HOME from its command line, else the daemon's HOME);
-/// for a pane behind a remote shell the files are on its host, read there
-/// by [`crate::host::install`]: none here.
-pub fn probe(spec: &ProjectHost) -> Install {
-    if spec.remote_shell {
-        return Install::default();
-    }
-    let home = agent_home(
-        &spec.agent_command,
-        std::env::var_os("HOME").map(PathBuf::from),
-    );
-    match spec.agent {
-        Some("gemini") => probe_gemini(&spec.workspace, home.as_deref()),
-        Some("codex") => {
-            let codex_home = shell::env_assignment(&spec.agent_command, "CODEX_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("CODEX_HOME").map(PathBuf::from))
-                .or_else(|| home.map(|h| h.join(".codex")));
-            probe_codex(codex_home.as_deref())
-        }
-        _ => probe_local(&spec.workspace, home.as_deref()),
-    }
-}
-
 /// Gemini CLI's GSD commands: the agent HOME's and the project's
 /// `.gemini/commands/gsd/`.
 pub fn probe_gemini(workspace: &Path, home: Option<&Path>) -> Install {
@@ -395,39 +368,6 @@ mod tests {
         assert_eq!(codex.rewrite("$gsd-help"), "$gsd-help");
         assert_eq!(codex.rewrite("/gsd:nope"), "/gsd:nope");
         assert!(Install::from_gemini_listing(["x.md", "gsd-a"]).is_empty());
-    }
-
-    #[test]
-    fn probing_finds_the_install_of_the_agent_the_pane_runs() {
-        let home = tempfile::tempdir().unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(home.path().join(".gemini/commands/gsd")).unwrap();
-        std::fs::write(home.path().join(".gemini/commands/gsd/progress.toml"), "x").unwrap();
-        std::fs::create_dir_all(home.path().join("cx/skills/gsd-ship")).unwrap();
-        std::fs::create_dir_all(home.path().join(".claude/skills/gsd-ship")).unwrap();
-        let spec = |agent: &'static str, agent_command: String| ProjectHost {
-            program: vec!["tmux".into()],
-            remote_shell: false,
-            name: "local".into(),
-            timeout: std::time::Duration::from_secs(1),
-            workspace: ws.path().to_path_buf(),
-            agent_command,
-            agent: Some(agent),
-        };
-        let h = home.path().display();
-        let gemini = probe(&spec(
-            "gemini",
-            format!("env CLAWMUX_HOME=/s env HOME={h} gemini"),
-        ));
-        assert_eq!(gemini.spelling_of("progress"), Some(Spelling::Colon));
-        assert_eq!(gemini.spelling_of("ship"), None);
-        let codex = probe(&spec(
-            "codex",
-            format!("env HOME={h} CODEX_HOME={h}/cx codex -a never"),
-        ));
-        assert_eq!(codex.rewrite("/gsd:ship"), "$gsd-ship");
-        let claude = probe(&spec("claude", format!("env HOME={h} claude")));
-        assert_eq!(claude.rewrite("/gsd:ship"), "/gsd-ship");
     }
 
     #[test]

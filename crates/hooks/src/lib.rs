@@ -24,6 +24,7 @@
 
 mod event;
 mod forward;
+mod kind;
 mod listener;
 pub mod notify;
 pub mod opencode;
@@ -34,10 +35,9 @@ pub mod usage;
 
 use std::path::{Path, PathBuf};
 
-pub use event::{
-    Envelope, HookEvent, HookKind, HookSignal, MAX_LINE_BYTES, MAX_PAYLOAD_BYTES, decode_line,
-};
+pub use event::{Envelope, HookEvent, MAX_LINE_BYTES, MAX_PAYLOAD_BYTES, decode_line};
 pub use forward::{CONNECT_TIMEOUT, forward};
+pub use kind::{HookKind, HookSignal};
 pub use listener::{EVENT_QUEUE, HookListener, MAX_CONNECTIONS, READ_TIMEOUT};
 pub use tool::{MAX_OPTIONS, MAX_QUESTIONS, Question, QuestionOption, ToolRequest};
 

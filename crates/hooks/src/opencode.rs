@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::HookError;
-use super::event::HookKind;
+use super::kind::HookKind;
 
 /// The plugin's file name in OpenCode's `plugin` directory.
 pub const PLUGIN_FILE: &str = "clawmux.js";

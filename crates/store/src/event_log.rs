@@ -11,9 +11,6 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
-pub use super::log_read::{
-    LogContents, MAX_RECORD_BYTES, ReadStats, current_len, follow_from, read_all, read_from, stream,
-};
 use super::{LogEvent, clock, private};
 
 /// Rotate `events.jsonl` once it passes this size: big enough for weeks of
@@ -303,6 +300,7 @@ impl EventRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log_read::{current_len, read_all, read_from};
 
     /// A line named `name` (a hook event: the kinds are the enum's).
     fn named(name: &str) -> LogEvent {

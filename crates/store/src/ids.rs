@@ -374,6 +374,27 @@ pub fn project(name: &str) -> ProjectName {
     ProjectName::parse(name).unwrap_or_else(|e| panic!("test project name: {e}"))
 }
 
+/// Where a card goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChatTarget {
+    /// A chat (`chat_id`), group or p2p.
+    Chat { id: ChatId },
+    /// The local console.
+    Console,
+    /// A `clawmux run` waiting for its outcome: it reads the project's
+    /// events, not cards, so none is ever queued for it (see
+    /// `State::queue`).
+    Run { id: RunId },
+}
+
+impl ChatTarget {
+    /// Is this a `clawmux run` (no chat: no card goes to it)?
+    pub fn is_run(&self) -> bool {
+        matches!(self, ChatTarget::Run { .. })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -375,7 +375,7 @@ mod tests {
             3,
             "the failed saves' changes too"
         );
-        let log = super::super::event_log::read_all(dir.path()).unwrap();
+        let log = super::super::log_read::read_all(dir.path()).unwrap();
         let kinds: Vec<_> = log.records.iter().map(|r| r.kind.as_str()).collect();
         // One report for the failing stretch (two failed saves).
         assert_eq!(kinds, ["state_error", "state_saved"], "{:?}", log.records);

@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-pub use super::ids::{ApprovalId, CardHandle, ChatId, JobId, ProjectName, RunId, SessionName};
+pub use super::ids::{
+    ApprovalId, CardHandle, ChatId, ChatTarget, JobId, ProjectName, RunId, SessionName,
+};
 use super::ids::{SessionPane, SessionPaneError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -403,20 +405,6 @@ pub struct TypingIntent {
     pub screen: u64,
 }
 
-/// Where a card goes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ChatTarget {
-    /// A chat (`chat_id`), group or p2p.
-    Chat { id: ChatId },
-    /// The local console.
-    Console,
-    /// A `clawmux run` waiting for its outcome: it reads the project's
-    /// events, not cards, so none is ever queued for it (see
-    /// [`State::queue`]).
-    Run { id: RunId },
-}
-
 /// An approval's options and kind are the ones detection read off the
 /// screen, persisted as they are.
 pub use clawmux_detect::{ApprovalKind, ApprovalOption};
@@ -571,13 +559,6 @@ impl OutboxOp {
             | OutboxOp::File { handle, .. }
             | OutboxOp::React { handle, .. } => handle,
         }
-    }
-}
-
-impl ChatTarget {
-    /// Is this a `clawmux run` (no chat: no card goes to it)?
-    pub fn is_run(&self) -> bool {
-        matches!(self, ChatTarget::Run { .. })
     }
 }
 

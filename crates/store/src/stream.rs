@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{ChatTarget, JobId};
+use super::ids::{ChatTarget, JobId};
 
 /// Longest answer text kept for a stream, in bytes: a card holds at most
 /// 30 KB of request body, and the result card carries the whole answer

@@ -756,7 +756,7 @@ mod tests {
     }
 
     fn records(dir: &std::path::Path) -> Vec<crate::store::event_log::EventRecord> {
-        crate::store::event_log::read_all(dir).unwrap().records
+        crate::store::log_read::read_all(dir).unwrap().records
     }
 
     fn send(uuid: &str) -> OutboxEntry {

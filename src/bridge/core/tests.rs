@@ -142,7 +142,7 @@ impl World {
     }
 
     fn kinds(&self) -> Vec<String> {
-        let log = crate::store::event_log::read_all(self._dir.path()).unwrap();
+        let log = crate::store::log_read::read_all(self._dir.path()).unwrap();
         log.records.into_iter().map(|r| r.kind).collect()
     }
 

@@ -160,7 +160,7 @@ impl FeishuServe {
         let uuid = card.uuid.clone().unwrap_or_default();
         let deadline = Instant::now() + STEP_TIMEOUT;
         loop {
-            let log = clawmux::store::event_log::read_all(self.home.path());
+            let log = clawmux::store::log_read::read_all(self.home.path());
             let records = log.map(|l| l.records).unwrap_or_default();
             if (records.iter()).any(|r| r.kind == "card" && r.fields["uuid"] == uuid.as_str()) {
                 return;
