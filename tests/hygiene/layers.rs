@@ -195,6 +195,40 @@ fn the_bridges_modules_reach_each_other_one_way() {
     assert!(circles.is_empty(), "modules in a circle: {circles:#?}");
 }
 
+/// Every crate's modules too, but for those still in circles (each
+/// crate's listed here is known: a new one fails, as does one mended and
+/// still listed).
+#[test]
+fn each_crates_modules_reach_each_other_one_way() {
+    const STILL_IN_CIRCLES: [&str; 2] = [
+        "detect: arrow_menu, checkpoint, dialog, panel, screen",
+        "fakeapi: chat, fake_api, gemini, responses, stream",
+    ];
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    let mut found = BTreeSet::new();
+    let mut read = 0;
+    for entry in std::fs::read_dir(&crates).expect("crates/ is readable") {
+        let dir = entry.expect("a crate").path();
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        let graph = module_graph(&dir.join("src"), "");
+        read += 1;
+        let circled: Vec<&str> = (graph.keys())
+            .filter(|m| circle_through(&graph, m).is_some())
+            .map(String::as_str)
+            .collect();
+        if !circled.is_empty() {
+            found.insert(format!("{name}: {}", circled.join(", ")));
+        }
+    }
+    assert!(read > 10, "the crates are found");
+    let known: BTreeSet<String> = STILL_IN_CIRCLES.iter().map(|c| c.to_string()).collect();
+    assert_eq!(found, known, "modules of a crate in circles");
+}
+
 #[test]
 fn a_circle_is_found() {
     let dir = tempfile::tempdir().expect("temp dir");
