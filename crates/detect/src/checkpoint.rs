@@ -28,7 +28,7 @@
 use super::dialog;
 use super::marks::Marks;
 use super::profiles::Profile;
-use super::screen::{self, Prompt};
+use super::screen_parts::Prompt;
 use super::{ApprovalKind, ApprovalOption, MenuSelect};
 
 /// Rows searched upwards from the bottom for a checkpoint header: more
@@ -93,7 +93,7 @@ pub(crate) fn find(profile: &Profile, rows: &[String]) -> Option<Prompt> {
     // off · …`) are not the checkpoint, and a notice going away must not
     // make it another one.
     let end = (at + 1..end)
-        .find(|&i| screen::closes_turn(profile, &rows[i]))
+        .find(|&i| profile.closes_turn(&rows[i]))
         .unwrap_or(end);
     let after = &rows[at + 1..end];
     // A box is answerable once its `→` line is drawn whole (a row follows

@@ -40,6 +40,7 @@ mod marks;
 mod panel;
 mod profiles;
 mod screen;
+mod screen_parts;
 mod stream;
 mod turn;
 

@@ -21,7 +21,7 @@ use super::arrow_menu::MenuSelect;
 use super::cells::OTHER_BAR;
 use super::dialog::{self, Dialog};
 use super::profiles::Profile;
-use super::screen::TurnEnd;
+use super::screen_parts::TurnEnd;
 
 /// A bar as the person's messages and the input box draw it.
 const BAR: char = '┃';

@@ -368,6 +368,12 @@ impl Profile {
         &self.name
     }
 
+    /// Whether `row` is the profile's row closing a finished turn (Claude
+    /// Code's `✻ Cooked for 1s · done 4:04 PM`, its `turn_closed`).
+    pub(crate) fn closes_turn(&self, row: &str) -> bool {
+        (self.turn_closed.as_ref()).is_some_and(|closed| closed.is_match(row.trim_start()))
+    }
+
     /// How it draws its answer's blocks (see [`AnswerRows`]).
     pub fn answer_rows(&self) -> &AnswerRows {
         &self.answer_rows

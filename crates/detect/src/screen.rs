@@ -19,53 +19,8 @@ use super::dialog::{self, clean, is_input_row, is_rule};
 use super::marks::Marks;
 use super::panel;
 use super::profiles::Profile;
+pub(crate) use super::screen_parts::{Prompt, TurnEnd};
 use super::{ApprovalKind, ApprovalOption, MenuSelect};
-
-/// An approval prompt as read from the screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Prompt {
-    pub(crate) kind: ApprovalKind,
-    pub(crate) question: String,
-    pub(crate) body: String,
-    pub(crate) options: Vec<ApprovalOption>,
-    pub(crate) context: String,
-    /// Part of the body is still being drawn (see `Detector`).
-    pub(crate) loading: bool,
-    /// How an option is chosen with keys.
-    pub(crate) select: MenuSelect,
-}
-
-impl Prompt {
-    /// The key of the option the menu's cursor is on, where it shows one.
-    pub(crate) fn cursor_key(&self, marks: &Marks) -> Option<String> {
-        match self.select {
-            MenuSelect::Vertical { cursor } | MenuSelect::Horizontal { cursor } => {
-                self.options.get(cursor).map(|o| o.key.clone())
-            }
-            MenuSelect::Typed => dialog::cursor_key(marks, &self.context),
-            MenuSelect::Ticks { .. } => None,
-        }
-    }
-}
-
-/// How the turn on screen ended, read from its last block.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct TurnEnd {
-    /// The agent's own error row.
-    pub(crate) error: Option<String>,
-    /// The user stopped the turn (the row saying so).
-    pub(crate) interrupted: Option<String>,
-    /// The agent refused the command (the row saying so).
-    pub(crate) rejected: Option<String>,
-    /// The profile names the row that closes a finished turn
-    /// (`turn_closed`) and the turn shows neither it nor any row above:
-    /// what looks idle may be a pause in the answer (Claude Code 2.1.197
-    /// hides its spinner while a text block streams, drawing it a line at a
-    /// time).
-    pub(crate) unclosed: bool,
-    /// The turn's last rows, as context.
-    pub(crate) context: String,
-}
 
 /// What the screen shows.
 #[derive(Debug, Default)]
@@ -336,12 +291,6 @@ fn retrying(profile: &Profile, rows: &[String]) -> Option<String> {
 /// turn (the profile's `turn_closed`) or an error row: what an in-band
 /// `done` or `error` must be borne out by. A profile naming no closing row
 /// takes the agent's word.
-/// Whether `row` is the profile's row closing a finished turn (Claude
-/// Code's `✻ Cooked for 1s · done 4:04 PM`, its `turn_closed`).
-pub(crate) fn closes_turn(profile: &Profile, row: &str) -> bool {
-    (profile.turn_closed.as_ref()).is_some_and(|closed| closed.is_match(row.trim_start()))
-}
-
 pub(crate) fn turn_closed(profile: &Profile, rows: &[String]) -> bool {
     let Some(closed) = &profile.turn_closed else {
         return true;
