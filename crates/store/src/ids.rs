@@ -4,7 +4,8 @@
 //! clawmux (`random`) or by parsing (a card's button, the state file, the
 //! event log alike): a [`ProjectName`] that breaks its rule is a
 //! [`NameError`], an id that is not one clawmux could have made an
-//! [`IdError`], never a value.
+//! [`IdError`], never a value. [`ChatTarget`], where a card goes, is made
+//! of them (here, below both the state and the streamed card's record).
 
 use serde::{Deserialize, Serialize};
 
