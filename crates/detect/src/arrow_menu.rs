@@ -10,85 +10,9 @@
 //! cursor's place included) before it presses them, so the count is right.
 
 use super::ApprovalOption;
-use super::dialog::{self, Dialog};
+use super::dialog_rows::MenuSelect;
+use super::dialog_rows::{self as dialog, Dialog};
 use super::marks::Marks;
-
-/// How a dialog's option is chosen with keys.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum MenuSelect {
-    /// The option's key is typed (a digit selects and confirms, a word is
-    /// typed and submitted).
-    #[default]
-    Typed,
-    /// Up/Down from the option at `cursor` (0-based), then Enter.
-    Vertical { cursor: usize },
-    /// Left/Right from the position at `cursor` (0-based), then Enter.
-    Horizontal { cursor: usize },
-    /// A multi-select list: a digit ticks or unticks its option, Right
-    /// goes on (to the next question, or the review before submitting).
-    /// Bit `n` of `ticked` is option `n + 1`'s tick as drawn.
-    Ticks { ticked: u128 },
-}
-
-/// Most options of a multi-select list a digit reaches.
-pub(crate) const MAX_TICK_OPTIONS: usize = 9;
-
-/// The option keys of a several-options answer (`1,3`), in order, once
-/// each; `None` unless `key` lists at least one.
-pub fn several_keys(key: &str) -> Option<Vec<&str>> {
-    let mut keys: Vec<&str> = Vec::new();
-    for k in key.split(',').map(str::trim) {
-        if k.is_empty() {
-            return None;
-        }
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    (key.contains(',') || keys.len() == 1).then_some(keys)
-}
-
-impl MenuSelect {
-    /// The tmux key names that choose option `key` (`1`, `2`, … in screen
-    /// order), or `None` when the key is typed as it is.
-    pub fn presses(&self, key: &str) -> Option<Vec<&'static str>> {
-        let (cursor, back, forth) = match *self {
-            MenuSelect::Typed => return None,
-            MenuSelect::Ticks { ticked } => return ticks(ticked, key),
-            MenuSelect::Vertical { cursor } => (cursor, "Up", "Down"),
-            MenuSelect::Horizontal { cursor } => (cursor, "Left", "Right"),
-        };
-        let target = key.parse::<usize>().ok()?.checked_sub(1)?;
-        let (name, count) = if target < cursor {
-            (back, cursor - target)
-        } else {
-            (forth, target - cursor)
-        };
-        let mut keys = vec![name; count];
-        keys.push("Enter");
-        Some(keys)
-    }
-}
-
-/// The digits that make exactly the options `key` lists (`1,3`) ticked,
-/// given `ticked`, then Right.
-fn ticks(ticked: u128, key: &str) -> Option<Vec<&'static str>> {
-    const DIGITS: [&str; MAX_TICK_OPTIONS] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"];
-    let mut wanted = 0u128;
-    for k in several_keys(key)? {
-        let n = k
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=MAX_TICK_OPTIONS).contains(n))?;
-        wanted |= 1 << (n - 1);
-    }
-    let mut keys: Vec<&'static str> = (0..MAX_TICK_OPTIONS)
-        .filter(|i| (wanted ^ ticked) & (1 << i) != 0)
-        .map(|i| DIGITS[i])
-        .collect();
-    keys.push("Right");
-    Some(keys)
-}
 
 /// Most rows under the menu: the selection hint, maybe a blank or two.
 const MAX_FOOTER_ROWS: usize = 3;

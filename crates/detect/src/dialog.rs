@@ -15,12 +15,10 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::ApprovalOption;
-use super::arrow_menu::{self, MenuSelect};
+use super::arrow_menu;
+pub use super::dialog_rows::{BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS};
+pub(crate) use super::dialog_rows::{Dialog, MenuSelect, bound, clean, is_link, is_rule};
 use super::marks::Marks;
-
-/// Rows at the bottom of the screen searched for a dialog: the tallest
-/// dialog (a plan or a diff) fits in a 60-row pane.
-pub const MAX_DIALOG_ROWS: usize = 60;
 
 /// Most non-empty rows allowed under the last option (footer, hints): more
 /// means the menu is old output, not the live dialog.
@@ -39,16 +37,6 @@ const MAX_QUESTION_ROWS: usize = 4;
 /// agent pads its rows); a shorter row followed by an indented one is
 /// followed by a description, not a wrap.
 const WRAP_SLACK: usize = 3;
-
-/// Shortest run of `─` taken as a rule (a dialog's rule spans the pane).
-const MIN_RULE_CHARS: usize = 10;
-
-/// The body kept for a dialog: a diff or plan can be long, a card cannot.
-pub const MAX_BODY_ROWS: usize = 40;
-/// The body kept for a dialog, in bytes (see [`MAX_BODY_ROWS`]).
-pub const MAX_BODY_BYTES: usize = 4096;
-/// Marks a body cut to [`MAX_BODY_ROWS`] / [`MAX_BODY_BYTES`].
-pub const BODY_CUT: &str = "[…]";
 
 /// A menu option row: optional cursor mark, number, `.`, label. The mark
 /// is any one character here; [`option_row`] keeps the profile's own.
@@ -86,60 +74,6 @@ pub(crate) fn cursor_key(marks: &Marks, context: &str) -> Option<String> {
         c.name("cursor")?;
         Some(c["key"].to_owned())
     })
-}
-
-/// A dialog as read from the screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Dialog {
-    /// The text asking (a whole paragraph, joined).
-    pub(crate) question: String,
-    /// What is asked about: the rows between the dialog's top and its
-    /// question, de-indented, bounded.
-    pub(crate) body: String,
-    pub(crate) options: Vec<ApprovalOption>,
-    /// The hint rows under the menu.
-    pub(crate) footer: String,
-    /// The dialog's rows (top to footer), borders stripped.
-    pub(crate) context: String,
-    /// The title row (`Bash command`, `Edit file`, …) when there is one.
-    pub(crate) title: String,
-    /// The body still shows a placeholder (`…`) where the diff will be, or
-    /// a scrolled list shows one option (the rest may be a frame away).
-    pub(crate) loading: bool,
-    /// The menu is in a box of its own (`│ ❯ 1. Yes │`).
-    pub(crate) boxed: bool,
-    /// How an option is chosen: by its digit, or (a menu without numbers)
-    /// by arrow keys from the cursor.
-    pub(crate) select: MenuSelect,
-}
-
-/// One screen row made readable: NBSP as space, box borders removed.
-/// `None` for a row that is only a box edge.
-pub(crate) fn clean(row: &str) -> String {
-    let row = row.replace('\u{a0}', " ");
-    let t = row.trim_start();
-    if let Some(inner) = t.strip_prefix('│') {
-        let inner = inner.trim_end();
-        let inner = inner.strip_suffix('│').unwrap_or(inner);
-        // Keep the inside's own indent: the box itself adds one column.
-        return inner
-            .strip_prefix(' ')
-            .unwrap_or(inner)
-            .trim_end()
-            .to_owned();
-    }
-    row.trim_end().to_owned()
-}
-
-/// A `─` rule (or a box's top edge `╭──╮`), the separator Claude Code draws
-/// above its input box and its dialogs.
-pub(crate) fn is_rule(row: &str) -> bool {
-    let t = row.trim();
-    let inner = t
-        .strip_prefix('╭')
-        .and_then(|s| s.strip_suffix('╮'))
-        .unwrap_or(t);
-    inner.chars().count() >= MIN_RULE_CHARS && inner.chars().all(|c| c == '─')
 }
 
 /// A box's bottom edge or a dashed rule: drawn, not read.
@@ -399,12 +333,6 @@ fn read_numbered(
     })
 }
 
-/// A row that is only a web address.
-pub(crate) fn is_link(row: &str) -> bool {
-    let t = row.trim();
-    t.starts_with("https://") && !t.contains(' ')
-}
-
 /// A row that is only a scroll mark: Gemini CLI 0.61.0 draws `▲` above
 /// and `▼` under the options of a box too tall for the pane (measured at
 /// 15 rows: the question, `▲`, two of three options, `▼`).
@@ -439,7 +367,7 @@ impl Menu {
             return MenuSelect::Typed;
         }
         let ticked = boxes
-            .take(arrow_menu::MAX_TICK_OPTIONS)
+            .take(super::dialog_rows::MAX_TICK_OPTIONS)
             .enumerate()
             .filter(|(_, t)| *t == Some(true))
             .fold(0u128, |bits, (i, _)| bits | 1 << i);
@@ -567,39 +495,4 @@ fn dedent(rows: &[&str]) -> String {
         })
         .collect();
     lines.join("\n").trim_matches('\n').to_owned()
-}
-
-/// `text` cut to [`MAX_BODY_ROWS`] rows and [`MAX_BODY_BYTES`] bytes (on a
-/// character boundary), with [`BODY_CUT`] where it was cut.
-pub(crate) fn bound(text: &str) -> String {
-    let mut out = String::new();
-    let mut cut = false;
-    for (n, line) in text.lines().enumerate() {
-        if n == MAX_BODY_ROWS {
-            cut = true;
-            break;
-        }
-        let room = MAX_BODY_BYTES.saturating_sub(out.len() + BODY_CUT.len() + 2);
-        if line.len() + 1 > room {
-            let mut end = room.min(line.len());
-            while !line.is_char_boundary(end) {
-                end -= 1;
-            }
-            if n > 0 {
-                out.push('\n');
-            }
-            out.push_str(&line[..end]);
-            cut = true;
-            break;
-        }
-        if n > 0 {
-            out.push('\n');
-        }
-        out.push_str(line);
-    }
-    if cut {
-        out.push('\n');
-        out.push_str(BODY_CUT);
-    }
-    out
 }

@@ -34,6 +34,7 @@ mod cells;
 mod checkpoint;
 mod detector;
 mod dialog;
+mod dialog_rows;
 mod footer_mode;
 mod lines;
 mod marks;
@@ -50,7 +51,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use answer_rows::AnswerRows;
-pub use arrow_menu::{MenuSelect, several_keys};
 pub use detector::{
     DEFAULT_CONTEXT_LINES, DEFAULT_DEBOUNCE, DEFAULT_PROMPT_QUIET, DEFAULT_SETTLE, Detector,
     DetectorConfig, MAX_LOADING_WAIT, SILENT_COMMAND_QUIET, START_QUIET, STATE_LAPSE,
@@ -59,6 +59,7 @@ pub use detector::{
 pub use dialog::{
     BODY_CUT, MAX_BODY_BYTES, MAX_BODY_ROWS, MAX_DIALOG_ROWS, Missing, SCROLLED_NOTE,
 };
+pub use dialog_rows::{MenuSelect, several_keys};
 pub use lines::{LineHit, ProgressFields};
 pub use panel::{answer as panel_answer, streaming_answer as panel_streaming_answer};
 pub use profiles::{

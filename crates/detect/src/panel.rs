@@ -17,9 +17,9 @@
 //!   question), answered by their digit.
 
 use super::ApprovalOption;
-use super::arrow_menu::MenuSelect;
 use super::cells::OTHER_BAR;
 use super::dialog::{self, Dialog};
+use super::dialog_rows::MenuSelect;
 use super::profiles::Profile;
 use super::screen_parts::TurnEnd;
 

@@ -13,8 +13,8 @@
 use axum::body::Bytes;
 use serde_json::{Value, json};
 
-use super::fake_api::{SIDE_ANSWER, Turn};
 use super::stream::{Chunker, Parts};
+use super::turn::{SIDE_ANSWER, Turn};
 
 /// What the system prompt of a side request says (lower case): Aider's
 /// commit message and summary prompts, OpenCode's title generator.

@@ -15,8 +15,8 @@
 use axum::body::Bytes;
 use serde_json::{Value, json};
 
-use super::fake_api::{SIDE_ANSWER, Turn};
 use super::stream::{Chunker, Parts};
+use super::turn::{SIDE_ANSWER, Turn};
 
 /// Whether `path` is a Gemini model call (`/v1beta/models/…:…Content`).
 pub(crate) fn is_gemini_path(path: &str) -> bool {

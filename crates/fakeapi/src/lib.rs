@@ -21,12 +21,14 @@ mod fake_api;
 mod gemini;
 mod responses;
 pub mod stream;
+mod turn;
 
 pub use fake_api::{
     FakeApi, MAX_RECORDED_REQUESTS, MAX_REQUEST_BYTES, PLAN_FILE_PLACEHOLDER, Protocol, Request,
-    SIDE_ANSWER, ToolUse, Turn, error_type,
+    error_type,
 };
 pub use stream::Streaming;
+pub use turn::{SIDE_ANSWER, ToolUse, Turn};
 
 /// The fake API could not start: `action` on `what` failed.
 #[derive(Debug, thiserror::Error)]

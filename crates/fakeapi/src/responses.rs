@@ -16,8 +16,8 @@
 use axum::body::Bytes;
 use serde_json::{Value, json};
 
-use super::fake_api::{SIDE_ANSWER, Turn};
 use super::stream::{Chunker, Parts};
+use super::turn::{SIDE_ANSWER, Turn};
 
 /// Whether a Responses request is a step of the user's turn: it carries
 /// tools (as `tools` or an `additional_tools` input item) and does not ask

@@ -18,7 +18,7 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::fake_api::{ToolUse, Turn};
+use super::turn::{ToolUse, Turn};
 
 /// Largest piece of text (characters) a delta carries by default: real
 /// APIs send a token or a few, 1 to 8 characters.
