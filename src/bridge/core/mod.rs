@@ -438,16 +438,14 @@ impl Core {
         });
     }
 
-    /// The unfinished command `id`, as the state file has it.
     /// Does the command `id`'s result go to a chat (not the console or a
     /// `clawmux run`)? Only there is a long result sent as a file, so the
     /// shell keeps a copy of its output for that case alone.
     pub fn answers_in_a_chat(&self, id: &str) -> bool {
-        self.shared.read(|s| {
-            (s.jobs.iter()).any(|j| j.id == id && matches!(j.target, ChatTarget::Chat { .. }))
-        })
+        (self.job(id)).is_some_and(|j| matches!(j.target, ChatTarget::Chat { .. }))
     }
 
+    /// The unfinished command `id`, as the state file has it.
     fn job(&self, id: &str) -> Option<Job> {
         self.shared
             .read(|s| s.jobs.iter().find(|j| j.id == id).cloned())
