@@ -20,7 +20,7 @@ use clawmux::i18n::Lang;
 use clawmux::message::Block;
 use clawmux::store;
 use clawmux::store::dir_lock::StateLock;
-use clawmux::store::state::ProjectName;
+use clawmux::store::state::{ApprovalId, ProjectName};
 
 use super::UsageError;
 use super::out;
@@ -50,6 +50,13 @@ pub struct Args {
     /// Answer the pending approval of this project with this option key.
     #[arg(long, value_name = "KEY")]
     pub answer: Option<String>,
+    /// With --answer: the prompt being answered, as the run that showed it
+    /// named it ("Answer with:", or `approval.id` in --format json). When
+    /// the project now asks something else, nothing is typed (exit 2, and
+    /// the new prompt is shown). Without it only a prompt someone was
+    /// shown is answered.
+    #[arg(long, value_name = "ID", requires = "answer")]
+    pub prompt: Option<String>,
     /// Configuration file [default: ~/.config/clawmux/config.toml
     /// ($XDG_CONFIG_HOME), or $CLAWMUX_HOME/config.toml when CLAWMUX_HOME is
     /// set]. The state directory is $CLAWMUX_HOME [default:
@@ -68,8 +75,17 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Parsed here, not by clap, so the error reads as every other of ours.
     let project = ProjectName::parse(&args.project).map_err(|e| UsageError(e.to_string()))?;
+    let prompt = (args.prompt.as_deref())
+        .map(|id| {
+            id.parse::<ApprovalId>()
+                .map_err(|e| UsageError(format!("--prompt {id:?}: {e}")))
+        })
+        .transpose()?;
     let request = match (&args.answer, args.text.is_empty()) {
-        (Some(key), true) => Request::Answer(key.clone()),
+        (Some(key), true) => Request::Answer {
+            key: key.clone(),
+            prompt,
+        },
         (None, false) => Request::Message(args.text.join(" ")),
         (Some(_), false) => {
             return Err(UsageError("give either --answer KEY or -- TEXT, not both".into()).into());

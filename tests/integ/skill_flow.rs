@@ -67,11 +67,23 @@ fn approval_answered_from_the_answer_with_line_then_a_card() {
     let keys = answer_line.rsplit(' ').next().unwrap_or("");
     let first = keys.split('|').next().unwrap_or("");
     assert_eq!(keys.split('|').count(), 3, "{answer_line}");
+    // The prompt the answer is for, as the skill passes it.
+    let words = shell_words(answer_line);
+    let prompt = (words.iter())
+        .position(|w| w == "--prompt")
+        .and_then(|at| words.get(at + 1))
+        .unwrap_or_else(|| panic!("no --prompt in {answer_line}"))
+        .clone();
 
     // Waiting is shown on stderr, one plain line a step off a terminal.
     assert_contains(&stderr(&out), "clawmux: shop: sent, waiting for the agent");
 
-    let out = run(home.path(), &["--format", "markdown", "--answer", first]);
+    let out = run(
+        home.path(),
+        &[
+            "--format", "markdown", "--prompt", &prompt, "--answer", first,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result = stdout(&out);
     assert_contains(&result, "Created 2 plans for phase 2");

@@ -438,6 +438,14 @@ pub struct PendingApproval {
     /// The handle of the approval card (see [`State::cards`]).
     pub card: CardHandle,
     pub created_ms: u64,
+    /// Has anyone been shown it: a chat (its card), or a `clawmux run`
+    /// (its outcome, or a refused answer that named it)? A run's answer
+    /// that names no prompt answers only a prompt someone saw: the agent
+    /// may have asked something else since the one a caller read.
+    /// Saved (a run with no `serve` shows it, the next answers it); a
+    /// record from before the field is unseen.
+    #[serde(default)]
+    pub shown: bool,
     /// Where it is in its life. Not saved: after a restart an answer that
     /// was being typed is over (typed or not), and the screen says which.
     #[serde(skip)]
@@ -813,6 +821,7 @@ mod tests {
             target: ChatTarget::Console,
             card: "card1".parse().unwrap(),
             created_ms: 1,
+            shown: true,
             stage: ApprovalStage::Answering,
         };
         let json = serde_json::to_value(&pending).unwrap();

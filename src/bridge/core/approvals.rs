@@ -366,6 +366,9 @@ impl Core {
             // Replaced by the card's own handle once it is made from this.
             card: CardHandle::random(),
             created_ms: self.now_ms,
+            // A chat is shown its card; a run, its outcome (if it still
+            // waits for one: `Input::PromptShown`).
+            shown: !target.is_run(),
             stage: ApprovalStage::Waiting,
         };
         let card = approval_card(&pending);

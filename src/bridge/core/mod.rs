@@ -78,6 +78,9 @@ pub enum Input {
     LogHealth(LogHealth),
     /// A `clawmux run`; how it was taken comes back as [`Effect::Run`].
     Run(RunRequest),
+    /// A run's outcome showed this prompt to its caller (see
+    /// `PendingApproval::shown`).
+    PromptShown(ApprovalId),
 }
 
 /// A project on another host, as [`Effect::ReadPlanning`] reads it.
@@ -292,6 +295,7 @@ impl Core {
             }
             Input::LogHealth(health) => self.on_log_health(health),
             Input::Run(run) => self.on_run(run),
+            Input::PromptShown(approval) => self.prompt_shown(&approval),
         }
         std::mem::take(&mut self.effects)
     }

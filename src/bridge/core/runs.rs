@@ -10,8 +10,12 @@ use crate::bridge::names;
 use crate::bridge::project::{ProjectCmd, ProjectError, Reply};
 use crate::bridge::router::{self, Builtin, Route};
 use crate::bridge::runs::{Look, RUN_USER, Request, RunRequest, RunStart};
-use crate::store::LogEvent;
-use crate::store::state::{ApprovalStage, ChatTarget, ProjectName, ProjectRecord, RunId};
+use crate::bridge::texts::Msg;
+use crate::i18n::Lang;
+use crate::store::state::{
+    ApprovalId, ApprovalStage, ChatTarget, PendingApproval, ProjectName, ProjectRecord, RunId,
+};
+use crate::store::{Denial, LogEvent};
 
 impl Core {
     pub(super) fn on_run(&mut self, run: RunRequest) {
@@ -23,7 +27,9 @@ impl Core {
         } = run;
         let start = match request {
             Request::Message(text) => self.run_message(&id, &project, &text, agent),
-            Request::Answer(key) => self.run_answer(&id, &project, &key),
+            Request::Answer { key, prompt } => {
+                self.run_answer(&id, &project, &key, prompt.as_ref())
+            }
         };
         self.effects.push(Effect::Run { id, start });
     }
@@ -112,17 +118,50 @@ impl Core {
         }
     }
 
-    /// `clawmux run --answer KEY`: the project's newest pending approval,
+    /// `clawmux run --answer KEY [--prompt ID]`: the prompt the caller was
+    /// shown (`ID`), or with none the project's newest if anyone saw it,
     /// answered as a chat's `/gsd:answer` would; the run then follows the
-    /// command the prompt belongs to.
-    fn run_answer(&mut self, id: &RunId, project: &ProjectName, key: &str) -> RunStart {
-        let Some(approval) = self.newest_approval(project) else {
-            let workspace = self.shared.read(|s| {
-                (s.projects.get(project))
-                    .map(|p| p.workspace.clone())
-                    .unwrap_or_else(|| project.to_string())
-            });
-            return RunStart::Refused(ProjectError::NoApprovalWaiting(workspace).to_string());
+    /// command the prompt belongs to. Any other prompt waiting is shown to
+    /// the caller instead, and nothing is typed: answered at the desk
+    /// meanwhile, the one they read may have been followed by another
+    /// (`make deploy` after `make test`) that no card showed.
+    fn run_answer(
+        &mut self,
+        id: &RunId,
+        project: &ProjectName,
+        key: &str,
+        prompt: Option<&ApprovalId>,
+    ) -> RunStart {
+        let newest = self.newest_approval(project);
+        let wanted = prompt.map(|p| self.aliases.get(p).unwrap_or(p).clone());
+        let approval = match (&wanted, newest) {
+            (_, None) => {
+                let workspace = self.shared.read(|s| {
+                    (s.projects.get(project))
+                        .map(|p| p.workspace.clone())
+                        .unwrap_or_else(|| project.to_string())
+                });
+                return RunStart::Refused(ProjectError::NoApprovalWaiting(workspace).to_string());
+            }
+            (Some(wanted), Some(newest)) => {
+                let asked = self.shared.read(|s| {
+                    (s.approvals.get(wanted))
+                        .filter(|a| a.project == *project)
+                        .cloned()
+                });
+                match asked {
+                    Some(asked) => asked,
+                    None => {
+                        let why = format!("prompt {wanted} is no longer waiting in {project}");
+                        return self.refuse_showing(project, &newest, &why);
+                    }
+                }
+            }
+            (None, Some(newest)) if !newest.shown => {
+                let why = format!("nobody has been shown the prompt waiting in {project}");
+                return self.refuse_showing(project, &newest, &why);
+            }
+            (None, Some(newest)) => newest,
         };
         if approval.stage == ApprovalStage::Answering {
             return RunStart::Refused(format!("the approval in {project} is being answered"));
@@ -141,4 +180,60 @@ impl Core {
             answering: Some(approval.id.clone()),
         }
     }
+
+    /// Refuses a run's answer with `why`, showing the prompt that waits
+    /// now, which the caller has then seen: their next answer may name it.
+    fn refuse_showing(
+        &mut self,
+        project: &ProjectName,
+        waiting: &PendingApproval,
+        why: &str,
+    ) -> RunStart {
+        self.prompt_shown(&waiting.id);
+        self.log(LogEvent::Denied(Denial {
+            operator: Some(RUN_USER.into()),
+            reason: why.to_string(),
+            approval: Some(waiting.id.clone()),
+            ..Default::default()
+        }));
+        RunStart::Refused(format!(
+            "{why}; nothing was typed. It asks now:\n{}",
+            prompt_text(project, waiting)
+        ))
+    }
+
+    /// A prompt was shown to someone (a run's outcome): a run's answer that
+    /// names no prompt may answer it.
+    pub(super) fn prompt_shown(&mut self, approval: &ApprovalId) {
+        let id = self.aliases.get(approval).unwrap_or(approval).clone();
+        self.shared.update(|s| {
+            if let Some(a) = s.approvals.get_mut(&id) {
+                a.shown = true;
+            }
+        });
+    }
+}
+
+/// Rows of a prompt's body a refused answer shows at most (the command or
+/// file asked about: enough to tell `make deploy` from `make test`).
+const REFUSED_BODY_ROWS: usize = 8;
+
+/// A waiting prompt as a refused run's answer shows it: question, what it
+/// is about, the options and how to answer this one.
+fn prompt_text(project: &ProjectName, a: &PendingApproval) -> String {
+    let mut text = format!("  {}\n", a.question);
+    for row in a.body.lines().take(REFUSED_BODY_ROWS) {
+        text.push_str(&format!("    {row}\n"));
+    }
+    for option in &a.options {
+        text.push_str(&format!("  {}. {}\n", option.key, option.name()));
+    }
+    let keys: Vec<&str> = a.options.iter().map(|o| o.key.as_str()).collect();
+    let how = Msg::AnswerWith.with(&[
+        ("project", project.as_str()),
+        ("prompt", a.id.as_str()),
+        ("keys", &keys.join("|")),
+    ]);
+    text.push_str(how.get(Lang::En));
+    text
 }

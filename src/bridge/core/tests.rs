@@ -1581,6 +1581,7 @@ fn the_inbox_lists_every_chats_prompts_oldest_first_for_approvers_only() {
                 target,
                 card: format!("card_{id}").parse().unwrap(),
                 created_ms,
+                shown: true,
                 stage: Default::default(),
             };
             s.approvals.insert(id.parse().unwrap(), pending);
@@ -1808,6 +1809,7 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
 mod runs {
     use super::*;
     use crate::bridge::runs::{Look, Request, RunRequest, RunStart};
+    use crate::store::state::ApprovalId;
 
     fn run(id: &str, project: &str, request: Request) -> Input {
         Input::Run(RunRequest {
@@ -1816,6 +1818,123 @@ mod runs {
             request,
             agent: Some("sim".into()),
         })
+    }
+
+    fn answer(key: &str, prompt: Option<&ApprovalId>) -> Request {
+        Request::Answer {
+            key: key.into(),
+            prompt: prompt.cloned(),
+        }
+    }
+
+    fn typed(effects: &[Effect]) -> bool {
+        (effects.iter()).any(|e| {
+            matches!(
+                e,
+                Effect::Project {
+                    cmd: ProjectCmd::Answer { .. },
+                    ..
+                }
+            )
+        })
+    }
+
+    fn refused(effects: &[Effect]) -> String {
+        match started(effects) {
+            RunStart::Refused(why) => why,
+            other => panic!("taken: {other:?}"),
+        }
+    }
+
+    /// A run stops at `make test`; someone answers that at the desk, and
+    /// the agent asks about `make deploy-production`, which no card shows
+    /// (the first run is over). The skill's answer names the prompt it
+    /// was shown: the deploy is not approved, it is shown instead, and
+    /// only an answer naming it (or given once it was shown) types.
+    #[test]
+    fn a_runs_answer_is_bound_to_the_prompt_it_was_shown() {
+        let mut w = World::new();
+        let message = Request::Message("/gsd:execute-phase 2".into());
+        let job = submitted(&w.at(Duration::ZERO, run("r1", "demo", message))).remove(0);
+        let test = Approval {
+            id: "ap_test".parse().unwrap(),
+            body: "Bash command\n  make test".into(),
+            ..approval()
+        };
+        w.event(Some(&job), ProjectEventKind::Approval(test.clone()));
+        // The first run's outcome showed it.
+        w.at(Duration::ZERO, Input::PromptShown(test.id.clone()));
+        let answered = ProjectEventKind::Answered {
+            approval_id: test.id.clone(),
+            by: "ou_alice".into(),
+            label: "Yes".into(),
+            reply: Reply {
+                target: ChatTarget::Console,
+                reply_to: None,
+            },
+            result: Ok(()),
+        };
+        w.event(Some(&job), answered);
+        let deploy = Approval {
+            id: "ap_deploy".parse().unwrap(),
+            body: "Bash command\n  make deploy-production".into(),
+            ..approval()
+        };
+        w.event(Some(&job), ProjectEventKind::Approval(deploy.clone()));
+        assert!(w.shared.read(|s| s.approvals.contains_key(&deploy.id)));
+
+        let effects = w.at(
+            Duration::ZERO,
+            run("r2", "demo", answer("1", Some(&test.id))),
+        );
+        let why = refused(&effects);
+        assert!(!typed(&effects), "{effects:?}");
+        assert!(why.contains("prompt ap_test is no longer waiting"), "{why}");
+        assert!(why.contains("make deploy-production"), "{why}");
+        assert!(why.contains("--prompt ap_deploy --answer 1|2"), "{why}");
+
+        // Named, it is answered.
+        let effects = w.at(
+            Duration::ZERO,
+            run("r3", "demo", answer("1", Some(&deploy.id))),
+        );
+        assert!(typed(&effects), "{effects:?}");
+    }
+
+    /// With no prompt named, only one somebody saw is answered: a prompt
+    /// of a run whose caller is gone was seen by no one.
+    #[test]
+    fn a_runs_answer_naming_no_prompt_answers_only_a_prompt_someone_saw() {
+        let mut w = World::new();
+        let message = Request::Message("go".into());
+        let job = submitted(&w.at(Duration::ZERO, run("r1", "demo", message))).remove(0);
+        w.event(Some(&job), ProjectEventKind::Approval(approval()));
+        assert!(!w.shared.read(|s| s.approvals.values().any(|a| a.shown)));
+
+        let effects = w.at(Duration::ZERO, run("r2", "demo", answer("1", None)));
+        let why = refused(&effects);
+        assert!(!typed(&effects), "{effects:?}");
+        assert!(why.contains("nobody has been shown the prompt"), "{why}");
+        assert!(why.contains("rm -rf build"), "{why}");
+        assert!(w.kinds().contains(&"denied".to_string()));
+
+        // The refusal showed it: the same answer now types.
+        let effects = w.at(Duration::ZERO, run("r3", "demo", answer("1", None)));
+        assert!(typed(&effects), "{effects:?}");
+    }
+
+    /// A run's outcome that showed a prompt makes it seen, and the state
+    /// keeps that (a run with no `serve` shows it, the next answers it).
+    #[test]
+    fn a_prompt_a_run_showed_is_saved_as_seen() {
+        let mut w = World::new();
+        let message = Request::Message("go".into());
+        let job = submitted(&w.at(Duration::ZERO, run("r1", "demo", message))).remove(0);
+        w.event(Some(&job), ProjectEventKind::Approval(approval()));
+        w.at(Duration::ZERO, Input::PromptShown(approval().id));
+        assert!(w.shared.read(|s| s.approvals.values().all(|a| a.shown)));
+        let effects = w.at(Duration::ZERO, run("r2", "demo", answer("1", None)));
+        assert!(typed(&effects), "{effects:?}");
     }
 
     fn started(effects: &[Effect]) -> RunStart {
@@ -1868,10 +1987,11 @@ mod runs {
         assert_eq!(pending[0].target, target("r1"));
         assert!(w.outbox().is_empty(), "{}", w.texts());
 
-        // A second run answers it, and follows the command on.
+        // A second run answers it, naming it as the first run's outcome
+        // did, and follows the command on.
         let effects = w.at(
             Duration::ZERO,
-            run("r2", "demo", Request::Answer("1".into())),
+            run("r2", "demo", answer("1", Some(&pending[0].id))),
         );
         let expected = RunStart::Job {
             job: job.id.clone(),
@@ -1906,10 +2026,7 @@ mod runs {
     #[test]
     fn an_answer_with_nothing_waiting_or_a_key_not_offered_is_refused() {
         let mut w = World::new();
-        let effects = w.at(
-            Duration::ZERO,
-            run("r1", "demo", Request::Answer("1".into())),
-        );
+        let effects = w.at(Duration::ZERO, run("r1", "demo", answer("1", None)));
         let RunStart::Refused(why) = started(&effects) else {
             panic!("{effects:?}")
         };
@@ -1920,7 +2037,7 @@ mod runs {
         w.event(Some(&job), ProjectEventKind::Approval(approval()));
         let effects = w.at(
             Duration::ZERO,
-            run("r3", "demo", Request::Answer("7".into())),
+            run("r3", "demo", answer("7", Some(&"ap1".parse().unwrap()))),
         );
         let RunStart::Refused(why) = started(&effects) else {
             panic!("{effects:?}")

@@ -184,6 +184,7 @@ impl Daemon {
         let mut log_health = self.setup.shared.log.subscribe_health();
         loop {
             let run_deadline = self.next_run_deadline();
+            let mut shown = Vec::new();
             let input = tokio::select! {
                 event = chat.recv() => match event {
                     Some(ChatEvent::Message(m)) => Input::Message(m),
@@ -197,7 +198,7 @@ impl Daemon {
                 },
                 Some(mut event) = self.events_rx.recv() => {
                     self.keep_long_output(&mut event);
-                    self.fold_event(&event, Instant::now());
+                    shown = self.fold_event(&event, Instant::now());
                     Input::Project(event)
                 }
                 Some(call) = self.runs_rx.recv() => match self.start_run(call, Instant::now()) {
@@ -242,6 +243,10 @@ impl Daemon {
                 _ => None,
             };
             self.handle(input).await;
+            // After the event that recorded them.
+            for prompt in shown {
+                self.handle(prompt).await;
+            }
             for answer in self.released_answers(read.as_ref(), Instant::now()) {
                 self.handle(answer).await;
             }

@@ -142,7 +142,7 @@ impl Daemon {
             let shared = &self.setup.shared;
             shared.read(|s| s.approvals.values().any(|a| a.project == *project))
         };
-        if let Request::Answer(_) = &ask.request
+        if let Request::Answer { .. } = &ask.request
             && !recorded(&ask.project)
         {
             // Its actor, started now if it was not, reads its screen.
@@ -167,8 +167,10 @@ impl Daemon {
         }
     }
 
-    /// Every run hears of `event` before the core does.
-    pub(super) fn fold_event(&mut self, event: &ProjectEvent, now: Instant) {
+    /// Every run hears of `event` before the core does. The prompts whose
+    /// outcomes went to their callers, for the core once it has the event
+    /// ([`Input::PromptShown`]).
+    pub(super) fn fold_event(&mut self, event: &ProjectEvent, now: Instant) -> Vec<Input> {
         let mut ended = Vec::new();
         for (id, running) in &mut self.runs {
             match running.fold.see(event, now) {
@@ -178,9 +180,14 @@ impl Daemon {
                 Folded::Done(result) => ended.push((id.clone(), result)),
             }
         }
+        let shown = (ended.iter())
+            .filter_map(|(_, result)| result.as_ref().ok()?.approval.as_ref())
+            .map(|a| Input::PromptShown(a.id.clone()))
+            .collect();
         for (id, result) in ended {
             self.end_run(&id, result);
         }
+        shown
     }
 
     /// `cmd` could not reach its project: the run that asked for it ends.

@@ -35,6 +35,7 @@ fn pending(body: &str, question: &str, options: Vec<ApprovalOption>) -> PendingA
         target: ChatTarget::Console,
         card: "card".parse().unwrap(),
         created_ms: 0,
+        shown: true,
         stage: Default::default(),
     }
 }

@@ -67,7 +67,7 @@ impl RunFold {
     pub fn new(id: RunId, ask: &RunAsk) -> RunFold {
         let command = match &ask.request {
             Request::Message(text) => text.clone(),
-            Request::Answer(key) => format!("answer {key}"),
+            Request::Answer { key, .. } => format!("answer {key}"),
         };
         RunFold {
             id,
@@ -441,7 +441,11 @@ mod tests {
     fn an_answer_is_followed_from_its_answer_on() {
         let now = Instant::now();
         let followed = job("/gsd:plan-phase 2");
-        let mut fold = RunFold::new(id(), &ask(Request::Answer("1".into())));
+        let answer = Request::Answer {
+            key: "1".into(),
+            prompt: None,
+        };
+        let mut fold = RunFold::new(id(), &ask(answer));
         let start = RunStart::Job {
             job: followed.id.clone(),
             answering: Some("a1".parse().unwrap()),

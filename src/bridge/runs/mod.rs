@@ -35,8 +35,14 @@ pub const RUN_USER: &str = "run";
 pub enum Request {
     /// Type a message, e.g. `/gsd:progress`.
     Message(String),
-    /// Answer the approval waiting in the project with this option key.
-    Answer(String),
+    /// Answer a prompt waiting in the project with this option key:
+    /// `prompt`, the one the caller was shown (an outcome's approval id),
+    /// or with none the newest, if anyone saw it. Never another one: the
+    /// agent may have asked something else since.
+    Answer {
+        key: String,
+        prompt: Option<ApprovalId>,
+    },
 }
 
 /// A run, as its caller asks it.
@@ -142,6 +148,7 @@ impl Outcome {
                 let keys: Vec<&str> = a.options.iter().map(|opt| opt.key.as_str()).collect();
                 let how = Msg::AnswerWith.with(&[
                     ("project", self.project.as_str()),
+                    ("prompt", a.id.as_str()),
                     ("keys", &keys.join("|")),
                 ]);
                 let mut card = present::approval_card(seen(&self.project, a));

@@ -395,8 +395,8 @@ catalogue! {
     RunWorking: "{project}: working, {secs} s" => "{project}：运行中，{secs} 秒";
 
     // `clawmux run`.
-    AnswerWith: "Answer with: clawmux run --project {project} --answer {keys}"
-        => "回答方式：clawmux run --project {project} --answer {keys}";
+    AnswerWith: "Answer with: clawmux run --project {project} --prompt {prompt} --answer {keys}"
+        => "回答方式：clawmux run --project {project} --prompt {prompt} --answer {keys}";
     ProgressSoFar: "Progress so far: {progress}" => "目前进度：{progress}";
     StillRunning: "The command is still running in its pane." => "命令仍在窗格中运行。";
     RunRefused: "the agent refused the command: {line}" => "智能体拒绝了该命令：{line}";
