@@ -506,3 +506,36 @@ async fn cards_in_two_languages_are_taken_and_bad_locales_refused() {
         "only the good card was recorded"
     );
 }
+
+/// A card for a person (an approver told of a prompt no chat is there
+/// for) is sent to them by open_id, not as a chat's.
+#[tokio::test]
+async fn a_card_for_a_person_goes_by_their_open_id() {
+    use clawmux::bridge::channels::feishu::FeishuCourier;
+    use clawmux::bridge::channels::outbox::Courier;
+    use clawmux::store::state::{ChatTarget, OutboxEntry, OutboxOp};
+
+    let fake = FakeFeishu::start().await;
+    let api = Arc::new(Api::with_retry(fake.config(), fast_retry()));
+    let courier = FeishuCourier::new(api);
+    let entry = OutboxEntry {
+        uuid: "u-person".into(),
+        op: OutboxOp::Send {
+            target: ChatTarget::User {
+                id: "ou_boss".parse().unwrap(),
+            },
+            handle: "h-p".parse().unwrap(),
+            reply_to: None,
+            image: None,
+        },
+        message: Some(clawmux::message::Message::new(
+            "demo asks",
+            clawmux::message::Tone::Info,
+        )),
+        created_ms: 0,
+    };
+    courier.deliver(&entry, None).await.expect("sent");
+    let sent = fake.sent_cards();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].target, "open_id:ou_boss");
+}

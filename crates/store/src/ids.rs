@@ -340,6 +340,13 @@ impl ChatId {
         ChatId("run".to_owned())
     }
 
+    /// What a person's own chat with the bot stands for where a chat is
+    /// asked for (its reminders, its rate): their id, which has a chat
+    /// id's characters.
+    pub fn of_user(user: &UserId) -> ChatId {
+        ChatId(user.0.clone())
+    }
+
     /// `id` if it is a chat id.
     pub fn parse(id: &str) -> Result<Self, ChatIdError> {
         let fits = (1..=MAX_CHAT_ID).contains(&id.len())
@@ -356,6 +363,34 @@ impl ChatId {
 }
 
 name_traits!(ChatId, ChatIdError);
+
+/// Why a text is not a user id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a user id: letters, digits, `_` and `-` (1 to {MAX_CHAT_ID})")]
+pub struct UserIdError(String);
+
+/// A person's id (Feishu's `ou_…` open_id), made only by parsing: an
+/// approver named in the config. Cards go to them in their own chat with
+/// the bot.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct UserId(String);
+
+impl UserId {
+    /// `id` if it is a user id (the same characters as a chat id).
+    pub fn parse(id: &str) -> Result<Self, UserIdError> {
+        match ChatId::parse(id) {
+            Ok(_) => Ok(UserId(id.to_owned())),
+            Err(_) => Err(UserIdError(id.chars().take(MAX_CHAT_ID).collect())),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+name_traits!(UserId, UserIdError);
 
 /// A chat id for test code: `id` parsed, panicking if it is not one.
 #[cfg(any(test, feature = "test-support"))]
@@ -387,6 +422,9 @@ pub enum ChatTarget {
     /// events, not cards, so none is ever queued for it (see
     /// `State::queue`).
     Run { id: RunId },
+    /// A person, in their own chat with the bot (an approver told of a
+    /// prompt no chat is there for).
+    User { id: UserId },
 }
 
 impl ChatTarget {

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 pub use super::ids::{
-    ApprovalId, CardHandle, ChatId, ChatTarget, JobId, ProjectName, RunId, SessionName,
+    ApprovalId, CardHandle, ChatId, ChatTarget, JobId, ProjectName, RunId, SessionName, UserId,
 };
 use super::ids::{SessionPane, SessionPaneError};
 use serde::{Deserialize, Serialize};
@@ -107,6 +107,29 @@ pub struct ProjectRecord {
     /// `None`: the config's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The chats that made or used it, the latest first (at most
+    /// [`MAX_PROJECT_CHATS`]): where its news nobody asked for goes (a
+    /// prompt drawn for a command typed at the desk, an agent error) once
+    /// no chat has it as its current project.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chats: Vec<ChatId>,
+}
+
+/// Chats a project remembers at most: a group and a few people's own
+/// chats; the oldest is forgotten first.
+pub const MAX_PROJECT_CHATS: usize = 8;
+
+impl ProjectRecord {
+    /// `chat` made or used it just now.
+    pub fn used_in(&mut self, chat: &ChatId) {
+        // The console and a run are no chats to remember.
+        if *chat == ChatId::console() || *chat == ChatId::run() {
+            return;
+        }
+        self.chats.retain(|c| c != chat);
+        self.chats.insert(0, chat.clone());
+        self.chats.truncate(MAX_PROJECT_CHATS);
+    }
 }
 
 /// An adopted pane, known by more than its id: a pane id names a pane only

@@ -343,6 +343,15 @@ impl Courier for ConsoleCourier {
         entry: &OutboxEntry,
         _message_id: Option<&str>,
     ) -> Result<Option<String>, DeliveryError> {
+        if let OutboxOp::Send {
+            target: ChatTarget::User { .. },
+            ..
+        } = &entry.op
+        {
+            // A person's own Feishu chat: the console shows the prompt
+            // itself.
+            return Err(DeliveryError::NotThisChannel("a person's chat is Feishu's"));
+        }
         let (mark, id) = match &entry.op {
             OutboxOp::Send { handle, .. } => ("┌─", Some(handle.to_string())),
             OutboxOp::Patch { .. } => ("├─ (updated)", None),

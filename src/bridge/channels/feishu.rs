@@ -460,6 +460,10 @@ impl Courier for FeishuCourier {
                         let to = ReceiveId::ChatId(id.to_string());
                         self.api.send(&to, &card.await?, &entry.uuid).await
                     }
+                    (None, ChatTarget::User { id }) => {
+                        let to = ReceiveId::OpenId(id.to_string());
+                        self.api.send(&to, &card.await?, &entry.uuid).await
+                    }
                     (None, ChatTarget::Console | ChatTarget::Run { .. }) => {
                         return Err(FeishuFailure::NotAChat("a console card has no Feishu chat"));
                     }

@@ -102,6 +102,9 @@ pub enum DeliveryError {
     /// Never going to work.
     #[error("{0}")]
     Permanent(String),
+    /// For no chat this channel has (see [`Failure::NotThisChannel`]).
+    #[error("{0}")]
+    NotThisChannel(&'static str),
 }
 
 impl DeliveryError {
@@ -110,6 +113,7 @@ impl DeliveryError {
         match self {
             DeliveryError::Transient(_) => Failure::Retry,
             DeliveryError::Permanent(_) => Failure::Drop,
+            DeliveryError::NotThisChannel(_) => Failure::NotThisChannel,
         }
     }
 }
@@ -391,6 +395,7 @@ fn chat_lane(target: &ChatTarget) -> String {
         ChatTarget::Chat { id } => format!("chat:{id}"),
         ChatTarget::Console => "console".into(),
         ChatTarget::Run { id } => format!("run:{id}"),
+        ChatTarget::User { id } => format!("user:{id}"),
     }
 }
 

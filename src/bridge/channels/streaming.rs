@@ -679,6 +679,7 @@ pub struct FeishuStream(pub Arc<Api>);
 fn receiver(s: &AnswerStream) -> Result<ReceiveId, StreamError> {
     match &s.target {
         ChatTarget::Chat { id } => Ok(ReceiveId::ChatId(id.to_string())),
+        ChatTarget::User { id } => Ok(ReceiveId::OpenId(id.to_string())),
         ChatTarget::Console | ChatTarget::Run { .. } => Err(StreamError::Permanent(
             "a console command has no Feishu chat".into(),
         )),

@@ -12,6 +12,7 @@ use crate::bridge::texts::Msg;
 use crate::detect::{ApprovalOption, several_keys};
 use crate::store::state::{
     ApprovalId, ApprovalStage, CardHandle, ChatTarget, Job, JobId, PendingApproval, ProjectName,
+    UserId,
 };
 use crate::store::{Denial, LogEvent};
 
@@ -356,9 +357,16 @@ impl Core {
             return;
         }
         self.log(LogEvent::approval(project, &seen));
-        let (target, reply_to) = self
-            .job_target(job)
-            .unwrap_or_else(|| (self.chat_of(project.as_str()), None));
+        let job_target = self.job_target(job);
+        let chat_target = || Some((self.chat_for(project.as_str())?, None));
+        let told = job_target.or_else(chat_target);
+        // A prompt is never dropped: with no chat there (a command typed at
+        // the desk in a project no chat used), the approvers are told in
+        // their own chats, and `/gsd:inbox` lists it.
+        if told.is_none() {
+            self.tell_approvers(project, &seen.question);
+        }
+        let (target, reply_to) = told.unwrap_or((ChatTarget::Console, None));
         let mut pending = PendingApproval {
             approval: seen,
             project: project.clone(),
@@ -385,6 +393,20 @@ impl Core {
         if self.config.screen.approval_picture && matches!(target, ChatTarget::Chat { .. }) {
             let reply = Reply { target, reply_to };
             self.tell_project(project, ProjectCmd::Screen { reply });
+        }
+    }
+
+    /// Each approver the config names is told that `project` asks
+    /// `question` with no chat to show it in.
+    fn tell_approvers(&mut self, project: &ProjectName, question: &str) {
+        let title = Msg::NoChatAsked.with(&[("project", project.as_str())]);
+        let text = Msg::NoChatAskedText.with(&[("question", question)]);
+        let card = present::info_card(title, text);
+        let approvers: Vec<UserId> = (self.config.policy.approvers.iter())
+            .filter_map(|a| UserId::parse(a).ok())
+            .collect();
+        for id in approvers {
+            self.send(&ChatTarget::User { id }, None, &card);
         }
     }
 

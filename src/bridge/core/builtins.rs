@@ -166,8 +166,12 @@ impl Core {
             return false;
         }
         let chat = target_id(target);
-        self.shared
-            .update(|s| s.chats.insert(chat.clone(), project.clone()));
+        self.shared.update(|s| {
+            s.chats.insert(chat.clone(), project.clone());
+            if let Some(p) = s.projects.get_mut(&project) {
+                p.used_in(&chat);
+            }
+        });
         self.log(LogEvent::Use { project, chat });
         self.send(
             target,
@@ -237,18 +241,18 @@ impl Core {
         let chat = target_id(target);
         let ws = workspace.display().to_string();
         let existed = self.shared.update(|s| {
-            s.chats.insert(chat, project.clone());
+            s.chats.insert(chat.clone(), project.clone());
             let existed = s.projects.contains_key(name);
             s.projects
                 .entry(project.clone())
                 .or_insert_with(|| ProjectRecord {
                     workspace: ws.clone(),
                     created_ms: self.now_ms,
-                    last_command: None,
                     host: host.clone(),
-                    adopted: None,
                     agent: agent.clone(),
-                });
+                    ..ProjectRecord::default()
+                })
+                .used_in(&chat);
             existed
         });
         self.log(LogEvent::Project {

@@ -225,18 +225,15 @@ impl Core {
         }
         let chat_id = target_id(chat);
         self.shared.update(|s| {
-            s.chats.insert(chat_id, project.clone());
-            s.projects.insert(
-                project.clone(),
-                ProjectRecord {
-                    workspace: String::new(),
-                    created_ms: self.now_ms,
-                    last_command: None,
-                    host: target.host.clone(),
-                    adopted: Some(record.clone()),
-                    agent: None,
-                },
-            );
+            s.chats.insert(chat_id.clone(), project.clone());
+            let mut adopted = ProjectRecord {
+                created_ms: self.now_ms,
+                host: target.host.clone(),
+                adopted: Some(record.clone()),
+                ..ProjectRecord::default()
+            };
+            adopted.used_in(&chat_id);
+            s.projects.insert(project.clone(), adopted);
         });
         self.log(LogEvent::Adopted {
             project: project.clone(),

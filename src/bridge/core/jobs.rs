@@ -2,7 +2,7 @@
 //! project reports it: queued, started, progress, errors, the result,
 //! timeouts, lost sessions, input the agent did not take.
 
-use super::{Core, Effect};
+use super::{Core, Effect, target_id};
 use crate::bridge::channels::long_result;
 use crate::bridge::names;
 use crate::bridge::present;
@@ -60,9 +60,11 @@ impl Core {
         };
         let job = self.new_job(&name, text, target, reply_to, false);
         let id = job.id.clone();
+        let chat = target_id(target);
         self.shared.update(|s| {
             if let Some(p) = s.projects.get_mut(project) {
                 p.last_command = Some(text.to_string());
+                p.used_in(&chat);
             }
             s.jobs.push(job.clone());
         });

@@ -733,12 +733,16 @@ impl Core {
     /// Where news of a project goes when no command asked: the first chat
     /// that uses it, else the console.
     fn chat_of(&self, project: &str) -> ChatTarget {
+        self.chat_for(project).unwrap_or(ChatTarget::Console)
+    }
+
+    /// The chat a project's news goes to: the first whose current project
+    /// it is, else the one that used it last; none if no chat ever did.
+    fn chat_for(&self, project: &str) -> Option<ChatTarget> {
         self.shared.read(|s| {
-            s.chats
-                .iter()
-                .find(|(_, p)| *p == project)
-                .map(|(chat, _)| target_of(chat))
-                .unwrap_or(ChatTarget::Console)
+            let current = (s.chats.iter()).find(|(_, p)| *p == project);
+            let used = || s.projects.get(project)?.chats.first();
+            current.map(|(chat, _)| chat).or_else(used).map(target_of)
         })
     }
 }
@@ -749,6 +753,7 @@ fn target_id(t: &ChatTarget) -> ChatId {
         ChatTarget::Chat { id } => id.clone(),
         ChatTarget::Console => ChatId::console(),
         ChatTarget::Run { .. } => ChatId::run(),
+        ChatTarget::User { id } => ChatId::of_user(id),
     }
 }
 

@@ -1805,6 +1805,104 @@ fn every_card_of_the_usual_scenarios_reads_in_chinese() {
     assert!(at.len() == 8 && at.as_bytes()[2] == b':', "{chose}");
 }
 
+/// Where each outbox entry sent since `before` goes.
+fn sent_to(w: &World, before: usize) -> Vec<ChatTarget> {
+    (w.outbox().into_iter().skip(before))
+        .filter_map(|e| match e.op {
+            OutboxOp::Send { target, .. } => Some(target),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A project's news nobody asked for (a prompt drawn for a command typed
+/// at the desk) still reaches the chat that made it after that chat
+/// switched to another project.
+#[test]
+fn a_projects_unasked_news_reaches_its_chat_after_the_chat_switched() {
+    let mut w = World::new();
+    w.with_project();
+    w.say("ou_alice", "/gsd:new-project other");
+    assert_eq!(
+        w.shared.read(|s| s.chats.get("oc_1").cloned()),
+        Some(crate::store::ids::project("other"))
+    );
+    let before = w.outbox().len();
+    w.event(None, ProjectEventKind::Approval(approval()));
+    assert_eq!(sent_to(&w, before), vec![chat()], "{}", w.texts());
+    let pending = w
+        .shared
+        .read(|s| s.approvals.values().cloned().collect::<Vec<_>>());
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].target, chat());
+}
+
+/// A prompt in a project no chat ever used (made by `clawmux run`) is
+/// never dropped: each approver is told in their own chat, and
+/// `/gsd:inbox` lists it.
+#[test]
+fn a_prompt_no_chat_is_there_for_tells_the_approvers_and_waits_in_the_inbox() {
+    let mut w = World::new();
+    w.shared.update(|s| {
+        s.projects
+            .insert(crate::store::ids::project("demo"), ProjectRecord::default());
+    });
+    let before = w.outbox().len();
+    w.event(None, ProjectEventKind::Approval(approval()));
+    let alice = ChatTarget::User {
+        id: "ou_alice".parse().unwrap(),
+    };
+    let targets = sent_to(&w, before);
+    assert!(targets.contains(&alice), "{targets:?}");
+    let told = w
+        .outbox()
+        .into_iter()
+        .skip(before)
+        .map(|e| e.text())
+        .collect::<Vec<_>>();
+    assert!(
+        told.iter()
+            .any(|t| t.contains("demo asks") && t.contains("Do you want to proceed?")),
+        "{told:?}"
+    );
+    let before = w.outbox().len();
+    w.say("ou_alice", "/gsd:inbox");
+    let inbox = w
+        .outbox()
+        .into_iter()
+        .skip(before)
+        .map(|e| e.text())
+        .collect::<String>();
+    assert!(
+        inbox.contains("rm -rf build") || inbox.contains("Do you want to proceed?"),
+        "{inbox}"
+    );
+    assert!(inbox.contains("demo"), "{inbox}");
+}
+
+/// A chat is remembered by the projects it used, the latest first and
+/// at most a bound of them.
+#[test]
+fn a_project_remembers_the_chats_that_used_it_up_to_a_bound() {
+    use crate::store::state::MAX_PROJECT_CHATS;
+    let mut record = ProjectRecord::default();
+    for n in 0..MAX_PROJECT_CHATS + 3 {
+        record.used_in(&crate::store::ids::chat(&format!("oc_{n}")));
+    }
+    record.used_in(&crate::store::ids::chat("oc_5"));
+    record.used_in(&ChatId::console());
+    assert_eq!(record.chats.len(), MAX_PROJECT_CHATS);
+    assert_eq!(record.chats[0].as_str(), "oc_5");
+    assert_eq!(
+        record.chats[1].as_str(),
+        format!("oc_{}", MAX_PROJECT_CHATS + 2)
+    );
+    assert_eq!(
+        record.chats.iter().filter(|c| c.as_str() == "oc_5").count(),
+        1
+    );
+}
+
 /// `clawmux run` as the core takes it.
 mod runs {
     use super::*;

@@ -372,6 +372,9 @@ catalogue! {
     NothingLeftRunning: "No agent was left running." => "没有留下运行中的智能体。";
     LeftRunning: "The agents keep running in tmux server `-L {socket}` (sessions {sessions}); the next `clawmux serve` picks them up. Watch one with `tmux -L {socket} attach -t {first}`; end them all with `tmux -L {socket} kill-server`."
         => "智能体仍在 tmux 服务器 `-L {socket}` 中运行（会话 {sessions}）；下次 `clawmux serve` 会接着使用它们。用 `tmux -L {socket} attach -t {first}` 查看其中一个；用 `tmux -L {socket} kill-server` 全部结束。";
+    NoChatAsked: "{project} asks, and no chat uses it" => "{project} 在提问，但没有会话在使用它";
+    NoChatAskedText: "{question}\n\nSend me `/gsd:inbox` to see it with its buttons and answer it."
+        => "{question}\n\n向我发送 `/gsd:inbox` 查看它和它的按钮，并作答。";
     WaitingForAnswer: "Waiting for an answer (/gsd:inbox shows their buttons):"
         => "等待回答（/gsd:inbox 显示它们的按钮）：";
     ConsoleStopped: "clawmux: stopped ({reason}). {left}" => "clawmux：已停止（{reason}）。{left}";
