@@ -67,6 +67,11 @@ pub struct Args {
     /// Agent for a project created by this run: `claude`, `sim`, or a command line.
     #[arg(long)]
     pub agent: Option<String>,
+    /// Create the project if there is none of that name (a run makes the
+    /// very first project without it; any other name it does not know is
+    /// refused with the nearest known one, exit 2).
+    #[arg(long)]
+    pub new: bool,
     /// The message, e.g. `/gsd:progress`.
     #[arg(last = true)]
     pub text: Vec<String>,
@@ -105,6 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         project,
         request,
         agent: args.agent,
+        create: args.new,
         lang: Lang::from_env(),
     };
     let sim_agent = sim_agent_command()?;

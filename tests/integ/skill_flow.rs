@@ -136,6 +136,42 @@ fn a_bad_project_name_runs_nothing_and_says_why() {
     assert!(stderr(&out).starts_with("clawmux: "), "{}", stderr(&out));
 }
 
+/// A misspelt project is not made (no workspace, session or agent): the
+/// nearest known one is named, exit 2; `--new` makes it.
+#[test]
+fn a_misspelt_project_is_refused_with_the_nearest_name_and_made_only_with_new() {
+    let (tmux, home) = configured();
+    let out = run(home.path(), &["--", "/gsd:plan-phase 2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let typo = |extra: &[&str]| {
+        let mut all = vec!["run", "--project", "shpo", "--agent", "sim"];
+        all.extend_from_slice(extra);
+        all.extend_from_slice(&["--", "/gsd:progress"]);
+        clawmux(&all)
+            .env("CLAWMUX_HOME", home.path())
+            .env("LANG", "C.UTF-8")
+            .output()
+            .expect("run clawmux")
+    };
+    let session = || {
+        std::process::Command::new("tmux")
+            .args(["-L", &tmux.socket, "has-session", "-t", "=cm-shpo"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let out = typo(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_contains(&stderr(&out), "no project shpo; did you mean shop?");
+    assert_contains(&stderr(&out), "--new");
+    assert!(!session(), "a misspelt name started an agent");
+    assert!(!home.path().join("projects/shpo").exists());
+
+    let out = typo(&["--new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(session());
+}
+
 /// `/gsd:status`, `/gsd:screen` and `/gsd:cancel` through `clawmux run`
 /// are answered by clawmux (no daemon needed), never typed as prompts.
 #[test]

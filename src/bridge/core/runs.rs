@@ -24,9 +24,10 @@ impl Core {
             project,
             request,
             agent,
+            create,
         } = run;
         let start = match request {
-            Request::Message(text) => self.run_message(&id, &project, &text, agent),
+            Request::Message(text) => self.run_message(&id, &project, &text, agent, create),
             Request::Answer { key, prompt } => {
                 self.run_answer(&id, &project, &key, prompt.as_ref())
             }
@@ -40,6 +41,7 @@ impl Core {
         project: &ProjectName,
         text: &str,
         agent: Option<String>,
+        create: bool,
     ) -> RunStart {
         if let Err(e) = names::validate_typed_text(text) {
             return RunStart::Refused(e.to_string());
@@ -86,6 +88,9 @@ impl Core {
             Ok(root) => root.join(project.as_str()).display().to_string(),
             Err(e) => return RunStart::Refused(e.to_string()),
         };
+        if let Some(refused) = self.unknown_project(project, &workspace, create) {
+            return refused;
+        }
         // Made by this run as `/gsd:new-project` would make it (without
         // GSD's own new-project: the run's message is the command), so
         // `serve`'s chats find it.
@@ -181,6 +186,30 @@ impl Core {
         }
     }
 
+    /// A run names a project there is none of, and may not make it: the
+    /// first project of all is made, any other only with `--new`. The
+    /// refusal names the nearest known project and where `--new` makes it.
+    fn unknown_project(
+        &self,
+        project: &ProjectName,
+        workspace: &str,
+        create: bool,
+    ) -> Option<RunStart> {
+        let known: Vec<ProjectName> = self.shared.read(|s| s.projects.keys().cloned().collect());
+        if create || known.is_empty() || known.contains(project) {
+            return None;
+        }
+        let nearest = (known.iter())
+            .map(|k| (strsim::damerau_levenshtein(k.as_str(), project.as_str()), k))
+            .min()
+            .filter(|(distance, _)| *distance <= suggestion_distance(project.as_str()))
+            .map(|(_, k)| format!("; did you mean {k}?"));
+        Some(RunStart::Refused(format!(
+            "no project {project}{}; nothing was started (`--new` makes it, in {workspace})",
+            nearest.unwrap_or_default()
+        )))
+    }
+
     /// Refuses a run's answer with `why`, showing the prompt that waits
     /// now, which the caller has then seen: their next answer may name it.
     fn refuse_showing(
@@ -212,6 +241,13 @@ impl Core {
             }
         });
     }
+}
+
+/// Edits (a swap of two letters is one) a misspelt project name may be
+/// from the one suggested: one in three letters, so `shpo` finds `shop`
+/// and `blog` does not.
+fn suggestion_distance(name: &str) -> usize {
+    (name.chars().count() / 3).max(1)
 }
 
 /// Rows of a prompt's body a refused answer shows at most (the command or

@@ -1915,6 +1915,7 @@ mod runs {
             project: crate::store::ids::project(project),
             request,
             agent: Some("sim".into()),
+            create: true,
         })
     }
 
@@ -1997,6 +1998,39 @@ mod runs {
             run("r3", "demo", answer("1", Some(&deploy.id))),
         );
         assert!(typed(&effects), "{effects:?}");
+    }
+
+    /// A misspelt project is not made (one more billed agent): only the
+    /// first project of all, or one asked for with `--new`.
+    #[test]
+    fn a_run_makes_a_project_only_with_new_or_as_the_first() {
+        let mut w = World::new();
+        let ask = |id: &str, project: &str, create: bool| {
+            Input::Run(RunRequest {
+                id: RunId::parse(id).unwrap(),
+                project: crate::store::ids::project(project),
+                request: Request::Message("/gsd:progress".into()),
+                agent: None,
+                create,
+            })
+        };
+        let effects = w.at(Duration::ZERO, ask("r1", "shop", false));
+        assert!(
+            matches!(started(&effects), RunStart::Job { .. }),
+            "the first project"
+        );
+        let effects = w.at(Duration::ZERO, ask("r2", "shpo", false));
+        let why = refused(&effects);
+        assert!(why.contains("no project shpo; did you mean shop?"), "{why}");
+        assert!(why.contains("`--new` makes it"), "{why}");
+        assert!(submitted(&effects).is_empty());
+        assert!(w.shared.read(|s| !s.projects.contains_key("shpo")));
+        let effects = w.at(Duration::ZERO, ask("r3", "blog", false));
+        let why = refused(&effects);
+        assert!(!why.contains("did you mean"), "nothing near: {why}");
+        let effects = w.at(Duration::ZERO, ask("r4", "shpo", true));
+        assert!(matches!(started(&effects), RunStart::Job { .. }));
+        assert!(w.shared.read(|s| s.projects.contains_key("shpo")));
     }
 
     /// With no prompt named, only one somebody saw is answered: a prompt

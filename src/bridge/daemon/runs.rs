@@ -128,6 +128,7 @@ impl Daemon {
             project: ask.project.clone(),
             request: ask.request.clone(),
             agent: ask.agent.clone(),
+            create: ask.create,
         };
         let fold = RunFold::new(id.clone(), &ask);
         (self.runs).insert(

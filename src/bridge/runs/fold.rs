@@ -363,6 +363,7 @@ mod tests {
 
     fn ask(request: Request) -> RunAsk {
         RunAsk {
+            create: false,
             project: crate::store::ids::project("demo"),
             request,
             agent: None,

@@ -53,6 +53,10 @@ pub struct RunAsk {
     /// The agent of a project this run creates (`claude`, `sim`, a
     /// command line); the config's when `None`.
     pub agent: Option<String>,
+    /// May it make the project (`--new`)? Without, only the first project
+    /// of all is made: a misspelt name would start one more billed agent.
+    #[serde(default)]
+    pub create: bool,
     /// The caller's language, for what clawmux says itself.
     pub lang: Lang,
 }
@@ -64,6 +68,8 @@ pub struct RunRequest {
     pub project: ProjectName,
     pub request: Request,
     pub agent: Option<String>,
+    /// See [`RunAsk::create`].
+    pub create: bool,
 }
 
 /// A look at a project, answered by clawmux (never typed as a prompt).
