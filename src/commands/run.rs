@@ -15,7 +15,7 @@ use clawmux::bridge::daemon::run_socket as socket;
 use clawmux::bridge::runs::{Outcome, Request, RunAsk, RunResult, Status};
 use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
-use clawmux::feishu::card::Card;
+use clawmux::feishu::card::{Card, with_fallback};
 use clawmux::i18n::Lang;
 use clawmux::message::Block;
 use clawmux::store;
@@ -72,6 +72,10 @@ pub struct Args {
     /// refused with the nearest known one, exit 2).
     #[arg(long)]
     pub new: bool,
+    /// The language of what clawmux says (and of the cards' fallback text
+    /// with --format card): zh_cn or en_us [default: from LANG].
+    #[arg(long, value_name = "LOCALE")]
+    pub lang: Option<String>,
     /// The message, e.g. `/gsd:progress`.
     #[arg(last = true)]
     pub text: Vec<String>,
@@ -102,6 +106,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     };
+    let lang = match args.lang.as_deref() {
+        Some(code) => Lang::parse(code).map_err(|e| UsageError(e.to_string()))?,
+        None => Lang::from_env(),
+    };
     let state_dir = store::state_dir();
     let config = load_config(args.config.as_deref(), &state_dir, args.agent.as_deref())?;
     let profiles = Profiles::load(config.agent.profiles_file.as_deref())
@@ -111,11 +119,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         request,
         agent: args.agent,
         create: args.new,
-        lang: Lang::from_env(),
+        lang,
     };
     let sim_agent = sim_agent_command()?;
     let runtime = tokio::runtime::Runtime::new()?;
-    let waiting = Waiting::start(&runtime, ask.project.as_str());
+    let waiting = Waiting::start(&runtime, ask.project.as_str(), lang);
     let result = runtime.block_on(async {
         let on_progress = |summary: &str| waiting.progress(summary);
         match owner(&state_dir).await? {
@@ -140,10 +148,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     let result: anyhow::Result<RunResult> = result;
     let outcome = result?.map_err(UsageError)?;
-    out!("{}", render(&outcome, args.format));
+    out!("{}", render(&outcome, args.format, lang));
     Ok(match outcome.status {
         Status::Completed | Status::Approval => ExitCode::SUCCESS,
-        Status::Error | Status::Timeout | Status::Failed => ExitCode::FAILURE,
+        Status::Interrupted | Status::Error | Status::Timeout | Status::Failed => ExitCode::FAILURE,
     })
 }
 
@@ -193,6 +201,9 @@ struct Waiting {
     terminal: bool,
     /// The terminal's language (`LANG`), for the lines clawmux writes.
     lang: Lang,
+    project: String,
+    /// Whether the "sent" line was written (off a terminal).
+    sent: std::sync::atomic::AtomicBool,
 }
 
 /// How often the terminal line is redrawn.
@@ -200,10 +211,9 @@ const SPINNER_TICK: Duration = Duration::from_millis(125);
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 impl Waiting {
-    fn start(runtime: &tokio::runtime::Runtime, project: &str) -> Waiting {
+    fn start(runtime: &tokio::runtime::Runtime, project: &str, lang: Lang) -> Waiting {
         let latest = Arc::new(Mutex::new(String::new()));
         let terminal = std::io::stderr().is_terminal();
-        let lang = Lang::from_env();
         let ticker = terminal.then(|| {
             let (latest, project) = (latest.clone(), project.to_string());
             runtime.spawn(async move {
@@ -221,15 +231,13 @@ impl Waiting {
                 }
             })
         });
-        if !terminal {
-            let sent = Msg::RunSent.with(&[("project", project)]);
-            eprintln!("{}", sent.get(lang));
-        }
         Waiting {
             latest,
             ticker,
             terminal,
             lang,
+            project: project.to_string(),
+            sent: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -237,6 +245,13 @@ impl Waiting {
         if let Ok(mut latest) = self.latest.lock() {
             latest.clear();
             latest.push_str(summary);
+        }
+        // "Sent" once the command's first progress shows it was typed: a
+        // refused run (a misspelt project, a prompt that changed) types
+        // nothing and says only why.
+        if !self.terminal && !self.sent.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            let sent = Msg::RunSent.with(&[("project", &self.project)]);
+            eprintln!("{}", sent.get(self.lang));
         }
         if !self.terminal {
             let line = Msg::RunProgress.with(&[("summary", summary)]);
@@ -255,9 +270,10 @@ impl Waiting {
     }
 }
 
-/// The outcome in `format`. Every format carries the same content: the
-/// text ones are renderings of the cards.
-pub fn render(outcome: &Outcome, format: Format) -> String {
+/// The outcome in `format`, in `lang`. Every format carries the same
+/// content: the text ones are renderings of the cards, whose JSON carries
+/// both languages with `lang`'s as the fallback text.
+pub fn render(outcome: &Outcome, format: Format, lang: Lang) -> String {
     if format == Format::Json {
         return serde_json::to_string_pretty(outcome).unwrap_or_default();
     }
@@ -269,11 +285,16 @@ pub fn render(outcome: &Outcome, format: Format) -> String {
             (card.blocks).retain(|b| !matches!(b, Block::Folded { .. }));
         }
     }
-    // The card JSON carries both languages; text is in the terminal's.
-    let lang = clawmux::i18n::Lang::from_env();
     match format {
         Format::Card => {
-            let cards: Vec<Card> = cards.iter().map(Card::from).collect();
+            let cards: Vec<serde_json::Value> = (cards.iter())
+                .map(|c| {
+                    with_fallback(
+                        &serde_json::to_value(Card::from(c)).unwrap_or_default(),
+                        lang,
+                    )
+                })
+                .collect();
             serde_json::to_string_pretty(&cards).unwrap_or_default()
         }
         Format::Markdown => cards
@@ -354,7 +375,7 @@ mod tests {
     fn formats_side_by_side() {
         let done = outcome(Status::Completed);
         for format in [Format::Markdown, Format::Plain, Format::Card, Format::Json] {
-            let text = render(&done, format);
+            let text = render(&done, format, Lang::En);
             for needle in [
                 "Plans verified [3/3]",
                 "Created 2 plans for phase 2",
@@ -367,12 +388,13 @@ mod tests {
                 );
             }
         }
-        let plain = render(&done, Format::Plain);
+        let plain = render(&done, Format::Plain, Lang::En);
         assert!(
             !plain.contains("```") && !plain.contains("**"),
             "plain has no markup:\n{plain}"
         );
-        let cards: serde_json::Value = serde_json::from_str(&render(&done, Format::Card)).unwrap();
+        let cards: serde_json::Value =
+            serde_json::from_str(&render(&done, Format::Card, Lang::En)).unwrap();
         assert_eq!(cards[0]["schema"], "2.0");
         // The screen at the end rides along closed on the card, and is only
         // named in the text formats.
@@ -382,20 +404,21 @@ mod tests {
         let shown = panel["elements"][0]["content"].as_str().unwrap();
         assert!(shown.ends_with("? for shortcuts\n```"), "{shown}");
         for format in [Format::Markdown, Format::Plain] {
-            let text = render(&done, format);
+            let text = render(&done, format, Lang::En);
             assert!(
                 !text.contains("▸") && !text.contains("Screen") && !text.contains("for shortcuts"),
                 "{format:?}:\n{text}"
             );
         }
-        let json: serde_json::Value = serde_json::from_str(&render(&done, Format::Json)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&done, Format::Json, Lang::En)).unwrap();
         assert_eq!(json["status"], "completed");
         assert!(json["screen"].as_str().unwrap().ends_with("for shortcuts"));
         assert_eq!(json["detections"][0]["kind"], "progress");
 
         let asking = outcome(Status::Approval);
         for format in [Format::Markdown, Format::Plain, Format::Card, Format::Json] {
-            let text = render(&asking, format);
+            let text = render(&asking, format, Lang::En);
             for needle in ["Do you want to proceed?", "Yes", "No"] {
                 assert!(
                     text.contains(needle),
@@ -409,7 +432,8 @@ mod tests {
                 );
             }
         }
-        let json: serde_json::Value = serde_json::from_str(&render(&asking, Format::Json)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&asking, Format::Json, Lang::En)).unwrap();
         assert_eq!(json["approval"]["options"][1]["key"], "3");
     }
 
@@ -468,12 +492,18 @@ mod tests {
   },
   "error": null
 }"#;
-        assert_eq!(render(&outcome(Status::Completed), Format::Json), completed);
-        assert_eq!(render(&outcome(Status::Approval), Format::Json), approval);
+        assert_eq!(
+            render(&outcome(Status::Completed), Format::Json, Lang::En),
+            completed
+        );
+        assert_eq!(
+            render(&outcome(Status::Approval), Format::Json, Lang::En),
+            approval
+        );
         // The contract reads back into the same types.
         for text in [completed, approval] {
             let back: Outcome = serde_json::from_str(text).unwrap();
-            assert_eq!(render(&back, Format::Json), text);
+            assert_eq!(render(&back, Format::Json, Lang::En), text);
         }
     }
 }

@@ -164,8 +164,16 @@ fn a_misspelt_project_is_refused_with_the_nearest_name_and_made_only_with_new() 
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_contains(&stderr(&out), "no project shpo; did you mean shop?");
     assert_contains(&stderr(&out), "--new");
+    assert!(!stderr(&out).contains("sent"), "{}", stderr(&out));
     assert!(!session(), "a misspelt name started an agent");
     assert!(!home.path().join("projects/shpo").exists());
+
+    // `--lang` is the language of what clawmux says, whatever LANG says.
+    let out = typo(&["--lang", "zh_cn"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = typo(&["--lang", "fr_fr"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_contains(&stderr(&out), "fr_fr");
 
     let out = typo(&["--new"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -223,6 +231,9 @@ fn status_and_cancel_speak_the_callers_language() {
     let out = zh(&["--format", "plain", "--", "/gsd:status"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_contains(&stdout(&out), "会话 cm-shop 不存在");
+    // `--lang` overrides LANG.
+    let out = zh(&["--lang", "en_us", "--format", "plain", "--", "/gsd:status"]);
+    assert_contains(&stdout(&out), "cm-shop does not exist");
     let out = zh(&["--", "/gsd:plan-phase 2"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = zh(&["--format", "plain", "--", "/gsd:status"]);

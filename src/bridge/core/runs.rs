@@ -171,6 +171,8 @@ impl Core {
         if approval.stage == ApprovalStage::Answering {
             return RunStart::Refused(format!("the approval in {project} is being answered"));
         }
+        // A label answers as `/press Yes` does: `--answer yes`.
+        let key = label_key(&approval, key).unwrap_or(key);
         let label = match self.check_answer(&approval, key, RUN_USER) {
             Ok(label) => label,
             Err(e) => return RunStart::Refused(e.to_string()),
@@ -248,6 +250,20 @@ impl Core {
 /// and `blog` does not.
 fn suggestion_distance(name: &str) -> usize {
     (name.chars().count() / 3).max(1)
+}
+
+/// The key of the one option of `a` whose label is `said` (any case), if
+/// `said` is no option's key.
+fn label_key<'a>(a: &'a PendingApproval, said: &str) -> Option<&'a str> {
+    if a.options.iter().any(|o| o.key == said) {
+        return None;
+    }
+    let mut named =
+        (a.options.iter()).filter(|o| o.name().trim().eq_ignore_ascii_case(said.trim()));
+    match (named.next(), named.next()) {
+        (Some(only), None) => Some(only.key.as_str()),
+        _ => None,
+    }
 }
 
 /// Rows of a prompt's body a refused answer shows at most (the command or

@@ -197,6 +197,9 @@ impl RunFold {
                     TurnEnding::Interrupted(line) => {
                         let line = line.clone();
                         outcome.detections.push(RunDetection::Interrupted { line });
+                        if outcome.status == Status::Completed {
+                            outcome.status = Status::Interrupted;
+                        }
                     }
                     TurnEnding::Rejected(line) => {
                         outcome.status = Status::Error;
@@ -434,6 +437,35 @@ mod tests {
         assert_eq!(outcome.status, Status::Approval);
         assert_eq!(outcome.command, "/gsd:plan-phase 2");
         assert_eq!(outcome.detections.len(), 1);
+    }
+
+    /// An interrupted turn is an interrupted outcome, named so in JSON,
+    /// not a completed one.
+    #[test]
+    fn an_interrupted_turn_is_an_interrupted_outcome() {
+        let now = Instant::now();
+        let mine = job("/gsd:execute-phase 2");
+        let mut fold = RunFold::new(id(), &ask(Request::Message(mine.text.clone())));
+        let start = RunStart::Job {
+            job: mine.id.clone(),
+            answering: None,
+        };
+        fold.started(start, now);
+        let done = ProjectEventKind::Completed {
+            screen: String::new(),
+            output: "● Working".into(),
+            seconds: 3,
+            errors: 0,
+            ending: TurnEnding::Interrupted("Interrupted · What should Claude do instead?".into()),
+            usage: Default::default(),
+            kept: None,
+        };
+        let outcome = outcome(fold.see(&event(Some(&mine), done), now));
+        assert_eq!(outcome.status, Status::Interrupted);
+        let json = serde_json::to_value(&outcome).unwrap();
+        assert_eq!(json["status"], "interrupted");
+        let text = outcome.cards()[0].to_text_in(Lang::En);
+        assert!(text.contains("Stopped after 3s"), "{text}");
     }
 
     /// An answer's run follows the command from the answer on: the prompt

@@ -110,6 +110,8 @@ pub type RunResult = Result<Outcome, String>;
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Completed,
+    /// The turn was interrupted (Esc, `/gsd:cancel`) before its end.
+    Interrupted,
     Approval,
     Error,
     Timeout,
@@ -147,6 +149,19 @@ impl Outcome {
                 output_markdown(&self.output),
                 self.screen.as_deref(),
             ),
+            Status::Interrupted => {
+                let mut cards = present::result_cards(
+                    &format!("{title} ({}s)", self.seconds),
+                    output_markdown(&self.output),
+                    self.screen.as_deref(),
+                );
+                let seconds = self.seconds.to_string();
+                let stopped = Msg::StoppedAfter.with(&[("seconds", &seconds)]);
+                if let Some(first) = cards.first_mut() {
+                    first.blocks.insert(0, Block::note(stopped));
+                }
+                cards
+            }
             Status::Approval => {
                 let Some(a) = &self.approval else {
                     return Vec::new();
