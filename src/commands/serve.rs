@@ -214,8 +214,12 @@ async fn serve(
     state_dir: PathBuf,
 ) -> anyhow::Result<ExitCode> {
     let signals = stop_signals()?;
-    let (shared, loaded) = SharedState::open(&state_dir)?;
-    match loaded {
+    let (shared, opened) = SharedState::open_reporting(&state_dir)?;
+    let lang = Lang::from_env();
+    if let Some(note) = serve_notes::migration(opened.migration.as_ref(), lang) {
+        eprintln!("{note}");
+    }
+    match opened.loaded {
         Loaded::Backup { backup, problem } => {
             eprintln!("clawmux: {problem}; using the backup {}", backup.display())
         }
@@ -233,7 +237,6 @@ async fn serve(
     let mut end_of_input = None;
     let mut intake_task = None;
     let rates = RateWindow::default();
-    let lang = Lang::from_env();
     if use_console {
         let why = if args.console {
             "--console"

@@ -7,6 +7,7 @@ use clawmux::bridge::names::session_name;
 use clawmux::bridge::texts::Msg;
 use clawmux::i18n::Lang;
 use clawmux::store::State;
+use clawmux::store::db::Migration;
 
 /// The first words at the console: with no projects, how to make one;
 /// otherwise the projects found and the prompts that wait for an answer.
@@ -22,6 +23,12 @@ pub fn greeting(state: &State, lang: Lang) -> String {
         .to_string();
     text.push_str(&waiting(state, lang));
     text
+}
+
+/// The line on stderr about an earlier version's state, if there is
+/// something to say (`run` says the same).
+pub fn migration(migration: Option<&Migration>, lang: Lang) -> Option<String> {
+    clawmux::bridge::daemon::one_shot::migration_note(migration, lang)
 }
 
 /// What is left once `serve` stops: the agents' tmux sessions live on (the

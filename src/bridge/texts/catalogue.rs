@@ -389,6 +389,10 @@ catalogue! {
     NotAllowedClick: "You are not allowed to use this bot. Ask its operator for access."
         => "你没有使用此机器人的权限。请向管理员申请。";
 
+    // Start-up lines on stderr (`serve`, and `run` with no `serve`).
+    StateDbMissing: "clawmux: {db} is missing, though an earlier start moved the state of a previous clawmux into it: starting with empty state. The files that move kept ({kept}) are not read again: a command queued in them would be typed into its agent a second time. To use them anyway, see \"State directory\" in docs/OPERATIONS.md."
+        => "clawmux：{db} 不见了，而之前的一次启动已把旧版 clawmux 的状态移入其中：以空状态启动。那次迁移保留的文件（{kept}）不会再被读取：其中排队的命令会被再次输入给智能体。如仍要使用它们，见 docs/OPERATIONS.md 的“State directory”一节。";
+
     // `clawmux run`'s lines on stderr while it waits.
     RunSent: "clawmux: {project}: sent, waiting for the agent" => "clawmux：{project}：已发送，等待智能体";
     RunProgress: "clawmux: progress: {summary}" => "clawmux：进度：{summary}";
