@@ -279,7 +279,7 @@ async fn serve(
         console: use_console,
         agent: config.agent.command.clone(),
     });
-    let socket = config.tmux.socket.clone();
+    let tmux = config.tmux.clone();
     let setup = DaemonSetup {
         config: Arc::new(config),
         shared,
@@ -359,7 +359,9 @@ async fn serve(
         reason: reason.to_string(),
     });
     if use_console {
-        let left = shared.read(|state| serve_notes::left_running(state, &socket, lang));
+        let running = serve_notes::agent_sessions(&tmux).await;
+        let left =
+            shared.read(|state| serve_notes::left_running(state, running, &tmux.socket, lang));
         let reason = match stop {
             Stop::Finished => Msg::StopFinished.template(lang),
             Stop::EndOfInput => Msg::StopEndOfInput.template(lang),

@@ -370,6 +370,8 @@ catalogue! {
     GreetProjects: "Projects found: {names}. Type /gsd:status to see what each is doing, /gsd:use <project> to switch, /gsd:help for the rest."
         => "找到的项目：{names}。输入 /gsd:status 查看各项目在做什么，/gsd:use <project> 切换项目，/gsd:help 查看其余命令。";
     NothingLeftRunning: "No agent was left running." => "没有留下运行中的智能体。";
+    LeftRunningUnknown: "Which agents still run is not known: tmux server `-L {socket}` did not say ({error}). List them with `tmux -L {socket} ls`."
+        => "不知道哪些智能体仍在运行：tmux 服务器 `-L {socket}` 没有回答（{error}）。用 `tmux -L {socket} ls` 列出它们。";
     LeftRunning: "The agents keep running in tmux server `-L {socket}` (sessions {sessions}); the next `clawmux serve` picks them up. Watch one with `tmux -L {socket} attach -t {first}`; end them all with `tmux -L {socket} kill-server`."
         => "智能体仍在 tmux 服务器 `-L {socket}` 中运行（会话 {sessions}）；下次 `clawmux serve` 会接着使用它们。用 `tmux -L {socket} attach -t {first}` 查看其中一个；用 `tmux -L {socket} kill-server` 全部结束。";
     WaitingForAnswer: "Waiting for an answer (/gsd:inbox shows their buttons):"
