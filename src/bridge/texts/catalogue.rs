@@ -394,6 +394,16 @@ catalogue! {
     // Start-up lines on stderr (`serve`, and `run` with no `serve`).
     StateDbMissing: "clawmux: {db} is missing, though an earlier start moved the state of a previous clawmux into it: starting with empty state. The files that move kept ({kept}) are not read again: a command queued in them would be typed into its agent a second time. To use them anyway, see \"State directory\" in docs/OPERATIONS.md."
         => "clawmux：{db} 不见了，而之前的一次启动已把旧版 clawmux 的状态移入其中：以空状态启动。那次迁移保留的文件（{kept}）不会再被读取：其中排队的命令会被再次输入给智能体。如仍要使用它们，见 docs/OPERATIONS.md 的“State directory”一节。";
+    OwnerPid: "pid {pid}" => "进程号 {pid}";
+    OwnerPidUnknown: "pid not recorded" => "未记录进程号";
+    AnotherServe: "another clawmux serve ({who}) uses the state directory {dir}; one serve at a time: stop it first, or give this one its own CLAWMUX_HOME"
+        => "另一个 clawmux serve（{who}）正在使用状态目录 {dir}；同一时间只能有一个 serve：先停止它，或给这个 serve 另设 CLAWMUX_HOME";
+    ServeWithoutSocket: "another clawmux serve ({who}) holds the state directory {dir}, but its run socket {socket} does not answer (it is still starting, or the socket was removed: then no `clawmux run` reaches that serve either). One serve at a time: if it has been running a while, restart it (`kill {pid}`, then start `clawmux serve` again)"
+        => "另一个 clawmux serve（{who}）占用着状态目录 {dir}，但它的 run 套接字 {socket} 没有回应（它仍在启动，或套接字被删除了：那样任何 `clawmux run` 也连不上那个 serve）。同一时间只能有一个 serve：如果它已运行了一段时间，请重启它（`kill {pid}`，再启动 `clawmux serve`）";
+    WaitingForRun: "clawmux: a clawmux run is using the state directory {dir} ({who}); serving once it ends"
+        => "clawmux：一个 clawmux run 正在使用状态目录 {dir}（{who}）；它结束后开始服务";
+    OwnerHeldTooLong: "the state directory {dir} has been held by {who} for {secs} s, longer than a clawmux run takes (its longest command timeout and its agent's start): it is not a run about to end. See what holds it with {find}, stop that, and start `clawmux serve` again"
+        => "状态目录 {dir} 已被 {who} 占用 {secs} 秒，超过一次 clawmux run 所需的时间（最长的命令超时加上智能体的启动）：它不是一个即将结束的 run。用 {find} 查看是谁占用着它，停止它，再启动 `clawmux serve`";
 
     // `clawmux run`'s lines on stderr while it waits.
     RunSent: "clawmux: {project}: sent, waiting for the agent" => "clawmux：{project}：已发送，等待智能体";
