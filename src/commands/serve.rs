@@ -14,7 +14,7 @@ use clawmux::bridge::daemon::{self, Daemon, DaemonSetup};
 use clawmux::bridge::texts::Msg;
 use clawmux::detect::Profiles;
 use clawmux::i18n::Lang;
-use clawmux::store::dir_lock::StateLock;
+use clawmux::store::dir_lock::{Holder, StateLock};
 use clawmux::store::state_file::Loaded;
 use clawmux::store::{self, LogEvent, SharedState};
 use tokio::sync::mpsc;
@@ -126,7 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| UsageError(e.to_string()))?;
     // Held until the process ends (before the signal handlers exist: a
     // serve waiting for a run stops on SIGTERM as any process does).
-    let _owner = own_state(&state_dir)?;
+    let _owner = own_state(&state_dir, longest_run(&config), Lang::from_env())?;
     let runtime = tokio::runtime::Runtime::new()?;
     let result = runtime.block_on(serve(args, config, profiles, state_dir));
     // Dropping a runtime waits for its blocking tasks without limit; a stop
@@ -135,19 +135,116 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     result
 }
 
+/// How often a serve waiting for the state directory looks again.
+const OWNER_POLL: Duration = Duration::from_millis(100);
+/// A run's time besides its command's timeout: its agent's start (20 s at
+/// most), attaching, typing and the answer read, with room to spare.
+const RUN_START_ALLOWANCE: Duration = Duration::from_secs(120);
+
+/// The longest a `clawmux run` holds the state directory: its command's
+/// timeout (the longest this config gives any command) and its start.
+fn longest_run(config: &Config) -> Duration {
+    let timeouts = &config.timeouts;
+    let longest = (timeouts.commands.values().copied())
+        .chain([timeouts.default_secs])
+        .max()
+        .unwrap_or(timeouts.default_secs);
+    Duration::from_secs(longest) + RUN_START_ALLOWANCE
+}
+
+/// Why this serve cannot have the state directory.
+#[derive(Debug, PartialEq, Eq)]
+enum Refusal {
+    /// A serve answers on the run socket.
+    AnotherServe,
+    /// A serve holds the directory, its run socket does not answer.
+    ServeWithoutSocket { pid: u32 },
+    /// Held longer than a run takes.
+    HeldTooLong,
+}
+
+/// What a serve finding the state directory owned does: wait (`None`),
+/// or give up. A serve answering on the run socket, or one that said so
+/// in the lock file, is never waited for (it does not end by itself); any
+/// other owner is taken for a `clawmux run`, waited for as long as a run
+/// lasts (`bound`).
+fn judge(
+    holder: Holder,
+    socket_answers: bool,
+    held_for: Duration,
+    bound: Duration,
+) -> Option<Refusal> {
+    match holder {
+        _ if socket_answers => Some(Refusal::AnotherServe),
+        Holder::Serve { pid } => Some(Refusal::ServeWithoutSocket { pid }),
+        Holder::Other { .. } if held_for >= bound => Some(Refusal::HeldTooLong),
+        Holder::Other { .. } => None,
+    }
+}
+
 /// The state directory, owned by this serve: at once, or once the
-/// `clawmux run` using it ends. Another serve there is an error.
-fn own_state(state_dir: &Path) -> anyhow::Result<StateLock> {
-    let dir = state_dir.display();
+/// `clawmux run` using it ends (at most `bound`, see [`judge`]).
+fn own_state(state_dir: &Path, bound: Duration, lang: Lang) -> anyhow::Result<StateLock> {
+    let dir = state_dir.display().to_string();
     let cannot = |e| anyhow::anyhow!("cannot lock the state directory {dir}: {e}");
-    if let Some(lock) = StateLock::try_take(state_dir).map_err(cannot)? {
-        return Ok(lock);
+    let socket_path = socket::socket_path(state_dir);
+    let mut told = false;
+    // The owner seen, and since when (a new owner starts the bound again).
+    let mut seen: Option<(Holder, std::time::Instant)> = None;
+    loop {
+        if let Some(lock) = StateLock::try_take_serving(state_dir).map_err(cannot)? {
+            return Ok(lock);
+        }
+        let holder = StateLock::holder(state_dir);
+        let since = match seen {
+            Some((h, since)) if h == holder => since,
+            _ => seen.insert((holder, std::time::Instant::now())).1,
+        };
+        let pid = match holder {
+            Holder::Serve { pid } | Holder::Other { pid: Some(pid) } => Some(pid),
+            Holder::Other { pid: None } => None,
+        };
+        let who = match pid {
+            Some(pid) => Msg::OwnerPid.with(&[("pid", &pid.to_string())]),
+            None => Msg::OwnerPidUnknown.text(),
+        };
+        let who = who.get(lang).to_string();
+        // `msg` in the terminal's language, with the owner, the directory
+        // and `more`.
+        let say = |msg: Msg, more: Vec<(&'static str, String)>| {
+            let mut args = vec![("who", who.clone()), ("dir", dir.clone())];
+            args.extend(more);
+            let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            msg.with(&args).get(lang).to_string()
+        };
+        let answers = std::os::unix::net::UnixStream::connect(&socket_path).is_ok();
+        match judge(holder, answers, since.elapsed(), bound) {
+            None => {}
+            Some(Refusal::AnotherServe) => anyhow::bail!(say(Msg::AnotherServe, vec![])),
+            Some(Refusal::ServeWithoutSocket { pid }) => {
+                let socket = socket_path.display().to_string();
+                let more = vec![("socket", socket), ("pid", pid.to_string())];
+                anyhow::bail!(say(Msg::ServeWithoutSocket, more))
+            }
+            Some(Refusal::HeldTooLong) => {
+                let find = match pid {
+                    Some(pid) => format!("`ps -p {pid} -o pid,args`"),
+                    None => {
+                        let lock = state_dir.join(store::dir_lock::LOCK_FILE);
+                        format!("`fuser -v {}`", lock.display())
+                    }
+                };
+                let secs = since.elapsed().as_secs().to_string();
+                let more = vec![("secs", secs), ("find", find)];
+                anyhow::bail!(say(Msg::OwnerHeldTooLong, more))
+            }
+        }
+        if !told {
+            told = true;
+            eprintln!("{}", say(Msg::WaitingForRun, vec![]));
+        }
+        std::thread::sleep(OWNER_POLL);
     }
-    if std::os::unix::net::UnixStream::connect(socket::socket_path(state_dir)).is_ok() {
-        anyhow::bail!("another clawmux serve uses the state directory {dir}");
-    }
-    eprintln!("clawmux: a clawmux run is using the state directory {dir}; serving once it ends");
-    StateLock::take(state_dir).map_err(cannot)
 }
 
 /// How long a stop waits for the runtime's blocking tasks before the
@@ -214,8 +311,12 @@ async fn serve(
     state_dir: PathBuf,
 ) -> anyhow::Result<ExitCode> {
     let signals = stop_signals()?;
-    let (shared, loaded) = SharedState::open(&state_dir)?;
-    match loaded {
+    let (shared, opened) = SharedState::open_reporting(&state_dir)?;
+    let lang = Lang::from_env();
+    if let Some(note) = serve_notes::migration(opened.migration.as_ref(), lang) {
+        eprintln!("{note}");
+    }
+    match opened.loaded {
         Loaded::Backup { backup, problem } => {
             eprintln!("clawmux: {problem}; using the backup {}", backup.display())
         }
@@ -233,7 +334,6 @@ async fn serve(
     let mut end_of_input = None;
     let mut intake_task = None;
     let rates = RateWindow::default();
-    let lang = Lang::from_env();
     if use_console {
         let why = if args.console {
             "--console"
@@ -276,7 +376,7 @@ async fn serve(
         console: use_console,
         agent: config.agent.command.clone(),
     });
-    let socket = config.tmux.socket.clone();
+    let tmux = config.tmux.clone();
     let setup = DaemonSetup {
         config: Arc::new(config),
         shared,
@@ -356,7 +456,9 @@ async fn serve(
         reason: reason.to_string(),
     });
     if use_console {
-        let left = shared.read(|state| serve_notes::left_running(state, &socket, lang));
+        let running = serve_notes::agent_sessions(&tmux).await;
+        let left =
+            shared.read(|state| serve_notes::left_running(state, running, &tmux.socket, lang));
         let reason = match stop {
             Stop::Finished => Msg::StopFinished.template(lang),
             Stop::EndOfInput => Msg::StopEndOfInput.template(lang),
@@ -372,4 +474,54 @@ async fn serve(
         anyhow::bail!("stopped: {why}; no Feishu events can arrive");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_serve_waits_for_a_run_as_long_as_a_run_lasts_and_never_for_a_serve() {
+        let bound = Duration::from_secs(60);
+        let (run, serve) = (Holder::Other { pid: Some(7) }, Holder::Serve { pid: 7 });
+        let short = Duration::from_secs(1);
+        assert_eq!(judge(run, false, short, bound), None);
+        assert_eq!(judge(run, false, bound, bound), Some(Refusal::HeldTooLong));
+        assert_eq!(
+            judge(Holder::Other { pid: None }, false, bound * 2, bound),
+            Some(Refusal::HeldTooLong)
+        );
+        assert_eq!(
+            judge(serve, false, Duration::ZERO, bound),
+            Some(Refusal::ServeWithoutSocket { pid: 7 })
+        );
+        // An older serve that wrote no pid, answering on its socket.
+        assert_eq!(
+            judge(Holder::Other { pid: None }, true, Duration::ZERO, bound),
+            Some(Refusal::AnotherServe)
+        );
+        assert_eq!(
+            judge(serve, true, Duration::ZERO, bound),
+            Some(Refusal::AnotherServe)
+        );
+    }
+
+    #[test]
+    fn a_run_lasts_its_longest_command_timeout_and_its_start() {
+        let mut config = Config::default();
+        config.timeouts.commands.clear();
+        config.timeouts.default_secs = 60;
+        assert_eq!(
+            longest_run(&config),
+            Duration::from_secs(60) + RUN_START_ALLOWANCE
+        );
+        config
+            .timeouts
+            .commands
+            .insert("execute-phase".into(), 3600);
+        assert_eq!(
+            longest_run(&config),
+            Duration::from_secs(3600) + RUN_START_ALLOWANCE
+        );
+    }
 }

@@ -1,6 +1,6 @@
-//! Area `hygiene`: clean stops of the real `clawmux serve` binary, private
-//! state files, bounded memory on large logs, the event log on a full disk,
-//! and commands whose reader went away.
+//! Area `hygiene`: clean starts and stops of the real `clawmux serve`
+//! binary, private state files, bounded memory on large logs, the event
+//! log on a full disk, and commands whose reader went away.
 
 mod closed_stdout;
 mod config_place;
@@ -9,6 +9,7 @@ mod inherited_fds;
 mod layers;
 mod private_state;
 mod run_and_serve;
+mod serve_start;
 mod serve_stop;
 mod tail_log;
 

@@ -203,3 +203,42 @@ fn a_run_and_a_serve_wait_for_the_state_directorys_owner() {
     let status = wait_exit(serve).expect("serve exits after end of input");
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
+
+/// A serve whose run socket was removed still owns the state directory: a
+/// second serve says which process holds it and what to do, and ends,
+/// instead of waiting for it forever.
+#[test]
+fn a_second_serve_refuses_a_serve_whose_run_socket_is_gone_and_names_it() {
+    let mut served = serve();
+    let home = served.home.path().to_path_buf();
+    let first = served.child.id();
+    // A line answered: the daemon runs, so it listens on its run socket.
+    let mut stdin = served.stdin.take().expect("piped stdin");
+    writeln!(stdin, "/gsd:help").unwrap();
+    line_with(&served.stdout, "/gsd:new-project");
+    std::fs::remove_file(home.join("run.sock")).expect("the run socket was there");
+
+    let mut second = clawmux(&home, &["serve", "--console", "--agent", "sim"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("clawmux serve");
+    let mut second_err = second.stderr.take().expect("piped stderr");
+    let status = wait_exit(second).expect("the second serve ends by itself");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut second_err, &mut err).expect("its stderr");
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("another clawmux serve (pid {first})")),
+        "{err}"
+    );
+    assert!(err.contains("run.sock does not answer"), "{err}");
+    assert!(err.contains(&format!("`kill {first}`")), "{err}");
+    assert!(!err.contains("serving once it ends"), "{err}");
+
+    // The first serve is untouched and still stops cleanly.
+    drop(stdin);
+    let status = wait_exit(served.child).expect("serve exits after end of input");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}

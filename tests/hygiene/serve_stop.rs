@@ -180,3 +180,51 @@ fn end_of_input_stops_serve_after_its_last_line() {
         log.records.iter().map(|r| &r.kind).collect::<Vec<_>>()
     );
 }
+
+/// The stop names the agents' sessions that still run on the tmux server,
+/// whatever the state says: one of a project the state lost (its row
+/// unreadable, the database salvaged without it) is named, one whose
+/// session was killed is not.
+#[test]
+fn the_stop_names_the_agent_sessions_that_really_run() {
+    let tmux = TmuxServer::new();
+    let home = super::sim_home(&tmux);
+    for name in ["shop", "cart"] {
+        let args = ["run", "--project", name, "--agent", "sim", "--", "hello"];
+        let out = clawmux(home.path(), &args).output().expect("clawmux run");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    tmux.ok(&["kill-session", "-t", "=cm-cart"]);
+    let db = home.path().join("state.db");
+    let conn = rusqlite::Connection::open(&db).expect("state.db opens");
+    let changed = conn
+        .execute("UPDATE projects SET v = 'not json' WHERE k = 'shop'", [])
+        .expect("the row changed");
+    assert_eq!(changed, 1);
+    drop(conn);
+
+    let mut served = serve_again(home, tmux);
+    line_with(&served.stderr, "table projects");
+    drop(served.stdin.take());
+    let stopped = line_with(&served.stderr, "clawmux: stopped (end of input)");
+    wait_exit(served.child).expect("exits after end of input");
+    // What runs on the server now, as tmux lists it.
+    let listed = served.tmux.ok(&["list-sessions", "-F", "#{session_name}"]);
+    let running: Vec<&str> = listed.lines().filter(|s| s.starts_with("cm-")).collect();
+    assert!(running.contains(&"cm-shop"), "{listed}");
+    let named = stopped
+        .split("(sessions ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no sessions named: {stopped}"));
+    let mut named: Vec<&str> = named.split(", ").collect();
+    named.sort_unstable();
+    let mut running = running;
+    running.sort_unstable();
+    assert_eq!(named, running, "{stopped}");
+}

@@ -22,10 +22,14 @@
 //! the tests for figures).
 //!
 //! Opening: a missing `state.db` is made from `state.json` (or its newest
-//! good backup) when there is one, which is then renamed
-//! `state.json.migrated`; a database that fails its check or cannot be read
-//! is moved aside as `state.db.corrupt` (with its WAL), and what can still
-//! be read from it, table by table, is kept.
+//! good backup) when there is one, once: the file and its backups are
+//! renamed `state.json.migrated`, `state.json.migrated.1` … before the new
+//! database takes its place, so no start migrates them again (see
+//! [`Migration`]); a database that fails its check or cannot be read is
+//! moved aside as `state.db.corrupt` (with its WAL), and what can still be
+//! read from it, table by table, is kept. A database of a newer schema
+//! than this code knows is refused and left exactly as it is
+//! ([`NewerSchema`]).
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -35,15 +39,29 @@ use rusqlite::{Connection, OpenFlags, params};
 use serde::Serialize;
 
 use super::state::{ApprovalId, CardHandle, DeadLetter, Job, OutboxEntry};
-use super::state_file::{Loaded, StateError, StateFile};
+use super::state_file::{Loaded, STATE_BACKUPS, StateError, StateFile};
 use super::{State, private};
 
 /// The database's file name in the state directory.
 pub const DB_FILE: &str = "state.db";
 /// The state file of earlier versions, migrated on first start.
 pub const JSON_FILE: &str = "state.json";
+/// What `state.json` is renamed once migrated; its backup `state.json.N`
+/// becomes `state.json.migrated.N`.
+const MIGRATED_SUFFIX: &str = ".migrated";
 /// The schema version (`PRAGMA user_version`) this code writes and reads.
-const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 1;
+/// Where a migration builds the database before it takes `state.db`'s
+/// place: once the JSON files carry their migrated names, a whole one.
+const MIGRATING_SUFFIX: &str = ".migrating";
+/// Where a new database that migrates nothing (a fresh one, a salvaged
+/// one) is built: a leftover is a build cut short, of no use.
+const BUILDING_SUFFIX: &str = ".new";
+/// A SQLite file's first bytes, and where its header keeps the
+/// `user_version` (4 bytes, big-endian): read before SQLite opens the
+/// file, which could write to it.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+const USER_VERSION_AT: usize = 60;
 /// How long a save waits for a write lock someone else holds (an operator's
 /// `sqlite3` shell) before it counts as failed (milliseconds): the daemon
 /// is the only writer, so a lock held longer is a problem to report, and a
@@ -89,7 +107,7 @@ pub struct SaveStats {
     pub bytes: usize,
 }
 
-/// What opening found besides the state.
+/// A `state.json` moved into the new database.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Migrated {
     /// The JSON file the state came from.
@@ -98,6 +116,55 @@ pub struct Migrated {
     pub kept: PathBuf,
     /// Rows written.
     pub entries: usize,
+}
+
+/// What opening did with the state of an earlier version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Migration {
+    /// `state.json` was moved into the new database (its backups renamed
+    /// with it).
+    Moved(Migrated),
+    /// `state.db` was missing, though an earlier start had moved
+    /// `state.json` into it: the files it left (`kept`) are not read
+    /// again, since the commands queued in them were typed already, and
+    /// the new database is empty. The operator is told.
+    DatabaseMissing { db: PathBuf, kept: Vec<PathBuf> },
+}
+
+/// Why the state database was not opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenDbError {
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Newer(#[from] NewerSchema),
+}
+
+/// A `state.db` written by a newer clawmux (after a rollback): this code
+/// cannot read it and leaves it untouched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} has schema version {found}, newer than the version {known} this clawmux reads: a newer clawmux wrote it. Nothing was changed. Run the newer clawmux again; or, to start this one with empty state, stop every clawmux using the directory and move {} (with its -wal and -shm files) elsewhere",
+    path.display(),
+    path.display()
+)]
+pub struct NewerSchema {
+    pub path: PathBuf,
+    /// The file's schema version.
+    pub found: i64,
+    /// The version this code reads ([`SCHEMA_VERSION`]).
+    pub known: i64,
+}
+
+impl NewerSchema {
+    /// `path`, found at schema version `found`.
+    fn of(path: &Path, found: i64) -> NewerSchema {
+        NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        }
+    }
 }
 
 /// The open database and what it holds, as the saver writes it.
@@ -172,52 +239,56 @@ struct Change {
 
 impl StateDb {
     /// Opens (making or migrating as needed) the database in `dir`.
-    pub fn open(dir: &Path) -> Result<(StateDb, Loaded, Option<Migrated>), StateError> {
+    pub fn open(dir: &Path) -> Result<(StateDb, Loaded, Option<Migration>), OpenDbError> {
         let path = dir.join(DB_FILE);
-        let building = sibling(&path, ".migrating");
-        // A migration cut short: its half-built file is of no use (the
-        // JSON file it came from is still there).
-        let _ = fs::remove_file(&building);
+        let migrating = sibling(&path, MIGRATING_SUFFIX);
+        // A build cut short: of no use (what it came from is still there).
+        let _ = fs::remove_file(sibling(&path, BUILDING_SUFFIX));
         if path.exists() {
+            // `state.db` takes the place of a migration's build last, so
+            // one left beside it is stale.
+            let _ = fs::remove_file(&migrating);
+            refuse_newer(&path)?;
             return match open_existing(&path) {
                 Ok(db) => Ok((db, Loaded::Current, None)),
-                Err(Unusable::Corrupt(problem)) => salvage(dir, &path, problem),
+                Err(Unusable::Corrupt(problem)) => Ok(salvage(dir, &path, problem)?),
                 // Busy, out of memory, no permission: the file may be fine
                 // and is left alone.
-                Err(Unusable::Error(source)) => Err(StateError::Database { path, source }),
+                Err(Unusable::Error(source)) => Err(StateError::Database { path, source }.into()),
+                Err(Unusable::Newer(found)) => Err(NewerSchema::of(&path, found).into()),
             };
         }
         let json = StateFile::new(dir.join(JSON_FILE));
-        let had_json = json.path().exists()
-            || (1..=super::state_file::STATE_BACKUPS)
-                .any(|n| sibling(json.path(), &format!(".{n}")).exists());
-        let (state, loaded) = json.load::<State>()?;
-        let (db, entries) = create(&path, &state)?;
-        if !had_json {
+        let kept = migrated_files(json.path());
+        if !kept.is_empty() {
+            if migrating.exists() {
+                // The files are renamed only once the build is whole: the
+                // migration was cut short just before its last step.
+                return finish_migration(dir, &path, &migrating, &json);
+            }
+            let (db, _) = create(&path, BUILDING_SUFFIX, &State::default(), || Ok(()))?;
+            let missing = Migration::DatabaseMissing { db: path, kept };
+            return Ok((db, Loaded::Fresh, Some(missing)));
+        }
+        let _ = fs::remove_file(&migrating);
+        if unmigrated_files(json.path()).is_empty() {
+            let (db, _) = create(&path, BUILDING_SUFFIX, &State::default(), || Ok(()))?;
             return Ok((db, Loaded::Fresh, None));
         }
-        let kept = sibling(json.path(), ".migrated");
-        if json.path().exists() {
-            let werr = |source| StateError::Write {
-                path: kept.clone(),
-                source,
-            };
-            fs::rename(json.path(), &kept).map_err(werr)?;
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&kept, fs::Permissions::from_mode(private::FILE_MODE))
-                .map_err(werr)?;
-            sync_dir(dir).map_err(werr)?;
-        }
+        let (state, loaded) = json.load::<State>()?;
+        let (db, entries) = create(&path, MIGRATING_SUFFIX, &state, || {
+            rename_migrated(dir, json.path())
+        })?;
         let loaded = match loaded {
             Loaded::Current | Loaded::Fresh => Loaded::Current,
             other => other,
         };
         let migrated = Migrated {
             from: json.path().to_path_buf(),
-            kept,
+            kept: migrated_name(json.path(), 0),
             entries,
         };
-        Ok((db, loaded, Some(migrated)))
+        Ok((db, loaded, Some(Migration::Moved(migrated))))
     }
 
     /// The state as loaded (and as last saved).
@@ -384,6 +455,9 @@ enum Unusable {
     Corrupt(String),
     /// Opening failed for another reason: it is left alone.
     Error(rusqlite::Error),
+    /// Its schema is newer than this code's (this version): left alone
+    /// and refused.
+    Newer(i64),
 }
 
 impl From<rusqlite::Error> for Unusable {
@@ -404,6 +478,9 @@ fn open_existing(path: &Path) -> Result<StateDb, Unusable> {
         return Err(Unusable::Corrupt(format!("failed its check: {check}")));
     }
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(Unusable::Newer(version));
+    }
     if version != SCHEMA_VERSION {
         return Err(Unusable::Corrupt(format!(
             "schema version {version}, this clawmux reads {SCHEMA_VERSION}"
@@ -532,11 +609,18 @@ fn seqs_of(tables: &[Rows]) -> (Vec<HashMap<String, i64>>, Vec<i64>) {
     (seqs, next)
 }
 
-/// Makes a new database at `path` holding `state`: built under a temp name
-/// and renamed, so `state.db` is always whole. Returns it and the rows
-/// written.
-fn create(path: &Path, state: &State) -> Result<(StateDb, usize), StateError> {
-    let building = sibling(path, ".migrating");
+/// Makes a new database at `path` holding `state`: built and filled under
+/// the temp name `path` + `temp`, then `between` runs (a migration renames
+/// its JSON files there), then it is renamed into place, so `state.db` is
+/// always whole and holds the state from its first moment. Returns it and
+/// the rows written.
+fn create(
+    path: &Path,
+    temp: &str,
+    state: &State,
+    between: impl FnOnce() -> Result<(), StateError>,
+) -> Result<(StateDb, usize), StateError> {
+    let building = sibling(path, temp);
     let dberr = |source| StateError::Database {
         path: path.to_path_buf(),
         source,
@@ -545,40 +629,32 @@ fn create(path: &Path, state: &State) -> Result<(StateDb, usize), StateError> {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent() {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir {
         private::create_dir(dir).map_err(werr)?;
     }
-    // Made 0600 before SQLite opens it; its WAL and shared-memory files
-    // take the database's mode.
+    // Made 0600 before SQLite opens it; its journal, WAL and shared-memory
+    // files take the database's mode.
     drop(private::create(&building).map_err(werr)?);
-    let mut entries = 0;
-    {
-        let mut conn = Connection::open_with_flags(
-            &building,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
+    let mut conn = Connection::open_with_flags(
+        &building,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(dberr)?;
+    // A rollback journal while it is built: the file alone is the
+    // database when it is renamed.
+    conn.pragma_update(None, "synchronous", "FULL")
         .map_err(dberr)?;
-        // A rollback journal while it is built: the file alone is the
-        // database when it is renamed.
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(dberr)?;
-        let tx = conn.transaction().map_err(dberr)?;
-        for (name, _) in TABLES {
-            tx.execute_batch(&format!(
-                "CREATE TABLE {name} (k TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL, v TEXT NOT NULL) WITHOUT ROWID;"
-            ))
-            .map_err(dberr)?;
-        }
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-            .map_err(dberr)?;
-        tx.commit().map_err(dberr)?;
-        drop(conn);
+    let tx = conn.transaction().map_err(dberr)?;
+    for (name, _) in TABLES {
+        tx.execute_batch(&format!(
+            "CREATE TABLE {name} (k TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL, v TEXT NOT NULL) WITHOUT ROWID;"
+        ))
+        .map_err(dberr)?;
     }
-    fs::rename(&building, path).map_err(werr)?;
-    if let Some(dir) = path.parent() {
-        sync_dir(dir).map_err(werr)?;
-    }
-    let conn = open_conn(path).map_err(dberr)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(dberr)?;
+    tx.commit().map_err(dberr)?;
     let mut db = StateDb {
         conn,
         path: path.to_path_buf(),
@@ -586,9 +662,155 @@ fn create(path: &Path, state: &State) -> Result<(StateDb, usize), StateError> {
         seqs: vec![HashMap::new(); TABLES.len()],
         next: vec![0; TABLES.len()],
     };
-    let stats = db.save(state)?;
-    entries += stats.upserts;
+    let entries = db.save(state)?.upserts;
+    let StateDb {
+        conn,
+        saved,
+        seqs,
+        next,
+        ..
+    } = db;
+    conn.close().map_err(|(_, e)| dberr(e))?;
+    if let Some(dir) = dir {
+        sync_dir(dir).map_err(werr)?;
+    }
+    between()?;
+    fs::rename(&building, path).map_err(werr)?;
+    if let Some(dir) = dir {
+        sync_dir(dir).map_err(werr)?;
+    }
+    let conn = open_conn(path).map_err(dberr)?;
+    let db = StateDb {
+        conn,
+        path: path.to_path_buf(),
+        saved,
+        seqs,
+        next,
+    };
     Ok((db, entries))
+}
+
+/// Refuses a database whose schema is newer than [`SCHEMA_VERSION`],
+/// before anything could write to it: the version in the file's header,
+/// and, when a WAL is there (a newer clawmux that did not stop cleanly),
+/// the one a read-only connection sees through it. A file that is no
+/// SQLite database is left to [`open_existing`] to find.
+fn refuse_newer(path: &Path) -> Result<(), NewerSchema> {
+    let newer = |found| NewerSchema::of(path, found);
+    let mut header = [0u8; USER_VERSION_AT + 4];
+    let read = fs::File::open(path).and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut header)
+    });
+    if read.is_ok() && header.starts_with(SQLITE_MAGIC) {
+        let mut version = [0u8; 4];
+        version.copy_from_slice(&header[USER_VERSION_AT..]);
+        let found = i64::from(i32::from_be_bytes(version));
+        if found > SCHEMA_VERSION {
+            return Err(newer(found));
+        }
+    }
+    if !sibling(path, "-wal").exists() {
+        return Ok(());
+    }
+    // Read-only: it never checkpoints the WAL into the file.
+    let found = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .and_then(|c| c.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)));
+    match found {
+        Ok(found) if found > SCHEMA_VERSION => Err(newer(found)),
+        // Older, or unreadable: the usual open decides.
+        _ => Ok(()),
+    }
+}
+
+/// `state.json`'s name once migrated, and its backup `n`'s.
+fn migrated_name(json: &Path, n: usize) -> PathBuf {
+    match n {
+        0 => sibling(json, MIGRATED_SUFFIX),
+        n => sibling(json, &format!("{MIGRATED_SUFFIX}.{n}")),
+    }
+}
+
+/// `state.json` (0) and its backups `state.json.N`, by their names before
+/// a migration.
+fn unmigrated_name(json: &Path, n: usize) -> PathBuf {
+    match n {
+        0 => json.to_path_buf(),
+        n => sibling(json, &format!(".{n}")),
+    }
+}
+
+/// The files a migration renamed that are still there.
+fn migrated_files(json: &Path) -> Vec<PathBuf> {
+    (0..=STATE_BACKUPS)
+        .map(|n| migrated_name(json, n))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// `state.json` and its backups under their names before a migration.
+fn unmigrated_files(json: &Path) -> Vec<PathBuf> {
+    (0..=STATE_BACKUPS)
+        .map(|n| unmigrated_name(json, n))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// Renames `state.json` and each backup to its migrated name (0600): the
+/// migration's mark, so no later start reads them again.
+fn rename_migrated(dir: &Path, json: &Path) -> Result<(), StateError> {
+    use std::os::unix::fs::PermissionsExt;
+    for n in 0..=STATE_BACKUPS {
+        let (from, to) = (unmigrated_name(json, n), migrated_name(json, n));
+        if !from.exists() {
+            continue;
+        }
+        let werr = |source| StateError::Write {
+            path: to.clone(),
+            source,
+        };
+        fs::rename(&from, &to).map_err(werr)?;
+        fs::set_permissions(&to, fs::Permissions::from_mode(private::FILE_MODE)).map_err(werr)?;
+    }
+    sync_dir(dir).map_err(|source| StateError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// A migration stopped after its database was built and (some of) the
+/// JSON files renamed: renames the rest and puts the database in place.
+fn finish_migration(
+    dir: &Path,
+    path: &Path,
+    migrating: &Path,
+    json: &StateFile,
+) -> Result<(StateDb, Loaded, Option<Migration>), OpenDbError> {
+    rename_migrated(dir, json.path())?;
+    let werr = |source| StateError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    fs::rename(migrating, path).map_err(werr)?;
+    sync_dir(dir).map_err(werr)?;
+    let db = match open_existing(path) {
+        Ok(db) => db,
+        Err(Unusable::Corrupt(problem)) => return Ok(salvage(dir, path, problem)?),
+        Err(Unusable::Error(source)) => {
+            let path = path.to_path_buf();
+            return Err(StateError::Database { path, source }.into());
+        }
+        Err(Unusable::Newer(found)) => return Err(NewerSchema::of(path, found).into()),
+    };
+    let migrated = Migrated {
+        from: json.path().to_path_buf(),
+        kept: migrated_name(json.path(), 0),
+        entries: db.seqs.iter().map(HashMap::len).sum(),
+    };
+    Ok((db, Loaded::Current, Some(Migration::Moved(migrated))))
 }
 
 /// A database that cannot be used: moved aside with its WAL as
@@ -597,7 +819,7 @@ fn salvage(
     dir: &Path,
     path: &Path,
     problem: String,
-) -> Result<(StateDb, Loaded, Option<Migrated>), StateError> {
+) -> Result<(StateDb, Loaded, Option<Migration>), StateError> {
     let problem = format!("{} is unusable: {problem}", path.display());
     let aside = sibling(path, ".corrupt");
     let werr = |source| StateError::Write {
@@ -622,7 +844,7 @@ fn salvage(
         }
         Err(e) => (State::default(), vec![e.to_string()]),
     };
-    let (db, _) = create(path, &state)?;
+    let (db, _) = create(path, BUILDING_SUFFIX, &state, || Ok(()))?;
     let loaded = if state == State::default() {
         Loaded::Reset { problem }
     } else {
@@ -985,7 +1207,9 @@ mod tests {
         json.save(&state).unwrap();
         let (db, loaded, migrated) = StateDb::open(dir.path()).unwrap();
         assert_eq!(loaded, Loaded::Current);
-        let migrated = migrated.expect("migrated");
+        let Some(Migration::Moved(migrated)) = migrated else {
+            panic!("{migrated:?}")
+        };
         assert_eq!(migrated.entries, 4);
         assert_eq!(migrated.kept, dir.path().join("state.json.migrated"));
         assert_eq!(db.saved, state);
@@ -997,6 +1221,198 @@ mod tests {
         }
         assert_eq!(reopen(dir.path()), state, "not migrated again");
         assert!(!dir.path().join("state.db.migrating").exists());
+    }
+
+    /// The state of an earlier version with backups `state.json.1` and
+    /// `.2` (a save a minute, so each is a generation), the last one with
+    /// a command queued.
+    fn json_with_backups(dir: &Path) -> State {
+        let json = StateFile::new(dir.join(JSON_FILE));
+        let mut state = State::default();
+        for minute in 1..=3 {
+            state.jobs.push(Job::new(
+                &"demo".parse().unwrap(),
+                &format!("command {minute}"),
+                ChatTarget::Console,
+                None,
+                60,
+                0,
+            ));
+            let bytes = serde_json::to_vec(&state).unwrap();
+            json.save_bytes(&bytes, minute * crate::state_file::BACKUP_INTERVAL_MS)
+                .unwrap();
+        }
+        assert!(dir.join("state.json.2").exists());
+        state
+    }
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = (fs::read_dir(dir).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("state.json"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_migration_renames_the_backups_and_a_lost_database_is_never_migrated_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = json_with_backups(dir.path());
+        let (db, _, migrated) = StateDb::open(dir.path()).unwrap();
+        assert!(
+            matches!(migrated, Some(Migration::Moved(_))),
+            "{migrated:?}"
+        );
+        assert_eq!(db.saved, state);
+        drop(db);
+        // Every file of the earlier version under its migrated name.
+        assert_eq!(
+            names_in(dir.path()),
+            [
+                "state.json.migrated",
+                "state.json.migrated.1",
+                "state.json.migrated.2"
+            ]
+        );
+        for name in names_in(dir.path()) {
+            let mode = fs::metadata(dir.path().join(&name)).unwrap().mode();
+            assert_eq!(mode & 0o777, private::FILE_MODE, "{name}");
+        }
+
+        // The database lost: started empty, the operator told, nothing of
+        // the migrated files (their queued commands) read again.
+        for name in [DB_FILE, "state.db-wal", "state.db-shm"] {
+            let _ = fs::remove_file(dir.path().join(name));
+        }
+        let (db, loaded, migrated) = StateDb::open(dir.path()).unwrap();
+        assert_eq!(db.saved, State::default());
+        assert_eq!(loaded, Loaded::Fresh);
+        let Some(Migration::DatabaseMissing { db: lost, kept }) = migrated else {
+            panic!("{migrated:?}")
+        };
+        assert_eq!(lost, dir.path().join(DB_FILE));
+        assert_eq!(kept.len(), 3, "{kept:?}");
+        drop(db);
+        assert_eq!(reopen(dir.path()), State::default());
+    }
+
+    /// What a release before this one left: `state.json` migrated, its
+    /// backups under their old names.
+    #[test]
+    fn backups_an_earlier_migration_left_are_not_migrated_when_the_database_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        json_with_backups(dir.path());
+        fs::rename(
+            dir.path().join(JSON_FILE),
+            dir.path().join("state.json.migrated"),
+        )
+        .unwrap();
+        let (db, _, migrated) = StateDb::open(dir.path()).unwrap();
+        assert_eq!(db.saved.jobs, [], "a queued command would be typed again");
+        assert!(
+            matches!(migrated, Some(Migration::DatabaseMissing { .. })),
+            "{migrated:?}"
+        );
+        assert!(
+            dir.path().join("state.json.1").exists(),
+            "left for the operator"
+        );
+    }
+
+    #[test]
+    fn a_migration_cut_short_after_its_build_is_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = json_with_backups(dir.path());
+        let json = dir.path().join(JSON_FILE);
+        // The build is whole; the process ends after the first rename.
+        let path = dir.path().join(DB_FILE);
+        let cut = create(&path, MIGRATING_SUFFIX, &state, || {
+            fs::rename(json.with_extension("json.2"), migrated_name(&json, 2)).unwrap();
+            Err(StateError::Corrupt {
+                path: json.clone(),
+                problem: "the process ended".into(),
+            })
+        });
+        assert!(cut.is_err());
+        assert!(!path.exists());
+        let (db, loaded, migrated) = StateDb::open(dir.path()).unwrap();
+        assert_eq!(loaded, Loaded::Current);
+        assert!(
+            matches!(migrated, Some(Migration::Moved(_))),
+            "{migrated:?}"
+        );
+        assert_eq!(db.saved, state);
+        drop(db);
+        assert_eq!(
+            names_in(dir.path()),
+            [
+                "state.json.migrated",
+                "state.json.migrated.1",
+                "state.json.migrated.2"
+            ]
+        );
+        assert_eq!(reopen(dir.path()), state);
+    }
+
+    /// Every file in `dir` and its bytes.
+    fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<_> = (fs::read_dir(dir).unwrap())
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), p))
+            .filter(|(n, _)| n != "state.db-shm")
+            .map(|(n, p)| (n, fs::read(p).unwrap()))
+            .collect();
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn a_database_of_a_newer_schema_is_refused_and_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, _, _) = StateDb::open(dir.path()).unwrap();
+        let mut state = State::default();
+        state
+            .chats
+            .insert(crate::ids::chat("oc_1"), crate::ids::project("demo"));
+        db.save(&state).unwrap();
+        drop(db);
+        let path = dir.path().join(DB_FILE);
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        drop(conn);
+        let before = files_of(dir.path());
+        let err = StateDb::open(dir.path()).err().expect("refused");
+        let OpenDbError::Newer(newer) = &err else {
+            panic!("{err}")
+        };
+        assert_eq!((newer.found, newer.known), (2, SCHEMA_VERSION));
+        let text = err.to_string();
+        assert!(text.contains("schema version 2"), "{text}");
+        assert!(text.contains("version 1 this clawmux reads"), "{text}");
+        assert_eq!(files_of(dir.path()), before, "nothing was changed");
+
+        // A newer clawmux that did not stop cleanly: the version is in the
+        // WAL only. (Copied while its connection is open, as a crash
+        // leaves them.)
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .unwrap();
+        drop(conn);
+        let conn = open_conn(&path).unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        let crashed = tempfile::tempdir().unwrap();
+        for name in [DB_FILE, "state.db-wal"] {
+            fs::copy(dir.path().join(name), crashed.path().join(name)).unwrap();
+        }
+        drop(conn);
+        let before = files_of(crashed.path());
+        let err = StateDb::open(crashed.path()).err().expect("refused");
+        assert!(
+            matches!(err, OpenDbError::Newer(NewerSchema { found: 3, .. })),
+            "{err}"
+        );
+        assert_eq!(files_of(crashed.path()), before, "nothing was changed");
     }
 
     #[test]

@@ -224,13 +224,26 @@ pub struct SessionNameError(String);
 #[serde(try_from = "String", into = "String")]
 pub struct SessionName(String);
 
+/// What a project's session name starts with.
+const PROJECT_SESSION_PREFIX: &str = "cm-";
+
 impl SessionName {
     /// The session of project `project`: `cm-` and its name, `.` spelled
     /// `,` (never in a project name): tmux turns `.` into `_`, so `a.b`
     /// and `a_b` would share one session. Every project name's characters
     /// fit a session name.
     pub fn of_project(project: &ProjectName) -> SessionName {
-        SessionName(format!("cm-{}", project.as_str().replace('.', ",")))
+        SessionName(format!(
+            "{PROJECT_SESSION_PREFIX}{}",
+            project.as_str().replace('.', ",")
+        ))
+    }
+
+    /// The project this is the session of, if it is one's (the inverse of
+    /// [`SessionName::of_project`]).
+    pub fn project(&self) -> Option<ProjectName> {
+        let name = self.0.strip_prefix(PROJECT_SESSION_PREFIX)?;
+        ProjectName::parse(&name.replace(',', ".")).ok()
     }
 
     /// clawmux's own hidden session on a tmux server, where it links the
@@ -456,6 +469,22 @@ mod tests {
             "a1".parse::<ApprovalId>().map(|a| a.to_string()),
             Ok("a1".into())
         );
+    }
+
+    #[test]
+    fn a_projects_session_names_its_project_and_no_other_does() {
+        for name in ["shop", "my.app", "a-b_c"] {
+            let project = ProjectName::parse(name).unwrap();
+            let session = SessionName::of_project(&project);
+            assert_eq!(session.project(), Some(project), "{session}");
+        }
+        for other in ["clawmux-watch", "work_2", "cm-", "cm-Shop", "xcm-shop"] {
+            assert_eq!(
+                SessionName::parse(other).unwrap().project(),
+                None,
+                "{other}"
+            );
+        }
     }
 
     /// A session name is what clawmux names or adopts, from text or from

@@ -319,6 +319,10 @@ pub enum LogEvent {
         kept: String,
         entries: u64,
     },
+    /// `state.db` was missing though an earlier start had migrated
+    /// `state.json` into it: the files that migration left (`kept`) were
+    /// not read again, and the state starts empty.
+    StateDbMissing { db: String, kept: Vec<String> },
     /// The line before this one was cut short and is skipped by readers.
     LogRepaired { note: String },
     /// Records that could not be written (disk full) while the log failed,
@@ -423,6 +427,7 @@ pub const KINDS: &[&str] = &[
     "state_error",
     "state_saved",
     "state_migrated",
+    "state_db_missing",
     "log_repaired",
     "log_write_failed",
     "dialog_mismatch",
@@ -745,6 +750,10 @@ mod documented {
                 kept: s("/s/state.json.migrated"),
                 entries: 3,
             },
+            LogEvent::StateDbMissing {
+                db: s("/s/state.db"),
+                kept: vec![s("/s/state.json.migrated"), s("/s/state.json.migrated.1")],
+            },
             LogEvent::LogRepaired { note: s("cut") },
             LogEvent::LogWriteFailed {
                 count: 1,
@@ -810,9 +819,10 @@ mod documented {
             Keys { .. } => 48,
             ClockSkew { .. } => 49,
             StateMigrated { .. } => 50,
+            StateDbMissing { .. } => 51,
         }
     }
-    const VARIANTS: usize = 51;
+    const VARIANTS: usize = 52;
 
     /// GitHub's anchor for a heading: lower case, spaces to `-`, other
     /// punctuation (but `-` and `_`) dropped.

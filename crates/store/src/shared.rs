@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use tokio::sync::{Notify, watch};
 
-use super::db::StateDb;
+use super::db::{Migration, NewerSchema, OpenDbError, StateDb};
 use super::state_file::Loaded;
 use super::{EventLog, LogError, LogEvent, State, StateError, private};
 
@@ -25,6 +25,27 @@ pub enum OpenError {
     State(#[from] StateError),
     #[error(transparent)]
     Log(#[from] LogError),
+    /// A newer clawmux's database: refused, left as it is.
+    #[error(transparent)]
+    Newer(#[from] NewerSchema),
+}
+
+impl From<OpenDbError> for OpenError {
+    fn from(e: OpenDbError) -> Self {
+        match e {
+            OpenDbError::State(e) => OpenError::State(e),
+            OpenDbError::Newer(e) => OpenError::Newer(e),
+        }
+    }
+}
+
+/// What opening the state found, for the operator.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Opened {
+    /// Where the state came from.
+    pub loaded: Loaded,
+    /// What became of an earlier version's state file, if there was one.
+    pub migration: Option<Migration>,
 }
 
 /// A cloneable handle to the state, its file, the event log, and a signal
@@ -81,6 +102,13 @@ impl SharedState {
     /// what can be read of it kept. Both are logged, and returned for the
     /// operator.
     pub fn open(dir: &Path) -> Result<(SharedState, Loaded), OpenError> {
+        Self::open_reporting(dir).map(|(shared, opened)| (shared, opened.loaded))
+    }
+
+    /// [`SharedState::open`], with what became of an earlier version's
+    /// state file: a start tells the operator (a missing database the
+    /// state had been migrated into is started empty, not migrated again).
+    pub fn open_reporting(dir: &Path) -> Result<(SharedState, Opened), OpenError> {
         // Checked before anything is written: a wider mode is tightened
         // (when ours) and reported once the log is open.
         let findings = private::check(dir);
@@ -95,13 +123,18 @@ impl SharedState {
                 problem: finding.problem.clone(),
             });
         }
-        let (db, loaded, migrated) = StateDb::open(dir)?;
-        if let Some(m) = &migrated {
-            log.event(&LogEvent::StateMigrated {
+        let (db, loaded, migration) = StateDb::open(dir)?;
+        match &migration {
+            Some(Migration::Moved(m)) => log.event(&LogEvent::StateMigrated {
                 from: m.from.display().to_string(),
                 kept: m.kept.display().to_string(),
                 entries: m.entries as u64,
-            });
+            }),
+            Some(Migration::DatabaseMissing { db, kept }) => log.event(&LogEvent::StateDbMissing {
+                db: db.display().to_string(),
+                kept: kept.iter().map(|p| p.display().to_string()).collect(),
+            }),
+            None => {}
         }
         match &loaded {
             Loaded::Backup { backup, problem } => log.event(&LogEvent::StateRecovered {
@@ -130,7 +163,7 @@ impl SharedState {
             outbox_ready: Arc::new(Notify::new()),
             saver: Arc::new(saver),
         };
-        Ok((shared, loaded))
+        Ok((shared, Opened { loaded, migration }))
     }
 
     /// Tests: from now on every change's resulting state is kept.

@@ -2,7 +2,8 @@
 //! the state directory the caller owns meanwhile (its lock: a `serve`
 //! started now waits for it), resuming only the run's project. It saves
 //! what it did in the state `serve` reads, so a project made or a prompt
-//! left waiting by a run is `serve`'s too.
+//! left waiting by a run is `serve`'s too; what opening that state found
+//! for the operator is said on stderr, as `serve` says it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,8 +16,11 @@ use crate::bridge::access::policy::RateWindow;
 use crate::bridge::config::Config;
 use crate::bridge::daemon::{self, Daemon, DaemonSetup, RunCall, RunReply};
 use crate::bridge::runs::{RunAsk, RunResult};
+use crate::bridge::texts::Msg;
 use crate::detect::Profiles;
+use crate::i18n::Lang;
 use crate::store::SharedState;
+use crate::store::db::Migration;
 use crate::store::dir_lock::StateLock;
 use crate::store::shared::OpenError;
 
@@ -44,6 +48,20 @@ pub enum OneShotError {
     Stopped,
 }
 
+/// The line on stderr about an earlier version's state, for a run and
+/// for `serve`, if there is something to say: a database the state had
+/// moved into is missing, so the state starts empty (see
+/// [`Migration::DatabaseMissing`]).
+pub fn migration_note(migration: Option<&Migration>, lang: Lang) -> Option<String> {
+    let Some(Migration::DatabaseMissing { db, kept }) = migration else {
+        return None;
+    };
+    let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+    let (db, kept) = (db.display().to_string(), kept.join(", "));
+    let text = Msg::StateDbMissing.with(&[("db", &db), ("kept", &kept)]);
+    Some(text.get(lang).to_string())
+}
+
 /// Runs `ask` and returns its result, telling `on_progress` the command's
 /// progress on the way.
 pub async fn run(
@@ -58,7 +76,10 @@ pub async fn run(
         sim_agent,
         lock,
     } = one_shot;
-    let (shared, _) = SharedState::open(&state_dir)?;
+    let (shared, opened) = SharedState::open_reporting(&state_dir)?;
+    if let Some(note) = migration_note(opened.migration.as_ref(), Lang::from_env()) {
+        eprintln!("{note}");
+    }
     let hooks = daemon::listen_for_hooks(&state_dir).unwrap_or_else(|e| {
         tracing::warn!("Claude Code hooks are off for this run: {e}");
         mpsc::channel(1).1

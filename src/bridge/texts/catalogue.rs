@@ -370,6 +370,8 @@ catalogue! {
     GreetProjects: "Projects found: {names}. Type /gsd:status to see what each is doing, /gsd:use <project> to switch, /gsd:help for the rest."
         => "找到的项目：{names}。输入 /gsd:status 查看各项目在做什么，/gsd:use <project> 切换项目，/gsd:help 查看其余命令。";
     NothingLeftRunning: "No agent was left running." => "没有留下运行中的智能体。";
+    LeftRunningUnknown: "Which agents still run is not known: tmux server `-L {socket}` did not say ({error}). List them with `tmux -L {socket} ls`."
+        => "不知道哪些智能体仍在运行：tmux 服务器 `-L {socket}` 没有回答（{error}）。用 `tmux -L {socket} ls` 列出它们。";
     LeftRunning: "The agents keep running in tmux server `-L {socket}` (sessions {sessions}); the next `clawmux serve` picks them up. Watch one with `tmux -L {socket} attach -t {first}`; end them all with `tmux -L {socket} kill-server`."
         => "智能体仍在 tmux 服务器 `-L {socket}` 中运行（会话 {sessions}）；下次 `clawmux serve` 会接着使用它们。用 `tmux -L {socket} attach -t {first}` 查看其中一个；用 `tmux -L {socket} kill-server` 全部结束。";
     NoChatAsked: "{project} asks, and no chat uses it" => "{project} 在提问，但没有会话在使用它";
@@ -391,6 +393,20 @@ catalogue! {
         => "仍显示的卡片上没有按钮 `{which}`：请按它所在行的编号";
     NotAllowedClick: "You are not allowed to use this bot. Ask its operator for access."
         => "你没有使用此机器人的权限。请向管理员申请。";
+
+    // Start-up lines on stderr (`serve`, and `run` with no `serve`).
+    StateDbMissing: "clawmux: {db} is missing, though an earlier start moved the state of a previous clawmux into it: starting with empty state. The files that move kept ({kept}) are not read again: a command queued in them would be typed into its agent a second time. To use them anyway, see \"State directory\" in docs/OPERATIONS.md."
+        => "clawmux：{db} 不见了，而之前的一次启动已把旧版 clawmux 的状态移入其中：以空状态启动。那次迁移保留的文件（{kept}）不会再被读取：其中排队的命令会被再次输入给智能体。如仍要使用它们，见 docs/OPERATIONS.md 的“State directory”一节。";
+    OwnerPid: "pid {pid}" => "进程号 {pid}";
+    OwnerPidUnknown: "pid not recorded" => "未记录进程号";
+    AnotherServe: "another clawmux serve ({who}) uses the state directory {dir}; one serve at a time: stop it first, or give this one its own CLAWMUX_HOME"
+        => "另一个 clawmux serve（{who}）正在使用状态目录 {dir}；同一时间只能有一个 serve：先停止它，或给这个 serve 另设 CLAWMUX_HOME";
+    ServeWithoutSocket: "another clawmux serve ({who}) holds the state directory {dir}, but its run socket {socket} does not answer (it is still starting, or the socket was removed: then no `clawmux run` reaches that serve either). One serve at a time: if it has been running a while, restart it (`kill {pid}`, then start `clawmux serve` again)"
+        => "另一个 clawmux serve（{who}）占用着状态目录 {dir}，但它的 run 套接字 {socket} 没有回应（它仍在启动，或套接字被删除了：那样任何 `clawmux run` 也连不上那个 serve）。同一时间只能有一个 serve：如果它已运行了一段时间，请重启它（`kill {pid}`，再启动 `clawmux serve`）";
+    WaitingForRun: "clawmux: a clawmux run is using the state directory {dir} ({who}); serving once it ends"
+        => "clawmux：一个 clawmux run 正在使用状态目录 {dir}（{who}）；它结束后开始服务";
+    OwnerHeldTooLong: "the state directory {dir} has been held by {who} for {secs} s, longer than a clawmux run takes (its longest command timeout and its agent's start): it is not a run about to end. See what holds it with {find}, stop that, and start `clawmux serve` again"
+        => "状态目录 {dir} 已被 {who} 占用 {secs} 秒，超过一次 clawmux run 所需的时间（最长的命令超时加上智能体的启动）：它不是一个即将结束的 run。用 {find} 查看是谁占用着它，停止它，再启动 `clawmux serve`";
 
     // `clawmux run`'s lines on stderr while it waits.
     RunSent: "clawmux: {project}: sent, waiting for the agent" => "clawmux：{project}：已发送，等待智能体";
