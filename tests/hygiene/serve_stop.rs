@@ -190,7 +190,16 @@ fn the_stop_names_the_agent_sessions_that_really_run() {
     let tmux = TmuxServer::new();
     let home = super::sim_home(&tmux);
     for name in ["shop", "cart"] {
-        let args = ["run", "--project", name, "--agent", "sim", "--", "hello"];
+        let args = [
+            "run",
+            "--project",
+            name,
+            "--new",
+            "--agent",
+            "sim",
+            "--",
+            "hello",
+        ];
         let out = clawmux(home.path(), &args).output().expect("clawmux run");
         assert_eq!(
             out.status.code(),
