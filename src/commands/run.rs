@@ -19,7 +19,7 @@ use clawmux::feishu::card::{Card, with_fallback};
 use clawmux::i18n::Lang;
 use clawmux::message::Block;
 use clawmux::store;
-use clawmux::store::dir_lock::StateLock;
+use clawmux::store::dir_lock::{Holder, StateLock};
 use clawmux::store::state::{ApprovalId, ProjectName};
 
 use super::UsageError;
@@ -126,7 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let waiting = Waiting::start(&runtime, ask.project.as_str(), lang);
     let result = runtime.block_on(async {
         let on_progress = |summary: &str| waiting.progress(summary);
-        match owner(&state_dir).await? {
+        match owner(&state_dir, lang).await? {
             Owner::Serve(stream) => Ok(socket::ask(stream, &ask, on_progress).await?),
             Owner::This(lock) => {
                 // Compiled here, not before: a run through `serve` never
@@ -157,6 +157,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// How long the end of a run waits for the runtime's blocking tasks.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// How long a run waits for the run socket of a `serve` that holds the
+/// state directory (a starting serve listens within milliseconds).
+const SERVE_SOCKET_WAIT: Duration = Duration::from_secs(5);
 /// How often a run waiting for the state directory looks again.
 const OWNER_POLL: Duration = Duration::from_millis(100);
 
@@ -170,8 +173,9 @@ enum Owner {
 
 /// The `serve` that listens in `state_dir`, else the state directory
 /// itself once no one (another run, a `serve` starting) owns it.
-async fn owner(state_dir: &Path) -> anyhow::Result<Owner> {
+async fn owner(state_dir: &Path, lang: Lang) -> anyhow::Result<Owner> {
     let mut told = false;
+    let started = Instant::now();
     loop {
         if let Some(stream) = socket::connect(state_dir).await {
             return Ok(Owner::Serve(stream));
@@ -180,6 +184,23 @@ async fn owner(state_dir: &Path) -> anyhow::Result<Owner> {
             .with_context(|| format!("cannot lock the state directory {}", state_dir.display()))?;
         if let Some(lock) = taken {
             return Ok(Owner::This(lock));
+        }
+        // A serve that holds the directory and does not answer on its
+        // socket long after a start takes: waited for, it never ends.
+        if let Holder::Serve { pid } = StateLock::holder(state_dir)
+            && started.elapsed() >= SERVE_SOCKET_WAIT
+        {
+            let (pid, dir) = (pid.to_string(), state_dir.display().to_string());
+            let socket = socket::socket_path(state_dir).display().to_string();
+            let who = Msg::OwnerPid.with(&[("pid", &pid)]);
+            let who = who.get(lang);
+            let args = [
+                ("who", who),
+                ("dir", &dir),
+                ("socket", &socket),
+                ("pid", &pid),
+            ];
+            anyhow::bail!(Msg::ServeWithoutSocket.with(&args).get(lang).to_string());
         }
         if !told {
             told = true;

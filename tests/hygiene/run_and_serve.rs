@@ -237,6 +237,21 @@ fn a_second_serve_refuses_a_serve_whose_run_socket_is_gone_and_names_it() {
     assert!(err.contains(&format!("`kill {first}`")), "{err}");
     assert!(!err.contains("serving once it ends"), "{err}");
 
+    // A run does not wait for it for ever either: it says the same.
+    let run = clawmux(
+        &home,
+        &["run", "--project", "shop", "--agent", "sim", "--", "hi"],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("clawmux run");
+    let out = run.wait_with_output().expect("the run ends by itself");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("`kill {first}`")), "{err}");
+
     // The first serve is untouched and still stops cleanly.
     drop(stdin);
     let status = wait_exit(served.child).expect("serve exits after end of input");
