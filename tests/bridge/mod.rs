@@ -11,6 +11,7 @@ mod inbox;
 mod keys;
 mod latency;
 mod outage;
+mod pairing;
 mod planning;
 mod quickstart;
 mod receipts;
