@@ -15,6 +15,7 @@ mod pairing;
 mod planning;
 mod quickstart;
 mod receipts;
+mod refusals;
 mod screen;
 mod soak;
 mod streaming;

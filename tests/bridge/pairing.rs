@@ -1,11 +1,90 @@
-//! Pairing under attack (issue 48): many `clawmux pairing approve`
-//! processes run at once (the real binary) all keep their approval. The
-//! test names the code that makes it pass.
+//! Pairing under attack (issue 48): a stranger flooding the bot over the
+//! local Feishu server gets one pairing card, and many `clawmux pairing
+//! approve` processes run at once (the real binary) all keep their
+//! approval. Each test names the code that makes it pass.
 
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use clawmux::bridge::access::pairing::{Pairing, PendingPairing};
+use clawmux::bridge::access::refusals::MAX_REFUSALS_PER_WINDOW;
+use clawmux::bridge::config::DmPolicy;
+use serde_json::json;
+
+use crate::support::fake_feishu::{FakeFeishu, Kind, message_event};
+use crate::support::feishu_serve::{card, feishu_config, start};
+use crate::support::tmux::TmuxServer;
+
+/// How long the local Feishu server's side waits for the connection.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// A direct (`p2p`) message from `sender` in chat `chat`, with event and
+/// message ids of its own (`om_<name>`), pushed; its message id and the
+/// frame it went in.
+fn push_direct(
+    fake: &FakeFeishu,
+    chat: &str,
+    sender: &str,
+    name: &str,
+    text: &str,
+) -> (String, String) {
+    let message_id = format!("om_{name}");
+    let mut payload = message_event(&format!("ev_{name}"), &message_id, chat, sender, text);
+    payload["event"]["message"]["chat_type"] = json!("p2p");
+    payload["event"]["message"]["mentions"] = json!([]);
+    payload["event"]["message"]["content"] = json!(json!({ "text": text }).to_string());
+    let frame = fake.push_payload("event", &payload, 1);
+    (message_id, frame)
+}
+
+/// Item 5: 40 messages from a stranger under `dm_policy = "pairing"`, in
+/// one burst: the local Feishu server receives one pairing card, not 40
+/// (each spends the app's send quota, which every chat shares); the
+/// stranger's lines in the log are its refusal window's few.
+///
+/// Passes by `Core::pair` (`src/bridge/core/admission.rs`: a card only
+/// for a new code, each message counted by `refusal_counted` in
+/// `access::refusals`); without it every message is answered with a card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_from_a_stranger_gets_one_pairing_card() {
+    const FLOOD: usize = 40;
+    let fake = FakeFeishu::start().await;
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut config = feishu_config(&tmux, home.path(), &fake);
+    config.policy.dm_policy = DmPolicy::Pairing;
+    let _live = start(&config, home.path()).await;
+    assert!(fake.wait_connected(1, WAIT).await, "long connection up");
+
+    let (flood, frames): (Vec<String>, Vec<String>) = (0..FLOOD)
+        .map(|i| push_direct(&fake, "oc_dm", "ou_stranger", &format!("flood_{i}"), "hi"))
+        .unzip();
+    // Each frame is taken on its own task: once all are acknowledged, all
+    // are queued for the daemon. An allowed sender's message in the same
+    // chat after them is handled after them, and a chat's cards go in
+    // order: once its answer is here, every card for the flood went first.
+    for frame in &frames {
+        fake.wait_ack(frame, WAIT).await.expect("acknowledged");
+    }
+    let (after, _) = push_direct(&fake, "oc_dm", "ou_alice", "after", "/gsd:help");
+    card(&fake, "the answer after the flood", |c| c.target == after).await;
+
+    let answers: Vec<_> = (fake.sent_cards().into_iter())
+        .filter(|c| c.kind == Kind::Reply && flood.contains(&c.target))
+        .collect();
+    assert_eq!(answers.len(), 1, "cards for the flood:\n{}", fake.listing());
+    assert!(
+        answers[0].card_text().contains("pairing code"),
+        "{}",
+        answers[0].card_text()
+    );
+    let log = clawmux::store::log_read::read_all(home.path()).expect("log reads");
+    let stranger_lines = (log.records.iter())
+        .filter(|r| r.fields.get("sender").and_then(|s| s.as_str()) == Some("ou_stranger"))
+        .count();
+    assert_eq!(stranger_lines, MAX_REFUSALS_PER_WINDOW as usize);
+}
 
 /// Item 8: 33 `clawmux pairing approve` processes started at once, each
 /// approving its own code: each says it approved, and every approval is
