@@ -346,13 +346,59 @@ pub struct Denial {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat: Option<ChatId>,
     pub reason: String,
+    /// The refused message's first [`DENIED_TEXT_BYTES`] (see
+    /// [`Denial::with_text`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The whole message's length in bytes, with `text`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_bytes: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalId>,
     /// The button's callback value, as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
+    /// A summary line: this many more refusals of `sender` (of the senders
+    /// past the tracked ones, without `sender`) were dropped unlogged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more: Option<u64>,
+}
+
+/// A refused message's text is logged up to this many bytes (cut at a
+/// character boundary), its whole length beside it: enough to tell what
+/// was sent, and a line stays small however large the message, so a
+/// refused sender cannot push other records out of the rotated log.
+pub const DENIED_TEXT_BYTES: usize = 256;
+
+impl Denial {
+    /// `self` with the refused message `text`: its first
+    /// [`DENIED_TEXT_BYTES`] and its length.
+    pub fn with_text(self, text: &str) -> Denial {
+        let mut end = text.len().min(DENIED_TEXT_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        Denial {
+            text: Some(text[..end].to_owned()),
+            text_bytes: Some(text.len()),
+            ..self
+        }
+    }
+
+    /// The line that stands for `count` refusals of `sender` (`None`: of
+    /// senders nobody tracks) not logged one by one.
+    pub fn summary(sender: Option<String>, count: u64) -> Denial {
+        let reason = match sender {
+            Some(_) => format!("{count} more refused (not logged one by one)"),
+            None => format!("{count} more refused from senders past the tracked ones"),
+        };
+        Denial {
+            sender,
+            reason,
+            more: Some(count),
+            ..Denial::default()
+        }
+    }
 }
 
 /// What `clawmux run --format json` lists under `detections`: the events
@@ -490,6 +536,23 @@ mod tests {
             serde_json::json!({"sender": "ou_eve", "reason": "not allowed"})
         );
     }
+
+    #[test]
+    fn a_refused_text_is_cut_at_a_character_boundary_with_its_length() {
+        let short = Denial::default().with_text("hi");
+        assert_eq!(
+            (short.text.as_deref(), short.text_bytes),
+            (Some("hi"), Some(2))
+        );
+        // 'é' is two bytes: the cut falls inside one at an odd bound.
+        let long = "é".repeat(DENIED_TEXT_BYTES);
+        let cut = Denial::default().with_text(&format!("x{long}"));
+        let text = cut.text.unwrap_or_default();
+        assert!(text.len() <= DENIED_TEXT_BYTES, "{}", text.len());
+        assert!(text.len() > DENIED_TEXT_BYTES - 2, "{}", text.len());
+        assert!(format!("x{long}").starts_with(&text));
+        assert_eq!(cut.text_bytes, Some(1 + 2 * DENIED_TEXT_BYTES));
+    }
 }
 
 /// Every kind documented: each variant's kind is listed in `docs/EVENTS.md`
@@ -522,8 +585,10 @@ mod documented {
                 chat: Some(crate::ids::chat("oc_1")),
                 reason: s("not allowed"),
                 text: Some(s("hi")),
+                text_bytes: Some(2),
                 approval: Some("ap1".parse().unwrap()),
                 value: Some(json!({})),
+                more: Some(3),
             }),
             LogEvent::Pairing {
                 sender: s("ou_a"),

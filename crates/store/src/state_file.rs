@@ -5,6 +5,12 @@
 //! state written in a burst of changes cannot push every good copy out. A
 //! corrupt or truncated file falls back to the newest good backup and says
 //! so.
+//!
+//! A file more than one process changes (the pairing lists: `serve` and
+//! each `clawmux pairing approve`) is read, changed and written back under
+//! its lock ([`StateFile::lock`]), so no change is lost in between; and
+//! every save writes its own temp file (named by the process and a count),
+//! so two saves never write into one.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -26,6 +32,10 @@ pub const STATE_BACKUPS: usize = 3;
 pub const BACKUP_INTERVAL_MS: u64 = 60_000;
 /// "Never rotated in this process."
 const NEVER: u64 = u64::MAX;
+
+/// Temp files made by this process so far: with the process id, each
+/// save's own name.
+static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -55,6 +65,21 @@ pub enum StateError {
     Corrupt { path: PathBuf, problem: String },
     #[error("cannot serialize state: {0}")]
     Serialize(#[from] serde_json::Error),
+    #[error("cannot lock {path}: {source}")]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A state file's lock (`NAME.lock`, an advisory `flock`), held while it
+/// lives: whoever reads the file to change it and write it back holds it
+/// throughout. The system releases it when the process ends, however it
+/// ends.
+#[derive(Debug)]
+pub struct FileLock {
+    _file: File,
 }
 
 /// Where a loaded state came from.
@@ -107,6 +132,28 @@ impl StateFile {
         PathBuf::from(name)
     }
 
+    /// A temp file's name next to the file, this save's alone.
+    fn temp(&self, what: &str) -> PathBuf {
+        let n = TEMP_FILES.fetch_add(1, Ordering::Relaxed);
+        self.sibling(&format!(".{what}.{}.{n}", std::process::id()))
+    }
+
+    /// Waits for the file's lock and takes it (see [`FileLock`]): until it
+    /// is dropped, no other holder reads the file to change it.
+    pub fn lock(&self) -> Result<FileLock, StateError> {
+        let path = self.sibling(".lock");
+        let lerr = |source| StateError::Lock {
+            path: path.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            private::create_dir(dir).map_err(lerr)?;
+        }
+        let file = private::open_append(&path).map_err(lerr)?;
+        file.lock().map_err(lerr)?;
+        Ok(FileLock { _file: file })
+    }
+
     /// Loads the state, falling back to backups when the file is corrupt.
     pub fn load<T: DeserializeOwned + Default>(&self) -> Result<(T, Loaded), StateError> {
         let problem = match read_json::<T>(&self.path) {
@@ -146,15 +193,20 @@ impl StateFile {
     /// last rotation. On failure (disk full, …) the previous file is
     /// untouched and the temp file removed.
     pub fn save_bytes(&self, bytes: &[u8], now_ms: u64) -> Result<(), StateError> {
-        let tmp = self.sibling(".tmp");
-        let werr = |source| StateError::Write {
-            path: self.path.clone(),
-            source,
-        };
-        if let Err(e) = write_synced(&tmp, bytes) {
+        let tmp = self.temp("tmp");
+        let written = write_synced(&tmp, bytes).and_then(|()| self.replace_with(&tmp, now_ms));
+        written.map_err(|source| {
             let _ = fs::remove_file(&tmp);
-            return Err(werr(e));
-        }
+            StateError::Write {
+                path: self.path.clone(),
+                source,
+            }
+        })
+    }
+
+    /// Puts the written temp file `tmp` in the file's place, the file
+    /// itself becoming `.1` (see [`StateFile::save_bytes`]).
+    fn replace_with(&self, tmp: &Path, now_ms: u64) -> std::io::Result<()> {
         if self.path.exists() {
             let last = self.last_rotation.load(Ordering::Relaxed);
             if last == NEVER || now_ms.saturating_sub(last) >= BACKUP_INTERVAL_MS {
@@ -162,7 +214,7 @@ impl StateFile {
                 for n in (1..STATE_BACKUPS).rev() {
                     let from = self.backup(n);
                     if from.exists() {
-                        fs::rename(&from, self.backup(n + 1)).map_err(werr)?;
+                        fs::rename(&from, self.backup(n + 1))?;
                     }
                 }
                 self.last_rotation.store(now_ms, Ordering::Relaxed);
@@ -170,14 +222,16 @@ impl StateFile {
             // `.1` is always the version this save replaces. A hard link
             // keeps the current file in place until the rename below; the
             // link is made aside and renamed so `.1` is never missing.
-            let link = self.sibling(".1.tmp");
-            let _ = fs::remove_file(&link);
-            fs::hard_link(&self.path, &link).map_err(werr)?;
-            fs::rename(&link, self.backup(1)).map_err(werr)?;
+            let link = self.temp("1.tmp");
+            fs::hard_link(&self.path, &link)?;
+            if let Err(e) = fs::rename(&link, self.backup(1)) {
+                let _ = fs::remove_file(&link);
+                return Err(e);
+            }
         }
-        fs::rename(&tmp, &self.path).map_err(werr)?;
+        fs::rename(tmp, &self.path)?;
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            File::open(dir).and_then(|d| d.sync_all()).map_err(werr)?;
+            File::open(dir).and_then(|d| d.sync_all())?;
         }
         Ok(())
     }
@@ -262,7 +316,7 @@ mod tests {
         f.save(&S { n: 1 }).unwrap();
         f.save(&S { n: 2 }).unwrap();
         assert_eq!(f.load::<S>().unwrap(), (S { n: 2 }, Loaded::Current));
-        assert!(!f.sibling(".tmp").exists());
+        assert_eq!(temp_files(dir.path()), Vec::<String>::new());
         use std::os::unix::fs::MetadataExt;
         for p in [f.path().to_path_buf(), f.backup(1)] {
             assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o600, "{p:?}");
@@ -311,15 +365,73 @@ mod tests {
         assert_eq!(f.load::<S>().unwrap().0, S { n: 1 });
     }
 
+    /// The names of the temp files left in `dir`.
+    fn temp_files(dir: &Path) -> Vec<String> {
+        let names = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name());
+        (names.map(|n| n.to_string_lossy().into_owned()))
+            .filter(|n| n.contains(".tmp"))
+            .collect()
+    }
+
     #[test]
     fn failed_write_keeps_previous_state() {
         let dir = tempfile::tempdir().unwrap();
         let f = StateFile::new(dir.path().join("state.json"));
-        f.save(&S { n: 7 }).unwrap();
-        // Make the temp path a directory so the write fails like a full disk.
-        fs::create_dir(f.sibling(".tmp")).unwrap();
-        let err = f.save(&S { n: 8 }).unwrap_err();
+        save_at(&f, 6, 1_000);
+        save_at(&f, 7, 1_001);
+        // `.1` a directory with something in it (and no rotation due to
+        // move it): the save fails after its temp file was written, as on
+        // a full disk.
+        fs::remove_file(f.backup(1)).unwrap();
+        fs::create_dir(f.backup(1)).unwrap();
+        fs::write(f.backup(1).join("x"), b"x").unwrap();
+        let bytes = serde_json::to_vec(&S { n: 8 }).unwrap();
+        let err = f.save_bytes(&bytes, 1_002).unwrap_err();
         assert!(err.to_string().contains("previous state is kept"), "{err}");
         assert_eq!(f.load::<S>().unwrap(), (S { n: 7 }, Loaded::Current));
+        assert_eq!(temp_files(dir.path()), Vec::<String>::new(), "removed");
+    }
+
+    /// Writers of one file, each with its own handle (as processes have),
+    /// changing it under its lock at once: no change is lost.
+    #[test]
+    fn changes_under_the_lock_are_never_lost() {
+        const WRITERS: u32 = 8;
+        const CHANGES: u32 = 10;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("allowed.json");
+        std::thread::scope(|scope| {
+            for _ in 0..WRITERS {
+                let f = StateFile::new(&path);
+                scope.spawn(move || {
+                    for _ in 0..CHANGES {
+                        let _lock = f.lock().unwrap();
+                        let (s, _) = f.load::<S>().unwrap();
+                        f.save(&S { n: s.n + 1 }).unwrap();
+                    }
+                });
+            }
+        });
+        let f = StateFile::new(&path);
+        assert_eq!(
+            f.load::<S>().unwrap().0,
+            S {
+                n: WRITERS * CHANGES
+            }
+        );
+        assert_eq!(temp_files(dir.path()), Vec::<String>::new());
+        use std::os::unix::fs::MetadataExt;
+        let lock = fs::metadata(f.sibling(".lock")).unwrap();
+        assert_eq!(lock.mode() & 0o777, 0o600);
+    }
+
+    /// Two saves of one file at once each write their own temp file.
+    #[test]
+    fn each_save_has_its_own_temp_file() {
+        let f = StateFile::new("/nonexistent/state.json");
+        assert_ne!(f.temp("tmp"), f.temp("tmp"));
+        let name = f.temp("tmp").display().to_string();
+        let pid = format!(".tmp.{}.", std::process::id());
+        assert!(name.contains(&pid), "{name}");
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! Every C0 control (except the line breaks a caller keeps), DEL, every C1
 //! control (U+0080..U+009F: some terminals take U+009B as CSI) and the
-//! Unicode bidirectional overrides are written as visible escapes: `\x1b`,
+//! Unicode bidirectional controls (embeddings, overrides, isolates and marks,
+//! U+061C among them) are written as visible escapes: `\x1b`,
 //! `\x7f`, `\u{9b}`, `\u{202e}`. Everything else, including a backslash, is
 //! written as it is: the result is for reading, not for parsing back.
 //!
@@ -48,8 +49,11 @@ fn needs_escape(c: char, keep: Keep) -> bool {
     match c {
         '\n' | '\t' => keep == Keep::Nothing,
         '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
-        // Bidirectional embeddings, overrides and isolates, and the marks.
-        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        // Bidirectional embeddings, overrides and isolates, and the marks
+        // (U+061C ARABIC LETTER MARK is one too, outside the other blocks).
+        '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+            true
+        }
         _ => false,
     }
 }
@@ -78,6 +82,25 @@ mod tests {
             escape_controls(hostile, Keep::LinesAndTabs),
             "a\\x1b]2;pwned\\x07b\\x1b[2Jc\\x0dd\\u{9b}31m\\x7f\\u{202e}e\n\tf"
         );
+    }
+
+    /// Every Unicode bidirectional control (Bidi_Control=Yes in
+    /// PropList.txt) is escaped, ARABIC LETTER MARK among them.
+    #[test]
+    fn every_bidi_control_is_escaped() {
+        let bidi_controls = [
+            '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}',
+            '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+        ];
+        for c in bidi_controls {
+            let s = format!("a{c}b");
+            assert_eq!(
+                escape_controls(&s, Keep::LinesAndTabs),
+                format!("a\\u{{{:x}}}b", c as u32),
+                "U+{:04X}",
+                c as u32
+            );
+        }
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! out ([`IssuedCodes`], in memory) and its shell keeps each new one in
 //! `pairing.json` ([`Pairing::save_pending`]) and reads the approved
 //! senders (`allowed.json`) before each chat input. The CLI's approve
-//! writes only `allowed.json`: each file has one writer, so neither
-//! process can lose the other's change. A code whose sender is paired is
-//! used up (the daemon drops it when it next saves).
+//! writes only `allowed.json`: each file has one kind of writer, so
+//! neither process can lose the other's change; and each file is read,
+//! changed and written back under its lock, so two approvals at once (or
+//! two daemons' saves) cannot lose one another's either. A code whose
+//! sender is paired is used up (the daemon drops it when it next saves).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -99,6 +101,7 @@ impl Pairing {
     /// Keeps `code` for `pending`'s sender among the pending codes, with
     /// the expired ones dropped and the oldest past [`MAX_PENDING_CODES`].
     pub fn save_pending(&self, code: &str, pending: PendingPairing) -> Result<(), PairingError> {
+        let _lock = self.pending.lock()?;
         let (mut codes, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
         let allowed = self.allowed()?;
         codes.retain(|_, p| {
@@ -119,9 +122,12 @@ impl Pairing {
     /// Approves a code: its sender may use the bot from now on. Only
     /// `allowed.json` is written (the daemon alone writes the pending
     /// codes, so neither process can lose the other's change): a code
-    /// whose sender is paired is used up.
+    /// whose sender is paired is used up. Approvals run at once (each
+    /// `clawmux pairing approve` a process) read and write the list in
+    /// turn, under its lock: none is lost.
     pub fn approve(&self, code: &str) -> Result<String, PairingError> {
         let code = code.trim().to_ascii_uppercase();
+        let _lock = self.allowed.lock()?;
         let mut allowed = self.allowed()?;
         let (mut pending, _) = self.pending.load::<BTreeMap<String, PendingPairing>>()?;
         let p = (pending.remove(&code))

@@ -52,12 +52,15 @@ impl Core {
             return true;
         }
         if !self.policy.may_approve(&m.sender, &self.paired) {
-            self.log(LogEvent::Denied(Denial {
-                sender: Some(m.sender.clone()),
-                reason: "not an approver".into(),
-                approval: Some(approval.id.clone()),
-                ..Default::default()
-            }));
+            self.log_denied(
+                &m.sender,
+                Denial {
+                    sender: Some(m.sender.clone()),
+                    reason: "not an approver".into(),
+                    approval: Some(approval.id.clone()),
+                    ..Default::default()
+                },
+            );
             return true;
         }
         let reply = Reply {
@@ -123,12 +126,15 @@ impl Core {
         let checked = match pending {
             None => Err((ToastLevel::Warning, Msg::AlreadyAnswered.text())),
             Some(a) if a.project != project || a.session != session => {
-                self.log(LogEvent::Denied(Denial {
-                    operator: Some(c.operator.clone()),
-                    reason: "approval does not match its project".into(),
-                    value: Some(c.value.clone()),
-                    ..Default::default()
-                }));
+                self.log_denied(
+                    &c.operator,
+                    Denial {
+                        operator: Some(c.operator.clone()),
+                        reason: "approval does not match its project".into(),
+                        value: Some(c.value.clone()),
+                        ..Default::default()
+                    },
+                );
                 Err((ToastLevel::Error, Msg::ButtonMismatch.text()))
             }
             Some(a) if a.stage == ApprovalStage::Answering => {
@@ -173,18 +179,21 @@ impl Core {
 
     /// May `who` answer `approval` with `key`? The option's label if so.
     pub(super) fn check_answer(
-        &self,
+        &mut self,
         approval: &PendingApproval,
         key: &str,
         who: &str,
     ) -> Result<String, AnswerRefused> {
         if !self.is_approver(who) {
-            self.log(LogEvent::Denied(Denial {
-                operator: Some(who.to_string()),
-                reason: "not an approver".into(),
-                approval: Some(approval.id.clone()),
-                ..Default::default()
-            }));
+            self.log_denied(
+                who,
+                Denial {
+                    operator: Some(who.to_string()),
+                    reason: "not an approver".into(),
+                    approval: Some(approval.id.clone()),
+                    ..Default::default()
+                },
+            );
             return Err(AnswerRefused::NotApprover);
         }
         let not_an_option = |k: &str| {

@@ -41,11 +41,14 @@ impl Core {
             }
             Builtin::Release(name) => self.release(target, reply_to, sender, &name),
             Builtin::Sessions if !self.is_approver(sender) => {
-                self.log(LogEvent::Denied(Denial {
-                    sender: Some(sender.to_string()),
-                    reason: "not an approver: /gsd:sessions".into(),
-                    ..Default::default()
-                }));
+                self.log_denied(
+                    sender,
+                    Denial {
+                        sender: Some(sender.to_string()),
+                        reason: "not an approver: /gsd:sessions".into(),
+                        ..Default::default()
+                    },
+                );
                 let text = Msg::OnlyApproversSessions;
                 self.error(target, reply_to, Msg::NotAllowed, text, "");
             }
@@ -95,11 +98,14 @@ impl Core {
                 // Esc is also an answer: into a waiting permission dialog it
                 // rejects it. So, like the Interrupt button, approvers only.
                 if !self.is_approver(sender) {
-                    self.log(LogEvent::Denied(Denial {
-                        operator: Some(sender.to_string()),
-                        reason: "not an approver: /gsd:cancel".into(),
-                        ..Default::default()
-                    }));
+                    self.log_denied(
+                        sender,
+                        Denial {
+                            operator: Some(sender.to_string()),
+                            reason: "not an approver: /gsd:cancel".into(),
+                            ..Default::default()
+                        },
+                    );
                     let text = Msg::OnlyApproversInterrupt;
                     self.error(target, reply_to, Msg::NotAllowed, text, "");
                     return;
@@ -385,11 +391,14 @@ impl Core {
             return;
         };
         if !self.is_approver(sender) {
-            self.log(LogEvent::Denied(Denial {
-                operator: Some(sender.to_string()),
-                reason: "not an approver: /gsd:mode".into(),
-                ..Default::default()
-            }));
+            self.log_denied(
+                sender,
+                Denial {
+                    operator: Some(sender.to_string()),
+                    reason: "not an approver: /gsd:mode".into(),
+                    ..Default::default()
+                },
+            );
             let text = Msg::OnlyApproversMode;
             self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;

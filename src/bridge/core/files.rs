@@ -39,11 +39,14 @@ impl Core {
             // Someone's own terminal: its workspace is not clawmux's (an
             // adopted record has none; on an ssh host the read would start
             // in the login's home). Never served, whoever asks.
-            self.log(LogEvent::Denied(Denial {
-                sender: Some(sender.to_string()),
-                reason: format!("/gsd:file on adopted {project}"),
-                ..Default::default()
-            }));
+            self.log_denied(
+                sender,
+                Denial {
+                    sender: Some(sender.to_string()),
+                    reason: format!("/gsd:file on adopted {project}"),
+                    ..Default::default()
+                },
+            );
             let text = Msg::AdoptedNoFiles.with(&[("project", project.as_str())]);
             self.error(target, reply_to, Msg::FileNotSent, &text, "");
             return;

@@ -120,11 +120,14 @@ impl Core {
     fn may_adopt(&mut self, sender: &str, what: &str) -> bool {
         let allowed = self.is_approver(sender);
         if !allowed {
-            self.log(LogEvent::Denied(Denial {
-                sender: Some(sender.to_string()),
-                reason: format!("not an approver ({what})"),
-                ..Default::default()
-            }));
+            self.log_denied(
+                sender,
+                Denial {
+                    sender: Some(sender.to_string()),
+                    reason: format!("not an approver ({what})"),
+                    ..Default::default()
+                },
+            );
         }
         allowed
     }

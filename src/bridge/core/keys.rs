@@ -55,11 +55,14 @@ impl Core {
             return;
         };
         if !self.may_send_keys(sender) {
-            self.log(LogEvent::Denied(Denial {
-                operator: Some(sender.to_string()),
-                reason: "not an approver: /gsd:keys".into(),
-                ..Default::default()
-            }));
+            self.log_denied(
+                sender,
+                Denial {
+                    operator: Some(sender.to_string()),
+                    reason: "not an approver: /gsd:keys".into(),
+                    ..Default::default()
+                },
+            );
             let text = Msg::OnlyApproversKeys;
             self.error(target, reply_to, Msg::NotAllowed, text, "");
             return;
@@ -134,11 +137,14 @@ impl Core {
         choice: InterruptChoice,
     ) -> ClickAnswer {
         if !self.may_send_keys(&c.operator) {
-            self.log(LogEvent::Denied(Denial {
-                operator: Some(c.operator.clone()),
-                reason: "not an approver: interrupt".into(),
-                ..Default::default()
-            }));
+            self.log_denied(
+                &c.operator,
+                Denial {
+                    operator: Some(c.operator.clone()),
+                    reason: "not an approver: interrupt".into(),
+                    ..Default::default()
+                },
+            );
             return ClickAnswer::toast(ToastLevel::Error, Msg::OnlyApproversMayInterrupt);
         }
         let running = self

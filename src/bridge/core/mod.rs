@@ -44,6 +44,7 @@ use super::project::{
 use super::router::{self, Builtin, Route};
 use crate::bridge::access::pairing::{IssuedCodes, PendingPairing};
 use crate::bridge::access::policy::{Policy, RateWindow};
+use crate::bridge::access::refusals::Refusals;
 use crate::bridge::channels::chat::{CardClick, ChatMessage, ClickAnswer, ToastLevel};
 use crate::bridge::panes::hosts::{AdoptTarget, Hosts};
 use crate::bridge::present::words::said;
@@ -204,6 +205,10 @@ pub struct Core {
     /// cannot both succeed.
     adopting: HashSet<ProjectName>,
     throttles: HashMap<JobId, Throttle>,
+    /// Each sender's refusals of the last minute: how many were logged
+    /// (and answered), how many dropped (see `admission`).
+    refusals: Refusals,
+    /// The senders told once that the bot does not serve them.
     denied_told: HashSet<String>,
     /// Each chat's kind, from its messages (see `admit_click`).
     chat_kinds: HashMap<ChatId, crate::bridge::access::policy::ChatKind>,
@@ -267,6 +272,7 @@ impl Core {
             statuses: HashMap::new(),
             adopting: HashSet::new(),
             throttles: HashMap::new(),
+            refusals: Refusals::default(),
             denied_told: HashSet::new(),
             chat_kinds: HashMap::new(),
             aliases: HashMap::new(),
@@ -292,6 +298,7 @@ impl Core {
             Input::Tick => {
                 self.flush_progress();
                 self.remind_due();
+                self.summarise_refusals();
             }
             Input::LogHealth(health) => self.on_log_health(health),
             Input::Run(run) => self.on_run(run),
@@ -601,12 +608,15 @@ impl Core {
                 ClickAnswer::toast(ToastLevel::Info, Msg::Sent)
             }
             Err(e) => {
-                self.log(LogEvent::Denied(Denial {
-                    operator: Some(c.operator.clone()),
-                    reason: e.to_string(),
-                    value: Some(c.value.clone()),
-                    ..Default::default()
-                }));
+                self.log_denied(
+                    &c.operator,
+                    Denial {
+                        operator: Some(c.operator.clone()),
+                        reason: e.to_string(),
+                        value: Some(c.value.clone()),
+                        ..Default::default()
+                    },
+                );
                 ClickAnswer::toast(ToastLevel::Error, Msg::ButtonNotRecognised)
             }
         };

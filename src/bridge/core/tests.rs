@@ -54,6 +54,11 @@ impl World {
 
     /// A world whose config is `toml` (then the test defaults).
     fn with_config(toml: &str) -> World {
+        World::with_setup(toml, |_| {})
+    }
+
+    /// A world whose config is `toml`, then the test defaults, then `f`'s.
+    fn with_setup(toml: &str, f: impl FnOnce(&mut Config)) -> World {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config::parse(toml).unwrap();
         config.workspace_root = dir.path().join("ws").display().to_string();
@@ -61,6 +66,7 @@ impl World {
         config.policy.dm_policy = DmPolicy::Allowlist;
         config.policy.allow_from = vec!["ou_alice".into(), "ou_bob".into()];
         config.policy.approvers = vec!["ou_alice".into()];
+        f(&mut config);
         let (shared, _) = SharedState::open(dir.path()).unwrap();
         World {
             core: Core::new(
@@ -93,6 +99,17 @@ impl World {
     }
 
     fn message(&mut self, sender: &str, text: &str, parent: Option<&str>) -> Vec<Effect> {
+        self.message_at(Duration::ZERO, sender, text, parent)
+    }
+
+    /// A message `after` the world's start.
+    fn message_at(
+        &mut self,
+        after: Duration,
+        sender: &str,
+        text: &str,
+        parent: Option<&str>,
+    ) -> Vec<Effect> {
         self.next += 1;
         let m = ChatMessage {
             event_id: format!("ev{}", self.next),
@@ -106,7 +123,7 @@ impl World {
             rate_counted: false,
             image_not_saved: None,
         };
-        self.at(Duration::ZERO, Input::Message(m))
+        self.at(after, Input::Message(m))
     }
 
     fn click(&mut self, operator: &str, value: Value) -> Vec<Effect> {
@@ -217,6 +234,105 @@ fn a_stranger_gets_nothing_done() {
             .read(|s| s.jobs.is_empty() && s.projects.is_empty())
     );
     assert!(w.kinds().contains(&"denied".to_string()));
+}
+
+/// The `denied` records of the log so far, as written.
+fn denials(w: &World) -> Vec<serde_json::Map<String, Value>> {
+    let log = crate::store::log_read::read_all(w._dir.path()).unwrap();
+    (log.records.into_iter())
+        .filter(|r| r.kind == "denied")
+        .map(|r| r.fields)
+        .collect()
+}
+
+/// Issue 48, item 6: a refused sender's lines are counted in a window of
+/// its own. The first `MAX_REFUSALS_PER_WINDOW` of a minute are logged,
+/// each with a bounded prefix of its text and the text's length; the rest
+/// are dropped, and one summary line counts them when the window ends (a
+/// tick) or, with no tick between, before the sender's next line.
+///
+/// Passes by `Core::log_denied` and `Core::summarise_refusals`
+/// (`admission.rs`, over `access::refusals`) and `Denial::with_text`;
+/// without them each of the 40 messages is a line holding all its text.
+#[test]
+fn a_refused_senders_lines_are_bounded_and_summarised() {
+    use crate::bridge::access::refusals::{MAX_REFUSALS_PER_WINDOW, REFUSAL_WINDOW};
+    use crate::store::log_event::DENIED_TEXT_BYTES;
+    let mut w = World::new();
+    let text = "x".repeat(100_000);
+    for _ in 0..40 {
+        w.say("ou_eve", &text);
+    }
+    let lines = denials(&w);
+    assert_eq!(lines.len(), MAX_REFUSALS_PER_WINDOW as usize, "{lines:?}");
+    for line in &lines {
+        let logged = line["text"].as_str().unwrap_or_default();
+        assert_eq!(logged.len(), DENIED_TEXT_BYTES);
+        assert_eq!(line["text_bytes"], json!(100_000));
+    }
+    // Told once, not 40 times (each card spends the shared send quota).
+    assert_eq!(w.outbox().len(), 1, "{}", w.texts());
+
+    let dropped = 40 - u64::from(MAX_REFUSALS_PER_WINDOW);
+    w.at(REFUSAL_WINDOW - Duration::from_millis(1), Input::Tick);
+    assert_eq!(denials(&w).len(), lines.len(), "not before the window ends");
+    w.at(REFUSAL_WINDOW, Input::Tick);
+    let summary = denials(&w).pop().unwrap_or_default();
+    assert_eq!(summary["sender"], "ou_eve", "{summary:?}");
+    assert_eq!(summary["more"], json!(dropped), "{summary:?}");
+    assert_eq!(
+        summary["reason"],
+        format!("{dropped} more refused (not logged one by one)")
+    );
+    w.at(2 * REFUSAL_WINDOW, Input::Tick);
+    assert_eq!(denials(&w).len(), lines.len() + 1, "summarised once");
+
+    // No tick before the sender's next window: its first line brings the
+    // summary of the last.
+    let t = 3 * REFUSAL_WINDOW;
+    for _ in 0..MAX_REFUSALS_PER_WINDOW + 2 {
+        w.message_at(t, "ou_eve", "again", None);
+    }
+    w.message_at(t + REFUSAL_WINDOW, "ou_eve", "later", None);
+    let last: Vec<_> = denials(&w).into_iter().rev().take(2).collect();
+    assert_eq!(last[0]["text"], "later", "{last:?}");
+    assert_eq!(last[1]["more"], json!(2), "{last:?}");
+}
+
+/// Issue 48, item 5: under `dm_policy = "pairing"` a stranger gets one
+/// pairing card for its code's lifetime, however often it writes; what it
+/// sends meanwhile is counted in its refusal window, and past that
+/// dropped silently.
+///
+/// Passes by `Core::pair` (`admission.rs`: a card only for a new code,
+/// counted by `refusal_counted`); without it each message is a card.
+#[test]
+fn a_stranger_gets_one_pairing_card_a_code() {
+    use crate::bridge::access::pairing::PAIRING_CODE_TTL_MS;
+    use crate::bridge::access::refusals::MAX_REFUSALS_PER_WINDOW;
+    let mut w = World::with_setup("", |c| c.policy.dm_policy = DmPolicy::Pairing);
+    let mut saved = 0;
+    for _ in 0..40 {
+        let effects = w.say("ou_eve", "let me in");
+        saved += (effects.iter())
+            .filter(|e| matches!(e, Effect::SavePairingCode { .. }))
+            .count();
+    }
+    assert_eq!(saved, 1);
+    assert_eq!(w.outbox().len(), 1, "{}", w.texts());
+    assert!(w.texts().contains("pairing code"), "{}", w.texts());
+    let kinds = w.kinds();
+    let count = |k: &str| kinds.iter().filter(|r| *r == k).count();
+    assert_eq!(count("pairing"), 1, "{kinds:?}");
+    assert_eq!(
+        count("denied"),
+        MAX_REFUSALS_PER_WINDOW as usize - 1,
+        "{kinds:?}"
+    );
+    // The code expired: a new one, on a new card.
+    let later = Duration::from_millis(PAIRING_CODE_TTL_MS);
+    w.message_at(later, "ou_eve", "let me in", None);
+    assert_eq!(w.outbox().len(), 2, "{}", w.texts());
 }
 
 #[test]
