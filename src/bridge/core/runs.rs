@@ -221,12 +221,13 @@ impl Core {
         why: &str,
     ) -> RunStart {
         self.prompt_shown(&waiting.id);
-        self.log(LogEvent::Denied(Denial {
+        let denial = Denial {
             operator: Some(RUN_USER.into()),
             reason: why.to_string(),
             approval: Some(waiting.id.clone()),
             ..Default::default()
-        }));
+        };
+        self.log_denied(RUN_USER, denial);
         RunStart::Refused(format!(
             "{why}; nothing was typed. It asks now:\n{}",
             prompt_text(project, waiting)
