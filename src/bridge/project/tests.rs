@@ -902,6 +902,73 @@ fn a_scrolled_question_offers_the_options_its_hook_names() {
     );
 }
 
+/// A scrolled question takes its hidden options only from the hook's
+/// question that is the one on screen, word for word, and only when the
+/// options the screen shows are that question's at the same keys: an
+/// empty or shorter question is in every dialog's words, and its options
+/// offered on the card would be answered by the keys of the options on
+/// screen (a card offered "Oracle", and its key typed `2`: Postgres).
+#[test]
+fn a_scrolled_question_takes_hidden_options_only_from_its_own_question() {
+    let question = |text: &str, labels: &[&str]| Question {
+        question: text.into(),
+        header: None,
+        multi_select: false,
+        options: (labels.iter())
+            .map(|l| QuestionOption {
+                label: l.to_string(),
+                description: None,
+            })
+            .collect(),
+    };
+    let offered = |questions: Vec<Question>| -> Vec<String> {
+        let mut runner = running();
+        runner.hook_permission(ToolRequest::Question { questions });
+        let steps = see(
+            &mut runner,
+            dialog(
+                ApprovalKind::Question,
+                "Which database should the shop use?",
+                crate::detect::SCROLLED_NOTE,
+                &["SQLite"],
+            ),
+        );
+        let Some(ProjectEventKind::Approval(a)) = kinds(&steps).first().copied() else {
+            panic!("an approval: {steps:?}");
+        };
+        (a.options.iter())
+            .map(|o| format!("{} {}", o.key, o.label))
+            .collect()
+    };
+    let ours = || {
+        question(
+            "Which database should the shop use?",
+            &["SQLite", "Postgres", "Redis"],
+        )
+    };
+    // An empty question, or one the screen's holds, asked first.
+    for other in ["", "  ", "database", "Which database"] {
+        let asked = vec![question(other, &["SQLite", "Oracle"]), ours()];
+        assert_eq!(
+            offered(asked),
+            ["1 SQLite", "2 Postgres", "3 Redis"],
+            "{other:?}"
+        );
+    }
+    // The screen's question wrapped over rows is still its own.
+    let wrapped = question(
+        "Which database\n  should the shop   use?",
+        &["SQLite", "Postgres"],
+    );
+    assert_eq!(offered(vec![wrapped]), ["1 SQLite", "2 Postgres"]);
+    // The same words, other options at the keys on screen: none is taken.
+    let other_list = question("Which database should the shop use?", &["MySQL", "Oracle"]);
+    assert_eq!(offered(vec![other_list]), ["1 SQLite"]);
+    // No question of the hook's is the screen's: nothing is added.
+    let elsewhere = question("Which cache?", &["SQLite", "Memcached"]);
+    assert_eq!(offered(vec![elsewhere]), ["1 SQLite"]);
+}
+
 /// An answer read off the screen (Codex, Gemini, OpenCode, Aider) is read
 /// at most once per 350 ms however often output comes (each read builds
 /// the whole screen), and once more after output the step held back.
