@@ -6,13 +6,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use clawmux::bridge::config::Config;
 use clawmux::hooks::HookListener;
 use clawmux::hooks::token::{HookKey, TOKEN_ENV};
 use clawmux::store::StateFile;
 use clawmux::store::state::{ProjectRecord, State};
 
 use crate::support::bridge::Shown;
-use crate::support::bridge::{Bridge, test_config, until};
+use crate::support::bridge::{Bridge, is_send, test_config, until};
 use crate::support::tmux::TmuxServer;
 
 /// A completion debounce far too long to fire: only a hook ends a turn.
@@ -223,6 +224,86 @@ fn run_hook(home: &Path, pane: &str, token: &str, payload: &str) {
         })
         .unwrap();
     assert!(ran.success());
+}
+
+/// What Claude Code 2.1.332 said in its `StopFailure` after a 500.
+const API_500: &str = "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.";
+
+fn stop_failure(ws: &str) -> String {
+    serde_json::json!({
+        "session_id": "s1",
+        "cwd": ws,
+        "hook_event_name": "StopFailure",
+        "error": "server_error",
+        "last_assistant_message": API_500,
+    })
+    .to_string()
+}
+
+/// New cards saying the agent reported an error.
+fn error_cards(b: &Bridge) -> usize {
+    (b.seen.iter())
+        .filter(|e| is_send(e) && e.text().contains("The agent reported an error"))
+        .count()
+}
+
+/// A `StopFailure` hook ends the command as an error though the screen
+/// showed none (a release whose error glyph the profile does not know
+/// draws an answer-like row): one error card, the command failed, no
+/// result card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_failure_ends_the_command_as_an_error_the_screen_did_not_show() {
+    let (mut b, pane, ws) = demo_with_hooks(NEVER).await;
+    b.say("oc_1", "ou_alice", "hello hooks").await;
+    b.card("started", |e| {
+        e.text().contains("demo: hello hooks") && e.text().contains("Running")
+    })
+    .await;
+    b.tmux.wait_for_screen(
+        "=cm-demo:",
+        "You said: hello hooks",
+        Duration::from_secs(10),
+    );
+    let token = pane_token(&b.tmux, "cm-demo");
+    run_hook(b.home.path(), &pane, &token, &stop_failure(&ws));
+    let error = b.sent_with("The agent reported an error").await;
+    assert!(error.text().contains("API Error: 500"), "{}", error.text());
+    b.card_with("Failed after").await;
+    assert_eq!(error_cards(&b), 1);
+    let results: Vec<String> = (b.seen.iter())
+        .filter(|e| is_send(e) && e.text().contains("You said: hello hooks"))
+        .map(|e| e.text())
+        .collect();
+    assert!(results.is_empty(), "a result card: {results:?}");
+    assert!(
+        !b.seen.iter().any(|e| e.text().contains("Finished")),
+        "the command finished"
+    );
+}
+
+/// The screen shows the error too (the sim agent draws Claude Code's
+/// `● API Error: 500 …`, which the profile knows) and the `StopFailure`
+/// hook comes as the screen is judged: one error card whichever comes
+/// first, the screen's row and the hook's words being the same error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_error_the_screen_shows_too_is_reported_once() {
+    let (mut b, pane, ws) = demo_with_hooks(Config::default().agent.debounce_ms).await;
+    let token = pane_token(&b.tmux, "cm-demo");
+    b.say("oc_1", "ou_alice", "please fail").await;
+    b.tmux
+        .wait_for_screen("=cm-demo:", "API Error: 500", Duration::from_secs(10));
+    run_hook(b.home.path(), &pane, &token, &stop_failure(&ws));
+    b.card_with("Failed after").await;
+    // The next command: once its result is in, the hook was taken before it.
+    b.say("oc_1", "ou_alice", "after the error").await;
+    b.card("the next result", |e| {
+        e.text().contains("You said: after the error") && e.text().contains("```")
+    })
+    .await;
+    assert!(
+        (b.events().iter()).any(|r| r.kind == "hook" && r.field("event") == Some("StopFailure"))
+    );
+    assert_eq!(error_cards(&b), 1);
 }
 
 /// `serve --console` in `home`, its agents' HOME there too (where their

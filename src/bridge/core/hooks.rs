@@ -8,7 +8,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::Core;
-use crate::bridge::project::{ProjectCmd, TaskNews};
+use crate::bridge::project::{AgentFailure, ProjectCmd, TaskNews};
 use crate::control::PaneId;
 use crate::hooks::{HookEvent, HookKind};
 use crate::store::LogEvent;
@@ -100,14 +100,19 @@ fn hook_command(event: HookKind, transcript: Option<PathBuf>) -> Option<ProjectC
         HookKind::Stop {
             last_assistant_message,
             ..
-        }
-        | HookKind::StopFailure {
-            last_assistant_message,
-            ..
         } => ProjectCmd::HookStop {
             answer: last_assistant_message,
             transcript,
         },
+        // The turn failed, in the agent's own words: an error, whatever
+        // the screen draws (see `JobRunner::hook_failed`).
+        HookKind::StopFailure {
+            error,
+            last_assistant_message,
+        } => ProjectCmd::HookFailure(AgentFailure {
+            category: error,
+            message: last_assistant_message,
+        }),
         ref permission @ HookKind::PermissionRequest { .. } => {
             ProjectCmd::HookPermission(permission.tool_request()?)
         }

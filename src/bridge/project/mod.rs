@@ -48,7 +48,7 @@ pub use messages::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply, TurnEnding,
 };
 use runner::{Admit, Finished, JobRunner, Running, Step};
-pub use runner::{MAX_QUEUED, TaskNews};
+pub use runner::{AgentFailure, MAX_QUEUED, TaskNews};
 
 /// Longest wait for a new agent's idle prompt before typing anyway:
 /// Claude Code starts in a few seconds.
@@ -63,6 +63,7 @@ const RECOVERY_TAIL_LINES: usize = 20;
 struct TurnRecord {
     answer: Option<String>,
     usage: TurnUsage,
+    api_error: Option<crate::agents::claude_transcript::ApiError>,
 }
 
 /// Typed text whose taking by the agent is still to be confirmed.
@@ -536,6 +537,15 @@ impl Actor {
                     None => TurnRecord::default(),
                 };
                 self.runner.turn_usage(record.usage);
+                if let Some(error) = record.api_error {
+                    // The turn ended on an API error, as the agent
+                    // recorded it: an error, whatever the screen drew.
+                    let failure = AgentFailure {
+                        category: error.category,
+                        message: Some(error.text),
+                    };
+                    return self.hook_failure(failure).await;
+                }
                 if self.runner.hook_stop(record.answer.or(answer)) {
                     self.catch_up().await;
                     // Catching up can end the turn, or show a prompt.
@@ -548,6 +558,7 @@ impl Actor {
                     self.judge_now().await;
                 }
             }
+            ProjectCmd::HookFailure(failure) => self.hook_failure(failure).await,
             ProjectCmd::HookApproval => self.judge_now().await,
             ProjectCmd::HookPermission(request) => {
                 let steps = self.runner.hook_permission(request);
@@ -558,6 +569,24 @@ impl Actor {
                 let steps = self.runner.hook_task(news);
                 self.carry_out(steps).await;
             }
+        }
+    }
+
+    /// The agent said the turn failed ([`AgentFailure`]): the running
+    /// command is marked failed (and its error reported) before the
+    /// output tmux still holds is taken in, so that neither the screen's
+    /// row for the same error nor its idle box after it can report the
+    /// turn again, or as a result.
+    async fn hook_failure(&mut self, failure: AgentFailure) {
+        let (steps, ends) = self.runner.hook_failed(failure);
+        self.carry_out(steps).await;
+        if ends {
+            self.catch_up().await;
+            if self.runner.running().is_some() && self.runner.approval().is_none() {
+                self.complete().await;
+            }
+        } else {
+            self.judge_now().await;
         }
     }
 
@@ -1368,7 +1397,8 @@ impl Actor {
             }
         };
         let answer = reading.answer();
-        if answer.is_none() {
+        let api_error = reading.api_error();
+        if answer.is_none() && api_error.is_none() {
             self.transcript_unused(
                 "the transcript holds no assistant text after the turn's prompt",
             );
@@ -1376,6 +1406,7 @@ impl Actor {
         TurnRecord {
             answer,
             usage: reading.usage(),
+            api_error,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::runner::{Admit, Finished, JobRunner, MAX_QUEUED, Step, TaskNews};
+use super::runner::{Admit, AgentFailure, Finished, JobRunner, MAX_QUEUED, Step, TaskNews};
 use super::{ProjectEventKind, TurnEnding};
 use crate::control::PaneId;
 use crate::detect::{ApprovalKind, ApprovalOption, Detection, DetectionKind, Millis};
@@ -900,6 +900,74 @@ fn a_scrolled_question_offers_the_options_its_hook_names() {
         (&again.id, labels(again)),
         (&id, want.map(String::from).to_vec())
     );
+}
+
+/// The agent's `StopFailure` (or its transcript's API-error entry) ends
+/// the running command as an error the screen never recognised (a glyph
+/// its profile does not know): reported once, the turn `Failed` (no result
+/// card follows).
+#[test]
+fn a_stop_failure_ends_the_turn_as_an_error_reported_once() {
+    let failure = |message: Option<&str>| AgentFailure {
+        category: Some("server_error".into()),
+        message: message.map(Into::into),
+    };
+    let said = "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.";
+    let errors = |steps: &[Step]| -> Vec<String> {
+        (kinds(steps).into_iter())
+            .filter_map(|k| match k {
+                ProjectEventKind::Error { line, .. } => Some(line.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let ended = |runner: &mut JobRunner| match report(runner) {
+        ProjectEventKind::Completed { ending, .. } => ending,
+        other => panic!("a command ends completed: {other:?}"),
+    };
+
+    // The screen said nothing of it (`∷ API Error: 500 …`, unknown).
+    let mut runner = running();
+    runner.lines(&lines(&["∷ API Error: 500 Internal server error."]));
+    let (steps, ends) = runner.hook_failed(failure(Some(said)));
+    assert_eq!((errors(&steps), ends), (vec![said.to_string()], true));
+    assert_eq!(ended(&mut runner), TurnEnding::Failed);
+
+    // The screen's row first: the hook's is the same error.
+    let mut runner = running();
+    let row = "● API Error: 500 Internal server error. This is a server-side issue, usually temporary — try";
+    let steps = see(&mut runner, DetectionKind::Error { line: row.into() });
+    assert_eq!(errors(&steps).len(), 1);
+    let (steps, _) = runner.hook_failed(failure(Some(said)));
+    assert!(errors(&steps).is_empty(), "{steps:?}");
+    assert_eq!(ended(&mut runner), TurnEnding::Failed);
+
+    // The hook first: the row drawn after it is not reported again.
+    let mut runner = running();
+    let (steps, _) = runner.hook_failed(failure(Some(said)));
+    assert_eq!(errors(&steps).len(), 1);
+    let steps = see(&mut runner, DetectionKind::Error { line: row.into() });
+    assert!(errors(&steps).is_empty(), "{steps:?}");
+
+    // No words from the hook: the screen's error is it; without one, the
+    // category is.
+    let mut runner = running();
+    see(&mut runner, DetectionKind::Error { line: row.into() });
+    assert!(errors(&runner.hook_failed(failure(None)).0).is_empty());
+    let mut runner = running();
+    assert_eq!(
+        errors(&runner.hook_failed(failure(None)).0),
+        ["StopFailure: server_error"]
+    );
+    // Another error the screen reported before is not this one.
+    let mut runner = running();
+    see(
+        &mut runner,
+        DetectionKind::Error {
+            line: "● Bash failed: exit 1".into(),
+        },
+    );
+    assert_eq!(errors(&runner.hook_failed(failure(Some(said))).0).len(), 1);
 }
 
 /// A scrolled question takes its hidden options only from the hook's
