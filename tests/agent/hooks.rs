@@ -9,15 +9,17 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clawmux::agentcheck::Turn;
+use clawmux::agentcheck::{FakeApi, Turn};
 use clawmux::hooks::{HookEvent, HookKind, decode_line};
 use serde_json::{Value, json};
 
-use crate::support::claude::{ClaudeRun, RunOptions, STEP_TIMEOUT, claude_required};
+use crate::support::claude::{ClaudeRun, RunOptions, STEP_TIMEOUT, agent_home, claude_required};
+use crate::support::tmux::TmuxServer;
 
 use crate::support::scenarios;
 
@@ -358,4 +360,86 @@ fn task_hooks() {
         })
         .collect();
     assert_eq!(subjects, ["Write the parser", "Test the parser"]);
+}
+
+/// With clawmux's hooks installed, a turn that failed on an API error is
+/// an error because Claude Code says so (its `StopFailure` hook), not
+/// because the screen's error row was recognised: here the profile's
+/// error rows are overridden so that none matches (as a release drawing
+/// its error with a new glyph, 2.1.337's `∷ API Error: 500 …`, looks to a
+/// profile that does not know it), and the fake API answers 500. One
+/// error card, and the command never "Finished".
+#[test]
+fn an_api_error_is_one_error_card_though_the_screen_is_not_recognised() {
+    use super::serve::{ConsoleServe, cards, finished, new_cards};
+    let claude = claude_required();
+    let api = FakeApi::start_paced(
+        vec![Turn::error(500, "Internal server error", 2)],
+        Duration::from_millis(15),
+    )
+    .expect("fake API starts");
+    let (home, env) = agent_home(&api, "shop");
+    // One retry: the turn gives up within seconds.
+    let env = env.with_max_retries(1);
+    let workspace = home.path().join("ws/shop");
+    std::fs::create_dir(&workspace).unwrap();
+    let install = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["hooks", "install", "--write", "--dir"])
+        .arg(&workspace)
+        .arg("--bin")
+        .arg(env!("CARGO_BIN_EXE_clawmux"))
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    // Project `shop` exists already: the first chat line is its command.
+    let mut state = clawmux::store::state::State::default();
+    state.projects.insert(
+        clawmux::store::ids::project("shop"),
+        clawmux::store::state::ProjectRecord {
+            workspace: workspace.display().to_string(),
+            ..Default::default()
+        },
+    );
+    clawmux::store::StateFile::new(home.path().join("state.json"))
+        .save(&state)
+        .unwrap();
+    let profiles = home.path().join("profiles.toml");
+    std::fs::write(
+        &profiles,
+        "[profiles.claude]\nturn_errors = ['^no agent draws this row$']\n",
+    )
+    .unwrap();
+    let agent = format!(
+        "env CLAWMUX_HOME={} {}",
+        home.path().display(),
+        env.env_command(&claude, &[])
+    );
+    let lines = format!("profiles_file = {:?}\n", profiles.display().to_string());
+    let mut serve = ConsoleServe::start_configured(
+        &agent,
+        home,
+        TmuxServer::new(),
+        "claude",
+        (120, 40),
+        &lines,
+    );
+    let title = "say hello";
+    serve.say("/gsd:use shop");
+    serve.say(title);
+    let at = serve.wait(0, "== The agent reported an error ==");
+    serve.wait(at, "Failed after");
+    let out = serve.output();
+    let all = cards(&out);
+    let errors = new_cards(&all, "== The agent reported an error ==");
+    assert_eq!(errors.len(), 1, "{out}");
+    assert!(errors[0].contains("API Error: 500"), "{out}");
+    assert_eq!(finished(&out, title), 0, "{out}");
+    // The error came from the hook: the screen's rows were not recognised.
+    let tail = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .args(["tail", "--json"])
+        .env("CLAWMUX_HOME", serve.home.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&tail.stdout);
+    assert!(log.contains("\"event\":\"StopFailure\""), "{log}");
 }

@@ -61,11 +61,24 @@ impl ConsoleServe {
         home: tempfile::TempDir,
         tmux: TmuxServer,
         profile: &str,
+        size: (u16, u16),
+    ) -> ConsoleServe {
+        Self::start_configured(agent, home, tmux, profile, size, "")
+    }
+
+    /// [`ConsoleServe::start_sized`] with more lines for the config's
+    /// `[agent]` table (`agent_lines`, e.g. a `profiles_file`).
+    pub(super) fn start_configured(
+        agent: &str,
+        home: tempfile::TempDir,
+        tmux: TmuxServer,
+        profile: &str,
         (width, height): (u16, u16),
+        agent_lines: &str,
     ) -> ConsoleServe {
         let config = format!(
             "workspace_root = {ws:?}\n[tmux]\nsocket = {socket:?}\nwidth = {width}\nheight = {height}\n\
-             [agent]\ncommand = {agent:?}\nprofile = {profile:?}\n",
+             [agent]\ncommand = {agent:?}\nprofile = {profile:?}\n{agent_lines}",
             ws = home.path().join("ws").display().to_string(),
             socket = tmux.socket,
         );
@@ -298,7 +311,7 @@ pub(super) fn new_cards<'a>(cards: &'a [(bool, String)], needle: &str) -> Vec<&'
 
 /// Creates the project (GSD is not installed: Claude Code rejects
 /// `/gsd:new-project` itself, without a model call), then sends `prompt`.
-fn new_project_then(serve: &mut ConsoleServe, prompt: &str) -> usize {
+pub(super) fn new_project_then(serve: &mut ConsoleServe, prompt: &str) -> usize {
     serve.say("/gsd:new-project shop");
     // GSD is not installed for this agent: it refuses the command, and the
     // chat is told so.

@@ -2,24 +2,32 @@
 //! long to fire, the turn still completes when `clawmux hook` reports it.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use clawmux::bridge::config::Config;
 use clawmux::hooks::HookListener;
 use clawmux::hooks::token::{HookKey, TOKEN_ENV};
 use clawmux::store::StateFile;
 use clawmux::store::state::{ProjectRecord, State};
 
 use crate::support::bridge::Shown;
-use crate::support::bridge::{Bridge, test_config};
+use crate::support::bridge::{Bridge, is_send, test_config, until};
 use crate::support::tmux::TmuxServer;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
+/// A completion debounce far too long to fire: only a hook ends a turn.
+const NEVER: u64 = 600_000;
+
+/// A daemon whose project `demo` has its agent (the sim agent) running
+/// already, started as an earlier run of the daemon would have (with the
+/// project's hook token), its completion debounce `debounce_ms`. Its hook
+/// listener is bound. The agent's pane id and its workspace.
+async fn demo_with_hooks(debounce_ms: u64) -> (Bridge, String, String) {
     let tmux = TmuxServer::new();
     let home = tempfile::tempdir().unwrap();
     let mut config = test_config(&tmux.socket, home.path());
-    config.agent.debounce_ms = 600_000;
+    config.agent.debounce_ms = debounce_ms;
 
     // An existing project whose agent already runs (no start-up wait).
     let workspace = home.path().join("ws/demo");
@@ -69,7 +77,7 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
         .trim()
         .to_string();
 
-    let mut b = Bridge::start_with(tmux, home, config).await;
+    let b = Bridge::start_with(tmux, home, config).await;
     let mut listener = HookListener::bind(b.home.path()).expect("hook socket");
     let hooks = b.hooks.clone();
     tokio::spawn(async move {
@@ -77,6 +85,12 @@ async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
             let _ = hooks.send(h).await;
         }
     });
+    (b, pane, ws)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_hook_completes_the_turn_without_waiting_for_the_debounce() {
+    let (mut b, pane, ws) = demo_with_hooks(NEVER).await;
 
     b.say("oc_1", "ou_alice", "hello hooks").await;
     b.card("started", |e| {
@@ -182,4 +196,227 @@ async fn a_session_clawmux_makes_carries_its_projects_hook_token() {
         .ok(&["show-environment", "-t", "=cm-shop", TOKEN_ENV]);
     let token = HookKey::load_or_create(b.home.path()).token("shop");
     assert_eq!(shown.trim(), format!("{TOKEN_ENV}={token}"));
+}
+
+/// The project's hook token, as its agent's pane has it.
+fn pane_token(tmux: &TmuxServer, session: &str) -> String {
+    let shown = tmux.ok(&["show-environment", "-t", &format!("={session}"), TOKEN_ENV]);
+    shown
+        .trim()
+        .strip_prefix(&format!("{TOKEN_ENV}="))
+        .unwrap_or_else(|| panic!("no token in the pane's environment: {shown:?}"))
+        .to_string()
+}
+
+/// Runs `clawmux hook` as the agent in `pane` would, `payload` on its
+/// stdin, reporting to the daemon whose home is `home`.
+fn run_hook(home: &Path, pane: &str, token: &str, payload: &str) {
+    let ran = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+        .arg("hook")
+        .env("CLAWMUX_HOME", home)
+        .env("TMUX_PANE", pane)
+        .env(TOKEN_ENV, token)
+        .stdin(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(payload.as_bytes())?;
+            c.wait()
+        })
+        .unwrap();
+    assert!(ran.success());
+}
+
+/// What Claude Code 2.1.332 said in its `StopFailure` after a 500.
+const API_500: &str = "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.";
+
+fn stop_failure(ws: &str) -> String {
+    serde_json::json!({
+        "session_id": "s1",
+        "cwd": ws,
+        "hook_event_name": "StopFailure",
+        "error": "server_error",
+        "last_assistant_message": API_500,
+    })
+    .to_string()
+}
+
+/// New cards saying the agent reported an error.
+fn error_cards(b: &Bridge) -> usize {
+    (b.seen.iter())
+        .filter(|e| is_send(e) && e.text().contains("The agent reported an error"))
+        .count()
+}
+
+/// A `StopFailure` hook ends the command as an error though the screen
+/// showed none (a release whose error glyph the profile does not know
+/// draws an answer-like row): one error card, the command failed, no
+/// result card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_failure_ends_the_command_as_an_error_the_screen_did_not_show() {
+    let (mut b, pane, ws) = demo_with_hooks(NEVER).await;
+    b.say("oc_1", "ou_alice", "hello hooks").await;
+    b.card("started", |e| {
+        e.text().contains("demo: hello hooks") && e.text().contains("Running")
+    })
+    .await;
+    b.tmux.wait_for_screen(
+        "=cm-demo:",
+        "You said: hello hooks",
+        Duration::from_secs(10),
+    );
+    let token = pane_token(&b.tmux, "cm-demo");
+    run_hook(b.home.path(), &pane, &token, &stop_failure(&ws));
+    let error = b.sent_with("The agent reported an error").await;
+    assert!(error.text().contains("API Error: 500"), "{}", error.text());
+    b.card_with("Failed after").await;
+    assert_eq!(error_cards(&b), 1);
+    let results: Vec<String> = (b.seen.iter())
+        .filter(|e| is_send(e) && e.text().contains("You said: hello hooks"))
+        .map(|e| e.text())
+        .collect();
+    assert!(results.is_empty(), "a result card: {results:?}");
+    assert!(
+        !b.seen.iter().any(|e| e.text().contains("Finished")),
+        "the command finished"
+    );
+}
+
+/// The screen shows the error too (the sim agent draws Claude Code's
+/// `● API Error: 500 …`, which the profile knows) and the `StopFailure`
+/// hook comes as the screen is judged: one error card whichever comes
+/// first, the screen's row and the hook's words being the same error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_error_the_screen_shows_too_is_reported_once() {
+    let (mut b, pane, ws) = demo_with_hooks(Config::default().agent.debounce_ms).await;
+    let token = pane_token(&b.tmux, "cm-demo");
+    b.say("oc_1", "ou_alice", "please fail").await;
+    b.tmux
+        .wait_for_screen("=cm-demo:", "API Error: 500", Duration::from_secs(10));
+    run_hook(b.home.path(), &pane, &token, &stop_failure(&ws));
+    b.card_with("Failed after").await;
+    // The next command: once its result is in, the hook was taken before it.
+    b.say("oc_1", "ou_alice", "after the error").await;
+    b.card("the next result", |e| {
+        e.text().contains("You said: after the error") && e.text().contains("```")
+    })
+    .await;
+    assert!(
+        (b.events().iter()).any(|r| r.kind == "hook" && r.field("event") == Some("StopFailure"))
+    );
+    assert_eq!(error_cards(&b), 1);
+}
+
+/// `serve --console` in `home`, its agents' HOME there too (where their
+/// transcripts are allowed): stdin held open, stdout collected; killed on
+/// drop.
+struct ConsoleServe {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    out: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl ConsoleServe {
+    fn start(home: &Path) -> ConsoleServe {
+        use std::io::{BufRead, BufReader};
+        let log = std::fs::File::create(home.join("serve.log")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clawmux"))
+            .args(["serve", "--console"])
+            .env("CLAWMUX_HOME", home)
+            .env("HOME", home)
+            .env_remove("FEISHU_APP_ID")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("clawmux runs");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let out = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let mut out = sink.lock().unwrap();
+                out.push_str(&line);
+                out.push('\n');
+            }
+        });
+        ConsoleServe { child, stdin, out }
+    }
+
+    fn say(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn printed(&self) -> String {
+        self.out.lock().unwrap().clone()
+    }
+
+    /// Waits until `needle` is printed `times` times.
+    async fn wait_printed(&self, needle: &str, times: usize) {
+        let what = format!("{needle:?} printed {times} time(s):\n{}", self.printed());
+        until(|| self.printed().matches(needle).count() >= times, &what).await;
+    }
+}
+
+impl Drop for ConsoleServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `Stop` hook whose `transcript_path` is a FIFO named `*.jsonl` (which
+/// any program the agent runs can make, with the pane's hook token), in
+/// the project's own folder of its agent's config directory or in its
+/// workspace: the project's actor refuses it without opening it to wait
+/// for a writer, and goes on: `/gsd:screen` is answered and the next
+/// command is typed and reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_named_as_the_transcript_never_wedges_its_project() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    super::crash::write_config(home, &tmux.socket);
+    let mut serve = ConsoleServe::start(home);
+    serve.say("/gsd:new-project demo");
+    serve.wait_printed("You said: /gsd:new-project", 1).await;
+
+    let ws = home.join("ws/demo");
+    // Where Claude Code keeps the workspace's sessions: its path with
+    // every character but a letter or digit made `-`.
+    let encoded = (ws.display().to_string()).replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let folder = home.join(".claude/projects").join(encoded);
+    std::fs::create_dir_all(&folder).unwrap();
+    let fifos = [folder.join("session.jsonl"), ws.join("planted.jsonl")];
+    for fifo in &fifos {
+        let made = Command::new("mkfifo").arg(fifo).status().unwrap();
+        assert!(made.success());
+    }
+    let pane = tmux
+        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_id}"])
+        .trim()
+        .to_string();
+    let token = pane_token(&tmux, "cm-demo");
+    for fifo in &fifos {
+        let stop = serde_json::json!({
+            "session_id": "s1",
+            "cwd": ws,
+            "hook_event_name": "Stop",
+            "transcript_path": fifo,
+            "last_assistant_message": "All done.",
+        });
+        run_hook(home, &pane, &token, &stop.to_string());
+    }
+    let refused = || {
+        let log = std::fs::read_to_string(home.join("events.jsonl")).unwrap_or_default();
+        log.lines().filter(|l| l.contains("hook_ignored")).count()
+    };
+    until(|| refused() >= 2, "both transcripts refused").await;
+
+    serve.say("/gsd:screen");
+    serve.wait_printed("Screen of demo", 1).await;
+    serve.say("after the fifo");
+    serve.wait_printed("You said: after the fifo", 1).await;
 }

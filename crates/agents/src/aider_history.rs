@@ -14,11 +14,10 @@
 //!   spaces each. The token note (`> Tokens: … sent, … received.`) comes
 //!   after the reply, so a reply followed by it was written whole.
 //!
-//! Reading is bounded ([`MAX_HISTORY_TAIL_BYTES`] from the end) and never
-//! fatal: a missing, unreadable, cut or foreign file gives no answer, and
-//! the caller keeps the answer it read off the screen.
+//! Reading is bounded ([`MAX_HISTORY_TAIL_BYTES`] from the end, a regular
+//! file only) and never fatal: a missing, unreadable, cut or foreign file
+//! gives no answer, and the caller keeps the answer it read off the screen.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The history file's name, in the repository's top directory (Aider's
@@ -89,14 +88,13 @@ fn find(workspace: &Path) -> Option<PathBuf> {
     None
 }
 
-/// The last [`MAX_HISTORY_TAIL_BYTES`] of the file at `path`.
+/// The last [`MAX_HISTORY_TAIL_BYTES`] of the file at `path`, a regular
+/// file (a FIFO put there is refused, never opened to wait on: see
+/// [`clawmux_hooks::record_file`]).
 fn read_tail(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(MAX_HISTORY_TAIL_BYTES)))?;
-    let mut tail = Vec::new();
-    file.take(MAX_HISTORY_TAIL_BYTES).read_to_end(&mut tail)?;
-    Ok(tail)
+    clawmux_hooks::record_file::read_tail(path, MAX_HISTORY_TAIL_BYTES)
+        .map(|(tail, _)| tail)
+        .map_err(std::io::Error::other)
 }
 
 /// The tail as text from its first whole line on (the cut may fall inside

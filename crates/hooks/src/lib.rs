@@ -10,7 +10,9 @@
 //! line into a typed [`HookEvent`].
 //! The hook side never waits on the daemon: a short connect timeout, and a
 //! daemon that is down is simply not told. A `Stop` hook's transcript
-//! gives the turn's token figures ([`usage`]).
+//! gives the turn's token figures ([`usage`]); it and the agents' other
+//! records are read only as regular files that cannot hold the reader up
+//! ([`record_file`]).
 //!
 //! Codex's hooks (`hooks.json`) and Gemini CLI's (`settings.json`) take
 //! Claude Code's shape and reach the same command ([`settings`] writes
@@ -28,6 +30,7 @@ mod kind;
 mod listener;
 pub mod notify;
 pub mod opencode;
+pub mod record_file;
 pub mod settings;
 pub mod token;
 mod tool;

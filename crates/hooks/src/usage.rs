@@ -22,7 +22,6 @@
 //! token sum (it would be short), only its context.
 
 use std::collections::HashMap;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::Duration;
 
@@ -45,7 +44,7 @@ pub struct TurnUsage {
 pub const FINAL_LINE_WAIT: Duration = Duration::from_secs(1);
 
 /// Between two looks at the transcript while [`FINAL_LINE_WAIT`] runs.
-const FINAL_LINE_POLL: Duration = Duration::from_millis(20);
+pub const FINAL_LINE_POLL: Duration = Duration::from_millis(20);
 
 /// The last turn's usage in the transcript at `path`; nothing when the
 /// file cannot be read or is not a `.jsonl` transcript.
@@ -56,49 +55,24 @@ pub fn read(path: &Path) -> TurnUsage {
     }
 }
 
-/// Waits (at most [`FINAL_LINE_WAIT`]) until the Claude Code transcript
-/// at `path` holds the turn's final message, `last` (its `Stop` hook's
-/// `last_assistant_message`), so that its answer and figures are whole
-/// when read. Only for an agent whose profile keeps its answer in such a
-/// transcript: another agent's file (Codex's rollout, Gemini CLI's
-/// session) never shows the line.
-pub async fn wait_for_final_line(path: &Path, last: &str) {
-    let deadline = tokio::time::Instant::now() + FINAL_LINE_WAIT;
-    loop {
-        let (path, last) = (path.to_path_buf(), last.to_owned());
-        let pending = tokio::task::spawn_blocking(move || {
-            read_tail(&path).is_some_and(|(tail, _)| final_line_pending(&tail, &last))
-        });
-        if !pending.await.unwrap_or(false) || tokio::time::Instant::now() >= deadline {
-            return;
-        }
-        tokio::time::sleep(FINAL_LINE_POLL).await;
-    }
-}
-
 /// The transcript's last [`MAX_TRANSCRIPT_TAIL_BYTES`], from a line's
-/// start, and whether that is the whole file.
+/// start, and whether that is the whole file; `None` unless it is a
+/// regular `.jsonl` file (see [`crate::record_file`]: a FIFO or a device
+/// is never opened to wait on).
 pub fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
     if path.extension().is_none_or(|e| e != "jsonl") {
         return None;
     }
-    let mut file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let from = len.saturating_sub(MAX_TRANSCRIPT_TAIL_BYTES);
-    file.seek(SeekFrom::Start(from)).ok()?;
-    let mut tail = Vec::new();
-    file.take(MAX_TRANSCRIPT_TAIL_BYTES)
-        .read_to_end(&mut tail)
-        .ok()?;
+    let (mut tail, whole) = crate::record_file::read_tail(path, MAX_TRANSCRIPT_TAIL_BYTES).ok()?;
     // Cut into the middle of a line: it is not read.
-    if from > 0 {
+    if !whole {
         let start = tail
             .iter()
             .position(|&b| b == b'\n')
             .map_or(tail.len(), |i| i + 1);
         tail.drain(..start);
     }
-    Some((tail, from == 0))
+    Some((tail, whole))
 }
 
 /// Whether `lines` are Claude Code's transcript but their last assistant
@@ -112,7 +86,7 @@ pub fn read_tail(path: &Path) -> Option<(Vec<u8>, bool)> {
 /// came with only the prompt and its attachments in the file, 2 turns in
 /// 3). Codex's rollout (`{"timestamp","type","payload"}`) has no
 /// `sessionId` and is never waited on.
-fn final_line_pending(lines: &[u8], last: &str) -> bool {
+pub fn final_line_pending(lines: &[u8], last: &str) -> bool {
     let claude_code = (lines.split(|&b| b == b'\n'))
         .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
         .any(|e| assistant_usage(&e).is_some() || e.get("sessionId").is_some_and(Value::is_string));
@@ -259,30 +233,6 @@ mod tests {
         assert!(final_line_pending(first.as_bytes(), "All done."));
         let written = format!("{first}\n{}", said("All done."));
         assert!(!final_line_pending(written.as_bytes(), "All done."));
-    }
-
-    /// A `Stop` hook that came before its final line was written is held
-    /// until the line is there: its figures then count both calls.
-    #[tokio::test]
-    async fn a_stop_waits_for_its_final_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.jsonl");
-        let first = [user(json!("go")), assistant("m1", 100, 0, 20)].join("\n");
-        std::fs::write(&path, format!("{first}\n")).unwrap();
-        let final_line = json!({"type": "assistant", "message": {"id": "m2", "role": "assistant",
-            "content": [{"type": "text", "text": "All done."}],
-            "usage": {"input_tokens": 130, "output_tokens": 8}}});
-        assert_eq!(read(&path).tokens, Some(120), "only the first call yet");
-        let late = {
-            let path = path.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(150)).await;
-                std::fs::write(&path, format!("{first}\n{final_line}\n")).unwrap();
-            })
-        };
-        wait_for_final_line(&path, "All done.").await;
-        assert_eq!(read(&path).tokens, Some(258));
-        late.await.unwrap();
     }
 
     #[test]

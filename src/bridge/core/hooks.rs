@@ -5,10 +5,10 @@
 //! actor can use (a turn's end with its final text, what a dialog
 //! asks, task-list moves).
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use super::Core;
-use crate::bridge::project::{ProjectCmd, TaskNews};
+use crate::bridge::project::{AgentFailure, ProjectCmd, TaskNews};
 use crate::control::PaneId;
 use crate::hooks::{HookEvent, HookKind};
 use crate::store::LogEvent;
@@ -56,7 +56,7 @@ impl Core {
             return;
         }
         if let (Some(cwd), Some(ws)) = (&hook.cwd, &workspace)
-            && !cwd.starts_with(ws)
+            && !within(cwd, Path::new(ws))
         {
             self.log(LogEvent::HookIgnored {
                 pane: pane.clone(),
@@ -100,14 +100,19 @@ fn hook_command(event: HookKind, transcript: Option<PathBuf>) -> Option<ProjectC
         HookKind::Stop {
             last_assistant_message,
             ..
-        }
-        | HookKind::StopFailure {
-            last_assistant_message,
-            ..
         } => ProjectCmd::HookStop {
             answer: last_assistant_message,
             transcript,
         },
+        // The turn failed, in the agent's own words: an error, whatever
+        // the screen draws (see `JobRunner::hook_failed`).
+        HookKind::StopFailure {
+            error,
+            last_assistant_message,
+        } => ProjectCmd::HookFailure(AgentFailure {
+            category: error,
+            message: last_assistant_message,
+        }),
         ref permission @ HookKind::PermissionRequest { .. } => {
             ProjectCmd::HookPermission(permission.tool_request()?)
         }
@@ -131,6 +136,38 @@ fn hook_command(event: HookKind, transcript: Option<PathBuf>) -> Option<ProjectC
         }
         _ => return None,
     })
+}
+
+/// Whether the hook's working directory `cwd` is `workspace` or inside
+/// it, both taken lexically (`.` dropped, `..` taking the component before
+/// it away, as the kernel resolves a path without symlinks): a `cwd` of
+/// `/ws/../other` is not in `/ws`. A relative path says where it is
+/// from nowhere, and is never inside.
+fn within(cwd: &Path, workspace: &Path) -> bool {
+    match (lexical(cwd), lexical(workspace)) {
+        (Some(cwd), Some(ws)) => cwd.starts_with(ws),
+        _ => false,
+    }
+}
+
+/// `path` with `.` and `..` resolved lexically (`..` above `/` stays at
+/// `/`); `None` for a relative path.
+fn lexical(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::RootDir | Component::Prefix(_) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    Some(out)
 }
 
 fn hook_name(k: &HookKind) -> &str {

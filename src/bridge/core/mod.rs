@@ -175,6 +175,7 @@ impl std::fmt::Debug for ProjectCmd {
             ProjectCmd::SetMode { .. } => "SetMode",
             ProjectCmd::Screen { .. } => "Screen",
             ProjectCmd::HookStop { .. } => "HookStop",
+            ProjectCmd::HookFailure(_) => "HookFailure",
             ProjectCmd::HookApproval => "HookApproval",
             ProjectCmd::HookPermission(_) => "HookPermission",
             ProjectCmd::HookTask(_) => "HookTask",
@@ -338,6 +339,7 @@ impl Core {
             | ProjectCmd::SetMode { reply, .. }
             | ProjectCmd::Screen { reply } => Some((reply.target, reply.reply_to)),
             ProjectCmd::HookStop { .. }
+            | ProjectCmd::HookFailure(_)
             | ProjectCmd::HookApproval
             | ProjectCmd::HookPermission(_)
             | ProjectCmd::HookTask(_) => None,

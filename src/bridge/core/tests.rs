@@ -1029,6 +1029,54 @@ fn a_hook_without_its_projects_token_is_ignored() {
     assert_eq!(w.kinds().iter().filter(|k| *k == "hook_ignored").count(), 3);
 }
 
+/// A hook's working directory counts only when it is the project's
+/// workspace or inside it once `.` and `..` are resolved: `/ws/../other`
+/// starts with `/ws` but is not in it, and a relative one is nowhere.
+#[test]
+fn a_hook_from_outside_the_workspace_is_ignored_however_its_path_is_spelled() {
+    let mut w = World::new();
+    w.with_project();
+    w.event(
+        None,
+        ProjectEventKind::Attached {
+            pane: crate::control::PaneId(1),
+        },
+    );
+    let ws = w.shared.read(|s| s.projects["demo"].workspace.clone());
+    let stop = |w: &World, cwd: String| {
+        let mut h = hook_event(
+            w,
+            HookKind::Stop {
+                stop_hook_active: false,
+                last_assistant_message: Some("invented".into()),
+            },
+        );
+        h.cwd = Some(cwd.into());
+        Input::Hook(h)
+    };
+    for cwd in [
+        format!("{ws}/../other"),
+        format!("{ws}/./sub/../../other"),
+        format!("{ws}/.."),
+        "demo".to_string(),
+        "./sub".to_string(),
+    ] {
+        let hook = stop(&w, cwd.clone());
+        let cmds = project_cmds(w.at(Duration::ZERO, hook));
+        assert!(cmds.is_empty(), "{cwd}: {cmds:?}");
+    }
+    assert_eq!(w.kinds().iter().filter(|k| *k == "hook_ignored").count(), 5);
+    for cwd in [
+        ws.clone(),
+        format!("{ws}/src"),
+        format!("{ws}/src/../lib/."),
+    ] {
+        let hook = stop(&w, cwd.clone());
+        let cmds = project_cmds(w.at(Duration::ZERO, hook));
+        assert_eq!(cmds.len(), 1, "{cwd}: {cmds:?}");
+    }
+}
+
 /// A hook is matched to an agent pane by tmux's own pane id only: another
 /// spelling of it, or no pane id at all, speaks for no one.
 #[test]

@@ -202,6 +202,7 @@ impl Daemon {
             | ProjectCmd::SetMode { reply, .. }
             | ProjectCmd::Screen { reply } => &reply.target,
             ProjectCmd::HookStop { .. }
+            | ProjectCmd::HookFailure(_)
             | ProjectCmd::HookApproval
             | ProjectCmd::HookPermission(_)
             | ProjectCmd::HookTask(_) => return,

@@ -5,7 +5,7 @@
 //! keys are what is on screen); the hook catches a screen read wrong.
 
 use crate::detect::{ApprovalKind, ApprovalOption};
-use crate::hooks::ToolRequest;
+use crate::hooks::{Question, ToolRequest};
 use crate::store::state::Approval;
 
 /// Characters of a Bash command compared with a dialog's body: enough to
@@ -17,10 +17,15 @@ const COMMAND_PREFIX_CHARS: usize = 40;
 /// question whose list scrolls (Gemini CLI in a short pane) offers the
 /// options the pane has no room for, each keyed by its number in the
 /// agent's list (Gemini CLI takes a digit for any option, shown or not).
+/// Those come only from the hook's question that is the one on screen
+/// (see [`asked_on_screen`]) and whose options are the ones the screen
+/// shows, at the same keys ([`same_options`]): a key offered from another
+/// question would type that question's answer, not the one on the card.
 pub fn fill_from_hook(seen: &mut Approval, request: &ToolRequest) {
     if let ToolRequest::Question { questions } = request
         && seen.body.contains(crate::detect::SCROLLED_NOTE)
-        && let Some(asked) = (questions.iter()).find(|q| seen.question.contains(q.question.trim()))
+        && let Some(asked) = asked_on_screen(seen, questions)
+        && same_options(seen, asked)
     {
         for (n, option) in asked.options.iter().enumerate() {
             let key = (n + 1).to_string();
@@ -102,10 +107,7 @@ pub fn disagreement(seen: &Approval, request: &ToolRequest) -> Option<String> {
             }
             // The dialog shows one question at a time, with the agent's
             // own rows ("Type something", "Chat about this") added.
-            let shown = questions
-                .iter()
-                .find(|q| seen.question.contains(q.question.trim()))
-                .or(questions.first())?;
+            let shown = asked_on_screen(seen, questions).or(questions.first())?;
             let missing: Vec<&str> = shown
                 .options
                 .iter()
@@ -133,6 +135,42 @@ pub fn disagreement(seen: &Approval, request: &ToolRequest) -> Option<String> {
         }
         ToolRequest::Other { .. } => None,
     }
+}
+
+/// The hook's question that the dialog on screen asks: the same words,
+/// trimmed and each run of whitespace one space (a box wraps a long
+/// question over rows), never by one holding the other (a short or empty
+/// question is in every dialog's). None for a dialog asking nothing.
+fn asked_on_screen<'a>(seen: &Approval, questions: &'a [Question]) -> Option<&'a Question> {
+    let shown = words(&seen.question);
+    if shown.is_empty() {
+        return None;
+    }
+    questions.iter().find(|q| words(&q.question) == shown)
+}
+
+/// Whether every option the screen shows under a number is `asked`'s
+/// option of that number, by label (the agent's own rows after the list,
+/// `Type something.`, aside): then the options the screen has no room for
+/// are `asked`'s that it does not show. At least one must be compared.
+fn same_options(seen: &Approval, asked: &Question) -> bool {
+    let mut compared = 0;
+    for option in &seen.options {
+        let Ok(n) = option.key.parse::<usize>() else {
+            continue;
+        };
+        match n.checked_sub(1).and_then(|i| asked.options.get(i)) {
+            Some(theirs) if words(&theirs.label) == words(&option.label) => compared += 1,
+            None if option.own_words => {}
+            _ => return false,
+        }
+    }
+    compared > 0
+}
+
+/// `text` trimmed, each run of whitespace one space.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `text` without whitespace: a dialog wraps a long command over rows.

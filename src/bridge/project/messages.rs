@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::store::state::{Approval, ApprovalId, ChatTarget, Job, ProjectName};
 
-use super::runner::{MAX_QUEUED, TaskNews};
+use super::runner::{AgentFailure, MAX_QUEUED, TaskNews};
 use crate::agents::claude::PermissionMode;
 use crate::bridge::outbox_files::KeptOutput;
 use crate::bridge::panes::agent_pane::PaneError;
@@ -357,14 +357,19 @@ pub enum ProjectCmd {
     Screen {
         reply: Reply,
     },
-    /// Claude Code's `Stop` or `StopFailure` hook fired in this pane: the
-    /// turn is over; `answer` is its final text, `transcript` the session
-    /// record it names (read by the actor where its profile says the
-    /// answer is there: the core does no file I/O).
+    /// Claude Code's `Stop` hook fired in this pane: the turn is over;
+    /// `answer` is its final text, `transcript` the session record it
+    /// names (read by the actor where its profile says the answer is
+    /// there: the core does no file I/O; a turn the record says ended on
+    /// an API error ends as [`ProjectCmd::HookFailure`] does).
     HookStop {
         answer: Option<String>,
         transcript: Option<std::path::PathBuf>,
     },
+    /// Claude Code's `StopFailure` hook: the turn ended on an API error,
+    /// which ends the running command as an error (see
+    /// [`super::runner::JobRunner::hook_failed`]).
+    HookFailure(AgentFailure),
     /// A permission notification: a prompt is (about to be) on screen.
     HookApproval,
     /// The `PermissionRequest` hook: what the coming dialog asks.

@@ -17,6 +17,7 @@ mod handle;
 mod messages;
 pub mod planning_watch;
 mod prompt;
+pub mod record;
 pub mod runner;
 #[cfg(test)]
 mod tests;
@@ -47,7 +48,7 @@ pub use messages::{
     ProjectCmd, ProjectError, ProjectEvent, ProjectEventKind, ProjectStatus, Reply, TurnEnding,
 };
 use runner::{Admit, Finished, JobRunner, Running, Step};
-pub use runner::{MAX_QUEUED, TaskNews};
+pub use runner::{AgentFailure, MAX_QUEUED, TaskNews};
 
 /// Longest wait for a new agent's idle prompt before typing anyway:
 /// Claude Code starts in a few seconds.
@@ -55,6 +56,15 @@ const AGENT_START_WAIT: Duration = Duration::from_secs(20);
 
 /// Lines of the lost session's output quoted in the recovery prompt.
 const RECOVERY_TAIL_LINES: usize = 20;
+
+/// What a turn-end hook's transcript says of the turn (nothing when it
+/// was not read).
+#[derive(Default)]
+struct TurnRecord {
+    answer: Option<String>,
+    usage: TurnUsage,
+    api_error: Option<crate::agents::claude_transcript::ApiError>,
+}
 
 /// Typed text whose taking by the agent is still to be confirmed.
 struct ReceiptCheck {
@@ -522,12 +532,21 @@ impl Actor {
                 self.emit(None, kind).await;
             }
             ProjectCmd::HookStop { answer, transcript } => {
-                let (recorded, usage) = match transcript {
+                let record = match transcript {
                     Some(path) => self.read_transcript(path, answer.as_deref()).await,
-                    None => (None, TurnUsage::default()),
+                    None => TurnRecord::default(),
                 };
-                self.runner.turn_usage(usage);
-                if self.runner.hook_stop(recorded.or(answer)) {
+                self.runner.turn_usage(record.usage);
+                if let Some(error) = record.api_error {
+                    // The turn ended on an API error, as the agent
+                    // recorded it: an error, whatever the screen drew.
+                    let failure = AgentFailure {
+                        category: error.category,
+                        message: Some(error.text),
+                    };
+                    return self.hook_failure(failure).await;
+                }
+                if self.runner.hook_stop(record.answer.or(answer)) {
                     self.catch_up().await;
                     // Catching up can end the turn, or show a prompt.
                     if self.runner.running().is_some() && self.runner.approval().is_none() {
@@ -539,6 +558,7 @@ impl Actor {
                     self.judge_now().await;
                 }
             }
+            ProjectCmd::HookFailure(failure) => self.hook_failure(failure).await,
             ProjectCmd::HookApproval => self.judge_now().await,
             ProjectCmd::HookPermission(request) => {
                 let steps = self.runner.hook_permission(request);
@@ -549,6 +569,24 @@ impl Actor {
                 let steps = self.runner.hook_task(news);
                 self.carry_out(steps).await;
             }
+        }
+    }
+
+    /// The agent said the turn failed ([`AgentFailure`]): the running
+    /// command is marked failed (and its error reported) before the
+    /// output tmux still holds is taken in, so that neither the screen's
+    /// row for the same error nor its idle box after it can report the
+    /// turn again, or as a result.
+    async fn hook_failure(&mut self, failure: AgentFailure) {
+        let (steps, ends) = self.runner.hook_failed(failure);
+        self.carry_out(steps).await;
+        if ends {
+            self.catch_up().await;
+            if self.runner.running().is_some() && self.runner.approval().is_none() {
+                self.complete().await;
+            }
+        } else {
+            self.judge_now().await;
         }
     }
 
@@ -1315,7 +1353,7 @@ impl Actor {
     async fn finished(&mut self, finished: Finished) {
         match finished {
             Finished::Report(job, mut kind) => {
-                self.answer_from_record(&job, &mut kind);
+                self.answer_from_record(&job, &mut kind).await;
                 self.emit(Some(&job), kind).await
             }
             Finished::Recovery(job) => {
@@ -1328,68 +1366,70 @@ impl Actor {
         }
     }
 
-    /// The turn's answer and figures from the session transcript a
-    /// turn-end hook named, where the profile says the answer is there
-    /// (Claude Code's JSONL, see [`crate::agents::claude_transcript`]):
-    /// read here, where the project's I/O is, off the async loop, and only
-    /// on this machine (a remote pane's file is on its host). Claude Code
-    /// 2.1.197 was seen to run its `Stop` hook before writing the turn's
-    /// final line: it is waited for (at most a second) when the hook said
-    /// what that line holds (`last`). No answer when the file cannot be
-    /// read (logged why): the hook's own text is the answer then.
-    async fn read_transcript(
-        &self,
-        path: std::path::PathBuf,
-        last: Option<&str>,
-    ) -> (Option<String>, TurnUsage) {
+    /// The turn's answer, figures and API error from the session
+    /// transcript a turn-end hook named, where the profile says the answer
+    /// is there (Claude Code's JSONL, see
+    /// [`crate::agents::claude_transcript`]): read off the actor within a
+    /// deadline ([`record`]: a FIFO or a stuck file never holds the
+    /// project up), only inside the project's own folder of its agent's
+    /// config directory, and only on this machine (a remote pane's file is
+    /// on its host). Claude Code 2.1.197 was seen to run its `Stop` hook
+    /// before writing the turn's final line: it is waited for (at most a
+    /// second) when the hook said what that line holds (`last`). No answer
+    /// when the file cannot be read (logged why): the hook's own text is
+    /// the answer then.
+    async fn read_transcript(&self, path: std::path::PathBuf, last: Option<&str>) -> TurnRecord {
         use crate::agents::claude_transcript;
         let spec = &self.setup.spec;
         if self.setup.profile.answer != AnswerSource::Transcript
             || spec.host.is_some()
             || spec.remote_shell
         {
-            return (None, TurnUsage::default());
-        }
-        if let Some(last) = last {
-            crate::hooks::usage::wait_for_final_line(&path, last).await;
+            return TurnRecord::default();
         }
         let roots = claude_transcript::agent_roots(&spec.agent, &spec.workspace);
-        let read = tokio::task::spawn_blocking(move || {
-            let real = claude_transcript::inside(&path, &roots)
-                .map_err(|why| (why, TurnUsage::default()))?;
-            let usage = crate::hooks::usage::read(&real);
-            match claude_transcript::answer(&real, &roots) {
-                Ok(answer) => Ok((answer, usage)),
-                Err(why) => Err((why, usage)),
+        let reading = record::transcript(path, roots, last.map(str::to_owned)).await;
+        let reading = match reading {
+            Ok(reading) => reading,
+            Err(why) => {
+                self.transcript_unused(&why);
+                return TurnRecord::default();
             }
-        });
-        match read.await {
-            Ok(Ok((answer, usage))) => (Some(answer), usage),
-            Ok(Err((why, usage))) => {
-                // In the event log (`clawmux tail --kind hook_ignored`): a
-                // result from the hook's text has a reason to be found.
-                if let Some(journal) = &self.setup.journal {
-                    journal.log.event(&LogEvent::HookIgnored {
-                        pane: (self.pane.as_ref())
-                            .map(|(pane, _)| pane.pane.to_string())
-                            .unwrap_or_default(),
-                        reason: format!("{why}; the Stop hook's text is the answer"),
-                    });
-                }
-                (None, usage)
-            }
-            Err(e) => {
-                tracing::warn!(project = %self.setup.name, "transcript read failed: {e}");
-                (None, TurnUsage::default())
-            }
+        };
+        let answer = reading.answer();
+        let api_error = reading.api_error();
+        if answer.is_none() && api_error.is_none() {
+            self.transcript_unused(
+                "the transcript holds no assistant text after the turn's prompt",
+            );
+        }
+        TurnRecord {
+            answer,
+            usage: reading.usage(),
+            api_error,
+        }
+    }
+
+    /// Says in the event log (`clawmux tail --kind hook_ignored`) why the
+    /// transcript a hook named gave no answer: a result from the hook's
+    /// text has a reason to be found.
+    fn transcript_unused(&self, why: &str) {
+        if let Some(journal) = &self.setup.journal {
+            journal.log.event(&LogEvent::HookIgnored {
+                pane: (self.pane.as_ref())
+                    .map(|(pane, _)| pane.pane.to_string())
+                    .unwrap_or_default(),
+                reason: format!("{why}; the Stop hook's text is the answer"),
+            });
         }
     }
 
     /// The turn's answer as the agent recorded it, where it keeps a record
     /// clawmux reads (Aider's `.aider.chat.history.md` in a local
     /// workspace), in place of the answer read off the screen; the screen's
-    /// stays when the record has none for this command.
-    fn answer_from_record(&self, job: &Job, kind: &mut ProjectEventKind) {
+    /// stays when the record has none for this command, or is not read
+    /// within its deadline (see [`record`]).
+    async fn answer_from_record(&self, job: &Job, kind: &mut ProjectEventKind) {
         let ProjectEventKind::Completed { output, ending, .. } = kind else {
             return;
         };
@@ -1400,9 +1440,14 @@ impl Actor {
         {
             return;
         }
-        match crate::agents::aider_history::read_reply(&self.setup.spec.workspace, &job.text) {
-            Ok(reply) => *output = reply,
-            Err(e) => tracing::debug!(project = %self.setup.name, "answer off the screen: {e}"),
+        let (workspace, asked) = (self.setup.spec.workspace.clone(), job.text.clone());
+        let read = record::bounded(move || {
+            crate::agents::aider_history::read_reply(&workspace, &asked).map_err(|e| e.to_string())
+        });
+        match read.await {
+            Ok(Ok(reply)) => *output = reply,
+            Ok(Err(e)) => tracing::debug!(project = %self.setup.name, "answer off the screen: {e}"),
+            Err(e) => tracing::warn!(project = %self.setup.name, "answer off the screen: {e}"),
         }
     }
 

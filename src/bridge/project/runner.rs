@@ -59,6 +59,10 @@ pub struct Running {
     pub recovery: bool,
     /// The turn's final text from the agent's `Stop` hook.
     hook_answer: Option<String>,
+    /// The error the agent said the turn failed on (its `StopFailure`
+    /// hook, or its transcript's API-error entry), as reported: the
+    /// screen's row for the same error is not reported again.
+    hook_error: Option<String>,
     /// The turn's figures, as its transcript gave them (see
     /// [`JobRunner::turn_usage`]).
     usage: TurnUsage,
@@ -130,6 +134,31 @@ pub enum Finished {
 pub enum TaskNews {
     Created { id: String, subject: String },
     Completed { id: String, subject: String },
+}
+
+/// The agent's own word that its turn failed: Claude Code's `StopFailure`
+/// hook, or the API-error entry its transcript ends the turn with. Exact
+/// where the screen is read: a release that draws its error rows with a
+/// glyph the profile does not know still ends the turn as an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentFailure {
+    /// The agent's category: `server_error`, `authentication_failed`,
+    /// `rate_limit`, `unknown`, or another a newer release says.
+    pub category: Option<String>,
+    /// What the agent said of it (`API Error: 500 Internal server
+    /// error. …`): its `last_assistant_message`, or the entry's text.
+    pub message: Option<String>,
+}
+
+impl AgentFailure {
+    /// The error as one line: the agent's words, else its category.
+    fn line(&self) -> String {
+        match (self.message.as_deref().map(str::trim), &self.category) {
+            (Some(m), _) if !m.is_empty() => m.to_string(),
+            (_, Some(category)) => format!("StopFailure: {category}"),
+            (_, None) => "StopFailure".to_string(),
+        }
+    }
 }
 
 /// The agent's task list during one command, from its task hooks.
@@ -302,6 +331,7 @@ impl JobRunner {
             recognised: false,
             recovery,
             hook_answer: None,
+            hook_error: None,
             tasks: Tasks::default(),
             answer_told: None,
             usage: TurnUsage::default(),
@@ -553,7 +583,12 @@ impl JobRunner {
                 let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {
                     return Vec::new();
                 };
-                if running.errors.len() >= MAX_ERRORS_PER_JOB || running.errors.contains(&line) {
+                // The error the agent's hook reported already, drawn.
+                let told = (running.hook_error.as_deref()).is_some_and(|h| same_error(h, &line));
+                if told
+                    || running.errors.len() >= MAX_ERRORS_PER_JOB
+                    || running.errors.contains(&line)
+                {
                     return Vec::new();
                 }
                 running.errors.push(line.clone());
@@ -625,6 +660,41 @@ impl JobRunner {
         };
         running.hook_answer = answer.filter(|a| !a.trim().is_empty());
         !self.panel_result()
+    }
+
+    /// The agent's word that the turn failed ([`AgentFailure`]): the
+    /// running command ends as an error, whatever the screen draws. The
+    /// error is reported once: not when the screen's row for it was
+    /// reported already, and the screen's row drawn after it is not
+    /// reported again. True when that ends the running command now (as
+    /// [`JobRunner::hook_stop`] says); otherwise the screen's end of the
+    /// turn ends it, as a failure.
+    pub fn hook_failed(&mut self, failure: AgentFailure) -> (Vec<Step>, bool) {
+        let job = self.reported_job();
+        let ends = !self.record_answer() && !self.panel_result() && self.prompt.shown().is_none();
+        let Some(running) = &mut self.running else {
+            return (Vec::new(), false);
+        };
+        running.ending = TurnEnding::Failed;
+        let line = failure.line();
+        let told = match &failure.message {
+            Some(_) => (running.errors.iter()).any(|e| same_error(e, &line)),
+            // No words to compare: an error the screen reported is it.
+            None => !running.errors.is_empty(),
+        };
+        running.hook_error = Some(line.clone());
+        if told || running.recovery || running.errors.len() >= MAX_ERRORS_PER_JOB {
+            return (Vec::new(), ends);
+        }
+        running.errors.push(line.clone());
+        let context = match &failure.category {
+            Some(category) => format!("{line}\n({category})"),
+            None => line.clone(),
+        };
+        (
+            vec![Step::Emit(job, ProjectEventKind::Error { line, context })],
+            ends,
+        )
     }
 
     /// The agent's permission hook: what the dialog it is about to show
@@ -993,6 +1063,15 @@ fn only_errors(output: &str, errors: &[String]) -> bool {
             }
             in_error || explained.contains(&row)
         })
+}
+
+/// Whether two reports of an error are the same error: the agent's
+/// words for it (its hook's message) and a row the screen drew of it
+/// (`● API Error: 500 …`, maybe cut at the pane's edge), compared on
+/// letters and digits, one holding the other.
+fn same_error(a: &str, b: &str) -> bool {
+    let (a, b) = (record::alnum(a), record::alnum(b));
+    !a.is_empty() && !b.is_empty() && (a.contains(&b) || b.contains(&a))
 }
 
 /// `Retrying in 0.5 seconds...`: an agent's note that it will send the

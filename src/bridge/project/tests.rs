@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::runner::{Admit, Finished, JobRunner, MAX_QUEUED, Step, TaskNews};
+use super::runner::{Admit, AgentFailure, Finished, JobRunner, MAX_QUEUED, Step, TaskNews};
 use super::{ProjectEventKind, TurnEnding};
 use crate::control::PaneId;
 use crate::detect::{ApprovalKind, ApprovalOption, Detection, DetectionKind, Millis};
@@ -900,6 +900,141 @@ fn a_scrolled_question_offers_the_options_its_hook_names() {
         (&again.id, labels(again)),
         (&id, want.map(String::from).to_vec())
     );
+}
+
+/// The agent's `StopFailure` (or its transcript's API-error entry) ends
+/// the running command as an error the screen never recognised (a glyph
+/// its profile does not know): reported once, the turn `Failed` (no result
+/// card follows).
+#[test]
+fn a_stop_failure_ends_the_turn_as_an_error_reported_once() {
+    let failure = |message: Option<&str>| AgentFailure {
+        category: Some("server_error".into()),
+        message: message.map(Into::into),
+    };
+    let said = "API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.";
+    let errors = |steps: &[Step]| -> Vec<String> {
+        (kinds(steps).into_iter())
+            .filter_map(|k| match k {
+                ProjectEventKind::Error { line, .. } => Some(line.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let ended = |runner: &mut JobRunner| match report(runner) {
+        ProjectEventKind::Completed { ending, .. } => ending,
+        other => panic!("a command ends completed: {other:?}"),
+    };
+
+    // The screen said nothing of it (`∷ API Error: 500 …`, unknown).
+    let mut runner = running();
+    runner.lines(&lines(&["∷ API Error: 500 Internal server error."]));
+    let (steps, ends) = runner.hook_failed(failure(Some(said)));
+    assert_eq!((errors(&steps), ends), (vec![said.to_string()], true));
+    assert_eq!(ended(&mut runner), TurnEnding::Failed);
+
+    // The screen's row first: the hook's is the same error.
+    let mut runner = running();
+    let row = "● API Error: 500 Internal server error. This is a server-side issue, usually temporary — try";
+    let steps = see(&mut runner, DetectionKind::Error { line: row.into() });
+    assert_eq!(errors(&steps).len(), 1);
+    let (steps, _) = runner.hook_failed(failure(Some(said)));
+    assert!(errors(&steps).is_empty(), "{steps:?}");
+    assert_eq!(ended(&mut runner), TurnEnding::Failed);
+
+    // The hook first: the row drawn after it is not reported again.
+    let mut runner = running();
+    let (steps, _) = runner.hook_failed(failure(Some(said)));
+    assert_eq!(errors(&steps).len(), 1);
+    let steps = see(&mut runner, DetectionKind::Error { line: row.into() });
+    assert!(errors(&steps).is_empty(), "{steps:?}");
+
+    // No words from the hook: the screen's error is it; without one, the
+    // category is.
+    let mut runner = running();
+    see(&mut runner, DetectionKind::Error { line: row.into() });
+    assert!(errors(&runner.hook_failed(failure(None)).0).is_empty());
+    let mut runner = running();
+    assert_eq!(
+        errors(&runner.hook_failed(failure(None)).0),
+        ["StopFailure: server_error"]
+    );
+    // Another error the screen reported before is not this one.
+    let mut runner = running();
+    see(
+        &mut runner,
+        DetectionKind::Error {
+            line: "● Bash failed: exit 1".into(),
+        },
+    );
+    assert_eq!(errors(&runner.hook_failed(failure(Some(said))).0).len(), 1);
+}
+
+/// A scrolled question takes its hidden options only from the hook's
+/// question that is the one on screen, word for word, and only when the
+/// options the screen shows are that question's at the same keys: an
+/// empty or shorter question is in every dialog's words, and its options
+/// offered on the card would be answered by the keys of the options on
+/// screen (a card offered "Oracle", and its key typed `2`: Postgres).
+#[test]
+fn a_scrolled_question_takes_hidden_options_only_from_its_own_question() {
+    let question = |text: &str, labels: &[&str]| Question {
+        question: text.into(),
+        header: None,
+        multi_select: false,
+        options: (labels.iter())
+            .map(|l| QuestionOption {
+                label: l.to_string(),
+                description: None,
+            })
+            .collect(),
+    };
+    let offered = |questions: Vec<Question>| -> Vec<String> {
+        let mut runner = running();
+        runner.hook_permission(ToolRequest::Question { questions });
+        let steps = see(
+            &mut runner,
+            dialog(
+                ApprovalKind::Question,
+                "Which database should the shop use?",
+                crate::detect::SCROLLED_NOTE,
+                &["SQLite"],
+            ),
+        );
+        let Some(ProjectEventKind::Approval(a)) = kinds(&steps).first().copied() else {
+            panic!("an approval: {steps:?}");
+        };
+        (a.options.iter())
+            .map(|o| format!("{} {}", o.key, o.label))
+            .collect()
+    };
+    let ours = || {
+        question(
+            "Which database should the shop use?",
+            &["SQLite", "Postgres", "Redis"],
+        )
+    };
+    // An empty question, or one the screen's holds, asked first.
+    for other in ["", "  ", "database", "Which database"] {
+        let asked = vec![question(other, &["SQLite", "Oracle"]), ours()];
+        assert_eq!(
+            offered(asked),
+            ["1 SQLite", "2 Postgres", "3 Redis"],
+            "{other:?}"
+        );
+    }
+    // The screen's question wrapped over rows is still its own.
+    let wrapped = question(
+        "Which database\n  should the shop   use?",
+        &["SQLite", "Postgres"],
+    );
+    assert_eq!(offered(vec![wrapped]), ["1 SQLite", "2 Postgres"]);
+    // The same words, other options at the keys on screen: none is taken.
+    let other_list = question("Which database should the shop use?", &["MySQL", "Oracle"]);
+    assert_eq!(offered(vec![other_list]), ["1 SQLite"]);
+    // No question of the hook's is the screen's: nothing is added.
+    let elsewhere = question("Which cache?", &["SQLite", "Memcached"]);
+    assert_eq!(offered(vec![elsewhere]), ["1 SQLite"]);
 }
 
 /// An answer read off the screen (Codex, Gemini, OpenCode, Aider) is read
