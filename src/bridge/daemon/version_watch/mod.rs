@@ -141,14 +141,14 @@ impl VersionWatch {
     }
 
     /// Project `name`'s pane is run as `spec` says: watched when it runs
-    /// Claude Code on this machine, started by clawmux.
+    /// Claude Code on this machine, started by clawmux (a project made
+    /// again with another agent is no longer watched).
     pub fn note(&mut self, name: &ProjectName, spec: &PaneSpec) {
-        if !self.on || spec.host.is_some() || spec.adopted.is_some() {
-            return;
-        }
-        if let Some(probe) = claude::version_probe(&spec.agent) {
-            self.probes.insert(name.clone(), probe);
-        }
+        let local = spec.host.is_none() && spec.adopted.is_none();
+        match claude::version_probe(&spec.agent).filter(|_| self.on && local) {
+            Some(probe) => self.probes.insert(name.clone(), probe),
+            None => self.probes.remove(name),
+        };
     }
 
     /// Project `name`'s agent was attached (started, or found running).
