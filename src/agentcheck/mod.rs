@@ -30,6 +30,10 @@ pub enum AgentCheckError {
     Tmux(String),
     #[error(transparent)]
     FakeApi(#[from] FakeApiError),
+    #[error("the self-check did not finish within {secs} s")]
+    TimedOut { secs: u64 },
+    #[error("the self-check was stopped")]
+    Cancelled,
 }
 
 impl AgentCheckError {

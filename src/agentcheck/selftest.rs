@@ -8,7 +8,10 @@
 //!
 //! Each step waits for the screen to show what Claude Code draws (the
 //! ground truth) and for the detection, each with a deadline; a missed
-//! detection is reported and the script goes on.
+//! detection is reported and the script goes on. [`run_bounded`] runs it
+//! within an overall time and stops it on request (`serve` runs it in the
+//! background when a project's Claude Code turns out to be a release
+//! nobody tested, see `bridge::daemon::version_watch`).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -19,8 +22,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::{AgentCheckError, ClaudeEnv, FakeApi, Turn};
-use crate::agents::claude::PermissionMode;
-use crate::bridge::panes::answering::ANSWER_SETTLE;
+use crate::agents::claude::{DIALOG_SETTLE, PermissionMode};
 use crate::control::PaneId;
 use crate::detect::{
     ApprovalKind, Detection, DetectionKind, DetectorConfig, Millis, PaneWatcher, Profiles,
@@ -47,10 +49,43 @@ const BASH_DONE: &str = "Self-test file created.";
 const QUESTION: &str = "Which self-test answer do you pick?";
 const QUESTION_DONE: &str = "Self-test question answered.";
 
+/// A signal the self-test checks, in the order it checks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signal {
+    /// A Bash command's permission prompt.
+    Permission,
+    /// The end of a turn.
+    Completion,
+    /// An AskUserQuestion question.
+    Question,
+    /// The API error Claude Code gave up on.
+    ApiError,
+}
+
+impl Signal {
+    /// Every signal, in the order the self-test checks them.
+    pub const ALL: [Signal; 4] = [
+        Signal::Permission,
+        Signal::Completion,
+        Signal::Question,
+        Signal::ApiError,
+    ];
+
+    /// Its name in `doctor --agent`'s lines and the event log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Permission => "permission prompt",
+            Signal::Completion => "completion",
+            Signal::Question => "question",
+            Signal::ApiError => "API error",
+        }
+    }
+}
+
 /// The result of one signal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignalResult {
-    pub signal: &'static str,
+    pub signal: Signal,
     pub ok: bool,
     /// What was detected, or what went wrong.
     pub detail: String,
@@ -69,16 +104,23 @@ impl SelfTestReport {
     }
 }
 
+/// A fresh name for the self-test's own tmux server (`tmux -L`): whoever
+/// runs the self-test in the background knows it, so it can kill the
+/// server should the process end before the self-test does.
+pub fn private_socket() -> String {
+    let tag: u32 = rand::random();
+    format!("clawmux-selftest-{}-{tag:08x}", std::process::id())
+}
+
 /// A private tmux server, killed on drop.
 struct PrivateTmux {
     socket: String,
 }
 
 impl PrivateTmux {
-    fn start(session: &str) -> Result<PrivateTmux, AgentCheckError> {
-        let tag: u32 = rand::random();
+    fn start(socket: &str, session: &str) -> Result<PrivateTmux, AgentCheckError> {
         let tmux = PrivateTmux {
-            socket: format!("clawmux-selftest-{}-{tag:08x}", std::process::id()),
+            socket: socket.to_owned(),
         };
         let (cols, rows) = PANE_SIZE;
         tmux.run(&[
@@ -149,11 +191,39 @@ fn script() -> Vec<Turn> {
 
 /// Runs the self-test with `claude` (its version already read).
 pub fn run(claude: &Path, version: &str) -> Result<SelfTestReport, AgentCheckError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = runtime()?;
+    runtime.block_on(run_async(claude, version, &private_socket()))
+}
+
+/// Runs the self-test as [`run`] does, on the tmux server named `socket`
+/// (see [`private_socket`]), for at most `budget`, and stops it once
+/// `cancel` fires or its sender is dropped. Stopped either way, its tmux
+/// server is killed and its throwaway home removed before this returns.
+/// Blocks: run it on a thread of its own.
+pub fn run_bounded(
+    claude: &Path,
+    version: &str,
+    socket: &str,
+    budget: Duration,
+    cancel: tokio::sync::oneshot::Receiver<()>,
+) -> Result<SelfTestReport, AgentCheckError> {
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        tokio::select! {
+            report = run_async(claude, version, socket) => report,
+            () = tokio::time::sleep(budget) => Err(AgentCheckError::TimedOut {
+                secs: budget.as_secs(),
+            }),
+            _ = cancel => Err(AgentCheckError::Cancelled),
+        }
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, AgentCheckError> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| AgentCheckError::io("start", "a runtime", e))?;
-    runtime.block_on(run_async(claude, version))
+        .map_err(|e| AgentCheckError::io("start", "a runtime", e))
 }
 
 /// The pane, its watcher and the detections not yet looked at.
@@ -164,6 +234,8 @@ struct Watch {
     watcher: PaneWatcher,
     epoch: Instant,
     found: VecDeque<Detection>,
+    /// The pane's tmux server went (Claude Code exited: the pane closed).
+    ended: bool,
 }
 
 impl Watch {
@@ -190,7 +262,10 @@ impl Watch {
                         let found = &mut self.found;
                         self.watcher.feed(now, &data, &mut |d| keep(found, d));
                     }
-                    Some(ClientEvent::Ended(_)) | None => return until(self),
+                    Some(ClientEvent::Ended(_)) | None => {
+                        self.ended = true;
+                        return until(self);
+                    }
                     Some(_) => {}
                 },
                 () = tokio::time::sleep_until(wake) => {
@@ -229,9 +304,9 @@ impl Watch {
     }
 
     /// Answers the dialog on screen as the daemon does: once it has been
-    /// drawn for [`ANSWER_SETTLE`] (2.1.332 drops keys sent sooner).
+    /// drawn for [`DIALOG_SETTLE`] (2.1.332 drops keys sent sooner).
     async fn answer(&mut self, key: &str) -> Result<(), AgentCheckError> {
-        self.pump(Instant::now() + ANSWER_SETTLE, |_| false).await;
+        self.pump(Instant::now() + DIALOG_SETTLE, |_| false).await;
         self.keys(&[key]).await
     }
 
@@ -290,11 +365,15 @@ fn last_rows(w: &Watch) -> String {
     text[from..].join(" | ")
 }
 
-async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, AgentCheckError> {
+async fn run_async(
+    claude: &Path,
+    version: &str,
+    socket: &str,
+) -> Result<SelfTestReport, AgentCheckError> {
     let api = FakeApi::start_paced(script(), Duration::from_millis(10))?;
     let env = ClaudeEnv::new(&api.base_url())?.with_max_retries(API_ERROR_RETRIES);
     let session = "selftest";
-    let tmux = PrivateTmux::start(session)?;
+    let tmux = PrivateTmux::start(socket, session)?;
     let mut config = ClientConfig::attach(Some(session));
     config.socket = Some(Socket::Name(tmux.socket.clone()));
     config.config_file = Some("/dev/null".into());
@@ -322,6 +401,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
         watcher: PaneWatcher::new(pane, profile, DetectorConfig::default(), cols, rows),
         epoch: Instant::now(),
         found: VecDeque::new(),
+        ended: false,
     };
     // Start Claude Code in the watched pane, so the watcher sees every byte.
     tmux.run(&[
@@ -344,6 +424,12 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
             look.input.is_some() && !look.busy && !look.dialog()
         })
         .await;
+    if !started && w.ended {
+        return Err(AgentCheckError::Claude(format!(
+            "Claude Code exited before it showed its input box; its screen: {}",
+            last_rows(&w)
+        )));
+    }
     if !started {
         let look = w.watcher.look();
         let missing = if look.input.is_none() {
@@ -375,12 +461,12 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
         .await;
     signals.push(match (&hit, drawn) {
         (Some(d), _) => SignalResult {
-            signal: "permission prompt",
+            signal: Signal::Permission,
             ok: true,
             detail: describe(d),
         },
         (None, true) => SignalResult {
-            signal: "permission prompt",
+            signal: Signal::Permission,
             ok: false,
             detail: format!(
                 "the dialog is on screen but was not detected ({}): {}",
@@ -389,7 +475,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
             ),
         },
         (None, false) => SignalResult {
-            signal: "permission prompt",
+            signal: Signal::Permission,
             ok: false,
             detail: format!("Claude Code never drew the dialog: {}", last_rows(&w)),
         },
@@ -403,7 +489,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
         .detection(deadline, |d| matches!(d.kind, DetectionKind::Completed))
         .await;
     signals.push(SignalResult {
-        signal: "completion",
+        signal: Signal::Completion,
         ok: done.is_some(),
         detail: match (&done, answered) {
             (Some(_), _) => "the turn's end was detected".into(),
@@ -430,7 +516,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
                     && options.iter().any(|o| o.key == "1" && o.label == "First")
                     && options.iter().any(|o| o.key == "2" && o.label == "Second"));
             SignalResult {
-                signal: "question",
+                signal: Signal::Question,
                 ok: right,
                 detail: if right {
                     describe(d)
@@ -443,7 +529,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
             }
         }
         None => SignalResult {
-            signal: "question",
+            signal: Signal::Question,
             ok: false,
             detail: if drawn {
                 format!(
@@ -483,7 +569,7 @@ async fn run_async(claude: &Path, version: &str) -> Result<SelfTestReport, Agent
         .collect();
     let hit = w.detection(deadline, is_final).await;
     signals.push(SignalResult {
-        signal: "API error",
+        signal: Signal::ApiError,
         ok: hit.is_some() && early.is_empty(),
         detail: match (&hit, drawn) {
             (Some(d), _) if early.is_empty() => describe(d),

@@ -6,7 +6,9 @@ use super::out;
 use std::process::ExitCode;
 
 use clawmux::agentcheck::{self, CLAUDE_BIN_ENV, selftest};
-use clawmux::agents::claude::{NEWEST_TESTED, OLDEST_SUPPORTED, TESTED_VERSIONS};
+use clawmux::agents::claude::{
+    AUTOUPDATER_OFF, NEWEST_TESTED, TESTED_VERSIONS, is_tested, pin_command,
+};
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let Some(claude) = agentcheck::find_claude() else {
@@ -15,7 +17,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         );
     };
     let version = agentcheck::claude_version(&claude)?;
-    let tested = if TESTED_VERSIONS.contains(&version.as_str()) {
+    let tested = if is_tested(&version) {
         "a tested release"
     } else {
         "not a tested release"
@@ -28,14 +30,17 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let report = selftest::run(&claude, &version)?;
     for s in &report.signals {
         let status = if s.ok { "ok" } else { "FAILED" };
-        out!("{status}: {}: {}", s.signal, s.detail);
+        out!("{status}: {}: {}", s.signal.name(), s.detail);
     }
     if report.all_ok() {
         out!("detection works with Claude Code {version}");
         Ok(ExitCode::SUCCESS)
     } else {
+        let (var, value) = AUTOUPDATER_OFF;
         out!(
-            "detection no longer works for every signal with Claude Code {version}: pin a tested release ({OLDEST_SUPPORTED} to {NEWEST_TESTED}), or attach a `clawmux record` recording to a bug report"
+            "detection no longer works for every signal with Claude Code {version}: pin a tested release ({}): `{}`, and start it with `{var}={value}` (Claude Code updates itself otherwise); or record its pane while it misbehaves (`clawmux record -L clawmux -t cm-<project> -o claude-{version}.rec`) and attach the file to a bug report",
+            TESTED_VERSIONS.join(", "),
+            pin_command(NEWEST_TESTED)
         );
         Ok(ExitCode::from(1))
     }

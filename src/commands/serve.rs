@@ -410,7 +410,7 @@ async fn serve(
             None => std::future::pending().await,
         }
     };
-    let daemon = Daemon::new(setup);
+    let daemon = Daemon::new(setup).watch_versions();
     if let Err(e) = socket::listen(&state_dir, daemon.runs()) {
         eprintln!("clawmux: clawmux run cannot reach this serve: {e}");
     }

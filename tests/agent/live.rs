@@ -1,7 +1,7 @@
 //! Each scenario run live: what Claude Code showed and sent back to the
 //! fake API, and what the recording holds.
 
-use crate::support::claude::{RunOptions, claude_required, clawmux_stdin, retries_400};
+use crate::support::claude::{ClaudeRun, RunOptions, claude_required, clawmux_stdin, retries_400};
 
 use crate::support::expect;
 use crate::support::scenarios::{self, Done};
@@ -253,4 +253,26 @@ fn quoting_reply() {
         done.screens[0]
     );
     expect_live("quoting_reply", &done);
+}
+
+/// A slash command Claude Code does not know (no GSD installed): it
+/// refuses it itself, with no model call and no echo of the command, in
+/// one row (`● Unknown command: /gsd:new-project` up to 2.1.332, `∷
+/// Unknown command: …` since 2.1.337). Recorded as `unknown_command` for
+/// the installed release when asked; a watcher that was not told of the
+/// command sees no turn in it, so the replay that tells it, as the daemon
+/// does, checks the detection (`tests/detect/claude_2_1_337.rs`), and the
+/// daemon's own tests through `serve` start with such a refusal.
+#[test]
+fn unknown_command() {
+    let claude = claude_required();
+    let mut run = ClaudeRun::start(&claude, Vec::new(), RunOptions::default());
+    run.prompt("/gsd:new-project");
+    let screen = run.wait_idle_with("Unknown command: /gsd:new-project");
+    let recording = run.finish();
+    run.maybe_save_fixture("unknown_command");
+    assert!(run.api.scripted_requests().is_empty(), "{screen}");
+    let (code, text, err) = clawmux_stdin(&["decode", "--pane", "%0"], &recording);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("Unknown command: /gsd:new-project"), "{text}");
 }

@@ -20,6 +20,7 @@ mod screen;
 mod soak;
 mod streaming;
 mod typing_crash;
+mod version_watch;
 
 use std::time::Duration;
 

@@ -4,6 +4,7 @@
 
 mod aider_recorded;
 mod answered_replay;
+mod claude_2_1_337;
 mod claude_recorded;
 mod cli;
 mod codex_states;

@@ -417,8 +417,10 @@ fn doctor_compares_the_agent_release_with_the_tested_ones() {
     let newer = doctor("2.9.0");
     let stdout = String::from_utf8_lossy(&newer.stdout);
     assert!(
-        stdout.contains("warning: Claude Code 2.9.0 is not the release tested (2.1.332)")
-            && stdout.contains("clawmux doctor --agent"),
+        stdout.contains(&format!(
+            "warning: Claude Code 2.9.0 is not the release tested ({})",
+            clawmux::agents::claude::NEWEST_TESTED
+        )) && stdout.contains("clawmux doctor --agent"),
         "{stdout}"
     );
 }

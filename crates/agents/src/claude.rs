@@ -6,15 +6,57 @@
 //! commands and edits then run with no dialog, so no approval reaches the
 //! chat. clawmux therefore always says which mode it wants.
 
+use std::time::Duration;
+
 use serde::Deserialize;
 
 /// The oldest Claude Code release the real-agent tests run against.
 pub const OLDEST_SUPPORTED: &str = "2.1.197";
 /// The newest Claude Code release the real-agent tests run against.
-pub const NEWEST_TESTED: &str = "2.1.332";
-/// Every release the tests run against, oldest first (`.ci/run` installs
-/// each; `scripts/add-claude-version.sh` adds one).
-pub const TESTED_VERSIONS: [&str; 2] = [OLDEST_SUPPORTED, NEWEST_TESTED];
+pub const NEWEST_TESTED: &str = "2.1.337";
+/// Every release clawmux is tested with, oldest first. `.ci/run` installs
+/// the first and the last and runs the real-agent tests on both (the whole
+/// agents tier on the newest); each release's recordings
+/// (`tests/fixtures/claude-<release>/`) are replayed in the fast tier, so a
+/// release between them (2.1.332, the newest before 2.1.337) stays covered
+/// without a live run of its own. `scripts/add-claude-version.sh` adds one.
+pub const TESTED_VERSIONS: [&str; 3] = [OLDEST_SUPPORTED, "2.1.332", NEWEST_TESTED];
+
+/// Whether `version` (as `claude --version` prints its first word) is one
+/// of [`TESTED_VERSIONS`].
+pub fn is_tested(version: &str) -> bool {
+    TESTED_VERSIONS.contains(&version.trim())
+}
+
+/// The environment variable (and its value) that stops Claude Code from
+/// updating itself in the background: with it a pinned release stays.
+pub const AUTOUPDATER_OFF: (&str, &str) = ("DISABLE_AUTOUPDATER", "1");
+
+/// The npm command that installs `release` pinned, for the whole machine.
+pub fn pin_command(release: &str) -> String {
+    format!("npm install -g @anthropic-ai/claude-code@{release}")
+}
+
+/// The command line that asks the Claude Code a project's `command` starts
+/// for its release: the command's words up to its program (`env K=V …`
+/// included, so the program is found as the pane finds it) and
+/// `--version`. `None` when the command does not start Claude Code.
+pub fn version_probe(command: &str) -> Option<Vec<String>> {
+    let words = clawmux_text::shell::split(command).ok()?;
+    if !starts_claude(&words) {
+        return None;
+    }
+    let at = program_at(&words)?;
+    let mut probe = words[..=at].to_vec();
+    probe.push("--version".to_owned());
+    Some(probe)
+}
+
+/// How long a dialog must have been on screen before a key is sent to it:
+/// twice the longest delay after which 2.1.332 was seen to drop a key
+/// (keys sent within ~0.15–0.2 s of a dialog being drawn are often lost;
+/// 2.1.337 alike). The daemon's answers and the self-check both wait it.
+pub const DIALOG_SETTLE: Duration = Duration::from_millis(400);
 
 /// Whether release `version` (`2.1.332`) is `min` or later; a version
 /// that does not parse is taken as the newest.
@@ -146,12 +188,24 @@ fn starts_claude(words: &[String]) -> bool {
 
 /// The file name of a command line's program, behind `env K=V …` too.
 pub(crate) fn program_of(words: &[String]) -> Option<&str> {
-    let mut rest = words.iter().map(String::as_str);
-    let mut program = rest.next();
-    while program == Some("env") {
-        program = rest.find(|w| !w.contains('=') && !w.starts_with('-'));
+    let at = program_at(words)?;
+    words[at].rsplit('/').next()
+}
+
+/// Where a command line's program is among its words, behind `env K=V …`
+/// too.
+fn program_at(words: &[String]) -> Option<usize> {
+    let mut at = 0;
+    while words.get(at)? == "env" {
+        at += 1;
+        while words
+            .get(at)
+            .is_some_and(|w| w.contains('=') || w.starts_with('-'))
+        {
+            at += 1;
+        }
     }
-    program.and_then(|p| p.rsplit('/').next())
+    words.get(at).map(|_| at)
 }
 
 /// Claude Code as an agent definition (see [`crate`]).
@@ -233,12 +287,42 @@ mod tests {
     }
 
     #[test]
+    fn the_tested_releases_run_oldest_to_newest() {
+        assert_eq!(TESTED_VERSIONS.first(), Some(&OLDEST_SUPPORTED));
+        assert_eq!(TESTED_VERSIONS.last(), Some(&NEWEST_TESTED));
+        for pair in TESTED_VERSIONS.windows(2) {
+            assert!(!at_least(pair[0], pair[1]), "{pair:?}");
+        }
+        assert!(is_tested("2.1.337"));
+        assert!(is_tested(" 2.1.332\n"));
+        assert!(!is_tested("2.1.338"));
+        assert!(!is_tested(""));
+    }
+
+    #[test]
     fn releases_compare_by_number() {
         assert!(at_least("2.1.332", "2.1.332"));
         assert!(at_least("2.1.332", "2.1.197"));
         assert!(!at_least("2.1.197", "2.1.332"));
         assert!(at_least("2.10.0", "2.9.9"));
         assert!(at_least("next", "2.1.197"));
+    }
+
+    #[test]
+    fn the_version_probe_runs_the_commands_own_claude() {
+        let probe = |c: &str| version_probe(c).map(|w| w.join(" "));
+        assert_eq!(probe("claude").as_deref(), Some("claude --version"));
+        assert_eq!(
+            probe("env HOME=/h 'A=b c' /opt/x/bin/claude --permission-mode default").as_deref(),
+            Some("env HOME=/h A=b c /opt/x/bin/claude --version")
+        );
+        assert_eq!(
+            probe("env -i env B=2 claude.exe --model x").as_deref(),
+            Some("env -i env B=2 claude.exe --version")
+        );
+        for other in ["codex", "/usr/bin/env", "env A=1", "", "claude 'unclosed"] {
+            assert_eq!(probe(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -201,6 +201,31 @@ pub enum LogEvent {
         project: ProjectName,
         job: Option<JobId>,
     },
+    /// The release a project's agent said it is (`--version`), each time
+    /// its pane is attached or the agent says it started; `tested`: one
+    /// of the releases clawmux is tested with.
+    AgentVersion {
+        project: ProjectName,
+        agent: String,
+        version: String,
+        tested: bool,
+    },
+    /// A project's agent is a release the tests never ran (Claude Code
+    /// updates itself): what the offline self-check `doctor --agent` runs
+    /// still detected on it (`detected`, `missed`), or why it did not
+    /// finish (`error`). Once per project and release; the chats using the
+    /// project got a card saying what to do.
+    AgentUntested {
+        project: ProjectName,
+        agent: String,
+        version: String,
+        /// The releases clawmux is tested with.
+        tested: Vec<String>,
+        detected: Vec<String>,
+        missed: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The dialog read off a pane disagrees with what the agent's
     /// `PermissionRequest` hook says it asks (`detail`): detection may have
     /// drifted from the agent's screen; the chat was told to check it.
@@ -477,6 +502,8 @@ pub const KINDS: &[&str] = &[
     "log_repaired",
     "log_write_failed",
     "dialog_mismatch",
+    "agent_version",
+    "agent_untested",
     "answer_resent",
     "keys",
     "clock_skew",
@@ -733,6 +760,21 @@ mod documented {
                 approval: "ap1".parse().unwrap(),
                 detail: s("the buttons do not show \"SQLite\""),
             },
+            LogEvent::AgentVersion {
+                project: p(),
+                agent: s("claude"),
+                version: s("2.1.337"),
+                tested: true,
+            },
+            LogEvent::AgentUntested {
+                project: p(),
+                agent: s("claude"),
+                version: s("2.1.999"),
+                tested: vec![s("2.1.337")],
+                detected: vec![s("completion")],
+                missed: vec![s("API error")],
+                error: None,
+            },
             LogEvent::HostDown {
                 project: p(),
                 job: job(),
@@ -885,9 +927,11 @@ mod documented {
             ClockSkew { .. } => 49,
             StateMigrated { .. } => 50,
             StateDbMissing { .. } => 51,
+            AgentUntested { .. } => 52,
+            AgentVersion { .. } => 53,
         }
     }
-    const VARIANTS: usize = 52;
+    const VARIANTS: usize = 54;
 
     /// GitHub's anchor for a heading: lower case, spaces to `-`, other
     /// punctuation (but `-` and `_`) dropped.

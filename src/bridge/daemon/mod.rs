@@ -35,6 +35,7 @@ use crate::store::{LogEvent, SharedState};
 pub mod one_shot;
 pub mod run_socket;
 mod runs;
+mod version_watch;
 pub use runs::{RunCall, RunReplies, RunReply};
 
 /// Project events waiting for the daemon at most.
@@ -124,6 +125,8 @@ pub struct Daemon {
     runs: HashMap<RunId, runs::Running>,
     /// Runs' answers waiting for their prompt to be seen.
     held: Vec<runs::HeldAnswer>,
+    /// The projects' Claude Code releases (see [`Daemon::watch_versions`]).
+    versions: version_watch::VersionWatch,
 }
 
 impl Daemon {
@@ -142,6 +145,8 @@ impl Daemon {
         core.share_rates(setup.rates.clone());
         core.set_time_zone(jiff::tz::TimeZone::system());
         let pairing = Pairing::new(&setup.state_dir);
+        let versions =
+            version_watch::VersionWatch::new(&setup.state_dir, &setup.config.tmux.socket);
         Daemon {
             core,
             setup,
@@ -158,7 +163,16 @@ impl Daemon {
             runs_rx,
             runs: HashMap::new(),
             held: Vec::new(),
+            versions,
         }
+    }
+
+    /// Watches the projects' Claude Code releases: one nobody tested gets
+    /// the offline self-check in the background, and the operator and the
+    /// project's chats are told what it found (`serve` does this).
+    pub fn watch_versions(mut self) -> Daemon {
+        self.versions.start();
+        self
     }
 
     /// A daemon for `project` alone: it resumes no other project's
@@ -197,6 +211,9 @@ impl Daemon {
                     None => return,
                 },
                 Some(mut event) = self.events_rx.recv() => {
+                    if let ProjectEventKind::Attached { .. } = event.kind {
+                        self.versions.attached(&event.project);
+                    }
                     self.keep_long_output(&mut event);
                     shown = self.fold_event(&event, Instant::now());
                     Input::Project(event)
@@ -209,7 +226,14 @@ impl Daemon {
                     self.on_server_answer(answer);
                     continue;
                 }
-                Some(hook) = hooks.recv() => Input::Hook(hook),
+                Some(hook) = hooks.recv() => {
+                    self.versions.on_hook(&hook, |p| self.core.hook_token(p));
+                    Input::Hook(hook)
+                }
+                Some(report) = self.versions.report() => {
+                    self.versions.on_report(report, &self.setup.shared);
+                    continue;
+                }
                 _ = tick.tick() => {
                     self.tick_runs(Instant::now());
                     Input::Tick
@@ -499,6 +523,7 @@ impl Daemon {
             Some(adopted) => crate::bridge::panes::hosts::bind_adopted(&mut setup.spec, adopted),
             None => setup.spec.hook_token = Some(self.core.hook_token(name.as_str())),
         }
+        self.versions.note(name, &setup.spec);
         let handle = ProjectHandle::spawn(setup, self.events_tx.clone(), &self.setup.actors);
         self.projects.insert(name.clone(), handle.clone());
         Ok(handle)

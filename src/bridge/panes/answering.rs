@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 
 use crate::detect::{DEFAULT_PROMPT_QUIET, SCROLLED_NOTE, ScreenLook, ShownPrompt, several_keys};
 
-/// How long a dialog must have been on screen before a key is sent to it:
-/// twice the longest delay after which 2.1.332 was seen to drop a key.
-pub const ANSWER_SETTLE: Duration = Duration::from_millis(400);
+/// How long a dialog must have been on screen before a key is sent to it
+/// (Claude Code's [`crate::agents::claude::DIALOG_SETTLE`]).
+pub const ANSWER_SETTLE: Duration = crate::agents::claude::DIALOG_SETTLE;
 
 /// How long the agent has to redraw after an answer before the key is sent
 /// again (or, the second time, the answer is reported not taken): it

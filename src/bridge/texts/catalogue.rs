@@ -130,6 +130,7 @@ catalogue! {
     ApprovalsOff: "Approvals off" => "审批已关闭";
     NoScreen: "No screen" => "没有屏幕";
     CardNotDelivered: "A card was not delivered" => "有一张卡片未能送达";
+    AgentUntested: "Claude Code {version} is not a tested release" => "Claude Code {version} 不是测试过的版本";
     AnswerOf: "Answer: {title}" => "回答：{title}";
     Finished: "Finished in {seconds}s" => "已完成，用时 {seconds} 秒";
     StoppedAfter: "Stopped after {seconds}s" => "已停止，运行了 {seconds} 秒";
@@ -323,6 +324,25 @@ catalogue! {
     ApprovalsOffText: "**{project}** runs in **{mode}** mode: {unasked}, so those approvals will not reach this chat. `/gsd:mode manual` brings them back (approvers)."
         => "**{project}** 在 **{mode}** 模式下运行：{unasked}，这些审批不会发到此会话。`/gsd:mode manual` 可恢复（仅限审批人）。";
     NoPaneAttached: "**{project}** has no pane attached: {why}." => "**{project}** 没有关联的窗格：{why}。";
+
+    // A project's Claude Code is a release nobody tested (`daemon::version_watch`).
+    AgentUntestedIntro: "**{project}** runs Claude Code {version}; clawmux is tested with {tested}. Claude Code updates itself, and a new release can change the screens clawmux reads, so clawmux ran its offline self-check (`clawmux doctor --agent`) on it."
+        => "**{project}** 运行的是 Claude Code {version}；clawmux 测试过的版本是 {tested}。Claude Code 会自行更新，新版本可能改变 clawmux 读取的界面，所以 clawmux 对它运行了离线自检（`clawmux doctor --agent`）。";
+    AgentCheckPassed: "Still detected: {detected}. Nothing has stopped working."
+        => "仍能识别：{detected}。目前没有功能失效。";
+    AgentCheckMissed: "Still detected: {detected}. **Not detected: {missed}**: this chat will not hear of those; when a command seems stuck, look at the screen (`/gsd:screen`)."
+        => "仍能识别：{detected}。**无法识别：{missed}**：此会话不会收到这些通知；命令看似卡住时，请查看屏幕（`/gsd:screen`）。";
+    AgentCheckNotRun: "The self-check could not finish: {error}. Until it can, compare what this chat shows with the screen (`/gsd:screen`)."
+        => "自检未能完成：{error}。在它能完成之前，请对照此会话显示的内容和屏幕（`/gsd:screen`）。";
+    AgentPinAdvice: "To stay on a tested release: `{pin}`, and start the agent with `{off}` in its environment (Claude Code updates itself otherwise), e.g. `[agent] command = \"env {off} claude\"`; then restart the project's session."
+        => "要保持在测试过的版本：`{pin}`，并在智能体的环境中加上 `{off}` 启动它（否则 Claude Code 会自行更新），例如 `[agent] command = \"env {off} claude\"`；然后重启该项目的会话。";
+    AgentRecordAdvice: "To help clawmux support {version}: record the pane while it misbehaves, `{record}` (Ctrl-C stops it), and send the file with a bug report."
+        => "想帮助 clawmux 支持 {version}：在它出问题时录制窗格，`{record}`（按 Ctrl-C 停止），并把文件附在问题报告里。";
+    SignalPermission: "permission prompts" => "权限提示";
+    SignalCompletion: "turn ends" => "回合结束";
+    SignalQuestion: "questions" => "提问";
+    SignalApiError: "API errors" => "API 错误";
+    NothingDetected: "nothing" => "无";
 
     ImageNotSavedText: "The image was not saved: {why}." => "图片未保存：{why}。";
     // A built-in used wrongly (`router::Usage`, `keys::KeysError`).

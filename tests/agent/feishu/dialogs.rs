@@ -30,10 +30,16 @@ async fn bash_permission_approved_by_a_click() {
     assert_eq!(approval.target, asked.message_id, "replies to the prompt");
     assert_eq!(template(&approval), "orange");
     // 2.1.332 puts the description first and the command between `╌`
-    // rules, and offers auto mode before No.
+    // rules, and offers auto mode before No; 2.1.337 dropped the dialog's
+    // `Tip:` row and draws a blank row above the first rule.
     let (body, expected) = if release_at_least("2.1.332") {
+        let body = if release_at_least("2.1.337") {
+            "```\nBash command\nCreate a marker file\n\ntouch made-by-bash.txt\n\nDo you want to proceed?\n```"
+        } else {
+            "```\nBash command\nCreate a marker file\ntouch made-by-bash.txt\n\nDo you want to proceed?\n```"
+        };
         (
-            "```\nBash command\nCreate a marker file\ntouch made-by-bash.txt\n\nDo you want to proceed?\n```",
+            body,
             vec![
                 ("1", "Yes".to_owned()),
                 (
@@ -330,6 +336,11 @@ async fn question_answered_by_the_option_below_the_rule() {
 const EDIT_CARD: &str = "```\nEdit file\nnotes.txt\n1 -hello world\n1 +goodbye world\n\
                          2  second line\n\nDo you want to make this edit to notes.txt?\n```";
 
+/// [`EDIT_CARD`] as 2.1.337 draws it: a blank row above the diff (its
+/// dialog lost the `Tip:` row).
+const EDIT_CARD_2_1_337: &str = "```\nEdit file\nnotes.txt\n\n1 -hello world\n1 +goodbye world\n\
+                                 2  second line\n\nDo you want to make this edit to notes.txt?\n```";
+
 /// An edit approved by a click.
 struct Edited {
     serve: FeishuServe,
@@ -462,7 +473,12 @@ async fn edit_card_holds_the_diff() {
     let shown = (serve.fake.sent_cards().into_iter())
         .rfind(|c| c.message_id == approval.message_id && c.title() == "Approval needed")
         .unwrap_or(approval);
-    if markdowns(&shown.card) != [EDIT_CARD] {
+    let expected = if release_at_least("2.1.337") {
+        EDIT_CARD_2_1_337
+    } else {
+        EDIT_CARD
+    };
+    if markdowns(&shown.card) != [expected] {
         serve.fail(&format!(
             "the edit card lacks the diff:\n{}",
             markdowns(&shown.card).join("\n")
@@ -501,16 +517,18 @@ async fn plan_approved_by_a_click() {
         .card(from, "approval", |c| c.title() == "Approval needed")
         .await;
     assert_eq!(approval.target, asked.message_id, "replies to the prompt");
-    assert_eq!(
-        markdowns(&approval.card),
-        [
-            "```\nReady to code?\n\nHere is Claude's plan:\nParser plan\n\n1. Write the tokenizer\n\
-             2. Write the parser\n3. Add tests\n\nClaude has written up a plan and is ready to execute. \
-             Would you like to proceed?\n```"
-        ],
-        "{}",
-        approval.card
-    );
+    // 2.1.337 asks only `Would you like to proceed?` (no "Claude has
+    // written up a plan and is ready to execute."), the blank row under
+    // the plan's heading instead of above it.
+    let body = if release_at_least("2.1.337") {
+        "```\nReady to code?\nHere is Claude's plan:\n\nParser plan\n\n1. Write the tokenizer\n\
+         2. Write the parser\n3. Add tests\n\nWould you like to proceed?\n```"
+    } else {
+        "```\nReady to code?\n\nHere is Claude's plan:\nParser plan\n\n1. Write the tokenizer\n\
+         2. Write the parser\n3. Add tests\n\nClaude has written up a plan and is ready to execute. \
+         Would you like to proceed?\n```"
+    };
+    assert_eq!(markdowns(&approval.card), [body], "{}", approval.card);
     assert_eq!(
         options(&approval),
         owned(&[
