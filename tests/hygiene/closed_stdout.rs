@@ -34,3 +34,25 @@ fn a_closed_stdout_is_not_a_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// Diagnostics written to a redirected stderr carry no colour codes, and
+/// `sim-agent --help` reads as user text, not as a Rust module path.
+#[test]
+fn help_and_logs_are_plain_text() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = clawmux(home.path(), &["sim-agent", "--help"])
+        .output()
+        .expect("run clawmux");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!help.contains("clawmux::"), "{help}");
+    // No serve to forward to: the hook logs that at debug level.
+    let out = clawmux(home.path(), &["hook"])
+        .env("CLAWMUX_LOG", "debug")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run clawmux");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("hook not forwarded"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+}
