@@ -56,3 +56,29 @@ fn help_and_logs_are_plain_text() {
     assert!(stderr.contains("hook not forwarded"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
 }
+
+/// `clawmux detect | head`: detections written to a closed pipe end the
+/// command quietly with exit 0.
+#[test]
+fn detect_into_a_closed_pipe_ends_quietly() {
+    use std::io::Write;
+    let home = tempfile::tempdir().expect("temp dir");
+    let recording = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-2.1.197/api_error_400.rec");
+    let bytes = std::fs::read(&recording).expect("a recording");
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut child = clawmux(home.path(), &["detect", "--profile", "claude"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run clawmux");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(&bytes).expect("the recording written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("clawmux ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
