@@ -103,7 +103,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let end = now + config.debounce + config.settle;
     watcher.finish(now, &mut sink);
     watcher.tick(end, &mut sink);
-    if let Some(e) = failed {
+    // A reader that went away (`| head`) had what it wanted: end quietly.
+    if let Some(e) = failed.filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe) {
         return Err(e).context("writing detections to stdout");
     }
     let counts = watcher.counts();

@@ -11,7 +11,8 @@ use super::UsageError;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Script to run instead of the built-in one (format: see `clawmux::sim`).
+    /// Script to run instead of the built-in one (a text file of steps, in
+    /// the format of the built-in script).
     #[arg(long, value_name = "FILE")]
     script: Option<PathBuf>,
     /// Time divisor: 2 runs every step twice as fast.
