@@ -15,7 +15,8 @@ use std::process::ExitCode;
 
 use clawmux::feishu::api::RetryPolicy;
 use clawmux::feishu::webhook::MAX_TIMESTAMP_SKEW_SECS;
-use clawmux::feishu::{Api, FeishuConfig, FeishuError, ws};
+use clawmux::feishu::ws::{self, WsError};
+use clawmux::feishu::{Api, FeishuConfig, FeishuError};
 use tokio::time::Duration;
 
 #[derive(clap::Args)]
@@ -208,6 +209,18 @@ async fn feishu(config: FeishuConfig) -> Vec<Finding> {
             "check the network to Feishu; webhook mode needs the clock within ±300 s",
         ),
     });
+    // Without the bot capability no chat can add the app, and no message
+    // reaches it.
+    found.push(match api.bot_open_id().await {
+        Ok(id) => Finding::ok("feishu-bot", format!("the app is a bot (open_id {id})")),
+        Err(e) => Finding::error(
+            "feishu-bot",
+            format!("the app has no bot: bot/v3/info answered {e}"),
+            "app console → Add features (添加应用能力) → Bot (机器人), then publish a version (版本管理与发布)",
+        ),
+    });
+    // The intake cannot work without it: every refusal is an error, and
+    // says whether the console or the network is the cause.
     found.push(match ws::check_endpoint(&config).await {
         Ok(()) => Finding::ok(
             "feishu-connection",
@@ -215,13 +228,18 @@ async fn feishu(config: FeishuConfig) -> Vec<Finding> {
         ),
         Err(e) if e.is_fatal() => Finding::error(
             "feishu-connection",
-            format!("Feishu refuses the long connection for good: {e}"),
+            format!("Feishu refuses the long connection for good (the app's console): {e}"),
             e.advice(),
         ),
-        Err(e) => Finding::warn(
+        Err(e @ (WsError::Refused { .. } | WsError::Handshake { .. })) => Finding::error(
             "feishu-connection",
-            format!("long connection unavailable: {e}"),
-            "enable \"long connection\" event delivery in the app's console, or use webhook mode",
+            format!("Feishu refused the long connection (the app's console): {e}"),
+            "app console → Events & Callbacks (事件与回调): choose the persistent connection (长连接) while `clawmux serve` runs, then publish a version; or use webhook mode",
+        ),
+        Err(e) => Finding::error(
+            "feishu-connection",
+            format!("the long connection could not be made (the network): {e}"),
+            "check that this host reaches Feishu (a proxy or firewall), or use webhook mode",
         ),
     });
     found

@@ -150,6 +150,10 @@ async fn doctor_checks_credentials() {
     assert_eq!(ok.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("ok: credentials accepted"), "{stdout}");
     assert!(
+        stdout.contains("ok: the app is a bot (open_id ou_"),
+        "{stdout}"
+    );
+    assert!(
         stdout.contains("ok: long connection endpoint available"),
         "{stdout}"
     );
@@ -302,16 +306,15 @@ async fn doctor_stops_on_a_fatal_long_connection_refusal() {
             && stderr.contains("too many long connections"),
         "{stderr}"
     );
-    // A retryable refusal is a warning, not a failure.
+    // A refusal Feishu may lift is still a failure: the intake cannot
+    // work now, and the finding says the console is the place to look.
     fake.refuse_handshake(None);
     fake.refuse_endpoint(Some((1000040343, "internal error")));
     let out = doctor(&fake, APP_SECRET).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(
-        stdout.contains("warning: long connection unavailable"),
-        "{stdout}"
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("(the app's console)"), "{stderr}");
+    assert!(stderr.contains("事件与回调"), "{stderr}");
 }
 
 /// The daemon cannot receive events any more (Feishu refused the long
