@@ -549,6 +549,7 @@ impl JobRunner {
                     running.ending = TurnEnding::Rejected(line);
                 }
             }
+            DetectionKind::Stalled { .. } | DetectionKind::Resumed { .. } => {}
             DetectionKind::Error { line } => {
                 let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {
                     return Vec::new();
