@@ -16,6 +16,7 @@ mod quickstart;
 mod receipts;
 mod screen;
 mod soak;
+mod stall;
 mod streaming;
 mod typing_crash;
 
