@@ -156,6 +156,10 @@ pub struct AgentConfig {
     pub profiles_file: Option<PathBuf>,
     /// Completion debounce: the idle prompt must stay this long.
     pub debounce_ms: u64,
+    /// A working agent whose screen shows nothing new but its busy row
+    /// (a spinner, a timer) this long is reported stalled, with a way to
+    /// interrupt it; 0 never.
+    pub stall_secs: u64,
     /// The permission mode Claude Code is started in (`manual`, `auto`,
     /// `plan`, `acceptEdits`, `bypassPermissions`): `manual` sends every
     /// approval to the chat.
@@ -329,6 +333,7 @@ impl Default for AgentConfig {
             profile: "gsd".into(),
             profiles_file: None,
             debounce_ms: crate::detect::DEFAULT_DEBOUNCE.as_millis() as u64,
+            stall_secs: crate::detect::DEFAULT_STALL_QUIET.as_secs(),
             permission_mode: PermissionMode::default(),
         }
     }

@@ -6,6 +6,7 @@
 mod aider;
 mod claude_tabs;
 mod codex;
+mod detect_recordings;
 mod doctor;
 mod fake_api;
 mod feishu;

@@ -18,6 +18,7 @@ mod receipts;
 mod refusals;
 mod screen;
 mod soak;
+mod stall;
 mod streaming;
 mod typing_crash;
 mod version_watch;

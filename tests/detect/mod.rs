@@ -10,6 +10,7 @@ mod cli;
 mod codex_states;
 mod forged;
 mod gemini_recorded;
+mod gsd_recorded;
 mod live;
 mod real;
 mod recorded;

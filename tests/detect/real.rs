@@ -82,6 +82,8 @@ fn name(k: &DetectionKind) -> &'static str {
         DetectionKind::Interrupted { .. } => "interrupted",
         DetectionKind::Rejected { .. } => "rejected",
         DetectionKind::Progress(_) => "progress",
+        DetectionKind::Stalled { .. } => "stalled",
+        DetectionKind::Resumed { .. } => "resumed",
     }
 }
 
@@ -187,6 +189,22 @@ fn edit_create_question_and_plan_dialogs() {
         let (kind, q, _, options) = approval(&seen);
         assert_eq!((kind, q, options.len()), (want, question, n));
     }
+}
+
+/// A question with its selection footer under an input box and footer
+/// still drawn above it: the turn waits on the question (an approval), it
+/// does not end (it ended as completed, the question never carded).
+#[test]
+fn a_question_under_a_drawn_input_box_is_asked_not_the_end_of_the_turn() {
+    let seen = detect(&[real!("busy-spinner"), real!("question-under-input-box")]);
+    assert_eq!(names(&seen), ["busy", "approval"]);
+    let (kind, question, _, options) = approval(&seen);
+    assert_eq!(kind, ApprovalKind::Question);
+    assert_eq!(
+        question,
+        "Which database should we use for the new reporting service?"
+    );
+    assert_eq!(options.len(), 4);
 }
 
 #[test]

@@ -18,8 +18,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::lines::{LineHit, ProgressFields};
+use super::marks::Marks;
 use super::profiles::Profile;
+use super::redrawn::Redrawn;
 use super::screen::{self, Prompt, TurnEnd};
+use super::stall::{DEFAULT_STALL_QUIET, Look, Stall};
 use super::turn::{Run, StartUp, Turn, Typed};
 use super::{ApprovalKind, Detection, DetectionKind, Millis, PaneId};
 use clawmux_pane::signal::{AgentState, Signal};
@@ -38,6 +41,9 @@ pub struct DetectorConfig {
     /// Finished lines kept as context for errors and progress (a
     /// completion's context is the last twice-as-many screen rows).
     pub context_lines: usize,
+    /// How long a busy screen may show nothing new but its busy row
+    /// before it is reported stalled (see `stall`); zero: never.
+    pub stall_quiet: Duration,
 }
 
 /// Default completion debounce: Claude Code redraws its spinner every
@@ -95,6 +101,7 @@ impl Default for DetectorConfig {
             settle: DEFAULT_SETTLE,
             prompt_quiet: DEFAULT_PROMPT_QUIET,
             context_lines: DEFAULT_CONTEXT_LINES,
+            stall_quiet: DEFAULT_STALL_QUIET,
         }
     }
 }
@@ -154,6 +161,11 @@ pub struct Detector {
     /// [`Detector::typed`]) shows its submission by leaving the box for the
     /// transcript.
     desk_input: Option<(String, u64)>,
+    /// Progress reported and the screen last judged: a redraw's lines are
+    /// not reported again.
+    redrawn: Redrawn,
+    /// Whether the busy screen has shown nothing new for too long.
+    stall: Stall,
 }
 
 impl Detector {
@@ -163,7 +175,6 @@ impl Detector {
         Detector {
             pane,
             profile,
-            config,
             recent: VecDeque::new(),
             batch: String::new(),
             last_output: Millis(0),
@@ -187,6 +198,9 @@ impl Detector {
             agent_state: None,
             state_at: Millis(0),
             desk_input: None,
+            redrawn: Redrawn::default(),
+            stall: Stall::new(config.stall_quiet),
+            config,
         }
     }
 
@@ -326,7 +340,12 @@ impl Detector {
             while let Some((_, hit)) = hits.next_if(|(at, _)| *at == i) {
                 let kind = match hit {
                     LineHit::Error => DetectionKind::Error { line: line.clone() },
-                    LineHit::Progress(fields) => DetectionKind::Progress(fields),
+                    // A redraw finished it again: reported already.
+                    LineHit::Progress(_) if self.redrawn.is_redrawn(line) => continue,
+                    LineHit::Progress(fields) => {
+                        self.redrawn.told(line);
+                        DetectionKind::Progress(fields)
+                    }
                     LineHit::Header(rule) => {
                         self.printed[rule] = true;
                         continue;
@@ -341,10 +360,10 @@ impl Detector {
 
     /// The next time [`Detector::tick`] has work, if any.
     pub fn next_deadline(&self) -> Option<Millis> {
-        match (self.settle_at, self.complete_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.settle_at, self.complete_at, self.stall.due()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Does what is due at `now`: judges the screen (`screen` gives its
@@ -362,6 +381,10 @@ impl Detector {
         // judge again, on the same screen.
         let mut screen = Some(screen);
         let mut rows: Option<Vec<String>> = None;
+        // A stall falls due without output: the screen is judged then.
+        if let Some(due) = self.stall.due().filter(|at| *at <= now) {
+            self.settle_at = Some(self.settle_at.map_or(due, |at| at.min(due)));
+        }
         while let Some(at) = self.settle_at.filter(|at| *at <= now) {
             self.settle_at = None;
             if rows.is_none() {
@@ -517,6 +540,8 @@ impl Detector {
             }
             None => self.busy = false,
         }
+        self.judge_stall(now, rows, &state, sink);
+        self.redrawn.screen(rows);
         // A retry is the agent's status while it works, reported once.
         if let Some(retry) = &state.retry
             && self.retry.as_ref() != Some(retry)
@@ -548,7 +573,9 @@ impl Detector {
             let showing_answer = state.prompt.as_ref().is_some_and(|shown| {
                 let marks = &self.profile.marks;
                 let at = shown.cursor_key(marks);
-                same(shown, &old) && at.as_deref() == Some(&chosen) && at != old.cursor_key(marks)
+                same(marks, shown, &old)
+                    && at.as_deref() == Some(&chosen)
+                    && at != old.cursor_key(marks)
             });
             if showing_answer {
                 state.prompt = None;
@@ -558,7 +585,7 @@ impl Detector {
             }
         }
         let changed = match (&state.prompt, &self.prompt) {
-            (Some(a), Some(b)) => !same(a, b),
+            (Some(a), Some(b)) => !same(&self.profile.marks, a, b),
             (a, b) => a.is_some() != b.is_some(),
         };
         // A prompt is gone once it has been missing for `prompt_quiet`,
@@ -715,6 +742,30 @@ impl Detector {
             });
     }
 
+    /// Whether the busy screen `rows` (judged as `state`) showed nothing
+    /// new but its busy rows for the stall time, or changed again after a
+    /// stall (see `stall`). Only a profile that names its busy rows can
+    /// tell them from the rest: a shell's silent command is not a stall.
+    fn judge_stall(
+        &mut self,
+        now: Millis,
+        rows: &[String],
+        state: &screen::ScreenState,
+        sink: &mut impl FnMut(Detection),
+    ) {
+        let profile = &self.profile;
+        if profile.busy.is_empty() && profile.spinner.is_empty() {
+            return;
+        }
+        let busy_row = |r: &str| profile.busy.is_match(r) || profile.spinner.is_match(r);
+        // Snapshots of a flooding pane are not its silence.
+        let busy = state.busy.is_some() && !self.flooding;
+        if let Some(kind) = self.stall.judge(now, Look::of(rows, busy_row, busy)) {
+            let context = state.busy.clone().unwrap_or_default();
+            sink(self.detection(now, kind, context));
+        }
+    }
+
     /// How long an idle screen must stay quiet before its turn is over
     /// (`unclosed`: see [`screen::ScreenState::unclosed`]).
     fn quiet_before_end(&self, unclosed: bool) -> Duration {
@@ -825,10 +876,13 @@ fn signal_name(signal: &Signal) -> &'static str {
 
 /// The same prompt with other rows around it is still the same prompt;
 /// one with another body (a second edit of the same file, asked the same
-/// way) is another, unless the first (`b`) was still drawing its body.
-fn same(a: &Prompt, b: &Prompt) -> bool {
-    (a.kind, &a.question, &a.options) == (b.kind, &b.question, &b.options)
-        && (a.body == b.body || b.loading)
+/// way) is another, unless the first (`b`) was still drawing its body. A
+/// multi-select list with other options ticked is the same question
+/// being answered (a digit ticks, the tab's chip shows it answered).
+fn same(marks: &Marks, a: &Prompt, b: &Prompt) -> bool {
+    (a.kind, &a.question) == (b.kind, &b.question)
+        && a.asked_options() == b.asked_options()
+        && (a.asked_body(marks) == b.asked_body(marks) || b.loading)
 }
 
 /// The detection that reports the dialog `p`.

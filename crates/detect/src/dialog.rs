@@ -47,6 +47,11 @@ static OPTION_ROW: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
 });
 
+/// The buttons Claude Code draws under a multi-select list's free-text
+/// option: `Next` while questions asked together follow, `Submit` on the
+/// last.
+const LIST_BUTTONS: [&str; 2] = ["Submit", "Next"];
+
 /// What sets a menu's columns apart: labels themselves are single-spaced.
 const COLUMN_GAP: &str = "  ";
 
@@ -439,8 +444,9 @@ fn read_menu(marks: &Marks, rows: &[String], start: usize, width: usize) -> Opti
             let Some(o) = options.last_mut() else { break };
             let text = row.trim();
             // A multi-select's free-text row has no description: the row
-            // under it is the list's Submit button.
-            if o.own_words && text == "Submit" {
+            // under it is the list's button (`Submit` on the last tab,
+            // `Next` on one before it).
+            if o.own_words && LIST_BUTTONS.contains(&text) {
                 last = i;
                 i += 1;
                 continue;

@@ -40,8 +40,10 @@ mod lines;
 mod marks;
 mod panel;
 mod profiles;
+mod redrawn;
 mod screen;
 mod screen_parts;
+mod stall;
 mod stream;
 mod turn;
 
@@ -65,6 +67,7 @@ pub use panel::{answer as panel_answer, streaming_answer as panel_streaming_answ
 pub use profiles::{
     AnswerSource, DEFAULT_PROFILES, MAX_PROFILES_BYTES, Profile, ProfileError, Profiles,
 };
+pub use stall::DEFAULT_STALL_QUIET;
 pub use stream::{DEFAULT_PANE_SIZE, MAX_PANES_PER_STREAM, StreamCounts, StreamWatcher};
 
 pub use clawmux_control::PaneId;
@@ -118,6 +121,11 @@ impl std::fmt::Display for ApprovalKind {
     }
 }
 
+/// The box of a multi-select list's option left unticked (`[ ] Auth`).
+pub(crate) const UNTICKED_BOX: &str = "[ ]";
+/// The boxes of a ticked option (`[✔] Auth`; `[x]` in other agents' lists).
+pub(crate) const TICKED_BOXES: [&str; 3] = ["[✔]", "[x]", "[X]"];
+
 /// One answer to an approval: type `key` into the pane to choose it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,10 +164,10 @@ impl ApprovalOption {
     /// it is ticked; `None` for an option without a box.
     pub fn ticked(&self) -> Option<bool> {
         let label = self.label.trim_start();
-        if label.starts_with("[ ]") {
+        if label.starts_with(UNTICKED_BOX) {
             Some(false)
         } else {
-            Some(["[✔]", "[x]", "[X]"].iter().any(|b| label.starts_with(b))).filter(|t| *t)
+            Some(TICKED_BOXES.iter().any(|b| label.starts_with(b))).filter(|t| *t)
         }
     }
 
@@ -207,6 +215,13 @@ pub enum DetectionKind {
     Rejected { line: String },
     /// A line that reports progress.
     Progress(ProgressFields),
+    /// The agent works, and for `secs` seconds its screen showed nothing
+    /// new but its busy row (a spinner, a timer): it may be retrying an
+    /// error without end. A status, not an error.
+    Stalled { secs: u64 },
+    /// The screen changed again after [`DetectionKind::Stalled`], or the
+    /// work ended: `secs` seconds had passed without a change.
+    Resumed { secs: u64 },
 }
 
 /// One detection on one pane.

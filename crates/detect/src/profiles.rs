@@ -1006,6 +1006,33 @@ mod tests {
         assert_eq!(one_by_one, (0..=9).collect::<Vec<_>>());
     }
 
+    /// gsd-sdk's bar where GSD's runs show it: after `Progress:` in a
+    /// workflow's report (markdown bold drawn or not), and as the output of
+    /// the `gsd-sdk query progress.bar` a workflow runs (Claude Code
+    /// 2.1.197 draws a tool's output after `⎿`, quoted as the sdk prints
+    /// it). A phase table's row holding a bar is still no progress.
+    #[test]
+    fn the_gsd_sdk_bar_in_a_report_and_as_a_tools_output() {
+        let bar = "[████████████░░░░░░░░] 3/5 plans (60%)";
+        let want = LineHit::Progress(ProgressFields {
+            percent: Some(60),
+            done: Some(3),
+            total: Some(5),
+            ..ProgressFields::default()
+        });
+        for line in [
+            format!("● Progress: {bar}"),
+            format!("  Progress: {bar}"),
+            format!("**Progress:** {bar}"),
+            format!("  ⎿  \"{bar}\""),
+            format!("  ⎿  {bar}"),
+        ] {
+            assert_eq!(hits("gsd", &line), vec![(0, want.clone())], "{line}");
+        }
+        assert!(hits("gsd", &format!("| 1 | Core | {bar} |")).is_empty());
+        assert!(hits("gsd", &format!("│ Phase 1 │ {bar} │")).is_empty());
+    }
+
     #[test]
     fn default_patterns_all_have_triggers() {
         for name in [

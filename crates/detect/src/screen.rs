@@ -417,7 +417,14 @@ fn approval(
             profile.spinner.is_match(r) || (profile.spinner.is_empty() && profile.busy.is_match(r))
         })?
     };
-    if idle && !d.boxed && !only_echo_above(profile, rows) {
+    // Over an idle input box a menu is text in an answer, unless it is the
+    // dialog's own: in a box of its own (older releases), under the prompt
+    // echo that takes the input row's place (Codex), or with its selection
+    // footer (`Enter to select · Tab/Arrow keys to navigate · Esc to
+    // cancel`), whatever is still drawn above it (an input box and its
+    // footer left over the question do not make it an answer's text).
+    let footed = d.footer.lines().any(|r| profile.marks.is_menu_footer(r));
+    if idle && !d.boxed && !footed && !only_echo_above(profile, rows) {
         return None;
     }
     let (question, body) = own_question(profile, &d.context).unwrap_or((d.question, d.body));
@@ -1044,6 +1051,31 @@ mod tests {
         );
     }
 
+    /// A question under an input box and its footer still drawn above it
+    /// (the real 2.1.197 question of `question-two-tabs`, the idle box of
+    /// the same release left above its rule): the numbered menu under the
+    /// selection cursor, with its navigation footer, is the dialog, and
+    /// the screen is not idle (no turn ends on it).
+    #[test]
+    fn a_question_under_a_drawn_input_box_is_a_dialog() {
+        let s = state("claude", real!("question-under-input-box"));
+        assert!(!s.idle, "an idle screen would end the turn");
+        let p = s.prompt.expect("the question");
+        assert_eq!(p.kind, ApprovalKind::Question);
+        assert_eq!(
+            p.question,
+            "Which database should we use for the new reporting service?"
+        );
+        let keys: Vec<&str> = p.options.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["1", "2", "3", "4"]);
+        // Without its selection footer a menu under the box is text.
+        let footless = real!("question-under-input-box").replace(
+            "Enter to select · Tab/Arrow keys to navigate · Esc to cancel",
+            "",
+        );
+        assert!(state("claude", &footless).prompt.is_none());
+    }
+
     /// A numbered menu under a selection cursor with its navigation
     /// footer, drawn without the dialog's rule and title (the question is
     /// the agent's last words above it), is a dialog all the same.
@@ -1609,6 +1641,23 @@ Enter to select · Tab/Arrow keys to navigate · Esc to cancel";
         // Without a scroll mark one numbered row is a list, not a menu.
         let unscrolled = screen.replace(['▲', '▼'], " ");
         assert!(state("gemini", &unscrolled).prompt.is_none());
+    }
+
+    /// Gemini CLI 0.61.0 retrying a 500 for over a minute (a real screen):
+    /// its timer reads `1m 1s` (and `1m` on the minute), and it still works.
+    #[test]
+    fn gemini_timer_past_a_minute_is_still_busy() {
+        let screen = real!("gemini-retry-1m");
+        let s = state("gemini", screen);
+        let row = "⠏ Thinking... (esc to cancel, 1m 1s)";
+        assert!(
+            s.busy.as_deref().is_some_and(|b| b.starts_with(row)),
+            "{:?}",
+            s.busy
+        );
+        assert!(!s.idle);
+        let on_the_minute = screen.replace("1m 1s)  ", "1m)");
+        assert!(state("gemini", &on_the_minute).busy.is_some());
     }
 
     #[test]

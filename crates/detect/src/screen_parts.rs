@@ -4,7 +4,7 @@
 
 use super::dialog;
 use super::marks::Marks;
-use super::{ApprovalKind, ApprovalOption, MenuSelect};
+use super::{ApprovalKind, ApprovalOption, MenuSelect, TICKED_BOXES, UNTICKED_BOX};
 
 /// An approval prompt as read from the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,34 @@ pub(crate) struct Prompt {
 }
 
 impl Prompt {
+    /// Its options as asked, their ticks left out (see
+    /// [`ApprovalOption::name`]): a multi-select list ticked since is the
+    /// same list.
+    pub(crate) fn asked_options(&self) -> Vec<(&str, &str, Option<&str>, bool)> {
+        (self.options.iter())
+            .map(|o| {
+                (
+                    o.key.as_str(),
+                    o.name(),
+                    o.description.as_deref(),
+                    o.own_words,
+                )
+            })
+            .collect()
+    }
+
+    /// Its body as asked: without the tab bar over questions asked together
+    /// (its chips show which are answered) and with every tick box drawn
+    /// empty.
+    pub(crate) fn asked_body(&self, marks: &Marks) -> String {
+        let rows = self.body.lines().filter(|r| !marks.is_tab_bar(r));
+        let mut body = rows.collect::<Vec<_>>().join("\n");
+        for tick in TICKED_BOXES {
+            body = body.replace(tick, UNTICKED_BOX);
+        }
+        body
+    }
+
     /// The key of the option the menu's cursor is on, where it shows one.
     pub(crate) fn cursor_key(&self, marks: &Marks) -> Option<String> {
         match self.select {

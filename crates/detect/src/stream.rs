@@ -180,6 +180,64 @@ impl StreamWatcher {
     }
 }
 
+/// Replaying the committed recordings of the real agents
+/// (`tests/fixtures/<agent>-<release>/`) in this crate's tests.
+#[cfg(test)]
+pub(crate) mod replay {
+    use clawmux_control::recording::RecordingReader;
+
+    use super::super::{Detection, DetectorConfig, Millis, Profiles};
+    use super::{DEFAULT_PANE_SIZE, StreamWatcher};
+
+    /// The recording `tests/fixtures/<name>.rec` of the workspace.
+    pub(crate) fn fixture(name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/../../tests/fixtures/{name}.rec",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// The detections of `recording` watched with `profile` and `config`,
+    /// replayed at its recorded times and size as `clawmux detect` does
+    /// (what falls due between two lines fires on time), one byte per
+    /// feed when `bytewise`.
+    pub(crate) fn detections(
+        recording: &[u8],
+        profile: &str,
+        config: DetectorConfig,
+        bytewise: bool,
+    ) -> Vec<Detection> {
+        let profile = Profiles::defaults().unwrap().get(profile).unwrap();
+        let mut reader = RecordingReader::new(recording).unwrap();
+        let size = (reader.header().and_then(|h| h.size())).unwrap_or(DEFAULT_PANE_SIZE);
+        let mut w = StreamWatcher::new(profile, config, size);
+        let mut seen = Vec::new();
+        let mut now = Millis(0);
+        while let Some(chunk) = reader.next_chunk().unwrap() {
+            if let Some(at) = chunk.at_ms.map(Millis) {
+                while let Some(due) = w.next_deadline().filter(|d| *d <= at) {
+                    w.tick(due.max(now), &mut |d| seen.push(d));
+                    if w.next_deadline() == Some(due) {
+                        break;
+                    }
+                }
+                now = at.max(now);
+            }
+            if bytewise {
+                for b in chunk.bytes {
+                    w.feed(now, std::slice::from_ref(b), &mut |d| seen.push(d));
+                }
+            } else {
+                w.feed(now, chunk.bytes, &mut |d| seen.push(d));
+            }
+        }
+        w.finish(now, &mut |d| seen.push(d));
+        w.tick(Millis(now.0 + 10_000), &mut |d| seen.push(d));
+        seen
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Profiles;

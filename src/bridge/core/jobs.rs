@@ -132,6 +132,7 @@ impl Core {
         id: &str,
         leave: impl FnOnce(&mut Self, &Job) -> Vec<OutboxEntry>,
     ) -> Option<Job> {
+        self.stall_over(id, None);
         self.throttles.remove(id);
         // A command ended some other way: its streamed card closes with
         // what it showed.
@@ -243,6 +244,28 @@ impl Core {
                     self.throttles.entry(id.clone()).or_default().pending = Some(card);
                 }
                 self.flush_progress();
+            }
+            ProjectEventKind::Stalled { secs } => {
+                self.log(LogEvent::Detection {
+                    project: name.clone(),
+                    detection: "stalled".into(),
+                    summary: Some(format!("no output for {secs} s")),
+                    line: None,
+                });
+                if let Some(id) = &job_id {
+                    self.on_stalled(id, secs);
+                }
+            }
+            ProjectEventKind::Resumed { secs } => {
+                self.log(LogEvent::Detection {
+                    project: name.clone(),
+                    detection: "resumed".into(),
+                    summary: Some(format!("output after {secs} s without")),
+                    line: None,
+                });
+                if let Some(id) = &job_id {
+                    self.stall_over(id, Some(secs));
+                }
             }
             ProjectEventKind::Error { line, context } => {
                 self.log(LogEvent::Detection {

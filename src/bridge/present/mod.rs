@@ -12,6 +12,7 @@
 //! - [`action`]: the tagged value a button carries, and its parsing.
 //! - [`stream`]: the streamed answer card of a running turn.
 //! - [`inbox`]: every prompt waiting for an answer, and reminders.
+//! - [`stall`]: the status card of a command whose agent shows nothing new.
 //! - [`footer`]: the turn footer under a result (duration, reported figures).
 //! - [`words`]: domain values (errors, modes, durations, times) in the chat's words.
 
@@ -20,6 +21,7 @@ pub mod action;
 pub mod english_check;
 pub mod footer;
 pub mod inbox;
+pub mod stall;
 pub mod stream;
 pub mod words;
 

@@ -252,6 +252,35 @@ fn progress_card_has_bar_and_tail() {
     );
 }
 
+/// The stall card: its status in both languages with the command's
+/// Interrupt, and, once over, the same title without a button.
+#[test]
+fn the_stall_card_offers_the_interrupt_until_it_is_over() {
+    use crate::i18n::Lang;
+    let project = crate::store::ids::project("web");
+    let job: JobId = "j1".parse().unwrap();
+    let card = stall::stalled_card("web: hello", 60, &project, &job);
+    let en = card.to_text_in(Lang::En);
+    assert!(en.starts_with("== No output: web: hello ==\n"), "{en}");
+    assert!(en.contains("No output for 60 s"), "{en}");
+    assert!(en.contains("[1] Interrupt"), "{en}");
+    let zh = card.to_text_in(Lang::Zh);
+    assert!(
+        zh.contains("没有输出：web: hello") && zh.contains("60 秒没有输出"),
+        "{zh}"
+    );
+    assert!(zh.contains("[1] 中断"), "{zh}");
+    let v = feishu(&card);
+    let value = v.to_string();
+    assert!(value.contains(r#""action":"interrupt""#), "{value}");
+    let over = stall::stall_over_card("web: hello", Some(75));
+    let en = over.to_text_in(Lang::En);
+    assert!(en.contains("Output resumed after 75 s"), "{en}");
+    assert!(!en.contains("Interrupt"), "{en}");
+    let ended = stall::stall_over_card("web: hello", None).to_text_in(Lang::Zh);
+    assert!(ended.contains("命令已结束"), "{ended}");
+}
+
 #[test]
 fn screen_card_shows_the_pane_as_code() {
     let v = feishu(&screen_card("web", "❯ ls\n```x```\n\n"));

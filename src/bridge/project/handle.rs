@@ -97,6 +97,7 @@ impl ProjectSetup {
             profile,
             detector: DetectorConfig {
                 debounce: Duration::from_millis(config.agent.debounce_ms),
+                stall_quiet: Duration::from_secs(config.agent.stall_secs),
                 ..Default::default()
             },
             interrupt: choice

@@ -132,6 +132,17 @@ pub enum ProjectEventKind {
         line: String,
         context: String,
     },
+    /// The running command's agent works and its screen showed nothing new
+    /// but its busy row for `secs` seconds (see
+    /// [`crate::detect::DetectionKind::Stalled`]): a status, not an error.
+    Stalled {
+        secs: u64,
+    },
+    /// After [`ProjectEventKind::Stalled`], the screen changed again (or the
+    /// work ended), `secs` seconds after its last change.
+    Resumed {
+        secs: u64,
+    },
     Completed {
         /// The agent's answer (see [`crate::bridge::panes::transcript::Transcript::text`]).
         output: String,

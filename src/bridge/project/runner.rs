@@ -87,6 +87,8 @@ pub struct Running {
     /// 2` banner): later counts are reported within it, so a card that
     /// moves once a second still says which stage a count belongs to.
     stage: Option<String>,
+    /// Its agent was reported stalled and has not resumed yet.
+    stalled: bool,
 }
 
 /// A command waiting for its turn; `recovery` types the context-recovery
@@ -340,6 +342,7 @@ impl JobRunner {
             followed: false,
             progress_told: VecDeque::new(),
             stage: None,
+            stalled: false,
         });
         new_deadline
     }
@@ -578,6 +581,23 @@ impl JobRunner {
                 if let Some(running) = &mut self.running {
                     running.ending = TurnEnding::Rejected(line);
                 }
+            }
+            // A stall is the running command's status, reported once, and
+            // its end only after it was.
+            DetectionKind::Stalled { secs } => {
+                let Some(running) = self.running.as_mut().filter(|r| !r.recovery && !r.stalled)
+                else {
+                    return Vec::new();
+                };
+                running.stalled = true;
+                return vec![Step::Emit(job, ProjectEventKind::Stalled { secs })];
+            }
+            DetectionKind::Resumed { secs } => {
+                let Some(running) = self.running.as_mut().filter(|r| r.stalled) else {
+                    return Vec::new();
+                };
+                running.stalled = false;
+                return vec![Step::Emit(job, ProjectEventKind::Resumed { secs })];
             }
             DetectionKind::Error { line } => {
                 let Some(running) = self.running.as_mut().filter(|r| !r.recovery) else {

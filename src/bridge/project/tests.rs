@@ -1127,3 +1127,24 @@ fn the_streamed_answer_holds_back_a_bare_bullet() {
     let shown = news(&mut runner).unwrap_or_default();
     assert!(shown.trim_end().ends_with("2."), "{shown:?}");
 }
+
+/// A stall is the running command's status: reported once, its end only
+/// after it was reported, and nothing while no command runs.
+#[test]
+fn a_stall_is_reported_once_and_its_end_only_after_it() {
+    let mut runner = JobRunner::default();
+    let stalled = DetectionKind::Stalled { secs: 60 };
+    let resumed = DetectionKind::Resumed { secs: 75 };
+    assert!(see(&mut runner, stalled.clone()).is_empty(), "no command");
+    let mut runner = running();
+    assert!(
+        see(&mut runner, resumed.clone()).is_empty(),
+        "never stalled"
+    );
+    let steps = see(&mut runner, stalled.clone());
+    assert_eq!(kinds(&steps), [&ProjectEventKind::Stalled { secs: 60 }]);
+    assert!(see(&mut runner, stalled).is_empty(), "once");
+    let steps = see(&mut runner, resumed.clone());
+    assert_eq!(kinds(&steps), [&ProjectEventKind::Resumed { secs: 75 }]);
+    assert!(see(&mut runner, resumed).is_empty(), "once");
+}

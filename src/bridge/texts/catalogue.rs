@@ -138,6 +138,7 @@ catalogue! {
     FailedAfter: "Failed after {seconds}s" => "出错了，运行了 {seconds} 秒";
     AgentRefused: "The agent refused: {title}" => "智能体拒绝了：{title}";
     StoppedTitle: "Stopped: {title}" => "已停止：{title}";
+    NoOutputTitle: "No output: {title}" => "没有输出：{title}";
     TimedOut: "Timed out after {seconds}s: {title}" => "{seconds} 秒后超时：{title}";
     NotSubmitted: "Not submitted: {title}" => "未提交：{title}";
     ErrorTitle: "Error: {title}" => "出错了：{title}";
@@ -237,6 +238,12 @@ catalogue! {
         => "智能体正忙；你的命令排在第 {position} 位。";
     RefusalGuidance: "The agent did not run it. For a `/gsd:` command, check that GSD is installed for this project's agent; `/gsd:help` lists what clawmux answers itself."
         => "智能体没有执行它。如果是 `/gsd:` 命令，请检查此项目的智能体是否安装了 GSD；`/gsd:help` 列出了 clawmux 自己回答的命令。";
+    NoOutputFor: "**No output for {seconds} s**: only the agent's busy row moves."
+        => "**{seconds} 秒没有输出**：只有智能体的忙碌提示在动。";
+    NoOutputGuidance: "It may be retrying an error without end (an API outage, a rate limit), or thinking for long. Interrupt it, or wait: this card says when output resumes."
+        => "它可能在无休止地重试一个错误（API 故障、限流），也可能在长时间思考。可以中断它，或者继续等待：输出恢复时这张卡片会更新。";
+    OutputResumed: "Output resumed after {seconds} s without any." => "{seconds} 秒没有输出之后，输出已恢复。";
+    StallEnded: "The command ended." => "命令已结束。";
     WaitsForInstead: "{line}\n\nThe agent waits for what to do instead: send it as a message."
         => "{line}\n\n智能体在等你告诉它接下来做什么：直接发消息即可。";
     NothingRecognised: "clawmux recognised nothing on this screen during the command: the agent's screen may have changed; the operator can check with `clawmux doctor --agent`."
