@@ -420,3 +420,74 @@ async fn a_fifo_named_as_the_transcript_never_wedges_its_project() {
     serve.say("after the fifo");
     serve.wait_printed("You said: after the fifo", 1).await;
 }
+
+/// A `Stop` hook (not `StopFailure`: a release that sends only it) whose
+/// transcript ends the turn with Claude Code's API-error entry, as 2.1.332
+/// writes it: the command ends as one error, the entry's text never taken
+/// for the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_ending_on_an_api_error_ends_the_command_as_an_error() {
+    let tmux = TmuxServer::new();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    super::crash::write_config(home, &tmux.socket);
+    // Only hooks end turns.
+    let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+    let config = config.replace(
+        "command = \"sim\"\n",
+        &format!("command = \"sim\"\ndebounce_ms = {NEVER}\n"),
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let mut serve = ConsoleServe::start(home);
+    serve.say("/gsd:new-project demo");
+    serve.wait_printed("Running…", 1).await;
+    tmux.wait_for_screen(
+        "=cm-demo:",
+        "You said: /gsd:new-project",
+        Duration::from_secs(30),
+    );
+    let ws = home.join("ws/demo");
+    let pane = tmux
+        .ok(&["display-message", "-p", "-t", "=cm-demo:", "#{pane_id}"])
+        .trim()
+        .to_string();
+    let token = pane_token(&tmux, "cm-demo");
+    let stop = |transcript: Option<&Path>| {
+        let mut stop =
+            serde_json::json!({"session_id": "s1", "cwd": ws, "hook_event_name": "Stop"});
+        if let Some(path) = transcript {
+            stop["transcript_path"] = serde_json::json!(path);
+            stop["last_assistant_message"] = serde_json::json!(API_500);
+        }
+        stop.to_string()
+    };
+    run_hook(home, &pane, &token, &stop(None));
+    serve.wait_printed("Finished in", 1).await;
+
+    serve.say("say hello");
+    tmux.wait_for_screen("=cm-demo:", "You said: say hello", Duration::from_secs(30));
+    // Where Claude Code keeps the workspace's sessions (see the FIFO test).
+    let encoded = (ws.display().to_string()).replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let folder = home.join(".claude/projects").join(encoded);
+    std::fs::create_dir_all(&folder).unwrap();
+    let session = folder.join("s1.jsonl");
+    let lines = [
+        serde_json::json!({"type": "user", "sessionId": "s1",
+            "message": {"role": "user", "content": "say hello"}}),
+        serde_json::json!({"type": "assistant", "sessionId": "s1", "isSidechain": false,
+            "message": {"id": "e1", "model": "<synthetic>", "role": "assistant",
+                "content": [{"type": "text", "text": API_500}]},
+            "error": "server_error", "isApiErrorMessage": true, "apiErrorStatus": 500}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&session, body).unwrap();
+    run_hook(home, &pane, &token, &stop(Some(&session)));
+    serve.wait_printed("Failed after", 1).await;
+    let out = serve.printed();
+    assert_eq!(
+        out.matches("== The agent reported an error ==").count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(out.matches("Finished in").count(), 1, "{out}");
+}
